@@ -1,0 +1,44 @@
+/* dtype.c — element sizes and names. */
+#include "dtype.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name;
+    size_t size;
+} info[MF_NDTYPES] = {
+    [MF_FLOAT32] = {"float32", 4}, [MF_FLOAT64] = {"float64", 8}, [MF_INT32] = {"int32", 4},
+    [MF_INT64] = {"int64", 8},     [MF_BOOL] = {"bool", 1},
+};
+
+size_t mf_dtype_size(MfDType dt)
+{
+    return info[dt].size;
+}
+
+const char *mf_dtype_name(MfDType dt)
+{
+    return (unsigned)dt < MF_NDTYPES ? info[dt].name : "?";
+}
+
+bool mf_dtype_parse(const char *name, MfDType *out)
+{
+    static const struct {
+        const char *alias;
+        MfDType dt;
+    } aliases[] = {{"float", MF_FLOAT32}, {"double", MF_FLOAT64}, {"int", MF_INT32},
+                   {"long", MF_INT64}};
+    for (int i = 0; i < MF_NDTYPES; i++) {
+        if (strcmp(name, info[i].name) == 0) {
+            *out = (MfDType)i;
+            return true;
+        }
+    }
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+        if (strcmp(name, aliases[i].alias) == 0) {
+            *out = aliases[i].dt;
+            return true;
+        }
+    }
+    return false;
+}

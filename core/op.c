@@ -1,0 +1,154 @@
+/* op.c — the op table and the dispatcher 'mf_op_call' (see op.h).
+ *
+ * The eager fast path is: infer, allocate the outputs, run the kernel, and
+ * only when a recorder is registered, record. No graph or tape code is
+ * reached when neither is in use. */
+#include "op.h"
+
+#include <string.h>
+
+#define MF_OP(id, desc) extern const MfOpDesc desc;
+#include "oplist.h"
+#undef MF_OP
+
+const MfOpDesc *const mf_op_table[MF_NOPS] = {
+#define MF_OP(id, desc) [id] = &desc,
+#include "oplist.h"
+#undef MF_OP
+};
+
+volatile int mf_interrupted;
+
+static const MfBuilder *builder;
+static const MfRecorder *recorder;
+
+void mf_op_set_builder(const MfBuilder *b)
+{
+    builder = b;
+}
+
+void mf_op_set_recorder(const MfRecorder *r)
+{
+    recorder = r;
+}
+
+const MfRecorder *mf_op_recorder(void)
+{
+    return recorder;
+}
+
+MfAttrs mf_attrs_default(void)
+{
+    MfAttrs a;
+    memset(&a, 0, sizeof a);
+    a.dtype = MF_FLOAT32;
+    return a;
+}
+
+MfOpId mf_op_find(const char *name)
+{
+    for (int i = 0; i < MF_NOPS; i++)
+        if (strcmp(mf_op_table[i]->name, name) == 0)
+            return (MfOpId)i;
+    return MF_NOPS;
+}
+
+static bool any_symbolic(int n, MfTensor *const *inputs)
+{
+    for (int i = 0; i < n; i++)
+        if (inputs[i]->node)
+            return true;
+    return false;
+}
+
+static void release_outputs(MfTensor **outs)
+{
+    for (int i = 0; i < MF_MAX_OUTPUTS; i++) {
+        mf_tensor_release(outs[i]);
+        outs[i] = NULL;
+    }
+}
+
+/* Allocates the inferred outputs; on failure names the op. */
+static MfStatus allocate_outputs(const MfOpCall *c, MfTensor **outs)
+{
+    for (int i = 0; i < c->noutputs; i++) {
+        const MfTensorSpec *s = &c->out[i];
+        outs[i] = mf_tensor_new(s->dtype, s->rank, s->shape);
+        if (!outs[i]) {
+            mf_err_prefix("%s", mf_op_table[c->op]->name);
+            return MF_ENOMEM;
+        }
+    }
+    return MF_OK;
+}
+
+static MfStatus run_eager(MfOpCall *c, MfTensor **outs)
+{
+    const MfOpDesc *d = mf_op_table[c->op];
+    MfStatus st = d->infer(c);
+    if (st != MF_OK)
+        return st;
+    if (!(d->flags & MF_OP_VIEW) && (st = allocate_outputs(c, outs)) != MF_OK)
+        return st;
+    if ((st = d->forward(c, outs)) != MF_OK)
+        return st;
+    if (recorder)
+        st = recorder->record(recorder->self, c, outs);
+    return st;
+}
+
+MfStatus mf_op_call(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,
+                    MfTensor **outs, int *noutputs)
+{
+    static const MfAttrs no_attrs;
+    const MfOpDesc *d = mf_op_table[op];
+    for (int i = 0; i < MF_MAX_OUTPUTS; i++)
+        outs[i] = NULL;
+    if (ninputs < d->arity || (ninputs != d->arity && !(d->flags & MF_OP_VARIADIC)))
+        return mf_err_set(MF_EARG, "%s: expected %d input(s), got %d", d->name, d->arity,
+                          ninputs);
+    for (int i = 0; i < ninputs; i++)
+        if (!inputs[i])
+            return mf_err_set(MF_EARG, "%s: input %d is missing", d->name, i + 1);
+    MfOpCall c = {.op = op, .ninputs = ninputs, .inputs = inputs,
+                  .attrs = attrs ? attrs : &no_attrs};
+    MfStatus st;
+    if ((builder && builder->building(builder->self)) || any_symbolic(ninputs, inputs)) {
+        if (!builder)
+            return mf_err_set(MF_EARG, "%s: symbolic input but no graph is being built",
+                              d->name);
+        st = builder->build(builder->self, &c, outs);
+    } else {
+        st = run_eager(&c, outs);
+    }
+    if (st != MF_OK) {
+        release_outputs(outs);
+        return st;
+    }
+    if (noutputs)
+        *noutputs = c.noutputs;
+    return MF_OK;
+}
+
+MfStatus mf_op1(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,
+                MfTensor **out)
+{
+    MfTensor *outs[MF_MAX_OUTPUTS];
+    MfStatus st = mf_op_call(op, ninputs, inputs, attrs, outs, NULL);
+    *out = outs[0];
+    for (int i = 1; i < MF_MAX_OUTPUTS; i++)
+        mf_tensor_release(outs[i]);
+    return st;
+}
+
+MfStatus mf_unary(MfOpId op, MfTensor *x, MfTensor **out)
+{
+    return mf_op1(op, 1, &x, NULL, out);
+}
+
+MfStatus mf_binary(MfOpId op, MfTensor *a, MfTensor *b, MfTensor **out)
+{
+    MfTensor *in[2] = {a, b};
+    return mf_op1(op, 2, in, NULL, out);
+}

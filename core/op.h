@@ -1,0 +1,158 @@
+/* op.h — the one op table and the one dispatcher.
+ *
+ * Every op is a 'const MfOpDesc' declared once, next to its kernels, and
+ * listed once in oplist.h. Eager execution, graph building, graph execution,
+ * gradients, printing, the profiler and the gradcheck tests all read the
+ * table.
+ *
+ * 'mf_op_call' is the single entry for every op:
+ *   - graph mode (a builder is registered and says it is building, or an
+ *     input is symbolic): the builder adds a node and returns symbolic outputs;
+ *   - eager mode: infer the outputs, allocate them, run the kernel now, then
+ *     hand the call to the recorder (the gradient tapes), if one is registered.
+ * core/ never includes eager/ or graph/: they register through the hooks
+ * below. */
+#ifndef MF_OP_H
+#define MF_OP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "tensor.h"
+
+#define MF_MAX_OUTPUTS 4
+
+/* The op ids, generated from oplist.h: MF_OP_ADD, MF_OP_MATMUL, ... */
+typedef enum MfOpId {
+#define MF_OP(id, desc) id,
+#include "oplist.h"
+#undef MF_OP
+    MF_NOPS
+} MfOpId;
+
+/* Attributes of one op call. A plain value: tapes and graph nodes copy it.
+ * Axes here are 0-based and already normalised (the bindings convert Lua's
+ * 1-based and negative axes). Each op documents which fields it reads. */
+typedef struct MfAttrs {
+    int64_t axes[MF_MAX_RANK];    /* reduction / reverse / squeeze axes; transpose perm */
+    int naxes;
+    bool all_axes;                /* reductions: reduce over every axis */
+    bool keepdims;
+    int64_t ints[2 * MF_MAX_RANK]; /* shapes, begin + size, paddings as pairs, multiples */
+    int nints;
+    int64_t axis;                 /* one axis: concat, stack, gather, one_hot, argmax */
+    int64_t n;                    /* a count: one_hot depth, eye size, number of parts */
+    bool transpose_a, transpose_b;
+    double scalar[4];             /* fill value, clip bounds, mean/stddev, minval/maxval */
+    MfDType dtype;                /* cast target, dtype of created tensors */
+    uint64_t seed;                /* random ops */
+    int padding;                  /* conv / pool: 0 = VALID, 1 = SAME */
+    int64_t strides[4], ksize[4], dilations[4];
+} MfAttrs;
+
+/* The shape and dtype of one output, as 'infer' computes it. */
+typedef struct MfTensorSpec {
+    MfDType dtype;
+    int rank;
+    int64_t shape[MF_MAX_RANK];
+} MfTensorSpec;
+
+/* One call of one op: what the dispatcher hands to 'infer' and 'forward'. */
+typedef struct MfOpCall {
+    MfOpId op;
+    int ninputs;
+    MfTensor *const *inputs;      /* borrowed */
+    const MfAttrs *attrs;         /* borrowed */
+    int noutputs;                 /* set by 'infer' */
+    MfTensorSpec out[MF_MAX_OUTPUTS];
+} MfOpCall;
+
+/* What a gradient function receives: the forward call, its outputs and the
+ * gradients flowing into those outputs (NULL entries: unconnected). */
+typedef struct MfGradCall {
+    const MfOpCall *call;
+    MfTensor *const *outputs;
+    MfTensor *const *doutputs;
+} MfGradCall;
+
+/* Cost of one call, for the profiler. */
+typedef struct MfCost {
+    double flops;
+    double bytes;
+} MfCost;
+
+enum {
+    MF_OP_NONDIFF = 1u << 0,   /* no gradient: comparisons, argmax, floor, casts to int... */
+    MF_OP_VIEW = 1u << 1,      /* 'forward' makes its own outputs (views of the input) */
+    MF_OP_RANDOM = 1u << 2,    /* output depends on 'attrs.seed', not only on inputs */
+    MF_OP_VARIADIC = 1u << 3,  /* takes a list of any length (concat, stack, add_n) */
+    MF_OP_SIMPLE = 1u << 4,    /* no attributes: Lua binds it generically as f(x) / f(x, y) */
+};
+
+typedef struct MfOpDesc {
+    const char *name;   /* TensorFlow's op name: "AddV2", "MatMul" */
+    const char *api;    /* the name a user calls and sees in errors: "add", "matmul" */
+    int arity;          /* number of tensor inputs (minimum, for variadic ops) */
+    unsigned flags;
+    /* Checks inputs and attributes and fills c->noutputs and c->out[].
+     * Must accept unknown dims (-1) from symbolic inputs and propagate them. */
+    MfStatus (*infer)(MfOpCall *c);
+    /* Computes the outputs. Normally they arrive allocated and contiguous
+     * with the inferred specs; with MF_OP_VIEW, 'forward' creates them. */
+    MfStatus (*forward)(const MfOpCall *c, MfTensor **outs);
+    /* Writes owned gradients for each input into 'dinputs' (NULL: none),
+     * by calling ops through 'mf_op_call', so one definition serves eager
+     * tapes and graph gradients. NULL: not written yet (or MF_OP_NONDIFF). */
+    MfStatus (*backward)(const MfGradCall *g, MfTensor **dinputs);
+    /* FLOPs and bytes of one call (NULL: elementwise estimate). */
+    MfCost (*cost)(const MfOpCall *c);
+} MfOpDesc;
+
+extern const MfOpDesc *const mf_op_table[MF_NOPS];
+
+/* Looks an op up by its TensorFlow name; MF_NOPS when unknown. */
+MfOpId mf_op_find(const char *name);
+
+/* Runs (eager) or adds (graph) one op. On success 'outs[0..noutputs)' hold
+ * owned references and the rest of 'outs[MF_MAX_OUTPUTS]' is NULL; returns
+ * the number of outputs through 'noutputs' when it is not NULL. */
+MfStatus mf_op_call(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,
+                    MfTensor **outs, int *noutputs);
+
+/* Shorthands for the common one-output cases; '*out' is owned on success. */
+MfStatus mf_op1(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,
+                MfTensor **out);
+MfStatus mf_unary(MfOpId op, MfTensor *x, MfTensor **out);
+MfStatus mf_binary(MfOpId op, MfTensor *a, MfTensor *b, MfTensor **out);
+
+/* A zeroed attribute block (dtype float32). */
+MfAttrs mf_attrs_default(void);
+
+/* Graph mode hook. 'building' is asked before every op; when it answers
+ * true, or an input is symbolic, 'build' must produce the outputs. */
+typedef struct MfBuilder {
+    bool (*building)(void *self);
+    MfStatus (*build)(void *self, MfOpCall *c, MfTensor **outs);
+    void *self;
+} MfBuilder;
+
+/* Eager mode hook: called after each eager op with its inputs and outputs.
+ * Registered only while at least one tape records, so that eager ops cost
+ * nothing extra otherwise. */
+typedef struct MfRecorder {
+    MfStatus (*record)(void *self, const MfOpCall *c, MfTensor *const *outs);
+    void *self;
+} MfRecorder;
+
+/* Register (or with NULL, remove) the hooks. Borrowed: they must outlive
+ * their registration. */
+void mf_op_set_builder(const MfBuilder *b);
+void mf_op_set_recorder(const MfRecorder *r);
+const MfRecorder *mf_op_recorder(void);
+
+/* Ctrl-C: set from a signal handler; long kernels and executors poll it
+ * and stop with MF_EINTR. */
+extern volatile int mf_interrupted;
+
+#endif

@@ -1,0 +1,205 @@
+/* binary.c — elementwise binary arithmetic with NumPy broadcasting:
+ * AddV2, Sub, Mul, RealDiv, FloorMod, Pow, Maximum, Minimum.
+ *
+ * Kernels walk rows with 'MfLoop' and run a typed loop per dtype, with
+ * separate loops for the common stride patterns (both contiguous, one side
+ * a broadcast scalar) so the compiler can vectorise them. Integer arithmetic
+ * wraps (computed in unsigned types) as TensorFlow's does, instead of being
+ * undefined behaviour. Integer division is floor division; an integer
+ * division or modulo by zero is an error. */
+#include <math.h>
+
+#include "common.h"
+#include "loop.h"
+
+/* Runs EXPR (in terms of 'a' and 'b' of type T) over every row. */
+#define BINARY_ROWS(T, EXPR)                                                       \
+    do {                                                                           \
+        MfLoop l;                                                                  \
+        MfTensor *ts[3] = {out, c->inputs[0], c->inputs[1]};                       \
+        mf_loop_init(&l, 3, ts, out->rank, out->shape);                            \
+        char *p[3];                                                                \
+        while (mf_loop_next(&l, p)) {                                              \
+            T *o = (T *)p[0];                                                      \
+            const T *x = (const T *)p[1], *y = (const T *)p[2];                    \
+            int64_t n = l.n, sx = l.step[1], sy = l.step[2];                       \
+            if (sx == 1 && sy == 1) {                                              \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i], b = y[i];                                          \
+                    o[i] = (EXPR);                                                 \
+                }                                                                  \
+            } else if (sy == 0) {                                                  \
+                const T b = *y;                                                    \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i * sx];                                               \
+                    o[i] = (EXPR);                                                 \
+                }                                                                  \
+            } else if (sx == 0) {                                                  \
+                const T a = *x;                                                    \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T b = y[i * sy];                                               \
+                    o[i] = (EXPR);                                                 \
+                }                                                                  \
+            } else {                                                               \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i * sx], b = y[i * sy];                                \
+                    o[i] = (EXPR);                                                 \
+                }                                                                  \
+            }                                                                      \
+        }                                                                          \
+    } while (0)
+
+/* Dispatches on dtype: FEXPR for floats, IEXPR for ints ('U' is the unsigned
+ * type of the same width, for wrapping arithmetic). */
+#define BINARY_FORWARD(FEXPR, IEXPR)                                               \
+    MfTensor *out = outs[0];                                                       \
+    switch (out->dtype) {                                                          \
+    case MF_FLOAT32: { BINARY_ROWS(float, FEXPR); break; }                         \
+    case MF_FLOAT64: { BINARY_ROWS(double, FEXPR); break; }                        \
+    case MF_INT32: { typedef uint32_t U __attribute__((unused)); BINARY_ROWS(int32_t, IEXPR); break; }     \
+    case MF_INT64: { typedef uint64_t U __attribute__((unused)); BINARY_ROWS(int64_t, IEXPR); break; }     \
+    default: return mf_err_set(MF_EINTERNAL, "%s: no kernel for %s", op_api(c),    \
+                               mf_dtype_name(out->dtype));                         \
+    }                                                                              \
+    return MF_OK
+
+static MfStatus infer_numeric(MfOpCall *c)
+{
+    return mf_infer_broadcast(c, MF_NUMERIC, "a numeric dtype (float32, float64, int32, int64)",
+                              -1);
+}
+
+/* True when the integer divisor input holds a zero (checked before dividing). */
+static bool has_int_zero(const MfTensor *t)
+{
+    int64_t n = mf_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (mf_tensor_get(t, i) == 0)
+            return true;
+    return false;
+}
+
+static MfStatus check_int_divisor(const MfOpCall *c)
+{
+    const MfTensor *b = c->inputs[1];
+    if (mf_dtype_is_int(b->dtype) && has_int_zero(b))
+        return mf_err_set(MF_EARG, "%s: integer division by zero", op_api(c));
+    return MF_OK;
+}
+
+/* Floor division and modulo for integers (Python's and TensorFlow's rules). */
+#define IFLOORDIV(a, b) ((a) / (b) - (((a) % (b) != 0) && (((a) < 0) != ((b) < 0))))
+#define IFLOORMOD(a, b) ((a) % (b) + ((((a) % (b)) != 0 && (((a) % (b)) < 0) != ((b) < 0)) ? (b) : 0))
+
+static inline float fmodf_floor(float a, float b)
+{
+    float r = fmodf(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+static inline double fmod_floor(double a, double b)
+{
+    double r = fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+static inline int64_t ipow(int64_t a, int64_t b)
+{
+    uint64_t r = 1, base = (uint64_t)a;
+    for (; b > 0; b >>= 1) {
+        if (b & 1)
+            r *= base;
+        base *= base;
+    }
+    return (int64_t)r;
+}
+
+static bool has_negative(const MfTensor *t)
+{
+    int64_t n = mf_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (mf_tensor_get(t, i) < 0)
+            return true;
+    return false;
+}
+
+static MfStatus add_forward(const MfOpCall *c, MfTensor **outs)
+{
+    BINARY_FORWARD(a + b, (U)a + (U)b);
+}
+
+static MfStatus sub_forward(const MfOpCall *c, MfTensor **outs)
+{
+    BINARY_FORWARD(a - b, (U)a - (U)b);
+}
+
+static MfStatus mul_forward(const MfOpCall *c, MfTensor **outs)
+{
+    BINARY_FORWARD(a * b, (U)a * (U)b);
+}
+
+static MfStatus div_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfStatus st = check_int_divisor(c);
+    if (st != MF_OK)
+        return st;
+    BINARY_FORWARD(a / b, (b == -1 ? (U)0 - (U)a : (U)IFLOORDIV(a, b)));
+}
+
+static MfStatus mod_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfStatus st = check_int_divisor(c);
+    if (st != MF_OK)
+        return st;
+    MfTensor *out = outs[0];
+    switch (out->dtype) {
+    case MF_FLOAT32: BINARY_ROWS(float, fmodf_floor(a, b)); break;
+    case MF_FLOAT64: BINARY_ROWS(double, fmod_floor(a, b)); break;
+    case MF_INT32: BINARY_ROWS(int32_t, b == -1 ? 0 : IFLOORMOD(a, b)); break;
+    case MF_INT64: BINARY_ROWS(int64_t, b == -1 ? 0 : IFLOORMOD(a, b)); break;
+    default: return mf_err_set(MF_EINTERNAL, "mod: no kernel for this dtype");
+    }
+    return MF_OK;
+}
+
+static MfStatus pow_forward(const MfOpCall *c, MfTensor **outs)
+{
+    if (mf_dtype_is_int(c->inputs[1]->dtype) && has_negative(c->inputs[1]))
+        return mf_err_set(MF_EARG, "pow: integers to negative integer powers are not allowed "
+                          "(cast to float first)");
+    MfTensor *out = outs[0];
+    switch (out->dtype) {
+    case MF_FLOAT32: BINARY_ROWS(float, powf(a, b)); break;
+    case MF_FLOAT64: BINARY_ROWS(double, pow(a, b)); break;
+    case MF_INT32: BINARY_ROWS(int32_t, (int32_t)ipow(a, b)); break;
+    case MF_INT64: BINARY_ROWS(int64_t, ipow(a, b)); break;
+    default: return mf_err_set(MF_EINTERNAL, "pow: no kernel for this dtype");
+    }
+    return MF_OK;
+}
+
+/* NaN propagates through maximum/minimum, as in TensorFlow. */
+static MfStatus maximum_forward(const MfOpCall *c, MfTensor **outs)
+{
+    BINARY_FORWARD((a > b || a != a) ? a : b, a > b ? a : b);
+}
+
+static MfStatus minimum_forward(const MfOpCall *c, MfTensor **outs)
+{
+    BINARY_FORWARD((a < b || a != a) ? a : b, a < b ? a : b);
+}
+
+#define BINARY_OP(sym, tfname, apiname, fwd)                                       \
+    const MfOpDesc sym = {                                                         \
+        .name = tfname, .api = apiname, .arity = 2, .flags = MF_OP_SIMPLE, .infer = infer_numeric,        \
+        .forward = fwd, .cost = mf_cost_elementwise,                               \
+    }
+
+BINARY_OP(mf_desc_add, "AddV2", "add", add_forward);
+BINARY_OP(mf_desc_sub, "Sub", "subtract", sub_forward);
+BINARY_OP(mf_desc_mul, "Mul", "multiply", mul_forward);
+BINARY_OP(mf_desc_div, "RealDiv", "divide", div_forward);
+BINARY_OP(mf_desc_mod, "FloorMod", "mod", mod_forward);
+BINARY_OP(mf_desc_pow, "Pow", "pow", pow_forward);
+BINARY_OP(mf_desc_maximum, "Maximum", "maximum", maximum_forward);
+BINARY_OP(mf_desc_minimum, "Minimum", "minimum", minimum_forward);

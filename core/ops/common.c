@@ -1,0 +1,55 @@
+/* common.c — shared checks and inference for op families (see common.h). */
+#include "common.h"
+
+MfStatus mf_check_same_dtype(const MfOpCall *c, const MfTensor *a, const MfTensor *b)
+{
+    if (a->dtype == b->dtype)
+        return MF_OK;
+    return mf_err_set(MF_EDTYPE, "%s: dtypes differ: %s and %s (convert one with mf.cast)",
+                      op_api(c), mf_dtype_name(a->dtype), mf_dtype_name(b->dtype));
+}
+
+MfStatus mf_check_dtype(const MfOpCall *c, const MfTensor *t, unsigned mask, const char *what)
+{
+    if (mask & MF_MASK(t->dtype))
+        return MF_OK;
+    return mf_err_set(MF_EDTYPE, "%s: expected %s, got %s", op_api(c), what,
+                      mf_dtype_name(t->dtype));
+}
+
+void mf_spec_like(MfOpCall *c, const MfTensor *t, MfDType dt)
+{
+    c->noutputs = 1;
+    c->out[0].dtype = dt;
+    c->out[0].rank = t->rank;
+    for (int i = 0; i < t->rank; i++)
+        c->out[0].shape[i] = t->shape[i];
+}
+
+MfStatus mf_infer_broadcast(MfOpCall *c, unsigned mask, const char *what, int dt)
+{
+    const MfTensor *a = c->inputs[0], *b = c->inputs[1];
+    MfStatus st = mf_check_same_dtype(c, a, b);
+    if (st == MF_OK)
+        st = mf_check_dtype(c, a, mask, what);
+    if (st != MF_OK)
+        return st;
+    c->noutputs = 1;
+    c->out[0].dtype = dt < 0 ? a->dtype : (MfDType)dt;
+    return mf_broadcast_shapes(op_api(c), a->rank, a->shape, b->rank, b->shape,
+                               &c->out[0].rank, c->out[0].shape);
+}
+
+MfCost mf_cost_elementwise(const MfOpCall *c)
+{
+    MfCost cost = {0, 0};
+    for (int i = 0; i < c->noutputs; i++) {
+        double n = (double)mf_shape_numel(c->out[i].rank, c->out[i].shape);
+        cost.flops += n;
+        cost.bytes += n * (double)mf_dtype_size(c->out[i].dtype);
+    }
+    for (int i = 0; i < c->ninputs; i++)
+        cost.bytes += (double)mf_tensor_numel(c->inputs[i]) *
+                      (double)mf_dtype_size(c->inputs[i]->dtype);
+    return cost;
+}

@@ -1,0 +1,39 @@
+/* common.h — helpers shared by the op families in core/ops/: argument checks
+ * and shape inference that several ops need. Each reports errors with the
+ * op's user-facing name ('api'). */
+#ifndef MF_OPS_COMMON_H
+#define MF_OPS_COMMON_H
+
+#include "../op.h"
+#include "../shape.h"
+
+/* The user-facing name of the op being called. */
+static inline const char *op_api(const MfOpCall *c)
+{
+    return mf_op_table[c->op]->api;
+}
+
+/* Both inputs share a dtype: else "WHO: dtypes differ: float32 and int32 (use mf.cast)". */
+MfStatus mf_check_same_dtype(const MfOpCall *c, const MfTensor *a, const MfTensor *b);
+
+/* The input's dtype is one 'mask' allows (bit 1<<dtype); 'what' describes
+ * the allowed set in the message ("a float dtype"). */
+MfStatus mf_check_dtype(const MfOpCall *c, const MfTensor *t, unsigned mask, const char *what);
+
+#define MF_MASK(dt) (1u << (dt))
+#define MF_FLOATS (MF_MASK(MF_FLOAT32) | MF_MASK(MF_FLOAT64))
+#define MF_INTS (MF_MASK(MF_INT32) | MF_MASK(MF_INT64))
+#define MF_NUMERIC (MF_FLOATS | MF_INTS)
+#define MF_ANY (MF_NUMERIC | MF_MASK(MF_BOOL))
+
+/* One output with input 0's shape and the given dtype. */
+void mf_spec_like(MfOpCall *c, const MfTensor *t, MfDType dt);
+
+/* Two inputs of one dtype, broadcast together; output dtype 'dt' (pass
+ * a negative value to keep the inputs' dtype). */
+MfStatus mf_infer_broadcast(MfOpCall *c, unsigned mask, const char *what, int dt);
+
+/* Elementwise cost: one FLOP per output element. */
+MfCost mf_cost_elementwise(const MfOpCall *c);
+
+#endif

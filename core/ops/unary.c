@@ -1,0 +1,208 @@
+/* unary.c — elementwise unary math: Neg, Abs, Sign, Square, Sqrt, Rsqrt,
+ * Exp, Log, Log1p, Sin, Cos, Tanh, Sigmoid, Relu, Softplus, Floor, Ceil,
+ * Round.
+ *
+ * Each kernel is a typed loop over rows ('MfLoop'), one per dtype; no
+ * function pointer is called per element. Transcendental ops take float
+ * dtypes only; Neg, Abs, Sign, Square and Relu also take integers; Floor,
+ * Ceil and Round of an integer tensor are the identity (as NumPy). Round is
+ * half-to-even, as TensorFlow's. Sigmoid and Softplus are written in their
+ * numerically stable forms. */
+#include <math.h>
+
+#include "common.h"
+#include "loop.h"
+
+#define UNARY_ROWS(T, EXPR)                                                        \
+    do {                                                                           \
+        MfLoop l;                                                                  \
+        MfTensor *ts[2] = {out, c->inputs[0]};                                     \
+        mf_loop_init(&l, 2, ts, out->rank, out->shape);                            \
+        char *p[2];                                                                \
+        while (mf_loop_next(&l, p)) {                                              \
+            T *o = (T *)p[0];                                                      \
+            const T *x = (const T *)p[1];                                          \
+            int64_t n = l.n, sx = l.step[1];                                       \
+            if (sx == 1) {                                                         \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i];                                                    \
+                    o[i] = (EXPR);                                                 \
+                }                                                                  \
+            } else {                                                               \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i * sx];                                               \
+                    o[i] = (EXPR);                                                 \
+                }                                                                  \
+            }                                                                      \
+        }                                                                          \
+    } while (0)
+
+/* F32 and F64 are the float expressions; IEXPR the integer one (NULL-like
+ * 'NOINT' when the op refuses integers, which 'infer' already ensured). */
+#define UNARY_FORWARD(F32, F64, IEXPR)                                             \
+    MfTensor *out = outs[0];                                                       \
+    switch (out->dtype) {                                                          \
+    case MF_FLOAT32: UNARY_ROWS(float, F32); break;                                \
+    case MF_FLOAT64: UNARY_ROWS(double, F64); break;                               \
+    case MF_INT32: { typedef uint32_t U __attribute__((unused)); UNARY_ROWS(int32_t, IEXPR); break; }      \
+    case MF_INT64: { typedef uint64_t U __attribute__((unused)); UNARY_ROWS(int64_t, IEXPR); break; }      \
+    default: return mf_err_set(MF_EINTERNAL, "%s: no kernel for %s", op_api(c),    \
+                               mf_dtype_name(out->dtype));                         \
+    }                                                                              \
+    return MF_OK
+
+static MfStatus infer_numeric(MfOpCall *c)
+{
+    MfStatus st = mf_check_dtype(c, c->inputs[0], MF_NUMERIC,
+                                 "a numeric dtype (float32, float64, int32, int64)");
+    if (st == MF_OK)
+        mf_spec_like(c, c->inputs[0], c->inputs[0]->dtype);
+    return st;
+}
+
+static MfStatus infer_float(MfOpCall *c)
+{
+    MfStatus st = mf_check_dtype(c, c->inputs[0], MF_FLOATS,
+                                 "a float dtype (float32 or float64; use mf.cast)");
+    if (st == MF_OK)
+        mf_spec_like(c, c->inputs[0], c->inputs[0]->dtype);
+    return st;
+}
+
+static inline float sigmoidf(float a)
+{
+    return a >= 0 ? 1.0f / (1.0f + expf(-a)) : expf(a) / (1.0f + expf(a));
+}
+
+static inline double sigmoid(double a)
+{
+    return a >= 0 ? 1.0 / (1.0 + exp(-a)) : exp(a) / (1.0 + exp(a));
+}
+
+/* log(1 + e^a) without overflow: max(a, 0) + log1p(e^-|a|). */
+static inline float softplusf(float a)
+{
+    return (a > 0 ? a : 0.0f) + log1pf(expf(-fabsf(a)));
+}
+
+static inline double softplus(double a)
+{
+    return (a > 0 ? a : 0.0) + log1p(exp(-fabs(a)));
+}
+
+#define NOINT ((void)a, 0)
+
+static MfStatus neg_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(-a, -a, (U)0 - (U)a);
+}
+
+static MfStatus abs_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(fabsf(a), fabs(a), a < 0 ? (U)0 - (U)a : (U)a);
+}
+
+static MfStatus sign_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD((float)((a > 0) - (a < 0)), (double)((a > 0) - (a < 0)), (a > 0) - (a < 0));
+}
+
+static MfStatus square_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(a * a, a * a, (U)a * (U)a);
+}
+
+static MfStatus relu_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(a > 0 ? a : 0.0f, a > 0 ? a : 0.0, a > 0 ? a : 0);
+}
+
+static MfStatus floor_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(floorf(a), floor(a), a);
+}
+
+static MfStatus ceil_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(ceilf(a), ceil(a), a);
+}
+
+static MfStatus round_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(nearbyintf(a), nearbyint(a), a);
+}
+
+static MfStatus sqrt_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(sqrtf(a), sqrt(a), NOINT);
+}
+
+static MfStatus rsqrt_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(1.0f / sqrtf(a), 1.0 / sqrt(a), NOINT);
+}
+
+static MfStatus exp_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(expf(a), exp(a), NOINT);
+}
+
+static MfStatus log_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(logf(a), log(a), NOINT);
+}
+
+static MfStatus log1p_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(log1pf(a), log1p(a), NOINT);
+}
+
+static MfStatus sin_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(sinf(a), sin(a), NOINT);
+}
+
+static MfStatus cos_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(cosf(a), cos(a), NOINT);
+}
+
+static MfStatus tanh_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(tanhf(a), tanh(a), NOINT);
+}
+
+static MfStatus sigmoid_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(sigmoidf(a), sigmoid(a), NOINT);
+}
+
+static MfStatus softplus_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(softplusf(a), softplus(a), NOINT);
+}
+
+#define UNARY_OP(sym, tfname, apiname, inf, fwd, fl)                               \
+    const MfOpDesc sym = {                                                         \
+        .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE | (fl),  \
+        .infer = inf, .forward = fwd, .cost = mf_cost_elementwise,                 \
+    }
+
+UNARY_OP(mf_desc_neg, "Neg", "negative", infer_numeric, neg_forward, 0);
+UNARY_OP(mf_desc_abs, "Abs", "abs", infer_numeric, abs_forward, 0);
+UNARY_OP(mf_desc_sign, "Sign", "sign", infer_numeric, sign_forward, MF_OP_NONDIFF);
+UNARY_OP(mf_desc_square, "Square", "square", infer_numeric, square_forward, 0);
+UNARY_OP(mf_desc_relu, "Relu", "relu", infer_numeric, relu_forward, 0);
+UNARY_OP(mf_desc_floor, "Floor", "floor", infer_numeric, floor_forward, MF_OP_NONDIFF);
+UNARY_OP(mf_desc_ceil, "Ceil", "ceil", infer_numeric, ceil_forward, MF_OP_NONDIFF);
+UNARY_OP(mf_desc_round, "Round", "round", infer_numeric, round_forward, MF_OP_NONDIFF);
+UNARY_OP(mf_desc_sqrt, "Sqrt", "sqrt", infer_float, sqrt_forward, 0);
+UNARY_OP(mf_desc_rsqrt, "Rsqrt", "rsqrt", infer_float, rsqrt_forward, 0);
+UNARY_OP(mf_desc_exp, "Exp", "exp", infer_float, exp_forward, 0);
+UNARY_OP(mf_desc_log, "Log", "log", infer_float, log_forward, 0);
+UNARY_OP(mf_desc_log1p, "Log1p", "log1p", infer_float, log1p_forward, 0);
+UNARY_OP(mf_desc_sin, "Sin", "sin", infer_float, sin_forward, 0);
+UNARY_OP(mf_desc_cos, "Cos", "cos", infer_float, cos_forward, 0);
+UNARY_OP(mf_desc_tanh, "Tanh", "tanh", infer_float, tanh_forward, 0);
+UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", infer_float, sigmoid_forward, 0);
+UNARY_OP(mf_desc_softplus, "Softplus", "softplus", infer_float, softplus_forward, 0);

@@ -1,0 +1,23 @@
+/* shape.h — broadcasting and axis helpers shared by every op family. */
+#ifndef MF_SHAPE_H
+#define MF_SHAPE_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "tensor.h"
+
+/* NumPy broadcasting of two shapes (align trailing dims; 1 stretches; an
+ * unknown dim -1 stays unknown unless the other side fixes it). On failure:
+ * "WHO: shapes (2,3) and (3,2) do not broadcast". */
+MfStatus mf_broadcast_shapes(const char *who, int ra, const int64_t *sa, int rb,
+                             const int64_t *sb, int *rout, int64_t *sout);
+
+/* Strides (in elements) for reading 't' as if it had shape 'sout' of rank
+ * 'rout' (which 't' broadcasts to): stretched dims get stride 0. */
+void mf_broadcast_strides(const MfTensor *t, int rout, const int64_t *sout, int64_t *strides);
+
+/* True when both shapes are equal (ranks and dims). */
+int mf_shape_equal(int ra, const int64_t *sa, int rb, const int64_t *sb);
+
+#endif

@@ -1,0 +1,331 @@
+/* tensor.c — tensor headers, storages, views and copies (see tensor.h).
+ *
+ * Headers and storages come from the caching allocator, so a small eager op
+ * costs a few free-list pops, not malloc calls. */
+#include "tensor.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "err.h"
+
+static int64_t live_tensors;
+static int64_t next_id = 1;
+static void (*node_retain)(void *node);
+static void (*node_release)(void *node);
+
+void mf_tensor_set_node_hooks(void (*retain)(void *node), void (*release)(void *node))
+{
+    node_retain = retain;
+    node_release = release;
+}
+
+int64_t mf_shape_numel(int rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= shape[i] < 0 ? 0 : shape[i];
+    return n;
+}
+
+int64_t mf_tensor_numel(const MfTensor *t)
+{
+    return mf_shape_numel(t->rank, t->shape);
+}
+
+void mf_shape_strides(int rank, const int64_t *shape, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= shape[i] > 0 ? shape[i] : 1;
+    }
+}
+
+char *mf_shape_str(int rank, const int64_t *shape, char *buf, int cap)
+{
+    int n = snprintf(buf, (size_t)cap, "(");
+    for (int i = 0; i < rank && n < cap; i++) {
+        const char *sep = i ? "," : "";
+        if (shape[i] < 0)
+            n += snprintf(buf + n, (size_t)(cap - n), "%s?", sep);
+        else
+            n += snprintf(buf + n, (size_t)(cap - n), "%s%lld", sep, (long long)shape[i]);
+    }
+    if (n < cap)
+        snprintf(buf + n, (size_t)(cap - n), rank == 1 ? ",)" : ")");
+    return buf;
+}
+
+static MfTensor *header_new(MfDType dt, int rank, const int64_t *shape)
+{
+    MfTensor *t = mf_alloc(sizeof *t);
+    if (!t) {
+        mf_err_nomem("tensor", sizeof *t);
+        return NULL;
+    }
+    t->refcount = 1;
+    t->id = next_id++;
+    t->dtype = dt;
+    t->rank = rank;
+    for (int i = 0; i < rank; i++)
+        t->shape[i] = shape[i];
+    mf_shape_strides(rank, shape, t->strides);
+    t->offset = 0;
+    t->storage = NULL;
+    t->node = NULL;
+    t->node_output = 0;
+    live_tensors++;
+    return t;
+}
+
+static MfStorage *storage_new(size_t nbytes)
+{
+    MfStorage *s = mf_alloc(sizeof *s);
+    void *data = mf_alloc(nbytes ? nbytes : 1);
+    if (!s || !data) {
+        mf_dealloc(s, sizeof *s);
+        mf_dealloc(data, nbytes ? nbytes : 1);
+        mf_err_nomem("tensor", nbytes);
+        return NULL;
+    }
+    s->refcount = 1;
+    s->nbytes = nbytes;
+    s->data = data;
+    return s;
+}
+
+static void storage_release(MfStorage *s)
+{
+    if (s && --s->refcount == 0) {
+        mf_dealloc(s->data, s->nbytes ? s->nbytes : 1);
+        mf_dealloc(s, sizeof *s);
+    }
+}
+
+/* Checks rank and dims and computes the byte size without overflow. */
+static bool shape_bytes(MfDType dt, int rank, const int64_t *shape, size_t *nbytes)
+{
+    char buf[160];
+    if (rank < 0 || rank > MF_MAX_RANK) {
+        mf_err_set(MF_ESHAPE, "tensor: rank must be 0..%d, got %d", MF_MAX_RANK, rank);
+        return false;
+    }
+    int64_t limit = MF_MAX_TENSOR_BYTES / (int64_t)mf_dtype_size(dt);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0) {
+            mf_err_set(MF_ESHAPE, "tensor: dimensions must be >= 0, got shape %s",
+                       mf_shape_str(rank, shape, buf, sizeof buf));
+            return false;
+        }
+        if (shape[i] > 0 && n > limit / shape[i]) {
+            mf_err_set(MF_ENOMEM, "tensor: shape %s is too large (more than %lld bytes)",
+                       mf_shape_str(rank, shape, buf, sizeof buf),
+                       (long long)MF_MAX_TENSOR_BYTES);
+            return false;
+        }
+        n *= shape[i];
+    }
+    *nbytes = (size_t)n * mf_dtype_size(dt);
+    return true;
+}
+
+MfTensor *mf_tensor_new(MfDType dt, int rank, const int64_t *shape)
+{
+    size_t nbytes;
+    if (!shape_bytes(dt, rank, shape, &nbytes))
+        return NULL;
+    MfTensor *t = header_new(dt, rank, shape);
+    if (!t)
+        return NULL;
+    t->storage = storage_new(nbytes);
+    if (!t->storage) {
+        char buf[160];
+        mf_err_set(MF_ENOMEM, "tensor: out of memory for shape %s (%zu bytes)",
+                   mf_shape_str(rank, shape, buf, sizeof buf), nbytes);
+        mf_tensor_release(t);
+        return NULL;
+    }
+    return t;
+}
+
+MfTensor *mf_tensor_zeros(MfDType dt, int rank, const int64_t *shape)
+{
+    MfTensor *t = mf_tensor_new(dt, rank, shape);
+    if (t)
+        memset(t->storage->data, 0, t->storage->nbytes);
+    return t;
+}
+
+MfTensor *mf_tensor_from_data(MfDType dt, int rank, const int64_t *shape, const void *data)
+{
+    MfTensor *t = mf_tensor_new(dt, rank, shape);
+    if (t)
+        memcpy(t->storage->data, data, t->storage->nbytes);
+    return t;
+}
+
+MfTensor *mf_tensor_scalar(MfDType dt, double value)
+{
+    MfTensor *t = mf_tensor_new(dt, 0, NULL);
+    if (!t)
+        return NULL;
+    void *p = t->storage->data;
+    switch (dt) {
+    case MF_FLOAT32: *(float *)p = (float)value; break;
+    case MF_FLOAT64: *(double *)p = value; break;
+    case MF_INT32: *(int32_t *)p = (int32_t)value; break;
+    case MF_INT64: *(int64_t *)p = (int64_t)value; break;
+    case MF_BOOL: *(uint8_t *)p = value != 0; break;
+    default: break;
+    }
+    return t;
+}
+
+MfTensor *mf_tensor_view(const MfTensor *t, int rank, const int64_t *shape,
+                         const int64_t *strides, int64_t offset)
+{
+    MfTensor *v = header_new(t->dtype, rank, shape);
+    if (!v)
+        return NULL;
+    for (int i = 0; i < rank; i++)
+        v->strides[i] = strides[i];
+    v->offset = offset;
+    v->storage = t->storage;
+    if (v->storage)
+        v->storage->refcount++;
+    return v;
+}
+
+MfTensor *mf_tensor_symbolic(MfDType dt, int rank, const int64_t *shape, void *node, int output)
+{
+    MfTensor *t = header_new(dt, rank, shape);
+    if (!t)
+        return NULL;
+    t->node = node;
+    t->node_output = output;
+    if (node && node_retain)
+        node_retain(node);
+    return t;
+}
+
+void mf_tensor_retain(MfTensor *t)
+{
+    if (t)
+        t->refcount++;
+}
+
+void mf_tensor_release(MfTensor *t)
+{
+    if (!t || --t->refcount > 0)
+        return;
+    storage_release(t->storage);
+    if (t->node && node_release)
+        node_release(t->node);
+    live_tensors--;
+    mf_dealloc(t, sizeof *t);
+}
+
+bool mf_tensor_is_contiguous(const MfTensor *t)
+{
+    int64_t s = 1;
+    for (int i = t->rank - 1; i >= 0; i--) {
+        if (t->shape[i] != 1 && t->strides[i] != s)
+            return false;
+        s *= t->shape[i];
+    }
+    return true;
+}
+
+void *mf_tensor_data(const MfTensor *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)mf_dtype_size(t->dtype);
+}
+
+/* Offset in elements of row-major element 'i' of a possibly strided tensor. */
+static int64_t element_offset(const MfTensor *t, int64_t i)
+{
+    int64_t off = t->offset;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        int64_t n = t->shape[d];
+        off += (i % n) * t->strides[d];
+        i /= n;
+    }
+    return off;
+}
+
+double mf_tensor_get(const MfTensor *t, int64_t i)
+{
+    int64_t off = element_offset(t, i);
+    const void *base = t->storage->data;
+    switch (t->dtype) {
+    case MF_FLOAT32: return ((const float *)base)[off];
+    case MF_FLOAT64: return ((const double *)base)[off];
+    case MF_INT32: return ((const int32_t *)base)[off];
+    case MF_INT64: return (double)((const int64_t *)base)[off];
+    case MF_BOOL: return ((const uint8_t *)base)[off];
+    default: return 0;
+    }
+}
+
+int64_t mf_tensor_get_int(const MfTensor *t, int64_t i)
+{
+    int64_t off = element_offset(t, i);
+    switch (t->dtype) {
+    case MF_INT32: return ((const int32_t *)t->storage->data)[off];
+    case MF_INT64: return ((const int64_t *)t->storage->data)[off];
+    case MF_BOOL: return ((const uint8_t *)t->storage->data)[off];
+    default: return (int64_t)mf_tensor_get(t, i);
+    }
+}
+
+/* Copies rows of the innermost dimension; the outer index walks like an odometer. */
+void mf_tensor_copy_into(MfTensor *dst, const MfTensor *src)
+{
+    size_t es = mf_dtype_size(src->dtype);
+    int64_t n = mf_tensor_numel(src);
+    char *out = mf_tensor_data(dst);
+    if (mf_tensor_is_contiguous(src)) {
+        memcpy(out, mf_tensor_data(src), (size_t)n * es);
+        return;
+    }
+    if (n == 0)
+        return;
+    int r = src->rank;
+    int64_t inner = src->shape[r - 1], istride = src->strides[r - 1];
+    int64_t idx[MF_MAX_RANK] = {0};
+    const char *base = (const char *)src->storage->data;
+    for (int64_t done = 0; done < n; done += inner) {
+        int64_t off = src->offset;
+        for (int d = 0; d < r - 1; d++)
+            off += idx[d] * src->strides[d];
+        for (int64_t j = 0; j < inner; j++, out += es)
+            memcpy(out, base + (off + j * istride) * (int64_t)es, es);
+        for (int d = r - 2; d >= 0 && ++idx[d] == src->shape[d]; d--)
+            idx[d] = 0;
+    }
+}
+
+MfTensor *mf_tensor_clone(const MfTensor *t)
+{
+    MfTensor *c = mf_tensor_new(t->dtype, t->rank, t->shape);
+    if (c)
+        mf_tensor_copy_into(c, t);
+    return c;
+}
+
+MfTensor *mf_tensor_contiguous(MfTensor *t)
+{
+    if (mf_tensor_is_contiguous(t)) {
+        mf_tensor_retain(t);
+        return t;
+    }
+    return mf_tensor_clone(t);
+}
+
+int64_t mf_tensor_live_count(void)
+{
+    return live_tensors;
+}

@@ -1,0 +1,80 @@
+/* lmf.h — what the Lua bindings share: the tensor userdata, argument
+ * conversion, and the one way errors are raised.
+ *
+ * Ownership: a "mf.Tensor" userdata box owns exactly one reference.
+ * 'lmf_push_tensor' steals the caller's reference. Arguments converted from
+ * Lua numbers or tables are pushed as userdata into their stack slot, so the
+ * collector owns every temporary and a raised error leaks nothing.
+ * Only repl/ includes lua.h. */
+#ifndef LMF_H
+#define LMF_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "core/op.h"
+
+#define LMF_TENSOR_MT "mf.Tensor"
+
+typedef struct LmfBox {
+    MfTensor *t;
+} LmfBox;
+
+/* Pushes 't' as a userdata, taking over the caller's reference. */
+void lmf_push_tensor(lua_State *L, MfTensor *t);
+
+/* The tensor at 'idx' (borrowed); raises "bad argument" when it is not one,
+ * or "tensor is closed" after __close. */
+MfTensor *lmf_check_tensor(lua_State *L, int idx);
+
+/* The tensor at 'idx', or NULL when the value is not a tensor. */
+MfTensor *lmf_test_tensor(lua_State *L, int idx);
+
+/* The tensor at 'idx'; a Lua number, boolean or nested table is converted
+ * (numbers take dtype 'like', or float32 when 'like' is negative) and the
+ * converted tensor replaces the argument on the stack. Borrowed. */
+MfTensor *lmf_to_tensor(lua_State *L, int idx, int like);
+
+/* Raises a Lua error with the engine's pending message and clears it.
+ * Call only after releasing every C temporary. */
+int lmf_raise(lua_State *L);
+
+/* Raises when 'st' is not MF_OK. */
+void lmf_check_status(lua_State *L, MfStatus st);
+
+/* Calls 'op' and pushes its outputs (returns how many were pushed). */
+int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
+                const MfAttrs *attrs);
+
+/* Reads a dtype name at 'idx' (or 'dflt' when absent/nil). */
+MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt);
+
+/* Reads a shape {2, 3} (or a single number) at 'idx' into 'shape'; returns
+ * the rank. 'allow_unknown' lets -1 through (placeholders, reshape). */
+int lmf_check_shape(lua_State *L, int idx, int64_t *shape, int allow_unknown);
+
+/* Converts a 1-based (or negative) Lua axis to 0-based for rank 'rank';
+ * raises naming 'fname' when out of range. 'extra' widens the range by one
+ * (expand_dims, stack take an axis after the last). */
+int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, int extra);
+
+/* Options table helpers: the field 'key' of the table at 'idx' (which may be
+ * absent or nil). */
+int lmf_opt_bool(lua_State *L, int idx, const char *key, int dflt);
+lua_Number lmf_opt_number(lua_State *L, int idx, const char *key, lua_Number dflt);
+lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *key, lua_Integer dflt);
+
+/* Each binding file registers its functions into the table on top of the
+ * stack ('mf'), and tensor methods into the table at 'methods'. */
+void lmf_open_tensor(lua_State *L, int methods);
+void lmf_open_ops(lua_State *L, int methods);
+
+/* Opens the whole module: the 'mf' table. */
+int luaopen_moonflow(lua_State *L);
+
+/* Makes engine memory known to Lua's collector: called after each tensor is
+ * pushed; runs a full collection when engine memory has doubled since the
+ * last one, so loops stay bounded without collectgarbage(). */
+void lmf_gc_pressure(lua_State *L);
+
+#endif

@@ -1,0 +1,531 @@
+/* lmf_tensor.c — the "mf.Tensor" userdata: boxing, argument conversion,
+ * properties, indexing and operators. See lmf.h for the ownership rules. */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "lmf.h"
+#include "lmf_print.h"
+
+/* ---- boxing ------------------------------------------------------------ */
+
+static size_t gc_threshold = (size_t)256 << 20;
+
+void lmf_gc_pressure(lua_State *L)
+{
+    size_t in_use = mf_alloc_in_use();
+    if (in_use < gc_threshold)
+        return;
+    lua_gc(L, LUA_GCCOLLECT);
+    size_t live = mf_alloc_in_use();
+    gc_threshold = live * 2 > ((size_t)256 << 20) ? live * 2 : ((size_t)256 << 20);
+}
+
+void lmf_push_tensor(lua_State *L, MfTensor *t)
+{
+    LmfBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    box->t = t;
+    luaL_setmetatable(L, LMF_TENSOR_MT);
+    lmf_gc_pressure(L);
+}
+
+MfTensor *lmf_test_tensor(lua_State *L, int idx)
+{
+    LmfBox *box = luaL_testudata(L, idx, LMF_TENSOR_MT);
+    return box ? box->t : NULL;
+}
+
+MfTensor *lmf_check_tensor(lua_State *L, int idx)
+{
+    LmfBox *box = luaL_checkudata(L, idx, LMF_TENSOR_MT);
+    if (!box->t)
+        luaL_argerror(L, idx, "tensor is closed");
+    return box->t;
+}
+
+int lmf_raise(lua_State *L)
+{
+    lua_pushstring(L, mf_err_msg());
+    mf_err_clear();
+    return lua_error(L);
+}
+
+void lmf_check_status(lua_State *L, MfStatus st)
+{
+    if (st != MF_OK)
+        lmf_raise(L);
+}
+
+int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
+                const MfAttrs *attrs)
+{
+    MfTensor *outs[MF_MAX_OUTPUTS];
+    int n = 0;
+    lmf_check_status(L, mf_op_call(op, ninputs, inputs, attrs, outs, &n));
+    for (int i = 0; i < n; i++)
+        lmf_push_tensor(L, outs[i]);
+    return n;
+}
+
+/* ---- converting Lua data ------------------------------------------------ */
+
+/* Finds the shape of a nested table by following first elements. */
+static int data_shape(lua_State *L, int idx, int64_t *shape, int *has_bool)
+{
+    int rank = 0;
+    lua_pushvalue(L, idx);
+    while (lua_istable(L, -1)) {
+        if (rank == MF_MAX_RANK)
+            luaL_error(L, "tensor: nested deeper than %d levels", MF_MAX_RANK);
+        shape[rank++] = (int64_t)lua_rawlen(L, -1);
+        if (lua_rawlen(L, -1) == 0)
+            break;
+        lua_rawgeti(L, -1, 1);
+        lua_remove(L, -2);
+    }
+    *has_bool = lua_isboolean(L, -1);
+    lua_pop(L, 1);
+    return rank;
+}
+
+typedef struct Filler {
+    MfTensor *t;
+    int64_t next;
+    int64_t path[MF_MAX_RANK];
+} Filler;
+
+static void fill_error(lua_State *L, Filler *f, int depth, const char *what)
+{
+    char where[200] = "";
+    int n = 0;
+    for (int i = 0; i < depth && n < (int)sizeof where; i++)
+        n += snprintf(where + n, sizeof where - (size_t)n, "[%lld]", (long long)f->path[i]);
+    mf_tensor_release(f->t);
+    f->t = NULL;
+    luaL_error(L, "tensor: %s at data%s", what, where);
+}
+
+static void put_value(lua_State *L, Filler *f, int depth)
+{
+    MfTensor *t = f->t;
+    double v = 0;
+    if (lua_isboolean(L, -1) && t->dtype == MF_BOOL)
+        v = lua_toboolean(L, -1);
+    else if (lua_type(L, -1) == LUA_TNUMBER && t->dtype != MF_BOOL)
+        v = lua_tonumber(L, -1);
+    else
+        fill_error(L, f, depth, t->dtype == MF_BOOL ? "expected a boolean" : "expected a number");
+    void *p = (char *)t->storage->data + f->next * (int64_t)mf_dtype_size(t->dtype);
+    switch (t->dtype) {
+    case MF_FLOAT32: *(float *)p = (float)v; break;
+    case MF_FLOAT64: *(double *)p = v; break;
+    case MF_INT32: *(int32_t *)p = (int32_t)v; break;
+    case MF_INT64: *(int64_t *)p = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : (int64_t)v; break;
+    case MF_BOOL: *(uint8_t *)p = (uint8_t)(v != 0); break;
+    default: break;
+    }
+    f->next++;
+}
+
+/* Copies the nested table on top of the stack into f->t, checking it is
+ * rectangular. Raises (after releasing f->t) when it is not. */
+static void fill(lua_State *L, Filler *f, int depth)
+{
+    MfTensor *t = f->t;
+    if (depth == t->rank) {
+        put_value(L, f, depth);
+        return;
+    }
+    if (!lua_istable(L, -1))
+        fill_error(L, f, depth, "ragged data (expected a table)");
+    if ((int64_t)lua_rawlen(L, -1) != t->shape[depth]) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "ragged data (expected %lld elements, got %lld)",
+                 (long long)t->shape[depth], (long long)lua_rawlen(L, -1));
+        fill_error(L, f, depth, msg);
+    }
+    for (int64_t i = 1; i <= t->shape[depth]; i++) {
+        f->path[depth] = i;
+        lua_rawgeti(L, -1, i);
+        fill(L, f, depth + 1);
+        lua_pop(L, 1);
+    }
+}
+
+/* A new tensor from the number, boolean or nested table at 'idx'. */
+static MfTensor *tensor_from_lua(lua_State *L, int idx, int dtype)
+{
+    int64_t shape[MF_MAX_RANK];
+    int has_bool = 0;
+    int t = lua_type(L, idx);
+    if (t != LUA_TNUMBER && t != LUA_TBOOLEAN && t != LUA_TTABLE)
+        luaL_typeerror(L, idx, "mf.Tensor, number, boolean or table");
+    int rank = data_shape(L, idx, shape, &has_bool);
+    MfDType dt = dtype >= 0 ? (MfDType)dtype : has_bool ? MF_BOOL : MF_FLOAT32;
+    Filler f = {.t = mf_tensor_new(dt, rank, shape), .next = 0};
+    if (!f.t)
+        lmf_raise(L);
+    lua_pushvalue(L, idx);
+    fill(L, &f, 0);
+    lua_pop(L, 1);
+    return f.t;
+}
+
+MfTensor *lmf_to_tensor(lua_State *L, int idx, int like)
+{
+    MfTensor *t = lmf_test_tensor(L, idx);
+    if (t)
+        return t;
+    if (lua_isuserdata(L, idx))
+        return lmf_check_tensor(L, idx); /* a closed box or another type: raises */
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        MfDType dt = like >= 0 ? (MfDType)like : MF_FLOAT32;
+        t = mf_tensor_scalar(dt, lua_tonumber(L, idx));
+        if (dt == MF_INT64 && t && lua_isinteger(L, idx))
+            *(int64_t *)t->storage->data = lua_tointeger(L, idx);
+        if (!t)
+            lmf_raise(L);
+    } else {
+        t = tensor_from_lua(L, idx, -1);
+    }
+    lmf_push_tensor(L, t);
+    lua_replace(L, idx);
+    return t;
+}
+
+/* mf.tensor(data [, dtype]) */
+static int l_tensor(lua_State *L)
+{
+    int dt = lua_isnoneornil(L, 2) ? -1 : (int)lmf_opt_dtype(L, 2, MF_FLOAT32);
+    MfTensor *src = lmf_test_tensor(L, 1);
+    if (src) {
+        MfTensor *c = mf_tensor_clone(src);
+        if (!c)
+            return lmf_raise(L);
+        lmf_push_tensor(L, c);
+        if (dt >= 0 && dt != (int)src->dtype)
+            luaL_error(L, "tensor: use mf.cast to change the dtype of a tensor");
+        return 1;
+    }
+    lmf_push_tensor(L, tensor_from_lua(L, 1, dt));
+    return 1;
+}
+
+/* ---- options and shapes --------------------------------------------------- */
+
+MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt)
+{
+    if (lua_isnoneornil(L, idx))
+        return dflt;
+    const char *name = lua_tostring(L, idx);
+    MfDType dt;
+    if (!name || lua_type(L, idx) != LUA_TSTRING)
+        luaL_typeerror(L, idx, "dtype name (\"float32\", \"float64\", \"int32\", \"int64\", \"bool\")");
+    if (!mf_dtype_parse(name, &dt))
+        luaL_argerror(L, idx, lua_pushfstring(L, "unknown dtype '%s' (expected float32, "
+                                              "float64, int32, int64 or bool)", name));
+    return dt;
+}
+
+static int64_t shape_dim(lua_State *L, int idx, int i, int allow_unknown)
+{
+    int isint = 0;
+    lua_Number n = lua_tonumberx(L, -1, &isint);
+    if (!isint || n != (lua_Number)(int64_t)n)
+        luaL_argerror(L, idx, lua_pushfstring(L, "shape entry %d must be an integer, got %s", i,
+                                              luaL_typename(L, -1)));
+    int64_t d = (int64_t)n;
+    if (d < 0 && !(allow_unknown && d == -1))
+        luaL_argerror(L, idx, lua_pushfstring(L, "shape entry %d must be >= 0, got %d", i, (int)d));
+    return d;
+}
+
+int lmf_check_shape(lua_State *L, int idx, int64_t *shape, int allow_unknown)
+{
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        lua_pushvalue(L, idx);
+        shape[0] = shape_dim(L, idx, 1, allow_unknown);
+        lua_pop(L, 1);
+        return 1;
+    }
+    if (!lua_istable(L, idx))
+        luaL_typeerror(L, idx, "shape (array of integers)");
+    int rank = (int)lua_rawlen(L, idx);
+    if (rank > MF_MAX_RANK)
+        luaL_argerror(L, idx, lua_pushfstring(L, "shape has rank %d, at most %d is supported",
+                                              rank, MF_MAX_RANK));
+    for (int i = 0; i < rank; i++) {
+        lua_rawgeti(L, idx, i + 1);
+        shape[i] = shape_dim(L, idx, i + 1, allow_unknown);
+        lua_pop(L, 1);
+    }
+    return rank;
+}
+
+int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, int extra)
+{
+    lua_Integer n = rank + extra;
+    if (axis >= 1 && axis <= n)
+        return axis - 1;
+    if (axis < 0 && axis >= -n)
+        return n + axis;
+    if (n == 0)
+        return luaL_error(L, "%s: a scalar has no axes (got axis %d)", fname, (int)axis);
+    return luaL_error(L, "%s: axis %d out of range for rank %d (axes are 1-based: 1..%d, or -%d..-1)",
+                      fname, (int)axis, rank, (int)n, (int)n);
+}
+
+static int opt_field(lua_State *L, int idx, const char *key)
+{
+    if (!lua_istable(L, idx))
+        return 0;
+    lua_getfield(L, idx, key);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    return 1;
+}
+
+int lmf_opt_bool(lua_State *L, int idx, const char *key, int dflt)
+{
+    if (!opt_field(L, idx, key))
+        return dflt;
+    if (!lua_isboolean(L, -1))
+        luaL_error(L, "option '%s' must be a boolean, got %s", key, luaL_typename(L, -1));
+    int v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+lua_Number lmf_opt_number(lua_State *L, int idx, const char *key, lua_Number dflt)
+{
+    if (!opt_field(L, idx, key))
+        return dflt;
+    if (lua_type(L, -1) != LUA_TNUMBER)
+        luaL_error(L, "option '%s' must be a number, got %s", key, luaL_typename(L, -1));
+    lua_Number v = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *key, lua_Integer dflt)
+{
+    if (!opt_field(L, idx, key))
+        return dflt;
+    if (!lua_isinteger(L, -1) && !(lua_type(L, -1) == LUA_TNUMBER &&
+                                   lua_tonumber(L, -1) == (lua_Number)(lua_Integer)lua_tonumber(L, -1)))
+        luaL_error(L, "option '%s' must be an integer, got %s", key, luaL_typename(L, -1));
+    lua_Integer v = (lua_Integer)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* ---- properties, indexing, conversion --------------------------------------- */
+
+static void push_shape(lua_State *L, const MfTensor *t)
+{
+    lua_createtable(L, t->rank, 0);
+    for (int i = 0; i < t->rank; i++) {
+        lua_pushinteger(L, t->shape[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+static void push_element(lua_State *L, const MfTensor *t, int64_t i)
+{
+    double v = mf_tensor_get(t, i);
+    switch (t->dtype) {
+    case MF_BOOL: lua_pushboolean(L, v != 0); break;
+    case MF_INT32: lua_pushinteger(L, (lua_Integer)v); break;
+    case MF_INT64: lua_pushinteger(L, mf_tensor_get_int(t, i)); break;
+    default: lua_pushnumber(L, v); break;
+    }
+}
+
+/* t[i]: 1-based along axis 1; a 1-D tensor gives a Lua value, else a view. */
+static int index_tensor(lua_State *L, MfTensor *t, lua_Integer i)
+{
+    if (t->node)
+        return luaL_error(L, "index: a symbolic (graph) tensor has no values; use mf.gather "
+                          "or mf.slice");
+    if (t->rank == 0)
+        return luaL_error(L, "index: a scalar cannot be indexed (use t:item())");
+    int64_t n = t->shape[0];
+    int64_t k = i >= 1 ? i - 1 : n + i;
+    if (i == 0 || k < 0 || k >= n)
+        return luaL_error(L, "index: index %d out of range for axis 1 of size %d (indices are "
+                          "1-based: 1..%d, or -%d..-1)", (int)i, (int)n, (int)n, (int)n);
+    if (t->rank == 1) {
+        push_element(L, t, k);
+        return 1;
+    }
+    MfTensor *v = mf_tensor_view(t, t->rank - 1, t->shape + 1, t->strides + 1,
+                                 t->offset + k * t->strides[0]);
+    if (!v)
+        return lmf_raise(L);
+    lmf_push_tensor(L, v);
+    return 1;
+}
+
+static int t_index(lua_State *L)
+{
+    MfTensor *t = lmf_check_tensor(L, 1);
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+        lua_Integer i = 0;
+        if (!lua_isinteger(L, 2) && !lua_numbertointeger(lua_tonumber(L, 2), &i))
+            return luaL_error(L, "index: expected an integer index, got %f", lua_tonumber(L, 2));
+        return index_tensor(L, t, lua_isinteger(L, 2) ? lua_tointeger(L, 2) : i);
+    }
+    const char *key = lua_tostring(L, 2);
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+        return 1;
+    if (!key || lua_type(L, 2) != LUA_TSTRING)
+        return 0;
+    if (strcmp(key, "shape") == 0) {
+        push_shape(L, t);
+    } else if (strcmp(key, "dtype") == 0) {
+        lua_pushstring(L, mf_dtype_name(t->dtype));
+    } else if (strcmp(key, "ndim") == 0) {
+        lua_pushinteger(L, t->rank);
+    } else {
+        lua_pushnil(L);
+    }
+    return 1;
+}
+
+static int t_newindex(lua_State *L)
+{
+    return luaL_error(L, "tensors are immutable: build a new one (or use a mf.Variable and "
+                      "assign) instead of setting '%s'", luaL_tolstring(L, 2, NULL));
+}
+
+static int t_len(lua_State *L)
+{
+    MfTensor *t = lmf_check_tensor(L, 1);
+    if (t->rank == 0)
+        return luaL_error(L, "#: a scalar has no length (it has rank 0)");
+    lua_pushinteger(L, t->shape[0]);
+    return 1;
+}
+
+static int t_numel(lua_State *L)
+{
+    lua_pushinteger(L, mf_tensor_numel(lmf_check_tensor(L, 1)));
+    return 1;
+}
+
+static void check_concrete(lua_State *L, const MfTensor *t, const char *fname)
+{
+    if (t->node)
+        luaL_error(L, "%s: a symbolic (graph) tensor has no values yet; run it in a Session",
+                   fname);
+}
+
+static int t_item(lua_State *L)
+{
+    MfTensor *t = lmf_check_tensor(L, 1);
+    check_concrete(L, t, "item");
+    if (mf_tensor_numel(t) != 1) {
+        char buf[160];
+        return luaL_error(L, "item: expected a tensor with one element, got shape %s",
+                          mf_shape_str(t->rank, t->shape, buf, sizeof buf));
+    }
+    push_element(L, t, 0);
+    return 1;
+}
+
+/* Builds nested tables for dims 'd'.. starting at row-major element '*next'. */
+static void push_nested(lua_State *L, const MfTensor *t, int d, int64_t *next)
+{
+    if (d == t->rank) {
+        push_element(L, t, (*next)++);
+        return;
+    }
+    luaL_checkstack(L, 4, "totable: nesting too deep");
+    lua_createtable(L, (int)t->shape[d], 0);
+    for (int64_t i = 1; i <= t->shape[d]; i++) {
+        push_nested(L, t, d + 1, next);
+        lua_rawseti(L, -2, i);
+    }
+}
+
+static int t_totable(lua_State *L)
+{
+    MfTensor *t = lmf_check_tensor(L, 1);
+    check_concrete(L, t, "totable");
+    int64_t next = 0;
+    push_nested(L, t, 0, &next);
+    return 1;
+}
+
+static int t_gc(lua_State *L)
+{
+    LmfBox *box = luaL_checkudata(L, 1, LMF_TENSOR_MT);
+    mf_tensor_release(box->t);
+    box->t = NULL;
+    return 0;
+}
+
+static int t_tostring(lua_State *L)
+{
+    lmf_push_tensor_string(L, lmf_check_tensor(L, 1));
+    return 1;
+}
+
+/* ---- operators ------------------------------------------------------------------ */
+
+/* Runs a binary op where either side may be a Lua number (it takes the
+ * tensor's dtype). */
+static int arith(lua_State *L, MfOpId op)
+{
+    MfTensor *ta = lmf_test_tensor(L, 1), *tb = lmf_test_tensor(L, 2);
+    int like = ta ? (int)ta->dtype : tb ? (int)tb->dtype : -1;
+    MfTensor *in[2] = {lmf_to_tensor(L, 1, like), lmf_to_tensor(L, 2, like)};
+    return lmf_call_op(L, op, 2, in, NULL);
+}
+
+static int t_add(lua_State *L) { return arith(L, MF_OP_ADD); }
+static int t_sub(lua_State *L) { return arith(L, MF_OP_SUB); }
+static int t_mul(lua_State *L) { return arith(L, MF_OP_MUL); }
+static int t_div(lua_State *L) { return arith(L, MF_OP_DIV); }
+static int t_mod(lua_State *L) { return arith(L, MF_OP_MOD); }
+static int t_pow(lua_State *L) { return arith(L, MF_OP_POW); }
+
+static int t_unm(lua_State *L)
+{
+    MfTensor *x = lmf_check_tensor(L, 1);
+    return lmf_call_op(L, MF_OP_NEG, 1, &x, NULL);
+}
+
+static int t_compare(lua_State *L)
+{
+    return luaL_error(L, "tensors cannot be compared with < or <= (Lua wants one boolean); "
+                      "use mf.less, mf.less_equal, ... for elementwise results");
+}
+
+void lmf_open_tensor(lua_State *L, int methods)
+{
+    static const luaL_Reg meta[] = {
+        {"__gc", t_gc}, {"__close", t_gc}, {"__newindex", t_newindex}, {"__len", t_len},
+        {"__tostring", t_tostring}, {"__add", t_add}, {"__sub", t_sub}, {"__mul", t_mul},
+        {"__div", t_div}, {"__mod", t_mod}, {"__pow", t_pow}, {"__unm", t_unm},
+        {"__lt", t_compare}, {"__le", t_compare}, {NULL, NULL}};
+    static const luaL_Reg meths[] = {
+        {"numel", t_numel}, {"item", t_item}, {"totable", t_totable}, {NULL, NULL}};
+    methods = lua_absindex(L, methods);
+    luaL_newmetatable(L, LMF_TENSOR_MT);
+    luaL_setfuncs(L, meta, 0);
+    lua_pushvalue(L, methods);
+    lua_pushcclosure(L, t_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "mf.Tensor");
+    lua_setfield(L, -2, "__name");
+    lua_pop(L, 1);
+    lua_pushvalue(L, methods);
+    luaL_setfuncs(L, meths, 0);
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_tensor);
+    lua_setfield(L, -2, "tensor");
+}
