@@ -34,3 +34,16 @@ MF_OP(MF_OP_SOFTPLUS, mf_desc_softplus)
 MF_OP(MF_OP_FLOOR, mf_desc_floor)
 MF_OP(MF_OP_CEIL, mf_desc_ceil)
 MF_OP(MF_OP_ROUND, mf_desc_round)
+
+/* compare, logic, select, cast (core/ops/compare.c) */
+
+/* reductions and arg-reductions (core/ops/reduce.c) */
+
+/* linear algebra and view ops: MatMul, BatchMatMulV2, Transpose, Reshape,
+ * ExpandDims, Squeeze, ... (core/ops/linalg.c, core/ops/view.c) */
+
+/* shape ops: ConcatV2, Pack, Slice, GatherV2, ReverseV2, Tile, Pad,
+ * BroadcastTo, OneHot, Identity, StopGradient, Size, Rank, Shape
+ * (core/ops/shape_ops.c) */
+
+/* creation and random ops (core/ops/random.c, core/rng.c) */

@@ -68,6 +68,12 @@ lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *key, lua_Integer 
  * stack ('mf'), and tensor methods into the table at 'methods'. */
 void lmf_open_tensor(lua_State *L, int methods);
 void lmf_open_ops(lua_State *L, int methods);
+void lmf_open_compare(lua_State *L, int methods); /* compare, logic, where, cast */
+void lmf_open_reduce(lua_State *L, int methods);  /* reductions, argmax, clipping */
+void lmf_open_linalg(lua_State *L, int methods);  /* matmul, transpose, reshape, ... */
+void lmf_open_shape(lua_State *L, int methods);   /* concat, stack, slice, gather, ... */
+void lmf_open_create(lua_State *L, int methods);  /* zeros, ones, eye, range, random */
+void lmf_open_repl(lua_State *L);                 /* help, config, set_num_threads */
 
 /* Opens the whole module: the 'mf' table. */
 int luaopen_moonflow(lua_State *L);

@@ -12,6 +12,12 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_tensor(L, methods);
     lmf_open_ops(L, methods);
     lmf_open_print(L);
+    lmf_open_compare(L, methods);
+    lmf_open_reduce(L, methods);
+    lmf_open_linalg(L, methods);
+    lmf_open_shape(L, methods);
+    lmf_open_create(L, methods);
+    lmf_open_repl(L);
     lua_pop(L, 2);             /* mf copy and methods */
     return 1;
 }
