@@ -70,8 +70,12 @@ check:
 	@$(MAKE) --no-print-directory BUILD=build/asan unit-tests
 	@ASAN_OPTIONS=detect_leaks=1 OPENBLAS_NUM_THREADS=1 sh tests/run.sh build/asan
 
-bench: all
-	@sh bench/run.sh
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDFLAGS_ALL) -o $@
+
+bench: all $(BUILD)/bench/bench_matmul
+	@sh bench/run.sh $(BUILD)
 
 clean:
 	rm -rf build

@@ -80,28 +80,28 @@ static MfTensor *header_new(MfDType dt, int rank, const int64_t *shape)
     return t;
 }
 
+/* The storage header and its data share one block: one allocation per
+ * tensor buffer instead of two. The header is padded to 64 bytes so the
+ * data stays 64-byte aligned for vector kernels and BLAS. */
+#define STORAGE_HEADER 64
+
 static MfStorage *storage_new(size_t nbytes)
 {
-    MfStorage *s = mf_alloc(sizeof *s);
-    void *data = mf_alloc(nbytes ? nbytes : 1);
-    if (!s || !data) {
-        mf_dealloc(s, sizeof *s);
-        mf_dealloc(data, nbytes ? nbytes : 1);
+    MfStorage *s = mf_alloc(STORAGE_HEADER + nbytes);
+    if (!s) {
         mf_err_nomem("tensor", nbytes);
         return NULL;
     }
     s->refcount = 1;
     s->nbytes = nbytes;
-    s->data = data;
+    s->data = (char *)s + STORAGE_HEADER;
     return s;
 }
 
 static void storage_release(MfStorage *s)
 {
-    if (s && --s->refcount == 0) {
-        mf_dealloc(s->data, s->nbytes ? s->nbytes : 1);
-        mf_dealloc(s, sizeof *s);
-    }
+    if (s && --s->refcount == 0)
+        mf_dealloc(s, STORAGE_HEADER + s->nbytes);
 }
 
 /* Checks rank and dims and computes the byte size without overflow. */

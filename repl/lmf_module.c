@@ -1,10 +1,29 @@
 /* lmf_module.c — builds the 'mf' table: each binding file registers its
  * functions, and the tensor methods table is shared with the metatable. */
+#include "core/alloc.h"
 #include "lmf.h"
 #include "lmf_print.h"
 
+/* mf.memory() -> {in_use, cached, tensors}: engine bytes held by live
+ * tensors, bytes kept for reuse by the caching allocator, live tensors. */
+static int l_memory(lua_State *L)
+{
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, (lua_Integer)mf_alloc_in_use());
+    lua_setfield(L, -2, "in_use");
+    lua_pushinteger(L, (lua_Integer)mf_alloc_cached());
+    lua_setfield(L, -2, "cached");
+    lua_pushinteger(L, (lua_Integer)mf_tensor_live_count());
+    lua_setfield(L, -2, "tensors");
+    return 1;
+}
+
 int luaopen_moonflow(lua_State *L)
 {
+    /* Eager code makes many short-lived tensors; Lua's generational collector
+     * frees them young (a loop of small ops stays at a few MB instead of
+     * hundreds with the incremental default). */
+    lua_gc(L, LUA_GCGEN, 0, 0);
     lua_newtable(L);           /* mf */
     lua_newtable(L);           /* tensor methods */
     int methods = lua_gettop(L);
@@ -18,6 +37,8 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_shape(L, methods);
     lmf_open_create(L, methods);
     lmf_open_repl(L);
+    lua_pushcfunction(L, l_memory);
+    lua_setfield(L, -2, "memory");
     lua_pop(L, 2);             /* mf copy and methods */
     return 1;
 }

@@ -11,15 +11,17 @@ static int l_simple_op(lua_State *L)
     const MfOpDesc *d = mf_op_table[op];
     MfTensor *in[2] = {NULL, NULL};
     int like = -1;
+    int all_tensors = 1;
     for (int i = 0; i < d->arity; i++) {
-        MfTensor *t = lmf_test_tensor(L, i + 1);
-        if (t && like < 0)
-            like = (int)t->dtype;
+        in[i] = lmf_test_tensor(L, i + 1);
+        if (in[i] && like < 0)
+            like = (int)in[i]->dtype;
+        all_tensors &= in[i] != NULL;
         if (lua_isnoneornil(L, i + 1))
             return luaL_error(L, "bad argument #%d to '%s' (mf.Tensor expected, got %s)", i + 1,
                               d->api, luaL_typename(L, i + 1));
     }
-    for (int i = 0; i < d->arity; i++)
+    for (int i = 0; i < d->arity && !all_tensors; i++)
         in[i] = lmf_to_tensor(L, i + 1, like);
     return lmf_call_op(L, op, d->arity, in, NULL);
 }

@@ -20,23 +20,43 @@ void lmf_gc_pressure(lua_State *L)
     gc_threshold = live * 2 > ((size_t)256 << 20) ? live * 2 : ((size_t)256 << 20);
 }
 
+/* The metatable is also kept in the registry under this address: a pointer
+ * lookup is much cheaper than luaL_checkudata's lookup by name, and tensors
+ * are checked on every op. */
+static const char metatable_key = 0;
+
 void lmf_push_tensor(lua_State *L, MfTensor *t)
 {
     LmfBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->t = t;
-    luaL_setmetatable(L, LMF_TENSOR_MT);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+    lua_setmetatable(L, -2);
     lmf_gc_pressure(L);
+}
+
+/* The box at 'idx' when it is a tensor userdata (open or closed), else NULL. */
+static LmfBox *test_box(lua_State *L, int idx)
+{
+    LmfBox *box = lua_touserdata(L, idx);
+    if (!box || !lua_getmetatable(L, idx))
+        return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+    int same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same ? box : NULL;
 }
 
 MfTensor *lmf_test_tensor(lua_State *L, int idx)
 {
-    LmfBox *box = luaL_testudata(L, idx, LMF_TENSOR_MT);
+    LmfBox *box = test_box(L, idx);
     return box ? box->t : NULL;
 }
 
 MfTensor *lmf_check_tensor(lua_State *L, int idx)
 {
-    LmfBox *box = luaL_checkudata(L, idx, LMF_TENSOR_MT);
+    LmfBox *box = test_box(L, idx);
+    if (!box)
+        luaL_typeerror(L, idx, LMF_TENSOR_MT);
     if (!box->t)
         luaL_argerror(L, idx, "tensor is closed");
     return box->t;
@@ -462,7 +482,9 @@ static int t_totable(lua_State *L)
 
 static int t_gc(lua_State *L)
 {
-    LmfBox *box = luaL_checkudata(L, 1, LMF_TENSOR_MT);
+    LmfBox *box = test_box(L, 1);
+    if (!box)
+        return 0;
     mf_tensor_release(box->t);
     box->t = NULL;
     return 0;
@@ -480,9 +502,12 @@ static int t_tostring(lua_State *L)
  * tensor's dtype). */
 static int arith(lua_State *L, MfOpId op)
 {
-    MfTensor *ta = lmf_test_tensor(L, 1), *tb = lmf_test_tensor(L, 2);
-    int like = ta ? (int)ta->dtype : tb ? (int)tb->dtype : -1;
-    MfTensor *in[2] = {lmf_to_tensor(L, 1, like), lmf_to_tensor(L, 2, like)};
+    MfTensor *in[2] = {lmf_test_tensor(L, 1), lmf_test_tensor(L, 2)};
+    if (!in[0] || !in[1]) {
+        int like = in[0] ? (int)in[0]->dtype : in[1] ? (int)in[1]->dtype : -1;
+        in[0] = lmf_to_tensor(L, 1, like);
+        in[1] = lmf_to_tensor(L, 2, like);
+    }
     return lmf_call_op(L, op, 2, in, NULL);
 }
 
@@ -517,6 +542,8 @@ void lmf_open_tensor(lua_State *L, int methods)
     methods = lua_absindex(L, methods);
     luaL_newmetatable(L, LMF_TENSOR_MT);
     luaL_setfuncs(L, meta, 0);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &metatable_key);
     lua_pushvalue(L, methods);
     lua_pushcclosure(L, t_index, 1);
     lua_setfield(L, -2, "__index");
