@@ -36,14 +36,61 @@ MF_OP(MF_OP_CEIL, mf_desc_ceil)
 MF_OP(MF_OP_ROUND, mf_desc_round)
 
 /* compare, logic, select, cast (core/ops/compare.c) */
+MF_OP(MF_OP_EQUAL, mf_desc_equal)
+MF_OP(MF_OP_NOT_EQUAL, mf_desc_not_equal)
+MF_OP(MF_OP_LESS, mf_desc_less)
+MF_OP(MF_OP_LESS_EQUAL, mf_desc_less_equal)
+MF_OP(MF_OP_GREATER, mf_desc_greater)
+MF_OP(MF_OP_GREATER_EQUAL, mf_desc_greater_equal)
+MF_OP(MF_OP_LOGICAL_AND, mf_desc_logical_and)
+MF_OP(MF_OP_LOGICAL_OR, mf_desc_logical_or)
+MF_OP(MF_OP_LOGICAL_NOT, mf_desc_logical_not)
+MF_OP(MF_OP_IS_NAN, mf_desc_is_nan)
+MF_OP(MF_OP_IS_INF, mf_desc_is_inf)
+MF_OP(MF_OP_IS_FINITE, mf_desc_is_finite)
+MF_OP(MF_OP_SELECT, mf_desc_select)
+MF_OP(MF_OP_CAST, mf_desc_cast)
 
 /* reductions and arg-reductions (core/ops/reduce.c) */
+MF_OP(MF_OP_SUM, mf_desc_sum)
+MF_OP(MF_OP_MEAN, mf_desc_mean)
+MF_OP(MF_OP_MAX, mf_desc_max)
+MF_OP(MF_OP_MIN, mf_desc_min)
+MF_OP(MF_OP_PROD, mf_desc_prod)
+MF_OP(MF_OP_ARGMAX, mf_desc_argmax)
+MF_OP(MF_OP_ARGMIN, mf_desc_argmin)
 
 /* linear algebra and view ops: MatMul, BatchMatMulV2, Transpose, Reshape,
  * ExpandDims, Squeeze, ... (core/ops/linalg.c, core/ops/view.c) */
+MF_OP(MF_OP_MATMUL, mf_desc_matmul)
+MF_OP(MF_OP_BATCH_MATMUL, mf_desc_batch_matmul)
+MF_OP(MF_OP_TRACE, mf_desc_trace)
+MF_OP(MF_OP_TRANSPOSE, mf_desc_transpose)
+MF_OP(MF_OP_RESHAPE, mf_desc_reshape)
+MF_OP(MF_OP_EXPAND_DIMS, mf_desc_expand_dims)
+MF_OP(MF_OP_SQUEEZE, mf_desc_squeeze)
 
 /* shape ops: ConcatV2, Pack, Slice, GatherV2, ReverseV2, Tile, Pad,
  * BroadcastTo, OneHot, Identity, StopGradient, Size, Rank, Shape
  * (core/ops/shape_ops.c) */
+MF_OP(MF_OP_CONCAT, mf_desc_concat)
+MF_OP(MF_OP_STACK, mf_desc_stack)
+MF_OP(MF_OP_SLICE, mf_desc_slice)
+MF_OP(MF_OP_GATHER, mf_desc_gather)
+MF_OP(MF_OP_REVERSE, mf_desc_reverse)
+MF_OP(MF_OP_TILE, mf_desc_tile)
+MF_OP(MF_OP_PAD, mf_desc_pad)
+MF_OP(MF_OP_BROADCAST_TO, mf_desc_broadcast_to)
+MF_OP(MF_OP_ONE_HOT, mf_desc_one_hot)
+MF_OP(MF_OP_IDENTITY, mf_desc_identity)
+MF_OP(MF_OP_STOP_GRADIENT, mf_desc_stop_gradient)
+MF_OP(MF_OP_SIZE, mf_desc_size)
+MF_OP(MF_OP_RANK, mf_desc_rank)
+MF_OP(MF_OP_SHAPE, mf_desc_shape)
 
 /* creation and random ops (core/ops/random.c, core/rng.c) */
+MF_OP(MF_OP_RANDOM_NORMAL, mf_desc_random_normal)
+MF_OP(MF_OP_RANDOM_UNIFORM, mf_desc_random_uniform)
+MF_OP(MF_OP_RANDOM_UNIFORM_INT, mf_desc_random_uniform_int)
+MF_OP(MF_OP_TRUNCATED_NORMAL, mf_desc_truncated_normal)
+MF_OP(MF_OP_RANDOM_SHUFFLE, mf_desc_random_shuffle)

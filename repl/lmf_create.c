@@ -1,8 +1,536 @@
-/* lmf_create.c — Lua bindings (being written). */
+/* lmf_create.c — Lua bindings for creating tensors and for random ops:
+ * mf.constant, mf.zeros, mf.ones, mf.fill, mf.zeros_like, mf.ones_like,
+ * mf.eye, mf.range, mf.linspace, and the table mf.random (seed, normal,
+ * uniform, truncated_normal, shuffle).
+ *
+ * Creation calls the helpers of core/create.h (concrete tensors); random
+ * functions resolve their seed here ('mf_rng_op_seed', the TensorFlow rule
+ * documented in core/rng.h) and call the random ops of the op table, so a
+ * graph under construction gets nodes with fixed seeds. Every error names
+ * the Lua function. Options tables are checked for unknown keys, so a typo
+ * such as {std = 2} is an error rather than silently ignored. */
+#include <math.h>
+#include <string.h>
+
+#include "core/create.h"
+#include "core/ops/random.h"
+#include "core/rng.h"
 #include "lmf.h"
+
+/* ---- argument helpers ------------------------------------------------------- */
+
+/* Raises when the options table at 'idx' has a key outside 'keys'. */
+static void check_keys(lua_State *L, int idx, const char *fname, const char *const *keys,
+                       const char *expected)
+{
+    if (!lua_istable(L, idx))
+        return;
+    idx = lua_absindex(L, idx);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        int known = 0;
+        for (int i = 0; k && keys[i] && !known; i++)
+            known = strcmp(k, keys[i]) == 0;
+        if (!known)
+            luaL_error(L, "%s: unknown option '%s' (expected %s)", fname,
+                       luaL_tolstring(L, -1, NULL), expected);
+    }
+}
+
+/* Pushes field 'key' of the table at 'idx'; returns 0 (pushing nothing)
+ * when 'idx' is not a table or the field is nil. */
+static int get_opt(lua_State *L, int idx, const char *key)
+{
+    if (!lua_istable(L, idx))
+        return 0;
+    if (lua_getfield(L, idx, key) == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    return 1;
+}
+
+/* The integer at 'idx' (a Lua integer or an integral float), or raises
+ * "FNAME: WHAT must be an integer, got ...". */
+static lua_Integer check_int(lua_State *L, int idx, const char *fname, const char *what)
+{
+    lua_Integer v = 0;
+    if (lua_isinteger(L, idx))
+        return lua_tointeger(L, idx);
+    /* 'lua_numbertointeger' truncates; only whole floats are integers. */
+    lua_Number x = lua_tonumber(L, idx);
+    if (lua_type(L, idx) == LUA_TNUMBER && x == floor(x) && lua_numbertointeger(x, &v))
+        return v;
+    if (lua_type(L, idx) == LUA_TNUMBER)
+        return luaL_error(L, "%s: %s must be an integer, got %s", fname, what,
+                          luaL_tolstring(L, idx, NULL));
+    return luaL_error(L, "%s: %s must be an integer, got %s", fname, what,
+                      luaL_typename(L, idx));
+}
+
+static lua_Number opt_number(lua_State *L, int idx, const char *fname, const char *key,
+                             lua_Number dflt)
+{
+    if (!get_opt(L, idx, key))
+        return dflt;
+    if (lua_type(L, -1) != LUA_TNUMBER)
+        luaL_error(L, "%s: option '%s' must be a number, got %s", fname, key,
+                   luaL_typename(L, -1));
+    lua_Number v = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* A dtype given as a string at 'idx' or as the field 'dtype' of an options
+ * table there; 'dflt' when absent. Sets '*given' when one was given. */
+static MfDType dtype_arg(lua_State *L, int idx, const char *fname, MfDType dflt, int *given)
+{
+    MfDType dt = dflt;
+    if (given)
+        *given = 0;
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        dt = lmf_opt_dtype(L, idx, dflt);
+    } else if (get_opt(L, idx, "dtype")) {
+        const char *name = lua_tostring(L, -1);
+        if (lua_type(L, -1) != LUA_TSTRING || !mf_dtype_parse(name, &dt))
+            luaL_error(L, "%s: unknown dtype %s (expected float32, float64, int32, int64 or "
+                       "bool)", fname, luaL_tolstring(L, -1, NULL));
+        lua_pop(L, 1);
+    } else if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx)) {
+        luaL_typeerror(L, idx, "dtype name or options table");
+    } else {
+        return dflt;
+    }
+    if (given)
+        *given = 1;
+    return dt;
+}
+
+/* A shape given as a Lua array, a number, or a 1-D integer tensor (such as
+ * mf.shape(x) returns). Returns the rank. */
+static int shape_arg(lua_State *L, int idx, const char *fname, int64_t *shape)
+{
+    MfTensor *t = lmf_test_tensor(L, idx);
+    if (!t)
+        return lmf_check_shape(L, idx, shape, 0);
+    if (t->node || !mf_dtype_is_int(t->dtype) || t->rank > 1 ||
+        mf_tensor_numel(t) > MF_MAX_RANK)
+        return luaL_error(L, "%s: a shape tensor must be a concrete 1-D int32/int64 tensor of "
+                          "at most %d entries", fname, MF_MAX_RANK);
+    int rank = (int)mf_tensor_numel(t);
+    for (int i = 0; i < rank; i++) {
+        shape[i] = mf_tensor_get_int(t, i);
+        if (shape[i] < 0)
+            return luaL_error(L, "%s: shape entry %d must be >= 0, got %d", fname, i + 1,
+                              (int)shape[i]);
+    }
+    return rank;
+}
+
+/* ---- fill, zeros, ones ------------------------------------------------------- */
+
+/* Replaces a one-element tensor at 'idx' by its Lua value; returns its
+ * dtype, or -1 when the value is not a tensor. */
+static int untensor_value(lua_State *L, int idx, const char *fname)
+{
+    MfTensor *t = lmf_test_tensor(L, idx);
+    if (!t)
+        return -1;
+    if (t->node || mf_tensor_numel(t) != 1)
+        luaL_error(L, "%s: value must be a number, a boolean or a one-element tensor", fname);
+    if (t->dtype == MF_BOOL)
+        lua_pushboolean(L, mf_tensor_get_int(t, 0) != 0);
+    else if (mf_dtype_is_int(t->dtype))
+        lua_pushinteger(L, mf_tensor_get_int(t, 0));
+    else
+        lua_pushnumber(L, mf_tensor_get(t, 0));
+    lua_replace(L, idx);
+    return (int)t->dtype;
+}
+
+/* Pushes a tensor of 'shape' filled with the value at 'vidx' (number,
+ * boolean or one-element tensor). 'dt' < 0: the value's kind decides
+ * (boolean -> bool, number -> float32, tensor -> its dtype). */
+static void push_filled(lua_State *L, const char *fname, int rank, const int64_t *shape,
+                        int vidx, int dt)
+{
+    int tdt = untensor_value(L, vidx, fname);
+    int vt = lua_type(L, vidx);
+    if (vt != LUA_TNUMBER && vt != LUA_TBOOLEAN)
+        luaL_typeerror(L, vidx, "number, boolean or one-element mf.Tensor");
+    if (dt < 0)
+        dt = tdt >= 0 ? tdt : vt == LUA_TBOOLEAN ? (int)MF_BOOL : (int)MF_FLOAT32;
+    if ((vt == LUA_TBOOLEAN) != (dt == MF_BOOL))
+        luaL_error(L, "%s: a %s value does not fit dtype %s", fname, lua_typename(L, vt),
+                   mf_dtype_name((MfDType)dt));
+    MfTensor *out = NULL;
+    MfStatus st;
+    if (vt == LUA_TBOOLEAN) {
+        st = mf_create_fill_int(fname, MF_BOOL, rank, shape, lua_toboolean(L, vidx), &out);
+    } else if (mf_dtype_is_int((MfDType)dt)) {
+        lua_Integer v = check_int(L, vidx, fname, "the value for an integer dtype");
+        if (dt == MF_INT32 && (v < INT32_MIN || v > INT32_MAX))
+            luaL_error(L, "%s: value %I does not fit int32", fname, v);
+        st = mf_create_fill_int(fname, (MfDType)dt, rank, shape, v, &out);
+    } else {
+        st = mf_create_fill(fname, (MfDType)dt, rank, shape, lua_tonumber(L, vidx), &out);
+    }
+    lmf_check_status(L, st);
+    lmf_push_tensor(L, out);
+}
+
+/* zeros and ones: a number value filled into any dtype (bool: false/true). */
+static int fill_const(lua_State *L, const char *fname, int rank, const int64_t *shape,
+                      MfDType dt, int value)
+{
+    MfTensor *out = NULL;
+    lmf_check_status(L, mf_create_fill_int(fname, dt, rank, shape, value, &out));
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+static int shaped_const(lua_State *L, const char *fname, int value)
+{
+    int64_t shape[MF_MAX_RANK];
+    int rank = shape_arg(L, 1, fname, shape);
+    return fill_const(L, fname, rank, shape, dtype_arg(L, 2, fname, MF_FLOAT32, NULL), value);
+}
+
+/* mf.zeros(shape [, dtype]) */
+static int l_zeros(lua_State *L)
+{
+    return shaped_const(L, "zeros", 0);
+}
+
+/* mf.ones(shape [, dtype]) */
+static int l_ones(lua_State *L)
+{
+    return shaped_const(L, "ones", 1);
+}
+
+static int like_const(lua_State *L, const char *fname, int value)
+{
+    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    if (t->node)
+        return luaL_error(L, "%s: a symbolic (graph) tensor has no concrete shape yet", fname);
+    return fill_const(L, fname, t->rank, t->shape, dtype_arg(L, 2, fname, t->dtype, NULL),
+                      value);
+}
+
+/* mf.zeros_like(t [, dtype]) */
+static int l_zeros_like(lua_State *L)
+{
+    return like_const(L, "zeros_like", 0);
+}
+
+/* mf.ones_like(t [, dtype]) */
+static int l_ones_like(lua_State *L)
+{
+    return like_const(L, "ones_like", 1);
+}
+
+/* mf.fill(shape, value [, dtype]) */
+static int l_fill(lua_State *L)
+{
+    int64_t shape[MF_MAX_RANK];
+    int rank = shape_arg(L, 1, "fill", shape);
+    if (lua_isnoneornil(L, 2))
+        return luaL_error(L, "fill: expected a value as argument 2, got %s",
+                          luaL_typename(L, 2));
+    int given = 0;
+    MfDType dt = dtype_arg(L, 3, "fill", MF_FLOAT32, &given);
+    push_filled(L, "fill", rank, shape, 2, given ? (int)dt : -1);
+    return 1;
+}
+
+/* ---- constant ----------------------------------------------------------------- */
+
+/* Converts the data at 1 with mf.tensor (upvalue 1) in dtype 'dt' (< 0:
+ * inferred), renaming its "tensor:" errors to "constant:". Pushes it. */
+static MfTensor *constant_from_data(lua_State *L, int dt)
+{
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    if (dt >= 0)
+        lua_pushstring(L, mf_dtype_name((MfDType)dt));
+    else
+        lua_pushnil(L);
+    if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        if (msg && strncmp(msg, "tensor: ", 8) == 0)
+            luaL_error(L, "constant: %s", msg + 8);
+        lua_error(L);
+    }
+    return lmf_check_tensor(L, -1);
+}
+
+/* Pushes a view of the (concrete) tensor at the top with 'shape', whose
+ * element count must match; replaces the top. */
+static void reshape_top(lua_State *L, int rank, const int64_t *shape)
+{
+    MfTensor *t = lmf_check_tensor(L, -1);
+    char want[160], got[160];
+    if (t->node)
+        luaL_error(L, "constant: cannot give a shape to a symbolic (graph) tensor; use "
+                   "mf.reshape");
+    if (mf_shape_numel(rank, shape) != mf_tensor_numel(t))
+        luaL_error(L, "constant: data has %I element(s) (shape %s) but shape %s needs %I",
+                   (lua_Integer)mf_tensor_numel(t), mf_shape_str(t->rank, t->shape, got, 160),
+                   mf_shape_str(rank, shape, want, 160), (lua_Integer)mf_shape_numel(rank, shape));
+    MfTensor *c = mf_tensor_contiguous(t);
+    if (!c)
+        lmf_raise(L);
+    int64_t strides[MF_MAX_RANK];
+    mf_shape_strides(rank, shape, strides);
+    MfTensor *v = mf_tensor_view(c, rank, shape, strides, c->offset);
+    mf_tensor_release(c);
+    if (!v)
+        lmf_raise(L);
+    lmf_push_tensor(L, v);
+    lua_replace(L, -2);
+}
+
+/* The data tensor at 1, checked against an asked dtype; pushes it. */
+static void constant_from_tensor(lua_State *L, MfTensor *t, int dt)
+{
+    if (dt >= 0 && dt != (int)t->dtype)
+        luaL_error(L, "constant: data has dtype %s but dtype %s was asked (convert with "
+                   "mf.cast)", mf_dtype_name(t->dtype), mf_dtype_name((MfDType)dt));
+    lua_pushvalue(L, 1);
+}
+
+/* mf.constant(data [, {dtype, shape, name}]) (also mf.constant(data, dtype)) */
+static int l_constant(lua_State *L)
+{
+    static const char *const keys[] = {"dtype", "shape", "name", NULL};
+    check_keys(L, 2, "constant", keys, "dtype, shape, name");
+    int given = 0;
+    int dt = (int)dtype_arg(L, 2, "constant", MF_FLOAT32, &given);
+    dt = given ? dt : -1;
+    if (get_opt(L, 2, "name")) {
+        if (lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "constant: option 'name' must be a string, got %s",
+                              luaL_typename(L, -1));
+        lua_pop(L, 1); /* eager tensors carry no name; graph mode will */
+    }
+    int64_t shape[MF_MAX_RANK];
+    int rank = -1;
+    if (get_opt(L, 2, "shape"))
+        rank = shape_arg(L, lua_gettop(L), "constant", shape);
+    MfTensor *t = lmf_test_tensor(L, 1);
+    int vt = lua_type(L, 1);
+    if (!t && vt != LUA_TNUMBER && vt != LUA_TBOOLEAN && vt != LUA_TTABLE)
+        return luaL_typeerror(L, 1, "number, boolean, table or mf.Tensor");
+    int scalar = vt == LUA_TNUMBER || vt == LUA_TBOOLEAN || (t && t->rank == 0 && !t->node);
+    if (rank >= 0 && scalar) {
+        push_filled(L, "constant", rank, shape, 1, dt);
+        return 1;
+    }
+    if (t)
+        constant_from_tensor(L, t, dt);
+    else
+        constant_from_data(L, dt);
+    if (rank >= 0)
+        reshape_top(L, rank, shape);
+    return 1;
+}
+
+/* ---- eye, range, linspace -------------------------------------------------------- */
+
+/* mf.eye(n [, {num_columns, dtype}]) (also mf.eye(n, m)) */
+static int l_eye(lua_State *L)
+{
+    static const char *const keys[] = {"num_columns", "dtype", NULL};
+    lua_Integer rows = check_int(L, 1, "eye", "n"), cols = rows;
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+        cols = check_int(L, 2, "eye", "num_columns");
+        lua_remove(L, 2);
+    }
+    check_keys(L, 2, "eye", keys, "num_columns, dtype");
+    if (get_opt(L, 2, "num_columns")) {
+        cols = check_int(L, -1, "eye", "num_columns");
+        lua_pop(L, 1);
+    }
+    if (rows < 0 || cols < 0)
+        return luaL_error(L, "eye: sizes must be >= 0, got %I x %I", rows, cols);
+    MfTensor *out = NULL;
+    lmf_check_status(L, mf_create_eye(dtype_arg(L, 2, "eye", MF_FLOAT32, NULL), rows, cols,
+                                      &out));
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* Reads start, limit, delta (1 to 3 numbers, then options) into 'v';
+ * returns the index of the options argument and sets '*all_int'. */
+static int range_args(lua_State *L, lua_Number v[3], lua_Integer iv[3], int *all_int)
+{
+    int n = 0;
+    *all_int = 1;
+    while (n < 3 && lua_type(L, n + 1) == LUA_TNUMBER) {
+        v[n] = lua_tonumber(L, n + 1);
+        *all_int &= lua_isinteger(L, n + 1);
+        iv[n] = lua_isinteger(L, n + 1) ? lua_tointeger(L, n + 1) : (lua_Integer)0;
+        n++;
+    }
+    if (n == 0)
+        return luaL_error(L, "range: expected a number as argument 1 (limit, or start and "
+                          "limit), got %s", luaL_typename(L, 1));
+    if (n == 1) {
+        v[1] = v[0], iv[1] = iv[0];
+        v[0] = 0, iv[0] = 0;
+    }
+    if (n < 3)
+        v[2] = 1, iv[2] = 1;
+    return n == 1 ? 2 : n + 1;
+}
+
+/* mf.range(start, limit [, delta [, {dtype}]]) or mf.range(limit) */
+static int l_range(lua_State *L)
+{
+    static const char *const keys[] = {"dtype", NULL};
+    lua_Number v[3];
+    lua_Integer iv[3];
+    int all_int;
+    int oi = range_args(L, v, iv, &all_int);
+    check_keys(L, oi, "range", keys, "dtype");
+    MfDType dt = dtype_arg(L, oi, "range", all_int ? MF_INT32 : MF_FLOAT32, NULL);
+    MfTensor *out = NULL;
+    MfStatus st;
+    if (mf_dtype_is_int(dt)) {
+        for (int i = 0; i < 3 && !all_int; i++)
+            if (v[i] != floor(v[i]) || fabs(v[i]) > 9007199254740992.0)
+                return luaL_error(L, "range: dtype %s needs integer start, limit and delta, "
+                                  "got %f", mf_dtype_name(dt), v[i]);
+        if (!all_int)
+            iv[0] = (lua_Integer)v[0], iv[1] = (lua_Integer)v[1], iv[2] = (lua_Integer)v[2];
+        st = mf_create_range_int(dt, iv[0], iv[1], iv[2], &out);
+    } else if (dt == MF_BOOL) {
+        return luaL_error(L, "range: dtype bool is not a number type");
+    } else {
+        st = mf_create_range(dt, v[0], v[1], v[2], &out);
+    }
+    lmf_check_status(L, st);
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* mf.linspace(a, b, n [, {dtype}]) */
+static int l_linspace(lua_State *L)
+{
+    static const char *const keys[] = {"dtype", NULL};
+    lua_Number a = luaL_checknumber(L, 1), b = luaL_checknumber(L, 2);
+    lua_Integer n = check_int(L, 3, "linspace", "n");
+    check_keys(L, 4, "linspace", keys, "dtype");
+    MfDType dt = dtype_arg(L, 4, "linspace", MF_FLOAT32, NULL);
+    MfTensor *out = NULL;
+    lmf_check_status(L, mf_create_linspace(dt, a, b, n, &out));
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* ---- mf.random ----------------------------------------------------------------------- */
+
+/* mf.random.seed(n): sets the global seed and restarts the op sequence. */
+static int l_seed(lua_State *L)
+{
+    mf_rng_set_global_seed((uint64_t)check_int(L, 1, "random.seed", "the seed"));
+    return 0;
+}
+
+/* The op seed for a call with options at 'idx' (see core/rng.h). */
+static uint64_t seed_opt(lua_State *L, int idx, const char *fname)
+{
+    if (!get_opt(L, idx, "seed"))
+        return mf_rng_op_seed(false, 0);
+    lua_Integer s = check_int(L, -1, fname, "option 'seed'");
+    lua_pop(L, 1);
+    return mf_rng_op_seed(true, s);
+}
+
+typedef MfStatus (*NormalFn)(int, const int64_t *, MfDType, double, double, uint64_t,
+                             MfTensor **);
+
+static int random_normal(lua_State *L, const char *fname, NormalFn fn)
+{
+    static const char *const keys[] = {"mean", "stddev", "dtype", "seed", NULL};
+    int64_t shape[MF_MAX_RANK];
+    int rank = shape_arg(L, 1, fname, shape);
+    check_keys(L, 2, fname, keys, "mean, stddev, dtype, seed");
+    double mean = opt_number(L, 2, fname, "mean", 0.0);
+    double stddev = opt_number(L, 2, fname, "stddev", 1.0);
+    MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
+    MfTensor *out = NULL;
+    lmf_check_status(L, fn(rank, shape, dt, mean, stddev, seed_opt(L, 2, fname), &out));
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* mf.random.normal(shape [, {mean = 0, stddev = 1, dtype, seed}]) */
+static int l_normal(lua_State *L)
+{
+    return random_normal(L, "random.normal", mf_random_normal);
+}
+
+/* mf.random.truncated_normal(shape [, {mean = 0, stddev = 1, dtype, seed}]) */
+static int l_truncated_normal(lua_State *L)
+{
+    return random_normal(L, "random.truncated_normal", mf_random_truncated_normal);
+}
+
+/* mf.random.uniform(shape [, {minval = 0, maxval = 1, dtype, seed}]);
+ * integer dtypes need maxval. */
+static int l_uniform(lua_State *L)
+{
+    static const char *const keys[] = {"minval", "maxval", "dtype", "seed", NULL};
+    const char *fname = "random.uniform";
+    int64_t shape[MF_MAX_RANK];
+    int rank = shape_arg(L, 1, fname, shape);
+    check_keys(L, 2, fname, keys, "minval, maxval, dtype, seed");
+    MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
+    double lo = opt_number(L, 2, fname, "minval", 0.0);
+    double hi = opt_number(L, 2, fname, "maxval", NAN);
+    if (isnan(hi) && mf_dtype_is_int(dt))
+        return luaL_error(L, "%s: maxval is required for integer dtypes (%s)", fname,
+                          mf_dtype_name(dt));
+    if (isnan(hi))
+        hi = 1.0;
+    MfTensor *out = NULL;
+    lmf_check_status(L, mf_random_uniform(rank, shape, dt, lo, hi, seed_opt(L, 2, fname), &out));
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* mf.random.shuffle(t [, {seed}]): slices along axis 1 in a random order. */
+static int l_shuffle(lua_State *L)
+{
+    static const char *const keys[] = {"seed", NULL};
+    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    check_keys(L, 2, "random.shuffle", keys, "seed");
+    if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
+        return luaL_typeerror(L, 2, "options table");
+    MfTensor *out = NULL;
+    lmf_check_status(L, mf_random_shuffle(t, seed_opt(L, 2, "random.shuffle"), &out));
+    lmf_push_tensor(L, out);
+    return 1;
+}
 
 void lmf_open_create(lua_State *L, int methods)
 {
-    (void)L;
+    static const luaL_Reg funcs[] = {
+        {"zeros", l_zeros}, {"ones", l_ones}, {"fill", l_fill}, {"zeros_like", l_zeros_like},
+        {"ones_like", l_ones_like}, {"eye", l_eye}, {"range", l_range},
+        {"linspace", l_linspace}, {NULL, NULL}};
+    static const luaL_Reg random[] = {
+        {"seed", l_seed}, {"normal", l_normal}, {"uniform", l_uniform},
+        {"truncated_normal", l_truncated_normal}, {"shuffle", l_shuffle}, {NULL, NULL}};
     (void)methods;
+    luaL_setfuncs(L, funcs, 0);
+    /* mf.constant converts its data with mf.tensor (registered before us). */
+    lua_getfield(L, -1, "tensor");
+    lua_pushcclosure(L, l_constant, 1);
+    lua_setfield(L, -2, "constant");
+    luaL_newlib(L, random);
+    lua_setfield(L, -2, "random");
 }

@@ -1,31 +1,142 @@
-/* lmf_print.c — printing tensors. */
+/* lmf_print.c — tostring(t) / print(t) and mf.set_printoptions /
+ * mf.get_printoptions. The text comes from core/format.c; this file holds the
+ * options and moves the text into Lua.
+ *
+ * Ownership: the engine's text buffer sits in a userdata with a __gc, so a
+ * Lua memory error while pushing the string leaks nothing. */
 #include <lauxlib.h>
-#include <stdio.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
 
+#include "lmf.h"
 #include "lmf_print.h"
 
-LmfPrintOptions lmf_print_options = {4, 1000, 3, 75};
+#define STRBUF_MT "mf.StrBuf"
+
+LmfPrintOptions lmf_print_options = MF_PRINT_DEFAULTS;
+
+static int strbuf_gc(lua_State *L)
+{
+    mf_strbuf_free(luaL_checkudata(L, 1, STRBUF_MT));
+    return 0;
+}
 
 void lmf_push_tensor_string(lua_State *L, const MfTensor *t)
 {
-    luaL_Buffer b;
-    char buf[200];
-    luaL_buffinit(L, &b);
-    int64_t n = mf_tensor_numel(t);
-    if (!t->node) {
-        for (int64_t i = 0; i < n; i++) {
-            snprintf(buf, sizeof buf, "%s%g", i ? " " : "", mf_tensor_get(t, i));
-            luaL_addstring(&b, buf);
-        }
+    MfStrBuf *b = lua_newuserdatauv(L, sizeof *b, 0);
+    *b = (MfStrBuf){0};
+    luaL_setmetatable(L, STRBUF_MT);
+    if (mf_format_tensor(t, &lmf_print_options, b) != MF_OK) {
+        mf_strbuf_free(b);
+        lmf_raise(L);
     }
-    luaL_addstring(&b, "\nshape=");
-    luaL_addstring(&b, mf_shape_str(t->rank, t->shape, buf, sizeof buf));
-    luaL_addstring(&b, ", dtype=");
-    luaL_addstring(&b, mf_dtype_name(t->dtype));
-    luaL_pushresult(&b);
+    lua_pushlstring(L, b->data, b->len);
+    mf_strbuf_free(b);
+    lua_remove(L, -2);
+}
+
+/* ---- options ------------------------------------------------------------------------ */
+
+typedef struct OptField {
+    const char *name;
+    lua_Integer lo, hi;
+} OptField;
+
+static const OptField fields[] = {
+    {"precision", 0, MF_PRINT_MAX_PRECISION},
+    {"threshold", 0, LUA_MAXINTEGER},
+    {"edgeitems", 1, MF_PRINT_MAX_ITEMS},
+    {"linewidth", 1, MF_PRINT_MAX_ITEMS},
+};
+
+#define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
+
+/* The value on top of the stack for field 'f', or a raised error naming it.
+ * 'threshold' also takes math.huge (never summarise). */
+static lua_Integer opt_value(lua_State *L, const OptField *f)
+{
+    int isint = 0;
+    lua_Integer v = lua_tointegerx(L, -1, &isint);
+    if (lua_type(L, -1) == LUA_TNUMBER && !isint && f->hi == LUA_MAXINTEGER &&
+        lua_tonumber(L, -1) == (lua_Number)HUGE_VAL)
+        return LUA_MAXINTEGER;
+    if (lua_type(L, -1) == LUA_TNUMBER && isint && v >= f->lo && v <= f->hi)
+        return v;
+    const char *got = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL)
+                                                      : luaL_typename(L, -1);
+    if (f->hi == LUA_MAXINTEGER)
+        luaL_error(L, "set_printoptions: %s must be an integer >= %d (or math.huge), got %s",
+                   f->name, (int)f->lo, got);
+    luaL_error(L, "set_printoptions: %s must be an integer from %d to %d, got %s", f->name,
+               (int)f->lo, (int)f->hi, got);
+    return 0;
+}
+
+static void set_field(MfPrintOptions *o, int i, lua_Integer v)
+{
+    switch (i) {
+    case 0: o->precision = (int)v; break;
+    case 1: o->threshold = (int64_t)v; break;
+    case 2: o->edgeitems = (int)v; break;
+    default: o->linewidth = (int)v; break;
+    }
+}
+
+/* mf.set_printoptions{precision=, threshold=, edgeitems=, linewidth=}: checks
+ * every field first, then applies them together; returns nothing. */
+static int l_set_printoptions(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    MfPrintOptions o = lmf_print_options;
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        if (lua_type(L, -2) != LUA_TSTRING)
+            return luaL_error(L, "set_printoptions: option names must be strings, got %s",
+                              luaL_typename(L, -2));
+        const char *key = lua_tostring(L, -2);
+        int i = 0;
+        while (i < NFIELDS && strcmp(fields[i].name, key) != 0)
+            i++;
+        if (i == NFIELDS)
+            return luaL_error(L, "set_printoptions: unknown option '%s' (expected precision, "
+                              "threshold, edgeitems or linewidth)", key);
+        set_field(&o, i, opt_value(L, &fields[i]));
+        lua_pop(L, 1);
+    }
+    lmf_print_options = o;
+    return 0;
+}
+
+/* mf.get_printoptions() -> a fresh table {precision, threshold, edgeitems, linewidth}. */
+static int l_get_printoptions(lua_State *L)
+{
+    const MfPrintOptions *o = &lmf_print_options;
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, o->precision);
+    lua_setfield(L, -2, "precision");
+    if (o->threshold == (int64_t)LUA_MAXINTEGER)
+        lua_pushnumber(L, (lua_Number)HUGE_VAL);
+    else
+        lua_pushinteger(L, (lua_Integer)o->threshold);
+    lua_setfield(L, -2, "threshold");
+    lua_pushinteger(L, o->edgeitems);
+    lua_setfield(L, -2, "edgeitems");
+    lua_pushinteger(L, o->linewidth);
+    lua_setfield(L, -2, "linewidth");
+    return 1;
 }
 
 void lmf_open_print(lua_State *L)
 {
-    (void)L;
+    if (luaL_newmetatable(L, STRBUF_MT)) {
+        lua_pushcfunction(L, strbuf_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_pop(L, 1);
+    static const luaL_Reg fns[] = {
+        {"set_printoptions", l_set_printoptions},
+        {"get_printoptions", l_get_printoptions},
+        {NULL, NULL}};
+    luaL_setfuncs(L, fns, 0);
 }

@@ -1,8 +1,300 @@
-/* lmf_reduce.c — Lua bindings (being written). */
+/* lmf_reduce.c — Lua bindings for reductions, arg-reductions and clipping:
+ *   mf.reduce_sum / reduce_mean / reduce_max / reduce_min / reduce_prod
+ *       (t [, axis | axes | {axis =, keepdims =}] [, keepdims | {keepdims =}])
+ *   mf.argmax(t [, axis | {axis =}]), mf.argmin (1-based int64 positions)
+ *   mf.clip_by_value(t, lo, hi), mf.clip_by_norm(t, clip_norm [, {axes =}]),
+ *   mf.global_norm(list), mf.clip_by_global_norm(list, clip_norm [, {use_norm =}])
+ * The reductions, arg-reductions, clip_by_value and clip_by_norm are also
+ * tensor methods (t:reduce_sum(2), t:clip_by_norm(5)).
+ *
+ * Axes are 1-based (negative from the end) here and 0-based in the engine.
+ * Lists may have holes (nil entries): their length is the field 'n' when
+ * present, else the largest integer key. Every temporary is either on the
+ * Lua stack or in a Lua table, so a raised error leaks nothing. */
+#include "core/clip.h"
+#include "core/ops/reduce.h"
 #include "lmf.h"
+
+/* ---- axes ------------------------------------------------------------------- */
+
+/* The integer axis in the value on top of the stack (popped), 0-based. */
+static int64_t pop_axis(lua_State *L, const char *fname, int rank)
+{
+    int isint = 0;
+    lua_Integer ax = lua_tointegerx(L, -1, &isint);
+    if (!isint)
+        luaL_error(L, "%s: an axis must be an integer, got %s", fname,
+                   lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
+    lua_pop(L, 1);
+    return lmf_axis(L, fname, ax, rank, 0);
+}
+
+/* Reads a number or an array of numbers at 'idx' into a->axes / a->naxes;
+ * refuses repeated axes. */
+static void read_axes(lua_State *L, int idx, const char *fname, int rank, MfAttrs *a)
+{
+    idx = lua_absindex(L, idx);
+    a->all_axes = false;
+    a->naxes = 0;
+    if (!lua_istable(L, idx)) {
+        lua_pushvalue(L, idx);
+        a->axes[a->naxes++] = pop_axis(L, fname, rank);
+        return;
+    }
+    int n = (int)lua_rawlen(L, idx);
+    /* distinct in-range axes never outnumber 'rank', so a->axes cannot overflow */
+    for (int i = 1; i <= n; i++) {
+        lua_rawgeti(L, idx, i);
+        int64_t ax = pop_axis(L, fname, rank);
+        for (int k = 0; k < a->naxes; k++)
+            if (a->axes[k] == ax)
+                luaL_error(L, "%s: axis %d is listed twice (axes are 1-based)", fname,
+                           (int)ax + 1);
+        a->axes[a->naxes++] = ax;
+    }
+}
+
+/* An array (not an options table): has element 1. */
+static int is_array(lua_State *L, int idx)
+{
+    return lua_istable(L, idx) && lua_rawlen(L, idx) > 0;
+}
+
+/* ---- reductions ---------------------------------------------------------------- */
+
+/* Fills the attributes from arguments 2 and 3 (see the file comment). */
+static void reduce_args(lua_State *L, const char *fname, int rank, MfAttrs *a)
+{
+    a->all_axes = true;
+    int t2 = lua_type(L, 2);
+    if (t2 == LUA_TNUMBER || is_array(L, 2)) {
+        read_axes(L, 2, fname, rank, a);
+    } else if (t2 == LUA_TTABLE) {
+        lua_getfield(L, 2, "axis");
+        if (!lua_isnil(L, -1))
+            read_axes(L, -1, fname, rank, a);
+        lua_pop(L, 1);
+        a->keepdims = lmf_opt_bool(L, 2, "keepdims", 0);
+    } else if (t2 != LUA_TNONE && t2 != LUA_TNIL) {
+        luaL_typeerror(L, 2, "axis (number or array of numbers) or options table");
+    }
+    if (lua_isboolean(L, 3))
+        a->keepdims = lua_toboolean(L, 3);
+    else if (lua_istable(L, 3))
+        a->keepdims = lmf_opt_bool(L, 3, "keepdims", a->keepdims);
+    else if (!lua_isnoneornil(L, 3))
+        luaL_typeerror(L, 3, "keepdims (boolean) or options table");
+}
+
+static int l_reduce(lua_State *L)
+{
+    MfOpId op = (MfOpId)lua_tointeger(L, lua_upvalueindex(1));
+    const char *fname = mf_op_table[op]->api;
+    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    MfAttrs a = mf_attrs_default();
+    reduce_args(L, fname, t->rank, &a);
+    return lmf_call_op(L, op, 1, &t, &a);
+}
+
+/* argmax(t [, axis | {axis =}]): the default axis is 1 (TensorFlow's 0). */
+static int l_argreduce(lua_State *L)
+{
+    MfOpId op = (MfOpId)lua_tointeger(L, lua_upvalueindex(1));
+    const char *fname = mf_op_table[op]->api;
+    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    MfAttrs a = mf_attrs_default();
+    if (lua_istable(L, 2))
+        lua_getfield(L, 2, "axis");
+    else if (lua_isnoneornil(L, 2) || lua_type(L, 2) == LUA_TNUMBER)
+        lua_pushvalue(L, 2);
+    else
+        return luaL_typeerror(L, 2, "axis (number) or options table");
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushinteger(L, 1);
+    }
+    a.axis = pop_axis(L, fname, t->rank);
+    return lmf_call_op(L, op, 1, &t, &a);
+}
+
+/* ---- clipping -------------------------------------------------------------------- */
+
+/* Argument 'idx' as a tensor: a number takes dtype 'like'. */
+static MfTensor *bound_arg(lua_State *L, int idx, const char *what, int like)
+{
+    if (lua_isnoneornil(L, idx))
+        luaL_argerror(L, idx, lua_pushfstring(L, "%s (number or mf.Tensor) expected, got %s",
+                                              what, luaL_typename(L, idx)));
+    return lmf_to_tensor(L, idx, like);
+}
+
+static int l_clip_by_value(lua_State *L)
+{
+    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    if (lua_type(L, 2) == LUA_TNUMBER && lua_type(L, 3) == LUA_TNUMBER &&
+        lua_tonumber(L, 2) > lua_tonumber(L, 3))
+        return luaL_error(L, "clip_by_value: lo (%s) must be <= hi (%s)", lua_tostring(L, 2),
+                          lua_tostring(L, 3));
+    MfTensor *lo = bound_arg(L, 2, "lo", (int)t->dtype);
+    MfTensor *hi = bound_arg(L, 3, "hi", (int)t->dtype);
+    MfTensor *out = NULL;
+    if (mf_clip_by_value(t, lo, hi, &out) != MF_OK)
+        return lmf_raise(L);
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+static int l_clip_by_norm(lua_State *L)
+{
+    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    MfTensor *clip = bound_arg(L, 2, "clip_norm", (int)t->dtype);
+    MfAttrs a = mf_attrs_default();
+    a.all_axes = true;
+    if (lua_type(L, 3) == LUA_TNUMBER || is_array(L, 3)) {
+        read_axes(L, 3, "clip_by_norm", t->rank, &a);
+    } else if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "axes");
+        if (!lua_isnil(L, -1))
+            read_axes(L, -1, "clip_by_norm", t->rank, &a);
+        lua_pop(L, 1);
+    } else if (!lua_isnoneornil(L, 3)) {
+        return luaL_typeerror(L, 3, "axes (number or array) or options table {axes =}");
+    }
+    MfTensor *out = NULL;
+    if (mf_clip_by_norm(t, clip, a.all_axes ? NULL : a.axes, a.naxes, &out) != MF_OK)
+        return lmf_raise(L);
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* The length of the list at 'idx': its field 'n', else its largest
+ * positive integer key (so arrays with holes work). */
+static int list_length(lua_State *L, int idx, const char *fname)
+{
+    lua_getfield(L, idx, "n");
+    if (lua_isinteger(L, -1)) {
+        lua_Integer n = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        if (n < 0 || n > 1000000)
+            luaL_error(L, "%s: list field n = %d is not a valid length", fname, (int)n);
+        return (int)n;
+    }
+    lua_pop(L, 1);
+    lua_Integer max = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > max)
+            max = lua_tointeger(L, -1);
+    }
+    if (max > 1000000)
+        luaL_error(L, "%s: list index %d is too large", fname, (int)max);
+    return (int)max;
+}
+
+/* Reads the list at 'idx' into a userdata array of borrowed tensors (NULL
+ * for nil entries) left on the stack; converted entries are kept alive in a
+ * table also left on the stack (below the array). Returns the array. */
+static MfTensor **read_list(lua_State *L, int idx, const char *fname, int *n)
+{
+    luaL_checktype(L, idx, LUA_TTABLE);
+    *n = list_length(L, idx, fname);
+    lua_createtable(L, *n, 0);
+    int anchor = lua_gettop(L);
+    MfTensor **ts = lua_newuserdatauv(L, sizeof *ts * (size_t)(*n > 0 ? *n : 1), 0);
+    for (int i = 0; i < *n; i++) {
+        lua_rawgeti(L, idx, i + 1);
+        ts[i] = NULL;
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            continue;
+        }
+        if (!lmf_test_tensor(L, -1) && !lua_istable(L, -1) && !lua_isuserdata(L, -1))
+            luaL_error(L, "%s: list entry %d must be a mf.Tensor or nil, got %s", fname, i + 1,
+                       luaL_typename(L, -1));
+        ts[i] = lmf_to_tensor(L, -1, -1);
+        lua_rawseti(L, anchor, i + 1);
+    }
+    return ts;
+}
+
+static int l_global_norm(lua_State *L)
+{
+    int n;
+    MfTensor **ts = read_list(L, 1, "global_norm", &n);
+    MfTensor *out = NULL;
+    if (mf_global_norm(n, ts, &out) != MF_OK)
+        return lmf_raise(L);
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* The dtype numbers take: the first tensor's, else float32. */
+static int list_dtype(MfTensor *const *ts, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ts[i])
+            return (int)ts[i]->dtype;
+    return (int)MF_FLOAT32;
+}
+
+static int l_clip_by_global_norm(lua_State *L)
+{
+    int n;
+    MfTensor **ts = read_list(L, 1, "clip_by_global_norm", &n);
+    int like = list_dtype(ts, n);
+    MfTensor *clip = bound_arg(L, 2, "clip_norm", like);
+    MfTensor *use_norm = NULL;
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "use_norm");
+        use_norm = lua_isnil(L, -1) ? NULL : lmf_to_tensor(L, -1, like);
+    } else if (!lua_isnoneornil(L, 3)) {
+        return luaL_typeerror(L, 3, "options table {use_norm =}");
+    }
+    MfTensor **outs = lua_newuserdatauv(L, sizeof *outs * (size_t)(n > 0 ? n : 1), 0);
+    MfTensor *norm = NULL;
+    if (mf_clip_by_global_norm(n, ts, clip, use_norm, outs, &norm) != MF_OK)
+        return lmf_raise(L);
+    lua_createtable(L, n, 1);
+    for (int i = 0; i < n; i++) {
+        if (!outs[i])
+            continue;
+        lmf_push_tensor(L, outs[i]);
+        outs[i] = NULL;
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "n");
+    lmf_push_tensor(L, norm);
+    return 2;
+}
+
+/* ---- registration ------------------------------------------------------------------ */
+
+static void register_op(lua_State *L, int methods, MfOpId op, lua_CFunction f)
+{
+    lua_pushinteger(L, op);
+    lua_pushcclosure(L, f, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, methods, mf_op_table[op]->api);
+    lua_setfield(L, -2, mf_op_table[op]->api);
+}
 
 void lmf_open_reduce(lua_State *L, int methods)
 {
-    (void)L;
-    (void)methods;
+    static const luaL_Reg funcs[] = {
+        {"clip_by_value", l_clip_by_value}, {"clip_by_norm", l_clip_by_norm},
+        {"global_norm", l_global_norm}, {"clip_by_global_norm", l_clip_by_global_norm},
+        {NULL, NULL}};
+    static const MfOpId reductions[] = {MF_OP_SUM, MF_OP_MEAN, MF_OP_MAX, MF_OP_MIN, MF_OP_PROD};
+    methods = lua_absindex(L, methods);
+    for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; i++)
+        register_op(L, methods, reductions[i], l_reduce);
+    register_op(L, methods, MF_OP_ARGMAX, l_argreduce);
+    register_op(L, methods, MF_OP_ARGMIN, l_argreduce);
+    luaL_setfuncs(L, funcs, 0);
+    lua_pushcfunction(L, l_clip_by_value);
+    lua_setfield(L, methods, "clip_by_value");
+    lua_pushcfunction(L, l_clip_by_norm);
+    lua_setfield(L, methods, "clip_by_norm");
 }

@@ -1,51 +1,274 @@
-/* main.c — the moonflow program (shaped like lua.c). */
+/* main.c — the moonflow program, shaped like Lua 5.4's lua.c.
+ *
+ *   moonflow                    the prompt (or, when stdin is not a
+ *                               terminal, run standard input as a chunk)
+ *   moonflow script.lua [args]  run a script; 'arg' and '...' as in lua
+ *   moonflow -e "code"          run a string (repeatable, in order)
+ *   moonflow -l mod             require 'mod' into global 'mod'
+ *   moonflow -i [script]        the prompt after the script and -e chunks
+ *   moonflow --version | -v     version, Lua and BLAS configuration
+ *   moonflow --help | -h        usage
+ *
+ * Everything runs inside one protected call ('pmain'), so a Lua memory
+ * error at start-up is reported rather than aborting. Exit status is
+ * non-zero when any chunk fails. MOONFLOW_NUM_THREADS sets OpenBLAS's
+ * thread count before anything runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cblas.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "lmf.h"
+#include "prompt.h"
+#include "version.h"
 
-static int report(lua_State *L, int status)
+static const char *progname = "moonflow";
+
+enum {
+    HAS_ERROR = 1,  /* bad option */
+    HAS_I = 2,      /* -i */
+    HAS_V = 4,      /* -v, --version */
+    HAS_E = 8,      /* -e or -l */
+    HAS_H = 16,     /* -h, --help */
+};
+
+static void print_usage(const char *badoption)
 {
-    if (status != LUA_OK) {
-        fprintf(stderr, "%s\n", lua_tostring(L, -1));
-        lua_pop(L, 1);
+    FILE *out = badoption ? stderr : stdout;
+    if (badoption) {
+        if (badoption[1] == 'e' || badoption[1] == 'l')
+            fprintf(stderr, "%s: '%s' needs argument\n", progname, badoption);
+        else
+            fprintf(stderr, "%s: unrecognized option '%s'\n", progname, badoption);
     }
-    return status;
+    fprintf(out,
+            "usage: %s [options] [script [args]]\n"
+            "Available options are:\n"
+            "  -e stat    execute string 'stat'\n"
+            "  -i         enter the prompt after executing 'script'\n"
+            "  -l mod     require library 'mod' into global 'mod'\n"
+            "  -v         show version information (also --version)\n"
+            "  -h         show this help (also --help)\n"
+            "  --         stop handling options\n"
+            "  -          stop handling options and execute stdin\n"
+            "Environment: MOONFLOW_NUM_THREADS (BLAS threads), MOONFLOW_HISTORY (history file,\n"
+            "default ~/.moonflow_history), OPENBLAS_CORETYPE (BLAS kernel choice).\n"
+            "At the prompt, help() lists the topics.\n",
+            progname);
+    fflush(out);
 }
 
-static int traceback(lua_State *L)
+/* Scans the options; '*first' gets the index of the script (or argc).
+ * Returns the HAS_ flags. */
+static int collect_args(char **argv, int *first)
 {
-    const char *msg = lua_tostring(L, 1);
-    luaL_traceback(L, L, msg ? msg : "(error object is not a string)", 1);
+    int args = 0;
+    int i;
+    for (i = 1; argv[i] != NULL; i++) {
+        *first = i;
+        if (argv[i][0] != '-')
+            return args;
+        if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-v") == 0) {
+            args |= HAS_V;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            args |= HAS_H;
+        } else if (strcmp(argv[i], "--") == 0) {
+            *first = i + 1;
+            return args;
+        } else if (strcmp(argv[i], "-") == 0) {
+            return args;
+        } else if (strcmp(argv[i], "-i") == 0) {
+            args |= HAS_I | HAS_V;
+        } else if (strcmp(argv[i], "-e") == 0 || strcmp(argv[i], "-l") == 0) {
+            args |= HAS_E;
+            if (argv[++i] == NULL || argv[i][0] == '-')
+                return HAS_ERROR | (i - 1);
+        } else if ((argv[i][1] == 'e' || argv[i][1] == 'l') && argv[i][2] != '\0') {
+            args |= HAS_E;   /* -e'code' and -lmod */
+        } else {
+            return HAS_ERROR | i;
+        }
+    }
+    *first = i;
+    return args;
+}
+
+/* The global 'arg' as in lua: arg[0] is the script, arg[1..] its
+ * arguments, arg[-1] .. the interpreter and options before it. */
+static void create_arg_table(lua_State *L, char **argv, int argc, int script)
+{
+    if (script == argc)
+        script = 0;
+    lua_createtable(L, argc - script - 1, script + 1);
+    for (int i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i - script);
+    }
+    lua_setglobal(L, "arg");
+}
+
+static int do_chunk(lua_State *L, int status)
+{
+    if (status == LUA_OK)
+        status = lmf_docall(L, 0, 0);
+    return lmf_report(L, status);
+}
+
+static int do_string(lua_State *L, const char *s, const char *name)
+{
+    return do_chunk(L, luaL_loadbuffer(L, s, strlen(s), name));
+}
+
+/* -l mod: global[mod] = require(mod). */
+static int do_library(lua_State *L, const char *name)
+{
+    lua_getglobal(L, "require");
+    lua_pushstring(L, name);
+    int status = lmf_docall(L, 1, 1);
+    if (status == LUA_OK)
+        lua_setglobal(L, name);
+    return lmf_report(L, status);
+}
+
+/* Pushes the script's arguments (arg[1..#arg]); returns how many. */
+static int push_args(lua_State *L)
+{
+    if (lua_getglobal(L, "arg") != LUA_TTABLE)
+        luaL_error(L, "'arg' is not a table");
+    int n = (int)luaL_len(L, -1);
+    luaL_checkstack(L, n + 3, "too many arguments to script");
+    for (int i = 1; i <= n; i++)
+        lua_rawgeti(L, -i, i);
+    lua_remove(L, -n - 1);
+    return n;
+}
+
+static int handle_script(lua_State *L, char **argv)
+{
+    const char *fname = argv[0];
+    if (strcmp(fname, "-") == 0 && strcmp(argv[-1], "--") != 0)
+        fname = NULL;   /* stdin */
+    int status = luaL_loadfile(L, fname);
+    if (status == LUA_OK) {
+        int n = push_args(L);
+        status = lmf_docall(L, n, LUA_MULTRET);
+    }
+    return lmf_report(L, status);
+}
+
+/* Runs -e and -l in order; returns 0 when one fails. */
+static int run_args(lua_State *L, char **argv, int n)
+{
+    for (int i = 1; i < n; i++) {
+        char option = argv[i][1];
+        if (argv[i][0] != '-' || (option != 'e' && option != 'l'))
+            continue;
+        const char *extra = argv[i] + 2;
+        if (*extra == '\0')
+            extra = argv[++i];
+        int status = option == 'e' ? do_string(L, extra, "=(command line)")
+                                   : do_library(L, extra);
+        if (status != LUA_OK)
+            return 0;
+    }
     return 1;
 }
 
-static int run_chunk(lua_State *L, int status)
+/* MOONFLOW_NUM_THREADS=n sets OpenBLAS's threads; a bad value is reported
+ * and ignored. */
+static void apply_thread_env(void)
 {
-    if (status != LUA_OK)
-        return status;
-    int base = lua_gettop(L);
-    lua_pushcfunction(L, traceback);
-    lua_insert(L, base);
-    status = lua_pcall(L, 0, 0, base);
-    lua_remove(L, base);
-    return status;
+    const char *s = getenv("MOONFLOW_NUM_THREADS");
+    if (s == NULL || *s == '\0')
+        return;
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (*end != '\0' || n < 1 || n > 4096) {
+        fprintf(stderr, "%s: ignoring MOONFLOW_NUM_THREADS='%s' (expected an integer >= 1)\n",
+                progname, s);
+        return;
+    }
+    openblas_set_num_threads((int)n);
+}
+
+/* Opens the standard libraries and moonflow: globals 'mf' and 'help'. */
+static void open_libs(lua_State *L)
+{
+    luaL_openlibs(L);
+    luaL_requiref(L, "moonflow", luaopen_moonflow, 1);
+    if (lua_getfield(L, -1, "help") != LUA_TNIL)
+        lua_setglobal(L, "help");
+    else
+        lua_pop(L, 1);
+    lua_setglobal(L, "mf");
+}
+
+static void start_prompt(lua_State *L)
+{
+    lmf_print_banner();
+    printf("Type help() for help, Ctrl-D to exit.\n");
+    fflush(stdout);
+    lmf_prompt_loop(L);
+}
+
+/* The protected main: argc and argv arrive as light values. */
+static int pmain(lua_State *L)
+{
+    int argc = (int)lua_tointeger(L, 1);
+    char **argv = lua_touserdata(L, 2);
+    int script = argc;
+    int args = collect_args(argv, &script);
+    if (args & HAS_ERROR) {
+        print_usage(argv[args ^ HAS_ERROR]);
+        return 0;
+    }
+    if (args & HAS_H) {
+        print_usage(NULL);
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    apply_thread_env();
+    open_libs(L);
+    create_arg_table(L, argv, argc, script);
+    if ((args & HAS_V) && !(args & HAS_I))
+        lmf_print_banner();
+    if (!run_args(L, argv, script))
+        return 0;
+    if (script < argc && handle_script(L, argv + script) != LUA_OK)
+        return 0;
+    if (args & HAS_I) {
+        start_prompt(L);
+    } else if (script == argc && !(args & (HAS_E | HAS_V))) {
+        if (isatty(0))
+            start_prompt(L);
+        else if (do_chunk(L, luaL_loadfile(L, NULL)) != LUA_OK)
+            return 0;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
 }
 
 int main(int argc, char **argv)
 {
+    if (argv[0] && argv[0][0])
+        progname = argv[0];
     lua_State *L = luaL_newstate();
-    luaL_openlibs(L);
-    luaL_requiref(L, "moonflow", luaopen_moonflow, 1);
-    lua_setglobal(L, "mf");
-    int status = LUA_OK;
-    if (argc > 2 && strcmp(argv[1], "-e") == 0)
-        status = report(L, run_chunk(L, luaL_loadstring(L, argv[2])));
-    else if (argc > 1)
-        status = report(L, run_chunk(L, luaL_loadfile(L, argv[1])));
+    if (L == NULL) {
+        fprintf(stderr, "%s: cannot create state: not enough memory\n", progname);
+        return EXIT_FAILURE;
+    }
+    lmf_set_progname(progname);
+    lua_pushcfunction(L, pmain);
+    lua_pushinteger(L, argc);
+    lua_pushlightuserdata(L, argv);
+    int status = lua_pcall(L, 2, 1, 0);
+    int result = lua_toboolean(L, -1);
+    lmf_report(L, status);
     lua_close(L);
-    return status == LUA_OK ? 0 : 1;
+    return (result && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
 }

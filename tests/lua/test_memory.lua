@@ -41,6 +41,8 @@ T.test("small tensors are reclaimed by the generational collector", function()
 end)
 
 T.test("collected tensors leave no live tensors behind", function()
+  collectgarbage()
+  collectgarbage()
   local base = mf.memory().tensors
   do
     local x = mf.ones{10, 10}

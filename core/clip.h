@@ -1,0 +1,39 @@
+/* clip.h — clipping, composed of ops as TensorFlow composes it in Python
+ * (clip_ops.py): clip_by_value, clip_by_norm, global_norm,
+ * clip_by_global_norm. Every step goes through 'mf_op_call', so the
+ * functions work in eager and graph mode and gradients flow through them.
+ *
+ * Ownership: inputs are borrowed; outputs are owned references, set only on
+ * success (NULL otherwise). Errors name the user-facing function first
+ * ("clip_by_norm: multiply: dtypes differ ..."). */
+#ifndef MF_CLIP_H
+#define MF_CLIP_H
+
+#include "op.h"
+
+/* maximum(minimum(t, hi), lo), TensorFlow's order. 'lo' and 'hi' must
+ * broadcast to 't's shape without changing it; concrete one-element bounds
+ * must satisfy lo <= hi. Errors: MF_ESHAPE, MF_EARG, MF_EDTYPE, MF_ENOMEM. */
+MfStatus mf_clip_by_value(MfTensor *t, MfTensor *lo, MfTensor *hi, MfTensor **out);
+
+/* t * clip_norm / maximum(l2norm, clip_norm), where l2norm is the L2 norm of
+ * 't' over 'axes' (0-based, 'naxes' of them; NULL: all axes) kept as size-1
+ * dims. A zero norm leaves 't' unchanged. 't' must be float; a concrete
+ * 'clip_norm' must be > 0 and must not change 't's shape by broadcasting. */
+MfStatus mf_clip_by_norm(MfTensor *t, MfTensor *clip_norm, const int64_t *axes, int naxes,
+                         MfTensor **out);
+
+/* sqrt(sum over i of sum(ts[i]^2)): a scalar of the tensors' (common, float)
+ * dtype. NULL entries are skipped; none at all gives a float32 0. */
+MfStatus mf_global_norm(int n, MfTensor *const *ts, MfTensor **out);
+
+/* TensorFlow's clip_by_global_norm: scale = clip_norm * min(1/norm,
+ * 1/clip_norm) and outs[i] = ts[i] * scale (NULL where ts[i] is NULL), with
+ * norm = 'use_norm' when not NULL, else mf_global_norm(ts). '*norm_out' (may
+ * be NULL when not wanted) receives that norm. A non-finite norm (inf, NaN)
+ * makes every output NaN, as in TensorFlow, so a diverged step is visible
+ * instead of silently clipped. On failure every 'outs[i]' is NULL. */
+MfStatus mf_clip_by_global_norm(int n, MfTensor *const *ts, MfTensor *clip_norm,
+                                 MfTensor *use_norm, MfTensor **outs, MfTensor **norm_out);
+
+#endif

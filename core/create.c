@@ -1,0 +1,223 @@
+/* create.c — fill, eye, range and linspace (see create.h).
+ *
+ * Every helper checks the requested size first with 'mf_create_check_size',
+ * so an absurd request (mf.zeros{1e6, 1e6}) fails with a message naming the
+ * user's function before anything is allocated. Outputs are fresh and
+ * contiguous; kernels are plain typed loops. */
+#include "create.h"
+
+#include <math.h>
+#include <string.h>
+
+MfStatus mf_create_check_size(const char *who, MfDType dt, int rank, const int64_t *shape)
+{
+    char buf[160];
+    if (rank < 0 || rank > MF_MAX_RANK)
+        return mf_err_set(MF_ESHAPE, "%s: rank must be 0..%d, got %d", who, MF_MAX_RANK, rank);
+    int64_t limit = MF_MAX_TENSOR_BYTES / (int64_t)mf_dtype_size(dt);
+    int64_t n = 1;
+    bool too_large = false;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0)
+            return mf_err_set(MF_ESHAPE, "%s: dimensions must be >= 0, got %lld for "
+                              "dimension %d (1-based)", who, (long long)shape[i], i + 1);
+        if (shape[i] > 0 && n > limit / shape[i])
+            too_large = true;
+        else
+            n *= shape[i];
+    }
+    if (too_large) {
+        double bytes = (double)mf_dtype_size(dt);
+        for (int i = 0; i < rank; i++)
+            bytes *= (double)shape[i];
+        return mf_err_set(MF_ENOMEM, "%s: shape %s of %s is too large (%.3g bytes; the limit "
+                          "is %lld bytes)", who, mf_shape_str(rank, shape, buf, sizeof buf),
+                          mf_dtype_name(dt), bytes, (long long)MF_MAX_TENSOR_BYTES);
+    }
+    return MF_OK;
+}
+
+/* A fresh tensor after the size check; failures name 'who'. */
+static MfStatus new_tensor(const char *who, MfDType dt, int rank, const int64_t *shape,
+                           MfTensor **out)
+{
+    *out = NULL;
+    MfStatus st = mf_create_check_size(who, dt, rank, shape);
+    if (st != MF_OK)
+        return st;
+    *out = mf_tensor_new(dt, rank, shape);
+    if (!*out) {
+        mf_err_prefix("%s", who);
+        return MF_ENOMEM;
+    }
+    return MF_OK;
+}
+
+#define FILL_LOOP(T, v)                                                            \
+    do {                                                                           \
+        T *p = (T *)t->storage->data, x = (v);                                     \
+        for (int64_t i = 0; i < n; i++)                                            \
+            p[i] = x;                                                              \
+    } while (0)
+
+/* Writes one value into every element; 'iv' is used for integer dtypes
+ * when 'exact' is set (int64 values beyond 2^53). */
+static void fill_data(MfTensor *t, double value, int64_t iv, bool exact)
+{
+    int64_t n = mf_tensor_numel(t);
+    switch (t->dtype) {
+    case MF_FLOAT32: FILL_LOOP(float, (float)value); break;
+    case MF_FLOAT64: FILL_LOOP(double, value); break;
+    case MF_INT32: FILL_LOOP(int32_t, exact ? (int32_t)iv : (int32_t)value); break;
+    case MF_INT64: FILL_LOOP(int64_t, exact ? iv : (int64_t)value); break;
+    case MF_BOOL: memset(t->storage->data, exact ? iv != 0 : value != 0, (size_t)n); break;
+    default: break;
+    }
+}
+
+MfStatus mf_create_fill(const char *who, MfDType dt, int rank, const int64_t *shape,
+                        double value, MfTensor **out)
+{
+    MfStatus st = new_tensor(who, dt, rank, shape, out);
+    if (st == MF_OK)
+        fill_data(*out, value, 0, false);
+    return st;
+}
+
+MfStatus mf_create_fill_int(const char *who, MfDType dt, int rank, const int64_t *shape,
+                            int64_t value, MfTensor **out)
+{
+    MfStatus st = new_tensor(who, dt, rank, shape, out);
+    if (st == MF_OK)
+        fill_data(*out, (double)value, value, true);
+    return st;
+}
+
+MfStatus mf_create_eye(MfDType dt, int64_t rows, int64_t cols, MfTensor **out)
+{
+    int64_t shape[2] = {rows, cols};
+    MfStatus st = mf_create_fill("eye", dt, 2, shape, 0.0, out);
+    if (st != MF_OK)
+        return st;
+    int64_t n = rows < cols ? rows : cols;
+    size_t es = mf_dtype_size(dt);
+    char *base = (*out)->storage->data;
+    for (int64_t i = 0; i < n; i++) {
+        char *p = base + (i * cols + i) * (int64_t)es;
+        switch (dt) {
+        case MF_FLOAT32: *(float *)p = 1.0f; break;
+        case MF_FLOAT64: *(double *)p = 1.0; break;
+        case MF_INT32: *(int32_t *)p = 1; break;
+        case MF_INT64: *(int64_t *)p = 1; break;
+        default: *(uint8_t *)p = 1; break;
+        }
+    }
+    return MF_OK;
+}
+
+MfStatus mf_create_range(MfDType dt, double start, double limit, double delta, MfTensor **out)
+{
+    *out = NULL;
+    if (!mf_dtype_is_float(dt))
+        return mf_err_set(MF_EDTYPE, "range: expected a float dtype here, got %s",
+                          mf_dtype_name(dt));
+    if (!isfinite(start) || !isfinite(limit) || !isfinite(delta))
+        return mf_err_set(MF_EARG, "range: start, limit and delta must be finite, got %g, %g, %g",
+                          start, limit, delta);
+    if (delta == 0)
+        return mf_err_set(MF_EARG, "range: delta must not be 0");
+    double count = ceil((limit - start) / delta);
+    if (!(count > 0))
+        count = 0;
+    if (count > (double)MF_MAX_TENSOR_BYTES)
+        return mf_err_set(MF_ENOMEM, "range: %.3g elements are too many (start %g, limit %g, "
+                          "delta %g)", count, start, limit, delta);
+    int64_t n = (int64_t)count;
+    MfStatus st = new_tensor("range", dt, 1, &n, out);
+    if (st != MF_OK)
+        return st;
+    if (dt == MF_FLOAT32) {
+        float *p = (*out)->storage->data;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = (float)(start + (double)i * delta);
+    } else {
+        double *p = (*out)->storage->data;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = start + (double)i * delta;
+    }
+    return MF_OK;
+}
+
+/* Elements of an integer range, computed in unsigned arithmetic so that
+ * wide spans cannot overflow. */
+static int64_t int_range_count(int64_t start, int64_t limit, int64_t delta)
+{
+    uint64_t span, step;
+    if (delta > 0 && limit > start) {
+        span = (uint64_t)limit - (uint64_t)start;
+        step = (uint64_t)delta;
+    } else if (delta < 0 && limit < start) {
+        span = (uint64_t)start - (uint64_t)limit;
+        step = (uint64_t)0 - (uint64_t)delta;
+    } else {
+        return 0;
+    }
+    uint64_t n = span / step + (span % step != 0);
+    return n > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)n;
+}
+
+MfStatus mf_create_range_int(MfDType dt, int64_t start, int64_t limit, int64_t delta,
+                             MfTensor **out)
+{
+    *out = NULL;
+    if (!mf_dtype_is_int(dt))
+        return mf_err_set(MF_EDTYPE, "range: expected an integer dtype here, got %s",
+                          mf_dtype_name(dt));
+    if (delta == 0)
+        return mf_err_set(MF_EARG, "range: delta must not be 0");
+    if (dt == MF_INT32 && (start < INT32_MIN || start > INT32_MAX || limit < INT32_MIN ||
+                           limit > INT32_MAX || delta < INT32_MIN || delta > INT32_MAX))
+        return mf_err_set(MF_EARG, "range: start %lld, limit %lld or delta %lld does not fit "
+                          "int32 (pass {dtype = \"int64\"})", (long long)start,
+                          (long long)limit, (long long)delta);
+    int64_t n = int_range_count(start, limit, delta);
+    MfStatus st = new_tensor("range", dt, 1, &n, out);
+    if (st != MF_OK)
+        return st;
+    /* Unsigned steps: the last value lies between start and limit, so it
+     * fits, but intermediate signed sums could formally overflow. */
+    uint64_t v = (uint64_t)start;
+    if (dt == MF_INT32) {
+        int32_t *p = (*out)->storage->data;
+        for (int64_t i = 0; i < n; i++, v += (uint64_t)delta)
+            p[i] = (int32_t)(int64_t)v;
+    } else {
+        int64_t *p = (*out)->storage->data;
+        for (int64_t i = 0; i < n; i++, v += (uint64_t)delta)
+            p[i] = (int64_t)v;
+    }
+    return MF_OK;
+}
+
+MfStatus mf_create_linspace(MfDType dt, double a, double b, int64_t n, MfTensor **out)
+{
+    *out = NULL;
+    if (!mf_dtype_is_float(dt))
+        return mf_err_set(MF_EDTYPE, "linspace: expected float32 or float64, got %s",
+                          mf_dtype_name(dt));
+    if (n < 1)
+        return mf_err_set(MF_EARG, "linspace: n must be >= 1, got %lld", (long long)n);
+    MfStatus st = new_tensor("linspace", dt, 1, &n, out);
+    if (st != MF_OK)
+        return st;
+    double step = n > 1 ? (b - a) / (double)(n - 1) : 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        /* The last value is 'b' exactly, not a + (n-1) * step. */
+        double v = i == n - 1 && n > 1 ? b : a + (double)i * step;
+        if (dt == MF_FLOAT32)
+            ((float *)(*out)->storage->data)[i] = (float)v;
+        else
+            ((double *)(*out)->storage->data)[i] = v;
+    }
+    return MF_OK;
+}

@@ -1,0 +1,47 @@
+/* create.h — creation helpers that make concrete (eager) tensors: fill
+ * (zeros, ones, fill, *_like), eye, range and linspace.
+ *
+ * These are plain functions, not ops: their results are constants, which a
+ * graph can hold like any other tensor. Each returns MF_OK and an owned
+ * tensor in '*out', or a status with a message that names the user-facing
+ * function ('who' where the caller chooses it, e.g. "zeros") and '*out' NULL. */
+#ifndef MF_CREATE_H
+#define MF_CREATE_H
+
+#include <stdint.h>
+
+#include "err.h"
+#include "tensor.h"
+
+/* Checks that a tensor of 'dt' and 'shape' can be made: rank 0..8, dims
+ * >= 0 (unknown -1 refused), at most MF_MAX_TENSOR_BYTES. MF_ESHAPE or
+ * MF_ENOMEM with "WHO: shape (1000000,1000000) of float32 is too large ...". */
+MfStatus mf_create_check_size(const char *who, MfDType dt, int rank, const int64_t *shape);
+
+/* A tensor of 'shape' with every element 'value' converted to 'dt'
+ * (bool: value != 0). */
+MfStatus mf_create_fill(const char *who, MfDType dt, int rank, const int64_t *shape,
+                        double value, MfTensor **out);
+
+/* Same, with an integer value stored exactly (int64 beyond 2^53). */
+MfStatus mf_create_fill_int(const char *who, MfDType dt, int rank, const int64_t *shape,
+                            int64_t value, MfTensor **out);
+
+/* A 'rows' x 'cols' matrix with ones on the main diagonal ("eye"). */
+MfStatus mf_create_eye(MfDType dt, int64_t rows, int64_t cols, MfTensor **out);
+
+/* start, start + delta, ... while before 'limit' (exclusive), as tf.range;
+ * empty when delta points away from limit. Float dtypes. MF_EARG when delta
+ * is 0 or an argument is not finite. */
+MfStatus mf_create_range(MfDType dt, double start, double limit, double delta, MfTensor **out);
+
+/* The same with exact integers, for int32 / int64 (int32 also checks that
+ * start and limit fit). */
+MfStatus mf_create_range_int(MfDType dt, int64_t start, int64_t limit, int64_t delta,
+                             MfTensor **out);
+
+/* 'n' >= 1 evenly spaced values from 'a' to 'b', both included (float
+ * dtypes); n = 1 gives {a}. */
+MfStatus mf_create_linspace(MfDType dt, double a, double b, int64_t n, MfTensor **out);
+
+#endif

@@ -1,0 +1,56 @@
+/* format.h — NumPy-style text for tensors (what print(t) shows).
+ *
+ * The values block follows NumPy's 'str(array)': aligned columns, nested
+ * brackets with a newline between rows and a blank line between 2-D blocks,
+ * floats with at most 'precision' fraction digits and trailing zeros trimmed
+ * ("1." for one), scientific notation when the non-zero finite magnitudes call
+ * for it, 'nan' / 'inf', integers exactly, bools as true/false, tensors with
+ * more than 'threshold' elements summarised with "..." keeping 'edgeitems' at
+ * each edge of every axis, rows wrapped at 'linewidth'.
+ *
+ * Pure string formatting: no Lua here, so the unit tests can call it. The text
+ * lives in an MfStrBuf that the caller owns and frees with 'mf_strbuf_free'. */
+#ifndef MF_FORMAT_H
+#define MF_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "tensor.h"
+
+typedef struct MfPrintOptions {
+    int precision;     /* fraction digits of floats (default 4) */
+    int64_t threshold; /* summarise tensors with more elements (default 1000) */
+    int edgeitems;     /* items kept at each edge when summarising (default 3) */
+    int linewidth;     /* wrap rows longer than this (default 75) */
+} MfPrintOptions;
+
+#define MF_PRINT_DEFAULTS {4, 1000, 3, 75}
+
+/* Limits accepted for each option (set_printoptions checks them). */
+#define MF_PRINT_MAX_PRECISION 17
+#define MF_PRINT_MAX_ITEMS 1000000
+
+/* A growable NUL-terminated string; zero-initialise before first use. */
+typedef struct MfStrBuf {
+    char *data;
+    size_t len;
+    size_t cap;
+    int failed; /* an allocation failed: the text is incomplete */
+} MfStrBuf;
+
+/* Frees the text and resets 'b' to empty. */
+void mf_strbuf_free(MfStrBuf *b);
+
+/* Appends the values block of 't' (no shape line) to 'out': a rank-0 tensor
+ * gives just its value, an empty one "[]". 't' must have storage.
+ * Returns MF_OK, or MF_ENOMEM with a message ('out' must still be freed). */
+MfStatus mf_format_values(const MfTensor *t, const MfPrintOptions *opt, MfStrBuf *out);
+
+/* Appends the whole printed form of 't' to 'out': the values block, a newline
+ * and "shape=(2,3), dtype=float32"; a symbolic tensor (no storage) gives
+ * "<symbolic mf.Tensor shape=(?,3), dtype=float32>". Errors as above. */
+MfStatus mf_format_tensor(const MfTensor *t, const MfPrintOptions *opt, MfStrBuf *out);
+
+#endif

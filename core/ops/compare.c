@@ -1,0 +1,451 @@
+/* compare.c — comparisons, logic, select and cast:
+ * Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual (broadcasting, one
+ * dtype on both sides, bool output), LogicalAnd, LogicalOr, LogicalNot (bool
+ * only), IsNan, IsInf, IsFinite (floats), SelectV2 ('where', broadcasting
+ * among condition, x and y) and Cast (any of the five dtypes to any other).
+ *
+ * Kernels walk rows with 'MfLoop' and run one typed loop per dtype; bool
+ * results are written as uint8_t 0/1. NaN compares unequal to everything, as
+ * IEEE and TensorFlow say. Cast follows TensorFlow: float to int truncates
+ * toward zero, to bool is 'x != 0' (NaN is true), int to narrower int wraps.
+ * Where TensorFlow's result is undefined (a float out of the integer range, or
+ * NaN, cast to an integer) we saturate to the range and map NaN to 0.
+ * SelectV2 only moves bytes, so its kernel dispatches on the element size. */
+#include "compare.h"
+
+#include <math.h>
+
+#include "common.h"
+#include "loop.h"
+
+/* True when both inputs are contiguous with the output's shape. */
+static inline bool same_layout(const MfOpCall *c, const MfTensor *out)
+{
+    const MfTensor *a = c->inputs[0], *b = c->inputs[1];
+    return mf_shape_equal(a->rank, a->shape, out->rank, out->shape) &&
+           mf_shape_equal(b->rank, b->shape, out->rank, out->shape) &&
+           mf_tensor_is_contiguous(a) && mf_tensor_is_contiguous(b);
+}
+
+/* Runs EXPR (in terms of 'a' and 'b' of type T) over every row, writing
+ * uint8_t 0/1 into 'out' (which is bool). */
+#define BOOL_ROWS(T, EXPR)                                                         \
+    do {                                                                           \
+        if (same_layout(c, out)) {                                                 \
+            uint8_t *o = mf_tensor_data(out);                                      \
+            const T *x = mf_tensor_data(c->inputs[0]);                             \
+            const T *y = mf_tensor_data(c->inputs[1]);                             \
+            int64_t n = mf_tensor_numel(out);                                      \
+            for (int64_t i = 0; i < n; i++) {                                      \
+                T a = x[i], b = y[i];                                              \
+                o[i] = (uint8_t)(EXPR);                                            \
+            }                                                                      \
+            break;                                                                 \
+        }                                                                          \
+        MfLoop l;                                                                  \
+        MfTensor *ts[3] = {out, c->inputs[0], c->inputs[1]};                       \
+        mf_loop_init(&l, 3, ts, out->rank, out->shape);                            \
+        char *p[3];                                                                \
+        while (mf_loop_next(&l, p)) {                                              \
+            uint8_t *o = (uint8_t *)p[0];                                          \
+            const T *x = (const T *)p[1], *y = (const T *)p[2];                    \
+            int64_t n = l.n, sx = l.step[1], sy = l.step[2];                       \
+            if (sx == 1 && sy == 1) {                                              \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i], b = y[i];                                          \
+                    o[i] = (uint8_t)(EXPR);                                        \
+                }                                                                  \
+            } else if (sy == 0) {                                                  \
+                const T b = *y;                                                    \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i * sx];                                               \
+                    o[i] = (uint8_t)(EXPR);                                        \
+                }                                                                  \
+            } else {                                                               \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i * sx], b = y[i * sy];                                \
+                    o[i] = (uint8_t)(EXPR);                                        \
+                }                                                                  \
+            }                                                                      \
+        }                                                                          \
+    } while (0)
+
+/* Dispatches a comparison on the inputs' dtype (bool only reaches here for
+ * Equal and NotEqual, which 'infer' ensured). */
+#define COMPARE_FORWARD(EXPR)                                                      \
+    MfTensor *out = outs[0];                                                       \
+    switch (c->inputs[0]->dtype) {                                                 \
+    case MF_FLOAT32: BOOL_ROWS(float, EXPR); break;                                \
+    case MF_FLOAT64: BOOL_ROWS(double, EXPR); break;                               \
+    case MF_INT32: BOOL_ROWS(int32_t, EXPR); break;                                \
+    case MF_INT64: BOOL_ROWS(int64_t, EXPR); break;                                \
+    case MF_BOOL: BOOL_ROWS(uint8_t, EXPR); break;                                 \
+    default: return mf_err_set(MF_EINTERNAL, "%s: no kernel for %s", op_api(c),    \
+                               mf_dtype_name(c->inputs[0]->dtype));                \
+    }                                                                              \
+    return MF_OK
+
+/* Runs EXPR (in terms of 'a' of type TI) over every row of input 0, writing
+ * TO into 'out'. */
+#define MAP_ROWS(TI, TO, EXPR)                                                     \
+    do {                                                                           \
+        MfLoop l;                                                                  \
+        MfTensor *ts[2] = {out, c->inputs[0]};                                     \
+        mf_loop_init(&l, 2, ts, out->rank, out->shape);                            \
+        char *p[2];                                                                \
+        while (mf_loop_next(&l, p)) {                                              \
+            TO *o = (TO *)p[0];                                                    \
+            const TI *x = (const TI *)p[1];                                        \
+            int64_t n = l.n, sx = l.step[1];                                       \
+            if (sx == 1) {                                                         \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    TI a = x[i];                                                   \
+                    o[i] = (TO)(EXPR);                                             \
+                }                                                                  \
+            } else {                                                               \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    TI a = x[i * sx];                                              \
+                    o[i] = (TO)(EXPR);                                             \
+                }                                                                  \
+            }                                                                      \
+        }                                                                          \
+    } while (0)
+
+/* ---- comparisons -------------------------------------------------------- */
+
+static MfStatus infer_equality(MfOpCall *c)
+{
+    return mf_infer_broadcast(c, MF_ANY, "float32, float64, int32, int64 or bool", MF_BOOL);
+}
+
+static MfStatus infer_ordering(MfOpCall *c)
+{
+    return mf_infer_broadcast(c, MF_NUMERIC, "a numeric dtype (float32, float64, int32, int64)",
+                              MF_BOOL);
+}
+
+static MfStatus equal_forward(const MfOpCall *c, MfTensor **outs)
+{
+    COMPARE_FORWARD(a == b);
+}
+
+static MfStatus not_equal_forward(const MfOpCall *c, MfTensor **outs)
+{
+    COMPARE_FORWARD(a != b);
+}
+
+static MfStatus less_forward(const MfOpCall *c, MfTensor **outs)
+{
+    COMPARE_FORWARD(a < b);
+}
+
+static MfStatus less_equal_forward(const MfOpCall *c, MfTensor **outs)
+{
+    COMPARE_FORWARD(a <= b);
+}
+
+static MfStatus greater_forward(const MfOpCall *c, MfTensor **outs)
+{
+    COMPARE_FORWARD(a > b);
+}
+
+static MfStatus greater_equal_forward(const MfOpCall *c, MfTensor **outs)
+{
+    COMPARE_FORWARD(a >= b);
+}
+
+/* ---- logic --------------------------------------------------------------- */
+
+static MfStatus check_bool(const MfOpCall *c, const MfTensor *t)
+{
+    if (t->dtype == MF_BOOL)
+        return MF_OK;
+    return mf_err_set(MF_EDTYPE, "%s: expected bool inputs, got %s (use a comparison or "
+                      "mf.cast(t, \"bool\"))", op_api(c), mf_dtype_name(t->dtype));
+}
+
+static MfStatus infer_logical_binary(MfOpCall *c)
+{
+    MfStatus st = check_bool(c, c->inputs[0]);
+    if (st == MF_OK)
+        st = check_bool(c, c->inputs[1]);
+    if (st != MF_OK)
+        return st;
+    return mf_infer_broadcast(c, MF_MASK(MF_BOOL), "bool", MF_BOOL);
+}
+
+static MfStatus infer_logical_not(MfOpCall *c)
+{
+    MfStatus st = check_bool(c, c->inputs[0]);
+    if (st == MF_OK)
+        mf_spec_like(c, c->inputs[0], MF_BOOL);
+    return st;
+}
+
+/* Any nonzero byte counts as true, so the result is always 0/1. */
+static MfStatus logical_and_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *out = outs[0];
+    BOOL_ROWS(uint8_t, (a != 0) & (b != 0));
+    return MF_OK;
+}
+
+static MfStatus logical_or_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *out = outs[0];
+    BOOL_ROWS(uint8_t, (a != 0) | (b != 0));
+    return MF_OK;
+}
+
+static MfStatus logical_not_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *out = outs[0];
+    MAP_ROWS(uint8_t, uint8_t, a == 0);
+    return MF_OK;
+}
+
+/* ---- float classification ------------------------------------------------- */
+
+static MfStatus infer_float_class(MfOpCall *c)
+{
+    MfStatus st = mf_check_dtype(c, c->inputs[0], MF_FLOATS,
+                                 "a float dtype (float32 or float64)");
+    if (st == MF_OK)
+        mf_spec_like(c, c->inputs[0], MF_BOOL);
+    return st;
+}
+
+#define CLASS_FORWARD(EXPR)                                                        \
+    MfTensor *out = outs[0];                                                       \
+    if (c->inputs[0]->dtype == MF_FLOAT32)                                         \
+        MAP_ROWS(float, uint8_t, EXPR);                                            \
+    else                                                                           \
+        MAP_ROWS(double, uint8_t, EXPR);                                           \
+    return MF_OK
+
+static MfStatus is_nan_forward(const MfOpCall *c, MfTensor **outs)
+{
+    CLASS_FORWARD(isnan(a) != 0);
+}
+
+static MfStatus is_inf_forward(const MfOpCall *c, MfTensor **outs)
+{
+    CLASS_FORWARD(isinf(a) != 0);
+}
+
+static MfStatus is_finite_forward(const MfOpCall *c, MfTensor **outs)
+{
+    CLASS_FORWARD(isfinite(a) != 0);
+}
+
+/* ---- SelectV2 ------------------------------------------------------------- */
+
+/* Broadcasts the three shapes together; one message names all three. */
+static MfStatus broadcast3(const MfOpCall *c, MfTensorSpec *out)
+{
+    int r = 0;
+    for (int k = 0; k < 3; k++)
+        r = c->inputs[k]->rank > r ? c->inputs[k]->rank : r;
+    for (int i = 0; i < r; i++) {
+        int64_t d = 1;
+        for (int k = 0; k < 3; k++) {
+            const MfTensor *t = c->inputs[k];
+            int it = t->rank - r + i;
+            int64_t x = it >= 0 ? t->shape[it] : 1;
+            if (x == 1 || x == d || (x < 0 && d != 1))
+                continue; /* an unknown dim defers to a known one */
+            if (d == 1 || d < 0) {
+                d = x;
+                continue;
+            }
+            char b[3][160];
+            for (int j = 0; j < 3; j++)
+                mf_shape_str(c->inputs[j]->rank, c->inputs[j]->shape, b[j], sizeof b[j]);
+            return mf_err_set(MF_ESHAPE, "where: shapes of condition %s, x %s and y %s do not "
+                              "broadcast", b[0], b[1], b[2]);
+        }
+        out->shape[i] = d;
+    }
+    out->rank = r;
+    return MF_OK;
+}
+
+static MfStatus infer_select(MfOpCall *c)
+{
+    const MfTensor *cond = c->inputs[0];
+    if (cond->dtype != MF_BOOL)
+        return mf_err_set(MF_EDTYPE, "where: condition must be bool, got %s (use a comparison "
+                          "or mf.cast(t, \"bool\"))", mf_dtype_name(cond->dtype));
+    MfStatus st = mf_check_same_dtype(c, c->inputs[1], c->inputs[2]);
+    if (st != MF_OK)
+        return st;
+    c->noutputs = 1;
+    c->out[0].dtype = c->inputs[1]->dtype;
+    return broadcast3(c, &c->out[0]);
+}
+
+/* Copies x or y elements of type T (an unsigned type of the element's size). */
+#define SELECT_ROWS(T)                                                             \
+    do {                                                                           \
+        MfLoop l;                                                                  \
+        MfTensor *ts[4] = {out, c->inputs[0], c->inputs[1], c->inputs[2]};         \
+        mf_loop_init(&l, 4, ts, out->rank, out->shape);                            \
+        char *p[4];                                                                \
+        while (mf_loop_next(&l, p)) {                                              \
+            T *o = (T *)p[0];                                                      \
+            const uint8_t *m = (const uint8_t *)p[1];                              \
+            const T *x = (const T *)p[2], *y = (const T *)p[3];                    \
+            int64_t n = l.n, sm = l.step[1], sx = l.step[2], sy = l.step[3];       \
+            if (sm == 1 && sx == 1 && sy == 1) {                                   \
+                for (int64_t i = 0; i < n; i++)                                    \
+                    o[i] = m[i] ? x[i] : y[i];                                     \
+            } else {                                                               \
+                for (int64_t i = 0; i < n; i++)                                    \
+                    o[i] = m[i * sm] ? x[i * sx] : y[i * sy];                      \
+            }                                                                      \
+        }                                                                          \
+    } while (0)
+
+static MfStatus select_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *out = outs[0];
+    switch (mf_dtype_size(out->dtype)) {
+    case 1: SELECT_ROWS(uint8_t); break;
+    case 4: SELECT_ROWS(uint32_t); break;
+    case 8: SELECT_ROWS(uint64_t); break;
+    default: return mf_err_set(MF_EINTERNAL, "where: no kernel for %s",
+                               mf_dtype_name(out->dtype));
+    }
+    return MF_OK;
+}
+
+/* ---- Cast ------------------------------------------------------------------- */
+
+/* Float to integer: truncation toward zero, saturated, NaN to 0 (defined
+ * behaviour where C's conversion would be undefined). */
+static inline int32_t sat_i32(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 2147483648.0)
+        return INT32_MAX;
+    if (x <= -2147483649.0)
+        return INT32_MIN;
+    return (int32_t)x;
+}
+
+static inline int64_t sat_i64(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 9223372036854775808.0)
+        return INT64_MAX;
+    if (x < -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)x;
+}
+
+/* Integer to narrower integer wraps, as TensorFlow (two's complement). */
+static inline int32_t wrap_i32(int64_t x)
+{
+    return (int32_t)(uint32_t)(uint64_t)x;
+}
+
+/* One function per source type TI: a switch over the target. TOI32/TOI64 are
+ * the conversions to the integer types (saturating for floats). */
+#define DEFINE_CAST_FROM(fname, TI, TOI32, TOI64)                                  \
+    static void fname(const MfOpCall *c, MfTensor *out)                            \
+    {                                                                              \
+        switch (out->dtype) {                                                      \
+        case MF_FLOAT32: MAP_ROWS(TI, float, a); break;                            \
+        case MF_FLOAT64: MAP_ROWS(TI, double, a); break;                           \
+        case MF_INT32: MAP_ROWS(TI, int32_t, TOI32); break;                        \
+        case MF_INT64: MAP_ROWS(TI, int64_t, TOI64); break;                        \
+        default: MAP_ROWS(TI, uint8_t, a != 0); break;                             \
+        }                                                                          \
+    }
+
+DEFINE_CAST_FROM(cast_from_f32, float, sat_i32((double)a), sat_i64((double)a))
+DEFINE_CAST_FROM(cast_from_f64, double, sat_i32(a), sat_i64(a))
+DEFINE_CAST_FROM(cast_from_i32, int32_t, a, a)
+DEFINE_CAST_FROM(cast_from_i64, int64_t, wrap_i32(a), a)
+DEFINE_CAST_FROM(cast_from_bool, uint8_t, a != 0, a != 0)
+
+static MfStatus infer_cast(MfOpCall *c)
+{
+    MfDType dt = c->attrs->dtype;
+    if ((unsigned)dt >= MF_NDTYPES)
+        return mf_err_set(MF_EARG, "cast: unknown target dtype %d (expected float32, float64, "
+                          "int32, int64 or bool)", (int)dt);
+    mf_spec_like(c, c->inputs[0], dt);
+    return MF_OK;
+}
+
+static MfStatus cast_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *out = outs[0];
+    switch (c->inputs[0]->dtype) {
+    case MF_FLOAT32: cast_from_f32(c, out); break;
+    case MF_FLOAT64: cast_from_f64(c, out); break;
+    case MF_INT32: cast_from_i32(c, out); break;
+    case MF_INT64: cast_from_i64(c, out); break;
+    case MF_BOOL: cast_from_bool(c, out); break;
+    default: return mf_err_set(MF_EINTERNAL, "cast: no kernel for %s",
+                               mf_dtype_name(c->inputs[0]->dtype));
+    }
+    return MF_OK;
+}
+
+/* ---- helpers for other families ---------------------------------------------- */
+
+MfStatus mf_cast(MfTensor *x, MfDType dt, MfTensor **out)
+{
+    MfAttrs attrs = mf_attrs_default();
+    attrs.dtype = dt;
+    return mf_op1(MF_OP_CAST, 1, &x, &attrs, out);
+}
+
+MfStatus mf_where(MfTensor *cond, MfTensor *x, MfTensor *y, MfTensor **out)
+{
+    MfTensor *in[3] = {cond, x, y};
+    return mf_op1(MF_OP_SELECT, 3, in, NULL, out);
+}
+
+/* ---- descriptors ---------------------------------------------------------------- */
+
+#define BOOL_OP(sym, tfname, apiname, ar, inf, fwd)                                \
+    const MfOpDesc sym = {                                                         \
+        .name = tfname, .api = apiname, .arity = ar,                               \
+        .flags = MF_OP_SIMPLE | MF_OP_NONDIFF, .infer = inf, .forward = fwd,       \
+        .cost = mf_cost_elementwise,                                               \
+    }
+
+BOOL_OP(mf_desc_equal, "Equal", "equal", 2, infer_equality, equal_forward);
+BOOL_OP(mf_desc_not_equal, "NotEqual", "not_equal", 2, infer_equality, not_equal_forward);
+BOOL_OP(mf_desc_less, "Less", "less", 2, infer_ordering, less_forward);
+BOOL_OP(mf_desc_less_equal, "LessEqual", "less_equal", 2, infer_ordering, less_equal_forward);
+BOOL_OP(mf_desc_greater, "Greater", "greater", 2, infer_ordering, greater_forward);
+BOOL_OP(mf_desc_greater_equal, "GreaterEqual", "greater_equal", 2, infer_ordering,
+        greater_equal_forward);
+BOOL_OP(mf_desc_logical_and, "LogicalAnd", "logical_and", 2, infer_logical_binary,
+        logical_and_forward);
+BOOL_OP(mf_desc_logical_or, "LogicalOr", "logical_or", 2, infer_logical_binary,
+        logical_or_forward);
+BOOL_OP(mf_desc_logical_not, "LogicalNot", "logical_not", 1, infer_logical_not,
+        logical_not_forward);
+BOOL_OP(mf_desc_is_nan, "IsNan", "is_nan", 1, infer_float_class, is_nan_forward);
+BOOL_OP(mf_desc_is_inf, "IsInf", "is_inf", 1, infer_float_class, is_inf_forward);
+BOOL_OP(mf_desc_is_finite, "IsFinite", "is_finite", 1, infer_float_class, is_finite_forward);
+
+/* Differentiable in x and y (the condition gets no gradient). */
+const MfOpDesc mf_desc_select = {
+    .name = "SelectV2", .api = "where", .arity = 3, .infer = infer_select,
+    .forward = select_forward, .cost = mf_cost_elementwise,
+};
+
+/* Differentiable between float dtypes; casts to or from integers pass no
+ * gradient (the backward, written later, returns none for those). */
+const MfOpDesc mf_desc_cast = {
+    .name = "Cast", .api = "cast", .arity = 1, .infer = infer_cast,
+    .forward = cast_forward, .cost = mf_cost_elementwise,
+};

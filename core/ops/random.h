@@ -1,0 +1,39 @@
+/* random.h — random ops: RandomStandardNormal, RandomUniform,
+ * RandomUniformInt, TruncatedNormal, RandomShuffle (core/ops/random.c).
+ *
+ * The first four take no tensor inputs; their attributes are
+ *   ints[0..nints) = the output shape (nints = rank), dtype,
+ *   seed           = the op seed, already resolved ('mf_rng_op_seed'),
+ *   scalar[0..1]   = mean, stddev (normals) or minval, maxval (uniforms).
+ * RandomShuffle takes one input and reads only 'seed'. An op's output
+ * depends only on its attributes (and input), so graph mode can make nodes
+ * of them and get the same values as eager mode.
+ *
+ * The helpers below build the attributes and call the op through the
+ * dispatcher; each returns MF_OK and an owned tensor in '*out', or a status
+ * with a message naming the user-facing function (e.g. "random.normal"). */
+#ifndef MF_OPS_RANDOM_H
+#define MF_OPS_RANDOM_H
+
+#include <stdint.h>
+
+#include "../op.h"
+
+/* Normal values, mean + stddev * N(0, 1) (float dtypes; stddev >= 0). */
+MfStatus mf_random_normal(int rank, const int64_t *shape, MfDType dt, double mean,
+                          double stddev, uint64_t seed, MfTensor **out);
+
+/* As 'mf_random_normal', but values beyond 2 stddev are drawn again. */
+MfStatus mf_random_truncated_normal(int rank, const int64_t *shape, MfDType dt, double mean,
+                                    double stddev, uint64_t seed, MfTensor **out);
+
+/* Uniform values in [minval, maxval): RandomUniform for float dtypes,
+ * RandomUniformInt for int32 / int64 (integer bounds, minval < maxval). */
+MfStatus mf_random_uniform(int rank, const int64_t *shape, MfDType dt, double minval,
+                           double maxval, uint64_t seed, MfTensor **out);
+
+/* 't' with its slices along axis 1 in a random order (a copy; a scalar is
+ * returned as is). */
+MfStatus mf_random_shuffle(MfTensor *t, uint64_t seed, MfTensor **out);
+
+#endif

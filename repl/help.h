@@ -1,0 +1,30 @@
+/* help.h — the help texts and the global help() function.
+ *
+ * Every user-facing function of mf has one entry: its name as a user types
+ * it after "mf." ("matmul", "random.normal"), its topic, its signature, one
+ * paragraph and an example. The example is prompt input: each line is what
+ * a user types, and "--> value" shows what the prompt prints. The texts
+ * are static strings. */
+#ifndef LMF_HELP_H
+#define LMF_HELP_H
+
+#include <lua.h>
+
+typedef struct LmfHelpEntry {
+    const char *name;       /* "matmul", "random.normal", "Tensor" */
+    const char *topic;      /* one of the topics listed by help() */
+    const char *signature;  /* "mf.matmul(a, b [, {transpose_a, transpose_b}])" */
+    const char *text;       /* one paragraph, wrapped when printed */
+    const char *example;    /* lines separated by '\n' */
+} LmfHelpEntry;
+
+/* The entries, ended by an entry whose name is NULL (help_texts.c). */
+extern const LmfHelpEntry lmf_help_entries[];
+
+/* help([topic | name | function | value]): a lua_CFunction. Without an
+ * argument lists the topics; with a topic lists its functions; with a
+ * function name or value prints its entry; an unknown name prints the
+ * closest names. Output goes through the global 'print'. */
+int lmf_help(lua_State *L);
+
+#endif

@@ -1,0 +1,387 @@
+/* prompt.c — running chunks as lua.c does, and the interactive prompt.
+ *
+ * Chunks run under 'lmf_docall': a message handler adds a short traceback,
+ * and while Lua runs, SIGINT installs a debug hook that raises
+ * "interrupted!" at the next Lua instruction (lua.c's laction/lstop) and
+ * sets 'mf_interrupted' so long kernels stop too. A second Ctrl-C before
+ * the hook fires ends the process, as in lua.c.
+ *
+ * The prompt reads lines with readline's callback interface, so that Ctrl-C
+ * while editing only clears the line (a SIGINT handler sets a flag that
+ * interrupts select()). Each line is first compiled as "return <line>" so
+ * expressions print their values; an incomplete chunk asks for more lines
+ * with the continuation prompt. Completion lives in prompt_complete.c.
+ * Readline owns the line buffers it returns; we free them. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "core/op.h"
+#include "prompt.h"
+#include "prompt_complete.h"
+#include "prompt_show.h"
+#include "version.h"
+
+#define PROMPT1 "> "
+#define PROMPT2 ">> "
+#define HISTORY_MAX 2000
+#define EOFMARK "<eof>"
+
+static const char *progname = "moonflow";
+static lua_State *global_L;
+
+void lmf_set_progname(const char *name)
+{
+    progname = name;
+}
+
+/* ---- running chunks (lua.c's docall) ------------------------------------------------ */
+
+static void set_signal(int sig, void (*handler)(int))
+{
+    struct sigaction sa;
+    sa.sa_handler = handler;
+    sa.sa_flags = 0;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
+
+/* The hook installed by 'laction': stops the running code with an error. */
+static void lstop(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    luaL_error(L, "interrupted!");
+}
+
+/* SIGINT while Lua runs: lua_sethook is safe in a signal handler. */
+static void laction(int sig)
+{
+    int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
+    set_signal(sig, SIG_DFL);
+    mf_interrupted = 1;
+    lua_sethook(global_L, lstop, flag, 1);
+}
+
+/* Drops the "[C]: in ?" lines that end every traceback from the prompt. */
+static void trim_traceback(lua_State *L)
+{
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    static const char tail[] = "\n\t[C]: in ?";
+    size_t n = sizeof tail - 1;
+    size_t keep = len;
+    while (keep >= n && memcmp(s + keep - n, tail, n) == 0)
+        keep -= n;
+    if (keep != len) {
+        lua_pushlstring(L, s, keep);
+        lua_remove(L, -2);
+    }
+}
+
+static int msghandler(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    luaL_traceback(L, L, msg, 1);
+    trim_traceback(L);
+    return 1;
+}
+
+int lmf_docall(lua_State *L, int narg, int nres)
+{
+    int base = lua_gettop(L) - narg;
+    lua_pushcfunction(L, msghandler);
+    lua_insert(L, base);
+    global_L = L;
+    mf_interrupted = 0;
+    set_signal(SIGINT, laction);
+    int status = lua_pcall(L, narg, nres, base);
+    set_signal(SIGINT, SIG_DFL);
+    lua_sethook(L, NULL, 0, 0);
+    mf_interrupted = 0;
+    lua_remove(L, base);
+    return status;
+}
+
+int lmf_report(lua_State *L, int status)
+{
+    if (status != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        if (progname)
+            fprintf(stderr, "%s: ", progname);
+        fprintf(stderr, "%s\n", msg ? msg : "(error object is not a string)");
+        fflush(stderr);
+        lua_pop(L, 1);
+    }
+    return status;
+}
+
+void lmf_print_banner(void)
+{
+    const char *coretype = getenv("OPENBLAS_CORETYPE");
+    printf("moonflow %s  (%s)\n", MF_VERSION, LUA_RELEASE);
+    printf("BLAS: %s; core %s", openblas_get_config(), openblas_get_corename());
+    if (coretype && *coretype)
+        printf(" (OPENBLAS_CORETYPE=%s)", coretype);
+    printf("; %d thread%s\n", openblas_get_num_threads(),
+           openblas_get_num_threads() == 1 ? "" : "s");
+    fflush(stdout);
+}
+
+/* ---- reading lines --------------------------------------------------------------- */
+
+static volatile sig_atomic_t prompt_sigint;
+static char *got_line;
+static int line_done;
+
+static void prompt_on_sigint(int sig)
+{
+    (void)sig;
+    prompt_sigint = 1;
+}
+
+static void on_line(char *line)
+{
+    got_line = line;
+    line_done = 1;
+    rl_callback_handler_remove();
+}
+
+/* Ctrl-C while editing: show "^C", forget the line, end this read. */
+static void cancel_line(void)
+{
+    rl_point = rl_end;
+    rl_redisplay();
+    rl_replace_line("", 0);
+    rl_callback_sigcleanup();
+    rl_callback_handler_remove();
+    fputs("^C\n", stdout);
+    fflush(stdout);
+}
+
+/* Reads one line with 'prompt'. Returns a malloc'ed line (caller frees), or
+ * NULL at end of input; '*cancelled' is set when Ctrl-C cleared the line. */
+static char *read_line(const char *prompt, int *cancelled)
+{
+    int fd = fileno(rl_instream ? rl_instream : stdin);
+    *cancelled = 0;
+    got_line = NULL;
+    line_done = 0;
+    prompt_sigint = 0;
+    set_signal(SIGINT, prompt_on_sigint);
+    rl_callback_handler_install(prompt, on_line);
+    while (!line_done) {
+        fd_set fds;
+        FD_ZERO(&fds);
+        FD_SET(fd, &fds);
+        int r = select(fd + 1, &fds, NULL, NULL, NULL);
+        if (prompt_sigint) {
+            cancel_line();
+            *cancelled = 1;
+            break;
+        }
+        if (r < 0 && errno == EINTR) {
+            rl_check_signals();
+            continue;
+        }
+        if (r < 0) {
+            rl_callback_handler_remove();
+            break;
+        }
+        rl_callback_read_char();
+    }
+    set_signal(SIGINT, SIG_DFL);
+    return got_line;
+}
+
+/* ---- history --------------------------------------------------------------------- */
+
+static char history_path[4096];
+
+static void history_open(void)
+{
+    const char *env = getenv("MOONFLOW_HISTORY");
+    const char *home = getenv("HOME");
+    if (env && *env)
+        snprintf(history_path, sizeof history_path, "%s", env);
+    else if (home && *home)
+        snprintf(history_path, sizeof history_path, "%s/.moonflow_history", home);
+    else
+        history_path[0] = '\0';
+    /* Time stamps separate entries in the file, so a multi-line chunk comes
+     * back as one entry. */
+    history_write_timestamps = 1;
+    history_multiline_entries = 1;
+    using_history();
+    stifle_history(HISTORY_MAX);
+    if (history_path[0])
+        read_history(history_path);
+}
+
+/* Adds a chunk to the history and appends it to the file at once, so a
+ * crash or a kill loses nothing and parallel sessions interleave (the file
+ * is trimmed to HISTORY_MAX entries when the prompt ends). */
+static void history_add(const char *chunk)
+{
+    if (!chunk[0])
+        return;
+    HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
+    if (last && strcmp(last->line, chunk) == 0)
+        return;
+    add_history(chunk);
+    if (!history_path[0])
+        return;
+    FILE *f = fopen(history_path, "a");
+    if (f)
+        fclose(f);
+    append_history(1, history_path);
+}
+
+/* ---- chunks: lua.c's loadline ---------------------------------------------------- */
+
+static const char *get_prompt(lua_State *L, int first)
+{
+    const char *p = lua_getglobal(L, first ? "_PROMPT" : "_PROMPT2") == LUA_TSTRING
+                        ? lua_tostring(L, -1) : NULL;
+    lua_pop(L, 1);
+    return p ? p : first ? PROMPT1 : PROMPT2;
+}
+
+/* Reads one line and pushes it; returns 0 at end of input, -1 when the line
+ * was cancelled with Ctrl-C, 1 otherwise. Strings stay on the Lua stack, so
+ * the prompt string stays alive while readline uses it. */
+static int push_line(lua_State *L, int first)
+{
+    int cancelled;
+    char *line = read_line(get_prompt(L, first), &cancelled);
+    if (cancelled)
+        return -1;
+    if (line == NULL)
+        return 0;
+    size_t len = strlen(line);
+    if (len > 0 && line[len - 1] == '\n')
+        line[--len] = '\0';
+    if (first && line[0] == '=')     /* lua 5.2 compatibility: '=x' prints x */
+        lua_pushfstring(L, "return %s", line + 1);
+    else
+        lua_pushlstring(L, line, len);
+    free(line);
+    return 1;
+}
+
+/* Tries the line on top as "return <line>"; on success replaces it by the
+ * compiled function (the line stays below) and returns LUA_OK. */
+static int add_return(lua_State *L)
+{
+    const char *line = lua_tostring(L, -1);
+    const char *retline = lua_pushfstring(L, "return %s;", line);
+    int status = luaL_loadbuffer(L, retline, strlen(retline), "=stdin");
+    if (status == LUA_OK)
+        lua_remove(L, -2);
+    else
+        lua_pop(L, 2);
+    return status;
+}
+
+static int incomplete(lua_State *L, int status)
+{
+    if (status != LUA_ERRSYNTAX)
+        return 0;
+    size_t lmsg;
+    const char *msg = lua_tolstring(L, -1, &lmsg);
+    size_t lmark = sizeof(EOFMARK) - 1;
+    if (lmsg >= lmark && strcmp(msg + lmsg - lmark, EOFMARK) == 0) {
+        lua_pop(L, 1);
+        return 1;
+    }
+    return 0;
+}
+
+/* Compiles the chunk on top, reading more lines while it is incomplete.
+ * Returns the status with the chunk text below the function (or message);
+ * -1 when a continuation line was cancelled, -2 at end of input (then the
+ * stack is empty). */
+static int multi_line(lua_State *L)
+{
+    for (;;) {
+        size_t len;
+        const char *line = lua_tolstring(L, 1, &len);
+        int status = luaL_loadbuffer(L, line, len, "=stdin");
+        if (!incomplete(L, status))
+            return status;
+        int got = push_line(L, 0);
+        if (got <= 0) {
+            lua_settop(L, 0);
+            return got == 0 ? -2 : -1;
+        }
+        lua_pushliteral(L, "\n");
+        lua_insert(L, -2);
+        lua_concat(L, 3);
+    }
+}
+
+/* Reads a chunk and compiles it. Returns -2 at end of input, -1 when
+ * cancelled, else the status with the function (or message) on top. */
+static int load_line(lua_State *L)
+{
+    lua_settop(L, 0);
+    int got = push_line(L, 1);
+    if (got <= 0)
+        return got == 0 ? -2 : -1;
+    int status = add_return(L);
+    if (status != LUA_OK) {
+        status = multi_line(L);
+        if (status < 0)
+            return status;
+    }
+    if (lua_gettop(L) >= 2)
+        history_add(lua_tostring(L, 1));
+    lua_remove(L, 1);
+    return status;
+}
+
+void lmf_prompt_loop(lua_State *L)
+{
+    const char *oldprogname = progname;
+    progname = NULL;
+    rl_catch_signals = 0;
+    rl_readline_name = "moonflow";
+    history_open();
+    lmf_complete_init(L);
+    for (;;) {
+        int status = load_line(L);
+        if (status == -2)
+            break;
+        if (status == -1)
+            continue;
+        if (status == LUA_OK)
+            status = lmf_docall(L, 0, LUA_MULTRET);
+        if (status == LUA_OK && lua_gettop(L) > 0) {
+            lua_pushcfunction(L, lmf_show_values);
+            lua_insert(L, 1);
+            status = lmf_docall(L, lua_gettop(L) - 1, 0);
+        }
+        lmf_report(L, status);
+    }
+    lua_settop(L, 0);
+    if (history_path[0])
+        history_truncate_file(history_path, HISTORY_MAX);
+    fputs("\n", stdout);
+    fflush(stdout);
+    progname = oldprogname;
+}

@@ -1,0 +1,184 @@
+/* prompt_show.c — the prompt's printer for expression values.
+ *
+ * Values that know how to print themselves (__tostring, e.g. tensors) use
+ * it; plain tables show their contents, so 't.shape' prints {2, 3} rather
+ * than "table: 0x...". The text is built as pieces in a Lua table (so the
+ * collector owns everything if an error is raised) and joined at the end. */
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "prompt_show.h"
+
+#define SHOW_MAX_ITEMS 64
+#define SHOW_MAX_DEPTH 3
+
+typedef struct Pieces {
+    int table;   /* stack index of the parts table */
+    int n;
+} Pieces;
+
+/* Moves the string on top into the parts. */
+static void add_top(lua_State *L, Pieces *p)
+{
+    lua_rawseti(L, p->table, ++p->n);
+}
+
+static void add_lit(lua_State *L, Pieces *p, const char *s)
+{
+    lua_pushstring(L, s);
+    add_top(L, p);
+}
+
+static int is_identifier(const char *s)
+{
+    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+        return 0;
+    for (s++; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9')))
+            return 0;
+    return 1;
+}
+
+/* The metatable field '__name' of the value at 'idx', or NULL. */
+static const char *type_name(lua_State *L, int idx, int *has_tostring)
+{
+    const char *name = NULL;
+    *has_tostring = 0;
+    if (!lua_getmetatable(L, idx))
+        return NULL;
+    *has_tostring = lua_getfield(L, -1, "__tostring") != LUA_TNIL;
+    if (lua_getfield(L, -2, "__name") == LUA_TSTRING)
+        name = lua_tostring(L, -1);   /* kept alive by the metatable */
+    lua_pop(L, 3);
+    return name;
+}
+
+/* A tensor inside a table: one line, "mf.Tensor(shape=(2,3), dtype=float32)". */
+static void add_tensor_short(lua_State *L, int v, Pieces *p)
+{
+    lua_getfield(L, v, "shape");
+    int shape = lua_gettop(L);
+    lua_Integer rank = lua_istable(L, shape) ? (lua_Integer)lua_rawlen(L, shape) : 0;
+    luaL_checkstack(L, (int)(2 * rank + 8), "tensor rank too large to print");
+    int k = 1;
+    lua_pushliteral(L, "mf.Tensor(shape=(");
+    for (lua_Integer i = 1; i <= rank; i++, k++) {
+        if (i > 1) {
+            lua_pushliteral(L, ",");
+            k++;
+        }
+        lua_rawgeti(L, shape, i);
+        luaL_tolstring(L, -1, NULL);
+        lua_remove(L, -2);
+    }
+    lua_pushliteral(L, "), dtype=");
+    lua_getfield(L, v, "dtype");
+    luaL_tolstring(L, -1, NULL);
+    lua_remove(L, -2);
+    lua_pushliteral(L, ")");
+    lua_concat(L, k + 3);
+    lua_remove(L, shape);
+    add_top(L, p);
+}
+
+static void add_value(lua_State *L, int v, int depth, Pieces *p);
+
+/* The key of an entry: "name = " or "[key] = ". */
+static void add_key(lua_State *L, int k, int depth, Pieces *p)
+{
+    if (lua_type(L, k) == LUA_TSTRING && is_identifier(lua_tostring(L, k))) {
+        lua_pushfstring(L, "%s = ", lua_tostring(L, k));
+        add_top(L, p);
+        return;
+    }
+    add_lit(L, p, "[");
+    add_value(L, k, depth + 1, p);
+    add_lit(L, p, "] = ");
+}
+
+static void add_table(lua_State *L, int v, int depth, Pieces *p)
+{
+    if (depth >= SHOW_MAX_DEPTH) {
+        add_lit(L, p, "{...}");
+        return;
+    }
+    lua_Integer len = (lua_Integer)lua_rawlen(L, v);
+    int count = 0;
+    add_lit(L, p, "{");
+    for (lua_Integer i = 1; i <= len; i++) {
+        if (count > 0)
+            add_lit(L, p, ", ");
+        if (count++ == SHOW_MAX_ITEMS) {
+            add_lit(L, p, "...}");
+            return;
+        }
+        lua_rawgeti(L, v, i);
+        add_value(L, lua_gettop(L), depth + 1, p);
+        lua_pop(L, 1);
+    }
+    lua_pushnil(L);
+    while (lua_next(L, v)) {
+        if (lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= len) {
+            lua_pop(L, 1);
+            continue;
+        }
+        if (count > 0)
+            add_lit(L, p, ", ");
+        if (count++ == SHOW_MAX_ITEMS) {
+            lua_pop(L, 2);
+            add_lit(L, p, "...}");
+            return;
+        }
+        add_key(L, lua_gettop(L) - 1, depth, p);
+        add_value(L, lua_gettop(L), depth + 1, p);
+        lua_pop(L, 1);
+    }
+    add_lit(L, p, "}");
+}
+
+static void add_value(lua_State *L, int v, int depth, Pieces *p)
+{
+    luaL_checkstack(L, 8, "value too deeply nested to print");
+    int has_tostring;
+    const char *name = type_name(L, v, &has_tostring);
+    if (depth > 0 && name && strcmp(name, "mf.Tensor") == 0) {
+        add_tensor_short(L, v, p);
+    } else if (lua_type(L, v) == LUA_TTABLE && !has_tostring && !name) {
+        add_table(L, v, depth, p);
+    } else if (depth > 0 && lua_type(L, v) == LUA_TSTRING) {
+        lua_pushfstring(L, "\"%s\"", lua_tostring(L, v));
+        add_top(L, p);
+    } else {
+        luaL_tolstring(L, v, NULL);
+        add_top(L, p);
+    }
+}
+
+int lmf_show_values(lua_State *L)
+{
+    int n = lua_gettop(L);
+    lua_newtable(L);
+    Pieces p = {lua_gettop(L), 0};
+    for (int i = 1; i <= n; i++) {
+        if (i > 1)
+            add_lit(L, &p, "\t");
+        add_value(L, i, 0, &p);
+    }
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= p.n; i++) {
+        lua_rawgeti(L, p.table, i);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    fwrite(s, 1, len, stdout);
+    fputs("\n", stdout);
+    fflush(stdout);
+    return 0;
+}

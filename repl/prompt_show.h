@@ -1,0 +1,13 @@
+/* prompt_show.h — how the prompt prints the values of an expression. */
+#ifndef LMF_PROMPT_SHOW_H
+#define LMF_PROMPT_SHOW_H
+
+#include <lua.h>
+
+/* A lua_CFunction: prints its arguments on one line, separated by tabs.
+ * Strings print as they are and tensors as print(t) shows them; plain
+ * tables print their contents ({2, 3}, {precision = 4, ...}), shortened
+ * when long or deep. */
+int lmf_show_values(lua_State *L);
+
+#endif

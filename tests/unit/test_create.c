@@ -1,0 +1,211 @@
+/* test_create.c — creation helpers: fill (every dtype, exact int64), eye,
+ * range (float and integer, directions, wide int64 spans), linspace, and
+ * each error path's status and message, including absurd sizes and
+ * out-of-memory. */
+#include "testutil.h"
+
+#include "core/alloc.h"
+#include "core/create.h"
+
+static void test_fill_dtypes(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 3};
+    MfDType dts[5] = {MF_FLOAT32, MF_FLOAT64, MF_INT32, MF_INT64, MF_BOOL};
+    double expect[5] = {2.5, 2.5, 2, 2, 1};
+    for (int k = 0; k < 5; k++) {
+        MfTensor *t = NULL;
+        assert_int_equal(mf_create_fill("fill", dts[k], 2, s, 2.5, &t), MF_OK);
+        assert_int_equal(t->dtype, dts[k]);
+        assert_int_equal(t->rank, 2);
+        double e[6] = {expect[k], expect[k], expect[k], expect[k], expect[k], expect[k]};
+        assert_values(t, e, 6, 0);
+        mf_tensor_release(t);
+    }
+}
+
+static void test_fill_int_exact_and_scalar(void **state)
+{
+    (void)state;
+    int64_t s[1] = {3};
+    int64_t big = ((int64_t)1 << 53) + 1;
+    MfTensor *t = NULL, *z = NULL, *b = NULL;
+    assert_int_equal(mf_create_fill_int("fill", MF_INT64, 1, s, big, &t), MF_OK);
+    for (int i = 0; i < 3; i++)
+        assert_true(mf_tensor_get_int(t, i) == big);
+    assert_int_equal(mf_create_fill_int("zeros", MF_FLOAT32, 0, NULL, 0, &z), MF_OK);
+    assert_int_equal(z->rank, 0);
+    assert_values(z, (double[]){0}, 1, 0);
+    assert_int_equal(mf_create_fill_int("ones", MF_BOOL, 1, s, 1, &b), MF_OK);
+    assert_values(b, (double[]){1, 1, 1}, 3, 0);
+    mf_tensor_release(t);
+    mf_tensor_release(z);
+    mf_tensor_release(b);
+}
+
+static void test_fill_errors(void **state)
+{
+    (void)state;
+    int64_t big[2] = {1000000, 1000000}, neg[2] = {2, -1};
+    int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    int64_t huge[3] = {1 << 30, 1 << 30, 1 << 30}; /* the product overflows int64 */
+    MfTensor *t = NULL;
+    assert_int_equal(mf_create_fill("zeros", MF_FLOAT32, 2, big, 0, &t), MF_ENOMEM);
+    assert_null(t);
+    assert_error_contains("zeros: shape (1000000,1000000) of float32 is too large");
+    assert_int_equal(mf_create_fill("ones", MF_FLOAT64, 3, huge, 1, &t), MF_ENOMEM);
+    assert_error_contains("ones: shape (1073741824,1073741824,1073741824) of float64 is too");
+    assert_int_equal(mf_create_fill("fill", MF_INT32, 2, neg, 1, &t), MF_ESHAPE);
+    assert_error_contains("fill: dimensions must be >= 0, got -1 for dimension 2");
+    assert_int_equal(mf_create_fill("zeros", MF_INT32, 9, nine, 1, &t), MF_ESHAPE);
+    assert_error_contains("zeros: rank must be 0..8, got 9");
+    /* A zero dim makes an empty tensor however large the others are. */
+    int64_t empty[2] = {0, (int64_t)1 << 50};
+    assert_int_equal(mf_create_fill("zeros", MF_FLOAT32, 2, empty, 0, &t), MF_OK);
+    assert_int_equal(mf_tensor_numel(t), 0);
+    mf_tensor_release(t);
+}
+
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    int64_t s[1] = {4};
+    MfTensor *t = NULL;
+    for (int64_t k = 1; k <= 2; k++) {
+        mf_alloc_fail_at(k);
+        assert_int_equal(mf_create_fill("ones", MF_FLOAT32, 1, s, 1, &t), MF_ENOMEM);
+        mf_alloc_fail_at(0);
+        assert_null(t);
+        assert_error_contains("ones: tensor: out of memory");
+    }
+    mf_alloc_fail_at(1);
+    assert_int_equal(mf_create_range_int(MF_INT32, 0, 4, 1, &t), MF_ENOMEM);
+    mf_alloc_fail_at(0);
+    assert_error_contains("range: ");
+    assert_null(t);
+}
+
+static void test_eye(void **state)
+{
+    (void)state;
+    MfTensor *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    assert_int_equal(mf_create_eye(MF_FLOAT32, 2, 3, &a), MF_OK);
+    assert_values(a, (double[]){1, 0, 0, 0, 1, 0}, 6, 0);
+    assert_int_equal(mf_create_eye(MF_INT64, 3, 2, &b), MF_OK);
+    assert_int_equal(b->dtype, MF_INT64);
+    assert_values(b, (double[]){1, 0, 0, 1, 0, 0}, 6, 0);
+    assert_int_equal(mf_create_eye(MF_BOOL, 2, 2, &c), MF_OK);
+    assert_values(c, (double[]){1, 0, 0, 1}, 4, 0);
+    assert_int_equal(mf_create_eye(MF_FLOAT64, 0, 0, &d), MF_OK);
+    assert_int_equal(mf_tensor_numel(d), 0);
+    mf_tensor_release(a);
+    mf_tensor_release(b);
+    mf_tensor_release(c);
+    mf_tensor_release(d);
+    assert_int_equal(mf_create_eye(MF_FLOAT32, -1, 2, &a), MF_ESHAPE);
+    assert_error_contains("eye: dimensions must be >= 0");
+}
+
+static void test_range_float(void **state)
+{
+    (void)state;
+    MfTensor *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    assert_int_equal(mf_create_range(MF_FLOAT32, 1, 2, 0.25, &a), MF_OK);
+    assert_values(a, (double[]){1, 1.25, 1.5, 1.75}, 4, 0);
+    assert_int_equal(mf_create_range(MF_FLOAT64, 0, 1, 0.1, &b), MF_OK);
+    assert_int_equal(mf_tensor_numel(b), 10);
+    assert_values(b, (double[]){0, .1, .2, .3, .4, .5, .6, .7, .8, .9}, 10, 1e-12);
+    assert_int_equal(mf_create_range(MF_FLOAT32, 3, 0, -1.5, &c), MF_OK);
+    assert_values(c, (double[]){3, 1.5}, 2, 0);
+    assert_int_equal(mf_create_range(MF_FLOAT32, 0, 3, -1, &d), MF_OK);
+    assert_int_equal(d->rank, 1);
+    assert_int_equal(d->shape[0], 0);
+    mf_tensor_release(a);
+    mf_tensor_release(b);
+    mf_tensor_release(c);
+    mf_tensor_release(d);
+}
+
+static void test_range_int(void **state)
+{
+    (void)state;
+    MfTensor *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    assert_int_equal(mf_create_range_int(MF_INT32, 0, 10, 3, &a), MF_OK);
+    assert_int_equal(a->dtype, MF_INT32);
+    assert_values(a, (double[]){0, 3, 6, 9}, 4, 0);
+    assert_int_equal(mf_create_range_int(MF_INT64, 5, 0, -2, &b), MF_OK);
+    assert_values(b, (double[]){5, 3, 1}, 3, 0);
+    assert_int_equal(mf_create_range_int(MF_INT32, 5, 5, 1, &c), MF_OK);
+    assert_int_equal(mf_tensor_numel(c), 0);
+    /* The widest span: computed without signed overflow. */
+    assert_int_equal(mf_create_range_int(MF_INT64, INT64_MIN, INT64_MAX, INT64_MAX, &d), MF_OK);
+    assert_int_equal(mf_tensor_numel(d), 3);
+    assert_true(mf_tensor_get_int(d, 0) == INT64_MIN);
+    assert_true(mf_tensor_get_int(d, 1) == -1);
+    assert_true(mf_tensor_get_int(d, 2) == INT64_MAX - 1);
+    mf_tensor_release(a);
+    mf_tensor_release(b);
+    mf_tensor_release(c);
+    mf_tensor_release(d);
+}
+
+static void test_range_errors(void **state)
+{
+    (void)state;
+    MfTensor *t = NULL;
+    assert_int_equal(mf_create_range(MF_FLOAT32, 0, 1, 0, &t), MF_EARG);
+    assert_null(t);
+    assert_error_contains("range: delta must not be 0");
+    assert_int_equal(mf_create_range_int(MF_INT32, 0, 1, 0, &t), MF_EARG);
+    assert_error_contains("range: delta must not be 0");
+    assert_int_equal(mf_create_range(MF_FLOAT64, 0, INFINITY, 1, &t), MF_EARG);
+    assert_error_contains("range: start, limit and delta must be finite");
+    assert_int_equal(mf_create_range(MF_FLOAT32, 0, 1e300, 1, &t), MF_ENOMEM);
+    assert_error_contains("range: 1e+300 elements are too many");
+    assert_int_equal(mf_create_range(MF_FLOAT32, 0, 1e12, 1, &t), MF_ENOMEM);
+    assert_error_contains("range: shape (1000000000000,) of float32 is too large");
+    assert_int_equal(mf_create_range_int(MF_INT32, 0, 3000000000LL, 1, &t), MF_EARG);
+    assert_error_contains("does not fit int32 (pass {dtype = \"int64\"})");
+    assert_int_equal(mf_create_range(MF_INT32, 0, 1, 1, &t), MF_EDTYPE);
+    assert_error_contains("range: expected a float dtype here, got int32");
+    assert_int_equal(mf_create_range_int(MF_BOOL, 0, 1, 1, &t), MF_EDTYPE);
+    assert_error_contains("range: expected an integer dtype here, got bool");
+    assert_null(t);
+}
+
+static void test_linspace(void **state)
+{
+    (void)state;
+    MfTensor *a = NULL, *b = NULL, *c = NULL;
+    assert_int_equal(mf_create_linspace(MF_FLOAT32, 0, 1, 5, &a), MF_OK);
+    assert_values(a, (double[]){0, 0.25, 0.5, 0.75, 1}, 5, 0);
+    assert_int_equal(mf_create_linspace(MF_FLOAT64, 0.1, 0.7, 7, &b), MF_OK);
+    assert_true(mf_tensor_get(b, 6) == 0.7); /* the end point exactly */
+    assert_values(b, (double[]){.1, .2, .3, .4, .5, .6, .7}, 7, 1e-15);
+    assert_int_equal(mf_create_linspace(MF_FLOAT32, 3, 9, 1, &c), MF_OK);
+    assert_values(c, (double[]){3}, 1, 0);
+    mf_tensor_release(a);
+    mf_tensor_release(b);
+    mf_tensor_release(c);
+    assert_int_equal(mf_create_linspace(MF_FLOAT32, 0, 1, 0, &a), MF_EARG);
+    assert_error_contains("linspace: n must be >= 1, got 0");
+    assert_int_equal(mf_create_linspace(MF_INT32, 0, 1, 3, &a), MF_EDTYPE);
+    assert_error_contains("linspace: expected float32 or float64, got int32");
+    assert_null(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(test_fill_dtypes),
+        TEST(test_fill_int_exact_and_scalar),
+        TEST(test_fill_errors),
+        TEST(test_out_of_memory),
+        TEST(test_eye),
+        TEST(test_range_float),
+        TEST(test_range_int),
+        TEST(test_range_errors),
+        TEST(test_linspace),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

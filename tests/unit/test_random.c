@@ -1,0 +1,352 @@
+/* test_random.c — the counter-based generator, the seed rule and the random
+ * ops: known-answer vectors, reproducibility, statistics, ranges, shuffle
+ * permutations (also of strided views), errors and out-of-memory paths. */
+#include "testutil.h"
+
+#include "core/alloc.h"
+#include "core/ops/random.h"
+#include "core/rng.h"
+
+static void test_philox_known_answers(void **state)
+{
+    (void)state;
+    /* Random123's kat_vectors for philox4x32_10. */
+    static const uint32_t ctr[3][4] = {{0, 0, 0, 0},
+                                       {~0u, ~0u, ~0u, ~0u},
+                                       {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}};
+    static const uint32_t key[3][2] = {{0, 0}, {~0u, ~0u}, {0xa4093822, 0x299f31d0}};
+    static const uint32_t want[3][4] = {{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+                                        {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+                                        {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}};
+    for (int i = 0; i < 3; i++) {
+        uint32_t out[4];
+        mf_philox4x32(ctr[i], key[i], out);
+        for (int j = 0; j < 4; j++)
+            assert_int_equal(out[j], want[i][j]);
+    }
+}
+
+static void test_seed_rule(void **state)
+{
+    (void)state;
+    mf_rng_set_global_seed(42);
+    assert_true(mf_rng_has_global_seed());
+    uint64_t a1 = mf_rng_op_seed(false, 0), a2 = mf_rng_op_seed(false, 0);
+    uint64_t e1 = mf_rng_op_seed(true, 7);
+    mf_rng_set_global_seed(42); /* resets the counter */
+    assert_true(mf_rng_op_seed(true, 7) == e1); /* explicit: independent of the counter */
+    assert_true(mf_rng_op_seed(false, 0) == a1);
+    assert_true(mf_rng_op_seed(false, 0) == a2);
+    assert_true(a1 != a2);
+    assert_true(e1 != mf_rng_op_seed(true, 8));
+    mf_rng_set_global_seed(43);
+    assert_true(mf_rng_op_seed(true, 7) != e1);
+    assert_true(mf_rng_op_seed(false, 0) != a1);
+    mf_rng_clear_global_seed();
+    assert_false(mf_rng_has_global_seed());
+    uint64_t d = mf_rng_op_seed(true, 7);
+    mf_rng_set_global_seed(MF_RNG_DEFAULT_GLOBAL_SEED);
+    assert_true(mf_rng_op_seed(true, 7) == d);
+    mf_rng_clear_global_seed();
+    assert_true(mf_rng_op_seed(false, 0) != mf_rng_op_seed(false, 0));
+}
+
+static int same_values(const MfTensor *a, const MfTensor *b)
+{
+    if (a->dtype != b->dtype || mf_tensor_numel(a) != mf_tensor_numel(b))
+        return 0;
+    return memcmp(mf_tensor_data(a), mf_tensor_data(b),
+                  (size_t)mf_tensor_numel(a) * mf_dtype_size(a->dtype)) == 0;
+}
+
+typedef MfStatus (*Gen)(int, const int64_t *, MfDType, double, double, uint64_t, MfTensor **);
+
+/* Same seed: identical; other seed: different; a prefix of a longer
+ * tensor: identical (element i depends only on (seed, i)). */
+static void check_reproducible(Gen gen, MfDType dt, double a, double b)
+{
+    int64_t s[2] = {3, 5}, longer = 40;
+    MfTensor *x = NULL, *y = NULL, *z = NULL, *w = NULL;
+    assert_int_equal(gen(2, s, dt, a, b, 1234, &x), MF_OK);
+    assert_int_equal(gen(2, s, dt, a, b, 1234, &y), MF_OK);
+    assert_int_equal(gen(2, s, dt, a, b, 1235, &z), MF_OK);
+    assert_int_equal(gen(1, &longer, dt, a, b, 1234, &w), MF_OK);
+    assert_true(same_values(x, y));
+    assert_false(same_values(x, z));
+    assert_int_equal(x->rank, 2);
+    assert_int_equal(x->shape[1], 5);
+    assert_int_equal(x->dtype, dt);
+    for (int64_t i = 0; i < 15; i++)
+        assert_true(mf_tensor_get(x, i) == mf_tensor_get(w, i));
+    mf_tensor_release(x);
+    mf_tensor_release(y);
+    mf_tensor_release(z);
+    mf_tensor_release(w);
+}
+
+static void test_reproducible(void **state)
+{
+    (void)state;
+    check_reproducible(mf_random_normal, MF_FLOAT32, 0, 1);
+    check_reproducible(mf_random_normal, MF_FLOAT64, 1, 2);
+    check_reproducible(mf_random_truncated_normal, MF_FLOAT32, 0, 1);
+    check_reproducible(mf_random_uniform, MF_FLOAT32, -1, 1);
+    check_reproducible(mf_random_uniform, MF_FLOAT64, 0, 1);
+    check_reproducible(mf_random_uniform, MF_INT32, -5, 1000);
+    check_reproducible(mf_random_uniform, MF_INT64, 0, 1e12);
+}
+
+static void moments(const MfTensor *t, double *mean, double *sd, double *lo, double *hi)
+{
+    int64_t n = mf_tensor_numel(t);
+    double s = 0, s2 = 0;
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        double v = mf_tensor_get(t, i);
+        s += v;
+        s2 += v * v;
+        *lo = v < *lo ? v : *lo;
+        *hi = v > *hi ? v : *hi;
+    }
+    *mean = s / (double)n;
+    *sd = sqrt(s2 / (double)n - *mean * *mean);
+}
+
+static void test_normal_statistics(void **state)
+{
+    (void)state;
+    int64_t n = 100001; /* odd: the last pair is cut */
+    MfTensor *t = NULL;
+    double mean, sd, lo, hi;
+    assert_int_equal(mf_random_normal(1, &n, MF_FLOAT64, 2.0, 3.0, 99, &t), MF_OK);
+    moments(t, &mean, &sd, &lo, &hi);
+    /* standard errors: 3/sqrt(1e5) ~ 0.0095 for the mean, ~0.0067 for sd */
+    assert_true(fabs(mean - 2.0) < 0.05);
+    assert_true(fabs(sd - 3.0) < 0.05);
+    assert_true(lo < 2.0 - 3 * 3.0 && hi > 2.0 + 3 * 3.0);
+    mf_tensor_release(t);
+    assert_int_equal(mf_random_normal(1, &n, MF_FLOAT32, 0.0, 1.0, 5, &t), MF_OK);
+    moments(t, &mean, &sd, &lo, &hi);
+    assert_true(fabs(mean) < 0.02 && fabs(sd - 1.0) < 0.02);
+    mf_tensor_release(t);
+}
+
+static void test_truncated_normal_range(void **state)
+{
+    (void)state;
+    int64_t n = 100000;
+    MfTensor *t = NULL;
+    double mean, sd, lo, hi;
+    assert_int_equal(mf_random_truncated_normal(1, &n, MF_FLOAT32, 1.0, 0.5, 3, &t), MF_OK);
+    moments(t, &mean, &sd, &lo, &hi);
+    assert_true(lo >= 1.0 - 2 * 0.5 - 1e-6 && hi <= 1.0 + 2 * 0.5 + 1e-6);
+    assert_true(fabs(mean - 1.0) < 0.02);
+    /* sd of N(0,1) truncated to [-2, 2] is 0.8796 */
+    assert_true(fabs(sd - 0.5 * 0.8796) < 0.01);
+    mf_tensor_release(t);
+}
+
+static void test_uniform_float_range(void **state)
+{
+    (void)state;
+    int64_t n = 100003;
+    MfTensor *t = NULL;
+    double mean, sd, lo, hi;
+    assert_int_equal(mf_random_uniform(1, &n, MF_FLOAT32, -1.0, 3.0, 11, &t), MF_OK);
+    moments(t, &mean, &sd, &lo, &hi);
+    assert_true(lo >= -1.0 && hi < 3.0);
+    assert_true(fabs(mean - 1.0) < 0.03);
+    assert_true(fabs(sd - 4.0 / sqrt(12.0)) < 0.02);
+    mf_tensor_release(t);
+    assert_int_equal(mf_random_uniform(1, &n, MF_FLOAT64, 0.0, 0.0, 11, &t), MF_OK);
+    moments(t, &mean, &sd, &lo, &hi);
+    assert_true(lo == 0.0 && hi == 0.0);
+    mf_tensor_release(t);
+}
+
+static void test_uniform_int_range(void **state)
+{
+    (void)state;
+    int64_t n = 10000;
+    int counts[7] = {0};
+    MfTensor *t = NULL;
+    assert_int_equal(mf_random_uniform(1, &n, MF_INT32, -3, 4, 8, &t), MF_OK);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = mf_tensor_get_int(t, i);
+        assert_true(v >= -3 && v < 4);
+        counts[v + 3]++;
+    }
+    for (int k = 0; k < 7; k++)
+        assert_true(counts[k] > 1200 && counts[k] < 1650); /* ~1429 each */
+    mf_tensor_release(t);
+    /* The widest int64 span (2^64 values) must not divide by zero. */
+    assert_int_equal(mf_random_uniform(1, &n, MF_INT64, -9223372036854775808.0,
+                                       9223372036854775808.0, 8, &t), MF_OK);
+    int negatives = 0;
+    for (int64_t i = 0; i < n; i++)
+        negatives += mf_tensor_get_int(t, i) < 0;
+    assert_true(negatives > 4500 && negatives < 5500);
+    mf_tensor_release(t);
+}
+
+/* Every output row equals a distinct input row. */
+static void assert_row_permutation(const MfTensor *in, const MfTensor *out)
+{
+    int64_t rows = in->shape[0], cols = mf_tensor_numel(in) / rows;
+    int used[64] = {0};
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t match = -1;
+        for (int64_t r = 0; r < rows && match < 0; r++) {
+            int eq = !used[r];
+            for (int64_t j = 0; j < cols && eq; j++)
+                eq = mf_tensor_get(out, i * cols + j) == mf_tensor_get(in, r * cols + j);
+            match = eq ? r : -1;
+        }
+        assert_true(match >= 0);
+        used[match] = 1;
+    }
+}
+
+static void test_shuffle_permutes(void **state)
+{
+    (void)state;
+    int64_t n = 50;
+    double v[50];
+    for (int i = 0; i < 50; i++)
+        v[i] = i;
+    MfTensor *t = make_tensor(MF_INT64, 1, &n, v), *a = NULL, *b = NULL, *c = NULL;
+    assert_int_equal(mf_random_shuffle(t, 77, &a), MF_OK);
+    assert_int_equal(mf_random_shuffle(t, 77, &b), MF_OK);
+    assert_int_equal(mf_random_shuffle(t, 78, &c), MF_OK);
+    assert_row_permutation(t, a);
+    assert_true(same_values(a, b));
+    assert_false(same_values(a, c));
+    assert_false(same_values(a, t));
+    mf_tensor_release(t);
+    mf_tensor_release(a);
+    mf_tensor_release(b);
+    mf_tensor_release(c);
+}
+
+static void test_shuffle_strided_and_small(void **state)
+{
+    (void)state;
+    int64_t s[2] = {3, 6}, ts[2] = {6, 3}, tstrides[2] = {1, 6};
+    double v[18];
+    for (int i = 0; i < 18; i++)
+        v[i] = i;
+    MfTensor *base = make_tensor(MF_FLOAT32, 2, s, v);
+    MfTensor *tr = mf_tensor_view(base, 2, ts, tstrides, 0); /* the transpose, 6 x 3 */
+    MfTensor *out = NULL, *scalar = mf_tensor_scalar(MF_BOOL, 1), *sout = NULL;
+    assert_int_equal(mf_random_shuffle(tr, 5, &out), MF_OK);
+    assert_int_equal(out->shape[0], 6);
+    assert_row_permutation(tr, out);
+    assert_int_equal(mf_random_shuffle(scalar, 5, &sout), MF_OK);
+    assert_int_equal(sout->rank, 0);
+    assert_int_equal(mf_tensor_get_int(sout, 0), 1);
+    mf_tensor_release(base);
+    mf_tensor_release(tr);
+    mf_tensor_release(out);
+    mf_tensor_release(scalar);
+    mf_tensor_release(sout);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    int64_t s[1] = {4}, big[2] = {1000000, 1000000}, nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    MfTensor *t = NULL;
+    assert_int_equal(mf_random_normal(1, s, MF_INT32, 0, 1, 1, &t), MF_EDTYPE);
+    assert_null(t);
+    assert_error_contains("random.normal: expected dtype float32 or float64, got int32");
+    assert_int_equal(mf_random_truncated_normal(1, s, MF_FLOAT32, 0, -1, 1, &t), MF_EARG);
+    assert_error_contains("random.truncated_normal: mean must be finite and stddev finite");
+    assert_int_equal(mf_random_uniform(1, s, MF_INT32, 5, 5, 1, &t), MF_EARG);
+    assert_error_contains("random.uniform: expected integer minval < maxval within int32");
+    assert_int_equal(mf_random_uniform(1, s, MF_INT64, 0.5, 5, 1, &t), MF_EARG);
+    assert_error_contains("got minval 0.5, maxval 5");
+    assert_int_equal(mf_random_uniform(1, s, MF_INT32, 0, 3e9, 1, &t), MF_EARG);
+    assert_error_contains("within int32");
+    assert_int_equal(mf_random_uniform(1, s, MF_FLOAT32, 2, 1, 1, &t), MF_EARG);
+    assert_error_contains("random.uniform: expected finite minval <= maxval");
+    assert_int_equal(mf_random_uniform(1, s, MF_BOOL, 0, 1, 1, &t), MF_EDTYPE);
+    assert_error_contains("random.uniform: expected dtype float32, float64, int32 or int64, "
+                          "got bool");
+    assert_int_equal(mf_random_normal(2, big, MF_FLOAT32, 0, 1, 1, &t), MF_ENOMEM);
+    assert_error_contains("random.normal: shape (1000000,1000000) of float32 is too large");
+    assert_int_equal(mf_random_normal(9, nine, MF_FLOAT32, 0, 1, 1, &t), MF_ESHAPE);
+    assert_error_contains("random.normal: rank must be 0..8, got 9");
+    int64_t neg[1] = {-2};
+    assert_int_equal(mf_random_uniform(1, neg, MF_FLOAT32, 0, 1, 1, &t), MF_ESHAPE);
+    assert_error_contains("random.uniform: dimensions must be >= 0");
+    assert_null(t);
+}
+
+/* Failing each allocation in turn must fail cleanly (teardown checks no
+ * tensor leaks) and eventually succeed. */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    int64_t s[2] = {8, 3};
+    MfTensor *in = NULL;
+    assert_int_equal(mf_random_normal(2, s, MF_FLOAT32, 0, 1, 1, &in), MF_OK);
+    int ok = 0;
+    for (int64_t k = 1; k <= 8 && !ok; k++) {
+        MfTensor *out = NULL;
+        mf_alloc_fail_at(k);
+        MfStatus st = mf_random_shuffle(in, 3, &out);
+        mf_alloc_fail_at(0);
+        if (st == MF_OK) {
+            ok = 1;
+            mf_tensor_release(out);
+        } else {
+            assert_int_equal(st, MF_ENOMEM);
+            assert_null(out);
+            mf_err_clear();
+        }
+    }
+    assert_true(ok);
+    mf_tensor_release(in);
+    mf_alloc_fail_at(1);
+    assert_int_equal(mf_random_uniform(2, s, MF_FLOAT64, 0, 1, 1, &in), MF_ENOMEM);
+    mf_alloc_fail_at(0);
+    assert_null(in);
+}
+
+static void test_op_table_entries(void **state)
+{
+    (void)state;
+    static const MfOpId ids[] = {MF_OP_RANDOM_NORMAL, MF_OP_RANDOM_UNIFORM,
+                                 MF_OP_RANDOM_UNIFORM_INT, MF_OP_TRUNCATED_NORMAL,
+                                 MF_OP_RANDOM_SHUFFLE};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        const MfOpDesc *d = mf_op_table[ids[i]];
+        assert_true(d->flags & MF_OP_RANDOM);
+        assert_true(d->flags & MF_OP_NONDIFF);
+        assert_null(d->backward);
+        assert_int_equal(mf_op_find(d->name), ids[i]);
+    }
+    assert_int_equal(mf_op_find("RandomStandardNormal"), MF_OP_RANDOM_NORMAL);
+    assert_int_equal(mf_op_table[MF_OP_RANDOM_SHUFFLE]->arity, 1);
+    assert_int_equal(mf_op_table[MF_OP_RANDOM_UNIFORM]->arity, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(test_philox_known_answers),
+        TEST(test_seed_rule),
+        TEST(test_reproducible),
+        TEST(test_normal_statistics),
+        TEST(test_truncated_normal_range),
+        TEST(test_uniform_float_range),
+        TEST(test_uniform_int_range),
+        TEST(test_shuffle_permutes),
+        TEST(test_shuffle_strided_and_small),
+        TEST(test_errors),
+        TEST(test_out_of_memory),
+        TEST(test_op_table_entries),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

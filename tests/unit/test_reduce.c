@@ -1,0 +1,506 @@
+/* test_reduce.c — reductions, arg-reductions and clipping: values against
+ * hand-computed results, strided inputs, dtypes, empty reductions, unknown
+ * dims in inference, every error path, and allocation failures. */
+#include "testutil.h"
+
+#include "core/alloc.h"
+#include "core/clip.h"
+#include "core/ops/reduce.h"
+
+static const int64_t S23[2] = {2, 3};
+static const double V23[6] = {1, 2, 3, 4, 5, 6};
+
+static MfTensor *reduce(MfOpId op, MfTensor *t, const int64_t *axes, int naxes, bool keep)
+{
+    MfTensor *out = NULL;
+    assert_int_equal(mf_reduce(op, t, axes, naxes, keep, &out), MF_OK);
+    return out;
+}
+
+static void assert_shape(const MfTensor *t, int rank, const int64_t *shape)
+{
+    assert_int_equal(t->rank, rank);
+    for (int i = 0; i < rank; i++)
+        assert_int_equal(t->shape[i], shape[i]);
+}
+
+/* Reduces, checks values and shape, and releases the result. */
+static void check(MfOpId op, MfTensor *t, const int64_t *axes, int naxes, bool keep, int rank,
+                  const int64_t *shape, const double *expect, double tol)
+{
+    MfTensor *r = reduce(op, t, axes, naxes, keep);
+    assert_shape(r, rank, shape);
+    assert_values(r, expect, mf_shape_numel(rank, shape), tol);
+    mf_tensor_release(r);
+}
+
+static void test_sum_axes(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, V23);
+    check(MF_OP_SUM, t, NULL, 0, false, 0, NULL, (double[]){21}, 0);
+    check(MF_OP_SUM, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3}, (double[]){5, 7, 9}, 0);
+    check(MF_OP_SUM, t, (int64_t[]){1}, 1, false, 1, (int64_t[]){2}, (double[]){6, 15}, 0);
+    check(MF_OP_SUM, t, (int64_t[]){-1}, 1, true, 2, (int64_t[]){2, 1}, (double[]){6, 15}, 0);
+    check(MF_OP_SUM, t, NULL, 0, true, 2, (int64_t[]){1, 1}, (double[]){21}, 0);
+    /* no axes (TensorFlow's axis=[]): nothing is reduced */
+    check(MF_OP_SUM, t, (int64_t[]){0}, 0, false, 2, S23, V23, 0);
+    mf_tensor_release(t);
+}
+
+static void test_mean_max_min_prod(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT64, 2, S23, (double[]){1, -2, 3, 4, 5, -6});
+    check(MF_OP_MEAN, t, NULL, 0, false, 0, NULL, (double[]){5.0 / 6}, 1e-12);
+    check(MF_OP_MEAN, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3},
+          (double[]){2.5, 1.5, -1.5}, 1e-12);
+    check(MF_OP_MAX, t, (int64_t[]){1}, 1, false, 1, (int64_t[]){2}, (double[]){3, 5}, 0);
+    check(MF_OP_MIN, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3}, (double[]){1, -2, -6}, 0);
+    check(MF_OP_PROD, t, NULL, 0, false, 0, NULL, (double[]){720}, 0);
+    check(MF_OP_PROD, t, (int64_t[]){1}, 1, false, 1, (int64_t[]){2}, (double[]){-6, -120}, 0);
+    mf_tensor_release(t);
+}
+
+/* A rank-3 tensor reduced over the middle axis, over the outer two, and
+ * over the first and last (the walk's mixed patterns). */
+static void test_rank3_patterns(void **state)
+{
+    (void)state;
+    int64_t s[3] = {2, 3, 2};
+    double v[12];
+    for (int i = 0; i < 12; i++)
+        v[i] = i;
+    MfTensor *t = make_tensor(MF_INT32, 3, s, v);
+    check(MF_OP_SUM, t, (int64_t[]){1}, 1, false, 2, (int64_t[]){2, 2},
+          (double[]){6, 9, 24, 27}, 0);
+    check(MF_OP_SUM, t, (int64_t[]){0, 1}, 2, false, 1, (int64_t[]){2}, (double[]){30, 36}, 0);
+    check(MF_OP_SUM, t, (int64_t[]){0, 2}, 2, true, 3, (int64_t[]){1, 3, 1},
+          (double[]){14, 22, 30}, 0);
+    check(MF_OP_MAX, t, (int64_t[]){2, 0}, 2, false, 1, (int64_t[]){3}, (double[]){7, 9, 11}, 0);
+    mf_tensor_release(t);
+}
+
+/* A transposed view (non-contiguous) reduces like its contiguous copy. */
+static void test_strided_input(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, V23);
+    MfTensor *tt = mf_tensor_view(t, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3}, 0);
+    assert_non_null(tt);
+    check(MF_OP_SUM, tt, (int64_t[]){1}, 1, false, 1, (int64_t[]){3}, (double[]){5, 7, 9}, 0);
+    check(MF_OP_SUM, tt, (int64_t[]){0}, 1, false, 1, (int64_t[]){2}, (double[]){6, 15}, 0);
+    check(MF_OP_MAX, tt, NULL, 0, false, 0, NULL, (double[]){6}, 0);
+    MfTensor *am = NULL;
+    assert_int_equal(mf_argreduce(MF_OP_ARGMAX, tt, 0, &am), MF_OK);
+    assert_values(am, (double[]){3, 3}, 2, 0);
+    mf_tensor_release(am);
+    mf_tensor_release(tt);
+    mf_tensor_release(t);
+}
+
+/* float32 sums accumulate in double: a million 0.1f add up to 100000 within
+ * float32 rounding of the result, where a float accumulator drifts by ~1%. */
+static void test_float32_accuracy(void **state)
+{
+    (void)state;
+    int64_t n = 1000000;
+    MfTensor *t = mf_tensor_new(MF_FLOAT32, 1, &n);
+    assert_non_null(t);
+    float *d = mf_tensor_data(t);
+    for (int64_t i = 0; i < n; i++)
+        d[i] = 0.1f;
+    MfTensor *s = reduce(MF_OP_SUM, t, NULL, 0, false);
+    assert_values(s, (double[]){(double)0.1f * 1e6}, 1, 0.01);
+    MfTensor *m = reduce(MF_OP_MEAN, t, NULL, 0, false);
+    assert_values(m, (double[]){(double)0.1f}, 1, 1e-8);
+    mf_tensor_release(s);
+    mf_tensor_release(m);
+    mf_tensor_release(t);
+}
+
+static void test_int_dtypes(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 2};
+    MfTensor *a = make_tensor(MF_INT32, 2, s, (double[]){1, 2, -1, -2});
+    /* integer mean truncates as TensorFlow's: 3/2 = 1, -3/2 = -1 */
+    check(MF_OP_MEAN, a, (int64_t[]){1}, 1, false, 1, (int64_t[]){2}, (double[]){1, -1}, 0);
+    check(MF_OP_MIN, a, NULL, 0, false, 0, NULL, (double[]){-2}, 0);
+    MfTensor *b = make_tensor(MF_INT64, 2, s, (double[]){1000000, 1000000, 1000, 3});
+    check(MF_OP_PROD, b, NULL, 0, false, 0, NULL, (double[]){3e15}, 0);
+    check(MF_OP_SUM, b, (int64_t[]){0}, 1, false, 1, (int64_t[]){2}, (double[]){1001000, 1000003},
+          0);
+    mf_tensor_release(a);
+    mf_tensor_release(b);
+}
+
+static void test_nan_propagates(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, (double[]){1, NAN, 3, 4, 5, 6});
+    check(MF_OP_MAX, t, (int64_t[]){1}, 1, false, 1, (int64_t[]){2}, (double[]){NAN, 6}, 0);
+    check(MF_OP_MIN, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3}, (double[]){1, NAN, 3}, 0);
+    mf_tensor_release(t);
+}
+
+static void test_empty_reductions(void **state)
+{
+    (void)state;
+    int64_t s[2] = {0, 3};
+    MfTensor *t = mf_tensor_new(MF_FLOAT32, 2, s);
+    assert_non_null(t);
+    check(MF_OP_SUM, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3}, (double[]){0, 0, 0}, 0);
+    check(MF_OP_PROD, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3}, (double[]){1, 1, 1}, 0);
+    check(MF_OP_MEAN, t, NULL, 0, false, 0, NULL, (double[]){NAN}, 0);
+    check(MF_OP_MAX, t, (int64_t[]){1}, 1, false, 1, (int64_t[]){0}, NULL, 0);
+    MfTensor *out = NULL;
+    assert_int_equal(mf_reduce(MF_OP_MAX, t, (int64_t[]){0}, 1, false, &out), MF_EARG);
+    assert_null(out);
+    assert_error_contains("reduce_max: axis 1 has size 0");
+    assert_int_equal(mf_argreduce(MF_OP_ARGMIN, t, 0, &out), MF_EARG);
+    assert_error_contains("argmin: axis 1 has size 0");
+    MfTensor *i = mf_tensor_new(MF_INT32, 2, s);
+    assert_int_equal(mf_reduce(MF_OP_MEAN, i, NULL, 0, false, &out), MF_EARG);
+    assert_error_contains("reduce_mean: axis 1 has size 0");
+    mf_tensor_release(i);
+    mf_tensor_release(t);
+}
+
+static void test_scalar_input(void **state)
+{
+    (void)state;
+    MfTensor *t = mf_tensor_scalar(MF_FLOAT64, 2.5);
+    check(MF_OP_SUM, t, NULL, 0, false, 0, NULL, (double[]){2.5}, 0);
+    check(MF_OP_MAX, t, NULL, 0, true, 0, NULL, (double[]){2.5}, 0);
+    MfTensor *out = NULL;
+    assert_int_equal(mf_argreduce(MF_OP_ARGMAX, t, 0, &out), MF_EARG);
+    assert_error_contains("argmax: a scalar has no axes");
+    mf_tensor_release(t);
+}
+
+static void test_reduce_errors(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, V23);
+    MfTensor *b = make_tensor(MF_BOOL, 2, S23, V23);
+    MfTensor *out = NULL;
+    assert_int_equal(mf_reduce(MF_OP_SUM, t, (int64_t[]){2}, 1, false, &out), MF_EARG);
+    assert_null(out);
+    assert_error_contains("reduce_sum: axis 3 out of range for rank 2 (axes are 1-based: 1..2");
+    assert_int_equal(mf_reduce(MF_OP_PROD, t, (int64_t[]){1, -1}, 2, false, &out), MF_EARG);
+    assert_error_contains("reduce_prod: axis 2 is listed twice");
+    assert_int_equal(mf_reduce(MF_OP_SUM, t, (int64_t[]){0}, 9, false, &out), MF_EARG);
+    assert_error_contains("reduce_sum: expected at most 8 axes, got 9");
+    assert_int_equal(mf_reduce(MF_OP_MEAN, b, NULL, 0, false, &out), MF_EDTYPE);
+    assert_error_contains("reduce_mean: expected a numeric dtype");
+    assert_int_equal(mf_argreduce(MF_OP_ARGMAX, t, 2, &out), MF_EARG);
+    assert_error_contains("argmax: axis 3 out of range for rank 2");
+    assert_int_equal(mf_argreduce(MF_OP_ARGMIN, b, 0, &out), MF_EDTYPE);
+    assert_error_contains("argmin: expected a numeric dtype");
+    mf_tensor_release(t);
+    mf_tensor_release(b);
+}
+
+static void test_argmax_argmin(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, (double[]){3, 7, 7, 9, 1, 9});
+    MfTensor *r = NULL;
+    assert_int_equal(mf_argreduce(MF_OP_ARGMAX, t, 1, &r), MF_OK);
+    assert_int_equal(r->dtype, MF_INT64);
+    assert_values(r, (double[]){2, 1}, 2, 0); /* ties: the first wins; 1-based */
+    mf_tensor_release(r);
+    assert_int_equal(mf_argreduce(MF_OP_ARGMAX, t, 0, &r), MF_OK);
+    assert_values(r, (double[]){2, 1, 2}, 3, 0);
+    mf_tensor_release(r);
+    assert_int_equal(mf_argreduce(MF_OP_ARGMIN, t, -1, &r), MF_OK);
+    assert_values(r, (double[]){1, 2}, 2, 0);
+    mf_tensor_release(r);
+    MfTensor *i = make_tensor(MF_INT64, 2, S23, (double[]){5, -1, 4, -7, 2, 8});
+    assert_int_equal(mf_argreduce(MF_OP_ARGMIN, i, 0, &r), MF_OK);
+    assert_values(r, (double[]){2, 1, 1}, 3, 0);
+    mf_tensor_release(r);
+    mf_tensor_release(i);
+    mf_tensor_release(t);
+}
+
+/* As NumPy: the first NaN wins, both along rows and down columns. */
+static void test_arg_nan(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT64, 2, S23, (double[]){1, NAN, NAN, 9, 2, NAN});
+    MfTensor *r = NULL;
+    assert_int_equal(mf_argreduce(MF_OP_ARGMAX, t, 1, &r), MF_OK);
+    assert_values(r, (double[]){2, 3}, 2, 0);
+    mf_tensor_release(r);
+    assert_int_equal(mf_argreduce(MF_OP_ARGMIN, t, 0, &r), MF_OK);
+    assert_values(r, (double[]){1, 1, 1}, 3, 0);
+    mf_tensor_release(r);
+    mf_tensor_release(t);
+}
+
+/* Inference keeps unknown dims (graph mode) and drops or keeps reduced ones. */
+static void test_infer_unknown_dims(void **state)
+{
+    (void)state;
+    MfTensor *x = mf_tensor_symbolic(MF_FLOAT32, 3, (int64_t[]){-1, 4, -1}, NULL, 0);
+    MfAttrs a = mf_attrs_default();
+    a.axes[0] = 1;
+    a.naxes = 1;
+    a.keepdims = true;
+    MfOpCall c = {.op = MF_OP_SUM, .ninputs = 1, .inputs = &x, .attrs = &a};
+    assert_int_equal(mf_op_table[MF_OP_SUM]->infer(&c), MF_OK);
+    assert_int_equal(c.out[0].rank, 3);
+    assert_int_equal(c.out[0].shape[0], -1);
+    assert_int_equal(c.out[0].shape[1], 1);
+    assert_int_equal(c.out[0].shape[2], -1);
+    a.axis = 0;
+    c.op = MF_OP_ARGMAX;
+    assert_int_equal(mf_op_table[MF_OP_ARGMAX]->infer(&c), MF_OK);
+    assert_int_equal(c.out[0].rank, 2);
+    assert_int_equal(c.out[0].shape[0], 4);
+    assert_int_equal(c.out[0].shape[1], -1);
+    assert_int_equal(c.out[0].dtype, MF_INT64);
+    assert_true(mf_op_table[MF_OP_ARGMAX]->flags & MF_OP_NONDIFF);
+    assert_false(mf_op_table[MF_OP_SUM]->flags & MF_OP_NONDIFF);
+    mf_tensor_release(x);
+}
+
+/* ---- clipping ------------------------------------------------------------------------ */
+
+static void test_clip_by_value(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, V23);
+    MfTensor *lo = mf_tensor_scalar(MF_FLOAT32, 2), *hi = mf_tensor_scalar(MF_FLOAT32, 5);
+    MfTensor *out = NULL;
+    assert_int_equal(mf_clip_by_value(t, lo, hi, &out), MF_OK);
+    assert_values(out, (double[]){2, 2, 3, 4, 5, 5}, 6, 0);
+    mf_tensor_release(out);
+    MfTensor *row = make_tensor(MF_FLOAT32, 1, (int64_t[]){3}, (double[]){0, 3, 6});
+    /* TensorFlow's order, maximum(minimum(t, hi), lo): where lo > hi, lo wins */
+    assert_int_equal(mf_clip_by_value(t, row, hi, &out), MF_OK);
+    assert_values(out, (double[]){1, 3, 6, 4, 5, 6}, 6, 0);
+    mf_tensor_release(out);
+    assert_int_equal(mf_clip_by_value(t, hi, lo, &out), MF_EARG);
+    assert_null(out);
+    assert_error_contains("clip_by_value: lo (5) must be <= hi (2)");
+    MfTensor *big = mf_tensor_zeros(MF_FLOAT32, 3, (int64_t[]){4, 2, 3});
+    assert_int_equal(mf_clip_by_value(t, big, hi, &out), MF_ESHAPE);
+    assert_error_contains("clip_by_value: lo of shape (4,2,3) would broadcast t of shape (2,3)");
+    MfTensor *d = mf_tensor_scalar(MF_FLOAT64, 9);
+    assert_int_equal(mf_clip_by_value(t, lo, d, &out), MF_EDTYPE);
+    assert_error_contains("clip_by_value: minimum: dtypes differ: float32 and float64");
+    mf_tensor_release(d);
+    mf_tensor_release(big);
+    mf_tensor_release(row);
+    mf_tensor_release(lo);
+    mf_tensor_release(hi);
+    mf_tensor_release(t);
+}
+
+static void test_clip_by_norm(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 2};
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, s, (double[]){3, 4, 0, 0});
+    MfTensor *c = mf_tensor_scalar(MF_FLOAT32, 1), *big = mf_tensor_scalar(MF_FLOAT32, 10);
+    MfTensor *out = NULL;
+    assert_int_equal(mf_clip_by_norm(t, c, NULL, 0, &out), MF_OK);
+    assert_values(out, (double[]){0.6, 0.8, 0, 0}, 4, 1e-6);
+    mf_tensor_release(out);
+    /* per row: the zero row stays zero (not NaN) */
+    assert_int_equal(mf_clip_by_norm(t, c, (int64_t[]){1}, 1, &out), MF_OK);
+    assert_values(out, (double[]){0.6, 0.8, 0, 0}, 4, 1e-6);
+    mf_tensor_release(out);
+    assert_int_equal(mf_clip_by_norm(t, big, NULL, 0, &out), MF_OK); /* under the norm: as is */
+    assert_values(out, (double[]){3, 4, 0, 0}, 4, 1e-6);
+    mf_tensor_release(out);
+    mf_tensor_release(big);
+    MfTensor *z = mf_tensor_zeros(MF_FLOAT32, 2, s);
+    assert_int_equal(mf_clip_by_norm(z, c, NULL, 0, &out), MF_OK);
+    assert_values(out, (double[]){0, 0, 0, 0}, 4, 0);
+    mf_tensor_release(out);
+    mf_tensor_release(z);
+    mf_tensor_release(c);
+    mf_tensor_release(t);
+}
+
+static void test_clip_by_norm_errors(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, V23);
+    MfTensor *i = make_tensor(MF_INT32, 2, S23, V23);
+    MfTensor *c = mf_tensor_scalar(MF_FLOAT32, 1), *zero = mf_tensor_scalar(MF_FLOAT32, 0);
+    MfTensor *c64 = mf_tensor_scalar(MF_FLOAT64, 1);
+    MfTensor *out = NULL;
+    assert_int_equal(mf_clip_by_norm(i, c, NULL, 0, &out), MF_EDTYPE);
+    assert_error_contains("clip_by_norm: expected a float tensor (float32 or float64), got int32");
+    assert_int_equal(mf_clip_by_norm(t, zero, NULL, 0, &out), MF_EARG);
+    assert_error_contains("clip_by_norm: clip_norm must be > 0, got 0");
+    assert_int_equal(mf_clip_by_norm(t, c64, NULL, 0, &out), MF_EDTYPE);
+    assert_error_contains("clip_by_norm: multiply: dtypes differ: float32 and float64");
+    assert_int_equal(mf_clip_by_norm(t, c, (int64_t[]){5}, 1, &out), MF_EARG);
+    assert_error_contains("clip_by_norm: reduce_sum: axis 6 out of range");
+    assert_null(out);
+    mf_tensor_release(c64);
+    mf_tensor_release(zero);
+    mf_tensor_release(c);
+    mf_tensor_release(i);
+    mf_tensor_release(t);
+}
+
+static void test_global_norm(void **state)
+{
+    (void)state;
+    MfTensor *a = make_tensor(MF_FLOAT32, 1, (int64_t[]){2}, (double[]){3, 4});
+    MfTensor *b = make_tensor(MF_FLOAT32, 1, (int64_t[]){1}, (double[]){12});
+    MfTensor *d = mf_tensor_scalar(MF_FLOAT64, 1);
+    MfTensor *out = NULL;
+    assert_int_equal(mf_global_norm(3, (MfTensor *[]){a, NULL, b}, &out), MF_OK);
+    assert_int_equal(out->rank, 0);
+    assert_values(out, (double[]){13}, 1, 1e-5);
+    mf_tensor_release(out);
+    assert_int_equal(mf_global_norm(2, (MfTensor *[]){NULL, NULL}, &out), MF_OK);
+    assert_values(out, (double[]){0}, 1, 0);
+    mf_tensor_release(out);
+    assert_int_equal(mf_global_norm(2, (MfTensor *[]){a, d}, &out), MF_EDTYPE);
+    assert_null(out);
+    assert_error_contains("global_norm: entries 1 and 2 have different dtypes: float32 and "
+                          "float64");
+    MfTensor *i = mf_tensor_scalar(MF_INT32, 1);
+    assert_int_equal(mf_global_norm(2, (MfTensor *[]){a, i}, &out), MF_EDTYPE);
+    assert_error_contains("global_norm: expected float tensors, entry 2 is int32");
+    mf_tensor_release(i);
+    mf_tensor_release(d);
+    mf_tensor_release(a);
+    mf_tensor_release(b);
+}
+
+static void test_clip_by_global_norm(void **state)
+{
+    (void)state;
+    MfTensor *a = make_tensor(MF_FLOAT32, 1, (int64_t[]){2}, (double[]){3, 4});
+    MfTensor *b = make_tensor(MF_FLOAT32, 1, (int64_t[]){1}, (double[]){12});
+    MfTensor *c = mf_tensor_scalar(MF_FLOAT32, 6.5), *big = mf_tensor_scalar(MF_FLOAT32, 100);
+    MfTensor *outs[3], *norm = NULL;
+    assert_int_equal(mf_clip_by_global_norm(3, (MfTensor *[]){a, NULL, b}, c, NULL, outs, &norm),
+                     MF_OK);
+    assert_values(outs[0], (double[]){1.5, 2}, 2, 1e-6);
+    assert_null(outs[1]);
+    assert_values(outs[2], (double[]){6}, 1, 1e-6);
+    assert_values(norm, (double[]){13}, 1, 1e-5);
+    for (int k = 0; k < 3; k++)
+        mf_tensor_release(outs[k]);
+    mf_tensor_release(norm);
+    /* under the clip norm: unchanged; 'use_norm' replaces the computed norm */
+    assert_int_equal(mf_clip_by_global_norm(1, &a, big, NULL, outs, NULL), MF_OK);
+    assert_values(outs[0], (double[]){3, 4}, 2, 1e-5);
+    mf_tensor_release(outs[0]);
+    assert_int_equal(mf_clip_by_global_norm(1, &a, c, big, outs, &norm), MF_OK);
+    assert_values(outs[0], (double[]){3 * 0.065, 4 * 0.065}, 2, 1e-6);
+    assert_values(norm, (double[]){100}, 1, 0);
+    mf_tensor_release(outs[0]);
+    mf_tensor_release(norm);
+    mf_tensor_release(big);
+    mf_tensor_release(c);
+    mf_tensor_release(a);
+    mf_tensor_release(b);
+}
+
+/* A non-finite global norm turns every output into NaN, as in TensorFlow. */
+static void test_clip_by_global_norm_nonfinite(void **state)
+{
+    (void)state;
+    MfTensor *a = make_tensor(MF_FLOAT64, 1, (int64_t[]){2}, (double[]){INFINITY, 1});
+    MfTensor *c = mf_tensor_scalar(MF_FLOAT64, 1), *out = NULL, *norm = NULL;
+    assert_int_equal(mf_clip_by_global_norm(1, &a, c, NULL, &out, &norm), MF_OK);
+    assert_values(out, (double[]){NAN, NAN}, 2, 0);
+    assert_true(isinf(mf_tensor_get(norm, 0)));
+    mf_tensor_release(out);
+    mf_tensor_release(norm);
+    mf_tensor_release(c);
+    mf_tensor_release(a);
+}
+
+static void test_clip_by_global_norm_errors(void **state)
+{
+    (void)state;
+    MfTensor *a = make_tensor(MF_FLOAT32, 1, (int64_t[]){2}, (double[]){3, 4});
+    MfTensor *neg = mf_tensor_scalar(MF_FLOAT32, -1), *c64 = mf_tensor_scalar(MF_FLOAT64, 1);
+    MfTensor *outs[2] = {a, a}, *norm = a;
+    assert_int_equal(mf_clip_by_global_norm(2, (MfTensor *[]){a, NULL}, neg, NULL, outs, &norm),
+                     MF_EARG);
+    assert_null(outs[0]);
+    assert_null(outs[1]);
+    assert_null(norm);
+    assert_error_contains("clip_by_global_norm: clip_norm must be > 0, got -1");
+    assert_int_equal(mf_clip_by_global_norm(1, &a, a, NULL, outs, &norm), MF_ESHAPE);
+    assert_error_contains("clip_by_global_norm: clip_norm must be a scalar, got rank 1");
+    assert_int_equal(mf_clip_by_global_norm(1, &a, c64, NULL, outs, &norm), MF_EDTYPE);
+    assert_null(outs[0]);
+    assert_error_contains("clip_by_global_norm: divide: dtypes differ: float32 and float64");
+    mf_tensor_release(c64);
+    mf_tensor_release(neg);
+    mf_tensor_release(a);
+}
+
+/* Fails each allocation in turn: every failure is MF_ENOMEM with a message
+ * and leaks nothing (the teardown counts live tensors). */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, V23);
+    MfTensor *c = mf_tensor_scalar(MF_FLOAT32, 1);
+    for (int kind = 0; kind < 4; kind++) {
+        for (int64_t k = 1;; k++) {
+            MfTensor *out = NULL;
+            mf_alloc_fail_at(k);
+            MfStatus st = kind == 0   ? mf_reduce(MF_OP_MEAN, t, (int64_t[]){0}, 1, false, &out)
+                          : kind == 1 ? mf_clip_by_norm(t, c, NULL, 0, &out)
+                          : kind == 2 ? mf_clip_by_global_norm(1, &t, c, NULL, &out, NULL)
+                                      : mf_argreduce(MF_OP_ARGMAX, t, 0, &out);
+            mf_alloc_fail_at(0);
+            if (st == MF_OK) {
+                mf_tensor_release(out);
+                break;
+            }
+            assert_int_equal(st, MF_ENOMEM);
+            assert_null(out);
+            assert_true(strlen(mf_err_msg()) > 0);
+            mf_err_clear();
+            assert_int_equal(mf_tensor_live_count(), 2);
+        }
+    }
+    mf_tensor_release(c);
+    mf_tensor_release(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(test_sum_axes),
+        TEST(test_mean_max_min_prod),
+        TEST(test_rank3_patterns),
+        TEST(test_strided_input),
+        TEST(test_float32_accuracy),
+        TEST(test_int_dtypes),
+        TEST(test_nan_propagates),
+        TEST(test_empty_reductions),
+        TEST(test_scalar_input),
+        TEST(test_reduce_errors),
+        TEST(test_argmax_argmin),
+        TEST(test_arg_nan),
+        TEST(test_infer_unknown_dims),
+        TEST(test_clip_by_value),
+        TEST(test_clip_by_norm),
+        TEST(test_clip_by_norm_errors),
+        TEST(test_global_norm),
+        TEST(test_clip_by_global_norm),
+        TEST(test_clip_by_global_norm_nonfinite),
+        TEST(test_clip_by_global_norm_errors),
+        TEST(test_out_of_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
