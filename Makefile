@@ -80,4 +80,4 @@ bench: all $(BUILD)/bench/bench_matmul
 clean:
 	rm -rf build
 
--include $(ENGINE_OBJ:.o=.d) $(REPL_OBJ:.o=.d)
+-include $(ENGINE_OBJ:.o=.d) $(REPL_OBJ:.o=.d) $(UNIT_BIN:=.d)

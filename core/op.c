@@ -76,7 +76,7 @@ static MfStatus allocate_outputs(const MfOpCall *c, MfTensor **outs)
         const MfTensorSpec *s = &c->out[i];
         outs[i] = mf_tensor_new(s->dtype, s->rank, s->shape);
         if (!outs[i]) {
-            mf_err_prefix("%s", mf_op_table[c->op]->name);
+            mf_err_prefix("%s", mf_op_table[c->op]->api);
             return MF_ENOMEM;
         }
     }
@@ -106,18 +106,18 @@ MfStatus mf_op_call(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAtt
     for (int i = 0; i < MF_MAX_OUTPUTS; i++)
         outs[i] = NULL;
     if (ninputs < d->arity || (ninputs != d->arity && !(d->flags & MF_OP_VARIADIC)))
-        return mf_err_set(MF_EARG, "%s: expected %d input(s), got %d", d->name, d->arity,
+        return mf_err_set(MF_EARG, "%s: expected %d input(s), got %d", d->api, d->arity,
                           ninputs);
     for (int i = 0; i < ninputs; i++)
         if (!inputs[i])
-            return mf_err_set(MF_EARG, "%s: input %d is missing", d->name, i + 1);
+            return mf_err_set(MF_EARG, "%s: input %d is missing", d->api, i + 1);
     MfOpCall c = {.op = op, .ninputs = ninputs, .inputs = inputs,
                   .attrs = attrs ? attrs : &no_attrs};
     MfStatus st;
     if ((builder && builder->building(builder->self)) || any_symbolic(ninputs, inputs)) {
         if (!builder)
             return mf_err_set(MF_EARG, "%s: symbolic input but no graph is being built",
-                              d->name);
+                              d->api);
         st = builder->build(builder->self, &c, outs);
     } else {
         st = run_eager(&c, outs);

@@ -87,6 +87,7 @@ MF_OP(MF_OP_STOP_GRADIENT, mf_desc_stop_gradient)
 MF_OP(MF_OP_SIZE, mf_desc_size)
 MF_OP(MF_OP_RANK, mf_desc_rank)
 MF_OP(MF_OP_SHAPE, mf_desc_shape)
+MF_OP(MF_OP_UNSORTED_SEGMENT_SUM, mf_desc_unsorted_segment_sum) /* core/ops/scatter.c */
 
 /* creation and random ops (core/ops/random.c, core/rng.c) */
 MF_OP(MF_OP_RANDOM_NORMAL, mf_desc_random_normal)

@@ -20,4 +20,10 @@ void mf_broadcast_strides(const MfTensor *t, int rout, const int64_t *sout, int6
 /* True when both shapes are equal (ranks and dims). */
 int mf_shape_equal(int ra, const int64_t *sa, int rb, const int64_t *sb);
 
+/* True when two tensors have the same shape. */
+static inline int mf_shape_equal_t(const MfTensor *a, const MfTensor *b)
+{
+    return mf_shape_equal(a->rank, a->shape, b->rank, b->shape);
+}
+
 #endif

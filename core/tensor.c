@@ -116,8 +116,8 @@ static bool shape_bytes(MfDType dt, int rank, const int64_t *shape, size_t *nbyt
     int64_t n = 1;
     for (int i = 0; i < rank; i++) {
         if (shape[i] < 0) {
-            mf_err_set(MF_ESHAPE, "tensor: dimensions must be >= 0, got shape %s",
-                       mf_shape_str(rank, shape, buf, sizeof buf));
+            mf_err_set(MF_ESHAPE, "tensor: dimensions must be >= 0, got %lld for dimension %d",
+                       (long long)shape[i], i + 1);
             return false;
         }
         if (shape[i] > 0 && n > limit / shape[i]) {

@@ -13,6 +13,7 @@
 #include <lua.h>
 
 #include "core/op.h"
+#include "core/variable.h"
 
 #define LMF_TENSOR_MT "mf.Tensor"
 
@@ -73,7 +74,22 @@ void lmf_open_reduce(lua_State *L, int methods);  /* reductions, argmax, clippin
 void lmf_open_linalg(lua_State *L, int methods);  /* matmul, transpose, reshape, ... */
 void lmf_open_shape(lua_State *L, int methods);   /* concat, stack, slice, gather, ... */
 void lmf_open_create(lua_State *L, int methods);  /* zeros, ones, eye, range, random */
+void lmf_open_variable(lua_State *L, int methods); /* mf.Variable, mf.initializers */
+void lmf_open_tape(lua_State *L, int methods);     /* GradientTape, grad, gradcheck */
 void lmf_open_repl(lua_State *L);                 /* help, config, set_num_threads */
+
+/* Variables ("mf.Variable" userdata, repl/lmf_variable.c). The box owns one
+ * reference; 'lmf_push_variable' steals the caller's. 'lmf_test_variable'
+ * returns the open Variable at 'idx' (borrowed) or NULL; 'lmf_check_variable'
+ * raises instead. 'lmf_check_variable_value' is lmf_check_tensor's slow path:
+ * the current value of the Variable at 'idx' (mf_variable_read, borrowed),
+ * raising when it is not a tensor or Variable. lmf_test_tensor and
+ * lmf_check_tensor accept Variables, so a Variable works wherever a tensor does. */
+#define LMF_VARIABLE_MT "mf.Variable"
+MfVariable *lmf_test_variable(lua_State *L, int idx);
+MfVariable *lmf_check_variable(lua_State *L, int idx);
+void lmf_push_variable(lua_State *L, MfVariable *v);
+MfTensor *lmf_check_variable_value(lua_State *L, int idx);
 
 /* Opens the whole module: the 'mf' table. */
 int luaopen_moonflow(lua_State *L);

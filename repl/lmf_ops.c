@@ -31,7 +31,8 @@ void lmf_open_ops(lua_State *L, int methods)
     methods = lua_absindex(L, methods);
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
-        if (!(d->flags & MF_OP_SIMPLE) || !d->api)
+        /* 'l_simple_op' has room for two inputs */
+        if (!(d->flags & MF_OP_SIMPLE) || !d->api || d->arity > 2)
             continue;
         lua_pushinteger(L, i);
         lua_pushcclosure(L, l_simple_op, 1);

@@ -1,7 +1,92 @@
-/* lmf_repl.c — help(), mf.config, mf.set_num_threads (being written). */
+/* lmf_repl.c — the shell's part of the mf table: mf.help (also the global
+ * help), mf.config(), mf.set_num_threads(n) and mf.__version.
+ *
+ * mf.config() returns a fresh table whose metatable prints it as a short
+ * report, so typing mf.config() at the prompt shows it readably. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "help.h"
 #include "lmf.h"
+#include "version.h"
+
+#define CONFIG_MT "mf.Config"
+
+/* tostring(mf.config()): "moonflow 0.1.0 | Lua 5.4 | ..." on a few lines. */
+static int config_tostring(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "version");
+    lua_getfield(L, 1, "lua");
+    lua_getfield(L, 1, "blas");
+    lua_getfield(L, 1, "corename");
+    lua_getfield(L, 1, "threads");
+    lua_getfield(L, 1, "coretype_env");
+    const char *env = lua_tostring(L, -1);
+    lua_pushfstring(L,
+                    "moonflow %s\nLua:     %s\nBLAS:    %s\ncore:    %s%s%s%s\nthreads: %s",
+                    lua_tostring(L, 2), lua_tostring(L, 3), lua_tostring(L, 4),
+                    lua_tostring(L, 5), env ? " (OPENBLAS_CORETYPE=" : "", env ? env : "",
+                    env ? ")" : "", luaL_tolstring(L, 6, NULL));
+    return 1;
+}
+
+/* mf.config() -> {version, lua, blas, corename, threads, coretype_env}:
+ * coretype_env is the OPENBLAS_CORETYPE variable, or nil when unset. */
+static int l_config(lua_State *L)
+{
+    const char *env = getenv("OPENBLAS_CORETYPE");
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, MF_VERSION);
+    lua_setfield(L, -2, "version");
+    lua_pushstring(L, LUA_RELEASE);
+    lua_setfield(L, -2, "lua");
+    lua_pushstring(L, openblas_get_config());
+    lua_setfield(L, -2, "blas");
+    lua_pushstring(L, openblas_get_corename());
+    lua_setfield(L, -2, "corename");
+    lua_pushinteger(L, openblas_get_num_threads());
+    lua_setfield(L, -2, "threads");
+    if (env && *env) {
+        lua_pushstring(L, env);
+        lua_setfield(L, -2, "coretype_env");
+    }
+    luaL_setmetatable(L, CONFIG_MT);
+    return 1;
+}
+
+/* mf.set_num_threads(n): OpenBLAS threads for matmul and convolutions. */
+static int l_set_num_threads(lua_State *L)
+{
+    int isint = 0;
+    lua_Integer n = lua_tointegerx(L, 1, &isint);
+    if (!isint || n < 1 || n > 4096) {
+        if (lua_type(L, 1) == LUA_TNUMBER)
+            return luaL_error(L, "set_num_threads: expected an integer from 1 to 4096, got %s",
+                              luaL_tolstring(L, 1, NULL));
+        return luaL_error(L, "bad argument #1 to 'set_num_threads' (number expected, got %s)",
+                          luaL_typename(L, 1));
+    }
+    openblas_set_num_threads((int)n);
+    return 0;
+}
 
 void lmf_open_repl(lua_State *L)
 {
-    (void)L;
+    if (luaL_newmetatable(L, CONFIG_MT)) {
+        lua_pushcfunction(L, config_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, lmf_help, 1);
+    lua_setfield(L, -2, "help");
+    lua_pushcfunction(L, l_config);
+    lua_setfield(L, -2, "config");
+    lua_pushcfunction(L, l_set_num_threads);
+    lua_setfield(L, -2, "set_num_threads");
+    lua_pushstring(L, MF_VERSION);
+    lua_setfield(L, -2, "__version");
 }

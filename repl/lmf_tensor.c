@@ -46,17 +46,22 @@ static LmfBox *test_box(lua_State *L, int idx)
     return same ? box : NULL;
 }
 
+/* A Variable (checked only after the tensor test fails, so tensors keep the
+ * fast path) stands for its current value. */
 MfTensor *lmf_test_tensor(lua_State *L, int idx)
 {
     LmfBox *box = test_box(L, idx);
-    return box ? box->t : NULL;
+    if (box)
+        return box->t;
+    MfVariable *v = lmf_test_variable(L, idx);
+    return v ? mf_variable_read(v) : NULL;
 }
 
 MfTensor *lmf_check_tensor(lua_State *L, int idx)
 {
     LmfBox *box = test_box(L, idx);
     if (!box)
-        luaL_typeerror(L, idx, LMF_TENSOR_MT);
+        return lmf_check_variable_value(L, idx);
     if (!box->t)
         luaL_argerror(L, idx, "tensor is closed");
     return box->t;
@@ -392,10 +397,10 @@ static int t_index(lua_State *L)
 {
     MfTensor *t = lmf_check_tensor(L, 1);
     if (lua_type(L, 2) == LUA_TNUMBER) {
-        lua_Integer i = 0;
-        if (!lua_isinteger(L, 2) && !lua_numbertointeger(lua_tonumber(L, 2), &i))
-            return luaL_error(L, "index: expected an integer index, got %f", lua_tonumber(L, 2));
-        return index_tensor(L, t, lua_isinteger(L, 2) ? lua_tointeger(L, 2) : i);
+        lua_Number n = lua_tonumber(L, 2);
+        if (!lua_isinteger(L, 2) && n != (lua_Number)(lua_Integer)n)
+            return luaL_error(L, "index: expected an integer index, got %f", n);
+        return index_tensor(L, t, lua_isinteger(L, 2) ? lua_tointeger(L, 2) : (lua_Integer)n);
     }
     const char *key = lua_tostring(L, 2);
     lua_pushvalue(L, 2);

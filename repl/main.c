@@ -63,8 +63,8 @@ static void print_usage(const char *badoption)
     fflush(out);
 }
 
-/* Scans the options; '*first' gets the index of the script (or argc).
- * Returns the HAS_ flags. */
+/* Scans the options; '*first' gets the index of the script (or argc), or
+ * of the bad option with HAS_ERROR. Returns the HAS_ flags. */
 static int collect_args(char **argv, int *first)
 {
     int args = 0;
@@ -86,12 +86,13 @@ static int collect_args(char **argv, int *first)
             args |= HAS_I | HAS_V;
         } else if (strcmp(argv[i], "-e") == 0 || strcmp(argv[i], "-l") == 0) {
             args |= HAS_E;
-            if (argv[++i] == NULL || argv[i][0] == '-')
-                return HAS_ERROR | (i - 1);
+            if (argv[i + 1] == NULL || argv[i + 1][0] == '-')
+                return HAS_ERROR;
+            i++;
         } else if ((argv[i][1] == 'e' || argv[i][1] == 'l') && argv[i][2] != '\0') {
             args |= HAS_E;   /* -e'code' and -lmod */
         } else {
-            return HAS_ERROR | i;
+            return HAS_ERROR;
         }
     }
     *first = i;
@@ -224,7 +225,7 @@ static int pmain(lua_State *L)
     int script = argc;
     int args = collect_args(argv, &script);
     if (args & HAS_ERROR) {
-        print_usage(argv[args ^ HAS_ERROR]);
+        print_usage(argv[script]);
         return 0;
     }
     if (args & HAS_H) {

@@ -6,9 +6,9 @@
  * sets 'mf_interrupted' so long kernels stop too. A second Ctrl-C before
  * the hook fires ends the process, as in lua.c.
  *
- * The prompt reads lines with readline's callback interface, so that Ctrl-C
- * while editing only clears the line (a SIGINT handler sets a flag that
- * interrupts select()). Each line is first compiled as "return <line>" so
+ * The prompt reads lines with readline through our own input function, so
+ * that Ctrl-C while editing only drops the line (a SIGINT handler sets a
+ * flag and interrupts read()). Each line is first compiled as "return <line>" so
  * expressions print their values; an incomplete chunk asks for more lines
  * with the continuation prompt. Completion lives in prompt_complete.c.
  * Readline owns the line buffers it returns; we free them. */
@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/select.h>
 #include <unistd.h>
 
 #include <cblas.h>
@@ -39,6 +38,7 @@
 
 static const char *progname = "moonflow";
 static lua_State *global_L;
+static volatile sig_atomic_t run_sigint;   /* Ctrl-C while the last chunk ran */
 
 void lmf_set_progname(const char *name)
 {
@@ -70,6 +70,7 @@ static void laction(int sig)
     int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
     set_signal(sig, SIG_DFL);
     mf_interrupted = 1;
+    run_sigint = 1;
     lua_sethook(global_L, lstop, flag, 1);
 }
 
@@ -109,6 +110,7 @@ int lmf_docall(lua_State *L, int narg, int nres)
     lua_insert(L, base);
     global_L = L;
     mf_interrupted = 0;
+    run_sigint = 0;
     set_signal(SIGINT, laction);
     int status = lua_pcall(L, narg, nres, base);
     set_signal(SIGINT, SIG_DFL);
@@ -146,8 +148,7 @@ void lmf_print_banner(void)
 /* ---- reading lines --------------------------------------------------------------- */
 
 static volatile sig_atomic_t prompt_sigint;
-static char *got_line;
-static int line_done;
+static int line_cancelled;
 
 static void prompt_on_sigint(int sig)
 {
@@ -155,58 +156,47 @@ static void prompt_on_sigint(int sig)
     prompt_sigint = 1;
 }
 
-static void on_line(char *line)
+/* readline's input function. The SIGINT handler is installed without
+ * SA_RESTART, so Ctrl-C interrupts read(); the line is then ended with
+ * "^C" shown and marked as cancelled. (readline keeps typed-ahead or pasted
+ * input in its own buffer between calls, so blocking readline() is used
+ * rather than the callback interface with select().) */
+static int prompt_getc(FILE *f)
 {
-    got_line = line;
-    line_done = 1;
-    rl_callback_handler_remove();
-}
-
-/* Ctrl-C while editing: show "^C", forget the line, end this read. */
-static void cancel_line(void)
-{
-    rl_point = rl_end;
-    rl_redisplay();
-    rl_replace_line("", 0);
-    rl_callback_sigcleanup();
-    rl_callback_handler_remove();
-    fputs("^C\n", stdout);
-    fflush(stdout);
+    for (;;) {
+        if (prompt_sigint) {
+            prompt_sigint = 0;
+            line_cancelled = 1;
+            rl_point = rl_end;
+            rl_insert_text("^C");
+            rl_redisplay();
+            return '\n';
+        }
+        unsigned char c;
+        ssize_t r = read(fileno(f), &c, 1);
+        if (r == 1)
+            return c;
+        if (r == 0 || errno != EINTR)
+            return EOF;
+        rl_check_signals();
+    }
 }
 
 /* Reads one line with 'prompt'. Returns a malloc'ed line (caller frees), or
- * NULL at end of input; '*cancelled' is set when Ctrl-C cleared the line. */
+ * NULL at end of input; '*cancelled' is set when Ctrl-C dropped the line. */
 static char *read_line(const char *prompt, int *cancelled)
 {
-    int fd = fileno(rl_instream ? rl_instream : stdin);
-    *cancelled = 0;
-    got_line = NULL;
-    line_done = 0;
+    line_cancelled = 0;
     prompt_sigint = 0;
     set_signal(SIGINT, prompt_on_sigint);
-    rl_callback_handler_install(prompt, on_line);
-    while (!line_done) {
-        fd_set fds;
-        FD_ZERO(&fds);
-        FD_SET(fd, &fds);
-        int r = select(fd + 1, &fds, NULL, NULL, NULL);
-        if (prompt_sigint) {
-            cancel_line();
-            *cancelled = 1;
-            break;
-        }
-        if (r < 0 && errno == EINTR) {
-            rl_check_signals();
-            continue;
-        }
-        if (r < 0) {
-            rl_callback_handler_remove();
-            break;
-        }
-        rl_callback_read_char();
-    }
+    char *line = readline(prompt);
     set_signal(SIGINT, SIG_DFL);
-    return got_line;
+    *cancelled = line_cancelled;
+    if (line_cancelled) {
+        free(line);
+        line = NULL;
+    }
+    return line;
 }
 
 /* ---- history --------------------------------------------------------------------- */
@@ -225,6 +215,7 @@ static void history_open(void)
         history_path[0] = '\0';
     /* Time stamps separate entries in the file, so a multi-line chunk comes
      * back as one entry. */
+    history_comment_char = '#';
     history_write_timestamps = 1;
     history_multiline_entries = 1;
     using_history();
@@ -360,6 +351,7 @@ void lmf_prompt_loop(lua_State *L)
     const char *oldprogname = progname;
     progname = NULL;
     rl_catch_signals = 0;
+    rl_getc_function = prompt_getc;
     rl_readline_name = "moonflow";
     history_open();
     lmf_complete_init(L);
@@ -376,6 +368,8 @@ void lmf_prompt_loop(lua_State *L)
             lua_insert(L, 1);
             status = lmf_docall(L, lua_gettop(L) - 1, 0);
         }
+        if (status != LUA_OK && run_sigint)
+            fputs("\n", stderr);   /* the terminal echoed "^C" */
         lmf_report(L, status);
     }
     lua_settop(L, 0);

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "common.h"
+#include "grads_math.h"
 #include "loop.h"
 
 /* True when both inputs are contiguous with the output's shape: one flat loop
@@ -210,17 +211,17 @@ static MfStatus minimum_forward(const MfOpCall *c, MfTensor **outs)
     BINARY_FORWARD((a < b || a != a) ? a : b, a < b ? a : b);
 }
 
-#define BINARY_OP(sym, tfname, apiname, fwd)                                       \
+#define BINARY_OP(sym, tfname, apiname, fwd, bwd)                                       \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 2, .flags = MF_OP_SIMPLE, .infer = infer_numeric,        \
-        .forward = fwd, .cost = mf_cost_elementwise,                               \
+        .forward = fwd, .backward = bwd, .cost = mf_cost_elementwise,              \
     }
 
-BINARY_OP(mf_desc_add, "AddV2", "add", add_forward);
-BINARY_OP(mf_desc_sub, "Sub", "subtract", sub_forward);
-BINARY_OP(mf_desc_mul, "Mul", "multiply", mul_forward);
-BINARY_OP(mf_desc_div, "RealDiv", "divide", div_forward);
-BINARY_OP(mf_desc_mod, "FloorMod", "mod", mod_forward);
-BINARY_OP(mf_desc_pow, "Pow", "pow", pow_forward);
-BINARY_OP(mf_desc_maximum, "Maximum", "maximum", maximum_forward);
-BINARY_OP(mf_desc_minimum, "Minimum", "minimum", minimum_forward);
+BINARY_OP(mf_desc_add, "AddV2", "add", add_forward, mf_add_grad);
+BINARY_OP(mf_desc_sub, "Sub", "subtract", sub_forward, mf_sub_grad);
+BINARY_OP(mf_desc_mul, "Mul", "multiply", mul_forward, mf_mul_grad);
+BINARY_OP(mf_desc_div, "RealDiv", "divide", div_forward, mf_div_grad);
+BINARY_OP(mf_desc_mod, "FloorMod", "mod", mod_forward, mf_mod_grad);
+BINARY_OP(mf_desc_pow, "Pow", "pow", pow_forward, mf_pow_grad);
+BINARY_OP(mf_desc_maximum, "Maximum", "maximum", maximum_forward, mf_maximum_grad);
+BINARY_OP(mf_desc_minimum, "Minimum", "minimum", minimum_forward, mf_minimum_grad);

@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "common.h"
+#include "grads_math.h"
 #include "loop.h"
 
 /* True when both inputs are contiguous with the output's shape. */
@@ -440,12 +441,12 @@ BOOL_OP(mf_desc_is_finite, "IsFinite", "is_finite", 1, infer_float_class, is_fin
 /* Differentiable in x and y (the condition gets no gradient). */
 const MfOpDesc mf_desc_select = {
     .name = "SelectV2", .api = "where", .arity = 3, .infer = infer_select,
-    .forward = select_forward, .cost = mf_cost_elementwise,
+    .forward = select_forward, .backward = mf_select_grad, .cost = mf_cost_elementwise,
 };
 
 /* Differentiable between float dtypes; casts to or from integers pass no
- * gradient (the backward, written later, returns none for those). */
+ * gradient (the backward returns none for those). */
 const MfOpDesc mf_desc_cast = {
     .name = "Cast", .api = "cast", .arity = 1, .infer = infer_cast,
-    .forward = cast_forward, .cost = mf_cost_elementwise,
+    .forward = cast_forward, .backward = mf_cast_grad, .cost = mf_cost_elementwise,
 };

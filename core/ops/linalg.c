@@ -20,6 +20,7 @@
 
 #include "common.h"
 #include "linalg.h"
+#include "linalg_grad.h"
 #include "view.h"
 
 #define SHAPE_BUF 160
@@ -324,12 +325,12 @@ static MfCost matmul_cost(const MfOpCall *c)
 
 const MfOpDesc mf_desc_matmul = {
     .name = "MatMul", .api = "matmul", .arity = 2, .infer = matmul_infer,
-    .forward = matmul_forward, .cost = matmul_cost,
+    .forward = matmul_forward, .backward = mf_matmul_grad, .cost = matmul_cost,
 };
 
 const MfOpDesc mf_desc_batch_matmul = {
     .name = "BatchMatMulV2", .api = "matmul", .arity = 2, .infer = batch_matmul_infer,
-    .forward = matmul_forward, .cost = matmul_cost,
+    .forward = matmul_forward, .backward = mf_batch_matmul_grad, .cost = matmul_cost,
 };
 
 /* ---- Trace -------------------------------------------------------------------------- */
@@ -398,7 +399,7 @@ static MfCost trace_cost(const MfOpCall *c)
 
 const MfOpDesc mf_desc_trace = {
     .name = "Trace", .api = "trace", .arity = 1, .infer = trace_infer,
-    .forward = trace_forward, .cost = trace_cost,
+    .forward = trace_forward, .backward = mf_trace_grad, .cost = trace_cost,
 };
 
 /* ---- composites --------------------------------------------------------------------- */

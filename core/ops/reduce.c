@@ -25,6 +25,7 @@
 
 #include "../alloc.h"
 #include "common.h"
+#include "grads_math.h"
 #include "reduce.h"
 
 /* ---- shape inference --------------------------------------------------------- */
@@ -550,19 +551,22 @@ static MfCost reduce_cost(const MfOpCall *c)
 
 /* ---- descriptors and C shorthands ---------------------------------------------------- */
 
-#define REDUCE_OP(sym, tfname, apiname, inf, fwd, fl)                             \
+#define REDUCE_OP(sym, tfname, apiname, inf, fwd, fl, bwd)                        \
     const MfOpDesc sym = {                                                        \
         .name = tfname, .api = apiname, .arity = 1, .flags = (fl), .infer = inf,  \
-        .forward = fwd, .cost = reduce_cost,                                      \
+        .forward = fwd, .backward = bwd, .cost = reduce_cost,                     \
     }
 
-REDUCE_OP(mf_desc_sum, "Sum", "reduce_sum", reduce_infer, reduce_forward, 0);
-REDUCE_OP(mf_desc_mean, "Mean", "reduce_mean", reduce_infer, reduce_forward, 0);
-REDUCE_OP(mf_desc_max, "Max", "reduce_max", reduce_infer, reduce_forward, 0);
-REDUCE_OP(mf_desc_min, "Min", "reduce_min", reduce_infer, reduce_forward, 0);
-REDUCE_OP(mf_desc_prod, "Prod", "reduce_prod", reduce_infer, reduce_forward, 0);
-REDUCE_OP(mf_desc_argmax, "ArgMax", "argmax", arg_infer, arg_forward, MF_OP_NONDIFF);
-REDUCE_OP(mf_desc_argmin, "ArgMin", "argmin", arg_infer, arg_forward, MF_OP_NONDIFF);
+REDUCE_OP(mf_desc_sum, "Sum", "reduce_sum", reduce_infer, reduce_forward, 0, mf_sum_grad);
+REDUCE_OP(mf_desc_mean, "Mean", "reduce_mean", reduce_infer, reduce_forward, 0,
+          mf_mean_grad);
+REDUCE_OP(mf_desc_max, "Max", "reduce_max", reduce_infer, reduce_forward, 0, mf_max_grad);
+REDUCE_OP(mf_desc_min, "Min", "reduce_min", reduce_infer, reduce_forward, 0, mf_min_grad);
+REDUCE_OP(mf_desc_prod, "Prod", "reduce_prod", reduce_infer, reduce_forward, 0,
+          mf_prod_grad);
+REDUCE_OP(mf_desc_argmax, "ArgMax", "argmax", arg_infer, arg_forward, MF_OP_NONDIFF, NULL);
+REDUCE_OP(mf_desc_argmin, "ArgMin", "argmin", arg_infer, arg_forward, MF_OP_NONDIFF,
+          NULL);
 
 MfStatus mf_reduce(MfOpId op, MfTensor *t, const int64_t *axes, int naxes, bool keepdims,
                    MfTensor **out)

@@ -18,6 +18,7 @@
 
 #include "../alloc.h"
 #include "common.h"
+#include "shape_grad.h"
 
 /* ---- block copies ------------------------------------------------------- */
 
@@ -703,36 +704,39 @@ static MfStatus query_forward(const MfOpCall *c, MfTensor **outs)
 
 /* ---- the descriptors ------------------------------------------------------ */
 
-#define SHAPE_OP(sym, tfname, apiname, n, fl, inf, fwd, cst)                         \
+#define SHAPE_OP(sym, tfname, apiname, n, fl, inf, fwd, bwd, cst)                    \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = n, .flags = (fl), .infer = inf,   \
-        .forward = fwd, .cost = cst,                                               \
+        .forward = fwd, .backward = bwd, .cost = cst,                              \
     }
 
 SHAPE_OP(mf_desc_concat, "ConcatV2", "concat", 1, MF_OP_VARIADIC, concat_infer,
-         concat_forward, cost_copy);
+         concat_forward, mf_concat_grad, cost_copy);
 SHAPE_OP(mf_desc_stack, "Pack", "stack", 1, MF_OP_VARIADIC, stack_infer, stack_forward,
-         cost_copy);
-SHAPE_OP(mf_desc_slice, "Slice", "slice", 1, MF_OP_VIEW, slice_infer, slice_forward, cost_none);
-SHAPE_OP(mf_desc_gather, "GatherV2", "gather", 2, 0, gather_infer, gather_forward, cost_copy);
+         mf_stack_grad, cost_copy);
+SHAPE_OP(mf_desc_slice, "Slice", "slice", 1, MF_OP_VIEW, slice_infer, slice_forward,
+         mf_slice_grad, cost_none);
+SHAPE_OP(mf_desc_gather, "GatherV2", "gather", 2, 0, gather_infer, gather_forward,
+         mf_gather_grad, cost_copy);
 SHAPE_OP(mf_desc_reverse, "ReverseV2", "reverse", 1, 0, reverse_infer, reverse_forward,
-         cost_copy);
-SHAPE_OP(mf_desc_tile, "Tile", "tile", 1, 0, tile_infer, tile_forward, cost_copy);
-SHAPE_OP(mf_desc_pad, "Pad", "pad", 1, 0, pad_infer, pad_forward, cost_copy);
+         mf_reverse_grad, cost_copy);
+SHAPE_OP(mf_desc_tile, "Tile", "tile", 1, 0, tile_infer, tile_forward, mf_tile_grad, cost_copy);
+SHAPE_OP(mf_desc_pad, "Pad", "pad", 1, 0, pad_infer, pad_forward, mf_pad_grad, cost_copy);
 SHAPE_OP(mf_desc_broadcast_to, "BroadcastTo", "broadcast_to", 1, 0, broadcast_to_infer,
-         broadcast_to_forward, cost_copy);
+         broadcast_to_forward, mf_broadcast_to_grad, cost_copy);
 SHAPE_OP(mf_desc_one_hot, "OneHot", "one_hot", 1, MF_OP_NONDIFF, one_hot_infer,
-         one_hot_forward, cost_copy);
+         one_hot_forward, NULL, cost_copy);
 SHAPE_OP(mf_desc_identity, "Identity", "identity", 1, MF_OP_VIEW | MF_OP_SIMPLE,
-         identity_infer, identity_forward, cost_none);
+         identity_infer, identity_forward, mf_identity_grad, cost_none);
 SHAPE_OP(mf_desc_stop_gradient, "StopGradient", "stop_gradient", 1,
-         MF_OP_VIEW | MF_OP_SIMPLE | MF_OP_NONDIFF, identity_infer, identity_forward, cost_none);
+         MF_OP_VIEW | MF_OP_SIMPLE | MF_OP_NONDIFF, identity_infer, identity_forward, NULL,
+         cost_none);
 SHAPE_OP(mf_desc_size, "Size", "size", 1, MF_OP_SIMPLE | MF_OP_NONDIFF, size_infer,
-         query_forward, cost_none);
+         query_forward, NULL, cost_none);
 SHAPE_OP(mf_desc_rank, "Rank", "rank", 1, MF_OP_SIMPLE | MF_OP_NONDIFF, size_infer,
-         query_forward, cost_none);
+         query_forward, NULL, cost_none);
 /* Not MF_OP_SIMPLE: a tensor method 'shape' would hide the property t.shape. */
-SHAPE_OP(mf_desc_shape, "Shape", "shape", 1, MF_OP_NONDIFF, shape_infer, query_forward,
+SHAPE_OP(mf_desc_shape, "Shape", "shape", 1, MF_OP_NONDIFF, shape_infer, query_forward, NULL,
          cost_none);
 
 /* ---- composites ------------------------------------------------------------ */

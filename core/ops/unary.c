@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "common.h"
+#include "grads_math.h"
 #include "loop.h"
 
 #define UNARY_ROWS(T, EXPR)                                                        \
@@ -182,27 +183,41 @@ static MfStatus softplus_forward(const MfOpCall *c, MfTensor **outs)
     UNARY_FORWARD(softplusf(a), softplus(a), NOINT);
 }
 
-#define UNARY_OP(sym, tfname, apiname, inf, fwd, fl)                               \
+#define UNARY_OP(sym, tfname, apiname, inf, fwd, fl, bwd)                          \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE | (fl),  \
-        .infer = inf, .forward = fwd, .cost = mf_cost_elementwise,                 \
+        .infer = inf, .forward = fwd, .backward = bwd, .cost = mf_cost_elementwise, \
     }
 
-UNARY_OP(mf_desc_neg, "Neg", "negative", infer_numeric, neg_forward, 0);
-UNARY_OP(mf_desc_abs, "Abs", "abs", infer_numeric, abs_forward, 0);
-UNARY_OP(mf_desc_sign, "Sign", "sign", infer_numeric, sign_forward, MF_OP_NONDIFF);
-UNARY_OP(mf_desc_square, "Square", "square", infer_numeric, square_forward, 0);
-UNARY_OP(mf_desc_relu, "Relu", "relu", infer_numeric, relu_forward, 0);
-UNARY_OP(mf_desc_floor, "Floor", "floor", infer_numeric, floor_forward, MF_OP_NONDIFF);
-UNARY_OP(mf_desc_ceil, "Ceil", "ceil", infer_numeric, ceil_forward, MF_OP_NONDIFF);
-UNARY_OP(mf_desc_round, "Round", "round", infer_numeric, round_forward, MF_OP_NONDIFF);
-UNARY_OP(mf_desc_sqrt, "Sqrt", "sqrt", infer_float, sqrt_forward, 0);
-UNARY_OP(mf_desc_rsqrt, "Rsqrt", "rsqrt", infer_float, rsqrt_forward, 0);
-UNARY_OP(mf_desc_exp, "Exp", "exp", infer_float, exp_forward, 0);
-UNARY_OP(mf_desc_log, "Log", "log", infer_float, log_forward, 0);
-UNARY_OP(mf_desc_log1p, "Log1p", "log1p", infer_float, log1p_forward, 0);
-UNARY_OP(mf_desc_sin, "Sin", "sin", infer_float, sin_forward, 0);
-UNARY_OP(mf_desc_cos, "Cos", "cos", infer_float, cos_forward, 0);
-UNARY_OP(mf_desc_tanh, "Tanh", "tanh", infer_float, tanh_forward, 0);
-UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", infer_float, sigmoid_forward, 0);
-UNARY_OP(mf_desc_softplus, "Softplus", "softplus", infer_float, softplus_forward, 0);
+UNARY_OP(mf_desc_neg, "Neg", "negative", infer_numeric, neg_forward, 0,
+         mf_neg_grad);
+UNARY_OP(mf_desc_abs, "Abs", "abs", infer_numeric, abs_forward, 0,
+         mf_abs_grad);
+UNARY_OP(mf_desc_sign, "Sign", "sign", infer_numeric, sign_forward, MF_OP_NONDIFF, NULL);
+UNARY_OP(mf_desc_square, "Square", "square", infer_numeric, square_forward, 0,
+         mf_square_grad);
+UNARY_OP(mf_desc_relu, "Relu", "relu", infer_numeric, relu_forward, 0,
+         mf_relu_grad);
+UNARY_OP(mf_desc_floor, "Floor", "floor", infer_numeric, floor_forward, MF_OP_NONDIFF, NULL);
+UNARY_OP(mf_desc_ceil, "Ceil", "ceil", infer_numeric, ceil_forward, MF_OP_NONDIFF, NULL);
+UNARY_OP(mf_desc_round, "Round", "round", infer_numeric, round_forward, MF_OP_NONDIFF, NULL);
+UNARY_OP(mf_desc_sqrt, "Sqrt", "sqrt", infer_float, sqrt_forward, 0,
+         mf_sqrt_grad);
+UNARY_OP(mf_desc_rsqrt, "Rsqrt", "rsqrt", infer_float, rsqrt_forward, 0,
+         mf_rsqrt_grad);
+UNARY_OP(mf_desc_exp, "Exp", "exp", infer_float, exp_forward, 0,
+         mf_exp_grad);
+UNARY_OP(mf_desc_log, "Log", "log", infer_float, log_forward, 0,
+         mf_log_grad);
+UNARY_OP(mf_desc_log1p, "Log1p", "log1p", infer_float, log1p_forward, 0,
+         mf_log1p_grad);
+UNARY_OP(mf_desc_sin, "Sin", "sin", infer_float, sin_forward, 0,
+         mf_sin_grad);
+UNARY_OP(mf_desc_cos, "Cos", "cos", infer_float, cos_forward, 0,
+         mf_cos_grad);
+UNARY_OP(mf_desc_tanh, "Tanh", "tanh", infer_float, tanh_forward, 0,
+         mf_tanh_grad);
+UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", infer_float, sigmoid_forward, 0,
+         mf_sigmoid_grad);
+UNARY_OP(mf_desc_softplus, "Softplus", "softplus", infer_float, softplus_forward, 0,
+         mf_softplus_grad);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "linalg_grad.h"
 
 #define SHAPE_BUF 160
 
@@ -92,7 +93,8 @@ static MfStatus transpose_forward(const MfOpCall *c, MfTensor **outs)
 
 const MfOpDesc mf_desc_transpose = {
     .name = "Transpose", .api = "transpose", .arity = 1, .flags = MF_OP_VIEW,
-    .infer = transpose_infer, .forward = transpose_forward, .cost = view_cost,
+    .infer = transpose_infer, .forward = transpose_forward,
+    .backward = mf_transpose_grad, .cost = view_cost,
 };
 
 /* ---- Reshape --------------------------------------------------------------- */
@@ -170,8 +172,8 @@ static MfStatus reshape_infer(MfOpCall *c)
     request_str(a->nints, a->ints, to, sizeof to);
     if (infer_at < 0)
         return mf_err_set(MF_ESHAPE, "reshape: cannot reshape a tensor of shape %s (%lld "
-                          "elements) into shape %s (%lld elements)", from, (long long)n, to,
-                          (long long)known);
+                          "element%s) into shape %s (%lld element%s)", from, (long long)n,
+                          n == 1 ? "" : "s", to, (long long)known, known == 1 ? "" : "s");
     if (known == 0)
         return mf_err_set(MF_ESHAPE, "reshape: cannot infer the -1 in shape %s for a tensor of "
                           "shape %s (%lld elements): the other dimensions multiply to 0", to,
@@ -195,7 +197,8 @@ static MfStatus reshape_forward(const MfOpCall *c, MfTensor **outs)
 
 const MfOpDesc mf_desc_reshape = {
     .name = "Reshape", .api = "reshape", .arity = 1, .flags = MF_OP_VIEW,
-    .infer = reshape_infer, .forward = reshape_forward, .cost = view_cost,
+    .infer = reshape_infer, .forward = reshape_forward,
+    .backward = mf_reshape_back_grad, .cost = view_cost,
 };
 
 /* ---- ExpandDims ------------------------------------------------------------ */
@@ -231,7 +234,8 @@ static MfStatus expand_dims_forward(const MfOpCall *c, MfTensor **outs)
 
 const MfOpDesc mf_desc_expand_dims = {
     .name = "ExpandDims", .api = "expand_dims", .arity = 1, .flags = MF_OP_VIEW,
-    .infer = expand_dims_infer, .forward = expand_dims_forward, .cost = view_cost,
+    .infer = expand_dims_infer, .forward = expand_dims_forward,
+    .backward = mf_reshape_back_grad, .cost = view_cost,
 };
 
 /* ---- Squeeze --------------------------------------------------------------- */
@@ -295,7 +299,8 @@ static MfStatus squeeze_forward(const MfOpCall *c, MfTensor **outs)
 
 const MfOpDesc mf_desc_squeeze = {
     .name = "Squeeze", .api = "squeeze", .arity = 1, .flags = MF_OP_VIEW,
-    .infer = squeeze_infer, .forward = squeeze_forward, .cost = view_cost,
+    .infer = squeeze_infer, .forward = squeeze_forward,
+    .backward = mf_reshape_back_grad, .cost = view_cost,
 };
 
 /* ---- shorthands ------------------------------------------------------------- */

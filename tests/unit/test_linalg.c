@@ -408,7 +408,7 @@ static void test_reshape(void **state)
     mf_tensor_release(f);
     assert_int_equal(mf_reshape(r, 0, NULL, &f), MF_ESHAPE);
     assert_error_contains("reshape: cannot reshape a tensor of shape (3,2) (6 elements) into "
-                          "shape () (1 elements)");
+                          "shape () (1 element)");
     assert_int_equal(mf_reshape(t, 2, (int64_t[]){4, -1}, &f), MF_ESHAPE);
     assert_error_contains("into shape (4,-1): 6 is not a multiple of 4");
     assert_int_equal(mf_reshape(t, 2, (int64_t[]){-1, -1}, &f), MF_ESHAPE);

@@ -1,0 +1,88 @@
+/* grad.c — undoing broadcasting, and running an op's gradient (see grad.h). */
+#include "grad.h"
+
+#include "shape.h"
+#include "ops/reduce.h"
+#include "ops/view.h"
+
+MfStatus mf_grad_unbroadcast(MfTensor *grad, const MfTensor *input, MfTensor **out)
+{
+    if (mf_shape_equal_t(grad, input)) {
+        mf_tensor_retain(grad);
+        *out = grad;
+        return MF_OK;
+    }
+    /* Axes of 'grad' that 'input' lacks (leading) or has as 1 (stretched). */
+    int64_t axes[MF_MAX_RANK];
+    int naxes = 0, lead = grad->rank - input->rank;
+    for (int i = 0; i < grad->rank; i++)
+        if (i < lead || (input->shape[i - lead] == 1 && grad->shape[i] != 1))
+            axes[naxes++] = i;
+    MfTensor *summed = NULL;
+    MfStatus st = naxes ? mf_reduce(MF_OP_SUM, grad, axes, naxes, true, &summed)
+                        : (mf_tensor_retain(grad), summed = grad, MF_OK);
+    if (st != MF_OK)
+        return st;
+    st = mf_reshape(summed, input->rank, input->shape, out);
+    mf_tensor_release(summed);
+    return st;
+}
+
+bool mf_op_differentiable(MfOpId op)
+{
+    const MfOpDesc *d = mf_op_table[op];
+    return !(d->flags & MF_OP_NONDIFF) && d->backward != NULL;
+}
+
+MfStatus mf_grad_call(const MfGradCall *g, MfTensor **dinputs)
+{
+    const MfOpCall *c = g->call;
+    for (int i = 0; i < c->ninputs; i++)
+        dinputs[i] = NULL;
+    if (!mf_op_differentiable(c->op))
+        return MF_OK;
+    MfStatus st = mf_op_table[c->op]->backward(g, dinputs);
+    if (st != MF_OK) {
+        for (int i = 0; i < c->ninputs; i++) {
+            mf_tensor_release(dinputs[i]);
+            dinputs[i] = NULL;
+        }
+    }
+    return st;
+}
+
+MfStatus mf_grad_const(const MfTensor *like, double v, MfTensor **out)
+{
+    *out = mf_tensor_scalar(like->dtype, v);
+    return *out ? MF_OK : mf_err_set(MF_ENOMEM, "gradient: out of memory for a constant");
+}
+
+MfStatus mf_grad_scale(MfTensor *t, double k, MfTensor **out)
+{
+    MfTensor *kt = NULL;
+    *out = NULL;
+    MfStatus st = mf_grad_const(t, k, &kt);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_MUL, t, kt, out);
+    mf_tensor_release(kt);
+    return st;
+}
+
+MfStatus mf_grad_broadcast_like(MfTensor *t, const MfTensor *like, MfTensor **out)
+{
+    if (mf_shape_equal_t(t, like)) {
+        mf_tensor_retain(t);
+        *out = t;
+        return MF_OK;
+    }
+    MfAttrs a = mf_attrs_default();
+    a.nints = like->rank;
+    for (int i = 0; i < like->rank; i++)
+        a.ints[i] = like->shape[i];
+    return mf_op1(MF_OP_BROADCAST_TO, 1, &t, &a, out);
+}
+
+bool mf_grad_is_float(MfDType dt)
+{
+    return dt == MF_FLOAT32 || dt == MF_FLOAT64;
+}

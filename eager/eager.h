@@ -1,0 +1,124 @@
+/* eager.h — the gradient tape (eager autodiff), the public header of eager/.
+ *
+ * A tape records the eager ops that depend on the tensors it watches: while
+ * at least one tape records, the tape module registers an MfRecorder with the
+ * dispatcher ('mf_op_set_recorder'); with no tape recording, none is
+ * registered and eager ops cost nothing extra. An op is written on a tape
+ * when one of its inputs is watched by it or was produced by an op it
+ * recorded. 'mf_tape_gradient' walks the records backwards and calls each op's
+ * gradient ('mf_grad_call'); the tape computing is paused meanwhile, but other
+ * recording tapes write those gradient ops down: higher-order gradients.
+ *
+ * Trainable Variables read while a tape with 'watch_accessed_variables'
+ * records are watched through the variable read hook (core/variable.h).
+ *
+ * Ownership: a tape is refcounted; it retains the inputs and outputs of its
+ * records and releases them when it is freed, or after the 'gradient' of a
+ * non-persistent tape. Every function returning a tensor hands over a
+ * reference. */
+#ifndef MF_EAGER_H
+#define MF_EAGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/op.h"
+#include "core/variable.h"
+
+typedef struct MfTape MfTape;
+
+/* A new tape, recording at once. Returns an owned reference, or NULL with
+ * MF_ENOMEM's message set. */
+MfTape *mf_tape_new(bool persistent, bool watch_accessed_variables);
+
+void mf_tape_retain(MfTape *t);
+/* Drops a reference; the last one stops the tape and frees its records. */
+void mf_tape_release(MfTape *t);
+
+/* Stops recording for good (later ops are not written). */
+void mf_tape_stop(MfTape *t);
+
+/* True while the tape records. */
+bool mf_tape_recording(const MfTape *t);
+
+bool mf_tape_persistent(const MfTape *t);
+
+/* Watches 'x' (float dtypes only; watching an integer tensor is a no-op, as
+ * in TensorFlow). MF_ENOMEM on failure. */
+MfStatus mf_tape_watch(MfTape *t, MfTensor *x);
+
+/* Watches a variable: its current value now and its values read later. */
+MfStatus mf_tape_watch_variable(MfTape *t, MfVariable *v);
+
+/* A source of 'gradient': a tensor, or (when 'variable' is set) a Variable,
+ * whose gradient is that of every value read from it on this tape. */
+typedef struct MfTapeSource {
+    MfTensor *tensor;
+    MfVariable *variable;
+} MfTapeSource;
+
+/* d(sum of target * output_gradient)/d(source) for each source, into
+ * 'grads[0..nsources)' (owned; NULL where unconnected unless
+ * 'unconnected_zero', then zeros shaped like the source).
+ * 'output_gradient' NULL means ones (a non-scalar target sums). Errors:
+ * MF_EARG for a non-persistent tape asked twice or a badly shaped
+ * 'output_gradient'; any error of a gradient function. On error 'grads'
+ * holds NULLs. A non-persistent tape stops and releases its records. */
+MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
+                          const MfTapeSource *sources, MfTensor *output_gradient,
+                          bool unconnected_zero, MfTensor **grads);
+
+/* Writes into 'buf' (NUL-terminated, truncated to 'cap') why the gradient of
+ * 'target' with respect to 'source' is or is not connected on this tape: the
+ * source is not watched, a stop_gradient or a non-differentiable op (named)
+ * cut the path, the source was never used for the target, or the tape was
+ * stopped before the target was computed. */
+void mf_tape_explain(const MfTape *t, const MfTensor *target, const MfTapeSource *source,
+                     char *buf, size_t cap);
+
+/* A gradient written by the user (custom_gradient): recorded like an op,
+ * its 'backward' receives the output gradients (zeros where unconnected)
+ * and writes owned input gradients (NULL: none). Refcounted: each tape
+ * that records it holds a reference; 'free' runs when the last goes. */
+typedef struct MfTapeFunction MfTapeFunction;
+struct MfTapeFunction {
+    int64_t refcount;
+    const char *name;
+    MfStatus (*backward)(MfTapeFunction *f, int noutputs, MfTensor *const *doutputs,
+                         int ninputs, MfTensor *const *inputs, MfTensor **dinputs);
+    void (*free)(MfTapeFunction *f);
+};
+
+void mf_tape_function_release(MfTapeFunction *f);
+
+/* Records 'f' with its inputs and outputs (at most MF_MAX_OUTPUTS) on every
+ * recording tape that watches an input. MF_ENOMEM on failure. */
+MfStatus mf_tape_record_function(MfTapeFunction *f, int ninputs, MfTensor *const *inputs,
+                                 int noutputs, MfTensor *const *outputs);
+
+/* Suspends recording on every tape (nests); 'resume' undoes one suspend.
+ * custom_gradient runs its forward function suspended. */
+void mf_tape_suspend(void);
+void mf_tape_resume(void);
+
+/* True when some tape records now (and recording is not suspended). */
+bool mf_tape_any_recording(void);
+
+/* One record, for printing: the op's name (TensorFlow's, or the custom
+ * function's) and its tensors (borrowed, valid while the tape lives). */
+typedef struct MfTapeEntry {
+    const char *name;
+    int ninputs, noutputs;
+    MfTensor *const *inputs;
+    MfTensor *const *outputs;
+} MfTapeEntry;
+
+/* Number of records, and record 'k' (0-based, k < count). */
+int64_t mf_tape_count(const MfTape *t);
+MfTapeEntry mf_tape_entry(const MfTape *t, int64_t k);
+
+/* Live tapes (tests assert 0 at teardown). */
+int64_t mf_tape_live_count(void);
+
+#endif

@@ -1,0 +1,67 @@
+/* tape_impl.h — the insides of a tape, shared by tape.c (recording),
+ * gradient.c (the backward walk) and explain.c. Private to eager/.
+ *
+ * 'live' maps every tensor id the tape cares about: LIVE_WATCHED for watched
+ * tensors, or record index + LIVE_RECORD for tensors a record produced.
+ * Records are appended in execution order, so they are topologically sorted. */
+#ifndef MF_EAGER_TAPE_IMPL_H
+#define MF_EAGER_TAPE_IMPL_H
+
+#include "core/grad.h"
+#include "eager.h"
+#include "idmap.h"
+
+#define LIVE_WATCHED ((uintptr_t)1)
+#define LIVE_RECORD ((uintptr_t)2)
+#define REC_INLINE 4
+
+typedef struct MfTapeRecord {
+    MfOpId op;                      /* MF_NOPS for a custom function */
+    MfTapeFunction *fn;             /* custom function (retained) or NULL */
+    int ninputs, noutputs;
+    MfTensor *in_inline[REC_INLINE];
+    MfTensor **in_heap;             /* inputs when more than REC_INLINE, else NULL */
+    MfTensor *outputs[MF_MAX_OUTPUTS];
+    MfAttrs attrs;
+} MfTapeRecord;
+
+/* The values read from one variable on this tape (distinct tensor ids). */
+typedef struct MfVarReads {
+    int64_t n, cap;
+    int64_t *ids;
+} MfVarReads;
+
+struct MfTape {
+    int64_t refcount;
+    bool persistent;
+    bool watch_vars;       /* watch trainable variables when they are read */
+    bool active;           /* in the list of recording tapes */
+    bool busy;             /* computing its own gradient: records nothing */
+    bool used;             /* a non-persistent tape that gave its gradient */
+    int64_t stop_id;       /* first tensor id made after 'stop' (0 while recording) */
+    MfTapeRecord *recs;
+    int64_t nrecs, caprecs;
+    MfIdMap live;
+    MfIdMap vars;          /* variable id -> MfVarReads* */
+    MfIdMap watched_vars;  /* variable ids watched with 'watch' */
+};
+
+static inline MfTensor *const *mf_rec_inputs(const MfTapeRecord *r)
+{
+    return r->in_heap ? r->in_heap : r->in_inline;
+}
+
+static inline bool mf_rec_differentiable(const MfTapeRecord *r)
+{
+    return r->fn != NULL || mf_op_differentiable(r->op);
+}
+
+static inline const char *mf_rec_name(const MfTapeRecord *r)
+{
+    return r->fn ? r->fn->name : mf_op_table[r->op]->name;
+}
+
+/* Frees the records (releasing their tensors) and the id tables. */
+void mf_tape_clear(MfTape *t);
+
+#endif

@@ -1,0 +1,353 @@
+/* help.c — help(): topics, entries and suggestions for unknown names.
+ *
+ * The texts live in help_texts.c as one C table. help is a closure with the
+ * 'mf' table as upvalue 1, so help(f) can find a function's name by
+ * searching mf and mf.random for that value. Text is built in a luaL_Buffer
+ * and printed through the global 'print' (so output can be redirected the
+ * Lua way); nothing here allocates outside Lua. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "help.h"
+
+#define WRAP_WIDTH 76
+#define MAX_SUGGESTIONS 6
+
+typedef struct Topic {
+    const char *name;
+    const char *about;
+} Topic;
+
+static const Topic topics[] = {
+    {"creation", "making and reading tensors: tensor, constant, zeros, range, cast, t:item()"},
+    {"random", "seeded random tensors: mf.random.seed, normal, uniform, truncated_normal, "
+               "shuffle"},
+    {"math", "elementwise: add, multiply, exp, relu, ... (also + - * / % ^)"},
+    {"compare", "comparisons and logic with bool results, and where"},
+    {"reduce", "reductions over axes: reduce_sum, reduce_mean, ..., argmax, argmin"},
+    {"linalg", "matmul, transpose, trace, tensordot"},
+    {"shape", "reshape, concat, stack, split, slice, gather, pad, one_hot, ..."},
+    {"clipping", "clip_by_value, clip_by_norm, clip_by_global_norm, global_norm"},
+    {"printing", "how tensors print: set_printoptions, get_printoptions"},
+    {"autodiff", "gradients: GradientTape, grad, value_and_grad, custom_gradient, gradcheck"},
+    {"variables", "state that changes: Variable, initializers"},
+    {"shell", "the program and prompt: help, config, set_num_threads, memory"},
+    {NULL, NULL},
+};
+
+/* Prints the string on top through the global 'print' and pops it. */
+static void emit(lua_State *L)
+{
+    if (lua_getglobal(L, "print") == LUA_TFUNCTION) {
+        lua_insert(L, -2);
+        lua_call(L, 1, 0);
+        return;
+    }
+    lua_pop(L, 1);
+    fputs(lua_tostring(L, -1), stdout);
+    fputs("\n", stdout);
+    lua_pop(L, 1);
+}
+
+/* Adds 'text' wrapped at WRAP_WIDTH, each line starting with 'indent'. */
+static void add_wrapped(luaL_Buffer *b, const char *text, const char *indent)
+{
+    size_t col = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        size_t n = 0;
+        while (p[n] && p[n] != ' ')
+            n++;
+        if (n == 0)
+            break;
+        if (col == 0) {
+            luaL_addstring(b, indent);
+            col = strlen(indent);
+        } else if (col + 1 + n > WRAP_WIDTH) {
+            luaL_addchar(b, '\n');
+            luaL_addstring(b, indent);
+            col = strlen(indent);
+        } else {
+            luaL_addchar(b, ' ');
+            col++;
+        }
+        luaL_addlstring(b, p, n);
+        col += n;
+        p += n;
+    }
+}
+
+static const LmfHelpEntry *find_entry(const char *name)
+{
+    for (const LmfHelpEntry *e = lmf_help_entries; e->name; e++)
+        if (strcmp(e->name, name) == 0)
+            return e;
+    return NULL;
+}
+
+static const Topic *find_topic(const char *name)
+{
+    for (const Topic *t = topics; t->name; t++)
+        if (strcmp(t->name, name) == 0)
+            return t;
+    return NULL;
+}
+
+static void show_entry(lua_State *L, const LmfHelpEntry *e)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, e->signature);
+    luaL_addstring(&b, "\n\n");
+    add_wrapped(&b, e->text, "  ");
+    luaL_addstring(&b, "\n\n  Example:\n");
+    for (const char *p = e->example; *p;) {
+        size_t n = strcspn(p, "\n");
+        luaL_addstring(&b, "    ");
+        luaL_addlstring(&b, p, n);
+        luaL_addchar(&b, '\n');
+        p += n + (p[n] == '\n');
+    }
+    lua_pushfstring(L, "\n  (topic: %s; help() lists all topics)", e->topic);
+    luaL_addvalue(&b);
+    luaL_pushresult(&b);
+    emit(L);
+}
+
+/* The first sentence of an entry's paragraph, wrapped and indented. */
+static void add_summary(luaL_Buffer *b, const char *text)
+{
+    char first[512];
+    const char *end = strstr(text, ". ");
+    size_t n = end ? (size_t)(end - text) : strlen(text);
+    if (n > 0 && text[n - 1] == '.')
+        n--;
+    if (n >= sizeof first)
+        n = sizeof first - 1;
+    memcpy(first, text, n);
+    first[n] = '\0';
+    add_wrapped(b, first, "      ");
+}
+
+static void show_topic(lua_State *L, const Topic *t)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "%s: %s\n", t->name, t->about);
+    luaL_addvalue(&b);
+    for (const LmfHelpEntry *e = lmf_help_entries; e->name; e++) {
+        if (strcmp(e->topic, t->name) != 0)
+            continue;
+        lua_pushfstring(L, "\n  %s\n", e->signature);
+        luaL_addvalue(&b);
+        add_summary(&b, e->text);
+    }
+    luaL_addstring(&b, "\n\nhelp \"name\" (or help(mf.name)) shows one function with an example.");
+    luaL_pushresult(&b);
+    emit(L);
+}
+
+static void show_topics(lua_State *L)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "moonflow help. Topics (help \"topic\" lists its functions):\n\n");
+    for (const Topic *t = topics; t->name; t++) {
+        char pad[16];
+        snprintf(pad, sizeof pad, "  %-10s ", t->name);
+        luaL_addstring(&b, pad);
+        luaL_addstring(&b, t->about);
+        luaL_addchar(&b, '\n');
+    }
+    luaL_addstring(&b,
+                   "\nhelp \"matmul\", help(mf.matmul) or help \"mf.random.normal\" shows one "
+                   "function:\nits signature, what it does and an example. mf.config() shows the "
+                   "version,\nBLAS and threads. Indices and axes are 1-based; options go in a "
+                   "trailing table.");
+    luaL_pushresult(&b);
+    emit(L);
+}
+
+/* Levenshtein distance between 'a' and 'b' (both short names). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t row[64];
+    if (la >= 64 || lb >= 64)
+        return 64;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (tolower((unsigned char)a[i - 1]) !=
+                                  tolower((unsigned char)b[j - 1]));
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* How close 'name' is to 'query' (lower is closer; 64: not close). A
+ * name containing the query counts as close. */
+static size_t closeness(const char *query, const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    size_t d = edit_distance(query, name);
+    if (dot && edit_distance(query, dot + 1) < d)
+        d = edit_distance(query, dot + 1);
+    size_t limit = strlen(query) / 3 > 2 ? strlen(query) / 3 : 2;
+    if (d <= limit)
+        return d;
+    if (strlen(query) >= 3 && strstr(name, query))
+        return limit + 1;
+    return 64;
+}
+
+static void suggest(lua_State *L, const char *query)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "help: no entry for '%s'.", query);
+    luaL_addvalue(&b);
+    int shown = 0;
+    for (size_t d = 0; d <= 24 && shown < MAX_SUGGESTIONS; d++) {
+        for (const LmfHelpEntry *e = lmf_help_entries; e->name && shown < MAX_SUGGESTIONS; e++) {
+            if (closeness(query, e->name) != d)
+                continue;
+            luaL_addstring(&b, shown++ ? ", " : " Did you mean: ");
+            luaL_addstring(&b, e->name);
+        }
+    }
+    luaL_addstring(&b, shown ? "?" : "");
+    luaL_addstring(&b, " help() lists the topics.");
+    luaL_pushresult(&b);
+    emit(L);
+}
+
+/* Looks for the value at 'idx' among the string keys of the table on
+ * top, which is popped. Pushes prefix..key and returns 1 when found. */
+static int search_table(lua_State *L, int idx, const char *prefix)
+{
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, idx)) {
+            lua_pushfstring(L, "%s%s", prefix, lua_tostring(L, -2));
+            lua_replace(L, -4);
+            lua_pop(L, 2);
+            return 1;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
+/* The name of the function at 'idx' in mf (upvalue 1), mf.random, mf.test
+ * or the tensor methods, pushed; returns 0 (nothing pushed) when it is in none. */
+static int push_function_name(lua_State *L, int idx)
+{
+    lua_pushvalue(L, lua_upvalueindex(1));
+    if (search_table(L, idx, ""))
+        return 1;
+    lua_getfield(L, lua_upvalueindex(1), "random");
+    if (search_table(L, idx, "random."))
+        return 1;
+    lua_getfield(L, lua_upvalueindex(1), "test");
+    if (search_table(L, idx, "test."))
+        return 1;
+    luaL_getmetatable(L, "mf.Tensor");
+    if (lua_istable(L, -1) && lua_getfield(L, -1, "__index") == LUA_TFUNCTION &&
+        lua_getupvalue(L, -1, 1)) {
+        lua_replace(L, -3);
+        lua_pop(L, 1);
+    }
+    return search_table(L, idx, "");
+}
+
+/* Strips "mf." and "x:" prefixes: "mf.random.normal" -> "random.normal",
+ * "t:reduce_sum" -> "reduce_sum". */
+static const char *plain_name(const char *s)
+{
+    if (strncmp(s, "mf.", 3) == 0)
+        s += 3;
+    const char *colon = strchr(s, ':');
+    return colon ? colon + 1 : s;
+}
+
+static void help_name(lua_State *L, const char *query)
+{
+    const char *name = plain_name(query);
+    const LmfHelpEntry *e = find_entry(name);
+    const Topic *t = find_topic(name);
+    if (!e && !t) {
+        lua_pushfstring(L, "random.%s", name);
+        e = find_entry(lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    if (!e && !t && strchr(name, '.')) {   /* "initializers.zeros": the table's entry */
+        lua_pushlstring(L, name, (size_t)(strchr(name, '.') - name));
+        e = find_entry(lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    if (e)
+        show_entry(L, e);
+    else if (t)
+        show_topic(L, t);
+    else
+        suggest(L, name);
+}
+
+/* help(x) for a value that is not a string: a function of mf, the mf
+ * table itself or mf.random, or a tensor. */
+static void help_value(lua_State *L)
+{
+    if (lua_type(L, 1) == LUA_TFUNCTION && push_function_name(L, 1)) {
+        help_name(L, lua_tostring(L, -1));
+        return;
+    }
+    if (lua_rawequal(L, 1, lua_upvalueindex(1))) {
+        show_topics(L);
+        return;
+    }
+    if (lua_getfield(L, lua_upvalueindex(1), "random") == LUA_TTABLE && lua_rawequal(L, 1, -1)) {
+        show_topic(L, find_topic("random"));
+        return;
+    }
+    if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING &&
+        strcmp(lua_tostring(L, -1), "mf.Tensor") == 0) {
+        show_entry(L, find_entry("Tensor"));
+        return;
+    }
+    lua_pushfstring(L, "help: no entry for this %s (help knows the functions of mf; "
+                    "help() lists the topics)", luaL_typename(L, 1));
+    emit(L);
+}
+
+int lmf_help(lua_State *L)
+{
+    if (lua_isnoneornil(L, 1))
+        show_topics(L);
+    else if (lua_type(L, 1) == LUA_TSTRING)
+        help_name(L, lua_tostring(L, 1));
+    else
+        help_value(L);
+    return 0;
+}

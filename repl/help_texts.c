@@ -1,0 +1,526 @@
+/* help_texts.c — the help entries: one per user-facing function of mf (see
+ * help.h for the fields). Examples are prompt input; "--> v" shows the
+ * value the line prints, with tensors written as nested tables of their
+ * values (what t:totable() gives). tests/lua/test_shell.lua runs every
+ * example and checks each "-->" value, so keep them true. */
+#include <stddef.h>
+
+#include "help.h"
+#include "version.h"
+
+#define E(name, topic, sig, text, example) {name, topic, sig, text, example}
+
+const LmfHelpEntry lmf_help_entries[] = {
+    /* ---- creation --------------------------------------------------------------- */
+    E("Tensor", "creation", "mf.Tensor: properties t.shape t.dtype t.ndim #t t[i] t.name",
+      "A tensor is an immutable n-dimensional array of one dtype (float32, float64, int32, "
+      "int64, bool). t.shape is a fresh Lua array of its dimensions, t.dtype its dtype name, "
+      "t.ndim its rank and #t the length of axis 1. t[i] (1-based) is a Lua number for a 1-D "
+      "tensor and the sub-tensor along axis 1 otherwise. The operators + - * / % ^ and unary - "
+      "work between tensors and with Lua numbers on either side; most functions are also "
+      "methods (t:reduce_sum(2), a:matmul(b)). Graph tensors also have t.name.",
+      "x = mf.tensor{{1, 2, 3}, {4, 5, 6}}\n"
+      "x.shape          --> {2, 3}\n"
+      "x.dtype          --> float32\n"
+      "#x               --> 2\n"
+      "x[2]             --> {4, 5, 6}\n"
+      "x * 2 + 1        --> {{3, 5, 7}, {9, 11, 13}}"),
+    E("tensor", "creation", "mf.tensor(data [, dtype])",
+      "Makes a tensor from a Lua number, boolean or nested table of them (the nesting must be "
+      "rectangular). Numbers give float32 unless 'dtype' names another dtype (\"float64\", "
+      "\"int32\", \"int64\", \"bool\"); booleans give bool. A tensor argument is returned as it "
+      "is. Use mf.cast to change the dtype of an existing tensor.",
+      "x = mf.tensor{{1, 2}, {3, 4}}\n"
+      "x.shape                              --> {2, 2}\n"
+      "mf.tensor({1, 2, 3}, \"int64\").dtype  --> int64\n"
+      "mf.tensor(true).dtype                --> bool"),
+    E("constant", "creation", "mf.constant(data [, {dtype, shape, name}])",
+      "TensorFlow's constant: like mf.tensor, with options. 'dtype' picks the dtype; 'shape' "
+      "either repeats a scalar to fill the shape or gives the data (with as many elements) that "
+      "shape; 'name' names the node in graph mode. mf.constant(data, dtype) also works.",
+      "mf.constant(7, {shape = {2, 2}})                   --> {{7, 7}, {7, 7}}\n"
+      "mf.constant({1, 2, 3, 4}, {shape = {2, 2}})        --> {{1, 2}, {3, 4}}\n"
+      "mf.constant({1, 2}, {dtype = \"float64\"}).dtype   --> float64"),
+    E("zeros", "creation", "mf.zeros(shape [, dtype])",
+      "A tensor of the given shape (a Lua array such as {2, 3}, or one number for 1-D) filled "
+      "with zeros; float32 unless 'dtype' says otherwise.",
+      "mf.zeros{2, 3}.shape          --> {2, 3}\n"
+      "mf.zeros({2}, \"int32\")        --> {0, 0}"),
+    E("ones", "creation", "mf.ones(shape [, dtype])",
+      "A tensor of the given shape filled with ones; float32 unless 'dtype' says otherwise.",
+      "mf.ones{2, 2}                --> {{1, 1}, {1, 1}}\n"
+      "mf.ones({3}, \"int64\").dtype  --> int64"),
+    E("fill", "creation", "mf.fill(shape, value [, dtype])",
+      "A tensor of the given shape with every element equal to 'value'. The dtype follows the "
+      "value (a number gives float32, a boolean bool) unless 'dtype' is given.",
+      "mf.fill({2, 2}, 7)          --> {{7, 7}, {7, 7}}\n"
+      "mf.fill({2}, true)          --> {true, true}"),
+    E("zeros_like", "creation", "mf.zeros_like(t [, dtype])",
+      "Zeros with the shape and dtype of 't' (or the given dtype).",
+      "mf.zeros_like(mf.tensor{{1, 2}})   --> {{0, 0}}"),
+    E("ones_like", "creation", "mf.ones_like(t [, dtype])",
+      "Ones with the shape and dtype of 't' (or the given dtype).",
+      "mf.ones_like(mf.tensor{{5, 6}})    --> {{1, 1}}"),
+    E("eye", "creation", "mf.eye(n [, {num_columns, dtype}])",
+      "The n x n identity matrix, or n x num_columns with ones on the main diagonal. "
+      "mf.eye(n, m) is short for {num_columns = m}.",
+      "mf.eye(2)                          --> {{1, 0}, {0, 1}}\n"
+      "mf.eye(2, {num_columns = 3})       --> {{1, 0, 0}, {0, 1, 0}}"),
+    E("range", "creation", "mf.range(start, limit [, delta [, {dtype}]])",
+      "Numbers from 'start' up to but not including 'limit' (as TensorFlow), in steps of "
+      "'delta' (default 1, may be negative). mf.range(limit) starts at 0. Integer arguments "
+      "give int32, others float32, unless {dtype = ...} is given.",
+      "mf.range(5)              --> {0, 1, 2, 3, 4}\n"
+      "mf.range(1, 2, 0.25)     --> {1, 1.25, 1.5, 1.75}\n"
+      "mf.range(3, 0, -1)       --> {3, 2, 1}\n"
+      "mf.range(4).dtype        --> int32"),
+    E("linspace", "creation", "mf.linspace(a, b, n [, {dtype}])",
+      "'n' evenly spaced numbers from 'a' to 'b', both ends included; float32 by default.",
+      "mf.linspace(0, 1, 5)     --> {0, 0.25, 0.5, 0.75, 1}"),
+    E("cast", "creation", "mf.cast(t, dtype)",
+      "Converts 't' to another dtype. Float to integer truncates toward zero; anything to bool "
+      "is t ~= 0; bool to a number gives 0 or 1. Ops refuse to mix dtypes, so mf.cast is how "
+      "two tensors are brought to one dtype. Also a method: t:cast(\"float64\").",
+      "mf.cast(mf.tensor{1.7, -1.7}, \"int32\")   --> {1, -1}\n"
+      "mf.cast(mf.tensor{0, 2}, \"bool\")         --> {false, true}"),
+    E("item", "creation", "t:item()",
+      "The value of a tensor with exactly one element (any rank), as a Lua number or boolean. "
+      "Useful to read a loss or a reduction; an error names the shape when there are more "
+      "elements.",
+      "mf.tensor{{42}}:item()                    --> 42\n"
+      "mf.reduce_sum(mf.tensor{1, 2, 3}):item()  --> 6"),
+    E("totable", "creation", "t:totable()",
+      "The values of 't' as nested Lua tables (numbers or booleans), one level per axis. For a "
+      "scalar (rank 0) tensor it is a Lua number or boolean.",
+      "mf.tensor{{1, 2}, {3, 4}}:totable()     --> {{1, 2}, {3, 4}}\n"
+      "mf.tensor(5):totable()                  --> 5"),
+    E("numel", "creation", "t:numel()",
+      "The number of elements of 't' (the product of its shape), as a Lua integer.",
+      "mf.zeros{2, 3}:numel()     --> 6"),
+
+    /* ---- random ----------------------------------------------------------------- */
+    E("random.seed", "random", "mf.random.seed(n)",
+      "Sets the global random seed and restarts the sequence of op seeds, so the random "
+      "tensors made after it are the same on every run (and in eager and graph mode). An op "
+      "given {seed = s} is reproducible on its own, as in TensorFlow.",
+      "mf.random.seed(42)\n"
+      "a = mf.random.normal{3}\n"
+      "mf.random.seed(42)\n"
+      "mf.equal(a, mf.random.normal{3})     --> {true, true, true}"),
+    E("random.normal", "random", "mf.random.normal(shape [, {mean, stddev, dtype, seed}])",
+      "A tensor of samples from a normal distribution with the given mean (default 0) and "
+      "standard deviation (default 1); float32 unless dtype is float64.",
+      "x = mf.random.normal({1000}, {mean = 5, stddev = 2, seed = 1})\n"
+      "x.shape                                        --> {1000}\n"
+      "math.abs(mf.reduce_mean(x):item() - 5) < 0.5   --> true"),
+    E("random.uniform", "random", "mf.random.uniform(shape [, {minval, maxval, dtype, seed}])",
+      "Samples uniform in [minval, maxval) (defaults 0 and 1). Integer dtypes need 'maxval' and "
+      "give integers in [minval, maxval).",
+      "x = mf.random.uniform({2, 3}, {minval = -1, maxval = 1})\n"
+      "x.shape                                                    --> {2, 3}\n"
+      "mf.random.uniform({4}, {maxval = 10, dtype = \"int32\"}).dtype --> int32"),
+    E("random.truncated_normal", "random",
+      "mf.random.truncated_normal(shape [, {mean, stddev, dtype, seed}])",
+      "Like mf.random.normal, but samples further than two standard deviations from the mean "
+      "are drawn again, as TensorFlow's truncated_normal (a common weight initialiser).",
+      "x = mf.random.truncated_normal({1000}, {seed = 3})\n"
+      "mf.reduce_max(mf.abs(x)):item() <= 2     --> true"),
+    E("random.shuffle", "random", "mf.random.shuffle(t [, {seed}])",
+      "A copy of 't' with its slices along axis 1 in a random order (rows of a matrix stay "
+      "whole).",
+      "x = mf.random.shuffle(mf.range(5), {seed = 7})\n"
+      "x.shape                   --> {5}\n"
+      "mf.reduce_sum(x)          --> 10"),
+
+    /* ---- math ------------------------------------------------------------------- */
+    E("add", "math", "mf.add(a, b)",
+      "Elementwise a + b with broadcasting (NumPy/TensorFlow rules: trailing dimensions align, "
+      "size 1 stretches). Either side may be a Lua number, which takes the tensor's dtype; two "
+      "tensors must have the same dtype. Same as the + operator.",
+      "mf.add(mf.tensor{1, 2}, 10)                  --> {11, 12}\n"
+      "mf.add(mf.tensor{{1}, {2}}, mf.tensor{10, 20})  --> {{11, 21}, {12, 22}}"),
+    E("subtract", "math", "mf.subtract(a, b)",
+      "Elementwise a - b with broadcasting; the - operator.",
+      "a = mf.tensor{5, 7}\n"
+      "mf.subtract(a, 2)     --> {3, 5}\n"
+      "10 - a                --> {5, 3}"),
+    E("multiply", "math", "mf.multiply(a, b)",
+      "Elementwise a * b with broadcasting (not the matrix product: see mf.matmul); the * "
+      "operator.",
+      "a = mf.tensor{{1, 2}, {3, 4}}\n"
+      "mf.multiply(a, mf.tensor{10, 100})   --> {{10, 200}, {30, 400}}"),
+    E("divide", "math", "mf.divide(a, b)",
+      "Elementwise a / b with broadcasting; the / operator. Integer tensors divide with "
+      "floor division.",
+      "mf.divide(mf.tensor{1, 3}, 2)        --> {0.5, 1.5}"),
+    E("mod", "math", "mf.mod(a, b)",
+      "Elementwise remainder of floor division (TensorFlow's floormod): the result has the "
+      "sign of b, as Lua's %; the % operator.",
+      "mf.mod(mf.tensor{5, -5}, 3)          --> {2, 1}"),
+    E("pow", "math", "mf.pow(a, b)",
+      "Elementwise a raised to the power b, with broadcasting; the ^ operator.",
+      "mf.pow(mf.tensor{2, 3}, 2)           --> {4, 9}\n"
+      "2 ^ mf.tensor{1, 3}                  --> {2, 8}"),
+    E("negative", "math", "mf.negative(t)", "Elementwise -t; the unary - operator.",
+      "mf.negative(mf.tensor{1, -2})        --> {-1, 2}"),
+    E("abs", "math", "mf.abs(t)", "Elementwise absolute value.",
+      "mf.abs(mf.tensor{-1.5, 2})           --> {1.5, 2}"),
+    E("sign", "math", "mf.sign(t)", "Elementwise -1, 0 or 1 by the sign of each element.",
+      "mf.sign(mf.tensor{-3, 0, 2})         --> {-1, 0, 1}"),
+    E("square", "math", "mf.square(t)", "Elementwise t * t.",
+      "mf.square(mf.tensor{1, 2, 3})        --> {1, 4, 9}"),
+    E("sqrt", "math", "mf.sqrt(t)", "Elementwise square root (NaN for negative elements).",
+      "mf.sqrt(mf.tensor{4, 9})             --> {2, 3}"),
+    E("rsqrt", "math", "mf.rsqrt(t)", "Elementwise 1 / sqrt(t).",
+      "mf.rsqrt(mf.tensor{4, 16})           --> {0.5, 0.25}"),
+    E("exp", "math", "mf.exp(t)", "Elementwise e^t.",
+      "mf.exp(mf.tensor{0, 1})              --> {1, 2.7183}"),
+    E("log", "math", "mf.log(t)",
+      "Elementwise natural logarithm (-inf at 0, NaN for negative elements).",
+      "mf.log(mf.tensor{1, 100})            --> {0, 4.6052}"),
+    E("log1p", "math", "mf.log1p(t)",
+      "Elementwise log(1 + t), accurate when t is tiny.",
+      "mf.log1p(mf.tensor{0, 1})            --> {0, 0.6931}"),
+    E("sin", "math", "mf.sin(t)", "Elementwise sine (radians).",
+      "mf.sin(mf.tensor{0, math.pi / 2})    --> {0, 1}"),
+    E("cos", "math", "mf.cos(t)", "Elementwise cosine (radians).",
+      "mf.cos(mf.tensor{0, math.pi})        --> {1, -1}"),
+    E("tanh", "math", "mf.tanh(t)", "Elementwise hyperbolic tangent, in (-1, 1).",
+      "mf.tanh(mf.tensor{0, 1})             --> {0, 0.7616}"),
+    E("sigmoid", "math", "mf.sigmoid(t)", "Elementwise logistic function 1 / (1 + e^-t).",
+      "mf.sigmoid(mf.tensor{0, 2})          --> {0.5, 0.8808}"),
+    E("relu", "math", "mf.relu(t)", "Elementwise max(t, 0), the rectified linear unit.",
+      "mf.relu(mf.tensor{-1, 0, 2})         --> {0, 0, 2}"),
+    E("softplus", "math", "mf.softplus(t)",
+      "Elementwise log(1 + e^t), a smooth relu; computed without overflow for large t.",
+      "mf.softplus(mf.tensor{0, 1})         --> {0.6931, 1.3133}"),
+    E("maximum", "math", "mf.maximum(a, b)",
+      "Elementwise larger of a and b, with broadcasting.",
+      "mf.maximum(mf.tensor{1, 5}, mf.tensor{3, 2})   --> {3, 5}"),
+    E("minimum", "math", "mf.minimum(a, b)",
+      "Elementwise smaller of a and b, with broadcasting.",
+      "mf.minimum(mf.tensor{1, 5}, 2)       --> {1, 2}"),
+    E("floor", "math", "mf.floor(t)", "Elementwise largest integer not above t (same dtype).",
+      "mf.floor(mf.tensor{1.5, -1.5})       --> {1, -2}"),
+    E("ceil", "math", "mf.ceil(t)", "Elementwise smallest integer not below t (same dtype).",
+      "mf.ceil(mf.tensor{1.2, -1.2})        --> {2, -1}"),
+    E("round", "math", "mf.round(t)",
+      "Elementwise nearest integer (same dtype); halves go to the even neighbour, as in "
+      "TensorFlow (banker's rounding).",
+      "mf.round(mf.tensor{0.4, 1.6, -2.7})  --> {0, 2, -3}\n"
+      "mf.round(mf.tensor{0.5, 1.5, 2.5})   --> {0, 2, 2}"),
+
+    /* ---- compare ---------------------------------------------------------------- */
+    E("equal", "compare", "mf.equal(a, b)",
+      "Elementwise a == b with broadcasting; a bool tensor. (Lua's == on two tensors compares "
+      "identity, not values.)",
+      "mf.equal(mf.tensor{1, 2, 3}, 2)          --> {false, true, false}"),
+    E("not_equal", "compare", "mf.not_equal(a, b)", "Elementwise a ~= b; a bool tensor.",
+      "mf.not_equal(mf.tensor{1, 2, 3}, 2)      --> {true, false, true}"),
+    E("less", "compare", "mf.less(a, b)",
+      "Elementwise a < b; a bool tensor. (The < operator cannot be used: Lua wants one "
+      "boolean.)",
+      "mf.less(mf.tensor{1, 2, 3}, 2)           --> {true, false, false}"),
+    E("less_equal", "compare", "mf.less_equal(a, b)", "Elementwise a <= b; a bool tensor.",
+      "mf.less_equal(mf.tensor{1, 2, 3}, 2)     --> {true, true, false}"),
+    E("greater", "compare", "mf.greater(a, b)", "Elementwise a > b; a bool tensor.",
+      "mf.greater(mf.tensor{1, 2, 3}, 2)        --> {false, false, true}"),
+    E("greater_equal", "compare", "mf.greater_equal(a, b)", "Elementwise a >= b; a bool tensor.",
+      "mf.greater_equal(mf.tensor{1, 2, 3}, 2)  --> {false, true, true}"),
+    E("logical_and", "compare", "mf.logical_and(a, b)",
+      "Elementwise and of two bool tensors, with broadcasting.",
+      "mf.logical_and(mf.tensor{true, true, false}, mf.tensor{true, false, false})\n"
+      "                                         --> {true, false, false}"),
+    E("logical_or", "compare", "mf.logical_or(a, b)",
+      "Elementwise or of two bool tensors, with broadcasting.",
+      "mf.logical_or(mf.tensor{true, false}, mf.tensor{false, false})   --> {true, false}"),
+    E("logical_not", "compare", "mf.logical_not(t)", "Elementwise not of a bool tensor.",
+      "mf.logical_not(mf.tensor{true, false})   --> {false, true}"),
+    E("is_nan", "compare", "mf.is_nan(t)", "Elementwise: is the element NaN? A bool tensor.",
+      "mf.is_nan(mf.tensor{1, 0/0})             --> {false, true}"),
+    E("is_inf", "compare", "mf.is_inf(t)",
+      "Elementwise: is the element +inf or -inf? A bool tensor.",
+      "mf.is_inf(mf.tensor{1, math.huge, -math.huge})   --> {false, true, true}"),
+    E("is_finite", "compare", "mf.is_finite(t)",
+      "Elementwise: is the element neither infinite nor NaN? A bool tensor.",
+      "mf.is_finite(mf.tensor{1, math.huge, 0/0})       --> {true, false, false}"),
+    E("where", "compare", "mf.where(cond, x, y)",
+      "Elementwise choice: x where the bool tensor 'cond' is true, y where it is false, with "
+      "broadcasting of all three. A Lua number for x or y takes the other's dtype.",
+      "x = mf.tensor{-1, 2, -3}\n"
+      "mf.where(mf.greater(x, 0), x, 0)         --> {0, 2, 0}"),
+
+    /* ---- reduce ----------------------------------------------------------------- */
+    E("reduce_sum", "reduce", "mf.reduce_sum(t [, axis | {axis, keepdims}])",
+      "Sum of the elements over the given axes (1-based; a number or an array; negative counts "
+      "from the end), or over all of them when no axis is given (a scalar). keepdims = true "
+      "keeps the reduced axes with size 1. Also a method: t:reduce_sum(2).",
+      "x = mf.tensor{{1, 2}, {3, 4}}\n"
+      "mf.reduce_sum(x)                               --> 10\n"
+      "mf.reduce_sum(x, 1)                            --> {4, 6}\n"
+      "mf.reduce_sum(x, {axis = 2, keepdims = true})  --> {{3}, {7}}"),
+    E("reduce_mean", "reduce", "mf.reduce_mean(t [, axis | {axis, keepdims}])",
+      "Mean over the given axes (all when none), as mf.reduce_sum.",
+      "mf.reduce_mean(mf.tensor{{1, 2}, {3, 4}}, 2)   --> {1.5, 3.5}"),
+    E("reduce_max", "reduce", "mf.reduce_max(t [, axis | {axis, keepdims}])",
+      "Largest element over the given axes (all when none).",
+      "mf.reduce_max(mf.tensor{{1, 2}, {3, 4}}, 1)    --> {3, 4}"),
+    E("reduce_min", "reduce", "mf.reduce_min(t [, axis | {axis, keepdims}])",
+      "Smallest element over the given axes (all when none).",
+      "mf.reduce_min(mf.tensor{{1, 2}, {3, 4}})       --> 1"),
+    E("reduce_prod", "reduce", "mf.reduce_prod(t [, axis | {axis, keepdims}])",
+      "Product of the elements over the given axes (all when none).",
+      "mf.reduce_prod(mf.tensor{{1, 2}, {3, 4}}, 2)   --> {2, 12}"),
+    E("argmax", "reduce", "mf.argmax(t [, axis])",
+      "1-based positions of the largest elements along 'axis' (default 1), as an int64 "
+      "tensor with that axis removed. The first position wins ties.",
+      "mf.argmax(mf.tensor{{1, 9, 3}, {7, 2, 5}}, 2)  --> {2, 1}\n"
+      "mf.argmax(mf.tensor{4, 8, 1})                  --> 2"),
+    E("argmin", "reduce", "mf.argmin(t [, axis])",
+      "1-based positions of the smallest elements along 'axis' (default 1), as an int64 "
+      "tensor with that axis removed.",
+      "mf.argmin(mf.tensor{{1, 9, 3}, {7, 2, 5}}, 2)  --> {1, 2}"),
+
+    /* ---- linalg ----------------------------------------------------------------- */
+    E("matmul", "linalg", "mf.matmul(a, b [, {transpose_a, transpose_b}])",
+      "Matrix product of two rank-2 tensors ([m, k] x [k, n] gives [m, n]), or a batched "
+      "product of rank-3 tensors ([batch, m, k] x [batch, k, n]), computed with OpenBLAS. "
+      "transpose_a / transpose_b use the transposed operand without copying it. The inner "
+      "dimensions must agree; both tensors must have the same float dtype.",
+      "a = mf.tensor{{1, 2}, {3, 4}}\n"
+      "mf.matmul(a, a)                           --> {{7, 10}, {15, 22}}\n"
+      "mf.matmul(a, a, {transpose_b = true})     --> {{5, 11}, {11, 25}}\n"
+      "a:matmul(mf.tensor{{1}, {1}})             --> {{3}, {7}}"),
+    E("transpose", "linalg", "mf.transpose(t [, perm])",
+      "Permutes the axes: axis i of the result is axis perm[i] of 't' (1-based). Without "
+      "'perm' the axes are reversed (the matrix transpose for rank 2). The result is a view.",
+      "x = mf.tensor{{1, 2, 3}, {4, 5, 6}}\n"
+      "mf.transpose(x)                           --> {{1, 4}, {2, 5}, {3, 6}}\n"
+      "mf.transpose(mf.zeros{2, 3, 4}, {3, 1, 2}).shape  --> {4, 2, 3}"),
+    E("trace", "linalg", "mf.trace(t)", "Sum of the main diagonal of a matrix (a scalar).",
+      "mf.trace(mf.tensor{{1, 2}, {3, 4}})       --> 5"),
+    E("tensordot", "linalg", "mf.tensordot(a, b, axes)",
+      "Sums products over the given axes of a and b. 'axes' = N contracts the last N axes of "
+      "a with the first N of b; 'axes' = {{axes of a}, {axes of b}} names them (1-based). The "
+      "result has the remaining axes of a, then those of b.",
+      "a = mf.ones{2, 3}\n"
+      "b = mf.ones{3, 4}\n"
+      "mf.tensordot(a, b, 1).shape               --> {2, 4}\n"
+      "mf.tensordot(a, b, {{2}, {1}})            --> {{3, 3, 3, 3}, {3, 3, 3, 3}}"),
+
+    /* ---- shape ------------------------------------------------------------------ */
+    E("reshape", "shape", "mf.reshape(t, shape)",
+      "The same elements in a new shape with the same number of elements; one entry may be -1 "
+      "and is then inferred. A view when 't' is contiguous.",
+      "x = mf.reshape(mf.range(6), {2, 3})\n"
+      "x                                --> {{0, 1, 2}, {3, 4, 5}}\n"
+      "mf.reshape(x, {-1}).shape        --> {6}"),
+    E("expand_dims", "shape", "mf.expand_dims(t, axis)",
+      "Inserts an axis of size 1 at position 'axis' (1 .. rank+1; negative counts from the "
+      "end).",
+      "mf.expand_dims(mf.tensor{1, 2}, 1).shape    --> {1, 2}\n"
+      "mf.expand_dims(mf.tensor{1, 2}, 2).shape    --> {2, 1}"),
+    E("squeeze", "shape", "mf.squeeze(t [, axis | axes])",
+      "Removes axes of size 1: the given ones (an error if one is not of size 1), or all of "
+      "them when no axis is given.",
+      "mf.squeeze(mf.zeros{1, 3, 1}).shape         --> {3}\n"
+      "mf.squeeze(mf.zeros{1, 3, 1}, 3).shape      --> {1, 3}"),
+    E("concat", "shape", "mf.concat(list, axis)",
+      "Joins an array of tensors along an existing axis; the other dimensions must agree.",
+      "a = mf.tensor{{1, 2}}\n"
+      "b = mf.tensor{{3, 4}}\n"
+      "mf.concat({a, b}, 1)                        --> {{1, 2}, {3, 4}}\n"
+      "mf.concat({a, b}, 2)                        --> {{1, 2, 3, 4}}"),
+    E("stack", "shape", "mf.stack(list, axis)",
+      "Joins an array of tensors of one shape along a new axis inserted at 'axis' (1 .. "
+      "rank+1).",
+      "a = mf.tensor{1, 2}\n"
+      "b = mf.tensor{3, 4}\n"
+      "mf.stack({a, b}, 1)                         --> {{1, 2}, {3, 4}}\n"
+      "mf.stack({a, b}, 2)                         --> {{1, 3}, {2, 4}}"),
+    E("split", "shape", "mf.split(t, n_or_sizes, axis)",
+      "Cuts 't' along 'axis' into n equal parts, or into parts of the given sizes (an array); "
+      "returns a Lua array of tensors.",
+      "parts = mf.split(mf.range(6), 3, 1)\n"
+      "#parts                                      --> 3\n"
+      "parts[2]                                    --> {2, 3}\n"
+      "mf.split(mf.range(6), {2, 4}, 1)[2]         --> {2, 3, 4, 5}"),
+    E("unstack", "shape", "mf.unstack(t [, axis])",
+      "Cuts 't' along 'axis' (default 1) into its slices, each with that axis removed; "
+      "returns a Lua array of tensors (the inverse of mf.stack).",
+      "rows = mf.unstack(mf.tensor{{1, 2}, {3, 4}})\n"
+      "rows[2]                                     --> {3, 4}"),
+    E("slice", "shape", "mf.slice(t, begin, size)",
+      "The block of 't' starting at 'begin' (1-based, one entry per axis) with the given "
+      "'size' per axis; a size of -1 takes everything to the end of that axis. A view.",
+      "x = mf.reshape(mf.range(12), {3, 4})\n"
+      "mf.slice(x, {2, 2}, {2, 2})                 --> {{5, 6}, {9, 10}}\n"
+      "mf.slice(x, {3, 1}, {1, -1})                --> {{8, 9, 10, 11}}"),
+    E("gather", "shape", "mf.gather(t, indices, axis)",
+      "Picks slices of 't' along 'axis' at the given 1-based indices (a Lua array or an int "
+      "tensor, of any shape: the result has the indices' shape in place of that axis).",
+      "mf.gather(mf.tensor{10, 20, 30}, {3, 1}, 1)               --> {30, 10}\n"
+      "mf.gather(mf.tensor{{1, 2}, {3, 4}}, {2}, 2)              --> {{2}, {4}}"),
+    E("reverse", "shape", "mf.reverse(t, axes)",
+      "Reverses the order of elements along one axis or an array of axes.",
+      "mf.reverse(mf.tensor{1, 2, 3}, 1)                          --> {3, 2, 1}\n"
+      "mf.reverse(mf.tensor{{1, 2}, {3, 4}}, {1, 2})              --> {{4, 3}, {2, 1}}"),
+    E("tile", "shape", "mf.tile(t, multiples)",
+      "Repeats 't' multiples[i] times along axis i (one entry per axis).",
+      "mf.tile(mf.tensor{1, 2}, {2})                              --> {1, 2, 1, 2}\n"
+      "mf.tile(mf.tensor{{1, 2}}, {2, 1})                         --> {{1, 2}, {1, 2}}"),
+    E("pad", "shape", "mf.pad(t, paddings [, constant_values])",
+      "Adds values around 't': paddings is one {before, after} pair per axis; the new "
+      "elements are 'constant_values' (default 0).",
+      "mf.pad(mf.tensor{{1, 2}}, {{1, 0}, {0, 1}})                --> {{0, 0, 0}, {1, 2, 0}}\n"
+      "mf.pad(mf.tensor{1}, {{1, 1}}, 9)                          --> {9, 1, 9}"),
+    E("broadcast_to", "shape", "mf.broadcast_to(t, shape)",
+      "'t' stretched to 'shape' by the broadcasting rules (axes of size 1 repeat, new axes "
+      "go in front).",
+      "mf.broadcast_to(mf.tensor{1, 2}, {2, 2})                   --> {{1, 2}, {1, 2}}"),
+    E("one_hot", "shape", "mf.one_hot(indices, depth [, {on_value, off_value, dtype}])",
+      "For class labels 1..depth (a Lua array or an int tensor), a tensor with a new last "
+      "axis of size 'depth' holding on_value (1) at the label and off_value (0) elsewhere; "
+      "float32 unless 'dtype' says otherwise.",
+      "mf.one_hot({2, 1, 3}, 3)       --> {{0, 1, 0}, {1, 0, 0}, {0, 0, 1}}"),
+    E("identity", "shape", "mf.identity(t)",
+      "Returns 't' unchanged (a graph node of its own in graph mode).",
+      "mf.identity(mf.tensor{1, 2})   --> {1, 2}"),
+    E("stop_gradient", "shape", "mf.stop_gradient(t)",
+      "Returns 't' unchanged, but gradients do not flow back through it (a constant for "
+      "tapes and mf.gradients).",
+      "mf.stop_gradient(mf.tensor{1, 2})   --> {1, 2}"),
+    E("size", "shape", "mf.size(t)",
+      "The number of elements as an int32 scalar tensor (usable in graphs); t:numel() gives a "
+      "Lua number.",
+      "mf.size(mf.zeros{2, 3})        --> 6"),
+    E("rank", "shape", "mf.rank(t)",
+      "The number of axes as an int32 scalar tensor; t.ndim gives a Lua number.",
+      "mf.rank(mf.zeros{2, 3})        --> 2"),
+    E("shape", "shape", "mf.shape(t)",
+      "The shape as a 1-D int32 tensor (usable in graphs); t.shape gives a Lua array.",
+      "mf.shape(mf.zeros{2, 3})       --> {2, 3}"),
+
+    /* ---- clipping --------------------------------------------------------------- */
+    E("clip_by_value", "clipping", "mf.clip_by_value(t, lo, hi)",
+      "Each element limited to [lo, hi] (numbers or tensors that broadcast).",
+      "mf.clip_by_value(mf.tensor{-2, 0.5, 3}, 0, 1)    --> {0, 0.5, 1}"),
+    E("clip_by_norm", "clipping", "mf.clip_by_norm(t, clip_norm [, {axes}])",
+      "Scales 't' so that its L2 norm (over 'axes', or all elements) is at most clip_norm: "
+      "t * clip_norm / max(norm, clip_norm), TensorFlow's formula. Often applied to each "
+      "gradient between compute_gradients and apply_gradients.",
+      "mf.clip_by_norm(mf.tensor{3, 4}, 1)              --> {0.6, 0.8}\n"
+      "mf.clip_by_norm(mf.tensor{3, 4}, 10)             --> {3, 4}"),
+    E("clip_by_global_norm", "clipping", "mf.clip_by_global_norm(list, clip_norm [, {use_norm}])",
+      "Scales every tensor of the array by clip_norm / max(global_norm, clip_norm), where "
+      "global_norm is the L2 norm of all of them together (or 'use_norm'). Returns the clipped "
+      "array and the global norm (a scalar tensor); nil entries pass through.",
+      "c, n = mf.clip_by_global_norm({mf.tensor{3, 4}, mf.tensor{12}}, 6.5)\n"
+      "n                                                --> 13\n"
+      "c[1]                                             --> {1.5, 2}\n"
+      "c[2]                                             --> {6}"),
+    E("global_norm", "clipping", "mf.global_norm(list)",
+      "sqrt of the sum of squares of all elements of all tensors in the array (nil entries "
+      "are skipped); a scalar tensor.",
+      "mf.global_norm{mf.tensor{3, 4}, mf.tensor{12}}   --> 13"),
+
+    /* ---- printing --------------------------------------------------------------- */
+    E("set_printoptions", "printing",
+      "mf.set_printoptions{precision, threshold, edgeitems, linewidth}",
+      "Changes how tensors print: 'precision' decimals (default 4), more than 'threshold' "
+      "elements (default 1000) are summarised with '...' keeping 'edgeitems' (default 3) at "
+      "each end of each axis, and lines wrap at 'linewidth' columns (default 75). Only the "
+      "given options change.",
+      "mf.set_printoptions{precision = 2}\n"
+      "print(mf.tensor{math.pi, 1e-3})\n"
+      "mf.set_printoptions{precision = 4}"),
+    E("get_printoptions", "printing", "mf.get_printoptions()",
+      "The current print options as a fresh table {precision, threshold, edgeitems, "
+      "linewidth}.",
+      "mf.get_printoptions().precision        --> 4"),
+
+    /* ---- shell ------------------------------------------------------------------ */
+    E("help", "shell", "help([topic | name | function])",
+      "help() lists the topics; help \"topic\" lists a topic's functions; help \"matmul\", "
+      "help \"mf.random.normal\" or help(mf.matmul) shows a function's signature, what it does "
+      "and an example. A name that is not known gets the closest names suggested. Also "
+      "mf.help.",
+      "help()\n"
+      "help \"math\"\n"
+      "help(mf.matmul)"),
+    E("config", "shell", "mf.config()",
+      "The build and machine configuration as a table {version, lua, blas, corename, threads, "
+      "coretype_env}: moonflow's version, the Lua release, OpenBLAS's configuration string, "
+      "the CPU kernel it chose (set OPENBLAS_CORETYPE to force one; coretype_env shows it) "
+      "and the BLAS thread count. Printed at the prompt it reads as a short report.",
+      "mf.config().version               --> " MF_VERSION "\n"
+      "mf.config().threads >= 1          --> true"),
+    E("set_num_threads", "shell", "mf.set_num_threads(n)",
+      "Sets the number of OpenBLAS threads used by matmul and convolutions (n >= 1). The "
+      "environment variable MOONFLOW_NUM_THREADS does the same at start-up.",
+      "mf.set_num_threads(1)\n"
+      "mf.config().threads               --> 1"),
+    E("memory", "shell", "mf.memory()",
+      "Engine memory as a table {in_use, cached, tensors}: bytes held by live tensors, bytes "
+      "kept by the caching allocator for reuse, and the number of live tensors. Lua's "
+      "collector frees unreachable tensors on its own; collectgarbage() forces it.",
+      "m = mf.memory()\n"
+      "m.in_use >= 0 and m.tensors >= 0  --> true"),
+
+    /* ---- autodiff and variables (API.md "Eager autodiff", "Variables") ----------- */
+    E("GradientTape", "autodiff",
+      "mf.GradientTape{persistent = false, watch_accessed_variables = true}",
+      "Records the ops run while it is active (from creation until tape:stop()) on the "
+      "tensors it watches: trainable Variables when used, and tensors given to tape:watch(t). "
+      "tape:gradient(target, sources [, {output_gradients, unconnected = \"none\"|\"zero\"}]) "
+      "returns d target / d sources: one gradient for one source, an array for an array (nil "
+      "where unconnected). A non-persistent tape can be asked once. Tapes nest, so second "
+      "derivatives work.",
+      "x = mf.tensor{1, 2, 3}\n"
+      "tape = mf.GradientTape()\n"
+      "tape:watch(x)\n"
+      "y = mf.reduce_sum(x * x)\n"
+      "tape:stop()\n"
+      "tape:gradient(y, x)               --> {2, 4, 6}"),
+    E("grad", "autodiff", "mf.grad(f [, {argnums}])",
+      "A function that computes the gradient of the scalar function 'f' at its arguments (by "
+      "running 'f' under a tape); 'argnums' picks the arguments (1-based). mf.grad(mf.grad(f)) "
+      "is the second derivative.",
+      "df = mf.grad(function(x) return mf.reduce_sum(x * x * x) end)\n"
+      "df(mf.tensor{1, 2})               --> {3, 12}"),
+    E("value_and_grad", "autodiff", "mf.value_and_grad(f [, {argnums}])",
+      "Like mf.grad, but the function it returns gives the value of 'f' and then the "
+      "gradients, from one evaluation.",
+      "vg = mf.value_and_grad(function(x) return mf.reduce_sum(x * x) end)\n"
+      "v, g = vg(mf.tensor{1, 2})\n"
+      "v                                 --> 5"),
+    E("custom_gradient", "autodiff", "mf.custom_gradient(f)",
+      "Wraps 'f', which returns its result y and a function(dy) giving the gradients of its "
+      "inputs, so tapes use that function instead of differentiating the ops inside 'f' (for "
+      "numerically stable or clipped gradients).",
+      "clipped = mf.custom_gradient(function(x) return mf.identity(x), "
+      "function(dy) return mf.clip_by_value(dy, -1, 1) end end)"),
+    E("test.gradcheck", "autodiff", "mf.test.gradcheck(f, inputs [, {eps, atol, rtol}])",
+      "Compares the tape's gradients of the scalar function 'f' at the array 'inputs' with "
+      "central differences, in float64. Returns true, or false and a message naming the "
+      "input, the index, both values and their difference.",
+      "f = function(x) return mf.reduce_sum(mf.tanh(x)) end\n"
+      "mf.test.gradcheck(f, {mf.tensor({0.5, -1}, \"float64\")})     --> true"),
+    E("Variable", "variables", "mf.Variable(initial_value [, {name, trainable = true, dtype}])",
+      "A tensor whose value can change: v:assign(x), v:assign_add(x), v:assign_sub(x); "
+      "v:read_value() gives the current value. Usable wherever a tensor is. Trainable "
+      "Variables are watched by gradient tapes and updated by optimizers. 'initial_value' is "
+      "a tensor, Lua data, or an initializer call such as mf.initializers.glorot_uniform(){2, 3}.",
+      "v = mf.Variable(mf.zeros{2})\n"
+      "v:assign_add(mf.ones{2})\n"
+      "v:read_value()                    --> {1, 1}"),
+    E("initializers", "variables", "mf.initializers.NAME([options])",
+      "Initializers for Variables, each a callable init(shape [, dtype]): zeros(), ones(), "
+      "constant(v), random_normal{mean, stddev, seed}, truncated_normal{...}, "
+      "random_uniform{minval, maxval, seed}, glorot_uniform{seed}, glorot_normal{seed}, "
+      "he_normal{seed}, orthogonal{gain, seed}.",
+      "init = mf.initializers.glorot_uniform{seed = 1}\n"
+      "init({3, 4}).shape                --> {3, 4}"),
+
+    E(NULL, NULL, NULL, NULL, NULL),
+};

@@ -1,0 +1,308 @@
+/* lmf_init.c — mf.initializers: zeros, ones, constant, random_normal,
+ * truncated_normal, random_uniform and the variance-scaling family
+ * (glorot_uniform, glorot_normal, he_normal, he_uniform, lecun_normal,
+ * lecun_uniform) and orthogonal.
+ *
+ * Each constructor returns an initialiser object: a table holding its
+ * options (and 'kind', its name) with metatable "mf.Initializer", callable as
+ * init(shape [, dtype]) -> tensor (dtype float32 by default). A seeded
+ * initialiser gives the same values at every call (TensorFlow's rule for op
+ * seeds, core/rng.h); an unseeded one draws a new seed each call. The math
+ * is in core/init.c and the random ops. */
+#include <math.h>
+#include <string.h>
+
+#include "core/create.h"
+#include "core/init.h"
+#include "core/ops/compare.h"
+#include "core/ops/random.h"
+#include "core/ops/view.h"
+#include "core/rng.h"
+#include "lmf.h"
+#include "lmf_init.h"
+
+#define INIT_MT "mf.Initializer"
+
+typedef enum Kind { K_ZEROS, K_ONES, K_CONSTANT, K_NORMAL, K_TRUNC, K_UNIFORM, K_VS, K_ORTHO } Kind;
+
+typedef struct InitDef {
+    const char *name;
+    Kind kind;
+    const char *keys[4];   /* options, NULL-terminated */
+    double dflt[3];        /* defaults of the options before 'seed' */
+    double scale;          /* variance scaling */
+    MfFanMode mode;
+    MfInitDist dist;
+} InitDef;
+
+static const InitDef defs[] = {
+    {"zeros", K_ZEROS, {NULL}, {0}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"ones", K_ONES, {NULL}, {0}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"constant", K_CONSTANT, {NULL}, {0}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"random_normal", K_NORMAL, {"mean", "stddev", "seed", NULL}, {0, 0.05}, 0, MF_FAN_IN,
+     MF_INIT_UNIFORM},
+    {"truncated_normal", K_TRUNC, {"mean", "stddev", "seed", NULL}, {0, 0.05}, 0, MF_FAN_IN,
+     MF_INIT_UNIFORM},
+    {"random_uniform", K_UNIFORM, {"minval", "maxval", "seed", NULL}, {-0.05, 0.05}, 0,
+     MF_FAN_IN, MF_INIT_UNIFORM},
+    {"glorot_uniform", K_VS, {"seed", NULL}, {0}, 1, MF_FAN_AVG, MF_INIT_UNIFORM},
+    {"glorot_normal", K_VS, {"seed", NULL}, {0}, 1, MF_FAN_AVG, MF_INIT_TRUNCATED_NORMAL},
+    {"he_normal", K_VS, {"seed", NULL}, {0}, 2, MF_FAN_IN, MF_INIT_TRUNCATED_NORMAL},
+    {"he_uniform", K_VS, {"seed", NULL}, {0}, 2, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"lecun_normal", K_VS, {"seed", NULL}, {0}, 1, MF_FAN_IN, MF_INIT_TRUNCATED_NORMAL},
+    {"lecun_uniform", K_VS, {"seed", NULL}, {0}, 1, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"orthogonal", K_ORTHO, {"gain", "seed", NULL}, {1}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
+};
+
+#define NDEFS ((int)(sizeof defs / sizeof defs[0]))
+
+/* Lists the options of 'd' as "a, b, c" into 'buf'. */
+static const char *key_list(const InitDef *d, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    for (int i = 0; d->keys[i]; i++) {
+        if (i)
+            strncat(buf, ", ", cap - strlen(buf) - 1);
+        strncat(buf, d->keys[i], cap - strlen(buf) - 1);
+    }
+    return buf[0] ? buf : "none";
+}
+
+/* Checks the option whose key and value lua_next pushed; pops the value. */
+static void check_option(lua_State *L, const InitDef *d)
+{
+    char keys[64];
+    int k = 0;
+    const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    while (d->keys[k] && strcmp(d->keys[k], name) != 0)
+        k++;
+    if (!d->keys[k])
+        luaL_error(L, "%s: unknown option '%s' (options: %s)", d->name,
+                   luaL_tolstring(L, -2, NULL), key_list(d, keys, sizeof keys));
+    int is_seed = strcmp(name, "seed") == 0;
+    if (lua_type(L, -1) != LUA_TNUMBER || (is_seed && !lua_isinteger(L, -1)))
+        luaL_error(L, "%s: option '%s' must be %s, got %s", d->name, name,
+                   is_seed ? "an integer" : "a number", luaL_typename(L, -1));
+    lua_pop(L, 1);
+}
+
+/* Copies the options at 'idx' (nil or a table) into the table on top,
+ * checking names and types and filling defaults. */
+static void copy_options(lua_State *L, int idx, const InitDef *d)
+{
+    char keys[64];
+    if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx))
+        luaL_error(L, "%s: expected an options table {%s}, got %s", d->name,
+                   key_list(d, keys, sizeof keys), luaL_typename(L, idx));
+    if (!lua_isnoneornil(L, idx)) {
+        lua_pushnil(L);
+        while (lua_next(L, idx))
+            check_option(L, d);
+    }
+    for (int k = 0; d->keys[k]; k++) {
+        if (lua_istable(L, idx))
+            lua_getfield(L, idx, d->keys[k]);
+        else
+            lua_pushnil(L);
+        if (lua_isnil(L, -1) && strcmp(d->keys[k], "seed") != 0) {
+            lua_pop(L, 1);
+            lua_pushnumber(L, d->dflt[k]);
+        }
+        lua_setfield(L, -2, d->keys[k]);
+    }
+}
+
+/* mf.initializers.NAME([opts]) / constant(value): the initialiser object. */
+static int l_make(lua_State *L)
+{
+    const InitDef *d = &defs[lua_tointeger(L, lua_upvalueindex(1))];
+    lua_settop(L, 1);
+    lua_newtable(L);
+    if (d->kind == K_CONSTANT) {
+        if (lua_isnil(L, 1))
+            lua_pushinteger(L, 0);
+        else
+            lua_pushvalue(L, 1);
+        lua_setfield(L, -2, "value");
+    } else {
+        copy_options(L, 1, d);
+    }
+    lua_pushstring(L, d->name);
+    lua_setfield(L, -2, "kind");
+    luaL_setmetatable(L, INIT_MT);
+    return 1;
+}
+
+static const InitDef *find_def(lua_State *L, int idx)
+{
+    lua_getfield(L, idx, "kind");
+    const char *kind = lua_tostring(L, -1);
+    for (int i = 0; kind && i < NDEFS; i++)
+        if (strcmp(defs[i].name, kind) == 0) {
+            lua_pop(L, 1);
+            return &defs[i];
+        }
+    luaL_error(L, "initializer: unknown kind '%s'", kind ? kind : "?");
+    return NULL;
+}
+
+static double field_number(lua_State *L, int idx, const char *key)
+{
+    lua_getfield(L, idx, key);
+    double v = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static uint64_t field_seed(lua_State *L, int idx)
+{
+    lua_getfield(L, idx, "seed");
+    int has = lua_isinteger(L, -1);
+    lua_Integer s = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return mf_rng_op_seed(has, has ? s : 0);
+}
+
+/* constant(value)(shape, dtype): a fill, or the value's elements reshaped. */
+static MfStatus constant_call(lua_State *L, int rank, const int64_t *shape, MfDType dt,
+                              MfTensor **out)
+{
+    char want[160], got[160];
+    lua_getfield(L, 1, "value");
+    int top = lua_gettop(L);
+    if (lua_isinteger(L, top) && mf_dtype_is_int(dt))
+        return mf_create_fill_int("constant", dt, rank, shape, lua_tointeger(L, top), out);
+    if (lua_type(L, top) == LUA_TNUMBER || lua_isboolean(L, top))
+        return mf_create_fill("constant", dt, rank, shape,
+                              lua_isboolean(L, top) ? lua_toboolean(L, top) : lua_tonumber(L, top),
+                              out);
+    MfTensor *v = lmf_to_tensor(L, top, -1);
+    MfTensor *c = NULL;
+    int64_t n = mf_shape_numel(rank, shape);
+    if (mf_tensor_numel(v) == 1 && !v->node)
+        return mf_create_fill("constant", dt, rank, shape, mf_tensor_get(v, 0), out);
+    if (mf_tensor_numel(v) != n)
+        return mf_err_set(MF_ESHAPE, "constant: the value has shape %s (%lld elements), which "
+                          "does not fill shape %s (%lld elements)",
+                          mf_shape_str(v->rank, v->shape, got, sizeof got),
+                          (long long)mf_tensor_numel(v), mf_shape_str(rank, shape, want,
+                                                                      sizeof want),
+                          (long long)n);
+    MfStatus st = mf_reshape(v, rank, shape, &c);
+    if (st != MF_OK || c->dtype == dt) {
+        *out = c;
+        return st;
+    }
+    st = mf_cast(c, dt, out);
+    mf_tensor_release(c);
+    return st;
+}
+
+/* The random initialisers other than variance scaling. */
+static MfStatus random_call(lua_State *L, const InitDef *d, int rank, const int64_t *shape,
+                            MfDType dt, MfTensor **out)
+{
+    MfStatus st = mf_create_check_size(d->name, dt, rank, shape);
+    if (st != MF_OK)
+        return st;
+    if (d->kind != K_UNIFORM && !mf_dtype_is_float(dt))
+        return mf_err_set(MF_EDTYPE, "%s: expected a float dtype (float32 or float64), got %s",
+                          d->name, mf_dtype_name(dt));
+    if (d->kind == K_UNIFORM && dt == MF_BOOL)
+        return mf_err_set(MF_EDTYPE, "%s: expected a float or integer dtype, got bool", d->name);
+    double a = field_number(L, 1, d->keys[0]), b = field_number(L, 1, d->keys[1]);
+    uint64_t seed = field_seed(L, 1);
+    if (d->kind == K_UNIFORM)
+        return mf_random_uniform(rank, shape, dt, a, b, seed, out);
+    if (!(b >= 0))
+        return mf_err_set(MF_EARG, "%s: stddev must be >= 0, got %g", d->name, b);
+    if (d->kind == K_NORMAL)
+        return mf_random_normal(rank, shape, dt, a, b, seed, out);
+    return mf_random_truncated_normal(rank, shape, dt, a, b, seed, out);
+}
+
+/* init(shape [, dtype]) */
+static int init_call(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    const InitDef *d = find_def(L, 1);
+    if (lua_isnoneornil(L, 2))
+        return luaL_error(L, "%s: expected a shape such as {2, 3}, got %s", d->name,
+                          luaL_typename(L, 2));
+    int64_t shape[MF_MAX_RANK];
+    int rank = lmf_check_shape(L, 2, shape, 0);
+    MfDType dt = lmf_opt_dtype(L, 3, MF_FLOAT32);
+    MfTensor *out = NULL;
+    MfStatus st;
+    switch (d->kind) {
+    case K_ZEROS:
+    case K_ONES:
+        st = mf_create_fill(d->name, dt, rank, shape, d->kind == K_ONES, &out);
+        break;
+    case K_CONSTANT: st = constant_call(L, rank, shape, dt, &out); break;
+    case K_VS:
+        st = mf_init_variance_scaling(d->name, rank, shape, dt, d->scale, d->mode, d->dist,
+                                      field_seed(L, 1), &out);
+        break;
+    case K_ORTHO:
+        st = mf_init_orthogonal(rank, shape, dt, field_number(L, 1, "gain"), field_seed(L, 1),
+                                &out);
+        break;
+    default: st = random_call(L, d, rank, shape, dt, &out); break;
+    }
+    lmf_check_status(L, st);
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* mf.initializers.glorot_uniform{seed=1}, mf.initializers.constant(3) */
+static int init_tostring(lua_State *L)
+{
+    const InitDef *d = find_def(L, 1);
+    int n = 1, opened = 0;
+    lua_pushfstring(L, "mf.initializers.%s", d->name);
+    if (d->kind == K_CONSTANT) {
+        lua_getfield(L, 1, "value");
+        int num = lua_type(L, -1) == LUA_TNUMBER || lua_isboolean(L, -1);
+        lua_pushfstring(L, "(%s)", num ? luaL_tolstring(L, -1, NULL) : luaL_typename(L, -1));
+        lua_replace(L, -2 - num);
+        lua_settop(L, 3);
+        n++;
+    }
+    for (int k = 0; d->keys[k]; k++) {
+        lua_getfield(L, 1, d->keys[k]);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            continue;
+        }
+        lua_pushfstring(L, "%s%s=%s", opened ? ", " : "{", d->keys[k],
+                        luaL_tolstring(L, -1, NULL));
+        lua_replace(L, -3);
+        lua_pop(L, 1);
+        opened = 1;
+        n++;
+    }
+    if (opened) {
+        lua_pushliteral(L, "}");
+        n++;
+    }
+    lua_concat(L, n);
+    return 1;
+}
+
+void lmf_open_init(lua_State *L)
+{
+    luaL_newmetatable(L, INIT_MT);
+    lua_pushcfunction(L, init_call);
+    lua_setfield(L, -2, "__call");
+    lua_pushcfunction(L, init_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    lua_createtable(L, 0, NDEFS);
+    for (int i = 0; i < NDEFS; i++) {
+        lua_pushinteger(L, i);
+        lua_pushcclosure(L, l_make, 1);
+        lua_setfield(L, -2, defs[i].name);
+    }
+    lua_setfield(L, -2, "initializers");
+}

@@ -1,0 +1,693 @@
+/* lmf_tape.c — eager autodiff from Lua: the "mf.GradientTape" userdata
+ * (watch, stop, gradient, explain, printing), mf.grad, mf.value_and_grad,
+ * mf.custom_gradient and mf.test.gradcheck.
+ *
+ * Ownership: a tape box owns one reference to its MfTape; __gc/__close
+ * release it (which stops the tape). mf.grad and gradcheck keep their
+ * internal tape in a box on the stack and release it explicitly, also when
+ * 'f' raises, so no tape outlives the call. A custom gradient's Lua function
+ * is kept in the registry by the MfTapeFunction the tapes hold; it is called
+ * on the lua_State that is computing the gradient ('grad_L'). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eager/eager.h"
+#include "lmf.h"
+
+#define TAPE_MT "mf.GradientTape"
+
+typedef struct TapeBox {
+    MfTape *t;
+} TapeBox;
+
+/* The state running the current 'gradient' (custom gradients call Lua there). */
+static lua_State *grad_L;
+
+static TapeBox *push_tape(lua_State *L, MfTape *t)
+{
+    TapeBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    box->t = t;
+    luaL_setmetatable(L, TAPE_MT);
+    return box;
+}
+
+static MfTape *check_tape(lua_State *L, int idx)
+{
+    TapeBox *box = luaL_checkudata(L, idx, TAPE_MT);
+    if (!box->t)
+        luaL_argerror(L, idx, "GradientTape is closed");
+    return box->t;
+}
+
+static void close_box(TapeBox *box)
+{
+    mf_tape_release(box->t);
+    box->t = NULL;
+}
+
+/* A gradient source: a Variable (checked first: a tensor check would read
+ * it) or a tensor. */
+static MfTapeSource check_source(lua_State *L, int idx)
+{
+    MfTapeSource s = {NULL, NULL};
+    s.variable = lmf_test_variable(L, idx);
+    if (s.variable) {
+        if (!s.variable->value)
+            luaL_argerror(L, idx, "variable has no value yet");
+        return s;
+    }
+    s.tensor = lmf_check_tensor(L, idx);
+    return s;
+}
+
+/* Runs mf_tape_gradient with 'grad_L' set; on error releases and raises. */
+static void tape_gradient(lua_State *L, MfTape *t, MfTensor *target, int n,
+                          const MfTapeSource *src, MfTensor *og, bool zero, MfTensor **grads)
+{
+    lua_State *saved = grad_L;
+    grad_L = L;
+    MfStatus st = mf_tape_gradient(t, target, n, src, og, zero, grads);
+    grad_L = saved;
+    if (st != MF_OK)
+        lmf_raise(L);
+}
+
+/* ---- mf.GradientTape ------------------------------------------------------ */
+
+/* mf.GradientTape{persistent = false, watch_accessed_variables = true} */
+static int l_tape_new(lua_State *L)
+{
+    if (!lua_isnoneornil(L, 1))
+        luaL_checktype(L, 1, LUA_TTABLE);
+    bool persistent = lmf_opt_bool(L, 1, "persistent", 0);
+    bool watch = lmf_opt_bool(L, 1, "watch_accessed_variables", 1);
+    TapeBox *box = push_tape(L, NULL);
+    box->t = mf_tape_new(persistent, watch);
+    if (!box->t)
+        return lmf_raise(L);
+    return 1;
+}
+
+static int t_gc(lua_State *L)
+{
+    TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
+    close_box(box);
+    return 0;
+}
+
+static void watch_one(lua_State *L, MfTape *t, int idx)
+{
+    MfTapeSource s = check_source(L, idx);
+    MfStatus st = s.variable ? mf_tape_watch_variable(t, s.variable) : mf_tape_watch(t, s.tensor);
+    lmf_check_status(L, st);
+}
+
+/* tape:watch(t or Variable or array of them) */
+static int t_watch(lua_State *L)
+{
+    MfTape *t = check_tape(L, 1);
+    if (!lua_istable(L, 2)) {
+        watch_one(L, t, 2);
+        return 0;
+    }
+    lua_Integer n = luaL_len(L, 2);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, 2, i);
+        watch_one(L, t, -1);
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+static int t_stop(lua_State *L)
+{
+    mf_tape_stop(check_tape(L, 1));
+    return 0;
+}
+
+/* The sources at 'idx' (one, or an array with optional 'n') into a
+ * userdata array pushed on the stack; returns the count. */
+static int read_sources(lua_State *L, int idx, MfTapeSource **out)
+{
+    if (!lua_istable(L, idx)) {
+        *out = lua_newuserdatauv(L, sizeof **out, 0);
+        (*out)[0] = check_source(L, idx);
+        return 1;
+    }
+    lua_getfield(L, idx, "n");
+    lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : (lua_Integer)lua_rawlen(L, idx);
+    lua_pop(L, 1);
+    luaL_argcheck(L, n >= 1 && n <= 100000, idx, "expected at least one source");
+    *out = lua_newuserdatauv(L, (size_t)n * sizeof **out, 0);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, idx, i);
+        if (lua_isnil(L, -1))
+            luaL_error(L, "gradient: source %d is nil", (int)i);
+        (*out)[i - 1] = check_source(L, -1);
+        lua_pop(L, 1);
+    }
+    return (int)n;
+}
+
+/* The options of tape:gradient at 'idx': 'unconnected', and
+ * 'output_gradients' (a tensor, or TensorFlow's list of one), which is
+ * pushed (nil when absent) so the stack keeps it alive. */
+static MfTensor *read_grad_opts(lua_State *L, int idx, bool *zero)
+{
+    static const char *const modes[] = {"none", "zero", NULL};
+    *zero = false;
+    if (lua_isnoneornil(L, idx)) {
+        lua_pushnil(L);
+        return NULL;
+    }
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_getfield(L, idx, "unconnected");
+    if (!lua_isnil(L, -1))
+        *zero = luaL_checkoption(L, -1, NULL, modes) == 1;
+    lua_pop(L, 1);
+    lua_getfield(L, idx, "output_gradients");
+    if (lua_istable(L, -1)) {
+        lua_geti(L, -1, 1);
+        lua_replace(L, -2);
+    }
+    return lua_isnil(L, -1) ? NULL : lmf_to_tensor(L, -1, -1);
+}
+
+static void push_grads(lua_State *L, int n, MfTensor **grads, bool array)
+{
+    if (!array) {
+        if (grads[0])
+            lmf_push_tensor(L, grads[0]);
+        else
+            lua_pushnil(L);
+        return;
+    }
+    lua_createtable(L, n, 1);
+    for (int i = 0; i < n; i++) {
+        if (grads[i]) {
+            lmf_push_tensor(L, grads[i]);
+            grads[i] = NULL;
+            lua_seti(L, -2, i + 1);
+        }
+    }
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "n");
+}
+
+/* tape:gradient(target, sources [, {output_gradients, unconnected}]) */
+static int t_gradient(lua_State *L)
+{
+    MfTape *t = check_tape(L, 1);
+    MfTensor *target = lmf_check_tensor(L, 2);
+    luaL_checkany(L, 3);
+    bool zero;
+    lua_settop(L, 4);
+    MfTensor *og = read_grad_opts(L, 4, &zero);
+    MfTapeSource *src;
+    int n = read_sources(L, 3, &src);
+    MfTensor **grads = lua_newuserdatauv(L, (size_t)n * sizeof *grads, 0);
+    tape_gradient(L, t, target, n, src, og, zero, grads);
+    push_grads(L, n, grads, lua_istable(L, 3));
+    return 1;
+}
+
+/* tape:explain(target, source) -> string */
+static int t_explain(lua_State *L)
+{
+    MfTape *t = check_tape(L, 1);
+    MfTensor *target = lmf_check_tensor(L, 2);
+    MfTapeSource s = check_source(L, 3);
+    char buf[512];
+    mf_tape_explain(t, target, &s, buf, sizeof buf);
+    lua_pushstring(L, buf);
+    return 1;
+}
+
+static void add_shapes(luaL_Buffer *b, int n, MfTensor *const *ts)
+{
+    for (int i = 0; i < n; i++) {
+        char shape[96];
+        mf_shape_str(ts[i]->rank, ts[i]->shape, shape, sizeof shape);
+        if (i)
+            luaL_addstring(b, ", ");
+        luaL_addstring(b, shape);
+    }
+}
+
+/* print(tape): a header, then one line per record: k, op, input shapes ->
+ * output shapes. */
+static int t_tostring(lua_State *L)
+{
+    TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
+    if (!box->t) {
+        lua_pushliteral(L, "<GradientTape (closed)>");
+        return 1;
+    }
+    MfTape *t = box->t;
+    int64_t n = mf_tape_count(t);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "<GradientTape %s, %s, %d record%s>", mf_tape_persistent(t) ?
+                    "persistent" : "non-persistent", mf_tape_recording(t) ? "recording" :
+                    "stopped", (int)n, n == 1 ? "" : "s");
+    luaL_addvalue(&b);
+    for (int64_t k = 0; k < n; k++) {
+        MfTapeEntry e = mf_tape_entry(t, k);
+        char head[64];
+        snprintf(head, sizeof head, "\n%5lld  %-16s ", (long long)k + 1, e.name);
+        luaL_addstring(&b, head);
+        add_shapes(&b, e.ninputs, e.inputs);
+        luaL_addstring(&b, " -> ");
+        add_shapes(&b, e.noutputs, e.outputs);
+    }
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* ---- mf.grad, mf.value_and_grad ---------------------------------------- */
+
+#define MAX_ARGS 64
+
+/* Which arguments are differentiated (0-based stack slots - 1 into 'sel'):
+ * upvalue 2 holds argnums (a number or an array, 1-based) or nil for all. */
+static int select_args(lua_State *L, const char *fname, int nargs, int *sel)
+{
+    int nsel = 0;
+    if (lua_isnil(L, lua_upvalueindex(2))) {
+        for (int i = 1; i <= nargs; i++)
+            sel[nsel++] = i;
+        return nsel;
+    }
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_Integer n = lua_istable(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 1;
+    for (lua_Integer k = 1; k <= n && nsel < MAX_ARGS; k++) {
+        if (lua_istable(L, -1))
+            lua_geti(L, -1, k);
+        else
+            lua_pushvalue(L, -1);
+        lua_Integer a = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        if (a < 1 || a > nargs)
+            luaL_error(L, "%s: argnums entry %d is out of range: f got %d argument(s) "
+                       "(argnums are 1-based)", fname, (int)a, nargs);
+        sel[nsel++] = (int)a;
+    }
+    lua_pop(L, 1);
+    return nsel;
+}
+
+/* Turns the argument at 'idx' into a gradient source (numbers become
+ * float32 tensors in place). */
+static MfTapeSource arg_source(lua_State *L, const char *fname, int idx)
+{
+    MfTapeSource s = {NULL, lmf_test_variable(L, idx)};
+    if (s.variable)
+        return s;
+    if (lua_type(L, idx) != LUA_TNUMBER && !lmf_test_tensor(L, idx))
+        luaL_error(L, "%s: argument %d must be a tensor, a Variable or a number to be "
+                   "differentiated, got %s", fname, idx, luaL_typename(L, idx));
+    s.tensor = lmf_to_tensor(L, idx, -1);
+    return s;
+}
+
+/* Calls upvalue 1 with the arguments 1..nargs under the tape in 'box'
+ * and leaves its one result on top; releases the tape and re-raises when
+ * 'f' fails, so the tape never outlives the call. */
+static MfTensor *call_scalar(lua_State *L, const char *fname, TapeBox *box, int nargs)
+{
+    lua_pushvalue(L, lua_upvalueindex(1));
+    for (int i = 1; i <= nargs; i++)
+        lua_pushvalue(L, i);
+    if (lua_pcall(L, nargs, 1, 0) != LUA_OK) {
+        close_box(box);
+        lua_error(L);
+    }
+    MfTensor *y = lmf_test_tensor(L, -1);
+    if (!y) {
+        close_box(box);
+        luaL_error(L, "%s: f must return a scalar tensor, got %s", fname, luaL_typename(L, -1));
+    }
+    if (mf_tensor_numel(y) != 1) {
+        char shape[96];
+        mf_shape_str(y->rank, y->shape, shape, sizeof shape);
+        close_box(box);
+        luaL_error(L, "%s: f must return a scalar, got shape %s; reduce it first "
+                   "(e.g. mf.reduce_sum)", fname, shape);
+    }
+    return y;
+}
+
+static int grad_call(lua_State *L)
+{
+    bool with_value = lua_toboolean(L, lua_upvalueindex(3));
+    const char *fname = with_value ? "value_and_grad" : "grad";
+    int nargs = lua_gettop(L), sel[MAX_ARGS];
+    if (nargs > MAX_ARGS)
+        return luaL_error(L, "%s: at most %d arguments", fname, MAX_ARGS);
+    int nsel = select_args(L, fname, nargs, sel);
+    MfTapeSource src[MAX_ARGS];
+    for (int j = 0; j < nsel; j++)
+        src[j] = arg_source(L, fname, sel[j]);
+    TapeBox *box = push_tape(L, mf_tape_new(false, true));
+    if (!box->t)
+        return lmf_raise(L);
+    for (int j = 0; j < nsel; j++) {
+        MfStatus st = src[j].variable ? mf_tape_watch_variable(box->t, src[j].variable)
+                                      : mf_tape_watch(box->t, src[j].tensor);
+        if (st != MF_OK) {
+            close_box(box);
+            return lmf_raise(L);
+        }
+    }
+    MfTensor *y = call_scalar(L, fname, box, nargs);
+    MfTensor **grads = lua_newuserdatauv(L, (size_t)(nsel ? nsel : 1) * sizeof *grads, 0);
+    tape_gradient(L, box->t, y, nsel, src, NULL, true, grads);
+    close_box(box);
+    if (with_value)
+        lua_pushvalue(L, -2);
+    for (int j = 0; j < nsel; j++)
+        push_grads(L, 1, &grads[j], false);
+    return nsel + (with_value ? 1 : 0);
+}
+
+static int make_grad(lua_State *L, bool with_value)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_pushvalue(L, 1);
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "argnums");
+        if (!lua_isnil(L, -1) && !lua_isinteger(L, -1) && !lua_istable(L, -1))
+            return luaL_error(L, "%s: argnums must be an integer or an array of integers",
+                              with_value ? "value_and_grad" : "grad");
+    } else {
+        lua_pushnil(L);
+    }
+    lua_pushboolean(L, with_value);
+    lua_pushcclosure(L, grad_call, 3);
+    return 1;
+}
+
+/* mf.grad(f [, {argnums}]) -> function returning d f / d args */
+static int l_grad(lua_State *L)
+{
+    return make_grad(L, false);
+}
+
+/* mf.value_and_grad(f [, {argnums}]) -> function returning f(args), grads... */
+static int l_value_and_grad(lua_State *L)
+{
+    return make_grad(L, true);
+}
+
+/* ---- mf.custom_gradient ---------------------------------------------------- */
+
+/* A custom gradient: the Lua function 'grad_fn' kept in the registry. */
+typedef struct LuaFn {
+    MfTapeFunction base;
+    lua_State *main;   /* for luaL_unref when the last tape lets go */
+    int ref;
+} LuaFn;
+
+typedef struct GradFnCall {
+    LuaFn *fn;
+    int nout, nin;
+    MfTensor *const *dout;
+    MfTensor *const *in;
+    MfTensor **din;
+} GradFnCall;
+
+/* Runs under lua_pcall: grad_fn(dy...) -> one gradient (or nil) per input. */
+static int call_grad_fn(lua_State *L)
+{
+    GradFnCall *a = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->fn->ref);
+    for (int j = 0; j < a->nout; j++) {
+        mf_tensor_retain(a->dout[j]);
+        lmf_push_tensor(L, a->dout[j]);
+    }
+    lua_call(L, a->nout, a->nin);
+    int base = lua_gettop(L) - a->nin + 1;
+    for (int i = 0; i < a->nin; i++) {
+        int idx = base + i;
+        if (lua_isnil(L, idx))
+            continue;
+        if (lua_type(L, idx) != LUA_TNUMBER && !lmf_test_tensor(L, idx))
+            return luaL_error(L, "the gradient function returned a %s for input %d; expected "
+                              "a tensor or nil", luaL_typename(L, idx), i + 1);
+        MfTensor *g = lmf_to_tensor(L, idx, (int)a->in[i]->dtype);
+        mf_tensor_retain(g);
+        a->din[i] = g;
+    }
+    return 0;
+}
+
+static MfStatus luafn_backward(MfTapeFunction *f, int noutputs, MfTensor *const *doutputs,
+                               int ninputs, MfTensor *const *inputs, MfTensor **dinputs)
+{
+    lua_State *L = grad_L;
+    if (!L)
+        return mf_err_set(MF_EINTERNAL, "custom_gradient: no Lua state to run the gradient "
+                          "function in");
+    GradFnCall a = {(LuaFn *)f, noutputs, ninputs, doutputs, inputs, dinputs};
+    lua_pushcfunction(L, call_grad_fn);
+    lua_pushlightuserdata(L, &a);
+    if (lua_pcall(L, 1, 0, 0) == LUA_OK)
+        return MF_OK;
+    for (int i = 0; i < ninputs; i++) {
+        mf_tensor_release(dinputs[i]);
+        dinputs[i] = NULL;
+    }
+    const char *msg = lua_tostring(L, -1);
+    MfStatus st = mf_err_set(MF_EARG, "custom_gradient: the gradient function failed: %s",
+                             msg ? msg : "(error object is not a string)");
+    lua_pop(L, 1);
+    return st;
+}
+
+static void luafn_free(MfTapeFunction *f)
+{
+    LuaFn *lf = (LuaFn *)f;
+    luaL_unref(lf->main, LUA_REGISTRYINDEX, lf->ref);
+    free(lf);
+}
+
+/* Records y = f(inputs) with the gradient function on top of the stack. */
+static void record_custom(lua_State *L, int nin, MfTensor *const *in, MfTensor *y)
+{
+    LuaFn *lf = malloc(sizeof *lf);
+    if (!lf)
+        luaL_error(L, "custom_gradient: out of memory");
+    lf->base.refcount = 1;
+    lf->base.name = "custom_gradient";
+    lf->base.backward = luafn_backward;
+    lf->base.free = luafn_free;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    lf->main = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lf->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    MfStatus st = mf_tape_record_function(&lf->base, nin, in, 1, &y);
+    mf_tape_function_release(&lf->base);
+    lmf_check_status(L, st);
+}
+
+static int custom_call(lua_State *L)
+{
+    int nargs = lua_gettop(L), nin = 0;
+    MfTensor *in[MAX_ARGS];
+    if (nargs > MAX_ARGS)
+        return luaL_error(L, "custom_gradient: at most %d arguments", MAX_ARGS);
+    for (int i = 1; i <= nargs; i++)
+        if (lua_type(L, i) == LUA_TNUMBER || lmf_test_tensor(L, i))
+            in[nin++] = lmf_to_tensor(L, i, -1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    for (int i = 1; i <= nargs; i++)
+        lua_pushvalue(L, i);
+    /* TensorFlow records only the custom op, not what f does inside. */
+    mf_tape_suspend();
+    int rc = lua_pcall(L, nargs, 2, 0);
+    mf_tape_resume();
+    if (rc != LUA_OK)
+        return lua_error(L);
+    MfTensor *y = lmf_test_tensor(L, -2);
+    if (!y || !lua_isfunction(L, -1))
+        return luaL_error(L, "custom_gradient: f must return y (a tensor) and a gradient "
+                          "function, got %s and %s", luaL_typename(L, -2), luaL_typename(L, -1));
+    if (mf_tape_any_recording())
+        record_custom(L, nin, in, y);
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* mf.custom_gradient(f): f(...) returns y, function(dy) return dx... end */
+static int l_custom_gradient(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 1);
+    lua_pushcclosure(L, custom_call, 1);
+    return 1;
+}
+
+/* ---- mf.test.gradcheck ----------------------------------------------------- */
+
+/* A float64 contiguous copy of the input at 'idx', pushed. */
+static MfTensor *push_f64_copy(lua_State *L, int idx)
+{
+    MfTensor *src = lmf_to_tensor(L, idx, MF_FLOAT64);
+    MfTensor *x = mf_tensor_new(MF_FLOAT64, src->rank, src->shape);
+    if (!x)
+        lmf_raise(L);
+    double *p = mf_tensor_data(x);
+    for (int64_t i = 0, n = mf_tensor_numel(x); i < n; i++)
+        p[i] = mf_tensor_get(src, i);
+    lmf_push_tensor(L, x);
+    return x;
+}
+
+/* Calls f (slot 1) on the inputs in slots first..first+n-1; returns the sum
+ * of its result's elements. */
+static double eval_sum(lua_State *L, int first, int n)
+{
+    lua_pushvalue(L, 1);
+    for (int i = 0; i < n; i++)
+        lua_pushvalue(L, first + i);
+    lua_call(L, n, 1);
+    MfTensor *y = lmf_check_tensor(L, -1);
+    double s = 0;
+    for (int64_t k = 0, m = mf_tensor_numel(y); k < m; k++)
+        s += mf_tensor_get(y, k);
+    lua_pop(L, 1);
+    return s;
+}
+
+/* Pushes the analytic gradients of sum(f(inputs)) (zeros where unconnected). */
+static void push_analytic(lua_State *L, int first, int n, MfTensor **xs)
+{
+    int top = lua_gettop(L);
+    TapeBox *box = push_tape(L, mf_tape_new(false, false));
+    if (!box->t)
+        lmf_raise(L);
+    MfTapeSource src[MAX_ARGS];
+    for (int i = 0; i < n; i++) {
+        src[i].tensor = xs[i];
+        src[i].variable = NULL;
+        if (mf_tape_watch(box->t, xs[i]) != MF_OK) {
+            close_box(box);
+            lmf_raise(L);
+        }
+    }
+    lua_pushvalue(L, 1);
+    for (int i = 0; i < n; i++)
+        lua_pushvalue(L, first + i);
+    if (lua_pcall(L, n, 1, 0) != LUA_OK) {
+        close_box(box);
+        lua_error(L);
+    }
+    MfTensor *y = lmf_test_tensor(L, -1);
+    if (!y) {
+        close_box(box);
+        luaL_error(L, "gradcheck: f must return a tensor, got %s", luaL_typename(L, -1));
+    }
+    MfTensor **grads = lua_newuserdatauv(L, (size_t)n * sizeof *grads, 0);
+    tape_gradient(L, box->t, y, n, src, NULL, true, grads);
+    close_box(box);
+    for (int i = 0; i < n; i++)
+        lmf_push_tensor(L, grads[i]);
+    for (int k = 0; k < 3; k++) /* the tape box, y and the 'grads' array */
+        lua_remove(L, top + 1);
+}
+
+/* "{2,1}": the 1-based index of flat element 'k' of 'x'. */
+static const char *index_str(lua_State *L, const MfTensor *x, int64_t k)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addchar(&b, '{');
+    int64_t idx[MF_MAX_RANK];
+    for (int d = x->rank - 1; d >= 0; d--) {
+        idx[d] = k % x->shape[d];
+        k /= x->shape[d];
+    }
+    for (int d = 0; d < x->rank; d++) {
+        lua_pushfstring(L, d ? ",%d" : "%d", (int)(idx[d] + 1));
+        luaL_addvalue(&b);
+    }
+    luaL_addchar(&b, '}');
+    luaL_pushresult(&b);
+    return lua_tostring(L, -1);
+}
+
+/* mf.test.gradcheck(f, inputs [, {eps, atol, rtol}]) -> true | false, message */
+static int l_gradcheck(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    double eps = lmf_opt_number(L, 3, "eps", 1e-6), atol = lmf_opt_number(L, 3, "atol", 1e-5);
+    double rtol = lmf_opt_number(L, 3, "rtol", 1e-3);
+    int n = (int)luaL_len(L, 2);
+    luaL_argcheck(L, n >= 1 && n <= MAX_ARGS, 2, "expected an array of 1 to 64 inputs");
+    lua_settop(L, 3);
+    MfTensor *xs[MAX_ARGS];
+    for (int i = 0; i < n; i++) {
+        lua_geti(L, 2, i + 1);
+        xs[i] = push_f64_copy(L, -1);
+        lua_remove(L, -2);
+    }
+    push_analytic(L, 4, n, xs);
+    for (int i = 0; i < n; i++) {
+        MfTensor *g = lmf_check_tensor(L, 4 + n + i);
+        double *p = mf_tensor_data(xs[i]);
+        for (int64_t k = 0, m = mf_tensor_numel(xs[i]); k < m; k++) {
+            double v = p[k];
+            p[k] = v + eps;
+            double hi = eval_sum(L, 4, n);
+            p[k] = v - eps;
+            double lo = eval_sum(L, 4, n);
+            p[k] = v;
+            double num = (hi - lo) / (2 * eps), ana = mf_tensor_get(g, k);
+            if (fabs(ana - num) <= atol + rtol * fabs(num))
+                continue;
+            const char *where = index_str(L, xs[i], k);
+            lua_pushboolean(L, 0);
+            char msg[256];
+            snprintf(msg, sizeof msg, "gradcheck: input %d, index %s: analytic %.9g, numeric "
+                     "%.9g, difference %.3g", i + 1, where, ana, num, fabs(ana - num));
+            lua_pushstring(L, msg);
+            return 2;
+        }
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+void lmf_open_tape(lua_State *L, int methods)
+{
+    static const luaL_Reg meta[] = {
+        {"__gc", t_gc}, {"__close", t_gc}, {"__tostring", t_tostring}, {NULL, NULL}};
+    static const luaL_Reg meths[] = {
+        {"watch", t_watch}, {"stop", t_stop}, {"gradient", t_gradient},
+        {"explain", t_explain}, {NULL, NULL}};
+    static const luaL_Reg funcs[] = {
+        {"GradientTape", l_tape_new}, {"grad", l_grad}, {"value_and_grad", l_value_and_grad},
+        {"custom_gradient", l_custom_gradient}, {NULL, NULL}};
+    (void)methods;
+    luaL_newmetatable(L, TAPE_MT);
+    luaL_setfuncs(L, meta, 0);
+    luaL_newlib(L, meths);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_setfuncs(L, funcs, 0);
+    if (lua_getfield(L, -1, "test") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "test");
+    }
+    lua_pushcfunction(L, l_gradcheck);
+    lua_setfield(L, -2, "gradcheck");
+    lua_pop(L, 1);
+}

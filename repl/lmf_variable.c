@@ -1,0 +1,329 @@
+/* lmf_variable.c — the "mf.Variable" userdata: mf.Variable(initial [, opts]),
+ * assign / assign_add / assign_sub / read_value, properties, and the tensor
+ * methods and operators, which work on a Variable through its current value
+ * (lmf_check_tensor accepts Variables). Also opens mf.initializers
+ * (repl/lmf_init.c). */
+#include <string.h>
+
+#include "core/ops/compare.h"
+#include "lmf.h"
+#include "lmf_init.h"
+#include "lmf_print.h"
+
+typedef struct VarBox {
+    MfVariable *v;
+} VarBox;
+
+/* The metatable and mf.tensor, kept in the registry under these addresses. */
+static const char metatable_key = 0;
+static const char tensor_fn_key = 0;
+
+void lmf_push_variable(lua_State *L, MfVariable *v)
+{
+    VarBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    box->v = v;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+    lua_setmetatable(L, -2);
+}
+
+/* The box at 'idx' when it is a Variable userdata (open or closed), else NULL. */
+static VarBox *test_box(lua_State *L, int idx)
+{
+    VarBox *box = lua_touserdata(L, idx);
+    if (!box || !lua_getmetatable(L, idx))
+        return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+    int same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same ? box : NULL;
+}
+
+MfVariable *lmf_test_variable(lua_State *L, int idx)
+{
+    VarBox *box = test_box(L, idx);
+    return box ? box->v : NULL;
+}
+
+MfVariable *lmf_check_variable(lua_State *L, int idx)
+{
+    VarBox *box = test_box(L, idx);
+    if (!box)
+        luaL_typeerror(L, idx, LMF_VARIABLE_MT);
+    if (!box->v)
+        luaL_argerror(L, idx, "variable is closed");
+    return box->v;
+}
+
+MfTensor *lmf_check_variable_value(lua_State *L, int idx)
+{
+    VarBox *box = test_box(L, idx);
+    if (!box)
+        luaL_typeerror(L, idx, LMF_TENSOR_MT);
+    if (!box->v)
+        luaL_argerror(L, idx, "variable is closed");
+    MfTensor *t = mf_variable_read(box->v);
+    if (!t)
+        luaL_argerror(L, idx, lua_pushfstring(L, "variable '%s' has no value yet",
+                                              box->v->name));
+    return t;
+}
+
+/* The value at 'idx' as a tensor for a variable of dtype 'dt': tensors and
+ * Variables as they are, numbers and nested tables converted to 'dt'. The
+ * converted tensor replaces the argument. Borrowed. */
+static MfTensor *to_value(lua_State *L, int idx, MfDType dt)
+{
+    idx = lua_absindex(L, idx);
+    if (lua_istable(L, idx)) {
+        lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_fn_key);
+        lua_pushvalue(L, idx);
+        lua_pushstring(L, mf_dtype_name(dt));
+        lua_call(L, 2, 1);
+        lua_replace(L, idx);
+    }
+    return lmf_to_tensor(L, idx, (int)dt);
+}
+
+/* ---- mf.Variable ------------------------------------------------------------------ */
+
+static void check_options(lua_State *L, int idx)
+{
+    if (lua_isnoneornil(L, idx))
+        return;
+    if (!lua_istable(L, idx))
+        luaL_typeerror(L, idx, "options table {name, trainable, dtype}");
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+        if (!k || (strcmp(k, "name") && strcmp(k, "trainable") && strcmp(k, "dtype")))
+            luaL_error(L, "Variable: unknown option '%s' (expected name, trainable, dtype)",
+                       luaL_tolstring(L, -2, NULL));
+        lua_pop(L, 1);
+    }
+}
+
+/* The initial value at 1, converted to the dtype option when one is given. */
+static MfTensor *initial_value(lua_State *L)
+{
+    if (lua_isfunction(L, 1) || (lua_istable(L, 1) && luaL_getmetafield(L, 1, "__call"))) {
+        if (!lua_isfunction(L, 1))
+            lua_pop(L, 1);
+        lua_pushvalue(L, 1);
+        lua_call(L, 0, 1);
+        lua_replace(L, 1);
+    }
+    if (lua_isnoneornil(L, 1))
+        luaL_argerror(L, 1, "Variable: expected an initial value (tensor, number, table or "
+                      "function), got nil");
+    lua_getfield(L, 2, "dtype");
+    const char *dname = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    MfDType dt = MF_FLOAT32;
+    if (!lua_isnil(L, -1) && (!dname || !mf_dtype_parse(dname, &dt)))
+        luaL_error(L, "Variable: option 'dtype' must be a dtype name (float32, float64, int32, "
+                   "int64 or bool), got %s", luaL_tolstring(L, -1, NULL));
+    int has_dt = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (!has_dt)
+        return lmf_to_tensor(L, 1, -1);
+    MfTensor *t = to_value(L, 1, dt);
+    if (t->dtype == dt)
+        return t;
+    MfTensor *c = NULL;
+    lmf_check_status(L, mf_cast(t, dt, &c));
+    lmf_push_tensor(L, c);
+    lua_replace(L, 1);
+    return c;
+}
+
+/* mf.Variable(initial_value [, {name = "Variable", trainable = true, dtype}]) */
+static int l_variable(lua_State *L)
+{
+    lua_settop(L, 2);
+    check_options(L, 2);
+    if (lua_isnil(L, 2)) {
+        lua_newtable(L);
+        lua_replace(L, 2);
+    }
+    MfTensor *t = initial_value(L);
+    lua_getfield(L, 2, "name");
+    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
+        luaL_error(L, "Variable: option 'name' must be a string, got %s", luaL_typename(L, -1));
+    const char *name = lua_tostring(L, -1);
+    int trainable = lmf_opt_bool(L, 2, "trainable", 1);
+    MfVariable *v = mf_variable_new(t, name, trainable);
+    if (!v)
+        return lmf_raise(L);
+    lmf_push_variable(L, v);
+    return 1;
+}
+
+/* ---- methods ---------------------------------------------------------------------- */
+
+typedef MfStatus (*AssignFn)(MfVariable *v, MfTensor *x);
+
+static int assign_with(lua_State *L, AssignFn fn)
+{
+    MfVariable *v = lmf_check_variable(L, 1);
+    if (!v->value)
+        return luaL_error(L, "assign: variable '%s' has no value yet", v->name);
+    luaL_checkany(L, 2);
+    MfTensor *x = to_value(L, 2, v->value->dtype);
+    lmf_check_status(L, fn(v, x));
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int v_assign(lua_State *L) { return assign_with(L, mf_variable_assign); }
+static int v_assign_add(lua_State *L) { return assign_with(L, mf_variable_assign_add); }
+static int v_assign_sub(lua_State *L) { return assign_with(L, mf_variable_assign_sub); }
+
+/* v:read_value(), v:value(): the current value (a tensor; later assigns do
+ * not change it). */
+static int v_read_value(lua_State *L)
+{
+    MfTensor *t = lmf_check_variable_value(L, 1);
+    mf_tensor_retain(t);
+    lmf_push_tensor(L, t);
+    return 1;
+}
+
+/* ---- metamethods ------------------------------------------------------------------ */
+
+static void push_shape(lua_State *L, const MfTensor *t)
+{
+    lua_createtable(L, t->rank, 0);
+    for (int i = 0; i < t->rank; i++) {
+        lua_pushinteger(L, t->shape[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+/* Properties that do not read the value (so a tape does not watch it). */
+static int push_property(lua_State *L, MfVariable *v, const char *key)
+{
+    if (strcmp(key, "name") == 0) {
+        lua_pushstring(L, v->name);
+    } else if (strcmp(key, "trainable") == 0) {
+        lua_pushboolean(L, v->trainable);
+    } else if (!v->value) {
+        lua_pushnil(L);
+    } else if (strcmp(key, "shape") == 0) {
+        push_shape(L, v->value);
+    } else if (strcmp(key, "dtype") == 0) {
+        lua_pushstring(L, mf_dtype_name(v->value->dtype));
+    } else if (strcmp(key, "ndim") == 0) {
+        lua_pushinteger(L, v->value->rank);
+    } else {
+        lua_pushnil(L);
+    }
+    return 1;
+}
+
+/* __index: Variable methods (upvalue 1), tensor methods (upvalue 2),
+ * properties; v[i] goes to the tensor __index (upvalue 3). */
+static int v_index(lua_State *L)
+{
+    MfVariable *v = lmf_check_variable(L, 1);
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+        lua_pushvalue(L, lua_upvalueindex(3));
+        lua_pushvalue(L, 1);
+        lua_pushvalue(L, 2);
+        lua_call(L, 2, 1);
+        return 1;
+    }
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+        return 1;
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL)
+        return 1;
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return 0;
+    return push_property(L, v, lua_tostring(L, 2));
+}
+
+static int v_newindex(lua_State *L)
+{
+    return luaL_error(L, "Variable: cannot set '%s' (change the value with v:assign(x); name "
+                      "and trainable are fixed when the Variable is made)",
+                      luaL_tolstring(L, 2, NULL));
+}
+
+static int v_gc(lua_State *L)
+{
+    VarBox *box = test_box(L, 1);
+    if (box) {
+        mf_variable_release(box->v);
+        box->v = NULL;
+    }
+    return 0;
+}
+
+/* <mf.Variable 'name' shape=(2,) dtype=float32> then the values. */
+static int v_tostring(lua_State *L)
+{
+    VarBox *box = test_box(L, 1);
+    if (!box || !box->v) {
+        lua_pushliteral(L, "<mf.Variable (closed)>");
+        return 1;
+    }
+    MfVariable *v = box->v;
+    if (!v->value) {
+        lua_pushfstring(L, "<mf.Variable '%s' (no value yet)>", v->name);
+        return 1;
+    }
+    char buf[160];
+    lua_pushfstring(L, "<mf.Variable '%s' shape=%s dtype=%s%s>\n", v->name,
+                    mf_shape_str(v->value->rank, v->value->shape, buf, sizeof buf),
+                    mf_dtype_name(v->value->dtype), v->trainable ? "" : " trainable=false");
+    lmf_push_tensor_string(L, v->value);
+    const char *s = lua_tostring(L, -1);
+    const char *nl = strrchr(s, '\n');
+    if (nl && !v->value->node) /* drop the tensor's own shape/dtype line */
+        lua_pushlstring(L, s, (size_t)(nl - s));
+    else
+        lua_pushvalue(L, -1);
+    lua_remove(L, -2);
+    lua_concat(L, 2);
+    return 1;
+}
+
+/* Copies the tensor metatable's operators (they accept Variables). */
+static void copy_operators(lua_State *L, int tensor_mt)
+{
+    static const char *const ops[] = {"__add", "__sub", "__mul", "__div", "__mod", "__pow",
+                                      "__unm", "__len", "__lt", "__le", NULL};
+    for (int i = 0; ops[i]; i++) {
+        lua_getfield(L, tensor_mt, ops[i]);
+        lua_setfield(L, -2, ops[i]);
+    }
+}
+
+void lmf_open_variable(lua_State *L, int methods)
+{
+    static const luaL_Reg meths[] = {
+        {"assign", v_assign}, {"assign_add", v_assign_add}, {"assign_sub", v_assign_sub},
+        {"read_value", v_read_value}, {"value", v_read_value}, {NULL, NULL}};
+    static const luaL_Reg meta[] = {
+        {"__gc", v_gc}, {"__close", v_gc}, {"__newindex", v_newindex},
+        {"__tostring", v_tostring}, {NULL, NULL}};
+    methods = lua_absindex(L, methods);
+    lua_getfield(L, -1, "tensor");
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_fn_key);
+    luaL_getmetatable(L, LMF_TENSOR_MT);
+    int tensor_mt = lua_gettop(L);
+    luaL_newmetatable(L, LMF_VARIABLE_MT);
+    luaL_setfuncs(L, meta, 0);
+    copy_operators(L, tensor_mt);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &metatable_key);
+    luaL_newlib(L, meths);
+    lua_pushvalue(L, methods);
+    lua_getfield(L, tensor_mt, "__index");
+    lua_pushcclosure(L, v_index, 3);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 2); /* metatables */
+    lua_pushcfunction(L, l_variable);
+    lua_setfield(L, -2, "Variable");
+    lmf_open_init(L);
+}

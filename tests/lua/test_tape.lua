@@ -1,0 +1,238 @@
+-- test_tape.lua — mf.GradientTape, mf.grad, mf.value_and_grad,
+-- mf.custom_gradient, tape:explain, print(tape) and mf.test.gradcheck.
+local T = dofile("tests/lua/harness.lua")
+
+T.test("x*x*x with a Variable gives 27 at 3", function()
+  local x = mf.Variable(3.0)
+  local tape = mf.GradientTape()
+  local y = x * x * x
+  T.eq(tape:gradient(y, x):item(), 27, 1e-5)
+end)
+
+T.test("watching a plain tensor", function()
+  local x = mf.tensor(3.0)
+  local tape = mf.GradientTape()
+  tape:watch(x)
+  local y = x * x
+  T.eq(tape:gradient(y, x):item(), 6, 1e-6)
+end)
+
+T.test("unwatched tensor gives nil", function()
+  local x = mf.tensor(3.0)
+  local tape = mf.GradientTape()
+  local y = x * x
+  T.eq(tape:gradient(y, x), nil)
+end)
+
+T.test("second derivative with mf.grad(mf.grad(f))", function()
+  local f = function(x) return x * x * x end
+  T.eq(mf.grad(mf.grad(f))(2):item(), 12, 1e-5)
+  T.eq(mf.grad(f)(2):item(), 12, 1e-5)
+  local p = function(x) return x ^ 3 end
+  T.eq(mf.grad(mf.grad(p))(2):item(), 12, 1e-4)
+end)
+
+T.test("nested tapes give the second derivative", function()
+  local x = mf.tensor(2.0)
+  local outer = mf.GradientTape()
+  outer:watch(x)
+  local inner = mf.GradientTape()
+  inner:watch(x)
+  local y = x * x * x
+  local dy = inner:gradient(y, x)
+  T.eq(dy:item(), 12, 1e-5)
+  T.eq(outer:gradient(dy, x):item(), 12, 1e-5)
+end)
+
+T.test("persistent tape can be asked twice", function()
+  local x = mf.tensor(3.0)
+  local tape = mf.GradientTape{persistent = true}
+  tape:watch(x)
+  local y = x * x
+  local z = y * y
+  T.eq(tape:gradient(y, x):item(), 6, 1e-6)
+  T.eq(tape:gradient(z, x):item(), 108, 1e-4)
+end)
+
+T.test("non-persistent tape asked twice is an error", function()
+  local x = mf.tensor(3.0)
+  local tape = mf.GradientTape()
+  tape:watch(x)
+  local y = x * x
+  tape:gradient(y, x)
+  T.raises(function() tape:gradient(y, x) end,
+           "a non-persistent GradientTape can only be used once; create it with {persistent = true}")
+end)
+
+T.test("array of sources, unconnected none and zero", function()
+  local a, b, c = mf.tensor(2.0), mf.tensor(5.0), mf.tensor{1.0, 2.0}
+  local tape = mf.GradientTape{persistent = true}
+  tape:watch{a, b, c}
+  local y = a * b
+  local g = tape:gradient(y, {a, b, c})
+  T.eq(g.n, 3)
+  T.eq(g[1]:item(), 5, 1e-6)
+  T.eq(g[2]:item(), 2, 1e-6)
+  T.eq(g[3], nil)
+  local z = tape:gradient(y, {a, c}, {unconnected = "zero"})
+  T.eq(z[2], {0, 0})
+  T.raises(function() tape:gradient(y, a, {unconnected = "maybe"}) end, "invalid option 'maybe'")
+end)
+
+T.test("non-scalar target sums; output_gradients weights", function()
+  local x = mf.tensor{1.0, 2.0, 3.0}
+  local tape = mf.GradientTape{persistent = true}
+  tape:watch(x)
+  local y = x * x
+  T.eq(tape:gradient(y, x), {2, 4, 6}, 1e-6)
+  local w = mf.tensor{1.0, 0.0, 2.0}
+  T.eq(tape:gradient(y, x, {output_gradients = w}), {2, 0, 12}, 1e-6)
+  T.eq(tape:gradient(y, x, {output_gradients = {w}}), {2, 0, 12}, 1e-6)
+  T.raises(function() tape:gradient(y, x, {output_gradients = mf.tensor{1.0, 2.0}}) end,
+           "output_gradients has shape (2,) (float32) but the target has shape (3,)")
+end)
+
+T.test("stop() stops recording", function()
+  local x = mf.tensor(3.0)
+  local tape = mf.GradientTape{persistent = true}
+  tape:watch(x)
+  local y = x * x
+  tape:stop()
+  local z = y * x
+  T.eq(tape:gradient(y, x):item(), 6, 1e-6)
+  T.eq(tape:gradient(z, x), nil)
+  T.ok(tape:explain(z, x):find("the tape was stopped", 1, true), tape:explain(z, x))
+end)
+
+T.test("explain says why", function()
+  local x = mf.tensor{1.0, 2.0}
+  local u = mf.tensor{1.0, 2.0}
+  local tape = mf.GradientTape{persistent = true}
+  tape:watch(x)
+  local y = x * x
+  local s = mf.stop_gradient(y) * x
+  local other = mf.tensor{3.0, 4.0}
+  tape:watch(other)
+  local o = other * other
+  T.ok(tape:explain(y, x):find("connected", 1, true))
+  T.ok(tape:explain(y, u):find("not watched", 1, true))
+  T.ok(tape:explain(mf.stop_gradient(y), x):find("stop_gradient", 1, true))
+  T.ok(tape:explain(o, x):find("never used", 1, true))
+  T.eq(tape:gradient(s, x), {1, 4}, 1e-6)
+  local idx = mf.argmax(y)
+  local k = mf.cast(idx, "float32") * mf.reduce_sum(x)
+  local e = tape:explain(mf.cast(idx, "float32"), x)
+  T.ok(e:find("argmax", 1, true), e)
+  T.eq(tape:gradient(mf.cast(idx, "float32"), x), nil)
+  T.ok(k)
+end)
+
+T.test("explain for Variables", function()
+  local v = mf.Variable(2.0, {trainable = false, name = "frozen"})
+  local tape = mf.GradientTape()
+  local y = v * v
+  T.ok(tape:explain(y, v):find("'frozen' is not trainable", 1, true), tape:explain(y, v))
+  T.eq(tape:gradient(y, v), nil)
+  local w = mf.Variable(2.0, {name = "w"})
+  local t2 = mf.GradientTape{watch_accessed_variables = false}
+  local y2 = w * w
+  T.ok(t2:explain(y2, w):find("watch_accessed_variables = false", 1, true))
+  local t3 = mf.GradientTape{watch_accessed_variables = false}
+  t3:watch(w)
+  local y3 = w * w
+  T.eq(t3:gradient(y3, w):item(), 4, 1e-6)
+end)
+
+T.test("print(tape) lists the records", function()
+  local x = mf.tensor{1.0, 2.0, 3.0}
+  local tape = mf.GradientTape{persistent = true}
+  tape:watch(x)
+  local y = mf.reduce_sum(x * x)
+  local s = tostring(tape)
+  T.ok(s:find("<GradientTape persistent, recording, 2 records>", 1, true), s)
+  T.ok(s:find("1  Mul%s+%(3,%), %(3,%) %-> %(3,%)"), s)
+  T.ok(s:find("2  Sum%s+%(3,%) %-> %(%)"), s)
+  T.ok(y)
+end)
+
+T.test("mf.grad argnums and value_and_grad", function()
+  local f = function(a, b) return a * a * b end
+  local ga, gb = mf.grad(f)(3, 2)
+  T.eq(ga:item(), 12, 1e-5)
+  T.eq(gb:item(), 9, 1e-5)
+  T.eq(mf.grad(f, {argnums = 2})(3, 2):item(), 9, 1e-5)
+  local v, g = mf.value_and_grad(f, {argnums = {1}})(3, 2)
+  T.eq(v:item(), 18, 1e-5)
+  T.eq(g:item(), 12, 1e-5)
+  T.raises(function() mf.grad(function(x) return x * mf.tensor{1, 2} end)(1.0) end,
+           "grad: f must return a scalar, got shape (2,)")
+  T.raises(function() mf.grad(f, {argnums = 3})(1, 2) end, "argnums entry 3 is out of range")
+  T.raises(function() mf.grad(function() error("boom") end)(1) end, "boom")
+  T.eq(mf.grad(function(x) return mf.tensor(1.0) end)(2):item(), 0)
+end)
+
+T.test("custom_gradient", function()
+  local clip = mf.custom_gradient(function(x)
+    local y = x * x
+    return y, function(dy) return dy * 10 end
+  end)
+  local x = mf.tensor(3.0)
+  local tape = mf.GradientTape()
+  tape:watch(x)
+  local y = clip(x)
+  T.eq(y:item(), 9)
+  T.eq(tape:gradient(y, x):item(), 10, 1e-6)
+  local bad = mf.custom_gradient(function(x) return x * 2, function(dy) error("no grad") end end)
+  local t2 = mf.GradientTape()
+  t2:watch(x)
+  local z = bad(x)
+  T.raises(function() t2:gradient(z, x) end, "custom_gradient: the gradient function failed")
+  T.raises(function() mf.custom_gradient(function(x) return x end)(x) end,
+           "custom_gradient: f must return y (a tensor) and a gradient function")
+end)
+
+T.test("gradcheck passes and fails", function()
+  local ok, msg = mf.test.gradcheck(function(a, b) return mf.reduce_sum(a * b * a) end,
+                                    {mf.tensor{1.0, 2.0}, mf.tensor{3.0, -1.0}})
+  T.ok(ok, msg)
+  local wrong = mf.custom_gradient(function(x)
+    return x * x, function(dy) return dy * x * 3 end
+  end)
+  local ok2, msg2 = mf.test.gradcheck(function(x) return mf.reduce_sum(wrong(x)) end,
+                                      {mf.tensor{{1.0, 2.0}}})
+  T.eq(ok2, false)
+  T.ok(msg2:find("gradcheck: input 1, index {1,1}: analytic 3, numeric 2",
+                 1, true), msg2)
+end)
+
+T.test("tape userdata errors and closing", function()
+  local tape = mf.GradientTape()
+  T.raises(function() tape:watch("x") end, "mf.Tensor expected")
+  T.raises(function() mf.GradientTape(3) end, "table expected")
+  do
+    local t <close> = mf.GradientTape()
+  end
+  tape:stop()
+  T.ok(tostring(tape):find("stopped", 1, true))
+end)
+
+T.test("10,000 taped steps keep memory flat", function()
+  local w = mf.Variable(mf.tensor{0.5})
+  local xin, b = mf.tensor{2.0}, mf.tensor{0.1}
+  local function step()
+    local tape = mf.GradientTape()
+    local y = mf.reduce_sum((w * xin + b) ^ 2)
+    local g = tape:gradient(y, w)
+    w:assign_sub(g * 0.001)
+  end
+  for _ = 1, 100 do step() end
+  collectgarbage()
+  local before = mf.memory().tensors
+  for _ = 1, 10000 do step() end
+  collectgarbage()
+  collectgarbage()
+  local after = mf.memory().tensors
+  T.ok(after <= before + 2, string.format("tensors %d -> %d", before, after))
+end)
+
+T.done()

@@ -1,0 +1,635 @@
+/* test_grad.c — gradient checks: every case of grad_cases_math.h and
+ * grad_cases_shape.h runs its op in float64 and compares the op's 'backward'
+ * with central finite differences of sum(w * op(x)) for a fixed random w;
+ * cases marked 'second_order' also check the gradient of the gradient (the
+ * backward's own ops are recorded on a small tape kept here, then walked
+ * backwards with their gradients). A walk of the op table fails when a
+ * differentiable op has no case or no 'backward'. Value tests pin down
+ * TensorFlow's conventions where finite differences cannot: ties, zeros,
+ * kinks, dtypes without gradients. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+#include "core/grad.h"
+#include "grad_cases.h"
+#include "grad_cases_math.h"
+#include "grad_cases_shape.h"
+
+#define EPS 1e-6
+#define ATOL 1e-6
+#define RTOL 1e-5
+#define MAX_REPORTS 8
+
+/* ---- inputs ------------------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static double rnd(double lo, double hi)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return lo + (hi - lo) * (double)(z >> 11) / 9007199254740992.0;
+}
+
+/* A float64 tensor shaped like 't' with values in [lo, hi). */
+static MfTensor *rand_like(const MfTensor *t, double lo, double hi)
+{
+    MfTensor *r = mf_tensor_new(MF_FLOAT64, t->rank, t->shape);
+    assert_non_null(r);
+    double *p = mf_tensor_data(r);
+    for (int64_t i = 0; i < mf_tensor_numel(r); i++)
+        p[i] = rnd(lo, hi);
+    return r;
+}
+
+typedef struct Inputs {
+    int n;
+    MfTensor *t[GC_MAX_INPUTS];
+    MfAttrs attrs;
+} Inputs;
+
+static void make_inputs(const GradCase *gc, uint64_t seed, Inputs *in)
+{
+    rng_state = seed;
+    in->n = gc->ninputs;
+    in->attrs = mf_attrs_default();
+    if (gc->attrs)
+        gc->attrs(&in->attrs);
+    for (int i = 0; i < gc->ninputs; i++) {
+        MfTensor *t = mf_tensor_zeros(gc->dtype[i], gc->rank[i], gc->shape[i]);
+        assert_non_null(t);
+        if (gc->dtype[i] == MF_FLOAT64) {
+            double *p = mf_tensor_data(t);
+            for (int64_t j = 0; j < mf_tensor_numel(t); j++)
+                p[j] = rnd(gc->lo, gc->hi);
+        }
+        if (gc->values)
+            gc->values(i, t);
+        in->t[i] = t;
+    }
+}
+
+static void release_n(MfTensor **t, int n)
+{
+    for (int i = 0; i < n; i++) {
+        mf_tensor_release(t[i]);
+        t[i] = NULL;
+    }
+}
+
+static const char *op_name(MfOpId op)
+{
+    return mf_op_table[op]->name;
+}
+
+/* Runs the case's op; fails the test when it does not run. */
+static int forward(const GradCase *gc, Inputs *in, MfTensor **outs)
+{
+    int nout = 0;
+    MfStatus st = mf_op_call(gc->op, in->n, in->t, &in->attrs, outs, &nout);
+    if (st != MF_OK) {
+        print_error("%s (%s): forward failed: %s\n", op_name(gc->op), gc->label, mf_err_msg());
+        fail();
+    }
+    return nout;
+}
+
+/* Sum of w[k] * outs[k] over the outputs that have a weight. */
+static double weighted_sum(MfTensor *const *outs, MfTensor *const *w, int n)
+{
+    double s = 0;
+    for (int k = 0; k < n; k++)
+        for (int64_t i = 0; w[k] && i < mf_tensor_numel(outs[k]); i++)
+            s += mf_tensor_get(w[k], i) * mf_tensor_get(outs[k], i);
+    return s;
+}
+
+/* Runs the op's gradient with 'doutputs' = w; 'din' receives owned tensors. */
+static void backward(const GradCase *gc, Inputs *in, MfTensor *const *outs, int nout,
+                     MfTensor *const *w, MfTensor **din)
+{
+    MfOpCall call = {.op = gc->op, .ninputs = in->n, .inputs = in->t, .attrs = &in->attrs,
+                     .noutputs = nout};
+    MfGradCall g = {.call = &call, .outputs = outs, .doutputs = w};
+    MfStatus st = mf_grad_call(&g, din);
+    if (st != MF_OK) {
+        print_error("%s (%s): backward failed: %s\n", op_name(gc->op), gc->label,
+                    mf_err_msg());
+        fail();
+    }
+}
+
+/* sum(w * op(x)) at the current inputs. */
+static double objective(const GradCase *gc, Inputs *in, MfTensor *const *w)
+{
+    MfTensor *outs[MF_MAX_OUTPUTS];
+    int nout = forward(gc, in, outs);
+    double s = weighted_sum(outs, w, nout);
+    release_n(outs, MF_MAX_OUTPUTS);
+    return s;
+}
+
+/* sum over inputs of v[i] * backward(x)[i] (the first gradient, contracted). */
+static double grad_dot(const GradCase *gc, Inputs *in, MfTensor *const *w, MfTensor *const *v)
+{
+    MfTensor *outs[MF_MAX_OUTPUTS], *din[GC_MAX_INPUTS] = {0};
+    int nout = forward(gc, in, outs);
+    backward(gc, in, outs, nout, w, din);
+    double s = weighted_sum(din, v, in->n);
+    release_n(din, in->n);
+    release_n(outs, MF_MAX_OUTPUTS);
+    return s;
+}
+
+/* ---- comparing with central differences --------------------------------------- */
+
+typedef double (*Objective)(const GradCase *gc, Inputs *in, MfTensor *const *w,
+                            MfTensor *const *v);
+
+static double objective_adapter(const GradCase *gc, Inputs *in, MfTensor *const *w,
+                                 MfTensor *const *v)
+{
+    (void)v;
+    return objective(gc, in, w);
+}
+
+/* Compares 'analytic[i]' (NULL: zero) with central differences of 'f' for
+ * every float64 input; returns the number of mismatches (reported). */
+static int compare(const GradCase *gc, Inputs *in, Objective f, MfTensor *const *w,
+                   MfTensor *const *v, MfTensor *const *analytic, const char *what)
+{
+    int bad = 0;
+    for (int i = 0; i < in->n; i++) {
+        if (gc->dtype[i] != MF_FLOAT64)
+            continue;
+        double *x = mf_tensor_data(in->t[i]);
+        for (int64_t j = 0; j < mf_tensor_numel(in->t[i]); j++) {
+            double x0 = x[j];
+            x[j] = x0 + EPS;
+            double fp = f(gc, in, w, v);
+            x[j] = x0 - EPS;
+            double fm = f(gc, in, w, v);
+            x[j] = x0;
+            double num = (fp - fm) / (2 * EPS);
+            double ana = analytic[i] ? mf_tensor_get(analytic[i], j) : 0.0;
+            if (fabs(ana - num) <= ATOL + RTOL * fabs(num))
+                continue;
+            if (bad++ < MAX_REPORTS)
+                print_error("%s (%s): %s of input %d, element %lld (x = %.9g): analytic %.12g, "
+                            "numeric %.12g\n", op_name(gc->op), gc->label, what, i + 1,
+                            (long long)j, x0, ana, num);
+        }
+    }
+    return bad;
+}
+
+/* Weights shaped like each float64 output (NULL for the others). */
+static void make_weights(MfTensor *const *outs, int nout, MfTensor **w)
+{
+    for (int k = 0; k < MF_MAX_OUTPUTS; k++)
+        w[k] = k < nout && outs[k]->dtype == MF_FLOAT64 ? rand_like(outs[k], -1, 1) : NULL;
+}
+
+static int check_first(const GradCase *gc, uint64_t seed)
+{
+    Inputs in;
+    MfTensor *outs[MF_MAX_OUTPUTS], *w[MF_MAX_OUTPUTS], *din[GC_MAX_INPUTS] = {0};
+    make_inputs(gc, seed, &in);
+    int nout = forward(gc, &in, outs);
+    make_weights(outs, nout, w);
+    backward(gc, &in, outs, nout, w, din);
+    int bad = compare(gc, &in, objective_adapter, w, NULL, din, "gradient");
+    release_n(din, in.n);
+    release_n(outs, MF_MAX_OUTPUTS);
+    release_n(w, MF_MAX_OUTPUTS);
+    release_n(in.t, in.n);
+    return bad;
+}
+
+/* ---- second order: a small tape ------------------------------------------------
+ * While the first gradient is computed, every op call is recorded (inputs
+ * and outputs retained). Walking the records backwards with each op's own
+ * gradient, seeded with v at the first gradient, gives d<v, grad>/dx. */
+
+#define TAPE_MAX 512
+
+typedef struct Rec {
+    MfOpId op;
+    int nin, nout;
+    MfTensor **in;
+    MfTensor *out[MF_MAX_OUTPUTS];
+    MfAttrs attrs;
+} Rec;
+
+static Rec tape[TAPE_MAX];
+static int ntape;
+static MfTensor *keys[TAPE_MAX * 2], *tgrads[TAPE_MAX * 2];
+static int nkeys;
+
+static MfStatus tape_record(void *self, const MfOpCall *c, MfTensor *const *outs)
+{
+    (void)self;
+    assert_true(ntape < TAPE_MAX);
+    Rec *r = &tape[ntape++];
+    r->op = c->op;
+    r->nin = c->ninputs;
+    r->nout = c->noutputs;
+    r->attrs = *c->attrs;
+    r->in = calloc((size_t)c->ninputs, sizeof *r->in);
+    assert_non_null(r->in);
+    for (int i = 0; i < c->ninputs; i++) {
+        mf_tensor_retain(c->inputs[i]);
+        r->in[i] = c->inputs[i];
+    }
+    for (int k = 0; k < MF_MAX_OUTPUTS; k++) {
+        r->out[k] = k < c->noutputs ? outs[k] : NULL;
+        mf_tensor_retain(r->out[k]);
+    }
+    return MF_OK;
+}
+
+static const MfRecorder recorder = {.record = tape_record, .self = NULL};
+
+static MfTensor *grad_of(const MfTensor *t)
+{
+    for (int i = 0; i < nkeys; i++)
+        if (keys[i] == t)
+            return tgrads[i];
+    return NULL;
+}
+
+/* Adds 'g' (owned, consumed) to the gradient accumulated for 't'. */
+static void accumulate(MfTensor *t, MfTensor *g)
+{
+    for (int i = 0; i < nkeys; i++) {
+        if (keys[i] != t)
+            continue;
+        MfTensor *sum = NULL;
+        assert_int_equal(mf_binary(MF_OP_ADD, tgrads[i], g, &sum), MF_OK);
+        mf_tensor_release(tgrads[i]);
+        mf_tensor_release(g);
+        tgrads[i] = sum;
+        return;
+    }
+    assert_true(nkeys < TAPE_MAX * 2);
+    keys[nkeys] = t;
+    tgrads[nkeys++] = g;
+}
+
+static void walk_record(const Rec *r)
+{
+    MfTensor *dout[MF_MAX_OUTPUTS] = {0};
+    bool any = false;
+    for (int k = 0; k < r->nout; k++)
+        any |= (dout[k] = grad_of(r->out[k])) != NULL;
+    if (!any)
+        return;
+    MfOpCall call = {.op = r->op, .ninputs = r->nin, .inputs = r->in, .attrs = &r->attrs,
+                     .noutputs = r->nout};
+    MfGradCall g = {.call = &call, .outputs = r->out, .doutputs = dout};
+    MfTensor **din = calloc((size_t)r->nin, sizeof *din);
+    assert_non_null(din);
+    if (mf_grad_call(&g, din) != MF_OK) {
+        print_error("second order: backward of %s failed: %s\n", op_name(r->op), mf_err_msg());
+        fail();
+    }
+    for (int i = 0; i < r->nin; i++)
+        if (din[i])
+            accumulate(r->in[i], din[i]);
+    free(din);
+}
+
+static void tape_clear(void)
+{
+    for (int i = 0; i < ntape; i++) {
+        release_n(tape[i].in, tape[i].nin);
+        free(tape[i].in);
+        release_n(tape[i].out, MF_MAX_OUTPUTS);
+    }
+    ntape = 0;
+    release_n(tgrads, nkeys);
+    nkeys = 0;
+}
+
+/* d<v, backward(x)>/dx through the tape, for each input (owned; NULL: 0). */
+static void second_analytic(const GradCase *gc, Inputs *in, MfTensor *const *w,
+                            MfTensor *const *v, MfTensor **dd)
+{
+    MfTensor *outs[MF_MAX_OUTPUTS], *din[GC_MAX_INPUTS] = {0};
+    mf_op_set_recorder(&recorder);
+    int nout = forward(gc, in, outs);
+    backward(gc, in, outs, nout, w, din);
+    mf_op_set_recorder(NULL);
+    for (int i = 0; i < in->n; i++) {
+        if (din[i] && v[i]) {
+            mf_tensor_retain(v[i]);
+            accumulate(din[i], v[i]);
+        }
+    }
+    for (int r = ntape - 1; r >= 0; r--)
+        walk_record(&tape[r]);
+    for (int i = 0; i < in->n; i++) {
+        dd[i] = grad_of(in->t[i]);
+        mf_tensor_retain(dd[i]);
+    }
+    tape_clear();
+    release_n(din, in->n);
+    release_n(outs, MF_MAX_OUTPUTS);
+}
+
+static int check_second(const GradCase *gc, uint64_t seed)
+{
+    Inputs in;
+    MfTensor *outs[MF_MAX_OUTPUTS], *w[MF_MAX_OUTPUTS], *v[GC_MAX_INPUTS] = {0};
+    MfTensor *dd[GC_MAX_INPUTS] = {0};
+    make_inputs(gc, seed, &in);
+    int nout = forward(gc, &in, outs);
+    make_weights(outs, nout, w);
+    release_n(outs, MF_MAX_OUTPUTS);
+    for (int i = 0; i < in.n; i++)
+        v[i] = gc->dtype[i] == MF_FLOAT64 ? rand_like(in.t[i], -1, 1) : NULL;
+    second_analytic(gc, &in, w, v, dd);
+    int bad = compare(gc, &in, grad_dot, w, v, dd, "second derivative");
+    release_n(dd, in.n);
+    release_n(v, in.n);
+    release_n(w, MF_MAX_OUTPUTS);
+    release_n(in.t, in.n);
+    return bad;
+}
+
+/* ---- the cases ------------------------------------------------------------------ */
+
+static void run_cases(const GradCase *cases, size_t n)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!cases[i].label)
+            continue;
+        uint64_t seed = 1000 + i;
+        bad += check_first(&cases[i], seed);
+        if (cases[i].second_order)
+            bad += check_second(&cases[i], seed);
+    }
+    if (bad) {
+        print_error("%d gradient mismatches\n", bad);
+        fail();
+    }
+}
+
+static void test_cases_math(void **state)
+{
+    (void)state;
+    run_cases(cases_math, sizeof cases_math / sizeof cases_math[0]);
+}
+
+static void test_cases_shape(void **state)
+{
+    (void)state;
+    run_cases(cases_shape, sizeof cases_shape / sizeof cases_shape[0]);
+}
+
+static bool has_case(MfOpId op, const GradCase *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cases[i].label && cases[i].op == op)
+            return true;
+    return false;
+}
+
+static void test_every_differentiable_op_has_a_case(void **state)
+{
+    (void)state;
+    const size_t nmath = sizeof cases_math / sizeof cases_math[0];
+    const size_t nshape = sizeof cases_shape / sizeof cases_shape[0];
+    int missing = 0;
+    for (int op = 0; op < MF_NOPS; op++) {
+        const MfOpDesc *d = mf_op_table[op];
+        if (d->flags & MF_OP_NONDIFF)
+            continue;
+        bool cased = has_case((MfOpId)op, cases_math, nmath) ||
+                     has_case((MfOpId)op, cases_shape, nshape);
+        if (cased && d->backward)
+            continue;
+        print_error("differentiable op %s (%s) lacks:%s%s\n", d->name, d->api,
+                    cased ? "" : " a gradcheck case", d->backward ? "" : " a backward");
+        missing++;
+    }
+    if (missing) {
+        print_error("%d differentiable ops lack a gradient or a case (mark the others "
+                    "MF_OP_NONDIFF)\n", missing);
+        fail();
+    }
+}
+
+/* ---- value tests ---------------------------------------------------------------- */
+
+static MfTensor *vec(MfDType dt, int64_t n, const double *v)
+{
+    return make_tensor(dt, 1, &n, v);
+}
+
+/* Runs 'op' and its gradient with dy = 'dy' (consumed) or, when NULL, ones
+ * of the output's dtype; 'din' receives owned gradients. */
+static void run_grad(MfOpId op, int n, MfTensor **in, const MfAttrs *a, MfTensor *dy,
+                  MfTensor **din)
+{
+    MfTensor *outs[MF_MAX_OUTPUTS];
+    int nout = 0;
+    MfAttrs at = a ? *a : mf_attrs_default();
+    assert_int_equal(mf_op_call(op, n, in, &at, outs, &nout), MF_OK);
+    MfTensor *dys[MF_MAX_OUTPUTS] = {dy};
+    if (!dy) {
+        dys[0] = mf_tensor_new(MF_FLOAT64, outs[0]->rank, outs[0]->shape);
+        assert_non_null(dys[0]);
+        for (int64_t i = 0; i < mf_tensor_numel(dys[0]); i++)
+            ((double *)mf_tensor_data(dys[0]))[i] = 1;
+    }
+    MfOpCall call = {.op = op, .ninputs = n, .inputs = in, .attrs = &at, .noutputs = nout};
+    MfGradCall g = {.call = &call, .outputs = outs, .doutputs = dys};
+    assert_int_equal(mf_grad_call(&g, din), MF_OK);
+    mf_tensor_release(dys[0]);
+    release_n(outs, MF_MAX_OUTPUTS);
+}
+
+static void test_max_min_share_ties(void **state)
+{
+    (void)state;
+    MfAttrs a = mf_attrs_default();
+    a.all_axes = true;
+    MfTensor *x = vec(MF_FLOAT64, 4, (double[]){1, 3, 3, 2}), *d = NULL;
+    run_grad(MF_OP_MAX, 1, &x, &a, NULL, &d);
+    assert_values(d, (double[]){0, 0.5, 0.5, 0}, 4, 1e-15);
+    mf_tensor_release(d);
+    mf_tensor_release(x);
+    x = vec(MF_FLOAT64, 3, (double[]){1, 1, 2});
+    run_grad(MF_OP_MIN, 1, &x, &a, NULL, &d);
+    assert_values(d, (double[]){0.5, 0.5, 0}, 3, 1e-15);
+    mf_tensor_release(d);
+    mf_tensor_release(x);
+}
+
+static void check_prod(const double *x, const double *expect, int64_t n)
+{
+    MfAttrs a = mf_attrs_default();
+    a.all_axes = true;
+    MfTensor *t = vec(MF_FLOAT64, n, x), *d = NULL;
+    run_grad(MF_OP_PROD, 1, &t, &a, NULL, &d);
+    assert_values(d, expect, n, 1e-12);
+    mf_tensor_release(d);
+    mf_tensor_release(t);
+}
+
+static void test_prod_with_zeros(void **state)
+{
+    (void)state;
+    check_prod((double[]){2, 4, 0.5}, (double[]){2, 1, 8}, 3);
+    check_prod((double[]){2, 0, 3}, (double[]){0, 6, 0}, 3);
+    check_prod((double[]){0, 0, 3}, (double[]){0, 0, 0}, 3);
+}
+
+static void test_pow_nonpositive_base(void **state)
+{
+    (void)state;
+    MfTensor *in[2] = {vec(MF_FLOAT64, 3, (double[]){0, -2, 2}),
+                       vec(MF_FLOAT64, 3, (double[]){2, 2, 3})};
+    MfTensor *d[2] = {0};
+    run_grad(MF_OP_POW, 2, in, NULL, NULL, d);
+    assert_values(d[0], (double[]){0, -4, 12}, 3, 1e-12);
+    assert_values(d[1], (double[]){0, 0, 8 * log(2.0)}, 3, 1e-12);
+    release_n(d, 2);
+    release_n(in, 2);
+    in[0] = vec(MF_INT32, 2, (double[]){2, 3});
+    in[1] = vec(MF_INT32, 2, (double[]){0, 2});
+    run_grad(MF_OP_POW, 2, in, NULL, vec(MF_INT32, 2, (double[]){1, 1}), d);
+    assert_null(d[0]);
+    assert_null(d[1]);
+    release_n(in, 2);
+}
+
+static void test_kinks(void **state)
+{
+    (void)state;
+    MfTensor *x = vec(MF_FLOAT64, 3, (double[]){-1, 0, 2}), *d = NULL;
+    run_grad(MF_OP_RELU, 1, &x, NULL, NULL, &d);
+    assert_values(d, (double[]){0, 0, 1}, 3, 0);
+    mf_tensor_release(d);
+    run_grad(MF_OP_ABS, 1, &x, NULL, NULL, &d);
+    assert_values(d, (double[]){-1, 0, 1}, 3, 0);
+    mf_tensor_release(d);
+    mf_tensor_release(x);
+    MfTensor *in[2] = {vec(MF_FLOAT64, 2, (double[]){1, 2}), vec(MF_FLOAT64, 2, (double[]){1, 3})};
+    MfTensor *dd[2] = {0};
+    run_grad(MF_OP_MAXIMUM, 2, in, NULL, NULL, dd);
+    assert_values(dd[0], (double[]){1, 0}, 2, 0);
+    assert_values(dd[1], (double[]){0, 1}, 2, 0);
+    release_n(dd, 2);
+    run_grad(MF_OP_MINIMUM, 2, in, NULL, NULL, dd);
+    assert_values(dd[0], (double[]){1, 1}, 2, 0);
+    assert_values(dd[1], (double[]){0, 0}, 2, 0);
+    release_n(dd, 2);
+    release_n(in, 2);
+}
+
+static void test_cast_gradients(void **state)
+{
+    (void)state;
+    MfAttrs a = mf_attrs_default();
+    a.dtype = MF_FLOAT32;
+    MfTensor *x = vec(MF_FLOAT64, 2, (double[]){1.5, -2}), *d = NULL;
+    run_grad(MF_OP_CAST, 1, &x, &a, vec(MF_FLOAT32, 2, (double[]){3, 4}), &d);
+    assert_int_equal(d->dtype, MF_FLOAT64);
+    assert_values(d, (double[]){3, 4}, 2, 0);
+    mf_tensor_release(d);
+    a.dtype = MF_INT32;
+    run_grad(MF_OP_CAST, 1, &x, &a, vec(MF_INT32, 2, (double[]){1, 1}), &d);
+    assert_null(d);
+    mf_tensor_release(x);
+    x = vec(MF_INT32, 2, (double[]){1, 2});
+    a.dtype = MF_FLOAT64;
+    run_grad(MF_OP_CAST, 1, &x, &a, NULL, &d);
+    assert_null(d);
+    mf_tensor_release(x);
+}
+
+static void test_select_condition_gets_none(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 2};
+    MfTensor *in[3] = {make_tensor(MF_BOOL, 2, s, (double[]){1, 0, 0, 1}),
+                       make_tensor(MF_FLOAT64, 2, s, (double[]){1, 2, 3, 4}),
+                       vec(MF_FLOAT64, 2, (double[]){5, 6})};
+    MfTensor *d[3] = {0};
+    run_grad(MF_OP_SELECT, 3, in, NULL, make_tensor(MF_FLOAT64, 2, s, (double[]){1, 2, 3, 4}), d);
+    assert_null(d[0]);
+    assert_values(d[1], (double[]){1, 0, 0, 4}, 4, 0);
+    assert_int_equal(d[2]->rank, 1);
+    assert_values(d[2], (double[]){3, 2}, 2, 0);
+    release_n(d, 3);
+    release_n(in, 3);
+}
+
+static void test_nondiff_ops_give_none(void **state)
+{
+    (void)state;
+    MfTensor *in[2] = {vec(MF_FLOAT64, 2, (double[]){1.5, 2}),
+                       vec(MF_FLOAT64, 2, (double[]){1, 2})};
+    MfTensor *d[2] = {0};
+    run_grad(MF_OP_FLOOR, 1, in, NULL, NULL, d);
+    assert_null(d[0]);
+    run_grad(MF_OP_EQUAL, 2, in, NULL, vec(MF_BOOL, 2, (double[]){1, 1}), d);
+    assert_null(d[0]);
+    assert_null(d[1]);
+    release_n(in, 2);
+}
+
+static void check_unbroadcast(MfTensor *g, int rank, const int64_t *shape, const double *expect)
+{
+    MfTensor *like = mf_tensor_zeros(MF_FLOAT64, rank, shape), *out = NULL;
+    assert_int_equal(mf_grad_unbroadcast(g, like, &out), MF_OK);
+    assert_int_equal(out->rank, rank);
+    for (int i = 0; i < rank; i++)
+        assert_int_equal(out->shape[i], shape[i]);
+    assert_values(out, expect, mf_tensor_numel(out), 1e-15);
+    mf_tensor_release(out);
+    mf_tensor_release(like);
+}
+
+static void test_unbroadcast(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 3};
+    MfTensor *g = make_tensor(MF_FLOAT64, 2, s, (double[]){1, 2, 3, 4, 5, 6}), *out = NULL;
+    check_unbroadcast(g, 1, (int64_t[]){3}, (double[]){5, 7, 9});
+    check_unbroadcast(g, 2, (int64_t[]){1, 3}, (double[]){5, 7, 9});
+    check_unbroadcast(g, 2, (int64_t[]){2, 1}, (double[]){6, 15});
+    check_unbroadcast(g, 0, NULL, (double[]){21});
+    check_unbroadcast(g, 2, s, (double[]){1, 2, 3, 4, 5, 6});
+    MfTensor *like = mf_tensor_zeros(MF_FLOAT64, 2, s);
+    assert_int_equal(mf_grad_unbroadcast(g, like, &out), MF_OK);
+    assert_ptr_equal(out, g);
+    mf_tensor_release(out);
+    mf_tensor_release(like);
+    mf_tensor_release(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(test_cases_math),
+        TEST(test_cases_shape),
+        TEST(test_every_differentiable_op_has_a_case),
+        TEST(test_max_min_share_ties),
+        TEST(test_prod_with_zeros),
+        TEST(test_pow_nonpositive_base),
+        TEST(test_kinks),
+        TEST(test_cast_gradients),
+        TEST(test_select_condition_gets_none),
+        TEST(test_nondiff_ops_give_none),
+        TEST(test_unbroadcast),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

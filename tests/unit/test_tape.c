@@ -1,0 +1,259 @@
+/* test_tape.c — the gradient tape (eager/): recording only what depends on
+ * watched tensors, gradient values, persistent and non-persistent tapes,
+ * unconnected sources, output gradients, nesting (second derivatives),
+ * custom functions, suspension, Variables, 'explain' and the records list.
+ * Teardown checks that no tensor, variable or tape is left alive and that
+ * the recorder is unregistered. */
+#include "testutil.h"
+
+#include "core/ops/reduce.h"
+#include "core/variable.h"
+#include "eager/eager.h"
+
+static int tape_teardown(void **state)
+{
+    if (mf_tape_live_count() != 0 || mf_variable_live_count() != 0 || mf_op_recorder()) {
+        print_error("tapes %lld, variables %lld alive; recorder %s\n",
+                    (long long)mf_tape_live_count(), (long long)mf_variable_live_count(),
+                    mf_op_recorder() ? "still registered" : "off");
+        return -1;
+    }
+    return teardown_engine(state);
+}
+
+#define TTEST(fn) cmocka_unit_test_setup_teardown(fn, setup_engine, tape_teardown)
+
+static MfTensor *scalar(double v)
+{
+    return mf_tensor_scalar(MF_FLOAT64, v);
+}
+
+static MfTensor *mul(MfTensor *a, MfTensor *b)
+{
+    MfTensor *out = NULL;
+    assert_int_equal(mf_binary(MF_OP_MUL, a, b, &out), MF_OK);
+    return out;
+}
+
+static MfTapeSource src(MfTensor *t)
+{
+    MfTapeSource s = {t, NULL};
+    return s;
+}
+
+static void test_watch_and_gradient(void **state)
+{
+    (void)state;
+    MfTensor *x = scalar(3.0), *c = scalar(5.0);
+    MfTape *t = mf_tape_new(false, true);
+    assert_non_null(mf_op_recorder());
+    assert_int_equal(mf_tape_watch(t, x), MF_OK);
+    MfTensor *unrelated = mul(c, c);
+    MfTensor *x2 = mul(x, x), *y = mul(x2, x);
+    assert_int_equal(mf_tape_count(t), 2); /* c*c was not recorded */
+    MfTapeSource s = src(x);
+    MfTensor *g = NULL;
+    assert_int_equal(mf_tape_gradient(t, y, 1, &s, NULL, false, &g), MF_OK);
+    assert_values(g, (double[]){27.0}, 1, 1e-12);
+    assert_false(mf_tape_recording(t));
+    assert_int_equal(mf_tape_count(t), 0);
+    MfTensor *g2 = NULL;
+    assert_int_equal(mf_tape_gradient(t, y, 1, &s, NULL, false, &g2), MF_EARG);
+    assert_error_contains("a non-persistent GradientTape can only be used once");
+    mf_tape_release(t);
+    assert_null(mf_op_recorder());
+    mf_tensor_release(g);
+    mf_tensor_release(y);
+    mf_tensor_release(x2);
+    mf_tensor_release(unrelated);
+    mf_tensor_release(x);
+    mf_tensor_release(c);
+}
+
+static void test_unconnected_and_output_gradient(void **state)
+{
+    (void)state;
+    int64_t n = 3;
+    MfTensor *x = make_tensor(MF_FLOAT64, 1, &n, (double[]){1, 2, 3});
+    MfTensor *u = make_tensor(MF_FLOAT64, 1, &n, (double[]){1, 1, 1});
+    MfTensor *w = make_tensor(MF_FLOAT64, 1, &n, (double[]){1, 0, 2});
+    MfTape *t = mf_tape_new(true, true);
+    mf_tape_watch(t, x);
+    mf_tape_watch(t, u);
+    MfTensor *y = mul(x, x);
+    MfTapeSource s[2] = {src(x), src(u)};
+    MfTensor *g[2];
+    assert_int_equal(mf_tape_gradient(t, y, 2, s, NULL, false, g), MF_OK);
+    assert_values(g[0], (double[]){2, 4, 6}, 3, 1e-12);
+    assert_null(g[1]);
+    mf_tensor_release(g[0]);
+    assert_int_equal(mf_tape_gradient(t, y, 2, s, w, true, g), MF_OK);
+    assert_values(g[0], (double[]){2, 0, 12}, 3, 1e-12);
+    assert_values(g[1], (double[]){0, 0, 0}, 3, 0);
+    mf_tensor_release(g[0]);
+    mf_tensor_release(g[1]);
+    MfTensor *bad = scalar(1.0);
+    assert_int_equal(mf_tape_gradient(t, y, 2, s, bad, false, g), MF_EARG);
+    assert_error_contains("output_gradients has shape () (float64) but the target has shape (3,)");
+    assert_null(g[0]);
+    mf_tape_release(t);
+    mf_tensor_release(bad);
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+    mf_tensor_release(u);
+    mf_tensor_release(w);
+}
+
+static void test_nested_second_derivative(void **state)
+{
+    (void)state;
+    MfTensor *x = scalar(2.0);
+    MfTape *outer = mf_tape_new(false, true), *inner = mf_tape_new(false, true);
+    mf_tape_watch(outer, x);
+    mf_tape_watch(inner, x);
+    MfTensor *x2 = mul(x, x), *y = mul(x2, x);
+    MfTapeSource s = src(x);
+    MfTensor *dy = NULL, *d2y = NULL;
+    assert_int_equal(mf_tape_gradient(inner, y, 1, &s, NULL, false, &dy), MF_OK);
+    assert_values(dy, (double[]){12.0}, 1, 1e-12);
+    assert_true(mf_tape_count(outer) > 2); /* the outer tape recorded the backward ops */
+    assert_int_equal(mf_tape_gradient(outer, dy, 1, &s, NULL, false, &d2y), MF_OK);
+    assert_values(d2y, (double[]){12.0}, 1, 1e-12);
+    mf_tape_release(inner);
+    mf_tape_release(outer);
+    mf_tensor_release(d2y);
+    mf_tensor_release(dy);
+    mf_tensor_release(y);
+    mf_tensor_release(x2);
+    mf_tensor_release(x);
+}
+
+static int freed_functions;
+
+static MfStatus times_ten(MfTapeFunction *f, int nout, MfTensor *const *dout, int nin,
+                          MfTensor *const *in, MfTensor **din)
+{
+    (void)f;
+    (void)nout;
+    (void)nin;
+    (void)in;
+    MfTensor *ten = scalar(10.0);
+    MfStatus st = mf_binary(MF_OP_MUL, dout[0], ten, &din[0]);
+    mf_tensor_release(ten);
+    return st;
+}
+
+static void free_function(MfTapeFunction *f)
+{
+    (void)f;
+    freed_functions++;
+}
+
+static void test_custom_function_and_suspend(void **state)
+{
+    (void)state;
+    MfTapeFunction fn = {.refcount = 1, .name = "custom_gradient", .backward = times_ten,
+                         .free = free_function};
+    MfTensor *x = scalar(3.0);
+    MfTape *t = mf_tape_new(true, true);
+    mf_tape_watch(t, x);
+    mf_tape_suspend();
+    assert_false(mf_tape_any_recording());
+    MfTensor *y = mul(x, x);
+    mf_tape_resume();
+    assert_int_equal(mf_tape_count(t), 0);
+    assert_int_equal(mf_tape_record_function(&fn, 1, &x, 1, &y), MF_OK);
+    mf_tape_function_release(&fn);
+    assert_int_equal(freed_functions, 0);
+    MfTapeEntry e = mf_tape_entry(t, 0);
+    assert_string_equal(e.name, "custom_gradient");
+    assert_ptr_equal(e.outputs[0], y);
+    MfTapeSource s = src(x);
+    MfTensor *g = NULL;
+    assert_int_equal(mf_tape_gradient(t, y, 1, &s, NULL, false, &g), MF_OK);
+    assert_values(g, (double[]){10.0}, 1, 1e-12);
+    mf_tape_release(t);
+    assert_int_equal(freed_functions, 1);
+    mf_tensor_release(g);
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+}
+
+static void test_variables(void **state)
+{
+    (void)state;
+    MfVariable *v = mf_variable_new(scalar(3.0), "v", true);
+    mf_tensor_release(v->value); /* the variable holds the only reference now */
+    MfVariable *frozen = mf_variable_new(scalar(2.0), "frozen", false);
+    mf_tensor_release(frozen->value);
+    MfTape *t = mf_tape_new(false, true);
+    MfTensor *a = mf_variable_read(v), *b = mf_variable_read(frozen);
+    MfTensor *y = mul(a, a), *z = mul(y, b);
+    MfTapeSource s[2] = {{NULL, v}, {NULL, frozen}};
+    char buf[256];
+    mf_tape_explain(t, z, &s[1], buf, sizeof buf);
+    assert_non_null(strstr(buf, "'frozen' is not trainable"));
+    MfTensor *g[2];
+    assert_int_equal(mf_tape_gradient(t, z, 2, s, NULL, false, g), MF_OK);
+    assert_values(g[0], (double[]){12.0}, 1, 1e-12);
+    assert_null(g[1]);
+    mf_tape_release(t);
+    mf_tensor_release(g[0]);
+    mf_tensor_release(z);
+    mf_tensor_release(y);
+    mf_variable_release(v);
+    mf_variable_release(frozen);
+}
+
+static void explain(MfTape *t, MfTensor *target, MfTensor *source, const char *part)
+{
+    char buf[512];
+    MfTapeSource s = src(source);
+    mf_tape_explain(t, target, &s, buf, sizeof buf);
+    if (!strstr(buf, part)) {
+        print_error("explain said '%s', expected '%s'\n", buf, part);
+        fail();
+    }
+}
+
+static void test_explain(void **state)
+{
+    (void)state;
+    int64_t n = 2;
+    MfTensor *x = make_tensor(MF_FLOAT64, 1, &n, (double[]){1, 2});
+    MfTensor *o = make_tensor(MF_FLOAT64, 1, &n, (double[]){3, 4});
+    MfTape *t = mf_tape_new(true, true);
+    mf_tape_watch(t, x);
+    mf_tape_watch(t, o);
+    MfTensor *y = mul(x, x), *oo = mul(o, o), *sg = NULL, *am = NULL, *late = NULL;
+    assert_int_equal(mf_unary(MF_OP_STOP_GRADIENT, y, &sg), MF_OK);
+    assert_int_equal(mf_argreduce(MF_OP_ARGMAX, y, 0, &am), MF_OK);
+    MfTensor *unwatched = scalar(1.0);
+    explain(t, y, x, "connected");
+    explain(t, y, unwatched, "not watched");
+    explain(t, sg, x, "stop_gradient");
+    explain(t, am, x, "non-differentiable op 'argmax' (ArgMax");
+    explain(t, oo, x, "never used");
+    mf_tape_stop(t);
+    late = mul(y, x);
+    explain(t, late, x, "the tape was stopped");
+    assert_int_equal(mf_tape_count(t), 4);
+    assert_string_equal(mf_tape_entry(t, 3).name, "ArgMax");
+    mf_tape_release(t);
+    MfTensor *all[] = {x, o, y, oo, sg, am, late, unwatched};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        mf_tensor_release(all[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TTEST(test_watch_and_gradient),
+        TTEST(test_unconnected_and_output_gradient),
+        TTEST(test_nested_second_derivative),
+        TTEST(test_custom_function_and_suspend),
+        TTEST(test_variables),
+        TTEST(test_explain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
