@@ -27,10 +27,10 @@ local a = mf.fill({1}, 1.5)
 local b = mf.fill({1}, 2.5)
 local chunk = 10000 -- records per tape, so the tape stays small
 
-local plain = time_us(1000000, function(n)
+local plain = time_us(300000, function(n)
   for _ = 1, n do local c = a + b end
 end)
-local taped = time_us(1000000, function(n)
+local taped = time_us(300000, function(n)
   for _ = 1, n // chunk do
     local tape <close> = mf.GradientTape()
     tape:watch(a)
@@ -44,7 +44,7 @@ local w = mf.fill({1}, 0.5)
 local x = mf.fill({1}, 2.0)
 local bias = mf.fill({1}, 0.1)
 local sources = {w, bias}
-local fb = time_us(200000, function(n)
+local fb = time_us(50000, function(n)
   for _ = 1, n do
     local tape <close> = mf.GradientTape()
     tape:watch(sources)

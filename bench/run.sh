@@ -31,3 +31,22 @@ if [ $torch_ok = 1 ]; then
 fi
 printf "%-28s %9s ms %9s ms %10s\n" "matmul 1024^3 float32" "$mm" "$t" "$ratio"
 [ $torch_ok = 1 ] || echo "(PyTorch not found: apt-get install python3-torch for the side-by-side)"
+
+# ---- the gradient tape (bench/eager_tape.lua, bench/torch_tape.py) ----------
+"$build/moonflow" bench/eager_tape.lua > /tmp/mf_bench_tape.txt
+if [ $torch_ok = 1 ]; then
+    /usr/bin/python3 bench/torch_tape.py > /tmp/mf_bench_torch_tape.txt || torch_ok=0
+fi
+for key in tape_add tape_fwdbwd; do
+    us=$(awk -v k="$key" '$1 == k {print $2}' /tmp/mf_bench_tape.txt)
+    t="-"; ratio="-"
+    if [ $torch_ok = 1 ]; then
+        t=$(awk -v k="$key" '$1 == k {print $2}' /tmp/mf_bench_torch_tape.txt)
+        ratio=$(awk -v a="$us" -v b="$t" 'BEGIN {printf "%.2f", a / b}')
+    fi
+    case $key in
+        tape_add) label="tape: extra per a+b (1 el)" ;;
+        *) label="tape: fwd+bwd (w*x+b)^2" ;;
+    esac
+    printf "%-28s %9s us %9s us %10s\n" "$label" "$us" "$t" "$ratio"
+done

@@ -39,8 +39,8 @@ def taped(n):
         c = ag + b
 
 
-p = time_us(200000, plain)
-t = time_us(200000, taped)
+p = time_us(100000, plain)
+t = time_us(100000, taped)
 print("tape_add %.3f" % (t - p))
 print("tape_add_total %.3f" % t)
 
@@ -55,4 +55,4 @@ def fwdbwd(n):
         gw, gb = torch.autograd.grad(y, (w, bias))
 
 
-print("tape_fwdbwd %.3f" % time_us(50000, fwdbwd))
+print("tape_fwdbwd %.3f" % time_us(20000, fwdbwd))

@@ -132,8 +132,9 @@ static MfStatus run_backward(const MfTapeRecord *r, MfTensor **dout, MfTensor **
     for (int i = 0; i < r->ninputs; i++)
         din[i] = NULL;
     if (!r->fn) {
-        MfOpCall c = {.op = r->op, .ninputs = r->ninputs, .inputs = in, .attrs = &r->attrs,
-                      .noutputs = r->noutputs};
+        static const MfAttrs no_attrs;
+        MfOpCall c = {.op = r->op, .ninputs = r->ninputs, .inputs = in,
+                      .attrs = r->attrs ? r->attrs : &no_attrs, .noutputs = r->noutputs};
         for (int j = 0; j < r->noutputs; j++) {
             const MfTensor *o = r->outputs[j];
             c.out[j].dtype = o->dtype;

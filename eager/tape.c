@@ -211,6 +211,22 @@ static void on_variable_read(MfVariable *v)
     }
 }
 
+static const MfAttrs zero_attrs;
+
+static void release_record(MfTapeRecord *r)
+{
+    MfTensor *const *in = mf_rec_inputs(r);
+    for (int i = 0; i < r->ninputs; i++)
+        mf_tensor_release(in[i]);
+    for (int i = 0; i < r->noutputs; i++)
+        mf_tensor_release(r->outputs[i]);
+    if (r->in_heap)
+        mf_dealloc(r->in_heap, (size_t)r->ninputs * sizeof *r->in_heap);
+    if (r->attrs)
+        mf_dealloc(r->attrs, sizeof *r->attrs);
+    mf_tape_function_release(r->fn);
+}
+
 static MfStatus grow_records(MfTape *t)
 {
     int64_t cap = t->caprecs ? t->caprecs * 2 : 16;
@@ -261,8 +277,16 @@ static MfStatus push_record(MfTape *t, MfOpId op, MfTapeFunction *fn, int nin,
         r->outputs[k] = outs[k];
         mf_tensor_retain(outs[k]);
     }
-    if (attrs)
-        r->attrs = *attrs;
+    r->attrs = NULL;
+    if (attrs && memcmp(attrs, &zero_attrs, sizeof zero_attrs) != 0) {
+        /* Most ops take no attributes: copying 400 bytes per record would
+         * cost more than the rest of recording. */
+        if (!(r->attrs = mf_alloc(sizeof *attrs))) {
+            release_record(r);
+            return mf_err_nomem("GradientTape", sizeof *attrs);
+        }
+        *r->attrs = *attrs;
+    }
     t->nrecs++;
     return MF_OK;
 }
@@ -328,17 +352,8 @@ void mf_tape_function_release(MfTapeFunction *f)
 
 void mf_tape_clear(MfTape *t)
 {
-    for (int64_t k = 0; k < t->nrecs; k++) {
-        MfTapeRecord *r = &t->recs[k];
-        MfTensor *const *in = mf_rec_inputs(r);
-        for (int i = 0; i < r->ninputs; i++)
-            mf_tensor_release(in[i]);
-        for (int i = 0; i < r->noutputs; i++)
-            mf_tensor_release(r->outputs[i]);
-        if (r->in_heap)
-            mf_dealloc(r->in_heap, (size_t)r->ninputs * sizeof *r->in_heap);
-        mf_tape_function_release(r->fn);
-    }
+    for (int64_t k = 0; k < t->nrecs; k++)
+        release_record(&t->recs[k]);
     if (t->caprecs)
         mf_dealloc(t->recs, (size_t)t->caprecs * sizeof *t->recs);
     t->recs = NULL;

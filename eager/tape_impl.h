@@ -22,7 +22,7 @@ typedef struct MfTapeRecord {
     MfTensor *in_inline[REC_INLINE];
     MfTensor **in_heap;             /* inputs when more than REC_INLINE, else NULL */
     MfTensor *outputs[MF_MAX_OUTPUTS];
-    MfAttrs attrs;
+    MfAttrs *attrs;                 /* owned copy; NULL when all zero (most ops) */
 } MfTapeRecord;
 
 /* The values read from one variable on this tape (distinct tensor ids). */

@@ -24,6 +24,7 @@
 #include <lualib.h>
 
 #include "lmf.h"
+#include "lua_alloc.h"
 #include "prompt.h"
 #include "version.h"
 
@@ -254,11 +255,23 @@ static int pmain(lua_State *L)
     return 1;
 }
 
+/* As luaL_newstate's: an error outside any protected call ends the program
+ * with a message (this cannot happen from the prompt, which runs every chunk
+ * protected). */
+static int panic(lua_State *L)
+{
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "%s: unprotected error: %s\n", progname, msg ? msg : "(not a string)");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argv[0] && argv[0][0])
         progname = argv[0];
-    lua_State *L = luaL_newstate();
+    lua_State *L = lua_newstate(lmf_lua_alloc, NULL);
+    if (L != NULL)
+        lua_atpanic(L, panic);
     if (L == NULL) {
         fprintf(stderr, "%s: cannot create state: not enough memory\n", progname);
         return EXIT_FAILURE;

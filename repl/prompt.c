@@ -111,9 +111,11 @@ int lmf_docall(lua_State *L, int narg, int nres)
     global_L = L;
     mf_interrupted = 0;
     run_sigint = 0;
+    struct sigaction old;
+    sigaction(SIGINT, NULL, &old);
     set_signal(SIGINT, laction);
     int status = lua_pcall(L, narg, nres, base);
-    set_signal(SIGINT, SIG_DFL);
+    sigaction(SIGINT, &old, NULL);   /* SIG_DFL, or the prompt's handler */
     lua_sethook(L, NULL, 0, 0);
     mf_interrupted = 0;
     lua_remove(L, base);
@@ -188,9 +190,7 @@ static char *read_line(const char *prompt, int *cancelled)
 {
     line_cancelled = 0;
     prompt_sigint = 0;
-    set_signal(SIGINT, prompt_on_sigint);
     char *line = readline(prompt);
-    set_signal(SIGINT, SIG_DFL);
     *cancelled = line_cancelled;
     if (line_cancelled) {
         free(line);
@@ -350,6 +350,9 @@ void lmf_prompt_loop(lua_State *L)
 {
     const char *oldprogname = progname;
     progname = NULL;
+    /* While the prompt runs, Ctrl-C outside Lua code only sets a flag (it
+     * never kills the program between reading a line and running it). */
+    set_signal(SIGINT, prompt_on_sigint);
     rl_catch_signals = 0;
     rl_getc_function = prompt_getc;
     rl_readline_name = "moonflow";
@@ -373,6 +376,7 @@ void lmf_prompt_loop(lua_State *L)
         lmf_report(L, status);
     }
     lua_settop(L, 0);
+    set_signal(SIGINT, SIG_DFL);
     if (history_path[0])
         history_truncate_file(history_path, HISTORY_MAX);
     fputs("\n", stdout);

@@ -18,11 +18,11 @@ type_text() { tmux send-keys -t "$session" -l "$1"; }
 keys() { tmux send-keys -t "$session" "$@"; }
 pane() { tmux capture-pane -p -t "$session" 2>/dev/null; }
 
-# Waits (up to 5 s) until the pane shows the fixed string $2 (with $3 =
+# Waits (up to 10 s) until the pane shows the fixed string $2 (with $3 =
 # -x: as a whole line); reports $1. tmux drops trailing blanks.
 expect() {
     i=0
-    while [ $i -lt 50 ]; do
+    while [ $i -lt 100 ]; do
         if pane | grep -qF ${3:-} -- "$2"; then
             echo "ok   $1"
             return 0
@@ -48,7 +48,7 @@ expect "a tensor value is printed" "shape=(2,2), dtype=float32"
 type_text 'x.shape'; keys Enter
 expect "a table value is printed" "{2, 2}" -x
 type_text 'while true do end'; keys Enter
-sleep 0.5
+sleep 1
 keys C-c
 expect "Ctrl-C interrupts running code" "interrupted!"
 type_text 'print("still " .. "here")'; keys Enter
