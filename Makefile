@@ -10,7 +10,7 @@
 CC ?= cc
 WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wwrite-strings -Wdouble-promotion -Wformat=2 -Werror
-OPT := -O2 -march=native -g
+OPT := -O2 -fvect-cost-model=dynamic -march=native -g
 ASAN := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
         -fno-omit-frame-pointer -DMF_ALLOC_NO_CACHE
 BUILD ?= build/release

@@ -84,8 +84,8 @@ static void describe_cut(const MfTape *t, const Reach *r, char *buf, size_t cap)
     snprintf(buf, cap, "a non-differentiable op cut the path from the source to the target");
 }
 
-/* Fills 'ids' with the ids 'src' stands for; false (with 'buf' written)
- * when the source is not watched at all. */
+/* True when the tape watches the source (or, for a Variable, read it);
+ * otherwise writes the reason into 'buf' and returns false. */
 static bool source_watched(const MfTape *t, const MfTapeSource *s, char *buf, size_t cap)
 {
     if (s->variable) {

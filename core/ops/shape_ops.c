@@ -243,7 +243,7 @@ static MfStatus check_entry(const MfOpCall *c, int i, int64_t *shape, int64_t sk
 static MfStatus concat_infer(MfOpCall *c)
 {
     const MfTensor *a = c->inputs[0];
-    int64_t axis, shape[MF_MAX_RANK];
+    int64_t axis = 0, shape[MF_MAX_RANK];
     if (a->rank == 0)
         return mf_err_set(MF_ESHAPE, "concat: list entry 1 is a scalar (rank 0); scalars "
                           "cannot be concatenated (use stack)");
@@ -280,7 +280,7 @@ static MfStatus concat_forward(const MfOpCall *c, MfTensor **outs)
 static MfStatus stack_infer(MfOpCall *c)
 {
     const MfTensor *a = c->inputs[0];
-    int64_t axis, shape[MF_MAX_RANK + 1];
+    int64_t axis = 0, shape[MF_MAX_RANK + 1];
     MfStatus st = check_out_rank(c, a->rank + 1);
     if (st == MF_OK)
         st = norm_axis(c, c->attrs->axis, a->rank + 1, &axis);
@@ -373,7 +373,7 @@ static MfStatus slice_forward(const MfOpCall *c, MfTensor **outs)
 static MfStatus gather_infer(MfOpCall *c)
 {
     const MfTensor *p = c->inputs[0], *ix = c->inputs[1];
-    int64_t axis, shape[MF_MAX_RANK];
+    int64_t axis = 0, shape[MF_MAX_RANK];
     MfStatus st = check_index_dtype(c, ix);
     if (st != MF_OK)
         return st;

@@ -60,8 +60,8 @@ T.test("non-persistent tape asked twice is an error", function()
   tape:watch(x)
   local y = x * x
   tape:gradient(y, x)
-  T.raises(function() tape:gradient(y, x) end,
-           "a non-persistent GradientTape can only be used once; create it with {persistent = true}")
+  T.raises(function() tape:gradient(y, x) end, "a non-persistent GradientTape can only be "
+           .. "used once; create it with {persistent = true}")
 end)
 
 T.test("array of sources, unconnected none and zero", function()
