@@ -74,7 +74,17 @@ typedef struct MfGradCall {
     const MfOpCall *call;
     MfTensor *const *outputs;
     MfTensor *const *doutputs;
+    /* Per input: is its gradient wanted? NULL means all are. A gradient
+     * function may skip work for unwanted inputs (as TensorFlow skips
+     * unneeded input gradients); it may also compute them anyway. */
+    const bool *needs;
 } MfGradCall;
+
+/* True when the gradient of input 'i' is wanted. */
+static inline bool mf_grad_needs(const MfGradCall *g, int i)
+{
+    return !g->needs || g->needs[i];
+}
 
 /* Cost of one call, for the profiler. */
 typedef struct MfCost {

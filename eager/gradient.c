@@ -126,7 +126,8 @@ static MfStatus accumulate(Walk *w, const MfTapeRecord *r, int i, MfTensor *x, M
 
 /* Runs the gradient of one record: an op's 'backward' or a custom function
  * (which gets zeros for unconnected outputs). */
-static MfStatus run_backward(const MfTapeRecord *r, MfTensor **dout, MfTensor **din)
+static MfStatus run_backward(const MfTapeRecord *r, MfTensor **dout, MfTensor **din,
+                             const bool *needs)
 {
     MfTensor *const *in = mf_rec_inputs(r);
     for (int i = 0; i < r->ninputs; i++)
@@ -141,7 +142,7 @@ static MfStatus run_backward(const MfTapeRecord *r, MfTensor **dout, MfTensor **
             c.out[j].rank = o->rank;
             memcpy(c.out[j].shape, o->shape, sizeof o->shape);
         }
-        MfGradCall g = {.call = &c, .outputs = r->outputs, .doutputs = dout};
+        MfGradCall g = {.call = &c, .outputs = r->outputs, .doutputs = dout, .needs = needs};
         return mf_grad_call(&g, din);
     }
     for (int j = 0; j < r->noutputs; j++) {
@@ -187,7 +188,16 @@ static MfStatus step(Walk *w, const MfTapeRecord *r, MfTensor **din)
     MfTensor *dout[MF_MAX_OUTPUTS];
     if (!any_in(&w->reach, r->ninputs, in) || !take_outputs(w, r, dout))
         return MF_OK;
-    MfStatus st = run_backward(r, dout, din);
+    /* Only inputs on a path to a source need a gradient (NULL: all, for
+     * long input lists). */
+    bool needs_buf[8];
+    const bool *needs = NULL;
+    if (r->ninputs <= 8) {
+        for (int i = 0; i < r->ninputs; i++)
+            needs_buf[i] = mf_idmap_get(&w->reach, in[i]->id) != NULL;
+        needs = needs_buf;
+    }
+    MfStatus st = run_backward(r, dout, din, needs);
     for (int j = 0; j < r->noutputs; j++)
         mf_tensor_release(dout[j]);
     for (int i = 0; i < r->ninputs; i++) {

@@ -284,9 +284,10 @@ const LmfHelpEntry lmf_help_entries[] = {
     /* ---- linalg ----------------------------------------------------------------- */
     E("matmul", "linalg", "mf.matmul(a, b [, {transpose_a, transpose_b}])",
       "Matrix product of two rank-2 tensors ([m, k] x [k, n] gives [m, n]), or a batched "
-      "product of rank-3 tensors ([batch, m, k] x [batch, k, n]), computed with OpenBLAS. "
+      "product of rank-3 tensors ([batch, m, k] x [batch, k, n]; a rank-2 operand or a "
+      "batch of 1 is reused for every batch). Floats use OpenBLAS; integers a blocked loop. "
       "transpose_a / transpose_b use the transposed operand without copying it. The inner "
-      "dimensions must agree; both tensors must have the same float dtype.",
+      "dimensions must agree and both tensors must have the same dtype.",
       "a = mf.tensor{{1, 2}, {3, 4}}\n"
       "mf.matmul(a, a)                           --> {{7, 10}, {15, 22}}\n"
       "mf.matmul(a, a, {transpose_b = true})     --> {{5, 11}, {11, 25}}\n"

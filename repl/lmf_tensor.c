@@ -521,7 +521,16 @@ static int t_sub(lua_State *L) { return arith(L, MF_OP_SUB); }
 static int t_mul(lua_State *L) { return arith(L, MF_OP_MUL); }
 static int t_div(lua_State *L) { return arith(L, MF_OP_DIV); }
 static int t_mod(lua_State *L) { return arith(L, MF_OP_MOD); }
-static int t_pow(lua_State *L) { return arith(L, MF_OP_POW); }
+/* x ^ 2 is Square (as NumPy's power special-cases it): the same value, and
+ * its gradient is two ops instead of Pow's general formula. */
+static int t_pow(lua_State *L)
+{
+    MfTensor *x = lmf_test_tensor(L, 1);
+    if (x && lua_type(L, 2) == LUA_TNUMBER && lua_tonumber(L, 2) == 2 &&
+        mf_dtype_is_float(x->dtype))
+        return lmf_call_op(L, MF_OP_SQUARE, 1, &x, NULL);
+    return arith(L, MF_OP_POW);
+}
 
 static int t_unm(lua_State *L)
 {

@@ -49,8 +49,10 @@ MfStatus mf_mul_grad(const MfGradCall *g, MfTensor **dinputs)
 {
     MfTensor *const *in = g->call->inputs;
     MfTensor *ga = NULL, *gb = NULL;
-    MfStatus st = mf_binary(MF_OP_MUL, g->doutputs[0], in[1], &ga);
-    if (st == MF_OK)
+    MfStatus st = MF_OK;
+    if (mf_grad_needs(g, 0))
+        st = mf_binary(MF_OP_MUL, g->doutputs[0], in[1], &ga);
+    if (st == MF_OK && mf_grad_needs(g, 1))
         st = mf_binary(MF_OP_MUL, in[0], g->doutputs[0], &gb);
     if (st != MF_OK) {
         mf_tensor_release(ga);
@@ -128,7 +130,8 @@ MfStatus mf_pow_grad(const MfGradCall *g, MfTensor **dinputs)
     MF_GRAD_TRY(mf_binary(MF_OP_POW, in[0], t[1], &t[2]));
     MF_GRAD_TRY(mf_binary(MF_OP_MUL, in[1], t[2], &t[3]));
     MF_GRAD_TRY(mf_binary(MF_OP_MUL, g->doutputs[0], t[3], &t[4]));
-    MF_GRAD_TRY(pow_grad_exponent(g, &gb));
+    if (mf_grad_needs(g, 1))
+        MF_GRAD_TRY(pow_grad_exponent(g, &gb));
     st = finish(g, t[4], gb, dinputs);
     t[4] = NULL;
 done:
