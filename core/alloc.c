@@ -33,6 +33,17 @@ static int64_t alloc_count;
 /* Maps a request to its class index and the class's block size. */
 static int size_class(size_t nbytes, size_t *class_bytes)
 {
+    /* Tensor headers and small buffers: 64-byte granules, checked first
+     * because they are what small eager ops allocate. */
+    if (nbytes > 64 && nbytes <= 128) {
+        *class_bytes = 128;
+        return 4;
+    }
+    if (nbytes > 128 && nbytes <= 256) {
+        size_t k = (nbytes + 63) / 64; /* 3 or 4 */
+        *class_bytes = k * 64;
+        return (int)k + 3;
+    }
     if (nbytes <= ((size_t)1 << MIN_SHIFT)) {
         *class_bytes = (size_t)1 << MIN_SHIFT;
         return 0;

@@ -111,8 +111,14 @@ MfStatus mf_op_call(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAtt
     for (int i = 0; i < ninputs; i++)
         if (!inputs[i])
             return mf_err_set(MF_EARG, "%s: input %d is missing", d->api, i + 1);
-    MfOpCall c = {.op = op, .ninputs = ninputs, .inputs = inputs,
-                  .attrs = attrs ? attrs : &no_attrs};
+    /* Fields are set one by one: an initializer would zero all the output
+     * specs, a few hundred bytes per op that 'infer' writes anyway. */
+    MfOpCall c;
+    c.op = op;
+    c.ninputs = ninputs;
+    c.inputs = inputs;
+    c.attrs = attrs ? attrs : &no_attrs;
+    c.noutputs = 0;
     MfStatus st;
     if ((builder && builder->building(builder->self)) || any_symbolic(ninputs, inputs)) {
         if (!builder)

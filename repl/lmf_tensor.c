@@ -37,11 +37,21 @@ void lmf_push_tensor(lua_State *L, MfTensor *t)
 /* The box at 'idx' when it is a tensor userdata (open or closed), else NULL. */
 static LmfBox *test_box(lua_State *L, int idx)
 {
+    /* The metatable seen last time: comparing addresses skips a registry
+     * lookup on the hot path; a miss falls back to the registry (several
+     * Lua states each have their own metatable). */
+    static const void *known_mt;
     LmfBox *box = lua_touserdata(L, idx);
     if (!box || !lua_getmetatable(L, idx))
         return NULL;
+    if (known_mt && lua_topointer(L, -1) == known_mt) {
+        lua_pop(L, 1);
+        return box;
+    }
     lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
     int same = lua_rawequal(L, -1, -2);
+    if (same)
+        known_mt = lua_topointer(L, -1);
     lua_pop(L, 2);
     return same ? box : NULL;
 }
