@@ -1,0 +1,33 @@
+/* gemm.h — the engine's one door to OpenBLAS GEMM.
+ *
+ * Every float GEMM (MatMul, BatchMatMulV2, Conv2D and its backprops) goes
+ * through 'mf_gemm', so sizes are checked once before BLAS sees them and the
+ * profiler sees every call with its M, N, K and transposes. Row-major. */
+#ifndef MF_GEMM_H
+#define MF_GEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dtype.h"
+#include "err.h"
+
+typedef struct MfGemm {
+    const char *op;          /* the calling op, for the profiler: "Conv2DBackpropFilter" */
+    MfDType dtype;           /* MF_FLOAT32 or MF_FLOAT64 */
+    bool trans_a, trans_b;
+    int64_t M, N, K;
+    double alpha, beta;
+    const void *A;
+    int64_t lda;
+    const void *B;
+    int64_t ldb;
+    void *C;
+    int64_t ldc;
+} MfGemm;
+
+/* C = alpha * op(A) op(B) + beta * C. Fails with MF_EARG when a size does
+ * not fit BLAS's int, or MF_EDTYPE for a non-float dtype. */
+MfStatus mf_gemm(const MfGemm *g);
+
+#endif
