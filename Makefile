@@ -60,6 +60,8 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(LIB)
 
 unit-tests: $(UNIT_BIN) $(BIN)
 
+test: all
+
 run: all
 	./build/moonflow
 

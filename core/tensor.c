@@ -120,13 +120,16 @@ static bool shape_bytes(MfDType dt, int rank, const int64_t *shape, size_t *nbyt
                        (long long)shape[i], i + 1);
             return false;
         }
-        if (shape[i] > 0 && n > limit / shape[i]) {
+        /* multiply-with-overflow instead of a division per dim: this runs
+         * for every tensor an op makes */
+        int64_t next;
+        if (__builtin_mul_overflow(n, shape[i], &next) || next > limit) {
             mf_err_set(MF_ENOMEM, "tensor: shape %s is too large (more than %lld bytes)",
                        mf_shape_str(rank, shape, buf, sizeof buf),
                        (long long)MF_MAX_TENSOR_BYTES);
             return false;
         }
-        n *= shape[i];
+        n = next;
     }
     *nbytes = (size_t)n * mf_dtype_size(dt);
     return true;
