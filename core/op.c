@@ -2,10 +2,14 @@
  *
  * The eager fast path is: infer, allocate the outputs, run the kernel, and
  * only when a recorder is registered, record. No graph or tape code is
- * reached when neither is in use. */
+ * reached when neither is in use, and the profiler costs one branch when
+ * it is off. */
 #include "op.h"
 
 #include <string.h>
+
+#include "ops/common.h"
+#include "profile/profile.h"
 
 #define MF_OP(id, desc) extern const MfOpDesc desc;
 #include "oplist.h"
@@ -83,17 +87,40 @@ static MfStatus allocate_outputs(const MfOpCall *c, MfTensor **outs)
     return MF_OK;
 }
 
-static MfStatus run_eager(MfOpCall *c, MfTensor **outs)
+/* The kernel part of an eager call: infer, allocate, forward. Inlined so
+ * that the profiler, when off, adds only its branch to the eager path. */
+static inline __attribute__((always_inline)) MfStatus
+run_kernel(const MfOpDesc *d, MfOpCall *c, MfTensor **outs)
 {
-    const MfOpDesc *d = mf_op_table[c->op];
     MfStatus st = d->infer(c);
     if (st != MF_OK)
         return st;
     if (!(d->flags & MF_OP_VIEW) && (st = allocate_outputs(c, outs)) != MF_OK)
         return st;
-    if ((st = d->forward(c, outs)) != MF_OK)
-        return st;
-    if (recorder)
+    return d->forward(c, outs);
+}
+
+/* run_kernel inside an op span of the profiler, named by the pending graph
+ * node or else the op's TensorFlow name, with the descriptor's cost (an
+ * elementwise estimate when it has none; zero when 'infer' failed). */
+static MfStatus run_kernel_profiled(const MfOpDesc *d, MfOpCall *c, MfTensor **outs)
+{
+    const char *node = mf_prof_take_node();
+    MfProfSpan span;
+    mf_prof_begin(&span);
+    MfStatus st = run_kernel(d, c, outs);
+    MfCost cost = {0, 0};
+    if (st == MF_OK)
+        cost = d->cost ? d->cost(c) : mf_cost_elementwise(c);
+    mf_prof_end_op_call(&span, node, d->name, cost.flops, cost.bytes);
+    return st;
+}
+
+static MfStatus run_eager(MfOpCall *c, MfTensor **outs)
+{
+    const MfOpDesc *d = mf_op_table[c->op];
+    MfStatus st = mf_prof_on ? run_kernel_profiled(d, c, outs) : run_kernel(d, c, outs);
+    if (st == MF_OK && recorder)
         st = recorder->record(recorder->self, c, outs);
     return st;
 }

@@ -95,3 +95,20 @@ MF_OP(MF_OP_RANDOM_UNIFORM, mf_desc_random_uniform)
 MF_OP(MF_OP_RANDOM_UNIFORM_INT, mf_desc_random_uniform_int)
 MF_OP(MF_OP_TRUNCATED_NORMAL, mf_desc_truncated_normal)
 MF_OP(MF_OP_RANDOM_SHUFFLE, mf_desc_random_shuffle)
+
+/* conv ops (core/ops/conv.c): Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter */
+MF_OP(MF_OP_CONV2D, mf_desc_conv2d)
+MF_OP(MF_OP_CONV2D_BACKPROP_INPUT, mf_desc_conv2d_backprop_input)
+MF_OP(MF_OP_CONV2D_BACKPROP_FILTER, mf_desc_conv2d_backprop_filter)
+
+/* nn ops (core/ops/nn.c, pool.c) */
+MF_OP(MF_OP_SOFTMAX, mf_desc_softmax)
+MF_OP(MF_OP_LOG_SOFTMAX, mf_desc_log_softmax)
+MF_OP(MF_OP_SOFTMAX_XENT, mf_desc_softmax_xent)
+MF_OP(MF_OP_SPARSE_SOFTMAX_XENT, mf_desc_sparse_softmax_xent)
+MF_OP(MF_OP_BIAS_ADD, mf_desc_bias_add)
+MF_OP(MF_OP_MAX_POOL, mf_desc_max_pool)
+MF_OP(MF_OP_AVG_POOL, mf_desc_avg_pool)
+MF_OP(MF_OP_MAX_POOL_GRAD, mf_desc_max_pool_grad)
+MF_OP(MF_OP_AVG_POOL_GRAD, mf_desc_avg_pool_grad)
+MF_OP(MF_OP_MAX_POOL_GRAD_GRAD, mf_desc_max_pool_grad_grad)

@@ -35,6 +35,10 @@ static const Topic topics[] = {
     {"printing", "how tensors print: set_printoptions, get_printoptions"},
     {"autodiff", "gradients: GradientTape, grad, value_and_grad, custom_gradient, gradcheck"},
     {"variables", "state that changes: Variable, initializers"},
+    {"nn", "neural-network ops (mf.nn): softmax, cross-entropies, bias_add, dropout, "
+           "max_pool, avg_pool, conv2d and its backprops"},
+    {"profiling", "where time goes: mf.profile, mf.profiler.start/stop/peak, "
+                  "prof:gemms(), prof:save_trace"},
     {"shell", "the program and prompt: help, config, set_num_threads, memory"},
     {NULL, NULL},
 };
@@ -270,9 +274,14 @@ static int push_function_name(lua_State *L, int idx)
     lua_getfield(L, lua_upvalueindex(1), "random");
     if (search_table(L, idx, "random."))
         return 1;
-    lua_getfield(L, lua_upvalueindex(1), "test");
-    if (search_table(L, idx, "test."))
-        return 1;
+    static const char *const subtables[] = {"test", "nn", "profiler", "initializers"};
+    for (size_t i = 0; i < sizeof subtables / sizeof subtables[0]; i++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "%s.", subtables[i]);
+        lua_getfield(L, lua_upvalueindex(1), subtables[i]);
+        if (search_table(L, idx, prefix))
+            return 1;
+    }
     luaL_getmetatable(L, "mf.Tensor");
     if (lua_istable(L, -1) && lua_getfield(L, -1, "__index") == LUA_TFUNCTION &&
         lua_getupvalue(L, -1, 1)) {

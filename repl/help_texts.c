@@ -523,5 +523,148 @@ const LmfHelpEntry lmf_help_entries[] = {
       "init = mf.initializers.glorot_uniform{seed = 1}\n"
       "init({3, 4}).shape                --> {3, 4}"),
 
+    /* ---- profiling (API.md "Profiling") ---------------------------------------- */
+    E("profile", "profiling", "mf.profile(fn, ...)",
+      "Runs fn(...) under the profiler and returns a report, then fn's results. print(prof) "
+      "shows one row per op (or graph node): calls, total and self ms (self excludes ops "
+      "nested inside), average, FLOPs, GFLOP/s and % of mf.profiler.peak(), longest first. "
+      "prof:rows() gives the rows as records {op, type, calls, total_ms, self_ms, avg_ms, "
+      "flops, gflops, peak_pct}; prof:gemms() every GEMM {op, M, N, K, trans_a, trans_b, ms, "
+      "gflops, peak_pct} and every im2col/col2im step {op, step, ms, bytes}, in time order "
+      "(it prints as a table); prof:save_trace(path) writes Chrome trace-event JSON for "
+      "Perfetto or chrome://tracing. An error in fn stops the profiler and propagates.",
+      "prof = mf.profile(function() return mf.matmul(mf.ones{64, 32}, mf.ones{32, 16}) end)\n"
+      "print(prof)\n"
+      "prof:rows()[1].op                 --> MatMul\n"
+      "prof:gemms()[1].K                 --> 32"),
+    E("profiler.start", "profiling", "mf.profiler.start()",
+      "Starts collecting op, GEMM and step events (clearing earlier ones); "
+      "mf.profiler.stop() ends and returns the report. Raises when the profiler is already "
+      "running: profiles do not nest.",
+      "mf.profiler.start()\n"
+      "y = mf.matmul(mf.ones{8, 8}, mf.ones{8, 8})\n"
+      "prof = mf.profiler.stop()\n"
+      "#prof:gemms()                     --> 1"),
+    E("profiler.stop", "profiling", "mf.profiler.stop()",
+      "Stops the profiler started by mf.profiler.start() and returns the report (see "
+      "help \"profile\" for what it holds). Raises when the profiler is not running.",
+      "mf.profiler.start()\n"
+      "y = mf.exp(mf.ones{4})\n"
+      "mf.profiler.stop():rows()[1].calls   --> 1"),
+    E("profiler.peak", "profiling", "mf.profiler.peak()",
+      "This machine's single-precision GEMM peak in GFLOP/s at the current thread count, the "
+      "best of a few 1024x1024x1024 OpenBLAS SGEMMs; measured once per thread count and "
+      "cached. Reports give each op's and GEMM's GFLOP/s as a percentage of it.",
+      "mf.profiler.peak() > 0            --> true"),
+
+    /* ---- nn: convolution (repl/lmf_conv.c) ----------------------------------------- */
+    E("nn.conv2d", "nn",
+      "mf.nn.conv2d(input, filter, strides, padding [, {data_format, dilations}])",
+      "2-D convolution as TensorFlow's: input NHWC [N, H, W, Cin] (or NCHW with data_format = "
+      "\"NCHW\"), filter HWIO [kh, kw, Cin, Cout]; float32 or float64. 'strides' and "
+      "'dilations' are a number s (1, s, s, 1), a pair {sh, sw} or 4 entries in the data "
+      "format's order; 'padding' is \"SAME\" (output ceil(H / s); the odd padding row or "
+      "column goes at the bottom / right) or \"VALID\" (no padding). Runs as im2col and one "
+      "GEMM (a 1x1 stride-1 filter skips im2col), tiling the batch so the patch buffer stays "
+      "at most 64 MiB. Differentiable, also twice.",
+      "x = mf.ones{1, 4, 4, 1}\n"
+      "w = mf.ones{3, 3, 1, 2}\n"
+      "mf.nn.conv2d(x, w, 1, \"SAME\").shape      --> {1, 4, 4, 2}\n"
+      "mf.nn.conv2d(x, w, 2, \"VALID\")           --> {{{{9, 9}}}}"),
+    E("nn.conv2d_backprop_input", "nn",
+      "mf.nn.conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, {...}])",
+      "The gradient of mf.nn.conv2d with respect to its input, of shape 'input_sizes' (an "
+      "array of 4, in the data format's order), given the filter and the gradient of the "
+      "output; options as mf.nn.conv2d. Runs as a GEMM out_backprop x filter^T, then col2im "
+      "adds the patches back, 64 MiB of patches at a time.",
+      "w = mf.ones{2, 2, 1, 1}\n"
+      "dy = mf.ones{1, 2, 2, 1}\n"
+      "mf.nn.conv2d_backprop_input({1, 3, 3, 1}, w, dy, 1, \"VALID\")   "
+      "--> {{{{1}, {2}, {1}}, {{2}, {4}, {2}}, {{1}, {2}, {1}}}}"),
+    E("nn.conv2d_backprop_filter", "nn",
+      "mf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, {...}])",
+      "The gradient of mf.nn.conv2d with respect to its filter, of shape 'filter_sizes' (HWIO), "
+      "given the input and the gradient of the output; options as mf.nn.conv2d. Runs as im2col "
+      "and a GEMM patches^T x out_backprop, 64 MiB of patches at a time.",
+      "x = mf.ones{1, 3, 3, 1}\n"
+      "dy = mf.ones{1, 2, 2, 1}\n"
+      "mf.nn.conv2d_backprop_filter(x, {2, 2, 1, 1}, dy, 1, \"VALID\")  "
+      "--> {{{{4}}, {{4}}}, {{{4}}, {{4}}}}"),
+
+    /* ---- nn: activations, softmax, losses, pooling (repl/lmf_nn.c) ------------------ */
+    E("nn.relu", "nn", "mf.nn.relu(x)",
+      "The same function as mf.relu: max(x, 0) elementwise. mf.nn.sigmoid, mf.nn.tanh and "
+      "mf.nn.softplus are likewise mf.sigmoid, mf.tanh and mf.softplus.",
+      "mf.nn.relu(mf.tensor{-1, 2})      --> {0, 2}"),
+    E("nn.sigmoid", "nn", "mf.nn.sigmoid(x)",
+      "The same function as mf.sigmoid: 1 / (1 + exp(-x)), computed stably.",
+      "mf.nn.sigmoid(mf.tensor{0})       --> {0.5}"),
+    E("nn.tanh", "nn", "mf.nn.tanh(x)",
+      "The same function as mf.tanh.",
+      "mf.nn.tanh(mf.tensor{0})          --> {0}"),
+    E("nn.softplus", "nn", "mf.nn.softplus(x)",
+      "The same function as mf.softplus: log(1 + exp(x)), computed stably.",
+      "mf.nn.softplus(mf.tensor{0})      --> {0.6931}"),
+    E("nn.softmax", "nn", "mf.nn.softmax(logits [, axis])",
+      "exp(logits) / sum(exp(logits)) along 'axis' (1-based, negative from the end; default "
+      "-1, the last axis; also {axis = n}). The row maximum is subtracted first, so large "
+      "logits do not overflow. Float dtypes.",
+      "mf.nn.softmax(mf.tensor{1, 1})                   --> {0.5, 0.5}\n"
+      "mf.nn.softmax(mf.tensor{{0, math.log(3)}})       --> {{0.25, 0.75}}"),
+    E("nn.log_softmax", "nn", "mf.nn.log_softmax(logits [, axis])",
+      "log(softmax(logits)) along 'axis' (default the last), computed as logits - max - "
+      "log(sum(exp(logits - max))): accurate where softmax underflows.",
+      "mf.nn.log_softmax(mf.tensor{0, 0})               --> {-0.6931, -0.6931}"),
+    E("nn.softmax_cross_entropy_with_logits", "nn",
+      "mf.nn.softmax_cross_entropy_with_logits{labels = , logits = }",
+      "-sum(labels * log_softmax(logits)) over the last axis: one loss per row (the shape of "
+      "logits without its last axis). Each row of 'labels' is a probability distribution of "
+      "logits' shape and dtype (Lua arrays take logits' dtype). Differentiable with respect "
+      "to both, as TensorFlow's v2.",
+      "mf.nn.softmax_cross_entropy_with_logits{labels = {{0, 1}}, logits = mf.tensor{{0, 0}}}"
+      "   --> {0.6931}"),
+    E("nn.sparse_softmax_cross_entropy_with_logits", "nn",
+      "mf.nn.sparse_softmax_cross_entropy_with_logits{labels = , logits = }",
+      "Softmax cross-entropy with 'labels' given as class numbers 1..C (1-based; an int32 / "
+      "int64 tensor or a Lua array) shaped like logits without its last axis (of size C). A "
+      "label outside 1..C is an error. The gradient flows to the logits only.",
+      "mf.nn.sparse_softmax_cross_entropy_with_logits{labels = {2}, logits = mf.tensor{{0, 0}}}"
+      "   --> {0.6931}"),
+    E("nn.sigmoid_cross_entropy_with_logits", "nn",
+      "mf.nn.sigmoid_cross_entropy_with_logits{labels = , logits = }",
+      "Elementwise logistic loss of independent binary labels z for logits x, TensorFlow's "
+      "stable form max(x, 0) - x * z + log(1 + exp(-|x|)); labels and logits have one shape.",
+      "mf.nn.sigmoid_cross_entropy_with_logits{labels = mf.tensor{1}, logits = mf.tensor{0}}"
+      "   --> {0.6931}"),
+    E("nn.l2_loss", "nn", "mf.nn.l2_loss(t)",
+      "sum(t ^ 2) / 2 as a scalar (no square root), e.g. for weight decay. Float dtypes.",
+      "mf.nn.l2_loss(mf.tensor{1, 2, 3})                --> 7"),
+    E("nn.bias_add", "nn", "mf.nn.bias_add(value, bias [, {data_format}])",
+      "value + bias with the 1-D 'bias' added along the last axis (data_format \"NHWC\", the "
+      "default) or along axis 2 (\"NCHW\"); its size must match that axis. The bias gradient "
+      "sums over every other axis.",
+      "mf.nn.bias_add(mf.tensor{{1, 2}, {3, 4}}, {10, 20})   --> {{11, 22}, {13, 24}}"),
+    E("nn.dropout", "nn", "mf.nn.dropout(x, rate [, {seed}])",
+      "Sets each element to 0 with probability 'rate' (in [0, 1)) and scales the kept ones "
+      "by 1 / (1 - rate), so the expected value is unchanged; rate 0 returns x. The mask "
+      "comes from mf.random.uniform with the usual seed rules ({seed = n} makes it "
+      "reproducible); the gradient passes through the same mask.",
+      "mf.nn.dropout(mf.ones{2}, 0)                     --> {1, 1}\n"
+      "y = mf.nn.dropout(mf.ones{4}, 0.5, {seed = 1})\n"
+      "mf.reduce_max(y):item()                          --> 2"),
+    E("nn.max_pool", "nn", "mf.nn.max_pool(x, ksize, strides, padding)",
+      "The maximum of each window of a 4-D NHWC float tensor. 'ksize' and 'strides' are a "
+      "number k (1, k, k, 1), a pair {kh, kw} or 4 entries {1, kh, kw, 1}; 'padding' is "
+      "\"SAME\" (output ceil(H / stride), padding ignored) or \"VALID\" (windows inside the "
+      "input). The gradient goes to the first maximum of each window.",
+      "x = mf.reshape(mf.range(1, 17, 1, {dtype = \"float32\"}), {1, 4, 4, 1})\n"
+      "mf.nn.max_pool(x, 2, 2, \"VALID\")               --> {{{{6}, {8}}, {{14}, {16}}}}"),
+    E("nn.avg_pool", "nn", "mf.nn.avg_pool(x, ksize, strides, padding)",
+      "The mean of each window of a 4-D NHWC float tensor; arguments as mf.nn.max_pool. With "
+      "\"SAME\" padding a window at the border averages only the elements inside the input, "
+      "as TensorFlow.",
+      "x = mf.reshape(mf.range(1, 17, 1, {dtype = \"float32\"}), {1, 4, 4, 1})\n"
+      "mf.nn.avg_pool(x, 2, 2, \"VALID\")               --> {{{{3.5}, {5.5}}, {{11.5}, {13.5}}}}"),
+
     E(NULL, NULL, NULL, NULL, NULL),
 };

@@ -76,6 +76,9 @@ void lmf_open_shape(lua_State *L, int methods);   /* concat, stack, slice, gathe
 void lmf_open_create(lua_State *L, int methods);  /* zeros, ones, eye, range, random */
 void lmf_open_variable(lua_State *L, int methods); /* mf.Variable, mf.initializers */
 void lmf_open_tape(lua_State *L, int methods);     /* GradientTape, grad, gradcheck */
+void lmf_open_profile(lua_State *L);              /* mf.profile, mf.profiler */
+void lmf_open_nn(lua_State *L);                   /* mf.nn (except conv2d) */
+void lmf_open_conv(lua_State *L);                 /* mf.nn.conv2d and its backprops */
 void lmf_open_repl(lua_State *L);                 /* help, config, set_num_threads */
 
 /* Variables ("mf.Variable" userdata, repl/lmf_variable.c). The box owns one

@@ -38,6 +38,9 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_create(L, methods);
     lmf_open_variable(L, methods);
     lmf_open_tape(L, methods);
+    lmf_open_profile(L);
+    lmf_open_nn(L);
+    lmf_open_conv(L);
     lmf_open_repl(L);
     lua_pushcfunction(L, l_memory);
     lua_setfield(L, -2, "memory");

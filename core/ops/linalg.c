@@ -2,7 +2,7 @@
  * Trace, and the composites 'mf_matmul', 'mf_trace', 'mf_tensordot' (see
  * linalg.h).
  *
- * Float GEMMs go to OpenBLAS (cblas_sgemm / cblas_dgemm). An operand whose
+ * Float GEMMs go to OpenBLAS through mf_gemm (core/gemm.h). An operand whose
  * last two axes form a row-major or a column-major matrix with unit stride (a
  * contiguous tensor, or a transposed view of one) is handed to BLAS as it is,
  * the transpose folded into BLAS's flag; any other layout is copied to a
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../gemm.h"
 #include "common.h"
 #include "linalg.h"
 #include "linalg_grad.h"
@@ -192,21 +193,19 @@ static MfStatus blas_arg(const MfOpCall *c, int i, MfTensor **tmp, BlasArg *arg)
 
 /* ---- kernels --------------------------------------------------------------------- */
 
-static void run_blas(MfTensor *out, const BlasArg *a, const BlasArg *b, int64_t k, int64_t M,
-                     int64_t N, int64_t K)
+static MfStatus run_blas(const MfOpCall *c, MfTensor *out, const BlasArg *a, const BlasArg *b,
+                         int64_t k, int64_t M, int64_t N, int64_t K)
 {
     int64_t es = (int64_t)mf_dtype_size(out->dtype);
-    const char *pa = a->op.base + k * a->op.bstride * es;
-    const char *pb = b->op.base + k * b->op.bstride * es;
-    char *po = (char *)mf_tensor_data(out) + k * M * N * es;
-    if (out->dtype == MF_FLOAT32)
-        cblas_sgemm(CblasRowMajor, a->tr, b->tr, (blasint)M, (blasint)N, (blasint)K, 1.0f,
-                    (const float *)pa, (blasint)a->ld, (const float *)pb, (blasint)b->ld, 0.0f,
-                    (float *)po, (blasint)N);
-    else
-        cblas_dgemm(CblasRowMajor, a->tr, b->tr, (blasint)M, (blasint)N, (blasint)K, 1.0,
-                    (const double *)pa, (blasint)a->ld, (const double *)pb, (blasint)b->ld, 0.0,
-                    (double *)po, (blasint)N);
+    MfGemm g = {
+        .op = mf_op_table[c->op]->name, .dtype = out->dtype,
+        .trans_a = a->tr == CblasTrans, .trans_b = b->tr == CblasTrans,
+        .M = M, .N = N, .K = K, .alpha = 1.0, .beta = 0.0,
+        .A = a->op.base + k * a->op.bstride * es, .lda = a->ld,
+        .B = b->op.base + k * b->op.bstride * es, .ldb = b->ld,
+        .C = (char *)mf_tensor_data(out) + k * M * N * es, .ldc = N,
+    };
+    return mf_gemm(&g);
 }
 
 static MfStatus float_gemm(const MfOpCall *c, MfTensor *out, int64_t nb, int64_t M, int64_t N,
@@ -225,7 +224,7 @@ static MfStatus float_gemm(const MfOpCall *c, MfTensor *out, int64_t nb, int64_t
         if (k > 0 && mf_interrupted)
             st = mf_err_set(MF_EINTR, "matmul: interrupted");
         else
-            run_blas(out, &a, &b, k, M, N, K);
+            st = run_blas(c, out, &a, &b, k, M, N, K);
     }
     mf_tensor_release(tmp[0]);
     mf_tensor_release(tmp[1]);

@@ -2,10 +2,14 @@
  *
  * Events are appended when a span ends; a span's depth is the number of
  * spans open when it began, so an op's im2col and GEMMs (which end first)
- * carry depth 1 and the op itself depth 0. */
+ * carry depth 1 and the op itself depth 0. Names that are not static (node
+ * names) are interned: copied once into a table that lives as long as the
+ * process, so events and reports can keep plain pointers, and two events
+ * with the same name share one pointer. */
 #include "profile.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 int mf_prof_on;
@@ -13,12 +17,64 @@ int mf_prof_on;
 static MfProfEvent *events;
 static int64_t nevents, capevents;
 static int open_spans;
+static const char *pending_node;
+
+/* The intern table: open addressing over owned copies. */
+static char **interned;
+static size_t ninterned, capinterned;
 
 double mf_prof_now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static size_t hash_str(const char *s)
+{
+    size_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static bool intern_grow(void)
+{
+    size_t cap = capinterned ? 2 * capinterned : 64;
+    char **t = calloc(cap, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < capinterned; i++) {
+        if (!interned[i])
+            continue;
+        size_t j = hash_str(interned[i]) & (cap - 1);
+        while (t[j])
+            j = (j + 1) & (cap - 1);
+        t[j] = interned[i];
+    }
+    free(interned);
+    interned = t;
+    capinterned = cap;
+    return true;
+}
+
+/* The one stored copy of 's' (NULL when out of memory). */
+static const char *intern(const char *s)
+{
+    if (2 * (ninterned + 1) > capinterned && !intern_grow())
+        return NULL;
+    size_t j = hash_str(s) & (capinterned - 1);
+    for (; interned[j]; j = (j + 1) & (capinterned - 1))
+        if (strcmp(interned[j], s) == 0)
+            return interned[j];
+    size_t n = strlen(s) + 1;
+    char *copy = malloc(n);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, n);
+    interned[j] = copy;
+    ninterned++;
+    return copy;
 }
 
 void mf_prof_begin(MfProfSpan *s)
@@ -37,8 +93,9 @@ static MfProfEvent *append(MfProfSpan *s, MfProfKind kind, const char *name)
     if (!s->on)
         return NULL;
     double end = mf_prof_now_us();
-    open_spans--;
-    if (!mf_prof_on)
+    if (open_spans > 0)
+        open_spans--;
+    if (!mf_prof_on || !name)
         return NULL;
     if (nevents == capevents) {
         int64_t cap = capevents ? 2 * capevents : 1024;
@@ -56,8 +113,25 @@ static MfProfEvent *append(MfProfSpan *s, MfProfKind kind, const char *name)
 
 void mf_prof_end_op(MfProfSpan *s, const char *name, double flops, double bytes)
 {
-    MfProfEvent *e = append(s, MF_PROF_OP, name);
+    if (!s->on) /* interning is for recorded events only */
+        return;
+    const char *n = intern(name);
+    MfProfEvent *e = append(s, MF_PROF_OP, n);
     if (e) {
+        e->op = n;
+        e->flops = flops;
+        e->bytes = bytes;
+    }
+}
+
+void mf_prof_end_op_call(MfProfSpan *s, const char *node, const char *op, double flops,
+                         double bytes)
+{
+    if (!s->on)
+        return;
+    MfProfEvent *e = append(s, MF_PROF_OP, node ? intern(node) : op);
+    if (e) {
+        e->op = op;
         e->flops = flops;
         e->bytes = bytes;
     }
@@ -88,10 +162,23 @@ void mf_prof_end_step(MfProfSpan *s, const char *op, const char *step, double by
     }
 }
 
+void mf_prof_set_node(const char *name)
+{
+    pending_node = name;
+}
+
+const char *mf_prof_take_node(void)
+{
+    const char *n = pending_node;
+    pending_node = NULL;
+    return n;
+}
+
 void mf_prof_start(void)
 {
     nevents = 0;
     open_spans = 0;
+    pending_node = NULL;
     mf_prof_on = 1;
 }
 

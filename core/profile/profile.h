@@ -4,7 +4,22 @@
  * span appends an event (category, name, start, duration, FLOPs, bytes,
  * GEMM sizes) to a growing buffer; nesting depth is kept so the trace writer
  * can nest im2col / GEMM / col2im inside their op. Reports and the trace
- * writer read the buffer (profile/report.c, profile/trace.c). */
+ * writer read the buffer (profile/report.c, profile/trace.c).
+ *
+ * Who records what:
+ *   - the dispatcher (core/op.c) wraps each eager op (infer, allocate,
+ *     forward) in an op span named by the op's TensorFlow name;
+ *   - mf_gemm (core/gemm.c) wraps every BLAS GEMM;
+ *   - kernels wrap their steps ("im2col", "col2im") with mf_prof_end_step.
+ *
+ * Graph nodes (the hook for the executor): before running a node's kernel
+ * the executor calls 'mf_prof_set_node(node_name)'; the next op span that
+ * begins takes that name as its row name (the op's TensorFlow name is kept
+ * in the event's 'op'), and the name is cleared. An executor that does not
+ * go through the dispatcher wraps the node itself:
+ *     MfProfSpan s; mf_prof_begin(&s); ...run...; mf_prof_end_op(&s, name, f, b);
+ * Names given to the profiler are copied (interned) when recorded, so they
+ * may be freed afterwards. */
 #ifndef MF_PROFILE_H
 #define MF_PROFILE_H
 
@@ -22,7 +37,7 @@ typedef enum MfProfKind {
 typedef struct MfProfEvent {
     MfProfKind kind;
     const char *name;     /* op name ("Conv2D"), node name, or step name; static or interned */
-    const char *op;       /* for GEMMs and steps: the calling op */
+    const char *op;       /* op events: the TF op name; GEMMs and steps: the calling op */
     double start_us, dur_us;
     double flops, bytes;
     int64_t M, N, K;
@@ -40,10 +55,23 @@ extern int mf_prof_on;
 /* Starts a span (records the time when profiling is on). */
 void mf_prof_begin(MfProfSpan *s);
 
-/* Ends spans: an op (name, FLOPs, bytes), a GEMM, a step (with bytes moved). */
+/* Ends spans: an op (row name, FLOPs, bytes), a GEMM, a step (with bytes
+ * moved). A begun span must always be ended, also on error paths. */
 void mf_prof_end_op(MfProfSpan *s, const char *name, double flops, double bytes);
 void mf_prof_end_gemm(MfProfSpan *s, const MfGemm *g);
 void mf_prof_end_step(MfProfSpan *s, const char *op, const char *step, double bytes);
+
+/* The op hook of the dispatcher: ends an op span named by the pending node
+ * name (see above) or else by 'op', recording 'op' as the event's op. */
+void mf_prof_end_op_call(MfProfSpan *s, const char *node, const char *op, double flops,
+                         double bytes);
+
+/* The graph executor's hook: the name of the node about to run (borrowed
+ * until the next call; NULL clears). Costs one store when profiling is off. */
+void mf_prof_set_node(const char *name);
+
+/* Takes the pending node name (NULL when none) and clears it. */
+const char *mf_prof_take_node(void);
 
 /* Microseconds on a monotonic clock. */
 double mf_prof_now_us(void);
@@ -52,7 +80,8 @@ double mf_prof_now_us(void);
 void mf_prof_start(void);
 void mf_prof_stop(void);
 
-/* The events collected (borrowed; valid until the next start). */
+/* The events collected, in the order they ended (borrowed; valid until the
+ * next start). */
 const MfProfEvent *mf_prof_events(int64_t *n);
 
 #endif

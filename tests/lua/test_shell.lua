@@ -230,6 +230,8 @@ T.test("help: every present mf function has a text", function()
   end
   walk(mf, "")
   walk(mf.random or {}, "random.")
+  walk(mf.nn or {}, "nn.")
+  walk(mf.profiler or {}, "profiler.")
   table.sort(missing)
   T.ok(#missing == 0, "mf functions without help: " .. table.concat(missing, " "))
 end)

@@ -16,6 +16,8 @@
 #include "grad_cases.h"
 #include "grad_cases_math.h"
 #include "grad_cases_shape.h"
+#include "grad_cases_nn.h"
+#include "grad_cases_conv.h"
 
 #define EPS 1e-6
 #define ATOL 1e-6
@@ -392,6 +394,18 @@ static void test_cases_shape(void **state)
     run_cases(cases_shape, sizeof cases_shape / sizeof cases_shape[0]);
 }
 
+static void test_cases_conv(void **state)
+{
+    (void)state;
+    run_cases(cases_conv, sizeof cases_conv / sizeof cases_conv[0]);
+}
+
+static void test_cases_nn(void **state)
+{
+    (void)state;
+    run_cases(cases_nn, sizeof cases_nn / sizeof cases_nn[0]);
+}
+
 static bool has_case(MfOpId op, const GradCase *cases, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -411,7 +425,9 @@ static void test_every_differentiable_op_has_a_case(void **state)
         if (d->flags & MF_OP_NONDIFF)
             continue;
         bool cased = has_case((MfOpId)op, cases_math, nmath) ||
-                     has_case((MfOpId)op, cases_shape, nshape);
+                     has_case((MfOpId)op, cases_shape, nshape) ||
+                     has_case((MfOpId)op, cases_conv, sizeof cases_conv / sizeof cases_conv[0]) ||
+                     has_case((MfOpId)op, cases_nn, sizeof cases_nn / sizeof cases_nn[0]);
         if (cased && d->backward)
             continue;
         print_error("differentiable op %s (%s) lacks:%s%s\n", d->name, d->api,
@@ -621,6 +637,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_cases_math),
         TEST(test_cases_shape),
+        TEST(test_cases_nn),
+        TEST(test_cases_conv),
         TEST(test_every_differentiable_op_has_a_case),
         TEST(test_max_min_share_ties),
         TEST(test_prod_with_zeros),

@@ -1,0 +1,552 @@
+/* conv.c — the ops Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter,
+ * lowered to im2col / col2im and GEMMs through mf_gemm, and the composites
+ * mf_conv2d, mf_conv2d_backprop_input, mf_conv2d_backprop_filter that also
+ * take NCHW (see conv.h for layouts, attributes, output sizes and the
+ * lowering).
+ *
+ * Each op works a tile of patch rows at a time: the scratch patch matrix
+ * (from mf_alloc) holds at most MF_CONV_PATCH_BYTES (64 MiB), whole images
+ * per tile when one image fits. im2col and col2im run inside profiler step
+ * spans named by the op, so a profile shows each step beside its GEMMs. */
+#include <string.h>
+
+#include "../alloc.h"
+#include "../gemm.h"
+#include "../profile/profile.h"
+#include "common.h"
+#include "conv.h"
+#include "view.h"
+
+#define SHAPE_BUF 160
+
+/* ---- geometry ------------------------------------------------------------------ */
+
+/* A stride or dilation entry: 0 means 1. */
+static int64_t one_if_zero(int64_t v)
+{
+    return v == 0 ? 1 : v;
+}
+
+/* Output size and leading pad of one spatial axis (TensorFlow's rules);
+ * unknown (-1) in, unknown out. */
+static void axis_size(int padding, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *out,
+                      int64_t *pad)
+{
+    int64_t ek = (k - 1) * d + 1;
+    *pad = 0;
+    if (in < 0 || k < 0) {
+        *out = -1;
+    } else if (padding == 1) {
+        *out = (in + s - 1) / s;
+        int64_t total = (*out - 1) * s + ek - in;
+        *pad = total > 0 ? total / 2 : 0;
+    } else {
+        *out = ek > in ? 0 : (in - ek) / s + 1;
+    }
+}
+
+/* The input and filter shapes of the call: for the backprops one of them is
+ * the sizes attribute, with -1 batch / channel entries taken from the
+ * tensors. */
+static void call_shapes(const MfOpCall *c, int64_t xs[4], int64_t ws[4])
+{
+    const MfTensor *a = c->inputs[0], *b = c->inputs[1];
+    const int64_t *at = c->attrs->ints;
+    for (int i = 0; i < 4; i++) {
+        xs[i] = c->op == MF_OP_CONV2D_BACKPROP_INPUT ? at[i] : a->shape[i];
+        ws[i] = c->op == MF_OP_CONV2D ? b->shape[i]
+                : c->op == MF_OP_CONV2D_BACKPROP_INPUT ? a->shape[i] : at[i];
+    }
+    if (c->op == MF_OP_CONV2D_BACKPROP_INPUT) {
+        xs[0] = xs[0] < 0 ? b->shape[0] : xs[0];
+        xs[3] = xs[3] < 0 ? a->shape[2] : xs[3];
+    } else if (c->op == MF_OP_CONV2D_BACKPROP_FILTER) {
+        ws[2] = ws[2] < 0 ? a->shape[3] : ws[2];
+        ws[3] = ws[3] < 0 ? b->shape[3] : ws[3];
+    }
+}
+
+/* The geometry of a call whose shapes are known to fit (after 'infer'). */
+static MfConvGeom call_geom(const MfOpCall *c)
+{
+    int64_t xs[4], ws[4];
+    call_shapes(c, xs, ws);
+    const MfAttrs *a = c->attrs;
+    MfConvGeom g = {
+        .N = xs[0], .H = xs[1], .W = xs[2], .C = xs[3], .kh = ws[0], .kw = ws[1], .O = ws[3],
+        .sh = one_if_zero(a->strides[1]), .sw = one_if_zero(a->strides[2]),
+        .dh = one_if_zero(a->dilations[1]), .dw = one_if_zero(a->dilations[2]),
+    };
+    axis_size(a->padding, g.H, g.kh, g.sh, g.dh, &g.Ho, &g.pad_top);
+    axis_size(a->padding, g.W, g.kw, g.sw, g.dw, &g.Wo, &g.pad_left);
+    return g;
+}
+
+/* ---- checks -------------------------------------------------------------------- */
+
+static MfStatus check_rank4(const MfOpCall *c, const MfTensor *t, const char *what,
+                            const char *layout)
+{
+    if (t->rank == 4)
+        return MF_OK;
+    char buf[SHAPE_BUF];
+    return mf_err_set(MF_ESHAPE, "%s: expected %s of rank 4 (%s), got shape %s (rank %d)",
+                      op_api(c), what, layout, mf_shape_str(t->rank, t->shape, buf, sizeof buf),
+                      t->rank);
+}
+
+/* strides / dilations: positive, 1 on the batch and channel axes. */
+static MfStatus check_window(const MfOpCall *c, const int64_t *v, const char *what)
+{
+    int64_t e[4];
+    for (int i = 0; i < 4; i++)
+        e[i] = one_if_zero(v[i]);
+    if (e[1] < 1 || e[2] < 1)
+        return mf_err_set(MF_EARG, "%s: %s must be positive, got {%lld, %lld, %lld, %lld}",
+                          op_api(c), what, (long long)e[0], (long long)e[1], (long long)e[2],
+                          (long long)e[3]);
+    if (e[0] != 1 || e[3] != 1)
+        return mf_err_set(MF_EARG, "%s: %s on the batch and channel axes must be 1, got "
+                          "{%lld, %lld, %lld, %lld}", op_api(c), what, (long long)e[0],
+                          (long long)e[1], (long long)e[2], (long long)e[3]);
+    return MF_OK;
+}
+
+static MfStatus check_attrs(const MfOpCall *c)
+{
+    const MfAttrs *a = c->attrs;
+    if (a->padding != 0 && a->padding != 1)
+        return mf_err_set(MF_EARG, "%s: padding must be VALID (0) or SAME (1), got %d",
+                          op_api(c), a->padding);
+    if (c->op != MF_OP_CONV2D && a->nints != 4)
+        return mf_err_set(MF_EARG, "%s: expected 4 %s, got %d", op_api(c),
+                          c->op == MF_OP_CONV2D_BACKPROP_INPUT ? "input_sizes (N, H, W, C)"
+                                                               : "filter_sizes (kh, kw, Cin, Cout)",
+                          a->nints);
+    MfStatus st = check_window(c, a->strides, "strides");
+    return st != MF_OK ? st : check_window(c, a->dilations, "dilations");
+}
+
+/* The filter fits: spatial sizes at least 1 and, with VALID padding, the
+ * dilated filter no larger than the input. */
+static MfStatus check_fit(const MfOpCall *c, const MfConvGeom *g)
+{
+    if ((g->kh >= 0 && g->kh < 1) || (g->kw >= 0 && g->kw < 1))
+        return mf_err_set(MF_ESHAPE, "%s: the filter's height and width must be at least 1, "
+                          "got %lld x %lld", op_api(c), (long long)g->kh, (long long)g->kw);
+    int64_t ekh = (g->kh - 1) * g->dh + 1, ekw = (g->kw - 1) * g->dw + 1;
+    bool tall = g->H >= 0 && g->kh >= 0 && ekh > g->H;
+    bool wide = g->W >= 0 && g->kw >= 0 && ekw > g->W;
+    if (c->attrs->padding == 1 || (!tall && !wide))
+        return MF_OK;
+    return mf_err_set(MF_ESHAPE, "%s: the filter (%lld x %lld, %lld x %lld with dilations) is "
+                      "larger than the input (%lld x %lld) with VALID padding; use SAME "
+                      "padding or a smaller filter", op_api(c), (long long)g->kh,
+                      (long long)g->kw, (long long)ekh, (long long)ekw, (long long)g->H,
+                      (long long)g->W);
+}
+
+/* Two sizes agree (unknown matches anything). */
+static bool same(int64_t a, int64_t b)
+{
+    return a < 0 || b < 0 || a == b;
+}
+
+static MfStatus check_channels(const MfOpCall *c, const int64_t *xs, const int64_t *ws)
+{
+    if (same(xs[3], ws[2]))
+        return MF_OK;
+    char sx[SHAPE_BUF], sw[SHAPE_BUF];
+    return mf_err_set(MF_ESHAPE, "%s: the input has %lld channels but the filter expects %lld "
+                      "(input %s NHWC, filter %s HWIO)", op_api(c), (long long)xs[3],
+                      (long long)ws[2], mf_shape_str(4, xs, sx, sizeof sx),
+                      mf_shape_str(4, ws, sw, sizeof sw));
+}
+
+/* out_backprop has the shape the forward conv would give. */
+static MfStatus check_dy(const MfOpCall *c, const MfConvGeom *g, const MfTensor *dy)
+{
+    int64_t want[4] = {g->N, g->Ho, g->Wo, g->O};
+    bool ok = true;
+    for (int i = 0; i < 4; i++)
+        ok = ok && same(dy->shape[i], want[i]);
+    if (ok)
+        return MF_OK;
+    char sd[SHAPE_BUF], sw[SHAPE_BUF];
+    return mf_err_set(MF_ESHAPE, "%s: out_backprop has shape %s, but the convolution of an "
+                      "input (%lld,%lld,%lld,%lld) with a (%lld,%lld,%lld,%lld) filter gives %s "
+                      "with these strides, dilations and %s padding", op_api(c),
+                      mf_shape_str(4, dy->shape, sd, sizeof sd), (long long)g->N,
+                      (long long)g->H, (long long)g->W, (long long)g->C, (long long)g->kh,
+                      (long long)g->kw, (long long)g->C, (long long)g->O,
+                      mf_shape_str(4, want, sw, sizeof sw),
+                      c->attrs->padding ? "SAME" : "VALID");
+}
+
+/* ---- shape inference ------------------------------------------------------------ */
+
+static MfStatus check_inputs(const MfOpCall *c)
+{
+    static const char *const what[3][2] = {
+        {"an input", "a filter"}, {"a filter", "out_backprop"}, {"an input", "out_backprop"}};
+    static const char *const layout[3][2] = {
+        {"NHWC", "HWIO"}, {"HWIO", "NHWC"}, {"NHWC", "NHWC"}};
+    int k = c->op == MF_OP_CONV2D ? 0 : c->op == MF_OP_CONV2D_BACKPROP_INPUT ? 1 : 2;
+    MfStatus st = MF_OK;
+    for (int i = 0; i < 2 && st == MF_OK; i++)
+        st = check_rank4(c, c->inputs[i], what[k][i], layout[k][i]);
+    if (st == MF_OK)
+        st = mf_check_same_dtype(c, c->inputs[0], c->inputs[1]);
+    if (st == MF_OK)
+        st = mf_check_dtype(c, c->inputs[0], MF_FLOATS, "float32 or float64");
+    return st != MF_OK ? st : check_attrs(c);
+}
+
+static MfStatus conv_infer(MfOpCall *c)
+{
+    MfStatus st = check_inputs(c);
+    if (st != MF_OK)
+        return st;
+    int64_t xs[4], ws[4];
+    call_shapes(c, xs, ws);
+    MfConvGeom g = call_geom(c);
+    st = check_channels(c, xs, ws);
+    if (st == MF_OK)
+        st = check_fit(c, &g);
+    if (st == MF_OK && c->op != MF_OP_CONV2D)
+        st = check_dy(c, &g, c->inputs[1]);
+    if (st != MF_OK)
+        return st;
+    const int64_t *o = c->op == MF_OP_CONV2D ? (int64_t[4]){g.N, g.Ho, g.Wo, g.O}
+                       : c->op == MF_OP_CONV2D_BACKPROP_INPUT ? xs : ws;
+    c->noutputs = 1;
+    c->out[0].dtype = c->inputs[0]->dtype;
+    c->out[0].rank = 4;
+    memcpy(c->out[0].shape, o, 4 * sizeof *o);
+    return MF_OK;
+}
+
+/* ---- kernels -------------------------------------------------------------------- */
+
+/* A 1x1 filter with stride 1: the input is its own patch matrix. */
+static bool pointwise(const MfConvGeom *g)
+{
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1;
+}
+
+/* Patch rows per tile: what MF_CONV_TILE_BYTES holds, at least
+ * MF_CONV_TILE_MIN_ROWS and 8 * Cout (so re-reading the filter or dW, Cout
+ * wide, per tile stays small beside the patches), at most what MF_CONV_PATCH_BYTES holds (and at
+ * least one row); rounded down to whole images when an image fits. */
+static int64_t tile_rows(const MfConvGeom *g, size_t es)
+{
+    int64_t K = g->kh * g->kw * g->C, hw = g->Ho * g->Wo, total = g->N * hw;
+    int64_t row_bytes = K * (int64_t)es, cap = MF_CONV_PATCH_BYTES / row_bytes;
+    int64_t rows = MF_CONV_TILE_BYTES / row_bytes;
+    int64_t min_rows = 8 * g->O > MF_CONV_TILE_MIN_ROWS ? 8 * g->O : MF_CONV_TILE_MIN_ROWS;
+    if (rows < min_rows)
+        rows = min_rows;
+    if (rows > cap)
+        rows = cap;
+    if (rows < 1)
+        rows = 1;
+    if (rows >= hw)
+        rows = rows / hw * hw;
+    return rows < total ? rows : total;
+}
+
+/* The state of one op call: its geometry, contiguous inputs and scratch. */
+typedef struct ConvRun {
+    const char *op;       /* TensorFlow name, for GEMMs and steps */
+    MfConvGeom g;
+    MfDType dt;
+    size_t es;
+    int64_t K, rows;      /* patch columns; rows per tile */
+    MfTensor *in[2];      /* contiguous inputs (owned) */
+    void *patches;        /* NULL for pointwise */
+    size_t patch_bytes;
+} ConvRun;
+
+static void run_free(ConvRun *r)
+{
+    mf_tensor_release(r->in[0]);
+    mf_tensor_release(r->in[1]);
+    if (r->patches)
+        mf_dealloc(r->patches, r->patch_bytes);
+}
+
+/* Sets up 'r' for call 'c'; 'patches' false when no scratch is needed. */
+static MfStatus run_init(const MfOpCall *c, ConvRun *r, bool patches)
+{
+    *r = (ConvRun){.op = mf_op_table[c->op]->name, .g = call_geom(c), .dt = c->inputs[0]->dtype};
+    r->es = mf_dtype_size(r->dt);
+    r->K = r->g.kh * r->g.kw * r->g.C;
+    for (int i = 0; i < 2; i++) {
+        r->in[i] = mf_tensor_contiguous(c->inputs[i]);
+        if (!r->in[i])
+            return MF_ENOMEM;
+    }
+    if (!patches || pointwise(&r->g) || r->g.N * r->g.Ho * r->g.Wo == 0 || r->K == 0)
+        return MF_OK;
+    r->rows = tile_rows(&r->g, r->es);
+    r->patch_bytes = (size_t)(r->rows * r->K) * r->es;
+    r->patches = mf_alloc(r->patch_bytes);
+    if (!r->patches)
+        return mf_err_nomem(op_api(c), r->patch_bytes);
+    return MF_OK;
+}
+
+static MfStatus gemm(const ConvRun *r, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                     const void *A, int64_t lda, const void *B, int64_t ldb, double beta,
+                     void *C, int64_t ldc)
+{
+    MfGemm g = {.op = r->op, .dtype = r->dt, .trans_a = ta, .trans_b = tb, .M = M, .N = N,
+                .K = K, .alpha = 1.0, .beta = beta, .A = A, .lda = lda, .B = B, .ldb = ldb,
+                .C = C, .ldc = ldc};
+    return mf_gemm(&g);
+}
+
+/* im2col of rows [r0, r1) of input 'x' into the scratch, as a profiler step. */
+static void run_im2col(const ConvRun *r, const void *x, int64_t r0, int64_t r1)
+{
+    MfProfSpan s;
+    mf_prof_begin(&s);
+    mf_im2col(&r->g, r->es, x, r0, r1, r->patches);
+    mf_prof_end_step(&s, r->op, "im2col", (double)((r1 - r0) * r->K) * (double)r->es);
+}
+
+static MfStatus interrupted(const ConvRun *r)
+{
+    return mf_err_set(MF_EINTR, "%s: interrupted", r->op);
+}
+
+/* The byte offset of patch row 'row' in an [rows, n]-element matrix. */
+static size_t at(const ConvRun *r, int64_t row, int64_t n)
+{
+    return (size_t)(row * n) * r->es;
+}
+
+/* Conv2D: out [rows, O] = patches [rows, K] x filter [K, O], tile by tile. */
+static MfStatus conv2d_forward(const MfOpCall *c, MfTensor **outs)
+{
+    ConvRun r;
+    MfStatus st = run_init(c, &r, true);
+    char *y = mf_tensor_data(outs[0]);
+    const void *x = mf_tensor_data(r.in[0]), *w = mf_tensor_data(r.in[1]);
+    int64_t total = r.g.N * r.g.Ho * r.g.Wo, O = r.g.O;
+    if (st == MF_OK && r.K == 0)
+        memset(y, 0, at(&r, total, O));
+    else if (st == MF_OK && pointwise(&r.g))
+        st = gemm(&r, false, false, total, O, r.K, x, r.K, w, O, 0.0, y, O);
+    for (int64_t r0 = 0; st == MF_OK && r.patches && r0 < total; r0 += r.rows) {
+        int64_t r1 = r0 + r.rows < total ? r0 + r.rows : total;
+        if (r0 > 0 && mf_interrupted) {
+            st = interrupted(&r);
+            break;
+        }
+        run_im2col(&r, x, r0, r1);
+        st = gemm(&r, false, false, r1 - r0, O, r.K, r.patches, r.K, w, O, 0.0, y + at(&r, r0, O),
+                  O);
+    }
+    run_free(&r);
+    return st;
+}
+
+/* Conv2DBackpropFilter: dw [K, O] = sum over tiles of patches^T x dy. */
+static MfStatus backprop_filter_forward(const MfOpCall *c, MfTensor **outs)
+{
+    ConvRun r;
+    MfStatus st = run_init(c, &r, true);
+    char *dw = mf_tensor_data(outs[0]);
+    const void *x = mf_tensor_data(r.in[0]);
+    const char *dy = mf_tensor_data(r.in[1]);
+    int64_t total = r.g.N * r.g.Ho * r.g.Wo, O = r.g.O;
+    if (st == MF_OK && (total == 0 || r.K == 0))
+        memset(dw, 0, at(&r, r.K, O));
+    else if (st == MF_OK && pointwise(&r.g))
+        st = gemm(&r, true, false, r.K, O, total, x, r.K, dy, O, 0.0, dw, O);
+    for (int64_t r0 = 0; st == MF_OK && r.patches && r0 < total; r0 += r.rows) {
+        int64_t r1 = r0 + r.rows < total ? r0 + r.rows : total;
+        if (r0 > 0 && mf_interrupted) {
+            st = interrupted(&r);
+            break;
+        }
+        run_im2col(&r, x, r0, r1);
+        st = gemm(&r, true, false, r.K, O, r1 - r0, r.patches, r.K, dy + at(&r, r0, O), O,
+                  r0 == 0 ? 0.0 : 1.0, dw, O);
+    }
+    run_free(&r);
+    return st;
+}
+
+/* Conv2DBackpropInput: per tile dpatches = dy x filter^T, then col2im adds
+ * them into dx (zeroed first). */
+static MfStatus backprop_input_forward(const MfOpCall *c, MfTensor **outs)
+{
+    ConvRun r;
+    MfStatus st = run_init(c, &r, true);
+    char *dx = mf_tensor_data(outs[0]);
+    const void *w = mf_tensor_data(r.in[0]);
+    const char *dy = mf_tensor_data(r.in[1]);
+    int64_t total = r.g.N * r.g.Ho * r.g.Wo, O = r.g.O;
+    int64_t nx = mf_tensor_numel(outs[0]);
+    if (st == MF_OK && pointwise(&r.g) && O > 0) {
+        st = gemm(&r, false, true, total, r.g.C, O, dy, O, w, O, 0.0, dx, r.g.C);
+        run_free(&r);
+        return st;
+    }
+    if (st == MF_OK)
+        memset(dx, 0, (size_t)nx * r.es);
+    for (int64_t r0 = 0; st == MF_OK && r.patches && O > 0 && r0 < total; r0 += r.rows) {
+        int64_t r1 = r0 + r.rows < total ? r0 + r.rows : total;
+        if (r0 > 0 && mf_interrupted) {
+            st = interrupted(&r);
+            break;
+        }
+        st = gemm(&r, false, true, r1 - r0, r.K, O, dy + at(&r, r0, O), O, w, O, 0.0, r.patches,
+                  r.K);
+        if (st != MF_OK)
+            break;
+        MfProfSpan s;
+        mf_prof_begin(&s);
+        mf_col2im(&r.g, r.dt == MF_FLOAT64, r.patches, r0, r1, dx);
+        mf_prof_end_step(&s, r.op, "col2im", (double)at(&r, r1 - r0, r.K));
+    }
+    run_free(&r);
+    return st;
+}
+
+/* 2 * N*Ho*Wo * kh*kw*Cin * Cout FLOPs for each of the three; bytes of the
+ * inputs and the output. */
+static MfCost conv_cost(const MfOpCall *c)
+{
+    MfConvGeom g = call_geom(c);
+    MfCost cost = mf_cost_elementwise(c);
+    int64_t rows = g.N * g.Ho * g.Wo, K = g.kh * g.kw * g.C;
+    cost.flops = rows > 0 && K > 0 && g.O > 0 ? 2.0 * (double)rows * (double)K * (double)g.O : 0;
+    return cost;
+}
+
+const MfOpDesc mf_desc_conv2d = {
+    .name = "Conv2D", .api = "conv2d", .arity = 2, .infer = conv_infer,
+    .forward = conv2d_forward, .backward = mf_conv2d_grad, .cost = conv_cost,
+};
+
+const MfOpDesc mf_desc_conv2d_backprop_input = {
+    .name = "Conv2DBackpropInput", .api = "conv2d_backprop_input", .arity = 2,
+    .infer = conv_infer, .forward = backprop_input_forward,
+    .backward = mf_conv2d_backprop_input_grad, .cost = conv_cost,
+};
+
+const MfOpDesc mf_desc_conv2d_backprop_filter = {
+    .name = "Conv2DBackpropFilter", .api = "conv2d_backprop_filter", .arity = 2,
+    .infer = conv_infer, .forward = backprop_filter_forward,
+    .backward = mf_conv2d_backprop_filter_grad, .cost = conv_cost,
+};
+
+/* ---- composites: NCHW by transposing -------------------------------------------- */
+
+static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+
+/* The op's attributes in NHWC order; with 'nchw', checks the batch and
+ * channel entries in the caller's order first. */
+static MfStatus nhwc_attrs(const char *fname, const MfAttrs *a, bool nchw, MfAttrs *out)
+{
+    *out = *a;
+    if (!nchw)
+        return MF_OK;
+    for (int i = 0; i < 2; i++) {
+        const int64_t *v = i == 0 ? a->strides : a->dilations;
+        if (one_if_zero(v[0]) != 1 || one_if_zero(v[1]) != 1)
+            return mf_err_set(MF_EARG, "%s: %s on the batch and channel axes must be 1, got "
+                              "{%lld, %lld, %lld, %lld} (NCHW)", fname,
+                              i == 0 ? "strides" : "dilations", (long long)one_if_zero(v[0]),
+                              (long long)one_if_zero(v[1]), (long long)one_if_zero(v[2]),
+                              (long long)one_if_zero(v[3]));
+    }
+    for (int i = 0; i < 4; i++) {
+        out->strides[i] = a->strides[to_nhwc[i]];
+        out->dilations[i] = a->dilations[to_nhwc[i]];
+    }
+    return MF_OK;
+}
+
+/* Runs 'op' on (a, b) and, with 'back', transposes the result to NCHW. */
+static MfStatus call_maybe_nchw(MfOpId op, MfTensor *a, MfTensor *b, const MfAttrs *at,
+                                bool back, MfTensor **out)
+{
+    MfTensor *in[2] = {a, b}, *y = NULL;
+    MfStatus st = mf_op1(op, 2, in, at, back ? &y : out);
+    if (st != MF_OK || !back)
+        return st;
+    st = mf_transpose(y, to_nchw, 4, out);
+    mf_tensor_release(y);
+    return st;
+}
+
+/* '*t' as NHWC: a Transpose of 't' (owned in '*own') with 'nchw', else 't'. */
+static MfStatus as_nhwc(MfTensor *t, bool nchw, MfTensor **own, MfTensor **use)
+{
+    *own = NULL;
+    *use = t;
+    if (!nchw)
+        return MF_OK;
+    if (t->rank != 4)
+        return MF_OK; /* the op reports the rank */
+    MfStatus st = mf_transpose(t, to_nhwc, 4, own);
+    *use = *own;
+    return st;
+}
+
+MfStatus mf_conv2d(MfTensor *x, MfTensor *w, const MfAttrs *a, bool nchw, MfTensor **out)
+{
+    MfAttrs at;
+    MfTensor *xt = NULL, *xu;
+    *out = NULL;
+    MfStatus st = nhwc_attrs("conv2d", a, nchw, &at);
+    if (st == MF_OK)
+        st = as_nhwc(x, nchw, &xt, &xu);
+    if (st == MF_OK)
+        st = call_maybe_nchw(MF_OP_CONV2D, xu, w, &at, nchw, out);
+    mf_tensor_release(xt);
+    return st;
+}
+
+MfStatus mf_conv2d_backprop_input(const int64_t sizes[4], MfTensor *w, MfTensor *dy,
+                                  const MfAttrs *a, bool nchw, MfTensor **out)
+{
+    MfAttrs at;
+    MfTensor *dt = NULL, *du;
+    *out = NULL;
+    MfStatus st = nhwc_attrs("conv2d_backprop_input", a, nchw, &at);
+    at.nints = 4;
+    for (int i = 0; i < 4; i++)
+        at.ints[i] = sizes[nchw ? to_nhwc[i] : i];
+    if (st == MF_OK)
+        st = as_nhwc(dy, nchw, &dt, &du);
+    if (st == MF_OK)
+        st = call_maybe_nchw(MF_OP_CONV2D_BACKPROP_INPUT, w, du, &at, nchw, out);
+    mf_tensor_release(dt);
+    return st;
+}
+
+MfStatus mf_conv2d_backprop_filter(MfTensor *x, const int64_t sizes[4], MfTensor *dy,
+                                   const MfAttrs *a, bool nchw, MfTensor **out)
+{
+    MfAttrs at;
+    MfTensor *xt = NULL, *xu, *dt = NULL, *du;
+    *out = NULL;
+    MfStatus st = nhwc_attrs("conv2d_backprop_filter", a, nchw, &at);
+    at.nints = 4;
+    for (int i = 0; i < 4; i++)
+        at.ints[i] = sizes[i];
+    if (st == MF_OK)
+        st = as_nhwc(x, nchw, &xt, &xu);
+    if (st == MF_OK)
+        st = as_nhwc(dy, nchw, &dt, &du);
+    if (st == MF_OK)
+        st = call_maybe_nchw(MF_OP_CONV2D_BACKPROP_FILTER, xu, du, &at, false, out);
+    mf_tensor_release(xt);
+    mf_tensor_release(dt);
+    return st;
+}

@@ -1,0 +1,96 @@
+/* conv.h — 2-D convolution: the ops Conv2D, Conv2DBackpropInput and
+ * Conv2DBackpropFilter (conv.c), their gradients (conv_grad.c), the
+ * im2col / col2im steps they are lowered to (im2col.c), and composites that
+ * accept TensorFlow's NCHW layout by transposing around the NHWC ops.
+ *
+ * Layouts as TensorFlow: input NHWC [N, H, W, Cin], filter HWIO
+ * [kh, kw, Cin, Cout], output NHWC [N, Ho, Wo, Cout]. Attributes read
+ * (MfAttrs): 'strides[4]' and 'dilations[4]' in NHWC order (the batch and
+ * channel entries must be 1; a 0 entry means 1, so a zeroed MfAttrs is
+ * stride 1 and no dilation), 'padding' (0 = VALID, 1 = SAME), and for the
+ * backprops 'ints[0..3]' (nints 4): input_sizes (NHWC) for
+ * Conv2DBackpropInput, filter_sizes (HWIO) for Conv2DBackpropFilter. Those
+ * sizes are attributes, as Reshape's shape is, rather than TensorFlow's
+ * int32 input; an input_sizes batch or channel entry of -1 is taken from
+ * out_backprop and the filter (graph gradients with an unknown batch).
+ *
+ * Output sizes and padding follow TensorFlow: with the dilated filter size
+ * ek = (k - 1) * d + 1,
+ *   VALID: Ho = (H - ek) / s + 1 (an error when ek > H), no padding;
+ *   SAME:  Ho = ceil(H / s), pad_total = max((Ho - 1) * s + ek - H, 0),
+ *          pad_top = pad_total / 2, the extra row (column) at the bottom (right).
+ *
+ * Lowering (DESIGN.md "Conv2D lowered to GEMMs"), every GEMM through
+ * mf_gemm, named by the op:
+ *   Conv2D:               patches [N*Ho*Wo, kh*kw*Cin] x filter [kh*kw*Cin, Cout];
+ *   Conv2DBackpropFilter: patches^T [kh*kw*Cin, N*Ho*Wo] x dy [N*Ho*Wo, Cout];
+ *   Conv2DBackpropInput:  dy [N*Ho*Wo, Cout] x filter^T [Cout, kh*kw*Cin], then
+ *                         col2im adds the patches back into dx.
+ * The patch matrix is built a tile of rows at a time so it never exceeds
+ * MF_CONV_PATCH_BYTES (whole images per tile when one fits). A 1x1 filter
+ * with stride 1 needs no patches: the input itself is the [N*H*W, Cin]
+ * matrix (and dx is written by the GEMM directly). */
+#ifndef MF_OPS_CONV_H
+#define MF_OPS_CONV_H
+
+#include <stdbool.h>
+
+#include "../op.h"
+
+/* The bound on the scratch patch matrix of one tile: 64 MiB. Within it a
+ * tile aims at MF_CONV_TILE_BYTES (4 MiB, so im2col's output is still in
+ * cache when the GEMM reads it: 1.3-1.7x faster than 64 MiB tiles on the
+ * benchmark shapes) but keeps at least MF_CONV_TILE_MIN_ROWS and 8 * Cout
+ * patch rows, so each GEMM keeps one long dimension. */
+#define MF_CONV_PATCH_BYTES ((int64_t)64 << 20)
+#define MF_CONV_TILE_BYTES ((int64_t)4 << 20)
+#define MF_CONV_TILE_MIN_ROWS 1024
+
+/* The geometry of one convolution, NHWC / HWIO. */
+typedef struct MfConvGeom {
+    int64_t N, H, W, C;       /* input */
+    int64_t kh, kw, O;        /* filter: kh x kw x C x O */
+    int64_t Ho, Wo;           /* output spatial size */
+    int64_t sh, sw, dh, dw;   /* strides and dilations */
+    int64_t pad_top, pad_left;
+} MfConvGeom;
+
+/* ---- im2col.c ---------------------------------------------------------------- */
+
+/* Writes rows [r0, r1) of the patch matrix of 'x' (contiguous NHWC of
+ * element size 'es') into 'patches' (row-major, kh*kw*C columns; row r is
+ * output position (n, oh, ow) = r in row-major order; column (i, j, c) is
+ * filter tap (i, j), channel c). Taps in the padding are zeros. */
+void mf_im2col(const MfConvGeom *g, size_t es, const void *x, int64_t r0, int64_t r1,
+               void *patches);
+
+/* The adjoint of mf_im2col: adds rows [r0, r1) of 'patches' into 'dx'
+ * (contiguous NHWC, float32 when 'f64' is false, else float64); taps in the
+ * padding are dropped. */
+void mf_col2im(const MfConvGeom *g, bool f64, const void *patches, int64_t r0, int64_t r1,
+               void *dx);
+
+/* ---- composites (conv.c) ------------------------------------------------------- */
+
+/* Conv2D of 'x' with 'w'. With 'nchw', 'x' is [N, C, H, W], 'a->strides'
+ * and 'a->dilations' are in NCHW order, and the result is NCHW: the op runs
+ * on Transposes, so gradients flow. '*out' is owned on success. */
+MfStatus mf_conv2d(MfTensor *x, MfTensor *w, const MfAttrs *a, bool nchw, MfTensor **out);
+
+/* Conv2DBackpropInput: the gradient of a Conv2D input of shape 'sizes'
+ * (NCHW order with 'nchw') given 'w' and 'dy'. '*out' is owned. */
+MfStatus mf_conv2d_backprop_input(const int64_t sizes[4], MfTensor *w, MfTensor *dy,
+                                  const MfAttrs *a, bool nchw, MfTensor **out);
+
+/* Conv2DBackpropFilter: the gradient of a filter of shape 'sizes' (HWIO)
+ * given the input 'x' and 'dy'. '*out' is owned. */
+MfStatus mf_conv2d_backprop_filter(MfTensor *x, const int64_t sizes[4], MfTensor *dy,
+                                   const MfAttrs *a, bool nchw, MfTensor **out);
+
+/* ---- gradients (conv_grad.c) ------------------------------------------------------ */
+
+MfStatus mf_conv2d_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_conv2d_backprop_input_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_conv2d_backprop_filter_grad(const MfGradCall *g, MfTensor **dinputs);
+
+#endif

@@ -1,0 +1,554 @@
+/* nn.c — neural-network ops: Softmax, LogSoftmax (numerically stable: the
+ * row maximum is subtracted first), SoftmaxCrossEntropyWithLogits,
+ * SparseSoftmaxCrossEntropyWithLogits (1-based labels) and BiasAdd, and the
+ * composites sigmoid cross-entropy, l2_loss and dropout (see nn.h).
+ *
+ * Kernels work on contiguous copies of their inputs, viewed as
+ * (outer, n, inner) around the reduced axis; typed loops per dtype, no
+ * function pointer per element. */
+#include <math.h>
+#include <string.h>
+
+#include "nn.h"
+
+#include "../alloc.h"
+#include "common.h"
+#include "compare.h"
+#include "random.h"
+#include "reduce.h"
+
+/* ---- softmax and log-softmax -------------------------------------------------- */
+
+static int64_t norm_axis(int64_t axis, int rank)
+{
+    return axis < 0 ? axis + rank : axis;
+}
+
+/* Softmax (or log-softmax) of x viewed as (outer, n, inner), along n. */
+#define SOFTMAX_KERNEL(T, SUF, EXPF, LOGF)                                               \
+    static void softmax_##SUF(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, \
+                              bool logarithm)                                            \
+    {                                                                                    \
+        for (int64_t o = 0; o < outer; o++) {                                            \
+            for (int64_t i = 0; i < inner && n > 0; i++) {                               \
+                const T *xr = x + o * n * inner + i;                                     \
+                T *yr = y + o * n * inner + i;                                           \
+                T m = xr[0], s = 0;                                                      \
+                for (int64_t j = 1; j < n; j++)                                          \
+                    m = xr[j * inner] > m ? xr[j * inner] : m;                           \
+                for (int64_t j = 0; j < n; j++) {                                        \
+                    T e = EXPF(xr[j * inner] - m);                                       \
+                    yr[j * inner] = e;                                                   \
+                    s += e;                                                              \
+                }                                                                        \
+                if (logarithm) {                                                         \
+                    T ls = LOGF(s);                                                      \
+                    for (int64_t j = 0; j < n; j++)                                      \
+                        yr[j * inner] = xr[j * inner] - m - ls;                          \
+                } else {                                                                 \
+                    T r = 1 / s;                                                         \
+                    for (int64_t j = 0; j < n; j++)                                      \
+                        yr[j * inner] *= r;                                              \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    }
+
+SOFTMAX_KERNEL(float, f32, expf, logf)
+SOFTMAX_KERNEL(double, f64, exp, log)
+
+static MfStatus softmax_infer(MfOpCall *c)
+{
+    const MfTensor *x = c->inputs[0];
+    MfStatus st = mf_check_dtype(c, x, MF_FLOATS,
+                                 "a float dtype (float32 or float64; use mf.cast)");
+    if (st != MF_OK)
+        return st;
+    if (x->rank < 1)
+        return mf_err_set(MF_ESHAPE, "%s: expected a tensor of rank >= 1, got a scalar", op_api(c));
+    int64_t ax = norm_axis(c->attrs->axis, x->rank);
+    if (ax < 0 || ax >= x->rank)
+        return mf_err_set(MF_EARG, "%s: axis %lld out of range for rank %d (axes are 1-based: "
+                          "1..%d, or negative from the end)", op_api(c),
+                          (long long)(c->attrs->axis + 1), x->rank, x->rank);
+    mf_spec_like(c, x, x->dtype);
+    return MF_OK;
+}
+
+/* Product of shape[from..to). */
+static int64_t dims_product(const int64_t *shape, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++)
+        p *= shape[i];
+    return p;
+}
+
+static MfStatus softmax_run(const MfOpCall *c, MfTensor **outs, bool logarithm)
+{
+    MfTensor *x = mf_tensor_contiguous(c->inputs[0]), *y = outs[0];
+    if (!x)
+        return MF_ENOMEM;
+    int ax = (int)norm_axis(c->attrs->axis, x->rank);
+    int64_t outer = dims_product(x->shape, 0, ax), n = x->shape[ax];
+    int64_t inner = dims_product(x->shape, ax + 1, x->rank);
+    if (x->dtype == MF_FLOAT32)
+        softmax_f32(mf_tensor_data(x), mf_tensor_data(y), outer, n, inner, logarithm);
+    else
+        softmax_f64(mf_tensor_data(x), mf_tensor_data(y), outer, n, inner, logarithm);
+    mf_tensor_release(x);
+    return MF_OK;
+}
+
+static MfStatus softmax_forward(const MfOpCall *c, MfTensor **outs)
+{
+    return softmax_run(c, outs, false);
+}
+
+static MfStatus log_softmax_forward(const MfOpCall *c, MfTensor **outs)
+{
+    return softmax_run(c, outs, true);
+}
+
+/* exp, sum and divide (or subtract) per element. */
+static MfCost softmax_cost(const MfOpCall *c)
+{
+    MfCost cost = mf_cost_elementwise(c);
+    cost.flops *= 4;
+    return cost;
+}
+
+const MfOpDesc mf_desc_softmax = {
+    .name = "Softmax", .api = "softmax", .arity = 1, .flags = 0,
+    .infer = softmax_infer, .forward = softmax_forward, .backward = mf_softmax_grad,
+    .cost = softmax_cost,
+};
+
+const MfOpDesc mf_desc_log_softmax = {
+    .name = "LogSoftmax", .api = "log_softmax", .arity = 1, .flags = 0,
+    .infer = softmax_infer, .forward = log_softmax_forward, .backward = mf_log_softmax_grad,
+    .cost = softmax_cost,
+};
+
+/* ---- cross-entropies ---------------------------------------------------------- */
+
+/* Outputs: the loss (logits' shape without the last axis) and backprop. */
+static void xent_specs(MfOpCall *c, const MfTensor *logits)
+{
+    c->noutputs = 2;
+    c->out[0].dtype = c->out[1].dtype = logits->dtype;
+    c->out[0].rank = logits->rank - 1;
+    c->out[1].rank = logits->rank;
+    for (int i = 0; i < logits->rank; i++) {
+        c->out[1].shape[i] = logits->shape[i];
+        if (i < logits->rank - 1)
+            c->out[0].shape[i] = logits->shape[i];
+    }
+}
+
+/* Known dims equal (unknown ones match anything). */
+static bool dims_match(int rank, const int64_t *a, const int64_t *b)
+{
+    for (int i = 0; i < rank; i++)
+        if (a[i] >= 0 && b[i] >= 0 && a[i] != b[i])
+            return false;
+    return true;
+}
+
+static MfStatus check_logits(const MfOpCall *c, const MfTensor *logits)
+{
+    MfStatus st = mf_check_dtype(c, logits, MF_FLOATS,
+                                 "float logits (float32 or float64; use mf.cast)");
+    if (st == MF_OK && logits->rank < 1)
+        st = mf_err_set(MF_ESHAPE, "%s: logits must have rank >= 1 (classes along the last "
+                        "axis), got a scalar", op_api(c));
+    return st;
+}
+
+static MfStatus xent_infer(MfOpCall *c)
+{
+    const MfTensor *logits = c->inputs[0], *labels = c->inputs[1];
+    MfStatus st = check_logits(c, logits);
+    if (st == MF_OK)
+        st = mf_check_same_dtype(c, logits, labels);
+    if (st != MF_OK)
+        return st;
+    if (labels->rank != logits->rank || !dims_match(logits->rank, logits->shape, labels->shape)) {
+        char a[96], b[96];
+        return mf_err_set(MF_ESHAPE, "%s: labels and logits must have the same shape, got "
+                          "labels %s and logits %s", op_api(c),
+                          mf_shape_str(labels->rank, labels->shape, a, sizeof a),
+                          mf_shape_str(logits->rank, logits->shape, b, sizeof b));
+    }
+    xent_specs(c, logits);
+    return MF_OK;
+}
+
+#define XENT_KERNEL(T, SUF, EXPF, LOGF)                                                  \
+    static void xent_##SUF(const T *x, const T *z, T *loss, T *bp, int64_t rows,         \
+                           int64_t n)                                                    \
+    {                                                                                    \
+        for (int64_t r = 0; r < rows; r++) {                                             \
+            const T *xr = x + r * n, *zr = z + r * n;                                    \
+            T *br = bp + r * n, m = n > 0 ? xr[0] : 0, s = 0, l = 0;                     \
+            for (int64_t j = 1; j < n; j++)                                              \
+                m = xr[j] > m ? xr[j] : m;                                               \
+            for (int64_t j = 0; j < n; j++)                                              \
+                s += EXPF(xr[j] - m);                                                    \
+            T ls = LOGF(s);                                                              \
+            for (int64_t j = 0; j < n; j++) {                                            \
+                T lsm = xr[j] - m - ls;                                                  \
+                l -= zr[j] * lsm;                                                        \
+                br[j] = EXPF(lsm) - zr[j];                                               \
+            }                                                                            \
+            loss[r] = l;                                                                 \
+        }                                                                                \
+    }
+
+XENT_KERNEL(float, f32, expf, logf)
+XENT_KERNEL(double, f64, exp, log)
+
+static MfStatus xent_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *x = mf_tensor_contiguous(c->inputs[0]);
+    MfTensor *z = x ? mf_tensor_contiguous(c->inputs[1]) : NULL;
+    if (!z) {
+        mf_tensor_release(x);
+        return MF_ENOMEM;
+    }
+    int64_t n = x->shape[x->rank - 1], rows = dims_product(x->shape, 0, x->rank - 1);
+    if (x->dtype == MF_FLOAT32)
+        xent_f32(mf_tensor_data(x), mf_tensor_data(z), mf_tensor_data(outs[0]),
+                 mf_tensor_data(outs[1]), rows, n);
+    else
+        xent_f64(mf_tensor_data(x), mf_tensor_data(z), mf_tensor_data(outs[0]),
+                 mf_tensor_data(outs[1]), rows, n);
+    mf_tensor_release(x);
+    mf_tensor_release(z);
+    return MF_OK;
+}
+
+static MfCost xent_cost(const MfOpCall *c)
+{
+    MfCost cost = mf_cost_elementwise(c);
+    cost.flops = 6 * (double)mf_tensor_numel(c->inputs[0]);
+    return cost;
+}
+
+const MfOpDesc mf_desc_softmax_xent = {
+    .name = "SoftmaxCrossEntropyWithLogits", .api = "softmax_cross_entropy_with_logits",
+    .arity = 2, .flags = 0, .infer = xent_infer, .forward = xent_forward,
+    .backward = mf_xent_grad, .cost = xent_cost,
+};
+
+static MfStatus sparse_xent_infer(MfOpCall *c)
+{
+    const MfTensor *logits = c->inputs[0], *labels = c->inputs[1];
+    MfStatus st = check_logits(c, logits);
+    if (st == MF_OK)
+        st = mf_check_dtype(c, labels, MF_INTS, "int32 or int64 labels (class numbers 1..C)");
+    if (st != MF_OK)
+        return st;
+    if (labels->rank != logits->rank - 1 ||
+        !dims_match(labels->rank, logits->shape, labels->shape)) {
+        char a[96], b[96];
+        return mf_err_set(MF_ESHAPE, "%s: labels must have the shape of logits without its "
+                          "last axis, got labels %s and logits %s", op_api(c),
+                          mf_shape_str(labels->rank, labels->shape, a, sizeof a),
+                          mf_shape_str(logits->rank, logits->shape, b, sizeof b));
+    }
+    xent_specs(c, logits);
+    return MF_OK;
+}
+
+/* Reads the labels (contiguous) as 0-based classes into 'cls'; MF_EARG
+ * naming the 1-based range when one is outside 1..n. */
+static MfStatus read_labels(const MfOpCall *c, const MfTensor *lab, int64_t rows, int64_t n,
+                            int64_t *cls)
+{
+    const void *p = mf_tensor_data(lab);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t v = lab->dtype == MF_INT32 ? ((const int32_t *)p)[r] : ((const int64_t *)p)[r];
+        if (v < 1 || v > n)
+            return mf_err_set(MF_EARG, "%s: label %lld at position %lld is out of range 1..%lld "
+                              "(labels are 1-based class numbers)", op_api(c), (long long)v,
+                              (long long)(r + 1), (long long)n);
+        cls[r] = v - 1;
+    }
+    return MF_OK;
+}
+
+#define SPARSE_XENT_KERNEL(T, SUF, EXPF, LOGF)                                           \
+    static void sparse_xent_##SUF(const T *x, const int64_t *cls, T *loss, T *bp,        \
+                                  int64_t rows, int64_t n)                               \
+    {                                                                                    \
+        for (int64_t r = 0; r < rows; r++) {                                             \
+            const T *xr = x + r * n;                                                     \
+            T *br = bp + r * n, m = xr[0], s = 0;                                        \
+            for (int64_t j = 1; j < n; j++)                                              \
+                m = xr[j] > m ? xr[j] : m;                                               \
+            for (int64_t j = 0; j < n; j++)                                              \
+                s += EXPF(xr[j] - m);                                                    \
+            T ls = LOGF(s);                                                              \
+            for (int64_t j = 0; j < n; j++)                                              \
+                br[j] = EXPF(xr[j] - m - ls);                                            \
+            br[cls[r]] -= 1;                                                             \
+            loss[r] = ls + m - xr[cls[r]];                                               \
+        }                                                                                \
+    }
+
+SPARSE_XENT_KERNEL(float, f32, expf, logf)
+SPARSE_XENT_KERNEL(double, f64, exp, log)
+
+static MfStatus sparse_xent_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *x = mf_tensor_contiguous(c->inputs[0]);
+    MfTensor *lab = x ? mf_tensor_contiguous(c->inputs[1]) : NULL;
+    int64_t n = x ? x->shape[x->rank - 1] : 0;
+    int64_t rows = x ? dims_product(x->shape, 0, x->rank - 1) : 0;
+    size_t nbytes = (size_t)rows * sizeof(int64_t);
+    int64_t *cls = lab && rows > 0 ? mf_alloc(nbytes) : NULL;
+    MfStatus st = !lab || (rows > 0 && !cls) ? mf_err_nomem(op_api(c), nbytes) : MF_OK;
+    if (st == MF_OK)
+        st = read_labels(c, lab, rows, n, cls);
+    if (st == MF_OK && x->dtype == MF_FLOAT32)
+        sparse_xent_f32(mf_tensor_data(x), cls, mf_tensor_data(outs[0]),
+                        mf_tensor_data(outs[1]), rows, n);
+    else if (st == MF_OK)
+        sparse_xent_f64(mf_tensor_data(x), cls, mf_tensor_data(outs[0]),
+                        mf_tensor_data(outs[1]), rows, n);
+    if (cls)
+        mf_dealloc(cls, nbytes);
+    mf_tensor_release(x);
+    mf_tensor_release(lab);
+    return st;
+}
+
+const MfOpDesc mf_desc_sparse_softmax_xent = {
+    .name = "SparseSoftmaxCrossEntropyWithLogits",
+    .api = "sparse_softmax_cross_entropy_with_logits",
+    .arity = 2, .flags = 0, .infer = sparse_xent_infer, .forward = sparse_xent_forward,
+    .backward = mf_sparse_xent_grad, .cost = xent_cost,
+};
+
+/* ---- BiasAdd ------------------------------------------------------------------ */
+
+static int bias_axis(const MfOpCall *c, int rank)
+{
+    return c->attrs->n == 1 ? 1 : rank - 1;
+}
+
+static MfStatus bias_add_infer(MfOpCall *c)
+{
+    const MfTensor *v = c->inputs[0], *b = c->inputs[1];
+    MfStatus st = mf_check_same_dtype(c, v, b);
+    if (st == MF_OK)
+        st = mf_check_dtype(c, v, MF_NUMERIC, "a numeric dtype");
+    if (st != MF_OK)
+        return st;
+    int min_rank = c->attrs->n == 1 ? 2 : 1;
+    if (v->rank < min_rank)
+        return mf_err_set(MF_ESHAPE, "%s: value must have rank >= %d, got rank %d", op_api(c),
+                          min_rank, v->rank);
+    int ax = bias_axis(c, v->rank);
+    if (b->rank != 1 || (b->shape[0] >= 0 && v->shape[ax] >= 0 && b->shape[0] != v->shape[ax])) {
+        char a[96], s[96];
+        return mf_err_set(MF_ESHAPE, "%s: bias must be 1-D with the size of value's %s axis "
+                          "(%lld), got bias %s for value %s", op_api(c),
+                          c->attrs->n == 1 ? "channel (2nd)" : "last", (long long)v->shape[ax],
+                          mf_shape_str(b->rank, b->shape, a, sizeof a),
+                          mf_shape_str(v->rank, v->shape, s, sizeof s));
+    }
+    mf_spec_like(c, v, v->dtype);
+    return MF_OK;
+}
+
+#define BIAS_ROWS(T)                                                                     \
+    do {                                                                                 \
+        const T *x = mf_tensor_data(v), *bb = mf_tensor_data(b);                         \
+        T *y = mf_tensor_data(outs[0]);                                                  \
+        for (int64_t o = 0; o < outer; o++)                                              \
+            for (int64_t k = 0; k < nc; k++) {                                           \
+                int64_t base = (o * nc + k) * inner;                                     \
+                if (inner == 1) {                                                        \
+                    y[base] = x[base] + bb[k];                                           \
+                    continue;                                                            \
+                }                                                                        \
+                for (int64_t i = 0; i < inner; i++)                                      \
+                    y[base + i] = x[base + i] + bb[k];                                   \
+            }                                                                            \
+    } while (0)
+
+static MfStatus bias_add_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *v = mf_tensor_contiguous(c->inputs[0]);
+    MfTensor *b = v ? mf_tensor_contiguous(c->inputs[1]) : NULL;
+    if (!b) {
+        mf_tensor_release(v);
+        return MF_ENOMEM;
+    }
+    int ax = bias_axis(c, v->rank);
+    int64_t outer = dims_product(v->shape, 0, ax), nc = v->shape[ax];
+    int64_t inner = dims_product(v->shape, ax + 1, v->rank);
+    switch (v->dtype) {
+    case MF_FLOAT32: BIAS_ROWS(float); break;
+    case MF_FLOAT64: BIAS_ROWS(double); break;
+    case MF_INT32: BIAS_ROWS(int32_t); break;
+    default: BIAS_ROWS(int64_t); break;
+    }
+    mf_tensor_release(v);
+    mf_tensor_release(b);
+    return MF_OK;
+}
+
+const MfOpDesc mf_desc_bias_add = {
+    .name = "BiasAdd", .api = "bias_add", .arity = 2, .flags = 0,
+    .infer = bias_add_infer, .forward = bias_add_forward, .backward = mf_bias_add_grad,
+    .cost = mf_cost_elementwise,
+};
+
+/* ---- the C entry points ------------------------------------------------------- */
+
+static MfStatus call_axis(MfOpId op, MfTensor *x, int64_t axis, MfTensor **out)
+{
+    MfAttrs a = mf_attrs_default();
+    a.axis = axis;
+    return mf_op1(op, 1, &x, &a, out);
+}
+
+MfStatus mf_softmax(MfTensor *x, int64_t axis, MfTensor **out)
+{
+    return call_axis(MF_OP_SOFTMAX, x, axis, out);
+}
+
+MfStatus mf_log_softmax(MfTensor *x, int64_t axis, MfTensor **out)
+{
+    return call_axis(MF_OP_LOG_SOFTMAX, x, axis, out);
+}
+
+/* Runs a cross-entropy op and keeps only its loss output. */
+static MfStatus xent_loss(MfOpId op, MfTensor *labels, MfTensor *logits, MfTensor **out)
+{
+    MfTensor *in[2] = {logits, labels}, *outs[MF_MAX_OUTPUTS];
+    MfAttrs a = mf_attrs_default();
+    *out = NULL;
+    MfStatus st = mf_op_call(op, 2, in, &a, outs, NULL);
+    if (st != MF_OK)
+        return st;
+    *out = outs[0];
+    for (int i = 1; i < MF_MAX_OUTPUTS; i++)
+        mf_tensor_release(outs[i]);
+    return MF_OK;
+}
+
+MfStatus mf_softmax_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out)
+{
+    return xent_loss(MF_OP_SOFTMAX_XENT, labels, logits, out);
+}
+
+MfStatus mf_sparse_softmax_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out)
+{
+    return xent_loss(MF_OP_SPARSE_SOFTMAX_XENT, labels, logits, out);
+}
+
+/* Checks a composite's float input: "WHO: expected a float dtype ...". */
+static MfStatus check_float(const char *who, const char *what, const MfTensor *t)
+{
+    if (mf_grad_is_float(t->dtype))
+        return MF_OK;
+    return mf_err_set(MF_EDTYPE, "%s: expected float %s (float32 or float64; use mf.cast), got %s",
+                      who, what, mf_dtype_name(t->dtype));
+}
+
+MfStatus mf_sigmoid_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out)
+{
+    static const char who[] = "sigmoid_cross_entropy_with_logits";
+    MfTensor *t[7] = {0};
+    *out = NULL;
+    MfStatus st = check_float(who, "logits", logits);
+    if (st == MF_OK && labels->dtype != logits->dtype)
+        st = mf_err_set(MF_EDTYPE, "%s: dtypes differ: labels %s and logits %s (convert one with "
+                        "mf.cast)", who, mf_dtype_name(labels->dtype),
+                        mf_dtype_name(logits->dtype));
+    if (st == MF_OK && (labels->rank != logits->rank ||
+                        !dims_match(logits->rank, logits->shape, labels->shape))) {
+        char a[96], b[96];
+        st = mf_err_set(MF_ESHAPE, "%s: labels and logits must have the same shape, got labels "
+                        "%s and logits %s", who, mf_shape_str(labels->rank, labels->shape, a, 96),
+                        mf_shape_str(logits->rank, logits->shape, b, sizeof b));
+    }
+    /* relu(x) - x * z + log1p(exp(-|x|)) */
+    if (st == MF_OK)
+        st = mf_unary(MF_OP_RELU, logits, &t[0]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_MUL, logits, labels, &t[1]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_SUB, t[0], t[1], &t[2]);
+    if (st == MF_OK)
+        st = mf_unary(MF_OP_ABS, logits, &t[3]);
+    if (st == MF_OK)
+        st = mf_unary(MF_OP_NEG, t[3], &t[4]);
+    if (st == MF_OK)
+        st = mf_unary(MF_OP_EXP, t[4], &t[5]);
+    if (st == MF_OK)
+        st = mf_unary(MF_OP_LOG1P, t[5], &t[6]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_ADD, t[2], t[6], out);
+    for (int i = 0; i < 7; i++)
+        mf_tensor_release(t[i]);
+    return st;
+}
+
+MfStatus mf_l2_loss(MfTensor *t, MfTensor **out)
+{
+    MfTensor *sq = NULL, *sum = NULL;
+    *out = NULL;
+    MfStatus st = check_float("l2_loss", "input", t);
+    if (st == MF_OK)
+        st = mf_unary(MF_OP_SQUARE, t, &sq);
+    if (st == MF_OK)
+        st = mf_reduce(MF_OP_SUM, sq, NULL, 0, false, &sum);
+    if (st == MF_OK)
+        st = mf_grad_scale(sum, 0.5, out);
+    mf_tensor_release(sq);
+    mf_tensor_release(sum);
+    return st;
+}
+
+MfStatus mf_bias_add(MfTensor *value, MfTensor *bias, bool nchw, MfTensor **out)
+{
+    MfTensor *in[2] = {value, bias};
+    MfAttrs a = mf_attrs_default();
+    a.n = nchw ? 1 : 0;
+    return mf_op1(MF_OP_BIAS_ADD, 2, in, &a, out);
+}
+
+MfStatus mf_dropout(MfTensor *x, double rate, uint64_t seed, MfTensor **out)
+{
+    MfTensor *t[5] = {0};
+    *out = NULL;
+    MfStatus st = check_float("dropout", "x", x);
+    if (st == MF_OK && !(rate >= 0 && rate < 1))
+        st = mf_err_set(MF_EARG, "dropout: rate must be in [0, 1) (the fraction of elements "
+                        "dropped), got %g", rate);
+    if (st == MF_OK && rate == 0) {
+        mf_tensor_retain(x);
+        *out = x;
+        return MF_OK;
+    }
+    if (st == MF_OK)
+        st = mf_random_uniform(x->rank, x->shape, x->dtype, 0, 1, seed, &t[0]);
+    if (st == MF_OK)
+        st = mf_grad_const(x, rate, &t[1]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_GREATER_EQUAL, t[0], t[1], &t[2]);
+    if (st == MF_OK)
+        st = mf_cast(t[2], x->dtype, &t[3]);
+    if (st == MF_OK)
+        st = mf_grad_scale(x, 1 / (1 - rate), &t[4]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_MUL, t[4], t[3], out);
+    for (int i = 0; i < 5; i++)
+        mf_tensor_release(t[i]);
+    return st;
+}

@@ -1,0 +1,63 @@
+/* nn.h — the neural-network ops (core/ops/nn.c) and their gradients
+ * (core/ops/nn_grad.c): Softmax, LogSoftmax, SoftmaxCrossEntropyWithLogits,
+ * SparseSoftmaxCrossEntropyWithLogits and BiasAdd, plus the composites that
+ * TensorFlow also writes in Python (sigmoid cross-entropy, l2_loss,
+ * dropout). The pooling ops live in pool.h.
+ *
+ * Attributes read by the ops:
+ *   Softmax, LogSoftmax: 'axis' (0-based; negative counts from the end).
+ *   BiasAdd:             'n' = 1 for NCHW (bias along axis 1), else NHWC
+ *                        (bias along the last axis).
+ * The cross-entropy ops take (logits, labels) as TensorFlow's raw ops do
+ * (features first) and have two outputs: the per-row loss over the last
+ * axis (shape logits.shape[:-1]) and 'backprop' = softmax(logits) - labels.
+ * Sparse labels are int32 / int64 class numbers 1..C (1-based, as the Lua
+ * API); a label outside 1..C is an MF_EARG error naming the range.
+ *
+ * Every function here goes through 'mf_op_call', so it works in eager and
+ * graph mode and is recorded by tapes. On success '*out' is an owned
+ * reference; on failure it is NULL and a message is pending (err.h). */
+#ifndef MF_OPS_NN_H
+#define MF_OPS_NN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../grad.h"
+
+/* softmax(x) along 'axis' (0-based, negative from the end); float dtypes. */
+MfStatus mf_softmax(MfTensor *x, int64_t axis, MfTensor **out);
+
+/* log(softmax(x)) along 'axis', computed as x - max - log(sum(exp(x - max))). */
+MfStatus mf_log_softmax(MfTensor *x, int64_t axis, MfTensor **out);
+
+/* -sum(labels * log_softmax(logits)) over the last axis: one loss per row. */
+MfStatus mf_softmax_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out);
+
+/* The same with 'labels' int32 / int64 classes 1..C, shaped logits.shape[:-1]. */
+MfStatus mf_sparse_softmax_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out);
+
+/* TensorFlow's stable max(x, 0) - x * z + log(1 + exp(-|x|)), elementwise,
+ * with x = logits and z = labels of the same shape and float dtype. */
+MfStatus mf_sigmoid_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out);
+
+/* sum(t^2) / 2 as a scalar of t's float dtype. */
+MfStatus mf_l2_loss(MfTensor *t, MfTensor **out);
+
+/* value + bias, with the 1-D 'bias' along the last axis (NHWC) or along
+ * axis 1 ('nchw'). */
+MfStatus mf_bias_add(MfTensor *value, MfTensor *bias, bool nchw, MfTensor **out);
+
+/* x * mask / (1 - rate) with mask = (uniform[0,1) >= rate), drawn by the op
+ * RandomUniform with the resolved op seed 'seed' (core/rng.h). 'rate' must
+ * be in [0, 1); rate 0 returns 'x' itself (retained). Float dtypes. */
+MfStatus mf_dropout(MfTensor *x, double rate, uint64_t seed, MfTensor **out);
+
+/* Gradients (nn_grad.c): MfOpDesc 'backward' functions, see op.h. */
+MfStatus mf_softmax_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_log_softmax_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_xent_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_sparse_xent_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_bias_add_grad(const MfGradCall *g, MfTensor **dinputs);
+
+#endif

@@ -1,0 +1,379 @@
+/* pool.c — MaxPool, AvgPool and their gradient ops MaxPoolGrad,
+ * AvgPoolGrad and MaxPoolGradGrad on NHWC float tensors (see pool.h for
+ * the attributes and TensorFlow's SAME / VALID rules).
+ *
+ * Kernels walk the output positions (n, oh, ow) and, inside each window,
+ * whole rows of C channels, which are contiguous in NHWC: the innermost
+ * loops run over channels with unit stride. */
+#include <math.h>
+#include <string.h>
+
+#include "pool.h"
+
+#include "../alloc.h"
+#include "common.h"
+
+/* The geometry of one pooling call. */
+typedef struct Geom {
+    int64_t n, h, w, c;         /* input */
+    int64_t kh, kw, sh, sw;     /* window and strides */
+    int64_t oh, ow;             /* output */
+    int64_t pt, pl;             /* padding before (top, left) */
+} Geom;
+
+/* Output size and padding before along one axis (TensorFlow's rules);
+ * -1 for an unknown input size. */
+static MfStatus axis_size(const MfOpCall *c, const char *axis, int64_t in, int64_t k, int64_t s,
+                          int64_t *out, int64_t *pad)
+{
+    *pad = 0;
+    if (in < 0) {
+        *out = -1;
+        return MF_OK;
+    }
+    if (c->attrs->padding == 1) {
+        *out = (in + s - 1) / s;
+        int64_t total = (*out - 1) * s + k - in;
+        *pad = total > 0 ? total / 2 : 0;
+        return MF_OK;
+    }
+    if (k > in)
+        return mf_err_set(MF_ESHAPE, "%s: window %lld is larger than the input %s %lld with "
+                          "VALID padding (use SAME, or a smaller ksize)", op_api(c),
+                          (long long)k, axis, (long long)in);
+    *out = (in - k) / s + 1;
+    return MF_OK;
+}
+
+static MfStatus check_attrs(const MfOpCall *c)
+{
+    const MfAttrs *a = c->attrs;
+    for (int i = 0; i < 4; i++)
+        if (a->ksize[i] < 1 || a->strides[i] < 1)
+            return mf_err_set(MF_EARG, "%s: ksize and strides must be >= 1, got ksize "
+                              "{%lld,%lld,%lld,%lld} and strides {%lld,%lld,%lld,%lld}",
+                              op_api(c), (long long)a->ksize[0], (long long)a->ksize[1],
+                              (long long)a->ksize[2], (long long)a->ksize[3],
+                              (long long)a->strides[0], (long long)a->strides[1],
+                              (long long)a->strides[2], (long long)a->strides[3]);
+    if (a->ksize[0] != 1 || a->ksize[3] != 1 || a->strides[0] != 1 || a->strides[3] != 1)
+        return mf_err_set(MF_EARG, "%s: pooling over the batch or channel axis is not "
+                          "supported: ksize and strides must be {1, h, w, 1} (NHWC)", op_api(c));
+    if (a->padding != 0 && a->padding != 1)
+        return mf_err_set(MF_EARG, "%s: padding must be \"SAME\" or \"VALID\"", op_api(c));
+    return MF_OK;
+}
+
+/* Checks the NHWC input 'x' and fills 'g'. */
+static MfStatus geometry(const MfOpCall *c, const MfTensor *x, Geom *g)
+{
+    MfStatus st = mf_check_dtype(c, x, MF_FLOATS,
+                                 "a float dtype (float32 or float64; use mf.cast)");
+    if (st != MF_OK)
+        return st;
+    if (x->rank != 4)
+        return mf_err_set(MF_ESHAPE, "%s: expected a rank-4 NHWC input (batch, height, width, "
+                          "channels), got rank %d", op_api(c), x->rank);
+    if ((st = check_attrs(c)) != MF_OK)
+        return st;
+    const MfAttrs *a = c->attrs;
+    *g = (Geom){.n = x->shape[0], .h = x->shape[1], .w = x->shape[2], .c = x->shape[3],
+                .kh = a->ksize[1], .kw = a->ksize[2], .sh = a->strides[1], .sw = a->strides[2]};
+    st = axis_size(c, "height", g->h, g->kh, g->sh, &g->oh, &g->pt);
+    if (st == MF_OK)
+        st = axis_size(c, "width", g->w, g->kw, g->sw, &g->ow, &g->pl);
+    return st;
+}
+
+static void set_spec(MfOpCall *c, MfDType dt, const int64_t *shape)
+{
+    c->noutputs = 1;
+    c->out[0].dtype = dt;
+    c->out[0].rank = 4;
+    memcpy(c->out[0].shape, shape, 4 * sizeof *shape);
+}
+
+/* Input 'k' has the given shape (unknown dims match). */
+static MfStatus check_shape(const MfOpCall *c, int k, const char *what, const int64_t *shape)
+{
+    const MfTensor *t = c->inputs[k];
+    MfStatus st = mf_check_same_dtype(c, c->inputs[0], t);
+    if (st != MF_OK)
+        return st;
+    bool ok = t->rank == 4;
+    for (int i = 0; ok && i < 4; i++)
+        ok = t->shape[i] < 0 || shape[i] < 0 || t->shape[i] == shape[i];
+    if (ok)
+        return MF_OK;
+    char a[96], b[96];
+    return mf_err_set(MF_ESHAPE, "%s: %s must have shape %s, got %s", op_api(c), what,
+                      mf_shape_str(4, shape, a, sizeof a), mf_shape_str(t->rank, t->shape, b, 96));
+}
+
+/* MaxPool, AvgPool: x -> y. */
+static MfStatus pool_infer(MfOpCall *c)
+{
+    Geom g;
+    MfStatus st = geometry(c, c->inputs[0], &g);
+    if (st == MF_OK)
+        set_spec(c, c->inputs[0]->dtype, (int64_t[]){g.n, g.oh, g.ow, g.c});
+    return st;
+}
+
+/* MaxPoolGrad (x, y, dy), AvgPoolGrad (x, dy): -> dx shaped like x. */
+static MfStatus pool_grad_infer(MfOpCall *c)
+{
+    Geom g;
+    MfStatus st = geometry(c, c->inputs[0], &g);
+    const int64_t *xs = c->inputs[0]->shape, ys[4] = {g.n, g.oh, g.ow, g.c};
+    for (int k = 1; st == MF_OK && k < c->ninputs; k++)
+        st = check_shape(c, k, k + 1 < c->ninputs ? "the pooled output" : "the gradient", ys);
+    if (st == MF_OK)
+        set_spec(c, c->inputs[0]->dtype, xs);
+    return st;
+}
+
+/* MaxPoolGradGrad (x, y, ddx): -> ddy shaped like y. */
+static MfStatus pool_grad_grad_infer(MfOpCall *c)
+{
+    Geom g;
+    MfStatus st = geometry(c, c->inputs[0], &g);
+    const int64_t ys[4] = {g.n, g.oh, g.ow, g.c};
+    if (st == MF_OK)
+        st = check_shape(c, 1, "the pooled output", ys);
+    if (st == MF_OK)
+        st = check_shape(c, 2, "the input gradient", c->inputs[0]->shape);
+    if (st == MF_OK)
+        set_spec(c, c->inputs[0]->dtype, ys);
+    return st;
+}
+
+/* The window of output (oh, ow), clipped to the input: rows [*h0, *h1),
+ * columns [*w0, *w1). */
+static void window(const Geom *g, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1, int64_t *w0,
+                   int64_t *w1)
+{
+    int64_t hs = oh * g->sh - g->pt, ws = ow * g->sw - g->pl;
+    *h0 = hs > 0 ? hs : 0;
+    *h1 = hs + g->kh < g->h ? hs + g->kh : g->h;
+    *w0 = ws > 0 ? ws : 0;
+    *w1 = ws + g->kw < g->w ? ws + g->kw : g->w;
+}
+
+/* The kernels: MODE 0 max forward, 1 average forward, 2 average gradient. */
+#define POOL_KERNEL(T, SUF)                                                              \
+    static void pool_##SUF(const Geom *g, const T *x, T *y, int mode)                    \
+    {                                                                                    \
+        int64_t C = g->c;                                                                \
+        for (int64_t b = 0; b < g->n; b++)                                               \
+            for (int64_t oh = 0; oh < g->oh; oh++)                                       \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                 \
+                    int64_t h0, h1, w0, w1, o = ((b * g->oh + oh) * g->ow + ow) * C;     \
+                    window(g, oh, ow, &h0, &h1, &w0, &w1);                               \
+                    T *yr = y + o, r = (T)1 / (T)((h1 - h0) * (w1 - w0));                \
+                    const T *dr = x + o;                                                 \
+                    bool first = true;                                                   \
+                    for (int64_t h = h0; h < h1; h++)                                    \
+                        for (int64_t w = w0; w < w1; w++) {                              \
+                            int64_t i = ((b * g->h + h) * g->w + w) * C;                 \
+                            if (mode == 2) {                                             \
+                                for (int64_t k = 0; k < C; k++)                          \
+                                    y[i + k] += dr[k] * r;                               \
+                            } else if (first) {                                          \
+                                memcpy(yr, x + i, (size_t)C * sizeof(T));                \
+                            } else if (mode == 0) {                                      \
+                                for (int64_t k = 0; k < C; k++)                          \
+                                    yr[k] = x[i + k] > yr[k] ? x[i + k] : yr[k];         \
+                            } else {                                                     \
+                                for (int64_t k = 0; k < C; k++)                          \
+                                    yr[k] += x[i + k];                                   \
+                            }                                                            \
+                            first = false;                                               \
+                        }                                                                \
+                    for (int64_t k = 0; k < C && mode == 1; k++)                         \
+                        yr[k] *= r;                                                      \
+                }                                                                        \
+    }
+
+POOL_KERNEL(float, f32)
+POOL_KERNEL(double, f64)
+
+/* Routing by argmax. For each window, 'at[k]' becomes the input offset of
+ * channel k's first maximum; then MODE 0 (MaxPoolGrad) adds y[o + k] into
+ * d[at[k]], MODE 1 (MaxPoolGradGrad) writes d[o + k] = y[at[k]]. */
+#define ARGMAX_KERNEL(T, SUF)                                                            \
+    static void route_##SUF(const Geom *g, const T *x, const T *y, T *d, int mode,       \
+                            int64_t *at)                                                 \
+    {                                                                                    \
+        int64_t C = g->c;                                                                \
+        for (int64_t b = 0; b < g->n; b++)                                               \
+            for (int64_t oh = 0; oh < g->oh; oh++)                                       \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                 \
+                    int64_t h0, h1, w0, w1, o = ((b * g->oh + oh) * g->ow + ow) * C;     \
+                    window(g, oh, ow, &h0, &h1, &w0, &w1);                               \
+                    int64_t i0 = ((b * g->h + h0) * g->w + w0) * C;                      \
+                    for (int64_t k = 0; k < C; k++)                                      \
+                        at[k] = i0 + k;                                                  \
+                    for (int64_t h = h0; h < h1; h++)                                    \
+                        for (int64_t w = w0; w < w1; w++) {                              \
+                            int64_t i = ((b * g->h + h) * g->w + w) * C;                 \
+                            for (int64_t k = 0; k < C; k++)                              \
+                                at[k] = x[i + k] > x[at[k]] ? i + k : at[k];             \
+                        }                                                                \
+                    for (int64_t k = 0; k < C; k++) {                                    \
+                        if (mode == 0)                                                   \
+                            d[at[k]] += y[o + k];                                        \
+                        else                                                             \
+                            d[o + k] = y[at[k]];                                         \
+                    }                                                                    \
+                }                                                                        \
+    }
+
+ARGMAX_KERNEL(float, f32)
+ARGMAX_KERNEL(double, f64)
+
+/* Contiguous copies of the first 'n' inputs, into 't' (owned). */
+static MfStatus contiguous_inputs(const MfOpCall *c, int n, MfTensor **t)
+{
+    for (int i = 0; i < n; i++) {
+        t[i] = mf_tensor_contiguous(c->inputs[i]);
+        if (!t[i]) {
+            for (int j = 0; j < i; j++)
+                mf_tensor_release(t[j]);
+            return MF_ENOMEM;
+        }
+    }
+    return MF_OK;
+}
+
+static void release_inputs(MfTensor **t, int n)
+{
+    for (int i = 0; i < n; i++)
+        mf_tensor_release(t[i]);
+}
+
+/* MaxPool / AvgPool (mode 0 / 1) and AvgPoolGrad (mode 2, reading dy). */
+static MfStatus pool_run(const MfOpCall *c, MfTensor **outs, int mode)
+{
+    Geom g;
+    MfTensor *t[2] = {0}, *y = outs[0];
+    MfStatus st = geometry(c, c->inputs[0], &g);
+    if (st == MF_OK)
+        st = contiguous_inputs(c, c->ninputs, t);
+    if (st != MF_OK)
+        return st;
+    const MfTensor *src = mode == 2 ? t[1] : t[0];
+    if (mode == 2)
+        memset(mf_tensor_data(y), 0, (size_t)mf_tensor_numel(y) * mf_dtype_size(y->dtype));
+    if (y->dtype == MF_FLOAT32)
+        pool_f32(&g, mf_tensor_data(src), mf_tensor_data(y), mode);
+    else
+        pool_f64(&g, mf_tensor_data(src), mf_tensor_data(y), mode);
+    release_inputs(t, c->ninputs);
+    return MF_OK;
+}
+
+static MfStatus max_pool_forward(const MfOpCall *c, MfTensor **outs)
+{
+    return pool_run(c, outs, 0);
+}
+
+static MfStatus avg_pool_forward(const MfOpCall *c, MfTensor **outs)
+{
+    return pool_run(c, outs, 1);
+}
+
+static MfStatus avg_pool_grad_forward(const MfOpCall *c, MfTensor **outs)
+{
+    return pool_run(c, outs, 2);
+}
+
+/* MaxPoolGrad (mode 0) and MaxPoolGradGrad (mode 1): inputs x, y, and the
+ * gradient to route (input 2). */
+static MfStatus route_run(const MfOpCall *c, MfTensor **outs, int mode)
+{
+    Geom g;
+    MfTensor *t[3] = {0}, *d = outs[0];
+    MfStatus st = geometry(c, c->inputs[0], &g);
+    if (st == MF_OK)
+        st = contiguous_inputs(c, 3, t);
+    if (st != MF_OK)
+        return st;
+    size_t nbytes = (size_t)(g.c > 0 ? g.c : 1) * sizeof(int64_t);
+    int64_t *at = mf_alloc(nbytes);
+    if (!at) {
+        release_inputs(t, 3);
+        return mf_err_nomem(op_api(c), nbytes);
+    }
+    if (mode == 0)
+        memset(mf_tensor_data(d), 0, (size_t)mf_tensor_numel(d) * mf_dtype_size(d->dtype));
+    if (d->dtype == MF_FLOAT32)
+        route_f32(&g, mf_tensor_data(t[0]), mf_tensor_data(t[2]), mf_tensor_data(d), mode, at);
+    else
+        route_f64(&g, mf_tensor_data(t[0]), mf_tensor_data(t[2]), mf_tensor_data(d), mode, at);
+    mf_dealloc(at, nbytes);
+    release_inputs(t, 3);
+    return MF_OK;
+}
+
+static MfStatus max_pool_grad_forward(const MfOpCall *c, MfTensor **outs)
+{
+    return route_run(c, outs, 0);
+}
+
+static MfStatus max_pool_grad_grad_forward(const MfOpCall *c, MfTensor **outs)
+{
+    return route_run(c, outs, 1);
+}
+
+/* One compare or add per window element per output (or per input gradient). */
+static MfCost pool_cost(const MfOpCall *c)
+{
+    MfCost cost = mf_cost_elementwise(c);
+    const MfAttrs *a = c->attrs;
+    int64_t pooled = c->op == MF_OP_MAX_POOL || c->op == MF_OP_AVG_POOL ||
+                     c->op == MF_OP_MAX_POOL_GRAD_GRAD
+                         ? mf_shape_numel(c->out[0].rank, c->out[0].shape)
+                         : mf_tensor_numel(c->inputs[c->ninputs - 1]);
+    cost.flops = (double)pooled * (double)(a->ksize[1] * a->ksize[2]);
+    return cost;
+}
+
+#define POOL_OP(sym, tfname, apiname, nin, inf, fwd, bwd)                                \
+    const MfOpDesc sym = {                                                               \
+        .name = tfname, .api = apiname, .arity = nin, .flags = 0, .infer = inf,          \
+        .forward = fwd, .backward = bwd, .cost = pool_cost,                              \
+    }
+
+POOL_OP(mf_desc_max_pool, "MaxPool", "max_pool", 1, pool_infer, max_pool_forward,
+        mf_max_pool_backward);
+POOL_OP(mf_desc_avg_pool, "AvgPool", "avg_pool", 1, pool_infer, avg_pool_forward,
+        mf_avg_pool_backward);
+POOL_OP(mf_desc_max_pool_grad, "MaxPoolGrad", "max_pool_grad", 3, pool_grad_infer,
+        max_pool_grad_forward, mf_max_pool_grad_backward);
+POOL_OP(mf_desc_avg_pool_grad, "AvgPoolGrad", "avg_pool_grad", 2, pool_grad_infer,
+        avg_pool_grad_forward, mf_avg_pool_grad_backward);
+POOL_OP(mf_desc_max_pool_grad_grad, "MaxPoolGradGrad", "max_pool_grad_grad", 3,
+        pool_grad_grad_infer, max_pool_grad_grad_forward, mf_max_pool_grad_grad_backward);
+
+static MfStatus pool_call(MfOpId op, MfTensor *x, const int64_t ksize[4],
+                          const int64_t strides[4], int padding, MfTensor **out)
+{
+    MfAttrs a = mf_attrs_default();
+    memcpy(a.ksize, ksize, sizeof a.ksize);
+    memcpy(a.strides, strides, sizeof a.strides);
+    a.padding = padding;
+    return mf_op1(op, 1, &x, &a, out);
+}
+
+MfStatus mf_max_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], int padding,
+                     MfTensor **out)
+{
+    return pool_call(MF_OP_MAX_POOL, x, ksize, strides, padding, out);
+}
+
+MfStatus mf_avg_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], int padding,
+                     MfTensor **out)
+{
+    return pool_call(MF_OP_AVG_POOL, x, ksize, strides, padding, out);
+}

@@ -1,0 +1,356 @@
+/* report.c — the profiler's report (see report.h): rows aggregated by op or
+ * node name, the measured GEMM peak, and the two printed tables.
+ *
+ * Self time: events arrive in the order they ended, so an op's nested op
+ * events (depth + 1) all arrive before it and after the previous event of
+ * its own depth. One running sum per depth gives each op its children's
+ * time. The peak is measured with cblas_sgemm directly, not mf_gemm: it is
+ * the profiler's own calibration and must not appear among the events. */
+#include "report.h"
+
+#include <cblas.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 64
+#define PEAK_N 1024
+#define PEAK_RUNS 8
+#define MAX_THREADS 256
+
+/* ---- aggregation ------------------------------------------------------------ */
+
+/* Rows by name: open addressing over row indices (-1: empty). */
+typedef struct RowMap {
+    int64_t *slot;
+    int64_t cap;
+} RowMap;
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static bool map_grow(RowMap *m, const MfProfRow *rows, int64_t nrows)
+{
+    int64_t cap = m->cap ? 2 * m->cap : 64;
+    int64_t *slot = malloc((size_t)cap * sizeof *slot);
+    if (!slot)
+        return false;
+    for (int64_t i = 0; i < cap; i++)
+        slot[i] = -1;
+    for (int64_t r = 0; r < nrows; r++) {
+        int64_t j = (int64_t)(hash_name(rows[r].name) & (uint64_t)(cap - 1));
+        while (slot[j] >= 0)
+            j = (j + 1) & (cap - 1);
+        slot[j] = r;
+    }
+    free(m->slot);
+    m->slot = slot;
+    m->cap = cap;
+    return true;
+}
+
+/* The row for event 'e' (appended when new), or NULL when out of memory. */
+static MfProfRow *row_for(MfProfReport *r, RowMap *m, const MfProfEvent *e)
+{
+    if (2 * (r->nrows + 1) > m->cap && !map_grow(m, r->rows, r->nrows))
+        return NULL;
+    int64_t j = (int64_t)(hash_name(e->name) & (uint64_t)(m->cap - 1));
+    for (; m->slot[j] >= 0; j = (j + 1) & (m->cap - 1))
+        if (strcmp(r->rows[m->slot[j]].name, e->name) == 0)
+            return &r->rows[m->slot[j]];
+    m->slot[j] = r->nrows;
+    MfProfRow *row = &r->rows[r->nrows++];
+    *row = (MfProfRow){.name = e->name, .op = e->op};
+    return row;
+}
+
+/* Fills the rows from the events in the order they ended. */
+static MfStatus aggregate(MfProfReport *r, const MfProfEvent *ev, int64_t n)
+{
+    double child[MAX_DEPTH + 1] = {0};
+    RowMap map = {NULL, 0};
+    for (int64_t i = 0; i < n; i++) {
+        const MfProfEvent *e = &ev[i];
+        int d = e->depth < MAX_DEPTH ? e->depth : MAX_DEPTH - 1;
+        double nested = child[d + 1];
+        child[d + 1] = 0;
+        if (e->kind != MF_PROF_OP)
+            continue;
+        child[d] += e->dur_us;
+        MfProfRow *row = row_for(r, &map, e);
+        if (!row) {
+            free(map.slot);
+            return mf_err_nomem("profiler report", (unsigned long long)(map.cap * 16));
+        }
+        row->calls++;
+        row->total_us += e->dur_us;
+        row->self_us += e->dur_us > nested ? e->dur_us - nested : 0;
+        row->flops += e->flops;
+        row->bytes += e->bytes;
+        r->ncalls++;
+        if (e->depth == 0)
+            r->top_us += e->dur_us;
+    }
+    free(map.slot);
+    return MF_OK;
+}
+
+static int by_total(const void *pa, const void *pb)
+{
+    const MfProfRow *a = pa, *b = pb;
+    if (a->total_us != b->total_us)
+        return a->total_us > b->total_us ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int by_start(const void *pa, const void *pb)
+{
+    const MfProfEvent *a = pa, *b = pb;
+    if (a->start_us != b->start_us)
+        return a->start_us < b->start_us ? -1 : 1;
+    return a->depth - b->depth;
+}
+
+MfProfReport *mf_prof_report_new(void)
+{
+    int64_t n;
+    const MfProfEvent *ev = mf_prof_events(&n);
+    MfProfReport *r = calloc(1, sizeof *r);
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(MfProfEvent);
+    if (r) {
+        r->events = malloc(bytes);
+        r->rows = malloc((size_t)(n > 0 ? n : 1) * sizeof(MfProfRow));
+    }
+    if (!r || !r->events || !r->rows) {
+        mf_prof_report_free(r);
+        mf_err_nomem("profiler report", (unsigned long long)bytes);
+        return NULL;
+    }
+    if (aggregate(r, ev, n) != MF_OK) {
+        mf_prof_report_free(r);
+        return NULL;
+    }
+    if (n > 0)
+        memcpy(r->events, ev, (size_t)n * sizeof *ev);
+    r->nevents = n;
+    qsort(r->events, (size_t)n, sizeof *r->events, by_start);
+    qsort(r->rows, (size_t)r->nrows, sizeof *r->rows, by_total);
+    r->peak_gflops = mf_prof_peak_gflops();
+    return r;
+}
+
+void mf_prof_report_free(MfProfReport *r)
+{
+    if (!r)
+        return;
+    free(r->events);
+    free(r->rows);
+    free(r);
+}
+
+/* ---- peak ------------------------------------------------------------------- */
+
+/* GFLOP/s of the best of a few n^3 SGEMMs (after one warm-up); 0 on OOM. */
+static double measure_peak(void)
+{
+    size_t nn = (size_t)PEAK_N * PEAK_N;
+    float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *c = malloc(nn * sizeof *c);
+    double best = 0;
+    if (a && b && c) {
+        for (size_t i = 0; i < nn; i++) {
+            a[i] = (float)(i % 7) * 0.25f;
+            b[i] = (float)(i % 5) * 0.5f;
+        }
+        for (int run = 0; run <= PEAK_RUNS; run++) {
+            double t0 = mf_prof_now_us();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PEAK_N, PEAK_N, PEAK_N,
+                        1.0f, a, PEAK_N, b, PEAK_N, 0.0f, c, PEAK_N);
+            double g = mf_prof_gflops(2.0 * PEAK_N * PEAK_N * PEAK_N, mf_prof_now_us() - t0);
+            if (run > 0 && g > best)
+                best = g;
+        }
+    }
+    free(a);
+    free(b);
+    free(c);
+    return best;
+}
+
+double mf_prof_peak_gflops(void)
+{
+    static double cache[MAX_THREADS + 1];
+    int threads = openblas_get_num_threads();
+    if (threads < 1)
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if (cache[threads] <= 0)
+        cache[threads] = measure_peak();
+    return cache[threads];
+}
+
+double mf_prof_gflops(double flops, double us)
+{
+    return flops > 0 && us > 0 ? flops / us * 1e-3 : 0;
+}
+
+double mf_prof_peak_pct(double gflops, double peak)
+{
+    return peak > 0 ? 100.0 * gflops / peak : 0;
+}
+
+/* ---- tables ----------------------------------------------------------------- */
+
+/* A growing text; 'ok' turns false at the first failed allocation. */
+typedef struct Text {
+    char *s;
+    size_t len, cap;
+    bool ok;
+} Text;
+
+static void addf(Text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void addf(Text *t, const char *fmt, ...)
+{
+    if (!t->ok)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = 2 * (t->len + (size_t)(n > 0 ? n : 0) + 64);
+        char *s = n < 0 ? NULL : realloc(t->s, cap);
+        if (!s) {
+            t->ok = false;
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+static char *text_done(Text *t)
+{
+    if (!t->ok) {
+        free(t->s);
+        return NULL;
+    }
+    return t->s;
+}
+
+/* A count with an SI suffix ("1.23G") into 'buf'; "-" for 0. */
+static const char *si(char *buf, size_t size, double v)
+{
+    static const char suffix[] = " kMGTP";
+    int k = 0;
+    if (v <= 0)
+        return "-";
+    while (v >= 1000 && k < 5) {
+        v /= 1000;
+        k++;
+    }
+    if (k == 0)
+        snprintf(buf, size, "%.0f", v);
+    else
+        snprintf(buf, size, "%.2f%c", v, suffix[k]);
+    return buf;
+}
+
+/* The width of the name column: the longest name, at least 'min'. */
+static int name_width(const MfProfReport *r, int min, bool rows)
+{
+    size_t w = (size_t)min;
+    for (int64_t i = 0; rows && i < r->nrows; i++)
+        w = strlen(r->rows[i].name) > w ? strlen(r->rows[i].name) : w;
+    for (int64_t i = 0; !rows && i < r->nevents; i++)
+        if (r->events[i].kind != MF_PROF_OP && r->events[i].op)
+            w = strlen(r->events[i].op) > w ? strlen(r->events[i].op) : w;
+    return w > 60 ? 60 : (int)w;
+}
+
+static void add_perf(Text *t, const MfProfReport *r, double flops, double us)
+{
+    char fb[32];
+    double g = mf_prof_gflops(flops, us);
+    if (g <= 0) {
+        addf(t, " %9s %9s %7s", si(fb, sizeof fb, flops), "-", "-");
+        return;
+    }
+    addf(t, " %9s %9.2f", si(fb, sizeof fb, flops), g);
+    if (r->peak_gflops > 0)
+        addf(t, " %6.1f%%", mf_prof_peak_pct(g, r->peak_gflops));
+    else
+        addf(t, " %7s", "-");
+}
+
+char *mf_prof_report_table(const MfProfReport *r)
+{
+    Text t = {NULL, 0, 0, true};
+    int w = name_width(r, 18, true);
+    addf(&t, "%-*s %7s %10s %10s %10s %9s %9s %7s\n", w, "op", "calls", "total ms", "self ms",
+         "avg ms", "FLOPs", "GFLOP/s", "% peak");
+    for (int64_t i = 0; i < r->nrows; i++) {
+        const MfProfRow *row = &r->rows[i];
+        addf(&t, "%-*s %7lld %10.3f %10.3f %10.4f", w, row->name, (long long)row->calls,
+             row->total_us * 1e-3, row->self_us * 1e-3,
+             row->total_us * 1e-3 / (double)row->calls);
+        add_perf(&t, r, row->flops, row->total_us);
+        addf(&t, "\n");
+    }
+    if (r->nrows == 0)
+        addf(&t, "(no ops ran)\n");
+    addf(&t, "%lld op call%s, %.3f ms at top level; GEMM peak %.1f GFLOP/s (%d thread%s)",
+         (long long)r->ncalls, r->ncalls == 1 ? "" : "s", r->top_us * 1e-3, r->peak_gflops,
+         openblas_get_num_threads(), openblas_get_num_threads() == 1 ? "" : "s");
+    return text_done(&t);
+}
+
+static void add_gemm_line(Text *t, const MfProfReport *r, const MfProfEvent *e, int w)
+{
+    char bb[32];
+    const char *op = e->op ? e->op : "?";
+    if (e->kind == MF_PROF_STEP) {
+        addf(t, "%-*s %-7s%30s %10.4f%18s %9sB\n", w, op, e->name, "", e->dur_us * 1e-3, "",
+             si(bb, sizeof bb, e->bytes));
+        return;
+    }
+    addf(t, "%-*s %-7s %7lld %7lld %7lld   %c %c %10.4f", w, op, "GEMM", (long long)e->M,
+         (long long)e->N, (long long)e->K, e->trans_a ? 'T' : 'N', e->trans_b ? 'T' : 'N',
+         e->dur_us * 1e-3);
+    double g = mf_prof_gflops(e->flops, e->dur_us);
+    addf(t, " %9.2f", g);
+    if (r->peak_gflops > 0)
+        addf(t, " %6.1f%%", mf_prof_peak_pct(g, r->peak_gflops));
+    else
+        addf(t, " %7s", "-");
+    addf(t, " %9sB\n", si(bb, sizeof bb, e->bytes));
+}
+
+char *mf_prof_gemm_table(const MfProfReport *r)
+{
+    Text t = {NULL, 0, 0, true};
+    int w = name_width(r, 12, false);
+    addf(&t, "%-*s %-7s %7s %7s %7s %5s %10s %9s %7s %10s\n", w, "op", "what", "M", "N", "K",
+         "trans", "ms", "GFLOP/s", "% peak", "bytes");
+    int64_t ngemms = 0, nsteps = 0;
+    for (int64_t i = 0; i < r->nevents; i++) {
+        if (r->events[i].kind == MF_PROF_OP)
+            continue;
+        add_gemm_line(&t, r, &r->events[i], w);
+        *(r->events[i].kind == MF_PROF_GEMM ? &ngemms : &nsteps) += 1;
+    }
+    addf(&t, "%lld GEMM%s, %lld step%s", (long long)ngemms, ngemms == 1 ? "" : "s",
+         (long long)nsteps, nsteps == 1 ? "" : "s");
+    return text_done(&t);
+}

@@ -1,0 +1,199 @@
+/* lmf_conv.c — Lua bindings for 2-D convolution in the table mf.nn:
+ *   mf.nn.conv2d(input, filter, strides, padding [, {data_format, dilations}])
+ *   mf.nn.conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, {...}])
+ *   mf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, {...}])
+ * Layouts as TensorFlow: input NHWC (data_format = "NCHW" also accepted:
+ * the engine transposes around the NHWC op, so gradients flow), filter
+ * HWIO. 'strides' and 'dilations' are a number s (meaning 1, s, s, 1), a
+ * pair {sh, sw}, or 4 entries in the data format's order; 'padding' is
+ * "SAME" or "VALID". The sizes are Lua arrays of 4 integers (or 1-D integer
+ * tensors) in the data format's order (filter_sizes always HWIO). The ops
+ * (core/ops/conv.h) run im2col / col2im and GEMMs with a patch buffer of at
+ * most 64 MiB. repl/lmf_nn.c fills the rest of mf.nn; whichever opener runs
+ * first creates the table. */
+#include <string.h>
+
+#include "core/ops/conv.h"
+#include "lmf.h"
+
+/* Options: 'nchw' from data_format, dilations in NHWC-or-NCHW order. */
+typedef struct ConvArgs {
+    MfAttrs attrs;
+    bool nchw;
+} ConvArgs;
+
+/* Reads strides or dilations at 'idx' into 'out' (the data format's order). */
+static void window_arg(lua_State *L, int idx, const char *fname, const char *what, bool nchw,
+                       int64_t *out)
+{
+    int h = nchw ? 2 : 1;
+    for (int i = 0; i < 4; i++)
+        out[i] = 1;
+    bool number = lua_type(L, idx) == LUA_TNUMBER;
+    if (number)
+        out[h] = out[h + 1] = luaL_checkinteger(L, idx);
+    int n = number ? 0 : lua_istable(L, idx) ? (int)lua_rawlen(L, idx) : -1;
+    if (!number && n != 2 && n != 4)
+        luaL_error(L, "%s: %s must be a number or an array of 2 or 4 integers, got %s", fname,
+                   what, n < 0 ? luaL_typename(L, idx) : lua_pushfstring(L, "%d entries", n));
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, idx, i + 1);
+        int isint = 0;
+        lua_Integer v = lua_tointegerx(L, -1, &isint);
+        if (!isint)
+            luaL_error(L, "%s: %s entry %d must be an integer, got %s", fname, what, i + 1,
+                       luaL_typename(L, -1));
+        out[n == 2 ? h + i : i] = v;
+        lua_pop(L, 1);
+    }
+    for (int i = 0; i < 4; i++)
+        if (out[i] < 1)
+            luaL_error(L, "%s: %s must be positive, got %d at position %d", fname, what,
+                       (int)out[i], i + 1);
+}
+
+/* Rejects option keys other than data_format and dilations. */
+static void check_option_keys(lua_State *L, int idx, const char *fname)
+{
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (!k || (strcmp(k, "data_format") != 0 && strcmp(k, "dilations") != 0))
+            luaL_error(L, "%s: unknown option '%s' (expected data_format, dilations)", fname,
+                       luaL_tolstring(L, -1, NULL));
+    }
+}
+
+/* strides at 'idx', padding at 'idx' + 1, options at 'idx' + 2. */
+static ConvArgs conv_args(lua_State *L, int idx, const char *fname)
+{
+    static const char *const pads[] = {"VALID", "SAME", NULL};
+    ConvArgs a = {.attrs = mf_attrs_default(), .nchw = false};
+    int opt = idx + 2;
+    if (!lua_isnoneornil(L, opt)) {
+        if (!lua_istable(L, opt))
+            luaL_error(L, "%s: expected an options table {data_format, dilations} as argument "
+                       "%d, got %s", fname, opt, luaL_typename(L, opt));
+        check_option_keys(L, opt, fname);
+        lua_getfield(L, opt, "data_format");
+        const char *df = lua_isnil(L, -1) ? "NHWC" : lua_tostring(L, -1);
+        if (!df || (strcmp(df, "NHWC") != 0 && strcmp(df, "NCHW") != 0))
+            luaL_error(L, "%s: data_format must be \"NHWC\" or \"NCHW\", got %s", fname,
+                       luaL_tolstring(L, -1, NULL));
+        a.nchw = strcmp(df, "NCHW") == 0;
+        lua_pop(L, 1);
+    }
+    window_arg(L, idx, fname, "strides", a.nchw, a.attrs.strides);
+    const char *pad = lua_tostring(L, idx + 1);
+    int p = -1;
+    for (int i = 0; pad && pads[i]; i++)
+        p = strcmp(pad, pads[i]) == 0 ? i : p;
+    if (p < 0)
+        luaL_error(L, "%s: padding must be \"SAME\" or \"VALID\", got %s", fname,
+                   pad ? lua_pushfstring(L, "\"%s\"", pad) : luaL_typename(L, idx + 1));
+    a.attrs.padding = p;
+    for (int i = 0; i < 4; i++)
+        a.attrs.dilations[i] = 1;
+    if (!lua_isnoneornil(L, opt)) {
+        lua_getfield(L, opt, "dilations");
+        if (!lua_isnil(L, -1))
+            window_arg(L, lua_gettop(L), fname, "dilations", a.nchw, a.attrs.dilations);
+        lua_pop(L, 1);
+    }
+    return a;
+}
+
+/* Four sizes at 'idx': a Lua array or a 1-D integer tensor. */
+static void sizes_arg(lua_State *L, int idx, const char *fname, const char *what, int64_t *s)
+{
+    MfTensor *t = lmf_test_tensor(L, idx);
+    if (t && t->rank == 1 && t->shape[0] == 4 && mf_dtype_is_int(t->dtype) && t->storage) {
+        for (int i = 0; i < 4; i++)
+            s[i] = mf_tensor_get_int(t, i);
+        return;
+    }
+    if (!t && lua_istable(L, idx) && lua_rawlen(L, idx) == 4) {
+        for (int i = 0; i < 4; i++) {
+            lua_rawgeti(L, idx, i + 1);
+            int isint = 0;
+            s[i] = lua_tointegerx(L, -1, &isint);
+            lua_pop(L, 1);
+            if (!isint || s[i] < 0)
+                luaL_error(L, "%s: %s entry %d must be a non-negative integer", fname, what,
+                           i + 1);
+        }
+        return;
+    }
+    luaL_error(L, "%s: %s must be an array of 4 integers (or a 1-D integer tensor of 4), "
+               "got %s", fname, what, t ? "a tensor of another shape or dtype"
+                                         : luaL_typename(L, idx));
+}
+
+/* Arguments 'i' and 'j' as tensors; a Lua table takes the other's dtype. */
+static void two_tensors(lua_State *L, int i, int j, MfTensor **a, MfTensor **b)
+{
+    MfTensor *ta = lmf_test_tensor(L, i), *tb = lmf_test_tensor(L, j);
+    int like = ta ? (int)ta->dtype : tb ? (int)tb->dtype : -1;
+    *a = lmf_to_tensor(L, i, like);
+    *b = lmf_to_tensor(L, j, like);
+}
+
+static int push_result(lua_State *L, MfStatus st, MfTensor *out)
+{
+    lmf_check_status(L, st);
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* mf.nn.conv2d(input, filter, strides, padding [, {data_format, dilations}]) */
+static int l_conv2d(lua_State *L)
+{
+    MfTensor *x, *w, *out = NULL;
+    two_tensors(L, 1, 2, &x, &w);
+    ConvArgs a = conv_args(L, 3, "conv2d");
+    MfStatus st = mf_conv2d(x, w, &a.attrs, a.nchw, &out);
+    return push_result(L, st, out);
+}
+
+/* mf.nn.conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, opts]) */
+static int l_conv2d_backprop_input(lua_State *L)
+{
+    int64_t sizes[4];
+    MfTensor *w, *dy, *out = NULL;
+    two_tensors(L, 2, 3, &w, &dy);
+    sizes_arg(L, 1, "conv2d_backprop_input", "input_sizes", sizes);
+    ConvArgs a = conv_args(L, 4, "conv2d_backprop_input");
+    MfStatus st = mf_conv2d_backprop_input(sizes, w, dy, &a.attrs, a.nchw, &out);
+    return push_result(L, st, out);
+}
+
+/* mf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, opts]) */
+static int l_conv2d_backprop_filter(lua_State *L)
+{
+    int64_t sizes[4];
+    MfTensor *x, *dy, *out = NULL;
+    two_tensors(L, 1, 3, &x, &dy);
+    sizes_arg(L, 2, "conv2d_backprop_filter", "filter_sizes", sizes);
+    ConvArgs a = conv_args(L, 4, "conv2d_backprop_filter");
+    MfStatus st = mf_conv2d_backprop_filter(x, sizes, dy, &a.attrs, a.nchw, &out);
+    return push_result(L, st, out);
+}
+
+void lmf_open_conv(lua_State *L)
+{
+    static const luaL_Reg fns[] = {
+        {"conv2d", l_conv2d},
+        {"conv2d_backprop_input", l_conv2d_backprop_input},
+        {"conv2d_backprop_filter", l_conv2d_backprop_filter},
+        {NULL, NULL},
+    };
+    if (lua_getfield(L, -1, "nn") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "nn");
+    }
+    luaL_setfuncs(L, fns, 0);
+    lua_pop(L, 1);
+}

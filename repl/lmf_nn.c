@@ -1,0 +1,274 @@
+/* lmf_nn.c — the table mf.nn: relu, sigmoid, tanh, softplus (the same
+ * functions as mf.relu, ...), softmax, log_softmax, the three
+ * cross-entropies, l2_loss, bias_add, dropout, max_pool and avg_pool
+ * (core/ops/nn.h, core/ops/pool.h). conv2d and its backprops are added to
+ * the same table by repl/lmf_conv.c: whichever opener runs first creates
+ * mf.nn. Axes are 1-based (negative from the end); sparse labels are class
+ * numbers 1..C. */
+#include <ctype.h>
+#include <string.h>
+
+#include "core/ops/compare.h"
+#include "core/ops/nn.h"
+#include "core/ops/pool.h"
+#include "core/rng.h"
+#include "lmf.h"
+
+/* Pushes '*out', the result of a core call that returned 'st', or raises
+ * its message. ('out' is read only here, after the call has run.) */
+static int push_result(lua_State *L, MfStatus st, MfTensor **out)
+{
+    lmf_check_status(L, st);
+    lmf_push_tensor(L, *out);
+    return 1;
+}
+
+/* The axis argument at 'idx': a number, {axis = n}, or absent (-1, the last
+ * axis); converted to 0-based for a tensor of rank 'rank'. */
+static int64_t axis_arg(lua_State *L, int idx, const char *fname, int rank)
+{
+    lua_Integer axis = -1;
+    if (lua_istable(L, idx))
+        axis = lmf_opt_integer(L, idx, "axis", -1);
+    else if (!lua_isnoneornil(L, idx))
+        axis = luaL_checkinteger(L, idx);
+    return lmf_axis(L, fname, axis, rank, 0);
+}
+
+/* mf.nn.softmax(logits [, axis]), mf.nn.log_softmax(logits [, axis]) */
+static int softmax_like(lua_State *L, bool logarithm)
+{
+    const char *fname = logarithm ? "log_softmax" : "softmax";
+    MfTensor *x = lmf_to_tensor(L, 1, -1), *out = NULL;
+    if (x->rank < 1)
+        return luaL_error(L, "%s: expected a tensor of rank >= 1, got a scalar", fname);
+    int64_t axis = axis_arg(L, 2, fname, x->rank);
+    MfStatus st = logarithm ? mf_log_softmax(x, axis, &out) : mf_softmax(x, axis, &out);
+    return push_result(L, st, &out);
+}
+
+static int l_softmax(lua_State *L)
+{
+    return softmax_like(L, false);
+}
+
+static int l_log_softmax(lua_State *L)
+{
+    return softmax_like(L, true);
+}
+
+/* The argument at 'idx' as a tensor (borrowed); Lua numbers and arrays are
+ * converted to dtype 'dt' (the dtype of the tensor beside them), tensors
+ * are taken as they are. */
+static MfTensor *to_tensor_as(lua_State *L, int idx, MfDType dt)
+{
+    bool from_lua = !lmf_test_tensor(L, idx);
+    MfTensor *t = lmf_to_tensor(L, idx, (int)dt), *c = NULL;
+    if (!from_lua || t->dtype == dt)
+        return t;
+    lmf_check_status(L, mf_cast(t, dt, &c));
+    lmf_push_tensor(L, c);
+    lua_replace(L, idx);
+    return c;
+}
+
+/* Reads {labels = , logits = } at index 1; leaves logits at slot 2 and
+ * labels at slot 3 (converted to tensors) and returns them. 'label_dtype'
+ * is the dtype Lua numbers in labels take (-1: logits' dtype). */
+static void xent_args(lua_State *L, const char *fname, int label_dtype, MfTensor **logits,
+                      MfTensor **labels)
+{
+    if (!lua_istable(L, 1) || lmf_test_tensor(L, 1))
+        luaL_error(L, "%s: expected a table {labels = ..., logits = ...}, got %s", fname,
+                   luaL_typename(L, 1));
+    lua_settop(L, 1);
+    lua_getfield(L, 1, "logits");
+    lua_getfield(L, 1, "labels");
+    if (lua_isnil(L, 2) || lua_isnil(L, 3))
+        luaL_error(L, "%s: missing '%s' (call it as %s{labels = ..., logits = ...})", fname,
+                   lua_isnil(L, 2) ? "logits" : "labels", fname);
+    *logits = lmf_to_tensor(L, 2, -1);
+    *labels = to_tensor_as(L, 3, label_dtype < 0 ? (*logits)->dtype : (MfDType)label_dtype);
+}
+
+/* mf.nn.softmax_cross_entropy_with_logits{labels = , logits = } */
+static int l_softmax_xent(lua_State *L)
+{
+    MfTensor *logits, *labels, *out = NULL;
+    xent_args(L, "softmax_cross_entropy_with_logits", -1, &logits, &labels);
+    return push_result(L, mf_softmax_cross_entropy(labels, logits, &out), &out);
+}
+
+/* mf.nn.sparse_softmax_cross_entropy_with_logits{labels = , logits = } */
+static int l_sparse_softmax_xent(lua_State *L)
+{
+    MfTensor *logits, *labels, *out = NULL;
+    xent_args(L, "sparse_softmax_cross_entropy_with_logits", MF_INT64, &logits, &labels);
+    return push_result(L, mf_sparse_softmax_cross_entropy(labels, logits, &out), &out);
+}
+
+/* mf.nn.sigmoid_cross_entropy_with_logits{labels = , logits = } */
+static int l_sigmoid_xent(lua_State *L)
+{
+    MfTensor *logits, *labels, *out = NULL;
+    xent_args(L, "sigmoid_cross_entropy_with_logits", -1, &logits, &labels);
+    return push_result(L, mf_sigmoid_cross_entropy(labels, logits, &out), &out);
+}
+
+/* mf.nn.l2_loss(t) */
+static int l_l2_loss(lua_State *L)
+{
+    MfTensor *out = NULL;
+    return push_result(L, mf_l2_loss(lmf_to_tensor(L, 1, -1), &out), &out);
+}
+
+/* Reads a data format string at 'idx' ("NHWC" default, or "NCHW"). */
+static bool nchw_arg(lua_State *L, int idx, const char *fname)
+{
+    if (lua_isnoneornil(L, idx))
+        return false;
+    const char *f = NULL;
+    if (lua_istable(L, idx)) {
+        lua_getfield(L, idx, "data_format");
+        f = lua_isnil(L, -1) ? "NHWC" : lua_tostring(L, -1);
+    } else {
+        f = lua_tostring(L, idx);
+    }
+    if (f && (strcmp(f, "NHWC") == 0 || strcmp(f, "NCHW") == 0))
+        return f[1] == 'C';
+    return luaL_error(L, "%s: data_format must be \"NHWC\" or \"NCHW\", got %s", fname,
+                      f ? f : luaL_typename(L, idx));
+}
+
+/* mf.nn.bias_add(value, bias [, {data_format}]) */
+static int l_bias_add(lua_State *L)
+{
+    MfTensor *v = lmf_to_tensor(L, 1, -1);
+    MfTensor *b = to_tensor_as(L, 2, v->dtype), *out = NULL;
+    bool nchw = nchw_arg(L, 3, "bias_add");
+    return push_result(L, mf_bias_add(v, b, nchw, &out), &out);
+}
+
+/* mf.nn.dropout(x, rate [, {seed}]) */
+static int l_dropout(lua_State *L)
+{
+    MfTensor *x = lmf_to_tensor(L, 1, -1), *out = NULL;
+    if (lua_type(L, 2) != LUA_TNUMBER)
+        return luaL_error(L, "dropout: rate must be a number in [0, 1), got %s",
+                          luaL_typename(L, 2));
+    double rate = lua_tonumber(L, 2);
+    bool has_seed = false;
+    lua_Integer seed = 0;
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "seed");
+        if (!lua_isnil(L, -1)) {
+            if (!lua_isinteger(L, -1))
+                return luaL_error(L, "dropout: option 'seed' must be an integer, got %s",
+                                  luaL_typename(L, -1));
+            has_seed = true;
+            seed = lua_tointeger(L, -1);
+        }
+        lua_pop(L, 1);
+    } else if (!lua_isnoneornil(L, 3)) {
+        return luaL_error(L, "dropout: expected an options table {seed = n}, got %s",
+                          luaL_typename(L, 3));
+    }
+    uint64_t s = rate > 0 && rate < 1 ? mf_rng_op_seed(has_seed, seed) : 0;
+    return push_result(L, mf_dropout(x, rate, s, &out), &out);
+}
+
+/* ksize or strides at 'idx': n, {n}, {h, w} or {1, h, w, 1} -> 4 entries. */
+static void window_arg(lua_State *L, int idx, const char *fname, const char *what, int64_t *v)
+{
+    lua_Integer e[4] = {1, 1, 1, 1};
+    int len = lua_istable(L, idx) ? (int)lua_rawlen(L, idx) : 0;
+    if (lua_isinteger(L, idx)) {
+        e[1] = e[2] = lua_tointeger(L, idx);
+    } else if (len == 1 || len == 2 || len == 4) {
+        for (int i = 0; i < len; i++) {
+            lua_rawgeti(L, idx, i + 1);
+            if (!lua_isinteger(L, -1))
+                luaL_error(L, "%s: %s entries must be integers, got %s", fname, what,
+                           luaL_typename(L, -1));
+            lua_Integer x = lua_tointeger(L, -1);
+            lua_pop(L, 1);
+            if (len == 1)
+                e[1] = e[2] = x;
+            else
+                e[len == 2 ? i + 1 : i] = x;
+        }
+    } else {
+        luaL_error(L, "%s: %s must be a number or an array of 1, 2 or 4 integers, got %s",
+                   fname, what, lua_istable(L, idx) ? "an array of another length"
+                                                    : luaL_typename(L, idx));
+    }
+    for (int i = 0; i < 4; i++)
+        v[i] = (int64_t)e[i];
+}
+
+/* padding at 'idx': "SAME" (1) or "VALID" (0), in any letter case. */
+static int padding_arg(lua_State *L, int idx, const char *fname)
+{
+    const char *p = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+    char up[8] = {0};
+    for (int i = 0; p && p[i] && i < 7; i++)
+        up[i] = (char)toupper((unsigned char)p[i]);
+    if (p && strlen(p) < 7 && (strcmp(up, "SAME") == 0 || strcmp(up, "VALID") == 0))
+        return up[0] == 'S';
+    return luaL_error(L, "%s: padding must be \"SAME\" or \"VALID\", got %s", fname,
+                      p ? p : luaL_typename(L, idx));
+}
+
+/* mf.nn.max_pool(x, ksize, strides, padding), mf.nn.avg_pool(...) */
+static int pool(lua_State *L, bool max)
+{
+    const char *fname = max ? "max_pool" : "avg_pool";
+    MfTensor *x = lmf_to_tensor(L, 1, -1), *out = NULL;
+    int64_t ksize[4], strides[4];
+    window_arg(L, 2, fname, "ksize", ksize);
+    window_arg(L, 3, fname, "strides", strides);
+    int padding = padding_arg(L, 4, fname);
+    MfStatus st = max ? mf_max_pool(x, ksize, strides, padding, &out)
+                      : mf_avg_pool(x, ksize, strides, padding, &out);
+    return push_result(L, st, &out);
+}
+
+static int l_max_pool(lua_State *L)
+{
+    return pool(L, true);
+}
+
+static int l_avg_pool(lua_State *L)
+{
+    return pool(L, false);
+}
+
+void lmf_open_nn(lua_State *L)
+{
+    static const luaL_Reg fns[] = {
+        {"softmax", l_softmax},
+        {"log_softmax", l_log_softmax},
+        {"softmax_cross_entropy_with_logits", l_softmax_xent},
+        {"sparse_softmax_cross_entropy_with_logits", l_sparse_softmax_xent},
+        {"sigmoid_cross_entropy_with_logits", l_sigmoid_xent},
+        {"l2_loss", l_l2_loss},
+        {"bias_add", l_bias_add},
+        {"dropout", l_dropout},
+        {"max_pool", l_max_pool},
+        {"avg_pool", l_avg_pool},
+        {NULL, NULL},
+    };
+    static const char *const same[] = {"relu", "sigmoid", "tanh", "softplus", NULL};
+    if (lua_getfield(L, -1, "nn") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "nn");
+    }
+    luaL_setfuncs(L, fns, 0);
+    for (int i = 0; same[i]; i++) {
+        lua_getfield(L, -2, same[i]);
+        lua_setfield(L, -2, same[i]);
+    }
+    lua_pop(L, 1);
+}

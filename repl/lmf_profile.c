@@ -1,0 +1,241 @@
+/* lmf_profile.c — the profiler from Lua: mf.profile(fn, ...),
+ * mf.profiler.start / stop / peak, and the "mf.ProfileReport" userdata
+ * (printing as a table, :rows(), :gemms(), :save_trace(path)).
+ *
+ * Ownership: a report box owns one MfProfReport, freed by __gc. The arrays
+ * that :rows() and :gemms() return are plain tables of plain records; their
+ * metatable's __tostring keeps the report box as an upvalue to print from. */
+#include <stdlib.h>
+
+#include "core/profile/report.h"
+#include "lmf.h"
+
+#define REPORT_MT "mf.ProfileReport"
+
+typedef struct ReportBox {
+    MfProfReport *r;
+} ReportBox;
+
+static MfProfReport *check_report(lua_State *L, int idx)
+{
+    return ((ReportBox *)luaL_checkudata(L, idx, REPORT_MT))->r;
+}
+
+/* Pushes a report of the events collected since the last start. */
+static void push_report(lua_State *L)
+{
+    ReportBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    box->r = NULL;
+    luaL_setmetatable(L, REPORT_MT);
+    box->r = mf_prof_report_new();
+    if (!box->r)
+        lmf_raise(L);
+}
+
+/* Pushes 'text' (an owned C string, freed here) or raises when it is NULL. */
+static int push_text(lua_State *L, char *text)
+{
+    if (!text)
+        return luaL_error(L, "profiler: out of memory while formatting the report");
+    lua_pushstring(L, text);
+    free(text);
+    return 1;
+}
+
+static int r_tostring(lua_State *L)
+{
+    return push_text(L, mf_prof_report_table(check_report(L, 1)));
+}
+
+/* __tostring of the :gemms() array: upvalue 1 is the report box. */
+static int gemms_tostring(lua_State *L)
+{
+    return push_text(L, mf_prof_gemm_table(check_report(L, lua_upvalueindex(1))));
+}
+
+static int rows_tostring(lua_State *L)
+{
+    return push_text(L, mf_prof_report_table(check_report(L, lua_upvalueindex(1))));
+}
+
+static int r_gc(lua_State *L)
+{
+    ReportBox *box = luaL_checkudata(L, 1, REPORT_MT);
+    mf_prof_report_free(box->r);
+    box->r = NULL;
+    return 0;
+}
+
+static void set_number(lua_State *L, const char *key, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, key);
+}
+
+static void set_string(lua_State *L, const char *key, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, key);
+}
+
+/* Gives the array on top a metatable whose __tostring is 'fn' bound to the
+ * report box at 'box'. */
+static void set_printer(lua_State *L, int box, lua_CFunction fn)
+{
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, box);
+    lua_pushcclosure(L, fn, 1);
+    lua_setfield(L, -2, "__tostring");
+    lua_setmetatable(L, -2);
+}
+
+/* prof:rows() -> {{op, type, calls, total_ms, self_ms, avg_ms, flops, gflops, peak_pct}, ...} */
+static int r_rows(lua_State *L)
+{
+    const MfProfReport *r = check_report(L, 1);
+    lua_createtable(L, (int)r->nrows, 0);
+    for (int64_t i = 0; i < r->nrows; i++) {
+        const MfProfRow *row = &r->rows[i];
+        double g = mf_prof_gflops(row->flops, row->total_us);
+        lua_createtable(L, 0, 9);
+        set_string(L, "op", row->name);
+        set_string(L, "type", row->op ? row->op : row->name);
+        lua_pushinteger(L, (lua_Integer)row->calls);
+        lua_setfield(L, -2, "calls");
+        set_number(L, "total_ms", row->total_us * 1e-3);
+        set_number(L, "self_ms", row->self_us * 1e-3);
+        set_number(L, "avg_ms", row->total_us * 1e-3 / (double)row->calls);
+        set_number(L, "flops", row->flops);
+        set_number(L, "gflops", g);
+        set_number(L, "peak_pct", mf_prof_peak_pct(g, r->peak_gflops));
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    set_printer(L, 1, rows_tostring);
+    return 1;
+}
+
+/* One GEMM or step record for event 'e', pushed. */
+static void push_gemm_record(lua_State *L, const MfProfReport *r, const MfProfEvent *e)
+{
+    lua_createtable(L, 0, 10);
+    set_string(L, "op", e->op ? e->op : "?");
+    set_number(L, "ms", e->dur_us * 1e-3);
+    set_number(L, "bytes", e->bytes);
+    if (e->kind == MF_PROF_STEP) {
+        set_string(L, "step", e->name);
+        return;
+    }
+    lua_pushinteger(L, (lua_Integer)e->M);
+    lua_setfield(L, -2, "M");
+    lua_pushinteger(L, (lua_Integer)e->N);
+    lua_setfield(L, -2, "N");
+    lua_pushinteger(L, (lua_Integer)e->K);
+    lua_setfield(L, -2, "K");
+    lua_pushboolean(L, e->trans_a);
+    lua_setfield(L, -2, "trans_a");
+    lua_pushboolean(L, e->trans_b);
+    lua_setfield(L, -2, "trans_b");
+    double g = mf_prof_gflops(e->flops, e->dur_us);
+    set_number(L, "flops", e->flops);
+    set_number(L, "gflops", g);
+    set_number(L, "peak_pct", mf_prof_peak_pct(g, r->peak_gflops));
+}
+
+/* prof:gemms() -> array of GEMM records {op, M, N, K, trans_a, trans_b, ms,
+ * gflops, peak_pct, flops, bytes} and step records {op, step, ms, bytes},
+ * in time order. */
+static int r_gemms(lua_State *L)
+{
+    const MfProfReport *r = check_report(L, 1);
+    lua_newtable(L);
+    lua_Integer n = 0;
+    for (int64_t i = 0; i < r->nevents; i++) {
+        if (r->events[i].kind == MF_PROF_OP)
+            continue;
+        push_gemm_record(L, r, &r->events[i]);
+        lua_rawseti(L, -2, ++n);
+    }
+    set_printer(L, 1, gemms_tostring);
+    return 1;
+}
+
+/* prof:save_trace(path) */
+static int r_save_trace(lua_State *L)
+{
+    const MfProfReport *r = check_report(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    lmf_check_status(L, mf_prof_save_trace(r, path));
+    return 0;
+}
+
+/* ---- mf.profile, mf.profiler ------------------------------------------------ */
+
+static void check_not_running(lua_State *L, const char *who)
+{
+    if (mf_prof_on)
+        luaL_error(L, "%s: the profiler is already running (mf.profiler.stop() ends it; "
+                   "profiles do not nest)", who);
+}
+
+/* mf.profile(fn, ...) -> report, fn's results. Errors in fn propagate after
+ * the profiler has stopped. */
+static int l_profile(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    check_not_running(L, "mf.profile");
+    int nargs = lua_gettop(L) - 1;
+    mf_prof_start();
+    int st = lua_pcall(L, nargs, LUA_MULTRET, 0);
+    mf_prof_stop();
+    if (st != LUA_OK)
+        return lua_error(L);
+    int nres = lua_gettop(L);
+    push_report(L);
+    lua_insert(L, 1);
+    return nres + 1;
+}
+
+static int l_start(lua_State *L)
+{
+    check_not_running(L, "mf.profiler.start");
+    mf_prof_start();
+    return 0;
+}
+
+static int l_stop(lua_State *L)
+{
+    if (!mf_prof_on)
+        return luaL_error(L, "mf.profiler.stop: the profiler is not running "
+                          "(mf.profiler.start() starts it)");
+    mf_prof_stop();
+    push_report(L);
+    return 1;
+}
+
+static int l_peak(lua_State *L)
+{
+    lua_pushnumber(L, mf_prof_peak_gflops());
+    return 1;
+}
+
+void lmf_open_profile(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"rows", r_rows}, {"gemms", r_gemms}, {"save_trace", r_save_trace}, {NULL, NULL},
+    };
+    static const luaL_Reg meta[] = {
+        {"__tostring", r_tostring}, {"__gc", r_gc}, {NULL, NULL},
+    };
+    static const luaL_Reg profiler[] = {
+        {"start", l_start}, {"stop", l_stop}, {"peak", l_peak}, {NULL, NULL},
+    };
+    luaL_newmetatable(L, REPORT_MT);
+    luaL_setfuncs(L, meta, 0);
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_profile);
+    lua_setfield(L, -2, "profile");
+    luaL_newlib(L, profiler);
+    lua_setfield(L, -2, "profiler");
+}

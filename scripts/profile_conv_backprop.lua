@@ -1,0 +1,82 @@
+-- profile_conv_backprop.lua — where does a small CNN's backward pass spend
+-- its time? Runs the forward pass on a gradient tape, then profiles only
+-- tape:gradient and prints the report (one row per op) and every GEMM with
+-- its M, N, K and % of this machine's peak, next to the im2col / col2im
+-- steps around it.
+--
+--   moonflow scripts/profile_conv_backprop.lua [batch [trace.json]]
+--
+-- The network (NHWC, float32): 28x28x1 -> conv 3x3 (1 -> 32, SAME) -> relu
+-- -> conv 3x3 (32 -> 64, stride 2, SAME) -> relu -> conv 1x1 (64 -> 64)
+-- -> relu -> max_pool 2 -> dense 3136 -> 10 -> softmax cross-entropy.
+-- As DESIGN.md "Conv2D lowered to GEMMs" predicts, each 3x3 conv's backward
+-- is two GEMMs: Conv2DBackpropFilter (patches^T x dy: M = 9*Cin, N = Cout,
+-- K = N*Ho*Wo) and Conv2DBackpropInput (dy x filter^T: M = N*Ho*Wo,
+-- N = 9*Cin, K = Cout) followed by col2im; the 1x1 conv needs no im2col.
+-- The first layer's input needs no gradient, so it has no BackpropInput.
+
+local batch = tonumber(arg and arg[1]) or 32
+local trace_path = arg and arg[2]
+
+mf.random.seed(1)
+local x = mf.random.normal({batch, 28, 28, 1})
+local label_values = {}
+for i = 1, batch do label_values[i] = (i * 7) % 10 + 1 end
+local labels = mf.tensor(label_values, "int64")
+
+local he = mf.initializers.he_normal{seed = 2}
+local params = {
+  w1 = mf.Variable(he{3, 3, 1, 32}),
+  w2 = mf.Variable(he{3, 3, 32, 64}),
+  w3 = mf.Variable(he{1, 1, 64, 64}),
+  wd = mf.Variable(he{7 * 7 * 64, 10}),
+}
+
+local function forward()
+  local h = mf.nn.relu(mf.nn.conv2d(x, params.w1, 1, "SAME"))          -- (B, 28, 28, 32)
+  h = mf.nn.relu(mf.nn.conv2d(h, params.w2, 2, "SAME"))                -- (B, 14, 14, 64)
+  h = mf.nn.relu(mf.nn.conv2d(h, params.w3, 1, "SAME"))                -- (B, 14, 14, 64)
+  h = mf.nn.max_pool(h, 2, 2, "VALID")                                  -- (B, 7, 7, 64)
+  local logits = mf.matmul(mf.reshape(h, {batch, 7 * 7 * 64}), params.wd)
+  return mf.reduce_mean(mf.nn.sparse_softmax_cross_entropy_with_logits{
+    labels = labels, logits = logits})
+end
+
+-- One untimed step first, so allocator caches and BLAS threads are warm.
+local function step()
+  local tape = mf.GradientTape()
+  local loss = forward()
+  return tape, loss
+end
+do
+  local tape, loss = step()
+  tape:gradient(loss, {params.w1, params.w2, params.w3, params.wd})
+end
+
+local tape, loss = step()
+local prof = mf.profile(function()
+  return tape:gradient(loss, {params.w1, params.w2, params.w3, params.wd})
+end)
+
+print(string.format("Backward pass of a small CNN, batch %d (loss %.4f); peak %.1f GFLOP/s\n",
+                    batch, loss:item(), mf.profiler.peak()))
+print(prof)
+print("\nGEMMs and the im2col / col2im steps around them, in time order:\n")
+print(prof:gemms())
+
+-- Where the convolution backward time goes, summed by step.
+local by = {}
+for _, g in ipairs(prof:gemms()) do
+  local key = g.op .. " " .. (g.step or "GEMM")
+  by[key] = (by[key] or 0) + g.ms
+end
+local keys = {}
+for k in pairs(by) do keys[#keys + 1] = k end
+table.sort(keys, function(a, b) return by[a] > by[b] end)
+print("\nTime by op and step:")
+for _, k in ipairs(keys) do print(string.format("  %-36s %8.3f ms", k, by[k])) end
+
+if trace_path then
+  prof:save_trace(trace_path)
+  print("\ntrace written to " .. trace_path .. " (open it in https://ui.perfetto.dev)")
+end

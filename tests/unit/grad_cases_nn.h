@@ -1,0 +1,105 @@
+/* grad_cases_nn.h — gradient-check cases for the NN ops (see grad_cases.h):
+ * Softmax and LogSoftmax along inner and outer axes,
+ * SoftmaxCrossEntropyWithLogits (logits and labels, both outputs weighted),
+ * SparseSoftmaxCrossEntropyWithLogits (1-based int64 labels), BiasAdd
+ * (NHWC and NCHW), MaxPool and AvgPool (VALID and SAME, strides), and the
+ * pooling gradient ops MaxPoolGrad, AvgPoolGrad and MaxPoolGradGrad (first
+ * order only: their routing inputs get no gradient, which the second-order
+ * check of test_grad.c does not expect). */
+#ifndef MF_GRAD_CASES_NN_H
+#define MF_GRAD_CASES_NN_H
+
+#include "grad_cases.h"
+
+#define GCN_F MF_FLOAT64
+#define GCN_I MF_INT64
+
+static void gcn_axis_m1(MfAttrs *a) { a->axis = -1; }
+static void gcn_axis_1(MfAttrs *a) { a->axis = 1; }
+static void gcn_axis_0(MfAttrs *a) { a->axis = 0; }
+static void gcn_nchw(MfAttrs *a) { a->n = 1; }
+
+static void gcn_pool(MfAttrs *a, int64_t k, int64_t s, int padding)
+{
+    for (int i = 0; i < 4; i++)
+        a->ksize[i] = a->strides[i] = 1;
+    a->ksize[1] = a->ksize[2] = k;
+    a->strides[1] = a->strides[2] = s;
+    a->padding = padding;
+}
+
+static void gcn_k2s2_valid(MfAttrs *a) { gcn_pool(a, 2, 2, 0); }
+static void gcn_k3s2_same(MfAttrs *a) { gcn_pool(a, 3, 2, 1); }
+static void gcn_k2s1_same(MfAttrs *a) { gcn_pool(a, 2, 1, 1); }
+
+/* Sparse labels: classes 1..C cycling through the rows. */
+static void gcn_labels(int input, MfTensor *t)
+{
+    if (input != 1)
+        return;
+    int64_t *p = mf_tensor_data(t);
+    for (int64_t i = 0; i < mf_tensor_numel(t); i++)
+        p[i] = 1 + (i * 2 + 1) % 3;
+}
+
+/* Dense labels: each row a distribution (positive, summing to 1), as the
+ * op's gradient assumes (TensorFlow's too). */
+static void gcn_distributions(int input, MfTensor *t)
+{
+    if (input != 1)
+        return;
+    double *p = mf_tensor_data(t);
+    int64_t n = t->shape[t->rank - 1];
+    for (int64_t r = 0; r < mf_tensor_numel(t) / n; r++) {
+        double sum = 0;
+        for (int64_t j = 0; j < n; j++)
+            sum += p[r * n + j] += 0.1;
+        for (int64_t j = 0; j < n; j++)
+            p[r * n + j] /= sum;
+    }
+}
+
+static const GradCase cases_nn[] = {
+    {MF_OP_SOFTMAX, "softmax (2,4) last axis", 1, {2}, {{2, 4}}, {GCN_F}, -2, 2, gcn_axis_m1,
+     NULL, true},
+    {MF_OP_SOFTMAX, "softmax (3,2,2) middle axis", 1, {3}, {{3, 2, 2}}, {GCN_F}, -2, 2,
+     gcn_axis_1, NULL, false},
+    {MF_OP_LOG_SOFTMAX, "log_softmax (2,4) last axis", 1, {2}, {{2, 4}}, {GCN_F}, -2, 2,
+     gcn_axis_m1, NULL, true},
+    {MF_OP_LOG_SOFTMAX, "log_softmax (3,2) first axis", 1, {2}, {{3, 2}}, {GCN_F}, -2, 2,
+     gcn_axis_0, NULL, false},
+    {MF_OP_SOFTMAX_XENT, "softmax_cross_entropy (3,4)", 2, {2, 2}, {{3, 4}, {3, 4}},
+     {GCN_F, GCN_F}, 0, 1, NULL, gcn_distributions, true},
+    {MF_OP_SOFTMAX_XENT, "softmax_cross_entropy (2,2,3)", 2, {3, 3}, {{2, 2, 3}, {2, 2, 3}},
+     {GCN_F, GCN_F}, 0, 1, NULL, gcn_distributions, false},
+    {MF_OP_SPARSE_SOFTMAX_XENT, "sparse_softmax_cross_entropy (4,3)", 2, {2, 1}, {{4, 3}, {4}},
+     {GCN_F, GCN_I}, -2, 2, NULL, gcn_labels, true},
+    {MF_OP_SPARSE_SOFTMAX_XENT, "sparse_softmax_cross_entropy (2,2,3)", 2, {3, 2},
+     {{2, 2, 3}, {2, 2}}, {GCN_F, GCN_I}, -2, 2, NULL, gcn_labels, false},
+    {MF_OP_BIAS_ADD, "bias_add NHWC (2,3,4) + (4)", 2, {3, 1}, {{2, 3, 4}, {4}}, {GCN_F, GCN_F},
+     -1, 1, NULL, NULL, false},
+    {MF_OP_BIAS_ADD, "bias_add NCHW (2,3,2,2) + (3)", 2, {4, 1}, {{2, 3, 2, 2}, {3}},
+     {GCN_F, GCN_F}, -1, 1, gcn_nchw, NULL, false},
+    {MF_OP_BIAS_ADD, "bias_add (3) + (3)", 2, {1, 1}, {{3}, {3}}, {GCN_F, GCN_F}, -1, 1, NULL,
+     NULL, false},
+    {MF_OP_MAX_POOL, "max_pool (1,4,4,2) k2 s2 VALID", 1, {4}, {{1, 4, 4, 2}}, {GCN_F}, -1, 1,
+     gcn_k2s2_valid, NULL, true},
+    {MF_OP_MAX_POOL, "max_pool (2,5,5,1) k3 s2 SAME", 1, {4}, {{2, 5, 5, 1}}, {GCN_F}, -1, 1,
+     gcn_k3s2_same, NULL, false},
+    {MF_OP_AVG_POOL, "avg_pool (1,4,4,2) k2 s2 VALID", 1, {4}, {{1, 4, 4, 2}}, {GCN_F}, -1, 1,
+     gcn_k2s2_valid, NULL, true},
+    {MF_OP_AVG_POOL, "avg_pool (2,5,4,2) k3 s2 SAME", 1, {4}, {{2, 5, 4, 2}}, {GCN_F}, -1, 1,
+     gcn_k3s2_same, NULL, false},
+    {MF_OP_AVG_POOL, "avg_pool (1,3,3,1) k2 s1 SAME", 1, {4}, {{1, 3, 3, 1}}, {GCN_F}, -1, 1,
+     gcn_k2s1_same, NULL, false},
+    {MF_OP_MAX_POOL_GRAD, "max_pool_grad (1,4,4,2) k2 s2 VALID", 3, {4, 4, 4},
+     {{1, 4, 4, 2}, {1, 2, 2, 2}, {1, 2, 2, 2}}, {GCN_F, GCN_F, GCN_F}, -1, 1, gcn_k2s2_valid,
+     NULL, false},
+    {MF_OP_AVG_POOL_GRAD, "avg_pool_grad (1,5,5,1) k3 s2 SAME", 2, {4, 4},
+     {{1, 5, 5, 1}, {1, 3, 3, 1}}, {GCN_F, GCN_F}, -1, 1, gcn_k3s2_same, NULL, false},
+    {MF_OP_MAX_POOL_GRAD_GRAD, "max_pool_grad_grad (1,5,5,2) k3 s2 SAME", 3, {4, 4, 4},
+     {{1, 5, 5, 2}, {1, 3, 3, 2}, {1, 5, 5, 2}}, {GCN_F, GCN_F, GCN_F}, -1, 1, gcn_k3s2_same,
+     NULL, false},
+};
+
+#endif

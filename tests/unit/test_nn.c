@@ -1,0 +1,465 @@
+/* test_nn.c — the NN ops against hand and naive computations: softmax and
+ * log_softmax (axes, stability, strided input), the three cross-entropies
+ * (1-based sparse labels and their range error), l2_loss, bias_add (NHWC,
+ * NCHW), dropout (seeded, rate 0 identity, rate errors), max_pool and
+ * avg_pool with TensorFlow's SAME / VALID sizes and their gradient ops
+ * against naive loops, and the error paths. */
+#include <float.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+#include "core/ops/nn.h"
+#include "core/ops/pool.h"
+#include "core/ops/view.h"
+
+static MfTensor *mat(MfDType dt, int64_t r, int64_t c, const double *v)
+{
+    return make_tensor(dt, 2, (int64_t[]){r, c}, v);
+}
+
+/* Naive softmax of rows of length n (stride 1). */
+static void ref_softmax(const double *x, double *y, int64_t rows, int64_t n, bool logarithm)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        double m = -DBL_MAX, s = 0;
+        for (int64_t j = 0; j < n; j++)
+            m = fmax(m, x[r * n + j]);
+        for (int64_t j = 0; j < n; j++)
+            s += exp(x[r * n + j] - m);
+        for (int64_t j = 0; j < n; j++)
+            y[r * n + j] = logarithm ? x[r * n + j] - m - log(s) : exp(x[r * n + j] - m) / s;
+    }
+}
+
+static void test_softmax_values(void **state)
+{
+    (void)state;
+    const double v[6] = {1, 2, 3, -1, 0, 4};
+    double e[6], el[6];
+    ref_softmax(v, e, 2, 3, false);
+    ref_softmax(v, el, 2, 3, true);
+    MfTensor *x = mat(MF_FLOAT64, 2, 3, v), *y = NULL;
+    assert_int_equal(mf_softmax(x, -1, &y), MF_OK);
+    assert_values(y, e, 6, 1e-15);
+    mf_tensor_release(y);
+    assert_int_equal(mf_log_softmax(x, 1, &y), MF_OK);
+    assert_values(y, el, 6, 1e-14);
+    mf_tensor_release(y);
+    /* axis 0: columns */
+    assert_int_equal(mf_softmax(x, 0, &y), MF_OK);
+    double c0 = 1 / (1 + exp(-2.0)), c2 = 1 / (1 + exp(1.0));
+    assert_values(y, (double[]){c0, c0, c2, 1 - c0, 1 - c0, 1 - c2}, 6, 1e-12);
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+}
+
+static void test_softmax_stable_float32_strided(void **state)
+{
+    (void)state;
+    MfTensor *x = mat(MF_FLOAT32, 1, 3, (double[]){1000, 1001, 1002}), *y = NULL;
+    double e[3];
+    ref_softmax((double[]){0, 1, 2}, e, 1, 3, false);
+    assert_int_equal(mf_softmax(x, -1, &y), MF_OK);
+    assert_int_equal(y->dtype, MF_FLOAT32);
+    assert_values(y, e, 3, 1e-6);
+    mf_tensor_release(y);
+    assert_int_equal(mf_log_softmax(x, -1, &y), MF_OK);
+    ref_softmax((double[]){0, 1, 2}, e, 1, 3, true);
+    assert_values(y, e, 3, 1e-5);
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+    /* a transposed (strided) input: softmax over its rows */
+    x = mat(MF_FLOAT64, 3, 2, (double[]){1, -1, 2, 0, 3, 4});
+    MfTensor *t = NULL;
+    assert_int_equal(mf_transpose(x, NULL, 0, &t), MF_OK);
+    assert_int_equal(mf_softmax(t, -1, &y), MF_OK);
+    double e2[6];
+    ref_softmax((double[]){1, 2, 3, -1, 0, 4}, e2, 2, 3, false);
+    assert_values(y, e2, 6, 1e-14);
+    mf_tensor_release(y);
+    mf_tensor_release(t);
+    mf_tensor_release(x);
+}
+
+static void test_softmax_errors(void **state)
+{
+    (void)state;
+    MfTensor *x = mat(MF_INT32, 1, 2, (double[]){1, 2}), *y = NULL;
+    assert_int_equal(mf_softmax(x, -1, &y), MF_EDTYPE);
+    assert_error_contains("softmax: expected a float dtype");
+    mf_tensor_release(x);
+    x = mat(MF_FLOAT32, 1, 2, (double[]){1, 2});
+    assert_int_equal(mf_log_softmax(x, 2, &y), MF_EARG);
+    assert_error_contains("log_softmax: axis 3 out of range for rank 2 (axes are 1-based");
+    mf_tensor_release(x);
+    x = mf_tensor_scalar(MF_FLOAT32, 1);
+    assert_int_equal(mf_softmax(x, 0, &y), MF_ESHAPE);
+    assert_error_contains("rank >= 1");
+    mf_tensor_release(x);
+    assert_null(y);
+}
+
+static void test_softmax_cross_entropy(void **state)
+{
+    (void)state;
+    const double lv[6] = {1, 2, 3, 0.5, -1, 2}, zv[6] = {0, 0, 1, 0.25, 0.25, 0.5};
+    double ls[6];
+    ref_softmax(lv, ls, 2, 3, true);
+    MfTensor *logits = mat(MF_FLOAT64, 2, 3, lv), *labels = mat(MF_FLOAT64, 2, 3, zv);
+    MfTensor *loss = NULL, *in[2] = {logits, labels}, *outs[MF_MAX_OUTPUTS];
+    assert_int_equal(mf_softmax_cross_entropy(labels, logits, &loss), MF_OK);
+    assert_int_equal(loss->rank, 1);
+    assert_values(loss, (double[]){-ls[2], -(0.25 * ls[3] + 0.25 * ls[4] + 0.5 * ls[5])}, 2,
+                  1e-14);
+    mf_tensor_release(loss);
+    int n = 0;
+    assert_int_equal(mf_op_call(MF_OP_SOFTMAX_XENT, 2, in, NULL, outs, &n), MF_OK);
+    assert_int_equal(n, 2);
+    double bp[6];
+    for (int i = 0; i < 6; i++)
+        bp[i] = exp(ls[i]) - zv[i];
+    assert_values(outs[1], bp, 6, 1e-14);
+    for (int i = 0; i < n; i++)
+        mf_tensor_release(outs[i]);
+    mf_tensor_release(labels);
+    labels = mat(MF_FLOAT64, 3, 2, zv);
+    assert_int_equal(mf_softmax_cross_entropy(labels, logits, &loss), MF_ESHAPE);
+    assert_error_contains("labels and logits must have the same shape, got labels (3,2) and "
+                          "logits (2,3)");
+    mf_tensor_release(labels);
+    labels = mat(MF_FLOAT32, 2, 3, zv);
+    assert_int_equal(mf_softmax_cross_entropy(labels, logits, &loss), MF_EDTYPE);
+    assert_error_contains("dtypes differ");
+    mf_tensor_release(labels);
+    mf_tensor_release(logits);
+}
+
+static void test_sparse_cross_entropy(void **state)
+{
+    (void)state;
+    const double lv[6] = {1, 2, 3, 0.5, -1, 2};
+    double ls[6];
+    ref_softmax(lv, ls, 2, 3, true);
+    MfTensor *logits = mat(MF_FLOAT32, 2, 3, lv), *loss = NULL;
+    MfTensor *labels = make_tensor(MF_INT32, 1, (int64_t[]){2}, (double[]){3, 1});
+    assert_int_equal(mf_sparse_softmax_cross_entropy(labels, logits, &loss), MF_OK);
+    assert_values(loss, (double[]){-ls[2], -ls[3]}, 2, 1e-6);
+    mf_tensor_release(loss);
+    mf_tensor_release(labels);
+    labels = make_tensor(MF_INT64, 1, (int64_t[]){2}, (double[]){1, 4});
+    assert_int_equal(mf_sparse_softmax_cross_entropy(labels, logits, &loss), MF_EARG);
+    assert_error_contains("sparse_softmax_cross_entropy_with_logits: label 4 at position 2 is "
+                          "out of range 1..3 (labels are 1-based");
+    mf_tensor_release(labels);
+    labels = make_tensor(MF_INT64, 1, (int64_t[]){2}, (double[]){0, 1});
+    assert_int_equal(mf_sparse_softmax_cross_entropy(labels, logits, &loss), MF_EARG);
+    assert_error_contains("label 0 at position 1 is out of range 1..3");
+    mf_tensor_release(labels);
+    labels = make_tensor(MF_FLOAT32, 1, (int64_t[]){2}, (double[]){1, 2});
+    assert_int_equal(mf_sparse_softmax_cross_entropy(labels, logits, &loss), MF_EDTYPE);
+    assert_error_contains("int32 or int64 labels");
+    mf_tensor_release(labels);
+    labels = make_tensor(MF_INT32, 1, (int64_t[]){3}, (double[]){1, 2, 3});
+    assert_int_equal(mf_sparse_softmax_cross_entropy(labels, logits, &loss), MF_ESHAPE);
+    assert_error_contains("shape of logits without its last axis, got labels (3,) and logits "
+                          "(2,3)");
+    mf_tensor_release(labels);
+    mf_tensor_release(logits);
+    assert_null(loss);
+}
+
+static void test_sigmoid_cross_entropy_and_l2_loss(void **state)
+{
+    (void)state;
+    const double xv[4] = {-200, -1, 0.5, 300}, zv[4] = {0, 1, 0.3, 1};
+    MfTensor *x = mat(MF_FLOAT64, 2, 2, xv), *z = mat(MF_FLOAT64, 2, 2, zv), *y = NULL;
+    assert_int_equal(mf_sigmoid_cross_entropy(z, x, &y), MF_OK);
+    double e[4];
+    for (int i = 0; i < 4; i++) {
+        double s = 1 / (1 + exp(-xv[i]));
+        e[i] = fabs(xv[i]) > 50 ? fmax(xv[i], 0) - xv[i] * zv[i]
+                                : -zv[i] * log(s) - (1 - zv[i]) * log(1 - s);
+    }
+    assert_values(y, e, 4, 1e-12);
+    mf_tensor_release(y);
+    assert_int_equal(mf_l2_loss(z, &y), MF_OK);
+    assert_int_equal(y->rank, 0);
+    assert_values(y, (double[]){(1 + 0.09 + 1) / 2}, 1, 1e-15);
+    mf_tensor_release(y);
+    mf_tensor_release(z);
+    z = mat(MF_FLOAT64, 1, 4, zv);
+    assert_int_equal(mf_sigmoid_cross_entropy(z, x, &y), MF_ESHAPE);
+    assert_error_contains("sigmoid_cross_entropy_with_logits: labels and logits must have the "
+                          "same shape");
+    mf_tensor_release(z);
+    mf_tensor_release(x);
+    x = mat(MF_INT32, 1, 2, (double[]){1, 2});
+    assert_int_equal(mf_l2_loss(x, &y), MF_EDTYPE);
+    assert_error_contains("l2_loss: expected float input");
+    mf_tensor_release(x);
+}
+
+static void test_bias_add(void **state)
+{
+    (void)state;
+    int64_t s3[3] = {2, 2, 3};
+    double v[12];
+    for (int i = 0; i < 12; i++)
+        v[i] = i;
+    MfTensor *x = make_tensor(MF_INT32, 3, s3, v), *y = NULL;
+    MfTensor *b = make_tensor(MF_INT32, 1, (int64_t[]){3}, (double[]){10, 20, 30});
+    assert_int_equal(mf_bias_add(x, b, false, &y), MF_OK);
+    double e[12];
+    for (int i = 0; i < 12; i++)
+        e[i] = i + 10 * (i % 3 + 1);
+    assert_values(y, e, 12, 0);
+    mf_tensor_release(y);
+    mf_tensor_release(b);
+    /* NCHW: bias along axis 2 (size 2) */
+    b = make_tensor(MF_INT32, 1, (int64_t[]){2}, (double[]){100, 200});
+    assert_int_equal(mf_bias_add(x, b, true, &y), MF_OK);
+    for (int i = 0; i < 12; i++)
+        e[i] = i + ((i / 3) % 2 ? 200 : 100);
+    assert_values(y, e, 12, 0);
+    mf_tensor_release(y);
+    assert_int_equal(mf_bias_add(x, b, false, &y), MF_ESHAPE);
+    assert_error_contains("bias_add: bias must be 1-D with the size of value's last axis (3), "
+                          "got bias (2,) for value (2,2,3)");
+    mf_tensor_release(b);
+    b = make_tensor(MF_FLOAT32, 1, (int64_t[]){3}, (double[]){1, 2, 3});
+    assert_int_equal(mf_bias_add(x, b, false, &y), MF_EDTYPE);
+    assert_error_contains("dtypes differ");
+    mf_tensor_release(b);
+    mf_tensor_release(x);
+}
+
+static void test_dropout(void **state)
+{
+    (void)state;
+    int64_t n = 1000;
+    MfTensor *x = mf_tensor_new(MF_FLOAT32, 1, &n), *y = NULL, *y2 = NULL;
+    for (int64_t i = 0; i < n; i++)
+        ((float *)mf_tensor_data(x))[i] = 1.0f + (float)i;
+    assert_int_equal(mf_dropout(x, 0, 7, &y), MF_OK);
+    assert_ptr_equal(x, y);
+    mf_tensor_release(y);
+    assert_int_equal(mf_dropout(x, 0.25, 7, &y), MF_OK);
+    assert_int_equal(mf_dropout(x, 0.25, 7, &y2), MF_OK);
+    int64_t zeros = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = mf_tensor_get(y, i), xi = 1.0 + (double)i;
+        assert_true(a == 0 || fabs(a - xi / 0.75) < 1e-3 * xi);
+        assert_true(a == mf_tensor_get(y2, i));
+        zeros += a == 0;
+    }
+    assert_true(zeros > 180 && zeros < 320);
+    mf_tensor_release(y);
+    mf_tensor_release(y2);
+    assert_int_equal(mf_dropout(x, 1, 7, &y), MF_EARG);
+    assert_error_contains("dropout: rate must be in [0, 1)");
+    assert_int_equal(mf_dropout(x, -0.5, 7, &y), MF_EARG);
+    assert_error_contains("got -0.5");
+    mf_tensor_release(x);
+    x = mf_tensor_scalar(MF_INT32, 1);
+    assert_int_equal(mf_dropout(x, 0.5, 7, &y), MF_EDTYPE);
+    assert_error_contains("dropout: expected float x");
+    mf_tensor_release(x);
+}
+
+/* ---- pooling against naive loops ---------------------------------------------- */
+
+typedef struct PoolCfg {
+    int64_t n, h, w, c, k, s;
+    int same;
+} PoolCfg;
+
+/* TensorFlow's output size and padding before, computed independently. */
+static void tf_size(int64_t in, int64_t k, int64_t s, int same, int64_t *out, int64_t *pad)
+{
+    if (same) {
+        *out = (int64_t)ceil((double)in / (double)s);
+        int64_t total = (*out - 1) * s + k - in;
+        *pad = total < 0 ? 0 : total / 2;
+    } else {
+        *out = (int64_t)ceil((double)(in - k + 1) / (double)s);
+        *pad = 0;
+    }
+}
+
+#define IDX(b, i, j, ch, H, W, C) ((((b) * (H) + (i)) * (W) + (j)) * (C) + (ch))
+
+/* Naive max / avg pool and both gradients for dy = 'dy' (as many as y). */
+static void ref_pool(const PoolCfg *p, const double *x, const double *dy, double *y,
+                     double *dxmax, double *dxavg, int64_t oh, int64_t ow, int64_t pt,
+                     int64_t pl)
+{
+    for (int64_t b = 0; b < p->n; b++)
+        for (int64_t i = 0; i < oh; i++)
+            for (int64_t j = 0; j < ow; j++)
+                for (int64_t ch = 0; ch < p->c; ch++) {
+                    double best = -DBL_MAX, sum = 0;
+                    int64_t at = -1, cnt = 0;
+                    for (int64_t a = 0; a < p->k; a++)
+                        for (int64_t q = 0; q < p->k; q++) {
+                            int64_t hi = i * p->s - pt + a, wj = j * p->s - pl + q;
+                            if (hi < 0 || hi >= p->h || wj < 0 || wj >= p->w)
+                                continue;
+                            double v = x[IDX(b, hi, wj, ch, p->h, p->w, p->c)];
+                            if (v > best)
+                                best = v, at = IDX(b, hi, wj, ch, p->h, p->w, p->c);
+                            sum += v;
+                            cnt++;
+                        }
+                    int64_t o = IDX(b, i, j, ch, oh, ow, p->c);
+                    y[2 * o] = best;
+                    y[2 * o + 1] = sum / (double)cnt;
+                    dxmax[at] += dy[o];
+                    for (int64_t a = 0; a < p->k; a++)
+                        for (int64_t q = 0; q < p->k; q++) {
+                            int64_t hi = i * p->s - pt + a, wj = j * p->s - pl + q;
+                            if (hi >= 0 && hi < p->h && wj >= 0 && wj < p->w)
+                                dxavg[IDX(b, hi, wj, ch, p->h, p->w, p->c)] += dy[o] / (double)cnt;
+                        }
+                }
+}
+
+static MfTensor *pool_grad(MfOpId op, int n, MfTensor **in, const MfAttrs *a)
+{
+    MfTensor *out = NULL;
+    assert_int_equal(mf_op1(op, n, in, a, &out), MF_OK);
+    return out;
+}
+
+/* Every second element of 'v' from 'start'. */
+static double *every_other(const double *v, int64_t n, int start)
+{
+    double *r = malloc((size_t)n * sizeof *r);
+    assert_non_null(r);
+    for (int64_t i = 0; i < n; i++)
+        r[i] = v[2 * i + start];
+    return r;
+}
+
+static void check_pool(const PoolCfg *p)
+{
+    int64_t oh, ow, pt, pl, nx = p->n * p->h * p->w * p->c;
+    tf_size(p->h, p->k, p->s, p->same, &oh, &pt);
+    tf_size(p->w, p->k, p->s, p->same, &ow, &pl);
+    int64_t ny = p->n * oh * ow * p->c;
+    double *x = malloc((size_t)nx * sizeof *x), *dy = malloc((size_t)ny * sizeof *dy);
+    double *y = calloc((size_t)ny * 2, sizeof *y), *dxm = calloc((size_t)nx, sizeof *dxm);
+    double *dxa = calloc((size_t)nx, sizeof *dxa);
+    assert_true(x && dy && y && dxm && dxa);
+    for (int64_t i = 0; i < nx; i++)
+        x[i] = sin(0.7 * (double)i + 0.3) * 3;   /* no ties */
+    for (int64_t i = 0; i < ny; i++)
+        dy[i] = cos(0.3 * (double)i);
+    ref_pool(p, x, dy, y, dxm, dxa, oh, ow, pt, pl);
+    int64_t xs[4] = {p->n, p->h, p->w, p->c}, ys[4] = {p->n, oh, ow, p->c};
+    MfTensor *xt = make_tensor(MF_FLOAT64, 4, xs, x), *dyt = make_tensor(MF_FLOAT64, 4, ys, dy);
+    int64_t ks[4] = {1, p->k, p->k, 1}, ss[4] = {1, p->s, p->s, 1};
+    MfTensor *mx = NULL, *av = NULL;
+    assert_int_equal(mf_max_pool(xt, ks, ss, p->same, &mx), MF_OK);
+    assert_int_equal(mf_avg_pool(xt, ks, ss, p->same, &av), MF_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(mx->shape[i], ys[i]);
+    double *ym = every_other(y, ny, 0), *ya = every_other(y, ny, 1);
+    assert_values(mx, ym, ny, 1e-15);
+    assert_values(av, ya, ny, 1e-14);
+    MfAttrs a = mf_attrs_default();
+    memcpy(a.ksize, ks, sizeof ks);
+    memcpy(a.strides, ss, sizeof ss);
+    a.padding = p->same;
+    MfTensor *gm = pool_grad(MF_OP_MAX_POOL_GRAD, 3, (MfTensor *[]){xt, mx, dyt}, &a);
+    MfTensor *ga = pool_grad(MF_OP_AVG_POOL_GRAD, 2, (MfTensor *[]){xt, dyt}, &a);
+    assert_values(gm, dxm, nx, 1e-14);
+    assert_values(ga, dxa, nx, 1e-14);
+    /* MaxPoolGradGrad reads its input at the argmax: with ddx = x it gives y */
+    MfTensor *gg = pool_grad(MF_OP_MAX_POOL_GRAD_GRAD, 3, (MfTensor *[]){xt, mx, xt}, &a);
+    assert_values(gg, ym, ny, 1e-15);
+    MfTensor *all[] = {xt, dyt, mx, av, gm, ga, gg};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        mf_tensor_release(all[i]);
+    free(x), free(dy), free(y), free(dxm), free(dxa), free(ym), free(ya);
+}
+
+static void test_pool_against_naive(void **state)
+{
+    (void)state;
+    static const PoolCfg cfgs[] = {
+        {1, 4, 4, 1, 2, 2, 0}, {1, 4, 4, 1, 2, 2, 1}, {2, 5, 5, 3, 3, 2, 1},
+        {2, 5, 5, 3, 3, 2, 0}, {1, 7, 6, 2, 3, 1, 1}, {1, 7, 6, 2, 3, 3, 1},
+        {1, 6, 6, 4, 1, 1, 0}, {3, 8, 5, 2, 4, 3, 1}, {1, 3, 3, 1, 3, 1, 0},
+        {1, 2, 9, 2, 2, 5, 1},
+    };
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)
+        check_pool(&cfgs[i]);
+}
+
+static void test_pool_sizes_and_values(void **state)
+{
+    (void)state;
+    /* 1x4x4x1 of 1..16, 2x2 windows, stride 2 */
+    double v[16];
+    for (int i = 0; i < 16; i++)
+        v[i] = i + 1;
+    MfTensor *x = make_tensor(MF_FLOAT32, 4, (int64_t[]){1, 4, 4, 1}, v), *y = NULL;
+    int64_t k2[4] = {1, 2, 2, 1}, s2[4] = {1, 2, 2, 1}, k3[4] = {1, 3, 3, 1};
+    assert_int_equal(mf_max_pool(x, k2, s2, 0, &y), MF_OK);
+    assert_values(y, (double[]){6, 8, 14, 16}, 4, 0);
+    mf_tensor_release(y);
+    assert_int_equal(mf_avg_pool(x, k2, s2, 0, &y), MF_OK);
+    assert_values(y, (double[]){3.5, 5.5, 11.5, 13.5}, 4, 1e-6);
+    mf_tensor_release(y);
+    /* SAME, 3x3 stride 2 on 4x4: out 2x2, pad total 1 -> 0 before, 1 after */
+    assert_int_equal(mf_avg_pool(x, k3, s2, 1, &y), MF_OK);
+    assert_int_equal(y->shape[1], 2);
+    assert_values(y, (double[]){6, 7.5, 12, 13.5}, 4, 1e-6);
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+}
+
+static void test_pool_errors(void **state)
+{
+    (void)state;
+    MfTensor *x = mf_tensor_zeros(MF_FLOAT32, 4, (int64_t[]){1, 2, 2, 1}), *y = NULL;
+    int64_t k3[4] = {1, 3, 3, 1}, s1[4] = {1, 1, 1, 1}, kb[4] = {2, 1, 1, 1}, k0[4] = {1, 0, 1, 1};
+    assert_int_equal(mf_max_pool(x, k3, s1, 0, &y), MF_ESHAPE);
+    assert_error_contains("max_pool: window 3 is larger than the input height 2 with VALID");
+    assert_int_equal(mf_avg_pool(x, kb, s1, 1, &y), MF_EARG);
+    assert_error_contains("avg_pool: pooling over the batch or channel axis is not supported");
+    assert_int_equal(mf_avg_pool(x, k0, s1, 1, &y), MF_EARG);
+    assert_error_contains("ksize and strides must be >= 1");
+    assert_int_equal(mf_max_pool(x, k3, s1, 1, &y), MF_OK);
+    assert_values(y, (double[]){0, 0, 0, 0}, 4, 0);
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+    x = mf_tensor_zeros(MF_FLOAT32, 3, (int64_t[]){2, 2, 1});
+    assert_int_equal(mf_max_pool(x, k3, s1, 1, &y), MF_ESHAPE);
+    assert_error_contains("expected a rank-4 NHWC input");
+    mf_tensor_release(x);
+    x = mf_tensor_zeros(MF_INT32, 4, (int64_t[]){1, 2, 2, 1});
+    assert_int_equal(mf_max_pool(x, k3, s1, 1, &y), MF_EDTYPE);
+    assert_error_contains("max_pool: expected a float dtype");
+    mf_tensor_release(x);
+    assert_null(y);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(test_softmax_values),
+        TEST(test_softmax_stable_float32_strided),
+        TEST(test_softmax_errors),
+        TEST(test_softmax_cross_entropy),
+        TEST(test_sparse_cross_entropy),
+        TEST(test_sigmoid_cross_entropy_and_l2_loss),
+        TEST(test_bias_add),
+        TEST(test_dropout),
+        TEST(test_pool_against_naive),
+        TEST(test_pool_sizes_and_values),
+        TEST(test_pool_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
