@@ -10,6 +10,8 @@
  * only on success. */
 #include "clip.h"
 
+#include <math.h>
+
 #include "ops/reduce.h"
 #include "shape.h"
 
@@ -115,6 +117,18 @@ static MfStatus check_clip_norm(const MfTensor *t, const MfTensor *clip_norm)
     return MF_OK;
 }
 
+/* A concrete clip_norm that is +infinity everywhere: nothing to clip. */
+static bool infinite(const MfTensor *clip_norm)
+{
+    if (!concrete(clip_norm))
+        return false;
+    int64_t n = mf_tensor_numel(clip_norm);
+    for (int64_t i = 0; i < n; i++)
+        if (!(isinf(mf_tensor_get(clip_norm, i)) && mf_tensor_get(clip_norm, i) > 0))
+            return false;
+    return n > 0;
+}
+
 MfStatus mf_clip_by_norm(MfTensor *t, MfTensor *clip_norm, const int64_t *axes, int naxes,
                          MfTensor **out)
 {
@@ -122,6 +136,11 @@ MfStatus mf_clip_by_norm(MfTensor *t, MfTensor *clip_norm, const int64_t *axes, 
     MfStatus st = check_clip_norm(t, clip_norm);
     if (st != MF_OK)
         return st;
+    if (infinite(clip_norm)) {
+        mf_tensor_retain(t);
+        *out = t;
+        return MF_OK;
+    }
     /* sq, l2sum, l2norm, t * clip_norm, maximum(l2norm, clip_norm) */
     MfTensor *tmp[5] = {NULL, NULL, NULL, NULL, NULL};
     st = mf_binary(MF_OP_MUL, t, t, &tmp[0]);
@@ -254,11 +273,37 @@ static MfStatus check_global_args(const MfTensor *clip_norm, const MfTensor *use
 MfStatus mf_clip_by_global_norm(int n, MfTensor *const *ts, MfTensor *clip_norm,
                                 MfTensor *use_norm, MfTensor **outs, MfTensor **norm_out)
 {
+    return mf_clip_by_global_norm_ex(n, ts, clip_norm, use_norm, MF_NONFINITE_NAN, outs,
+                                     norm_out);
+}
+
+/* The outputs for 'norm': ts[i] * scale, or ts[i] itself for an infinite
+ * clip_norm. */
+static MfStatus scale_all(int n, MfTensor *const *ts, MfTensor *clip_norm, MfTensor *norm,
+                          MfTensor **outs)
+{
+    MfTensor *scale = NULL;
+    bool inf = infinite(clip_norm);
+    MfStatus st = inf ? MF_OK : global_scale(norm, clip_norm, &scale);
+    for (int i = 0; i < n && st == MF_OK; i++) {
+        if (ts[i] && inf)
+            mf_tensor_retain(outs[i] = ts[i]);
+        else if (ts[i])
+            st = mf_binary(MF_OP_MUL, ts[i], scale, &outs[i]);
+    }
+    mf_tensor_release(scale);
+    return st;
+}
+
+MfStatus mf_clip_by_global_norm_ex(int n, MfTensor *const *ts, MfTensor *clip_norm,
+                                   MfTensor *use_norm, MfNonfinite nonfinite, MfTensor **outs,
+                                   MfTensor **norm_out)
+{
     for (int i = 0; i < n; i++)
         outs[i] = NULL;
     if (norm_out)
         *norm_out = NULL;
-    MfTensor *norm = use_norm, *scale = NULL;
+    MfTensor *norm = use_norm;
     MfStatus st = check_global_args(clip_norm, use_norm);
     if (st == MF_OK && use_norm)
         mf_tensor_retain(use_norm);
@@ -266,11 +311,13 @@ MfStatus mf_clip_by_global_norm(int n, MfTensor *const *ts, MfTensor *clip_norm,
         st = global_norm("clip_by_global_norm", n, ts, &norm);
     if (st != MF_OK)
         return st;
-    st = global_scale(norm, clip_norm, &scale);
-    for (int i = 0; i < n && st == MF_OK; i++)
-        if (ts[i])
-            st = mf_binary(MF_OP_MUL, ts[i], scale, &outs[i]);
-    mf_tensor_release(scale);
+    if (nonfinite == MF_NONFINITE_ERROR && concrete(norm) && !isfinite(mf_tensor_get(norm, 0))) {
+        st = mf_err_set(MF_EARG, "clip_by_global_norm: the global norm is %g (a gradient "
+                        "diverged) and nonfinite = \"error\" was asked", mf_tensor_get(norm, 0));
+        mf_tensor_release(norm);
+        return st;
+    }
+    st = scale_all(n, ts, clip_norm, norm, outs);
     if (st != MF_OK) {
         release_all(n, outs);
         mf_tensor_release(norm);

@@ -18,8 +18,11 @@ MfStatus mf_clip_by_value(MfTensor *t, MfTensor *lo, MfTensor *hi, MfTensor **ou
 
 /* t * clip_norm / maximum(l2norm, clip_norm), where l2norm is the L2 norm of
  * 't' over 'axes' (0-based, 'naxes' of them; NULL: all axes) kept as size-1
- * dims. A zero norm leaves 't' unchanged. 't' must be float; a concrete
- * 'clip_norm' must be > 0 and must not change 't's shape by broadcasting. */
+ * dims. A zero norm leaves 't' unchanged; so does a concrete clip_norm of
+ * +infinity everywhere (no clipping: '*out' is 't' retained, where
+ * TensorFlow's formula would give inf/inf = NaN). 't' must be float; a
+ * concrete 'clip_norm' must be > 0 and must not change 't's shape by
+ * broadcasting. */
 MfStatus mf_clip_by_norm(MfTensor *t, MfTensor *clip_norm, const int64_t *axes, int naxes,
                          MfTensor **out);
 
@@ -35,5 +38,20 @@ MfStatus mf_global_norm(int n, MfTensor *const *ts, MfTensor **out);
  * instead of silently clipped. On failure every 'outs[i]' is NULL. */
 MfStatus mf_clip_by_global_norm(int n, MfTensor *const *ts, MfTensor *clip_norm,
                                  MfTensor *use_norm, MfTensor **outs, MfTensor **norm_out);
+
+/* What clip_by_global_norm does with a non-finite global norm. */
+typedef enum MfNonfinite {
+    MF_NONFINITE_NAN,    /* every output NaN (TensorFlow's behaviour, the default) */
+    MF_NONFINITE_ERROR,  /* MF_EARG "clip_by_global_norm: the global norm is inf ..." (a
+                          * concrete norm only; a graph tensor is clipped as with NAN) */
+} MfNonfinite;
+
+/* mf_clip_by_global_norm with a choice for a non-finite norm. Also: a
+ * concrete clip_norm of +infinity clips nothing (outs[i] are ts[i]
+ * retained; the norm is still computed), where TensorFlow's formula gives
+ * NaN. */
+MfStatus mf_clip_by_global_norm_ex(int n, MfTensor *const *ts, MfTensor *clip_norm,
+                                   MfTensor *use_norm, MfNonfinite nonfinite, MfTensor **outs,
+                                   MfTensor **norm_out);
 
 #endif

@@ -114,6 +114,13 @@ typedef struct MfTapeEntry {
     MfTensor *const *outputs;
 } MfTapeEntry;
 
+/* The variables watched on this tape (read while it recorded, or watched
+ * with mf_tape_watch_variable), in no particular order: writes up to 'cap'
+ * borrowed pointers (valid until the tape's records are released: after a
+ * non-persistent tape's 'gradient', or when it is freed) and returns how many
+ * there are. */
+int64_t mf_tape_variables(const MfTape *t, MfVariable **out, int64_t cap);
+
 /* Number of records, and record 'k' (0-based, k < count). */
 int64_t mf_tape_count(const MfTape *t);
 MfTapeEntry mf_tape_entry(const MfTape *t, int64_t k);

@@ -167,6 +167,8 @@ static MfStatus watch_read(MfTape *t, MfVariable *v, MfTensor *value)
             mf_dealloc(r, sizeof *r);
             return st;
         }
+        mf_variable_retain(v);
+        r->var = v;
     }
     for (int64_t i = 0; i < r->n; i++)
         if (r->ids[i] == value->id)
@@ -360,6 +362,7 @@ void mf_tape_clear(MfTape *t)
     t->nrecs = t->caprecs = 0;
     for (int64_t i = mf_idmap_next(&t->vars, 0); i >= 0; i = mf_idmap_next(&t->vars, i + 1)) {
         MfVarReads *r = t->vars.vals[i];
+        mf_variable_release(r->var);
         if (r->cap)
             mf_dealloc(r->ids, (size_t)r->cap * sizeof *r->ids);
         mf_dealloc(r, sizeof *r);
@@ -367,6 +370,17 @@ void mf_tape_clear(MfTape *t)
     mf_idmap_free(&t->vars);
     mf_idmap_free(&t->live);
     mf_idmap_free(&t->watched_vars);
+}
+
+int64_t mf_tape_variables(const MfTape *t, MfVariable **out, int64_t cap)
+{
+    int64_t n = 0;
+    for (int64_t i = mf_idmap_next(&t->vars, 0); i >= 0; i = mf_idmap_next(&t->vars, i + 1)) {
+        if (n < cap)
+            out[n] = ((MfVarReads *)t->vars.vals[i])->var;
+        n++;
+    }
+    return n;
 }
 
 int64_t mf_tape_count(const MfTape *t)

@@ -27,6 +27,7 @@ typedef struct MfTapeRecord {
 
 /* The values read from one variable on this tape (distinct tensor ids). */
 typedef struct MfVarReads {
+    MfVariable *var;       /* retained (mf_tape_variables lists it) */
     int64_t n, cap;
     int64_t *ids;
 } MfVarReads;

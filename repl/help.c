@@ -35,10 +35,15 @@ static const Topic topics[] = {
     {"printing", "how tensors print: set_printoptions, get_printoptions"},
     {"autodiff", "gradients: GradientTape, grad, value_and_grad, custom_gradient, gradcheck"},
     {"variables", "state that changes: Variable, initializers"},
+    {"graph", "graph mode: Graph, placeholder, name_scope, control_dependencies, group, "
+              "Session (run, schedule)"},
     {"nn", "neural-network ops (mf.nn): softmax, cross-entropies, bias_add, dropout, "
            "max_pool, avg_pool, conv2d and its backprops"},
     {"profiling", "where time goes: mf.profile, mf.profiler.start/stop/peak, "
                   "prof:gemms(), prof:save_trace"},
+    {"data", "loading data (mf.data): read_csv, read_idx, Dataset.from_tensor_slices"},
+    {"training", "optimizers and checkpoints (mf.train): minimize, compute_gradients, "
+                 "apply_gradients, save, load"},
     {"shell", "the program and prompt: help, config, set_num_threads, memory"},
     {NULL, NULL},
 };
@@ -274,7 +279,7 @@ static int push_function_name(lua_State *L, int idx)
     lua_getfield(L, lua_upvalueindex(1), "random");
     if (search_table(L, idx, "random."))
         return 1;
-    static const char *const subtables[] = {"test", "nn", "profiler", "initializers"};
+    static const char *const subtables[] = {"test", "nn", "profiler", "initializers", "data", "train"};
     for (size_t i = 0; i < sizeof subtables / sizeof subtables[0]; i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "%s.", subtables[i]);

@@ -409,13 +409,18 @@ const LmfHelpEntry lmf_help_entries[] = {
     E("clip_by_norm", "clipping", "mf.clip_by_norm(t, clip_norm [, {axes}])",
       "Scales 't' so that its L2 norm (over 'axes', or all elements) is at most clip_norm: "
       "t * clip_norm / max(norm, clip_norm), TensorFlow's formula. Often applied to each "
-      "gradient between compute_gradients and apply_gradients.",
+      "gradient between compute_gradients and apply_gradients. A zero norm leaves 't' "
+      "unchanged (no NaN) and clip_norm = math.huge clips nothing (the formula would give NaN).",
       "mf.clip_by_norm(mf.tensor{3, 4}, 1)              --> {0.6, 0.8}\n"
       "mf.clip_by_norm(mf.tensor{3, 4}, 10)             --> {3, 4}"),
-    E("clip_by_global_norm", "clipping", "mf.clip_by_global_norm(list, clip_norm [, {use_norm}])",
+    E("clip_by_global_norm", "clipping",
+      "mf.clip_by_global_norm(list, clip_norm [, {use_norm, nonfinite = \"nan\"}])",
       "Scales every tensor of the array by clip_norm / max(global_norm, clip_norm), where "
       "global_norm is the L2 norm of all of them together (or 'use_norm'). Returns the clipped "
-      "array and the global norm (a scalar tensor); nil entries pass through.",
+      "array and the global norm (a scalar tensor); nil entries pass through. Edge cases: a "
+      "zero norm leaves the tensors unchanged; clip_norm = math.huge clips nothing (TensorFlow's "
+      "formula would give NaN); a non-finite global norm (inf or NaN: a diverged gradient) makes "
+      "every output NaN as in TensorFlow, or, with nonfinite = \"error\", raises instead.",
       "c, n = mf.clip_by_global_norm({mf.tensor{3, 4}, mf.tensor{12}}, 6.5)\n"
       "n                                                --> 13\n"
       "c[1]                                             --> {1.5, 2}\n"
@@ -665,6 +670,248 @@ const LmfHelpEntry lmf_help_entries[] = {
       "as TensorFlow.",
       "x = mf.reshape(mf.range(1, 17, 1, {dtype = \"float32\"}), {1, 4, 4, 1})\n"
       "mf.nn.avg_pool(x, 2, 2, \"VALID\")               --> {{{{3.5}, {5.5}}, {{11.5}, {13.5}}}}"),
+
+    /* ---- checkpoints (API.md "Training": mf.save, mf.load) -------------------- */
+    E("save", "training", "mf.save(path, {name = tensor_or_Variable, ...} [, metadata])",
+      "Writes the tensors (a Variable saves its current value) to 'path' in the safetensors "
+      "format: an 8-byte little-endian header length, a JSON header giving each name's dtype "
+      "(F32, F64, I32, I64, BOOL), shape and data_offsets, then the raw little-endian data "
+      "(names sorted, each tensor aligned to its element size), so other safetensors readers "
+      "load it. 'metadata' is an optional table of strings (numbers are converted), stored as "
+      "the header's __metadata__. The write is atomic: a temporary file in the same directory is "
+      "written, synced and renamed over 'path', so a failure leaves an existing file intact.",
+      "p = os.tmpname()\n"
+      "mf.save(p, {w = mf.tensor{1, 2}, step = mf.tensor(3, \"int64\")}, {note = \"demo\"})\n"
+      "t, meta = mf.load(p)\n"
+      "t.w                               --> {1, 2}\n"
+      "meta.note                         --> demo\n"
+      "os.remove(p)"),
+    E("load", "training", "mf.load(path)",
+      "Reads a safetensors file (written by mf.save or by any other program) and returns a "
+      "table {name = tensor} and a second table with the header's __metadata__ strings. "
+      "dtypes F32, F64, I32, I64 and BOOL are read; others (F16, BF16, U8, ...) are an error "
+      "naming the tensor. The whole file is checked first: a file that is too short, a "
+      "header length past the end, invalid JSON, a shape that does not match its "
+      "data_offsets, overlapping offsets or gaps, truncated data and trailing bytes are each "
+      "a clear error.",
+      "p = os.tmpname()\n"
+      "mf.save(p, {b = mf.tensor{true, false}, x = mf.tensor(2.5, \"float64\")})\n"
+      "t = mf.load(p)\n"
+      "t.x:item()                        --> 2.5\n"
+      "t.b.dtype                         --> bool\n"
+      "os.remove(p)"),
+
+    /* ---- data (API.md "Data": repl/lmf_data.c, core/io/) ---------------------- */
+    E("data.read_csv", "data", "mf.data.read_csv(path [, {header, columns, dtype}])",
+      "Reads a comma-separated file (parsed in C) into one 2-D tensor, rows x columns. "
+      "'header' true skips the first line and names the columns; false reads it as data; "
+      "absent (the default): the first line is a header when one of its selected fields is "
+      "not a number. 'columns' selects and orders columns by 1-based index or header name; "
+      "'dtype' is float32 (default), float64, int32 or int64. Blank lines are skipped, fields "
+      "may be double-quoted and \"nan\" parses as a float. A malformed number, an empty field "
+      "or a row with another number of fields is an error naming the file, line and column.",
+      "p = os.tmpname(); f = io.open(p, \"w\")\n"
+      "f:write(\"x,y,name\\n1,2,a\\n3,4,b\\n\"); f:close()\n"
+      "mf.data.read_csv(p, {columns = {1, 2}})              --> {{1, 2}, {3, 4}}\n"
+      "mf.data.read_csv(p, {columns = {\"y\"}, dtype = \"int64\"})\n"
+      "                                     --> {{2}, {4}}\n"
+      "os.remove(p)"),
+    E("data.read_idx", "data", "mf.data.read_idx(path)",
+      "Reads a file in the IDX format of the MNIST data set (train-images-idx3-ubyte and "
+      "friends), plain or gzip-compressed (detected from its first bytes). The magic number, "
+      "type code and dims are checked and the data must fill the dims exactly: a truncated "
+      "file or trailing bytes are errors. Unsigned/signed bytes, 16- and 32-bit integers give "
+      "an int32 tensor (pixels stay 0..255; cast and scale them yourself), float and double "
+      "give float32 and float64.",
+      "p = os.tmpname(); f = io.open(p, \"wb\")\n"
+      "f:write(string.char(0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 128, 255, 7)); f:close()\n"
+      "mf.data.read_idx(p)                  --> {{0, 128}, {255, 7}}\n"
+      "os.remove(p)"),
+    E("data.Dataset.from_tensor_slices", "data",
+      "mf.data.Dataset.from_tensor_slices(tensor | {t1, t2, ...})",
+      "A Dataset whose elements are the slices of the tensors along axis 1 (each component "
+      "must have the same length there). Chain ds:shuffle(buffer_size, {seed}), "
+      "ds:batch(n, {drop_remainder}) and ds:epochs(n) (TensorFlow's repeat; no n repeats "
+      "forever), each returning a new Dataset, then iterate with for x, y in ds:iter() do ... "
+      "end (one value per component). Batches stack rows along a new axis 1 with one gather. "
+      "The shuffle is TensorFlow's buffered one; a seed (or mf.random.seed) makes it "
+      "reproducible, and every pass (each epoch, each new ds:iter()) draws a new order.",
+      "ds = mf.data.Dataset.from_tensor_slices{mf.tensor{{1, 2}, {3, 4}, {5, 6}}, {7, 8, 9}}\n"
+      "x, y = ds:batch(2):iter()()\n"
+      "x                                    --> {{1, 2}, {3, 4}}\n"
+      "y                                    --> {7, 8}\n"
+      "n = 0; for x, y in ds:shuffle(3, {seed = 1}):batch(2):epochs(2):iter() do n = n + 1 end\n"
+      "n                                    --> 4"),
+    E("data.Dataset", "data", "ds:shuffle(buffer_size [, {seed}]) ds:batch(n [, {drop_remainder}]) "
+      "ds:epochs([n]) ds:iter()",
+      "The methods of a mf.data.Dataset (see help \"data.Dataset.from_tensor_slices\"). "
+      "shuffle keeps a buffer of buffer_size elements and picks from it at random (a buffer "
+      "at least as long as the data gives a uniform shuffle); batch groups n elements, keeping "
+      "a smaller last batch unless drop_remainder = true; epochs(n) repeats the whole pipeline "
+      "before it n times; iter() returns a Lua iterator.",
+      "ds = mf.data.Dataset.from_tensor_slices(mf.range(1, 6))\n"
+      "sizes = {}; for x in ds:batch(2):iter() do sizes[#sizes + 1] = #x end\n"
+      "sizes                                --> {2, 2, 1}\n"
+      "c = 0; for x in ds:epochs(2):batch(2, {drop_remainder = true}):iter() do c = c + 1 end\n"
+      "c                                    --> 5"),
+
+    /* ---- training (API.md "Training": train/, repl/lmf_train.c) ----------------- */
+    E("train.GradientDescentOptimizer", "training",
+      "mf.train.GradientDescentOptimizer(learning_rate [, {name}])",
+      "Plain gradient descent, TensorFlow 1.x's formula: var -= lr * g. learning_rate is a "
+      "number (> 0), a scalar tensor or Variable (read at every apply, so assigning it decays "
+      "the rate), or a function of no arguments returning one (called at every apply, e.g. "
+      "mf.train.exponential_decay). Every optimizer has compute_gradients, apply_gradients, "
+      "minimize, get_slot_names and get_slot (help \"train.Optimizer\"). Eager mode: the loss "
+      "is a function of no arguments.",
+      "w = mf.Variable({1, 2}, {name = \"w\"})\n"
+      "opt = mf.train.GradientDescentOptimizer(0.1)\n"
+      "opt:minimize(function() return mf.reduce_sum(w * w) end)  --> 5\n"
+      "w                                    --> {0.8, 1.6}"),
+    E("train.MomentumOptimizer", "training",
+      "mf.train.MomentumOptimizer(learning_rate, momentum [, {use_nesterov, name}])",
+      "Momentum, TensorFlow 1.x's formula: accum = accum * momentum + g; var -= lr * accum; "
+      "with use_nesterov = true: var -= lr * g + lr * momentum * accum. One slot per "
+      "variable, \"momentum\" (zeros at first, named \"<var>/Momentum\").",
+      "w = mf.Variable({1.0}, {name = \"w\"})\n"
+      "opt = mf.train.MomentumOptimizer(0.1, 0.9)\n"
+      "for i = 1, 2 do opt:minimize(function() return mf.reduce_sum(w) end) end\n"
+      "w                                    --> {0.71}\n"
+      "opt:get_slot(w, \"momentum\")          --> {1.9}"),
+    E("train.AdagradOptimizer", "training",
+      "mf.train.AdagradOptimizer(learning_rate [, {initial_accumulator_value = 0.1, name}])",
+      "Adagrad, TensorFlow 1.x's formula: accum += g^2; var -= lr * g / sqrt(accum). One slot, "
+      "\"accumulator\", starting at initial_accumulator_value (> 0).",
+      "w = mf.Variable({1.0}, {name = \"w\"})\n"
+      "opt = mf.train.AdagradOptimizer(0.1, {initial_accumulator_value = 3})\n"
+      "opt:minimize(function() return mf.reduce_sum(w) end)  --> 1\n"
+      "w                                    --> {0.95}\n"
+      "opt:get_slot(w, \"accumulator\")       --> {4}"),
+    E("train.RMSPropOptimizer", "training",
+      "mf.train.RMSPropOptimizer(learning_rate [, {decay = 0.9, momentum = 0, epsilon = 1e-10, "
+      "name}])",
+      "RMSProp, TensorFlow 1.x's formula: ms = decay * ms + (1 - decay) * g^2; mom = momentum * "
+      "mom + lr * g / sqrt(ms + epsilon); var -= mom. Slots \"rms\" (ones at first, as in "
+      "TensorFlow 1.x) and \"momentum\" (zeros).",
+      "w = mf.Variable({1.0}, {name = \"w\"})\n"
+      "opt = mf.train.RMSPropOptimizer(0.1)\n"
+      "opt:minimize(function() return mf.reduce_sum(w * 2) end)  --> 2\n"
+      "opt:get_slot(w, \"rms\")               --> {1.3}\n"
+      "w                                    --> {0.8246}"),
+    E("train.AdamOptimizer", "training",
+      "mf.train.AdamOptimizer(learning_rate [, {beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, "
+      "name}])",
+      "Adam, TensorFlow 1.x's formula: lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t); m = beta1 "
+      "* m + (1 - beta1) * g; v = beta2 * v + (1 - beta2) * g^2; var -= lr_t * m / (sqrt(v) + "
+      "epsilon). t counts this optimizer's apply_gradients calls (TensorFlow's beta1_power and "
+      "beta2_power). Slots \"m\" and \"v\" (named \"<var>/Adam\", \"<var>/Adam_1\").",
+      "w = mf.Variable({1.0, -1.0}, {name = \"w\"})\n"
+      "opt = mf.train.AdamOptimizer(0.1)\n"
+      "opt:minimize(function() return mf.reduce_sum(w * w) end)  --> 2\n"
+      "w                                    --> {0.9, -0.9}\n"
+      "opt:get_slot(w, \"m\")                 --> {0.2, -0.2}\n"
+      "opt:get_slot_names()                 --> {m, v}"),
+    E("train.Optimizer", "training",
+      "opt:compute_gradients(loss_fn [, {var_list}]) opt:apply_gradients(pairs [, {global_step}]) "
+      "opt:minimize(loss_fn [, {var_list, global_step}]) opt:get_slot_names() "
+      "opt:get_slot(var, name) opt:get_name()",
+      "The methods of every optimizer. compute_gradients runs loss_fn (no arguments) under a "
+      "GradientTape and returns an array of {grad, var} pairs (and the loss): for var_list, or "
+      "by default every trainable Variable the loss read, in creation order; a pair keeps a "
+      "nil gradient (pair.n = 2) when the loss does not depend on its variable. apply_gradients "
+      "skips nil gradients, checks every pair before changing anything, makes the slots on "
+      "first use and increments global_step (an integer Variable) when given. minimize is "
+      "exactly the two in sequence and returns the loss. Between them, clip or mask: "
+      "for i, p in ipairs(gv) do gv[i] = {mf.clip_by_norm(p[1], 5), p[2]} end. "
+      "trainable = false Variables never change. get_slot returns nil before the first apply.",
+      "w = mf.Variable({3, 4}, {name = \"w\"})\n"
+      "opt = mf.train.GradientDescentOptimizer(1)\n"
+      "gv = opt:compute_gradients(function() return mf.reduce_sum(w * w) end)\n"
+      "gv[1][1]                             --> {6, 8}\n"
+      "for i, p in ipairs(gv) do gv[i] = {mf.clip_by_norm(p[1], 5), p[2]} end\n"
+      "opt:apply_gradients(gv)\n"
+      "w                                    --> {0, 0}"),
+    E("train.global_step", "training", "mf.train.global_step()",
+      "The process's step counter: a non-trainable int64 scalar Variable named \"global_step\", "
+      "0 when first made (on the first call; later calls return the same Variable). Pass it as "
+      "{global_step = ...} to apply_gradients or minimize, which add 1 per call.",
+      "gs = mf.train.global_step()\n"
+      "gs.dtype                             --> int64\n"
+      "gs.trainable                         --> false"),
+    E("train.exponential_decay", "training",
+      "mf.train.exponential_decay(learning_rate, global_step, decay_steps, decay_rate "
+      "[, {staircase}])",
+      "TensorFlow's decayed rate learning_rate * decay_rate ^ (global_step / decay_steps) (the "
+      "exponent floored when staircase is true). In eager mode it returns a function of no "
+      "arguments that computes the rate from the step's current value (a float32 scalar for a "
+      "number learning_rate); give that function to an optimizer, which calls it at every "
+      "apply. global_step is a Variable, tensor or number; decay_steps and decay_rate are > 0.",
+      "step = mf.Variable(mf.tensor(20, \"int64\"), {trainable = false})\n"
+      "lr = mf.train.exponential_decay(0.1, step, 10, 0.5)\n"
+      "lr()                                 --> 0.025\n"
+      "opt = mf.train.GradientDescentOptimizer(lr)"),
+
+    /* ---- graph mode ------------------------------------------------------------- */
+    E("Graph", "graph", "mf.Graph(); g:as_default(fn); g:nodes(); g:get_tensor(name); "
+      "g:to_dot(); print(g)",
+      "A dataflow graph (TensorFlow 1.x). Inside g:as_default(function() ... end) ops add nodes "
+      "and return symbolic tensors (shape known where it can be, -1 where not; t.name is "
+      "\"node:index\"); a tensor with values used there becomes a Const node. Node names are "
+      "unique (add, add_1, layer1/matmul). g:nodes() lists {name, op, inputs, control_inputs, "
+      "outputs} in creation order, g:get_tensor(\"add:0\") finds a tensor, print(g) lists the "
+      "nodes with inputs and shapes, g:to_dot() gives Graphviz text (control edges dashed). "
+      "Run it with mf.Session.",
+      "g = mf.Graph()\n"
+      "y = g:as_default(function() return mf.placeholder(\"float32\", {-1, 3}, \"x\") * 2 end)\n"
+      "y.name                               --> multiply:0\n"
+      "y.shape                              --> {-1, 3}\n"
+      "#g:nodes()                           --> 3"),
+    E("placeholder", "graph", "mf.placeholder(dtype, shape [, name])",
+      "A graph input, fed when the graph runs: sess:run(fetches, {[x] = value}). -1 in 'shape' "
+      "is a dimension of any size; a fed value must have the dtype and the known dimensions (a "
+      "Lua table is converted to the dtype). Only inside g:as_default.",
+      "g = mf.Graph()\n"
+      "x = g:as_default(function() return mf.placeholder(\"float32\", {-1, 2}, \"x\") end)\n"
+      "x.name                               --> x:0\n"
+      "mf.Session(g):run(x, {[x] = {{1, 2}}})    --> {{1, 2}}"),
+    E("name_scope", "graph", "mf.name_scope(name, fn)",
+      "Runs fn with node names prefixed by \"name/\" (scopes nest: \"outer/inner/add\"), which "
+      "groups nodes in listings and pictures. Returns fn's results. Only inside g:as_default.",
+      "g = mf.Graph()\n"
+      "t = g:as_default(function() return mf.name_scope(\"layer1\", function() return "
+      "mf.relu(mf.tensor{1}) end) end)\n"
+      "t.name                               --> layer1/relu:0"),
+    E("control_dependencies", "graph", "mf.control_dependencies(list, fn)",
+      "Runs fn so that every node it builds gets the tensors' (or operations') nodes in 'list' "
+      "as control inputs: when such a node runs, they have run before it, even without a data "
+      "edge. Control edges print as ^name and are dashed in g:to_dot(). Returns fn's results.",
+      "g = mf.Graph()\n"
+      "y = g:as_default(function() local a = mf.relu(mf.tensor{1}); return "
+      "mf.control_dependencies({a}, function() return mf.tensor{2} + 1 end) end)\n"
+      "mf.Session(g):run(y)                 --> {3}"),
+    E("group", "graph", "mf.group(list [, name])",
+      "An operation (a NoOp node) that runs everything in 'list' through control edges and has "
+      "no value: sess:run(op) returns nil. Use it to run several updates in one fetch.",
+      "g = mf.Graph()\n"
+      "op = g:as_default(function() return mf.group({mf.relu(mf.tensor{1})}, \"step\") end)\n"
+      "op.name                              --> step\n"
+      "mf.Session(g):run(op)                --> nil"),
+    E("Session", "graph",
+      "mf.Session(g); sess:run(fetches [, feeds [, {schedule = true}]]); sess:close()",
+      "Runs the part of graph g that the fetches need with the in-degree executor: a table of "
+      "in-degrees (data and control edges), a FIFO ready queue in creation order, each value "
+      "freed after its last consumer. 'fetches' is a tensor, an operation, a name (\"add:0\") "
+      "or an array of them (an array of values comes back; nil for operations). 'feeds' maps "
+      "placeholders, or any tensor, to values: {[x] = {{1, 2, 3}}}. With {schedule = true} a "
+      "second result lists the steps {step, name, op, indegree, ready} and prints as a table. "
+      "Errors name the node: a missing feed, a wrong shape or dtype, a cycle, a foreign tensor.",
+      "g = mf.Graph()\n"
+      "x = g:as_default(function() return mf.placeholder(\"float32\", {2}, \"x\") end)\n"
+      "y = g:as_default(function() return mf.reduce_sum(x * x) end)\n"
+      "sess = mf.Session(g)\n"
+      "sess:run(y, {[x] = {3, 4}})          --> 25\n"
+      "v, sched = sess:run(y, {[x] = {3, 4}}, {schedule = true})\n"
+      "sched[1].name                        --> multiply"),
 
     E(NULL, NULL, NULL, NULL, NULL),
 };

@@ -79,7 +79,11 @@ void lmf_open_tape(lua_State *L, int methods);     /* GradientTape, grad, gradch
 void lmf_open_profile(lua_State *L);              /* mf.profile, mf.profiler */
 void lmf_open_nn(lua_State *L);                   /* mf.nn (except conv2d) */
 void lmf_open_conv(lua_State *L);                 /* mf.nn.conv2d and its backprops */
+void lmf_open_data(lua_State *L);                 /* mf.data: read_csv, read_idx, Dataset */
 void lmf_open_repl(lua_State *L);                 /* help, config, set_num_threads */
+void lmf_open_graph(lua_State *L);                /* Graph, placeholder, Session, ... */
+void lmf_open_train(lua_State *L);                /* mf.train: optimizers, global_step */
+void lmf_open_ckpt(lua_State *L);                 /* mf.save, mf.load (safetensors) */
 
 /* Variables ("mf.Variable" userdata, repl/lmf_variable.c). The box owns one
  * reference; 'lmf_push_variable' steals the caller's. 'lmf_test_variable'

@@ -3,7 +3,8 @@
  *       (t [, axis | axes | {axis =, keepdims =}] [, keepdims | {keepdims =}])
  *   mf.argmax(t [, axis | {axis =}]), mf.argmin (1-based int64 positions)
  *   mf.clip_by_value(t, lo, hi), mf.clip_by_norm(t, clip_norm [, {axes =}]),
- *   mf.global_norm(list), mf.clip_by_global_norm(list, clip_norm [, {use_norm =}])
+ *   mf.global_norm(list), mf.clip_by_global_norm(list, clip_norm [, {use_norm =,
+ *   nonfinite = "nan"|"error"}])
  * The reductions, arg-reductions, clip_by_value and clip_by_norm are also
  * tensor methods (t:reduce_sum(2), t:clip_by_norm(5)).
  *
@@ -11,6 +12,8 @@
  * Lists may have holes (nil entries): their length is the field 'n' when
  * present, else the largest integer key. Every temporary is either on the
  * Lua stack or in a Lua table, so a raised error leaks nothing. */
+#include <string.h>
+
 #include "core/clip.h"
 #include "core/ops/reduce.h"
 #include "lmf.h"
@@ -245,15 +248,23 @@ static int l_clip_by_global_norm(lua_State *L)
     int like = list_dtype(ts, n);
     MfTensor *clip = bound_arg(L, 2, "clip_norm", like);
     MfTensor *use_norm = NULL;
+    MfNonfinite nonfinite = MF_NONFINITE_NAN;
     if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "nonfinite");
+        const char *mode = lua_isnil(L, -1) ? "nan" : lua_tostring(L, -1);
+        if (mode && strcmp(mode, "error") == 0)
+            nonfinite = MF_NONFINITE_ERROR;
+        else if (!mode || strcmp(mode, "nan") != 0)
+            return luaL_error(L, "clip_by_global_norm: nonfinite must be \"nan\" or \"error\", "
+                              "got %s", luaL_tolstring(L, -1, NULL));
         lua_getfield(L, 3, "use_norm");
         use_norm = lua_isnil(L, -1) ? NULL : lmf_to_tensor(L, -1, like);
     } else if (!lua_isnoneornil(L, 3)) {
-        return luaL_typeerror(L, 3, "options table {use_norm =}");
+        return luaL_typeerror(L, 3, "options table {use_norm =} (and nonfinite =)");
     }
     MfTensor **outs = lua_newuserdatauv(L, sizeof *outs * (size_t)(n > 0 ? n : 1), 0);
     MfTensor *norm = NULL;
-    if (mf_clip_by_global_norm(n, ts, clip, use_norm, outs, &norm) != MF_OK)
+    if (mf_clip_by_global_norm_ex(n, ts, clip, use_norm, nonfinite, outs, &norm) != MF_OK)
         return lmf_raise(L);
     lua_createtable(L, n, 1);
     for (int i = 0; i < n; i++) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "graph/graph.h"
 #include "lmf.h"
 #include "lmf_print.h"
 
@@ -424,6 +425,9 @@ static int t_index(lua_State *L)
         lua_pushstring(L, mf_dtype_name(t->dtype));
     } else if (strcmp(key, "ndim") == 0) {
         lua_pushinteger(L, t->rank);
+    } else if (strcmp(key, "name") == 0 && t->node) {
+        char name[300];
+        lua_pushstring(L, mf_graph_tensor_name(t, name, sizeof name));
     } else {
         lua_pushnil(L);
     }

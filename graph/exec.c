@@ -1,0 +1,483 @@
+/* exec.c — the in-degree executor (DESIGN.md "The in-degree executor").
+ *
+ * One run: prune the graph to the ancestors of the fetches and targets
+ * (data and control edges; a fed tensor cuts the edge to its producer),
+ * build the in-degree table and each node's consumer list, queue every
+ * node of in-degree 0 in creation order, then pop (FIFO), run, decrement
+ * consumers and queue those that reach 0. A value is released when its
+ * last consumer in this run has run (fetched values are kept), so peak
+ * memory follows the live set. Fewer nodes run than needed means a cycle:
+ * the error walks back through unrun producers to name one. Ctrl-C
+ * (mf_interrupted) is checked between nodes.
+ *
+ * Nodes run through the dispatcher with the builder switched off
+ * ('mf_exec_running'), so ops execute eagerly even inside as_default. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/profile/profile.h"
+#include "graph.h"
+
+enum { UNNEEDED = 0, NEEDED = 1, DONE = 2 };
+
+typedef struct Run {
+    MfGraph *g;
+    int nn;
+    char *state;         /* per node: UNNEEDED, NEEDED, DONE */
+    int *indeg;          /* remaining in-degree per node */
+    int *indeg0;         /* in-degree in the table, for the schedule */
+    int *cstart, *cons;  /* consumers of node i: cons[cstart[i] .. cstart[i+1]) */
+    MfTensor **vals;     /* nn * MF_MAX_OUTPUTS, owned */
+    MfTensor **fed;      /* nn * MF_MAX_OUTPUTS, borrowed */
+    int *uses;           /* remaining consumers per value */
+    int *queue;
+    int qhead, qtail;
+    int nneeded;
+    MfSchedule *sched;
+} Run;
+
+static int exec_depth;
+
+bool mf_exec_running(void)
+{
+    return exec_depth > 0;
+}
+
+MfStatus mf_exec_eager(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,
+                       MfTensor **out)
+{
+    exec_depth++;
+    MfStatus st = mf_op1(op, ninputs, inputs, attrs, out);
+    exec_depth--;
+    return st;
+}
+
+void mf_schedule_free(MfSchedule *s)
+{
+    if (s) {
+        free(s->steps);
+        free(s);
+    }
+}
+
+static void run_free(Run *r)
+{
+    if (r->vals)
+        for (int i = 0; i < r->nn * MF_MAX_OUTPUTS; i++)
+            mf_tensor_release(r->vals[i]);
+    free(r->state);
+    free(r->indeg);
+    free(r->indeg0);
+    free(r->cstart);
+    free(r->cons);
+    free(r->vals);
+    free(r->fed);
+    free(r->uses);
+    free(r->queue);
+    mf_schedule_free(r->sched);
+}
+
+static MfStatus run_alloc(Run *r, MfGraph *g)
+{
+    int nn = mf_graph_nnodes(g);
+    size_t nv = (size_t)nn * MF_MAX_OUTPUTS + 1;
+    r->g = g;
+    r->nn = nn;
+    r->state = calloc((size_t)nn + 1, 1);
+    r->indeg = calloc((size_t)nn + 1, sizeof *r->indeg);
+    r->indeg0 = calloc((size_t)nn + 1, sizeof *r->indeg0);
+    r->cstart = calloc((size_t)nn + 2, sizeof *r->cstart);
+    r->vals = calloc(nv, sizeof *r->vals);
+    r->fed = calloc(nv, sizeof *r->fed);
+    r->uses = calloc(nv, sizeof *r->uses);
+    r->queue = calloc((size_t)nn + 1, sizeof *r->queue);
+    if (!r->state || !r->indeg || !r->indeg0 || !r->cstart || !r->vals || !r->fed || !r->uses ||
+        !r->queue)
+        return mf_err_nomem("run", (unsigned long long)nv * 3 * sizeof(void *));
+    return MF_OK;
+}
+
+static int slot(MfNodeInput in)
+{
+    return in.node * MF_MAX_OUTPUTS + in.output;
+}
+
+static MfNodeInput edge_of(const MfTensor *t)
+{
+    MfNodeInput e = {((const MfNode *)t->node)->index, t->node_output};
+    return e;
+}
+
+/* ---- checking fetches and feeds ------------------------------------------- */
+
+static MfStatus check_tensor(const Run *r, const MfTensor *t, const char *what, int i)
+{
+    char name[300];
+    if (!t || !t->node)
+        return mf_err_set(MF_EARG, "run: %s %d is not a graph tensor (it already has values)",
+                          what, i + 1);
+    if (mf_tensor_graph(t) != r->g)
+        return mf_err_set(MF_EARG, "run: %s %d ('%s') is a tensor of another graph, not of "
+                          "this session's graph", what, i + 1,
+                          mf_graph_tensor_name(t, name, sizeof name));
+    return MF_OK;
+}
+
+static bool shape_fits(const MfTensor *v, const MfTensor *t)
+{
+    if (v->rank != t->rank)
+        return false;
+    for (int i = 0; i < t->rank; i++)
+        if (t->shape[i] >= 0 && t->shape[i] != v->shape[i])
+            return false;
+    return true;
+}
+
+static MfStatus check_feed(Run *r, const MfTensor *t, MfTensor *v, int i)
+{
+    MfStatus st = check_tensor(r, t, "feed key", i);
+    if (st != MF_OK)
+        return st;
+    char name[300], want[MF_MAX_RANK * 24 + 8], got[MF_MAX_RANK * 24 + 8];
+    mf_graph_tensor_name(t, name, sizeof name);
+    const char *kind = ((MfNode *)t->node)->kind == MF_NODE_PLACEHOLDER ? "placeholder" : "tensor";
+    if (!v || v->node)
+        return mf_err_set(MF_EARG, "run: the value fed to '%s' must be a tensor with values",
+                          name);
+    if (v->dtype != t->dtype)
+        return mf_err_set(MF_EDTYPE, "run: the value fed to %s '%s' has dtype %s, expected %s "
+                          "(use mf.cast)", kind, name, mf_dtype_name(v->dtype),
+                          mf_dtype_name(t->dtype));
+    if (!shape_fits(v, t))
+        return mf_err_set(MF_ESHAPE, "run: the value fed to %s '%s' has shape %s, expected %s",
+                          kind, name, mf_shape_str(v->rank, v->shape, got, sizeof got),
+                          mf_shape_str(t->rank, t->shape, want, sizeof want));
+    r->fed[slot(edge_of(t))] = v;
+    return MF_OK;
+}
+
+/* ---- pruning and the in-degree table -------------------------------------- */
+
+/* Marks the ancestors of the stacked nodes as needed (iterative DFS). */
+static void mark_needed(Run *r, int *stack, int top)
+{
+    while (top > 0) {
+        int i = stack[--top];
+        if (r->state[i])
+            continue;
+        r->state[i] = NEEDED;
+        r->nneeded++;
+        const MfNode *n = mf_graph_node(r->g, i);
+        for (int k = 0; k < n->ninputs; k++)
+            if (!r->fed[slot(n->inputs[k])] && !r->state[n->inputs[k].node])
+                stack[top++] = n->inputs[k].node;
+        for (int k = 0; k < n->ncontrol; k++)
+            if (!r->state[n->control[k]])
+                stack[top++] = n->control[k];
+    }
+}
+
+/* The stack may hold a node once per incoming edge, so it is sized by the
+ * number of edges (plus the roots). */
+static MfStatus prune(Run *r, int nfetch, MfTensor *const *fetches, int ntargets,
+                      MfNode *const *targets)
+{
+    size_t cap = (size_t)nfetch + (size_t)ntargets + 1;
+    for (int i = 0; i < r->nn; i++) {
+        const MfNode *n = mf_graph_node(r->g, i);
+        cap += (size_t)n->ninputs + (size_t)n->ncontrol;
+    }
+    int *stack = malloc(cap * sizeof *stack);
+    if (!stack)
+        return mf_err_nomem("run", (unsigned long long)cap * sizeof *stack);
+    int top = 0;
+    for (int i = 0; i < nfetch; i++)
+        if (!r->fed[slot(edge_of(fetches[i]))])
+            stack[top++] = edge_of(fetches[i]).node;
+    for (int i = 0; i < ntargets; i++)
+        stack[top++] = targets[i]->index;
+    mark_needed(r, stack, top);
+    free(stack);
+    return MF_OK;
+}
+
+/* Adds 1 to the in-degree of 'n' and records it as a consumer of 'p'
+ * ('fill': second pass, writes the consumer lists). */
+static void add_edge(Run *r, int p, int n, bool fill, int *pos)
+{
+    if (fill) {
+        r->cons[pos[p]++] = n;
+    } else {
+        r->indeg[n]++;
+        r->cstart[p + 1]++;
+    }
+}
+
+static void scan_edges(Run *r, bool fill, int *pos)
+{
+    for (int i = 0; i < r->nn; i++) {
+        if (r->state[i] != NEEDED)
+            continue;
+        const MfNode *n = mf_graph_node(r->g, i);
+        for (int k = 0; k < n->ninputs; k++) {
+            if (r->fed[slot(n->inputs[k])])
+                continue;
+            if (!fill)
+                r->uses[slot(n->inputs[k])]++;
+            add_edge(r, n->inputs[k].node, i, fill, pos);
+        }
+        for (int k = 0; k < n->ncontrol; k++)
+            add_edge(r, n->control[k], i, fill, pos);
+    }
+}
+
+static MfStatus build_table(Run *r)
+{
+    scan_edges(r, false, NULL);
+    for (int i = 0; i < r->nn; i++)
+        r->cstart[i + 1] += r->cstart[i];
+    size_t ne = (size_t)r->cstart[r->nn] + 1;
+    r->cons = malloc(ne * sizeof *r->cons);
+    int *pos = malloc(((size_t)r->nn + 1) * sizeof *pos);
+    if (!r->cons || !pos) {
+        free(pos);
+        return mf_err_nomem("run", (unsigned long long)ne * sizeof *r->cons);
+    }
+    memcpy(pos, r->cstart, (size_t)r->nn * sizeof *pos);
+    scan_edges(r, true, pos);
+    free(pos);
+    memcpy(r->indeg0, r->indeg, (size_t)r->nn * sizeof *r->indeg);
+    for (int i = 0; i < r->nn; i++)
+        if (r->state[i] == NEEDED && r->indeg[i] == 0)
+            r->queue[r->qtail++] = i;
+    return MF_OK;
+}
+
+/* ---- running one node ------------------------------------------------------ */
+
+static MfStatus missing_feed(const MfNode *n)
+{
+    char shape[MF_MAX_RANK * 24 + 8];
+    mf_shape_str(n->out[0].rank, n->out[0].shape, shape, sizeof shape);
+    return mf_err_set(MF_EARG, "run: placeholder '%s' (dtype %s, shape %s) must be fed: "
+                      "sess:run(fetches, {[%s] = value})", n->name,
+                      mf_dtype_name(n->out[0].dtype), shape, n->name);
+}
+
+static MfTensor *input_value(const Run *r, MfNodeInput in)
+{
+    MfTensor *f = r->fed[slot(in)];
+    return f ? f : r->vals[slot(in)];
+}
+
+static MfStatus run_op(Run *r, const MfNode *n)
+{
+    MfTensor *small[8];
+    MfTensor **in = n->ninputs <= 8 ? small : malloc((size_t)n->ninputs * sizeof *in);
+    if (!in)
+        return mf_err_nomem("run", (unsigned long long)n->ninputs * sizeof *in);
+    for (int k = 0; k < n->ninputs; k++)
+        in[k] = input_value(r, n->inputs[k]);
+    MfTensor *outs[MF_MAX_OUTPUTS];
+    int nout = 0;
+    mf_prof_set_node(n->name);
+    MfStatus st = mf_op_call(n->op, n->ninputs, in, &n->attrs, outs, &nout);
+    mf_prof_set_node(NULL);
+    if (in != small)
+        free(in);
+    if (st != MF_OK) {
+        mf_err_prefix("run: node '%s' (%s)", n->name, mf_node_op_name(n));
+        return st;
+    }
+    for (int k = 0; k < MF_MAX_OUTPUTS; k++)
+        r->vals[n->index * MF_MAX_OUTPUTS + k] = outs[k];
+    return MF_OK;
+}
+
+static MfStatus run_node(Run *r, const MfNode *n)
+{
+    switch (n->kind) {
+    case MF_NODE_OP:
+        return run_op(r, n);
+    case MF_NODE_PLACEHOLDER: /* here only as a control input when fed */
+        return r->fed[n->index * MF_MAX_OUTPUTS] ? MF_OK : missing_feed(n);
+    case MF_NODE_CONST:
+        mf_tensor_retain(n->value);
+        r->vals[n->index * MF_MAX_OUTPUTS] = n->value;
+        return MF_OK;
+    default:
+        return MF_OK;
+    }
+}
+
+/* After 'n' ran: release the inputs it was the last consumer of, and its
+ * own outputs that nothing in this run consumes. */
+static void release_dead(Run *r, const MfNode *n)
+{
+    for (int k = 0; k < n->ninputs; k++) {
+        int s = slot(n->inputs[k]);
+        if (!r->fed[s] && --r->uses[s] == 0) {
+            mf_tensor_release(r->vals[s]);
+            r->vals[s] = NULL;
+        }
+    }
+    for (int k = 0; k < MF_MAX_OUTPUTS; k++) {
+        int s = n->index * MF_MAX_OUTPUTS + k;
+        if (r->uses[s] == 0) {
+            mf_tensor_release(r->vals[s]);
+            r->vals[s] = NULL;
+        }
+    }
+}
+
+static void record_step(Run *r, int i)
+{
+    MfSchedStep *s = &r->sched->steps[r->sched->nsteps++];
+    s->node = i;
+    s->indegree = r->indeg0[i];
+    s->nready = r->qtail - r->qhead;
+    for (int k = 0; k < s->nready && k < MF_SCHED_READY_MAX; k++)
+        s->ready[k] = r->queue[r->qhead + k];
+}
+
+/* ---- cycles ------------------------------------------------------------------ */
+
+/* An unrun predecessor of unrun node 'i' (one exists: its in-degree is > 0). */
+static int unrun_pred(const Run *r, int i)
+{
+    const MfNode *n = mf_graph_node(r->g, i);
+    for (int k = 0; k < n->ninputs; k++)
+        if (!r->fed[slot(n->inputs[k])] && r->state[n->inputs[k].node] == NEEDED)
+            return n->inputs[k].node;
+    for (int k = 0; k < n->ncontrol; k++)
+        if (r->state[n->control[k]] == NEEDED)
+            return n->control[k];
+    return -1;
+}
+
+/* Walks back from an unrun node until a node repeats: that loop is a cycle.
+ * 'path' and 'pos' reuse the queue and in-degree arrays. */
+static MfStatus cycle_error(Run *r, int ran)
+{
+    int *path = r->queue, *pos = r->indeg0, len = 0, cur = 0;
+    for (int i = 0; i < r->nn; i++)
+        pos[i] = -1;
+    while (r->state[cur] != NEEDED)
+        cur++;
+    while (cur >= 0 && pos[cur] < 0) {
+        pos[cur] = len;
+        path[len++] = cur;
+        cur = unrun_pred(r, cur);
+    }
+    char msg[600] = "";
+    size_t used = 0;
+    int from = cur >= 0 ? pos[cur] : 0;
+    if (cur >= 0)
+        used = (size_t)snprintf(msg, sizeof msg, "%s", mf_graph_node(r->g, cur)->name);
+    for (int k = len - 1; k >= from && used < sizeof msg - 80; k--)
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s", used ? " -> " : "",
+                                 mf_graph_node(r->g, path[k])->name);
+    return mf_err_set(MF_EARG, "run: the graph has a cycle (through control dependencies): "
+                      "%s; %d of %d needed nodes could not run", msg, r->nneeded - ran,
+                      r->nneeded);
+}
+
+/* ---- the loop ----------------------------------------------------------------- */
+
+static MfStatus execute(Run *r, const MfExecOptions *opt)
+{
+    int ran = 0;
+    while (r->qhead < r->qtail) {
+        int i = r->queue[r->qhead++];
+        const MfNode *n = mf_graph_node(r->g, i);
+        if (mf_interrupted)
+            return mf_err_set(MF_EINTR, "run: interrupted (Ctrl-C) before node '%s', after %d "
+                              "of %d nodes; nothing is returned", n->name, ran, r->nneeded);
+        MfStatus st = run_node(r, n);
+        if (st != MF_OK)
+            return st;
+        r->state[i] = DONE;
+        ran++;
+        for (int k = r->cstart[i]; k < r->cstart[i + 1]; k++)
+            if (--r->indeg[r->cons[k]] == 0)
+                r->queue[r->qtail++] = r->cons[k];
+        release_dead(r, n);
+        if (r->sched)
+            record_step(r, i);
+        if (opt && opt->on_node)
+            opt->on_node(opt->ctx, n);
+    }
+    return ran < r->nneeded ? cycle_error(r, ran) : MF_OK;
+}
+
+static MfStatus prepare(Run *r, int nfetch, MfTensor *const *fetches, int ntargets,
+                        MfNode *const *targets, int nfeed, MfTensor *const *fed,
+                        MfTensor *const *feeds)
+{
+    MfStatus st = MF_OK;
+    for (int i = 0; i < nfetch && st == MF_OK; i++)
+        st = check_tensor(r, fetches[i], "fetch", i);
+    for (int i = 0; i < ntargets && st == MF_OK; i++)
+        if (targets[i]->graph != r->g)
+            st = mf_err_set(MF_EARG, "run: op '%s' is in another graph", targets[i]->name);
+    for (int i = 0; i < nfeed && st == MF_OK; i++)
+        st = check_feed(r, fed[i], feeds[i], i);
+    if (st == MF_OK)
+        st = prune(r, nfetch, fetches, ntargets, targets);
+    if (st == MF_OK)
+        st = build_table(r);
+    for (int i = 0; i < nfetch && st == MF_OK; i++)
+        r->uses[slot(edge_of(fetches[i]))]++;
+    return st;
+}
+
+static MfStatus alloc_schedule(Run *r)
+{
+    r->sched = calloc(1, sizeof *r->sched);
+    if (r->sched)
+        r->sched->steps = calloc((size_t)r->nneeded + 1, sizeof *r->sched->steps);
+    if (!r->sched || !r->sched->steps)
+        return mf_err_nomem("run", ((unsigned long long)r->nneeded + 1) * sizeof(MfSchedStep));
+    return MF_OK;
+}
+
+MfStatus mf_exec_run(MfGraph *g, int nfetch, MfTensor *const *fetches, int ntargets,
+                     MfNode *const *targets, int nfeed, MfTensor *const *fed,
+                     MfTensor *const *feeds, const MfExecOptions *opt, MfTensor **results,
+                     MfSchedule **sched)
+{
+    Run r;
+    memset(&r, 0, sizeof r);
+    for (int i = 0; i < nfetch; i++)
+        results[i] = NULL;
+    if (sched)
+        *sched = NULL;
+    MfStatus st = run_alloc(&r, g);
+    if (st == MF_OK)
+        st = prepare(&r, nfetch, fetches, ntargets, targets, nfeed, fed, feeds);
+    if (st == MF_OK && opt && opt->schedule && sched)
+        st = alloc_schedule(&r);
+    if (st == MF_OK) {
+        exec_depth++;
+        st = execute(&r, opt);
+        exec_depth--;
+    }
+    for (int i = 0; i < nfetch && st == MF_OK; i++) {
+        results[i] = input_value(&r, edge_of(fetches[i]));
+        if (!results[i])
+            st = mf_err_set(MF_EINTERNAL, "run: fetch %d produced no value", i + 1);
+        mf_tensor_retain(results[i]);
+    }
+    if (st != MF_OK)
+        for (int i = 0; i < nfetch; i++) {
+            mf_tensor_release(results[i]);
+            results[i] = NULL;
+        }
+    if (st == MF_OK && sched) {
+        *sched = r.sched;
+        r.sched = NULL;
+    }
+    run_free(&r);
+    return st;
+}

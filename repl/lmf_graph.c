@@ -1,0 +1,732 @@
+/* lmf_graph.c — graph mode from Lua: mf.Graph (as_default, nodes,
+ * get_tensor, to_dot, printing), mf.placeholder, mf.name_scope,
+ * mf.control_dependencies, mf.group (an "mf.Operation"), and mf.Session
+ * (run with fetches, feeds and an optional schedule; close).
+ *
+ * Ownership: a graph box owns one reference to its MfGraph; an operation
+ * box owns one reference to the graph of its node; a session box owns its
+ * MfSession. Functions that take a Lua callback (as_default, name_scope,
+ * control_dependencies) call it protected, undo what they pushed, then
+ * rethrow, so an error inside never leaves a graph or scope in force. */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "lmf.h"
+
+#define GRAPH_MT "mf.Graph"
+#define OPERATION_MT "mf.Operation"
+#define SESSION_MT "mf.Session"
+#define SCHEDULE_MT "mf.Schedule"
+
+typedef struct GraphBox {
+    MfGraph *g;
+} GraphBox;
+
+typedef struct OpBox {
+    MfNode *n;           /* its graph is retained */
+} OpBox;
+
+typedef struct SessionBox {
+    MfSession *s;
+} SessionBox;
+
+static MfGraph *check_graph(lua_State *L, int idx)
+{
+    return ((GraphBox *)luaL_checkudata(L, idx, GRAPH_MT))->g;
+}
+
+static void push_graph(lua_State *L, MfGraph *g)
+{
+    GraphBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    mf_graph_retain(g);
+    box->g = g;
+    luaL_setmetatable(L, GRAPH_MT);
+}
+
+static void push_operation(lua_State *L, MfNode *n)
+{
+    OpBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    mf_graph_retain(n->graph);
+    box->n = n;
+    luaL_setmetatable(L, OPERATION_MT);
+}
+
+static MfNode *test_operation(lua_State *L, int idx)
+{
+    OpBox *box = luaL_testudata(L, idx, OPERATION_MT);
+    return box ? box->n : NULL;
+}
+
+/* The default graph, or raises naming 'fname'. */
+static MfGraph *need_default(lua_State *L, const char *fname)
+{
+    MfGraph *g = mf_graph_default();
+    if (!g)
+        luaL_error(L, "%s: no graph is being built; call it inside g:as_default(function() ... "
+                   "end) with g = mf.Graph()", fname);
+    return g;
+}
+
+/* Calls the function at 'fn' with no arguments, protected; returns the
+ * status and leaves its results (or the error) above 'base'. */
+static int call_protected(lua_State *L, int fn)
+{
+    lua_pushvalue(L, fn);
+    return lua_pcall(L, 0, LUA_MULTRET, 0);
+}
+
+/* ---- mf.Graph ----------------------------------------------------------------- */
+
+static int l_graph_new(lua_State *L)
+{
+    MfGraph *g = mf_graph_new();
+    if (!g)
+        return lmf_raise(L);
+    push_graph(L, g);
+    mf_graph_release(g);
+    return 1;
+}
+
+static int g_gc(lua_State *L)
+{
+    GraphBox *box = luaL_checkudata(L, 1, GRAPH_MT);
+    mf_graph_release(box->g);
+    box->g = NULL;
+    return 0;
+}
+
+/* g:as_default(fn): runs fn with g as the default graph; returns fn's results. */
+static int g_as_default(lua_State *L)
+{
+    MfGraph *g = check_graph(L, 1);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_settop(L, 2);
+    lmf_check_status(L, mf_graph_push_default(g));
+    int st = call_protected(L, 2);
+    mf_graph_pop_default();
+    if (st != LUA_OK)
+        return lua_error(L);
+    return lua_gettop(L) - 2;
+}
+
+static void push_input_names(lua_State *L, const MfNode *n)
+{
+    MfGraph *g = n->graph;
+    lua_createtable(L, n->ninputs, 0);
+    for (int k = 0; k < n->ninputs; k++) {
+        lua_pushfstring(L, "%s:%d", mf_graph_node(g, n->inputs[k].node)->name,
+                        n->inputs[k].output);
+        lua_seti(L, -2, k + 1);
+    }
+    lua_setfield(L, -2, "inputs");
+    lua_createtable(L, n->ncontrol, 0);
+    for (int k = 0; k < n->ncontrol; k++) {
+        lua_pushstring(L, mf_graph_node(g, n->control[k])->name);
+        lua_seti(L, -2, k + 1);
+    }
+    lua_setfield(L, -2, "control_inputs");
+}
+
+/* g:nodes() -> array of {name, op, inputs, control_inputs, outputs} in
+ * creation order; outputs are the node's symbolic tensors. */
+static int g_nodes(lua_State *L)
+{
+    MfGraph *g = check_graph(L, 1);
+    int nn = mf_graph_nnodes(g);
+    lua_createtable(L, nn, 0);
+    for (int i = 0; i < nn; i++) {
+        MfNode *n = mf_graph_node(g, i);
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, n->name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, mf_node_op_name(n));
+        lua_setfield(L, -2, "op");
+        push_input_names(L, n);
+        lua_createtable(L, n->noutputs, 0);
+        for (int k = 0; k < n->noutputs; k++) {
+            MfTensor *t = mf_graph_output(n, k);
+            if (!t)
+                return lmf_raise(L);
+            lmf_push_tensor(L, t);
+            lua_seti(L, -2, k + 1);
+        }
+        lua_setfield(L, -2, "outputs");
+        lua_seti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* g:get_tensor("add:0") */
+static int g_get_tensor(lua_State *L)
+{
+    MfGraph *g = check_graph(L, 1);
+    MfTensor *t = mf_graph_get_tensor(g, luaL_checkstring(L, 2), "get_tensor");
+    if (!t)
+        return lmf_raise(L);
+    lmf_push_tensor(L, t);
+    return 1;
+}
+
+static void add_spec(luaL_Buffer *b, const MfTensorSpec *s)
+{
+    char shape[MF_MAX_RANK * 24 + 8];
+    luaL_addstring(b, mf_dtype_name(s->dtype));
+    luaL_addchar(b, ' ');
+    luaL_addstring(b, mf_shape_str(s->rank, s->shape, shape, sizeof shape));
+}
+
+/* One line of the listing: "add_1 = AddV2(add:0, Const:0; ^init) -> float32 (?,3)". */
+static void add_node_line(luaL_Buffer *b, lua_State *L, const MfNode *n)
+{
+    MfGraph *g = n->graph;
+    lua_pushfstring(L, "\n  %s = %s(", n->name, mf_node_op_name(n));
+    luaL_addvalue(b);
+    for (int k = 0; k < n->ninputs; k++) {
+        lua_pushfstring(L, "%s%s:%d", k ? ", " : "", mf_graph_node(g, n->inputs[k].node)->name,
+                        n->inputs[k].output);
+        luaL_addvalue(b);
+    }
+    for (int k = 0; k < n->ncontrol; k++) {
+        lua_pushfstring(L, "%s^%s", k ? ", " : (n->ninputs ? "; " : ""),
+                        mf_graph_node(g, n->control[k])->name);
+        luaL_addvalue(b);
+    }
+    luaL_addchar(b, ')');
+    for (int k = 0; k < n->noutputs; k++) {
+        luaL_addstring(b, k ? ", " : " -> ");
+        add_spec(b, &n->out[k]);
+    }
+}
+
+static int g_tostring(lua_State *L)
+{
+    MfGraph *g = check_graph(L, 1);
+    if (!g) {
+        lua_pushliteral(L, "<closed mf.Graph>");
+        return 1;
+    }
+    int nn = mf_graph_nnodes(g);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "mf.Graph with %d node%s", nn, nn == 1 ? "" : "s");
+    luaL_addvalue(&b);
+    for (int i = 0; i < nn; i++)
+        add_node_line(&b, L, mf_graph_node(g, i));
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* Adds 's' to a DOT string with '"' and '\' escaped. */
+static void add_dot_escaped(luaL_Buffer *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            luaL_addchar(b, '\\');
+        luaL_addchar(b, *s);
+    }
+}
+
+static void add_dot_node(luaL_Buffer *b, lua_State *L, const MfNode *n)
+{
+    static const char *const shapes[] = {"box", "invhouse", "plaintext", "circle"};
+    lua_pushfstring(L, "    n%d [shape=%s, label=\"", n->index, shapes[n->kind]);
+    luaL_addvalue(b);
+    add_dot_escaped(b, n->name);
+    luaL_addstring(b, "\\n");
+    luaL_addstring(b, mf_node_op_name(n));
+    if (n->noutputs) {
+        luaL_addstring(b, "\\n");
+        add_spec(b, &n->out[0]);
+    }
+    luaL_addstring(b, "\"];\n");
+}
+
+static void add_dot_edges(luaL_Buffer *b, lua_State *L, const MfNode *n)
+{
+    for (int k = 0; k < n->ninputs; k++) {
+        lua_pushfstring(L, "  n%d -> n%d;\n", n->inputs[k].node, n->index);
+        luaL_addvalue(b);
+    }
+    for (int k = 0; k < n->ncontrol; k++) {
+        lua_pushfstring(L, "  n%d -> n%d [style=dashed];\n", n->control[k], n->index);
+        luaL_addvalue(b);
+    }
+}
+
+/* Adds one cluster: nodes whose name starts with "gradients/" ('backward')
+ * or the others. Returns whether it had any. */
+static void add_dot_cluster(luaL_Buffer *b, lua_State *L, MfGraph *g, bool backward)
+{
+    luaL_addstring(b, backward ? "  subgraph cluster_backward {\n    label=\"backward\";\n"
+                               : "  subgraph cluster_forward {\n    label=\"forward\";\n");
+    for (int i = 0; i < mf_graph_nnodes(g); i++) {
+        const MfNode *n = mf_graph_node(g, i);
+        if ((strncmp(n->name, "gradients/", 10) == 0) == backward)
+            add_dot_node(b, L, n);
+    }
+    luaL_addstring(b, "  }\n");
+}
+
+/* g:to_dot() -> Graphviz text: forward and backward ("gradients/") nodes in
+ * separate clusters, control edges dashed. */
+static int g_to_dot(lua_State *L)
+{
+    MfGraph *g = check_graph(L, 1);
+    int nn = mf_graph_nnodes(g);
+    bool any_backward = false;
+    for (int i = 0; i < nn; i++)
+        any_backward |= strncmp(mf_graph_node(g, i)->name, "gradients/", 10) == 0;
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "digraph moonflow {\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n");
+    add_dot_cluster(&b, L, g, false);
+    if (any_backward)
+        add_dot_cluster(&b, L, g, true);
+    for (int i = 0; i < nn; i++)
+        add_dot_edges(&b, L, mf_graph_node(g, i));
+    luaL_addstring(&b, "}\n");
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* ---- building: placeholder, name_scope, control_dependencies, group ---- */
+
+/* mf.placeholder(dtype, shape [, name]) */
+static int l_placeholder(lua_State *L)
+{
+    MfGraph *g = need_default(L, "placeholder");
+    MfDType dt = lmf_opt_dtype(L, 1, MF_FLOAT32);
+    int64_t shape[MF_MAX_RANK];
+    int rank = lmf_check_shape(L, 2, shape, 1);
+    const char *name = luaL_optstring(L, 3, NULL);
+    MfTensor *t;
+    if (mf_graph_placeholder(g, dt, rank, shape, name, &t) != MF_OK)
+        return lmf_raise(L);
+    lmf_push_tensor(L, t);
+    return 1;
+}
+
+/* mf.name_scope(name, fn): nodes built in fn are named "name/...". */
+static int l_name_scope(lua_State *L)
+{
+    MfGraph *g = need_default(L, "name_scope");
+    const char *name = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_settop(L, 2);
+    int mark;
+    lmf_check_status(L, mf_graph_push_scope(g, name, &mark));
+    int st = call_protected(L, 2);
+    mf_graph_pop_scope(g, mark);
+    if (st != LUA_OK)
+        return lua_error(L);
+    return lua_gettop(L) - 2;
+}
+
+/* The node of a tensor or operation at 'idx' (item 'i' of 'fname''s list). */
+static MfNode *check_node(lua_State *L, int idx, const char *fname, int i)
+{
+    MfNode *n = test_operation(L, idx);
+    if (n)
+        return n;
+    MfTensor *t = lmf_test_tensor(L, idx);
+    if (!t || !t->node)
+        luaL_error(L, "%s: item %d must be a graph tensor or operation, got %s", fname, i,
+                   t ? "a tensor with values" : luaL_typename(L, idx));
+    return t->node;
+}
+
+/* The nodes of the array at 'idx' (a single tensor/op also works) in a
+ * userdata pushed on the stack; returns the count. */
+static int read_nodes(lua_State *L, int idx, const char *fname, MfNode ***out)
+{
+    bool single = !lua_istable(L, idx);
+    int n = single ? 1 : (int)luaL_len(L, idx);
+    *out = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof **out, 0);
+    for (int i = 1; i <= n; i++) {
+        if (single)
+            lua_pushvalue(L, idx);
+        else
+            lua_geti(L, idx, i);
+        (*out)[i - 1] = check_node(L, -1, fname, i);
+        lua_pop(L, 1);
+    }
+    return n;
+}
+
+/* mf.control_dependencies(list, fn): ops built in fn run after 'list'. */
+static int l_control_dependencies(lua_State *L)
+{
+    MfGraph *g = need_default(L, "control_dependencies");
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_settop(L, 2);
+    MfNode **deps;
+    int n = read_nodes(L, 1, "control_dependencies", &deps);
+    int mark;
+    lmf_check_status(L, mf_graph_push_control(g, n, deps, &mark));
+    int st = call_protected(L, 2);
+    mf_graph_pop_control(g, mark);
+    if (st != LUA_OK)
+        return lua_error(L);
+    return lua_gettop(L) - 3;
+}
+
+/* mf.group(list [, name]) -> an operation that runs everything in 'list'. */
+static int l_group(lua_State *L)
+{
+    MfGraph *g = need_default(L, "group");
+    const char *name = luaL_optstring(L, 2, NULL);
+    MfNode **deps, *node;
+    int n = read_nodes(L, 1, "group", &deps);
+    lmf_check_status(L, mf_graph_group(g, n, deps, name, &node));
+    push_operation(L, node);
+    return 1;
+}
+
+static int op_gc(lua_State *L)
+{
+    OpBox *box = luaL_checkudata(L, 1, OPERATION_MT);
+    if (box->n)
+        mf_graph_release(box->n->graph);
+    box->n = NULL;
+    return 0;
+}
+
+static int op_index(lua_State *L)
+{
+    OpBox *box = luaL_checkudata(L, 1, OPERATION_MT);
+    const char *key = luaL_checkstring(L, 2);
+    if (strcmp(key, "name") == 0)
+        lua_pushstring(L, box->n->name);
+    else if (strcmp(key, "type") == 0)
+        lua_pushstring(L, mf_node_op_name(box->n));
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int op_tostring(lua_State *L)
+{
+    OpBox *box = luaL_checkudata(L, 1, OPERATION_MT);
+    lua_pushfstring(L, "<mf.Operation '%s' %s>", box->n->name, mf_node_op_name(box->n));
+    return 1;
+}
+
+/* ---- mf.Session --------------------------------------------------------------- */
+
+static MfSession *check_session(lua_State *L, int idx)
+{
+    SessionBox *box = luaL_checkudata(L, idx, SESSION_MT);
+    if (!box->s)
+        luaL_argerror(L, idx, "Session is freed");
+    return box->s;
+}
+
+/* mf.Session([g]): a session on 'g' (default: the graph being built). */
+static int l_session_new(lua_State *L)
+{
+    MfGraph *g = lua_isnoneornil(L, 1) ? need_default(L, "Session") : check_graph(L, 1);
+    SessionBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    box->s = NULL;
+    luaL_setmetatable(L, SESSION_MT);
+    box->s = mf_session_new(g);
+    if (!box->s)
+        return lmf_raise(L);
+    return 1;
+}
+
+static int s_gc(lua_State *L)
+{
+    SessionBox *box = luaL_checkudata(L, 1, SESSION_MT);
+    mf_session_free(box->s);
+    box->s = NULL;
+    return 0;
+}
+
+static int s_close(lua_State *L)
+{
+    mf_session_close(check_session(L, 1));
+    return 0;
+}
+
+static int s_tostring(lua_State *L)
+{
+    SessionBox *box = luaL_checkudata(L, 1, SESSION_MT);
+    int nn = box->s ? mf_graph_nnodes(mf_session_graph(box->s)) : 0;
+    lua_pushfstring(L, "<mf.Session on a graph of %d nodes%s>", nn,
+                    box->s && mf_session_closed(box->s) ? ", closed" : "");
+    return 1;
+}
+
+/* Reads fetch item 'i' (at 'idx') into 'tensors' or 'targets'; names are
+ * looked up in 'g' and anchored in the table at 'anchor'. Returns the
+ * tensor's position, or -1 for an operation. */
+static int read_fetch(lua_State *L, int idx, int i, MfGraph *g, int anchor, MfTensor **tensors,
+                      int *nt, MfNode **targets, int *ntg)
+{
+    MfNode *n = test_operation(L, idx);
+    if (n) {
+        targets[(*ntg)++] = n;
+        return -1;
+    }
+    MfTensor *t = NULL;
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        t = mf_graph_get_tensor(g, lua_tostring(L, idx), "run");
+        if (!t)
+            lmf_raise(L);
+        lmf_push_tensor(L, t);
+        lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
+    } else if (!(t = lmf_test_tensor(L, idx))) {
+        luaL_error(L, "run: fetch %d must be a graph tensor, an operation or a tensor name "
+                   "(\"add:0\"), got %s", i, luaL_typename(L, idx));
+    }
+    tensors[*nt] = t;
+    return (*nt)++;
+}
+
+typedef struct Fetches {
+    int n, nt, ntg;
+    int *which;
+    MfTensor **tensors;
+    MfNode **targets;
+} Fetches;
+
+static void read_fetches(lua_State *L, MfGraph *g, int anchor, Fetches *f)
+{
+    bool single = !lua_istable(L, 2);
+    f->n = single ? 1 : (int)luaL_len(L, 2);
+    size_t n = (size_t)f->n + 1;
+    f->which = lua_newuserdatauv(L, n * sizeof *f->which, 0);
+    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
+    f->tensors = lua_newuserdatauv(L, n * sizeof *f->tensors, 0);
+    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
+    f->targets = lua_newuserdatauv(L, n * sizeof *f->targets, 0);
+    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
+    f->nt = f->ntg = 0;
+    for (int i = 1; i <= f->n; i++) {
+        if (single)
+            lua_pushvalue(L, 2);
+        else
+            lua_geti(L, 2, i);
+        f->which[i - 1] = read_fetch(L, lua_gettop(L), i, g, anchor, f->tensors, &f->nt,
+                                     f->targets, &f->ntg);
+        lua_pop(L, 1);
+    }
+}
+
+typedef struct Feeds {
+    int n;
+    MfTensor **keys, **vals;
+} Feeds;
+
+/* The value on top (a tensor, or Lua data converted to 'dt' as TensorFlow
+ * converts a fed array to the placeholder's dtype), replacing it. */
+static MfTensor *feed_value(lua_State *L, MfDType dt)
+{
+    bool data = !lua_isuserdata(L, -1);
+    MfTensor *v = lmf_to_tensor(L, lua_gettop(L), (int)dt), *c;
+    if (!data || v->dtype == dt)
+        return v;
+    MfAttrs a = mf_attrs_default();
+    a.dtype = dt;
+    if (mf_exec_eager(MF_OP_CAST, 1, &v, &a, &c) != MF_OK)
+        lmf_raise(L);
+    lmf_push_tensor(L, c);
+    lua_replace(L, -2);
+    return c;
+}
+
+/* Reads the feeds table at 3 ({[x] = value, ["y:0"] = value}); converted
+ * values and looked-up keys are anchored in the table at 'anchor'. */
+static void read_feeds(lua_State *L, MfGraph *g, int anchor, Feeds *f)
+{
+    f->n = 0;
+    if (lua_isnoneornil(L, 3))
+        return;
+    luaL_checktype(L, 3, LUA_TTABLE);
+    for (lua_pushnil(L); lua_next(L, 3); lua_pop(L, 1))
+        f->n++;
+    f->keys = lua_newuserdatauv(L, ((size_t)f->n + 1) * sizeof *f->keys, 0);
+    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
+    f->vals = lua_newuserdatauv(L, ((size_t)f->n + 1) * sizeof *f->vals, 0);
+    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
+    int i = 0;
+    for (lua_pushnil(L); lua_next(L, 3); lua_pop(L, 1)) {
+        MfTensor *k = NULL;
+        if (lua_type(L, -2) == LUA_TSTRING) {
+            if (!(k = mf_graph_get_tensor(g, lua_tostring(L, -2), "run")))
+                lmf_raise(L);
+            lmf_push_tensor(L, k);
+            lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
+        } else if (!(k = lmf_test_tensor(L, -2)) || !k->node) {
+            luaL_error(L, "run: feed keys must be graph tensors (placeholders) or tensor names, "
+                       "got %s", k ? "a tensor with values" : luaL_typename(L, -2));
+        }
+        f->keys[i] = k;
+        f->vals[i] = feed_value(L, k->dtype);
+        lua_pushvalue(L, -1);
+        lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
+        i++;
+    }
+}
+
+/* Pushes the schedule as an array of {step, name, op, indegree, ready}. */
+static void push_schedule(lua_State *L, MfGraph *g, const MfSchedule *s)
+{
+    lua_createtable(L, s->nsteps, 0);
+    for (int i = 0; i < s->nsteps; i++) {
+        const MfSchedStep *st = &s->steps[i];
+        const MfNode *n = mf_graph_node(g, st->node);
+        lua_createtable(L, 0, 5);
+        lua_pushinteger(L, i + 1);
+        lua_setfield(L, -2, "step");
+        lua_pushstring(L, n->name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, mf_node_op_name(n));
+        lua_setfield(L, -2, "op");
+        lua_pushinteger(L, st->indegree);
+        lua_setfield(L, -2, "indegree");
+        int kept = st->nready < MF_SCHED_READY_MAX ? st->nready : MF_SCHED_READY_MAX;
+        lua_createtable(L, kept, 0);
+        for (int k = 0; k < kept; k++) {
+            lua_pushstring(L, mf_graph_node(g, st->ready[k])->name);
+            lua_seti(L, -2, k + 1);
+        }
+        lua_setfield(L, -2, "ready");
+        lua_seti(L, -2, i + 1);
+    }
+    luaL_setmetatable(L, SCHEDULE_MT);
+}
+
+static void push_results(lua_State *L, const Fetches *f, MfTensor **res)
+{
+    bool single = !lua_istable(L, 2);
+    if (!single)
+        lua_createtable(L, f->n, 0);
+    for (int i = 0; i < f->n; i++) {
+        if (f->which[i] < 0)
+            lua_pushnil(L);
+        else
+            lmf_push_tensor(L, res[f->which[i]]);
+        if (!single)
+            lua_seti(L, -2, i + 1);
+    }
+}
+
+/* sess:run(fetches [, feeds [, {schedule = true}]]) -> value(s) [, schedule] */
+static int s_run(lua_State *L)
+{
+    MfSession *s = check_session(L, 1);
+    MfGraph *g = mf_session_graph(s);
+    if (!lua_isnoneornil(L, 4))
+        luaL_checktype(L, 4, LUA_TTABLE);
+    bool want_sched = lmf_opt_bool(L, 4, "schedule", 0);
+    lua_settop(L, 4);
+    lua_newtable(L);   /* 5: anchor for temporaries */
+    Fetches f;
+    Feeds fd = {0, NULL, NULL};
+    read_fetches(L, g, 5, &f);
+    read_feeds(L, g, 5, &fd);
+    MfTensor **res = lua_newuserdatauv(L, ((size_t)f.nt + 1) * sizeof *res, 0);
+    lua_seti(L, 5, (lua_Integer)luaL_len(L, 5) + 1);
+    MfExecOptions opt = {want_sched, NULL, NULL};
+    MfSchedule *sched = NULL;
+    MfStatus st = mf_session_run(s, f.nt, f.tensors, f.ntg, f.targets, fd.n, fd.keys, fd.vals,
+                                 &opt, res, want_sched ? &sched : NULL);
+    if (st != MF_OK)
+        return lmf_raise(L);
+    push_results(L, &f, res);
+    if (!want_sched)
+        return 1;
+    push_schedule(L, g, sched);
+    mf_schedule_free(sched);
+    return 2;
+}
+
+/* Formats record 'i' of the schedule at 1 into 'line' (a row of the table). */
+static void format_step(lua_State *L, lua_Integer i, char *line, size_t cap)
+{
+    lua_geti(L, 1, i);
+    int rec = lua_gettop(L);
+    lua_getfield(L, rec, "name");
+    lua_getfield(L, rec, "op");
+    lua_getfield(L, rec, "indegree");
+    size_t used = (size_t)snprintf(line, cap, "\n%4d  %-22s  %-16s  %8d  ", (int)i,
+                                   luaL_optstring(L, rec + 1, "?"),
+                                   luaL_optstring(L, rec + 2, "?"),
+                                   (int)luaL_optinteger(L, rec + 3, 0));
+    lua_getfield(L, rec, "ready");
+    lua_Integer nr = lua_istable(L, -1) ? luaL_len(L, -1) : 0;
+    for (lua_Integer k = 1; k <= nr && used < cap; k++) {
+        lua_geti(L, -1, k);
+        used += (size_t)snprintf(line + used, cap - used, "%s%s", k > 1 ? ", " : "",
+                                 luaL_optstring(L, -1, "?"));
+        lua_pop(L, 1);
+    }
+    lua_settop(L, rec - 1);
+}
+
+/* The schedule prints as a table: step, node, op, in-degree, ready queue. */
+static int sched_tostring(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "step  node                    op                indegree  ready queue "
+                   "after it ran");
+    lua_Integer n = luaL_len(L, 1);
+    for (lua_Integer i = 1; i <= n; i++) {
+        char line[1024];
+        format_step(L, i, line, sizeof line);
+        luaL_addstring(&b, line);
+    }
+    luaL_pushresult(&b);
+    return 1;
+}
+
+static void open_schedule_mt(lua_State *L)
+{
+    luaL_newmetatable(L, SCHEDULE_MT);
+    lua_pushcfunction(L, sched_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+}
+
+void lmf_open_graph(lua_State *L)
+{
+    static const luaL_Reg graph_meths[] = {
+        {"as_default", g_as_default}, {"nodes", g_nodes}, {"get_tensor", g_get_tensor},
+        {"to_dot", g_to_dot}, {NULL, NULL}};
+    static const luaL_Reg session_meths[] = {{"run", s_run}, {"close", s_close}, {NULL, NULL}};
+    static const luaL_Reg funcs[] = {
+        {"Graph", l_graph_new}, {"placeholder", l_placeholder}, {"name_scope", l_name_scope},
+        {"control_dependencies", l_control_dependencies}, {"group", l_group},
+        {"Session", l_session_new}, {NULL, NULL}};
+    luaL_newmetatable(L, GRAPH_MT);
+    luaL_newlib(L, graph_meths);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, g_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, g_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, OPERATION_MT);
+    lua_pushcfunction(L, op_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, op_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, op_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, SESSION_MT);
+    luaL_newlib(L, session_meths);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, s_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, s_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    open_schedule_mt(L);
+    luaL_setfuncs(L, funcs, 0);
+}

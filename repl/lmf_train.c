@@ -1,0 +1,647 @@
+/* lmf_train.c — the mf.train table (eager mode): the five optimizers
+ * (GradientDescentOptimizer, MomentumOptimizer, AdagradOptimizer,
+ * RMSPropOptimizer, AdamOptimizer) as "mf.train.Optimizer" userdata with
+ * compute_gradients / apply_gradients / minimize / get_slot_names /
+ * get_slot, mf.train.global_step() and mf.train.exponential_decay.
+ *
+ * Ownership: an optimizer box owns one reference to its MfOptimizer; its
+ * user value holds a callable learning rate (called at every apply). Pairs
+ * handed to apply_gradients are read twice: first checked with Lua errors
+ * allowed, then copied into a C array with their own references, so nothing
+ * leaks when Lua raises. The global step Variable lives in the registry. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lmf.h"
+#include "train/train.h"
+
+#define OPT_MT "mf.train.Optimizer"
+
+typedef struct OptBox {
+    MfOptimizer *o;
+    bool lr_callable;
+} OptBox;
+
+static const char global_step_key = 0;
+
+static MfOptimizer *check_opt(lua_State *L, int idx)
+{
+    OptBox *box = luaL_checkudata(L, idx, OPT_MT);
+    if (!box->o)
+        luaL_argerror(L, idx, "optimizer is closed");
+    return box->o;
+}
+
+/* The type a user would call the value at 'idx': "mf.Tensor", "number", ... */
+static const char *type_name(lua_State *L, int idx)
+{
+    if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) {
+        const char *s = lua_tostring(L, -1);
+        lua_pop(L, 1);
+        return s;
+    }
+    if (lmf_test_variable(L, idx))
+        return "mf.Variable";
+    return luaL_typename(L, idx);
+}
+
+static bool is_callable(lua_State *L, int idx)
+{
+    if (lua_isfunction(L, idx))
+        return true;
+    if (luaL_getmetafield(L, idx, "__call") != LUA_TNIL) {
+        lua_pop(L, 1);
+        return true;
+    }
+    return false;
+}
+
+/* ---- constructors ------------------------------------------------------------------- */
+
+/* Raises for a key of the options table at 'idx' not in 'allowed'. */
+static void check_keys(lua_State *L, int idx, const char *who, const char *const *allowed)
+{
+    if (lua_isnoneornil(L, idx))
+        return;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        bool ok = false;
+        for (int i = 0; allowed[i] && !ok; i++)
+            ok = strcmp(k, allowed[i]) == 0;
+        if (!ok) {
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            for (int i = 0; allowed[i]; i++) {
+                luaL_addstring(&b, i ? ", " : "");
+                luaL_addstring(&b, allowed[i]);
+            }
+            luaL_pushresult(&b);
+            luaL_error(L, "%s: unknown option '%s' (expected %s)", who, k, lua_tostring(L, -1));
+        }
+        lua_pop(L, 1);
+    }
+}
+
+/* The learning rate at 1 into 'c': a number, a scalar tensor, a Variable or a
+ * callable (returns true for a callable). */
+static bool read_lr(lua_State *L, const char *who, MfOptConfig *c)
+{
+    if (lua_type(L, 1) == LUA_TNUMBER) {
+        c->lr = lua_tonumber(L, 1);
+        return false;
+    }
+    if ((c->lr_var = lmf_test_variable(L, 1)))
+        return false;
+    if (lua_isuserdata(L, 1) && (c->lr_tensor = lmf_test_tensor(L, 1)))
+        return false;
+    if (is_callable(L, 1)) {
+        c->lr = 1;
+        return true;
+    }
+    return luaL_error(L, "%s: learning_rate must be a number, a scalar tensor or Variable, or "
+                      "a function returning one; got %s", who, type_name(L, 1));
+}
+
+static double opt_num(lua_State *L, int idx, const char *key, double dflt)
+{
+    return lmf_opt_number(L, idx, key, dflt);
+}
+
+static const char *class_of(MfOptKind kind)
+{
+    switch (kind) {
+    case MF_OPT_SGD: return "GradientDescentOptimizer";
+    case MF_OPT_MOMENTUM: return "MomentumOptimizer";
+    case MF_OPT_ADAGRAD: return "AdagradOptimizer";
+    case MF_OPT_RMSPROP: return "RMSPropOptimizer";
+    case MF_OPT_ADAM: return "AdamOptimizer";
+    }
+    return "Optimizer";
+}
+
+/* Makes the optimizer from 'c' and pushes it; the options table is at 'oi'. */
+static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
+{
+    c->name = NULL;
+    if (lua_istable(L, oi) && lua_getfield(L, oi, "name") != LUA_TNIL) {
+        if (lua_type(L, -1) != LUA_TSTRING || !*lua_tostring(L, -1))
+            luaL_error(L, "%s: name must be a non-empty string", class_of(c->kind));
+        c->name = lua_tostring(L, -1);
+    }
+    OptBox *box = lua_newuserdatauv(L, sizeof *box, 1);
+    box->o = NULL;
+    box->lr_callable = callable;
+    luaL_setmetatable(L, OPT_MT);
+    if (callable) {
+        lua_pushvalue(L, 1);
+        lua_setiuservalue(L, -2, 1);
+    }
+    box->o = mf_optimizer_new(c);
+    if (!box->o)
+        return lmf_raise(L);
+    return 1;
+}
+
+static int l_sgd(lua_State *L)
+{
+    static const char *const keys[] = {"name", NULL};
+    const char *who = "GradientDescentOptimizer";
+    MfOptConfig c = mf_opt_config_default(MF_OPT_SGD, 0);
+    luaL_checkany(L, 1);
+    check_keys(L, 2, who, keys);
+    lua_settop(L, 2);
+    bool callable = read_lr(L, who, &c);
+    return push_opt(L, &c, callable, 2);
+}
+
+static int l_momentum(lua_State *L)
+{
+    static const char *const keys[] = {"use_nesterov", "name", NULL};
+    const char *who = "MomentumOptimizer";
+    MfOptConfig c = mf_opt_config_default(MF_OPT_MOMENTUM, 0);
+    luaL_checkany(L, 1);
+    if (lua_type(L, 2) != LUA_TNUMBER)
+        return luaL_error(L, "%s(learning_rate, momentum [, {use_nesterov}]): momentum must "
+                          "be a number, got %s", who, type_name(L, 2));
+    c.momentum = lua_tonumber(L, 2);
+    check_keys(L, 3, who, keys);
+    lua_settop(L, 3);
+    c.use_nesterov = lmf_opt_bool(L, 3, "use_nesterov", 0);
+    bool callable = read_lr(L, who, &c);
+    return push_opt(L, &c, callable, 3);
+}
+
+static int l_adagrad(lua_State *L)
+{
+    static const char *const keys[] = {"initial_accumulator_value", "name", NULL};
+    const char *who = "AdagradOptimizer";
+    MfOptConfig c = mf_opt_config_default(MF_OPT_ADAGRAD, 0);
+    luaL_checkany(L, 1);
+    check_keys(L, 2, who, keys);
+    lua_settop(L, 2);
+    c.initial_accumulator_value = opt_num(L, 2, "initial_accumulator_value", 0.1);
+    bool callable = read_lr(L, who, &c);
+    return push_opt(L, &c, callable, 2);
+}
+
+static int l_rmsprop(lua_State *L)
+{
+    static const char *const keys[] = {"decay", "momentum", "epsilon", "name", NULL};
+    const char *who = "RMSPropOptimizer";
+    MfOptConfig c = mf_opt_config_default(MF_OPT_RMSPROP, 0);
+    luaL_checkany(L, 1);
+    check_keys(L, 2, who, keys);
+    lua_settop(L, 2);
+    c.decay = opt_num(L, 2, "decay", 0.9);
+    c.momentum = opt_num(L, 2, "momentum", 0);
+    c.epsilon = opt_num(L, 2, "epsilon", 1e-10);
+    bool callable = read_lr(L, who, &c);
+    return push_opt(L, &c, callable, 2);
+}
+
+static int l_adam(lua_State *L)
+{
+    static const char *const keys[] = {"beta1", "beta2", "epsilon", "name", NULL};
+    const char *who = "AdamOptimizer";
+    MfOptConfig c = mf_opt_config_default(MF_OPT_ADAM, 0);
+    luaL_checkany(L, 1);
+    check_keys(L, 2, who, keys);
+    lua_settop(L, 2);
+    c.beta1 = opt_num(L, 2, "beta1", 0.9);
+    c.beta2 = opt_num(L, 2, "beta2", 0.999);
+    c.epsilon = opt_num(L, 2, "epsilon", 1e-8);
+    bool callable = read_lr(L, who, &c);
+    return push_opt(L, &c, callable, 2);
+}
+
+/* ---- compute_gradients ------------------------------------------------------------- */
+
+typedef struct LossCtx {
+    lua_State *L;
+    int fn;
+    bool lua_failed;   /* the error object is on top of the stack */
+} LossCtx;
+
+/* Calls the loss function (protected); its tensor is retained into '*loss'. */
+static MfStatus call_loss(void *ctx, MfTensor **loss)
+{
+    LossCtx *c = ctx;
+    lua_State *L = c->L;
+    lua_pushvalue(L, c->fn);
+    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+        c->lua_failed = true;
+        return mf_err_set(MF_EARG, "compute_gradients: the loss function raised an error");
+    }
+    MfTensor *t = lmf_test_tensor(L, -1);
+    if (!t) {
+        MfStatus st = mf_err_set(MF_EARG, "compute_gradients: the loss function must return a "
+                                 "tensor, got %s", type_name(L, -1));
+        lua_pop(L, 1);
+        return st;
+    }
+    mf_tensor_retain(t);
+    lua_pop(L, 1);
+    *loss = t;
+    return MF_OK;
+}
+
+/* The var_list option of the table at 'oi' into a userdata array (pushed);
+ * returns the count, or -1 (nothing pushed) when absent. */
+static int read_var_list(lua_State *L, int oi, const char *who, MfVariable ***out)
+{
+    if (lua_isnoneornil(L, oi))
+        return -1;
+    luaL_checktype(L, oi, LUA_TTABLE);
+    if (lua_getfield(L, oi, "var_list") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return -1;
+    }
+    if (!lua_istable(L, -1))
+        luaL_error(L, "%s: var_list must be an array of Variables, got %s", who,
+                   type_name(L, -1));
+    int n = (int)luaL_len(L, -1);
+    MfVariable **vs = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *vs, 0);
+    for (int i = 1; i <= n; i++) {
+        lua_geti(L, -2, i);
+        vs[i - 1] = lmf_test_variable(L, -1);
+        if (!vs[i - 1])
+            luaL_error(L, "%s: var_list[%d] must be a Variable, got %s", who, i,
+                       type_name(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_remove(L, -2);
+    *out = vs;
+    return n;
+}
+
+/* Pushes the pairs as an array of {grad, var, n = 2} (n set on the array too). */
+static void push_pairs(lua_State *L, MfGradVar *pairs, int n)
+{
+    lua_createtable(L, n, 1);
+    for (int i = 0; i < n; i++) {
+        lua_createtable(L, 2, 1);
+        if (pairs[i].grad) {
+            lmf_push_tensor(L, pairs[i].grad);
+            pairs[i].grad = NULL;
+            lua_seti(L, -2, 1);
+        }
+        lmf_push_variable(L, pairs[i].var);
+        pairs[i].var = NULL;
+        lua_seti(L, -2, 2);
+        lua_pushinteger(L, 2);
+        lua_setfield(L, -2, "n");
+        lua_seti(L, -2, i + 1);
+    }
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "n");
+}
+
+/* Runs the loss at 2 with the options at 3; pushes pairs and the loss. */
+static void compute(lua_State *L, const char *who)
+{
+    if (!is_callable(L, 2))
+        luaL_error(L, "%s: in eager mode the loss must be a function of no arguments, got %s",
+                   who, type_name(L, 2));
+    MfVariable **vs = NULL;
+    int nv = read_var_list(L, 3, who, &vs);
+    LossCtx ctx = {L, 2, false};
+    MfGradVar *pairs = NULL;
+    int n = 0;
+    MfTensor *loss = NULL;
+    MfStatus st = mf_train_compute_gradients(call_loss, &ctx, nv < 0 ? 0 : nv,
+                                             nv < 0 ? NULL : vs, &loss, &pairs, &n);
+    if (ctx.lua_failed) {
+        mf_err_clear();
+        lua_error(L);
+    }
+    if (st != MF_OK)
+        lmf_raise(L);
+    if (nv >= 0)
+        lua_pop(L, 1);
+    push_pairs(L, pairs, n);
+    mf_grad_vars_free(pairs, n);
+    lmf_push_tensor(L, loss);
+}
+
+/* opt:compute_gradients(loss_fn [, {var_list}]) -> pairs, loss */
+static int o_compute_gradients(lua_State *L)
+{
+    check_opt(L, 1);
+    lua_settop(L, 3);
+    compute(L, "compute_gradients");
+    return 2;
+}
+
+/* ---- apply_gradients --------------------------------------------------------------- */
+
+/* Checks the pairs at 'idx' (Lua errors allowed); returns their count. */
+static int check_pairs(lua_State *L, int idx)
+{
+    if (!lua_istable(L, idx))
+        luaL_error(L, "apply_gradients: expected an array of {grad, var} pairs, got %s",
+                   type_name(L, idx));
+    int n = (int)luaL_len(L, idx);
+    for (int i = 1; i <= n; i++) {
+        if (lua_geti(L, idx, i) != LUA_TTABLE)
+            luaL_error(L, "apply_gradients: pair %d must be a table {grad, var}, got %s", i,
+                       type_name(L, -1));
+        lua_geti(L, -1, 1);
+        if (!lua_isnil(L, -1) && !lmf_test_tensor(L, -1))
+            luaL_error(L, "apply_gradients: pair %d: the gradient must be a tensor or nil, "
+                       "got %s", i, type_name(L, -1));
+        lua_geti(L, -2, 2);
+        if (!lmf_test_variable(L, -1))
+            luaL_error(L, "apply_gradients: pair %d: the second element must be a Variable, "
+                       "got %s", i, type_name(L, -1));
+        lua_pop(L, 3);
+    }
+    return n;
+}
+
+/* The checked pairs at 'idx' with their own references (no Lua errors). */
+static MfGradVar *copy_pairs(lua_State *L, int idx, int n)
+{
+    MfGradVar *p = mf_grad_vars_new(n);
+    for (int i = 0; p && i < n; i++) {
+        lua_geti(L, idx, i + 1);
+        lua_geti(L, -1, 1);
+        p[i].grad = lua_isnil(L, -1) ? NULL : lmf_test_tensor(L, -1);
+        mf_tensor_retain(p[i].grad);
+        lua_geti(L, -2, 2);
+        p[i].var = lmf_test_variable(L, -1);
+        mf_variable_retain(p[i].var);
+        lua_pop(L, 3);
+    }
+    return p;
+}
+
+/* The learning rate for this step: the callable's result (pushed, converted
+ * to a tensor), or NULL (nothing pushed) when the rate is not callable. */
+static MfTensor *step_lr(lua_State *L, int oi)
+{
+    OptBox *box = luaL_checkudata(L, oi, OPT_MT);
+    if (!box->lr_callable)
+        return NULL;
+    lua_getiuservalue(L, oi, 1);
+    lua_call(L, 0, 1);
+    if (lua_type(L, -1) != LUA_TNUMBER && !lmf_test_tensor(L, -1))
+        luaL_error(L, "apply_gradients: the learning_rate function must return a number or a "
+                   "scalar tensor, got %s", type_name(L, -1));
+    return lmf_to_tensor(L, lua_gettop(L), MF_FLOAT64);
+}
+
+/* The global_step option of the table at 'oi' (NULL when absent). */
+static MfVariable *read_global_step(lua_State *L, int oi, const char *who)
+{
+    if (lua_isnoneornil(L, oi))
+        return NULL;
+    luaL_checktype(L, oi, LUA_TTABLE);
+    lua_getfield(L, oi, "global_step");
+    MfVariable *gs = lua_isnil(L, -1) ? NULL : lmf_test_variable(L, -1);
+    if (!gs && !lua_isnil(L, -1))
+        luaL_error(L, "%s: global_step must be a Variable (see mf.train.global_step()), got %s",
+                   who, type_name(L, -1));
+    lua_pop(L, 1);
+    return gs;
+}
+
+/* Applies the pairs at 'pi' with the options at 'oi'. */
+static void apply(lua_State *L, int pi, int oi, const char *who)
+{
+    MfOptimizer *o = check_opt(L, 1);
+    int n = check_pairs(L, pi);
+    MfVariable *gs = read_global_step(L, oi, who);
+    MfTensor *lr = step_lr(L, 1);
+    MfGradVar *pairs = copy_pairs(L, pi, n);
+    MfStatus st = pairs ? mf_optimizer_apply(o, n, pairs, lr, gs) : MF_ENOMEM;
+    mf_grad_vars_free(pairs, n);
+    if (st != MF_OK)
+        lmf_raise(L);
+}
+
+/* opt:apply_gradients(pairs [, {global_step}]) */
+static int o_apply_gradients(lua_State *L)
+{
+    lua_settop(L, 3);
+    apply(L, 2, 3, "apply_gradients");
+    return 0;
+}
+
+/* opt:minimize(loss_fn [, {var_list, global_step}]) -> loss */
+static int o_minimize(lua_State *L)
+{
+    check_opt(L, 1);
+    lua_settop(L, 3);
+    compute(L, "minimize");          /* pairs at 4, loss at 5 */
+    apply(L, 4, 3, "minimize");
+    return 1;
+}
+
+/* ---- slots, printing --------------------------------------------------------------- */
+
+/* opt:get_slot_names() -> {"m", "v"} */
+static int o_get_slot_names(lua_State *L)
+{
+    const char *names[2];
+    int n = mf_optimizer_slot_names(check_opt(L, 1), names);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushstring(L, names[i]);
+        lua_seti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* opt:get_slot(var, name) -> Variable, or nil before the first apply. */
+static int o_get_slot(lua_State *L)
+{
+    MfOptimizer *o = check_opt(L, 1);
+    MfVariable *var = lmf_check_variable(L, 2);
+    const char *name = luaL_checkstring(L, 3);
+    MfVariable *slot;
+    if (mf_optimizer_get_slot(o, var, name, &slot) != MF_OK)
+        return lmf_raise(L);
+    if (!slot) {
+        lua_pushnil(L);
+        return 1;
+    }
+    mf_variable_retain(slot);
+    lmf_push_variable(L, slot);
+    return 1;
+}
+
+/* opt:get_name() -> "Adam" */
+static int o_get_name(lua_State *L)
+{
+    lua_pushstring(L, mf_optimizer_config(check_opt(L, 1))->name);
+    return 1;
+}
+
+static void add_lr(luaL_Buffer *b, const OptBox *box)
+{
+    const MfOptConfig *c = mf_optimizer_config(box->o);
+    const MfTensor *t = c->lr_var ? c->lr_var->value : c->lr_tensor;
+    char num[64];
+    if (box->lr_callable) {
+        luaL_addstring(b, "<function>");
+    } else if (c->lr_var) {
+        luaL_addstring(b, "<Variable '");
+        luaL_addstring(b, c->lr_var->name);
+        luaL_addstring(b, "'>");
+    } else {
+        snprintf(num, sizeof num, "%g", t ? mf_tensor_get(t, 0) : c->lr);
+        luaL_addstring(b, num);
+    }
+}
+
+/* The hyperparameters after the learning rate, as the constructor takes them. */
+static void add_params(char *buf, size_t cap, const MfOptConfig *c)
+{
+    switch (c->kind) {
+    case MF_OPT_SGD: buf[0] = 0; break;
+    case MF_OPT_MOMENTUM:
+        snprintf(buf, cap, ", momentum=%g, use_nesterov=%s", c->momentum,
+                 c->use_nesterov ? "true" : "false");
+        break;
+    case MF_OPT_ADAGRAD:
+        snprintf(buf, cap, ", initial_accumulator_value=%g", c->initial_accumulator_value);
+        break;
+    case MF_OPT_RMSPROP:
+        snprintf(buf, cap, ", decay=%g, momentum=%g, epsilon=%g", c->decay, c->momentum,
+                 c->epsilon);
+        break;
+    case MF_OPT_ADAM:
+        snprintf(buf, cap, ", beta1=%g, beta2=%g, epsilon=%g", c->beta1, c->beta2, c->epsilon);
+        break;
+    }
+}
+
+/* print(opt): AdamOptimizer(learning_rate=0.001, beta1=0.9, ...) name="Adam", slots m, v
+ * for 2 variables */
+static int o_tostring(lua_State *L)
+{
+    OptBox *box = luaL_checkudata(L, 1, OPT_MT);
+    if (!box->o) {
+        lua_pushliteral(L, "<Optimizer (closed)>");
+        return 1;
+    }
+    const MfOptConfig *c = mf_optimizer_config(box->o);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, mf_optimizer_class(box->o));
+    luaL_addstring(&b, "(learning_rate=");
+    add_lr(&b, box);
+    char buf[160];
+    add_params(buf, sizeof buf, c);
+    luaL_addstring(&b, buf);
+    const char *names[2];
+    int n = mf_optimizer_slot_names(box->o, names);
+    snprintf(buf, sizeof buf, ") name=\"%s\", slots: %s%s%s", c->name, n ? names[0] : "none",
+             n > 1 ? ", " : "", n > 1 ? names[1] : "");
+    luaL_addstring(&b, buf);
+    snprintf(buf, sizeof buf, " (for %d variables)", mf_optimizer_nvars(box->o));
+    luaL_addstring(&b, n ? buf : "");
+    luaL_pushresult(&b);
+    return 1;
+}
+
+static int o_gc(lua_State *L)
+{
+    OptBox *box = luaL_checkudata(L, 1, OPT_MT);
+    mf_optimizer_release(box->o);
+    box->o = NULL;
+    return 0;
+}
+
+/* ---- global step and decay --------------------------------------------------------- */
+
+/* mf.train.global_step() -> the process's int64 "global_step" Variable
+ * (non-trainable, 0 at first), made on the first call. */
+static int l_global_step(lua_State *L)
+{
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key) != LUA_TNIL)
+        return 1;
+    lua_pop(L, 1);
+    MfTensor *zero = mf_tensor_scalar(MF_INT64, 0);
+    MfVariable *v = zero ? mf_variable_new(zero, "global_step", false) : NULL;
+    mf_tensor_release(zero);
+    if (!v)
+        return lmf_raise(L);
+    lmf_push_variable(L, v);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &global_step_key);
+    return 1;
+}
+
+/* The decayed rate from the upvalues (lr, step, decay_steps, decay_rate,
+ * staircase); pushes it. */
+static int decayed(lua_State *L)
+{
+    lua_settop(L, 0);
+    for (int i = 1; i <= 5; i++)
+        lua_pushvalue(L, lua_upvalueindex(i));
+    MfTensor *lr = lmf_to_tensor(L, 1, -1);
+    MfTensor *step = lmf_to_tensor(L, 2, MF_INT64);
+    MfTensor *out = NULL;
+    if (mf_train_exponential_decay(lr, step, lua_tonumber(L, 3), lua_tonumber(L, 4),
+                                   lua_toboolean(L, 5), &out) != MF_OK)
+        return lmf_raise(L);
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
+/* mf.train.exponential_decay(lr, global_step, decay_steps, decay_rate
+ * [, staircase | {staircase}]) -> a function of no arguments returning the
+ * current rate (checked once now). */
+static int l_exponential_decay(lua_State *L)
+{
+    const char *who = "exponential_decay";
+    if (lua_type(L, 1) != LUA_TNUMBER && !lmf_test_tensor(L, 1))
+        return luaL_error(L, "%s: learning_rate must be a number or a scalar tensor, got %s",
+                          who, type_name(L, 1));
+    if (lua_type(L, 2) != LUA_TNUMBER && !lmf_test_tensor(L, 2))
+        return luaL_error(L, "%s: global_step must be a Variable, tensor or number, got %s",
+                          who, type_name(L, 2));
+    lua_Number steps = luaL_checknumber(L, 3), rate = luaL_checknumber(L, 4);
+    bool staircase = lua_istable(L, 5) ? lmf_opt_bool(L, 5, "staircase", 0)
+                                       : lua_toboolean(L, 5);
+    lua_settop(L, 2);
+    lua_pushnumber(L, steps);
+    lua_pushnumber(L, rate);
+    lua_pushboolean(L, staircase);
+    lua_pushcclosure(L, decayed, 5);
+    lua_pushvalue(L, -1);
+    lua_call(L, 0, 0);
+    return 1;
+}
+
+void lmf_open_train(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"compute_gradients", o_compute_gradients}, {"apply_gradients", o_apply_gradients},
+        {"minimize", o_minimize}, {"get_slot_names", o_get_slot_names},
+        {"get_slot", o_get_slot}, {"get_name", o_get_name}, {NULL, NULL}};
+    static const luaL_Reg fns[] = {
+        {"GradientDescentOptimizer", l_sgd}, {"MomentumOptimizer", l_momentum},
+        {"AdagradOptimizer", l_adagrad}, {"RMSPropOptimizer", l_rmsprop},
+        {"AdamOptimizer", l_adam}, {"global_step", l_global_step},
+        {"exponential_decay", l_exponential_decay}, {NULL, NULL}};
+    luaL_newmetatable(L, OPT_MT);
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, o_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, o_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "train") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "train");
+    }
+    luaL_setfuncs(L, fns, 0);
+    lua_pop(L, 1);
+}

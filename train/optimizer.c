@@ -1,0 +1,542 @@
+/* optimizer.c — optimizers (see train.h): construction and checks, slots
+ * made on first apply, apply_gradients, eager compute_gradients under a
+ * tape, and exponential_decay. The update rules are in optimizers.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "eager/eager.h"
+#include "optimizer_impl.h"
+
+static const char *const class_names[] = {
+    [MF_OPT_SGD] = "GradientDescentOptimizer", [MF_OPT_MOMENTUM] = "MomentumOptimizer",
+    [MF_OPT_ADAGRAD] = "AdagradOptimizer", [MF_OPT_RMSPROP] = "RMSPropOptimizer",
+    [MF_OPT_ADAM] = "AdamOptimizer",
+};
+
+static const char *const default_names[] = {
+    [MF_OPT_SGD] = "GradientDescent", [MF_OPT_MOMENTUM] = "Momentum",
+    [MF_OPT_ADAGRAD] = "Adagrad", [MF_OPT_RMSPROP] = "RMSProp", [MF_OPT_ADAM] = "Adam",
+};
+
+MfOptConfig mf_opt_config_default(MfOptKind kind, double lr)
+{
+    MfOptConfig c = {.kind = kind, .lr = lr, .initial_accumulator_value = 0.1,
+                     .decay = 0.9, .epsilon = kind == MF_OPT_ADAM ? 1e-8 : 1e-10,
+                     .beta1 = 0.9, .beta2 = 0.999};
+    return c;
+}
+
+/* ---- construction ------------------------------------------------------------------ */
+
+static MfStatus check_range(const char *who, const char *what, double v, double lo, double hi,
+                            bool hi_open)
+{
+    if (v >= lo && (hi_open ? v < hi : v <= hi))
+        return MF_OK;
+    return mf_err_set(MF_EARG, "%s: %s must be in [%g, %g%s, got %g", who, what, lo, hi,
+                      hi_open ? ")" : "]", v);
+}
+
+static MfStatus check_lr(const char *who, const MfOptConfig *c)
+{
+    if (c->lr_tensor || c->lr_var) {
+        const MfTensor *t = c->lr_var ? c->lr_var->value : c->lr_tensor;
+        if (t && (mf_tensor_numel(t) != 1 || t->rank != 0 || t->dtype == MF_BOOL))
+            return mf_err_set(MF_EARG, "%s: learning_rate must be a scalar number, got a %s "
+                              "tensor of rank %d", who, mf_dtype_name(t->dtype), t->rank);
+        return MF_OK;
+    }
+    if (!(c->lr > 0) || !isfinite(c->lr))
+        return mf_err_set(MF_EARG, "%s: learning_rate must be > 0, got %g", who, c->lr);
+    return MF_OK;
+}
+
+static MfStatus check_config(const MfOptConfig *c)
+{
+    const char *who = class_names[c->kind];
+    MfStatus st = check_lr(who, c);
+    if (st == MF_OK && c->kind == MF_OPT_MOMENTUM)
+        st = check_range(who, "momentum", c->momentum, 0, INFINITY, false);
+    if (st == MF_OK && c->kind == MF_OPT_ADAGRAD && !(c->initial_accumulator_value > 0))
+        st = mf_err_set(MF_EARG, "%s: initial_accumulator_value must be > 0, got %g", who,
+                        c->initial_accumulator_value);
+    if (st == MF_OK && c->kind == MF_OPT_RMSPROP) {
+        st = check_range(who, "decay", c->decay, 0, 1, false);
+        if (st == MF_OK)
+            st = check_range(who, "momentum", c->momentum, 0, INFINITY, false);
+    }
+    if (st == MF_OK && c->kind == MF_OPT_ADAM) {
+        st = check_range(who, "beta1", c->beta1, 0, 1, true);
+        if (st == MF_OK)
+            st = check_range(who, "beta2", c->beta2, 0, 1, true);
+    }
+    if (st == MF_OK && (c->kind == MF_OPT_ADAM || c->kind == MF_OPT_RMSPROP))
+        st = check_range(who, "epsilon", c->epsilon, 0, INFINITY, false);
+    return st;
+}
+
+MfOptimizer *mf_optimizer_new(const MfOptConfig *cfg)
+{
+    if (cfg->kind > MF_OPT_ADAM) {
+        mf_err_set(MF_EARG, "optimizer: unknown kind %d", (int)cfg->kind);
+        return NULL;
+    }
+    if (check_config(cfg) != MF_OK)
+        return NULL;
+    const char *name = cfg->name ? cfg->name : default_names[cfg->kind];
+    size_t len = strlen(name) + 1;
+    MfOptimizer *o = mf_alloc_zeroed(sizeof *o);
+    char *copy = mf_alloc(len);
+    if (!o || !copy) {
+        mf_dealloc(o, sizeof *o);
+        mf_dealloc(copy, len);
+        mf_err_nomem(class_names[cfg->kind], sizeof *o + len);
+        return NULL;
+    }
+    memcpy(copy, name, len);
+    o->refcount = 1;
+    o->cfg = *cfg;
+    o->cfg.name = copy;
+    mf_tensor_retain(cfg->lr_tensor);
+    mf_variable_retain(cfg->lr_var);
+    return o;
+}
+
+void mf_optimizer_retain(MfOptimizer *o)
+{
+    if (o)
+        o->refcount++;
+}
+
+void mf_optimizer_release(MfOptimizer *o)
+{
+    if (!o || --o->refcount > 0)
+        return;
+    for (int i = 0; i < o->nentries; i++) {
+        mf_variable_release(o->entries[i].var);
+        for (int k = 0; k < MF_OPT_MAX_SLOTS; k++)
+            mf_variable_release(o->entries[i].slot[k]);
+    }
+    if (o->capentries)
+        mf_dealloc(o->entries, (size_t)o->capentries * sizeof *o->entries);
+    mf_variable_release(o->beta_power[0]);
+    mf_variable_release(o->beta_power[1]);
+    mf_tensor_release(o->cfg.lr_tensor);
+    mf_variable_release(o->cfg.lr_var);
+    mf_dealloc((char *)o->cfg.name, strlen(o->cfg.name) + 1);
+    mf_dealloc(o, sizeof *o);
+}
+
+const MfOptConfig *mf_optimizer_config(const MfOptimizer *o)
+{
+    return &o->cfg;
+}
+
+const char *mf_optimizer_class(const MfOptimizer *o)
+{
+    return class_names[o->cfg.kind];
+}
+
+/* ---- slots ------------------------------------------------------------------------- */
+
+int mf_optimizer_slot_names(const MfOptimizer *o, const char *names[2])
+{
+    return mf_opt_kind_slots(o->cfg.kind, names);
+}
+
+static MfSlotEntry *find_entry(const MfOptimizer *o, const MfVariable *var)
+{
+    for (int i = 0; i < o->nentries; i++)
+        if (o->entries[i].var == var)
+            return &o->entries[i];
+    return NULL;
+}
+
+MfStatus mf_optimizer_get_slot(const MfOptimizer *o, const MfVariable *var, const char *name,
+                               MfVariable **slot)
+{
+    const char *names[2];
+    int n = mf_optimizer_slot_names(o, names);
+    *slot = NULL;
+    for (int k = 0; k < n; k++) {
+        if (strcmp(names[k], name) == 0) {
+            const MfSlotEntry *e = find_entry(o, var);
+            *slot = e ? e->slot[k] : NULL;
+            return MF_OK;
+        }
+    }
+    if (n == 0)
+        return mf_err_set(MF_EARG, "get_slot: %s has no slots, got \"%s\"",
+                          mf_optimizer_class(o), name);
+    return mf_err_set(MF_EARG, "get_slot: %s has slots \"%s\"%s%s%s, got \"%s\"",
+                      mf_optimizer_class(o), names[0], n > 1 ? " and \"" : "",
+                      n > 1 ? names[1] : "", n > 1 ? "\"" : "", name);
+}
+
+MfVariable *mf_optimizer_nonslot(const MfOptimizer *o, const char *name)
+{
+    if (strcmp(name, "beta1_power") == 0)
+        return o->beta_power[0];
+    if (strcmp(name, "beta2_power") == 0)
+        return o->beta_power[1];
+    return NULL;
+}
+
+int mf_optimizer_nvars(const MfOptimizer *o)
+{
+    return o->nentries;
+}
+
+MfVariable *mf_optimizer_var(const MfOptimizer *o, int k)
+{
+    return o->entries[k].var;
+}
+
+/* A slot variable of 'var' named as TensorFlow names it: "w/Adam", "w/Adam_1". */
+static MfVariable *new_slot(const MfOptimizer *o, MfVariable *var, int k)
+{
+    MfTensor *x = mf_tensor_new(var->value->dtype, var->value->rank, var->value->shape);
+    if (!x)
+        return NULL;
+    double v = mf_opt_slot_init(&o->cfg, k);
+    int64_t n = mf_tensor_numel(x);
+    if (x->dtype == MF_FLOAT32)
+        for (int64_t i = 0; i < n; i++)
+            ((float *)mf_tensor_data(x))[i] = (float)v;
+    else
+        for (int64_t i = 0; i < n; i++)
+            ((double *)mf_tensor_data(x))[i] = v;
+    char name[256];
+    snprintf(name, sizeof name, k ? "%s/%s_%d" : "%s/%s", var->name, o->cfg.name, k);
+    MfVariable *slot = mf_variable_new(x, name, false);
+    mf_tensor_release(x);
+    return slot;
+}
+
+static MfStatus add_entry(MfOptimizer *o, MfVariable *var, MfSlotEntry **out)
+{
+    if (o->nentries == o->capentries) {
+        int cap = o->capentries ? o->capentries * 2 : 8;
+        MfSlotEntry *e = mf_alloc((size_t)cap * sizeof *e);
+        if (!e)
+            return mf_err_nomem("apply_gradients", (unsigned long long)cap * sizeof *e);
+        if (o->nentries)
+            memcpy(e, o->entries, (size_t)o->nentries * sizeof *e);
+        if (o->capentries)
+            mf_dealloc(o->entries, (size_t)o->capentries * sizeof *e);
+        o->entries = e;
+        o->capentries = cap;
+    }
+    MfSlotEntry *e = &o->entries[o->nentries];
+    memset(e, 0, sizeof *e);
+    const char *names[2];
+    int n = mf_optimizer_slot_names(o, names);
+    for (int k = 0; k < n; k++) {
+        if (!(e->slot[k] = new_slot(o, var, k))) {
+            for (int j = 0; j < k; j++)
+                mf_variable_release(e->slot[j]);
+            return MF_ENOMEM;
+        }
+    }
+    mf_variable_retain(var);
+    e->var = var;
+    o->nentries++;
+    *out = e;
+    return MF_OK;
+}
+
+/* ---- apply_gradients --------------------------------------------------------------- */
+
+static MfStatus check_pair(int i, const MfGradVar *p)
+{
+    MfVariable *v = p->var;
+    if (!v)
+        return mf_err_set(MF_EARG, "apply_gradients: pair %d has no variable", i + 1);
+    if (!v->value || !v->value->storage)
+        return mf_err_set(MF_EARG, "apply_gradients: variable '%s' (pair %d) has no value",
+                          v->name, i + 1);
+    if (!mf_dtype_is_float(v->value->dtype))
+        return mf_err_set(MF_EDTYPE, "apply_gradients: variable '%s' (pair %d) has dtype %s; "
+                          "optimizers update float32 or float64 variables", v->name, i + 1,
+                          mf_dtype_name(v->value->dtype));
+    const MfTensor *g = p->grad, *x = v->value;
+    if (g && (g->dtype != x->dtype || g->rank != x->rank ||
+              memcmp(g->shape, x->shape, (size_t)x->rank * sizeof *x->shape) != 0)) {
+        char gs[96], vs[96];
+        return mf_err_set(MF_ESHAPE, "apply_gradients: pair %d: gradient %s %s does not fit "
+                          "variable '%s' %s %s", i + 1, mf_shape_str(g->rank, g->shape, gs, 96),
+                          mf_dtype_name(g->dtype), v->name,
+                          mf_shape_str(x->rank, x->shape, vs, 96), mf_dtype_name(x->dtype));
+    }
+    return MF_OK;
+}
+
+static MfStatus check_step(MfVariable *gs)
+{
+    if (!gs)
+        return MF_OK;
+    if (!gs->value || gs->value->rank != 0 ||
+        (gs->value->dtype != MF_INT64 && gs->value->dtype != MF_INT32))
+        return mf_err_set(MF_EARG, "apply_gradients: global_step must be a scalar int64 or "
+                          "int32 Variable (see mf.train.global_step())");
+    return MF_OK;
+}
+
+/* The learning rate now: a scalar tensor (owned), checked finite and >= 0. */
+static MfStatus current_lr(const MfOptimizer *o, MfTensor *override, MfTensor **out)
+{
+    MfTensor *t = override ? override : o->cfg.lr_var ? o->cfg.lr_var->value : o->cfg.lr_tensor;
+    if (!t) {
+        *out = mf_tensor_scalar(MF_FLOAT64, o->cfg.lr);
+        return *out ? MF_OK : MF_ENOMEM;
+    }
+    if (t->rank != 0 || t->dtype == MF_BOOL || !t->storage)
+        return mf_err_set(MF_EARG, "apply_gradients: learning_rate must be a scalar number, got "
+                          "a %s tensor of rank %d", mf_dtype_name(t->dtype), t->rank);
+    double v = mf_tensor_get(t, 0);
+    if (!(v >= 0) || !isfinite(v))
+        return mf_err_set(MF_EARG, "apply_gradients: learning_rate must be finite and >= 0, "
+                          "got %g", v);
+    mf_tensor_retain(t);
+    *out = t;
+    return MF_OK;
+}
+
+/* The rate as a scalar of 'dt' (owned). */
+static MfStatus lr_as(MfTensor *lr, MfDType dt, MfTensor **out)
+{
+    if (lr->dtype == dt) {
+        mf_tensor_retain(lr);
+        *out = lr;
+        return MF_OK;
+    }
+    MfAttrs a = mf_attrs_default();
+    a.dtype = dt;
+    return mf_op1(MF_OP_CAST, 1, &lr, &a, out);
+}
+
+static MfStatus check_all(MfOptimizer *o, int n, const MfGradVar *pairs, MfVariable *gs)
+{
+    MfStatus st = check_step(gs);
+    for (int i = 0; i < n && st == MF_OK; i++)
+        st = check_pair(i, &pairs[i]);
+    for (int i = 0; i < n && st == MF_OK; i++) {
+        MfSlotEntry *e;
+        if (pairs[i].grad && !find_entry(o, pairs[i].var))
+            st = add_entry(o, pairs[i].var, &e);
+        if (st == MF_OK && pairs[i].grad && o->cfg.kind == MF_OPT_ADAM)
+            st = mf_opt_adam_prepare(o, pairs[i].var->value->dtype);
+    }
+    return st;
+}
+
+static MfStatus apply_all(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr)
+{
+    MfStatus st = MF_OK;
+    bool any = false;
+    for (int i = 0; i < n && st == MF_OK; i++) {
+        if (!pairs[i].grad)
+            continue;
+        MfTensor *lr_v = NULL;
+        st = lr_as(lr, pairs[i].var->value->dtype, &lr_v);
+        if (st == MF_OK) {
+            MfSlotEntry *e = find_entry(o, pairs[i].var);
+            MfUpdate u = {o, pairs[i].var, pairs[i].grad, lr_v, e->slot};
+            st = mf_opt_update(&u);
+        }
+        mf_tensor_release(lr_v);
+        any = true;
+    }
+    if (st == MF_OK && any && o->cfg.kind == MF_OPT_ADAM)
+        st = mf_opt_adam_finish(o);
+    return st;
+}
+
+MfStatus mf_optimizer_apply(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
+                            MfVariable *global_step)
+{
+    MfTensor *rate = NULL;
+    MfStatus st = current_lr(o, lr, &rate);
+    if (st == MF_OK)
+        st = check_all(o, n, pairs, global_step);
+    if (st != MF_OK) {
+        mf_tensor_release(rate);
+        return st;
+    }
+    mf_tape_suspend();
+    st = apply_all(o, n, pairs, rate);
+    if (st == MF_OK && global_step) {
+        MfTensor *one = mf_tensor_scalar(global_step->value->dtype, 1);
+        st = one ? mf_variable_assign_add(global_step, one) : MF_ENOMEM;
+        mf_tensor_release(one);
+    }
+    mf_tape_resume();
+    mf_tensor_release(rate);
+    if (st != MF_OK)
+        mf_err_prefix("apply_gradients");
+    return st;
+}
+
+/* ---- compute_gradients (eager) ----------------------------------------------------- */
+
+MfGradVar *mf_grad_vars_new(int n)
+{
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(MfGradVar);
+    MfGradVar *p = mf_alloc_zeroed(bytes);
+    if (!p)
+        mf_err_nomem("apply_gradients", bytes);
+    return p;
+}
+
+void mf_grad_vars_free(MfGradVar *pairs, int n)
+{
+    if (!pairs)
+        return;
+    for (int i = 0; i < n; i++) {
+        mf_tensor_release(pairs[i].grad);
+        mf_variable_release(pairs[i].var);
+    }
+    mf_dealloc(pairs, (size_t)(n ? n : 1) * sizeof *pairs);
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const MfGradVar *x = a, *y = b;
+    return (x->var->id > y->var->id) - (x->var->id < y->var->id);
+}
+
+/* The pairs (no gradients yet) for 'var_list', or for the tape's variables. */
+static MfStatus make_pairs(MfTape *tape, int nvars, MfVariable *const *var_list,
+                           MfGradVar **pairs, int *npairs)
+{
+    int64_t n = var_list ? nvars : mf_tape_variables(tape, NULL, 0);
+    MfVariable **vs = mf_alloc((size_t)(n ? n : 1) * sizeof *vs);
+    MfGradVar *p = mf_grad_vars_new((int)n);
+    if (!vs || !p) {
+        mf_dealloc(vs, (size_t)(n ? n : 1) * sizeof *vs);
+        mf_grad_vars_free(p, (int)n);
+        return mf_err_nomem("compute_gradients", (unsigned long long)n * sizeof *p);
+    }
+    if (var_list)
+        memcpy(vs, var_list, (size_t)n * sizeof *vs);
+    else
+        mf_tape_variables(tape, vs, n);
+    for (int64_t i = 0; i < n; i++) {
+        mf_variable_retain(vs[i]);
+        p[i].var = vs[i];
+    }
+    mf_dealloc(vs, (size_t)(n ? n : 1) * sizeof *vs);
+    if (!var_list)
+        qsort(p, (size_t)n, sizeof *p, by_id);
+    *pairs = p;
+    *npairs = (int)n;
+    return MF_OK;
+}
+
+static MfStatus differentiate(MfTape *tape, MfTensor *loss, MfGradVar *pairs, int n)
+{
+    if (!mf_dtype_is_float(loss->dtype))
+        return mf_err_set(MF_EDTYPE, "compute_gradients: the loss must be a float tensor, got "
+                          "%s", mf_dtype_name(loss->dtype));
+    if (n == 0)
+        return MF_OK;
+    MfTapeSource *src = mf_alloc((size_t)n * sizeof *src);
+    MfTensor **grads = mf_alloc_zeroed((size_t)n * sizeof *grads);
+    MfStatus st = src && grads ? MF_OK : mf_err_nomem("compute_gradients", n * sizeof *src);
+    for (int i = 0; i < n && st == MF_OK; i++)
+        src[i] = (MfTapeSource){NULL, pairs[i].var};
+    if (st == MF_OK)
+        st = mf_tape_gradient(tape, loss, n, src, NULL, false, grads);
+    for (int i = 0; i < n && st == MF_OK; i++)
+        pairs[i].grad = grads[i];
+    if (st != MF_OK)
+        mf_err_prefix("compute_gradients");
+    mf_dealloc(src, (size_t)n * sizeof *src);
+    mf_dealloc(grads, (size_t)n * sizeof *grads);
+    return st;
+}
+
+MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariable *const *var_list,
+                                    MfTensor **loss, MfGradVar **pairs, int *npairs)
+{
+    *pairs = NULL;
+    *npairs = 0;
+    if (loss)
+        *loss = NULL;
+    MfTape *tape = mf_tape_new(false, true);
+    if (!tape)
+        return MF_ENOMEM;
+    MfTensor *value = NULL;
+    MfStatus st = fn(ctx, &value);
+    mf_tape_stop(tape);
+    if (st == MF_OK)
+        st = make_pairs(tape, nvars, var_list, pairs, npairs);
+    if (st == MF_OK)
+        st = differentiate(tape, value, *pairs, *npairs);
+    mf_tape_release(tape);
+    if (st != MF_OK) {
+        mf_grad_vars_free(*pairs, *npairs);
+        *pairs = NULL;
+        *npairs = 0;
+        mf_tensor_release(value);
+        return st;
+    }
+    if (loss)
+        *loss = value;
+    else
+        mf_tensor_release(value);
+    return MF_OK;
+}
+
+/* ---- learning-rate decay ----------------------------------------------------------- */
+
+static MfStatus check_decay(const MfTensor *lr, const MfTensor *step, double decay_steps,
+                            double decay_rate)
+{
+    if (!mf_dtype_is_float(lr->dtype) || lr->rank != 0)
+        return mf_err_set(MF_EARG, "exponential_decay: learning_rate must be a float scalar, "
+                          "got a %s tensor of rank %d", mf_dtype_name(lr->dtype), lr->rank);
+    if (step->rank != 0 || step->dtype == MF_BOOL)
+        return mf_err_set(MF_EARG, "exponential_decay: global_step must be a scalar number, "
+                          "got a %s tensor of rank %d", mf_dtype_name(step->dtype), step->rank);
+    if (!(decay_steps > 0))
+        return mf_err_set(MF_EARG, "exponential_decay: decay_steps must be > 0, got %g",
+                          decay_steps);
+    if (!(decay_rate > 0))
+        return mf_err_set(MF_EARG, "exponential_decay: decay_rate must be > 0, got %g",
+                          decay_rate);
+    return MF_OK;
+}
+
+MfStatus mf_train_exponential_decay(MfTensor *lr, MfTensor *step, double decay_steps,
+                                    double decay_rate, bool staircase, MfTensor **out)
+{
+    *out = NULL;
+    MfStatus st = check_decay(lr, step, decay_steps, decay_rate);
+    if (st != MF_OK)
+        return st;
+    /* cast(step), steps, rate, p, floor(p), rate^p */
+    MfTensor *t[6] = {NULL, mf_tensor_scalar(lr->dtype, decay_steps),
+                      mf_tensor_scalar(lr->dtype, decay_rate)};
+    st = t[1] && t[2] ? MF_OK : MF_ENOMEM;
+    MfAttrs a = mf_attrs_default();
+    a.dtype = lr->dtype;
+    if (st == MF_OK)
+        st = mf_op1(MF_OP_CAST, 1, &step, &a, &t[0]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_DIV, t[0], t[1], &t[3]);
+    if (st == MF_OK && staircase)
+        st = mf_unary(MF_OP_FLOOR, t[3], &t[4]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_POW, t[2], staircase ? t[4] : t[3], &t[5]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_MUL, lr, t[5], out);
+    for (int i = 0; i < 6; i++)
+        mf_tensor_release(t[i]);
+    if (st != MF_OK)
+        mf_err_prefix("exponential_decay");
+    return st;
+}

@@ -1,0 +1,51 @@
+/* optimizer_impl.h — the insides of an optimizer, shared by optimizer.c
+ * (construction, slots, apply, compute_gradients) and optimizers.c (the
+ * five update rules). Private to train/. */
+#ifndef MF_TRAIN_OPTIMIZER_IMPL_H
+#define MF_TRAIN_OPTIMIZER_IMPL_H
+
+#include "train.h"
+
+#define MF_OPT_MAX_SLOTS 2
+
+/* The slots of one variable (all owned references). */
+typedef struct MfSlotEntry {
+    MfVariable *var;
+    MfVariable *slot[MF_OPT_MAX_SLOTS];
+} MfSlotEntry;
+
+struct MfOptimizer {
+    int64_t refcount;
+    MfOptConfig cfg;          /* 'name' owned; 'lr_tensor' / 'lr_var' retained */
+    MfSlotEntry *entries;
+    int nentries, capentries;
+    MfVariable *beta_power[2]; /* Adam: beta1_power, beta2_power (owned) */
+};
+
+/* One variable's step: 'lr' is the learning rate as a scalar of the
+ * variable's dtype; 'slot' the variable's slots. */
+typedef struct MfUpdate {
+    const MfOptimizer *o;
+    MfVariable *var;
+    MfTensor *grad;
+    MfTensor *lr;
+    MfVariable *const *slot;
+} MfUpdate;
+
+/* The slot names of 'kind' (static strings) and how many. */
+int mf_opt_kind_slots(MfOptKind kind, const char *names[MF_OPT_MAX_SLOTS]);
+
+/* The initial value of slot 'k' of an optimizer (TensorFlow's: zeros, but
+ * Adagrad's accumulator and RMSProp's "rms" start elsewhere). */
+double mf_opt_slot_init(const MfOptConfig *cfg, int k);
+
+/* Computes the new values with ops, then assigns the variable and slots. */
+MfStatus mf_opt_update(const MfUpdate *u);
+
+/* Adam: creates beta1_power / beta2_power (dtype 'dt') on first use. */
+MfStatus mf_opt_adam_prepare(MfOptimizer *o, MfDType dt);
+
+/* Adam: beta1_power *= beta1, beta2_power *= beta2 (after every apply). */
+MfStatus mf_opt_adam_finish(MfOptimizer *o);
+
+#endif
