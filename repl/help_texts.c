@@ -912,6 +912,68 @@ const LmfHelpEntry lmf_help_entries[] = {
       "sess:run(y, {[x] = {3, 4}})          --> 25\n"
       "v, sched = sess:run(y, {[x] = {3, 4}}, {schedule = true})\n"
       "sched[1].name                        --> multiply"),
+    E("gradients", "graph", "mf.gradients(ys, xs [, {grad_ys = ...}])",
+      "Adds to the graph of 'ys' the backward nodes computing d(sum of ys)/d(xs), built from "
+      "the same gradient definitions as GradientTape, under the scope \"gradients/\" (so "
+      "print(g) and g:to_dot() show forward and backward separately). 'ys' and 'xs' are graph "
+      "tensors or arrays of them; the result is always an array, nil where an x is not "
+      "connected to any y. 'grad_ys' weights each y (default ones): one value when 'ys' is one "
+      "tensor, else an array. Unknown (-1) dims work for elementwise ops and matmul; other "
+      "ops' gradients need fully known shapes for now and say so.",
+      "g = mf.Graph()\n"
+      "x = g:as_default(function() return mf.placeholder(\"float32\", {3}, \"x\") end)\n"
+      "y = g:as_default(function() return mf.reduce_sum(x * x) end)\n"
+      "dx = mf.gradients(y, x)[1]\n"
+      "mf.Session(g):run(dx, {[x] = {1, 2, 3}})   --> {2, 4, 6}"),
+    E("render", "graph", "g:render(path); g:write_dot(path)",
+      "g:write_dot(path) writes g:to_dot() to a file (through a temporary file, so a failed "
+      "write leaves no half-written file). g:render(path) draws the graph with Graphviz 'dot' "
+      "in the format of the extension (.png, .svg, .pdf; png otherwise): forward and backward "
+      "(gradients/) nodes in separate clusters, control edges dashed. Without Graphviz it "
+      "fails saying so (apt-get install graphviz).",
+      "g = mf.Graph()\n"
+      "x = g:as_default(function() return mf.placeholder(\"float32\", {2}, \"x\") end)\n"
+      "dx = mf.gradients(mf.reduce_sum(x * x), x)\n"
+      "path = os.tmpname()\n"
+      "g:write_dot(path)\n"
+      "io.open(path):read(\"a\"):find(\"cluster_backward\") ~= nil   --> true\n"
+      "os.remove(path)"),
+
+    /* ---- Saver (eager) ------------------------------------------------------------ */
+    E("train.Saver", "training",
+      "mf.train.Saver(var_list_or_map [, {optimizers}]) or mf.train.Saver{var_list, "
+      "optimizers}; saver:save(path); saver:restore(path [, {strict}])",
+      "Saves and restores training state in one safetensors file (eager mode): each Variable "
+      "under its name (an array uses the Variables' names, a map {name = Variable} chooses "
+      "them; two with one name are an error naming both), the slots of the given optimizers "
+      "for those Variables under TensorFlow's names (\"w/Adam\", \"w/Adam_1\"), Adam's "
+      "\"beta1_power\" and \"beta2_power\", and mf.train.global_step() as \"global_step\" "
+      "when it exists. save writes atomically (a failure leaves the old file) and returns the "
+      "path. restore checks the whole file first and assigns nothing unless everything fits: "
+      "one error lists every missing entry and every dtype or shape mismatch (and, with "
+      "{strict = true}, every entry nothing asked for). Slots not made yet (a new optimizer, as "
+      "in a new process) are made from the file, so training continues exactly. It returns the "
+      "names of the file's entries it did not use.",
+      "w = mf.Variable({1.0, 2.0}, {name = \"w\"})\n"
+      "opt = mf.train.AdamOptimizer(0.1)\n"
+      "opt:minimize(function() return mf.reduce_sum(w * w) end)  --> 5\n"
+      "saver = mf.train.Saver{var_list = {w}, optimizers = {opt}}\n"
+      "p = os.tmpname()\n"
+      "saver:save(p) == p                   --> true\n"
+      "w:assign(mf.tensor{0, 0})\n"
+      "saver:restore(p)                     --> {}\n"
+      "w                                    --> {0.9, 1.9}\n"
+      "os.remove(p)"),
+    E("test.fail_next_save", "training", "mf.test.fail_next_save()",
+      "Test hook: the next saver:save fails after writing and syncing its temporary file, as a "
+      "crash or a full disk would, so a test can check that the old checkpoint is intact and no "
+      "temporary file is left.",
+      "s = mf.train.Saver({mf.Variable({1.0}, {name = \"v\"})})\n"
+      "p = os.tmpname()\n"
+      "mf.test.fail_next_save()\n"
+      "(pcall(s.save, s, p))                --> false\n"
+      "s:save(p) == p                       --> true\n"
+      "os.remove(p)"),
 
     E(NULL, NULL, NULL, NULL, NULL),
 };

@@ -82,8 +82,16 @@ void lmf_open_conv(lua_State *L);                 /* mf.nn.conv2d and its backpr
 void lmf_open_data(lua_State *L);                 /* mf.data: read_csv, read_idx, Dataset */
 void lmf_open_repl(lua_State *L);                 /* help, config, set_num_threads */
 void lmf_open_graph(lua_State *L);                /* Graph, placeholder, Session, ... */
+void lmf_open_graph_grad(lua_State *L);           /* gradients, write_dot, render */
 void lmf_open_train(lua_State *L);                /* mf.train: optimizers, global_step */
 void lmf_open_ckpt(lua_State *L);                 /* mf.save, mf.load (safetensors) */
+void lmf_open_saver(lua_State *L);                /* mf.train.Saver, mf.test.fail_next_save */
+
+/* repl/lmf_train.c: the process's global step Variable (borrowed, held by
+ * the registry), made first when 'create', else NULL when not made yet; the
+ * open optimizer at 'idx' (borrowed) or NULL. */
+MfVariable *lmf_global_step(lua_State *L, bool create);
+struct MfOptimizer *lmf_test_optimizer(lua_State *L, int idx);
 
 /* Variables ("mf.Variable" userdata, repl/lmf_variable.c). The box owns one
  * reference; 'lmf_push_variable' steals the caller's. 'lmf_test_variable'

@@ -44,8 +44,10 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_data(L);
     lmf_open_repl(L);
     lmf_open_graph(L);
+    lmf_open_graph_grad(L);
     lmf_open_train(L);
     lmf_open_ckpt(L);
+    lmf_open_saver(L);
     lua_pushcfunction(L, l_memory);
     lua_setfield(L, -2, "memory");
     lua_pop(L, 2);             /* mf copy and methods */

@@ -575,6 +575,26 @@ static int l_global_step(lua_State *L)
     return 1;
 }
 
+MfVariable *lmf_global_step(lua_State *L, bool create)
+{
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key) == LUA_TNIL) {
+        lua_pop(L, 1);
+        if (!create)
+            return NULL;
+        lua_pushcfunction(L, l_global_step);
+        lua_call(L, 0, 1);
+    }
+    MfVariable *v = lmf_test_variable(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+MfOptimizer *lmf_test_optimizer(lua_State *L, int idx)
+{
+    OptBox *box = luaL_testudata(L, idx, OPT_MT);
+    return box ? box->o : NULL;
+}
+
 /* The decayed rate from the upvalues (lr, step, decay_steps, decay_rate,
  * staircase); pushes it. */
 static int decayed(lua_State *L)

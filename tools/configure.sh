@@ -34,6 +34,21 @@ if [ -n "$missing" ]; then
     fi
 fi
 
+# Graphviz 'dot' (no pkg-config file) draws graphs for g:render and its
+# tests; without it the build still works, so a missing one is not fatal.
+if ! command -v dot >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "configure: installing graphviz (for g:render)" >&2
+        { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz ||
+          { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            graphviz; }; } >&2 || echo "configure: graphviz not installed; g:render will " \
+            "fail and its test is skipped" >&2
+    else
+        echo "configure: Graphviz 'dot' is missing (g:render needs it):" >&2
+        echo "    sudo apt-get install -y graphviz" >&2
+    fi
+fi
+
 names=""
 for d in $DEPS; do
     names="$names ${d%%:*}"

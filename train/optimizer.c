@@ -248,6 +248,18 @@ static MfStatus add_entry(MfOptimizer *o, MfVariable *var, MfSlotEntry **out)
     return MF_OK;
 }
 
+MfStatus mf_optimizer_ensure_slots(MfOptimizer *o, MfVariable *var)
+{
+    if (!var->value || !mf_dtype_is_float(var->value->dtype))
+        return mf_err_set(MF_EDTYPE, "%s: slots are made for float32 or float64 Variables with "
+                          "a value; '%s' is not one", mf_optimizer_class(o), var->name);
+    MfSlotEntry *e;
+    MfStatus st = find_entry(o, var) ? MF_OK : add_entry(o, var, &e);
+    if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
+        st = mf_opt_adam_prepare(o, var->value->dtype);
+    return st;
+}
+
 /* ---- apply_gradients --------------------------------------------------------------- */
 
 static MfStatus check_pair(int i, const MfGradVar *p)

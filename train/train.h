@@ -105,6 +105,12 @@ MfVariable *mf_optimizer_nonslot(const MfOptimizer *o, const char *name);
 int mf_optimizer_nvars(const MfOptimizer *o);
 MfVariable *mf_optimizer_var(const MfOptimizer *o, int k);
 
+/* Makes the slots of 'var' (and Adam's beta powers, in var's dtype) now, as
+ * the first apply would; nothing when they exist. Used to restore a
+ * checkpoint before any training step. Errors: a Variable without a value or
+ * not float32/float64 (MF_EDTYPE), MF_ENOMEM. */
+MfStatus mf_optimizer_ensure_slots(MfOptimizer *o, MfVariable *var);
+
 /* A loss function for eager compute_gradients: writes an owned loss tensor. */
 typedef MfStatus (*MfLossFn)(void *ctx, MfTensor **loss);
 
@@ -124,5 +130,49 @@ MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariabl
  * decay_rate <= 0, non-scalar or non-float arguments. */
 MfStatus mf_train_exponential_decay(MfTensor *lr, MfTensor *step, double decay_steps,
                                     double decay_rate, bool staircase, MfTensor **out);
+
+/* ---- Saver (train/saver.c) ---------------------------------------------------------
+ * Saves and restores named Variables, the slots and non-slot variables of
+ * optimizers and the global step in one safetensors file. Entry names: the
+ * given name of each Variable; "<name>/<opt>" and "<name>/<opt>_1" for the
+ * slots of a saved Variable (TensorFlow's names, <opt> the optimizer's name);
+ * "beta1_power", "beta2_power" (Adam); "global_step". A saver retains its
+ * Variables and optimizers. */
+typedef struct MfSaver MfSaver;
+
+/* A new empty saver (NULL with MF_ENOMEM's message). Free with mf_saver_free. */
+MfSaver *mf_saver_new(void);
+void mf_saver_free(MfSaver *s);
+
+/* Adds 'v' under 'name' (copied). MF_EARG for an empty name or one already
+ * used (the message names both Variables). */
+MfStatus mf_saver_add_variable(MfSaver *s, const char *name, MfVariable *v);
+
+/* Adds an optimizer whose slots (of the saver's Variables) are saved too. */
+MfStatus mf_saver_add_optimizer(MfSaver *s, MfOptimizer *o);
+
+/* Writes every entry that exists now (slots made so far) to 'path',
+ * atomically. 'global_step' (may be NULL) is saved as "global_step". Errors
+ * name "Saver.save": two entries with one name (both named), a Variable
+ * without a value, the writer's. */
+MfStatus mf_saver_save(MfSaver *s, const char *path, MfVariable *global_step);
+
+/* Reads 'path', checks it against the entries and, only when everything
+ * fits, assigns them all (making slots not made yet when the file has
+ * them). The one error message (MF_EARG, "Saver.restore: ...") lists every
+ * missing entry, every dtype or shape mismatch and, when 'strict', every
+ * unexpected file entry. 'global_step' (may be NULL) is restored from
+ * "global_step"; when 'gs_optional', a file without it is fine. File entries
+ * nothing asked for are remembered (see mf_saver_extras). */
+MfStatus mf_saver_restore(MfSaver *s, const char *path, bool strict, MfVariable *global_step,
+                          bool gs_optional);
+
+/* The unexpected entries of the last restore: returns how many and sets
+ * '*names' (borrowed, valid until the next restore or free). */
+int mf_saver_extras(const MfSaver *s, char *const **names);
+
+/* Numbers of Variables and optimizers the saver holds. */
+int mf_saver_nvars(const MfSaver *s);
+int mf_saver_nopts(const MfSaver *s);
 
 #endif

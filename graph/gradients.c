@@ -1,0 +1,384 @@
+/* gradients.c — 'mf_graph_gradients': the backward walk of eager/gradient.c,
+ * over graph nodes instead of tape records.
+ *
+ * 1. Forward over the nodes, those whose outputs depend on an x ('from_x');
+ *    backward from the ys, those the ys depend on ('to_y'). Only nodes in
+ *    both get gradients.
+ * 2. Seed each y's gradient (grad_ys, or ones_like(y)).
+ * 3. Backward over the nodes in creation order reversed: run the op's
+ *    gradient function with the graph as the default, so the ops it calls
+ *    become nodes (under "gradients/<node>_grad/"), and add the input
+ *    gradients into the table (AddV2 when one is already there).
+ * Every tensor in the table is owned by the walk and released at the end. */
+#include "gradients.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/create.h"
+#include "core/grad.h"
+#include "core/shape.h"
+
+#define SCOPE_MAX 256
+
+typedef struct Walk {
+    MfGraph *g;
+    int n;                   /* nodes when the walk started */
+    unsigned char *from_x;   /* per node: its outputs depend on an x */
+    unsigned char *to_y;     /* per node: a y depends on it */
+    unsigned char *is_x;     /* per tensor (node * MF_MAX_OUTPUTS + output) */
+    MfTensor **grads;        /* per tensor: accumulated gradient (owned) */
+} Walk;
+
+static int slot(int node, int output)
+{
+    return node * MF_MAX_OUTPUTS + output;
+}
+
+static bool reached(const Walk *w, MfNodeInput in)
+{
+    return w->from_x[in.node] || w->is_x[slot(in.node, in.output)];
+}
+
+static void walk_free(Walk *w)
+{
+    if (w->grads)
+        for (int i = 0; i < w->n * MF_MAX_OUTPUTS; i++)
+            mf_tensor_release(w->grads[i]);
+    free(w->grads);
+    free(w->from_x);
+    free(w->to_y);
+    free(w->is_x);
+}
+
+static MfStatus walk_init(Walk *w, MfGraph *g)
+{
+    memset(w, 0, sizeof *w);
+    w->g = g;
+    w->n = mf_graph_nnodes(g);
+    size_t nt = (size_t)(w->n ? w->n : 1) * MF_MAX_OUTPUTS;
+    w->from_x = calloc((size_t)(w->n ? w->n : 1), 1);
+    w->to_y = calloc((size_t)(w->n ? w->n : 1), 1);
+    w->is_x = calloc(nt, 1);
+    w->grads = calloc(nt, sizeof *w->grads);
+    if (!w->from_x || !w->to_y || !w->is_x || !w->grads)
+        return mf_err_nomem("gradients", (unsigned long long)nt * (sizeof *w->grads + 1));
+    return MF_OK;
+}
+
+/* Checks that 't' is a symbolic tensor of 'g'. 'what' is "ys" or "xs". */
+static MfStatus check_member(MfGraph *g, const MfTensor *t, const char *what, int i)
+{
+    if (!t->node)
+        return mf_err_set(MF_EARG, "gradients: %s[%d] is a concrete tensor, not a graph tensor "
+                          "(build it inside g:as_default)", what, i + 1);
+    if (mf_tensor_graph(t) != g)
+        return mf_err_set(MF_EARG, "gradients: %s[%d] ('%s') is a tensor of another graph",
+                          what, i + 1, ((const MfNode *)t->node)->name);
+    return MF_OK;
+}
+
+static void mark(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *xs)
+{
+    for (int i = 0; i < nx; i++)
+        w->is_x[slot(((MfNode *)xs[i]->node)->index, xs[i]->node_output)] = 1;
+    for (int i = 0; i < w->n; i++) {
+        const MfNode *nd = mf_graph_node(w->g, i);
+        if (nd->kind != MF_NODE_OP || !mf_op_differentiable(nd->op))
+            continue;
+        for (int k = 0; k < nd->ninputs && !w->from_x[i]; k++)
+            w->from_x[i] = reached(w, nd->inputs[k]);
+    }
+    for (int i = 0; i < ny; i++)
+        w->to_y[((MfNode *)ys[i]->node)->index] = 1;
+    for (int i = w->n - 1; i >= 0; i--) {
+        const MfNode *nd = mf_graph_node(w->g, i);
+        if (w->to_y[i])
+            for (int k = 0; k < nd->ninputs; k++)
+                w->to_y[nd->inputs[k].node] = 1;
+    }
+}
+
+/* True when the dims agree, an unknown (-1) dim agreeing with any. */
+static bool spec_fits(const MfTensor *t, const MfTensorSpec *s)
+{
+    if (t->dtype != s->dtype || t->rank != s->rank)
+        return false;
+    for (int d = 0; d < t->rank; d++)
+        if (t->shape[d] != s->shape[d] && t->shape[d] >= 0 && s->shape[d] >= 0)
+            return false;
+    return true;
+}
+
+/* Adds 'gr' (owned) to the gradient of the tensor 'in'. 'who'
+ * names the node whose gradient produced it. */
+static MfStatus accumulate(Walk *w, MfNodeInput in, MfTensor *gr, const char *who)
+{
+    const MfNode *p = mf_graph_node(w->g, in.node);
+    const MfTensorSpec *s = &p->out[in.output];
+    if (!spec_fits(gr, s)) {
+        char a[64], b[64];
+        mf_shape_str(gr->rank, gr->shape, a, sizeof a);
+        mf_shape_str(s->rank, s->shape, b, sizeof b);
+        MfDType dt = gr->dtype;
+        mf_tensor_release(gr);
+        return mf_err_set(MF_EINTERNAL, "gradients: the gradient from '%s' for '%s:%d' has "
+                          "shape %s (%s), expected %s (%s)", who, p->name, in.output, a,
+                          mf_dtype_name(dt), b, mf_dtype_name(s->dtype));
+    }
+    MfTensor **at = &w->grads[slot(in.node, in.output)];
+    if (*at) {
+        MfTensor *sum = NULL;
+        MfStatus st = mf_binary(MF_OP_ADD, *at, gr, &sum);
+        mf_tensor_release(gr);
+        if (st != MF_OK)
+            return st;
+        mf_tensor_release(*at);
+        gr = sum;
+    }
+    *at = gr;
+    return MF_OK;
+}
+
+/* ones_like(y): a constant when y's shape is known, else Pow(y, 0) (1 for
+ * every value, NaN and infinities included). */
+static MfStatus ones_like(MfTensor *y, MfTensor **out)
+{
+    for (int d = 0; d < y->rank; d++)
+        if (y->shape[d] < 0) {
+            MfTensor *zero = NULL;
+            MfStatus st = mf_grad_const(y, 0.0, &zero);
+            if (st == MF_OK)
+                st = mf_binary(MF_OP_POW, y, zero, out);
+            mf_tensor_release(zero);
+            return st;
+        }
+    return mf_create_fill("gradients", y->dtype, y->rank, y->shape, 1.0, out);
+}
+
+/* A concrete 'v' (owned) becomes a Const node named 'name' of 'g' (so every
+ * gradient handed out is symbolic); a symbolic one is returned as is. */
+static MfStatus as_node(MfGraph *g, MfTensor *v, const char *name, MfTensor **out)
+{
+    if (v->node) {
+        *out = v;
+        return MF_OK;
+    }
+    MfStatus st = mf_graph_constant(g, v, name, out);
+    mf_tensor_release(v);
+    return st;
+}
+
+static MfStatus seed(Walk *w, int i, MfTensor *y, MfTensor *gy)
+{
+    MfNodeInput at = {((MfNode *)y->node)->index, y->node_output};
+    MfTensor *v = NULL;
+    char name[32];
+    snprintf(name, sizeof name, "grad_ys_%d", i);
+    if (!gy) {
+        MfStatus st = ones_like(y, &v);
+        if (st == MF_OK)
+            st = as_node(w->g, v, name, &v);
+        return st != MF_OK ? st : accumulate(w, at, v, "ones_like");
+    }
+    MfTensorSpec s = {.dtype = y->dtype, .rank = y->rank};
+    memcpy(s.shape, y->shape, sizeof s.shape);
+    if (!spec_fits(gy, &s)) {
+        char a[64], b[64];
+        mf_shape_str(gy->rank, gy->shape, a, sizeof a);
+        mf_shape_str(y->rank, y->shape, b, sizeof b);
+        return mf_err_set(MF_EARG, "gradients: grad_ys[%d] has shape %s (%s) but ys[%d] has "
+                          "shape %s (%s)", i + 1, a, mf_dtype_name(gy->dtype), i + 1, b,
+                          mf_dtype_name(y->dtype));
+    }
+    mf_tensor_retain(gy);
+    MfStatus st = as_node(w->g, gy, name, &v);
+    return st != MF_OK ? st : accumulate(w, at, v, "grad_ys");
+}
+
+static bool spec_unknown(const MfTensorSpec *s)
+{
+    for (int d = 0; d < s->rank; d++)
+        if (s->shape[d] < 0)
+            return true;
+    return false;
+}
+
+/* Gradient functions read static shapes; elementwise ops and MatMul are
+ * the ones known to be right with unknown dims. */
+static MfStatus check_known(const Walk *w, const MfNode *nd)
+{
+    const MfOpDesc *d = mf_op_table[nd->op];
+    if ((d->flags & MF_OP_SIMPLE) || nd->op == MF_OP_MATMUL)
+        return MF_OK;
+    bool unknown = false;
+    for (int k = 0; k < nd->ninputs; k++) {
+        const MfNode *p = mf_graph_node(w->g, nd->inputs[k].node);
+        unknown |= spec_unknown(&p->out[nd->inputs[k].output]);
+    }
+    for (int j = 0; j < nd->noutputs; j++)
+        unknown |= spec_unknown(&nd->out[j]);
+    if (!unknown)
+        return MF_OK;
+    return mf_err_set(MF_ESHAPE, "gradients: node '%s' (%s) has an input or output with "
+                      "unknown (?) dims; the gradient of %s needs fully known shapes for now "
+                      "(give the placeholder a full shape)", nd->name, d->name, d->api);
+}
+
+/* Pushes "a/b_grad" for the node named "a/b"; returns the mark to pop. */
+static int push_op_scope(MfGraph *g, const char *name)
+{
+    char buf[SCOPE_MAX];
+    int first = -1, m;
+    snprintf(buf, sizeof buf, "%s_grad", name);
+    for (char *part = buf, *slash; part; part = slash ? slash + 1 : NULL) {
+        slash = strchr(part, '/');
+        if (slash)
+            *slash = '\0';
+        if (mf_graph_push_scope(g, part, &m) != MF_OK) {
+            mf_err_clear();
+            break;
+        }
+        if (first < 0)
+            first = m;
+    }
+    return first;
+}
+
+/* Symbolic inputs and outputs of 'nd' for its gradient call; 'ts' has
+ * ninputs + noutputs entries, owned by the caller. */
+static MfStatus node_tensors(Walk *w, const MfNode *nd, MfTensor **ts, bool *needs)
+{
+    for (int k = 0; k < nd->ninputs; k++) {
+        MfNodeInput in = nd->inputs[k];
+        needs[k] = reached(w, in);
+        if (!(ts[k] = mf_graph_output(mf_graph_node(w->g, in.node), in.output)))
+            return MF_ENOMEM;
+    }
+    for (int j = 0; j < nd->noutputs; j++)
+        if (!(ts[nd->ninputs + j] = mf_graph_output((MfNode *)nd, j)))
+            return MF_ENOMEM;
+    return MF_OK;
+}
+
+/* Calls the op's gradient for 'nd' (under "<name>_grad/") and adds the
+ * input gradients into the table. */
+static MfStatus run_node(Walk *w, MfNode *nd)
+{
+    MfTensor *dout[MF_MAX_OUTPUTS] = {NULL};
+    bool any = false;
+    for (int j = 0; j < nd->noutputs; j++)
+        any |= (dout[j] = w->grads[slot(nd->index, j)]) != NULL;
+    if (!any)
+        return MF_OK;
+    MfStatus st = check_known(w, nd);
+    if (st != MF_OK)
+        return st;
+    int ni = nd->ninputs, nt = ni + nd->noutputs;
+    MfTensor **ts = calloc((size_t)(nt + ni + 1), sizeof *ts);
+    bool *needs = calloc((size_t)(ni + 1), sizeof *needs);
+    if (!ts || !needs)
+        st = mf_err_nomem("gradients", (unsigned long long)(nt + 2 * ni) * sizeof *ts);
+    if (st == MF_OK && (st = node_tensors(w, nd, ts, needs)) == MF_OK) {
+        MfOpCall c = {.op = nd->op, .ninputs = ni, .inputs = ts, .attrs = &nd->attrs,
+                      .noutputs = nd->noutputs};
+        memcpy(c.out, nd->out, (size_t)nd->noutputs * sizeof *c.out);
+        MfGradCall gc = {.call = &c, .outputs = ts + ni, .doutputs = dout, .needs = needs};
+        int mark = push_op_scope(w->g, nd->name);
+        st = mf_grad_call(&gc, ts + nt);
+        if (mark >= 0)
+            mf_graph_pop_scope(w->g, mark);
+        for (int k = 0; k < ni && st == MF_OK; k++) {
+            MfTensor *gr = ts[nt + k];
+            ts[nt + k] = NULL;
+            if (gr && needs[k])
+                st = accumulate(w, nd->inputs[k], gr, nd->name);
+            else
+                mf_tensor_release(gr);
+        }
+    }
+    for (int k = 0; ts && k < nt + ni; k++)
+        mf_tensor_release(ts[k]);
+    free(ts);
+    free(needs);
+    return st;
+}
+
+static MfStatus check_args(MfGraph *g, int ny, MfTensor *const *ys, int nx,
+                           MfTensor *const *xs, MfTensor *const *grad_ys)
+{
+    MfStatus st = MF_OK;
+    for (int i = 0; i < ny && st == MF_OK; i++)
+        st = check_member(g, ys[i], "ys", i);
+    for (int i = 0; i < nx && st == MF_OK; i++)
+        st = check_member(g, xs[i], "xs", i);
+    for (int i = 0; grad_ys && i < ny && st == MF_OK; i++)
+        if (grad_ys[i] && grad_ys[i]->node && mf_tensor_graph(grad_ys[i]) != g)
+            st = mf_err_set(MF_EARG, "gradients: grad_ys[%d] is a tensor of another graph",
+                            i + 1);
+    return st;
+}
+
+/* Seeds, walks back from the latest y, and collects the xs' gradients. */
+static MfStatus walk(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *xs,
+                     MfTensor *const *grad_ys, MfTensor **grads)
+{
+    MfStatus st = MF_OK;
+    int top = -1;
+    for (int i = 0; i < ny && st == MF_OK; i++) {
+        if (!mf_grad_is_float(ys[i]->dtype))
+            continue;
+        st = seed(w, i, ys[i], grad_ys ? grad_ys[i] : NULL);
+        if (((MfNode *)ys[i]->node)->index > top)
+            top = ((MfNode *)ys[i]->node)->index;
+    }
+    for (int i = top; i >= 0 && st == MF_OK; i--) {
+        MfNode *nd = mf_graph_node(w->g, i);
+        if (nd->kind == MF_NODE_OP && w->from_x[i] && w->to_y[i])
+            st = run_node(w, nd);
+    }
+    for (int i = 0; i < nx && st == MF_OK; i++) {
+        MfTensor *gr = w->grads[slot(((MfNode *)xs[i]->node)->index, xs[i]->node_output)];
+        if (gr && mf_grad_is_float(xs[i]->dtype)) {
+            mf_tensor_retain(gr);
+            grads[i] = gr;
+        }
+    }
+    return st;
+}
+
+MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
+                            MfTensor *const *xs, MfTensor *const *grad_ys, MfTensor **grads)
+{
+    for (int i = 0; i < nx; i++)
+        grads[i] = NULL;
+    MfStatus st = check_args(g, ny, ys, nx, xs, grad_ys);
+    if (st != MF_OK)
+        return st;
+    if (mf_exec_running())
+        return mf_err_set(MF_EARG, "gradients: cannot build gradients while a graph runs");
+    Walk w;
+    int smark = -1;
+    bool pushed = false;
+    st = walk_init(&w, g);
+    if (st == MF_OK && mf_graph_default() != g && (st = mf_graph_push_default(g)) == MF_OK)
+        pushed = true;
+    if (st == MF_OK)
+        st = mf_graph_push_scope(g, "gradients", &smark);
+    if (st == MF_OK) {
+        mark(&w, ny, ys, nx, xs);
+        st = walk(&w, ny, ys, nx, xs, grad_ys, grads);
+    }
+    if (smark >= 0)
+        mf_graph_pop_scope(g, smark);
+    if (pushed)
+        mf_graph_pop_default();
+    walk_free(&w);
+    if (st != MF_OK)
+        for (int i = 0; i < nx; i++) {
+            mf_tensor_release(grads[i]);
+            grads[i] = NULL;
+        }
+    return st;
+}

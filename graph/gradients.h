@@ -1,0 +1,21 @@
+/* gradients.h — symbolic gradients in graph mode (TensorFlow 1.x's
+ * tf.gradients): the backward graph is built from the same op gradient
+ * functions as eager tapes (core/grad.h), as nodes under "gradients/". */
+#ifndef MF_GRAPH_GRADIENTS_H
+#define MF_GRAPH_GRADIENTS_H
+
+#include "graph.h"
+
+/* Adds to 'g' the nodes computing d(sum of ys)/d(xs[i]) for the 'ny'
+ * symbolic tensors 'ys' and the 'nx' symbolic tensors 'xs' (all of 'g').
+ * 'grad_ys' (NULL, or 'ny' entries, each NULL or a tensor shaped like its
+ * y) weights each y; the default is ones_like(y). Only nodes on a path from
+ * an x to a y get gradients; several contributions are summed with AddV2.
+ * On success 'grads[i]' is an owned symbolic tensor, or NULL when xs[i] is
+ * not connected to any y (or is not a float tensor).
+ * Unknown (-1) dims: elementwise ops and MatMul handle them; other ops'
+ * gradients read static shapes, and fail with a message naming the node. */
+MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
+                            MfTensor *const *xs, MfTensor *const *grad_ys, MfTensor **grads);
+
+#endif

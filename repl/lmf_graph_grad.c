@@ -1,0 +1,215 @@
+/* lmf_graph_grad.c — mf.gradients (symbolic gradients, graph/gradients.h)
+ * and the graph methods that write pictures: g:write_dot(path) and
+ * g:render(path) (Graphviz 'dot'). They are added to the mf.Graph
+ * metatable that lmf_graph.c makes, so lmf_open_graph must run first.
+ *
+ * Tensors read from Lua stay on the Lua stack (or in the caller's tables)
+ * while they are used, so the C arrays here only borrow them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "graph/gradients.h"
+#include "lmf.h"
+
+#define GRAPH_MT "mf.Graph"
+
+/* Reads a tensor or an array of tensors at 'idx' into a new userdata array
+ * (left on the stack); returns the count. 'what' names the argument. */
+static int read_list(lua_State *L, int idx, const char *what, MfTensor ***out)
+{
+    MfTensor *one = lmf_test_tensor(L, idx);
+    int n = one ? 1 : -1;
+    if (!one) {
+        if (!lua_istable(L, idx))
+            return luaL_error(L, "gradients: %s must be a tensor or an array of tensors, got %s",
+                              what, luaL_typename(L, idx));
+        n = (int)luaL_len(L, idx);
+    }
+    MfTensor **ts = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *ts, 0);
+    if (one)
+        ts[0] = one;
+    for (int i = 0; i < n && !one; i++) {
+        lua_geti(L, idx, i + 1);
+        ts[i] = lmf_test_tensor(L, -1);
+        lua_pop(L, 1);   /* the table keeps it alive */
+        if (!ts[i])
+            return luaL_error(L, "gradients: %s[%d] is not a tensor", what, i + 1);
+    }
+    *out = ts;
+    return n;
+}
+
+/* grad_ys from argument 3: {grad_ys = ...}, or the value itself: one value
+ * (a tensor, number or nested table) when ys is one tensor, else an array
+ * with one per y. Values are converted to their y's dtype and kept on the
+ * stack. NULL when absent. */
+static MfTensor **read_grad_ys(lua_State *L, int ny, MfTensor *const *ys)
+{
+    bool ys_single = lmf_test_tensor(L, 1) != NULL;
+    if (lua_isnoneornil(L, 3))
+        return NULL;
+    int src = 3;
+    if (lua_istable(L, 3) && !lmf_test_tensor(L, 3) && lua_getfield(L, 3, "grad_ys") != LUA_TNIL)
+        src = lua_gettop(L);
+    else if (lua_istable(L, 3) && !lmf_test_tensor(L, 3) && luaL_len(L, 3) == 0)
+        return NULL;
+    if (ys_single && lua_istable(L, src) && !lmf_test_tensor(L, src) && luaL_len(L, src) == 1
+        && lua_geti(L, src, 1) != LUA_TNIL && lmf_test_tensor(L, -1))
+        src = lua_gettop(L);   /* {t}: an array of one tensor for the one y */
+    MfTensor **gy = lua_newuserdatauv(L, (size_t)(ny ? ny : 1) * sizeof *gy, 0);
+    bool single = ys_single || lmf_test_tensor(L, src) || lua_type(L, src) == LUA_TNUMBER;
+    if (!single && !lua_istable(L, src))
+        luaL_error(L, "gradients: grad_ys must be a tensor or an array, got %s",
+                   luaL_typename(L, src));
+    if (!single && (int)luaL_len(L, src) != ny)
+        luaL_error(L, "gradients: grad_ys has %d entries but ys has %d", (int)luaL_len(L, src),
+                   ny);
+    if (single && ny != 1)
+        luaL_error(L, "gradients: grad_ys must be an array of %d entries (one per y)", ny);
+    luaL_checkstack(L, ny + 2, "gradients: too many ys");
+    for (int i = 0; i < ny; i++) {
+        if (single)
+            lua_pushvalue(L, src);
+        else
+            lua_geti(L, src, i + 1);
+        gy[i] = lua_isnil(L, -1) ? NULL : lmf_to_tensor(L, lua_gettop(L), ys[i]->dtype);
+    }
+    return gy;
+}
+
+/* mf.gradients(ys, xs [, {grad_ys = ...}]) -> array of gradients (nil holes) */
+static int l_gradients(lua_State *L)
+{
+    MfTensor **ys, **xs;
+    lua_settop(L, 3);
+    int ny = read_list(L, 1, "ys", &ys);
+    int nx = read_list(L, 2, "xs", &xs);
+    MfTensor **gy = read_grad_ys(L, ny, ys);
+    MfGraph *g = ny ? mf_tensor_graph(ys[0]) : NULL;
+    if (!g)
+        g = mf_graph_default();
+    if (!g)
+        return luaL_error(L, "gradients: ys must be graph tensors (build them inside "
+                          "g:as_default); for eager gradients use mf.GradientTape");
+    MfTensor **grads = lua_newuserdatauv(L, (size_t)(nx ? nx : 1) * sizeof *grads, 0);
+    if (mf_graph_gradients(g, ny, ys, nx, xs, gy, grads) != MF_OK)
+        return lmf_raise(L);
+    lua_createtable(L, nx, 0);
+    for (int i = 0; i < nx; i++)
+        if (grads[i]) {
+            lmf_push_tensor(L, grads[i]);
+            lua_seti(L, -2, i + 1);
+        }
+    return 1;
+}
+
+/* Pushes g:to_dot() for the graph at index 1. */
+static const char *dot_text(lua_State *L, size_t *len)
+{
+    luaL_checkudata(L, 1, GRAPH_MT);
+    lua_getfield(L, 1, "to_dot");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    return lua_tolstring(L, -1, len);
+}
+
+/* Writes 'len' bytes to 'path' through "path.tmp" and a rename, so a
+ * failed write never leaves a half-written file in place. Raises naming
+ * 'fname'. */
+static void write_file(lua_State *L, const char *fname, const char *path, const char *s,
+                       size_t len)
+{
+    const char *tmp = lua_pushfstring(L, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        luaL_error(L, "%s: cannot write '%s': %s", fname, path, strerror(errno));
+    bool ok = fwrite(s, 1, len, f) == len;
+    int err = errno;
+    ok = (fclose(f) == 0) && ok;
+    if (ok && rename(tmp, path) != 0) {
+        err = errno;
+        ok = false;
+    }
+    if (!ok) {
+        remove(tmp);
+        luaL_error(L, "%s: cannot write '%s': %s", fname, path, strerror(err ? err : EIO));
+    }
+    lua_pop(L, 1);
+}
+
+/* g:write_dot(path): writes g:to_dot() to 'path'. */
+static int g_write_dot(lua_State *L)
+{
+    size_t len;
+    const char *s = dot_text(L, &len);
+    write_file(L, "write_dot", luaL_checkstring(L, 2), s, len);
+    return 0;
+}
+
+/* Pushes 's' quoted for /bin/sh: '...' with each ' written as '\''. */
+static const char *push_quoted(lua_State *L, const char *s)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addchar(&b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            luaL_addstring(&b, "'\\''");
+        else
+            luaL_addchar(&b, *s);
+    }
+    luaL_addchar(&b, '\'');
+    luaL_pushresult(&b);
+    return lua_tostring(L, -1);
+}
+
+/* The output format for 'path': its extension when dot knows it, else png. */
+static const char *format_of(const char *path)
+{
+    static const char *const known[] = {"png", "svg", "pdf", "jpg", "gif", "ps", NULL};
+    const char *dot = strrchr(path, '.');
+    if (dot && !strchr(dot, '/'))
+        for (int i = 0; known[i]; i++)
+            if (strcmp(dot + 1, known[i]) == 0)
+                return known[i];
+    return "png";
+}
+
+/* g:render(path): runs Graphviz 'dot' on g:to_dot(), writing 'path' in the
+ * format its extension names (.png .svg .pdf; png otherwise). */
+static int g_render(lua_State *L)
+{
+    size_t len;
+    const char *s = dot_text(L, &len);
+    const char *path = luaL_checkstring(L, 2);
+    if (system("command -v dot >/dev/null 2>&1") != 0)
+        return luaL_error(L, "render: Graphviz 'dot' is not installed (apt-get install "
+                          "graphviz)");
+    const char *src = lua_pushfstring(L, "%s.dot", path);
+    write_file(L, "render", src, s, len);
+    const char *qsrc = push_quoted(L, src);
+    const char *qpath = push_quoted(L, path);
+    const char *cmd = lua_pushfstring(L, "dot -T%s %s -o %s 2>&1", format_of(path), qsrc,
+                                      qpath);
+    int rc = system(cmd);
+    remove(src);
+    if (rc != 0)
+        return luaL_error(L, "render: 'dot' failed writing '%s' (exit status %d)", path,
+                          rc == -1 ? -1 : WEXITSTATUS(rc));
+    return 0;
+}
+
+void lmf_open_graph_grad(lua_State *L)
+{
+    static const luaL_Reg meths[] = {{"write_dot", g_write_dot}, {"render", g_render},
+                                     {NULL, NULL}};
+    luaL_getmetatable(L, GRAPH_MT);
+    if (lua_getfield(L, -1, "__index") == LUA_TTABLE)
+        luaL_setfuncs(L, meths, 0);
+    lua_pop(L, 2);
+    lua_pushcfunction(L, l_gradients);
+    lua_setfield(L, -2, "gradients");
+}

@@ -1,0 +1,246 @@
+/* lmf_saver.c — mf.train.Saver (eager mode) over train/saver.c:
+ *
+ *   saver = mf.train.Saver(var_list_or_map [, {optimizers = {opt, ...}}])
+ *   saver = mf.train.Saver{var_list = var_list_or_map, optimizers = {opt, ...}}
+ *   saver:save(path) -> path
+ *   saver:restore(path [, {strict = false}]) -> {unexpected entry names}
+ *
+ * and the test hook mf.test.fail_next_save() (the next saver:save fails after
+ * writing its temporary file, as a crash would).
+ *
+ * Ownership: a "mf.train.Saver" box owns its MfSaver, made before anything
+ * is read from Lua so a raised error frees it through __gc. The global step
+ * (mf.train.global_step()) is saved when it exists and restored (made first
+ * when needed) when the file has it: a file without it is not an error. */
+#include <string.h>
+
+#include "core/io/safetensors.h"
+#include "lmf.h"
+#include "train/train.h"
+
+#define SAVER_MT "mf.train.Saver"
+
+typedef struct SaverBox {
+    MfSaver *s;
+} SaverBox;
+
+static bool fail_next_save = false;
+
+static MfSaver *check_saver(lua_State *L, int idx)
+{
+    SaverBox *box = luaL_checkudata(L, idx, SAVER_MT);
+    if (!box->s)
+        luaL_argerror(L, idx, "Saver is closed");
+    return box->s;
+}
+
+/* Adds the Variables of the list or map at 'idx'. */
+static void add_vars(lua_State *L, MfSaver *s, int idx)
+{
+    if (!lua_istable(L, idx))
+        luaL_error(L, "Saver: var_list must be an array of Variables or a map {name = "
+                   "Variable}, got %s", luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        MfVariable *v = lmf_test_variable(L, -1);
+        bool named = lua_type(L, -2) == LUA_TSTRING;
+        if (!named && !lua_isinteger(L, -2))
+            luaL_error(L, "Saver: var_list keys must be names (strings) or array indices, got "
+                       "a %s key", luaL_typename(L, -2));
+        if (!v && named)
+            luaL_error(L, "Saver: var_list['%s'] must be a Variable, got %s",
+                       lua_tostring(L, -2), luaL_typename(L, -1));
+        if (!v)
+            luaL_error(L, "Saver: var_list[%d] must be a Variable, got %s",
+                       (int)lua_tointeger(L, -2), luaL_typename(L, -1));
+        if (mf_saver_add_variable(s, named ? lua_tostring(L, -2) : v->name, v) != MF_OK)
+            lmf_raise(L);
+        lua_pop(L, 1);
+    }
+    if (mf_saver_nvars(s) == 0)
+        luaL_error(L, "Saver: no Variables to save (var_list is empty)");
+}
+
+/* Adds the optimizers of the array at 'idx' (nil: none). */
+static void add_opts(lua_State *L, MfSaver *s, int idx)
+{
+    if (lua_isnil(L, idx))
+        return;
+    if (!lua_istable(L, idx))
+        luaL_error(L, "Saver: optimizers must be an array of optimizers, got %s",
+                   luaL_typename(L, idx));
+    int n = (int)luaL_len(L, idx);
+    for (int i = 1; i <= n; i++) {
+        lua_geti(L, idx, i);
+        MfOptimizer *o = lmf_test_optimizer(L, -1);
+        if (!o)
+            luaL_error(L, "Saver: optimizers[%d] must be an optimizer (mf.train.*Optimizer), "
+                       "got %s", i, luaL_typename(L, -1));
+        if (mf_saver_add_optimizer(s, o) != MF_OK)
+            lmf_raise(L);
+        lua_pop(L, 1);
+    }
+}
+
+/* Raises for keys of the table at 'idx' other than var_list and optimizers. */
+static void check_option_keys(lua_State *L, int idx)
+{
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+        if (!k || (strcmp(k, "var_list") != 0 && strcmp(k, "optimizers") != 0))
+            luaL_error(L, "Saver: unknown option '%s' (expected var_list, optimizers)",
+                       k ? k : luaL_typename(L, -2));
+        lua_pop(L, 1);
+    }
+}
+
+/* mf.train.Saver(var_list_or_map [, {optimizers}]) or
+ * mf.train.Saver{var_list = ..., optimizers = ...} */
+static int l_saver(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0); /* 3 */
+    box->s = NULL;
+    luaL_setmetatable(L, SAVER_MT);
+    if (!(box->s = mf_saver_new()))
+        return lmf_raise(L);
+    lua_getfield(L, 1, "var_list");                         /* 4 */
+    bool options_form = !lua_isnil(L, -1) || lua_getfield(L, 1, "optimizers") != LUA_TNIL;
+    lua_settop(L, 4);
+    if (options_form) {
+        if (!lua_isnil(L, 2))
+            return luaL_error(L, "Saver: give the options either as the first table or as "
+                              "the second argument, not both");
+        lua_pushvalue(L, 1);
+        lua_replace(L, 2);
+    } else {
+        lua_pushvalue(L, 1);
+        lua_replace(L, 4);
+    }
+    if (lua_isnil(L, 4))
+        return luaL_error(L, "Saver: give the Variables to save: mf.train.Saver{var_list = "
+                          "{...}, optimizers = {...}} or a map {name = Variable}");
+    if (!lua_isnil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        check_option_keys(L, 2);
+    }
+    add_vars(L, box->s, 4);
+    if (lua_isnil(L, 2))
+        lua_pushnil(L);
+    else
+        lua_getfield(L, 2, "optimizers");
+    add_opts(L, box->s, 5);
+    lua_settop(L, 3);
+    return 1;
+}
+
+/* saver:save(path) -> path */
+static int s_save(lua_State *L)
+{
+    MfSaver *s = check_saver(L, 1);
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return luaL_error(L, "Saver.save: expected a path string, got %s (graph mode's "
+                          "save(sess, path) is not supported yet)", luaL_typename(L, 2));
+    const char *path = lua_tostring(L, 2);
+    MfVariable *gs = lmf_global_step(L, false);
+    int saved_hook = mf_ckpt_fail_after_write;
+    if (fail_next_save)
+        mf_ckpt_fail_after_write = 1;
+    fail_next_save = false;
+    MfStatus st = mf_saver_save(s, path, gs);
+    mf_ckpt_fail_after_write = saved_hook;
+    if (st != MF_OK)
+        return lmf_raise(L);
+    lua_settop(L, 2);
+    return 1;
+}
+
+/* saver:restore(path [, {strict}]) -> {unexpected entry names} */
+static int s_restore(lua_State *L)
+{
+    MfSaver *s = check_saver(L, 1);
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return luaL_error(L, "Saver.restore: expected a path string, got %s (graph mode's "
+                          "restore(sess, path) is not supported yet)", luaL_typename(L, 2));
+    if (!lua_isnoneornil(L, 3))
+        luaL_checktype(L, 3, LUA_TTABLE);
+    bool strict = lmf_opt_bool(L, 3, "strict", 0);
+    MfVariable *gs = lmf_global_step(L, true);
+    if (mf_saver_restore(s, lua_tostring(L, 2), strict, gs, true) != MF_OK)
+        return lmf_raise(L);
+    char *const *names;
+    int n = mf_saver_extras(s, &names);
+    lua_createtable(L, n, 0);
+    for (int i = 0, k = 1; i < n; i++) {
+        if (names[i]) {
+            lua_pushstring(L, names[i]);
+            lua_seti(L, -2, k++);
+        }
+    }
+    return 1;
+}
+
+/* print(saver): Saver(3 variables, 1 optimizer) */
+static int s_tostring(lua_State *L)
+{
+    SaverBox *box = luaL_checkudata(L, 1, SAVER_MT);
+    if (!box->s) {
+        lua_pushliteral(L, "Saver(closed)");
+        return 1;
+    }
+    int nv = mf_saver_nvars(box->s), no = mf_saver_nopts(box->s);
+    lua_pushfstring(L, "Saver(%d variable%s, %d optimizer%s)", nv, nv == 1 ? "" : "s", no,
+                    no == 1 ? "" : "s");
+    return 1;
+}
+
+static int s_gc(lua_State *L)
+{
+    SaverBox *box = luaL_checkudata(L, 1, SAVER_MT);
+    mf_saver_free(box->s);
+    box->s = NULL;
+    return 0;
+}
+
+/* mf.test.fail_next_save(): the next saver:save fails after its temporary
+ * file is written (test hook; the old file must stay intact). */
+static int l_fail_next_save(lua_State *L)
+{
+    (void)L;
+    fail_next_save = true;
+    return 0;
+}
+
+/* Pushes mf[name] (made as a new table when absent); mf is at -1. */
+static void sub_table(lua_State *L, const char *name)
+{
+    if (lua_getfield(L, -1, name) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, name);
+    }
+}
+
+void lmf_open_saver(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"save", s_save}, {"restore", s_restore}, {NULL, NULL}};
+    luaL_newmetatable(L, SAVER_MT);
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, s_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, s_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    sub_table(L, "train");
+    lua_pushcfunction(L, l_saver);
+    lua_setfield(L, -2, "Saver");
+    lua_pop(L, 1);
+    sub_table(L, "test");
+    lua_pushcfunction(L, l_fail_next_save);
+    lua_setfield(L, -2, "fail_next_save");
+    lua_pop(L, 1);
+}

@@ -1,0 +1,188 @@
+-- test_graph_grad.lua — mf.gradients (symbolic gradients in graph mode)
+-- against tape gradients on the same values, the "gradients/" scope,
+-- grad_ys, unconnected xs, errors, g:write_dot and g:render.
+local T = dofile("tests/lua/harness.lua")
+
+mf.random.seed(7)
+local function rnd(shape) return mf.random.normal(shape, {dtype = "float64"}) end
+
+-- Gradients of f(inputs...) w.r.t. every input: on a tape, and in a graph
+-- with placeholders of the same shapes run in a Session.
+local function both(f, inputs, weight)
+  local tape = mf.GradientTape()
+  for _, x in ipairs(inputs) do tape:watch(x) end
+  local y = f(table.unpack(inputs))
+  if weight then y = y * weight end
+  tape:stop()
+  local eager = tape:gradient(y, inputs)
+  local g = mf.Graph()
+  local phs, grads = {}, nil
+  g:as_default(function()
+    for i, x in ipairs(inputs) do phs[i] = mf.placeholder(x.dtype, x.shape, "in" .. i) end
+    local gy = f(table.unpack(phs))
+    if weight then gy = gy * weight end
+    grads = mf.gradients(gy, phs)
+  end)
+  local feeds = {}
+  for i, p in ipairs(phs) do feeds[p] = inputs[i] end
+  local got = mf.Session(g):run(grads, feeds)
+  return eager, got, g
+end
+
+local cases = {
+  {"add broadcasting", function(a, b) return a + b end, {rnd{3, 4}, rnd{4}}},
+  {"add broadcasting (3,1)+(1,4)", function(a, b) return mf.add(a, b) end, {rnd{3, 1}, rnd{1, 4}}},
+  {"subtract", function(a, b) return a - b end, {rnd{2, 3}, rnd{2, 3}}},
+  {"multiply", function(a, b) return a * b end, {rnd{2, 3}, rnd{3}}},
+  {"divide", function(a, b) return a / (b * b + 1) end, {rnd{2, 3}, rnd{2, 3}}},
+  {"matmul", function(a, b) return mf.matmul(a, b) end, {rnd{3, 4}, rnd{4, 2}}},
+  {"matmul transpose_b", function(a, b) return mf.matmul(a, b, {transpose_b = true}) end,
+   {rnd{3, 4}, rnd{2, 4}}},
+  {"reduce_sum axis", function(a) return mf.reduce_sum(a, {axis = 2}) end, {rnd{3, 4}}},
+  {"reduce_mean", function(a) return mf.reduce_mean(a * a) end, {rnd{3, 4}}},
+  {"relu", function(a) return mf.relu(a) end, {rnd{5, 3}}},
+  {"tanh", function(a) return mf.tanh(a) end, {rnd{4}}},
+  {"sigmoid exp", function(a) return mf.sigmoid(a) + mf.exp(a) end, {rnd{2, 2}}},
+  {"softmax", function(a) return mf.nn.softmax(a) end, {rnd{2, 5}}},
+  {"concat", function(a, b) return mf.concat({a, b}, 1) end, {rnd{2, 3}, rnd{1, 3}}},
+  {"slice", function(a) return mf.slice(a, {2, 1}, {2, 2}) end, {rnd{3, 4}}},
+  {"transpose", function(a) return mf.transpose(a) end, {rnd{2, 3}}},
+  {"reused input", function(a) return a * a + mf.tanh(a) * a end, {rnd{3}}},
+  {"mlp", function(x, w, b)
+    return mf.reduce_mean(mf.nn.softmax(mf.relu(mf.matmul(x, w) + b)))
+  end, {rnd{4, 3}, rnd{3, 2}, rnd{2}}},
+}
+
+for _, c in ipairs(cases) do
+  T.test("symbolic = tape: " .. c[1], function()
+    local eager, got = both(c[2], c[3], c[4])
+    T.eq(#got, #eager)
+    for i = 1, #eager do T.eq(got[i], eager[i]:totable(), 1e-6, c[1] .. " input " .. i) end
+  end)
+end
+
+T.test("weighted output: distinct gradient per element", function()
+  local w = rnd{3, 4}
+  local eager, got = both(function(a, b) return a * b end, {rnd{3, 4}, rnd{3, 4}}, w)
+  for i = 1, 2 do T.eq(got[i], eager[i]:totable(), 1e-6) end
+end)
+
+T.test("backward nodes are under gradients/, forward nodes are not", function()
+  local _, _, g = both(function(a, b) return mf.matmul(a, b) end, {rnd{2, 2}, rnd{2, 2}})
+  local fwd, bwd = 0, 0
+  for _, n in ipairs(g:nodes()) do
+    if n.name:find("^gradients/") then bwd = bwd + 1 else fwd = fwd + 1 end
+  end
+  T.eq(fwd, 3)
+  T.ok(bwd >= 3, "backward nodes: " .. bwd)
+  T.ok(tostring(g):find("gradients/matmul_grad/", 1, true), tostring(g))
+  T.ok(g:to_dot():find("cluster_backward", 1, true))
+end)
+
+T.test("grad_ys, several ys, unconnected and integer xs", function()
+  local g = mf.Graph()
+  local x, z, k, gr, gr2, gr3
+  g:as_default(function()
+    x = mf.placeholder("float32", {3}, "x")
+    z = mf.placeholder("float32", {3}, "z")
+    k = mf.placeholder("int32", {3}, "k")
+    local y = x * x
+    gr = mf.gradients(y, {x, z, k}, {grad_ys = {1, 10, 100}})
+    gr2 = mf.gradients({y, x * 3}, x)
+    gr3 = mf.gradients(mf.reduce_sum(y), {x}, {mf.tensor(2)})
+  end)
+  T.eq(gr[2], nil)
+  T.eq(gr[3], nil)
+  local s = mf.Session(g)
+  local feeds = {[x] = {1, 2, 3}}
+  T.eq(s:run(gr[1], feeds), {2, 40, 600})
+  T.eq(s:run(gr2[1], feeds), {5, 7, 9})
+  T.eq(s:run(gr3[1], feeds), {4, 8, 12})
+end)
+
+T.test("unknown batch dim: elementwise and matmul work", function()
+  local g = mf.Graph()
+  local x, w, gr
+  g:as_default(function()
+    x = mf.placeholder("float32", {-1, 2}, "x")
+    w = mf.placeholder("float32", {2, 1}, "w")
+    gr = mf.gradients(mf.tanh(mf.matmul(x, w)), {x, w})
+  end)
+  local got = mf.Session(g):run(gr, {[x] = {{0, 0}, {0, 0}}, [w] = {{1}, {2}}})
+  T.eq(got[1], {{1, 2}, {1, 2}})
+  T.eq(got[2], {{0}, {0}})
+end)
+
+T.test("errors", function()
+  local g, h = mf.Graph(), mf.Graph()
+  local x, y, other
+  g:as_default(function()
+    x = mf.placeholder("float32", {-1, 2}, "x")
+    y = mf.reduce_sum(x)
+  end)
+  h:as_default(function() other = mf.placeholder("float32", {2}, "other") end)
+  T.raises(function() mf.gradients(y, x) end, "node 'reduce_sum' (Sum) has an input or output "
+           .. "with unknown (?) dims")
+  T.raises(function() mf.gradients(y, other) end, "xs[1] ('other') is a tensor of another")
+  T.raises(function() mf.gradients(y, mf.tensor{1}) end, "xs[1] is a concrete tensor")
+  T.raises(function() mf.gradients(mf.tensor{1}, x) end, "ys must be graph tensors")
+  T.raises(function() mf.gradients(y, {x, 3}) end, "xs[2] is not a tensor")
+  T.raises(function() mf.gradients({y}, x, {grad_ys = {1, 2}}) end,
+           "grad_ys has 2 entries but ys has 1")
+  local x2, y2
+  g:as_default(function()
+    x2 = mf.placeholder("float32", {2}, "x2")
+    y2 = x2 * 2
+  end)
+  T.raises(function() mf.gradients(y2, x2, {grad_ys = mf.tensor{1, 2, 3}}) end,
+           "grad_ys[1] has shape (3,) (float32) but ys[1] has shape (2,)")
+end)
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function small_graph()
+  local g = mf.Graph()
+  g:as_default(function()
+    local x = mf.placeholder("float32", {2}, "x")
+    mf.gradients(mf.reduce_sum(x * x), x)
+  end)
+  return g
+end
+
+T.test("write_dot", function()
+  local g = small_graph()
+  local path = os.tmpname()
+  g:write_dot(path)
+  local text = read(path)
+  T.eq(text, g:to_dot())
+  T.ok(text:find("^digraph") and text:find("cluster_forward", 1, true)
+       and text:find("cluster_backward", 1, true))
+  os.remove(path)
+  T.raises(function() g:write_dot("/nonexistent-dir/g.dot") end,
+           "write_dot: cannot write '/nonexistent-dir/g.dot'")
+end)
+
+T.test("render", function()
+  if not os.execute("command -v dot >/dev/null 2>&1") then
+    print("  (skipped: Graphviz 'dot' is not installed; apt-get install graphviz)")
+    return
+  end
+  local g = small_graph()
+  local base = os.tmpname()
+  g:render(base .. ".png")
+  local png = read(base .. ".png")
+  T.ok(#png > 100 and png:sub(2, 4) == "PNG", "a PNG file")
+  g:render(base .. ".svg")
+  T.ok(read(base .. ".svg"):find("<svg", 1, true), "an SVG file")
+  os.remove(base .. ".png")
+  os.remove(base .. ".svg")
+  os.remove(base)
+  T.raises(function() g:render("/nonexistent-dir/g.png") end, "render: cannot write")
+end)
+
+T.done()
