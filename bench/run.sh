@@ -33,7 +33,13 @@ printf "%-28s %9s ms %9s ms %10s\n" "matmul 1024^3 float32" "$mm" "$t" "$ratio"
 [ $torch_ok = 1 ] || echo "(PyTorch not found: apt-get install python3-torch for the side-by-side)"
 
 # ---- the gradient tape (bench/eager_tape.lua, bench/torch_tape.py) ----------
-"$build/moonflow" bench/eager_tape.lua > /tmp/mf_bench_tape.txt
+# plain and taped runs in fresh processes; the extra cost is their difference
+plain=$("$build/moonflow" bench/eager_tape.lua plain | awk '{print $2}')
+taped=$("$build/moonflow" bench/eager_tape.lua taped | awk '{print $2}')
+{
+    awk -v p="$plain" -v t="$taped" 'BEGIN {printf "tape_add %.3f\n", t - p}'
+    "$build/moonflow" bench/eager_tape.lua fwdbwd
+} > /tmp/mf_bench_tape.txt
 if [ $torch_ok = 1 ]; then
     /usr/bin/python3 bench/torch_tape.py > /tmp/mf_bench_torch_tape.txt || torch_ok=0
 fi
