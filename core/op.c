@@ -147,10 +147,8 @@ MfStatus mf_op_call(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAtt
     c.attrs = attrs ? attrs : &no_attrs;
     c.noutputs = 0;
     MfStatus st;
-    if ((builder && builder->building(builder->self)) || any_symbolic(ninputs, inputs)) {
-        if (!builder)
-            return mf_err_set(MF_EARG, "%s: symbolic input but no graph is being built",
-                              d->api);
+    /* Symbolic tensors exist only once a graph (and so the builder) does. */
+    if (builder && (builder->building(builder->self) || any_symbolic(ninputs, inputs))) {
         st = builder->build(builder->self, &c, outs);
     } else {
         st = run_eager(&c, outs);
