@@ -33,7 +33,13 @@ LIB := $(BUILD)/libmoonflow.a
 BIN := $(BUILD)/moonflow
 
 .PHONY: all run test check bench clean unit-tests
+# build/moonflow is the release binary; other BUILD dirs (build/asan, a
+# developer's own) leave it alone.
+ifeq ($(BUILD),build/release)
 all: build/moonflow
+else
+all: $(BIN)
+endif
 
 build/config.mk: tools/configure.sh
 	@mkdir -p build
