@@ -56,3 +56,6 @@ for key in tape_add tape_fwdbwd; do
     esac
     printf "%-28s %9s us %9s us %10s\n" "$label" "$us" "$t" "$ratio"
 done
+sh bench/optimizer.sh "$build"
+sh bench/train_step.sh "$build"
+sh bench/graph.sh "$build"

@@ -26,6 +26,7 @@ typedef struct FreeBlock {
 
 static FreeBlock *free_lists[NCLASSES];
 static size_t bytes_in_use;
+static size_t bytes_in_use_peak;
 static size_t bytes_cached;
 static int64_t fail_countdown;
 static int64_t alloc_count;
@@ -78,6 +79,8 @@ void *mf_alloc(size_t nbytes)
             return NULL;
     }
     bytes_in_use += class_bytes;
+    if (bytes_in_use > bytes_in_use_peak)
+        bytes_in_use_peak = bytes_in_use;
     return b;
 }
 
@@ -109,6 +112,16 @@ void mf_dealloc(void *p, size_t nbytes)
 size_t mf_alloc_in_use(void)
 {
     return bytes_in_use;
+}
+
+size_t mf_alloc_peak(void)
+{
+    return bytes_in_use_peak;
+}
+
+void mf_alloc_reset_peak(void)
+{
+    bytes_in_use_peak = bytes_in_use;
 }
 
 size_t mf_alloc_cached(void)

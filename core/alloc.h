@@ -28,6 +28,11 @@ void mf_dealloc(void *p, size_t nbytes);
 /* Bytes handed out and not yet returned (what the engine holds live). */
 size_t mf_alloc_in_use(void);
 
+/* The highest 'mf_alloc_in_use' since the start or the last reset
+ * (tests check that graph runs keep the live set small). */
+size_t mf_alloc_peak(void);
+void mf_alloc_reset_peak(void);
+
 /* Bytes sitting in the free lists, ready for reuse. */
 size_t mf_alloc_cached(void);
 

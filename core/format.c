@@ -259,7 +259,7 @@ typedef struct FloatStats {
 static void float_stats(const Walk *w, FloatStats *s)
 {
     int64_t pos[MF_MAX_RANK] = {0};
-    *s = (FloatStats){false, false, false, 0.0, INFINITY};
+    *s = (FloatStats){false, false, false, 0.0, HUGE_VAL};
     do {
         double x = mf_tensor_get(w->t, flat_index(w, pos));
         if (!isfinite(x)) {

@@ -5,8 +5,28 @@
 #include "ops/reduce.h"
 #include "ops/view.h"
 
+bool mf_grad_unknown_dims(const MfTensor *t)
+{
+    for (int d = 0; d < t->rank; d++)
+        if (t->shape[d] < 0)
+            return true;
+    return false;
+}
+
+/* The op 'op'(t, like) for a shape known only at run time. 'like' is only
+ * read (its shape), never changed: the op table takes non-const inputs. */
+static MfStatus like_op(MfOpId op, MfTensor *t, const MfTensor *like, MfTensor **out)
+{
+    MfTensor *in[2] = {t, (MfTensor *)like};
+    return mf_op1(op, 2, in, NULL, out);
+}
+
 MfStatus mf_grad_unbroadcast(MfTensor *grad, const MfTensor *input, MfTensor **out)
 {
+    /* Unknown dims may turn out to be 1 (stretched) when the graph runs,
+     * even where the static shapes look alike. */
+    if (mf_grad_unknown_dims(grad) || mf_grad_unknown_dims(input))
+        return like_op(MF_OP_SUM_TO_LIKE, grad, input, out);
     if (mf_shape_equal_t(grad, input)) {
         mf_tensor_retain(grad);
         *out = grad;
@@ -68,8 +88,22 @@ MfStatus mf_grad_scale(MfTensor *t, double k, MfTensor **out)
     return st;
 }
 
+MfStatus mf_grad_reshape_like(MfTensor *t, const MfTensor *like, MfTensor **out)
+{
+    if (mf_grad_unknown_dims(like))
+        return like_op(MF_OP_RESHAPE_LIKE, t, like, out);
+    if (mf_shape_equal_t(t, like)) {
+        mf_tensor_retain(t);
+        *out = t;
+        return MF_OK;
+    }
+    return mf_reshape(t, like->rank, like->shape, out);
+}
+
 MfStatus mf_grad_broadcast_like(MfTensor *t, const MfTensor *like, MfTensor **out)
 {
+    if (mf_grad_unknown_dims(like))
+        return like_op(MF_OP_BROADCAST_TO_LIKE, t, like, out);
     if (mf_shape_equal_t(t, like)) {
         mf_tensor_retain(t);
         *out = t;

@@ -15,8 +15,17 @@
 
 /* Reduces 'grad' (shaped like a broadcast result) to the shape of 'input':
  * sums over the axes 'input' was stretched along, then reshapes. Returns
- * 'grad' itself (retained) when the shapes already match. '*out' is owned. */
+ * 'grad' itself (retained) when the shapes already match. '*out' is owned.
+ * When a shape has unknown (-1) dims (graph mode), the axes are known only
+ * at run time: it adds the op SumToLike(grad, input) instead. */
 MfStatus mf_grad_unbroadcast(MfTensor *grad, const MfTensor *input, MfTensor **out);
+
+/* 't' reshaped to the shape of 'like' (ReshapeLike when that shape has
+ * unknown dims); 't' itself, retained, when the shapes already match. */
+MfStatus mf_grad_reshape_like(MfTensor *t, const MfTensor *like, MfTensor **out);
+
+/* True when 't' has an unknown (-1) dim (a symbolic tensor). */
+bool mf_grad_unknown_dims(const MfTensor *t);
 
 /* True when the op has a gradient (not MF_OP_NONDIFF and 'backward' set). */
 bool mf_op_differentiable(MfOpId op);
@@ -35,8 +44,9 @@ MfStatus mf_grad_const(const MfTensor *like, double v, MfTensor **out);
 /* 't * k', with 'k' a constant of 't's dtype. */
 MfStatus mf_grad_scale(MfTensor *t, double k, MfTensor **out);
 
-/* 't' broadcast to the shape of 'like' (the op BroadcastTo); 't' itself,
- * retained, when the shapes already match. */
+/* 't' broadcast to the shape of 'like' (the op BroadcastTo, or
+ * BroadcastToLike when 'like' has unknown dims); 't' itself, retained, when
+ * the shapes already match. */
 MfStatus mf_grad_broadcast_like(MfTensor *t, const MfTensor *like, MfTensor **out);
 
 /* True for float32 / float64: the dtypes gradients flow through. */

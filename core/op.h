@@ -117,6 +117,10 @@ typedef struct MfOpDesc {
     MfStatus (*backward)(const MfGradCall *g, MfTensor **dinputs);
     /* FLOPs and bytes of one call (NULL: elementwise estimate). */
     MfCost (*cost)(const MfOpCall *c);
+    /* The training ops (core/ops/apply.c) write their first 'inplace'
+     * inputs (a variable and its slots) in place; 0 for every other op.
+     * The graph executor hands them the session's variable buffers. */
+    int inplace;
 } MfOpDesc;
 
 extern const MfOpDesc *const mf_op_table[MF_NOPS];

@@ -88,6 +88,10 @@ MF_OP(MF_OP_SIZE, mf_desc_size)
 MF_OP(MF_OP_RANK, mf_desc_rank)
 MF_OP(MF_OP_SHAPE, mf_desc_shape)
 MF_OP(MF_OP_UNSORTED_SEGMENT_SUM, mf_desc_unsorted_segment_sum) /* core/ops/scatter.c */
+/* shapes taken at run time, for gradients with unknown dims (core/ops/like.c) */
+MF_OP(MF_OP_RESHAPE_LIKE, mf_desc_reshape_like)
+MF_OP(MF_OP_BROADCAST_TO_LIKE, mf_desc_broadcast_to_like)
+MF_OP(MF_OP_SUM_TO_LIKE, mf_desc_sum_to_like)
 
 /* creation and random ops (core/ops/random.c, core/rng.c) */
 MF_OP(MF_OP_RANDOM_NORMAL, mf_desc_random_normal)
@@ -112,3 +116,11 @@ MF_OP(MF_OP_AVG_POOL, mf_desc_avg_pool)
 MF_OP(MF_OP_MAX_POOL_GRAD, mf_desc_max_pool_grad)
 MF_OP(MF_OP_AVG_POOL_GRAD, mf_desc_avg_pool_grad)
 MF_OP(MF_OP_MAX_POOL_GRAD_GRAD, mf_desc_max_pool_grad_grad)
+MF_OP(MF_OP_RELU_GRAD, mf_desc_relu_grad) /* core/ops/nn_relu.c */
+
+/* training: in-place fused update rules (core/ops/apply.c) */
+MF_OP(MF_OP_APPLY_GRADIENT_DESCENT, mf_desc_apply_gradient_descent)
+MF_OP(MF_OP_APPLY_MOMENTUM, mf_desc_apply_momentum)
+MF_OP(MF_OP_APPLY_ADAGRAD, mf_desc_apply_adagrad)
+MF_OP(MF_OP_APPLY_RMSPROP, mf_desc_apply_rmsprop)
+MF_OP(MF_OP_APPLY_ADAM, mf_desc_apply_adam)

@@ -58,9 +58,9 @@ char *mf_shape_str(int rank, const int64_t *shape, char *buf, int cap)
     return buf;
 }
 
-static MfTensor *header_new(MfDType dt, int rank, const int64_t *shape)
+/* Fills a tensor header at 't' (NULL: allocation failed, reported as such). */
+static MfTensor *header_init(MfTensor *t, MfDType dt, int rank, const int64_t *shape)
 {
-    MfTensor *t = mf_alloc(sizeof *t);
     if (!t) {
         mf_err_nomem("tensor", sizeof *t);
         return NULL;
@@ -80,28 +80,26 @@ static MfTensor *header_new(MfDType dt, int rank, const int64_t *shape)
     return t;
 }
 
-/* The storage header and its data share one block: one allocation per
- * tensor buffer instead of two. The header is padded to 64 bytes so the
- * data stays 64-byte aligned for vector kernels and BLAS. */
-#define STORAGE_HEADER 64
-
-static MfStorage *storage_new(size_t nbytes)
+static MfTensor *header_new(MfDType dt, int rank, const int64_t *shape)
 {
-    MfStorage *s = mf_alloc(STORAGE_HEADER + nbytes);
-    if (!s) {
-        mf_err_nomem("tensor", nbytes);
-        return NULL;
-    }
-    s->refcount = 1;
-    s->nbytes = nbytes;
-    s->data = (char *)s + STORAGE_HEADER;
-    return s;
+    return header_init(mf_alloc(sizeof(MfTensor)), dt, rank, shape);
 }
+
+/* A storage lives in the block of the tensor that created it
+ * (mf_tensor_new): that tensor's header, padded to 64 bytes, then the
+ * storage header, padded to 64 bytes so the data stays 64-byte aligned for
+ * vector kernels and BLAS, then the data. One allocation and one free per
+ * tensor, and releasing a tensor touches neighbouring cache lines instead
+ * of two blocks that may have left the cache apart (a large part of a
+ * 1-element eager op). Views have headers of their own; the block goes
+ * when the last of its tensor and the storage's views lets go. */
+#define TENSOR_HEADER ((sizeof(MfTensor) + 63) / 64 * 64)
+#define STORAGE_HEADER 64
 
 static void storage_release(MfStorage *s)
 {
     if (s && --s->refcount == 0)
-        mf_dealloc(s, STORAGE_HEADER + s->nbytes);
+        mf_dealloc((char *)s - TENSOR_HEADER, TENSOR_HEADER + STORAGE_HEADER + s->nbytes);
 }
 
 /* Checks rank and dims and computes the byte size without overflow. */
@@ -140,17 +138,19 @@ MfTensor *mf_tensor_new(MfDType dt, int rank, const int64_t *shape)
     size_t nbytes;
     if (!shape_bytes(dt, rank, shape, &nbytes))
         return NULL;
-    MfTensor *t = header_new(dt, rank, shape);
-    if (!t)
-        return NULL;
-    t->storage = storage_new(nbytes);
-    if (!t->storage) {
+    char *block = mf_alloc(TENSOR_HEADER + STORAGE_HEADER + nbytes);
+    if (!block) {
         char buf[160];
         mf_err_set(MF_ENOMEM, "tensor: out of memory for shape %s (%zu bytes)",
                    mf_shape_str(rank, shape, buf, sizeof buf), nbytes);
-        mf_tensor_release(t);
         return NULL;
     }
+    MfTensor *t = header_init((MfTensor *)block, dt, rank, shape);
+    MfStorage *s = (MfStorage *)(block + TENSOR_HEADER);
+    s->refcount = 1;
+    s->nbytes = nbytes;
+    s->data = (char *)s + STORAGE_HEADER;
+    t->storage = s;
     return t;
 }
 
@@ -224,11 +224,17 @@ void mf_tensor_release(MfTensor *t)
 {
     if (!t || --t->refcount > 0)
         return;
-    storage_release(t->storage);
     if (t->node && node_release)
         node_release(t->node);
     live_tensors--;
-    mf_dealloc(t, sizeof *t);
+    MfStorage *s = t->storage;
+    bool own_block = s && (char *)s == (char *)t + TENSOR_HEADER;
+    storage_release(s);
+    /* A view's or a symbolic tensor's header is a block of its own; the
+     * creator's header goes with its storage block (a view may still use
+     * the data: then the dead header waits there). */
+    if (!own_block)
+        mf_dealloc(t, sizeof *t);
 }
 
 bool mf_tensor_is_contiguous(const MfTensor *t)
@@ -264,7 +270,7 @@ double mf_tensor_get(const MfTensor *t, int64_t i)
     int64_t off = element_offset(t, i);
     const void *base = t->storage->data;
     switch (t->dtype) {
-    case MF_FLOAT32: return ((const float *)base)[off];
+    case MF_FLOAT32: return (double)((const float *)base)[off];
     case MF_FLOAT64: return ((const double *)base)[off];
     case MF_INT32: return ((const int32_t *)base)[off];
     case MF_INT64: return (double)((const int64_t *)base)[off];

@@ -10,6 +10,7 @@
 static int64_t live_variables;
 static int64_t next_id = 1;
 static void (*read_hook)(MfVariable *v);
+static MfTensor *(*value_hook)(MfVariable *v);
 
 MfVariable *mf_variable_new(MfTensor *initial, const char *name, bool trainable)
 {
@@ -58,6 +59,11 @@ MfTensor *mf_variable_read(MfVariable *v)
 {
     if (read_hook)
         read_hook(v);
+    if (value_hook && v->value && !v->value->node) {
+        MfTensor *t = value_hook(v);
+        if (t)
+            return t;
+    }
     return v->value;
 }
 
@@ -134,6 +140,11 @@ MfStatus mf_variable_assign_sub(MfVariable *v, MfTensor *x)
 void mf_variable_set_read_hook(void (*hook)(MfVariable *v))
 {
     read_hook = hook;
+}
+
+void mf_variable_set_value_hook(MfTensor *(*hook)(MfVariable *v))
+{
+    value_hook = hook;
 }
 
 int64_t mf_variable_live_count(void)

@@ -46,6 +46,12 @@ MfStatus mf_variable_assign_sub(MfVariable *v, MfTensor *x);
 /* The read hook: called with every variable read by 'mf_variable_read'. */
 void mf_variable_set_read_hook(void (*hook)(MfVariable *v));
 
+/* The value hook: when set and it returns a tensor for an eager variable,
+ * 'mf_variable_read' returns that instead of the value (graph/ uses it:
+ * inside a graph being built, an eager variable reads as a node that reads
+ * it when the graph runs, so it is captured by reference). */
+void mf_variable_set_value_hook(MfTensor *(*hook)(MfVariable *v));
+
 /* Variables alive now (tests assert 0 at teardown). */
 int64_t mf_variable_live_count(void);
 

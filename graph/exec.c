@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/profile/profile.h"
+#include "core/shape.h"
 #include "graph.h"
 
 enum { UNNEEDED = 0, NEEDED = 1, DONE = 2 };
@@ -35,6 +36,7 @@ typedef struct Run {
     int qhead, qtail;
     int nneeded;
     MfSchedule *sched;
+    MfVarStore *vars;    /* the session's variable values, or NULL */
 } Run;
 
 static int exec_depth;
@@ -63,9 +65,12 @@ void mf_schedule_free(MfSchedule *s)
 
 static void run_free(Run *r)
 {
+    /* Most slots are empty by now (values die after their last consumer):
+     * test before calling, this loop runs over every node of the graph. */
     if (r->vals)
         for (int i = 0; i < r->nn * MF_MAX_OUTPUTS; i++)
-            mf_tensor_release(r->vals[i]);
+            if (r->vals[i])
+                mf_tensor_release(r->vals[i]);
     free(r->state);
     free(r->indeg);
     free(r->indeg0);
@@ -271,6 +276,8 @@ static MfTensor *input_value(const Run *r, MfNodeInput in)
     return f ? f : r->vals[slot(in)];
 }
 
+static MfStatus take_inplace(Run *r, const MfNode *n, MfTensor **in);
+
 static MfStatus run_op(Run *r, const MfNode *n)
 {
     MfTensor *small[8];
@@ -279,10 +286,12 @@ static MfStatus run_op(Run *r, const MfNode *n)
         return mf_err_nomem("run", (unsigned long long)n->ninputs * sizeof *in);
     for (int k = 0; k < n->ninputs; k++)
         in[k] = input_value(r, n->inputs[k]);
-    MfTensor *outs[MF_MAX_OUTPUTS];
+    MfTensor *outs[MF_MAX_OUTPUTS] = {NULL};
     int nout = 0;
     mf_prof_set_node(n->name);
-    MfStatus st = mf_op_call(n->op, n->ninputs, in, &n->attrs, outs, &nout);
+    MfStatus st = mf_op_table[n->op]->inplace ? take_inplace(r, n, in) : MF_OK;
+    if (st == MF_OK)
+        st = mf_op_call(n->op, n->ninputs, in, &n->attrs, outs, &nout);
     mf_prof_set_node(NULL);
     if (in != small)
         free(in);
@@ -295,9 +304,159 @@ static MfStatus run_op(Run *r, const MfNode *n)
     return MF_OK;
 }
 
+/* ---- variables: reading and assigning (values in the session's store) -------- */
+
+static MfStatus uninitialised(const MfNode *var)
+{
+    return mf_err_set(MF_EARG, "run: variable '%s' is not initialised in this session: run "
+                      "mf.global_variables_initializer() first (init = "
+                      "mf.global_variables_initializer() while the graph is the default, then "
+                      "sess:run(init))", var->name);
+}
+
+/* The current value of VARIABLE node 'vi' (borrowed), or an error. */
+static MfStatus var_value(const Run *r, int vi, MfTensor **out)
+{
+    const MfNode *var = mf_graph_node(r->g, vi);
+    if (!r->vars)
+        return mf_err_set(MF_EARG, "run: variable '%s' needs a session (mf_session_run) to hold "
+                          "its value", var->name);
+    *out = mf_varstore_get(r->vars, vi);
+    return *out ? MF_OK : uninitialised(var);
+}
+
+/* The training ops write their first 'inplace' inputs (a variable and its
+ * slots) in place: each must be a VARIABLE of this session, and 'in[k]'
+ * becomes the store's tensor itself. This node's claim on the VARIABLE's
+ * output is dropped when it is the last consumer, and a value someone
+ * still holds (a fetch, a snapshot read earlier in the run) is copied into
+ * the store first (copy-on-write), so what was read keeps its values. */
+static MfStatus take_inplace(Run *r, const MfNode *n, MfTensor **in)
+{
+    for (int k = 0; k < mf_op_table[n->op]->inplace; k++) {
+        const MfNode *src = mf_graph_node(r->g, n->inputs[k].node);
+        int s = slot(n->inputs[k]);
+        if (src->kind != MF_NODE_VARIABLE || r->fed[s] || !r->vars)
+            return mf_err_set(MF_EARG, "input %d ('%s') must be a graph variable: it is "
+                              "updated in place", k + 1, src->name);
+        if (r->uses[s] == 1) {
+            mf_tensor_release(r->vals[s]);
+            r->vals[s] = NULL;
+        }
+        MfTensor *cur = mf_varstore_get(r->vars, src->index);
+        if (!cur)
+            return uninitialised(src);
+        if (cur->refcount > 1 || cur->storage->refcount > 1 || !mf_tensor_is_contiguous(cur)) {
+            MfTensor *copy = mf_tensor_clone(cur);
+            MfStatus st = copy ? mf_varstore_set(r->vars, src->index, copy) : MF_ENOMEM;
+            mf_tensor_release(copy);
+            if (st != MF_OK)
+                return st;
+        }
+        in[k] = mf_varstore_get(r->vars, src->index);
+    }
+    return MF_OK;
+}
+
+/* VARIABLE and READ: the value now (a snapshot: assigns swap in new
+ * tensors, so what was read stays as it was). */
+static MfStatus run_read(Run *r, const MfNode *n)
+{
+    MfTensor *v = NULL;
+    MfStatus st = MF_OK;
+    if (n->var)
+        v = n->var->value;
+    else
+        st = var_value(r, n->kind == MF_NODE_VARIABLE ? n->index : n->ref, &v);
+    if (st != MF_OK)
+        return st;
+    mf_tensor_retain(v);
+    r->vals[n->index * MF_MAX_OUTPUTS] = v;
+    return MF_OK;
+}
+
+/* value (op) x with the variable's shape kept, as mf_variable_assign_add. */
+static MfStatus combine(const MfNode *n, MfTensor *cur, MfTensor *x, MfTensor **out)
+{
+    char want[MF_MAX_RANK * 24 + 8], got[MF_MAX_RANK * 24 + 8];
+    MfStatus st = mf_binary(n->assign == MF_ASSIGN_ADD ? MF_OP_ADD : MF_OP_SUB, cur, x, out);
+    if (st != MF_OK)
+        return st;
+    if (mf_shape_equal_t(cur, *out))
+        return MF_OK;
+    mf_shape_str(cur->rank, cur->shape, want, sizeof want);
+    mf_shape_str(x->rank, x->shape, got, sizeof got);
+    mf_tensor_release(*out);
+    *out = NULL;
+    return mf_err_set(MF_ESHAPE, "variable of shape %s, got %s", want, got);
+}
+
+static MfStatus assign_store(Run *r, const MfNode *n, MfTensor *x, MfTensor **out)
+{
+    const MfNode *var = mf_graph_node(r->g, n->ref);
+    MfTensor *cur = NULL;
+    MfStatus st = MF_OK;
+    if (n->assign == MF_ASSIGN_SET) {
+        if (!r->vars)
+            return var_value(r, n->ref, &cur);
+        const MfTensorSpec *sp = &var->out[0];
+        bool fits = x->dtype == sp->dtype && x->rank == sp->rank;
+        for (int i = 0; fits && i < sp->rank; i++)
+            fits = sp->shape[i] < 0 || sp->shape[i] == x->shape[i];
+        if (!fits) {
+            char want[MF_MAX_RANK * 24 + 8], got[MF_MAX_RANK * 24 + 8];
+            return mf_err_set(MF_ESHAPE, "variable '%s' has shape %s %s, got %s %s", var->name,
+                              mf_shape_str(sp->rank, sp->shape, want, sizeof want),
+                              mf_dtype_name(sp->dtype),
+                              mf_shape_str(x->rank, x->shape, got, sizeof got),
+                              mf_dtype_name(x->dtype));
+        }
+        mf_tensor_retain(x);
+        *out = x;
+    } else {
+        st = var_value(r, n->ref, &cur);
+        if (st == MF_OK)
+            st = combine(n, cur, x, out);
+    }
+    if (st == MF_OK && (st = mf_varstore_set(r->vars, n->ref, *out)) != MF_OK) {
+        mf_tensor_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* ASSIGN: into the session's store, or into a captured eager variable
+ * (through the same functions as eager v:assign, so results agree). */
+static MfStatus run_assign(Run *r, const MfNode *n)
+{
+    MfTensor *x = input_value(r, n->inputs[0]), *out = NULL;
+    MfStatus st;
+    if (n->var) {
+        st = n->assign == MF_ASSIGN_ADD   ? mf_variable_assign_add(n->var, x)
+             : n->assign == MF_ASSIGN_SUB ? mf_variable_assign_sub(n->var, x)
+                                          : mf_variable_assign(n->var, x);
+        out = n->var->value;
+        mf_tensor_retain(out);
+    } else {
+        st = assign_store(r, n, x, &out);
+    }
+    if (st != MF_OK) {
+        mf_tensor_release(out);
+        mf_err_prefix("run: node '%s' (%s)", n->name, mf_node_op_name(n));
+        return st;
+    }
+    r->vals[n->index * MF_MAX_OUTPUTS] = out;
+    return MF_OK;
+}
+
 static MfStatus run_node(Run *r, const MfNode *n)
 {
     switch (n->kind) {
+    case MF_NODE_VARIABLE:
+    case MF_NODE_READ:
+        return run_read(r, n);
+    case MF_NODE_ASSIGN:
+        return run_assign(r, n);
     case MF_NODE_OP:
         return run_op(r, n);
     case MF_NODE_PLACEHOLDER: /* here only as a control input when fed */
@@ -447,6 +606,15 @@ MfStatus mf_exec_run(MfGraph *g, int nfetch, MfTensor *const *fetches, int ntarg
                      MfTensor *const *feeds, const MfExecOptions *opt, MfTensor **results,
                      MfSchedule **sched)
 {
+    return mf_exec_run_vars(NULL, g, nfetch, fetches, ntargets, targets, nfeed, fed, feeds, opt,
+                            results, sched);
+}
+
+MfStatus mf_exec_run_vars(MfVarStore *vars, MfGraph *g, int nfetch, MfTensor *const *fetches,
+                          int ntargets, MfNode *const *targets, int nfeed,
+                          MfTensor *const *fed, MfTensor *const *feeds,
+                          const MfExecOptions *opt, MfTensor **results, MfSchedule **sched)
+{
     Run r;
     memset(&r, 0, sizeof r);
     for (int i = 0; i < nfetch; i++)
@@ -454,6 +622,7 @@ MfStatus mf_exec_run(MfGraph *g, int nfetch, MfTensor *const *fetches, int ntarg
     if (sched)
         *sched = NULL;
     MfStatus st = run_alloc(&r, g);
+    r.vars = vars;
     if (st == MF_OK)
         st = prepare(&r, nfetch, fetches, ntargets, targets, nfeed, fed, feeds);
     if (st == MF_OK && opt && opt->schedule && sched)

@@ -13,8 +13,11 @@
  * an x to a y get gradients; several contributions are summed with AddV2.
  * On success 'grads[i]' is an owned symbolic tensor, or NULL when xs[i] is
  * not connected to any y (or is not a float tensor).
- * Unknown (-1) dims: elementwise ops and MatMul handle them; other ops'
- * gradients read static shapes, and fail with a message naming the node. */
+ * Unknown (-1) dims: the common ops (elementwise with broadcasting,
+ * reductions, reshapes, transposes, matmul, softmax and losses, pools)
+ * take shapes at run time (core/grad.h); the others (concat, stack, slice,
+ * gather, tile, pad, conv2d, trace, squeeze without axes) fail with
+ * MF_ESHAPE and a message naming the node and the op. */
 MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
                             MfTensor *const *xs, MfTensor *const *grad_ys, MfTensor **grads);
 

@@ -8,6 +8,7 @@
  * symbolic tensor can point at its node; the node hooks of core/tensor.c
  * make such a tensor retain the node's graph. */
 #include "graph.h"
+#include "graph_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,9 @@ struct MfGraph {
     int nctrl, ctrl_cap;
     int *consts;                  /* open addressing on the value's id: Const node + 1 */
     int consts_cap, consts_count; /* consts_cap: a power of two */
+    struct GraphVars *vars;       /* variables and captures (variables.c) */
+    MfTensor **weak;              /* mf_graph_weak_output_ tensors, owned */
+    int nweak, weak_cap;
 };
 
 static MfGraph *default_stack[MAX_DEFAULT_DEPTH];
@@ -140,6 +144,7 @@ MfGraph *mf_graph_new(void)
     if (!hooked) {
         mf_tensor_set_node_hooks(node_retain_hook, node_release_hook);
         mf_op_set_builder(&graph_builder);
+        mf_variable_set_value_hook(mf_graph_capture_hook_);
         hooked = true;
     }
     MfGraph *g = calloc(1, sizeof *g);
@@ -163,6 +168,7 @@ static void node_free(MfNode *n)
     free(n->inputs);
     free(n->control);
     mf_tensor_release(n->value);
+    mf_variable_release(n->var);
     free(n);
 }
 
@@ -170,6 +176,13 @@ void mf_graph_release(MfGraph *g)
 {
     if (!g || --g->refcount > 0)
         return;
+    /* Weak tensors release the graph once more each: keep it from reaching
+     * zero again while they go. */
+    g->refcount = INT64_MAX / 2;
+    for (int i = 0; i < g->nweak; i++)
+        mf_tensor_release(g->weak[i]);
+    free(g->weak);
+    mf_graph_vars_free_(g->vars);
     for (int i = 0; i < g->nnodes; i++)
         node_free(g->nodes[i]);
     for (int i = 0; i < g->names_cap; i++)
@@ -205,6 +218,11 @@ const char *mf_node_op_name(const MfNode *n)
     case MF_NODE_OP: return mf_op_table[n->op]->name;
     case MF_NODE_PLACEHOLDER: return "Placeholder";
     case MF_NODE_CONST: return "Const";
+    case MF_NODE_VARIABLE: return "VariableV2";
+    case MF_NODE_READ: return "ReadVariableOp";
+    case MF_NODE_ASSIGN:
+        return n->assign == MF_ASSIGN_ADD ? "AssignAdd"
+               : n->assign == MF_ASSIGN_SUB ? "AssignSub" : "Assign";
     default: return "NoOp";
     }
 }
@@ -224,16 +242,20 @@ static MfStatus reserve_node(MfGraph *g)
 
 /* Adds a node of 'kind' named (uniquely) scope + ('name' or 'base'), with
  * the control dependencies in force; '*out' is borrowed. */
-static MfStatus node_add(MfGraph *g, MfNodeKind kind, const char *base, const char *name,
-                         MfNode **out)
+static MfStatus node_add_in(MfGraph *g, MfNodeKind kind, const char *base, const char *name,
+                            bool raw, MfNode **out)
 {
     char full[MAX_NAME];
     if (name && (!*name || strchr(name, ':')))
         return mf_err_set(MF_EARG, "graph: invalid node name '%s' (non-empty, without ':')",
                           name);
     MfStatus st = reserve_node(g);
+    char saved = g->scope[0];
+    if (raw)
+        g->scope[0] = '\0';
     if (st == MF_OK)
         st = unique_name(g, name ? name : base, full);
+    g->scope[0] = saved;
     if (st != MF_OK)
         return st;
     MfNode *n = calloc(1, sizeof *n);
@@ -254,10 +276,61 @@ static MfStatus node_add(MfGraph *g, MfNodeKind kind, const char *base, const ch
     n->graph = g;
     n->index = g->nnodes;
     n->kind = kind;
+    n->ref = -1;
     n->attrs = mf_attrs_default();
     g->nodes[g->nnodes++] = n;
     *out = n;
     return MF_OK;
+}
+
+static MfStatus node_add(MfGraph *g, MfNodeKind kind, const char *base, const char *name,
+                         MfNode **out)
+{
+    return node_add_in(g, kind, base, name, false, out);
+}
+
+MfStatus mf_graph_add_node_(MfGraph *g, MfNodeKind kind, const char *base, const char *name,
+                            bool raw, MfNode **out)
+{
+    return node_add_in(g, kind, base, name, raw, out);
+}
+
+int mf_graph_suspend_control_(MfGraph *g)
+{
+    int mark = g->nctrl;
+    g->nctrl = 0;
+    return mark;
+}
+
+void mf_graph_resume_control_(MfGraph *g, int mark)
+{
+    g->nctrl = mark;
+}
+
+struct GraphVars **mf_graph_vars_slot_(MfGraph *g)
+{
+    return &g->vars;
+}
+
+MfTensor *mf_graph_weak_output_(MfNode *n, int k)
+{
+    MfGraph *g = n->graph;
+    if (g->nweak == g->weak_cap) {
+        int cap = g->weak_cap ? 2 * g->weak_cap : 8;
+        MfTensor **p = realloc(g->weak, (size_t)cap * sizeof *p);
+        if (!p) {
+            mf_err_nomem("graph", (unsigned long long)cap * sizeof *p);
+            return NULL;
+        }
+        g->weak = p;
+        g->weak_cap = cap;
+    }
+    MfTensor *t = mf_graph_output(n, k);
+    if (!t)
+        return NULL;
+    g->refcount--;       /* the graph keeps 't'; 't' must not keep the graph */
+    g->weak[g->nweak++] = t;
+    return t;
 }
 
 MfTensor *mf_graph_output(MfNode *n, int output)
@@ -506,9 +579,11 @@ static MfStatus consts_grow(MfGraph *g)
     return MF_OK;
 }
 
+MfStatus mf_graph_const_for_(MfGraph *g, MfTensor *t, MfNode **out);
+
 /* The Const node holding 't', made on first use: a tensor used twice in a
  * graph is one node. */
-static MfStatus constant_for(MfGraph *g, MfTensor *t, MfNode **out)
+MfStatus mf_graph_const_for_(MfGraph *g, MfTensor *t, MfNode **out)
 {
     if (2 * (g->consts_count + 1) > g->consts_cap) {
         MfStatus st = consts_grow(g);
@@ -540,7 +615,7 @@ static MfStatus resolve_inputs(MfGraph *g, const MfOpCall *c, MfNodeInput *ins)
             continue;
         }
         MfNode *k;
-        MfStatus st = constant_for(g, t, &k);
+        MfStatus st = mf_graph_const_for_(g, t, &k);
         if (st != MF_OK)
             return st;
         ins[i].node = k->index;

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "core/op.h"
+#include "core/variable.h"
 
 typedef struct MfGraph MfGraph;
 
@@ -34,8 +35,14 @@ typedef enum MfNodeKind {
     MF_NODE_OP,          /* an op of the table: 'op', 'attrs' */
     MF_NODE_PLACEHOLDER, /* fed at run time: 'out[0]' is its dtype and shape */
     MF_NODE_CONST,       /* 'value' */
-    MF_NODE_NOOP         /* no outputs, only control inputs (mf.group) */
+    MF_NODE_NOOP,        /* no outputs, only control inputs (mf.group) */
+    MF_NODE_VARIABLE,    /* "VariableV2": its output is the session's current value */
+    MF_NODE_READ,        /* "ReadVariableOp": reads 'ref' (or the eager 'var') when it runs */
+    MF_NODE_ASSIGN       /* "Assign"/"AssignAdd"/"AssignSub": input 0 into 'ref' */
 } MfNodeKind;
+
+/* How an assign node combines its input with the variable's value. */
+typedef enum MfAssignKind { MF_ASSIGN_SET, MF_ASSIGN_ADD, MF_ASSIGN_SUB } MfAssignKind;
 
 typedef struct MfNodeInput {
     int node;            /* index of the producing node */
@@ -56,6 +63,14 @@ typedef struct MfNode {
     int noutputs;
     MfTensorSpec out[MF_MAX_OUTPUTS];
     MfTensor *value;     /* MF_NODE_CONST: owned */
+    /* Variables (graph/variables.c). VARIABLE: 'ref' is its initializer
+     * (an ASSIGN node), 'trainable' its collection. READ / ASSIGN: 'ref' is
+     * the VARIABLE node, or -1 with 'var' set: an eager MfVariable captured
+     * by reference (mf.trace), retained. ASSIGN: 'assign' says how. */
+    int ref;
+    bool trainable;
+    MfAssignKind assign;
+    struct MfVariable *var;
 } MfNode;
 
 /* A new empty graph (NULL with a message on failure). */
@@ -142,6 +157,13 @@ typedef struct MfSchedule {
 
 void mf_schedule_free(MfSchedule *s);
 
+/* The values of a graph's variables in one session: 'vals[i]' is the
+ * current value of VARIABLE node i (owned), NULL before it is initialised. */
+typedef struct MfVarStore {
+    int cap;
+    MfTensor **vals;
+} MfVarStore;
+
 typedef struct MfExecOptions {
     bool schedule;                                   /* fill '*sched' */
     void (*on_node)(void *ctx, const MfNode *n);     /* after each node, or NULL */
@@ -159,6 +181,14 @@ MfStatus mf_exec_run(MfGraph *g, int nfetch, MfTensor *const *fetches, int ntarg
                      MfNode *const *targets, int nfeed, MfTensor *const *fed,
                      MfTensor *const *feeds, const MfExecOptions *opt, MfTensor **results,
                      MfSchedule **sched);
+
+/* mf_exec_run with the variable values in 'vars' (VARIABLE, READ and
+ * ASSIGN nodes read and write there); mf_exec_run has none, so a graph
+ * with variables runs through a session (mf_session_run). */
+MfStatus mf_exec_run_vars(MfVarStore *vars, MfGraph *g, int nfetch, MfTensor *const *fetches,
+                          int ntargets, MfNode *const *targets, int nfeed,
+                          MfTensor *const *fed, MfTensor *const *feeds,
+                          const MfExecOptions *opt, MfTensor **results, MfSchedule **sched);
 
 /* True while the executor runs nodes (the builder stays out of the way). */
 bool mf_exec_running(void);
@@ -186,5 +216,95 @@ MfStatus mf_session_run(MfSession *s, int nfetch, MfTensor *const *fetches, int 
                         MfNode *const *targets, int nfeed, MfTensor *const *fed,
                         MfTensor *const *feeds, const MfExecOptions *opt,
                         MfTensor **results, MfSchedule **sched);
+
+/* The current value of VARIABLE node 'var' in the session ('*out' owned);
+ * fails naming the variable when it is not initialised. */
+MfStatus mf_session_variable_value(MfSession *s, const MfNode *var, MfTensor **out);
+
+/* Sets the value of VARIABLE node 'var' (checked against its dtype and
+ * shape), e.g. a Saver's restore. */
+MfStatus mf_session_set_variable(MfSession *s, const MfNode *var, MfTensor *value);
+
+/* The session's variable store (borrowed). */
+MfVarStore *mf_session_vars(MfSession *s);
+
+/* ---- variables (graph/variables.c) ---------------------------------------- */
+
+/* Adds a variable (TF1's VariableV2) named 'name' (NULL: "Variable"; made
+ * unique) holding 'initial' (a concrete tensor, kept as a Const node
+ * "<name>/initial_value", or a symbolic tensor of 'g', e.g. a random op),
+ * and its initializer, the ASSIGN node "<name>/Assign" ('(*var)->ref').
+ * The variable joins the global collection, and the trainable one when
+ * 'trainable'. '*var' is borrowed; mf_graph_output(*var, 0) reads it. */
+MfStatus mf_graph_variable(MfGraph *g, MfTensor *initial, const char *name, bool trainable,
+                           MfNode **var);
+
+/* The graph's variables in creation order (all, or the trainable ones):
+ * writes up to 'cap' borrowed nodes to 'out' (may be NULL) and returns how
+ * many there are. */
+int mf_graph_variables(const MfGraph *g, bool trainable_only, MfNode **out, int cap);
+
+/* A NoOp ("init" by default) running the initializers of the 'n' VARIABLE
+ * nodes 'vars' (vars NULL: every variable of 'g' made so far). */
+MfStatus mf_graph_variables_initializer(MfGraph *g, int n, MfNode *const *vars,
+                                        const char *name, MfNode **op);
+
+/* Adds an ASSIGN node "<var>/Assign" ("AssignAdd", "AssignSub") writing
+ * 'value' (concrete or symbolic, the variable's dtype; SET: its shape; ADD,
+ * SUB: broadcastable to it) into VARIABLE node 'var'; with the control
+ * dependencies in force. '*out' (owned) is the variable's new value. */
+MfStatus mf_graph_assign(MfNode *var, MfAssignKind kind, MfTensor *value, MfTensor **out);
+
+/* Adds a READ node of VARIABLE 'var' (v:read_value()): it reads when it
+ * runs, so control dependencies order it after assigns. '*out' owned. */
+MfStatus mf_graph_read(MfNode *var, MfTensor **out);
+
+/* Eager variables inside a graph (mf.trace): captured by reference. The
+ * value of 'v' in 'g' as a symbolic tensor (borrowed, lives as long as
+ * 'g'): a READ node of 'v' made on first use, or, after an assign to 'v'
+ * in 'g', that assign's output. Assigns to 'v' in 'g' run in the order they
+ * were built, after the reads built before them (automatic control
+ * dependencies, as in tf.function), so the graph computes what eager code
+ * computes. */
+MfStatus mf_graph_capture(MfGraph *g, struct MfVariable *v, MfTensor **out);
+MfStatus mf_graph_assign_captured(MfGraph *g, struct MfVariable *v, MfAssignKind kind,
+                                  MfTensor *value, MfTensor **out);
+
+/* The ASSIGN nodes on captured variables (they run on every call of a
+ * traced function even when no result depends on them); as
+ * mf_graph_variables. */
+int mf_graph_captured_assigns(const MfGraph *g, MfNode **out, int cap);
+
+/* The variable store: the value of VARIABLE 'node' (borrowed, NULL when not
+ * initialised), and setting it (retained; the old one released). */
+MfTensor *mf_varstore_get(const MfVarStore *s, int node);
+MfStatus mf_varstore_set(MfVarStore *s, int node, MfTensor *value);
+void mf_varstore_clear(MfVarStore *s);
+
+/* ---- tracing (graph/trace.c) ---------------------------------------------- */
+
+/* A traced function for one input signature: its graph, placeholders (one
+ * per tensor argument), results and a private session. */
+typedef struct MfTrace MfTrace;
+
+/* A new trace with an empty graph (borrowed via mf_trace_graph); NULL with
+ * a message on failure. Build it with the graph as the default. */
+MfTrace *mf_trace_new(void);
+void mf_trace_free(MfTrace *t);
+MfGraph *mf_trace_graph(const MfTrace *t);
+
+/* Adds the placeholder for the next tensor argument (dtype and shape of
+ * 'example'); '*ph' owned. */
+MfStatus mf_trace_add_arg(MfTrace *t, const MfTensor *example, const char *name,
+                          MfTensor **ph);
+
+/* Ends tracing: the 'n' results (symbolic tensors of the graph; concrete
+ * ones become Const nodes). */
+MfStatus mf_trace_finish(MfTrace *t, int n, MfTensor *const *results);
+int mf_trace_nresults(const MfTrace *t);
+
+/* Runs the graph: 'args' (one concrete tensor per placeholder) fed, every
+ * captured assign run; 'results' gets mf_trace_nresults owned values. */
+MfStatus mf_trace_call(MfTrace *t, int nargs, MfTensor *const *args, MfTensor **results);
 
 #endif

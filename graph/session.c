@@ -1,6 +1,7 @@
 /* session.c — MfSession: runs fetches of one graph with the in-degree
- * executor. Variables (whose values live in a session) come later; today a
- * session holds its graph and whether it is closed. */
+ * executor, and holds the values of the graph's variables (TensorFlow 1.x:
+ * a variable's state lives in the session, so two sessions on one graph
+ * have independent values). */
 #include <stdlib.h>
 
 #include "graph.h"
@@ -8,6 +9,7 @@
 struct MfSession {
     MfGraph *g;          /* retained */
     bool closed;
+    MfVarStore vars;     /* VARIABLE node index -> current value */
 };
 
 MfSession *mf_session_new(MfGraph *g)
@@ -26,6 +28,7 @@ void mf_session_free(MfSession *s)
 {
     if (!s)
         return;
+    mf_varstore_clear(&s->vars);
     mf_graph_release(s->g);
     free(s);
 }
@@ -35,14 +38,68 @@ MfGraph *mf_session_graph(const MfSession *s)
     return s->g;
 }
 
+/* Closing frees the variables' values too (TensorFlow frees a closed
+ * session's resources). */
 void mf_session_close(MfSession *s)
 {
     s->closed = true;
+    mf_varstore_clear(&s->vars);
 }
 
 bool mf_session_closed(const MfSession *s)
 {
     return s->closed;
+}
+
+MfVarStore *mf_session_vars(MfSession *s)
+{
+    return &s->vars;
+}
+
+static MfStatus check_variable(const MfSession *s, const MfNode *var, const char *fname)
+{
+    if (!var || var->graph != s->g || var->kind != MF_NODE_VARIABLE)
+        return mf_err_set(MF_EARG, "%s: '%s' is not a variable of this session's graph", fname,
+                          var ? var->name : "(null)");
+    if (s->closed)
+        return mf_err_set(MF_EARG, "%s: the session is closed", fname);
+    return MF_OK;
+}
+
+MfStatus mf_session_variable_value(MfSession *s, const MfNode *var, MfTensor **out)
+{
+    *out = NULL;
+    MfStatus st = check_variable(s, var, "variable value");
+    if (st != MF_OK)
+        return st;
+    MfTensor *v = mf_varstore_get(&s->vars, var->index);
+    if (!v)
+        return mf_err_set(MF_EARG, "variable '%s' is not initialised in this session: run "
+                          "mf.global_variables_initializer() first", var->name);
+    mf_tensor_retain(v);
+    *out = v;
+    return MF_OK;
+}
+
+MfStatus mf_session_set_variable(MfSession *s, const MfNode *var, MfTensor *value)
+{
+    MfStatus st = check_variable(s, var, "set variable");
+    if (st != MF_OK)
+        return st;
+    const MfTensorSpec *sp = &var->out[0];
+    bool fits = value && !value->node && value->dtype == sp->dtype && value->rank == sp->rank;
+    for (int i = 0; fits && i < sp->rank; i++)
+        fits = sp->shape[i] < 0 || sp->shape[i] == value->shape[i];
+    if (!fits) {
+        char want[MF_MAX_RANK * 24 + 8], got[MF_MAX_RANK * 24 + 8] = "(no value)";
+        if (value)
+            mf_shape_str(value->rank, value->shape, got, sizeof got);
+        return mf_err_set(MF_ESHAPE, "set variable: variable '%s' has shape %s %s, got %s %s",
+                          var->name, mf_shape_str(sp->rank, sp->shape, want, sizeof want),
+                          mf_dtype_name(sp->dtype), got,
+                          value ? mf_dtype_name(value->dtype) : "");
+    }
+    return mf_varstore_set(&s->vars, var->index, value);
 }
 
 MfStatus mf_session_run(MfSession *s, int nfetch, MfTensor *const *fetches, int ntargets,
@@ -57,6 +114,6 @@ MfStatus mf_session_run(MfSession *s, int nfetch, MfTensor *const *fetches, int 
             *sched = NULL;
         return mf_err_set(MF_EARG, "run: the session is closed");
     }
-    return mf_exec_run(s->g, nfetch, fetches, ntargets, targets, nfeed, fed, feeds, opt,
-                       results, sched);
+    return mf_exec_run_vars(&s->vars, s->g, nfetch, fetches, ntargets, targets, nfeed, fed,
+                            feeds, opt, results, sched);
 }

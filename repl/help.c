@@ -29,14 +29,15 @@ static const Topic topics[] = {
     {"math", "elementwise: add, multiply, exp, relu, ... (also + - * / % ^)"},
     {"compare", "comparisons and logic with bool results, and where"},
     {"reduce", "reductions over axes: reduce_sum, reduce_mean, ..., argmax, argmin"},
-    {"linalg", "matmul, transpose, trace, tensordot"},
+    {"linalg", "matmul, transpose, trace (of a matrix: t:trace()), tensordot"},
     {"shape", "reshape, concat, stack, split, slice, gather, pad, one_hot, ..."},
     {"clipping", "clip_by_value, clip_by_norm, clip_by_global_norm, global_norm"},
     {"printing", "how tensors print: set_printoptions, get_printoptions"},
     {"autodiff", "gradients: GradientTape, grad, value_and_grad, custom_gradient, gradcheck"},
     {"variables", "state that changes: Variable, initializers"},
     {"graph", "graph mode: Graph, placeholder, name_scope, control_dependencies, group, "
-              "Session (run, schedule)"},
+              "Session (run, schedule), global_variables_initializer, trainable_variables, "
+              "trace (tf.function)"},
     {"nn", "neural-network ops (mf.nn): softmax, cross-entropies, bias_add, dropout, "
            "max_pool, avg_pool, conv2d and its backprops"},
     {"profiling", "where time goes: mf.profile, mf.profiler.start/stop/peak, "

@@ -298,7 +298,22 @@ const LmfHelpEntry lmf_help_entries[] = {
       "x = mf.tensor{{1, 2, 3}, {4, 5, 6}}\n"
       "mf.transpose(x)                           --> {{1, 4}, {2, 5}, {3, 6}}\n"
       "mf.transpose(mf.zeros{2, 3, 4}, {3, 1, 2}).shape  --> {4, 2, 3}"),
-    E("trace", "linalg", "mf.trace(t)", "Sum of the main diagonal of a matrix (a scalar).",
+    E("trace", "graph", "mf.trace(f) -> fn;  fn(...);  fn:graph(...);  mf.trace(t)",
+      "TensorFlow's tf.function (function is a Lua keyword). mf.trace(f) returns a callable: "
+      "on the first call for an input signature (dtype and shape of each tensor argument; "
+      "numbers, strings and booleans by value; arrays element by element) it calls f once with "
+      "placeholders to build a graph, then runs that graph with the in-degree executor on that "
+      "and every later call (f's Lua code does not run again). Eager Variables used inside are "
+      "captured by reference: each call reads their current values, and v:assign inside "
+      "updates them. Results may be tensors, Variables, arrays of them or Lua values. "
+      "fn:graph(...) gives the graph for those arguments; fn:trace_count() the signatures "
+      "traced. While a GradientTape records, fn runs f eagerly so the tape sees the ops. "
+      "Name clash: mf.trace with a tensor (not a function) is the matrix trace, the sum of the "
+      "diagonal, as t:trace().",
+      "sq = mf.trace(function(x) return x * x + 1 end)\n"
+      "sq(mf.tensor{1, 2})                  --> {2, 5}\n"
+      "sq(mf.tensor{3, 4})                  --> {10, 17}\n"
+      "sq:trace_count()                     --> 1\n"
       "mf.trace(mf.tensor{{1, 2}, {3, 4}})       --> 5"),
     E("tensordot", "linalg", "mf.tensordot(a, b, axes)",
       "Sums products over the given axes of a and b. 'axes' = N contracts the last N axes of "
@@ -472,6 +487,11 @@ const LmfHelpEntry lmf_help_entries[] = {
       "collector frees unreachable tensors on its own; collectgarbage() forces it.",
       "m = mf.memory()\n"
       "m.in_use >= 0 and m.tensors >= 0  --> true"),
+    E("clock", "shell", "mf.clock()",
+      "Seconds on a monotonic wall clock, for timing code: unlike os.clock(), which adds up "
+      "the CPU time of every thread, it measures elapsed time when BLAS runs multi-threaded.",
+      "t0 = mf.clock()\n"
+      "mf.clock() - t0 >= 0              --> true"),
 
     /* ---- autodiff and variables (API.md "Eager autodiff", "Variables") ----------- */
     E("GradientTape", "autodiff",
@@ -516,7 +536,12 @@ const LmfHelpEntry lmf_help_entries[] = {
       "A tensor whose value can change: v:assign(x), v:assign_add(x), v:assign_sub(x); "
       "v:read_value() gives the current value. Usable wherever a tensor is. Trainable "
       "Variables are watched by gradient tapes and updated by optimizers. 'initial_value' is "
-      "a tensor, Lua data, or an initializer call such as mf.initializers.glorot_uniform(){2, 3}.",
+      "a tensor, Lua data, or an initializer call such as mf.initializers.glorot_uniform(){2, 3}. "
+      "Inside g:as_default it is a graph variable (TensorFlow 1.x): a VariableV2 node whose "
+      "value lives in each Session, initialised by mf.global_variables_initializer(); there "
+      "v:assign(x), assign_add, assign_sub return assign ops (tensors: the new value) to run, "
+      "and v:read_value() a read that control dependencies can order. Reading one before "
+      "initialising it is an error naming the variable.",
       "v = mf.Variable(mf.zeros{2})\n"
       "v:assign_add(mf.ones{2})\n"
       "v:read_value()                    --> {1, 1}"),
@@ -755,6 +780,52 @@ const LmfHelpEntry lmf_help_entries[] = {
       "c = 0; for x in ds:epochs(2):batch(2, {drop_remainder = true}):iter() do c = c + 1 end\n"
       "c                                    --> 5"),
 
+    /* ---- progress and plots (repl/progress.c, repl/plot.c, repl/lmf_plot.c) ---- */
+    E("progress", "training", "mf.progress([{total, epochs, interval, tty}])",
+      "A progress line for a training loop, like Keras' Progbar: step (of 'total', the steps "
+      "of one epoch), epoch (of 'epochs'), a bar, the percentage, the metrics given to "
+      "p:update (loss first), steps per second and the time left (ETA). On a terminal the "
+      "line is redrawn in place at most 10 times a second and each epoch keeps its last line; "
+      "when stdout is not a terminal (a pipe, a log) it prints plain lines: the first step, "
+      "then at most one line per 'interval' seconds (default 1), the end of each epoch and "
+      "the end, which shows the total time. 'tty' = true or false forces either style. "
+      "Use local p <close> = mf.progress{...} to end the line even when the loop breaks. "
+      "See help \"Progress\" for p:update and p:done.",
+      "p = mf.progress{total = 4, tty = false}\n"
+      "for step = 1, 4 do p:update{step = step, loss = 1 / step} end\n"
+      "tostring(p):match(\"step 4/4\")         --> step 4/4"),
+    E("Progress", "training", "p:update([{step, epoch, loss, <metric> = value, ...} | step]) "
+      "p:done()",
+      "The methods of mf.progress. update records one step: 'step' and 'epoch' are 1-based "
+      "and default to the next step (after 'total' steps the epoch goes up by one, so "
+      "p:update{loss = l} in a loop counts everything); every other field is a metric shown "
+      "by name, a Lua number or a one-element tensor (a loss as minimize returns it). A step "
+      "or epoch out of range is an error. done ends the line (printing the final state and "
+      "the total time); it runs by itself when the last step of the last epoch is reached "
+      "and when a <close> variable goes out of scope. tostring(p) is the current line.",
+      "p = mf.progress{total = 2, epochs = 2, tty = false}\n"
+      "for e = 1, 2 do for s = 1, 2 do p:update{loss = 0.5 / e, acc = 0.9} end end\n"
+      "tostring(p):match(\"epoch 2/2  step 2/2\")   --> epoch 2/2  step 2/2\n"
+      "tostring(p):match(\"loss [%d.]+  acc [%d.]+\")  --> loss 0.25  acc 0.9"),
+    E("plot", "training", "mf.plot(values [, {title, width, height, labels, file, print, color}])",
+      "Draws a line plot of a loss history: 'values' is a Lua array of numbers or a 1-D "
+      "tensor, or an array of them for several series (with 'labels' for a legend); step i "
+      "of a series is at x = i. Without 'file' it prints the plot in the terminal with "
+      "Unicode braille dots (2x4 per character): 'width' columns (default 60) by 'height' "
+      "rows (default 12), the y axis labelled with the maximum, middle and minimum, the x "
+      "axis with the first and last step; several series get colours on a terminal (or "
+      "with color = true). print = false returns the text instead of printing it. With "
+      "file = \"loss.svg\" it writes an SVG document (width x height pixels, default "
+      "640 x 400; axes, ticks, one polyline per series, title, legend) and returns the "
+      "path. NaN and infinite values are left out as gaps.",
+      "text = mf.plot({3, 2, 1.5, 1.2, 1.1}, {title = \"loss\", width = 20, height = 4, "
+      "print = false})\n"
+      "select(2, text:gsub(\"\\n\", \"\"))       --> 7\n"
+      "path = os.tmpname()\n"
+      "mf.plot(mf.tensor{3, 2, 1.5}, {file = path, title = \"loss\"}) == path   --> true\n"
+      "io.open(path):read(\"a\"):match(\"<svg\")   --> <svg\n"
+      "os.remove(path)"),
+
     /* ---- training (API.md "Training": train/, repl/lmf_train.c) ----------------- */
     E("train.GradientDescentOptimizer", "training",
       "mf.train.GradientDescentOptimizer(learning_rate [, {name}])",
@@ -823,7 +894,9 @@ const LmfHelpEntry lmf_help_entries[] = {
       "first use and increments global_step (an integer Variable) when given. minimize is "
       "exactly the two in sequence and returns the loss. Between them, clip or mask: "
       "for i, p in ipairs(gv) do gv[i] = {mf.clip_by_norm(p[1], 5), p[2]} end. "
-      "trainable = false Variables never change. get_slot returns nil before the first apply.",
+      "trainable = false Variables never change. get_slot returns nil before the first apply. "
+      "Graph mode (help \"train.graph\"): the loss is a graph tensor, and apply_gradients and "
+      "minimize return the train op to run with sess:run.",
       "w = mf.Variable({3, 4}, {name = \"w\"})\n"
       "opt = mf.train.GradientDescentOptimizer(1)\n"
       "gv = opt:compute_gradients(function() return mf.reduce_sum(w * w) end)\n"
@@ -831,10 +904,32 @@ const LmfHelpEntry lmf_help_entries[] = {
       "for i, p in ipairs(gv) do gv[i] = {mf.clip_by_norm(p[1], 5), p[2]} end\n"
       "opt:apply_gradients(gv)\n"
       "w                                    --> {0, 0}"),
+    E("train.graph", "training",
+      "train_op = opt:minimize(loss [, {var_list, global_step}]); sess:run(train_op)",
+      "Training in graph mode, as TensorFlow 1.x: loss is a graph tensor; compute_gradients "
+      "adds the backward nodes (mf.gradients) for the graph's trainable variables (or "
+      "var_list), and apply_gradients adds the slots as graph variables named \"w/Adam\", "
+      "\"w/Adam_1\" (Adam also \"beta1_power\", \"beta2_power\"), one fused update node per "
+      "variable (ApplyGradientDescent, ApplyMomentum, ApplyAdagrad, ApplyRMSProp, ApplyAdam: "
+      "one pass, in place on the session's buffers, the same kernels as eager mode), a group "
+      "named after the optimizer and, with global_step, its increment: the train op it "
+      "returns. Build mf.global_variables_initializer() after minimize so the slots are "
+      "initialised too. Clip or mask between compute_gradients and apply_gradients as in "
+      "eager mode. get_slot returns the slot variable: read it with sess:run.",
+      "g = mf.Graph()\n"
+      "g:as_default(function() w = mf.Variable({1.0, 2.0}, {name = \"w\"}); "
+      "train = mf.train.GradientDescentOptimizer(0.25):minimize(mf.reduce_sum(w * w)); "
+      "init = mf.global_variables_initializer() end)\n"
+      "sess = mf.Session(g)\n"
+      "sess:run(init)\n"
+      "sess:run(train)\n"
+      "sess:run(w)                          --> {0.5, 1}"),
     E("train.global_step", "training", "mf.train.global_step()",
       "The process's step counter: a non-trainable int64 scalar Variable named \"global_step\", "
       "0 when first made (on the first call; later calls return the same Variable). Pass it as "
-      "{global_step = ...} to apply_gradients or minimize, which add 1 per call.",
+      "{global_step = ...} to apply_gradients or minimize, which add 1 per call. While a graph "
+      "is built it is that graph's \"global_step\" variable (made on first use), incremented "
+      "by the train op after the updates.",
       "gs = mf.train.global_step()\n"
       "gs.dtype                             --> int64\n"
       "gs.trainable                         --> false"),
@@ -896,6 +991,41 @@ const LmfHelpEntry lmf_help_entries[] = {
       "op = g:as_default(function() return mf.group({mf.relu(mf.tensor{1})}, \"step\") end)\n"
       "op.name                              --> step\n"
       "mf.Session(g):run(op)                --> nil"),
+    E("global_variables_initializer", "graph", "mf.global_variables_initializer([g])",
+      "An operation (the NoOp \"init\") running the initializer of every Variable made so far "
+      "in the graph being built (or in g). In graph mode a Variable's value lives in each "
+      "Session: run this once per session before reading the variables.",
+      "g = mf.Graph()\n"
+      "v, init = g:as_default(function() local v = mf.Variable({1, 2}, {name = \"v\"}); "
+      "return v, mf.global_variables_initializer() end)\n"
+      "sess = mf.Session(g)\n"
+      "sess:run(init)                       --> nil\n"
+      "sess:run(v)                          --> {1, 2}"),
+    E("variables_initializer", "graph", "mf.variables_initializer(var_list [, name])",
+      "An operation running the initializers of the graph Variables in var_list only.",
+      "g = mf.Graph()\n"
+      "v, init = g:as_default(function() local v = mf.Variable(3); "
+      "return v, mf.variables_initializer({v}) end)\n"
+      "sess = mf.Session(g)\n"
+      "sess:run(init)                       --> nil\n"
+      "sess:run(v)                          --> 3"),
+    E("global_variables", "graph", "mf.global_variables([g])",
+      "The Variables of the graph being built (or of g), in creation order: the same objects "
+      "mf.Variable returned.",
+      "g = mf.Graph()\n"
+      "vs = g:as_default(function() mf.Variable(1, {name = \"a\"}); "
+      "mf.Variable(2, {name = \"b\", trainable = false}); return mf.global_variables() end)\n"
+      "#vs                                  --> 2\n"
+      "vs[2].name                           --> b"),
+    E("trainable_variables", "graph", "mf.trainable_variables([g])",
+      "The trainable Variables of the graph being built (or of g), in creation order; "
+      "Variables made with {trainable = false} are left out. Optimizers update these.",
+      "g = mf.Graph()\n"
+      "vs = g:as_default(function() mf.Variable(1, {name = \"w\"}); "
+      "mf.Variable(0, {name = \"step\", trainable = false}); "
+      "return mf.trainable_variables() end)\n"
+      "#vs                                  --> 1\n"
+      "vs[1].name                           --> w"),
     E("Session", "graph",
       "mf.Session(g); sess:run(fetches [, feeds [, {schedule = true}]]); sess:close()",
       "Runs the part of graph g that the fetches need with the in-degree executor: a table of "
@@ -918,8 +1048,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "print(g) and g:to_dot() show forward and backward separately). 'ys' and 'xs' are graph "
       "tensors or arrays of them; the result is always an array, nil where an x is not "
       "connected to any y. 'grad_ys' weights each y (default ones): one value when 'ys' is one "
-      "tensor, else an array. Unknown (-1) dims work for elementwise ops and matmul; other "
-      "ops' gradients need fully known shapes for now and say so.",
+      "tensor, else an array. Unknown (-1) dims work for the common ops (elementwise with "
+      "broadcasting, reductions, reshape, transpose, matmul, softmax and the losses, pools): "
+      "shapes are taken when the graph runs. Concat, stack, slice, gather, tile, pad, conv2d, "
+      "trace and squeeze without axes still need fully known shapes and say so.",
       "g = mf.Graph()\n"
       "x = g:as_default(function() return mf.placeholder(\"float32\", {3}, \"x\") end)\n"
       "y = g:as_default(function() return mf.reduce_sum(x * x) end)\n"
@@ -953,7 +1085,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "one error lists every missing entry and every dtype or shape mismatch (and, with "
       "{strict = true}, every entry nothing asked for). Slots not made yet (a new optimizer, as "
       "in a new process) are made from the file, so training continues exactly. It returns the "
-      "names of the file's entries it did not use.",
+      "names of the file's entries it did not use. Graph mode: saver:save(sess, path) and "
+      "saver:restore(sess, path [, {strict}]) read and write the session's values, in the same "
+      "file format; mf.train.Saver() while a graph is built saves every global variable of it "
+      "(slots, beta powers and the global step included). Build the train op before restoring.",
       "w = mf.Variable({1.0, 2.0}, {name = \"w\"})\n"
       "opt = mf.train.AdamOptimizer(0.1)\n"
       "opt:minimize(function() return mf.reduce_sum(w * w) end)  --> 5\n"

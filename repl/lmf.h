@@ -82,10 +82,23 @@ void lmf_open_conv(lua_State *L);                 /* mf.nn.conv2d and its backpr
 void lmf_open_data(lua_State *L);                 /* mf.data: read_csv, read_idx, Dataset */
 void lmf_open_repl(lua_State *L);                 /* help, config, set_num_threads */
 void lmf_open_graph(lua_State *L);                /* Graph, placeholder, Session, ... */
+/* An "mf.Operation" for graph node 'n' (repl/lmf_graph.c). */
+struct MfNode;
+void lmf_push_operation(lua_State *L, struct MfNode *n);
+/* The open Session at 'idx' (borrowed), NULL when it is not an mf.Session;
+ * raises when it is freed (repl/lmf_graph.c). */
+struct MfSession;
+struct MfSession *lmf_test_session(lua_State *L, int idx);
+/* An "mf.Graph" box for 'g' (retained). */
+struct MfGraph;
+void lmf_push_graph(lua_State *L, struct MfGraph *g);
+void lmf_open_trace(lua_State *L);                /* mf.trace (after lmf_open_linalg) */
 void lmf_open_graph_grad(lua_State *L);           /* gradients, write_dot, render */
 void lmf_open_train(lua_State *L);                /* mf.train: optimizers, global_step */
 void lmf_open_ckpt(lua_State *L);                 /* mf.save, mf.load (safetensors) */
 void lmf_open_saver(lua_State *L);                /* mf.train.Saver, mf.test.fail_next_save */
+void lmf_open_plot(lua_State *L);                 /* mf.plot (repl/lmf_plot.c) */
+void lmf_open_progress(lua_State *L);             /* mf.progress (repl/progress.c) */
 
 /* repl/lmf_train.c: the process's global step Variable (borrowed, held by
  * the registry), made first when 'create', else NULL when not made yet; the

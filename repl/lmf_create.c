@@ -15,6 +15,7 @@
 #include "core/create.h"
 #include "core/ops/random.h"
 #include "core/rng.h"
+#include "graph/graph.h"
 #include "lmf.h"
 
 /* ---- argument helpers ------------------------------------------------------- */
@@ -301,6 +302,18 @@ static void constant_from_tensor(lua_State *L, MfTensor *t, int dt)
     lua_pushvalue(L, 1);
 }
 
+/* While a graph is being built, the value on top becomes a Const node named
+ * 'name' (NULL: "Const"), replacing it. */
+static int graph_constant(lua_State *L, const char *name)
+{
+    MfTensor *v = lmf_check_tensor(L, -1), *out = NULL;
+    if (!mf_graph_default() || mf_exec_running() || v->node)
+        return 1;
+    lmf_check_status(L, mf_graph_constant(mf_graph_default(), v, name, &out));
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
 /* mf.constant(data [, {dtype, shape, name}]) (also mf.constant(data, dtype)) */
 static int l_constant(lua_State *L)
 {
@@ -309,11 +322,13 @@ static int l_constant(lua_State *L)
     int given = 0;
     int dt = (int)dtype_arg(L, 2, "constant", MF_FLOAT32, &given);
     dt = given ? dt : -1;
+    const char *name = NULL; /* eager tensors carry no name; a graph's Const does */
     if (get_opt(L, 2, "name")) {
         if (lua_type(L, -1) != LUA_TSTRING)
             return luaL_error(L, "constant: option 'name' must be a string, got %s",
                               luaL_typename(L, -1));
-        lua_pop(L, 1); /* eager tensors carry no name; graph mode will */
+        name = lua_tostring(L, -1); /* kept alive by the options table */
+        lua_pop(L, 1);
     }
     int64_t shape[MF_MAX_RANK];
     int rank = -1;
@@ -326,15 +341,15 @@ static int l_constant(lua_State *L)
     int scalar = vt == LUA_TNUMBER || vt == LUA_TBOOLEAN || (t && t->rank == 0 && !t->node);
     if (rank >= 0 && scalar) {
         push_filled(L, "constant", rank, shape, 1, dt);
-        return 1;
+    } else {
+        if (t)
+            constant_from_tensor(L, t, dt);
+        else
+            constant_from_data(L, dt);
+        if (rank >= 0)
+            reshape_top(L, rank, shape);
     }
-    if (t)
-        constant_from_tensor(L, t, dt);
-    else
-        constant_from_data(L, dt);
-    if (rank >= 0)
-        reshape_top(L, rank, shape);
-    return 1;
+    return graph_constant(L, name);
 }
 
 /* ---- eye, range, linspace -------------------------------------------------------- */

@@ -33,10 +33,13 @@ typedef struct SessionBox {
 
 static MfGraph *check_graph(lua_State *L, int idx)
 {
-    return ((GraphBox *)luaL_checkudata(L, idx, GRAPH_MT))->g;
+    MfGraph *g = ((GraphBox *)luaL_checkudata(L, idx, GRAPH_MT))->g;
+    if (!g)   /* its __gc was called by hand */
+        luaL_argerror(L, idx, "Graph is freed");
+    return g;
 }
 
-static void push_graph(lua_State *L, MfGraph *g)
+void lmf_push_graph(lua_State *L, MfGraph *g)
 {
     GraphBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     mf_graph_retain(g);
@@ -44,7 +47,7 @@ static void push_graph(lua_State *L, MfGraph *g)
     luaL_setmetatable(L, GRAPH_MT);
 }
 
-static void push_operation(lua_State *L, MfNode *n)
+void lmf_push_operation(lua_State *L, MfNode *n)
 {
     OpBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     mf_graph_retain(n->graph);
@@ -83,7 +86,7 @@ static int l_graph_new(lua_State *L)
     MfGraph *g = mf_graph_new();
     if (!g)
         return lmf_raise(L);
-    push_graph(L, g);
+    lmf_push_graph(L, g);
     mf_graph_release(g);
     return 1;
 }
@@ -176,12 +179,28 @@ static void add_spec(luaL_Buffer *b, const MfTensorSpec *s)
     luaL_addstring(b, mf_shape_str(s->rank, s->shape, shape, sizeof shape));
 }
 
+/* The variable a READ or ASSIGN node refers to (a graph variable's node, or
+ * a captured eager variable's name), or NULL. */
+static const char *ref_name(const MfNode *n)
+{
+    if (n->kind != MF_NODE_READ && n->kind != MF_NODE_ASSIGN)
+        return NULL;
+    if (n->var)
+        return n->var->name;
+    return n->ref >= 0 ? mf_graph_node(n->graph, n->ref)->name : NULL;
+}
+
 /* One line of the listing: "add_1 = AddV2(add:0, Const:0; ^init) -> float32 (?,3)". */
 static void add_node_line(luaL_Buffer *b, lua_State *L, const MfNode *n)
 {
     MfGraph *g = n->graph;
     lua_pushfstring(L, "\n  %s = %s(", n->name, mf_node_op_name(n));
     luaL_addvalue(b);
+    const char *ref = ref_name(n);
+    if (ref) {           /* the variable an assign writes or a read reads */
+        lua_pushfstring(L, "&%s%s", ref, n->ninputs ? ", " : "");
+        luaL_addvalue(b);
+    }
     for (int k = 0; k < n->ninputs; k++) {
         lua_pushfstring(L, "%s%s:%d", k ? ", " : "", mf_graph_node(g, n->inputs[k].node)->name,
                         n->inputs[k].output);
@@ -201,7 +220,7 @@ static void add_node_line(luaL_Buffer *b, lua_State *L, const MfNode *n)
 
 static int g_tostring(lua_State *L)
 {
-    MfGraph *g = check_graph(L, 1);
+    MfGraph *g = ((GraphBox *)luaL_checkudata(L, 1, GRAPH_MT))->g;
     if (!g) {
         lua_pushliteral(L, "<closed mf.Graph>");
         return 1;
@@ -229,7 +248,8 @@ static void add_dot_escaped(luaL_Buffer *b, const char *s)
 
 static void add_dot_node(luaL_Buffer *b, lua_State *L, const MfNode *n)
 {
-    static const char *const shapes[] = {"box", "invhouse", "plaintext", "circle"};
+    static const char *const shapes[] = {"box", "invhouse", "plaintext", "circle",
+                                         "cylinder", "ellipse", "cds"};
     lua_pushfstring(L, "    n%d [shape=%s, label=\"", n->index, shapes[n->kind]);
     luaL_addvalue(b);
     add_dot_escaped(b, n->name);
@@ -250,6 +270,14 @@ static void add_dot_edges(luaL_Buffer *b, lua_State *L, const MfNode *n)
     }
     for (int k = 0; k < n->ncontrol; k++) {
         lua_pushfstring(L, "  n%d -> n%d [style=dashed];\n", n->control[k], n->index);
+        luaL_addvalue(b);
+    }
+    if (n->kind == MF_NODE_ASSIGN && n->ref >= 0) {  /* the variable it writes */
+        lua_pushfstring(L, "  n%d -> n%d [style=dotted, arrowhead=diamond];\n", n->index,
+                        n->ref);
+        luaL_addvalue(b);
+    } else if (n->kind == MF_NODE_READ && n->ref >= 0) {
+        lua_pushfstring(L, "  n%d -> n%d [style=dotted];\n", n->ref, n->index);
         luaL_addvalue(b);
     }
 }
@@ -379,7 +407,7 @@ static int l_group(lua_State *L)
     MfNode **deps, *node;
     int n = read_nodes(L, 1, "group", &deps);
     lmf_check_status(L, mf_graph_group(g, n, deps, name, &node));
-    push_operation(L, node);
+    lmf_push_operation(L, node);
     return 1;
 }
 
@@ -392,9 +420,18 @@ static int op_gc(lua_State *L)
     return 0;
 }
 
+/* The Operation at 'idx'; raises when its __gc was called by hand. */
+static OpBox *check_operation(lua_State *L, int idx)
+{
+    OpBox *box = luaL_checkudata(L, idx, OPERATION_MT);
+    if (!box->n)
+        luaL_argerror(L, idx, "Operation is freed");
+    return box;
+}
+
 static int op_index(lua_State *L)
 {
-    OpBox *box = luaL_checkudata(L, 1, OPERATION_MT);
+    OpBox *box = check_operation(L, 1);
     const char *key = luaL_checkstring(L, 2);
     if (strcmp(key, "name") == 0)
         lua_pushstring(L, box->n->name);
@@ -408,6 +445,10 @@ static int op_index(lua_State *L)
 static int op_tostring(lua_State *L)
 {
     OpBox *box = luaL_checkudata(L, 1, OPERATION_MT);
+    if (!box->n) {
+        lua_pushliteral(L, "<freed mf.Operation>");
+        return 1;
+    }
     lua_pushfstring(L, "<mf.Operation '%s' %s>", box->n->name, mf_node_op_name(box->n));
     return 1;
 }
@@ -420,6 +461,14 @@ static MfSession *check_session(lua_State *L, int idx)
     if (!box->s)
         luaL_argerror(L, idx, "Session is freed");
     return box->s;
+}
+
+MfSession *lmf_test_session(lua_State *L, int idx)
+{
+    SessionBox *box = luaL_testudata(L, idx, SESSION_MT);
+    if (box && !box->s)
+        luaL_argerror(L, idx, "Session is freed");
+    return box ? box->s : NULL;
 }
 
 /* mf.Session([g]): a session on 'g' (default: the graph being built). */
@@ -677,6 +726,10 @@ static int sched_tostring(lua_State *L)
                    "after it ran");
     lua_Integer n = luaL_len(L, 1);
     for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_rawgeti(L, 1, i) != LUA_TTABLE)   /* not a schedule from sess:run */
+            return luaL_error(L, "Schedule: step %d is a %s, not a step record", (int)i,
+                              luaL_typename(L, -1));
+        lua_pop(L, 1);
         char line[1024];
         format_step(L, i, line, sizeof line);
         luaL_addstring(&b, line);

@@ -109,7 +109,8 @@ static int l_gradients(lua_State *L)
 /* Pushes g:to_dot() for the graph at index 1. */
 static const char *dot_text(lua_State *L, size_t *len)
 {
-    luaL_checkudata(L, 1, GRAPH_MT);
+    if (!*(void **)luaL_checkudata(L, 1, GRAPH_MT))   /* its __gc was called by hand */
+        luaL_argerror(L, 1, "Graph is freed");
     lua_getfield(L, 1, "to_dot");
     lua_pushvalue(L, 1);
     lua_call(L, 1, 1);

@@ -135,6 +135,7 @@ static int l_make(lua_State *L)
 
 static const InitDef *find_def(lua_State *L, int idx)
 {
+    luaL_checktype(L, idx, LUA_TTABLE);   /* getmetatable(init).__call(2) */
     lua_getfield(L, idx, "kind");
     const char *kind = lua_tostring(L, -1);
     for (int i = 0; kind && i < NDEFS; i++)
@@ -258,6 +259,7 @@ static int init_call(lua_State *L)
 /* mf.initializers.glorot_uniform{seed=1}, mf.initializers.constant(3) */
 static int init_tostring(lua_State *L)
 {
+    lua_settop(L, 1);   /* extra arguments would end up in the concatenation */
     const InitDef *d = find_def(L, 1);
     int n = 1, opened = 0;
     lua_pushfstring(L, "mf.initializers.%s", d->name);

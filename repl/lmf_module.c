@@ -1,5 +1,7 @@
 /* lmf_module.c — builds the 'mf' table: each binding file registers its
  * functions, and the tensor methods table is shared with the metatable. */
+#include <time.h>
+
 #include "core/alloc.h"
 #include "lmf.h"
 #include "lmf_print.h"
@@ -15,6 +17,16 @@ static int l_memory(lua_State *L)
     lua_setfield(L, -2, "cached");
     lua_pushinteger(L, (lua_Integer)mf_tensor_live_count());
     lua_setfield(L, -2, "tensors");
+    return 1;
+}
+
+/* mf.clock() -> seconds on a monotonic wall clock: os.clock() counts CPU
+ * time of every thread, which overstates multi-threaded (BLAS) work. */
+static int l_clock(lua_State *L)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
     return 1;
 }
 
@@ -45,11 +57,16 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_repl(L);
     lmf_open_graph(L);
     lmf_open_graph_grad(L);
+    lmf_open_trace(L);
     lmf_open_train(L);
     lmf_open_ckpt(L);
     lmf_open_saver(L);
+    lmf_open_plot(L);
+    lmf_open_progress(L);
     lua_pushcfunction(L, l_memory);
     lua_setfield(L, -2, "memory");
+    lua_pushcfunction(L, l_clock);
+    lua_setfield(L, -2, "clock");
     lua_pop(L, 2);             /* mf copy and methods */
     return 1;
 }

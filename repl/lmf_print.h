@@ -16,7 +16,8 @@ typedef MfPrintOptions LmfPrintOptions;
 extern LmfPrintOptions lmf_print_options;
 
 /* Pushes the printed form of 't' (values, then "shape=(2,3), dtype=float32";
- * a symbolic tensor as "<symbolic mf.Tensor shape=(?,3), dtype=float32>").
+ * a graph tensor with its name and op: "<mf.Tensor 'add:0' shape=(?,3)
+ * dtype=float32 op=AddV2>").
  * Raises only when memory runs out. */
 void lmf_push_tensor_string(lua_State *L, const MfTensor *t);
 

@@ -18,7 +18,10 @@ typedef struct ReportBox {
 
 static MfProfReport *check_report(lua_State *L, int idx)
 {
-    return ((ReportBox *)luaL_checkudata(L, idx, REPORT_MT))->r;
+    MfProfReport *r = ((ReportBox *)luaL_checkudata(L, idx, REPORT_MT))->r;
+    if (!r)   /* its __gc was called by hand */
+        luaL_argerror(L, idx, "ProfileReport is freed");
+    return r;
 }
 
 /* Pushes a report of the events collected since the last start. */
@@ -44,6 +47,10 @@ static int push_text(lua_State *L, char *text)
 
 static int r_tostring(lua_State *L)
 {
+    if (!((ReportBox *)luaL_checkudata(L, 1, REPORT_MT))->r) {
+        lua_pushliteral(L, "<freed mf.ProfileReport>");
+        return 1;
+    }
     return push_text(L, mf_prof_report_table(check_report(L, 1)));
 }
 

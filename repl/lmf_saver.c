@@ -1,9 +1,11 @@
-/* lmf_saver.c — mf.train.Saver (eager mode) over train/saver.c:
+/* lmf_saver.c — mf.train.Saver over train/saver.c:
  *
  *   saver = mf.train.Saver(var_list_or_map [, {optimizers = {opt, ...}}])
  *   saver = mf.train.Saver{var_list = var_list_or_map, optimizers = {opt, ...}}
- *   saver:save(path) -> path
+ *   saver = mf.train.Saver()   (graph mode: every global variable of the graph)
+ *   saver:save(path) -> path   (graph mode: saver:save(sess, path))
  *   saver:restore(path [, {strict = false}]) -> {unexpected entry names}
+ *                              (graph mode: saver:restore(sess, path [, {strict}]))
  *
  * and the test hook mf.test.fail_next_save() (the next saver:save fails after
  * writing its temporary file, as a crash would).
@@ -11,11 +13,14 @@
  * Ownership: a "mf.train.Saver" box owns its MfSaver, made before anything
  * is read from Lua so a raised error frees it through __gc. The global step
  * (mf.train.global_step()) is saved when it exists and restored (made first
- * when needed) when the file has it: a file without it is not an error. */
+ * when needed) when the file has it: a file without it is not an error. In
+ * graph mode it is the graph's "global_step" variable, and the values come
+ * from and go to the session. */
 #include <string.h>
 
 #include "core/io/safetensors.h"
 #include "lmf.h"
+#include "graph/graph.h"
 #include "train/train.h"
 
 #define SAVER_MT "mf.train.Saver"
@@ -95,10 +100,44 @@ static void check_option_keys(lua_State *L, int idx)
     }
 }
 
+/* Graph mode, no var_list: every global variable of 'g' under its node name
+ * (slots, beta powers and the global step are global variables there). */
+static void add_graph_vars(lua_State *L, MfSaver *s, MfGraph *g)
+{
+    int n = mf_graph_variables(g, false, NULL, 0);
+    MfNode **nodes = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *nodes, 0);
+    mf_graph_variables(g, false, nodes, n);
+    for (int i = 0; i < n; i++) {
+        MfVariable *h = mf_train_graph_handle(nodes[i]);
+        MfStatus st = h ? mf_saver_add_variable(s, nodes[i]->name, h) : MF_ENOMEM;
+        mf_variable_release(h);
+        if (st != MF_OK)
+            lmf_raise(L);
+    }
+    lua_pop(L, 1);
+    if (n == 0)
+        luaL_error(L, "Saver: the graph has no variables to save");
+}
+
+/* mf.train.Saver() while a graph is built: every global variable of it. */
+static int graph_saver(lua_State *L)
+{
+    SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    box->s = NULL;
+    luaL_setmetatable(L, SAVER_MT);
+    if (!(box->s = mf_saver_new()))
+        return lmf_raise(L);
+    add_graph_vars(L, box->s, mf_graph_default());
+    return 1;
+}
+
 /* mf.train.Saver(var_list_or_map [, {optimizers}]) or
- * mf.train.Saver{var_list = ..., optimizers = ...} */
+ * mf.train.Saver{var_list = ..., optimizers = ...}; while a graph is built
+ * also mf.train.Saver() (every global variable of the graph). */
 static int l_saver(lua_State *L)
 {
+    if (lua_isnoneornil(L, 1) && mf_graph_default() && !mf_exec_running())
+        return graph_saver(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 2);
     SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0); /* 3 */
@@ -136,39 +175,65 @@ static int l_saver(lua_State *L)
     return 1;
 }
 
-/* saver:save(path) -> path */
+/* Graph mode: the "global_step" variable of the session's graph, as a new
+ * handle pushed on the stack (so it is released), or NULL (nothing pushed). */
+static MfVariable *graph_step(lua_State *L, MfSession *sess)
+{
+    MfNode *n = mf_graph_find(mf_session_graph(sess), "global_step");
+    if (!n || n->kind != MF_NODE_VARIABLE)
+        return NULL;
+    MfVariable *h = mf_train_graph_handle(n);
+    if (!h)
+        lmf_raise(L);
+    lmf_push_variable(L, h);
+    return h;
+}
+
+/* The path argument after the optional session at 2; sets '*sess'. */
+static const char *path_arg(lua_State *L, const char *who, MfSession **sess, int *pi)
+{
+    *sess = lmf_test_session(L, 2);
+    *pi = *sess ? 3 : 2;
+    if (lua_type(L, *pi) != LUA_TSTRING)
+        luaL_error(L, "%s: expected %s, got %s", who,
+                   *sess ? "a path string after the session" : "a path string (eager) or a "
+                   "session and a path (graph mode)", luaL_typename(L, *pi));
+    return lua_tostring(L, *pi);
+}
+
+/* saver:save(path) (eager) or saver:save(sess, path) (graph) -> path */
 static int s_save(lua_State *L)
 {
     MfSaver *s = check_saver(L, 1);
-    if (lua_type(L, 2) != LUA_TSTRING)
-        return luaL_error(L, "Saver.save: expected a path string, got %s (graph mode's "
-                          "save(sess, path) is not supported yet)", luaL_typename(L, 2));
-    const char *path = lua_tostring(L, 2);
-    MfVariable *gs = lmf_global_step(L, false);
+    MfSession *sess;
+    int pi;
+    const char *path = path_arg(L, "Saver.save", &sess, &pi);
+    MfVariable *gs = sess ? graph_step(L, sess) : lmf_global_step(L, false);
     int saved_hook = mf_ckpt_fail_after_write;
     if (fail_next_save)
         mf_ckpt_fail_after_write = 1;
     fail_next_save = false;
-    MfStatus st = mf_saver_save(s, path, gs);
+    MfStatus st = mf_saver_save_session(s, sess, path, gs);
     mf_ckpt_fail_after_write = saved_hook;
     if (st != MF_OK)
         return lmf_raise(L);
-    lua_settop(L, 2);
+    lua_pushvalue(L, pi);
     return 1;
 }
 
-/* saver:restore(path [, {strict}]) -> {unexpected entry names} */
+/* saver:restore(path [, {strict}]) (eager) or saver:restore(sess, path
+ * [, {strict}]) (graph) -> {unexpected entry names} */
 static int s_restore(lua_State *L)
 {
     MfSaver *s = check_saver(L, 1);
-    if (lua_type(L, 2) != LUA_TSTRING)
-        return luaL_error(L, "Saver.restore: expected a path string, got %s (graph mode's "
-                          "restore(sess, path) is not supported yet)", luaL_typename(L, 2));
-    if (!lua_isnoneornil(L, 3))
-        luaL_checktype(L, 3, LUA_TTABLE);
-    bool strict = lmf_opt_bool(L, 3, "strict", 0);
-    MfVariable *gs = lmf_global_step(L, true);
-    if (mf_saver_restore(s, lua_tostring(L, 2), strict, gs, true) != MF_OK)
+    MfSession *sess;
+    int pi;
+    const char *path = path_arg(L, "Saver.restore", &sess, &pi);
+    if (!lua_isnoneornil(L, pi + 1))
+        luaL_checktype(L, pi + 1, LUA_TTABLE);
+    bool strict = lmf_opt_bool(L, pi + 1, "strict", 0);
+    MfVariable *gs = sess ? graph_step(L, sess) : lmf_global_step(L, true);
+    if (mf_saver_restore_session(s, sess, path, strict, gs, true) != MF_OK)
         return lmf_raise(L);
     char *const *names;
     int n = mf_saver_extras(s, &names);

@@ -9,7 +9,7 @@
 
 /* ---- boxing ------------------------------------------------------------ */
 
-static size_t gc_threshold = (size_t)256 << 20;
+static size_t gc_threshold = (size_t)32 << 20;
 
 void lmf_gc_pressure(lua_State *L)
 {
@@ -18,7 +18,7 @@ void lmf_gc_pressure(lua_State *L)
         return;
     lua_gc(L, LUA_GCCOLLECT);
     size_t live = mf_alloc_in_use();
-    gc_threshold = live * 2 > ((size_t)256 << 20) ? live * 2 : ((size_t)256 << 20);
+    gc_threshold = live * 2 > ((size_t)32 << 20) ? live * 2 : ((size_t)32 << 20);
 }
 
 /* The metatable is also kept in the registry under this address: a pointer
@@ -104,6 +104,23 @@ int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
 
 /* ---- converting Lua data ------------------------------------------------ */
 
+/* The name of the running binding ("matmul" for mf.matmul({...}, b)), so a
+ * conversion error names the function called. Bindings that convert by
+ * calling mf.tensor from C (one_hot, gather, assign_add) leave level 0
+ * nameless: then the C function one level up is the one the user called
+ * (unless it is pcall itself). "tensor" when Lua knows none. */
+static const char *binding_name(lua_State *L)
+{
+    lua_Debug ar;
+    if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
+        return ar.name;
+    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "nS", &ar) && ar.name &&
+        strcmp(ar.what, "C") == 0 && strcmp(ar.name, "pcall") != 0 &&
+        strcmp(ar.name, "xpcall") != 0)
+        return ar.name;
+    return "tensor";
+}
+
 /* Finds the shape of a nested table by following first elements. */
 static int data_shape(lua_State *L, int idx, int64_t *shape, int *has_bool)
 {
@@ -111,7 +128,7 @@ static int data_shape(lua_State *L, int idx, int64_t *shape, int *has_bool)
     lua_pushvalue(L, idx);
     while (lua_istable(L, -1)) {
         if (rank == MF_MAX_RANK)
-            luaL_error(L, "tensor: nested deeper than %d levels", MF_MAX_RANK);
+            luaL_error(L, "%s: nested deeper than %d levels", binding_name(L), MF_MAX_RANK);
         shape[rank++] = (int64_t)lua_rawlen(L, -1);
         if (lua_rawlen(L, -1) == 0)
             break;
@@ -137,7 +154,7 @@ static void fill_error(lua_State *L, Filler *f, int depth, const char *what)
         n += snprintf(where + n, sizeof where - (size_t)n, "[%lld]", (long long)f->path[i]);
     mf_tensor_release(f->t);
     f->t = NULL;
-    luaL_error(L, "tensor: %s at data%s", what, where);
+    luaL_error(L, "%s: %s at data%s", binding_name(L), what, where);
 }
 
 static void put_value(lua_State *L, Filler *f, int depth)
@@ -235,6 +252,9 @@ static int l_tensor(lua_State *L)
     int dt = lua_isnoneornil(L, 2) ? -1 : (int)lmf_opt_dtype(L, 2, MF_FLOAT32);
     MfTensor *src = lmf_test_tensor(L, 1);
     if (src) {
+        if (!src->storage)
+            return luaL_error(L, "tensor: a symbolic (graph) tensor has no values yet; run it "
+                              "in a Session");
         MfTensor *c = mf_tensor_clone(src);
         if (!c)
             return lmf_raise(L);
@@ -328,7 +348,8 @@ int lmf_opt_bool(lua_State *L, int idx, const char *key, int dflt)
     if (!opt_field(L, idx, key))
         return dflt;
     if (!lua_isboolean(L, -1))
-        luaL_error(L, "option '%s' must be a boolean, got %s", key, luaL_typename(L, -1));
+        luaL_error(L, "%s: option '%s' must be a boolean, got %s", binding_name(L), key,
+                   luaL_typename(L, -1));
     int v = lua_toboolean(L, -1);
     lua_pop(L, 1);
     return v;
@@ -339,7 +360,8 @@ lua_Number lmf_opt_number(lua_State *L, int idx, const char *key, lua_Number dfl
     if (!opt_field(L, idx, key))
         return dflt;
     if (lua_type(L, -1) != LUA_TNUMBER)
-        luaL_error(L, "option '%s' must be a number, got %s", key, luaL_typename(L, -1));
+        luaL_error(L, "%s: option '%s' must be a number, got %s", binding_name(L), key,
+                   luaL_typename(L, -1));
     lua_Number v = lua_tonumber(L, -1);
     lua_pop(L, 1);
     return v;
@@ -349,10 +371,12 @@ lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *key, lua_Integer 
 {
     if (!opt_field(L, idx, key))
         return dflt;
-    if (!lua_isinteger(L, -1) && !(lua_type(L, -1) == LUA_TNUMBER &&
-                                   lua_tonumber(L, -1) == (lua_Number)(lua_Integer)lua_tonumber(L, -1)))
-        luaL_error(L, "option '%s' must be an integer, got %s", key, luaL_typename(L, -1));
-    lua_Integer v = (lua_Integer)lua_tonumber(L, -1);
+    /* lua_tointegerx takes 3.0 but refuses 1e308 (a C cast of it is undefined) */
+    int exact = 0;
+    lua_Integer v = lua_tointegerx(L, -1, &exact);
+    if (!exact || lua_type(L, -1) != LUA_TNUMBER)
+        luaL_error(L, "%s: option '%s' must be an integer, got %s", binding_name(L), key,
+                   lua_type(L, -1) == LUA_TNUMBER ? "a non-integer number" : luaL_typename(L, -1));
     lua_pop(L, 1);
     return v;
 }
@@ -511,6 +535,11 @@ static int t_gc(lua_State *L)
 
 static int t_tostring(lua_State *L)
 {
+    LmfBox *box = test_box(L, 1);
+    if (box && !box->t) {   /* printing a closed tensor is not an error (as Variables) */
+        lua_pushliteral(L, "<mf.Tensor (closed)>");
+        return 1;
+    }
     lmf_push_tensor_string(L, lmf_check_tensor(L, 1));
     return 1;
 }

@@ -276,6 +276,36 @@ static int read_var_list(lua_State *L, int oi, const char *who, MfVariable ***ou
     return n;
 }
 
+/* Pushes the Variable box for 'v' (a reference the caller owns, stolen):
+ * for a graph Variable handle, the very box mf.Variable made when
+ * mf.global_variables(g) finds it (so `pair[2] == w` holds), else a box
+ * for 'v'. */
+static void push_var(lua_State *L, MfVariable *v)
+{
+    MfNode *node = v->value && v->value->node ? v->value->node : NULL;
+    if (node && lua_getglobal(L, "mf") == LUA_TTABLE &&
+        lua_getfield(L, -1, "global_variables") == LUA_TFUNCTION) {
+        lmf_push_graph(L, node->graph);
+        if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+            for (lua_Integer i = 1; lua_geti(L, -1, i) != LUA_TNIL; i++) {
+                MfVariable *b = lmf_test_variable(L, -1);
+                if (b && b->value && b->value->node == (void *)node) {
+                    lua_replace(L, -3);
+                    lua_pop(L, 1);
+                    mf_variable_release(v);
+                    return;
+                }
+                lua_pop(L, 1);
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 2);
+    } else if (node) {
+        lua_pop(L, lua_type(L, -1) == LUA_TTABLE ? 1 : 2);
+    }
+    lmf_push_variable(L, v);
+}
+
 /* Pushes the pairs as an array of {grad, var, n = 2} (n set on the array too). */
 static void push_pairs(lua_State *L, MfGradVar *pairs, int n)
 {
@@ -287,7 +317,7 @@ static void push_pairs(lua_State *L, MfGradVar *pairs, int n)
             pairs[i].grad = NULL;
             lua_seti(L, -2, 1);
         }
-        lmf_push_variable(L, pairs[i].var);
+        push_var(L, pairs[i].var);
         pairs[i].var = NULL;
         lua_seti(L, -2, 2);
         lua_pushinteger(L, 2);
@@ -298,12 +328,37 @@ static void push_pairs(lua_State *L, MfGradVar *pairs, int n)
     lua_setfield(L, -2, "n");
 }
 
+/* Graph mode: the symbolic loss at 2 with the options at 3; pushes the
+ * pairs and the loss. */
+static void compute_graph(lua_State *L, const char *who)
+{
+    MfTensor *loss = lmf_test_tensor(L, 2);
+    MfVariable **vs = NULL;
+    int nv = read_var_list(L, 3, who, &vs);
+    MfGradVar *pairs = NULL;
+    int n = 0;
+    MfStatus st = mf_train_compute_gradients_graph(loss, nv < 0 ? 0 : nv, nv < 0 ? NULL : vs,
+                                                   &pairs, &n);
+    if (st != MF_OK)
+        lmf_raise(L);
+    if (nv >= 0)
+        lua_pop(L, 1);
+    push_pairs(L, pairs, n);
+    mf_grad_vars_free(pairs, n);
+    lua_pushvalue(L, 2);
+}
+
 /* Runs the loss at 2 with the options at 3; pushes pairs and the loss. */
 static void compute(lua_State *L, const char *who)
 {
+    MfTensor *sym = lmf_test_tensor(L, 2);
+    if (sym && sym->node) {
+        compute_graph(L, who);
+        return;
+    }
     if (!is_callable(L, 2))
-        luaL_error(L, "%s: in eager mode the loss must be a function of no arguments, got %s",
-                   who, type_name(L, 2));
+        luaL_error(L, "%s: in eager mode the loss must be a function of no arguments, got %s "
+                   "(in graph mode: a graph tensor)", who, type_name(L, 2));
     MfVariable **vs = NULL;
     int nv = read_var_list(L, 3, who, &vs);
     LossCtx ctx = {L, 2, false};
@@ -407,35 +462,56 @@ static MfVariable *read_global_step(lua_State *L, int oi, const char *who)
     return gs;
 }
 
-/* Applies the pairs at 'pi' with the options at 'oi'. */
-static void apply(lua_State *L, int pi, int oi, const char *who)
+/* True when a pair's Variable is a graph Variable (graph mode). */
+static bool graph_pairs(const MfGradVar *pairs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (pairs[i].var && pairs[i].var->value && pairs[i].var->value->node)
+            return true;
+    return false;
+}
+
+/* Applies the pairs at 'pi' with the options at 'oi'; in graph mode pushes
+ * the train op and returns 1, else returns 0. */
+static int apply(lua_State *L, int pi, int oi, const char *who)
 {
     MfOptimizer *o = check_opt(L, 1);
     int n = check_pairs(L, pi);
     MfVariable *gs = read_global_step(L, oi, who);
     MfTensor *lr = step_lr(L, 1);
     MfGradVar *pairs = copy_pairs(L, pi, n);
-    MfStatus st = pairs ? mf_optimizer_apply(o, n, pairs, lr, gs) : MF_ENOMEM;
+    bool graph = pairs && graph_pairs(pairs, n);
+    MfNode *op = NULL;
+    MfStatus st = !pairs ? MF_ENOMEM
+                  : graph ? mf_optimizer_apply_graph(o, n, pairs, lr, gs, &op)
+                          : mf_optimizer_apply(o, n, pairs, lr, gs);
     mf_grad_vars_free(pairs, n);
     if (st != MF_OK)
         lmf_raise(L);
+    if (!graph)
+        return 0;
+    lmf_push_operation(L, op);
+    return 1;
 }
 
-/* opt:apply_gradients(pairs [, {global_step}]) */
+/* opt:apply_gradients(pairs [, {global_step}]) -> nothing (eager; the
+ * update is done) or the train op (graph mode) */
 static int o_apply_gradients(lua_State *L)
 {
     lua_settop(L, 3);
-    apply(L, 2, 3, "apply_gradients");
-    return 0;
+    return apply(L, 2, 3, "apply_gradients");
 }
 
-/* opt:minimize(loss_fn [, {var_list, global_step}]) -> loss */
+/* opt:minimize(loss [, {var_list, global_step}]) -> the loss (eager: loss is
+ * a function) or the train op (graph: loss is a graph tensor) */
 static int o_minimize(lua_State *L)
 {
     check_opt(L, 1);
     lua_settop(L, 3);
     compute(L, "minimize");          /* pairs at 4, loss at 5 */
-    apply(L, 4, 3, "minimize");
+    if (apply(L, 4, 3, "minimize"))
+        return 1;        /* the train op */
+    lua_settop(L, 5);    /* the loss */
     return 1;
 }
 
@@ -468,7 +544,7 @@ static int o_get_slot(lua_State *L)
         return 1;
     }
     mf_variable_retain(slot);
-    lmf_push_variable(L, slot);
+    push_var(L, slot);
     return 1;
 }
 
@@ -490,6 +566,8 @@ static void add_lr(luaL_Buffer *b, const OptBox *box)
         luaL_addstring(b, "<Variable '");
         luaL_addstring(b, c->lr_var->name);
         luaL_addstring(b, "'>");
+    } else if (t && !t->storage) {   /* a symbolic (graph) tensor: no value to show */
+        luaL_addstring(b, "<graph tensor>");
     } else {
         snprintf(num, sizeof num, "%g", t ? mf_tensor_get(t, 0) : c->lr);
         luaL_addstring(b, num);
@@ -557,10 +635,18 @@ static int o_gc(lua_State *L)
 
 /* ---- global step and decay --------------------------------------------------------- */
 
-/* mf.train.global_step() -> the process's int64 "global_step" Variable
- * (non-trainable, 0 at first), made on the first call. */
+/* mf.train.global_step() -> eager: the process's int64 "global_step"
+ * Variable (non-trainable, 0 at first), made on the first call; while a
+ * graph is built: that graph's "global_step" variable, made on first use. */
 static int l_global_step(lua_State *L)
 {
+    MfGraph *g = mf_graph_default();
+    if (g && !mf_exec_running()) {
+        MfVariable *v;
+        lmf_check_status(L, mf_train_graph_global_step(g, &v));
+        push_var(L, v);
+        return 1;
+    }
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key) != LUA_TNIL)
         return 1;
     lua_pop(L, 1);

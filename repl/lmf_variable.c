@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/ops/compare.h"
+#include "graph/graph.h"
 #include "lmf.h"
 #include "lmf_init.h"
 #include "lmf_print.h"
@@ -14,9 +15,26 @@ typedef struct VarBox {
     MfVariable *v;
 } VarBox;
 
-/* The metatable and mf.tensor, kept in the registry under these addresses. */
+/* The metatable and mf.tensor, kept in the registry under these addresses;
+ * 'graph_vars_key': a weak-valued table, VARIABLE node -> its Variable box,
+ * so mf.trainable_variables() gives back the very objects mf.Variable made. */
 static const char metatable_key = 0;
 static const char tensor_fn_key = 0;
+static const char graph_vars_key = 0;
+
+/* The VARIABLE node behind a graph Variable (its value is that node's
+ * symbolic output), or NULL for an eager Variable. */
+static MfNode *graph_node_of(const MfVariable *v)
+{
+    MfNode *n = v->value && v->value->node ? v->value->node : NULL;
+    return n && n->kind == MF_NODE_VARIABLE ? n : NULL;
+}
+
+/* True while ops are being built into a graph (not while one runs). */
+static bool building_graph(void)
+{
+    return mf_graph_default() && !mf_exec_running();
+}
 
 void lmf_push_variable(lua_State *L, MfVariable *v)
 {
@@ -135,6 +153,38 @@ static MfTensor *initial_value(lua_State *L)
     return c;
 }
 
+/* Pushes the Variable box of VARIABLE node 'n': the one already made, or a
+ * new handle (an MfVariable whose value is the node's symbolic output). */
+static void push_graph_variable(lua_State *L, MfNode *n)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &graph_vars_key);
+    if (lua_rawgetp(L, -1, n) != LUA_TNIL) {
+        lua_remove(L, -2);
+        return;
+    }
+    lua_pop(L, 1);
+    MfTensor *sym = mf_graph_output(n, 0);
+    MfVariable *v = sym ? mf_variable_new(sym, n->name, n->trainable) : NULL;
+    mf_tensor_release(sym);
+    if (!v)
+        lmf_raise(L);
+    lmf_push_variable(L, v);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, -3, n);
+    lua_remove(L, -2);
+}
+
+/* mf.Variable inside a graph: a VARIABLE node with its initializer; the
+ * value lives in each Session. */
+static int graph_variable(lua_State *L, MfTensor *initial, const char *name, bool trainable)
+{
+    MfGraph *g = building_graph() ? mf_graph_default() : mf_tensor_graph(initial);
+    MfNode *n;
+    lmf_check_status(L, mf_graph_variable(g, initial, name, trainable, &n));
+    push_graph_variable(L, n);
+    return 1;
+}
+
 /* mf.Variable(initial_value [, {name = "Variable", trainable = true, dtype}]) */
 static int l_variable(lua_State *L)
 {
@@ -150,6 +200,8 @@ static int l_variable(lua_State *L)
         luaL_error(L, "Variable: option 'name' must be a string, got %s", luaL_typename(L, -1));
     const char *name = lua_tostring(L, -1);
     int trainable = lmf_opt_bool(L, 2, "trainable", 1);
+    if (building_graph() || t->node)
+        return graph_variable(L, t, name, trainable);
     MfVariable *v = mf_variable_new(t, name, trainable);
     if (!v)
         return lmf_raise(L);
@@ -161,29 +213,138 @@ static int l_variable(lua_State *L)
 
 typedef MfStatus (*AssignFn)(MfVariable *v, MfTensor *x);
 
-static int assign_with(lua_State *L, AssignFn fn)
+/* Eager: assigns now and returns the Variable. Graph variable: returns the
+ * assign node's output (run it in a Session). Eager variable while a graph
+ * is built (mf.trace): an assign node that updates it when the graph runs. */
+static int assign_with(lua_State *L, AssignFn fn, MfAssignKind kind)
 {
     MfVariable *v = lmf_check_variable(L, 1);
     if (!v->value)
         return luaL_error(L, "assign: variable '%s' has no value yet", v->name);
     luaL_checkany(L, 2);
-    MfTensor *x = to_value(L, 2, v->value->dtype);
-    lmf_check_status(L, fn(v, x));
-    lua_settop(L, 1);
+    MfTensor *x = to_value(L, 2, v->value->dtype), *out = NULL;
+    MfNode *n = graph_node_of(v);
+    if (n) {
+        lmf_check_status(L, mf_graph_assign(n, kind, x, &out));
+    } else if (building_graph() || x->node) {
+        MfGraph *g = building_graph() ? mf_graph_default() : mf_tensor_graph(x);
+        lmf_check_status(L, mf_graph_assign_captured(g, v, kind, x, &out));
+    } else {
+        lmf_check_status(L, fn(v, x));
+        lua_settop(L, 1);
+        return 1;
+    }
+    lmf_push_tensor(L, out);
     return 1;
 }
 
-static int v_assign(lua_State *L) { return assign_with(L, mf_variable_assign); }
-static int v_assign_add(lua_State *L) { return assign_with(L, mf_variable_assign_add); }
-static int v_assign_sub(lua_State *L) { return assign_with(L, mf_variable_assign_sub); }
+static int v_assign(lua_State *L) { return assign_with(L, mf_variable_assign, MF_ASSIGN_SET); }
+static int v_assign_add(lua_State *L)
+{
+    return assign_with(L, mf_variable_assign_add, MF_ASSIGN_ADD);
+}
+static int v_assign_sub(lua_State *L)
+{
+    return assign_with(L, mf_variable_assign_sub, MF_ASSIGN_SUB);
+}
 
 /* v:read_value(), v:value(): the current value (a tensor; later assigns do
  * not change it). */
 static int v_read_value(lua_State *L)
 {
-    MfTensor *t = lmf_check_variable_value(L, 1);
-    mf_tensor_retain(t);
+    MfVariable *v = lmf_check_variable(L, 1);
+    MfNode *n = graph_node_of(v);
+    MfTensor *t = NULL;
+    if (n) {             /* a read node: it reads when it runs */
+        lmf_check_status(L, mf_graph_read(n, &t));
+        lmf_push_tensor(L, t);
+        return 1;
+    }
+    t = lmf_check_variable_value(L, 1);
+    if (t->node)         /* a capture: hand out a tensor that keeps the graph */
+        t = mf_graph_output(t->node, t->node_output);
+    else
+        mf_tensor_retain(t);
+    if (!t)
+        return lmf_raise(L);
     lmf_push_tensor(L, t);
+    return 1;
+}
+
+/* The graph of the optional argument 'idx' (an mf.Graph), else the default. */
+static MfGraph *graph_arg(lua_State *L, int idx, const char *fname)
+{
+    if (!lua_isnoneornil(L, idx)) {
+        MfGraph **box = luaL_checkudata(L, idx, "mf.Graph");
+        if (!*box)   /* its __gc was called by hand */
+            luaL_argerror(L, idx, "Graph is freed");
+        return *box;
+    }
+    MfGraph *g = mf_graph_default();
+    if (!g)
+        luaL_error(L, "%s: no graph is being built; call it inside g:as_default(function() ... "
+                   "end), or pass the graph: %s(g)", fname, fname);
+    return g;
+}
+
+static int push_variables(lua_State *L, bool trainable_only, const char *fname)
+{
+    MfGraph *g = graph_arg(L, 1, fname);
+    int n = mf_graph_variables(g, trainable_only, NULL, 0);
+    MfNode **nodes = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *nodes, 0);
+    mf_graph_variables(g, trainable_only, nodes, n);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        push_graph_variable(L, nodes[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* mf.global_variables([g]), mf.trainable_variables([g]): arrays of the
+ * graph's Variables in creation order. */
+static int l_global_variables(lua_State *L) { return push_variables(L, false, "global_variables"); }
+static int l_trainable_variables(lua_State *L)
+{
+    return push_variables(L, true, "trainable_variables");
+}
+
+/* mf.global_variables_initializer([g]) -> an operation running every
+ * variable's initializer (those made so far). */
+static int l_global_variables_initializer(lua_State *L)
+{
+    MfGraph *g = graph_arg(L, 1, "global_variables_initializer");
+    MfNode *op;
+    lmf_check_status(L, mf_graph_variables_initializer(g, 0, NULL, "init", &op));
+    lmf_push_operation(L, op);
+    return 1;
+}
+
+/* mf.variables_initializer(var_list [, name]) -> an operation. */
+static int l_variables_initializer(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int n = (int)luaL_len(L, 1);
+    MfNode **nodes = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *nodes, 0);
+    MfGraph *g = NULL;
+    for (int i = 0; i < n; i++) {
+        lua_geti(L, 1, i + 1);
+        MfVariable *v = lmf_test_variable(L, -1);
+        nodes[i] = v ? graph_node_of(v) : NULL;
+        if (!nodes[i])
+            luaL_error(L, "variables_initializer: item %d must be a graph Variable, got %s",
+                       i + 1, v ? "an eager Variable" : luaL_typename(L, -1));
+        if (g && nodes[i]->graph != g)
+            luaL_error(L, "variables_initializer: item %d is a Variable of another graph", i + 1);
+        g = nodes[i]->graph;
+        lua_pop(L, 1);
+    }
+    if (!g)
+        g = graph_arg(L, 3, "variables_initializer");
+    MfNode *op;
+    lmf_check_status(L, mf_graph_variables_initializer(g, n, nodes,
+                                                       luaL_optstring(L, 2, "init"), &op));
+    lmf_push_operation(L, op);
     return 1;
 }
 
@@ -273,6 +434,12 @@ static int v_tostring(lua_State *L)
         return 1;
     }
     char buf[160];
+    if (v->value->node) {   /* a graph variable: its value lives in a Session */
+        lua_pushfstring(L, "<mf.Variable '%s' shape=%s dtype=%s%s (graph: sess:run(v) reads it)>",
+                        v->name, mf_shape_str(v->value->rank, v->value->shape, buf, sizeof buf),
+                        mf_dtype_name(v->value->dtype), v->trainable ? "" : " trainable=false");
+        return 1;
+    }
     lua_pushfstring(L, "<mf.Variable '%s' shape=%s dtype=%s%s>\n", v->name,
                     mf_shape_str(v->value->rank, v->value->shape, buf, sizeof buf),
                     mf_dtype_name(v->value->dtype), v->trainable ? "" : " trainable=false");
@@ -325,5 +492,17 @@ void lmf_open_variable(lua_State *L, int methods)
     lua_pop(L, 2); /* metatables */
     lua_pushcfunction(L, l_variable);
     lua_setfield(L, -2, "Variable");
+    static const luaL_Reg graph_funcs[] = {
+        {"global_variables", l_global_variables},
+        {"trainable_variables", l_trainable_variables},
+        {"global_variables_initializer", l_global_variables_initializer},
+        {"variables_initializer", l_variables_initializer}, {NULL, NULL}};
+    luaL_setfuncs(L, graph_funcs, 0);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &graph_vars_key);
     lmf_open_init(L);
 }

@@ -59,14 +59,14 @@ static MfStatus check_config(const MfOptConfig *c)
     const char *who = class_names[c->kind];
     MfStatus st = check_lr(who, c);
     if (st == MF_OK && c->kind == MF_OPT_MOMENTUM)
-        st = check_range(who, "momentum", c->momentum, 0, INFINITY, false);
+        st = check_range(who, "momentum", c->momentum, 0, HUGE_VAL, false);
     if (st == MF_OK && c->kind == MF_OPT_ADAGRAD && !(c->initial_accumulator_value > 0))
         st = mf_err_set(MF_EARG, "%s: initial_accumulator_value must be > 0, got %g", who,
                         c->initial_accumulator_value);
     if (st == MF_OK && c->kind == MF_OPT_RMSPROP) {
         st = check_range(who, "decay", c->decay, 0, 1, false);
         if (st == MF_OK)
-            st = check_range(who, "momentum", c->momentum, 0, INFINITY, false);
+            st = check_range(who, "momentum", c->momentum, 0, HUGE_VAL, false);
     }
     if (st == MF_OK && c->kind == MF_OPT_ADAM) {
         st = check_range(who, "beta1", c->beta1, 0, 1, true);
@@ -74,7 +74,7 @@ static MfStatus check_config(const MfOptConfig *c)
             st = check_range(who, "beta2", c->beta2, 0, 1, true);
     }
     if (st == MF_OK && (c->kind == MF_OPT_ADAM || c->kind == MF_OPT_RMSPROP))
-        st = check_range(who, "epsilon", c->epsilon, 0, INFINITY, false);
+        st = check_range(who, "epsilon", c->epsilon, 0, HUGE_VAL, false);
     return st;
 }
 
@@ -147,10 +147,18 @@ int mf_optimizer_slot_names(const MfOptimizer *o, const char *names[2])
     return mf_opt_kind_slots(o->cfg.kind, names);
 }
 
-static MfSlotEntry *find_entry(const MfOptimizer *o, const MfVariable *var)
+/* The VARIABLE node behind a graph Variable handle, or NULL (eager). */
+const void *mf_opt_graph_node(const MfVariable *v)
 {
+    return v && v->value && v->value->node ? v->value->node : NULL;
+}
+
+MfSlotEntry *mf_opt_find_entry(const MfOptimizer *o, const MfVariable *var)
+{
+    /* graph Variables may have several handles: they match by node */
+    const void *node = mf_opt_graph_node(var);
     for (int i = 0; i < o->nentries; i++)
-        if (o->entries[i].var == var)
+        if (o->entries[i].var == var || (node && mf_opt_graph_node(o->entries[i].var) == node))
             return &o->entries[i];
     return NULL;
 }
@@ -163,7 +171,7 @@ MfStatus mf_optimizer_get_slot(const MfOptimizer *o, const MfVariable *var, cons
     *slot = NULL;
     for (int k = 0; k < n; k++) {
         if (strcmp(names[k], name) == 0) {
-            const MfSlotEntry *e = find_entry(o, var);
+            const MfSlotEntry *e = mf_opt_find_entry(o, var);
             *slot = e ? e->slot[k] : NULL;
             return MF_OK;
         }
@@ -196,12 +204,13 @@ MfVariable *mf_optimizer_var(const MfOptimizer *o, int k)
 }
 
 /* A slot variable of 'var' named as TensorFlow names it: "w/Adam", "w/Adam_1". */
-static MfVariable *new_slot(const MfOptimizer *o, MfVariable *var, int k)
+MfTensor *mf_opt_slot_value(const MfOptConfig *cfg, int k, MfDType dt, int rank,
+                            const int64_t *shape)
 {
-    MfTensor *x = mf_tensor_new(var->value->dtype, var->value->rank, var->value->shape);
+    MfTensor *x = mf_tensor_new(dt, rank, shape);
     if (!x)
         return NULL;
-    double v = mf_opt_slot_init(&o->cfg, k);
+    double v = mf_opt_slot_init(cfg, k);
     int64_t n = mf_tensor_numel(x);
     if (x->dtype == MF_FLOAT32)
         for (int64_t i = 0; i < n; i++)
@@ -209,6 +218,15 @@ static MfVariable *new_slot(const MfOptimizer *o, MfVariable *var, int k)
     else
         for (int64_t i = 0; i < n; i++)
             ((double *)mf_tensor_data(x))[i] = v;
+    return x;
+}
+
+static MfVariable *new_slot(const MfOptimizer *o, MfVariable *var, int k)
+{
+    MfTensor *x = mf_opt_slot_value(&o->cfg, k, var->value->dtype, var->value->rank,
+                                    var->value->shape);
+    if (!x)
+        return NULL;
     char name[256];
     snprintf(name, sizeof name, k ? "%s/%s_%d" : "%s/%s", var->name, o->cfg.name, k);
     MfVariable *slot = mf_variable_new(x, name, false);
@@ -216,7 +234,8 @@ static MfVariable *new_slot(const MfOptimizer *o, MfVariable *var, int k)
     return slot;
 }
 
-static MfStatus add_entry(MfOptimizer *o, MfVariable *var, MfSlotEntry **out)
+MfStatus mf_opt_add_entry(MfOptimizer *o, MfVariable *var, MfVariable *const *slots,
+                          MfSlotEntry **out)
 {
     if (o->nentries == o->capentries) {
         int cap = o->capentries ? o->capentries * 2 : 8;
@@ -232,20 +251,32 @@ static MfStatus add_entry(MfOptimizer *o, MfVariable *var, MfSlotEntry **out)
     }
     MfSlotEntry *e = &o->entries[o->nentries];
     memset(e, 0, sizeof *e);
-    const char *names[2];
-    int n = mf_optimizer_slot_names(o, names);
-    for (int k = 0; k < n; k++) {
-        if (!(e->slot[k] = new_slot(o, var, k))) {
-            for (int j = 0; j < k; j++)
-                mf_variable_release(e->slot[j]);
-            return MF_ENOMEM;
-        }
-    }
+    for (int k = 0; k < MF_OPT_MAX_SLOTS; k++)
+        e->slot[k] = slots[k];
     mf_variable_retain(var);
     e->var = var;
     o->nentries++;
     *out = e;
     return MF_OK;
+}
+
+static MfStatus add_entry(MfOptimizer *o, MfVariable *var, MfSlotEntry **out)
+{
+    MfVariable *slots[MF_OPT_MAX_SLOTS] = {NULL, NULL};
+    const char *names[2];
+    int n = mf_optimizer_slot_names(o, names);
+    for (int k = 0; k < n; k++) {
+        if (!(slots[k] = new_slot(o, var, k))) {
+            for (int j = 0; j < k; j++)
+                mf_variable_release(slots[j]);
+            return MF_ENOMEM;
+        }
+    }
+    MfStatus st = mf_opt_add_entry(o, var, slots, out);
+    if (st != MF_OK)
+        for (int k = 0; k < n; k++)
+            mf_variable_release(slots[k]);
+    return st;
 }
 
 MfStatus mf_optimizer_ensure_slots(MfOptimizer *o, MfVariable *var)
@@ -254,7 +285,7 @@ MfStatus mf_optimizer_ensure_slots(MfOptimizer *o, MfVariable *var)
         return mf_err_set(MF_EDTYPE, "%s: slots are made for float32 or float64 Variables with "
                           "a value; '%s' is not one", mf_optimizer_class(o), var->name);
     MfSlotEntry *e;
-    MfStatus st = find_entry(o, var) ? MF_OK : add_entry(o, var, &e);
+    MfStatus st = mf_opt_find_entry(o, var) ? MF_OK : add_entry(o, var, &e);
     if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
         st = mf_opt_adam_prepare(o, var->value->dtype);
     return st;
@@ -337,7 +368,7 @@ static MfStatus check_all(MfOptimizer *o, int n, const MfGradVar *pairs, MfVaria
         st = check_pair(i, &pairs[i]);
     for (int i = 0; i < n && st == MF_OK; i++) {
         MfSlotEntry *e;
-        if (pairs[i].grad && !find_entry(o, pairs[i].var))
+        if (pairs[i].grad && !mf_opt_find_entry(o, pairs[i].var))
             st = add_entry(o, pairs[i].var, &e);
         if (st == MF_OK && pairs[i].grad && o->cfg.kind == MF_OPT_ADAM)
             st = mf_opt_adam_prepare(o, pairs[i].var->value->dtype);
@@ -355,8 +386,8 @@ static MfStatus apply_all(MfOptimizer *o, int n, const MfGradVar *pairs, MfTenso
         MfTensor *lr_v = NULL;
         st = lr_as(lr, pairs[i].var->value->dtype, &lr_v);
         if (st == MF_OK) {
-            MfSlotEntry *e = find_entry(o, pairs[i].var);
-            MfUpdate u = {o, pairs[i].var, pairs[i].grad, lr_v, e->slot};
+            MfSlotEntry *e = mf_opt_find_entry(o, pairs[i].var);
+            MfUpdate u = {o, pairs[i].var, pairs[i].grad, lr_v, e->slot, NULL};
             st = mf_opt_update(&u);
         }
         mf_tensor_release(lr_v);

@@ -23,14 +23,35 @@ struct MfOptimizer {
 };
 
 /* One variable's step: 'lr' is the learning rate as a scalar of the
- * variable's dtype; 'slot' the variable's slots. */
+ * variable's dtype; 'slot' the variable's slots. Eager Variables are
+ * updated now; graph Variable handles (symbolic values) get an Apply node,
+ * whose output goes to '*out' (owned) when 'out' is not NULL. */
 typedef struct MfUpdate {
     const MfOptimizer *o;
     MfVariable *var;
     MfTensor *grad;
     MfTensor *lr;
     MfVariable *const *slot;
+    MfTensor **out;
 } MfUpdate;
+
+/* The VARIABLE node (an MfNode) behind a graph Variable handle (one whose
+ * value is that node's symbolic output), or NULL for an eager Variable. */
+const void *mf_opt_graph_node(const MfVariable *v);
+
+/* The slots of 'var' (matched by node for graph handles), or NULL. */
+MfSlotEntry *mf_opt_find_entry(const MfOptimizer *o, const MfVariable *var);
+
+/* Records 'var' (retained) with its 'slots' (MF_OPT_MAX_SLOTS entries,
+ * NULL past the optimizer's count; ownership passes on success). */
+MfStatus mf_opt_add_entry(MfOptimizer *o, MfVariable *var, MfVariable *const *slots,
+                          MfSlotEntry **out);
+
+/* A slot's initial value: a new contiguous tensor shaped like 'like'
+ * (dtype, concrete shape) filled with mf_opt_slot_init (owned; NULL with
+ * MF_ENOMEM's message). */
+MfTensor *mf_opt_slot_value(const MfOptConfig *cfg, int k, MfDType dt, int rank,
+                            const int64_t *shape);
 
 /* The slot names of 'kind' (static strings) and how many. */
 int mf_opt_kind_slots(MfOptKind kind, const char *names[MF_OPT_MAX_SLOTS]);
@@ -39,7 +60,7 @@ int mf_opt_kind_slots(MfOptKind kind, const char *names[MF_OPT_MAX_SLOTS]);
  * Adagrad's accumulator and RMSProp's "rms" start elsewhere). */
 double mf_opt_slot_init(const MfOptConfig *cfg, int k);
 
-/* Computes the new values with ops, then assigns the variable and slots. */
+/* Runs (eager) or adds (graph) the optimizer's Apply op for one variable. */
 MfStatus mf_opt_update(const MfUpdate *u);
 
 /* Adam: creates beta1_power / beta2_power (dtype 'dt') on first use. */

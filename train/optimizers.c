@@ -1,17 +1,14 @@
-/* optimizers.c — the five update rules, TensorFlow 1.x's training kernels
- * (training_ops.cc) written with ops through the dispatcher, in the
- * variable's dtype:
- *   GradientDescent  var -= lr * g
- *   Momentum         accum = accum * momentum + g;  var -= lr * accum
- *                    (nesterov: var -= g * lr + accum * momentum * lr)
- *   Adagrad          accum += g^2;  var -= g * lr * rsqrt(accum)
- *   RMSProp          ms += (g^2 - ms) * (1 - decay);
- *                    mom = mom * momentum + g * lr / sqrt(ms + epsilon);  var -= mom
- *   Adam             lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power);
- *                    m += (g - m) * (1 - beta1);  v += (g^2 - v) * (1 - beta2);
- *                    var -= m * lr_t / (sqrt(v) + epsilon)
- * Every new value is computed first, then the slots and the variable are
- * assigned (so a failing op leaves them all unchanged). */
+/* optimizers.c — the five update rules. Each step of a variable is one
+ * fused, in-place op of the table (core/ops/apply.c: ApplyGradientDescent,
+ * ApplyMomentum, ApplyAdagrad, ApplyRMSProp, ApplyAdam, TensorFlow 1.x's
+ * training kernels), run in the variable's dtype with the hyperparameters as
+ * scalar tensors. Before the op runs, the variable and its slots are made
+ * the sole owners of their buffers (copy-on-write), so tensors read from
+ * them earlier keep their values. All checks happen before the kernel
+ * writes, so a failing step leaves the variable and slots unchanged. With
+ * graph Variable handles (train/graph_train.c) the same code adds the
+ * Apply node instead. Adam's
+ * beta powers advance after every apply (ordinary ops, then assign). */
 #include <stddef.h>
 
 #include "optimizer_impl.h"
@@ -44,14 +41,6 @@ static MfTensor *bin(Scratch *s, MfOpId op, MfTensor *a, MfTensor *b)
     MfTensor *out = NULL;
     if (s->st == MF_OK)
         s->st = mf_binary(op, a, b, &out);
-    return s->st == MF_OK ? keep(s, out) : NULL;
-}
-
-static MfTensor *un(Scratch *s, MfOpId op, MfTensor *a)
-{
-    MfTensor *out = NULL;
-    if (s->st == MF_OK)
-        s->st = mf_unary(op, a, &out);
     return s->st == MF_OK ? keep(s, out) : NULL;
 }
 
@@ -93,108 +82,86 @@ static MfStatus done(Scratch *s)
     return s->st;
 }
 
-/* ---- the rules ---------------------------------------------------------------------- */
+/* ---- the rules: one fused Apply op per variable ----------------------------------- */
 
-static MfTensor *val(MfVariable *v)
+/* Makes 'v' the only owner of a contiguous buffer, so that an Apply op may
+ * write into it: a value someone else holds (a tensor the user read, a tape
+ * record, a view) is copied first and the copy swapped in (copy-on-write);
+ * the old tensor keeps its values. */
+static void own(Scratch *s, MfVariable *v)
 {
-    return v->value;
-}
-
-static void sgd(Scratch *s, const MfUpdate *u)
-{
-    MfTensor *step = bin(s, MF_OP_MUL, u->lr, u->grad);
-    assign(s, u->var, bin(s, MF_OP_SUB, val(u->var), step));
-}
-
-static void momentum(Scratch *s, const MfUpdate *u)
-{
-    const MfOptConfig *c = &u->o->cfg;
-    MfDType dt = u->var->value->dtype;
-    MfTensor *mom = cst(s, dt, c->momentum);
-    MfTensor *accum = bin(s, MF_OP_ADD, bin(s, MF_OP_MUL, val(u->slot[0]), mom), u->grad);
-    MfTensor *step;
-    if (c->use_nesterov) {
-        MfTensor *a = bin(s, MF_OP_MUL, u->grad, u->lr);
-        MfTensor *b = bin(s, MF_OP_MUL, bin(s, MF_OP_MUL, accum, mom), u->lr);
-        step = bin(s, MF_OP_ADD, a, b);
-    } else {
-        step = bin(s, MF_OP_MUL, u->lr, accum);
+    MfTensor *x = v->value;
+    if (s->st != MF_OK || x->node ||
+        (x->refcount == 1 && x->storage->refcount == 1 && mf_tensor_is_contiguous(x)))
+        return;
+    MfTensor *copy = mf_tensor_clone(x);
+    if (!copy) {
+        s->st = MF_ENOMEM;
+        return;
     }
-    MfTensor *var = bin(s, MF_OP_SUB, val(u->var), step);
-    assign(s, u->slot[0], accum);
-    assign(s, u->var, var);
+    mf_tensor_release(v->value);
+    v->value = copy;
 }
 
-static void adagrad(Scratch *s, const MfUpdate *u)
-{
-    MfTensor *accum = bin(s, MF_OP_ADD, val(u->slot[0]), bin(s, MF_OP_MUL, u->grad, u->grad));
-    MfTensor *step = bin(s, MF_OP_MUL, bin(s, MF_OP_MUL, u->grad, u->lr),
-                         un(s, MF_OP_RSQRT, accum));
-    MfTensor *var = bin(s, MF_OP_SUB, val(u->var), step);
-    assign(s, u->slot[0], accum);
-    assign(s, u->var, var);
-}
+/* The Apply op of each optimizer kind and its number of slots. */
+static const MfOpId apply_op[] = {
+    [MF_OPT_SGD] = MF_OP_APPLY_GRADIENT_DESCENT, [MF_OPT_MOMENTUM] = MF_OP_APPLY_MOMENTUM,
+    [MF_OPT_ADAGRAD] = MF_OP_APPLY_ADAGRAD,      [MF_OPT_RMSPROP] = MF_OP_APPLY_RMSPROP,
+    [MF_OPT_ADAM] = MF_OP_APPLY_ADAM,
+};
 
-static void rmsprop(Scratch *s, const MfUpdate *u)
+/* The inputs of the Apply op after var and the slots, in TensorFlow's
+ * order; returns how many it wrote at 'in'. */
+static int hyper_inputs(Scratch *s, const MfUpdate *u, MfDType dt, MfTensor **in)
 {
     const MfOptConfig *c = &u->o->cfg;
-    MfDType dt = u->var->value->dtype;
-    MfTensor *g2 = bin(s, MF_OP_MUL, u->grad, u->grad);
-    MfTensor *ms_step = bin(s, MF_OP_MUL, bin(s, MF_OP_SUB, g2, val(u->slot[0])),
-                            cst(s, dt, 1 - c->decay));
-    MfTensor *ms = bin(s, MF_OP_ADD, val(u->slot[0]), ms_step);
-    MfTensor *denom = un(s, MF_OP_SQRT, bin(s, MF_OP_ADD, ms, cst(s, dt, c->epsilon)));
-    MfTensor *scaled = bin(s, MF_OP_DIV, bin(s, MF_OP_MUL, u->grad, u->lr), denom);
-    MfTensor *mom = bin(s, MF_OP_ADD, bin(s, MF_OP_MUL, val(u->slot[1]),
-                                           cst(s, dt, c->momentum)), scaled);
-    MfTensor *var = bin(s, MF_OP_SUB, val(u->var), mom);
-    assign(s, u->slot[0], ms);
-    assign(s, u->slot[1], mom);
-    assign(s, u->var, var);
-}
-
-/* lr * sqrt(1 - beta2_power) / (1 - beta1_power), in dtype 'dt'. */
-static MfTensor *adam_lr(Scratch *s, const MfUpdate *u, MfDType dt)
-{
-    MfTensor *one = cst(s, dt, 1);
-    if (s->st != MF_OK)
-        return NULL;
-    MfTensor *b1p = cast(s, u->o->beta_power[0]->value, dt);
-    MfTensor *b2p = cast(s, u->o->beta_power[1]->value, dt);
-    MfTensor *num = bin(s, MF_OP_MUL, u->lr, un(s, MF_OP_SQRT, bin(s, MF_OP_SUB, one, b2p)));
-    return bin(s, MF_OP_DIV, num, bin(s, MF_OP_SUB, one, b1p));
-}
-
-static void adam(Scratch *s, const MfUpdate *u)
-{
-    const MfOptConfig *c = &u->o->cfg;
-    MfDType dt = u->var->value->dtype;
-    MfTensor *lr_t = adam_lr(s, u, dt);
-    MfTensor *m_step = bin(s, MF_OP_MUL, bin(s, MF_OP_SUB, u->grad, val(u->slot[0])),
-                           cst(s, dt, 1 - c->beta1));
-    MfTensor *m = bin(s, MF_OP_ADD, val(u->slot[0]), m_step);
-    MfTensor *g2 = bin(s, MF_OP_MUL, u->grad, u->grad);
-    MfTensor *v_step = bin(s, MF_OP_MUL, bin(s, MF_OP_SUB, g2, val(u->slot[1])),
-                           cst(s, dt, 1 - c->beta2));
-    MfTensor *v = bin(s, MF_OP_ADD, val(u->slot[1]), v_step);
-    MfTensor *denom = bin(s, MF_OP_ADD, un(s, MF_OP_SQRT, v), cst(s, dt, c->epsilon));
-    MfTensor *step = bin(s, MF_OP_DIV, bin(s, MF_OP_MUL, m, lr_t), denom);
-    MfTensor *var = bin(s, MF_OP_SUB, val(u->var), step);
-    assign(s, u->slot[0], m);
-    assign(s, u->slot[1], v);
-    assign(s, u->var, var);
+    switch (c->kind) {
+    case MF_OPT_SGD:
+        in[0] = u->lr, in[1] = u->grad;
+        return 2;
+    case MF_OPT_MOMENTUM:
+        in[0] = u->lr, in[1] = u->grad, in[2] = cst(s, dt, c->momentum);
+        return 3;
+    case MF_OPT_ADAGRAD:
+        in[0] = u->lr, in[1] = u->grad;
+        return 2;
+    case MF_OPT_RMSPROP:
+        in[0] = u->lr, in[1] = cst(s, dt, c->decay), in[2] = cst(s, dt, c->momentum);
+        in[3] = cst(s, dt, c->epsilon), in[4] = u->grad;
+        return 5;
+    case MF_OPT_ADAM:
+        in[0] = cast(s, u->o->beta_power[0]->value, dt);
+        in[1] = cast(s, u->o->beta_power[1]->value, dt);
+        in[2] = u->lr, in[3] = cst(s, dt, c->beta1), in[4] = cst(s, dt, c->beta2);
+        in[5] = cst(s, dt, c->epsilon), in[6] = u->grad;
+        return 7;
+    }
+    return 0;
 }
 
 MfStatus mf_opt_update(const MfUpdate *u)
 {
     Scratch s = {.n = 0, .st = MF_OK};
-    switch (u->o->cfg.kind) {
-    case MF_OPT_SGD: sgd(&s, u); break;
-    case MF_OPT_MOMENTUM: momentum(&s, u); break;
-    case MF_OPT_ADAGRAD: adagrad(&s, u); break;
-    case MF_OPT_RMSPROP: rmsprop(&s, u); break;
-    case MF_OPT_ADAM: adam(&s, u); break;
+    const char *names[MF_OPT_MAX_SLOTS];
+    int nslots = mf_opt_kind_slots(u->o->cfg.kind, names);
+    MfDType dt = u->var->value->dtype;
+    MfTensor *in[10];
+    own(&s, u->var);
+    in[0] = u->var->value;
+    for (int k = 0; k < nslots; k++) {
+        own(&s, u->slot[k]);
+        in[1 + k] = u->slot[k]->value;
     }
+    int n = 1 + nslots + hyper_inputs(&s, u, dt, in + 1 + nslots);
+    MfAttrs a = mf_attrs_default();
+    a.n = u->o->cfg.use_nesterov;
+    MfTensor *out = NULL;
+    if (s.st == MF_OK)
+        s.st = mf_op1(apply_op[u->o->cfg.kind], n, in, &a, &out);
+    if (u->out && s.st == MF_OK)
+        *u->out = out;
+    else
+        mf_tensor_release(out);
     return done(&s);
 }
 
@@ -226,6 +193,9 @@ MfStatus mf_opt_adam_prepare(MfOptimizer *o, MfDType dt)
 {
     static const char *const names[2] = {"beta1_power", "beta2_power"};
     const double init[2] = {o->cfg.beta1, o->cfg.beta2};
+    if (mf_opt_graph_node(o->beta_power[0]))
+        return mf_err_set(MF_EARG, "apply_gradients: this %s already trains a graph; make a "
+                          "new optimizer for eager mode", mf_optimizer_class(o));
     for (int i = 0; i < 2; i++) {
         if (o->beta_power[i])
             continue;

@@ -6,7 +6,11 @@
  * description for messages). A slot or beta power the optimizer has not made
  * yet is a "pending" entry: optional, and made (mf_optimizer_ensure_slots)
  * when the file has it, so a restored training continues exactly. Restore
- * checks everything before assigning anything. */
+ * checks everything before assigning anything.
+ *
+ * Graph mode: the Variables are handles of graph variables (their values
+ * symbolic, giving dtype and shape for the checks); the values are read
+ * from and written to the session passed to save and restore. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,7 +266,9 @@ static MfStatus build(const MfSaver *s, Entries *es, MfVariable *gs, bool gs_opt
     }
     bool gs_listed = false;
     for (int i = 0; i < s->nvars; i++)
-        gs_listed = gs_listed || s->vars[i].var == gs;
+        gs_listed = gs_listed || s->vars[i].var == gs ||
+                    (gs && mf_opt_graph_node(gs) &&
+                     mf_opt_graph_node(s->vars[i].var) == mf_opt_graph_node(gs));
     if (st == MF_OK && gs && !gs_listed) {
         Entry *e = push_entry(es, "global_step");
         st = e ? MF_OK : MF_ENOMEM;
@@ -281,34 +287,80 @@ static MfStatus build(const MfSaver *s, Entries *es, MfVariable *gs, bool gs_opt
     return st == MF_OK ? check_clashes(es, who) : st;
 }
 
+/* ---- values: a Variable's own, or a graph variable's in the session ----------------- */
+
+/* The VARIABLE node behind a graph Variable handle, or NULL (eager). */
+static const MfNode *node_of(const MfVariable *v)
+{
+    return mf_opt_graph_node(v);
+}
+
+/* The value of 'v' now (owned): eager, its own; graph, the session's. */
+static MfStatus value_of(MfSession *sess, const Entry *e, const char *who, MfTensor **out)
+{
+    const MfNode *n = node_of(e->var);
+    *out = NULL;
+    if (!n) {
+        if (!e->var->value)
+            return mf_err_set(MF_EARG, "%s: %s has no value yet", who, e->what);
+        mf_tensor_retain(e->var->value);
+        *out = e->var->value;
+        return MF_OK;
+    }
+    if (!sess)
+        return mf_err_set(MF_EARG, "%s: %s is a graph variable: its value lives in a Session, "
+                          "pass it: saver:save(sess, path) / saver:restore(sess, path)", who,
+                          e->what);
+    MfStatus st = mf_session_variable_value(sess, n, out);
+    if (st != MF_OK)
+        mf_err_prefix("%s: %s", who, e->what);
+    return st;
+}
+
+/* Assigns 't' to the entry's Variable (its session value in graph mode). */
+static MfStatus set_value(MfSession *sess, const Entry *e, MfTensor *t)
+{
+    const MfNode *n = node_of(e->var);
+    return n ? mf_session_set_variable(sess, n, t) : mf_variable_assign(e->var, t);
+}
+
 /* ---- save -------------------------------------------------------------------------- */
+
+static void release_all(MfTensor **ts, int n)
+{
+    for (int i = 0; ts && i < n; i++)
+        mf_tensor_release(ts[i]);
+}
 
 MfStatus mf_saver_save(MfSaver *s, const char *path, MfVariable *global_step)
 {
+    return mf_saver_save_session(s, NULL, path, global_step);
+}
+
+MfStatus mf_saver_save_session(MfSaver *s, MfSession *sess, const char *path,
+                               MfVariable *global_step)
+{
     Entries es = {0};
     MfStatus st = build(s, &es, global_step, false, false, "Saver.save");
-    for (int i = 0; i < es.n && st == MF_OK; i++)
-        if (!es.e[i].var->value)
-            st = mf_err_set(MF_EARG, "Saver.save: %s has no value yet (graph mode: run its "
-                            "initializer in a Session first)", es.e[i].what);
     const char **names = NULL;
     MfTensor **tensors = NULL;
     size_t cap = (size_t)(es.n ? es.n : 1);
     if (st == MF_OK) {
         names = mf_alloc(cap * sizeof *names);
-        tensors = mf_alloc(cap * sizeof *tensors);
+        tensors = mf_alloc_zeroed(cap * sizeof *tensors);
         if (!names || !tensors)
             st = mf_err_nomem("Saver.save", cap * (sizeof *names + sizeof *tensors));
     }
     for (int i = 0; i < es.n && st == MF_OK; i++) {
         names[i] = es.e[i].name;
-        tensors[i] = es.e[i].var->value;
+        st = value_of(sess, &es.e[i], "Saver.save", &tensors[i]);
     }
     if (st == MF_OK) {
         st = mf_safetensors_write(path, es.n, names, tensors, NULL);
         if (st != MF_OK)
             mf_err_prefix("Saver.save");
     }
+    release_all(tensors, es.n);
     mf_dealloc(names, cap * sizeof *names);
     mf_dealloc(tensors, cap * sizeof *tensors);
     free_entries(&es);
@@ -436,11 +488,20 @@ static void match(MfSaver *s, Entries *es, int n, char **names, MfTensor **tenso
     }
 }
 
-/* Makes the slots and beta powers the file has and the optimizers do not. */
-static MfStatus make_pending(Entries *es, MfTensor **tensors)
+/* Makes the slots and beta powers the file has and the optimizers do not
+ * (eager mode; in graph mode they are variables that apply_gradients adds,
+ * so a file that has them needs the train op built first). */
+static MfStatus make_pending(Entries *es, MfTensor **tensors, MfSession *sess)
 {
     static const char *const beta[2] = {"beta1_power", "beta2_power"};
     MfStatus st = MF_OK;
+    for (int i = 0; i < es->n; i++) {
+        const Entry *e = &es->e[i];
+        if (!e->var && e->file >= 0 && (sess || node_of(e->owner)))
+            return mf_err_set(MF_EARG, "Saver.restore: the file has '%s' (%s), which this graph "
+                              "does not have yet: build the train op (opt:minimize) before "
+                              "restoring", e->name, e->what);
+    }
     for (int i = 0; i < es->n && st == MF_OK; i++)
         if (!es->e[i].var && es->e[i].file >= 0 && es->e[i].owner)
             st = mf_optimizer_ensure_slots(es->e[i].opt, es->e[i].owner);
@@ -462,8 +523,12 @@ static MfStatus make_pending(Entries *es, MfTensor **tensors)
 }
 
 /* Checks again (made slots included), then assigns every present entry. */
-static MfStatus assign_all(Entries *es, MfTensor **tensors, const char *path)
+static MfStatus assign_all(Entries *es, MfTensor **tensors, const char *path, MfSession *sess)
 {
+    for (int i = 0; i < es->n; i++)
+        if (es->e[i].file >= 0 && es->e[i].var && node_of(es->e[i].var) && !sess)
+            return mf_err_set(MF_EARG, "Saver.restore: %s is a graph variable: its value lives "
+                              "in a Session, pass it: saver:restore(sess, path)", es->e[i].what);
     Report r = {.len = 0};
     for (int i = 0; i < es->n; i++)
         if (es->e[i].file >= 0 && (!es->e[i].var || !es->e[i].var->value ||
@@ -474,12 +539,18 @@ static MfStatus assign_all(Entries *es, MfTensor **tensors, const char *path)
     MfStatus st = MF_OK;
     for (int i = 0; i < es->n && st == MF_OK; i++)
         if (es->e[i].file >= 0)
-            st = mf_variable_assign(es->e[i].var, tensors[es->e[i].file]);
+            st = set_value(sess, &es->e[i], tensors[es->e[i].file]);
     return st;
 }
 
 MfStatus mf_saver_restore(MfSaver *s, const char *path, bool strict, MfVariable *global_step,
                           bool gs_optional)
+{
+    return mf_saver_restore_session(s, NULL, path, strict, global_step, gs_optional);
+}
+
+MfStatus mf_saver_restore_session(MfSaver *s, MfSession *sess, const char *path, bool strict,
+                                  MfVariable *global_step, bool gs_optional)
 {
     Entries es = {0};
     MfStatus st = build(s, &es, global_step, gs_optional, true, "Saver.restore");
@@ -496,9 +567,9 @@ MfStatus mf_saver_restore(MfSaver *s, const char *path, bool strict, MfVariable 
                             "%s", path, r.count, r.count > 1 ? "s" : "", r.buf);
     }
     if (st == MF_OK)
-        st = make_pending(&es, tensors);
+        st = make_pending(&es, tensors, sess);
     if (st == MF_OK)
-        st = assign_all(&es, tensors, path);
+        st = assign_all(&es, tensors, path, sess);
     mf_safetensors_free(n, names, tensors);
     free_entries(&es);
     return st;

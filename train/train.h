@@ -18,6 +18,7 @@
 
 #include "core/op.h"
 #include "core/variable.h"
+#include "graph/graph.h"
 
 typedef enum MfOptKind {
     MF_OPT_SGD,
@@ -131,6 +132,42 @@ MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariabl
 MfStatus mf_train_exponential_decay(MfTensor *lr, MfTensor *step, double decay_steps,
                                     double decay_rate, bool staircase, MfTensor **out);
 
+/* ---- graph mode (train/graph_train.c) ---------------------------------------------
+ * A graph Variable is passed as a handle: an MfVariable whose value is the
+ * symbolic output of its VARIABLE node (repl/ makes them so); its values
+ * live in Sessions. */
+
+/* A new handle (owned) for VARIABLE node 'node'; NULL with MF_ENOMEM. */
+MfVariable *mf_train_graph_handle(MfNode *node);
+
+/* Graph compute_gradients: adds the gradient nodes of the symbolic 'loss'
+ * (summed when not a scalar) for 'var_list' (graph Variable handles of the
+ * loss's graph) or, when NULL, every trainable variable of that graph, in
+ * creation order. '*pairs' (mf_grad_vars_free) has one pair per variable,
+ * the gradient NULL where the loss does not depend on it. Errors: a
+ * concrete or non-float loss, a variable of another graph or an eager one,
+ * the gradient builder's. */
+MfStatus mf_train_compute_gradients_graph(MfTensor *loss, int nvars,
+                                          MfVariable *const *var_list, MfGradVar **pairs,
+                                          int *npairs);
+
+/* Graph apply_gradients: makes the slot variables (and Adam's beta powers)
+ * on first use, adds one fused Apply node per pair with a gradient, Adam's
+ * beta-power updates after them, a NoOp named after the optimizer that
+ * groups them and, with 'global_step' (a scalar int graph Variable), an
+ * AssignAdd after that group. '*train_op' (borrowed, a node of the graph)
+ * is the last of these: run it with a Session. 'lr' (may be NULL) overrides
+ * the learning rate (a float scalar, concrete or symbolic). Slot variables
+ * join the graph's global variables: build the initializer afterwards.
+ * Errors name "apply_gradients". */
+MfStatus mf_optimizer_apply_graph(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
+                                  MfVariable *global_step, MfNode **train_op);
+
+/* The graph's "global_step" variable (int64, 0, not trainable), made on
+ * first use; '*step' is a new handle (owned). Fails when 'g' has a node of
+ * that name that is not a variable. */
+MfStatus mf_train_graph_global_step(MfGraph *g, MfVariable **step);
+
 /* ---- Saver (train/saver.c) ---------------------------------------------------------
  * Saves and restores named Variables, the slots and non-slot variables of
  * optimizers and the global step in one safetensors file. Entry names: the
@@ -166,6 +203,16 @@ MfStatus mf_saver_save(MfSaver *s, const char *path, MfVariable *global_step);
  * nothing asked for are remembered (see mf_saver_extras). */
 MfStatus mf_saver_restore(MfSaver *s, const char *path, bool strict, MfVariable *global_step,
                           bool gs_optional);
+
+/* The same in graph mode: the values of graph Variable handles are read
+ * from (saved) or written into (restored) 'sess'; eager Variables among
+ * them are handled as above. Errors: a graph variable not initialised in
+ * 'sess', slots in the file that the graph has not made yet (build the
+ * train op first), and those of the eager versions. */
+MfStatus mf_saver_save_session(MfSaver *s, MfSession *sess, const char *path,
+                               MfVariable *global_step);
+MfStatus mf_saver_restore_session(MfSaver *s, MfSession *sess, const char *path, bool strict,
+                                  MfVariable *global_step, bool gs_optional);
 
 /* The unexpected entries of the last restore: returns how many and sets
  * '*names' (borrowed, valid until the next restore or free). */

@@ -120,49 +120,81 @@ static void convert(const Idx *x, const unsigned char *raw, int64_t n, void *out
     }
 }
 
-/* Reads exactly the data bytes the dims need into 'out'. */
-static MfStatus read_data(Idx *x, MfTensor *out)
+/* Checks the header's dims against the size cap; '*n' is their element count. */
+static MfStatus check_dims(const Idx *x, int64_t *n)
 {
-    char dims[64];
-    int64_t n = mf_tensor_numel(out);
-    size_t need = (size_t)n * x->esize, got;
-    mf_shape_str(x->rank, x->shape, dims, sizeof dims);
-    bool in_place = x->esize == mf_dtype_size(out->dtype); /* convert converts forward */
-    unsigned char *raw = in_place ? mf_tensor_data(out) : malloc(need ? need : 1);
-    if (!raw)
-        return mf_err_nomem(FN, (unsigned long long)need);
-    MfStatus st = read_some(x, raw, need, &got);
-    if (st == MF_OK && got < need)
-        st = mf_err_set(MF_EARG, FN ": '%s' is truncated: dims %s need %zu data bytes, the file "
-                        "has %zu", x->path, dims, need, got);
-    unsigned char extra;
-    if (st == MF_OK && (st = read_some(x, &extra, 1, &got)) == MF_OK && got > 0)
-        st = mf_err_set(MF_EARG, FN ": '%s' has trailing bytes after the %zu data bytes that "
-                        "dims %s need", x->path, need, dims);
-    if (st == MF_OK)
-        convert(x, raw, n, mf_tensor_data(out));
-    if (!in_place)
-        free(raw);
-    return st;
-}
-
-/* The tensor for the header's dims, refusing absurd sizes. */
-static MfStatus new_output(const Idx *x, MfDType dt, MfTensor **out)
-{
-    int64_t n = 1, limit = MF_MAX_TENSOR_BYTES / 8;
+    int64_t limit = MF_MAX_TENSOR_BYTES / 8;
     bool empty = false, too_large = false;
+    *n = 1;
     for (int d = 0; d < x->rank; d++) {
         empty = empty || x->shape[d] == 0;
-        too_large = too_large || (x->shape[d] > 0 && n > limit / x->shape[d]);
-        n = too_large ? n : n * x->shape[d];
+        too_large = too_large || (x->shape[d] > 0 && *n > limit / x->shape[d]);
+        *n = too_large ? *n : *n * x->shape[d];
     }
+    if (empty)
+        *n = 0;
     if (too_large && !empty) {
         char dims[64];
         return mf_err_set(MF_EARG, FN ": '%s': dims %s in the header are too large", x->path,
                           mf_shape_str(x->rank, x->shape, dims, sizeof dims));
     }
-    *out = mf_tensor_new(dt, x->rank, x->shape);
-    return *out ? MF_OK : MF_ENOMEM;
+    return MF_OK;
+}
+
+/* Reads the data section (at most 'need' + 1 bytes, to see a trailing byte)
+ * into '*raw', a buffer that grows as bytes arrive: a short file whose header
+ * claims gigabytes fails as truncated instead of allocating them first (the
+ * gzip case cannot know the size in advance). '*raw' is malloc'ed on MF_OK. */
+static MfStatus read_payload(Idx *x, size_t need, unsigned char **raw, size_t *got)
+{
+    size_t want = need + 1, cap = want < (1u << 20) ? want : (1u << 20);
+    *raw = NULL;
+    *got = 0;
+    for (;;) {
+        unsigned char *bigger = realloc(*raw, cap);
+        size_t k = 0;
+        MfStatus st = bigger ? read_some(x, bigger + *got, cap - *got, &k)
+                             : mf_err_nomem(FN, (unsigned long long)cap);
+        if (st != MF_OK) {
+            free(bigger ? bigger : *raw);
+            *raw = NULL;
+            return st;
+        }
+        *raw = bigger;
+        *got += k;
+        if (*got < cap || cap == want)
+            return MF_OK;
+        cap = cap > want / 2 ? want : cap * 2;
+    }
+}
+
+/* Reads exactly the data bytes the dims need into a new tensor '*out'. */
+static MfStatus read_data(Idx *x, MfDType dt, MfTensor **out)
+{
+    char dims[64];
+    int64_t n;
+    MfStatus st = check_dims(x, &n);
+    if (st != MF_OK)
+        return st;
+    size_t need = (size_t)n * x->esize, got;
+    unsigned char *raw;
+    if ((st = read_payload(x, need, &raw, &got)) != MF_OK)
+        return st;
+    mf_shape_str(x->rank, x->shape, dims, sizeof dims);
+    if (got < need)
+        st = mf_err_set(MF_EARG, FN ": '%s' is truncated: dims %s need %zu data bytes, the file "
+                        "has %zu", x->path, dims, need, got);
+    else if (got > need)
+        st = mf_err_set(MF_EARG, FN ": '%s' has trailing bytes after the %zu data bytes that "
+                        "dims %s need", x->path, need, dims);
+    else if (!(*out = mf_tensor_new(dt, x->rank, x->shape))) {
+        mf_err_prefix(FN ": '%s'", x->path);   /* e.g. dims like (2^32, 2^32, 0) */
+        st = MF_ENOMEM;
+    }
+    if (st == MF_OK)
+        convert(x, raw, n, mf_tensor_data(*out));
+    free(raw);
+    return st;
 }
 
 MfStatus mf_read_idx(const char *path, MfTensor **out)
@@ -179,11 +211,8 @@ MfStatus mf_read_idx(const char *path, MfTensor **out)
     gzbuffer(x.gz, 1u << 17);
     MfDType dt = MF_NDTYPES;
     MfStatus st = read_header(&x, &dt);
-    if (st == MF_OK && (st = new_output(&x, dt, out)) == MF_OK &&
-        (st = read_data(&x, *out)) != MF_OK) {
-        mf_tensor_release(*out);
-        *out = NULL;
-    }
+    if (st == MF_OK)
+        st = read_data(&x, dt, out);
     gzclose(x.gz);
     return st;
 }

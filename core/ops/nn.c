@@ -367,16 +367,18 @@ static MfStatus bias_add_infer(MfOpCall *c)
     do {                                                                                 \
         const T *x = mf_tensor_data(v), *bb = mf_tensor_data(b);                         \
         T *y = mf_tensor_data(outs[0]);                                                  \
-        for (int64_t o = 0; o < outer; o++)                                              \
+        for (int64_t o = 0; o < outer; o++) {                                            \
+            if (inner == 1) { /* NHWC: a whole row of channels, vectorized */            \
+                for (int64_t k = 0; k < nc; k++)                                         \
+                    y[o * nc + k] = x[o * nc + k] + bb[k];                               \
+                continue;                                                                \
+            }                                                                            \
             for (int64_t k = 0; k < nc; k++) {                                           \
                 int64_t base = (o * nc + k) * inner;                                     \
-                if (inner == 1) {                                                        \
-                    y[base] = x[base] + bb[k];                                           \
-                    continue;                                                            \
-                }                                                                        \
                 for (int64_t i = 0; i < inner; i++)                                      \
                     y[base + i] = x[base + i] + bb[k];                                   \
             }                                                                            \
+        }                                                                                \
     } while (0)
 
 static MfStatus bias_add_forward(const MfOpCall *c, MfTensor **outs)

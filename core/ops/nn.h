@@ -53,6 +53,10 @@ MfStatus mf_bias_add(MfTensor *value, MfTensor *bias, bool nchw, MfTensor **out)
  * be in [0, 1); rate 0 returns 'x' itself (retained). Float dtypes. */
 MfStatus mf_dropout(MfTensor *x, double rate, uint64_t seed, MfTensor **out);
 
+/* Relu's gradient as one op (ReluGrad, nn_relu.c): 'dy' where 'x' > 0, else
+ * 0; 'dy' and 'x' share one shape and one numeric dtype. */
+MfStatus mf_relu_backprop(MfTensor *dy, MfTensor *x, MfTensor **out);
+
 /* Gradients (nn_grad.c): MfOpDesc 'backward' functions, see op.h. */
 MfStatus mf_softmax_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_log_softmax_grad(const MfGradCall *g, MfTensor **dinputs);

@@ -153,7 +153,7 @@ static void uniform_f32(float *p, int64_t n, uint64_t seed, double lo, double hi
 
 static void uniform_f64(double *p, int64_t n, uint64_t seed, double lo, double hi)
 {
-    double below = nextafter(hi, -INFINITY);
+    double below = nextafter(hi, -HUGE_VAL);
     for (int64_t k = 0; 2 * k < n; k++) {
         uint32_t w[4];
         mf_rng_block(seed, (uint64_t)k, 0, w);

@@ -11,7 +11,9 @@
  *         zero, the product of the non-zeros goes to the zero's place and 0
  *         elsewhere; with two or more zeros it is 0 everywhere.
  *
- * Element counts are taken from the (static) input shape. */
+ * Element counts are taken from the static input shape; with unknown (-1)
+ * dims (graph mode) Mean counts at run time (Size nodes) and the keepdims
+ * shape is rebuilt with ExpandDims. */
 #include "grads_math.h"
 
 #include "../shape.h"
@@ -40,12 +42,34 @@ static int reduced_axes(const MfOpCall *c, int64_t *axes, int64_t *kshape)
     return n;
 }
 
+/* With unknown dims (graph mode) the keepdims shape is not known: the
+ * reduced axes are put back one by one (ExpandDims, a view), in increasing
+ * order so each lands where it was. */
+static MfStatus expand_reduced(MfTensor *t, const int64_t *axes, int naxes, MfTensor **out)
+{
+    MfTensor *cur = t;
+    mf_tensor_retain(cur);
+    for (int i = 0; i < naxes; i++) {
+        MfTensor *next = NULL;
+        MfStatus st = mf_expand_dims(cur, axes[i], &next);
+        mf_tensor_release(cur);
+        if (st != MF_OK)
+            return st;
+        cur = next;
+    }
+    *out = cur;
+    return MF_OK;
+}
+
 /* 't' (shaped like the output) reshaped to the keepdims shape. */
 static MfStatus keepdims(const MfGradCall *g, MfTensor *t, MfTensor **out)
 {
     int64_t axes[MF_MAX_RANK], kshape[MF_MAX_RANK];
     const MfTensor *x = g->call->inputs[0];
-    reduced_axes(g->call, axes, kshape);
+    int naxes = reduced_axes(g->call, axes, kshape);
+    if (mf_grad_unknown_dims(x))
+        return t->rank == x->rank ? (mf_tensor_retain(t), *out = t, MF_OK)
+                                  : expand_reduced(t, axes, naxes, out);
     if (mf_shape_equal(t->rank, t->shape, x->rank, kshape)) {
         mf_tensor_retain(t);
         *out = t;
@@ -73,8 +97,48 @@ MfStatus mf_sum_grad(const MfGradCall *g, MfTensor **dinputs)
     return spread(g, 1, dinputs);
 }
 
+/* The elements per output as a scalar of x's dtype, counted when the graph
+ * runs: Cast(Size(x) / Maximum(Size(y), 1)). Then 1 / count. */
+static MfStatus runtime_inverse_count(const MfGradCall *g, MfTensor **out)
+{
+    MfTensor *t[7] = {0};
+    MfTensor *x = g->call->inputs[0];
+    MfStatus st;
+    MF_GRAD_TRY(mf_unary(MF_OP_SIZE, x, &t[0]));
+    MF_GRAD_TRY(mf_unary(MF_OP_SIZE, g->outputs[0], &t[1]));
+    t[2] = mf_tensor_scalar(MF_INT32, 1);
+    if (!t[2]) {
+        st = mf_err_nomem("reduce_mean gradient", sizeof(int32_t));
+        goto done;
+    }
+    MF_GRAD_TRY(mf_binary(MF_OP_MAXIMUM, t[1], t[2], &t[3]));
+    MF_GRAD_TRY(mf_binary(MF_OP_DIV, t[0], t[3], &t[4]));
+    MF_GRAD_TRY(mf_cast(t[4], x->dtype, &t[5]));
+    MF_GRAD_TRY(mf_grad_const(x, 1, &t[6]));
+    st = mf_binary(MF_OP_DIV, t[6], t[5], out);
+done:
+    mf_grad_release_n(t, 7);
+    return st;
+}
+
+/* Mean with unknown dims: broadcast(dy * (1 / count)), count at run time. */
+static MfStatus mean_grad_runtime(const MfGradCall *g, MfTensor **dinputs)
+{
+    MfTensor *t[3] = {0};
+    MfStatus st;
+    MF_GRAD_TRY(runtime_inverse_count(g, &t[0]));
+    MF_GRAD_TRY(keepdims(g, g->doutputs[0], &t[1]));
+    MF_GRAD_TRY(mf_binary(MF_OP_MUL, t[1], t[0], &t[2]));
+    st = mf_grad_broadcast_like(t[2], g->call->inputs[0], &dinputs[0]);
+done:
+    mf_grad_release_n(t, 3);
+    return st;
+}
+
 MfStatus mf_mean_grad(const MfGradCall *g, MfTensor **dinputs)
 {
+    if (mf_grad_unknown_dims(g->call->inputs[0]))
+        return mean_grad_runtime(g, dinputs);
     int64_t nx = mf_tensor_numel(g->call->inputs[0]), ny = mf_tensor_numel(g->outputs[0]);
     int64_t count = ny > 0 ? nx / ny : 0;
     return spread(g, count > 0 ? 1.0 / (double)count : 1.0, dinputs);

@@ -514,7 +514,11 @@ static MfStatus tile_infer(MfOpCall *c)
         if (a->ints[d] < 0)
             return mf_err_set(MF_EARG, "tile: multiples must be >= 0, got %lld for axis %d",
                               (long long)a->ints[d], d + 1);
-        shape[d] = t->shape[d] < 0 ? -1 : t->shape[d] * a->ints[d];
+        if (t->shape[d] < 0)
+            shape[d] = -1;
+        else if (__builtin_mul_overflow(t->shape[d], a->ints[d], &shape[d]))
+            return mf_err_set(MF_EARG, "tile: axis %d of size %lld times %lld overflows", d + 1,
+                              (long long)t->shape[d], (long long)a->ints[d]);
     }
     spec_set(c, t->dtype, t->rank, shape);
     return MF_OK;

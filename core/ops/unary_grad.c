@@ -7,6 +7,7 @@
 #include "grads_math.h"
 
 #include "compare.h"
+#include "nn.h"
 
 /* dinputs[0] = dy * d, consuming 'd' (owned; NULL when computing it failed,
  * with 'st' its status). */
@@ -139,18 +140,10 @@ MfStatus mf_sigmoid_grad(const MfGradCall *g, MfTensor **dinputs)
     return output_poly_grad(g, true, dinputs);
 }
 
-/* dy where x > 0, else 0. */
+/* dy where x > 0, else 0: the fused op ReluGrad (nn_relu.c). */
 MfStatus mf_relu_grad(const MfGradCall *g, MfTensor **dinputs)
 {
-    MfTensor *zero = NULL, *mask = NULL;
-    MfStatus st = mf_grad_const(x_of(g), 0, &zero);
-    if (st == MF_OK)
-        st = mf_binary(MF_OP_GREATER, x_of(g), zero, &mask);
-    if (st == MF_OK)
-        st = mf_where(mask, g->doutputs[0], zero, &dinputs[0]);
-    mf_tensor_release(zero);
-    mf_tensor_release(mask);
-    return st;
+    return mf_relu_backprop(g->doutputs[0], x_of(g), &dinputs[0]);
 }
 
 MfStatus mf_softplus_grad(const MfGradCall *g, MfTensor **dinputs)

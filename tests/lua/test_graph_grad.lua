@@ -113,15 +113,35 @@ T.test("unknown batch dim: elementwise and matmul work", function()
   T.eq(got[2], {{0}, {0}})
 end)
 
+T.test("unknown dims: reductions, broadcasting, reshape take shapes at run time", function()
+  local g = mf.Graph()
+  local x, b, gr
+  g:as_default(function()
+    x = mf.placeholder("float32", {-1, -1}, "x")
+    b = mf.placeholder("float32", {-1}, "b")
+    local h = mf.reshape(x + b, {-1})
+    gr = mf.gradients(mf.reduce_mean(h * h), {x, b})
+  end)
+  local s = mf.Session(g)
+  -- x + b = {{1, 2}, {3, 4}}; d mean(h^2) = 2h / 4
+  local got = s:run(gr, {[x] = {{1, 1}, {3, 3}}, [b] = {0, 1}})
+  T.eq(got[1], {{0.5, 1}, {1.5, 2}})
+  T.eq(got[2], {2, 3})
+  -- b of size 1 stretches at run time: its gradient sums over every element
+  got = s:run(gr, {[x] = {{1, 2, 3}}, [b] = {1}})
+  T.eq(got[2], {(4 + 6 + 8) / 3})
+end)
+
 T.test("errors", function()
   local g, h = mf.Graph(), mf.Graph()
-  local x, y, other
+  local x, y, yc, other
   g:as_default(function()
     x = mf.placeholder("float32", {-1, 2}, "x")
     y = mf.reduce_sum(x)
+    yc = mf.reduce_sum(mf.concat({x, x}, 1))
   end)
   h:as_default(function() other = mf.placeholder("float32", {2}, "other") end)
-  T.raises(function() mf.gradients(y, x) end, "node 'reduce_sum' (Sum) has an input or output "
+  T.raises(function() mf.gradients(yc, x) end, "node 'concat' (ConcatV2) has an input or output "
            .. "with unknown (?) dims")
   T.raises(function() mf.gradients(y, other) end, "xs[1] ('other') is a tensor of another")
   T.raises(function() mf.gradients(y, mf.tensor{1}) end, "xs[1] is a concrete tensor")

@@ -1,10 +1,18 @@
 -- test_scripts.lua — runs every scripts/*.lua with this moonflow binary
--- (arg[-1]) and checks that it exits 0 and prints its key line; script 05 also
--- runs on gzip-compressed IDX files given as arguments.
+-- (arg[-1]) and checks that it exits 0 and prints its key line (a script
+-- without a check here fails the test, so a new script needs one). Some
+-- scripts also run on inputs given as arguments: cnn_idx.lua on
+-- gzip-compressed IDX files, mlp_csv.lua on a CSV file.
 local T = dofile("tests/lua/harness.lua")
 
 local moonflow = arg[-1]
 local tmpfiles = {}
+
+local function tmpname()
+  local name = os.tmpname()
+  tmpfiles[#tmpfiles + 1] = name
+  return name
+end
 
 -- Runs the binary on a script with arguments; returns ok, output (stdout and stderr).
 local function run(script, ...)
@@ -19,57 +27,117 @@ local function number_after(out, label)
   return tonumber(out:match(label .. "%s*=%s*(%-?[%d%.]+)"))
 end
 
--- Per script: a check of its output (scripts without one must just exit 0).
-local checks = {
-  ["01_tensors.lua"] = function(out) T.ok(out:find("tensors: done", 1, true), "closing line") end,
-  ["02_autodiff.lua"] = function(out)
-    T.eq(number_after(out, "dy/dx"), 27)
-    T.eq(number_after(out, "f''"), 12)
-    T.eq(number_after(out, "mf.grad%(mf.grad%(cube%)%)%(2%)"), 12)
-    T.ok(out:find("not watched", 1, true), "explain says not watched")
-  end,
-  ["03_linear_regression.lua"] = function(out)
+local function has(out, text) return out:find(text, 1, true) ~= nil end
+
+-- The output is not a terminal here: progress prints plain lines, the last
+-- one at 100% with the total time, and no carriage returns.
+local function progress_done(out)
+  T.ok(out:find("100%%  loss [%d.e+-]+ | [%d.]+ steps/s, %d+:%d%d total"), "final progress line")
+  T.ok(not has(out, "\r"), "no carriage returns when not on a terminal")
+end
+
+local function plotted(out)
+  T.ok(has(out, "\u{2514}\u{2500}\u{2500}"), "a plot's x axis")
+end
+
+-- Per script: arguments (small inputs) and a check of the output.
+local kahn_svg = tmpname() .. ".svg"
+local scripts = {
+  ["linear_regression.lua"] = {check = function(out)
     T.eq(number_after(out, "\nw"), 3, 0.05, "learned w")
     T.eq(number_after(out, "\nb"), 2, 0.05, "learned b")
-  end,
-  ["04_clip_and_mask.lua"] = function(out)
-    T.ok(out:find("after 1.0000", 1, true), "clipped global norm is 1")
-    T.ok(out:find("masked rows unchanged:\ttrue", 1, true), "mask kept rows")
-  end,
-  ["05_mnist_softmax.lua"] = function(out)
+    progress_done(out)
+    plotted(out)
+  end},
+  ["linear_regression_graph.lua"] = {check = function(out)
+    T.eq(number_after(out, "\nw"), 3, 0.05, "learned w")
+    T.eq(number_after(out, "\nb"), 2, 0.05, "learned b")
+    T.ok(has(out, "the graph has"), out)
+    progress_done(out)
+  end},
+  ["logistic_regression.lua"] = {check = function(out)
+    T.ok(number_after(out, "accuracy") >= 0.95, "accuracy")
+    plotted(out)
+  end},
+  ["mlp_csv.lua"] = {args = {"-", 10}, check = function(out)
+    T.ok(has(out, "generated 300 rows"), out)
+    T.ok(has(out, "epoch 10/10"), "progress counts epochs")
     T.ok(number_after(out, "test accuracy") >= 0.9, "test accuracy")
-  end,
-  ["06_graph_mode.lua"] = function(out)
-    T.eq(number_after(out, "graph loss"), 5 / 3, 1e-3)
-    T.ok(out:find("reduce_mean%s+Mean"), "schedule lists the Mean node")
-  end,
-  ["07_cnn.lua"] = function(out)
-    T.ok(out:find("loss decreased: true", 1, true), "loss decreased")
-  end,
-  ["profile_conv_backprop.lua"] = function(out)
-    T.ok(out:find("Backward pass of a small CNN", 1, true), "report title")
-  end,
+  end},
+  ["cnn_idx.lua"] = {check = function(out)
+    T.ok(has(out, "loaded 500 images of 28x28"), out)
+    T.ok(number_after(out, "test accuracy") >= 0.9, "test accuracy")
+    progress_done(out)
+  end},
+  ["compute_apply_clip.lua"] = {check = function(out)
+    local befores, afters = 0, 0
+    for before, after in out:gmatch("global norm before%s+([%d.]+)%s+after ([%d.]+)") do
+      befores = befores + (tonumber(before) > 1 and 1 or 0)
+      afters = afters + (tonumber(after) == 1 and 1 or 0)
+    end
+    T.eq({befores, afters}, {5, 5}, 0, "five clipped steps")
+    T.ok(tonumber(out:match("after 200 steps: loss ([%d.]+)")) < 1e-3, "converged")
+  end},
+  ["masked_update.lua"] = {check = function(out)
+    T.ok(has(out, "masked rows unchanged:\ttrue\tfree rows changed:\ttrue"), out)
+  end},
+  ["kahn_trace.lua"] = {args = {kahn_svg}, check = function(out)
+    T.ok(out:find("multiply%s+2%s+left/relu:0, right/tanh:0"), "in-degree table")
+    T.ok(has(out, "step 9: run reduce_sum"), "step by step")
+    T.eq(number_after(out, "nodes run"), 9)
+    T.eq(number_after(out, "out"), 0.7723, 1e-3)
+    if has(out, "graph drawn to") then
+      local f = assert(io.open(kahn_svg))
+      T.ok(f:read("a"):find("<svg", 1, true), "Graphviz wrote an SVG")
+      f:close()
+    else
+      T.ok(has(out, "Graphviz is not installed"), out)
+    end
+  end},
+  ["higher_order.lua"] = {check = function(out)
+    T.eq(number_after(out, "dy/dx"), 27)
+    T.eq(number_after(out, "mf.grad%(mf.grad%(cube%)%)%(2%)"), 12)
+    T.ok(has(out, "not watched"), "explain says not watched")
+    T.ok(out:find("tanh'%(0%) =%s+1%.0%s+tanh'''%(0%) =%s+%-2%.0"), "third derivative")
+    T.eq(number_after(out, "second derivative f''%(2%)"), 12)
+  end},
+  ["eager_vs_graph.lua"] = {args = {20}, check = function(out)
+    T.ok(out:find("per call: eager [%d.]+ us, graph [%d.]+ us"), out)
+    T.ok(has(out, "equal results:\ttrue"), out)
+  end},
+  ["profile_conv_backprop.lua"] = {check = function(out)
+    T.ok(has(out, "Backward pass of a small CNN"), "report title")
+  end},
+  ["save_restore.lua"] = {check = function(out)
+    T.ok(has(out, "restored:  step 50"), out)
+    T.ok(has(out, "restored run matches the uninterrupted one:\ttrue"), out)
+  end},
 }
 
-local scripts = {}
+local found = {}
 local ls = assert(io.popen("ls scripts/*.lua"))
-for path in ls:lines() do scripts[#scripts + 1] = path end
+for path in ls:lines() do found[#found + 1] = path end
 ls:close()
-T.ok(#scripts >= 8, "found the scripts")
 
-for _, path in ipairs(scripts) do
+for _, path in ipairs(found) do
   T.test(path, function()
-    local ok, out = run(path)
+    local spec = scripts[path:match("[^/]+$")]
+    T.ok(spec, path .. " has no check in tests/lua/test_scripts.lua")
+    local ok, out = run(path, table.unpack(spec.args or {}))
     T.ok(ok, path .. " exited with an error:\n" .. out)
-    local check = checks[path:match("[^/]+$")]
-    if ok and check then check(out) end
+    spec.check(out)
   end)
 end
 
--- 05 with IDX files given as arguments, gzip-compressed.
+T.test("every script the issue names exists", function()
+  for name in pairs(scripts) do
+    T.ok(io.open("scripts/" .. name) ~= nil, "missing scripts/" .. name)
+  end
+end)
+
+-- cnn_idx.lua on IDX files given as arguments, gzip-compressed.
 local function gz_idx(dims, bytes)
-  local name = os.tmpname()
-  tmpfiles[#tmpfiles + 1] = name
+  local name = tmpname()
   local p = assert(io.popen("gzip -c > '" .. name .. "'", "w"))
   p:write(string.char(0, 0, 0x08, #dims))
   for _, d in ipairs(dims) do p:write(string.pack(">I4", d)) end
@@ -78,22 +146,39 @@ local function gz_idx(dims, bytes)
   return name
 end
 
-T.test("05 on IDX files given as arguments", function()
+T.test("cnn_idx.lua on IDX files given as arguments", function()
   local img, lab = {}, {}
-  for i = 1, 100 do
+  for i = 1, 120 do
     local k = (i - 1) % 2                 -- class 0: bright top half, class 1: bright bottom
     local px = {}
     for p = 0, 783 do px[p + 1] = ((p < 392) == (k == 0)) and 200 or 20 end
     img[i], lab[i] = string.char(table.unpack(px)), string.char(k)
   end
-  local images = gz_idx({100, 28, 28}, table.concat(img))
-  local labels = gz_idx({100}, table.concat(lab))
-  local ok, out = run("scripts/05_mnist_softmax.lua", images, labels, 2)
+  local images = gz_idx({120, 28, 28}, table.concat(img))
+  local labels = gz_idx({120}, table.concat(lab))
+  local ok, out = run("scripts/cnn_idx.lua", images, labels, 2, 100)
   T.ok(ok, out)
-  T.ok(out:find("loaded 100 images of 28x28", 1, true), out)
-  T.ok(not out:find("synthetic", 1, true), "used the files")
+  T.ok(has(out, "loaded 100 images of 28x28"), out)
+  T.ok(not has(out, "synthetic"), "used the files")
   T.eq(number_after(out, "test accuracy"), 1)
 end)
 
+T.test("mlp_csv.lua on a CSV file given as argument", function()
+  -- Labels 5 and 7 (mapped to classes 1, 2), no header: x1 > x2 means 7.
+  local name = tmpname()
+  local f = assert(io.open(name, "w"))
+  math.randomseed(3)
+  for _ = 1, 200 do
+    local a, b = math.random(), math.random()
+    f:write(string.format("%.3f,%.3f,%d\n", a, b, a > b and 7 or 5))
+  end
+  f:close()
+  local ok, out = run("scripts/mlp_csv.lua", name, 15)
+  T.ok(ok, out)
+  T.ok(has(out, "200 rows, 2 features, 2 classes"), out)
+  T.ok(number_after(out, "test accuracy") >= 0.85, out)
+end)
+
 for _, name in ipairs(tmpfiles) do os.remove(name) end
+os.remove(kahn_svg)
 T.done()

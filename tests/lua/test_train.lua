@@ -177,7 +177,9 @@ T.test("slots: names, values, printing", function()
   adam:minimize(function() return mf.reduce_sum(w * w) end)  -- g = (2, 4)
   local m, v = adam:get_slot(w, "m"), adam:get_slot(w, "v")
   T.eq(m.name, "w/Adam"); T.eq(v.name, "w/Adam_1"); T.eq(m.trainable, false)
-  T.eq(m, {0.2, 0.4}, 1e-6); T.eq(v, {0.004, 0.016}, 1e-7)
+  -- TensorFlow's kernel computes 1 - beta2 in float32 (0.00099998713...), so v is a few
+  -- ulps under the exact 0.016
+  T.eq(m, {0.2, 0.4}, 1e-6); T.eq(v, {0.004, 0.016}, 1e-6)
   T.ok(tostring(m):find("w/Adam", 1, true))
   T.ok(tostring(adam):find("AdamOptimizer(learning_rate=0.1", 1, true))
   T.ok(tostring(adam):find("for 1 variables", 1, true))

@@ -13,7 +13,7 @@
 
 #include "core/op.h"
 
-#define GC_MAX_INPUTS 4
+#define GC_MAX_INPUTS 10 /* ApplyAdam takes 10 */
 
 typedef struct GradCase {
     MfOpId op;

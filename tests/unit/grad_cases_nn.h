@@ -100,6 +100,8 @@ static const GradCase cases_nn[] = {
     {MF_OP_MAX_POOL_GRAD_GRAD, "max_pool_grad_grad (1,5,5,2) k3 s2 SAME", 3, {4, 4, 4},
      {{1, 5, 5, 2}, {1, 3, 3, 2}, {1, 5, 5, 2}}, {GCN_F, GCN_F, GCN_F}, -1, 1, gcn_k3s2_same,
      NULL, false},
+    {MF_OP_RELU_GRAD, "relu_grad (2,3,4)", 2, {3, 3}, {{2, 3, 4}, {2, 3, 4}}, {GCN_F, GCN_F},
+     -2, 2, NULL, NULL, true},
 };
 
 #endif

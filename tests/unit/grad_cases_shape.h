@@ -317,6 +317,16 @@ static const GradCase cases_shape[] = {
      {{4, 3}, {4}}, {GCS_F, GCS_I}, -1, 1, gcs_segments_3, gcs_ids_2021, true},
     {MF_OP_UNSORTED_SEGMENT_SUM, "unsorted_segment_sum (2,3,2) ids (2,3) into 4", 2, {3, 2},
      {{2, 3, 2}, {2, 3}}, {GCS_F, GCS_I}, -1, 1, gcs_segments_4, gcs_ids_2x3, false},
+    /* run-time shape ops (core/ops/like.c): input 2 gives only its shape (an int here,
+     * so it gets no gradient in any test) */
+    {MF_OP_RESHAPE_LIKE, "reshape_like (2,3) to (3,2)", 2, {2, 2}, {{2, 3}, {3, 2}},
+     {GCS_F, GCS_I}, -1, 1, NULL, NULL, false},
+    {MF_OP_BROADCAST_TO_LIKE, "broadcast_to_like (2,1) to (3,2,4)", 2, {2, 3},
+     {{2, 1}, {3, 2, 4}}, {GCS_F, GCS_I}, -1, 1, NULL, NULL, false},
+    {MF_OP_SUM_TO_LIKE, "sum_to_like (3,2,4) to (2,1)", 2, {3, 2}, {{3, 2, 4}, {2, 1}},
+     {GCS_F, GCS_I}, -1, 1, NULL, NULL, false},
+    {MF_OP_SUM_TO_LIKE, "sum_to_like (2,3) to (2,3)", 2, {2, 2}, {{2, 3}, {2, 3}},
+     {GCS_F, GCS_I}, -1, 1, NULL, NULL, false},
 };
 
 #define N_CASES_SHAPE (sizeof cases_shape / sizeof cases_shape[0])

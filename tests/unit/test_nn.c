@@ -234,6 +234,41 @@ static void test_bias_add(void **state)
     mf_tensor_release(x);
 }
 
+/* ReluGrad: dy where x > 0 (0 itself gives 0, as TensorFlow), in float
+ * and integer dtypes; mismatched shapes and dtypes are errors. */
+static void test_relu_grad(void **state)
+{
+    (void)state;
+    int64_t s[2] = {2, 3};
+    double xv[6] = {-1, 0, 2, 3, -0.5, 1e-30}, dyv[6] = {10, 20, 30, 40, 50, 60};
+    double e[6] = {0, 0, 30, 40, 0, 60};
+    MfDType dts[3] = {MF_FLOAT32, MF_FLOAT64, MF_INT64};
+    for (int k = 0; k < 3; k++) {
+        MfTensor *x = make_tensor(dts[k], 2, s, xv), *dy = make_tensor(dts[k], 2, s, dyv);
+        MfTensor *dx = NULL;
+        assert_int_equal(mf_relu_backprop(dy, x, &dx), MF_OK);
+        if (dts[k] == MF_INT64)
+            e[5] = 0; /* 1e-30 truncates to 0 */
+        assert_values(dx, e, 6, 0);
+        assert_int_equal(dx->dtype, dts[k]);
+        mf_tensor_release(dx);
+        mf_tensor_release(dy);
+        mf_tensor_release(x);
+    }
+    MfTensor *x = make_tensor(MF_FLOAT32, 2, s, xv), *dx = NULL;
+    MfTensor *dy = make_tensor(MF_FLOAT32, 1, (int64_t[]){6}, dyv);
+    assert_int_equal(mf_relu_backprop(dy, x, &dx), MF_ESHAPE);
+    assert_error_contains("relu_grad: gradients and features must have one shape, got (6,) "
+                          "and (2,3)");
+    mf_tensor_release(dy);
+    dy = make_tensor(MF_FLOAT64, 2, s, dyv);
+    assert_int_equal(mf_relu_backprop(dy, x, &dx), MF_EDTYPE);
+    assert_error_contains("relu_grad: dtypes differ: float64 and float32");
+    assert_null(dx);
+    mf_tensor_release(dy);
+    mf_tensor_release(x);
+}
+
 static void test_dropout(void **state)
 {
     (void)state;
@@ -456,6 +491,7 @@ int main(void)
         TEST(test_sparse_cross_entropy),
         TEST(test_sigmoid_cross_entropy_and_l2_loss),
         TEST(test_bias_add),
+        TEST(test_relu_grad),
         TEST(test_dropout),
         TEST(test_pool_against_naive),
         TEST(test_pool_sizes_and_values),

@@ -1,6 +1,6 @@
--- 02_autodiff.lua — eager gradients: the tape, explain, second derivatives and
--- custom gradients.
--- Run: build/moonflow scripts/02_autodiff.lua
+-- higher_order.lua — eager gradients: the tape, explain, then higher orders
+-- (nested tapes, mf.grad(mf.grad(f))) and custom gradients.
+-- Run: build/moonflow scripts/higher_order.lua
 
 -- 1. A GradientTape records the ops run while it is active; tape:gradient
 --    walks them backwards. Trainable Variables are watched automatically.
@@ -38,6 +38,19 @@ local d2f = outer:gradient(df, v)        -- 6 v = 12
 print("f = v^3 at v = 2:  f' =", df:item(), " f'' =", d2f:item())
 local cube = function(u) return u ^ 3 end
 print("mf.grad(mf.grad(cube))(2) =", mf.grad(mf.grad(cube))(2):item())
+
+-- mf.grad works on whole tensors too (the gradient of a sum is elementwise),
+-- so tanh and its first three derivatives over a grid are four calls.
+local xs = mf.linspace(-3, 3, 121)
+local sum_tanh = function(u) return mf.reduce_sum(mf.tanh(u)) end
+local d1 = mf.grad(sum_tanh)
+local d2 = mf.grad(function(u) return mf.reduce_sum(d1(u)) end)
+local d3 = mf.grad(function(u) return mf.reduce_sum(d2(u)) end)
+mf.plot({mf.tanh(xs), d1(xs), d2(xs), d3(xs)},
+        {title = "tanh and its derivatives on [-3, 3]", height = 10,
+         labels = {"tanh", "d1", "d2", "d3"}})
+-- At 0: tanh' = 1 - tanh^2 = 1 and tanh''' = -2.
+print("tanh'(0) =", d1(mf.zeros{1})[1], " tanh'''(0) =", d3(mf.zeros{1})[1])
 
 -- 4. custom_gradient: f returns its value and a function from dy to dx.
 --    Here a "clipped identity": the forward is identity, the gradient is

@@ -1,8 +1,9 @@
--- 03_linear_regression.lua — fit y = w x + b by gradient descent, eagerly.
--- Run: build/moonflow scripts/03_linear_regression.lua [steps]
+-- linear_regression.lua — fit y = w x + b by gradient descent, eagerly.
+-- Run: build/moonflow scripts/linear_regression.lua [steps]
 --
 -- The data are synthetic and seeded: y = 3 x + 2 + noise, so the learned
--- w and b should come out close to 3 and 2.
+-- w and b should come out close to 3 and 2. The same model in graph mode is
+-- scripts/linear_regression_graph.lua.
 
 local steps = tonumber(arg and arg[1]) or 200
 local true_w, true_b = 3.0, 2.0
@@ -23,15 +24,19 @@ local function loss_fn()
   return mf.reduce_mean(mf.square(pred - y))
 end
 
+-- 4. The loop, with a progress line (redrawn in place on a terminal) and
+--    the loss history kept for a plot.
 local opt = mf.train.GradientDescentOptimizer(0.1)
+local progress = mf.progress{total = steps}
+local history = {}
 for step = 1, steps do
   opt:minimize(loss_fn, {var_list = {w, b}})
-  if step % 25 == 0 or step == 1 then
-    print(string.format("step %4d  loss %.5f", step, loss_fn():item()))
-  end
+  history[step] = loss_fn():item()
+  progress:update{step = step, loss = history[step]}
 end
+mf.plot(history, {title = "mean squared error per step", height = 8})
 
--- 4. The result, close to the truth (3, 2).
+-- 5. The result, close to the truth (3, 2).
 local w_val, b_val = w:read_value():reshape{}:item(), b:read_value()[1]
 print(string.format("w = %.4f (true %.1f)", w_val, true_w))
 print(string.format("b = %.4f (true %.1f)", b_val, true_b))

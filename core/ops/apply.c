@@ -1,0 +1,256 @@
+/* apply.c — TensorFlow's training ops: ApplyGradientDescent, ApplyMomentum,
+ * ApplyAdagrad, ApplyRMSProp, ApplyAdam. Each updates a variable's buffer
+ * and its slot buffers in one pass, in place, with TensorFlow 1.x's formulas
+ * (training_ops.cc), computed in the variable's dtype (float32 or float64):
+ *   GradientDescent  var -= grad * alpha
+ *   Momentum         accum = accum * momentum + grad
+ *                    var -= accum * lr   (nesterov: grad * lr + accum * momentum * lr)
+ *   Adagrad          accum += grad^2;  var -= grad * lr / sqrt(accum)
+ *   RMSProp          ms += (grad^2 - ms) * (1 - rho)
+ *                    mom = mom * momentum + grad * lr / sqrt(ms + epsilon);  var -= mom
+ *   Adam             alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
+ *                    m += (grad - m) * (1 - beta1);  v += (grad^2 - v) * (1 - beta2)
+ *                    var -= m * alpha / (sqrt(v) + epsilon)
+ *                    (nesterov: (grad * (1 - beta1) + m * beta1) instead of m)
+ * Inputs follow TensorFlow's order; hyperparameters are scalar tensors of
+ * the variable's dtype. 'attrs.n' = 1 asks for Nesterov (ApplyMomentum,
+ * ApplyAdam); the other ops read no attribute.
+ *
+ * In place, yet tensors stay immutable: an Apply op writes only into
+ * buffers that nobody else can see. Each updated input (var and its slots)
+ * must hold the only reference to its header and to its storage (the one
+ * of the Variable that owns it), be contiguous and distinct from the
+ * others; anything else is refused, so a tensor a user read earlier never
+ * changes. The optimizer copies a shared buffer before the op runs
+ * (copy-on-write, train/). Output 0 is 'var' itself, retained (TensorFlow's
+ * "out"); holding it makes the buffer shared, so the next step copies.
+ * The ops have no gradient (MF_OP_NONDIFF). */
+#include <math.h>
+
+#include "common.h"
+
+/* The inputs of one Apply op: 'nstate' buffers updated in place (var
+ * first), the gradient at 'grad', scalars everywhere else. 'flops' per
+ * element feeds the profiler. */
+typedef struct ApplyInputs {
+    int nstate;
+    int grad;
+    double flops;
+    const char *names[10];
+} ApplyInputs;
+
+static const ApplyInputs sig_gd = {1, 2, 2, {"var", "alpha", "delta"}};
+static const ApplyInputs sig_momentum = {2, 3, 4, {"var", "accum", "lr", "grad", "momentum"}};
+static const ApplyInputs sig_adagrad = {2, 3, 6, {"var", "accum", "lr", "grad"}};
+static const ApplyInputs sig_rmsprop = {3, 7, 10, {"var", "ms", "mom", "lr", "rho", "momentum",
+                                                   "epsilon", "grad"}};
+static const ApplyInputs sig_adam = {3, 9, 13, {"var", "m", "v", "beta1_power", "beta2_power",
+                                                "lr", "beta1", "beta2", "epsilon", "grad"}};
+
+/* ---- shape and dtype checks (symbolic inputs too) --------------------------------- */
+
+/* Same shape, an unknown dim (-1) matching anything. */
+static bool fits(const MfTensor *a, const MfTensor *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i] && a->shape[i] >= 0 && b->shape[i] >= 0)
+            return false;
+    return true;
+}
+
+static MfStatus check_input(const MfOpCall *c, const ApplyInputs *s, int i)
+{
+    const MfTensor *var = c->inputs[0], *x = c->inputs[i];
+    char vs[96], xs[96];
+    mf_shape_str(var->rank, var->shape, vs, sizeof vs);
+    mf_shape_str(x->rank, x->shape, xs, sizeof xs);
+    if (x->dtype != var->dtype)
+        return mf_err_set(MF_EDTYPE, "%s: %s has dtype %s, expected the variable's %s",
+                          op_api(c), s->names[i], mf_dtype_name(x->dtype),
+                          mf_dtype_name(var->dtype));
+    if (i < s->nstate || i == s->grad) {
+        if (!fits(var, x))
+            return mf_err_set(MF_ESHAPE, "%s: %s has shape %s, expected the variable's shape %s",
+                              op_api(c), s->names[i], xs, vs);
+    } else if (x->rank != 0) {
+        return mf_err_set(MF_ESHAPE, "%s: %s must be a scalar, got shape %s", op_api(c),
+                          s->names[i], xs);
+    }
+    return MF_OK;
+}
+
+static MfStatus apply_infer(MfOpCall *c, const ApplyInputs *s)
+{
+    const MfTensor *var = c->inputs[0];
+    MfStatus st = mf_check_dtype(c, var, MF_FLOATS, "a float32 or float64 variable");
+    for (int i = 1; i < c->ninputs && st == MF_OK; i++)
+        st = check_input(c, s, i);
+    if (st == MF_OK)
+        mf_spec_like(c, var, var->dtype);
+    return st;
+}
+
+/* The updated inputs are contiguous, distinct and referenced by nobody
+ * but their owner: the condition under which writing in place cannot
+ * change a tensor someone else holds. */
+static MfStatus check_exclusive(const MfOpCall *c, const ApplyInputs *s)
+{
+    for (int i = 0; i < s->nstate; i++) {
+        const MfTensor *x = c->inputs[i];
+        bool alone = x->refcount == 1 && x->storage && x->storage->refcount == 1 &&
+                     mf_tensor_is_contiguous(x);
+        for (int j = 0; j < i && alone; j++)
+            alone = c->inputs[j] != x;
+        if (!alone)
+            return mf_err_set(MF_EARG, "%s: %s must be a contiguous buffer that nothing else "
+                              "references (an optimizer copies a shared variable before "
+                              "updating it in place)", op_api(c), s->names[i]);
+    }
+    return MF_OK;
+}
+
+static MfCost apply_cost(const MfOpCall *c, const ApplyInputs *s)
+{
+    const MfTensor *var = c->inputs[0];
+    double n = (double)mf_tensor_numel(var), es = (double)mf_dtype_size(var->dtype);
+    /* each state buffer is read and written, the gradient read */
+    MfCost cost = {s->flops * n, (2.0 * s->nstate + 1) * n * es};
+    return cost;
+}
+
+/* ---- kernels, one set per float type ----------------------------------------------- */
+
+/* Scalar input 'i' as a T. */
+#define SCALAR(T, i) (*(const T *)mf_tensor_data(c->inputs[i]))
+
+#define APPLY_KERNELS(T, SQRT, SUF)                                                         \
+    static void gd_##SUF(const MfOpCall *c, int64_t n, const T *g)                         \
+    {                                                                                       \
+        T *var = mf_tensor_data(c->inputs[0]);                                              \
+        const T lr = SCALAR(T, 1);                                                          \
+        for (int64_t i = 0; i < n; i++)                                                     \
+            var[i] -= g[i] * lr;                                                            \
+    }                                                                                       \
+    static void momentum_##SUF(const MfOpCall *c, int64_t n, const T *g)                   \
+    {                                                                                       \
+        T *var = mf_tensor_data(c->inputs[0]), *accum = mf_tensor_data(c->inputs[1]);      \
+        const T lr = SCALAR(T, 2), mom = SCALAR(T, 4);                                      \
+        if (c->attrs->n) {                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                               \
+                accum[i] = accum[i] * mom + g[i];                                           \
+                var[i] -= g[i] * lr + accum[i] * mom * lr;                                  \
+            }                                                                               \
+        } else {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                               \
+                accum[i] = accum[i] * mom + g[i];                                           \
+                var[i] -= accum[i] * lr;                                                    \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    static void adagrad_##SUF(const MfOpCall *c, int64_t n, const T *g)                    \
+    {                                                                                       \
+        T *var = mf_tensor_data(c->inputs[0]), *accum = mf_tensor_data(c->inputs[1]);      \
+        const T lr = SCALAR(T, 2);                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+            accum[i] += g[i] * g[i];                                                        \
+            var[i] -= g[i] * lr * ((T)1 / SQRT(accum[i]));                                  \
+        }                                                                                   \
+    }                                                                                       \
+    static void rmsprop_##SUF(const MfOpCall *c, int64_t n, const T *g)                    \
+    {                                                                                       \
+        T *var = mf_tensor_data(c->inputs[0]), *ms = mf_tensor_data(c->inputs[1]);         \
+        T *mom = mf_tensor_data(c->inputs[2]);                                              \
+        const T lr = SCALAR(T, 3), rho1 = (T)1 - SCALAR(T, 4), m = SCALAR(T, 5);            \
+        const T eps = SCALAR(T, 6);                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+            ms[i] += (g[i] * g[i] - ms[i]) * rho1;                                          \
+            mom[i] = mom[i] * m + g[i] * lr / SQRT(ms[i] + eps);                            \
+            var[i] -= mom[i];                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    static void adam_##SUF(const MfOpCall *c, int64_t n, const T *g)                       \
+    {                                                                                       \
+        T *var = mf_tensor_data(c->inputs[0]), *m = mf_tensor_data(c->inputs[1]);          \
+        T *v = mf_tensor_data(c->inputs[2]);                                                \
+        const T b1p = SCALAR(T, 3), b2p = SCALAR(T, 4), lr = SCALAR(T, 5);                  \
+        const T b1 = SCALAR(T, 6), b2 = SCALAR(T, 7), eps = SCALAR(T, 8);                   \
+        const T alpha = lr * SQRT((T)1 - b2p) / ((T)1 - b1p);                               \
+        const T one_b1 = (T)1 - b1, one_b2 = (T)1 - b2;                                     \
+        /* two loops rather than a test per element: both vectorize */                     \
+        if (c->attrs->n) {                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                               \
+                m[i] += (g[i] - m[i]) * one_b1;                                             \
+                v[i] += (g[i] * g[i] - v[i]) * one_b2;                                      \
+                var[i] -= (g[i] * one_b1 + m[i] * b1) * alpha / (SQRT(v[i]) + eps);         \
+            }                                                                               \
+        } else {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                               \
+                m[i] += (g[i] - m[i]) * one_b1;                                             \
+                v[i] += (g[i] * g[i] - v[i]) * one_b2;                                      \
+                var[i] -= m[i] * alpha / (SQRT(v[i]) + eps);                                \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+APPLY_KERNELS(float, sqrtf, f32)
+APPLY_KERNELS(double, sqrt, f64)
+
+typedef void (*KernelF32)(const MfOpCall *c, int64_t n, const float *g);
+typedef void (*KernelF64)(const MfOpCall *c, int64_t n, const double *g);
+
+/* Checks that writing in place is safe, runs the kernel of var's dtype on a
+ * contiguous gradient, and hands back 'var' as output 0. */
+static MfStatus apply_forward(const MfOpCall *c, MfTensor **outs, const ApplyInputs *s,
+                              KernelF32 k32, KernelF64 k64)
+{
+    MfStatus st = check_exclusive(c, s);
+    if (st != MF_OK)
+        return st;
+    MfTensor *var = c->inputs[0];
+    MfTensor *g = mf_tensor_contiguous(c->inputs[s->grad]);
+    if (!g) {
+        mf_err_prefix("%s", op_api(c));
+        return MF_ENOMEM;
+    }
+    int64_t n = mf_tensor_numel(var);
+    if (var->dtype == MF_FLOAT32)
+        k32(c, n, mf_tensor_data(g));
+    else
+        k64(c, n, mf_tensor_data(g));
+    mf_tensor_release(g);
+    mf_tensor_retain(var);
+    outs[0] = var;
+    return MF_OK;
+}
+
+/* ---- the descriptors ----------------------------------------------------------------- */
+
+#define APPLY_OP(sym, tfname, apiname, nin, nstate, sig, kern)                             \
+    static MfStatus kern##_infer(MfOpCall *c)                                               \
+    {                                                                                       \
+        return apply_infer(c, &sig);                                                        \
+    }                                                                                       \
+    static MfStatus kern##_forward(const MfOpCall *c, MfTensor **outs)                     \
+    {                                                                                       \
+        return apply_forward(c, outs, &sig, kern##_f32, kern##_f64);                        \
+    }                                                                                       \
+    static MfCost kern##_cost(const MfOpCall *c)                                            \
+    {                                                                                       \
+        return apply_cost(c, &sig);                                                         \
+    }                                                                                       \
+    const MfOpDesc sym = {                                                                  \
+        .name = tfname, .api = apiname, .arity = nin,                                       \
+        .flags = MF_OP_NONDIFF | MF_OP_VIEW, .infer = kern##_infer,                         \
+        .forward = kern##_forward, .backward = NULL, .cost = kern##_cost,                   \
+        .inplace = (nstate),                                                                \
+    }
+
+APPLY_OP(mf_desc_apply_gradient_descent, "ApplyGradientDescent", "apply_gradient_descent", 3, 1,
+         sig_gd, gd);
+APPLY_OP(mf_desc_apply_momentum, "ApplyMomentum", "apply_momentum", 5, 2, sig_momentum,
+         momentum);
+APPLY_OP(mf_desc_apply_adagrad, "ApplyAdagrad", "apply_adagrad", 4, 2, sig_adagrad, adagrad);
+APPLY_OP(mf_desc_apply_rmsprop, "ApplyRMSProp", "apply_rms_prop", 8, 3, sig_rmsprop, rmsprop);
+APPLY_OP(mf_desc_apply_adam, "ApplyAdam", "apply_adam", 10, 3, sig_adam, adam);

@@ -1,0 +1,105 @@
+/* nn_relu.c — ReluGrad(gradients, features): the gradient of Relu as one
+ * fused op, gradients where features > 0 and 0 elsewhere (TensorFlow's
+ * ReluGrad). Relu's backward used Greater + SelectV2, which wrote a bool
+ * mask and a zero tensor and read everything twice; in a CNN training step
+ * that pair cost as much as a convolution GEMM.
+ *
+ * Both inputs have one numeric dtype (the dtypes Relu takes) and one shape
+ * (no broadcasting: the gradient is always shaped like the activation).
+ * Its own gradient (TensorFlow's _ReluGradGrad): ReluGrad(ddx, features)
+ * for 'gradients', and zeros for 'features' (the mask is piecewise
+ * constant). */
+#include "nn.h"
+
+#include "common.h"
+#include "grads_math.h"
+
+static MfStatus relu_grad_infer(MfOpCall *c)
+{
+    const MfTensor *dy = c->inputs[0], *x = c->inputs[1];
+    MfStatus st = mf_check_same_dtype(c, dy, x);
+    if (st == MF_OK)
+        st = mf_check_dtype(c, x, MF_NUMERIC, "a numeric dtype");
+    if (st != MF_OK)
+        return st;
+    bool same = dy->rank == x->rank;
+    for (int i = 0; same && i < x->rank; i++)
+        same = dy->shape[i] < 0 || x->shape[i] < 0 || dy->shape[i] == x->shape[i];
+    if (!same) {
+        char a[96], b[96];
+        return mf_err_set(MF_ESHAPE, "%s: gradients and features must have one shape, got %s "
+                          "and %s", op_api(c), mf_shape_str(dy->rank, dy->shape, a, sizeof a),
+                          mf_shape_str(x->rank, x->shape, b, sizeof b));
+    }
+    /* A known dim wins over an unknown one. */
+    mf_spec_like(c, x, x->dtype);
+    for (int i = 0; i < x->rank; i++)
+        if (c->out[0].shape[i] < 0)
+            c->out[0].shape[i] = dy->shape[i];
+    return MF_OK;
+}
+
+/* A select written as a multiply-free blend so that the compiler
+ * vectorizes it (compare + and-mask per lane). */
+#define RELU_GRAD_KERNEL(T, SUF)                                                         \
+    static void relu_grad_##SUF(int64_t n, const T *dy, const T *x, T *dx)               \
+    {                                                                                    \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            dx[i] = x[i] > (T)0 ? dy[i] : (T)0;                                          \
+    }
+
+RELU_GRAD_KERNEL(float, f32)
+RELU_GRAD_KERNEL(double, f64)
+RELU_GRAD_KERNEL(int32_t, i32)
+RELU_GRAD_KERNEL(int64_t, i64)
+
+static MfStatus relu_grad_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *dy = mf_tensor_contiguous(c->inputs[0]);
+    MfTensor *x = dy ? mf_tensor_contiguous(c->inputs[1]) : NULL;
+    if (!x) {
+        mf_tensor_release(dy);
+        return MF_ENOMEM;
+    }
+    int64_t n = mf_tensor_numel(x);
+    void *d = mf_tensor_data(dy), *xs = mf_tensor_data(x), *o = mf_tensor_data(outs[0]);
+    switch (x->dtype) {
+    case MF_FLOAT32: relu_grad_f32(n, d, xs, o); break;
+    case MF_FLOAT64: relu_grad_f64(n, d, xs, o); break;
+    case MF_INT32: relu_grad_i32(n, d, xs, o); break;
+    default: relu_grad_i64(n, d, xs, o); break;
+    }
+    mf_tensor_release(dy);
+    mf_tensor_release(x);
+    return MF_OK;
+}
+
+static MfStatus relu_grad_backward(const MfGradCall *g, MfTensor **dinputs)
+{
+    MfTensor *x = g->call->inputs[1];
+    MfStatus st = MF_OK;
+    if (mf_grad_needs(g, 0))
+        st = mf_relu_backprop(g->doutputs[0], x, &dinputs[0]);
+    if (st == MF_OK && mf_grad_needs(g, 1)) {
+        MfTensor *zero = NULL;
+        st = mf_grad_const(x, 0, &zero);
+        if (st == MF_OK)
+            st = mf_grad_broadcast_like(zero, x, &dinputs[1]);
+        mf_tensor_release(zero);
+    }
+    if (st != MF_OK)
+        mf_grad_release_n(dinputs, 2);
+    return st;
+}
+
+const MfOpDesc mf_desc_relu_grad = {
+    .name = "ReluGrad", .api = "relu_grad", .arity = 2, .flags = 0,
+    .infer = relu_grad_infer, .forward = relu_grad_forward, .backward = relu_grad_backward,
+    .cost = mf_cost_elementwise,
+};
+
+MfStatus mf_relu_backprop(MfTensor *dy, MfTensor *x, MfTensor **out)
+{
+    MfTensor *in[2] = {dy, x};
+    return mf_op1(MF_OP_RELU_GRAD, 2, in, NULL, out);
+}

@@ -1,0 +1,229 @@
+/* lmf_plot.c — mf.plot(values [, opts]): a loss history as a braille plot
+ * in the terminal, or as an SVG file. The drawing is in plot.c; this file
+ * converts and checks the Lua arguments.
+ *
+ * Ownership: each series' values are copied into a userdata left on the Lua
+ * stack and the labels stay on the stack too, so a raised error leaks
+ * nothing; the rendered text is freed before any error is raised. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lmf.h"
+#include "plot.h"
+
+#define MAX_SERIES 16
+
+/* Copies the tensor at 'idx' (1-D, with values) into a new userdata. */
+static void read_tensor(lua_State *L, MfTensor *t, int which, MfPlotSeries *s)
+{
+    if (!t->storage)
+        luaL_error(L, "plot: series %d is a graph tensor without values; fetch it with "
+                   "sess:run first", which);
+    if (t->rank != 1)
+        luaL_error(L, "plot: series %d must be a 1-D tensor, got rank %d", which, t->rank);
+    s->n = (size_t)t->shape[0];
+    double *y = lua_newuserdatauv(L, s->n * sizeof *y + 1, 0);
+    for (size_t i = 0; i < s->n; i++)
+        y[i] = mf_tensor_get(t, (int64_t)i);
+    s->y = y;
+}
+
+/* Copies the Lua array at 'idx' (numbers only) into a new userdata. */
+static void read_array(lua_State *L, int idx, int which, MfPlotSeries *s)
+{
+    s->n = (size_t)luaL_len(L, idx);
+    double *y = lua_newuserdatauv(L, s->n * sizeof *y + 1, 0);
+    for (size_t i = 0; i < s->n; i++) {
+        int type = lua_geti(L, idx, (lua_Integer)i + 1);
+        if (type != LUA_TNUMBER)
+            luaL_error(L, "plot: series %d, element %d: expected a number, got %s", which,
+                       (int)i + 1, lua_typename(L, type));
+        y[i] = lua_tonumber(L, -1);
+        lua_pop(L, 1);
+    }
+    s->y = y;
+}
+
+/* One series from the value at 'idx' (a tensor or an array of numbers). */
+static void read_series(lua_State *L, int idx, int which, MfPlotSeries *s)
+{
+    idx = lua_absindex(L, idx);
+    MfTensor *t = lmf_test_tensor(L, idx);
+    if (t)
+        read_tensor(L, t, which, s);
+    else if (lua_type(L, idx) == LUA_TTABLE)
+        read_array(L, idx, which, s);
+    else
+        luaL_error(L, "plot: series %d: expected an array of numbers or a 1-D tensor, got %s",
+                   which, luaL_typename(L, idx));
+    if (s->n == 0)
+        luaL_error(L, "plot: series %d is empty", which);
+}
+
+/* Whether the value at 'idx' holds several series: an array whose first
+ * element is itself an array or a tensor. */
+static int is_multi(lua_State *L, int idx)
+{
+    if (lmf_test_tensor(L, idx) || lua_type(L, idx) != LUA_TTABLE)
+        return 0;
+    lua_geti(L, idx, 1);
+    int multi = lua_type(L, -1) == LUA_TTABLE || lmf_test_tensor(L, -1) != NULL;
+    lua_pop(L, 1);
+    return multi;
+}
+
+static int read_all_series(lua_State *L, MfPlotSeries *series)
+{
+    if (!is_multi(L, 1)) {
+        read_series(L, 1, 1, &series[0]);
+        return 1;
+    }
+    int n = (int)luaL_len(L, 1);
+    if (n > MAX_SERIES)
+        luaL_error(L, "plot: at most %d series, got %d", MAX_SERIES, n);
+    for (int k = 0; k < n; k++) {
+        lua_geti(L, 1, k + 1);
+        read_series(L, -1, k + 1, &series[k]);
+        lua_remove(L, -2); /* keep the copied values, drop the source */
+    }
+    return n;
+}
+
+/* Raises on option names mf.plot does not know (a typo would go unnoticed). */
+static void check_option_names(lua_State *L)
+{
+    static const char *const known[] = {"title", "width", "height", "file", "labels",
+                                        "print", "color", NULL};
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+        lua_pop(L, 1);
+        int ok = 0;
+        for (int i = 0; known[i] && lua_type(L, -1) == LUA_TSTRING; i++)
+            ok |= strcmp(known[i], lua_tostring(L, -1)) == 0;
+        if (!ok)
+            luaL_error(L, "plot: unknown option '%s' (known: title, width, height, file, "
+                       "labels, print, color)", luaL_tolstring(L, -1, NULL));
+    }
+}
+
+static int opt_int_in(lua_State *L, const char *key, int dflt, int lo, int hi, const char *unit)
+{
+    lua_Integer v = lmf_opt_integer(L, 2, key, dflt);
+    if (v < lo || v > hi)
+        luaL_error(L, "plot: '%s' must be between %d and %d %s, got %d", key, lo, hi, unit,
+                   (int)v);
+    return (int)v;
+}
+
+/* Reads opts.labels (pushed, kept on the stack) into the series. */
+static void read_labels(lua_State *L, MfPlotSeries *series, int n)
+{
+    if (!lua_istable(L, 2))
+        return;
+    int type = lua_getfield(L, 2, "labels");
+    if (type == LUA_TNIL)
+        return;
+    if (type != LUA_TTABLE)
+        luaL_error(L, "plot: 'labels' must be an array of strings, got %s", lua_typename(L, type));
+    for (int k = 0; k < n; k++) {
+        if (lua_geti(L, -1, k + 1) == LUA_TSTRING)
+            series[k].label = lua_tostring(L, -1); /* the labels table keeps it alive */
+        else if (!lua_isnil(L, -1))
+            luaL_error(L, "plot: labels[%d] must be a string, got %s", k + 1,
+                       luaL_typename(L, -1));
+        lua_pop(L, 1);
+    }
+}
+
+/* Writes 'text' to 'path' through a temporary file and a rename, so a
+ * browser never sees half a document. Returns 0 or an errno value. */
+static int write_atomic(const char *path, const char *text)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return ENAMETOOLONG;
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return errno;
+    size_t len = strlen(text);
+    int err = fwrite(text, 1, len, f) == len ? 0 : errno;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    if (!err && rename(tmp, path) != 0)
+        err = errno;
+    if (err)
+        remove(tmp);
+    return err;
+}
+
+static int render(lua_State *L, const MfPlotSeries *series, int n, const MfPlotOpts *o,
+                  const char *file)
+{
+    char *text = file ? mf_plot_svg(series, n, o) : mf_plot_text(series, n, o);
+    if (!text)
+        return luaL_error(L, "plot: nothing to draw: no series has a finite value "
+                          "(or out of memory)");
+    if (file) {
+        int err = write_atomic(file, text);
+        free(text);
+        if (err)
+            return luaL_error(L, "plot: cannot write '%s': %s", file, strerror(err));
+        lua_pushstring(L, file);
+        return 1;
+    }
+    if (!lmf_opt_bool(L, 2, "print", 1)) {
+        lua_pushstring(L, text);
+        free(text);
+        return 1;
+    }
+    fputs(text, stdout);
+    fflush(stdout);
+    free(text);
+    return 0;
+}
+
+/* mf.plot(values [, {title, width, height, file, labels, print, color}]) */
+static int l_plot(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    if (lua_istable(L, 2))
+        check_option_names(L);
+    MfPlotSeries series[MAX_SERIES];
+    memset(series, 0, sizeof series);
+    int n = read_all_series(L, series);
+    read_labels(L, series, n);
+    const char *file = NULL;
+    if (lua_istable(L, 2) && lua_getfield(L, 2, "file") != LUA_TNIL) {
+        if (!lua_isstring(L, -1))
+            return luaL_error(L, "plot: 'file' must be a path string, got %s",
+                              luaL_typename(L, -1));
+        file = lua_tostring(L, -1); /* stays on the stack */
+    }
+    MfPlotOpts o = {NULL, 0, 0, 0};
+    if (lua_istable(L, 2) && lua_getfield(L, 2, "title") != LUA_TNIL)
+        o.title = luaL_tolstring(L, -1, NULL);
+    if (file) {
+        o.width = opt_int_in(L, "width", 640, 200, 10000, "pixels");
+        o.height = opt_int_in(L, "height", 400, 150, 10000, "pixels");
+    } else {
+        o.width = opt_int_in(L, "width", 60, 10, 400, "columns");
+        o.height = opt_int_in(L, "height", 12, 2, 200, "rows");
+        /* Colours only where they render: a terminal that is not "dumb". */
+        const char *term = getenv("TERM");
+        int tty = isatty(fileno(stdout)) && term && strcmp(term, "dumb") != 0;
+        o.color = lmf_opt_bool(L, 2, "color", tty && n > 1);
+    }
+    return render(L, series, n, &o, file);
+}
+
+void lmf_open_plot(lua_State *L)
+{
+    lua_pushcfunction(L, l_plot);
+    lua_setfield(L, -2, "plot");
+}

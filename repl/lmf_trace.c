@@ -1,0 +1,480 @@
+/* lmf_trace.c — mf.trace(f): TensorFlow's tf.function ("function" is a Lua
+ * keyword). The result is a callable "mf.Function": on the first call for
+ * an input signature it calls 'f' once with placeholders while a fresh
+ * graph is the default (tracing), then, on that and every later call, runs
+ * the graph (graph/trace.c) with the arguments fed.
+ *
+ * The signature of a call: per argument, a tensor's dtype and shape; a
+ * Variable, function or other object by identity; numbers, strings and
+ * booleans by value (Lua code branching on them traces again); arrays
+ * recursively (their tensors become placeholders too).
+ * Results: any mix of tensors, Variables, nested arrays of them and plain
+ * Lua values; the values come back in the same structure.
+ *
+ * mf.trace(t) with a tensor is still the matrix trace (the linalg
+ * function, kept as upvalue): a function or callable argument traces.
+ *
+ * Lua layout: the Function userdata's user value is a table {f = fn,
+ * cache = {[signature] = entry}, count = traces}; an entry is a table
+ * {trace = <mf.Trace box>, template = {...}, n = number of returns}. */
+#include <stdio.h>
+#include <string.h>
+
+#include "eager/eager.h"
+#include "graph/graph.h"
+#include "lmf.h"
+
+#define FUNCTION_MT "mf.Function"
+#define TRACE_MT "mf.Trace"
+#define MARK_MT "mf.TraceResult"
+#define GUARD_MT "mf.TraceGuard"
+#define MAX_DEPTH 16
+
+typedef struct TraceBox {
+    MfTrace *t;
+} TraceBox;
+
+static int trace_gc(lua_State *L)
+{
+    TraceBox *box = luaL_checkudata(L, 1, TRACE_MT);
+    mf_trace_free(box->t);
+    box->t = NULL;
+    return 0;
+}
+
+/* ---- signatures ------------------------------------------------------------------- */
+
+/* A plain table (no metatable): an array of arguments or results. */
+static bool is_array(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TTABLE)
+        return false;
+    if (!lua_getmetatable(L, idx))
+        return true;
+    lua_pop(L, 1);
+    return false;
+}
+
+/* Appends the signature of the value at 'idx' to 'b'. */
+static void add_signature(lua_State *L, luaL_Buffer *b, int idx, int depth)
+{
+    idx = lua_absindex(L, idx);
+    MfVariable *v = lmf_test_variable(L, idx);
+    MfTensor *t = v ? NULL : lmf_test_tensor(L, idx);
+    char buf[MF_MAX_RANK * 24 + 64];
+    if (t) {
+        snprintf(buf, sizeof buf, "T%s", mf_dtype_name(t->dtype));
+        luaL_addstring(b, buf);
+        luaL_addstring(b, mf_shape_str(t->rank, t->shape, buf, sizeof buf));
+    } else if (lua_type(L, idx) == LUA_TNUMBER) {  /* by value, exactly */
+        if (lua_isinteger(L, idx))
+            snprintf(buf, sizeof buf, "I%lld", (long long)lua_tointeger(L, idx));
+        else
+            snprintf(buf, sizeof buf, "N%.17g", lua_tonumber(L, idx));
+        luaL_addstring(b, buf);
+    } else if (lua_type(L, idx) == LUA_TSTRING) {
+        lua_pushfstring(L, "S%d:", (int)luaL_len(L, idx));
+        luaL_addvalue(b);
+        lua_pushvalue(L, idx);
+        luaL_addvalue(b);
+    } else if (lua_type(L, idx) == LUA_TBOOLEAN || lua_isnil(L, idx)) {
+        luaL_addstring(b, lua_isnil(L, idx) ? "nil" : lua_toboolean(L, idx) ? "true" : "false");
+    } else if (is_array(L, idx) && depth < MAX_DEPTH) {
+        lua_Integer n = luaL_len(L, idx);
+        luaL_addchar(b, '{');
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_geti(L, idx, i);
+            add_signature(L, b, -1, depth + 1);
+            lua_pop(L, 1);
+            luaL_addchar(b, ',');
+        }
+        luaL_addchar(b, '}');
+    } else {           /* Variables, functions, other objects: by identity */
+        lua_pushfstring(L, "%s@%p", luaL_typename(L, idx), lua_topointer(L, idx));
+        luaL_addvalue(b);
+    }
+}
+
+/* Pushes the signature of arguments 2..top. */
+static void push_signature(lua_State *L, int top)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 2; i <= top; i++) {
+        add_signature(L, &b, i, 0);
+        luaL_addchar(&b, ';');
+    }
+    luaL_pushresult(&b);
+}
+
+/* ---- arguments: placeholders while tracing, fed values when running ---- */
+
+/* Tracing: pushes the value at 'idx' with every tensor in it replaced by a
+ * placeholder of 'tr' (named "arg<i>" / "arg<i>_<k>"). */
+static void push_traced_arg(lua_State *L, MfTrace *tr, int idx, const char *name, int depth)
+{
+    idx = lua_absindex(L, idx);
+    MfTensor *t = lmf_test_variable(L, idx) ? NULL : lmf_test_tensor(L, idx), *ph;
+    if (t) {
+        lmf_check_status(L, mf_trace_add_arg(tr, t, name, &ph));
+        lmf_push_tensor(L, ph);
+    } else if (is_array(L, idx) && depth < MAX_DEPTH) {
+        lua_Integer n = luaL_len(L, idx);
+        lua_createtable(L, (int)n, 0);
+        for (lua_Integer i = 1; i <= n; i++) {
+            char sub[200];
+            snprintf(sub, sizeof sub, "%.180s_%d", name, (int)i);
+            lua_geti(L, idx, i);
+            push_traced_arg(L, tr, -1, sub, depth + 1);
+            lua_seti(L, -3, i);
+            lua_pop(L, 1);
+        }
+    } else {
+        lua_pushvalue(L, idx);
+    }
+}
+
+/* Running: appends the tensors in the value at 'idx' (in the order
+ * push_traced_arg made placeholders) to the array at 'list'. */
+static void collect_args(lua_State *L, int idx, int list, int depth)
+{
+    idx = lua_absindex(L, idx);
+    if (!lmf_test_variable(L, idx) && lmf_test_tensor(L, idx)) {
+        lua_pushvalue(L, idx);
+        lua_seti(L, list, (lua_Integer)luaL_len(L, list) + 1);
+    } else if (is_array(L, idx) && depth < MAX_DEPTH) {
+        lua_Integer n = luaL_len(L, idx);
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_geti(L, idx, i);
+            collect_args(L, -1, list, depth + 1);
+            lua_pop(L, 1);
+        }
+    }
+}
+
+/* ---- results: a template with markers where tensors were -------------------- */
+
+/* Pushes the template of the value at 'idx'; tensors go to the array at
+ * 'outs' and are replaced by a marker {k} (metatable MARK_MT). */
+static void push_template(lua_State *L, int idx, int outs, int depth)
+{
+    idx = lua_absindex(L, idx);
+    if (lmf_test_tensor(L, idx)) {
+        lua_pushvalue(L, idx);
+        lua_Integer k = (lua_Integer)luaL_len(L, outs) + 1;
+        lua_seti(L, outs, k);
+        lua_createtable(L, 1, 0);
+        lua_pushinteger(L, k);
+        lua_rawseti(L, -2, 1);
+        luaL_setmetatable(L, MARK_MT);
+    } else if (is_array(L, idx) && depth < MAX_DEPTH) {
+        lua_newtable(L);
+        for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
+            lua_pushvalue(L, -2);
+            push_template(L, -2, outs, depth + 1);
+            lua_rawset(L, -5);
+        }
+    } else {
+        lua_pushvalue(L, idx);
+    }
+}
+
+/* Pushes the template at 'idx' filled with the values in array 'vals'. */
+static void push_filled(lua_State *L, int idx, int vals, int depth)
+{
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx)) {
+        luaL_getmetatable(L, MARK_MT);
+        bool mark = lua_rawequal(L, -1, -2);
+        lua_pop(L, 2);
+        if (mark) {
+            lua_rawgeti(L, idx, 1);
+            lua_Integer k = lua_tointeger(L, -1);
+            lua_pop(L, 1);
+            lua_rawgeti(L, vals, k);
+            return;
+        }
+        lua_pushvalue(L, idx);
+        return;
+    }
+    if (lua_type(L, idx) == LUA_TTABLE && depth < MAX_DEPTH) {
+        lua_newtable(L);
+        for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
+            lua_pushvalue(L, -2);
+            push_filled(L, -2, vals, depth + 1);
+            lua_rawset(L, -5);
+        }
+        return;
+    }
+    lua_pushvalue(L, idx);
+}
+
+/* ---- tracing ----------------------------------------------------------------------- */
+
+/* A to-be-closed guard that pops the default graph pushed for tracing, on
+ * success (lua_closeslot) as on any error, so none stays in force. */
+static int guard_close(lua_State *L)
+{
+    bool *armed = lua_touserdata(L, 1);
+    if (armed && *armed) {
+        *armed = false;
+        mf_graph_pop_default();
+    }
+    return 0;
+}
+
+static int push_guard(lua_State *L, MfGraph *g)
+{
+    bool *armed = lua_newuserdatauv(L, sizeof *armed, 0);
+    *armed = false;
+    luaL_setmetatable(L, GUARD_MT);
+    int idx = lua_gettop(L);
+    lua_toclose(L, idx);
+    lmf_check_status(L, mf_graph_push_default(g));
+    *armed = true;
+    return idx;
+}
+
+/* Reads the 'nret' results above 'base' into a template (pushed) and ends
+ * the trace with the tensors in them. Runs while the graph is still the
+ * default, so returned Variables read as their captures. */
+static int end_trace(lua_State *L, MfTrace *tr, int base, int nret)
+{
+    lua_newtable(L); /* outs */
+    int outs = lua_gettop(L);
+    lua_createtable(L, nret, 0); /* template */
+    for (int i = 0; i < nret; i++) {
+        push_template(L, base + i, outs, 0);
+        lua_rawseti(L, -2, i + 1);
+    }
+    int tmpl = lua_gettop(L);
+    int n = (int)luaL_len(L, outs);
+    MfTensor **res = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *res, 0);
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, outs, i + 1);
+        res[i] = lmf_check_tensor(L, -1);
+        lua_pop(L, 1);
+    }
+    lmf_check_status(L, mf_trace_finish(tr, n, res));
+    return tmpl;
+}
+
+/* Calls 'f' (at 'fn') on args 2..top with a new trace's graph as the
+ * default; on success pushes the cache entry {trace, template, n}. */
+static void trace_call(lua_State *L, int fn, int top)
+{
+    TraceBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    box->t = NULL;
+    luaL_setmetatable(L, TRACE_MT);
+    int boxi = lua_gettop(L);
+    if (!(box->t = mf_trace_new()))
+        lmf_raise(L);
+    int guard = push_guard(L, mf_trace_graph(box->t));
+    lua_pushvalue(L, fn);
+    int base = lua_gettop(L);
+    for (int i = 2; i <= top; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "arg%d", i - 1);
+        push_traced_arg(L, box->t, i, name, 0);
+    }
+    lua_call(L, top - 1, LUA_MULTRET);
+    int nret = lua_gettop(L) - base + 1;
+    int tmpl = end_trace(L, box->t, base, nret);
+    lua_closeslot(L, guard);
+    lua_createtable(L, 0, 3);
+    lua_pushvalue(L, boxi);
+    lua_setfield(L, -2, "trace");
+    lua_pushvalue(L, tmpl);
+    lua_setfield(L, -2, "template");
+    lua_pushinteger(L, nret);
+    lua_setfield(L, -2, "n");
+}
+
+/* Pushes the cache entry for args 2..top of the Function at 1, tracing on
+ * a miss. */
+static void entry_for(lua_State *L, int top)
+{
+    lua_getiuservalue(L, 1, 1);
+    int state = lua_gettop(L);
+    lua_getfield(L, state, "cache");
+    int cache = lua_gettop(L);
+    push_signature(L, top);
+    int key = lua_gettop(L);
+    lua_pushvalue(L, key);
+    if (lua_rawget(L, cache) != LUA_TNIL) {
+        lua_replace(L, state);
+        lua_settop(L, state);
+        return;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, state, "f");
+    trace_call(L, lua_gettop(L), top);
+    lua_pushvalue(L, key);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, cache);
+    lua_getfield(L, state, "count");
+    lua_Integer c = lua_tointeger(L, -1) + 1;
+    lua_pop(L, 1);
+    lua_pushinteger(L, c);
+    lua_setfield(L, state, "count");
+    lua_replace(L, state);
+    lua_settop(L, state);
+}
+
+/* ---- the Function object ----------------------------------------------------------- */
+
+static void check_function(lua_State *L)
+{
+    luaL_checkudata(L, 1, FUNCTION_MT);
+}
+
+/* Calls 'f' itself on args 2..top (inside another trace or graph, the ops
+ * join that graph: nested traced functions are inlined; under a recording
+ * GradientTape, eagerly so that the tape sees the ops). */
+static int call_plain(lua_State *L, int top)
+{
+    lua_getiuservalue(L, 1, 1);
+    lua_getfield(L, -1, "f");
+    lua_replace(L, 1);
+    lua_pop(L, 1);
+    lua_call(L, top - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* Pushes the call's results: the entry's template filled with the 'nres'
+ * values (owned, handed to Lua). Returns how many. */
+static int push_results(lua_State *L, int entry, int nres, MfTensor **res)
+{
+    lua_createtable(L, nres, 0);
+    int vals = lua_gettop(L);
+    for (int i = 0; i < nres; i++) {
+        lmf_push_tensor(L, res[i]);
+        lua_rawseti(L, vals, i + 1);
+    }
+    lua_getfield(L, entry, "template");
+    int tmpl = lua_gettop(L);
+    lua_getfield(L, entry, "n");
+    int nret = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    luaL_checkstack(L, nret + 4, "trace: too many results");
+    for (int i = 1; i <= nret; i++) {
+        lua_rawgeti(L, tmpl, i);
+        push_filled(L, -1, vals, 0);
+        lua_remove(L, -2);
+    }
+    return nret;
+}
+
+/* fn(...): trace on a new signature, then run the graph. */
+static int fn_call(lua_State *L)
+{
+    check_function(L);
+    int top = lua_gettop(L);
+    if ((mf_graph_default() && !mf_exec_running()) || mf_tape_any_recording())
+        return call_plain(L, top);
+    entry_for(L, top);
+    int entry = lua_gettop(L);
+    lua_getfield(L, entry, "trace");
+    MfTrace *tr = ((TraceBox *)luaL_checkudata(L, -1, TRACE_MT))->t;
+    lua_newtable(L);
+    int list = lua_gettop(L);
+    for (int i = 2; i <= top; i++)
+        collect_args(L, i, list, 0);
+    int nargs = (int)luaL_len(L, list);
+    MfTensor **args = lua_newuserdatauv(L, ((size_t)nargs + 1) * sizeof *args, 0);
+    for (int i = 0; i < nargs; i++) {
+        lua_rawgeti(L, list, i + 1);
+        args[i] = lmf_check_tensor(L, -1);
+        lua_pop(L, 1);
+    }
+    int nres = mf_trace_nresults(tr);
+    MfTensor **res = lua_newuserdatauv(L, ((size_t)nres + 1) * sizeof *res, 0);
+    lmf_check_status(L, mf_trace_call(tr, nargs, args, res));
+    return push_results(L, entry, nres, res);
+}
+
+/* fn:graph(...) -> the mf.Graph traced for these arguments (traced now if
+ * this signature is new; the function is not run). */
+static int fn_graph(lua_State *L)
+{
+    check_function(L);
+    entry_for(L, lua_gettop(L));
+    lua_getfield(L, -1, "trace");
+    MfTrace *tr = ((TraceBox *)luaL_checkudata(L, -1, TRACE_MT))->t;
+    lmf_push_graph(L, mf_trace_graph(tr));
+    return 1;
+}
+
+/* fn:trace_count() -> how many signatures have been traced. */
+static int fn_trace_count(lua_State *L)
+{
+    check_function(L);
+    lua_getiuservalue(L, 1, 1);
+    lua_getfield(L, -1, "count");
+    return 1;
+}
+
+static int fn_tostring(lua_State *L)
+{
+    check_function(L);
+    lua_getiuservalue(L, 1, 1);
+    lua_getfield(L, -1, "count");
+    lua_pushfstring(L, "<mf.Function (traced for %d signature%s)>", (int)lua_tointeger(L, -1),
+                    lua_tointeger(L, -1) == 1 ? "" : "s");
+    return 1;
+}
+
+/* mf.trace(f) -> a traced Function; mf.trace(t) -> the matrix trace. */
+static int l_trace(lua_State *L)
+{
+    bool callable = lua_isfunction(L, 1) || (lua_type(L, 1) == LUA_TTABLE &&
+                                             luaL_getmetafield(L, 1, "__call") != LUA_TNIL &&
+                                             (lua_pop(L, 1), true));
+    if (!callable) {
+        lua_pushvalue(L, lua_upvalueindex(1));
+        lua_insert(L, 1);
+        lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+        return lua_gettop(L);
+    }
+    if (!lua_isnoneornil(L, 2))
+        return luaL_error(L, "trace: mf.trace(f) takes only the function, got a second "
+                          "argument (%s)", luaL_typename(L, 2));
+    lua_newuserdatauv(L, 0, 1);
+    luaL_setmetatable(L, FUNCTION_MT);
+    lua_createtable(L, 0, 3);
+    lua_pushvalue(L, 1);
+    lua_setfield(L, -2, "f");
+    lua_newtable(L);
+    lua_setfield(L, -2, "cache");
+    lua_pushinteger(L, 0);
+    lua_setfield(L, -2, "count");
+    lua_setiuservalue(L, -2, 1);
+    return 1;
+}
+
+void lmf_open_trace(lua_State *L)
+{
+    static const luaL_Reg meths[] = {{"graph", fn_graph}, {"trace_count", fn_trace_count},
+                                     {NULL, NULL}};
+    luaL_newmetatable(L, FUNCTION_MT);
+    luaL_newlib(L, meths);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, fn_call);
+    lua_setfield(L, -2, "__call");
+    lua_pushcfunction(L, fn_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, TRACE_MT);
+    lua_pushcfunction(L, trace_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, MARK_MT);
+    lua_pop(L, 1);
+    luaL_newmetatable(L, GUARD_MT);
+    lua_pushcfunction(L, guard_close);
+    lua_setfield(L, -2, "__close");
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "trace");     /* the matrix trace (repl/lmf_linalg.c) */
+    lua_pushcclosure(L, l_trace, 1);
+    lua_setfield(L, -2, "trace");
+}

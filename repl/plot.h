@@ -1,0 +1,37 @@
+/* plot.h — line plots of number series (loss histories), drawn as Unicode
+ * braille text for a terminal or as an SVG document. Presentation only: no
+ * Lua here; repl/lmf_plot.c converts the arguments.
+ *
+ * Ownership: the functions borrow the series; each returned string is
+ * malloc'd and owned by the caller (free it). Non-finite values are gaps. */
+#ifndef MF_PLOT_H
+#define MF_PLOT_H
+
+#include <stddef.h>
+
+typedef struct MfPlotSeries {
+    const double *y;   /* y[0..n-1], plotted at x = 1..n */
+    size_t n;
+    const char *label; /* legend text, or NULL */
+} MfPlotSeries;
+
+typedef struct MfPlotOpts {
+    const char *title;  /* or NULL */
+    int width;          /* text: columns of the canvas; svg: pixels */
+    int height;         /* text: rows of the canvas; svg: pixels */
+    int color;          /* text: ANSI colours per series (for terminals) */
+} MfPlotOpts;
+
+/* The braille plot as UTF-8 text: an optional title line, 'height' canvas
+ * rows with the y axis labelled with max, middle and min, the x axis and
+ * its first and last step, and a legend line when a series has a label.
+ * Returns NULL on allocation failure or when no series has a finite value
+ * (the caller words the error). */
+char *mf_plot_text(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts);
+
+/* A standalone SVG document of the same plot: frame, 5 ticks with labels
+ * on each axis, one polyline per run of finite values, title and legend.
+ * Returns NULL like mf_plot_text. */
+char *mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts);
+
+#endif

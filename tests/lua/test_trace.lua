@@ -1,0 +1,177 @@
+-- test_trace.lua — mf.trace(f) (TensorFlow's tf.function): one trace per
+-- input signature, counted; traced results equal eager ones exactly; eager
+-- Variables captured by reference (reads see the current value, assigns
+-- update them, in program order); several and nested results; fn:graph;
+-- mf.trace(tensor) is still the matrix trace.
+local T = dofile("tests/lua/harness.lua")
+
+-- A function of many ops, to compare eager and traced results bit for bit.
+local function model(x, w, k)
+  local h = mf.tanh(mf.matmul(x, w) + k)
+  local p = mf.nn.softmax(h)
+  return mf.reduce_mean(mf.exp(p) * h, {axis = 2}), mf.sqrt(mf.abs(h) + 1) / 3
+end
+
+T.test("eager and traced results agree exactly", function()
+  mf.random.seed(7)
+  local x = mf.random.normal({5, 4})
+  local w = mf.random.normal({4, 3})
+  local f = mf.trace(model)
+  for _, k in ipairs({0.5, 2}) do
+    local e1, e2 = model(x, w, k)
+    local t1, t2 = f(x, w, k)
+    T.eq(t1, e1)
+    T.eq(t2, e2)
+    T.eq(t1.shape, {5})
+  end
+end)
+
+T.test("one trace per signature: dtypes and shapes, numbers, strings, booleans by value", function()
+  local traces = 0
+  local f = mf.trace(function(x, scale, how, flag)
+    traces = traces + 1      -- Lua code runs only while tracing
+    local y = x * scale
+    if how == "neg" then y = -y end
+    if flag then y = y + 1 end
+    return y
+  end)
+  local a, b = mf.tensor({1, 2}), mf.tensor({3, 4})
+  T.eq(f(a, 2, "pos", false), {2, 4})
+  T.eq(f(b, 2, "pos", false), {6, 8})          -- same signature: no retrace
+  T.eq(traces, 1)
+  T.eq(f(a, 3, "pos", false), {3, 6})          -- another number
+  T.eq(f(a, 3, "neg", false), {-3, -6})        -- another string
+  T.eq(f(a, 3, "neg", true), {-2, -5})         -- another boolean
+  T.eq(traces, 4)
+  T.eq(f(mf.tensor({1, 2, 3}), 3, "neg", true), {-2, -5, -8})   -- another shape
+  T.eq(f(mf.tensor({1, 2}, "float64"), 3, "neg", true), {-2, -5})  -- another dtype
+  T.eq(traces, 6)
+  T.eq(f:trace_count(), 6)
+  T.eq(f(b, 3, "neg", true), {-8, -11})
+  T.eq(traces, 6)
+  T.ok(tostring(f):find("traced for 6 signatures", 1, true), tostring(f))
+end)
+
+T.test("eager Variables are captured by reference and updated in program order", function()
+  local v = mf.Variable({1, 2, 3}, {name = "acc"})
+  local step = mf.trace(function(x)
+    local before = v * 1        -- read before the assign: the old value
+    v:assign_add(x)
+    local after = v * 1         -- read after: the new value
+    v:assign(v * 2)
+    return before, after
+  end)
+  local b, a = step(mf.tensor({1, 1, 1}))
+  T.eq(b, {1, 2, 3})
+  T.eq(a, {2, 3, 4})
+  T.eq(v, {4, 6, 8})
+  -- a change made eagerly between calls is seen by the next call
+  v:assign({0, 0, 0})
+  b, a = step(mf.tensor({1, 2, 3}))
+  T.eq(b, {0, 0, 0})
+  T.eq(a, {1, 2, 3})
+  T.eq(v, {2, 4, 6})
+  T.eq(step:trace_count(), 1)
+  -- the same code run eagerly gives the same
+  local w = mf.Variable({0, 0, 0})
+  local eb = w * 1
+  w:assign_add(mf.tensor({1, 2, 3}))
+  local ea = w * 1
+  w:assign(w * 2)
+  T.eq(ea, a)
+  T.eq(eb, b)
+  T.eq(w, v)
+end)
+
+T.test("a traced training step with no results still runs its assigns", function()
+  local w = mf.Variable({1, 1})
+  local train = mf.trace(function(g) w:assign_sub(g * 0.5) end)
+  for _ = 1, 4 do train(mf.tensor({1, 2})) end
+  T.eq(w, {-1, -3})
+end)
+
+T.test("several results, arrays of results, Variables and Lua values", function()
+  local v = mf.Variable(5)
+  local f = mf.trace(function(x)
+    return x + 1, {x * 2, {mf.reduce_sum(x), v}}, "label", 42
+  end)
+  local a, t, s, n = f(mf.tensor({1, 2}))
+  T.eq(a, {2, 3})
+  T.eq(t[1], {2, 4})
+  T.eq(t[2][1], 3)
+  T.eq(t[2][2], 5)
+  T.eq(s, "label")
+  T.eq(n, 42)
+  v:assign(6)
+  local _, t2 = f(mf.tensor({0, 0}))
+  T.eq(t2[2][2], 6)
+end)
+
+T.test("array arguments: their tensors are placeholders too", function()
+  local traces = 0
+  local f = mf.trace(function(batch)
+    traces = traces + 1
+    return batch[1] * batch[2]
+  end)
+  T.eq(f({mf.tensor({1, 2}), mf.tensor({3, 4})}), {3, 8})
+  T.eq(f({mf.tensor({2, 2}), mf.tensor({3, 4})}), {6, 8})
+  T.eq(traces, 1)
+end)
+
+T.test("fn:graph(...) returns the traced graph without running it", function()
+  local v = mf.Variable({1, 2}, {name = "bias"})
+  local calls = 0
+  local f = mf.trace(function(x)
+    calls = calls + 1
+    v:assign_add(x)
+    return mf.relu(x) + v
+  end)
+  local g = f:graph(mf.tensor({1, 2}))
+  T.eq(calls, 1)
+  T.eq(v, {1, 2})              -- tracing does not run the graph
+  local text = tostring(g)
+  T.ok(text:find("arg1 = Placeholder() -> float32 (2,)", 1, true), text)
+  T.ok(text:find("bias = ReadVariableOp(&bias)", 1, true), text)
+  T.ok(text:find("bias/AssignAdd = AssignAdd(&bias, arg1:0; ^bias)", 1, true), text)
+  T.eq(f(mf.tensor({1, 1})), {3, 4})
+  T.eq(calls, 1)
+  T.ok(f:graph(mf.tensor({1, 2})) ~= nil)
+  T.eq(calls, 1)
+end)
+
+T.test("nested traced functions are inlined; the tape sees traced functions", function()
+  local inner = mf.trace(function(x) return x * x end)
+  local outer = mf.trace(function(x) return inner(x) + 1 end)
+  T.eq(outer(mf.tensor({2, 3})), {5, 10})
+  T.eq(inner:trace_count(), 0)     -- inlined into outer's graph
+  local x = mf.Variable({1, 2})
+  local tape = mf.GradientTape()
+  local y = mf.reduce_sum(inner(x))
+  T.eq(tape:gradient(y, x), {2, 4})
+end)
+
+T.test("an error while tracing leaves no graph in force and no trace cached", function()
+  local f = mf.trace(function(x, fail)
+    if fail then error("boom") end
+    return x + 1
+  end)
+  T.raises(function() f(mf.tensor({1}), true) end, "boom")
+  T.eq(f:trace_count(), 0)
+  T.eq(mf.tensor({1}) + 1, {2})    -- eager again
+  T.eq(f(mf.tensor({1}), false), {2})
+end)
+
+T.test("wrong argument kinds: errors name the function", function()
+  T.raises(function() mf.trace(function() end, 3) end, "trace: mf.trace(f) takes only")
+  local f = mf.trace(function(x) return mf.matmul(x, x) end)
+  T.raises(function() f(mf.tensor({{1, 2, 3}})) end, "matmul")
+end)
+
+T.test("mf.trace(tensor) is still the matrix trace, as t:trace()", function()
+  local m = mf.tensor({{1, 2}, {3, 4}})
+  T.eq(mf.trace(m), 5)
+  T.eq(m:trace(), 5)
+  T.eq(mf.trace({{1, 0}, {0, 1}}), 2)
+end)
+
+T.done()

@@ -1,0 +1,248 @@
+/* test_graph_ops.c — graph mode gives eager mode's results, bit for bit,
+ * for every op of the table (core/oplist.h).
+ *
+ * Each case of graph_cases.h (the gradcheck cases plus cases for the ops
+ * without a gradient) runs its op eagerly, then as a node of a fresh graph
+ * run by the in-degree executor, three ways: over placeholders with the
+ * inputs' shapes, over placeholders whose dims are all unknown (-1), and
+ * over Const nodes. Graph nodes call the same kernels, so the outputs must
+ * have the same dtype, shape and bytes, and inputs the same bytes after the
+ * run (each run gets fresh inputs of the same values). A walk of the op
+ * table fails for any op without a case. Random ops: the same seed gives the
+ * same values in both modes and in every run. The training ops (Apply*),
+ * which update their inputs in place, must refuse placeholders and
+ * constants in a graph, naming the node (over graph Variables they are
+ * tested with the optimizers). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+#include "graph/graph.h"
+#include "graph_cases.h"
+
+typedef enum Mode { KNOWN_SHAPES, UNKNOWN_DIMS, CONSTANTS } Mode;
+
+static const char *mode_name[] = {"placeholders", "placeholders with unknown dims", "constants"};
+
+/* Ops that write into their inputs (the training ops): in a graph they
+ * update Variables only; over placeholders and Const nodes they refuse. */
+static bool updates_inputs(MfOpId op)
+{
+    return op == MF_OP_APPLY_GRADIENT_DESCENT || op == MF_OP_APPLY_MOMENTUM ||
+           op == MF_OP_APPLY_ADAGRAD || op == MF_OP_APPLY_RMSPROP || op == MF_OP_APPLY_ADAM;
+}
+
+static const char *op_name(MfOpId op)
+{
+    return mf_op_table[op]->name;
+}
+
+/* A placeholder like 't', its dims unknown (-1) when 'unknown'. */
+static MfTensor *placeholder_like(MfGraph *g, const MfTensor *t, bool unknown)
+{
+    int64_t shape[MF_MAX_RANK];
+    for (int d = 0; d < t->rank; d++)
+        shape[d] = unknown ? -1 : t->shape[d];
+    MfTensor *p = NULL;
+    assert_int_equal(mf_graph_placeholder(g, t->dtype, t->rank, shape, NULL, &p), MF_OK);
+    return p;
+}
+
+/* Builds the case's op into a fresh graph and runs it; on success 'res'
+ * holds the owned values of every output and the count is returned; on
+ * failure (building or running) returns -1 with the message pending. */
+static int graph_run(const GradCase *gc, GnInputs *in, Mode mode, MfTensor **res)
+{
+    MfGraph *g = mf_graph_new();
+    assert_non_null(g);
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    MfTensor *ph[GC_MAX_INPUTS] = {NULL}, *outs[MF_MAX_OUTPUTS] = {NULL};
+    for (int i = 0; i < in->n; i++) {
+        if (mode == CONSTANTS) {
+            mf_tensor_retain(in->t[i]);
+            ph[i] = in->t[i];
+        } else {
+            ph[i] = placeholder_like(g, in->t[i], mode == UNKNOWN_DIMS);
+        }
+    }
+    int nout = 0;
+    MfStatus st = mf_op_call(gc->op, in->n, ph, &in->attrs, outs, &nout);
+    mf_graph_pop_default();
+    for (int k = 0; st == MF_OK && k < nout; k++)
+        assert_non_null(outs[k]->node);
+    if (st == MF_OK)
+        st = mf_exec_run(g, nout, outs, 0, NULL, mode == CONSTANTS ? 0 : in->n, ph, in->t, NULL,
+                         res, NULL);
+    gn_release_n(outs, MF_MAX_OUTPUTS);
+    gn_release_n(ph, in->n);
+    mf_graph_release(g);
+    return st == MF_OK ? nout : -1;
+}
+
+/* An op that writes into its inputs must refuse to run over placeholders
+ * or Const nodes, naming the node; returns 1 (and reports) when it does not. */
+static int check_refuses(const GradCase *gc, uint64_t seed, Mode mode)
+{
+    GnInputs in;
+    MfTensor *graph[MF_MAX_OUTPUTS] = {NULL};
+    gn_inputs(gc, seed, &in);
+    int ng = graph_run(gc, &in, mode, graph), bad = 0;
+    const char *msg = mf_err_msg();
+    if (ng >= 0 || !strstr(msg, "updated in place") || !strstr(msg, op_name(gc->op))) {
+        print_error("%s (%s) over %s: expected a refusal, got '%s'\n", op_name(gc->op),
+                    gc->label, mode_name[mode], ng >= 0 ? "success" : msg);
+        bad = 1;
+    }
+    mf_err_clear();
+    gn_release_n(graph, MF_MAX_OUTPUTS);
+    gn_release_n(in.t, in.n);
+    return bad;
+}
+
+/* Compares the graph's values with the eager ones: the outputs, and the
+ * inputs after the run (ops that update inputs in place must update them
+ * alike). Returns 1 (and reports) on a difference. */
+static int compare_runs(const GradCase *gc, Mode mode, MfTensor **eager, int ne, MfTensor **graph,
+                        int ng, const GnInputs *ein, const GnInputs *gin)
+{
+    const char *what = mode_name[mode];
+    if (ng != ne) {
+        print_error("%s (%s) over %s: %d outputs in graph mode, %d eagerly\n", op_name(gc->op),
+                    gc->label, what, ng, ne);
+        return 1;
+    }
+    for (int k = 0; k < ne; k++)
+        if (!gn_same_bits(eager[k], graph[k])) {
+            print_error("%s (%s) over %s: output %d differs from eager mode\n",
+                        op_name(gc->op), gc->label, what, k);
+            return 1;
+        }
+    for (int i = 0; i < ein->n; i++)
+        if (!gn_same_bits(ein->t[i], gin->t[i])) {
+            print_error("%s (%s) over %s: input %d after the run differs from eager mode\n",
+                        op_name(gc->op), gc->label, what, i);
+            return 1;
+        }
+    return 0;
+}
+
+/* Runs one case eagerly and in a graph, each on fresh inputs of the same
+ * values; returns 1 (and reports) when they differ. */
+static int check_case(const GradCase *gc, uint64_t seed, Mode mode)
+{
+    if (updates_inputs(gc->op))
+        return check_refuses(gc, seed, mode);
+    GnInputs ein, gin;
+    gn_inputs(gc, seed, &ein);
+    gn_inputs(gc, seed, &gin);
+    MfTensor *eager[MF_MAX_OUTPUTS] = {NULL}, *graph[MF_MAX_OUTPUTS] = {NULL};
+    int ne = 0, bad;
+    if (mf_op_call(gc->op, ein.n, ein.t, &ein.attrs, eager, &ne) != MF_OK) {
+        print_error("%s (%s): eager run failed: %s\n", op_name(gc->op), gc->label, mf_err_msg());
+        fail();
+    }
+    int ng = graph_run(gc, &gin, mode, graph);
+    if (ng < 0) {
+        print_error("%s (%s) over %s: graph failed: %s\n", op_name(gc->op), gc->label,
+                    mode_name[mode], mf_err_msg());
+        mf_err_clear();
+        bad = 1;
+    } else {
+        bad = compare_runs(gc, mode, eager, ne, graph, ng, &ein, &gin);
+    }
+    gn_release_n(eager, MF_MAX_OUTPUTS);
+    gn_release_n(graph, MF_MAX_OUTPUTS);
+    gn_release_n(ein.t, ein.n);
+    gn_release_n(gin.t, gin.n);
+    return bad;
+}
+
+static void walk_cases(Mode mode)
+{
+    int bad = 0, total = 0;
+    for (size_t t = 0; t < N_CASE_TABLES; t++)
+        for (size_t i = 0; i < case_tables[t].n; i++) {
+            const GradCase *gc = &case_tables[t].cases[i];
+            if (!gc->label)
+                continue;
+            bad += check_case(gc, 7000 + 100 * t + i, mode);
+            total++;
+        }
+    if (bad) {
+        print_error("%d of %d cases differ between graph and eager mode\n", bad, total);
+        fail();
+    }
+}
+
+static void test_graph_equals_eager_placeholders(void **state)
+{
+    (void)state;
+    walk_cases(KNOWN_SHAPES);
+}
+
+static void test_graph_equals_eager_unknown_dims(void **state)
+{
+    (void)state;
+    walk_cases(UNKNOWN_DIMS);
+}
+
+static void test_graph_equals_eager_constants(void **state)
+{
+    (void)state;
+    walk_cases(CONSTANTS);
+}
+
+static void test_every_op_has_a_case(void **state)
+{
+    (void)state;
+    int missing = 0;
+    for (int op = 0; op < MF_NOPS; op++) {
+        if (gn_has_case((MfOpId)op))
+            continue;
+        print_error("op %s (%s) has no case in graph_cases.h or grad_cases_*.h\n",
+                    mf_op_table[op]->name, mf_op_table[op]->api);
+        missing++;
+    }
+    assert_int_equal(missing, 0);
+}
+
+/* Random ops in a graph: every run of the node gives the same values (the
+ * seed is an attribute), equal to the eager op's; another seed differs. */
+static void test_random_same_seed_same_values(void **state)
+{
+    (void)state;
+    const MfOpId ops[] = {MF_OP_RANDOM_NORMAL, MF_OP_TRUNCATED_NORMAL, MF_OP_RANDOM_UNIFORM};
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        MfAttrs a = mf_attrs_default();
+        gn_random_f64(&a);
+        MfTensor *eager = NULL, *node = NULL, *r1 = NULL, *r2 = NULL, *other = NULL;
+        assert_int_equal(mf_op1(ops[k], 0, NULL, &a, &eager), MF_OK);
+        MfGraph *g = mf_graph_new();
+        assert_int_equal(mf_graph_push_default(g), MF_OK);
+        assert_int_equal(mf_op1(ops[k], 0, NULL, &a, &node), MF_OK);
+        mf_graph_pop_default();
+        assert_int_equal(mf_exec_run(g, 1, &node, 0, NULL, 0, NULL, NULL, NULL, &r1, NULL), MF_OK);
+        assert_int_equal(mf_exec_run(g, 1, &node, 0, NULL, 0, NULL, NULL, NULL, &r2, NULL), MF_OK);
+        assert_true(gn_same_bits(r1, r2));
+        assert_true(gn_same_bits(r1, eager));
+        a.seed++;
+        assert_int_equal(mf_op1(ops[k], 0, NULL, &a, &other), MF_OK);
+        assert_false(gn_same_bits(other, eager));
+        MfTensor *all[] = {eager, node, r1, r2, other};
+        gn_release_n(all, 5);
+        mf_graph_release(g);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(test_every_op_has_a_case),
+        TEST(test_graph_equals_eager_placeholders),
+        TEST(test_graph_equals_eager_constants),
+        TEST(test_graph_equals_eager_unknown_dims),
+        TEST(test_random_same_seed_same_values),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

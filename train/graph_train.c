@@ -1,0 +1,445 @@
+/* graph_train.c — training in graph mode: compute_gradients adds the
+ * backward graph (mf_graph_gradients) for the loss's graph variables;
+ * apply_gradients adds, as TensorFlow 1.x does, slot variables ("w/Adam",
+ * "w/Adam_1"; Adam's "beta1_power" and "beta2_power"), one fused Apply*
+ * node per variable under "<opt>/update_<var>/", Adam's beta-power
+ * assigns after the updates, a group named after the optimizer and, when a
+ * global step is given, its AssignAdd after the group: the train op.
+ *
+ * A graph Variable is handled through an MfVariable "handle" whose value is
+ * the VARIABLE node's symbolic output (what repl/ hands out); the values
+ * themselves live in each Session. The Apply nodes update the session's
+ * buffers in place (graph/exec.c copies a buffer first when something
+ * else still holds it), with the same kernels as eager mode, so both modes
+ * follow the same trajectory. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "graph/gradients.h"
+#include "optimizer_impl.h"
+
+/* The graph of a Variable handle, or NULL for an eager Variable. */
+static MfGraph *graph_of(const MfVariable *v)
+{
+    return mf_opt_graph_node(v) ? mf_tensor_graph(v->value) : NULL;
+}
+
+MfVariable *mf_train_graph_handle(MfNode *node)
+{
+    MfTensor *sym = mf_graph_output(node, 0);
+    MfVariable *v = sym ? mf_variable_new(sym, node->name, node->trainable) : NULL;
+    mf_tensor_release(sym);
+    return v;
+}
+
+/* ---- compute_gradients ----------------------------------------------------------- */
+
+/* Handles of every trainable variable of 'g' (owned array and references). */
+static MfStatus trainable_handles(MfGraph *g, MfVariable ***out, int *n)
+{
+    int count = mf_graph_variables(g, true, NULL, 0);
+    MfNode **nodes = mf_alloc_zeroed((size_t)(count + 1) * sizeof *nodes);
+    MfVariable **vs = mf_alloc_zeroed((size_t)(count + 1) * sizeof *vs);
+    MfStatus st = nodes && vs ? MF_OK : mf_err_nomem("compute_gradients", 0);
+    if (st == MF_OK)
+        mf_graph_variables(g, true, nodes, count);
+    for (int i = 0; i < count && st == MF_OK; i++)
+        if (!(vs[i] = mf_train_graph_handle(nodes[i])))
+            st = MF_ENOMEM;
+    if (nodes)
+        mf_dealloc(nodes, (size_t)(count + 1) * sizeof *nodes);
+    if (st != MF_OK) {
+        for (int i = 0; vs && i < count; i++)
+            mf_variable_release(vs[i]);
+        if (vs)
+            mf_dealloc(vs, (size_t)(count + 1) * sizeof *vs);
+        return st;
+    }
+    *out = vs;
+    *n = count;
+    return MF_OK;
+}
+
+static MfStatus check_loss(const MfTensor *loss)
+{
+    if (!loss->node)
+        return mf_err_set(MF_EARG, "compute_gradients: in graph mode the loss is a graph "
+                          "tensor; got a concrete tensor (in eager mode pass a function)");
+    if (!mf_dtype_is_float(loss->dtype))
+        return mf_err_set(MF_EDTYPE, "compute_gradients: the loss must be float32 or float64, "
+                          "got %s", mf_dtype_name(loss->dtype));
+    return MF_OK;
+}
+
+/* Fills 'pairs' with the gradients of 'loss' for 'vars' (n). */
+static MfStatus graph_pairs(MfGraph *g, MfTensor *loss, int n, MfVariable *const *vars,
+                            MfGradVar *pairs)
+{
+    MfTensor **xs = mf_alloc_zeroed((size_t)(n + 1) * sizeof *xs);
+    MfTensor **grads = mf_alloc_zeroed((size_t)(n + 1) * sizeof *grads);
+    MfStatus st = xs && grads ? MF_OK : mf_err_nomem("compute_gradients", 0);
+    for (int i = 0; i < n && st == MF_OK; i++) {
+        if (graph_of(vars[i]) != g)
+            st = mf_err_set(MF_EARG, "compute_gradients: var_list[%d] ('%s') is not a variable "
+                            "of the loss's graph", i + 1, vars[i]->name);
+        else
+            xs[i] = vars[i]->value;
+    }
+    if (st == MF_OK)
+        st = mf_graph_gradients(g, 1, &loss, n, xs, NULL, grads);
+    for (int i = 0; i < n; i++) {
+        pairs[i].grad = st == MF_OK ? grads[i] : NULL;
+        if (st != MF_OK)
+            mf_tensor_release(grads[i]);
+        mf_variable_retain(vars[i]);
+        pairs[i].var = vars[i];
+    }
+    if (xs)
+        mf_dealloc(xs, (size_t)(n + 1) * sizeof *xs);
+    if (grads)
+        mf_dealloc(grads, (size_t)(n + 1) * sizeof *grads);
+    return st;
+}
+
+MfStatus mf_train_compute_gradients_graph(MfTensor *loss, int nvars,
+                                          MfVariable *const *var_list, MfGradVar **pairs,
+                                          int *npairs)
+{
+    *pairs = NULL;
+    *npairs = 0;
+    MfStatus st = check_loss(loss);
+    if (st != MF_OK)
+        return st;
+    MfGraph *g = mf_tensor_graph(loss);
+    MfVariable **own = NULL;
+    int n = nvars;
+    if (!var_list && (st = trainable_handles(g, &own, &n)) != MF_OK)
+        return st;
+    MfGradVar *p = mf_grad_vars_new(n);
+    st = p ? graph_pairs(g, loss, n, var_list ? var_list : own, p) : MF_ENOMEM;
+    for (int i = 0; own && i < n; i++)
+        mf_variable_release(own[i]);
+    if (own)
+        mf_dealloc(own, (size_t)(n + 1) * sizeof *own);
+    if (st != MF_OK) {
+        mf_grad_vars_free(p, p ? n : 0);
+        return st;
+    }
+    *pairs = p;
+    *npairs = n;
+    return MF_OK;
+}
+
+/* ---- slots and Adam's powers as graph variables --------------------------------------- */
+
+/* A graph variable 'name' holding 'init' (not trainable), as a handle. */
+static MfStatus new_graph_var(MfGraph *g, MfTensor *init, const char *name, MfVariable **out)
+{
+    MfNode *node;
+    MfStatus st = init ? mf_graph_variable(g, init, name, false, &node) : MF_ENOMEM;
+    mf_tensor_release(init);
+    if (st == MF_OK && !(*out = mf_train_graph_handle(node)))
+        st = MF_ENOMEM;
+    return st;
+}
+
+static MfStatus graph_slots(MfOptimizer *o, MfGraph *g, MfVariable *var)
+{
+    if (mf_opt_find_entry(o, var))
+        return MF_OK;
+    const MfTensorSpec *sp = &((MfNode *)var->value->node)->out[0];
+    for (int i = 0; i < sp->rank; i++)
+        if (sp->shape[i] < 0)
+            return mf_err_set(MF_ESHAPE, "apply_gradients: variable '%s' needs a fully known "
+                              "shape to get slots", var->name);
+    MfVariable *slots[MF_OPT_MAX_SLOTS] = {NULL, NULL};
+    const char *names[MF_OPT_MAX_SLOTS];
+    int n = mf_opt_kind_slots(o->cfg.kind, names);
+    MfStatus st = MF_OK;
+    for (int k = 0; k < n && st == MF_OK; k++) {
+        char name[300];
+        snprintf(name, sizeof name, k ? "%s/%s_%d" : "%s/%s", var->name, o->cfg.name, k);
+        st = new_graph_var(g, mf_opt_slot_value(&o->cfg, k, sp->dtype, sp->rank, sp->shape),
+                           name, &slots[k]);
+    }
+    MfSlotEntry *e;
+    if (st == MF_OK)
+        st = mf_opt_add_entry(o, var, slots, &e);
+    if (st != MF_OK)
+        for (int k = 0; k < n; k++)
+            mf_variable_release(slots[k]);
+    return st;
+}
+
+static MfStatus graph_beta_powers(MfOptimizer *o, MfGraph *g, MfDType dt)
+{
+    if (o->beta_power[0]) {
+        if (graph_of(o->beta_power[0]) == g)
+            return MF_OK;
+        return mf_err_set(MF_EARG, "apply_gradients: this %s already trains %s; make a new "
+                          "optimizer for this graph", mf_optimizer_class(o),
+                          graph_of(o->beta_power[0]) ? "another graph" : "in eager mode");
+    }
+    static const char *const names[2] = {"beta1_power", "beta2_power"};
+    const double init[2] = {o->cfg.beta1, o->cfg.beta2};
+    MfStatus st = MF_OK;
+    for (int i = 0; i < 2 && st == MF_OK; i++)
+        st = new_graph_var(g, mf_tensor_scalar(dt, init[i]), names[i], &o->beta_power[i]);
+    return st;
+}
+
+/* ---- apply_gradients ---------------------------------------------------------------- */
+
+/* The pair's gradient fits its graph variable (dtype; known dims). */
+static MfStatus check_graph_pair(MfGraph *g, int i, const MfGradVar *p)
+{
+    if (!p->var || graph_of(p->var) != g)
+        return mf_err_set(MF_EARG, "apply_gradients: pair %d: expected a variable of the "
+                          "graph being trained, got %s", i + 1,
+                          p->var ? "an eager Variable" : "nothing");
+    const MfTensor *x = p->var->value, *gr = p->grad;
+    if (!mf_dtype_is_float(x->dtype))
+        return mf_err_set(MF_EDTYPE, "apply_gradients: variable '%s' (pair %d) has dtype %s; "
+                          "optimizers update float32 or float64 variables", p->var->name, i + 1,
+                          mf_dtype_name(x->dtype));
+    if (gr && gr->node && mf_tensor_graph(gr) != g)
+        return mf_err_set(MF_EARG, "apply_gradients: pair %d: the gradient is a tensor of "
+                          "another graph", i + 1);
+    bool fits = gr == NULL || (gr->dtype == x->dtype && gr->rank == x->rank);
+    for (int d = 0; fits && gr && d < x->rank; d++)
+        fits = gr->shape[d] == x->shape[d] || gr->shape[d] < 0 || x->shape[d] < 0;
+    if (!fits) {
+        char gs[96], vs[96];
+        return mf_err_set(MF_ESHAPE, "apply_gradients: pair %d: gradient %s %s does not fit "
+                          "variable '%s' %s %s", i + 1, mf_shape_str(gr->rank, gr->shape, gs, 96),
+                          mf_dtype_name(gr->dtype), p->var->name,
+                          mf_shape_str(x->rank, x->shape, vs, 96), mf_dtype_name(x->dtype));
+    }
+    return MF_OK;
+}
+
+/* The graph of the pairs (the first variable's), checked for all. */
+static MfStatus check_graph_pairs(MfOptimizer *o, int n, const MfGradVar *pairs, MfGraph **g)
+{
+    *g = NULL;
+    for (int i = 0; i < n && !*g; i++)
+        *g = pairs[i].grad ? graph_of(pairs[i].var) : NULL;
+    if (!*g)
+        return mf_err_set(MF_EARG, "apply_gradients: no variable has a gradient (every pair's "
+                          "gradient is nil)");
+    MfStatus st = MF_OK;
+    for (int i = 0; i < n && st == MF_OK; i++)
+        if (pairs[i].grad)
+            st = check_graph_pair(*g, i, &pairs[i]);
+    for (int i = 0; i < n && st == MF_OK; i++)
+        if (pairs[i].grad)
+            st = graph_slots(o, *g, pairs[i].var);
+    for (int i = 0; i < n && st == MF_OK && o->cfg.kind == MF_OPT_ADAM; i++)
+        if (pairs[i].grad)
+            st = graph_beta_powers(o, *g, pairs[i].var->value->dtype);
+    return st;
+}
+
+/* The learning rate as a tensor (owned; symbolic or concrete). */
+static MfStatus graph_lr(const MfOptimizer *o, MfTensor *override, MfTensor **out)
+{
+    MfTensor *t = override ? override : o->cfg.lr_var ? o->cfg.lr_var->value : o->cfg.lr_tensor;
+    if (!t) {
+        *out = mf_tensor_scalar(MF_FLOAT64, o->cfg.lr);
+        return *out ? MF_OK : MF_ENOMEM;
+    }
+    if (t->rank != 0 || !mf_dtype_is_float(t->dtype))
+        return mf_err_set(MF_EARG, "apply_gradients: learning_rate must be a float scalar, got "
+                          "a %s tensor of rank %d", mf_dtype_name(t->dtype), t->rank);
+    mf_tensor_retain(t);
+    *out = t;
+    return MF_OK;
+}
+
+/* 'lr' in dtype 'dt' (owned; a Cast node when symbolic). */
+static MfStatus lr_in(MfTensor *lr, MfDType dt, MfTensor **out)
+{
+    if (lr->dtype == dt) {
+        mf_tensor_retain(lr);
+        *out = lr;
+        return MF_OK;
+    }
+    MfAttrs a = mf_attrs_default();
+    a.dtype = dt;
+    return mf_op1(MF_OP_CAST, 1, &lr, &a, out);
+}
+
+/* A growable list of nodes the train op waits for. */
+typedef struct Deps {
+    MfNode **a;
+    int n, cap;
+} Deps;
+
+static MfStatus deps_push(Deps *d, MfTensor *t)
+{
+    if (d->n == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 8;
+        MfNode **p = mf_alloc((size_t)cap * sizeof *p);
+        if (!p)
+            return mf_err_nomem("apply_gradients", (unsigned long long)cap * sizeof *p);
+        if (d->n)
+            memcpy(p, d->a, (size_t)d->n * sizeof *p);
+        if (d->cap)
+            mf_dealloc(d->a, (size_t)d->cap * sizeof *p);
+        d->a = p;
+        d->cap = cap;
+    }
+    d->a[d->n++] = t->node;
+    return MF_OK;
+}
+
+/* One Apply node for pair 'p' under "<opt>/update_<var>/". */
+static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTensor *lr,
+                           Deps *deps)
+{
+    char scope[300];
+    snprintf(scope, sizeof scope, "update_%s", p->var->name);
+    for (char *c = scope; *c; c++)
+        if (*c == ':')
+            *c = '_';
+    int mark;
+    MfStatus st = mf_graph_push_scope(g, scope, &mark);
+    if (st != MF_OK)
+        return st;
+    MfTensor *lr_v = NULL, *out = NULL;
+    st = lr_in(lr, p->var->value->dtype, &lr_v);
+    if (st == MF_OK) {
+        MfSlotEntry *e = mf_opt_find_entry(o, p->var);
+        MfUpdate u = {o, p->var, p->grad, lr_v, e->slot, &out};
+        st = mf_opt_update(&u);
+    }
+    if (st == MF_OK)
+        st = deps_push(deps, out);
+    mf_tensor_release(out);
+    mf_tensor_release(lr_v);
+    mf_graph_pop_scope(g, mark);
+    return st;
+}
+
+/* Adam: beta1_power *= beta1, beta2_power *= beta2, after the updates. */
+static MfStatus update_powers(MfOptimizer *o, MfGraph *g, Deps *deps)
+{
+    int mark = -1;
+    MfStatus st = mf_graph_push_control(g, deps->n, deps->a, &mark);
+    const double beta[2] = {o->cfg.beta1, o->cfg.beta2};
+    for (int i = 0; i < 2 && st == MF_OK; i++) {
+        MfTensor *p = o->beta_power[i]->value, *b = mf_tensor_scalar(p->dtype, beta[i]);
+        MfTensor *next = NULL, *out = NULL;
+        st = b ? mf_binary(MF_OP_MUL, p, b, &next) : MF_ENOMEM;
+        if (st == MF_OK)
+            st = mf_graph_assign(p->node, MF_ASSIGN_SET, next, &out);
+        if (st == MF_OK)
+            st = deps_push(deps, out);
+        mf_tensor_release(b);
+        mf_tensor_release(next);
+        mf_tensor_release(out);
+    }
+    if (mark >= 0)
+        mf_graph_pop_control(g, mark);
+    return st;
+}
+
+/* The group named after the optimizer and, with a global step, its
+ * increment after the group (then the train op). */
+static MfStatus finish(MfOptimizer *o, MfGraph *g, Deps *deps, MfVariable *gs, MfNode **op)
+{
+    MfNode *group;
+    MfStatus st = mf_graph_group(g, deps->n, deps->a, o->cfg.name, &group);
+    if (st != MF_OK || !gs) {
+        *op = st == MF_OK ? group : NULL;
+        return st;
+    }
+    int mark;
+    MfTensor *one = mf_tensor_scalar(gs->value->dtype, 1), *out = NULL;
+    st = mf_graph_push_control(g, 1, &group, &mark);
+    if (st == MF_OK) {
+        st = one ? mf_graph_assign(gs->value->node, MF_ASSIGN_ADD, one, &out) : MF_ENOMEM;
+        mf_graph_pop_control(g, mark);
+    }
+    *op = st == MF_OK ? out->node : NULL;
+    mf_tensor_release(one);
+    mf_tensor_release(out);
+    return st;
+}
+
+static MfStatus check_graph_step(MfGraph *g, MfVariable *gs)
+{
+    if (!gs)
+        return MF_OK;
+    const MfTensor *x = gs->value;
+    if (graph_of(gs) != g || x->rank != 0 || (x->dtype != MF_INT64 && x->dtype != MF_INT32))
+        return mf_err_set(MF_EARG, "apply_gradients: global_step must be a scalar int64 or "
+                          "int32 variable of the same graph (see mf.train.global_step())");
+    return MF_OK;
+}
+
+static MfStatus build_updates(MfOptimizer *o, MfGraph *g, int n, const MfGradVar *pairs,
+                              MfTensor *lr, Deps *deps)
+{
+    int mark;
+    MfStatus st = mf_graph_push_scope(g, o->cfg.name, &mark);
+    if (st != MF_OK)
+        return st;
+    for (int i = 0; i < n && st == MF_OK; i++)
+        if (pairs[i].grad)
+            st = update_one(o, g, &pairs[i], lr, deps);
+    if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
+        st = update_powers(o, g, deps);
+    mf_graph_pop_scope(g, mark);
+    return st;
+}
+
+MfStatus mf_optimizer_apply_graph(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
+                                  MfVariable *global_step, MfNode **train_op)
+{
+    *train_op = NULL;
+    MfGraph *g = NULL;
+    MfTensor *rate = NULL;
+    Deps deps = {NULL, 0, 0};
+    MfStatus st = check_graph_pairs(o, n, pairs, &g);
+    if (st == MF_OK)
+        st = check_graph_step(g, global_step);
+    if (st == MF_OK)
+        st = graph_lr(o, lr, &rate);
+    bool pushed = false;
+    if (st == MF_OK && mf_graph_default() != g && (st = mf_graph_push_default(g)) == MF_OK)
+        pushed = true;
+    if (st == MF_OK)
+        st = build_updates(o, g, n, pairs, rate, &deps);
+    if (st == MF_OK)
+        st = finish(o, g, &deps, global_step, train_op);
+    if (pushed)
+        mf_graph_pop_default();
+    mf_tensor_release(rate);
+    if (deps.cap)
+        mf_dealloc(deps.a, (size_t)deps.cap * sizeof *deps.a);
+    if (st != MF_OK && strncmp(mf_err_msg(), "apply_gradients", 15) != 0)
+        mf_err_prefix("apply_gradients");
+    return st;
+}
+
+/* ---- the global step ------------------------------------------------------------------ */
+
+MfStatus mf_train_graph_global_step(MfGraph *g, MfVariable **step)
+{
+    *step = NULL;
+    MfNode *n = mf_graph_find(g, "global_step");
+    if (n && n->kind != MF_NODE_VARIABLE)
+        return mf_err_set(MF_EARG, "global_step: the graph has a node 'global_step' that is not "
+                          "a variable (%s)", mf_node_op_name(n));
+    if (!n) {
+        MfTensor *zero = mf_tensor_scalar(MF_INT64, 0);
+        MfStatus st = zero ? mf_graph_variable(g, zero, "global_step", false, &n) : MF_ENOMEM;
+        mf_tensor_release(zero);
+        if (st != MF_OK)
+            return st;
+    }
+    *step = mf_train_graph_handle(n);
+    return *step ? MF_OK : MF_ENOMEM;
+}
