@@ -53,7 +53,8 @@ static int size_class(size_t nbytes, size_t *class_bytes)
     /* nbytes lies in (2^shift, 2^(shift+1)]; split that range in four. */
     size_t base = (size_t)1 << shift;
     size_t quarter = base >> 2;
-    size_t step = (nbytes - base + quarter - 1) / quarter; /* 1..4 */
+    /* a shift, not a division: this runs twice per tensor of every op */
+    size_t step = (nbytes - base + quarter - 1) >> (shift - 2); /* 1..4 */
     *class_bytes = base + step * quarter;
     if (*class_bytes % ALIGNMENT)
         *class_bytes += ALIGNMENT - *class_bytes % ALIGNMENT;

@@ -92,6 +92,7 @@ MF_OP(MF_OP_UNSORTED_SEGMENT_SUM, mf_desc_unsorted_segment_sum) /* core/ops/scat
 MF_OP(MF_OP_RESHAPE_LIKE, mf_desc_reshape_like)
 MF_OP(MF_OP_BROADCAST_TO_LIKE, mf_desc_broadcast_to_like)
 MF_OP(MF_OP_SUM_TO_LIKE, mf_desc_sum_to_like)
+MF_OP(MF_OP_CONV2D_BACKPROP_INPUT_LIKE, mf_desc_conv2d_backprop_input_like)
 
 /* creation and random ops (core/ops/random.c, core/rng.c) */
 MF_OP(MF_OP_RANDOM_NORMAL, mf_desc_random_normal)

@@ -39,7 +39,10 @@ void mf_shape_strides(int rank, const int64_t *shape, int64_t *strides)
     int64_t s = 1;
     for (int i = rank - 1; i >= 0; i--) {
         strides[i] = s;
-        s *= shape[i] > 0 ? shape[i] : 1;
+        /* only an empty tensor (a 0 dim beside huge ones, e.g. (0,2^32,2^32))
+         * can overflow: its strides never reach an element, so stop growing */
+        if (__builtin_mul_overflow(s, shape[i] > 0 ? shape[i] : 1, &s))
+            s = 0;
     }
 }
 
@@ -111,7 +114,7 @@ static bool shape_bytes(MfDType dt, int rank, const int64_t *shape, size_t *nbyt
         return false;
     }
     int64_t limit = MF_MAX_TENSOR_BYTES / (int64_t)mf_dtype_size(dt);
-    int64_t n = 1;
+    int64_t n = 1, extent = 1;
     for (int i = 0; i < rank; i++) {
         if (shape[i] < 0) {
             mf_err_set(MF_ESHAPE, "tensor: dimensions must be >= 0, got %lld for dimension %d",
@@ -120,17 +123,32 @@ static bool shape_bytes(MfDType dt, int rank, const int64_t *shape, size_t *nbyt
         }
         /* multiply-with-overflow instead of a division per dim: this runs
          * for every tensor an op makes */
-        int64_t next;
-        if (__builtin_mul_overflow(n, shape[i], &next) || next > limit) {
+        /* 'extent' skips zero dims: an empty (0,2^40,2^40) holds nothing, but
+         * kernels multiply its other dims (strides, loop counts) and would
+         * overflow, so it is refused as too large too (MF_MAX_EXTENT) */
+        int64_t next, next_extent;
+        if (__builtin_mul_overflow(n, shape[i], &next) || next > limit ||
+            __builtin_mul_overflow(extent, shape[i] ? shape[i] : 1, &next_extent) ||
+            next_extent > MF_MAX_EXTENT) {
             mf_err_set(MF_ENOMEM, "tensor: shape %s is too large (more than %lld bytes)",
                        mf_shape_str(rank, shape, buf, sizeof buf),
                        (long long)MF_MAX_TENSOR_BYTES);
             return false;
         }
         n = next;
+        extent = next_extent;
     }
     *nbytes = (size_t)n * mf_dtype_size(dt);
     return true;
+}
+
+MfStatus mf_shape_check(MfDType dt, int rank, const int64_t *shape)
+{
+    int64_t known[MF_MAX_RANK];
+    size_t nbytes;
+    for (int i = 0; i < rank && i < MF_MAX_RANK; i++)
+        known[i] = shape[i] == -1 ? 1 : shape[i];
+    return shape_bytes(dt, rank, known, &nbytes) ? MF_OK : MF_ESHAPE;
 }
 
 MfTensor *mf_tensor_new(MfDType dt, int rank, const int64_t *shape)

@@ -19,12 +19,17 @@
 #include <stdint.h>
 
 #include "dtype.h"
+#include "err.h"
 
 #define MF_MAX_RANK 8
 
 /* Tensors larger than this are refused with a clear message instead of
  * letting the system allocator thrash or overflow size arithmetic. */
 #define MF_MAX_TENSOR_BYTES ((int64_t)1 << 40)
+/* The product of a shape's non-zero dims is at most this, even for an empty
+ * tensor ((0, 2^50) is fine, (0, 2^40, 2^40) is refused), so kernels can
+ * multiply dims and element sizes in int64 without overflow. */
+#define MF_MAX_EXTENT ((int64_t)1 << 56)
 
 typedef struct MfStorage {
     int64_t refcount;
@@ -82,6 +87,13 @@ void mf_tensor_set_node_hooks(void (*retain)(void *node), void (*release)(void *
 /* Number of elements (1 for rank 0). Unknown dims count as 0. */
 int64_t mf_tensor_numel(const MfTensor *t);
 int64_t mf_shape_numel(int rank, const int64_t *shape);
+
+/* Checks a shape a tensor could take, -1 (unknown) dims allowed: rank, dims
+ * >= -1, and the size limits mf_tensor_new applies to the known dims
+ * (MF_MAX_TENSOR_BYTES, MF_MAX_EXTENT). Graph nodes check their outputs with
+ * it, so a symbolic tensor's numel never overflows. MF_OK or MF_ESHAPE with
+ * "tensor: ..." pending. */
+MfStatus mf_shape_check(MfDType dt, int rank, const int64_t *shape);
 
 bool mf_tensor_is_contiguous(const MfTensor *t);
 

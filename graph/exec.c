@@ -311,7 +311,8 @@ static MfStatus uninitialised(const MfNode *var)
     return mf_err_set(MF_EARG, "run: variable '%s' is not initialised in this session: run "
                       "mf.global_variables_initializer() first (init = "
                       "mf.global_variables_initializer() while the graph is the default, then "
-                      "sess:run(init))", var->name);
+                      "sess:run(init)); an initial value that reads another variable must use "
+                      "v:initialized_value()", var->name);
 }
 
 /* The current value of VARIABLE node 'vi' (borrowed), or an error. */
@@ -359,13 +360,18 @@ static MfStatus take_inplace(Run *r, const MfNode *n, MfTensor **in)
 }
 
 /* VARIABLE and READ: the value now (a snapshot: assigns swap in new
- * tensors, so what was read stays as it was). */
+ * tensors, so what was read stays as it was). A READ with an input
+ * (v:initialized_value()) gives that input, the initial value, while the
+ * variable is not initialised: TF1's cond(is_initialized, read, initial),
+ * so initializers that read other variables work in any order. */
 static MfStatus run_read(Run *r, const MfNode *n)
 {
     MfTensor *v = NULL;
     MfStatus st = MF_OK;
     if (n->var)
         v = n->var->value;
+    else if (n->kind == MF_NODE_READ && n->ninputs == 1 && !mf_varstore_get(r->vars, n->ref))
+        v = input_value(r, n->inputs[0]);
     else
         st = var_value(r, n->kind == MF_NODE_VARIABLE ? n->index : n->ref, &v);
     if (st != MF_OK)

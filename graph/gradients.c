@@ -12,6 +12,7 @@
  * Every tensor in the table is owned by the walk and released at the end. */
 #include "gradients.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ typedef struct Walk {
     unsigned char *to_y;     /* per node: a y depends on it */
     unsigned char *is_x;     /* per tensor (node * MF_MAX_OUTPUTS + output) */
     MfTensor **grads;        /* per tensor: accumulated gradient (owned) */
+    int lo, hi;              /* ops built outside [lo, hi) are constants */
 } Walk;
 
 static int slot(int node, int output)
@@ -57,6 +59,7 @@ static MfStatus walk_init(Walk *w, MfGraph *g)
     memset(w, 0, sizeof *w);
     w->g = g;
     w->n = mf_graph_nnodes(g);
+    w->hi = INT_MAX;
     size_t nt = (size_t)(w->n ? w->n : 1) * MF_MAX_OUTPUTS;
     w->from_x = calloc((size_t)(w->n ? w->n : 1), 1);
     w->to_y = calloc((size_t)(w->n ? w->n : 1), 1);
@@ -79,14 +82,38 @@ static MfStatus check_member(MfGraph *g, const MfTensor *t, const char *what, in
     return MF_OK;
 }
 
+/* A READ of a graph variable passes its gradient to the variable's output
+ * (TF1: ReadVariableOp's gradient is the identity to the handle), so
+ * mf.gradients(f(v:read_value()), {v}) is connected. A read with a
+ * fallback input (v:initialized_value()) is not: the initial value is not
+ * trained. Returns the VARIABLE node's index, or -1. */
+static int read_source(const MfNode *nd)
+{
+    return nd->kind == MF_NODE_READ && !nd->var && nd->ninputs == 0 ? nd->ref : -1;
+}
+
+/* True when node 'i' is one the walk may pass gradients through: an op
+ * (a differentiable one, built inside [lo, hi): a tape's recording window)
+ * or a variable read. */
+static bool passes(const Walk *w, const MfNode *nd)
+{
+    if (read_source(nd) >= 0)
+        return true;
+    return nd->kind == MF_NODE_OP && mf_op_differentiable(nd->op) && nd->index >= w->lo
+           && nd->index < w->hi;
+}
+
 static void mark(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *xs)
 {
     for (int i = 0; i < nx; i++)
         w->is_x[slot(((MfNode *)xs[i]->node)->index, xs[i]->node_output)] = 1;
     for (int i = 0; i < w->n; i++) {
         const MfNode *nd = mf_graph_node(w->g, i);
-        if (nd->kind != MF_NODE_OP || !mf_op_differentiable(nd->op))
+        if (!passes(w, nd))
             continue;
+        int src = read_source(nd);
+        if (src >= 0)
+            w->from_x[i] = reached(w, (MfNodeInput){src, 0});
         for (int k = 0; k < nd->ninputs && !w->from_x[i]; k++)
             w->from_x[i] = reached(w, nd->inputs[k]);
     }
@@ -94,9 +121,12 @@ static void mark(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *
         w->to_y[((MfNode *)ys[i]->node)->index] = 1;
     for (int i = w->n - 1; i >= 0; i--) {
         const MfNode *nd = mf_graph_node(w->g, i);
-        if (w->to_y[i])
-            for (int k = 0; k < nd->ninputs; k++)
-                w->to_y[nd->inputs[k].node] = 1;
+        if (!w->to_y[i])
+            continue;
+        for (int k = 0; k < nd->ninputs; k++)
+            w->to_y[nd->inputs[k].node] = 1;
+        if (read_source(nd) >= 0)
+            w->to_y[read_source(nd)] = 1;
     }
 }
 
@@ -139,6 +169,16 @@ static MfStatus accumulate(Walk *w, MfNodeInput in, MfTensor *gr, const char *wh
     }
     *at = gr;
     return MF_OK;
+}
+
+/* A read's gradient is its output's, added to the variable's. */
+static MfStatus run_read(Walk *w, const MfNode *nd)
+{
+    MfTensor *gr = w->grads[slot(nd->index, 0)];
+    if (!gr)
+        return MF_OK;
+    mf_tensor_retain(gr);
+    return accumulate(w, (MfNodeInput){read_source(nd), 0}, gr, nd->name);
 }
 
 /* ones_like(y): a constant when y's shape is known, else Pow(y, 0) (1 for
@@ -205,13 +245,69 @@ static bool spec_unknown(const MfTensorSpec *s)
     return false;
 }
 
+static bool spec_known(const MfTensorSpec *s)
+{
+    for (int d = 0; d < s->rank; d++)
+        if (s->shape[d] < 0)
+            return false;
+    return true;
+}
+
+/* The static spec of data input 'k' of 'nd'. */
+static const MfTensorSpec *input_spec(const Walk *w, const MfNode *nd, int k)
+{
+    return &mf_graph_node(w->g, nd->inputs[k].node)->out[nd->inputs[k].output];
+}
+
+/* Shape ops whose gradients read some dims statically: right when those
+ * dims are known. Concat: each input's size along the axis (the offsets of
+ * the slices). Slice: an unknown dim must be sliced whole (begin 0, size
+ * -1; the padding back is then 0). Pad: an unknown dim must have no
+ * padding after it (the slice back runs "to the end"). Convolutions: the
+ * filter's shape (the input's is taken at run time). */
+static bool shape_op_dims_known(const Walk *w, const MfNode *nd)
+{
+    const MfTensorSpec *x = input_spec(w, nd, 0);
+    const int64_t *ints = nd->attrs.ints;
+    int r = x->rank;
+    switch (nd->op) {
+    case MF_OP_CONCAT: {
+        int64_t axis = nd->attrs.axis < 0 ? nd->attrs.axis + r : nd->attrs.axis;
+        for (int k = 0; k < nd->ninputs; k++)
+            if (input_spec(w, nd, k)->shape[axis] < 0)
+                return false;
+        return true;
+    }
+    case MF_OP_SLICE:
+        for (int d = 0; d < r; d++)
+            if (x->shape[d] < 0 && (ints[d] != 0 || ints[r + d] != -1))
+                return false;
+        return true;
+    case MF_OP_PAD:
+        for (int d = 0; d < r; d++)
+            if (x->shape[d] < 0 && ints[2 * d + 1] != 0)
+                return false;
+        return true;
+    case MF_OP_CONV2D: /* the filter's shape is read; the input's taken at run time */
+        return spec_known(input_spec(w, nd, 1));
+    case MF_OP_CONV2D_BACKPROP_INPUT:
+    case MF_OP_CONV2D_BACKPROP_INPUT_LIKE:
+        return spec_known(input_spec(w, nd, 0));
+    case MF_OP_CONV2D_BACKPROP_FILTER:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Ops whose gradients are right with unknown (-1) dims: they take shapes
  * at run time (core/grad.h's helpers, Size nodes) or need none. Each is
- * checked against tape gradients with every dim unknown
- * (tests/unit/test_graph_grad.c); an op enters this list only with a
- * passing case there. Squeeze without axes is left out: which axes are 1
- * is known only at run time, so the rank of its output is too. */
-static bool takes_unknown_dims(const MfNode *nd)
+ * checked against tape gradients with every dim unknown, and with only the
+ * batch dim unknown (tests/unit/test_graph_grad_sym.c); an op enters this
+ * list only with passing cases there. Squeeze without axes is left out:
+ * which axes are 1 is known only at run time, so the rank of its output is
+ * too. */
+static bool takes_unknown_dims(const Walk *w, const MfNode *nd)
 {
     static const MfOpId ok[] = {
         MF_OP_MATMUL, MF_OP_BATCH_MATMUL, MF_OP_SUM, MF_OP_MEAN, MF_OP_MAX, MF_OP_MIN,
@@ -220,7 +316,7 @@ static bool takes_unknown_dims(const MfNode *nd)
         MF_OP_SOFTMAX, MF_OP_LOG_SOFTMAX, MF_OP_SOFTMAX_XENT, MF_OP_SPARSE_SOFTMAX_XENT,
         MF_OP_BIAS_ADD, MF_OP_MAX_POOL, MF_OP_AVG_POOL, MF_OP_MAX_POOL_GRAD,
         MF_OP_AVG_POOL_GRAD, MF_OP_MAX_POOL_GRAD_GRAD, MF_OP_RESHAPE_LIKE,
-        MF_OP_BROADCAST_TO_LIKE, MF_OP_SUM_TO_LIKE,
+        MF_OP_BROADCAST_TO_LIKE, MF_OP_SUM_TO_LIKE, MF_OP_STACK, MF_OP_RELU_GRAD,
     };
     if (mf_op_table[nd->op]->flags & MF_OP_SIMPLE)
         return true;
@@ -229,7 +325,7 @@ static bool takes_unknown_dims(const MfNode *nd)
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         if (ok[i] == nd->op)
             return true;
-    return false;
+    return shape_op_dims_known(w, nd);
 }
 
 /* Refuses, naming the node and its op, the gradient of an op not known to
@@ -237,7 +333,7 @@ static bool takes_unknown_dims(const MfNode *nd)
 static MfStatus check_known(const Walk *w, const MfNode *nd)
 {
     const MfOpDesc *d = mf_op_table[nd->op];
-    if (takes_unknown_dims(nd))
+    if (takes_unknown_dims(w, nd))
         return MF_OK;
     bool unknown = false;
     for (int k = 0; k < nd->ninputs; k++) {
@@ -362,8 +458,9 @@ static MfStatus walk(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *con
     }
     for (int i = top; i >= 0 && st == MF_OK; i--) {
         MfNode *nd = mf_graph_node(w->g, i);
-        if (nd->kind == MF_NODE_OP && w->from_x[i] && w->to_y[i])
-            st = run_node(w, nd);
+        if (!w->from_x[i] || !w->to_y[i] || !passes(w, nd))
+            continue;
+        st = read_source(nd) >= 0 ? run_read(w, nd) : run_node(w, nd);
     }
     for (int i = 0; i < nx && st == MF_OK; i++) {
         MfTensor *gr = w->grads[slot(((MfNode *)xs[i]->node)->index, xs[i]->node_output)];
@@ -378,6 +475,13 @@ static MfStatus walk(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *con
 MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
                             MfTensor *const *xs, MfTensor *const *grad_ys, MfTensor **grads)
 {
+    return mf_graph_gradients_window(g, ny, ys, nx, xs, grad_ys, 0, INT_MAX, grads);
+}
+
+MfStatus mf_graph_gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int nx,
+                                   MfTensor *const *xs, MfTensor *const *grad_ys, int lo,
+                                   int hi, MfTensor **grads)
+{
     for (int i = 0; i < nx; i++)
         grads[i] = NULL;
     MfStatus st = check_args(g, ny, ys, nx, xs, grad_ys);
@@ -389,6 +493,8 @@ MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
     int smark = -1;
     bool pushed = false;
     st = walk_init(&w, g);
+    w.lo = lo;
+    w.hi = hi;
     if (st == MF_OK && mf_graph_default() != g && (st = mf_graph_push_default(g)) == MF_OK)
         pushed = true;
     if (st == MF_OK)

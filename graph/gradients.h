@@ -14,11 +14,21 @@
  * On success 'grads[i]' is an owned symbolic tensor, or NULL when xs[i] is
  * not connected to any y (or is not a float tensor).
  * Unknown (-1) dims: the common ops (elementwise with broadcasting,
- * reductions, reshapes, transposes, matmul, softmax and losses, pools)
- * take shapes at run time (core/grad.h); the others (concat, stack, slice,
- * gather, tile, pad, conv2d, trace, squeeze without axes) fail with
+ * reductions, reshapes, transposes, matmul, stack, softmax and losses,
+ * pools) take shapes at run time (core/grad.h); concat, slice, pad and the
+ * convolutions when the dims their gradients read are known (concat's axis;
+ * slice and pad: an unknown dim taken whole, not padded after; the filter's
+ * shape); the others (gather, tile, trace, squeeze without axes) fail with
  * MF_ESHAPE and a message naming the node and the op. */
 MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
                             MfTensor *const *xs, MfTensor *const *grad_ys, MfTensor **grads);
+
+/* mf_graph_gradients where only the ops built while the graph had between
+ * 'lo' and 'hi' nodes (node indices in [lo, hi)) pass gradients, the
+ * others being constants: a GradientTape inside mf.trace, which records
+ * only while it is active. Variable reads pass gradients whenever built. */
+MfStatus mf_graph_gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int nx,
+                                   MfTensor *const *xs, MfTensor *const *grad_ys, int lo,
+                                   int hi, MfTensor **grads);
 
 #endif

@@ -470,6 +470,10 @@ MfStatus mf_graph_placeholder(MfGraph *g, MfDType dt, int rank, const int64_t *s
         if (shape[i] < -1)
             return mf_err_set(MF_ESHAPE, "placeholder: dim %d is %lld (sizes are >= 0, or -1 "
                               "for unknown)", i + 1, (long long)shape[i]);
+    if (mf_shape_check(dt, rank, shape) != MF_OK) {
+        mf_err_prefix("placeholder");
+        return MF_ESHAPE;
+    }
     MfNode *n;
     MfStatus st = node_add(g, MF_NODE_PLACEHOLDER, "Placeholder", name, &n);
     if (st != MF_OK)
@@ -632,6 +636,9 @@ static MfStatus build(void *self, MfOpCall *c, MfTensor **outs)
     if (!g)
         return MF_EARG;
     MfStatus st = d->infer(c);
+    for (int i = 0; i < c->noutputs && st == MF_OK; i++)   /* no allocation checks them */
+        if ((st = mf_shape_check(c->out[i].dtype, c->out[i].rank, c->out[i].shape)) != MF_OK)
+            mf_err_prefix("%s", d->api);
     if (st != MF_OK)
         return st;
     MfNodeInput *ins = malloc((size_t)(c->ninputs ? c->ninputs : 1) * sizeof *ins);

@@ -259,6 +259,13 @@ MfStatus mf_graph_assign(MfNode *var, MfAssignKind kind, MfTensor *value, MfTens
  * runs, so control dependencies order it after assigns. '*out' owned. */
 MfStatus mf_graph_read(MfNode *var, MfTensor **out);
 
+/* v:initialized_value() (TF1): a READ node "<var>/initialized_value" that
+ * gives the variable's value once it is initialised and, before, its
+ * initial value (the initializer's input, computed in the same run, so the
+ * variable and one initialised from it agree whichever initializer runs
+ * first). Use it in the initial value of another variable. '*out' owned. */
+MfStatus mf_graph_initialized_value(MfNode *var, MfTensor **out);
+
 /* Eager variables inside a graph (mf.trace): captured by reference. The
  * value of 'v' in 'g' as a symbolic tensor (borrowed, lives as long as
  * 'g'): a READ node of 'v' made on first use, or, after an assign to 'v'
@@ -274,6 +281,13 @@ MfStatus mf_graph_assign_captured(MfGraph *g, struct MfVariable *v, MfAssignKind
  * traced function even when no result depends on them); as
  * mf_graph_variables. */
 int mf_graph_captured_assigns(const MfGraph *g, MfNode **out, int cap);
+
+/* Every tensor of 'g' that is a value of captured eager variable 'v': its
+ * READ node's output, then each assign's (reads after an assign use it).
+ * A tape's gradient w.r.t. 'v' is the sum of theirs. Writes up to 'cap'
+ * owned tensors (NULL where out of memory) and returns how many there are
+ * (0: 'v' is not used in 'g'). */
+int mf_graph_captured_reads(const MfGraph *g, const MfVariable *v, MfTensor **out, int cap);
 
 /* The variable store: the value of VARIABLE 'node' (borrowed, NULL when not
  * initialised), and setting it (retained; the old one released). */

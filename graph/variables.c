@@ -312,6 +312,35 @@ MfStatus mf_graph_read(MfNode *var, MfTensor **out)
     return *out ? MF_OK : MF_ENOMEM;
 }
 
+MfStatus mf_graph_initialized_value(MfNode *var, MfTensor **out)
+{
+    *out = NULL;
+    if (var->kind != MF_NODE_VARIABLE)
+        return mf_err_set(MF_EARG, "initialized_value: '%s' is not a variable", var->name);
+    MfNodeInput *ins = malloc(sizeof *ins);
+    if (!ins)
+        return mf_err_nomem("initialized_value", sizeof *ins);
+    *ins = mf_graph_node(var->graph, var->ref)->inputs[0]; /* what the initializer assigns */
+    char full[300];
+    sub_name(full, sizeof full, var->name, "initialized_value");
+    MfNode *r;
+    /* no control dependencies: it must not order the initializers that use it */
+    int mark = mf_graph_suspend_control_(var->graph);
+    MfStatus st = mf_graph_add_node_(var->graph, MF_NODE_READ, "read", full, true, &r);
+    mf_graph_resume_control_(var->graph, mark);
+    if (st != MF_OK) {
+        free(ins);
+        return st;
+    }
+    r->inputs = ins;
+    r->ninputs = 1;
+    r->ref = var->index;
+    r->noutputs = 1;
+    r->out[0] = var->out[0];
+    *out = mf_graph_output(r, 0);
+    return *out ? MF_OK : MF_ENOMEM;
+}
+
 /* ---- captured eager variables ---------------------------------------------- */
 
 static Capture *find_capture(struct GraphVars *gv, const MfVariable *v)
@@ -411,6 +440,27 @@ MfTensor *mf_graph_capture_hook_(MfVariable *v)
         return NULL;
     MfTensor *t = NULL;
     return mf_graph_capture(g, v, &t) == MF_OK ? t : NULL;
+}
+
+int mf_graph_captured_reads(const MfGraph *g, const MfVariable *v, MfTensor **out, int cap)
+{
+    struct GraphVars *gv = *mf_graph_vars_slot_((MfGraph *)g);
+    Capture *c = gv ? find_capture(gv, v) : NULL;
+    if (!c)
+        return 0;
+    int n = 0;
+    if (cap > 0)
+        out[n] = mf_graph_output(mf_graph_node(g, c->read), 0);
+    n++;
+    for (int i = 0; i < gv->assigns.n; i++) {
+        MfNode *a = mf_graph_node(g, gv->assigns.a[i]);
+        if (a->var != v)
+            continue;
+        if (n < cap)
+            out[n] = mf_graph_output(a, 0);
+        n++;
+    }
+    return n;
 }
 
 int mf_graph_captured_assigns(const MfGraph *g, MfNode **out, int cap)

@@ -940,7 +940,9 @@ const LmfHelpEntry lmf_help_entries[] = {
       "exponent floored when staircase is true). In eager mode it returns a function of no "
       "arguments that computes the rate from the step's current value (a float32 scalar for a "
       "number learning_rate); give that function to an optimizer, which calls it at every "
-      "apply. global_step is a Variable, tensor or number; decay_steps and decay_rate are > 0.",
+      "apply. global_step is a Variable, tensor or number; decay_steps and decay_rate are > 0. "
+      "With a graph's global step (graph mode) it returns the rate as a graph tensor, as "
+      "TensorFlow 1.x does.",
       "step = mf.Variable(mf.tensor(20, \"int64\"), {trainable = false})\n"
       "lr = mf.train.exponential_decay(0.1, step, 10, 0.5)\n"
       "lr()                                 --> 0.025\n"
@@ -1049,9 +1051,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "tensors or arrays of them; the result is always an array, nil where an x is not "
       "connected to any y. 'grad_ys' weights each y (default ones): one value when 'ys' is one "
       "tensor, else an array. Unknown (-1) dims work for the common ops (elementwise with "
-      "broadcasting, reductions, reshape, transpose, matmul, softmax and the losses, pools): "
-      "shapes are taken when the graph runs. Concat, stack, slice, gather, tile, pad, conv2d, "
-      "trace and squeeze without axes still need fully known shapes and say so.",
+      "broadcasting, reductions, reshape, transpose, matmul, stack, softmax and the losses, "
+      "pools, conv2d with an unknown batch): shapes are taken when the graph runs. Concat, "
+      "slice and pad need known sizes where they cut; gather, tile, trace and squeeze without "
+      "axes need fully known shapes; each says so, naming the node.",
       "g = mf.Graph()\n"
       "x = g:as_default(function() return mf.placeholder(\"float32\", {3}, \"x\") end)\n"
       "y = g:as_default(function() return mf.reduce_sum(x * x) end)\n"

@@ -116,6 +116,9 @@ struct MfOptimizer *lmf_test_optimizer(lua_State *L, int idx);
 #define LMF_VARIABLE_MT "mf.Variable"
 MfVariable *lmf_test_variable(lua_State *L, int idx);
 MfVariable *lmf_check_variable(lua_State *L, int idx);
+/* The Variable box of graph VARIABLE node 'n' (the one mf.Variable made,
+ * while it lives, else a new handle on the node); pushed. */
+void lmf_push_graph_variable(lua_State *L, struct MfNode *n);
 void lmf_push_variable(lua_State *L, MfVariable *v);
 MfTensor *lmf_check_variable_value(lua_State *L, int idx);
 

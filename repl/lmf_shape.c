@@ -212,6 +212,10 @@ static int l_slice(lua_State *L)
     MfAttrs a = mf_attrs_default();
     a.nints = 2 * t->rank;
     for (int d = 0; d < t->rank; d++) {
+        if (begin[d] < 1)   /* here, where begin - 1 cannot overflow (math.mininteger) */
+            return luaL_error(L, "slice: begin %I out of range for axis %d of size %I "
+                              "(begin is 1-based: 1..%I)", (lua_Integer)begin[d], d + 1,
+                              (lua_Integer)t->shape[d], (lua_Integer)t->shape[d]);
         a.ints[d] = begin[d] - 1;
         a.ints[t->rank + d] = size[d];
     }

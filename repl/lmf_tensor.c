@@ -535,11 +535,6 @@ static int t_gc(lua_State *L)
 
 static int t_tostring(lua_State *L)
 {
-    LmfBox *box = test_box(L, 1);
-    if (box && !box->t) {   /* printing a closed tensor is not an error (as Variables) */
-        lua_pushliteral(L, "<mf.Tensor (closed)>");
-        return 1;
-    }
     lmf_push_tensor_string(L, lmf_check_tensor(L, 1));
     return 1;
 }

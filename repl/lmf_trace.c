@@ -215,8 +215,8 @@ static void push_filled(lua_State *L, int idx, int vals, int depth)
  * success (lua_closeslot) as on any error, so none stays in force. */
 static int guard_close(lua_State *L)
 {
-    bool *armed = lua_touserdata(L, 1);
-    if (armed && *armed) {
+    bool *armed = luaL_checkudata(L, 1, GUARD_MT); /* not any userdata: a tensor box */
+    if (*armed) {
         *armed = false;
         mf_graph_pop_default();
     }

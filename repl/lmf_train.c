@@ -700,7 +700,8 @@ static int decayed(lua_State *L)
 
 /* mf.train.exponential_decay(lr, global_step, decay_steps, decay_rate
  * [, staircase | {staircase}]) -> a function of no arguments returning the
- * current rate (checked once now). */
+ * current rate (checked once now); with a graph global step, the rate as a
+ * graph tensor (TensorFlow 1.x), evaluated when the graph runs. */
 static int l_exponential_decay(lua_State *L)
 {
     const char *who = "exponential_decay";
@@ -713,13 +714,16 @@ static int l_exponential_decay(lua_State *L)
     lua_Number steps = luaL_checknumber(L, 3), rate = luaL_checknumber(L, 4);
     bool staircase = lua_istable(L, 5) ? lmf_opt_bool(L, 5, "staircase", 0)
                                        : lua_toboolean(L, 5);
+    MfTensor *step = lmf_test_tensor(L, 2);
+    /* graph mode (a graph global step): TensorFlow 1.x's decayed-rate tensor */
+    bool graph = step && step->node;
     lua_settop(L, 2);
     lua_pushnumber(L, steps);
     lua_pushnumber(L, rate);
     lua_pushboolean(L, staircase);
     lua_pushcclosure(L, decayed, 5);
     lua_pushvalue(L, -1);
-    lua_call(L, 0, 0);
+    lua_call(L, 0, graph ? 1 : 0);
     return 1;
 }
 

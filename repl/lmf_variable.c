@@ -155,7 +155,7 @@ static MfTensor *initial_value(lua_State *L)
 
 /* Pushes the Variable box of VARIABLE node 'n': the one already made, or a
  * new handle (an MfVariable whose value is the node's symbolic output). */
-static void push_graph_variable(lua_State *L, MfNode *n)
+void lmf_push_graph_variable(lua_State *L, MfNode *n)
 {
     lua_rawgetp(L, LUA_REGISTRYINDEX, &graph_vars_key);
     if (lua_rawgetp(L, -1, n) != LUA_TNIL) {
@@ -181,7 +181,7 @@ static int graph_variable(lua_State *L, MfTensor *initial, const char *name, boo
     MfGraph *g = building_graph() ? mf_graph_default() : mf_tensor_graph(initial);
     MfNode *n;
     lmf_check_status(L, mf_graph_variable(g, initial, name, trainable, &n));
-    push_graph_variable(L, n);
+    lmf_push_graph_variable(L, n);
     return 1;
 }
 
@@ -271,6 +271,22 @@ static int v_read_value(lua_State *L)
     return 1;
 }
 
+/* v:initialized_value(): a graph variable's value, or its initial value
+ * while it is not initialised (TF1), for the initial value of another
+ * variable: w = mf.Variable(v:initialized_value() * 2). An eager variable
+ * is initialised when made: its value. */
+static int v_initialized_value(lua_State *L)
+{
+    MfVariable *v = lmf_check_variable(L, 1);
+    MfNode *n = graph_node_of(v);
+    if (!n)
+        return v_read_value(L);
+    MfTensor *t = NULL;
+    lmf_check_status(L, mf_graph_initialized_value(n, &t));
+    lmf_push_tensor(L, t);
+    return 1;
+}
+
 /* The graph of the optional argument 'idx' (an mf.Graph), else the default. */
 static MfGraph *graph_arg(lua_State *L, int idx, const char *fname)
 {
@@ -295,7 +311,7 @@ static int push_variables(lua_State *L, bool trainable_only, const char *fname)
     mf_graph_variables(g, trainable_only, nodes, n);
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
-        push_graph_variable(L, nodes[i]);
+        lmf_push_graph_variable(L, nodes[i]);
         lua_rawseti(L, -2, i + 1);
     }
     return 1;
@@ -323,6 +339,7 @@ static int l_global_variables_initializer(lua_State *L)
 /* mf.variables_initializer(var_list [, name]) -> an operation. */
 static int l_variables_initializer(lua_State *L)
 {
+    lua_settop(L, 3);   /* the scratch array below must not land on an argument */
     luaL_checktype(L, 1, LUA_TTABLE);
     int n = (int)luaL_len(L, 1);
     MfNode **nodes = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *nodes, 0);
@@ -366,6 +383,9 @@ static int push_property(lua_State *L, MfVariable *v, const char *key)
         lua_pushstring(L, v->name);
     } else if (strcmp(key, "trainable") == 0) {
         lua_pushboolean(L, v->trainable);
+    } else if (strcmp(key, "initializer") == 0 && graph_node_of(v)) {
+        MfNode *n = graph_node_of(v);   /* TF1's v.initializer: its Assign op */
+        lmf_push_operation(L, mf_graph_node(n->graph, n->ref));
     } else if (!v->value) {
         lua_pushnil(L);
     } else if (strcmp(key, "shape") == 0) {
@@ -470,7 +490,8 @@ void lmf_open_variable(lua_State *L, int methods)
 {
     static const luaL_Reg meths[] = {
         {"assign", v_assign}, {"assign_add", v_assign_add}, {"assign_sub", v_assign_sub},
-        {"read_value", v_read_value}, {"value", v_read_value}, {NULL, NULL}};
+        {"read_value", v_read_value}, {"value", v_read_value},
+        {"initialized_value", v_initialized_value}, {NULL, NULL}};
     static const luaL_Reg meta[] = {
         {"__gc", v_gc}, {"__close", v_gc}, {"__newindex", v_newindex},
         {"__tostring", v_tostring}, {NULL, NULL}};

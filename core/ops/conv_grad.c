@@ -9,8 +9,12 @@
  *   dw = BackpropFilter(x, sizes, d): dx = BackpropInput(shape x, g, d)
  *                                    dd = Conv2D(x, g)
  * (g is the gradient flowing into the op's output). Every call keeps the
- * forward call's strides, dilations and padding. */
+ * forward call's strides, dilations and padding. When the input's shape has
+ * unknown dims (graph mode), BackpropInput takes it at run time
+ * (Conv2DBackpropInputLike, core/ops/like.c). */
 #include "conv.h"
+
+#include "../grad.h"
 
 /* Calls 'op' on (a, b) with the forward call's window attributes and, for
  * the backprops, 'sizes' (the shape of 'like'). Skipped (NULL) when 'need'
@@ -23,6 +27,11 @@ static MfStatus conv_call(const MfGradCall *g, bool need, MfOpId op, MfTensor *a
         return MF_OK;
     MfAttrs at = *g->call->attrs;
     at.nints = 0;
+    if (like && op == MF_OP_CONV2D_BACKPROP_INPUT && mf_grad_unknown_dims(like)) {
+        /* graph mode, the input's shape known only at run time */
+        MfTensor *in3[3] = {a, b, (MfTensor *)like};
+        return mf_op1(MF_OP_CONV2D_BACKPROP_INPUT_LIKE, 3, in3, &at, out);
+    }
     if (like) {
         at.nints = 4;
         for (int i = 0; i < 4; i++)

@@ -4,6 +4,9 @@
  *   SumToLike(x, like)        x summed over the axes along which like was
  *                             broadcast to x's shape (leading axes like
  *                             lacks, axes where like is 1), shaped like like
+ *   Conv2DBackpropInputLike(filter, out_backprop, like)
+ *                             Conv2DBackpropInput with input_sizes = like's
+ *                             shape (TensorFlow's form: sizes as an input)
  *
  * Why: gradient functions undo reshapes and broadcasts with the input's
  * shape. In graph mode a placeholder may have unknown (-1) dims, and then
@@ -13,14 +16,16 @@
  * gradient flows to it. Building, they give 'like's static shape (with its
  * unknown dims) to what follows.
  *
- * Each delegates to Reshape, BroadcastTo or Sum with attributes computed
+ * Each delegates to Reshape, BroadcastTo, Sum or Conv2DBackpropInput with
+ * attributes computed
  * from the run-time shapes, so the kernels and their results are those of
  * the ops a known shape would have used. Gradient functions reach these ops
  * through core/grad.h ('mf_grad_unbroadcast', 'mf_grad_broadcast_like',
- * 'mf_grad_reshape_like'), which choose them only when a shape is unknown;
- * the ops are not bound in Lua. */
+ * 'mf_grad_reshape_like') and conv_grad.c, which choose them only when a
+ * shape is unknown; the ops are not bound in Lua. */
 #include "../grad.h"
 #include "common.h"
+#include "conv.h"
 
 /* Output 0: x's dtype, like's (static) shape. */
 static void spec_from_like(MfOpCall *c)
@@ -191,4 +196,65 @@ static MfStatus sum_like_grad(const MfGradCall *g, MfTensor **dinputs)
 const MfOpDesc mf_desc_sum_to_like = {
     .name = "SumToLike", .api = "sum_to_like", .arity = 2, .infer = sum_like_infer,
     .forward = sum_like_forward, .backward = sum_like_grad,
+};
+
+/* ---- Conv2DBackpropInputLike ---------------------------------------------------- */
+
+/* The Conv2DBackpropInput call on (filter, out_backprop) with input_sizes
+ * from like's shape (static while building, real when running). */
+static MfStatus backprop_input_call(const MfOpCall *c, MfAttrs *a, MfOpCall *d)
+{
+    const MfTensor *like = c->inputs[2];
+    if (like->rank != 4)
+        return mf_err_set(MF_ESHAPE, "%s: the input must have rank 4 (NHWC), got rank %d",
+                          op_api(c), like->rank);
+    *a = *c->attrs;
+    a->nints = 4;
+    for (int d4 = 0; d4 < 4; d4++)
+        a->ints[d4] = like->shape[d4];
+    *d = (MfOpCall){.op = MF_OP_CONV2D_BACKPROP_INPUT, .ninputs = 2, .inputs = c->inputs,
+                    .attrs = a};
+    return mf_op_table[MF_OP_CONV2D_BACKPROP_INPUT]->infer(d);
+}
+
+static MfStatus backprop_input_like_infer(MfOpCall *c)
+{
+    MfAttrs a;
+    MfOpCall d;
+    MfStatus st = backprop_input_call(c, &a, &d);
+    if (st != MF_OK)
+        return st;
+    c->noutputs = d.noutputs;
+    c->out[0] = d.out[0];
+    return MF_OK;
+}
+
+static MfStatus backprop_input_like_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfAttrs a;
+    MfOpCall d;
+    MfStatus st = backprop_input_call(c, &a, &d);
+    return st != MF_OK ? st : mf_op_table[MF_OP_CONV2D_BACKPROP_INPUT]->forward(&d, outs);
+}
+
+/* As Conv2DBackpropInput's (inputs 0 and 1 are the same); 'like' gets none. */
+static MfStatus backprop_input_like_grad(const MfGradCall *g, MfTensor **dinputs)
+{
+    return mf_conv2d_backprop_input_grad(g, dinputs);
+}
+
+static MfCost backprop_input_like_cost(const MfOpCall *c)
+{
+    MfAttrs a;
+    MfOpCall d;
+    MfCost none = {0, 0};
+    if (backprop_input_call(c, &a, &d) != MF_OK)
+        return none;
+    return mf_op_table[MF_OP_CONV2D_BACKPROP_INPUT]->cost(&d);
+}
+
+const MfOpDesc mf_desc_conv2d_backprop_input_like = {
+    .name = "Conv2DBackpropInputLike", .api = "conv2d_backprop_input_like", .arity = 3,
+    .infer = backprop_input_like_infer, .forward = backprop_input_like_forward,
+    .backward = backprop_input_like_grad, .cost = backprop_input_like_cost,
 };

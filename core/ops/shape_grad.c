@@ -77,8 +77,8 @@ MfStatus mf_stack_grad(const MfGradCall *g, MfTensor **dinputs)
         MfTensor *part = NULL;
         a.ints[axis] = i;
         MfStatus st = mf_op1(MF_OP_SLICE, 1, &dy, &a, &part);
-        if (st == MF_OK)
-            st = mf_reshape(part, x->rank, x->shape, &dinputs[i]);
+        if (st == MF_OK) /* x's shape may be known only at run time (graph mode) */
+            st = mf_grad_reshape_like(part, x, &dinputs[i]);
         mf_tensor_release(part);
         if (st != MF_OK) {
             release_n(dinputs, i);

@@ -328,7 +328,7 @@ static MfStatus slice_dim(int d, int64_t n, int64_t b, int64_t s, int64_t *out)
     }
     if (s == -1)
         s = n - b;
-    if (b + s > n)
+    if (s > n - b)   /* not b + s > n: s may be near INT64_MAX */
         return mf_err_set(MF_EARG, "slice: begin %lld with size %lld runs past the end of axis "
                           "%d of size %lld (at most %lld elements from there)",
                           (long long)(b + 1), (long long)s, d + 1, (long long)n,

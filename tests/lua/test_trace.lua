@@ -90,6 +90,27 @@ T.test("a traced training step with no results still runs its assigns", function
   T.eq(w, {-1, -3})
 end)
 
+T.test("a traced training step (mf.gradients w.r.t. a captured Variable) = the tape's", function()
+  local X = mf.tensor({{1, 2}, {2, 1}, {3, 0}, {0, 3}})
+  local Y = mf.tensor({{5}, {4}, {3}, {6}})
+  local w = mf.Variable({{0}, {0}})
+  local step = mf.trace(function(x, y)
+    local loss = mf.reduce_mean(mf.square(mf.matmul(x, w) - y))
+    w:assign_sub(0.05 * mf.gradients(loss, {w})[1])
+    return loss
+  end)
+  local w2 = mf.Variable({{0}, {0}})
+  for _ = 1, 5 do
+    local got = step(X, Y)
+    local tape = mf.GradientTape()
+    local want = mf.reduce_mean(mf.square(mf.matmul(X, w2) - Y))
+    w2:assign_sub(0.05 * tape:gradient(want, w2))
+    T.eq(got, want, 1e-6)
+    T.eq(w, w2:read_value(), 1e-6)
+  end
+  T.eq(step:trace_count(), 1)
+end)
+
 T.test("several results, arrays of results, Variables and Lua values", function()
   local v = mf.Variable(5)
   local f = mf.trace(function(x)

@@ -238,6 +238,25 @@ T.test("graph: a learning rate Variable decays the step", function()
   T.eq(sess:run(w), {0.25}, 1e-7)
 end)
 
+T.test("graph: exponential_decay of the graph's global step is a tensor", function()
+  local g = mf.Graph()
+  local w, gs, lr, train, init
+  g:as_default(function()
+    w = mf.Variable({1.0}, {name = "w"})
+    gs = mf.train.global_step()
+    lr = mf.train.exponential_decay(0.5, gs, 1, 0.5, {staircase = true})
+    T.ok(lr.name, "a graph tensor")
+    train = mf.train.GradientDescentOptimizer(lr):minimize(mf.reduce_sum(w), {global_step = gs})
+    init = mf.global_variables_initializer()
+  end)
+  local sess = mf.Session(g)
+  sess:run(init)
+  local seen = {}
+  for i = 1, 3 do sess:run(train); seen[i] = sess:run(w):item() end
+  T.eq(seen, {0.5, 0.25, 0.125}, 1e-7)   -- each step uses the rate of the step before it
+  T.eq(sess:run(gs), 3)
+end)
+
 T.test("graph: a fetched value does not change when the next step runs", function()
   local m = graph_model(SPECS[6], "float32")
   m.sess:run(m.train)
@@ -290,7 +309,8 @@ T.test("graph Saver: round trip, every-variable saver, mismatch reported", funct
     sess = mf.Session(g)
     sess:run(mf.global_variables_initializer())
   end)
-  T.raises(function() saver:restore(sess, path) end, "'w': the file has float32 (2,), Variable 'w' is float32 (3,)")
+  T.raises(function() saver:restore(sess, path) end,
+           "'w': the file has float32 (2,), Variable 'w' is float32 (3,)")
   T.raises(function() saver:save(path) end, "saver:save(sess, path)")
   os.remove(path)
 end)

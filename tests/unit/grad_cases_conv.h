@@ -81,6 +81,10 @@ static const GradCase cases_conv[] = {
      false},
     {MF_OP_CONV2D_BACKPROP_INPUT, "conv2d_backprop_input 1x1 (2,3,3,3)", 2, {4, 4},
      {{1, 1, 3, 2}, {2, 3, 3, 2}}, {GCC_F, GCC_F}, -1, 1, gcc_in_pointwise, NULL, true},
+    /* input_sizes from input 3's shape (core/ops/like.c; an int here: no gradient) */
+    {MF_OP_CONV2D_BACKPROP_INPUT_LIKE, "conv2d_backprop_input_like (2,5,5,2) SAME", 3,
+     {4, 4, 4}, {{3, 3, 2, 3}, {2, 5, 5, 3}, {2, 5, 5, 2}}, {GCC_F, GCC_F, MF_INT64}, -1, 1,
+     gcc_same, NULL, false},
     {MF_OP_CONV2D_BACKPROP_FILTER, "conv2d_backprop_filter (3,3,2,3) SAME", 2, {4, 4},
      {{2, 5, 5, 2}, {2, 5, 5, 3}}, {GCC_F, GCC_F}, -1, 1, gcc_f_same, NULL, true},
     {MF_OP_CONV2D_BACKPROP_FILTER, "conv2d_backprop_filter (2,2,1,2) SAME strides 2 "

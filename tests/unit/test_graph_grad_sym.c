@@ -9,12 +9,12 @@
  * Both modes call the same gradient functions and kernels in the same
  * order, so the gradients must agree bit for bit.
  *
- * The walk runs twice: placeholders with the inputs' shapes, and
- * placeholders whose dims are all unknown (-1), where the backward graph
- * must take shapes at run time. An op whose gradient cannot do that must
- * refuse with a message naming the node and the op; the common ops
- * (elementwise with broadcasting, reductions, reshapes, matmul, ...) must
- * not refuse. */
+ * The walk runs three times: placeholders with the inputs' shapes,
+ * placeholders whose dims are all unknown (-1), and the first input with an
+ * unknown batch dim; then the backward graph must take shapes at run time.
+ * An op whose gradient cannot do that must refuse with a message naming the
+ * node and the op; the common ops (elementwise with broadcasting,
+ * reductions, reshapes, matmul, ...) must not refuse. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,7 +26,13 @@
 #include "graph/graph.h"
 #include "graph_cases.h"
 
-typedef enum Mode { KNOWN_SHAPES, UNKNOWN_DIMS } Mode;
+/* Placeholders with the inputs' shapes, with every dim unknown, or with
+ * only the first (batch) dim of the first input unknown (rank 2 or more:
+ * a batch of inputs, the other inputs weights of known shapes). */
+typedef enum Mode { KNOWN_SHAPES, UNKNOWN_DIMS, UNKNOWN_BATCH } Mode;
+
+static const char *mode_name[] = {"placeholders", "placeholders with unknown dims",
+                                  "placeholders with an unknown batch dim"};
 
 static const char *op_name(MfOpId op)
 {
@@ -104,11 +110,15 @@ static bool tape_grads(const GradCase *gc, GnInputs *in, MfTensor **w, MfTensor 
     return y != NULL;
 }
 
-static MfTensor *placeholder_like(MfGraph *g, const MfTensor *t, bool unknown)
+/* A placeholder like input 'i' ('t'), its dims unknown as 'mode' says. */
+static MfTensor *placeholder_like(MfGraph *g, const MfTensor *t, int i, Mode mode)
 {
     int64_t shape[MF_MAX_RANK];
     for (int d = 0; d < t->rank; d++)
-        shape[d] = unknown ? -1 : t->shape[d];
+        shape[d] = mode == UNKNOWN_DIMS ||
+                           (mode == UNKNOWN_BATCH && i == 0 && d == 0 && t->rank >= 2)
+                       ? -1
+                       : t->shape[d];
     MfTensor *p = NULL;
     assert_int_equal(mf_graph_placeholder(g, t->dtype, t->rank, shape, NULL, &p), MF_OK);
     return p;
@@ -141,7 +151,7 @@ static MfStatus graph_grads(const GradCase *gc, GnInputs *in, Mode mode, MfTenso
     assert_non_null(g);
     MfTensor *ph[GC_MAX_INPUTS] = {NULL}, *sym[GC_MAX_INPUTS] = {NULL};
     for (int i = 0; i < in->n; i++)
-        ph[i] = placeholder_like(g, in->t[i], mode == UNKNOWN_DIMS);
+        ph[i] = placeholder_like(g, in->t[i], i, mode);
     MfStatus st = build(gc, g, in, ph, w, like, sym);
     MfTensor *fetch[GC_MAX_INPUTS], *vals[GC_MAX_INPUTS];
     int nf = 0, at[GC_MAX_INPUTS];
@@ -169,18 +179,18 @@ static MfStatus graph_grads(const GradCase *gc, GnInputs *in, Mode mode, MfTenso
 
 static int compare_grads(const GradCase *gc, Mode mode, int n, MfTensor **tape, MfTensor **graph)
 {
-    static const char *what[] = {"placeholders", "placeholders with unknown dims"};
     for (int i = 0; i < n; i++) {
         if (!tape[i] && !graph[i])
             continue;
         if (!tape[i] || !graph[i]) {
             print_error("%s (%s) over %s: input %d has a gradient only in %s mode\n",
-                        op_name(gc->op), gc->label, what[mode], i, tape[i] ? "eager" : "graph");
+                        op_name(gc->op), gc->label, mode_name[mode], i,
+                        tape[i] ? "eager" : "graph");
             return 1;
         }
         if (!gn_same_bits(tape[i], graph[i])) {
             print_error("%s (%s) over %s: the gradient of input %d differs from the tape's\n",
-                        op_name(gc->op), gc->label, what[mode], i);
+                        op_name(gc->op), gc->label, mode_name[mode], i);
             return 1;
         }
     }
@@ -206,16 +216,19 @@ static bool must_take_unknown_dims(MfOpId op)
 
 /* A refusal must name the op; returns 1 (and reports) when it does not,
  * or when the op is one that must work. */
-static int check_refusal(const GradCase *gc, int *refused)
+static int check_refusal(const GradCase *gc, Mode mode, int *refused)
 {
     const char *msg = mf_err_msg();
     int bad = 0;
     if (must_take_unknown_dims(gc->op) || !strstr(msg, op_name(gc->op))) {
-        print_error("%s (%s) over unknown dims: gradients failed: %s\n", op_name(gc->op),
-                    gc->label, msg);
+        print_error("%s (%s) over %s: gradients failed: %s\n", op_name(gc->op), gc->label,
+                    mode_name[mode], msg);
         bad = 1;
     } else {
         (*refused)++;
+        if (getenv("MF_TEST_VERBOSE"))
+            print_message("refused: %s (%s) over %s: %s\n", op_name(gc->op), gc->label,
+                          mode_name[mode], msg);
     }
     mf_err_clear();
     return bad;
@@ -233,7 +246,7 @@ static int check_case(const GradCase *gc, uint64_t seed, Mode mode, int *refused
         /* the weights' shapes come from the eager outputs */
         assert_int_equal(mf_op_call(gc->op, ein.n, ein.t, &ein.attrs, like, &nout), MF_OK);
         if (graph_grads(gc, &gin, mode, w, like, gg) != MF_OK)
-            bad = mode == UNKNOWN_DIMS ? check_refusal(gc, refused) : 1;
+            bad = mode != KNOWN_SHAPES ? check_refusal(gc, mode, refused) : 1;
         else
             bad = compare_grads(gc, mode, ein.n, tg, gg);
         if (bad && mode == KNOWN_SHAPES && mf_err_msg()[0]) {
@@ -262,8 +275,8 @@ static void walk_cases(Mode mode)
             total++;
         }
     if (refused)
-        print_message("%d of %d cases refuse unknown dims (with a message naming the op)\n",
-                      refused, total);
+        print_message("over %s: %d of %d cases refuse (with a message naming the op)\n",
+                      mode_name[mode], refused, total);
     if (bad) {
         print_error("%d of %d cases: symbolic and tape gradients differ\n", bad, total);
         fail();
@@ -280,6 +293,12 @@ static void test_symbolic_equals_tape_unknown_dims(void **state)
 {
     (void)state;
     walk_cases(UNKNOWN_DIMS);
+}
+
+static void test_symbolic_equals_tape_unknown_batch(void **state)
+{
+    (void)state;
+    walk_cases(UNKNOWN_BATCH);
 }
 
 /* Every differentiable op is reached by the walk. */
@@ -301,6 +320,7 @@ int main(void)
         TEST(test_every_differentiable_op_walked),
         TEST(test_symbolic_equals_tape),
         TEST(test_symbolic_equals_tape_unknown_dims),
+        TEST(test_symbolic_equals_tape_unknown_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
