@@ -332,11 +332,38 @@ static MfStatus var_value(const Run *r, int vi, MfTensor **out)
  * output is dropped when it is the last consumer, and a value someone
  * still holds (a fetch, a snapshot read earlier in the run) is copied into
  * the store first (copy-on-write), so what was read keeps its values. */
+/* A captured eager variable (mf.trace) is written the same way: 'in[k]'
+ * becomes its own value tensor, made its sole owner first. */
+static MfStatus take_captured(Run *r, const MfNode *src, int s, MfTensor **in)
+{
+    MfVariable *v = src->var;
+    if (r->uses[s] == 1) {
+        mf_tensor_release(r->vals[s]);
+        r->vals[s] = NULL;
+    }
+    MfTensor *cur = v->value;
+    if (cur->refcount > 1 || cur->storage->refcount > 1 || !mf_tensor_is_contiguous(cur)) {
+        MfTensor *copy = mf_tensor_clone(cur);
+        if (!copy)
+            return MF_ENOMEM;
+        mf_tensor_release(v->value);
+        v->value = copy;
+    }
+    *in = v->value;
+    return MF_OK;
+}
+
 static MfStatus take_inplace(Run *r, const MfNode *n, MfTensor **in)
 {
     for (int k = 0; k < mf_op_table[n->op]->inplace; k++) {
         const MfNode *src = mf_graph_node(r->g, n->inputs[k].node);
         int s = slot(n->inputs[k]);
+        if (src->var && !r->fed[s] && (src->kind == MF_NODE_READ || src->kind == MF_NODE_ASSIGN)) {
+            MfStatus st = take_captured(r, src, s, &in[k]);
+            if (st != MF_OK)
+                return st;
+            continue;
+        }
         if (src->kind != MF_NODE_VARIABLE || r->fed[s] || !r->vars)
             return mf_err_set(MF_EARG, "input %d ('%s') must be a graph variable: it is "
                               "updated in place", k + 1, src->name);

@@ -282,8 +282,15 @@ MfStatus mf_graph_assign_captured(MfGraph *g, struct MfVariable *v, MfAssignKind
  * mf_graph_variables. */
 int mf_graph_captured_assigns(const MfGraph *g, MfNode **out, int cap);
 
+/* A node of 'g' that writes the captured eager variables 'vars' in place
+ * when it runs (an optimizer's Apply* op inside mf.trace; graph/exec.c
+ * hands it the variables' own buffers, copied first when shared): it runs
+ * on every call of the traced function, as the assigns do, and the next
+ * use of each variable in 'g' reads it anew after the node. */
+MfStatus mf_graph_captured_update(MfGraph *g, MfNode *node, int nvars, MfVariable *const *vars);
+
 /* Every tensor of 'g' that is a value of captured eager variable 'v': its
- * READ node's output, then each assign's (reads after an assign use it).
+ * READ nodes' outputs and each assign's (reads after an assign use it).
  * A tape's gradient w.r.t. 'v' is the sum of theirs. Writes up to 'cap'
  * owned tensors (NULL where out of memory) and returns how many there are
  * (0: 'v' is not used in 'g'). */

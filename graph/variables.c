@@ -20,8 +20,9 @@
 typedef struct Capture {
     MfVariable *v;       /* borrowed: the READ node retains it */
     int read;            /* its READ node */
-    int last;            /* the latest assign to it, or -1 */
-    MfTensor *cur;       /* weak: what reading it gives now */
+    int last;            /* the latest assign (or in-place update) to it, or -1 */
+    MfTensor *cur;       /* weak: what reading it gives now; NULL after an in-place
+                          * update: the next use makes a READ node after it */
 } Capture;
 
 typedef struct IntList {
@@ -393,6 +394,27 @@ static MfStatus capture_of(MfGraph *g, MfVariable *v, Capture **out)
     return MF_OK;
 }
 
+/* A new READ node of captured 'c' ordered after its latest update (an
+ * in-place Apply op wrote the variable): what reading it gives from now. */
+static MfStatus reread(MfGraph *g, Capture *c)
+{
+    const MfNode *first = mf_graph_node(g, c->read);
+    MfNode *r;
+    int mark = mf_graph_suspend_control_(g);
+    MfStatus st = mf_graph_add_node_(g, MF_NODE_READ, first->name, NULL, true, &r);
+    mf_graph_resume_control_(g, mark);
+    if (st != MF_OK)
+        return st;
+    r->var = c->v;
+    mf_variable_retain(c->v);
+    r->noutputs = 1;
+    r->out[0] = first->out[0];
+    st = mf_graph_add_control(r, mf_graph_node(g, c->last));
+    if (st == MF_OK && !(c->cur = mf_graph_weak_output_(r, 0)))
+        st = MF_ENOMEM;
+    return st;
+}
+
 MfStatus mf_graph_capture(MfGraph *g, MfVariable *v, MfTensor **out)
 {
     *out = NULL;
@@ -401,8 +423,27 @@ MfStatus mf_graph_capture(MfGraph *g, MfVariable *v, MfTensor **out)
                           "value", v->name);
     Capture *c;
     MfStatus st = capture_of(g, v, &c);
+    if (st == MF_OK && !c->cur)
+        st = reread(g, c);
     if (st == MF_OK)
         *out = c->cur;
+    return st;
+}
+
+MfStatus mf_graph_captured_update(MfGraph *g, MfNode *node, int nvars, MfVariable *const *vars)
+{
+    struct GraphVars *gv = vars_of(g);
+    if (!gv)
+        return MF_ENOMEM;
+    MfStatus st = list_push(&gv->assigns, node->index);
+    for (int i = 0; i < nvars && st == MF_OK; i++) {
+        Capture *c;
+        st = capture_of(g, vars[i], &c);
+        if (st == MF_OK) {
+            c->last = node->index;
+            c->cur = NULL;
+        }
+    }
     return st;
 }
 
@@ -444,17 +485,10 @@ MfTensor *mf_graph_capture_hook_(MfVariable *v)
 
 int mf_graph_captured_reads(const MfGraph *g, const MfVariable *v, MfTensor **out, int cap)
 {
-    struct GraphVars *gv = *mf_graph_vars_slot_((MfGraph *)g);
-    Capture *c = gv ? find_capture(gv, v) : NULL;
-    if (!c)
-        return 0;
     int n = 0;
-    if (cap > 0)
-        out[n] = mf_graph_output(mf_graph_node(g, c->read), 0);
-    n++;
-    for (int i = 0; i < gv->assigns.n; i++) {
-        MfNode *a = mf_graph_node(g, gv->assigns.a[i]);
-        if (a->var != v)
+    for (int i = 0; i < mf_graph_nnodes(g); i++) {
+        MfNode *a = mf_graph_node(g, i);
+        if (a->var != v || (a->kind != MF_NODE_READ && a->kind != MF_NODE_ASSIGN))
             continue;
         if (n < cap)
             out[n] = mf_graph_output(a, 0);

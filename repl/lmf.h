@@ -119,6 +119,17 @@ MfVariable *lmf_check_variable(lua_State *L, int idx);
 /* The Variable box of graph VARIABLE node 'n' (the one mf.Variable made,
  * while it lives, else a new handle on the node); pushed. */
 void lmf_push_graph_variable(lua_State *L, struct MfNode *n);
+
+/* tape:gradient(target, sources) for a symbolic target (a GradientTape
+ * inside mf.trace or g:as_default): symbolic gradients of the ops built
+ * while the tape recorded (node indices in [lo, hi)), w.r.t. the sources'
+ * values in the graph; variables count only when the tape watched them.
+ * 'grads[i]' owned or NULL; raises on error (repl/lmf_graph_grad.c). */
+struct MfTape;
+struct MfTapeSource;
+void lmf_tape_gradient_graph(lua_State *L, struct MfTape *t, int lo, int hi, MfTensor *target,
+                             int n, const struct MfTapeSource *src, MfTensor *og, bool zero,
+                             MfTensor **grads);
 void lmf_push_variable(lua_State *L, MfVariable *v);
 MfTensor *lmf_check_variable_value(lua_State *L, int idx);
 

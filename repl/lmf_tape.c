@@ -8,18 +8,27 @@
  * 'f' raises, so no tape outlives the call. A custom gradient's Lua function
  * is kept in the registry by the MfTapeFunction the tapes hold; it is called
  * on the lua_State that is computing the gradient ('grad_L'). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eager/eager.h"
+#include "graph/graph.h"
 #include "lmf.h"
 
 #define TAPE_MT "mf.GradientTape"
 
+/* A tape made while a graph is built (mf.trace) records no ops (the
+ * builder takes them): its 'gradient' of a symbolic target is symbolic,
+ * over the nodes built while it recorded, [lo, hi) of graph 'g' (a weak
+ * pointer, only compared). 'asked': a non-persistent one was used. */
 typedef struct TapeBox {
     MfTape *t;
+    const void *g;
+    int lo, hi;
+    bool asked;
 } TapeBox;
 
 /* The state running the current 'gradient' (custom gradients call Lua there). */
@@ -29,6 +38,10 @@ static TapeBox *push_tape(lua_State *L, MfTape *t)
 {
     TapeBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->t = t;
+    box->g = NULL;
+    box->lo = 0;
+    box->hi = -1;
+    box->asked = false;
     luaL_setmetatable(L, TAPE_MT);
     return box;
 }
@@ -87,6 +100,11 @@ static int l_tape_new(lua_State *L)
     box->t = mf_tape_new(persistent, watch);
     if (!box->t)
         return lmf_raise(L);
+    MfGraph *g = mf_graph_default();
+    if (g && !mf_exec_running()) {
+        box->g = g;
+        box->lo = mf_graph_nnodes(g);
+    }
     return 1;
 }
 
@@ -123,7 +141,14 @@ static int t_watch(lua_State *L)
 
 static int t_stop(lua_State *L)
 {
-    mf_tape_stop(check_tape(L, 1));
+    TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
+    MfTape *t = check_tape(L, 1);
+    MfGraph *g = mf_graph_default();
+    if (mf_tape_recording(t) && g && !mf_exec_running()) {
+        box->g = g;
+        box->hi = mf_graph_nnodes(g);
+    }
+    mf_tape_stop(t);
     return 0;
 }
 
@@ -196,6 +221,27 @@ static void push_grads(lua_State *L, int n, MfTensor **grads, bool array)
     lua_setfield(L, -2, "n");
 }
 
+/* tape:gradient of a symbolic target: the ops built into its graph while
+ * the tape recorded (all of them when the tape was made before the graph
+ * was built; none when it stopped before), as in tf.function. */
+static void symbolic_gradient(lua_State *L, TapeBox *box, MfTensor *target, int n,
+                              const MfTapeSource *src, MfTensor *og, bool zero,
+                              MfTensor **grads)
+{
+    MfGraph *g = mf_tensor_graph(target);
+    bool mine = box->g == (const void *)g;
+    int lo = mine ? box->lo : 0;
+    int hi = mine && box->hi >= 0 ? box->hi : mf_tape_recording(box->t) ? INT_MAX : lo;
+    if (box->asked)
+        luaL_error(L, "gradient: a non-persistent GradientTape can only be used once; create "
+                   "it with {persistent = true}");
+    lmf_tape_gradient_graph(L, box->t, lo, hi, target, n, src, og, zero, grads);
+    if (!mf_tape_persistent(box->t)) {
+        box->asked = true;
+        mf_tape_stop(box->t);
+    }
+}
+
 /* tape:gradient(target, sources [, {output_gradients, unconnected}]) */
 static int t_gradient(lua_State *L)
 {
@@ -208,7 +254,10 @@ static int t_gradient(lua_State *L)
     MfTapeSource *src;
     int n = read_sources(L, 3, &src);
     MfTensor **grads = lua_newuserdatauv(L, (size_t)n * sizeof *grads, 0);
-    tape_gradient(L, t, target, n, src, og, zero, grads);
+    if (target->node)
+        symbolic_gradient(L, luaL_checkudata(L, 1, TAPE_MT), target, n, src, og, zero, grads);
+    else
+        tape_gradient(L, t, target, n, src, og, zero, grads);
     push_grads(L, n, grads, lua_istable(L, 3));
     return 1;
 }

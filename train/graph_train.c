@@ -257,19 +257,6 @@ static MfStatus graph_lr(const MfOptimizer *o, MfTensor *override, MfTensor **ou
     return MF_OK;
 }
 
-/* 'lr' in dtype 'dt' (owned; a Cast node when symbolic). */
-static MfStatus lr_in(MfTensor *lr, MfDType dt, MfTensor **out)
-{
-    if (lr->dtype == dt) {
-        mf_tensor_retain(lr);
-        *out = lr;
-        return MF_OK;
-    }
-    MfAttrs a = mf_attrs_default();
-    a.dtype = dt;
-    return mf_op1(MF_OP_CAST, 1, &lr, &a, out);
-}
-
 /* A growable list of nodes the train op waits for. */
 typedef struct Deps {
     MfNode **a;
@@ -308,7 +295,7 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTen
     if (st != MF_OK)
         return st;
     MfTensor *lr_v = NULL, *out = NULL;
-    st = lr_in(lr, p->var->value->dtype, &lr_v);
+    st = mf_opt_lr_as(lr, p->var->value->dtype, &lr_v);
     if (st == MF_OK) {
         MfSlotEntry *e = mf_opt_find_entry(o, p->var);
         MfUpdate u = {o, p->var, p->grad, lr_v, e->slot, &out};

@@ -348,8 +348,7 @@ static MfStatus current_lr(const MfOptimizer *o, MfTensor *override, MfTensor **
     return MF_OK;
 }
 
-/* The rate as a scalar of 'dt' (owned). */
-static MfStatus lr_as(MfTensor *lr, MfDType dt, MfTensor **out)
+MfStatus mf_opt_lr_as(MfTensor *lr, MfDType dt, MfTensor **out)
 {
     if (lr->dtype == dt) {
         mf_tensor_retain(lr);
@@ -384,7 +383,7 @@ static MfStatus apply_all(MfOptimizer *o, int n, const MfGradVar *pairs, MfTenso
         if (!pairs[i].grad)
             continue;
         MfTensor *lr_v = NULL;
-        st = lr_as(lr, pairs[i].var->value->dtype, &lr_v);
+        st = mf_opt_lr_as(lr, pairs[i].var->value->dtype, &lr_v);
         if (st == MF_OK) {
             MfSlotEntry *e = mf_opt_find_entry(o, pairs[i].var);
             MfUpdate u = {o, pairs[i].var, pairs[i].grad, lr_v, e->slot, NULL};

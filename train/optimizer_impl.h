@@ -60,6 +60,10 @@ int mf_opt_kind_slots(MfOptKind kind, const char *names[MF_OPT_MAX_SLOTS]);
  * Adagrad's accumulator and RMSProp's "rms" start elsewhere). */
 double mf_opt_slot_init(const MfOptConfig *cfg, int k);
 
+/* The learning rate 'lr' as a scalar of 'dt' (owned): 'lr' itself when it
+ * has that dtype, else a Cast (a node when 'lr' is symbolic). */
+MfStatus mf_opt_lr_as(MfTensor *lr, MfDType dt, MfTensor **out);
+
 /* Runs (eager) or adds (graph) the optimizer's Apply op for one variable. */
 MfStatus mf_opt_update(const MfUpdate *u);
 
