@@ -142,6 +142,11 @@ static bool shape_bytes(MfDType dt, int rank, const int64_t *shape, size_t *nbyt
     return true;
 }
 
+int64_t mf_tensor_next_id(void)
+{
+    return next_id;
+}
+
 MfStatus mf_shape_check(MfDType dt, int rank, const int64_t *shape)
 {
     int64_t known[MF_MAX_RANK];

@@ -88,6 +88,10 @@ void mf_tensor_set_node_hooks(void (*retain)(void *node), void (*release)(void *
 int64_t mf_tensor_numel(const MfTensor *t);
 int64_t mf_shape_numel(int rank, const int64_t *shape);
 
+/* The id the next tensor made will get (ids only grow): a tape marks where
+ * it stopped with it, without allocating. */
+int64_t mf_tensor_next_id(void);
+
 /* Checks a shape a tensor could take, -1 (unknown) dims allowed: rank, dims
  * >= -1, and the size limits mf_tensor_new applies to the known dims
  * (MF_MAX_TENSOR_BYTES, MF_MAX_EXTENT). Graph nodes check their outputs with

@@ -325,6 +325,9 @@ MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
                           "once; create it with {persistent = true}");
     if (t->busy)
         return mf_err_set(MF_EARG, "gradient: this tape is already computing a gradient");
+    if (t->lost_read)
+        return mf_err_set(MF_ENOMEM, "gradient: out of memory while recording: a variable "
+                          "read could not be watched, so its gradient would be missing");
     Walk w;
     memset(&w, 0, sizeof w);
     w.t = t;

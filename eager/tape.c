@@ -103,12 +103,8 @@ int64_t mf_tape_live_count(void)
 
 void mf_tape_stop(MfTape *t)
 {
-    if (t->active) {
-        MfTensor *probe = mf_tensor_scalar(MF_INT32, 0);
-        /* Tensors made from now on have larger ids: 'explain' uses this. */
-        t->stop_id = probe ? probe->id : 1;
-        mf_tensor_release(probe);
-    }
+    if (t->active)   /* tensors made from now on have larger ids: 'explain' uses this */
+        t->stop_id = mf_tensor_next_id();
     deactivate(t);
 }
 
@@ -206,9 +202,13 @@ static void on_variable_read(MfVariable *v)
         if (t->busy)
             continue;
         if ((t->watch_vars && v->trainable) || mf_idmap_get(&t->watched_vars, v->id)) {
-            /* The hook cannot fail: on ENOMEM the read is simply not watched. */
-            if (watch_read(t, v, v->value) != MF_OK)
+            /* The hook cannot fail: on ENOMEM the read is not watched, and the
+             * tape remembers it so 'gradient' reports the out of memory
+             * instead of a silently missing gradient. */
+            if (watch_read(t, v, v->value) != MF_OK) {
                 mf_err_clear();
+                t->lost_read = true;
+            }
         }
     }
 }

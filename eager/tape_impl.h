@@ -39,6 +39,7 @@ struct MfTape {
     bool active;           /* in the list of recording tapes */
     bool busy;             /* computing its own gradient: records nothing */
     bool used;             /* a non-persistent tape that gave its gradient */
+    bool lost_read;        /* a variable read could not be watched (out of memory) */
     int64_t stop_id;       /* first tensor id made after 'stop' (0 while recording) */
     MfTapeRecord *recs;
     int64_t nrecs, caprecs;

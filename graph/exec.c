@@ -306,13 +306,56 @@ static MfStatus run_op(Run *r, const MfNode *n)
 
 /* ---- variables: reading and assigning (values in the session's store) -------- */
 
-static MfStatus uninitialised(const MfNode *var)
+/* True when the value of VARIABLE 'var' flows (through ops) into another
+ * variable's initializer: its initial value reads 'var'. */
+static bool feeds_initializer(const MfGraph *g, const MfNode *var)
 {
+    int nn = mf_graph_nnodes(g);
+    char *reach = calloc((size_t)nn, 1);
+    if (!reach)
+        return false;
+    reach[var->index] = 1;
+    bool found = false;
+    for (int i = var->index + 1; i < nn && !found; i++) {
+        const MfNode *n = mf_graph_node(g, i);
+        for (int k = 0; k < n->ninputs && !reach[i]; k++)
+            reach[i] = reach[n->inputs[k].node];
+        if (!reach[i] || n->kind != MF_NODE_ASSIGN || n->ref < 0)
+            continue;
+        const MfNode *target = mf_graph_node(g, n->ref);
+        found = target->kind == MF_NODE_VARIABLE && target->ref == i;
+    }
+    free(reach);
+    return found;
+}
+
+/* True when some variable of the store has a value (an initializer ran). */
+static bool any_initialised(const MfVarStore *s)
+{
+    for (int i = 0; s && i < s->cap; i++)
+        if (s->vals[i])
+            return true;
+    return false;
+}
+
+/* Says why 'var' has no value, with the likely cause: an initial value
+ * reading it, a variable made after the initializer (an optimizer's
+ * slots), or no initializer run at all. */
+static MfStatus uninitialised(const Run *r, const MfNode *var)
+{
+    const char *hint =
+        feeds_initializer(r->g, var)
+            ? "; another variable's initial value reads it: use v:initialized_value() there"
+        : any_initialised(r->vars)
+            ? "; other variables are: was it made after the initializer was built (an "
+              "optimizer's slots are made by minimize/apply_gradients)? Build "
+              "mf.global_variables_initializer() after the model and the optimizer, or run "
+              "mf.variables_initializer({...}) for the new ones"
+            : "";
     return mf_err_set(MF_EARG, "run: variable '%s' is not initialised in this session: run "
                       "mf.global_variables_initializer() first (init = "
                       "mf.global_variables_initializer() while the graph is the default, then "
-                      "sess:run(init)); an initial value that reads another variable must use "
-                      "v:initialized_value()", var->name);
+                      "sess:run(init))%s", var->name, hint);
 }
 
 /* The current value of VARIABLE node 'vi' (borrowed), or an error. */
@@ -323,7 +366,7 @@ static MfStatus var_value(const Run *r, int vi, MfTensor **out)
         return mf_err_set(MF_EARG, "run: variable '%s' needs a session (mf_session_run) to hold "
                           "its value", var->name);
     *out = mf_varstore_get(r->vars, vi);
-    return *out ? MF_OK : uninitialised(var);
+    return *out ? MF_OK : uninitialised(r, var);
 }
 
 /* The training ops write their first 'inplace' inputs (a variable and its
@@ -373,7 +416,7 @@ static MfStatus take_inplace(Run *r, const MfNode *n, MfTensor **in)
         }
         MfTensor *cur = mf_varstore_get(r->vars, src->index);
         if (!cur)
-            return uninitialised(src);
+            return uninitialised(r, src);
         if (cur->refcount > 1 || cur->storage->refcount > 1 || !mf_tensor_is_contiguous(cur)) {
             MfTensor *copy = mf_tensor_clone(cur);
             MfStatus st = copy ? mf_varstore_set(r->vars, src->index, copy) : MF_ENOMEM;

@@ -20,6 +20,7 @@
 #include "core/create.h"
 #include "core/grad.h"
 #include "core/shape.h"
+#include "graph_impl.h"
 
 #define SCOPE_MAX 256
 
@@ -510,6 +511,117 @@ MfStatus mf_graph_gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int 
     walk_free(&w);
     if (st != MF_OK)
         for (int i = 0; i < nx; i++) {
+            mf_tensor_release(grads[i]);
+            grads[i] = NULL;
+        }
+    return st;
+}
+
+/* ---- sources that are variables (tapes inside mf.trace) ------------------------ */
+
+/* The tensors of 'g' standing for source i into xs[*nx..] (owned): a
+ * graph variable's output (its reads pass gradients to it), a captured
+ * eager variable's values in 'g', or a symbolic tensor of 'g'. */
+static MfStatus source_xs(MfGraph *g, MfVariable *v, MfTensor *t, MfTensor **xs, int *nx,
+                          int cap)
+{
+    if (v && v->value && !v->value->node) {
+        int k = mf_graph_captured_reads(g, v, xs + *nx, cap - *nx);
+        for (int i = 0; i < k && *nx + i < cap; i++)
+            if (!xs[*nx + i])
+                return MF_ENOMEM;
+        if (*nx + k > cap)
+            return mf_err_set(MF_EARG, "gradients: variable '%s' has %d values in one graph; "
+                              "at most %d are supported", v->name, k, cap - *nx);
+        *nx += k;
+        return MF_OK;
+    }
+    MfTensor *one = v ? v->value : t;
+    if (one && !one->node) {   /* a concrete tensor used in 'g' is its Const node */
+        MfNode *k = mf_graph_find_const_(g, one);
+        if (!k || *nx >= cap)
+            return MF_OK;
+        return (xs[(*nx)++] = mf_graph_output(k, 0)) ? MF_OK : MF_ENOMEM;
+    }
+    if (!one || mf_tensor_graph(one) != g || *nx >= cap)
+        return MF_OK;
+    mf_tensor_retain(one);
+    xs[(*nx)++] = one;
+    return MF_OK;
+}
+
+/* Sums the 'k' gradients 'gs' (owned, NULL = none) into '*out' (owned). */
+static MfStatus sum_grads(int k, MfTensor **gs, MfTensor **out)
+{
+    MfStatus st = MF_OK;
+    *out = NULL;
+    for (int i = 0; i < k; i++) {
+        MfTensor *gi = gs[i];
+        gs[i] = NULL;
+        if (!gi || st != MF_OK) {
+            mf_tensor_release(gi);
+            continue;
+        }
+        if (!*out) {
+            *out = gi;
+            continue;
+        }
+        MfTensor *sum = NULL;
+        st = mf_binary(MF_OP_ADD, *out, gi, &sum);
+        mf_tensor_release(gi);
+        mf_tensor_release(*out);
+        *out = sum;
+    }
+    return st;
+}
+
+enum { PER_SOURCE = 64 };
+
+static MfStatus sources_run(MfGraph *g, MfTensor *y, MfTensor *grad_y, int lo, int hi, int n,
+                            MfVariable *const *vars, MfTensor *const *tensors, int *first,
+                            MfTensor **xs, MfTensor **gs, MfTensor **grads)
+{
+    int nx = 0, cap = n * PER_SOURCE;
+    MfStatus st = MF_OK;
+    for (int i = 0; i < n && st == MF_OK; i++) {
+        first[i] = nx;
+        st = source_xs(g, vars ? vars[i] : NULL, tensors ? tensors[i] : NULL, xs, &nx, cap);
+    }
+    first[n] = nx;
+    if (st == MF_OK && nx > 0)
+        st = mf_graph_gradients_window(g, 1, &y, nx, xs, grad_y ? &grad_y : NULL, lo, hi, gs);
+    bool pushed = false;
+    if (st == MF_OK && mf_graph_default() != g && (st = mf_graph_push_default(g)) == MF_OK)
+        pushed = true;
+    for (int i = 0; i < n && st == MF_OK; i++)
+        st = sum_grads(first[i + 1] - first[i], gs + first[i], &grads[i]);
+    if (pushed)
+        mf_graph_pop_default();
+    return st;
+}
+
+MfStatus mf_graph_gradients_sources(MfGraph *g, MfTensor *y, MfTensor *grad_y, int lo, int hi,
+                                    int n, MfVariable *const *vars, MfTensor *const *tensors,
+                                    MfTensor **grads)
+{
+    for (int i = 0; i < n; i++)
+        grads[i] = NULL;
+    size_t cap = (size_t)(n ? n : 1) * PER_SOURCE;
+    int *first = calloc((size_t)n + 1, sizeof *first);
+    MfTensor **xs = calloc(cap, sizeof *xs), **gs = calloc(cap, sizeof *gs);
+    MfStatus st = first && xs && gs ? MF_OK
+                  : mf_err_nomem("gradients", (unsigned long long)cap * 2 * sizeof *xs);
+    if (st == MF_OK)
+        st = sources_run(g, y, grad_y, lo, hi, n, vars, tensors, first, xs, gs, grads);
+    for (size_t i = 0; xs && gs && i < cap; i++) {
+        mf_tensor_release(xs[i]);
+        mf_tensor_release(gs[i]);
+    }
+    free(first);
+    free(xs);
+    free(gs);
+    if (st != MF_OK)
+        for (int i = 0; i < n; i++) {
             mf_tensor_release(grads[i]);
             grads[i] = NULL;
         }

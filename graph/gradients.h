@@ -31,4 +31,15 @@ MfStatus mf_graph_gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int 
                                    MfTensor *const *xs, MfTensor *const *grad_ys, int lo,
                                    int hi, MfTensor **grads);
 
+/* d(y * grad_y)/d(source i) (grad_y NULL: ones) for 'n' sources, each a
+ * Variable 'vars[i]' (when vars and vars[i] are not NULL) or the tensor
+ * 'tensors[i]': a graph Variable's gradient is its output's (its reads
+ * included); a captured eager Variable's (mf.trace) the sum over its
+ * values in 'g' (its READ nodes, its assigns); a tensor's its own. Only
+ * ops built in [lo, hi) pass gradients (see above). 'grads[i]' owned, NULL
+ * where unconnected or the source is not in 'g'. */
+MfStatus mf_graph_gradients_sources(MfGraph *g, MfTensor *y, MfTensor *grad_y, int lo, int hi,
+                                    int n, MfVariable *const *vars, MfTensor *const *tensors,
+                                    MfTensor **grads);
+
 #endif

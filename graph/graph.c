@@ -607,6 +607,14 @@ MfStatus mf_graph_const_for_(MfGraph *g, MfTensor *t, MfNode **out)
     return st;
 }
 
+MfNode *mf_graph_find_const_(const MfGraph *g, const MfTensor *t)
+{
+    if (!g->consts_cap)
+        return NULL;
+    int *slot = const_slot(g, t->id);
+    return *slot ? g->nodes[*slot - 1] : NULL;
+}
+
 /* Resolves the op's inputs to (node, output) pairs; concrete tensors
  * become Const nodes. 'ins' is owned by the caller. */
 static MfStatus resolve_inputs(MfGraph *g, const MfOpCall *c, MfNodeInput *ins)

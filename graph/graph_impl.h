@@ -16,6 +16,9 @@ MfStatus mf_graph_add_node_(MfGraph *g, MfNodeKind kind, const char *base, const
 /* The Const node holding concrete 't' (one per tensor), made on first use. */
 MfStatus mf_graph_const_for_(MfGraph *g, MfTensor *t, MfNode **out);
 
+/* The Const node of concrete 't' when 't' was used in 'g', else NULL. */
+MfNode *mf_graph_find_const_(const MfGraph *g, const MfTensor *t);
+
 /* Control dependencies in force: 'suspend' clears them and returns a mark
  * for 'resume' (variables ignore them, as TensorFlow's init_scope). */
 int mf_graph_suspend_control_(MfGraph *g);

@@ -308,6 +308,9 @@ const LmfHelpEntry lmf_help_entries[] = {
       "updates them. Results may be tensors, Variables, arrays of them or Lua values. "
       "fn:graph(...) gives the graph for those arguments; fn:trace_count() the signatures "
       "traced. While a GradientTape records, fn runs f eagerly so the tape sees the ops. "
+      "A GradientTape made inside f gives symbolic gradients (of the ops built while it "
+      "recorded), and opt:apply_gradients / opt:minimize on captured Variables add Apply ops "
+      "that update them (and the optimizer's slots) on every call, as in eager mode. "
       "Name clash: mf.trace with a tensor (not a function) is the matrix trace, the sum of the "
       "diagonal, as t:trace().",
       "sq = mf.trace(function(x) return x * x + 1 end)\n"
@@ -540,11 +543,26 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Inside g:as_default it is a graph variable (TensorFlow 1.x): a VariableV2 node whose "
       "value lives in each Session, initialised by mf.global_variables_initializer(); there "
       "v:assign(x), assign_add, assign_sub return assign ops (tensors: the new value) to run, "
-      "and v:read_value() a read that control dependencies can order. Reading one before "
-      "initialising it is an error naming the variable.",
+      "and v:read_value() a read that control dependencies can order (gradients pass "
+      "through it to v); v.initializer is its Assign op. Reading one before initialising it "
+      "is an error naming the variable; an initial value that reads another variable uses "
+      "v:initialized_value().",
       "v = mf.Variable(mf.zeros{2})\n"
       "v:assign_add(mf.ones{2})\n"
       "v:read_value()                    --> {1, 1}"),
+    E("initialized_value", "variables", "v:initialized_value()",
+      "TensorFlow 1.x's v.initialized_value(): for a graph Variable, its value once "
+      "initialised and its initial value before, so another variable's initial value can read "
+      "it: mf.global_variables_initializer() then works whatever order the initializers run "
+      "in. For an eager Variable, its value.",
+      "g = mf.Graph()\n"
+      "w2 = g:as_default(function()\n"
+      "  w = mf.Variable(mf.tensor{1, 2}, {name = \"w\"})\n"
+      "  local w2 = mf.Variable(w:initialized_value() * 2, {name = \"w2\"})\n"
+      "  init = mf.global_variables_initializer()\n"
+      "  return w2 end)\n"
+      "s = mf.Session(g); s:run(init)\n"
+      "s:run(w2)                         --> {2, 4}"),
     E("initializers", "variables", "mf.initializers.NAME([options])",
       "Initializers for Variables, each a callable init(shape [, dtype]): zeros(), ones(), "
       "constant(v), random_normal{mean, stddev, seed}, truncated_normal{...}, "

@@ -190,6 +190,21 @@ static const char *ref_name(const MfNode *n)
     return n->ref >= 0 ? mf_graph_node(n->graph, n->ref)->name : NULL;
 }
 
+/* A small Const shows its values: "Const(2)", "Const(0.5, 1)"; larger
+ * ones only their shape (after the arrow). */
+static void add_const_values(luaL_Buffer *b, lua_State *L, const MfNode *n)
+{
+    const MfTensor *v = n->value;
+    if (n->kind != MF_NODE_CONST || !v || v->rank > 1 || mf_tensor_numel(v) > 4)
+        return;
+    for (int64_t i = 0; i < mf_tensor_numel(v); i++) {
+        char num[32];
+        snprintf(num, sizeof num, "%s%.6g", i ? ", " : "", mf_tensor_get(v, i));
+        lua_pushstring(L, num);
+        luaL_addvalue(b);
+    }
+}
+
 /* One line of the listing: "add_1 = AddV2(add:0, Const:0; ^init) -> float32 (?,3)". */
 static void add_node_line(luaL_Buffer *b, lua_State *L, const MfNode *n)
 {
@@ -211,6 +226,7 @@ static void add_node_line(luaL_Buffer *b, lua_State *L, const MfNode *n)
                         mf_graph_node(g, n->control[k])->name);
         luaL_addvalue(b);
     }
+    add_const_values(b, L, n);
     luaL_addchar(b, ')');
     for (int k = 0; k < n->noutputs; k++) {
         luaL_addstring(b, k ? ", " : " -> ");
@@ -282,35 +298,83 @@ static void add_dot_edges(luaL_Buffer *b, lua_State *L, const MfNode *n)
     }
 }
 
-/* Adds one cluster: nodes whose name starts with "gradients/" ('backward')
- * or the others. Returns whether it had any. */
-static void add_dot_cluster(luaL_Buffer *b, lua_State *L, MfGraph *g, bool backward)
+/* The picture's parts: the forward graph, the backward one (names under
+ * "gradients/") and the training updates (the top-level scopes of the
+ * in-place Apply* ops, "Adam/...": an optimizer's nodes). */
+enum { PART_FORWARD, PART_BACKWARD, PART_TRAIN, NPARTS };
+#define MAX_TRAIN_SCOPES 8
+
+typedef struct Parts {
+    const char *scope[MAX_TRAIN_SCOPES];   /* borrowed node names; 'len' chars */
+    size_t len[MAX_TRAIN_SCOPES];
+    int nscopes;
+} Parts;
+
+static void find_train_scopes(MfGraph *g, Parts *p)
 {
-    luaL_addstring(b, backward ? "  subgraph cluster_backward {\n    label=\"backward\";\n"
-                               : "  subgraph cluster_forward {\n    label=\"forward\";\n");
+    p->nscopes = 0;
     for (int i = 0; i < mf_graph_nnodes(g); i++) {
         const MfNode *n = mf_graph_node(g, i);
-        if ((strncmp(n->name, "gradients/", 10) == 0) == backward)
-            add_dot_node(b, L, n);
+        const char *slash = strchr(n->name, '/');
+        if (n->kind != MF_NODE_OP || !mf_op_table[n->op]->inplace || !slash)
+            continue;
+        size_t len = (size_t)(slash - n->name);
+        bool seen = false;
+        for (int k = 0; k < p->nscopes && !seen; k++)
+            seen = p->len[k] == len && strncmp(p->scope[k], n->name, len) == 0;
+        if (!seen && p->nscopes < MAX_TRAIN_SCOPES) {
+            p->scope[p->nscopes] = n->name;
+            p->len[p->nscopes++] = len;
+        }
     }
-    luaL_addstring(b, "  }\n");
 }
 
-/* g:to_dot() -> Graphviz text: forward and backward ("gradients/") nodes in
- * separate clusters, control edges dashed. */
+static int part_of(const Parts *p, const MfNode *n)
+{
+    if (strncmp(n->name, "gradients/", 10) == 0)
+        return PART_BACKWARD;
+    for (int k = 0; k < p->nscopes; k++)
+        if (strncmp(n->name, p->scope[k], p->len[k]) == 0
+            && (n->name[p->len[k]] == '/' || n->name[p->len[k]] == '\0'))
+            return PART_TRAIN;
+    return PART_FORWARD;
+}
+
+/* Adds the cluster of 'part' (when it has nodes). */
+static void add_dot_cluster(luaL_Buffer *b, lua_State *L, MfGraph *g, const Parts *p, int part)
+{
+    static const char *const labels[NPARTS] = {"forward", "backward", "train"};
+    bool any = false;
+    for (int i = 0; i < mf_graph_nnodes(g); i++) {
+        const MfNode *n = mf_graph_node(g, i);
+        if (part_of(p, n) != part)
+            continue;
+        if (!any) {
+            lua_pushfstring(L, "  subgraph cluster_%s {\n    label=\"%s\";\n", labels[part],
+                            labels[part]);
+            luaL_addvalue(b);
+            any = true;
+        }
+        add_dot_node(b, L, n);
+    }
+    if (any)
+        luaL_addstring(b, "  }\n");
+}
+
+/* g:to_dot() -> Graphviz text: forward, backward ("gradients/") and
+ * training (an optimizer's updates) nodes in separate clusters, control
+ * edges dashed. */
 static int g_to_dot(lua_State *L)
 {
     MfGraph *g = check_graph(L, 1);
     int nn = mf_graph_nnodes(g);
-    bool any_backward = false;
-    for (int i = 0; i < nn; i++)
-        any_backward |= strncmp(mf_graph_node(g, i)->name, "gradients/", 10) == 0;
+    Parts parts;
+    find_train_scopes(g, &parts);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     luaL_addstring(&b, "digraph moonflow {\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n");
-    add_dot_cluster(&b, L, g, false);
-    if (any_backward)
-        add_dot_cluster(&b, L, g, true);
+    for (int part = 0; part < NPARTS; part++)
+        add_dot_cluster(&b, L, g, &parts, part);
     for (int i = 0; i < nn; i++)
         add_dot_edges(&b, L, mf_graph_node(g, i));
     luaL_addstring(&b, "}\n");
@@ -685,8 +749,8 @@ static int s_run(lua_State *L)
     if (st != MF_OK)
         return lmf_raise(L);
     push_results(L, &f, res);
-    if (!want_sched)
-        return 1;
+    if (!want_sched)   /* one op fetched: no value (the prompt prints nothing) */
+        return lua_istable(L, 2) || f.which[0] >= 0 ? 1 : 0;
     push_schedule(L, g, sched);
     mf_schedule_free(sched);
     return 2;

@@ -128,66 +128,10 @@ static bool tape_watched(MfTape *t, const MfVariable *v)
     return found;
 }
 
-/* The tensors of 'g' standing for source 's' into xs[*nx..] (owned):
- * a graph variable's output (its reads pass gradients to it), a captured
- * eager variable's reads, or a symbolic tensor of 'g'. None when the
- * variable was not watched or is not used in 'g'. */
-static MfStatus source_xs(MfGraph *g, MfTape *t, const MfTapeSource *s, MfTensor **xs, int *nx,
-                          int cap)
+/* Zeros shaped like the source (run-time shape). */
+static MfStatus zeros_for(const MfTapeSource *s, MfTensor **out)
 {
-    MfTensor *one = s->tensor;
-    if (s->variable) {
-        if (!tape_watched(t, s->variable))
-            return MF_OK;
-        one = s->variable->value;
-        if (!one->node) {
-            int k = mf_graph_captured_reads(g, s->variable, xs + *nx, cap - *nx);
-            if (*nx + k > cap)
-                return mf_err_set(MF_EARG, "gradient: variable '%s' is assigned too often in "
-                                  "one traced function (%d values)", s->variable->name, k);
-            for (int i = 0; i < k; i++)
-                if (!xs[*nx + i])
-                    return MF_ENOMEM;
-            *nx += k;
-            return MF_OK;
-        }
-    }
-    if (!one->node || mf_tensor_graph(one) != g || *nx >= cap)
-        return MF_OK;
-    mf_tensor_retain(one);
-    xs[(*nx)++] = one;
-    return MF_OK;
-}
-
-/* Sums the 'k' gradients 'gs' (owned, NULL = none) into '*out' (owned). */
-static MfStatus sum_grads(int k, MfTensor **gs, MfTensor **out)
-{
-    MfStatus st = MF_OK;
-    *out = NULL;
-    for (int i = 0; i < k; i++) {
-        MfTensor *gi = gs[i];
-        gs[i] = NULL;
-        if (!gi || st != MF_OK) {
-            mf_tensor_release(gi);
-            continue;
-        }
-        if (!*out) {
-            *out = gi;
-            continue;
-        }
-        MfTensor *sum = NULL;
-        st = mf_binary(MF_OP_ADD, *out, gi, &sum);
-        mf_tensor_release(gi);
-        mf_tensor_release(*out);
-        *out = sum;
-    }
-    return st;
-}
-
-/* Zeros shaped like the source's value in 'g' (run-time shape). */
-static MfStatus zeros_for(const MfTapeSource *s, MfTensor *x, MfTensor **out)
-{
-    MfTensor *like = x ? x : s->variable ? s->variable->value : s->tensor, *z = NULL;
+    MfTensor *like = s->variable ? mf_variable_read(s->variable) : s->tensor, *z = NULL;
     MfStatus st = mf_grad_const(like, 0.0, &z);
     if (st == MF_OK)
         st = mf_grad_broadcast_like(z, like, out);
@@ -195,39 +139,25 @@ static MfStatus zeros_for(const MfTapeSource *s, MfTensor *x, MfTensor **out)
     return st;
 }
 
-typedef struct TapeGraphCall {
-    MfGraph *g;
-    MfTape *t;
-    int lo, hi, n;
-    MfTensor *target, *og;
-    const MfTapeSource *src;
-    bool zero;
-    int *first;            /* per source: its first entry in xs; first[n] = nx */
-    MfTensor **xs, **gs;   /* 'cap' entries each, owned */
-    int cap;
-} TapeGraphCall;
-
-static MfStatus tape_graph_run(TapeGraphCall *c, MfTensor **grads)
+/* The sources' gradients (watched variables and tensors), zeros where
+ * unconnected when asked. */
+static MfStatus tape_graph_run(MfTape *t, int lo, int hi, MfTensor *target, int n,
+                               const MfTapeSource *src, MfTensor *og, bool zero,
+                               MfVariable **vars, MfTensor **ts, MfTensor **grads)
 {
-    int nx = 0;
-    MfStatus st = MF_OK;
-    for (int i = 0; i < c->n && st == MF_OK; i++) {
-        c->first[i] = nx;
-        st = source_xs(c->g, c->t, &c->src[i], c->xs, &nx, c->cap);
+    MfGraph *g = mf_tensor_graph(target);
+    for (int i = 0; i < n; i++) {
+        /* a variable the tape did not watch stays unconnected, as in eager mode */
+        vars[i] = src[i].variable && tape_watched(t, src[i].variable) ? src[i].variable : NULL;
+        ts[i] = src[i].variable ? NULL : src[i].tensor;
     }
-    c->first[c->n] = nx;
-    if (st == MF_OK && nx > 0)
-        st = mf_graph_gradients_window(c->g, 1, &c->target, nx, c->xs, c->og ? &c->og : NULL,
-                                       c->lo, c->hi, c->gs);
+    MfStatus st = mf_graph_gradients_sources(g, target, og, lo, hi, n, vars, ts, grads);
     bool pushed = false;
-    if (st == MF_OK && mf_graph_default() != c->g && (st = mf_graph_push_default(c->g)) == MF_OK)
+    if (st == MF_OK && zero && mf_graph_default() != g && (st = mf_graph_push_default(g)) == MF_OK)
         pushed = true;
-    for (int i = 0; i < c->n && st == MF_OK; i++) {
-        int a = c->first[i], b = c->first[i + 1];
-        st = sum_grads(b - a, c->gs + a, &grads[i]);
-        if (st == MF_OK && !grads[i] && c->zero)
-            st = zeros_for(&c->src[i], b > a ? c->xs[a] : NULL, &grads[i]);
-    }
+    for (int i = 0; i < n && st == MF_OK && zero; i++)
+        if (!grads[i])
+            st = zeros_for(&src[i], &grads[i]);
     if (pushed)
         mf_graph_pop_default();
     return st;
@@ -236,23 +166,10 @@ static MfStatus tape_graph_run(TapeGraphCall *c, MfTensor **grads)
 void lmf_tape_gradient_graph(lua_State *L, MfTape *t, int lo, int hi, MfTensor *target, int n,
                              const MfTapeSource *src, MfTensor *og, bool zero, MfTensor **grads)
 {
-    enum { PER_SOURCE = 64 };
-    TapeGraphCall c = {.g = mf_tensor_graph(target), .t = t, .lo = lo, .hi = hi, .n = n,
-                       .target = target, .og = og, .src = src, .zero = zero,
-                       .cap = n * PER_SOURCE};
-    c.first = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof *c.first, 0);
-    c.xs = lua_newuserdatauv(L, (size_t)c.cap * sizeof *c.xs, 0);
-    c.gs = lua_newuserdatauv(L, (size_t)c.cap * sizeof *c.gs, 0);
-    memset(c.xs, 0, (size_t)c.cap * sizeof *c.xs);
-    memset(c.gs, 0, (size_t)c.cap * sizeof *c.gs);
-    for (int i = 0; i < n; i++)
-        grads[i] = NULL;
-    MfStatus st = tape_graph_run(&c, grads);
-    for (int i = 0; i < c.cap; i++) {
-        mf_tensor_release(c.xs[i]);
-        mf_tensor_release(c.gs[i]);
-    }
-    lua_pop(L, 3);
+    MfVariable **vars = lua_newuserdatauv(L, (size_t)n * sizeof *vars, 0);
+    MfTensor **ts = lua_newuserdatauv(L, (size_t)n * sizeof *ts, 0);
+    MfStatus st = tape_graph_run(t, lo, hi, target, n, src, og, zero, vars, ts, grads);
+    lua_pop(L, 2);
     if (st != MF_OK) {
         for (int i = 0; i < n; i++) {
             mf_tensor_release(grads[i]);

@@ -34,6 +34,16 @@ typedef struct TapeBox {
 /* The state running the current 'gradient' (custom gradients call Lua there). */
 static lua_State *grad_L;
 
+/* A tape made while a graph is built records from the graph's next node. */
+static void open_window(TapeBox *box)
+{
+    MfGraph *g = mf_graph_default();
+    if (g && !mf_exec_running()) {
+        box->g = g;
+        box->lo = mf_graph_nnodes(g);
+    }
+}
+
 static TapeBox *push_tape(lua_State *L, MfTape *t)
 {
     TapeBox *box = lua_newuserdatauv(L, sizeof *box, 0);
@@ -100,11 +110,7 @@ static int l_tape_new(lua_State *L)
     box->t = mf_tape_new(persistent, watch);
     if (!box->t)
         return lmf_raise(L);
-    MfGraph *g = mf_graph_default();
-    if (g && !mf_exec_running()) {
-        box->g = g;
-        box->lo = mf_graph_nnodes(g);
-    }
+    open_window(box);
     return 1;
 }
 
@@ -402,6 +408,7 @@ static int grad_call(lua_State *L)
     TapeBox *box = push_tape(L, mf_tape_new(false, true));
     if (!box->t)
         return lmf_raise(L);
+    open_window(box);
     for (int j = 0; j < nsel; j++) {
         MfStatus st = src[j].variable ? mf_tape_watch_variable(box->t, src[j].variable)
                                       : mf_tape_watch(box->t, src[j].tensor);
@@ -412,7 +419,10 @@ static int grad_call(lua_State *L)
     }
     MfTensor *y = call_scalar(L, fname, box, nargs);
     MfTensor **grads = lua_newuserdatauv(L, (size_t)(nsel ? nsel : 1) * sizeof *grads, 0);
-    tape_gradient(L, box->t, y, nsel, src, NULL, true, grads);
+    if (y->node)   /* inside mf.trace: symbolic gradients */
+        symbolic_gradient(L, box, y, nsel, src, NULL, true, grads);
+    else
+        tape_gradient(L, box->t, y, nsel, src, NULL, true, grads);
     close_box(box);
     if (with_value)
         lua_pushvalue(L, -2);

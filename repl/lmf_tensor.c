@@ -461,7 +461,10 @@ static int t_index(lua_State *L)
 static int t_newindex(lua_State *L)
 {
     return luaL_error(L, "tensors are immutable: build a new one (or use a mf.Variable and "
-                      "assign) instead of setting '%s'", luaL_tolstring(L, 2, NULL));
+                      "assign) instead of setting '%s'",
+                      /* a key's __tostring may raise (a closed tensor) */
+                      lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER
+                          ? luaL_tolstring(L, 2, NULL) : luaL_typename(L, 2));
 }
 
 static int t_len(lua_State *L)

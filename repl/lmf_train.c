@@ -471,6 +471,18 @@ static bool graph_pairs(const MfGradVar *pairs, int n)
     return false;
 }
 
+/* The graph being built (mf.trace) when eager Variables are trained in
+ * it: a graph is the default, or a gradient is symbolic. NULL otherwise. */
+static MfGraph *traced_graph(const MfGradVar *pairs, int n)
+{
+    if (mf_graph_default() && !mf_exec_running())
+        return mf_graph_default();
+    for (int i = 0; i < n; i++)
+        if (pairs[i].grad && pairs[i].grad->node)
+            return mf_tensor_graph(pairs[i].grad);
+    return NULL;
+}
+
 /* Applies the pairs at 'pi' with the options at 'oi'; in graph mode pushes
  * the train op and returns 1, else returns 0. */
 static int apply(lua_State *L, int pi, int oi, const char *who)
@@ -481,10 +493,13 @@ static int apply(lua_State *L, int pi, int oi, const char *who)
     MfTensor *lr = step_lr(L, 1);
     MfGradVar *pairs = copy_pairs(L, pi, n);
     bool graph = pairs && graph_pairs(pairs, n);
+    MfGraph *traced = !graph && pairs ? traced_graph(pairs, n) : NULL;
     MfNode *op = NULL;
     MfStatus st = !pairs ? MF_ENOMEM
-                  : graph ? mf_optimizer_apply_graph(o, n, pairs, lr, gs, &op)
-                          : mf_optimizer_apply(o, n, pairs, lr, gs);
+                  : graph  ? mf_optimizer_apply_graph(o, n, pairs, lr, gs, &op)
+                  : traced ? mf_optimizer_apply_traced(o, traced, n, pairs, lr, gs, &op)
+                           : mf_optimizer_apply(o, n, pairs, lr, gs);
+    graph = graph || traced;
     mf_grad_vars_free(pairs, n);
     if (st != MF_OK)
         lmf_raise(L);

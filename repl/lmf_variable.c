@@ -427,7 +427,9 @@ static int v_newindex(lua_State *L)
 {
     return luaL_error(L, "Variable: cannot set '%s' (change the value with v:assign(x); name "
                       "and trainable are fixed when the Variable is made)",
-                      luaL_tolstring(L, 2, NULL));
+                      /* a key's __tostring may raise (a closed tensor) */
+                      lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER
+                          ? luaL_tolstring(L, 2, NULL) : luaL_typename(L, 2));
 }
 
 static int v_gc(lua_State *L)

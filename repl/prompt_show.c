@@ -4,6 +4,7 @@
  * it; plain tables show their contents, so 't.shape' prints {2, 3} rather
  * than "table: 0x...". The text is built as pieces in a Lua table (so the
  * collector owns everything if an error is raised) and joined at the end. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,6 +86,60 @@ static void add_tensor_short(lua_State *L, int v, Pieces *p)
     add_top(L, p);
 }
 
+/* A tensor inside a table, shown with what a user wants to see there: a
+ * graph tensor its one-line form ("<mf.Tensor 'add:0' ...>"), a small
+ * concrete one its values on one line, "mf.Tensor([1 2], shape=(2,),
+ * dtype=float32)" (sess:run({loss, w}) at the prompt), a large one only
+ * its shape and dtype. */
+#define SHOW_SMALL_NUMEL 8
+static void add_tensor_brief(lua_State *L, int v, Pieces *p)
+{
+    lua_getfield(L, v, "name");
+    bool symbolic = lua_type(L, -1) == LUA_TSTRING && lua_rawlen(L, -1) > 0;
+    lua_pop(L, 1);
+    if (symbolic) {
+        luaL_tolstring(L, v, NULL);
+        add_top(L, p);
+        return;
+    }
+    lua_getfield(L, v, "numel");
+    lua_pushvalue(L, v);
+    lua_Integer n = lua_pcall(L, 1, 1, 0) == LUA_OK && lua_isinteger(L, -1)
+                        ? lua_tointeger(L, -1) : SHOW_SMALL_NUMEL + 1;
+    lua_pop(L, 1);
+    if (n > SHOW_SMALL_NUMEL) {
+        add_tensor_short(L, v, p);
+        return;
+    }
+    size_t len;
+    const char *s = luaL_tolstring(L, v, &len);
+    const char *last = strrchr(s, '\n');   /* "shape=(2,), dtype=float32" */
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "mf.Tensor(");
+    bool space = false;
+    char prev = '[';     /* no space after an opening bracket */
+    for (const char *c = s; last && c < last; c++) {
+        if (*c == '\n' || *c == ' ') {
+            space = true;
+            continue;
+        }
+        if (space && prev != '[' && *c != ']')
+            luaL_addchar(&b, ' ');
+        space = false;
+        luaL_addchar(&b, *c);
+        prev = *c;
+    }
+    if (last) {
+        luaL_addstring(&b, ", ");
+        luaL_addstring(&b, last + 1);
+    }
+    luaL_addchar(&b, ')');
+    luaL_pushresult(&b);
+    lua_remove(L, -2);
+    add_top(L, p);
+}
+
 static void add_value(lua_State *L, int v, int depth, Pieces *p);
 
 /* The key of an entry: "name = " or "[key] = ". */
@@ -146,7 +201,7 @@ static void add_value(lua_State *L, int v, int depth, Pieces *p)
     int has_tostring;
     const char *name = type_name(L, v, &has_tostring);
     if (depth > 0 && name && strcmp(name, "mf.Tensor") == 0) {
-        add_tensor_short(L, v, p);
+        add_tensor_brief(L, v, p);
     } else if (lua_type(L, v) == LUA_TTABLE && !has_tostring && !name) {
         add_table(L, v, depth, p);
     } else if (depth > 0 && lua_type(L, v) == LUA_TSTRING) {

@@ -411,6 +411,249 @@ MfStatus mf_optimizer_apply_graph(MfOptimizer *o, int n, const MfGradVar *pairs,
     return st;
 }
 
+/* ---- apply_gradients on eager Variables inside mf.trace ------------------------------ */
+
+/* A handle whose value is what reading captured eager 'v' gives now in
+ * 'g' (owned), so mf_opt_update builds the Apply node on it. */
+static MfStatus captured_handle(MfGraph *g, MfVariable *v, MfVariable **out)
+{
+    MfTensor *cur = NULL;
+    MfStatus st = mf_graph_capture(g, v, &cur);
+    if (st == MF_OK && !(*out = mf_variable_new(cur, v->name, v->trainable)))
+        st = MF_ENOMEM;
+    return st;
+}
+
+static MfStatus check_traced_pair(MfGraph *g, int i, const MfGradVar *p)
+{
+    const MfTensor *x = p->var ? p->var->value : NULL, *gr = p->grad;
+    if (!x || x->node)
+        return mf_err_set(MF_EARG, "apply_gradients: pair %d: inside mf.trace the variables "
+                          "must be eager Variables (captured), got %s", i + 1,
+                          x ? "a graph Variable" : "one without a value");
+    if (!mf_dtype_is_float(x->dtype))
+        return mf_err_set(MF_EDTYPE, "apply_gradients: variable '%s' (pair %d) has dtype %s; "
+                          "optimizers update float32 or float64 variables", p->var->name, i + 1,
+                          mf_dtype_name(x->dtype));
+    if (gr->node && mf_tensor_graph(gr) != g)
+        return mf_err_set(MF_EARG, "apply_gradients: pair %d: the gradient is a tensor of "
+                          "another graph", i + 1);
+    bool fits = gr->dtype == x->dtype && gr->rank == x->rank;
+    for (int d = 0; fits && d < x->rank; d++)
+        fits = gr->shape[d] == x->shape[d] || gr->shape[d] < 0;
+    if (!fits) {
+        char gs[96], vs[96];
+        return mf_err_set(MF_ESHAPE, "apply_gradients: pair %d: gradient %s %s does not fit "
+                          "variable '%s' %s %s", i + 1, mf_shape_str(gr->rank, gr->shape, gs, 96),
+                          mf_dtype_name(gr->dtype), p->var->name,
+                          mf_shape_str(x->rank, x->shape, vs, 96), mf_dtype_name(x->dtype));
+    }
+    return MF_OK;
+}
+
+/* The rate in the trace: the override, or the optimizer's, an eager
+ * Variable read when the graph runs (so a decayed rate is seen). Owned. */
+static MfStatus traced_lr(MfGraph *g, const MfOptimizer *o, MfTensor *override, MfTensor **out)
+{
+    if (!override && o->cfg.lr_var && !o->cfg.lr_var->value->node) {
+        MfTensor *cur = NULL;
+        MfStatus st = mf_graph_capture(g, o->cfg.lr_var, &cur);
+        if (st == MF_OK)
+            mf_tensor_retain(cur);
+        *out = cur;
+        return st;
+    }
+    return graph_lr(o, override, out);
+}
+
+/* One Apply node on captured 'p->var' and its eager slots; 'tmp' is the
+ * optimizer as the update sees it (Adam's powers as captured handles). */
+static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
+                           const MfGradVar *p, MfTensor *lr, Deps *deps)
+{
+    MfSlotEntry *e = mf_opt_find_entry(o, p->var);
+    MfVariable *h = NULL, *hs[MF_OPT_MAX_SLOTS] = {NULL, NULL}, *vars[1 + MF_OPT_MAX_SLOTS];
+    MfTensor *lr_v = NULL, *out = NULL;
+    int nv = 0;
+    MfStatus st = captured_handle(g, p->var, &h);
+    vars[nv++] = p->var;
+    for (int k = 0; k < MF_OPT_MAX_SLOTS && st == MF_OK && e->slot[k]; k++) {
+        st = captured_handle(g, e->slot[k], &hs[k]);
+        vars[nv++] = e->slot[k];
+    }
+    char scope[300];
+    snprintf(scope, sizeof scope, "update_%s", p->var->name);
+    for (char *c = scope; *c; c++)
+        if (*c == ':' || *c == '/')
+            *c = '_';
+    int mark = -1;
+    if (st == MF_OK)
+        st = mf_graph_push_scope(g, scope, &mark);
+    if (st == MF_OK)
+        st = mf_opt_lr_as(lr, p->var->value->dtype, &lr_v);
+    if (st == MF_OK) {
+        MfUpdate u = {tmp, h, p->grad, lr_v, hs, &out};
+        st = mf_opt_update(&u);
+    }
+    if (mark >= 0)
+        mf_graph_pop_scope(g, mark);
+    if (st == MF_OK)
+        st = mf_graph_captured_update(g, out->node, nv, vars);
+    if (st == MF_OK)
+        st = deps_push(deps, out);
+    mf_tensor_release(out);
+    mf_tensor_release(lr_v);
+    mf_variable_release(h);
+    for (int k = 0; k < MF_OPT_MAX_SLOTS; k++)
+        mf_variable_release(hs[k]);
+    return st;
+}
+
+/* Adam inside a trace: the eager powers, assigned after the updates. */
+static MfStatus traced_powers(MfGraph *g, MfOptimizer *o, Deps *deps)
+{
+    int mark = -1;
+    MfStatus st = mf_graph_push_control(g, deps->n, deps->a, &mark);
+    const double beta[2] = {o->cfg.beta1, o->cfg.beta2};
+    for (int i = 0; i < 2 && st == MF_OK; i++) {
+        MfTensor *p = NULL, *b = NULL, *next = NULL, *out = NULL;
+        st = mf_graph_capture(g, o->beta_power[i], &p);
+        if (st == MF_OK && !(b = mf_tensor_scalar(p->dtype, beta[i])))
+            st = MF_ENOMEM;
+        if (st == MF_OK)
+            st = mf_binary(MF_OP_MUL, p, b, &next);
+        if (st == MF_OK)
+            st = mf_graph_assign_captured(g, o->beta_power[i], MF_ASSIGN_SET, next, &out);
+        if (st == MF_OK)
+            st = deps_push(deps, out);
+        mf_tensor_release(b);
+        mf_tensor_release(next);
+        mf_tensor_release(out);
+    }
+    if (mark >= 0)
+        mf_graph_pop_control(g, mark);
+    return st;
+}
+
+static MfStatus traced_updates(MfGraph *g, MfOptimizer *o, int n, const MfGradVar *pairs,
+                               MfTensor *lr, Deps *deps)
+{
+    MfOptimizer tmp = *o;   /* Adam's powers read when the graph runs */
+    MfVariable *hp[2] = {NULL, NULL};
+    MfStatus st = MF_OK;
+    for (int i = 0; i < 2 && st == MF_OK && o->cfg.kind == MF_OPT_ADAM; i++)
+        if ((st = captured_handle(g, o->beta_power[i], &hp[i])) == MF_OK)
+            tmp.beta_power[i] = hp[i];
+    int mark = -1;
+    if (st == MF_OK)
+        st = mf_graph_push_scope(g, o->cfg.name, &mark);
+    for (int i = 0; i < n && st == MF_OK; i++)
+        if (pairs[i].grad)
+            st = traced_one(g, &tmp, o, &pairs[i], lr, deps);
+    if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
+        st = traced_powers(g, o, deps);
+    if (mark >= 0)
+        mf_graph_pop_scope(g, mark);
+    for (int i = 0; i < 2; i++)
+        mf_variable_release(hp[i]);
+    return st;
+}
+
+/* The group, then the eager global step's increment after it. */
+static MfStatus traced_finish(MfGraph *g, MfOptimizer *o, Deps *deps, MfVariable *gs,
+                              MfNode **op)
+{
+    MfNode *group;
+    MfStatus st = mf_graph_group(g, deps->n, deps->a, o->cfg.name, &group);
+    if (st != MF_OK || !gs) {
+        *op = st == MF_OK ? group : NULL;
+        return st;
+    }
+    int mark;
+    MfTensor *one = mf_tensor_scalar(gs->value->dtype, 1), *out = NULL;
+    st = mf_graph_push_control(g, 1, &group, &mark);
+    if (st == MF_OK) {
+        st = one ? mf_graph_assign_captured(g, gs, MF_ASSIGN_ADD, one, &out) : MF_ENOMEM;
+        mf_graph_pop_control(g, mark);
+    }
+    *op = st == MF_OK ? out->node : NULL;
+    mf_tensor_release(one);
+    mf_tensor_release(out);
+    return st;
+}
+
+static MfStatus check_traced(MfOptimizer *o, MfGraph *g, int n, const MfGradVar *pairs,
+                             MfVariable *gs)
+{
+    MfStatus st = MF_OK;
+    bool any = false;
+    for (int i = 0; i < n && st == MF_OK; i++)
+        if (pairs[i].grad) {
+            any = true;
+            st = check_traced_pair(g, i, &pairs[i]);
+        }
+    if (st == MF_OK && !any)
+        st = mf_err_set(MF_EARG, "apply_gradients: no variable has a gradient (every pair's "
+                        "gradient is nil)");
+    if (st == MF_OK && gs && (gs->value->node || gs->value->rank != 0 ||
+                              (gs->value->dtype != MF_INT64 && gs->value->dtype != MF_INT32)))
+        st = mf_err_set(MF_EARG, "apply_gradients: global_step must be a scalar int64 or int32 "
+                        "eager Variable inside mf.trace (see mf.train.global_step())");
+    for (int i = 0; i < n && st == MF_OK; i++)
+        if (pairs[i].grad)
+            st = mf_optimizer_ensure_slots(o, pairs[i].var);
+    return st;
+}
+
+MfStatus mf_optimizer_apply_traced(MfOptimizer *o, MfGraph *g, int n, const MfGradVar *pairs,
+                                   MfTensor *lr, MfVariable *global_step, MfNode **train_op)
+{
+    *train_op = NULL;
+    MfTensor *rate = NULL;
+    Deps deps = {NULL, 0, 0};
+    MfStatus st = check_traced(o, g, n, pairs, global_step);
+    if (st == MF_OK)
+        st = traced_lr(g, o, lr, &rate);
+    if (st == MF_OK)
+        st = traced_updates(g, o, n, pairs, rate, &deps);
+    if (st == MF_OK)
+        st = traced_finish(g, o, &deps, global_step, train_op);
+    mf_tensor_release(rate);
+    if (deps.cap)
+        mf_dealloc(deps.a, (size_t)deps.cap * sizeof *deps.a);
+    if (st != MF_OK && strncmp(mf_err_msg(), "apply_gradients", 15) != 0)
+        mf_err_prefix("apply_gradients");
+    return st;
+}
+
+/* compute_gradients of a loss function called inside mf.trace: the ops it
+ * built (nodes from 'lo' on) differentiated w.r.t. each pair's variable. */
+MfStatus mf_train_traced_gradients(MfGraph *g, MfTensor *loss, int lo, MfGradVar *pairs, int n)
+{
+    if (!mf_dtype_is_float(loss->dtype))
+        return mf_err_set(MF_EDTYPE, "compute_gradients: the loss must be a float tensor, got "
+                          "%s", mf_dtype_name(loss->dtype));
+    if (mf_tensor_graph(loss) != g)
+        return mf_err_set(MF_EARG, "compute_gradients: the loss is a tensor of another graph");
+    MfVariable **vs = mf_alloc_zeroed((size_t)(n + 1) * sizeof *vs);
+    MfTensor **grads = mf_alloc_zeroed((size_t)(n + 1) * sizeof *grads);
+    MfStatus st = vs && grads ? MF_OK : mf_err_nomem("compute_gradients", 0);
+    for (int i = 0; i < n && st == MF_OK; i++)
+        vs[i] = pairs[i].var;
+    if (st == MF_OK)
+        st = mf_graph_gradients_sources(g, loss, NULL, lo, mf_graph_nnodes(g), n, vs, NULL,
+                                        grads);
+    for (int i = 0; i < n && st == MF_OK; i++)
+        pairs[i].grad = grads[i];
+    if (vs)
+        mf_dealloc(vs, (size_t)(n + 1) * sizeof *vs);
+    if (grads)
+        mf_dealloc(grads, (size_t)(n + 1) * sizeof *grads);
+    if (st != MF_OK && strncmp(mf_err_msg(), "compute_gradients", 17) != 0)
+        mf_err_prefix("compute_gradients");
+    return st;
+}
+
 /* ---- the global step ------------------------------------------------------------------ */
 
 MfStatus mf_train_graph_global_step(MfGraph *g, MfVariable **step)

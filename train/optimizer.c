@@ -511,12 +511,18 @@ MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariabl
     MfTape *tape = mf_tape_new(false, true);
     if (!tape)
         return MF_ENOMEM;
+    /* inside mf.trace the loss's ops are graph nodes: differentiate those
+     * built while 'fn' ran, symbolically */
+    MfGraph *g = mf_exec_running() ? NULL : mf_graph_default();
+    int lo = g ? mf_graph_nnodes(g) : 0;
     MfTensor *value = NULL;
     MfStatus st = fn(ctx, &value);
     mf_tape_stop(tape);
     if (st == MF_OK)
         st = make_pairs(tape, nvars, var_list, pairs, npairs);
-    if (st == MF_OK)
+    if (st == MF_OK && g && value->node)
+        st = mf_train_traced_gradients(g, value, lo, *pairs, *npairs);
+    else if (st == MF_OK)
         st = differentiate(tape, value, *pairs, *npairs);
     mf_tape_release(tape);
     if (st != MF_OK) {

@@ -163,6 +163,23 @@ MfStatus mf_train_compute_gradients_graph(MfTensor *loss, int nvars,
 MfStatus mf_optimizer_apply_graph(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
                                   MfVariable *global_step, MfNode **train_op);
 
+/* apply_gradients on eager Variables while 'g' is built (mf.trace; the
+ * gradients symbolic, e.g. from a GradientTape inside the traced function):
+ * eager semantics when the graph runs. The slots (and Adam's powers) are
+ * the optimizer's eager Variables, made now as in eager mode; one fused
+ * Apply node per pair writes the captured variable and its slots in place
+ * (the same kernels as eager mode), on every call of the traced function;
+ * Adam's powers and the eager 'global_step' are assigned after them.
+ * '*train_op' (borrowed) is the group, or the step's increment. */
+MfStatus mf_optimizer_apply_traced(MfOptimizer *o, MfGraph *g, int n, const MfGradVar *pairs,
+                                   MfTensor *lr, MfVariable *global_step, MfNode **train_op);
+
+/* compute_gradients inside mf.trace (train/graph_train.c): fills each
+ * pair's gradient with the symbolic gradient of 'loss' over the nodes of
+ * 'g' built from index 'lo' on (the loss function's), w.r.t. the pair's
+ * variable (a captured eager Variable: the sum over its values). */
+MfStatus mf_train_traced_gradients(MfGraph *g, MfTensor *loss, int lo, MfGradVar *pairs, int n);
+
 /* The graph's "global_step" variable (int64, 0, not trainable), made on
  * first use; '*step' is a new handle (owned). Fails when 'g' has a node of
  * that name that is not a variable. */

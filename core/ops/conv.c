@@ -12,6 +12,7 @@
 
 #include "../alloc.h"
 #include "../gemm.h"
+#include "../parallel.h"
 #include "../profile/profile.h"
 #include "common.h"
 #include "conv.h"
@@ -306,12 +307,29 @@ static MfStatus gemm(const ConvRun *r, bool ta, bool tb, int64_t M, int64_t N, i
     return mf_gemm(&g);
 }
 
-/* im2col of rows [r0, r1) of input 'x' into the scratch, as a profiler step. */
+/* A share of one im2col: patch rows are disjoint, so any split works. */
+typedef struct Im2colJob {
+    const ConvRun *r;
+    const void *x;
+    int64_t r0;
+} Im2colJob;
+
+static void im2col_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const Im2colJob *j = ctx;
+    char *dst = (char *)j->r->patches + (size_t)(b * j->r->K) * j->r->es;
+    mf_im2col(&j->r->g, j->r->es, j->x, j->r0 + b, j->r0 + e, dst);
+}
+
+/* im2col of rows [r0, r1) of input 'x' into the scratch, as a profiler
+ * step, shared among the BLAS threads (it is memory-bound work between
+ * threaded GEMMs). */
 static void run_im2col(const ConvRun *r, const void *x, int64_t r0, int64_t r1)
 {
     MfProfSpan s;
     mf_prof_begin(&s);
-    mf_im2col(&r->g, r->es, x, r0, r1, r->patches);
+    Im2colJob job = {r, x, r0};
+    mf_parallel_for(r1 - r0, 1024, im2col_chunk, &job);
     mf_prof_end_step(&s, r->op, "im2col", (double)((r1 - r0) * r->K) * (double)r->es);
 }
 
@@ -379,6 +397,39 @@ static MfStatus backprop_filter_forward(const MfOpCall *c, MfTensor **outs)
     return st;
 }
 
+/* A share of one col2im: whole images of the tile [r0, r1), since the
+ * patches of one image overlap in 'dx' but those of two images do not. */
+typedef struct Col2imJob {
+    const ConvRun *r;
+    int64_t r0, r1, first; /* tile rows; the tile's first image */
+    void *dx;
+} Col2imJob;
+
+static void col2im_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const Col2imJob *j = ctx;
+    int64_t hw = j->r->g.Ho * j->r->g.Wo;
+    int64_t lo = (j->first + b) * hw, hi = (j->first + e) * hw;
+    lo = lo > j->r0 ? lo : j->r0;
+    hi = hi < j->r1 ? hi : j->r1;
+    const char *src = (const char *)j->r->patches + (size_t)((lo - j->r0) * j->r->K) * j->r->es;
+    mf_col2im(&j->r->g, j->r->dt == MF_FLOAT64, src, lo, hi, j->dx);
+}
+
+/* col2im of tile rows [r0, r1) into 'dx', images shared among the BLAS
+ * threads, as a profiler step. */
+static void run_col2im(const ConvRun *r, int64_t r0, int64_t r1, void *dx)
+{
+    MfProfSpan s;
+    mf_prof_begin(&s);
+    int64_t hw = r->g.Ho * r->g.Wo;
+    Col2imJob job = {r, r0, r1, r0 / hw, dx};
+    int64_t images = (r1 - 1) / hw - r0 / hw + 1;
+    int64_t per = (4096 + hw - 1) / hw; /* at least 4096 patch rows a share */
+    mf_parallel_for(images, per, col2im_chunk, &job);
+    mf_prof_end_step(&s, r->op, "col2im", (double)at(r, r1 - r0, r->K));
+}
+
 /* Conv2DBackpropInput: per tile dpatches = dy x filter^T, then col2im adds
  * them into dx (zeroed first). */
 static MfStatus backprop_input_forward(const MfOpCall *c, MfTensor **outs)
@@ -407,10 +458,7 @@ static MfStatus backprop_input_forward(const MfOpCall *c, MfTensor **outs)
                   r.K);
         if (st != MF_OK)
             break;
-        MfProfSpan s;
-        mf_prof_begin(&s);
-        mf_col2im(&r.g, r.dt == MF_FLOAT64, r.patches, r0, r1, dx);
-        mf_prof_end_step(&s, r.op, "col2im", (double)at(&r, r1 - r0, r.K));
+        run_col2im(&r, r0, r1, dx);
     }
     run_free(&r);
     return st;

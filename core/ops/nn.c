@@ -12,6 +12,7 @@
 #include "nn.h"
 
 #include "../alloc.h"
+#include "../parallel.h"
 #include "common.h"
 #include "compare.h"
 #include "random.h"
@@ -363,11 +364,13 @@ static MfStatus bias_add_infer(MfOpCall *c)
     return MF_OK;
 }
 
+/* Rows [o0, o1) of the outer dims; 'j' holds the tensors and sizes. */
 #define BIAS_ROWS(T)                                                                     \
     do {                                                                                 \
-        const T *x = mf_tensor_data(v), *bb = mf_tensor_data(b);                         \
-        T *y = mf_tensor_data(outs[0]);                                                  \
-        for (int64_t o = 0; o < outer; o++) {                                            \
+        const T *x = j->x, *bb = j->b;                                                   \
+        T *y = j->y;                                                                     \
+        int64_t nc = j->nc, inner = j->inner;                                            \
+        for (int64_t o = o0; o < o1; o++) {                                              \
             if (inner == 1) { /* NHWC: a whole row of channels, vectorized */            \
                 for (int64_t k = 0; k < nc; k++)                                         \
                     y[o * nc + k] = x[o * nc + k] + bb[k];                               \
@@ -381,6 +384,24 @@ static MfStatus bias_add_infer(MfOpCall *c)
         }                                                                                \
     } while (0)
 
+typedef struct BiasJob {
+    MfDType dt;
+    const void *x, *b;
+    void *y;
+    int64_t nc, inner;
+} BiasJob;
+
+static void bias_chunk(void *ctx, int64_t o0, int64_t o1)
+{
+    const BiasJob *j = ctx;
+    switch (j->dt) {
+    case MF_FLOAT32: BIAS_ROWS(float); break;
+    case MF_FLOAT64: BIAS_ROWS(double); break;
+    case MF_INT32: BIAS_ROWS(int32_t); break;
+    default: BIAS_ROWS(int64_t); break;
+    }
+}
+
 static MfStatus bias_add_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *v = mf_tensor_contiguous(c->inputs[0]);
@@ -392,12 +413,10 @@ static MfStatus bias_add_forward(const MfOpCall *c, MfTensor **outs)
     int ax = bias_axis(c, v->rank);
     int64_t outer = dims_product(v->shape, 0, ax), nc = v->shape[ax];
     int64_t inner = dims_product(v->shape, ax + 1, v->rank);
-    switch (v->dtype) {
-    case MF_FLOAT32: BIAS_ROWS(float); break;
-    case MF_FLOAT64: BIAS_ROWS(double); break;
-    case MF_INT32: BIAS_ROWS(int32_t); break;
-    default: BIAS_ROWS(int64_t); break;
-    }
+    BiasJob job = {v->dtype, mf_tensor_data(v), mf_tensor_data(b), mf_tensor_data(outs[0]), nc,
+                   inner};
+    int64_t row = nc * inner > 0 ? nc * inner : 1; /* shares of at least 64K elements */
+    mf_parallel_for(outer, (65536 + row - 1) / row, bias_chunk, &job);
     mf_tensor_release(v);
     mf_tensor_release(b);
     return MF_OK;

@@ -11,6 +11,7 @@
  * constant). */
 #include "nn.h"
 
+#include "../parallel.h"
 #include "common.h"
 #include "grads_math.h"
 
@@ -53,6 +54,30 @@ RELU_GRAD_KERNEL(double, f64)
 RELU_GRAD_KERNEL(int32_t, i32)
 RELU_GRAD_KERNEL(int64_t, i64)
 
+/* One chunk of the elementwise loop, for mf_parallel_for. */
+typedef struct ReluGradJob {
+    MfDType dt;
+    const char *dy, *x;
+    char *dx;
+} ReluGradJob;
+
+static void relu_grad_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const ReluGradJob *j = ctx;
+    size_t off = (size_t)b * mf_dtype_size(j->dt);
+    const void *d = j->dy + off, *xs = j->x + off;
+    void *o = j->dx + off;
+    switch (j->dt) {
+    case MF_FLOAT32: relu_grad_f32(e - b, d, xs, o); break;
+    case MF_FLOAT64: relu_grad_f64(e - b, d, xs, o); break;
+    case MF_INT32: relu_grad_i32(e - b, d, xs, o); break;
+    default: relu_grad_i64(e - b, d, xs, o); break;
+    }
+}
+
+/* Below this many elements per thread a wake-up costs more than it saves. */
+#define RELU_GRAD_CHUNK 65536
+
 static MfStatus relu_grad_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *dy = mf_tensor_contiguous(c->inputs[0]);
@@ -61,14 +86,8 @@ static MfStatus relu_grad_forward(const MfOpCall *c, MfTensor **outs)
         mf_tensor_release(dy);
         return MF_ENOMEM;
     }
-    int64_t n = mf_tensor_numel(x);
-    void *d = mf_tensor_data(dy), *xs = mf_tensor_data(x), *o = mf_tensor_data(outs[0]);
-    switch (x->dtype) {
-    case MF_FLOAT32: relu_grad_f32(n, d, xs, o); break;
-    case MF_FLOAT64: relu_grad_f64(n, d, xs, o); break;
-    case MF_INT32: relu_grad_i32(n, d, xs, o); break;
-    default: relu_grad_i64(n, d, xs, o); break;
-    }
+    ReluGradJob job = {x->dtype, mf_tensor_data(dy), mf_tensor_data(x), mf_tensor_data(outs[0])};
+    mf_parallel_for(mf_tensor_numel(x), RELU_GRAD_CHUNK, relu_grad_chunk, &job);
     mf_tensor_release(dy);
     mf_tensor_release(x);
     return MF_OK;

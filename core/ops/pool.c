@@ -11,6 +11,7 @@
 #include "pool.h"
 
 #include "../alloc.h"
+#include "../parallel.h"
 #include "common.h"
 
 /* The geometry of one pooling call. */
@@ -162,10 +163,11 @@ static void window(const Geom *g, int64_t oh, int64_t ow, int64_t *h0, int64_t *
 
 /* The kernels: MODE 0 max forward, 1 average forward, 2 average gradient. */
 #define POOL_KERNEL(T, SUF)                                                              \
-    static void pool_##SUF(const Geom *g, const T *x, T *y, int mode)                    \
+    static void pool_##SUF(const Geom *g, const T *x, T *y, int mode, int64_t b0,        \
+                           int64_t b1)                                                   \
     {                                                                                    \
         int64_t C = g->c;                                                                \
-        for (int64_t b = 0; b < g->n; b++)                                               \
+        for (int64_t b = b0; b < b1; b++)                                                \
             for (int64_t oh = 0; oh < g->oh; oh++)                                       \
                 for (int64_t ow = 0; ow < g->ow; ow++) {                                 \
                     int64_t h0, h1, w0, w1, o = ((b * g->oh + oh) * g->ow + ow) * C;     \
@@ -210,10 +212,10 @@ POOL_KERNEL(double, f64)
  * the op's whole cost). */
 #define ARGMAX_KERNEL(T, SUF)                                                            \
     static void route_##SUF(const Geom *g, const T *x, const T *y, T *d, int mode,       \
-                            int64_t *at, T *m)                                           \
+                            int64_t *at, T *m, int64_t b0, int64_t b1)                   \
     {                                                                                    \
         int64_t C = g->c;                                                                \
-        for (int64_t b = 0; b < g->n; b++)                                               \
+        for (int64_t b = b0; b < b1; b++)                                                \
             for (int64_t oh = 0; oh < g->oh; oh++)                                       \
                 for (int64_t ow = 0; ow < g->ow; ow++) {                                 \
                     int64_t h0, h1, w0, w1, o = ((b * g->oh + oh) * g->ow + ow) * C;     \
@@ -266,6 +268,31 @@ static void release_inputs(MfTensor **t, int n)
         mf_tensor_release(t[i]);
 }
 
+/* A share of pool_run: whole images (each writes only its own image). */
+typedef struct PoolJob {
+    const Geom *g;
+    const void *src;
+    void *y;
+    int mode;
+    bool f64;
+} PoolJob;
+
+static void pool_chunk(void *ctx, int64_t b0, int64_t b1)
+{
+    const PoolJob *j = ctx;
+    if (j->f64)
+        pool_f64(j->g, j->src, j->y, j->mode, b0, b1);
+    else
+        pool_f32(j->g, j->src, j->y, j->mode, b0, b1);
+}
+
+/* Images per share of a pooling kernel: at least 64K input elements. */
+static int64_t images_per_share(const Geom *g)
+{
+    int64_t image = g->h * g->w * g->c > 0 ? g->h * g->w * g->c : 1;
+    return (65536 + image - 1) / image;
+}
+
 /* MaxPool / AvgPool (mode 0 / 1) and AvgPoolGrad (mode 2, reading dy). */
 static MfStatus pool_run(const MfOpCall *c, MfTensor **outs, int mode)
 {
@@ -279,10 +306,8 @@ static MfStatus pool_run(const MfOpCall *c, MfTensor **outs, int mode)
     const MfTensor *src = mode == 2 ? t[1] : t[0];
     if (mode == 2)
         memset(mf_tensor_data(y), 0, (size_t)mf_tensor_numel(y) * mf_dtype_size(y->dtype));
-    if (y->dtype == MF_FLOAT32)
-        pool_f32(&g, mf_tensor_data(src), mf_tensor_data(y), mode);
-    else
-        pool_f64(&g, mf_tensor_data(src), mf_tensor_data(y), mode);
+    PoolJob job = {&g, mf_tensor_data(src), mf_tensor_data(y), mode, y->dtype == MF_FLOAT64};
+    mf_parallel_for(g.n, images_per_share(&g), pool_chunk, &job);
     release_inputs(t, c->ninputs);
     return MF_OK;
 }
@@ -310,6 +335,29 @@ static bool tiles_exactly(const Geom *g)
            g->oh * g->kh == g->h && g->ow * g->kw == g->w;
 }
 
+/* A share of the routing: whole images, whose windows write only their own
+ * image of 'd'. Each share keeps its scratch on its stack. */
+#define ROUTE_STACK_C 512
+
+typedef struct RouteJob {
+    const Geom *g;
+    const void *x, *y;
+    void *d;
+    int mode;
+    bool f64;
+} RouteJob;
+
+static void route_chunk(void *ctx, int64_t b0, int64_t b1)
+{
+    const RouteJob *j = ctx;
+    int64_t at[ROUTE_STACK_C];
+    double m[ROUTE_STACK_C]; /* room for C floats or doubles */
+    if (j->f64)
+        route_f64(j->g, j->x, j->y, j->d, j->mode, at, m, b0, b1);
+    else
+        route_f32(j->g, j->x, j->y, j->d, j->mode, at, (float *)m, b0, b1);
+}
+
 /* MaxPoolGrad (mode 0) and MaxPoolGradGrad (mode 1): inputs x, y, and the
  * gradient to route (input 2). */
 static MfStatus route_run(const MfOpCall *c, MfTensor **outs, int mode)
@@ -332,12 +380,14 @@ static MfStatus route_run(const MfOpCall *c, MfTensor **outs, int mode)
         mode = 2;
     else if (mode == 0)
         memset(mf_tensor_data(d), 0, (size_t)mf_tensor_numel(d) * mf_dtype_size(d->dtype));
-    if (d->dtype == MF_FLOAT32)
-        route_f32(&g, mf_tensor_data(t[0]), mf_tensor_data(t[2]), mf_tensor_data(d), mode, at,
-                  (float *)(at + (g.c > 0 ? g.c : 1)));
+    RouteJob job = {&g, mf_tensor_data(t[0]), mf_tensor_data(t[2]), mf_tensor_data(d), mode,
+                    d->dtype == MF_FLOAT64};
+    if (g.c <= ROUTE_STACK_C) /* images in parallel */
+        mf_parallel_for(g.n, images_per_share(&g), route_chunk, &job);
+    else if (d->dtype == MF_FLOAT32)
+        route_f32(&g, job.x, job.y, job.d, mode, at, (float *)(at + g.c), 0, g.n);
     else
-        route_f64(&g, mf_tensor_data(t[0]), mf_tensor_data(t[2]), mf_tensor_data(d), mode, at,
-                  (double *)(at + (g.c > 0 ? g.c : 1)));
+        route_f64(&g, job.x, job.y, job.d, mode, at, (double *)(at + g.c), 0, g.n);
     mf_dealloc(at, nbytes);
     release_inputs(t, 3);
     return MF_OK;

@@ -316,4 +316,47 @@ T.test("an eager Variable's initialized_value is its value", function()
   T.eq(v:initialized_value(), {1, 2})
 end)
 
+T.test("the TF1 workflow polish: hints, run(op), Const values, the train cluster", function()
+  local g = mf.Graph()
+  local x, w, loss, init, train
+  g:as_default(function()
+    x = mf.placeholder("float32", {-1, 2}, "x")
+    w = mf.Variable(mf.zeros({2, 1}), {name = "w"})
+    loss = mf.reduce_mean(mf.square(mf.matmul(x, w) - 1))
+    init = mf.global_variables_initializer()
+  end)
+  local opt = mf.train.AdamOptimizer(0.1)
+  train = g:as_default(function() return opt:minimize(loss) end)
+  local s = mf.Session(g)
+  T.eq(select("#", s:run(init)), 0)       -- an op fetched alone: no value
+  T.eq(select("#", s:run({init})), 1)     -- an array: an array (with a hole)
+  -- the slots were made after init was built: the error says so
+  T.raises(function() s:run(train, {[x] = mf.ones({3, 2})}) end,
+           "made after the initializer was built")
+  s:run(g:as_default(mf.global_variables_initializer))
+  s:run(train, {[x] = mf.ones({3, 2})})
+  T.ok(tostring(g):find("Const_%d* = Const%(1%) %-> float32 %(%)") ~= nil, "Const(1) listed")
+  local dot = g:to_dot()
+  T.ok(dot:find("cluster_forward", 1, true) and dot:find("cluster_backward", 1, true)
+       and dot:find("cluster_train", 1, true), "three clusters")
+  -- the Apply nodes are in the train cluster, the slots stay with the model
+  local train_part = dot:match("cluster_train {(.-)}")
+  T.ok(train_part:find("ApplyAdam", 1, true) ~= nil)
+  T.ok(train_part:find("w/Adam\\n", 1, true) == nil)
+end)
+
+T.test("a GradientTape inside g:as_default differentiates graph Variables symbolically", function()
+  local g = mf.Graph()
+  local gw, init
+  g:as_default(function()
+    local w = mf.Variable({1, 2}, {name = "w"})
+    local tape = mf.GradientTape()
+    gw = tape:gradient(mf.reduce_sum(w * w * 3), w)
+    init = mf.global_variables_initializer()
+  end)
+  local s = mf.Session(g)
+  s:run(init)
+  T.eq(s:run(gw), {6, 12})
+end)
+
 T.done()

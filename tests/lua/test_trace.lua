@@ -195,4 +195,148 @@ T.test("mf.trace(tensor) is still the matrix trace, as t:trace()", function()
   T.eq(mf.trace({{1, 0}, {0, 1}}), 2)
 end)
 
+-- ---- GradientTape and optimizers inside mf.trace (TF2's tf.function) ----------
+
+local TX = mf.tensor({{1, 2}, {2, 1}, {3, 0}, {0, 3}})
+local TY = mf.tensor({{5}, {4}, {3}, {6}})
+
+-- One regression step on w, b with a tape; 'update' applies the gradients.
+local function tape_step(w, b, x, y, update)
+  local tape = mf.GradientTape()
+  local pred = mf.matmul(x, w) + b
+  local loss = mf.reduce_mean(mf.square(pred - y)) + 0.01 * mf.reduce_sum(w * w)
+  local g = tape:gradient(loss, {w, b})
+  update(g)
+  return loss
+end
+
+T.test("a GradientTape inside mf.trace: the traced step equals the eager step exactly", function()
+  local function sgd(w, b) return function(g) w:assign_sub(0.05 * g[1]); b:assign_sub(0.05 * g[2]) end end
+  local w1, b1 = mf.Variable({{0.5}, {-0.5}}), mf.Variable({0})
+  local w2, b2 = mf.Variable({{0.5}, {-0.5}}), mf.Variable({0})
+  local step = mf.trace(function(x, y) return tape_step(w2, b2, x, y, sgd(w2, b2)) end)
+  for _ = 1, 6 do
+    local want = tape_step(w1, b1, TX, TY, sgd(w1, b1))
+    T.eq(step(TX, TY), want)
+    T.eq(w2, w1:read_value())
+    T.eq(b2, b1:read_value())
+  end
+  T.eq(step:trace_count(), 1)
+end)
+
+T.test("a tape inside mf.trace: watch, persistent, stop, unconnected, non-trainable", function()
+  local v = mf.Variable({1, 2})
+  local frozen = mf.Variable({3, 4}, {trainable = false})
+  local f = mf.trace(function(x)
+    local before = x * 10               -- built before the tape: a constant to it
+    local tape = mf.GradientTape{persistent = true}
+    tape:watch(x)
+    local y = mf.reduce_sum(x * x * v + before * x + frozen * v)
+    local gx, gv, gf = tape:gradient(y, x), tape:gradient(y, v), tape:gradient(y, frozen)
+    local gz = tape:gradient(y, frozen, {unconnected = "zero"})
+    tape:stop()
+    local late = mf.reduce_sum(x * 3)   -- after stop: not recorded
+    local gl = tape:gradient(late, x)
+    return gx, gv, gf == nil, gz, gl == nil
+  end)
+  local r = {f(mf.tensor({1, 1}))}
+  T.eq(r[1], {2 * 1 * 1 + 10, 2 * 1 * 2 + 10})     -- 2 x v + before
+  T.eq(r[2], {1 + 3, 1 + 4})                       -- x^2 + frozen
+  T.eq(r[3], true)
+  T.eq(r[4], {0, 0})
+  T.eq(r[5], true)
+  local once = mf.trace(function(x)
+    local tape = mf.GradientTape()
+    tape:watch(x)
+    local y = mf.reduce_sum(x * x)
+    tape:gradient(y, x)
+    return tape:gradient(y, x)
+  end)
+  T.raises(function() once(mf.tensor({1})) end, "non-persistent GradientTape can only be used once")
+end)
+
+-- eager vs traced apply_gradients for one optimizer: trajectories, slots, step
+local function compare_optimizer(make)
+  local w1, b1 = mf.Variable({{0.5}, {-0.5}}, {name = "w"}), mf.Variable({0}, {name = "b"})
+  local w2, b2 = mf.Variable({{0.5}, {-0.5}}, {name = "w"}), mf.Variable({0}, {name = "b"})
+  local o1, o2 = make(), make()
+  local s1, s2 = mf.Variable(0, {dtype = "int64", trainable = false}),
+                 mf.Variable(0, {dtype = "int64", trainable = false})
+  local step = mf.trace(function(x, y)
+    return tape_step(w2, b2, x, y, function(g)
+      o2:apply_gradients({{g[1], w2}, {g[2], b2}}, {global_step = s2})
+    end)
+  end)
+  for _ = 1, 5 do
+    local want = tape_step(w1, b1, TX, TY, function(g)
+      o1:apply_gradients({{g[1], w1}, {g[2], b1}}, {global_step = s1})
+    end)
+    T.eq(step(TX, TY), want)
+    T.eq(w2, w1:read_value())
+    T.eq(b2, b1:read_value())
+  end
+  for _, name in ipairs(o1:get_slot_names()) do
+    T.eq(o2:get_slot(w2, name), o1:get_slot(w1, name):read_value())
+  end
+  T.eq(s2, 5)
+  T.eq(step:trace_count(), 1)
+end
+
+T.test("apply_gradients on captured eager Variables inside mf.trace = eager, every optimizer", function()
+  compare_optimizer(function() return mf.train.GradientDescentOptimizer(0.05) end)
+  compare_optimizer(function() return mf.train.MomentumOptimizer(0.05, 0.9, {use_nesterov = true}) end)
+  compare_optimizer(function() return mf.train.AdagradOptimizer(0.1) end)
+  compare_optimizer(function() return mf.train.RMSPropOptimizer(0.01, {momentum = 0.5}) end)
+  compare_optimizer(function() return mf.train.AdamOptimizer(0.1) end)
+end)
+
+T.test("opt:minimize(fn) inside mf.trace, and a learning-rate Variable read at run time", function()
+  local lr1, lr2 = mf.Variable(0.1, {trainable = false}), mf.Variable(0.1, {trainable = false})
+  local w1, w2 = mf.Variable({1, -2}), mf.Variable({1, -2})
+  local o1, o2 = mf.train.AdamOptimizer(lr1), mf.train.AdamOptimizer(lr2)
+  local step = mf.trace(function(c)
+    o2:minimize(function() return mf.reduce_sum(c * w2 * w2) end)
+  end)
+  local c = mf.tensor({1, 3})
+  for i = 1, 4 do
+    o1:minimize(function() return mf.reduce_sum(c * w1 * w1) end)
+    step(c)
+    T.eq(w2, w1:read_value())
+    lr1:assign(0.1 / (i + 1)); lr2:assign(0.1 / (i + 1))
+  end
+end)
+
+T.test("reads after an in-place update inside a trace see the new value", function()
+  local w = mf.Variable({1, 2})
+  local opt = mf.train.GradientDescentOptimizer(0.5)
+  local f = mf.trace(function(g)
+    local before = w * 1
+    opt:apply_gradients({{g, w}})
+    return before, w * 1
+  end)
+  local a, b = f(mf.tensor({2, 2}))
+  T.eq(a, {1, 2})
+  T.eq(b, {0, 1})
+  T.eq(w, {0, 1})
+end)
+
+T.test("mf.grad / value_and_grad inside mf.trace, and a tape watching a captured tensor", function()
+  local f = mf.trace(function(x) return mf.grad(function(y) return mf.reduce_sum(y * y * y) end)(x) end)
+  T.eq(f(mf.tensor({1, 2})), {3, 12})
+  local h = mf.trace(function(k)
+    local v, g = mf.value_and_grad(function(y) return y * y * k end)(3)
+    return v, g
+  end)
+  local v, g = h(2)
+  T.eq(v, 18)
+  T.eq(g, 12)
+  local c = mf.tensor({1, 2})
+  local q = mf.trace(function(x)
+    local tape = mf.GradientTape()
+    tape:watch(c)
+    return tape:gradient(mf.reduce_sum(c * x), c)
+  end)
+  T.eq(q(mf.tensor({5, 7})), {5, 7})
+end)
+
 T.done()

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "core/variable.h"
+#include "graph/gradients.h"
 #include "graph/graph.h"
 
 static MfTensor *vec(double a, double b)
@@ -205,6 +206,47 @@ static void test_trace_runs_graph_each_call(void **state)
     assert_int_equal(mf_variable_live_count(), 0);
 }
 
+/* v:initialized_value(): w's initial value reads v; the initializers run
+ * in either order; a read's gradient reaches the variable. */
+static void test_initialized_value_and_read_gradient(void **state)
+{
+    (void)state;
+    MfGraph *g = mf_graph_new();
+    MfTensor *v0 = vec(1, 2), *iv = NULL, *twice = NULL, *two = vec(2, 2), *rd = NULL;
+    MfTensor *sq = NULL, *grad = NULL;
+    MfNode *v, *w, *init;
+    assert_int_equal(mf_graph_variable(g, v0, "v", true, &v), MF_OK);
+    assert_int_equal(mf_graph_initialized_value(v, &iv), MF_OK);
+    assert_string_equal(((MfNode *)iv->node)->name, "v/initialized_value");
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    assert_int_equal(mf_binary(MF_OP_MUL, iv, two, &twice), MF_OK);
+    assert_int_equal(mf_graph_variable(g, twice, "w", true, &w), MF_OK);
+    /* w's initializer first: v's initial value is used */
+    MfNode *order[2] = {w, v};
+    assert_int_equal(mf_graph_variables_initializer(g, 2, order, NULL, &init), MF_OK);
+    assert_int_equal(mf_graph_read(v, &rd), MF_OK);
+    assert_int_equal(mf_binary(MF_OP_MUL, rd, rd, &sq), MF_OK);
+    mf_graph_pop_default();
+    MfTensor *vt = mf_graph_output(v, 0), *wt = mf_graph_output(w, 0);
+    assert_int_equal(mf_graph_gradients(g, 1, &sq, 1, &vt, NULL, &grad), MF_OK);
+    MfSession *s = mf_session_new(g);
+    run_op(s, init);
+    expect_run(s, wt, 2, 4);
+    expect_run(s, vt, 1, 2);
+    expect_run(s, grad, 2, 4);    /* d(v*v)/dv through the read */
+    mf_session_free(s);
+    mf_tensor_release(vt);
+    mf_tensor_release(wt);
+    mf_tensor_release(grad);
+    mf_tensor_release(sq);
+    mf_tensor_release(rd);
+    mf_tensor_release(twice);
+    mf_tensor_release(two);
+    mf_tensor_release(iv);
+    mf_tensor_release(v0);
+    mf_graph_release(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +254,7 @@ int main(void)
         TEST(test_collections_and_checks),
         TEST(test_captured_eager_variable),
         TEST(test_trace_runs_graph_each_call),
+        TEST(test_initialized_value_and_read_gradient),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,187 @@
+/* test_parallel.c — mf_parallel_for (core/parallel.c) and the kernels that
+ * share their work among the BLAS threads: with 2 threads they must give
+ * exactly the results of 1 thread (make test runs with 1 thread, so these
+ * are the only tests of the split paths). */
+#include <cblas.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+#include "core/ops/conv.h"
+#include "core/ops/nn.h"
+#include "core/ops/pool.h"
+#include "core/parallel.h"
+
+static int64_t *hits;
+
+static void mark(void *ctx, int64_t b, int64_t e)
+{
+    (void)ctx;
+    for (int64_t i = b; i < e; i++)
+        hits[i]++;
+}
+
+/* A call from inside a chunk runs serially instead of waiting for itself. */
+static void nested(void *ctx, int64_t b, int64_t e)
+{
+    (void)ctx;
+    mf_parallel_for(e - b, 1, mark, NULL);
+    (void)b;
+}
+
+static void test_every_index_once(void **state)
+{
+    (void)state;
+    openblas_set_num_threads(2);
+    assert_int_equal(mf_parallel_threads(), 2);
+    int64_t sizes[] = {0, 1, 7, 100, 4097};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int64_t n = sizes[s];
+        hits = calloc((size_t)n + 1, sizeof *hits);
+        assert_non_null(hits);
+        for (int rep = 0; rep < 50; rep++)
+            mf_parallel_for(n, 1, mark, NULL);
+        for (int64_t i = 0; i < n; i++)
+            assert_int_equal(hits[i], 50);
+        free(hits);
+    }
+    hits = calloc(64, sizeof *hits);
+    mf_parallel_for(64, 1, nested, NULL); /* each chunk marks [0, its length) */
+    assert_int_equal(hits[0], 2);
+    free(hits);
+    openblas_set_num_threads(1);
+}
+
+/* A float32 tensor of 'shape' with values in [-1, 1) from a fixed LCG. */
+static MfTensor *noise(int rank, const int64_t *shape, uint32_t seed)
+{
+    MfTensor *t = mf_tensor_new(MF_FLOAT32, rank, shape);
+    assert_non_null(t);
+    float *p = mf_tensor_data(t);
+    for (int64_t i = 0; i < mf_tensor_numel(t); i++) {
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = (float)(seed >> 8) / (float)(1u << 23) - 1.0f;
+    }
+    return t;
+}
+
+static void assert_same(const MfTensor *a, const MfTensor *b)
+{
+    assert_int_equal(mf_tensor_numel(a), mf_tensor_numel(b));
+    assert_memory_equal(mf_tensor_data(a), mf_tensor_data(b),
+                        (size_t)mf_tensor_numel(a) * sizeof(float));
+}
+
+/* Runs 'k' (which makes '*out' from the inputs) with 1 and with 2 threads. */
+typedef MfStatus (*Kernel)(MfTensor **in, MfTensor **out);
+
+static void check_split(Kernel k, MfTensor **in)
+{
+    MfTensor *one = NULL, *two = NULL;
+    openblas_set_num_threads(1);
+    assert_int_equal(k(in, &one), MF_OK);
+    openblas_set_num_threads(2);
+    assert_int_equal(k(in, &two), MF_OK);
+    openblas_set_num_threads(1);
+    assert_same(one, two);
+    mf_tensor_release(one);
+    mf_tensor_release(two);
+}
+
+static MfStatus relu_grad(MfTensor **in, MfTensor **out)
+{
+    return mf_relu_backprop(in[0], in[1], out);
+}
+
+/* MaxPoolGrad of 2x2 / 2 (windows tile the input) and 3x3 / 2 SAME (they
+ * overlap); inputs x, y = max_pool(x), dy. */
+static int64_t pool_k, pool_s;
+
+static MfStatus max_pool_grad(MfTensor **in, MfTensor **out)
+{
+    MfAttrs a = mf_attrs_default();
+    for (int i = 0; i < 4; i++)
+        a.ksize[i] = a.strides[i] = 1;
+    a.ksize[1] = a.ksize[2] = pool_k;
+    a.strides[1] = a.strides[2] = pool_s;
+    a.padding = 1;
+    return mf_op1(MF_OP_MAX_POOL_GRAD, 3, in, &a, out);
+}
+
+static MfStatus max_pool(MfTensor **in, MfTensor **out)
+{
+    MfAttrs a = mf_attrs_default();
+    for (int i = 0; i < 4; i++)
+        a.ksize[i] = a.strides[i] = 1;
+    a.ksize[1] = a.ksize[2] = pool_k;
+    a.strides[1] = a.strides[2] = pool_s;
+    a.padding = 1;
+    return mf_op1(MF_OP_MAX_POOL, 1, in, &a, out);
+}
+
+static MfStatus conv(MfTensor **in, MfTensor **out)
+{
+    MfAttrs a = mf_attrs_default();
+    a.padding = 1;
+    return mf_conv2d(in[0], in[1], &a, false, out);
+}
+
+/* in[0] is x (8,32,32,16), in[1] the filter (3,3,16,8), in[2] dy (8,32,32,8) */
+static MfStatus conv_input(MfTensor **in, MfTensor **out)
+{
+    MfAttrs a = mf_attrs_default();
+    a.padding = 1;
+    return mf_conv2d_backprop_input(in[0]->shape, in[1], in[2], &a, false, out);
+}
+
+static MfStatus bias_add(MfTensor **in, MfTensor **out)
+{
+    return mf_bias_add(in[0], in[2], false, out);
+}
+
+static void test_kernels_match_one_thread(void **state)
+{
+    (void)state;
+    int64_t s[4] = {8, 32, 32, 16};
+    MfTensor *in[3] = {noise(4, s, 1), noise(4, s, 2), NULL};
+    check_split(relu_grad, in);
+    mf_tensor_release(in[1]);
+    int64_t ks[2][2] = {{2, 2}, {3, 2}};
+    for (int c = 0; c < 2; c++) {
+        pool_k = ks[c][0];
+        pool_s = ks[c][1];
+        int64_t ys[4] = {8, 16, 16, 16};
+        MfAttrs a = mf_attrs_default();
+        for (int i = 0; i < 4; i++)
+            a.ksize[i] = a.strides[i] = 1;
+        a.ksize[1] = a.ksize[2] = pool_k;
+        a.strides[1] = a.strides[2] = pool_s;
+        a.padding = 1;
+        assert_int_equal(mf_op1(MF_OP_MAX_POOL, 1, in, &a, &in[1]), MF_OK);
+        in[2] = noise(4, ys, 3);
+        check_split(max_pool, in);
+        check_split(max_pool_grad, in);
+        mf_tensor_release(in[1]);
+        mf_tensor_release(in[2]);
+    }
+    int64_t ws[4] = {3, 3, 16, 8}, ys[4] = {8, 32, 32, 8};
+    in[1] = noise(4, ws, 4);
+    check_split(conv, in);
+    in[2] = noise(4, ys, 5);
+    check_split(conv_input, in);
+    mf_tensor_release(in[2]);
+    in[2] = noise(1, (int64_t[]){16}, 6);
+    check_split(bias_add, in);
+    mf_tensor_release(in[0]);
+    mf_tensor_release(in[1]);
+    mf_tensor_release(in[2]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(test_every_index_once),
+        TEST(test_kernels_match_one_thread),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
