@@ -3,6 +3,7 @@
 #   make run      build and start the prompt
 #   make test     build and run every cmocka and Lua test
 #   make check    the same tests under AddressSanitizer + UBSan (build/asan)
+#   make fuzz     API fuzzer + libFuzzer file-format fuzzers (FUZZ_CALLS, FUZZ_SECONDS)
 #   make bench    benchmarks, side by side with PyTorch when it is installed
 # Missing Debian packages are installed by tools/configure.sh (as root) or
 # named in one apt-get line.
@@ -118,6 +119,7 @@ fuzz-api:
 	@rm -rf $(FUZZ_ASAN)/fuzz-tmp && mkdir -p $(FUZZ_ASAN)/fuzz-tmp
 	@cd $(FUZZ_ASAN)/fuzz-tmp && OPENBLAS_NUM_THREADS=1 FUZZ_CALLS=$(FUZZ_CALLS) \
 	    FUZZ_SEED=$(FUZZ_SEED) ASAN_OPTIONS=$(FUZZ_ASAN_OPTIONS) \
+	    timeout $$(( $(FUZZ_CALLS) / 200 + 300 )) \
 	    $(CURDIR)/$(FUZZ_ASAN)/moonflow $(CURDIR)/tests/fuzz/api_fuzz.lua > api_fuzz.out
 
 fuzz-lib:
@@ -132,7 +134,8 @@ fuzz-files: $(FUZZ_FORMATS:%=$(FUZZ_BUILD)/fuzz_%)
 	@for f in $(FUZZ_FORMATS); do \
 	    mkdir -p $(FUZZ_BUILD)/corpus-$$f $(FUZZ_BUILD)/crashes; \
 	    echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
-	    OPENBLAS_NUM_THREADS=1 $(FUZZ_BUILD)/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) \
+	    dict=; [ -f tests/fuzz/$$f.dict ] && dict=-dict=tests/fuzz/$$f.dict; \
+	    OPENBLAS_NUM_THREADS=1 $(FUZZ_BUILD)/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) $$dict \
 	        -max_len=4096 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
 	        -artifact_prefix=$(FUZZ_BUILD)/crashes/$$f- $(FUZZ_BUILD)/corpus-$$f \
 	        tests/fuzz/corpus/$$f tests/fuzz/regress/$$f || exit 1; \

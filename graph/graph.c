@@ -333,6 +333,22 @@ MfTensor *mf_graph_weak_output_(MfNode *n, int k)
     return t;
 }
 
+MfTensor *mf_graph_strengthen(MfTensor *t)
+{
+    MfNode *n = t ? t->node : NULL;
+    if (!n)
+        return t;
+    MfGraph *g = n->graph;
+    for (int i = 0; i < g->nweak; i++) {
+        if (g->weak[i] != t)
+            continue;
+        MfTensor *s = mf_graph_output(n, t->node_output);
+        mf_tensor_release(t);
+        return s;
+    }
+    return t;
+}
+
 MfTensor *mf_graph_output(MfNode *n, int output)
 {
     const MfTensorSpec *s = &n->out[output];

@@ -126,6 +126,13 @@ MfStatus mf_graph_add_control(MfNode *n, MfNode *dep);
 /* A symbolic tensor for output 'output' of 'n' (owned), or NULL. */
 MfTensor *mf_graph_output(MfNode *n, int output);
 
+/* 't' itself (eager tensors, strong symbolic ones), or, when 't' is one of
+ * its graph's weak tensors (a captured variable's current read), a strong
+ * tensor of the same node output, and the reference to 't' is released: a
+ * weak tensor must not outlive its graph in a Lua box or other owner.
+ * NULL (with a message) when out of memory; 't' is then released too. */
+MfTensor *mf_graph_strengthen(MfTensor *t);
+
 /* The graph a symbolic tensor belongs to (borrowed), or NULL. */
 MfGraph *mf_tensor_graph(const MfTensor *t);
 

@@ -505,7 +505,7 @@ static int l_uniform(lua_State *L)
     check_keys(L, 2, fname, keys, "minval, maxval, dtype, seed");
     MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
     double lo = opt_number(L, 2, fname, "minval", 0.0);
-    double hi = opt_number(L, 2, fname, "maxval", NAN);
+    double hi = opt_number(L, 2, fname, "maxval", (double)NAN);
     if (isnan(hi) && mf_dtype_is_int(dt))
         return luaL_error(L, "%s: maxval is required for integer dtypes (%s)", fname,
                           mf_dtype_name(dt));

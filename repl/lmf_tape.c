@@ -595,6 +595,9 @@ static int l_custom_gradient(lua_State *L)
 static MfTensor *push_f64_copy(lua_State *L, int idx)
 {
     MfTensor *src = lmf_to_tensor(L, idx, MF_FLOAT64);
+    if (!src->storage)   /* its values are read here */
+        luaL_error(L, "gradcheck: an input is a symbolic (graph) tensor; gradcheck runs eagerly "
+                   "on values");
     MfTensor *x = mf_tensor_new(MF_FLOAT64, src->rank, src->shape);
     if (!x)
         lmf_raise(L);
@@ -614,6 +617,9 @@ static double eval_sum(lua_State *L, int first, int n)
         lua_pushvalue(L, first + i);
     lua_call(L, n, 1);
     MfTensor *y = lmf_check_tensor(L, -1);
+    if (!y->storage)
+        luaL_error(L, "gradcheck: f returned a symbolic (graph) tensor; gradcheck runs eagerly "
+                   "on values");
     double s = 0;
     for (int64_t k = 0, m = mf_tensor_numel(y); k < m; k++)
         s += mf_tensor_get(y, k);

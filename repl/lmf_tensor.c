@@ -9,6 +9,11 @@
 
 /* ---- boxing ------------------------------------------------------------ */
 
+/* A full collection runs when the engine holds this much (at least 32 MiB,
+ * else twice what survived the last one). Lua sees only the small boxes, so
+ * dead tensors wait for this; with a larger floor a CNN training step kept
+ * cycling through hundreds of MB of cold buffers (page faults and cache
+ * misses) instead of reusing a few warm ones. */
 static size_t gc_threshold = (size_t)32 << 20;
 
 void lmf_gc_pressure(lua_State *L)
@@ -28,6 +33,10 @@ static const char metatable_key = 0;
 
 void lmf_push_tensor(lua_State *L, MfTensor *t)
 {
+    /* a box owns its tensor, so it must not hold a graph's weak tensor (a
+     * captured variable's read), which dies with the graph */
+    if (t->node && !(t = mf_graph_strengthen(t)))
+        lmf_raise(L);
     LmfBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->t = t;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);

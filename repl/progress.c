@@ -226,11 +226,12 @@ static void read_metrics(lua_State *L, Progress *p, int idx)
 static void next_position(lua_State *L, Progress *p, int idx, lua_Integer *step,
                           lua_Integer *epoch)
 {
-    *step = p->step + 1;
+    /* a user may have set step= or epoch= to math.maxinteger: saturate */
+    *step = p->step < LUA_MAXINTEGER ? p->step + 1 : p->step;
     *epoch = p->epoch ? p->epoch : 1;
     if (p->total && *step > p->total) {
         *step = 1;
-        *epoch += 1;
+        *epoch += *epoch < LUA_MAXINTEGER;
     }
     if (idx) {
         *step = opt_count(L, idx, "step", *step, p->total, "progress");

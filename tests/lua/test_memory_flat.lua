@@ -137,16 +137,17 @@ local function prompt_script(path, n)
   f:write("function mem() local s = io.open('/proc/self/statm'); local _, r = s:read('n', 'n'); " ..
           "s:close(); local m = mf.memory(); print('MEM', m.tensors, m.in_use, " ..
           "r * 4 - m.cached // 1024) end\n")
-  f:write("keep = {}\nx = mf.ones{8, 8}\ny = mf.reduce_sum(x)\n")
+  f:write("keep = {}\na = mf.ones{8, 8}\nx = a\ny = mf.reduce_sum(x)\n")
+  -- short lines: readline reads piped input one byte at a time
   local kinds = {
-    "x = mf.ones{8, 8} * %d",
-    "y = mf.reduce_sum(x + %d)",
-    "do local tape = mf.GradientTape(); local z = mf.matmul(x, x) + %d end",
-    "s = tostring(y) .. %d",
+    "x = a * %d",
+    "y = mf.reduce_sum(x)",
+    "do local t = mf.GradientTape(); z = mf.matmul(x, x) end",
+    "s = tostring(y)",
     "y:item() + %d",
   }
   for i = 1, n do
-    f:write(string.format(kinds[i % #kinds + 1], i), "\n")
+    f:write(string.format(kinds[i % #kinds + 1], i % 100), "\n")
     if SELFTEST and i % 10 == 0 then f:write("keep[#keep + 1] = x + 1\n") end
     if i == n // 10 or i == n then f:write("mem()\n") end
   end

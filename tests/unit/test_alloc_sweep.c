@@ -120,7 +120,7 @@ static MfStatus eager_step(Eager *m, double *loss)
     MfTensor *l = NULL;
     MfGradVar *pairs = NULL;
     int n = 0;
-    *loss = NAN;
+    *loss = (double)NAN;
     MfStatus st = mf_train_compute_gradients(eager_loss, m, 4, m->v, &l, &pairs, &n);
     if (st == MF_OK)
         st = mf_optimizer_apply(m->opt, n, pairs, NULL, NULL);
