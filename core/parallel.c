@@ -90,8 +90,13 @@ void mf_parallel_for(int64_t n, int64_t min_chunk, MfParallelFn fn, void *ctx)
         min_chunk = 1;
     if (n / min_chunk < threads)
         threads = (int)(n / min_chunk);
+    if (threads <= 1) { /* the common small case: no lock, no wake-up */
+        if (n > 0)
+            fn(ctx, 0, n);
+        return;
+    }
     pthread_mutex_lock(&lock);
-    if (threads > 1 && !running) {
+    if (!running) {
         int have = ensure_workers(threads - 1);
         if (have + 1 < threads)
             threads = have + 1;

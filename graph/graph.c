@@ -535,6 +535,10 @@ MfStatus mf_graph_group(MfGraph *g, int n, MfNode *const *deps, const char *name
                         MfNode **node)
 {
     int mark;
+    for (int i = 0; i < n; i++)   /* checked here so the message names group */
+        if (deps[i]->graph != g)
+            return mf_err_set(MF_EARG, "group: item %d ('%s') is in another graph", i + 1,
+                              deps[i]->name);
     MfStatus st = mf_graph_push_control(g, n, deps, &mark);
     if (st != MF_OK)
         return st;

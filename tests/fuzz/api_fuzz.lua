@@ -419,8 +419,6 @@ local KNOWN = {
   {".", "^hang: .*mf%.data:", "iterating an endless dataset (epochs() without a count) " ..
    "batched or shuffled by a huge size never ends, as TensorFlow's repeat().batch(n) does; " ..
    "Ctrl-C stops it"},
-  {"^mf%.group$", "^control_dependencies: ", "mf.group reports its graph check as " ..
-   "control_dependencies"},
   {"^mf%.trace$", "to '%?'", "mf.trace (lmf_trace.c, in progress) forwards to the linalg trace " ..
    "through lua_call, so argument errors have no name"},
   {"^mf%.Function:", ".", "traced functions (lmf_trace.c, in progress) report the wrapped " ..

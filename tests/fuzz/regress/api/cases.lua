@@ -126,6 +126,11 @@ return {
     collectgarbage()
     collectgarbage()
   end, false},
+  {"mf.group of an op of another graph named control_dependencies", function()
+    local g1, g2, op = mf.Graph(), mf.Graph(), nil
+    g1:as_default(function() op = mf.group({}) end)
+    return g2:as_default(function() return mf.group({op}) end)
+  end, "group: item 1 ('NoOp') is in another graph"},
   {"a Variable field set with a closed tensor as the key", function()
     local t = mf.ones{2}
     reg["mf.Tensor"].__close(t)
