@@ -375,50 +375,130 @@ static MfStatus check_all(MfOptimizer *o, int n, const MfGradVar *pairs, MfVaria
     return st;
 }
 
-static MfStatus apply_all(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr)
+/* One pair's prepared step (see mf_opt_prepare): its learning rate in the
+ * variable's dtype (owned) and the Apply op's inputs. */
+typedef struct PairStep {
+    MfTensor *lr;
+    MfPrepared p;
+    bool ready;
+} PairStep;
+
+/* Everything an eager step writes at the end, computed first: each pair's
+ * Apply inputs, Adam's next beta powers, global_step + 1 (all owned). */
+typedef struct StepPlan {
+    int n;
+    PairStep *pairs;
+    MfTensor *beta_next[2];
+    MfTensor *step_next;
+} StepPlan;
+
+static void plan_free(StepPlan *pl)
 {
+    for (int i = 0; i < pl->n; i++) {
+        if (pl->pairs[i].ready)
+            mf_opt_prepared_free(&pl->pairs[i].p);
+        mf_tensor_release(pl->pairs[i].lr);
+    }
+    if (pl->pairs)
+        mf_dealloc(pl->pairs, (size_t)pl->n * sizeof *pl->pairs);
+    mf_tensor_release(pl->beta_next[0]);
+    mf_tensor_release(pl->beta_next[1]);
+    mf_tensor_release(pl->step_next);
+}
+
+/* Everything that can fail, for every pair, before anything is written. */
+static MfStatus plan_step(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
+                          MfVariable *gs, StepPlan *pl)
+{
+    pl->pairs = n ? mf_alloc_zeroed((size_t)n * sizeof *pl->pairs) : NULL;
+    if (n && !pl->pairs)
+        return mf_err_nomem("apply_gradients", (unsigned long long)n * sizeof *pl->pairs);
+    pl->n = n;
     MfStatus st = MF_OK;
     bool any = false;
     for (int i = 0; i < n && st == MF_OK; i++) {
         if (!pairs[i].grad)
             continue;
-        MfTensor *lr_v = NULL;
-        st = mf_opt_lr_as(lr, pairs[i].var->value->dtype, &lr_v);
+        any = true;
+        PairStep *ps = &pl->pairs[i];
+        st = mf_opt_lr_as(lr, pairs[i].var->value->dtype, &ps->lr);
         if (st == MF_OK) {
             MfSlotEntry *e = mf_opt_find_entry(o, pairs[i].var);
-            MfUpdate u = {o, pairs[i].var, pairs[i].grad, lr_v, e->slot, NULL};
-            st = mf_opt_update(&u);
+            MfUpdate u = {o, pairs[i].var, pairs[i].grad, ps->lr, e->slot, NULL};
+            st = mf_opt_prepare(&u, &ps->p);
+            ps->ready = true;
         }
-        mf_tensor_release(lr_v);
-        any = true;
     }
     if (st == MF_OK && any && o->cfg.kind == MF_OPT_ADAM)
-        st = mf_opt_adam_finish(o);
+        st = mf_opt_adam_next(o, pl->beta_next);
+    if (st == MF_OK && gs) {
+        MfTensor *one = mf_tensor_scalar(gs->value->dtype, 1);
+        st = one ? mf_binary(MF_OP_ADD, gs->value, one, &pl->step_next) : MF_ENOMEM;
+        mf_tensor_release(one);
+    }
     return st;
 }
 
+/* Writes the planned step: the in-place Apply ops (which allocate nothing
+ * and whose checks the plan passed), then the beta powers and the step. */
+static MfStatus commit_step(MfOptimizer *o, StepPlan *pl, MfVariable *gs)
+{
+    MfStatus st = MF_OK;
+    for (int i = 0; i < pl->n && st == MF_OK; i++)
+        if (pl->pairs[i].ready)
+            st = mf_opt_commit(&pl->pairs[i].p, NULL);
+    for (int i = 0; i < 2 && st == MF_OK; i++)
+        if (pl->beta_next[i])
+            st = mf_variable_assign(o->beta_power[i], pl->beta_next[i]);
+    if (st == MF_OK && pl->step_next)
+        st = mf_variable_assign(gs, pl->step_next);
+    return st;
+}
+
+/* A failed step leaves the optimizer as it found it: the slots and beta
+ * powers this step made are dropped again. */
+static void forget_new(MfOptimizer *o, int nentries, bool had_powers)
+{
+    while (o->nentries > nentries) {
+        MfSlotEntry *e = &o->entries[--o->nentries];
+        mf_variable_release(e->var);
+        for (int k = 0; k < MF_OPT_MAX_SLOTS; k++)
+            mf_variable_release(e->slot[k]);
+        memset(e, 0, sizeof *e);
+    }
+    for (int i = 0; i < 2 && !had_powers; i++) {
+        mf_variable_release(o->beta_power[i]);
+        o->beta_power[i] = NULL;
+    }
+}
+
+/* All or nothing: every allocation and check of the step happens in
+ * check_all and plan_step, before the first variable changes, so a step
+ * that fails (out of memory halfway through Adam over many variables)
+ * leaves every variable, slot, beta power and global_step bit-identical. */
 MfStatus mf_optimizer_apply(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
                             MfVariable *global_step)
 {
+    int nentries = o->nentries;
+    bool had_powers = o->beta_power[0] != NULL;
     MfTensor *rate = NULL;
+    StepPlan plan = {0, NULL, {NULL, NULL}, NULL};
     MfStatus st = current_lr(o, lr, &rate);
     if (st == MF_OK)
         st = check_all(o, n, pairs, global_step);
-    if (st != MF_OK) {
-        mf_tensor_release(rate);
-        return st;
+    if (st == MF_OK) {
+        mf_tape_suspend();
+        st = plan_step(o, n, pairs, rate, global_step, &plan);
+        if (st == MF_OK)
+            st = commit_step(o, &plan, global_step);
+        mf_tape_resume();
+        if (st != MF_OK)
+            mf_err_prefix("apply_gradients");
     }
-    mf_tape_suspend();
-    st = apply_all(o, n, pairs, rate);
-    if (st == MF_OK && global_step) {
-        MfTensor *one = mf_tensor_scalar(global_step->value->dtype, 1);
-        st = one ? mf_variable_assign_add(global_step, one) : MF_ENOMEM;
-        mf_tensor_release(one);
-    }
-    mf_tape_resume();
+    plan_free(&plan);
     mf_tensor_release(rate);
     if (st != MF_OK)
-        mf_err_prefix("apply_gradients");
+        forget_new(o, nentries, had_powers);
     return st;
 }
 

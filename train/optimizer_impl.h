@@ -67,10 +67,41 @@ MfStatus mf_opt_lr_as(MfTensor *lr, MfDType dt, MfTensor **out);
 /* Runs (eager) or adds (graph) the optimizer's Apply op for one variable. */
 MfStatus mf_opt_update(const MfUpdate *u);
 
+/* One eager step split in two, so that a step over several variables is
+ * all-or-nothing: mf_opt_prepare does everything that can fail (hyper-
+ * parameter scalars, casts, copy-on-write of shared buffers, a contiguous
+ * gradient) without changing any value a user can see; mf_opt_commit then
+ * runs the in-place Apply op, which allocates nothing and whose checks the
+ * preparation already passed. mf_opt_prepared_free releases the
+ * temporaries (always, after either). */
+#define MF_OPT_SCRATCH_MAX 24
+
+typedef struct MfOptScratch {
+    MfTensor *t[MF_OPT_SCRATCH_MAX];
+    int n;
+    MfStatus st;
+} MfOptScratch;
+
+typedef struct MfPrepared {
+    MfOptScratch s;
+    MfOpId op;
+    MfAttrs attrs;
+    int nin;
+    MfTensor *in[10];
+} MfPrepared;
+
+MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p);
+MfStatus mf_opt_commit(MfPrepared *p, MfTensor **out);
+void mf_opt_prepared_free(MfPrepared *p);
+
 /* Adam: creates beta1_power / beta2_power (dtype 'dt') on first use. */
 MfStatus mf_opt_adam_prepare(MfOptimizer *o, MfDType dt);
 
 /* Adam: beta1_power *= beta1, beta2_power *= beta2 (after every apply). */
 MfStatus mf_opt_adam_finish(MfOptimizer *o);
+
+/* Adam's next beta powers computed into 'next' (owned) without changing the
+ * variables, for an all-or-nothing step that assigns them last. */
+MfStatus mf_opt_adam_next(const MfOptimizer *o, MfTensor *next[2]);
 
 #endif

@@ -4,44 +4,33 @@
  * training kernels), run in the variable's dtype with the hyperparameters as
  * scalar tensors. Before the op runs, the variable and its slots are made
  * the sole owners of their buffers (copy-on-write), so tensors read from
- * them earlier keep their values. All checks happen before the kernel
- * writes, so a failing step leaves the variable and slots unchanged. With
- * graph Variable handles (train/graph_train.c) the same code adds the
- * Apply node instead. Adam's
- * beta powers advance after every apply (ordinary ops, then assign). */
+ * them earlier keep their values. A step is prepared (mf_opt_prepare:
+ * every allocation and check) before it is committed (mf_opt_commit: the
+ * Apply op, which then allocates nothing), so that apply_gradients can
+ * prepare all its variables before it writes the first one. With graph
+ * Variable handles (train/graph_train.c) the same code adds the Apply node
+ * instead. Adam's beta powers advance after every apply (ordinary ops,
+ * then assign). */
 #include <stddef.h>
 
 #include "optimizer_impl.h"
 
 /* ---- a scratch list of temporaries ------------------------------------------------ */
 
-#define SCRATCH_MAX 24
-
-/* Temporaries of one update; the first failure sticks in 'st' and later
- * steps do nothing. 'done' releases them all. */
-typedef struct Scratch {
-    MfTensor *t[SCRATCH_MAX];
-    int n;
-    MfStatus st;
-} Scratch;
+/* Temporaries of one update (MfOptScratch, optimizer_impl.h); the first
+ * failure sticks in 'st' and later steps do nothing. 'done' releases them
+ * all. */
+typedef MfOptScratch Scratch;
 
 static MfTensor *keep(Scratch *s, MfTensor *t)
 {
-    if (s->n == SCRATCH_MAX) {
+    if (s->n == MF_OPT_SCRATCH_MAX) {
         mf_tensor_release(t);
         s->st = mf_err_set(MF_EINTERNAL, "apply_gradients: too many temporaries");
         return NULL;
     }
     s->t[s->n++] = t;
     return t;
-}
-
-static MfTensor *bin(Scratch *s, MfOpId op, MfTensor *a, MfTensor *b)
-{
-    MfTensor *out = NULL;
-    if (s->st == MF_OK)
-        s->st = mf_binary(op, a, b, &out);
-    return s->st == MF_OK ? keep(s, out) : NULL;
 }
 
 static MfTensor *cst(Scratch *s, MfDType dt, double v)
@@ -66,12 +55,6 @@ static MfTensor *cast(Scratch *s, MfTensor *x, MfDType dt)
     MfTensor *out = NULL;
     s->st = mf_op1(MF_OP_CAST, 1, &x, &a, &out);
     return s->st == MF_OK ? keep(s, out) : NULL;
-}
-
-static void assign(Scratch *s, MfVariable *v, MfTensor *x)
-{
-    if (s->st == MF_OK)
-        s->st = mf_variable_assign(v, x);
 }
 
 static MfStatus done(Scratch *s)
@@ -139,30 +122,70 @@ static int hyper_inputs(Scratch *s, const MfUpdate *u, MfDType dt, MfTensor **in
     return 0;
 }
 
-MfStatus mf_opt_update(const MfUpdate *u)
+/* A contiguous gradient (a copy of a strided one, kept in the scratch), so
+ * that the Apply op itself allocates nothing. Symbolic: as it is. */
+static MfTensor *contiguous_grad(Scratch *s, MfTensor *g)
 {
-    Scratch s = {.n = 0, .st = MF_OK};
+    if (s->st != MF_OK || g->node || mf_tensor_is_contiguous(g))
+        return s->st == MF_OK ? g : NULL;
+    MfTensor *copy = mf_tensor_clone(g);
+    if (!copy) {
+        s->st = MF_ENOMEM;
+        return NULL;
+    }
+    return keep(s, copy);
+}
+
+MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p)
+{
+    p->s.n = 0;
+    p->s.st = MF_OK;
+    Scratch *s = &p->s;
     const char *names[MF_OPT_MAX_SLOTS];
     int nslots = mf_opt_kind_slots(u->o->cfg.kind, names);
     MfDType dt = u->var->value->dtype;
-    MfTensor *in[10];
-    own(&s, u->var);
-    in[0] = u->var->value;
-    for (int k = 0; k < nslots; k++) {
-        own(&s, u->slot[k]);
-        in[1 + k] = u->slot[k]->value;
-    }
-    int n = 1 + nslots + hyper_inputs(&s, u, dt, in + 1 + nslots);
-    MfAttrs a = mf_attrs_default();
-    a.n = u->o->cfg.use_nesterov;
-    MfTensor *out = NULL;
-    if (s.st == MF_OK)
-        s.st = mf_op1(apply_op[u->o->cfg.kind], n, in, &a, &out);
-    if (u->out && s.st == MF_OK)
-        *u->out = out;
+    MfUpdate v = *u;
+    v.grad = contiguous_grad(s, u->grad);
+    own(s, u->var);
+    for (int k = 0; k < nslots; k++)
+        own(s, u->slot[k]);
+    if (s->st != MF_OK)
+        return s->st;
+    /* read the values only now: 'own' may have swapped in copies */
+    p->in[0] = u->var->value;
+    for (int k = 0; k < nslots; k++)
+        p->in[1 + k] = u->slot[k]->value;
+    p->nin = 1 + nslots + hyper_inputs(s, &v, dt, p->in + 1 + nslots);
+    p->op = apply_op[u->o->cfg.kind];
+    p->attrs = mf_attrs_default();
+    p->attrs.n = u->o->cfg.use_nesterov;
+    return s->st;
+}
+
+MfStatus mf_opt_commit(MfPrepared *p, MfTensor **out)
+{
+    MfTensor *r = NULL;
+    MfStatus st = mf_op1(p->op, p->nin, p->in, &p->attrs, &r);
+    if (out && st == MF_OK)
+        *out = r;
     else
-        mf_tensor_release(out);
-    return done(&s);
+        mf_tensor_release(r);
+    return st;
+}
+
+void mf_opt_prepared_free(MfPrepared *p)
+{
+    done(&p->s);
+}
+
+MfStatus mf_opt_update(const MfUpdate *u)
+{
+    MfPrepared p;
+    MfStatus st = mf_opt_prepare(u, &p);
+    if (st == MF_OK)
+        st = mf_opt_commit(&p, u->out);
+    mf_opt_prepared_free(&p);
+    return st;
 }
 
 /* ---- slots and Adam's powers -------------------------------------------------------- */
@@ -210,16 +233,32 @@ MfStatus mf_opt_adam_prepare(MfOptimizer *o, MfDType dt)
     return MF_OK;
 }
 
-MfStatus mf_opt_adam_finish(MfOptimizer *o)
+MfStatus mf_opt_adam_next(const MfOptimizer *o, MfTensor *next[2])
 {
     const double beta[2] = {o->cfg.beta1, o->cfg.beta2};
-    Scratch s = {.n = 0, .st = MF_OK};
-    MfTensor *next[2] = {NULL, NULL};
-    for (int i = 0; i < 2; i++) {
+    next[0] = next[1] = NULL;
+    MfStatus st = MF_OK;
+    for (int i = 0; i < 2 && st == MF_OK; i++) {
         MfTensor *p = o->beta_power[i]->value;
-        next[i] = bin(&s, MF_OP_MUL, p, cst(&s, p->dtype, beta[i]));
+        MfTensor *b = mf_tensor_scalar(p->dtype, beta[i]);
+        st = b ? mf_binary(MF_OP_MUL, p, b, &next[i]) : MF_ENOMEM;
+        mf_tensor_release(b);
     }
-    for (int i = 0; i < 2; i++)
-        assign(&s, o->beta_power[i], next[i]);
-    return done(&s);
+    if (st != MF_OK) {
+        mf_tensor_release(next[0]);
+        mf_tensor_release(next[1]);
+        next[0] = next[1] = NULL;
+    }
+    return st;
+}
+
+MfStatus mf_opt_adam_finish(MfOptimizer *o)
+{
+    MfTensor *next[2];
+    MfStatus st = mf_opt_adam_next(o, next);
+    for (int i = 0; i < 2 && st == MF_OK; i++)
+        st = mf_variable_assign(o->beta_power[i], next[i]);
+    mf_tensor_release(next[0]);
+    mf_tensor_release(next[1]);
+    return st;
 }

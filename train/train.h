@@ -84,7 +84,11 @@ void mf_grad_vars_free(MfGradVar *pairs, int n);
  * (an int32/int64 Variable, may be NULL) is incremented by one. 'lr' (may be
  * NULL) overrides the configured learning rate for this step (a scalar,
  * finite and >= 0). Every pair is checked (float variable, gradient of its
- * dtype and shape) before anything changes. Errors name "apply_gradients". */
+ * dtype and shape) before anything changes. All or nothing: every
+ * allocation of the step happens before the first variable is written, so
+ * a failed step (out of memory included) leaves the variables, slots, beta
+ * powers and global_step as they were, and drops the slots it made.
+ * Errors name "apply_gradients". */
 MfStatus mf_optimizer_apply(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
                             MfVariable *global_step);
 

@@ -9,7 +9,10 @@
  * as MF_ENOMEM with "out of memory" in the message, leave no tensor alive
  * once the model is freed (teardown; LSan in `make check` sees the rest),
  * and leave the engine working: a fresh step right after gives exactly the
- * values of the reference step. */
+ * values of the reference step. A third test sweeps one apply_gradients of
+ * each optimizer (first apply and a later one, with a global_step): a
+ * failed apply must leave every variable, slot, beta power and the step
+ * bit-identical, and the same apply retried must give the reference. */
 #include "testutil.h"
 
 #include "core/alloc.h"
@@ -197,6 +200,158 @@ static void test_eager_step_sweep(void **state)
     assert_int_equal(failures, total);
 }
 
+/* ---- an all-or-nothing apply_gradients ------------------------------------- */
+
+/* Every value one eager apply may write: the variables, their slots, the
+ * beta powers and global_step, as raw bytes (bit-identical comparisons). */
+typedef struct Snapshot {
+    int n;
+    size_t bytes[16];
+    unsigned char data[16][256];
+    bool present[16];
+} Snapshot;
+
+static void snap_one(Snapshot *s, const MfVariable *v)
+{
+    int k = s->n++;
+    assert_true(k < 16);
+    s->present[k] = v != NULL;
+    s->bytes[k] = 0;
+    if (!v)
+        return;
+    const MfTensor *t = v->value;
+    s->bytes[k] = (size_t)mf_tensor_numel(t) * mf_dtype_size(t->dtype);
+    assert_true(s->bytes[k] <= sizeof s->data[k] && mf_tensor_is_contiguous(t));
+    memcpy(s->data[k], mf_tensor_data(t), s->bytes[k]);
+}
+
+static void snapshot(Eager *m, MfVariable *gs, Snapshot *s)
+{
+    const char *names[2];
+    int nslots = mf_optimizer_slot_names(m->opt, names);
+    s->n = 0;
+    for (int i = 0; i < 4; i++) {
+        snap_one(s, m->v[i]);
+        for (int k = 0; k < nslots; k++) {
+            MfVariable *slot = NULL;
+            assert_int_equal(mf_optimizer_get_slot(m->opt, m->v[i], names[k], &slot), MF_OK);
+            snap_one(s, slot);
+        }
+    }
+    snap_one(s, mf_optimizer_nonslot(m->opt, "beta1_power"));
+    snap_one(s, mf_optimizer_nonslot(m->opt, "beta2_power"));
+    snap_one(s, gs);
+}
+
+static void expect_same(const Snapshot *a, const Snapshot *b, int64_t n)
+{
+    assert_int_equal(a->n, b->n);
+    for (int k = 0; k < a->n; k++) {
+        if (a->present[k] != b->present[k] || a->bytes[k] != b->bytes[k] ||
+            memcmp(a->data[k], b->data[k], a->bytes[k]) != 0) {
+            print_error("allocation %lld: value %d changed by a failed apply\n", (long long)n, k);
+            fail();
+        }
+    }
+}
+
+static const char *kind_name(MfOptKind kind)
+{
+    static const char *const names[] = {"GradientDescent", "Momentum", "Adagrad", "RMSProp",
+                                        "Adam"};
+    return names[kind];
+}
+
+static void eager_new_kind(Eager *m, MfOptKind kind)
+{
+    eager_new(m);
+    mf_optimizer_release(m->opt);
+    MfOptConfig cfg = mf_opt_config_default(kind, 0.01);
+    cfg.momentum = 0.9;
+    m->opt = mf_optimizer_new(&cfg);
+    assert_non_null(m->opt);
+}
+
+static MfVariable *new_step(void)
+{
+    MfTensor *zero = mf_tensor_scalar(MF_INT64, 0);
+    MfVariable *gs = mf_variable_new(zero, "global_step", false);
+    mf_tensor_release(zero);
+    assert_non_null(gs);
+    return gs;
+}
+
+/* 'steps' applies (the last one under test) on a fresh model; the first
+ * steps - 1 succeed. Returns the last status; '*before' is the state just
+ * before the last apply, '*after' just after it. */
+static MfStatus run_applies(MfOptKind kind, int steps, int64_t fail_at, Snapshot *before,
+                            Snapshot *after, int64_t *nallocs)
+{
+    Eager m;
+    eager_new_kind(&m, kind);
+    MfVariable *gs = new_step();
+    MfStatus st = MF_OK;
+    for (int s = 1; s <= steps; s++) {
+        MfTensor *l = NULL;
+        MfGradVar *pairs = NULL;
+        int n = 0;
+        assert_int_equal(mf_train_compute_gradients(eager_loss, &m, 4, m.v, &l, &pairs, &n),
+                         MF_OK);
+        if (s == steps) {
+            snapshot(&m, gs, before);
+            int64_t count = mf_alloc_count();
+            mf_alloc_fail_at(fail_at);
+            st = mf_optimizer_apply(m.opt, n, pairs, NULL, gs);
+            mf_alloc_fail_at(0);
+            *nallocs = mf_alloc_count() - count;
+            snapshot(&m, gs, after);
+            if (st != MF_OK) {
+                /* nothing changed, and the same step, retried, succeeds */
+                expect_oom(st, fail_at);
+                expect_same(after, before, fail_at);
+                assert_int_equal(mf_optimizer_apply(m.opt, n, pairs, NULL, gs), MF_OK);
+                snapshot(&m, gs, after);
+            }
+        } else {
+            assert_int_equal(mf_optimizer_apply(m.opt, n, pairs, NULL, gs), MF_OK);
+        }
+        mf_grad_vars_free(pairs, n);
+        mf_tensor_release(l);
+    }
+    mf_variable_release(gs);
+    eager_free(&m);
+    return st;
+}
+
+/* For every optimizer, the first apply (which makes the slots) and a later
+ * one: each allocation fails once; the failed apply leaves every variable,
+ * slot, beta power and global_step bit-identical (slots made by the failed
+ * apply are dropped again), and the retried apply gives the reference. */
+static void test_apply_all_or_nothing(void **state)
+{
+    (void)state;
+    for (MfOptKind kind = MF_OPT_SGD; kind <= MF_OPT_ADAM; kind++) {
+        for (int steps = 1; steps <= 2; steps++) {
+            Snapshot ref_before, ref_after, before, after;
+            int64_t total = 0, used = 0, failures = 0;
+            assert_int_equal(run_applies(kind, steps, 0, &ref_before, &ref_after, &total),
+                             MF_OK);
+            for (int64_t n = 1; n <= total + 1; n++) {
+                MfStatus st = run_applies(kind, steps, n, &before, &after, &used);
+                expect_same(&before, &ref_before, n);
+                expect_same(&after, &ref_after, n);
+                failures += st != MF_OK;
+                assert_int_equal(mf_tensor_live_count(), 0);
+            }
+            assert_true(total > 0);
+            assert_int_equal(failures, total);
+            assert_int_equal(mf_tensor_live_count(), 0);
+            print_message("%s apply %d: %lld allocations, each failed once, nothing changed\n",
+                          kind_name(kind), steps, (long long)total);
+        }
+    }
+}
+
 /* ---- graph ------------------------------------------------------------------ */
 
 typedef struct GraphModel {
@@ -325,6 +480,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_eager_step_sweep),
         TEST(test_graph_step_sweep),
+        TEST(test_apply_all_or_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
