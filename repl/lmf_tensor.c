@@ -9,21 +9,26 @@
 
 /* ---- boxing ------------------------------------------------------------ */
 
-/* A full collection runs when the engine holds this much (at least 32 MiB,
- * else twice what survived the last one). Lua sees only the small boxes, so
- * dead tensors wait for this; with a larger floor a CNN training step kept
- * cycling through hundreds of MB of cold buffers (page faults and cache
- * misses) instead of reusing a few warm ones. */
-static size_t gc_threshold = (size_t)32 << 20;
+/* Lua sees only the small boxes, so a dead tensor's buffer waits for a
+ * full collection, which runs when the engine holds gc_threshold: what
+ * survived the last collection plus the larger of GC_SLACK and that amount
+ * again. A small slack keeps a loop's temporaries cycling through a few
+ * warm buffers instead of hundreds of MB of cold ones (page faults and
+ * cache misses); it is relative to the live set so that a script holding
+ * much data is not collected after every op. (Young collections do not
+ * help: Lua 5.4.4's generational mode never frees a finalized userdata that
+ * survived one young collection, and `local c = a + b` in a loop always
+ * survives one, held by its register until the next result replaces it.) */
+#define GC_SLACK ((size_t)8 << 20)
+static size_t gc_threshold = GC_SLACK;
 
 void lmf_gc_pressure(lua_State *L)
 {
-    size_t in_use = mf_alloc_in_use();
-    if (in_use < gc_threshold)
+    if (mf_alloc_in_use() < gc_threshold)
         return;
     lua_gc(L, LUA_GCCOLLECT);
     size_t live = mf_alloc_in_use();
-    gc_threshold = live * 2 > ((size_t)32 << 20) ? live * 2 : ((size_t)32 << 20);
+    gc_threshold = live + (live > GC_SLACK ? live : GC_SLACK);
 }
 
 /* The metatable is also kept in the registry under this address: a pointer
