@@ -191,10 +191,14 @@ static MfStatus constant_call(lua_State *L, int rank, const int64_t *shape, MfDT
                           (long long)n);
     MfStatus st = mf_reshape(v, rank, shape, &c);
     if (st != MF_OK || c->dtype == dt) {
+        if (st != MF_OK)   /* the user called the initializer, not reshape */
+            mf_err_prefix("constant");
         *out = c;
         return st;
     }
     st = mf_cast(c, dt, out);
+    if (st != MF_OK)
+        mf_err_prefix("constant");
     mf_tensor_release(c);
     return st;
 }

@@ -119,7 +119,11 @@ static int l_sigmoid_xent(lua_State *L)
 static int l_l2_loss(lua_State *L)
 {
     MfTensor *out = NULL;
-    return push_result(L, mf_l2_loss(lmf_to_tensor(L, 1, -1), &out), &out);
+    MfStatus st = mf_l2_loss(lmf_to_tensor(L, 1, -1), &out);
+    /* an error of the square or sum inside it still names l2_loss */
+    if (st != MF_OK && strncmp(mf_err_msg(), "l2_loss:", 8) != 0)
+        mf_err_prefix("l2_loss");
+    return push_result(L, st, &out);
 }
 
 /* Reads a data format string at 'idx' ("NHWC" default, or "NCHW"). */

@@ -114,6 +114,8 @@ static MfTensor *zero_based(lua_State *L, int idx, const char *fname)
         lmf_raise(L);
     MfStatus st = mf_binary(MF_OP_SUB, t, one, &out);
     mf_tensor_release(one);
+    if (st != MF_OK)   /* name the function called, not the subtract inside it */
+        mf_err_prefix("%s", fname);
     lmf_check_status(L, st);
     lmf_push_tensor(L, out);
     lua_replace(L, idx);

@@ -259,9 +259,26 @@ static int end_trace(lua_State *L, MfTrace *tr, int base, int nret)
     return tmpl;
 }
 
+/* Raises the error at the top of the stack prefixed with "<who>: ", so an
+ * error of the wrapped function (a C function called from here has no
+ * name: "bad argument #2 to '?'") or of the traced graph's run says which
+ * call raised it. Non-string errors, Ctrl-C and errors already so prefixed
+ * pass unchanged. */
+static int raise_as(lua_State *L, const char *who)
+{
+    const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    size_t n = strlen(who);
+    if (msg && !strstr(msg, "interrupted!") && !(strncmp(msg, who, n) == 0 && msg[n] == ':')) {
+        lua_pushfstring(L, "%s: %s", who, msg);
+        lua_remove(L, -2);
+    }
+    return lua_error(L);
+}
+
 /* Calls 'f' (at 'fn') on args 2..top with a new trace's graph as the
- * default; on success pushes the cache entry {trace, template, n}. */
-static void trace_call(lua_State *L, int fn, int top)
+ * default; on success pushes the cache entry {trace, template, n}. Errors
+ * name 'who'. */
+static void trace_call(lua_State *L, int fn, int top, const char *who)
 {
     TraceBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->t = NULL;
@@ -277,7 +294,8 @@ static void trace_call(lua_State *L, int fn, int top)
         snprintf(name, sizeof name, "arg%d", i - 1);
         push_traced_arg(L, box->t, i, name, 0);
     }
-    lua_call(L, top - 1, LUA_MULTRET);
+    if (lua_pcall(L, top - 1, LUA_MULTRET, 0) != LUA_OK)
+        raise_as(L, who);
     int nret = lua_gettop(L) - base + 1;
     int tmpl = end_trace(L, box->t, base, nret);
     lua_closeslot(L, guard);
@@ -291,8 +309,8 @@ static void trace_call(lua_State *L, int fn, int top)
 }
 
 /* Pushes the cache entry for args 2..top of the Function at 1, tracing on
- * a miss. */
-static void entry_for(lua_State *L, int top)
+ * a miss (errors name 'who'). */
+static void entry_for(lua_State *L, int top, const char *who)
 {
     lua_getiuservalue(L, 1, 1);
     int state = lua_gettop(L);
@@ -308,7 +326,7 @@ static void entry_for(lua_State *L, int top)
     }
     lua_pop(L, 1);
     lua_getfield(L, state, "f");
-    trace_call(L, lua_gettop(L), top);
+    trace_call(L, lua_gettop(L), top, who);
     lua_pushvalue(L, key);
     lua_pushvalue(L, -2);
     lua_rawset(L, cache);
@@ -337,7 +355,8 @@ static int call_plain(lua_State *L, int top)
     lua_getfield(L, -1, "f");
     lua_replace(L, 1);
     lua_pop(L, 1);
-    lua_call(L, top - 1, LUA_MULTRET);
+    if (lua_pcall(L, top - 1, LUA_MULTRET, 0) != LUA_OK)
+        return raise_as(L, "traced function");
     return lua_gettop(L);
 }
 
@@ -372,7 +391,7 @@ static int fn_call(lua_State *L)
     int top = lua_gettop(L);
     if ((mf_graph_default() && !mf_exec_running()) || mf_tape_any_recording())
         return call_plain(L, top);
-    entry_for(L, top);
+    entry_for(L, top, "traced function");
     int entry = lua_gettop(L);
     lua_getfield(L, entry, "trace");
     MfTrace *tr = ((TraceBox *)luaL_checkudata(L, -1, TRACE_MT))->t;
@@ -389,7 +408,11 @@ static int fn_call(lua_State *L)
     }
     int nres = mf_trace_nresults(tr);
     MfTensor **res = lua_newuserdatauv(L, ((size_t)nres + 1) * sizeof *res, 0);
-    lmf_check_status(L, mf_trace_call(tr, nargs, args, res));
+    if (mf_trace_call(tr, nargs, args, res) != MF_OK) {
+        lua_pushstring(L, mf_err_msg());
+        mf_err_clear();
+        return raise_as(L, "traced function");
+    }
     return push_results(L, entry, nres, res);
 }
 
@@ -398,7 +421,7 @@ static int fn_call(lua_State *L)
 static int fn_graph(lua_State *L)
 {
     check_function(L);
-    entry_for(L, lua_gettop(L));
+    entry_for(L, lua_gettop(L), "graph");
     lua_getfield(L, -1, "trace");
     MfTrace *tr = ((TraceBox *)luaL_checkudata(L, -1, TRACE_MT))->t;
     lmf_push_graph(L, mf_trace_graph(tr));
@@ -431,10 +454,10 @@ static int l_trace(lua_State *L)
                                              luaL_getmetafield(L, 1, "__call") != LUA_TNIL &&
                                              (lua_pop(L, 1), true));
     if (!callable) {
-        lua_pushvalue(L, lua_upvalueindex(1));
-        lua_insert(L, 1);
-        lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-        return lua_gettop(L);
+        /* called in this frame, not through lua_call, so that its argument
+         * errors say "bad argument #1 to 'trace'" rather than to '?' */
+        lua_CFunction matrix_trace = lua_tocfunction(L, lua_upvalueindex(1));
+        return matrix_trace(L);
     }
     if (!lua_isnoneornil(L, 2))
         return luaL_error(L, "trace: mf.trace(f) takes only the function, got a second "

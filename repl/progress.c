@@ -176,7 +176,7 @@ static double metric_value(lua_State *L, int idx, const char *name)
     MfTensor *t = lmf_test_tensor(L, idx);
     if (t && t->storage && mf_tensor_numel(t) == 1)
         return mf_tensor_get(t, 0);
-    return luaL_error(L, "progress: '%s' must be a number or a one-element tensor, got %s",
+    return luaL_error(L, "update: '%s' must be a number or a one-element tensor, got %s",
                       name, t ? "a tensor with several (or no) values" : luaL_typename(L, idx));
 }
 
@@ -197,9 +197,9 @@ static void set_metric(lua_State *L, Progress *p, const char *name, double v)
         }
     }
     if (p->nmetrics == MAX_METRICS)
-        luaL_error(L, "progress: at most %d metrics, got another one: '%s'", MAX_METRICS, name);
+        luaL_error(L, "update: at most %d metrics, got another one: '%s'", MAX_METRICS, name);
     if (strlen(name) >= sizeof p->metrics[0].name)
-        luaL_error(L, "progress: metric name '%s' is longer than %d characters", name,
+        luaL_error(L, "update: metric name '%s' is longer than %d characters", name,
                    (int)sizeof p->metrics[0].name - 1);
     Metric *m = &p->metrics[p->nmetrics++];
     strcpy(m->name, name);
@@ -213,7 +213,7 @@ static void read_metrics(lua_State *L, Progress *p, int idx)
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         if (lua_type(L, -2) != LUA_TSTRING)
-            luaL_error(L, "progress: update fields must be named (step=, epoch=, loss=, ...)");
+            luaL_error(L, "update: fields must be named (step=, epoch=, loss=, ...)");
         const char *name = lua_tostring(L, -2);
         if (strcmp(name, "step") != 0 && strcmp(name, "epoch") != 0)
             set_metric(L, p, name, metric_value(L, -1, name));
@@ -234,11 +234,11 @@ static void next_position(lua_State *L, Progress *p, int idx, lua_Integer *step,
         *epoch += *epoch < LUA_MAXINTEGER;
     }
     if (idx) {
-        *step = opt_count(L, idx, "step", *step, p->total, "progress");
-        *epoch = opt_count(L, idx, "epoch", *epoch, p->epochs, "progress");
+        *step = opt_count(L, idx, "step", *step, p->total, "update");
+        *epoch = opt_count(L, idx, "epoch", *epoch, p->epochs, "update");
     }
     if (p->epochs && *epoch > p->epochs)
-        luaL_error(L, "progress: epoch %I is past epochs = %I (the loop already finished)",
+        luaL_error(L, "update: epoch %I is past epochs = %I (the loop already finished)",
                    (lua_Integer)*epoch, (lua_Integer)p->epochs);
 }
 

@@ -336,6 +336,11 @@ static MfStatus current_lr(const MfOptimizer *o, MfTensor *override, MfTensor **
         *out = mf_tensor_scalar(MF_FLOAT64, o->cfg.lr);
         return *out ? MF_OK : MF_ENOMEM;
     }
+    if (t->node)   /* symbolic: it has a value only while a Session runs its graph */
+        return mf_err_set(MF_EARG, "apply_gradients: learning_rate is a graph tensor, which has "
+                          "no value in an eager step; give a number, an eager scalar tensor or "
+                          "a Variable, or minimize a graph loss and run the train op with a "
+                          "Session");
     if (t->rank != 0 || t->dtype == MF_BOOL || !t->storage)
         return mf_err_set(MF_EARG, "apply_gradients: learning_rate must be a scalar number, got "
                           "a %s tensor of rank %d", mf_dtype_name(t->dtype), t->rank);

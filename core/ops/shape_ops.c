@@ -847,8 +847,11 @@ MfStatus mf_unstack(MfTensor *t, int64_t axis, MfTensor **outs)
             st = mf_op1(MF_OP_GATHER, 2, in, &a, &outs[i]);
             mf_tensor_release(index);
         }
-        if (st != MF_OK)
+        if (st != MF_OK) {
+            /* the user called unstack, not the gather inside it */
+            mf_err_prefix("unstack");
             release_all(outs, i);
+        }
     }
     return st;
 }

@@ -406,6 +406,7 @@ local makers = {custom_gradient = true, grad = true, value_and_grad = true, trac
                 random = true}
 
 local function names_initializer(args, n, msg)
+  if msg:find("^traced function: ") then return true end   -- a Function from mf.trace
   local head = msg:match("^([%w_]+)[:.]")
   return head ~= nil and (init_names[head] or makers[head]) == true
 end
@@ -414,16 +415,9 @@ end
 -- summary (counted as "known") without failing the run. Each entry:
 -- target name pattern, message pattern, why. Delete an entry once fixed.
 local KNOWN = {
-  {".", "is a tensor of another graph", "the graph check names the inner op (unstack -> gather, " ..
-   "l2_loss -> square)"},
   {".", "^hang: .*mf%.data:", "iterating an endless dataset (epochs() without a count) " ..
    "batched or shuffled by a huge size never ends, as TensorFlow's repeat().batch(n) does; " ..
    "Ctrl-C stops it"},
-  {"^mf%.trace$", "to '%?'", "mf.trace (lmf_trace.c, in progress) forwards to the linalg trace " ..
-   "through lua_call, so argument errors have no name"},
-  {"^mf%.Function:", ".", "traced functions (lmf_trace.c, in progress) report the wrapped " ..
-   "function's errors"},
-  {"^mf%.Progress:", ".", "mf.Progress (in progress) says 'progress:'"},
 }
 
 local function known(t, msg)

@@ -155,13 +155,13 @@ T.test("progress: errors", function()
   T.raises(mf.progress, "progress: 'epochs' needs 'total'", {epochs = 2})
   T.raises(mf.progress, "progress' (table expected, got number)", 3)
   local p = mf.progress{total = 5, epochs = 2, tty = false, interval = 1e9}
-  T.raises(p.update, "progress: 'step' = 6 is out of range 1..5 (1-based)", p, {step = 6})
-  T.raises(p.update, "progress: 'epoch' = 3 is out of range 1..2 (1-based)", p, {epoch = 3})
-  T.raises(p.update, "progress: 'loss' must be a number or a one-element tensor, got string",
+  T.raises(p.update, "update: 'step' = 6 is out of range 1..5 (1-based)", p, {step = 6})
+  T.raises(p.update, "update: 'epoch' = 3 is out of range 1..2 (1-based)", p, {epoch = 3})
+  T.raises(p.update, "update: 'loss' must be a number or a one-element tensor, got string",
            p, {loss = "x"})
-  T.raises(p.update, "progress: 'loss' must be a number or a one-element tensor, got a tensor",
+  T.raises(p.update, "update: 'loss' must be a number or a one-element tensor, got a tensor",
            p, {loss = mf.zeros{2}})
-  T.raises(p.update, "progress: update fields must be named", p, {1})
+  T.raises(p.update, "update: fields must be named", p, {1})
   T.raises(p.update, "(mf.Progress expected, got table)", {})
 end)
 

@@ -137,4 +137,56 @@ return {
     local v = mf.Variable(mf.ones{2})
     v[t] = 1
   end, "Variable: cannot set 'userdata'"},
+  {"unstack of a tensor of another graph named the inner gather", function()
+    local g1, g2, x = mf.Graph(), mf.Graph(), nil
+    g1:as_default(function() x = mf.placeholder("float32", {2, 3}) end)
+    return g2:as_default(function() return mf.unstack(x) end)
+  end, "unstack: gather: input 1 ('Placeholder') is a tensor of another graph"},
+  {"l2_loss of a tensor of another graph named the inner square", function()
+    local g1, g2, x = mf.Graph(), mf.Graph(), nil
+    g1:as_default(function() x = mf.placeholder("float32", {2}) end)
+    return g2:as_default(function() return mf.nn.l2_loss(x) end)
+  end, "l2_loss: square: input 1 ('Placeholder') is a tensor of another graph"},
+  {"gather indices of another graph named the inner subtract", function()
+    local g1, g2, i = mf.Graph(), mf.Graph(), nil
+    g1:as_default(function() i = mf.placeholder("int64", {2}) end)
+    return g2:as_default(function() return mf.gather(mf.ones{3}, i) end)
+  end, "gather: subtract: input 1 ('Placeholder') is a tensor of another graph"},
+  {"one_hot indices of another graph named the inner subtract", function()
+    local g1, g2, i = mf.Graph(), mf.Graph(), nil
+    g1:as_default(function() i = mf.placeholder("int64", {2}) end)
+    return g2:as_default(function() return mf.one_hot(i, 3) end)
+  end, "one_hot: subtract: input 1 ('Placeholder') is a tensor of another graph"},
+  {"mf.trace forwarded to the matrix trace through lua_call ('?')", function()
+    return mf.trace()
+  end, "bad argument #1 to 'trace' (mf.Tensor, number, boolean or table expected"},
+  {"a traced C function's argument error said '?' and not the call", function()
+    return mf.trace(mf.placeholder)("float32", "x")
+  end, "traced function: bad argument #2"},
+  {"a traced function inlined in a graph reported the bare inner error", function()
+    local f = mf.trace(function() error("boom", 0) end)
+    return mf.Graph():as_default(function() return f() end)
+  end, "traced function: boom"},
+  {"Function:graph's tracing errors did not name graph", function()
+    return mf.trace(function() error("boom", 0) end):graph()
+  end, "graph: boom"},
+  {"p:update errors said 'progress:'", function()
+    local p = mf.progress{tty = false}
+    return p:update{step = 0}
+  end, "update: 'step' must be at least 1, got 0"},
+  {"p:update metric errors said 'progress:'", function()
+    local p = mf.progress{tty = false}
+    return p:update{loss = "x"}
+  end, "update: 'loss' must be a number or a one-element tensor, got string"},
+  {"an eager apply_gradients with a graph-tensor learning rate said 'rank 0'", function()
+    local opt
+    mf.Graph():as_default(function()
+      opt = mf.train.GradientDescentOptimizer(mf.placeholder("float32", {}))
+    end)
+    local v = mf.Variable(mf.ones{2})
+    return opt:apply_gradients({{mf.ones{2}, v}})
+  end, "apply_gradients: learning_rate is a graph tensor"},
+  {"a constant initializer's reshape error did not name constant", function()
+    return mf.initializers.constant(mf.zeros{0})({2 ^ 31, 2 ^ 31, 0})
+  end, "constant: reshape: shape (2147483648,2147483648,0) is too large"},
 }
