@@ -1,14 +1,101 @@
-/* gemm.c — checked, profiled GEMM through OpenBLAS (see gemm.h). */
+/* gemm.c — checked, profiled GEMM through OpenBLAS (see gemm.h).
+ *
+ * With more than one thread, OpenBLAS's own pool and ours (core/parallel.c,
+ * which shares im2col, pooling, ReLU gradient, ... around the GEMMs) would
+ * compete for the cores: OpenBLAS's workers spin for a while after every
+ * threaded GEMM, exactly when our workers want the core for the
+ * memory-bound loop that follows. So there is one set of threads: mf_gemm
+ * runs OpenBLAS single-threaded and splits a large GEMM among our workers
+ * itself, by rows of C (or by columns when C is wide and short). Each
+ * element of C is still one dot product over all of K, in the order of the
+ * unsplit call, so the result does not depend on the thread count. */
 #include "gemm.h"
 
 #include <cblas.h>
 #include <limits.h>
 
+#include "parallel.h"
 #include "profile/profile.h"
+
+/* Every share has more than this M*N*K. OpenBLAS (0.3.21, SkylakeX and
+ * Cooperlake kernels) computes GEMMs of at most 100^3 with a separate
+ * "small matrix" kernel that rounds differently, so a share below it would
+ * change the result; at 2 MFLOP a share also pays well for a wake-up. */
+#define SPLIT_MIN_MNK 1e6
+/* The narrowest share of rows or columns worth a thread. */
+#define SPLIT_MIN_WIDTH 16
 
 static bool fits(int64_t v)
 {
     return v >= 0 && v <= INT_MAX;
+}
+
+/* C[M, N] = alpha op(A) op(B) + beta C through BLAS, for sub-blocks too. */
+static void blas(const MfGemm *g, int64_t M, int64_t N, const void *A, const void *B, void *C)
+{
+    enum CBLAS_TRANSPOSE ta = g->trans_a ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE tb = g->trans_b ? CblasTrans : CblasNoTrans;
+    if (g->dtype == MF_FLOAT32)
+        cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)g->K, (float)g->alpha, A,
+                    (int)g->lda, B, (int)g->ldb, (float)g->beta, C, (int)g->ldc);
+    else
+        cblas_dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)g->K, g->alpha, A, (int)g->lda,
+                    B, (int)g->ldb, g->beta, C, (int)g->ldc);
+}
+
+typedef struct GemmShare {
+    const MfGemm *g;
+    bool by_rows; /* split M (rows of A and C), else N (columns of B and C) */
+} GemmShare;
+
+/* Rows (or columns) [b, e) of C: the matching rows of op(A) (columns of
+ * op(B)), which for a transposed row-major operand are its columns (rows). */
+static void gemm_share(void *ctx, int64_t b, int64_t e)
+{
+    const GemmShare *s = ctx;
+    const MfGemm *g = s->g;
+    size_t es = mf_dtype_size(g->dtype);
+    const char *A = g->A, *B = g->B;
+    char *C = g->C;
+    if (s->by_rows)
+        blas(g, e - b, g->N, A + (size_t)(g->trans_a ? b : b * g->lda) * es, B,
+             C + (size_t)(b * g->ldc) * es);
+    else
+        blas(g, g->M, e - b, A, B + (size_t)(g->trans_b ? b * g->ldb : b) * es,
+             C + (size_t)b * es);
+}
+
+/* How many of 'threads' shares to cut 'n' rows (columns) into, each line
+ * of them 'line' multiply-adds: as many as keep every share, the shorter
+ * last one included, above SPLIT_MIN_MNK and SPLIT_MIN_WIDTH. */
+static int shares(int threads, int64_t n, double line)
+{
+    for (; threads > 1; threads--) {
+        int64_t chunk = (n + threads - 1) / threads, last = n - (threads - 1) * chunk;
+        if (last >= SPLIT_MIN_WIDTH && (double)last * line > SPLIT_MIN_MNK)
+            return threads;
+    }
+    return 1;
+}
+
+/* Runs 'g' on our threads with OpenBLAS single-threaded, restoring its
+ * thread count (which is also ours: mf.set_num_threads) afterwards. */
+static void run(const MfGemm *g)
+{
+    int threads = mf_parallel_threads();
+    if (threads <= 1) {
+        blas(g, g->M, g->N, g->A, g->B, g->C);
+        return;
+    }
+    openblas_set_num_threads(1);
+    GemmShare s = {g, g->M >= g->N || g->N < 2 * SPLIT_MIN_WIDTH};
+    int64_t n = s.by_rows ? g->M : g->N;
+    int use = shares(threads, n, (double)(s.by_rows ? g->N : g->M) * (double)g->K);
+    if (use <= 1)
+        blas(g, g->M, g->N, g->A, g->B, g->C);
+    else
+        mf_parallel_for_threads(use, n, 1, gemm_share, &s);
+    openblas_set_num_threads(threads);
 }
 
 MfStatus mf_gemm(const MfGemm *g)
@@ -22,16 +109,9 @@ MfStatus mf_gemm(const MfGemm *g)
                           mf_dtype_name(g->dtype));
     if (g->M == 0 || g->N == 0)
         return MF_OK;
-    enum CBLAS_TRANSPOSE ta = g->trans_a ? CblasTrans : CblasNoTrans;
-    enum CBLAS_TRANSPOSE tb = g->trans_b ? CblasTrans : CblasNoTrans;
     MfProfSpan span;
     mf_prof_begin(&span);
-    if (g->dtype == MF_FLOAT32)
-        cblas_sgemm(CblasRowMajor, ta, tb, (int)g->M, (int)g->N, (int)g->K, (float)g->alpha,
-                    g->A, (int)g->lda, g->B, (int)g->ldb, (float)g->beta, g->C, (int)g->ldc);
-    else
-        cblas_dgemm(CblasRowMajor, ta, tb, (int)g->M, (int)g->N, (int)g->K, g->alpha, g->A,
-                    (int)g->lda, g->B, (int)g->ldb, g->beta, g->C, (int)g->ldc);
+    run(g);
     mf_prof_end_gemm(&span, g);
     return MF_OK;
 }

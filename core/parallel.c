@@ -1,38 +1,69 @@
 /* parallel.c — a small worker pool for mf_parallel_for (see parallel.h).
  *
- * One job at a time: the caller publishes (fn, ctx, n, chunks) under the
- * mutex, bumps 'generation' and broadcasts; worker w runs chunk w + 1 and
- * counts itself done; the caller runs chunk 0 and waits for the count.
- * Workers sleep on 'wake' between jobs. */
+ * One job at a time: the caller publishes (fn, ctx, n, chunks), bumps
+ * 'generation' and broadcasts; worker w runs chunk w + 1 and counts itself
+ * done; the caller runs chunk 0 and waits for the count.
+ *
+ * A training step is a chain of short parallel loops and GEMMs (tens of
+ * microseconds each). Sleeping on a condition variable right after each
+ * would make every loop pay a futex wake-up, which in a VM costs as much as
+ * the loop, so both sides first spin briefly (SPIN_ROUNDS pauses, about
+ * 100 us) and only then sleep. Since mf_gemm keeps OpenBLAS
+ * single-threaded, nothing else of ours wants the other cores meanwhile. */
 #include "parallel.h"
 
 #include <cblas.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #define MAX_THREADS 16
+#define SPIN_ROUNDS 4000
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
-static int nworkers;            /* started so far */
-static uint64_t generation;     /* bumped per job */
-static int pending;             /* worker chunks of the current job not yet done */
-static bool running;            /* a job is in flight (nested calls run serially) */
+static int nworkers;                /* started so far (under 'lock') */
+static _Atomic uint64_t generation; /* bumped per job, after 'job' is written */
+static atomic_int pending;          /* worker chunks of the current job not yet done */
+static bool running;                /* a job is in flight (nested calls run serially) */
 
 static struct {
     MfParallelFn fn;
     void *ctx;
     int64_t n, chunk;
-    int chunks;
 } job;
+static atomic_int job_chunks; /* threads used by the job of the current generation */
 
 static void run_chunk(int c)
 {
     int64_t b = (int64_t)c * job.chunk, e = b + job.chunk < job.n ? b + job.chunk : job.n;
     if (b < e)
         job.fn(job.ctx, b, e);
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* The generation after 'seen': spins a while, then sleeps on 'wake'. */
+static uint64_t next_job(uint64_t seen)
+{
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        uint64_t g = atomic_load_explicit(&generation, memory_order_acquire);
+        if (g != seen)
+            return g;
+        cpu_relax();
+    }
+    pthread_mutex_lock(&lock);
+    while (atomic_load(&generation) == seen)
+        pthread_cond_wait(&wake, &lock);
+    pthread_mutex_unlock(&lock);
+    return atomic_load(&generation);
 }
 
 static void *worker(void *arg)
@@ -44,18 +75,20 @@ static void *worker(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
-    pthread_mutex_lock(&lock);
     for (;;) {
-        while (generation == seen)
-            pthread_cond_wait(&wake, &lock);
-        seen = generation;
-        if (id + 1 >= job.chunks)
-            continue; /* not needed for this job */
-        pthread_mutex_unlock(&lock);
+        seen = next_job(seen);
+        /* A job that does not need this worker does not wait for it either:
+         * the next one may be published meanwhile, so 'chunks' only counts
+         * when the generation is still the one just seen. */
+        int chunks = atomic_load(&job_chunks);
+        if (atomic_load(&generation) != seen || id + 1 >= chunks)
+            continue; /* not needed for this job (or a newer one is out) */
         run_chunk(id + 1);
-        pthread_mutex_lock(&lock);
-        if (--pending == 0)
+        if (atomic_fetch_sub(&pending, 1) == 1) {
+            pthread_mutex_lock(&lock); /* the caller may be about to sleep */
             pthread_cond_signal(&finished);
+            pthread_mutex_unlock(&lock);
+        }
     }
     return NULL;
 }
@@ -85,7 +118,14 @@ int mf_parallel_threads(void)
 
 void mf_parallel_for(int64_t n, int64_t min_chunk, MfParallelFn fn, void *ctx)
 {
-    int threads = mf_parallel_threads();
+    mf_parallel_for_threads(mf_parallel_threads(), n, min_chunk, fn, ctx);
+}
+
+void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParallelFn fn,
+                             void *ctx)
+{
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
     if (min_chunk < 1)
         min_chunk = 1;
     if (n / min_chunk < threads)
@@ -111,15 +151,18 @@ void mf_parallel_for(int64_t n, int64_t min_chunk, MfParallelFn fn, void *ctx)
     job.fn = fn;
     job.ctx = ctx;
     job.n = n;
-    job.chunks = threads;
+    atomic_store(&job_chunks, threads);
     job.chunk = (n + threads - 1) / threads;
-    pending = threads - 1;
-    generation++;
+    atomic_store(&pending, threads - 1);
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
     pthread_cond_broadcast(&wake);
     pthread_mutex_unlock(&lock);
     run_chunk(0);
+    for (int i = 0; i < SPIN_ROUNDS && atomic_load_explicit(&pending, memory_order_acquire) > 0;
+         i++)
+        cpu_relax();
     pthread_mutex_lock(&lock);
-    while (pending > 0)
+    while (atomic_load(&pending) > 0)
         pthread_cond_wait(&finished, &lock);
     running = false;
     pthread_mutex_unlock(&lock);

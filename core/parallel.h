@@ -27,6 +27,11 @@ typedef void (*MfParallelFn)(void *ctx, int64_t begin, int64_t end);
  * are done. */
 void mf_parallel_for(int64_t n, int64_t min_chunk, MfParallelFn fn, void *ctx);
 
+/* The same with an explicit thread count (at most 16), for callers that
+ * change OpenBLAS's count around the call (mf_gemm). */
+void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParallelFn fn,
+                             void *ctx);
+
 /* The number of threads mf_parallel_for would use for a large range. */
 int mf_parallel_threads(void);
 

@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include "core/ops/conv.h"
+#include "core/ops/linalg.h"
 #include "core/ops/nn.h"
 #include "core/ops/pool.h"
 #include "core/parallel.h"
@@ -134,6 +135,37 @@ static MfStatus conv_input(MfTensor **in, MfTensor **out)
     return mf_conv2d_backprop_input(in[0]->shape, in[1], in[2], &a, false, out);
 }
 
+/* in[0] is x (8,32,32,16), in[2] dy (8,32,32,8): dW (3,3,16,8) */
+static MfStatus conv_filter(MfTensor **in, MfTensor **out)
+{
+    MfAttrs a = mf_attrs_default();
+    a.padding = 1;
+    return mf_conv2d_backprop_filter(in[0], (int64_t[]){3, 3, 16, 8}, in[2], &a, false, out);
+}
+
+/* mf_gemm splits by rows of C, or by columns when C is wide and short. */
+static bool mm_ta, mm_tb;
+
+static MfStatus matmul(MfTensor **in, MfTensor **out)
+{
+    return mf_matmul(in[0], in[1], mm_ta, mm_tb, out);
+}
+
+static void test_gemm_split_matches_one_thread(void **state)
+{
+    (void)state;
+    int64_t shapes[4][2][2] = {{{300, 256}, {256, 64}}, {{256, 24}, {256, 640}},
+                               {{40, 512}, {600, 512}}, {{512, 300}, {512, 70}}};
+    for (int i = 0; i < 4; i++) {
+        mm_ta = i == 1 || i == 3;
+        mm_tb = i == 2;
+        MfTensor *in[2] = {noise(2, shapes[i][0], 7), noise(2, shapes[i][1], 8)};
+        check_split(matmul, in);
+        mf_tensor_release(in[0]);
+        mf_tensor_release(in[1]);
+    }
+}
+
 static MfStatus bias_add(MfTensor **in, MfTensor **out)
 {
     return mf_bias_add(in[0], in[2], false, out);
@@ -169,6 +201,7 @@ static void test_kernels_match_one_thread(void **state)
     check_split(conv, in);
     in[2] = noise(4, ys, 5);
     check_split(conv_input, in);
+    check_split(conv_filter, in);
     mf_tensor_release(in[2]);
     in[2] = noise(1, (int64_t[]){16}, 6);
     check_split(bias_add, in);
@@ -182,6 +215,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_every_index_once),
         TEST(test_kernels_match_one_thread),
+        TEST(test_gemm_split_matches_one_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
