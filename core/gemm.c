@@ -24,6 +24,11 @@
 #define SPLIT_MIN_MNK 1e6
 /* The narrowest share of rows or columns worth a thread. */
 #define SPLIT_MIN_WIDTH 16
+/* Shares start at multiples of this (every kernel's unroll divides it), so
+ * each one's edge blocks are those of the unsplit call: cutting the
+ * columns of a 1000x1000x100 DGEMM at 500 changed results (the edge of 4
+ * columns went through another micro-kernel), at 496 it does not. */
+#define SPLIT_ALIGN 16
 
 static bool fits(int64_t v)
 {
@@ -46,14 +51,17 @@ static void blas(const MfGemm *g, int64_t M, int64_t N, const void *A, const voi
 typedef struct GemmShare {
     const MfGemm *g;
     bool by_rows; /* split M (rows of A and C), else N (columns of B and C) */
+    int64_t n;    /* M or N */
 } GemmShare;
 
-/* Rows (or columns) [b, e) of C: the matching rows of op(A) (columns of
- * op(B)), which for a transposed row-major operand are its columns (rows). */
-static void gemm_share(void *ctx, int64_t b, int64_t e)
+/* Blocks [bb, eb) of SPLIT_ALIGN rows (or columns) of C: the matching
+ * rows of op(A) (columns of op(B)), which for a transposed row-major
+ * operand are its columns (rows). */
+static void gemm_share(void *ctx, int64_t bb, int64_t eb)
 {
     const GemmShare *s = ctx;
     const MfGemm *g = s->g;
+    int64_t b = bb * SPLIT_ALIGN, e = eb * SPLIT_ALIGN < s->n ? eb * SPLIT_ALIGN : s->n;
     size_t es = mf_dtype_size(g->dtype);
     const char *A = g->A, *B = g->B;
     char *C = g->C;
@@ -67,11 +75,14 @@ static void gemm_share(void *ctx, int64_t b, int64_t e)
 
 /* How many of 'threads' shares to cut 'n' rows (columns) into, each line
  * of them 'line' multiply-adds: as many as keep every share, the shorter
- * last one included, above SPLIT_MIN_MNK and SPLIT_MIN_WIDTH. */
+ * last one included, above SPLIT_MIN_MNK and SPLIT_MIN_WIDTH. Shares are
+ * whole SPLIT_ALIGN blocks, as mf_parallel_for_threads cuts them. */
 static int shares(int threads, int64_t n, double line)
 {
+    int64_t blocks = (n + SPLIT_ALIGN - 1) / SPLIT_ALIGN;
     for (; threads > 1; threads--) {
-        int64_t chunk = (n + threads - 1) / threads, last = n - (threads - 1) * chunk;
+        int64_t chunk = (blocks + threads - 1) / threads * SPLIT_ALIGN;
+        int64_t last = n - (threads - 1) * chunk;
         if (last >= SPLIT_MIN_WIDTH && (double)last * line > SPLIT_MIN_MNK)
             return threads;
     }
@@ -82,20 +93,21 @@ static int shares(int threads, int64_t n, double line)
  * thread count (which is also ours: mf.set_num_threads) afterwards. */
 static void run(const MfGemm *g)
 {
-    int threads = mf_parallel_threads();
+    int threads = mf_parallel_threads(), blas_threads = openblas_get_num_threads();
     if (threads <= 1) {
         blas(g, g->M, g->N, g->A, g->B, g->C);
         return;
     }
     openblas_set_num_threads(1);
-    GemmShare s = {g, g->M >= g->N || g->N < 2 * SPLIT_MIN_WIDTH};
-    int64_t n = s.by_rows ? g->M : g->N;
-    int use = shares(threads, n, (double)(s.by_rows ? g->N : g->M) * (double)g->K);
+    bool by_rows = g->M >= g->N || g->N < 2 * SPLIT_MIN_WIDTH;
+    int64_t n = by_rows ? g->M : g->N;
+    GemmShare s = {g, by_rows, n};
+    int use = shares(threads, n, (double)(by_rows ? g->N : g->M) * (double)g->K);
     if (use <= 1)
         blas(g, g->M, g->N, g->A, g->B, g->C);
     else
-        mf_parallel_for_threads(use, n, 1, gemm_share, &s);
-    openblas_set_num_threads(threads);
+        mf_parallel_for_threads(use, (n + SPLIT_ALIGN - 1) / SPLIT_ALIGN, 1, gemm_share, &s);
+    openblas_set_num_threads(blas_threads); /* as set, even above our 16 */
 }
 
 MfStatus mf_gemm(const MfGemm *g)

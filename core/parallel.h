@@ -1,15 +1,16 @@
 /* parallel.h — splitting an elementwise-style kernel across the machine's
- * BLAS threads.
+ * threads.
  *
- * OpenBLAS threads the GEMMs of matmul and convolutions; with more than one
- * thread the memory-bound kernels around them (im2col, ReLU gradient,
- * pooling gradient, ...) would otherwise run on one core while the others
- * idle. 'mf_parallel_for' hands contiguous chunks of an index range to a
- * small pool of worker threads (created on first use, sleeping on a
- * condition variable between calls, so they never spin against BLAS) and
- * runs the first chunk itself.
+ * With more than one thread the memory-bound kernels of a training step
+ * (im2col, ReLU gradient, pooling gradient, ...) would otherwise run on one
+ * core while the others idle. 'mf_parallel_for' hands contiguous chunks of
+ * an index range to a small pool of worker threads (created on first use;
+ * between calls they spin briefly, then sleep on a condition variable) and
+ * runs the first chunk itself. mf_gemm (core/gemm.c) splits large GEMMs
+ * over the same pool and keeps OpenBLAS single-threaded, so OpenBLAS's own
+ * spinning workers never compete with ours.
  *
- * The thread count follows OpenBLAS's (mf.set_num_threads,
+ * The thread count follows OpenBLAS's setting (mf.set_num_threads,
  * OPENBLAS_NUM_THREADS). Ranges too small to pay for a wake-up, a failed
  * thread creation, or a call from inside a chunk run serially: the result
  * never depends on the split. Chunks must write disjoint memory. Called

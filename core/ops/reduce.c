@@ -24,7 +24,6 @@
 #include <math.h>
 
 #include "../alloc.h"
-#include "../parallel.h"
 #include "common.h"
 #include "grads_math.h"
 #include "reduce.h"
@@ -339,43 +338,6 @@ static const WalkFn walks[4][4] = {
     [K_MIN] = {walk_min_f32, walk_min_f64, walk_min_i32, walk_min_i64},
 };
 
-/* ---- sharing a walk among threads ---------------------------------------------------- */
-
-/* A walk whose last merged dim is kept and long (the bias gradient: a sum
- * of [N*H*W, C] over its rows) is shared among the threads by columns of
- * that dim: each accumulator still folds its inputs in the same order, so
- * the result does not depend on the thread count. */
-#define SHARE_MIN_ELEMS 131072
-#define SHARE_MIN_COLS 16 /* 64 bytes of float32: a cache line per thread */
-
-typedef struct WalkShare {
-    WalkFn walk;
-    const Plan *p;
-    const char *x;
-    char *acc;
-    size_t es, as; /* input and accumulator element sizes */
-} WalkShare;
-
-static void walk_share(void *ctx, int64_t b, int64_t e)
-{
-    const WalkShare *w = ctx;
-    Plan q = *w->p;
-    int last = q.m - 1;
-    q.n[last] = e - b;
-    w->walk(&q, w->x + (size_t)(b * q.xs[last]) * w->es,
-            w->acc + (size_t)(b * q.os[last]) * w->as);
-}
-
-static void run_walk(WalkFn walk, const Plan *p, const MfTensor *x, void *acc)
-{
-    int last = p->m - 1;
-    WalkShare w = {walk, p, mf_tensor_data(x), acc, mf_dtype_size(x->dtype), 8};
-    if (p->red[last] || p->n[last] < 2 * SHARE_MIN_COLS || mf_tensor_numel(x) < SHARE_MIN_ELEMS)
-        walk(p, w.x, acc);
-    else
-        mf_parallel_for(p->n[last], SHARE_MIN_COLS, walk_share, &w);
-}
-
 /* ---- accumulators --------------------------------------------------------------- */
 
 /* Sets the 'n' accumulators to the identity of 'k' for dtype 'dt'. */
@@ -445,7 +407,7 @@ static MfStatus reduce_forward(const MfOpCall *c, MfTensor **outs)
     Kind wk = k == K_MEAN ? K_SUM : k;
     acc_init(acc, n, wk, x->dtype);
     if (mf_tensor_numel(x) > 0)
-        run_walk(walks[wk][x->dtype], &p, x, acc);
+        walks[wk][x->dtype](&p, mf_tensor_data(x), acc);
     acc_finish(acc, out, k, p.count);
     if (acc != mf_tensor_data(out))
         mf_dealloc(acc, nbytes);

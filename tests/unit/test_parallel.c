@@ -151,9 +151,35 @@ static MfStatus matmul(MfTensor **in, MfTensor **out)
     return mf_matmul(in[0], in[1], mm_ta, mm_tb, out);
 }
 
+/* float64 noise: DGEMM's kernels have their own edge blocks. */
+static MfTensor *noise64(int rank, const int64_t *shape, uint32_t seed)
+{
+    MfTensor *t = mf_tensor_new(MF_FLOAT64, rank, shape);
+    assert_non_null(t);
+    double *p = mf_tensor_data(t);
+    for (int64_t i = 0; i < mf_tensor_numel(t); i++) {
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = (double)(seed >> 8) / (double)(1u << 23) - 1.0;
+    }
+    return t;
+}
+
 static void test_gemm_split_matches_one_thread(void **state)
 {
     (void)state;
+    MfTensor *d[2] = {noise64(2, (int64_t[]){600, 100}, 5),
+                      noise64(2, (int64_t[]){100, 1000}, 6)};
+    MfTensor *one = NULL, *two = NULL; /* columns split at 496 of 1000 */
+    openblas_set_num_threads(1);
+    assert_int_equal(mf_matmul(d[0], d[1], false, false, &one), MF_OK);
+    openblas_set_num_threads(2);
+    assert_int_equal(mf_matmul(d[0], d[1], false, false, &two), MF_OK);
+    openblas_set_num_threads(1);
+    assert_memory_equal(mf_tensor_data(one), mf_tensor_data(two), 600 * 1000 * sizeof(double));
+    mf_tensor_release(one);
+    mf_tensor_release(two);
+    mf_tensor_release(d[0]);
+    mf_tensor_release(d[1]);
     int64_t shapes[4][2][2] = {{{300, 256}, {256, 64}}, {{256, 24}, {256, 640}},
                                {{40, 512}, {600, 512}}, {{512, 300}, {512, 70}}};
     for (int i = 0; i < 4; i++) {
