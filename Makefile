@@ -135,8 +135,9 @@ fuzz-files: $(FUZZ_FORMATS:%=$(FUZZ_BUILD)/fuzz_%)
 	    mkdir -p $(FUZZ_BUILD)/corpus-$$f $(FUZZ_BUILD)/crashes; \
 	    echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
 	    dict=; [ -f tests/fuzz/$$f.dict ] && dict=-dict=tests/fuzz/$$f.dict; \
+	    regress=; [ -d tests/fuzz/regress/$$f ] && regress=tests/fuzz/regress/$$f; \
 	    OPENBLAS_NUM_THREADS=1 $(FUZZ_BUILD)/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) $$dict \
 	        -max_len=4096 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
 	        -artifact_prefix=$(FUZZ_BUILD)/crashes/$$f- $(FUZZ_BUILD)/corpus-$$f \
-	        tests/fuzz/corpus/$$f tests/fuzz/regress/$$f || exit 1; \
+	        tests/fuzz/corpus/$$f $$regress || exit 1; \
 	done
