@@ -13,6 +13,7 @@
 #include "testutil.h"
 
 #include "core/grad.h"
+#include "case_inputs.h"
 #include "grad_cases.h"
 #include "grad_cases_math.h"
 #include "grad_cases_shape.h"
@@ -26,17 +27,6 @@
 
 /* ---- inputs ------------------------------------------------------------------- */
 
-static uint64_t rng_state;
-
-static double rnd(double lo, double hi)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return lo + (hi - lo) * (double)(z >> 11) / 9007199254740992.0;
-}
-
 /* A float64 tensor shaped like 't' with values in [lo, hi). */
 static MfTensor *rand_like(const MfTensor *t, double lo, double hi)
 {
@@ -44,43 +34,8 @@ static MfTensor *rand_like(const MfTensor *t, double lo, double hi)
     assert_non_null(r);
     double *p = mf_tensor_data(r);
     for (int64_t i = 0; i < mf_tensor_numel(r); i++)
-        p[i] = rnd(lo, hi);
+        p[i] = gn_rnd(lo, hi);
     return r;
-}
-
-typedef struct Inputs {
-    int n;
-    MfTensor *t[GC_MAX_INPUTS];
-    MfAttrs attrs;
-} Inputs;
-
-static void make_inputs(const GradCase *gc, uint64_t seed, Inputs *in)
-{
-    rng_state = seed;
-    in->n = gc->ninputs;
-    in->attrs = mf_attrs_default();
-    if (gc->attrs)
-        gc->attrs(&in->attrs);
-    for (int i = 0; i < gc->ninputs; i++) {
-        MfTensor *t = mf_tensor_zeros(gc->dtype[i], gc->rank[i], gc->shape[i]);
-        assert_non_null(t);
-        if (gc->dtype[i] == MF_FLOAT64) {
-            double *p = mf_tensor_data(t);
-            for (int64_t j = 0; j < mf_tensor_numel(t); j++)
-                p[j] = rnd(gc->lo, gc->hi);
-        }
-        if (gc->values)
-            gc->values(i, t);
-        in->t[i] = t;
-    }
-}
-
-static void release_n(MfTensor **t, int n)
-{
-    for (int i = 0; i < n; i++) {
-        mf_tensor_release(t[i]);
-        t[i] = NULL;
-    }
 }
 
 static const char *op_name(MfOpId op)
@@ -89,7 +44,7 @@ static const char *op_name(MfOpId op)
 }
 
 /* Runs the case's op; fails the test when it does not run. */
-static int forward(const GradCase *gc, Inputs *in, MfTensor **outs)
+static int forward(const GradCase *gc, GnInputs *in, MfTensor **outs)
 {
     int nout = 0;
     MfStatus st = mf_op_call(gc->op, in->n, in->t, &in->attrs, outs, &nout);
@@ -111,7 +66,7 @@ static double weighted_sum(MfTensor *const *outs, MfTensor *const *w, int n)
 }
 
 /* Runs the op's gradient with 'doutputs' = w; 'din' receives owned tensors. */
-static void backward(const GradCase *gc, Inputs *in, MfTensor *const *outs, int nout,
+static void backward(const GradCase *gc, GnInputs *in, MfTensor *const *outs, int nout,
                      MfTensor *const *w, MfTensor **din)
 {
     MfOpCall call = {.op = gc->op, .ninputs = in->n, .inputs = in->t, .attrs = &in->attrs,
@@ -126,33 +81,33 @@ static void backward(const GradCase *gc, Inputs *in, MfTensor *const *outs, int 
 }
 
 /* sum(w * op(x)) at the current inputs. */
-static double objective(const GradCase *gc, Inputs *in, MfTensor *const *w)
+static double objective(const GradCase *gc, GnInputs *in, MfTensor *const *w)
 {
     MfTensor *outs[MF_MAX_OUTPUTS];
     int nout = forward(gc, in, outs);
     double s = weighted_sum(outs, w, nout);
-    release_n(outs, MF_MAX_OUTPUTS);
+    gn_release_n(outs, MF_MAX_OUTPUTS);
     return s;
 }
 
 /* sum over inputs of v[i] * backward(x)[i] (the first gradient, contracted). */
-static double grad_dot(const GradCase *gc, Inputs *in, MfTensor *const *w, MfTensor *const *v)
+static double grad_dot(const GradCase *gc, GnInputs *in, MfTensor *const *w, MfTensor *const *v)
 {
     MfTensor *outs[MF_MAX_OUTPUTS], *din[GC_MAX_INPUTS] = {0};
     int nout = forward(gc, in, outs);
     backward(gc, in, outs, nout, w, din);
     double s = weighted_sum(din, v, in->n);
-    release_n(din, in->n);
-    release_n(outs, MF_MAX_OUTPUTS);
+    gn_release_n(din, in->n);
+    gn_release_n(outs, MF_MAX_OUTPUTS);
     return s;
 }
 
 /* ---- comparing with central differences --------------------------------------- */
 
-typedef double (*Objective)(const GradCase *gc, Inputs *in, MfTensor *const *w,
+typedef double (*Objective)(const GradCase *gc, GnInputs *in, MfTensor *const *w,
                             MfTensor *const *v);
 
-static double objective_adapter(const GradCase *gc, Inputs *in, MfTensor *const *w,
+static double objective_adapter(const GradCase *gc, GnInputs *in, MfTensor *const *w,
                                  MfTensor *const *v)
 {
     (void)v;
@@ -161,7 +116,7 @@ static double objective_adapter(const GradCase *gc, Inputs *in, MfTensor *const 
 
 /* Compares 'analytic[i]' (NULL: zero) with central differences of 'f' for
  * every float64 input; returns the number of mismatches (reported). */
-static int compare(const GradCase *gc, Inputs *in, Objective f, MfTensor *const *w,
+static int compare(const GradCase *gc, GnInputs *in, Objective f, MfTensor *const *w,
                    MfTensor *const *v, MfTensor *const *analytic, const char *what)
 {
     int bad = 0;
@@ -198,17 +153,17 @@ static void make_weights(MfTensor *const *outs, int nout, MfTensor **w)
 
 static int check_first(const GradCase *gc, uint64_t seed)
 {
-    Inputs in;
+    GnInputs in;
     MfTensor *outs[MF_MAX_OUTPUTS], *w[MF_MAX_OUTPUTS], *din[GC_MAX_INPUTS] = {0};
-    make_inputs(gc, seed, &in);
+    gn_inputs(gc, seed, &in);
     int nout = forward(gc, &in, outs);
     make_weights(outs, nout, w);
     backward(gc, &in, outs, nout, w, din);
     int bad = compare(gc, &in, objective_adapter, w, NULL, din, "gradient");
-    release_n(din, in.n);
-    release_n(outs, MF_MAX_OUTPUTS);
-    release_n(w, MF_MAX_OUTPUTS);
-    release_n(in.t, in.n);
+    gn_release_n(din, in.n);
+    gn_release_n(outs, MF_MAX_OUTPUTS);
+    gn_release_n(w, MF_MAX_OUTPUTS);
+    gn_release_n(in.t, in.n);
     return bad;
 }
 
@@ -308,17 +263,17 @@ static void walk_record(const Rec *r)
 static void tape_clear(void)
 {
     for (int i = 0; i < ntape; i++) {
-        release_n(tape[i].in, tape[i].nin);
+        gn_release_n(tape[i].in, tape[i].nin);
         free(tape[i].in);
-        release_n(tape[i].out, MF_MAX_OUTPUTS);
+        gn_release_n(tape[i].out, MF_MAX_OUTPUTS);
     }
     ntape = 0;
-    release_n(tgrads, nkeys);
+    gn_release_n(tgrads, nkeys);
     nkeys = 0;
 }
 
 /* d<v, backward(x)>/dx through the tape, for each input (owned; NULL: 0). */
-static void second_analytic(const GradCase *gc, Inputs *in, MfTensor *const *w,
+static void second_analytic(const GradCase *gc, GnInputs *in, MfTensor *const *w,
                             MfTensor *const *v, MfTensor **dd)
 {
     MfTensor *outs[MF_MAX_OUTPUTS], *din[GC_MAX_INPUTS] = {0};
@@ -339,27 +294,27 @@ static void second_analytic(const GradCase *gc, Inputs *in, MfTensor *const *w,
         mf_tensor_retain(dd[i]);
     }
     tape_clear();
-    release_n(din, in->n);
-    release_n(outs, MF_MAX_OUTPUTS);
+    gn_release_n(din, in->n);
+    gn_release_n(outs, MF_MAX_OUTPUTS);
 }
 
 static int check_second(const GradCase *gc, uint64_t seed)
 {
-    Inputs in;
+    GnInputs in;
     MfTensor *outs[MF_MAX_OUTPUTS], *w[MF_MAX_OUTPUTS], *v[GC_MAX_INPUTS] = {0};
     MfTensor *dd[GC_MAX_INPUTS] = {0};
-    make_inputs(gc, seed, &in);
+    gn_inputs(gc, seed, &in);
     int nout = forward(gc, &in, outs);
     make_weights(outs, nout, w);
-    release_n(outs, MF_MAX_OUTPUTS);
+    gn_release_n(outs, MF_MAX_OUTPUTS);
     for (int i = 0; i < in.n; i++)
         v[i] = gc->dtype[i] == MF_FLOAT64 ? rand_like(in.t[i], -1, 1) : NULL;
     second_analytic(gc, &in, w, v, dd);
     int bad = compare(gc, &in, grad_dot, w, v, dd, "second derivative");
-    release_n(dd, in.n);
-    release_n(v, in.n);
-    release_n(w, MF_MAX_OUTPUTS);
-    release_n(in.t, in.n);
+    gn_release_n(dd, in.n);
+    gn_release_n(v, in.n);
+    gn_release_n(w, MF_MAX_OUTPUTS);
+    gn_release_n(in.t, in.n);
     return bad;
 }
 
@@ -468,7 +423,7 @@ static void run_grad(MfOpId op, int n, MfTensor **in, const MfAttrs *a, MfTensor
     MfGradCall g = {.call = &call, .outputs = outs, .doutputs = dys};
     assert_int_equal(mf_grad_call(&g, din), MF_OK);
     mf_tensor_release(dys[0]);
-    release_n(outs, MF_MAX_OUTPUTS);
+    gn_release_n(outs, MF_MAX_OUTPUTS);
 }
 
 static void test_max_min_share_ties(void **state)
@@ -516,14 +471,14 @@ static void test_pow_nonpositive_base(void **state)
     run_grad(MF_OP_POW, 2, in, NULL, NULL, d);
     assert_values(d[0], (double[]){0, -4, 12}, 3, 1e-12);
     assert_values(d[1], (double[]){0, 0, 8 * log(2.0)}, 3, 1e-12);
-    release_n(d, 2);
-    release_n(in, 2);
+    gn_release_n(d, 2);
+    gn_release_n(in, 2);
     in[0] = vec(MF_INT32, 2, (double[]){2, 3});
     in[1] = vec(MF_INT32, 2, (double[]){0, 2});
     run_grad(MF_OP_POW, 2, in, NULL, vec(MF_INT32, 2, (double[]){1, 1}), d);
     assert_null(d[0]);
     assert_null(d[1]);
-    release_n(in, 2);
+    gn_release_n(in, 2);
 }
 
 static void test_kinks(void **state)
@@ -542,12 +497,12 @@ static void test_kinks(void **state)
     run_grad(MF_OP_MAXIMUM, 2, in, NULL, NULL, dd);
     assert_values(dd[0], (double[]){1, 0}, 2, 0);
     assert_values(dd[1], (double[]){0, 1}, 2, 0);
-    release_n(dd, 2);
+    gn_release_n(dd, 2);
     run_grad(MF_OP_MINIMUM, 2, in, NULL, NULL, dd);
     assert_values(dd[0], (double[]){1, 1}, 2, 0);
     assert_values(dd[1], (double[]){0, 0}, 2, 0);
-    release_n(dd, 2);
-    release_n(in, 2);
+    gn_release_n(dd, 2);
+    gn_release_n(in, 2);
 }
 
 static void test_cast_gradients(void **state)
@@ -584,8 +539,8 @@ static void test_select_condition_gets_none(void **state)
     assert_values(d[1], (double[]){1, 0, 0, 4}, 4, 0);
     assert_int_equal(d[2]->rank, 1);
     assert_values(d[2], (double[]){3, 2}, 2, 0);
-    release_n(d, 3);
-    release_n(in, 3);
+    gn_release_n(d, 3);
+    gn_release_n(in, 3);
 }
 
 static void test_nondiff_ops_give_none(void **state)
@@ -599,7 +554,7 @@ static void test_nondiff_ops_give_none(void **state)
     run_grad(MF_OP_EQUAL, 2, in, NULL, vec(MF_BOOL, 2, (double[]){1, 1}), d);
     assert_null(d[0]);
     assert_null(d[1]);
-    release_n(in, 2);
+    gn_release_n(in, 2);
 }
 
 static void check_unbroadcast(MfTensor *g, int rank, const int64_t *shape, const double *expect)
