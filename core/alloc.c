@@ -2,7 +2,14 @@
  *
  * Size classes: 64 bytes and up, four classes per power of two (so at most
  * 25% is wasted). Each class keeps a singly linked free list threaded through
- * the blocks themselves. Single-threaded, like the rest of the engine. */
+ * the blocks themselves. Single-threaded, like the rest of the engine.
+ *
+ * Large blocks are "coloured": each starts at a different multiple of 64
+ * bytes past its system allocation. The system hands out big blocks page-
+ * aligned, so without this every buffer of an elementwise op starts at the
+ * same offset within a 4 KiB page, and the CPU mistakes a load from one
+ * buffer for a dependency on a store to another (4K aliasing): an Adam step
+ * over four 1M-float buffers took 0.45 ms instead of 0.29 ms. */
 #include "alloc.h"
 
 #include <stdlib.h>
@@ -11,6 +18,8 @@
 #define MIN_SHIFT 6            /* smallest class: 64 bytes */
 #define NCLASSES 240           /* enough for blocks up to 2^65 */
 #define ALIGNMENT 64
+#define COLOUR_MIN_BYTES ((size_t)64 << 10) /* smaller blocks: too short to alias */
+#define COLOURS 64                          /* offsets of 64, 128, ..., 4096 bytes */
 
 /* Sanitizer builds define MF_ALLOC_NO_CACHE so that every block really goes
  * back to the system and a use after free is caught. */
@@ -22,6 +31,7 @@
 
 typedef struct FreeBlock {
     struct FreeBlock *next;
+    size_t class_bytes; /* so that 'mf_alloc_trim' knows how to free it */
 } FreeBlock;
 
 static FreeBlock *free_lists[NCLASSES];
@@ -30,6 +40,7 @@ static size_t bytes_in_use_peak;
 static size_t bytes_cached;
 static int64_t fail_countdown;
 static int64_t alloc_count;
+static unsigned next_colour;
 
 /* Maps a request to its class index and the class's block size. */
 static int size_class(size_t nbytes, size_t *class_bytes)
@@ -61,6 +72,31 @@ static int size_class(size_t nbytes, size_t *class_bytes)
     return (shift - MIN_SHIFT) * 4 + (int)step;
 }
 
+/* A block of 'class_bytes' from the system. A large one starts 'shift' bytes
+ * into its allocation, and the word before it keeps the allocation's start. */
+static void *system_alloc(size_t class_bytes)
+{
+    if (class_bytes < COLOUR_MIN_BYTES)
+        return aligned_alloc(ALIGNMENT, class_bytes);
+    /* 17 is odd, so the 64 colours all come up before one repeats; consecutive
+     * blocks land about a quarter page apart */
+    size_t shift = ALIGNMENT * (1 + next_colour++ * 17 % COLOURS);
+    char *start = aligned_alloc(ALIGNMENT, class_bytes + shift);
+    if (!start)
+        return NULL;
+    void **block = (void **)(start + shift);
+    block[-1] = start;
+    return block;
+}
+
+static void system_free(void *block, size_t class_bytes)
+{
+    if (class_bytes < COLOUR_MIN_BYTES)
+        free(block);
+    else
+        free(((void **)block)[-1]);
+}
+
 void *mf_alloc(size_t nbytes)
 {
     alloc_count++;
@@ -75,7 +111,7 @@ void *mf_alloc(size_t nbytes)
         free_lists[c] = b->next;
         bytes_cached -= class_bytes;
     } else {
-        b = aligned_alloc(ALIGNMENT, class_bytes);
+        b = system_alloc(class_bytes);
         if (!b)
             return NULL;
     }
@@ -101,10 +137,11 @@ void mf_dealloc(void *p, size_t nbytes)
     int c = size_class(nbytes, &class_bytes);
     bytes_in_use -= class_bytes;
     if (!CACHING || bytes_cached + class_bytes > MF_ALLOC_CACHE_CAP) {
-        free(p);
+        system_free(p, class_bytes);
         return;
     }
     FreeBlock *b = p;
+    b->class_bytes = class_bytes;
     b->next = free_lists[c];
     free_lists[c] = b;
     bytes_cached += class_bytes;
@@ -136,7 +173,7 @@ void mf_alloc_trim(void)
         while (free_lists[c]) {
             FreeBlock *b = free_lists[c];
             free_lists[c] = b->next;
-            free(b);
+            system_free(b, b->class_bytes);
         }
     }
     bytes_cached = 0;

@@ -1,0 +1,85 @@
+/* test_alloc.c — the caching allocator: alignment, reuse, accounting, trim,
+ * and the colouring of large blocks (they must not all start at the same
+ * offset within a page, see core/alloc.c). */
+#include "testutil.h"
+
+#include <stdint.h>
+
+#include "core/alloc.h"
+
+#define LARGE ((size_t)4 << 20)
+
+static void test_blocks_are_aligned_and_writable(void **state)
+{
+    (void)state;
+    size_t sizes[] = {1, 63, 64, 65, 200, 4096, 70000, LARGE};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned char *p = mf_alloc(sizes[i]);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 64, 0);
+        memset(p, 0xab, sizes[i]);
+        assert_int_equal(p[sizes[i] - 1], 0xab);
+        mf_dealloc(p, sizes[i]);
+    }
+}
+
+/* Four large buffers made one after another, as an optimizer makes a
+ * variable's slots: no two start at the same offset within a 4 KiB page. */
+static void test_large_blocks_start_at_different_page_offsets(void **state)
+{
+    (void)state;
+    void *p[4];
+    for (int i = 0; i < 4; i++)
+        p[i] = mf_alloc(LARGE + (size_t)i * 1000 * 1000); /* fresh classes: not cached */
+    for (int i = 0; i < 4; i++) {
+        assert_non_null(p[i]);
+        for (int j = 0; j < i; j++)
+            assert_int_not_equal((uintptr_t)p[i] % 4096, (uintptr_t)p[j] % 4096);
+    }
+    for (int i = 0; i < 4; i++)
+        mf_dealloc(p[i], LARGE + (size_t)i * 1000 * 1000);
+}
+
+static void test_freed_block_is_reused_and_counted(void **state)
+{
+    (void)state;
+    size_t in_use = mf_alloc_in_use();
+    void *p = mf_alloc(LARGE);
+    assert_non_null(p);
+    assert_true(mf_alloc_in_use() >= in_use + LARGE);
+    mf_dealloc(p, LARGE);
+    assert_int_equal(mf_alloc_in_use(), in_use);
+    void *q = mf_alloc(LARGE - 100); /* same class */
+#ifndef MF_ALLOC_NO_CACHE
+    assert_ptr_equal(p, q);
+#endif
+    mf_dealloc(q, LARGE - 100);
+    mf_alloc_trim();
+    assert_int_equal(mf_alloc_cached(), 0);
+}
+
+static void test_failure_hook_fails_the_nth_allocation(void **state)
+{
+    (void)state;
+    mf_alloc_fail_at(2);
+    void *a = mf_alloc(LARGE);
+    void *b = mf_alloc(LARGE);
+    void *c = mf_alloc(LARGE);
+    assert_non_null(a);
+    assert_null(b);
+    assert_non_null(c);
+    mf_dealloc(a, LARGE);
+    mf_dealloc(c, LARGE);
+    mf_alloc_trim();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(test_blocks_are_aligned_and_writable),
+        TEST(test_large_blocks_start_at_different_page_offsets),
+        TEST(test_freed_block_is_reused_and_counted),
+        TEST(test_failure_hook_fails_the_nth_allocation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
