@@ -202,11 +202,7 @@ POOL_KERNEL(double, f64)
 
 /* Routing by argmax. For each window, 'at[k]' becomes the input offset of
  * channel k's first maximum; then MODE 0 (MaxPoolGrad) adds y[o + k] into
- * d[at[k]], MODE 1 (MaxPoolGradGrad) writes d[o + k] = y[at[k]]; MODE 2 is
- * MODE 0 for windows that tile the input exactly (each element in one
- * window): it zeroes each window's part of 'd' just before adding into it,
- * instead of a memset of all of 'd' beforehand, which had left the cache by
- * the time the adds came. The running
+ * d[at[k]], MODE 1 (MaxPoolGradGrad) writes d[o + k] = y[at[k]]. The running
  * maximum is kept in 'm' rather than re-read through 'at': a compare and two
  * selects per lane, which the compiler vectorizes (a gather per element was
  * the op's whole cost). */
@@ -228,8 +224,6 @@ POOL_KERNEL(double, f64)
                     for (int64_t h = h0; h < h1; h++)                                    \
                         for (int64_t w = w0; w < w1; w++) {                              \
                             int64_t i = ((b * g->h + h) * g->w + w) * C;                 \
-                            if (mode == 2)                                               \
-                                memset(d + i, 0, (size_t)C * sizeof(T));                 \
                             for (int64_t k = 0; k < C; k++) {                            \
                                 bool gt = x[i + k] > m[k];                               \
                                 m[k] = gt ? x[i + k] : m[k];                             \
@@ -237,7 +231,7 @@ POOL_KERNEL(double, f64)
                             }                                                            \
                         }                                                                \
                     for (int64_t k = 0; k < C; k++) {                                    \
-                        if (mode != 1)                                                   \
+                        if (mode == 0)                                                   \
                             d[at[k]] += y[o + k];                                        \
                         else                                                             \
                             d[o + k] = y[at[k]];                                         \
@@ -247,6 +241,48 @@ POOL_KERNEL(double, f64)
 
 ARGMAX_KERNEL(float, f32)
 ARGMAX_KERNEL(double, f64)
+
+/* MaxPoolGrad when the windows tile the input exactly (ksize == strides, no
+ * padding, no leftover rows or columns: the common 2x2 / stride 2 case), so
+ * every element of 'd' belongs to one window and is written once. Per window:
+ * the maximum 'm' (as MaxPool computes it), then one pass in window order
+ * that hands the gradient 'r' to the first element equal to the maximum and
+ * zero to the rest. No offsets and no scatter: every loop runs over the
+ * channels and vectorizes. A NaN maximum can only be the window's first
+ * element (a compare with NaN is false), so NaN matches NaN there. */
+#define TILE_KERNEL(T, SUF)                                                              \
+    static void route_tiles_##SUF(const Geom *g, const T *x, const T *dy, T *d, T *m,     \
+                                  T *r, int64_t b0, int64_t b1)                          \
+    {                                                                                    \
+        int64_t C = g->c;                                                                \
+        for (int64_t b = b0; b < b1; b++)                                                \
+            for (int64_t oh = 0; oh < g->oh; oh++)                                       \
+                for (int64_t ow = 0; ow < g->ow; ow++) {                                 \
+                    int64_t o = ((b * g->oh + oh) * g->ow + ow) * C;                     \
+                    int64_t h0 = oh * g->kh, w0 = ow * g->kw;                            \
+                    const T *x0 = x + ((b * g->h + h0) * g->w + w0) * C;                 \
+                    memcpy(m, x0, (size_t)C * sizeof(T));                                \
+                    memcpy(r, dy + o, (size_t)C * sizeof(T));                            \
+                    for (int64_t h = h0; h < h0 + g->kh; h++)                            \
+                        for (int64_t w = w0; w < w0 + g->kw; w++) {                      \
+                            const T *xi = x + ((b * g->h + h) * g->w + w) * C;           \
+                            for (int64_t k = 0; k < C; k++)                              \
+                                m[k] = xi[k] > m[k] ? xi[k] : m[k];                      \
+                        }                                                                \
+                    for (int64_t h = h0; h < h0 + g->kh; h++)                            \
+                        for (int64_t w = w0; w < w0 + g->kw; w++) {                      \
+                            int64_t i = ((b * g->h + h) * g->w + w) * C;                 \
+                            for (int64_t k = 0; k < C; k++) {                            \
+                                bool hit = x[i + k] == m[k] || m[k] != m[k];             \
+                                d[i + k] = hit ? r[k] : (T)0;                            \
+                                r[k] = hit ? (T)0 : r[k];                                \
+                            }                                                            \
+                        }                                                                \
+                }                                                                        \
+    }
+
+TILE_KERNEL(float, f32)
+TILE_KERNEL(double, f64)
 
 /* Contiguous copies of the first 'n' inputs, into 't' (owned). */
 static MfStatus contiguous_inputs(const MfOpCall *c, int n, MfTensor **t)
@@ -347,19 +383,28 @@ typedef struct RouteJob {
     bool f64;
 } RouteJob;
 
-static void route_chunk(void *ctx, int64_t b0, int64_t b1)
+/* Images [b0, b1) of a routing job, with scratch 'at' and 'm' of C int64_t
+ * each (the tiling kernel uses them as its two arrays of C values). */
+static void route_share(const RouteJob *j, int64_t *at, int64_t *m, int64_t b0, int64_t b1)
 {
-    const RouteJob *j = ctx;
-    int64_t at[ROUTE_STACK_C];
-    double m[ROUTE_STACK_C]; /* room for C floats or doubles */
-    if (j->f64)
-        route_f64(j->g, j->x, j->y, j->d, j->mode, at, m, b0, b1);
+    if (j->mode == 2 && j->f64)
+        route_tiles_f64(j->g, j->x, j->y, j->d, (double *)m, (double *)at, b0, b1);
+    else if (j->mode == 2)
+        route_tiles_f32(j->g, j->x, j->y, j->d, (float *)m, (float *)at, b0, b1);
+    else if (j->f64)
+        route_f64(j->g, j->x, j->y, j->d, j->mode, at, (double *)m, b0, b1);
     else
         route_f32(j->g, j->x, j->y, j->d, j->mode, at, (float *)m, b0, b1);
 }
 
-/* MaxPoolGrad (mode 0) and MaxPoolGradGrad (mode 1): inputs x, y, and the
- * gradient to route (input 2). */
+static void route_chunk(void *ctx, int64_t b0, int64_t b1)
+{
+    int64_t at[ROUTE_STACK_C], m[ROUTE_STACK_C];
+    route_share(ctx, at, m, b0, b1);
+}
+
+/* MaxPoolGrad (mode 0, or 2 when the windows tile the input) and
+ * MaxPoolGradGrad (mode 1): inputs x, y, and the gradient to route (input 2). */
 static MfStatus route_run(const MfOpCall *c, MfTensor **outs, int mode)
 {
     Geom g;
@@ -369,7 +414,7 @@ static MfStatus route_run(const MfOpCall *c, MfTensor **outs, int mode)
         st = contiguous_inputs(c, 3, t);
     if (st != MF_OK)
         return st;
-    /* 'at' (int64 offsets), then the running maxima (8 bytes covers both dtypes) */
+    /* scratch for many channels: 'at' (int64 offsets), then the running maxima */
     size_t nbytes = (size_t)(g.c > 0 ? g.c : 1) * 2 * sizeof(int64_t);
     int64_t *at = mf_alloc(nbytes);
     if (!at) {
@@ -384,10 +429,8 @@ static MfStatus route_run(const MfOpCall *c, MfTensor **outs, int mode)
                     d->dtype == MF_FLOAT64};
     if (g.c <= ROUTE_STACK_C) /* images in parallel */
         mf_parallel_for(g.n, images_per_share(&g), route_chunk, &job);
-    else if (d->dtype == MF_FLOAT32)
-        route_f32(&g, job.x, job.y, job.d, mode, at, (float *)(at + g.c), 0, g.n);
     else
-        route_f64(&g, job.x, job.y, job.d, mode, at, (double *)(at + g.c), 0, g.n);
+        route_share(&job, at, at + g.c, 0, g.n);
     mf_dealloc(at, nbytes);
     release_inputs(t, 3);
     return MF_OK;

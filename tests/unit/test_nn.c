@@ -432,6 +432,65 @@ static void test_pool_against_naive(void **state)
         check_pool(&cfgs[i]);
 }
 
+/* MaxPoolGrad routes each window's gradient to its first maximum (row-major
+ * window order), ties and NaN included. Windows that tile the input take a
+ * kernel of their own (core/ops/pool.c): on a 4x4 input it must agree with
+ * the general kernel, which a 5x5 input (its last row and column in no
+ * VALID window) takes, on the 4x4 corner they share. */
+static MfTensor *max_pool_grad_of(MfDType dt, int64_t hw, const double *x, const double *dy)
+{
+    int64_t xs[4] = {1, hw, hw, 2}, ys[4] = {1, 2, 2, 2};
+    MfTensor *xt = make_tensor(dt, 4, xs, x), *dyt = make_tensor(dt, 4, ys, dy), *y = NULL;
+    int64_t k2[4] = {1, 2, 2, 1};
+    assert_int_equal(mf_max_pool(xt, k2, k2, 0, &y), MF_OK);
+    MfAttrs a = mf_attrs_default();
+    memcpy(a.ksize, k2, sizeof k2);
+    memcpy(a.strides, k2, sizeof k2);
+    MfTensor *g = pool_grad(MF_OP_MAX_POOL_GRAD, 3, (MfTensor *[]){xt, y, dyt}, &a);
+    mf_tensor_release(xt), mf_tensor_release(dyt), mf_tensor_release(y);
+    return g;
+}
+
+static void test_max_pool_grad_ties_and_nan(void **state)
+{
+    (void)state;
+    /* (h, w, channel) of a 4x4x2 input; windows: rows/cols {0,1} and {2,3} */
+    double x4[32] = {0}, x5[50], dy[8] = {1, 10, 2, 20, 3, 30, 4, 40}, want[32] = {0};
+#define AT(h, w, ch) (((h) * 4 + (w)) * 2 + (ch))
+    /* window (0,0): channel 0 all equal -> first; channel 1 max twice -> first */
+    x4[AT(0, 1, 1)] = 5, x4[AT(1, 0, 1)] = 5;
+    want[AT(0, 0, 0)] = 1, want[AT(0, 1, 1)] = 10;
+    /* window (0,1): -0 then +0 (equal) -> first; NaN first -> the NaN */
+    x4[AT(0, 2, 0)] = -0.0, x4[AT(0, 2, 1)] = NAN, x4[AT(1, 3, 1)] = 7;
+    x4[AT(0, 3, 0)] = 0.0, x4[AT(1, 2, 0)] = -1, x4[AT(1, 3, 0)] = -1;
+    want[AT(0, 2, 0)] = 2, want[AT(0, 2, 1)] = 20;
+    /* window (1,0): a NaN after the maximum is skipped */
+    x4[AT(2, 0, 0)] = 3, x4[AT(2, 1, 0)] = NAN, x4[AT(3, 1, 0)] = 3;
+    x4[AT(3, 0, 1)] = 1, x4[AT(3, 1, 1)] = NAN;
+    want[AT(2, 0, 0)] = 3, want[AT(3, 0, 1)] = 30;
+    /* window (1,1): the last element is the maximum */
+    x4[AT(2, 2, 0)] = -5, x4[AT(2, 3, 0)] = -4, x4[AT(3, 2, 0)] = -3, x4[AT(3, 3, 0)] = -2;
+    x4[AT(2, 2, 1)] = 1, x4[AT(3, 3, 1)] = 2;
+    want[AT(3, 3, 0)] = 4, want[AT(3, 3, 1)] = 40;
+#undef AT
+    for (int64_t i = 0; i < 50; i++)
+        x5[i] = 9; /* row and column 4: in no window */
+    for (int64_t h = 0; h < 4; h++)
+        memcpy(x5 + h * 10, x4 + h * 8, 8 * sizeof(double));
+    MfDType dts[2] = {MF_FLOAT32, MF_FLOAT64};
+    for (int d = 0; d < 2; d++) {
+        MfTensor *tiled = max_pool_grad_of(dts[d], 4, x4, dy);
+        MfTensor *general = max_pool_grad_of(dts[d], 5, x5, dy);
+        assert_values(tiled, want, 32, 0);
+        double corner[32];
+        for (int64_t h = 0; h < 4; h++)
+            for (int64_t i = 0; i < 8; i++)
+                corner[h * 8 + i] = mf_tensor_get(general, (h * 5) * 2 + i);
+        assert_memory_equal(corner, want, sizeof want);
+        mf_tensor_release(tiled), mf_tensor_release(general);
+    }
+}
+
 static void test_pool_sizes_and_values(void **state)
 {
     (void)state;
@@ -494,6 +553,7 @@ int main(void)
         TEST(test_relu_grad),
         TEST(test_dropout),
         TEST(test_pool_against_naive),
+        TEST(test_max_pool_grad_ties_and_nan),
         TEST(test_pool_sizes_and_values),
         TEST(test_pool_errors),
     };
