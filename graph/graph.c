@@ -16,6 +16,7 @@
 
 #define MAX_DEFAULT_DEPTH 64
 #define MAX_NAME 256
+#define MAX_USER_NAME (MAX_NAME - 32)   /* a user's name, with the scope */
 
 typedef struct NameSlot {
     char *key;           /* owned; NULL when empty */
@@ -240,15 +241,34 @@ static MfStatus reserve_node(MfGraph *g)
     return MF_OK;
 }
 
+MfStatus mf_graph_check_name(const MfGraph *g, const char *fname, const char *name)
+{
+    if (!name)
+        return MF_OK;
+    if (!*name || strchr(name, ':'))
+        return mf_err_set(MF_EARG, "%s: invalid node name '%s' (expected a non-empty name "
+                          "without ':')", fname, name);
+    /* leave room for what builders append: "_<k>" to make it unique, and a
+     * Variable's "/initial_value" */
+    size_t len = (g ? strlen(g->scope) : 0) + strlen(name);
+    if (len > MAX_USER_NAME)
+        return mf_err_set(MF_EARG, "%s: node name '%s%.32s...' is too long (expected at most "
+                          "%d characters with the scope, got %zu)", fname, g ? g->scope : "",
+                          name, MAX_USER_NAME, len);
+    return MF_OK;
+}
+
 /* Adds a node of 'kind' named (uniquely) scope + ('name' or 'base'), with
- * the control dependencies in force; '*out' is borrowed. */
+ * the control dependencies in force; '*out' is borrowed. The public
+ * builders check a user's 'name' naming their API function first; this
+ * check is the guard for internal callers ('raw' names are built from
+ * checked ones and already carry their scope). */
 static MfStatus node_add_in(MfGraph *g, MfNodeKind kind, const char *base, const char *name,
                             bool raw, MfNode **out)
 {
     char full[MAX_NAME];
-    if (name && (!*name || strchr(name, ':')))
-        return mf_err_set(MF_EARG, "graph: invalid node name '%s' (non-empty, without ':')",
-                          name);
+    if (!raw && mf_graph_check_name(g, "graph", name) != MF_OK)
+        return MF_EARG;
     MfStatus st = reserve_node(g);
     char saved = g->scope[0];
     if (raw)
@@ -422,8 +442,8 @@ MfStatus mf_graph_push_scope(MfGraph *g, const char *name, int *mark)
 {
     size_t len = strlen(g->scope);
     if (!*name || strchr(name, ':') || strchr(name, '/'))
-        return mf_err_set(MF_EARG, "name_scope: invalid scope name '%s' (non-empty, without "
-                          "':' or '/')", name);
+        return mf_err_set(MF_EARG, "name_scope: invalid scope name '%s' (expected a non-empty "
+                          "name without ':' or '/')", name);
     if (len + strlen(name) + 2 > MAX_NAME / 2)
         return mf_err_set(MF_EARG, "name_scope: scope '%s%s/' is too long", g->scope, name);
     *mark = (int)len;
@@ -480,6 +500,8 @@ MfStatus mf_graph_placeholder(MfGraph *g, MfDType dt, int rank, const int64_t *s
                               const char *name, MfTensor **out)
 {
     *out = NULL;
+    if (mf_graph_check_name(g, "placeholder", name) != MF_OK)
+        return MF_EARG;
     if (rank < 0 || rank > MF_MAX_RANK)
         return mf_err_set(MF_ESHAPE, "placeholder: rank %d (at most %d)", rank, MF_MAX_RANK);
     for (int i = 0; i < rank; i++)
@@ -521,6 +543,8 @@ static MfStatus add_constant(MfGraph *g, MfTensor *value, const char *name, MfNo
 MfStatus mf_graph_constant(MfGraph *g, MfTensor *value, const char *name, MfTensor **out)
 {
     *out = NULL;
+    if (mf_graph_check_name(g, "constant", name) != MF_OK)
+        return MF_EARG;
     if (value->node)
         return mf_err_set(MF_EARG, "constant: the value is a graph tensor, not a value");
     MfNode *n;
@@ -535,6 +559,8 @@ MfStatus mf_graph_group(MfGraph *g, int n, MfNode *const *deps, const char *name
                         MfNode **node)
 {
     int mark;
+    if (mf_graph_check_name(g, "group", name) != MF_OK)
+        return MF_EARG;
     for (int i = 0; i < n; i++)   /* checked here so the message names group */
         if (deps[i]->graph != g)
             return mf_err_set(MF_EARG, "group: item %d ('%s') is in another graph", i + 1,

@@ -96,6 +96,14 @@ MfStatus mf_graph_push_default(MfGraph *g);
 void mf_graph_pop_default(void);
 MfGraph *mf_graph_default(void);
 
+/* Checks a node name a user gave to 'fname' (e.g. "placeholder") for a
+ * node of 'g' (NULL: no scope): NULL passes (the caller picks a default);
+ * '' or a name with ':' in it (':' separates a node from its output index),
+ * or one too long with the scope, fails with a message naming 'fname', what
+ * was expected and what was given. Every path taking a user's node name
+ * reports through this one check. */
+MfStatus mf_graph_check_name(const MfGraph *g, const char *fname, const char *name);
+
 /* Name scopes: 'push' appends "name/" to the scope of new node names and
  * returns a mark for 'pop'. Fails when 'name' is empty or has ':' in it. */
 MfStatus mf_graph_push_scope(MfGraph *g, const char *name, int *mark);

@@ -944,8 +944,9 @@ const LmfHelpEntry lmf_help_entries[] = {
       "sess:run(w)                          --> {0.5, 1}"),
     E("train.global_step", "training", "mf.train.global_step()",
       "The process's step counter: a non-trainable int64 scalar Variable named \"global_step\", "
-      "0 when first made (on the first call; later calls return the same Variable). Pass it as "
-      "{global_step = ...} to apply_gradients or minimize, which add 1 per call. While a graph "
+      "0 when first made (on the first call; later calls return the same Variable until it is "
+      "closed, e.g. as a <close> variable; the next call then makes a fresh one at 0). Pass it "
+      "as {global_step = ...} to apply_gradients or minimize, which add 1 per call. While a graph "
       "is built it is that graph's \"global_step\" variable (made on first use), incremented "
       "by the train op after the updates.",
       "gs = mf.train.global_step()\n"
@@ -959,6 +960,7 @@ const LmfHelpEntry lmf_help_entries[] = {
       "arguments that computes the rate from the step's current value (a float32 scalar for a "
       "number learning_rate); give that function to an optimizer, which calls it at every "
       "apply. global_step is a Variable, tensor or number; decay_steps and decay_rate are > 0. "
+      "Both learning_rate and global_step must stay open while the function is used. "
       "With a graph's global step (graph mode) it returns the rate as a graph tensor, as "
       "TensorFlow 1.x does.",
       "step = mf.Variable(mf.tensor(20, \"int64\"), {trainable = false})\n"

@@ -32,12 +32,19 @@ static MfOptimizer *check_opt(lua_State *L, int idx)
     return box->o;
 }
 
-/* The type a user would call the value at 'idx': "mf.Tensor", "number", ... */
+/* The type a user would call the value at 'idx': "mf.Tensor", "number", ...
+ * A closed tensor or Variable says so ("a closed mf.Variable"): it is
+ * refused for being closed, and "expected a Variable, got mf.Variable"
+ * would not tell the user why. */
 static const char *type_name(lua_State *L, int idx)
 {
     if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) {
-        const char *s = lua_tostring(L, -1);
+        const char *s = lua_tostring(L, -1);   /* kept alive by the metatable */
         lua_pop(L, 1);
+        if (strcmp(s, LMF_VARIABLE_MT) == 0 && !lmf_test_variable(L, idx))
+            return "a closed " LMF_VARIABLE_MT;
+        if (strcmp(s, LMF_TENSOR_MT) == 0 && !lmf_test_tensor(L, idx))
+            return "a closed " LMF_TENSOR_MT;
         return s;
     }
     if (lmf_test_variable(L, idx))
@@ -126,9 +133,16 @@ static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
 {
     c->name = NULL;
     if (lua_istable(L, oi) && lua_getfield(L, oi, "name") != LUA_TNIL) {
-        if (lua_type(L, -1) != LUA_TSTRING || !*lua_tostring(L, -1))
-            luaL_error(L, "%s: name must be a non-empty string", class_of(c->kind));
-        c->name = lua_tostring(L, -1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "%s: name must be a non-empty string, got %s", class_of(c->kind),
+                       type_name(L, -1));
+        /* in graph mode the name is the scope of the update ops: checked
+         * here, naming the constructor, rather than at minimize */
+        const char *name = lua_tostring(L, -1);
+        if (!*name || strchr(name, ':') || strchr(name, '/'))
+            luaL_error(L, "%s: invalid name '%s' (expected a non-empty name without ':' or "
+                       "'/')", class_of(c->kind), name);
+        c->name = name;
     }
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 1);
     box->o = NULL;
@@ -144,76 +158,72 @@ static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
     return 1;
 }
 
+/* What every constructor does first: the defaults of 'kind', a learning
+ * rate at 1, no unknown key in the options table at 'oi' (the last slot). */
+static MfOptConfig opt_begin(lua_State *L, MfOptKind kind, int oi, const char *const *keys)
+{
+    MfOptConfig c = mf_opt_config_default(kind, 0);
+    luaL_checkany(L, 1);
+    check_keys(L, oi, class_of(kind), keys);
+    lua_settop(L, oi);
+    return c;
+}
+
+/* What every constructor does last, once its own options are in 'c': reads
+ * the learning rate, then makes and pushes the optimizer. */
+static int opt_end(lua_State *L, MfOptConfig *c, int oi)
+{
+    bool callable = read_lr(L, class_of(c->kind), c);
+    return push_opt(L, c, callable, oi);
+}
+
 static int l_sgd(lua_State *L)
 {
     static const char *const keys[] = {"name", NULL};
-    const char *who = "GradientDescentOptimizer";
-    MfOptConfig c = mf_opt_config_default(MF_OPT_SGD, 0);
-    luaL_checkany(L, 1);
-    check_keys(L, 2, who, keys);
-    lua_settop(L, 2);
-    bool callable = read_lr(L, who, &c);
-    return push_opt(L, &c, callable, 2);
+    MfOptConfig c = opt_begin(L, MF_OPT_SGD, 2, keys);
+    return opt_end(L, &c, 2);
 }
 
 static int l_momentum(lua_State *L)
 {
     static const char *const keys[] = {"use_nesterov", "name", NULL};
-    const char *who = "MomentumOptimizer";
-    MfOptConfig c = mf_opt_config_default(MF_OPT_MOMENTUM, 0);
     luaL_checkany(L, 1);
+    /* checked before opt_begin cuts the stack, so a missing one says "no value" */
     if (lua_type(L, 2) != LUA_TNUMBER)
-        return luaL_error(L, "%s(learning_rate, momentum [, {use_nesterov}]): momentum must "
-                          "be a number, got %s", who, type_name(L, 2));
+        return luaL_error(L, "MomentumOptimizer(learning_rate, momentum [, {use_nesterov}]): "
+                          "momentum must be a number, got %s", type_name(L, 2));
+    MfOptConfig c = opt_begin(L, MF_OPT_MOMENTUM, 3, keys);
     c.momentum = lua_tonumber(L, 2);
-    check_keys(L, 3, who, keys);
-    lua_settop(L, 3);
     c.use_nesterov = lmf_opt_bool(L, 3, "use_nesterov", 0);
-    bool callable = read_lr(L, who, &c);
-    return push_opt(L, &c, callable, 3);
+    return opt_end(L, &c, 3);
 }
 
 static int l_adagrad(lua_State *L)
 {
     static const char *const keys[] = {"initial_accumulator_value", "name", NULL};
-    const char *who = "AdagradOptimizer";
-    MfOptConfig c = mf_opt_config_default(MF_OPT_ADAGRAD, 0);
-    luaL_checkany(L, 1);
-    check_keys(L, 2, who, keys);
-    lua_settop(L, 2);
+    MfOptConfig c = opt_begin(L, MF_OPT_ADAGRAD, 2, keys);
     c.initial_accumulator_value = opt_num(L, 2, "initial_accumulator_value", 0.1);
-    bool callable = read_lr(L, who, &c);
-    return push_opt(L, &c, callable, 2);
+    return opt_end(L, &c, 2);
 }
 
 static int l_rmsprop(lua_State *L)
 {
     static const char *const keys[] = {"decay", "momentum", "epsilon", "name", NULL};
-    const char *who = "RMSPropOptimizer";
-    MfOptConfig c = mf_opt_config_default(MF_OPT_RMSPROP, 0);
-    luaL_checkany(L, 1);
-    check_keys(L, 2, who, keys);
-    lua_settop(L, 2);
+    MfOptConfig c = opt_begin(L, MF_OPT_RMSPROP, 2, keys);
     c.decay = opt_num(L, 2, "decay", 0.9);
     c.momentum = opt_num(L, 2, "momentum", 0);
     c.epsilon = opt_num(L, 2, "epsilon", 1e-10);
-    bool callable = read_lr(L, who, &c);
-    return push_opt(L, &c, callable, 2);
+    return opt_end(L, &c, 2);
 }
 
 static int l_adam(lua_State *L)
 {
     static const char *const keys[] = {"beta1", "beta2", "epsilon", "name", NULL};
-    const char *who = "AdamOptimizer";
-    MfOptConfig c = mf_opt_config_default(MF_OPT_ADAM, 0);
-    luaL_checkany(L, 1);
-    check_keys(L, 2, who, keys);
-    lua_settop(L, 2);
+    MfOptConfig c = opt_begin(L, MF_OPT_ADAM, 2, keys);
     c.beta1 = opt_num(L, 2, "beta1", 0.9);
     c.beta2 = opt_num(L, 2, "beta2", 0.999);
     c.epsilon = opt_num(L, 2, "epsilon", 1e-8);
-    bool callable = read_lr(L, who, &c);
-    return push_opt(L, &c, callable, 2);
+    return opt_end(L, &c, 2);
 }
 
 /* ---- compute_gradients ------------------------------------------------------------- */
@@ -662,7 +672,11 @@ static int l_global_step(lua_State *L)
         push_var(L, v);
         return 1;
     }
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key) != LUA_TNIL)
+    /* a closed step (<close> or its __close) is forgotten and a fresh one,
+     * at 0, takes its place, as TensorFlow's get_or_create_global_step
+     * makes a new step once the old one is gone */
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key) != LUA_TNIL &&
+        lmf_test_variable(L, -1))
         return 1;
     lua_pop(L, 1);
     MfTensor *zero = mf_tensor_scalar(MF_INT64, 0);
@@ -678,14 +692,14 @@ static int l_global_step(lua_State *L)
 
 MfVariable *lmf_global_step(lua_State *L, bool create)
 {
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key) == LUA_TNIL) {
-        lua_pop(L, 1);
-        if (!create)
-            return NULL;
-        lua_pushcfunction(L, l_global_step);
-        lua_call(L, 0, 1);
-    }
-    MfVariable *v = lmf_test_variable(L, -1);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key);
+    MfVariable *v = lmf_test_variable(L, -1);   /* NULL when absent or closed */
+    lua_pop(L, 1);
+    if (v || !create)
+        return v;
+    lua_pushcfunction(L, l_global_step);
+    lua_call(L, 0, 1);
+    v = lmf_test_variable(L, -1);
     lua_pop(L, 1);
     return v;
 }
@@ -703,6 +717,13 @@ static int decayed(lua_State *L)
     lua_settop(L, 0);
     for (int i = 1; i <= 5; i++)
         lua_pushvalue(L, lua_upvalueindex(i));
+    /* a tensor or Variable given to exponential_decay may be closed since:
+     * say which, rather than "bad argument #2" of a function taking none */
+    static const char *const what[] = {"learning_rate", "global_step"};
+    for (int i = 1; i <= 2; i++)
+        if (lua_type(L, i) == LUA_TUSERDATA && !lmf_test_tensor(L, i))
+            return luaL_error(L, "exponential_decay: %s is %s (closed after the schedule was "
+                              "made)", what[i - 1], type_name(L, i));
     MfTensor *lr = lmf_to_tensor(L, 1, -1);
     MfTensor *step = lmf_to_tensor(L, 2, MF_INT64);
     MfTensor *out = NULL;

@@ -180,6 +180,7 @@ static int graph_variable(lua_State *L, MfTensor *initial, const char *name, boo
 {
     MfGraph *g = building_graph() ? mf_graph_default() : mf_tensor_graph(initial);
     MfNode *n;
+    lmf_check_status(L, mf_graph_check_name(g, "Variable", name));
     lmf_check_status(L, mf_graph_variable(g, initial, name, trainable, &n));
     lmf_push_graph_variable(L, n);
     return 1;
@@ -359,8 +360,9 @@ static int l_variables_initializer(lua_State *L)
     if (!g)
         g = graph_arg(L, 3, "variables_initializer");
     MfNode *op;
-    lmf_check_status(L, mf_graph_variables_initializer(g, n, nodes,
-                                                       luaL_optstring(L, 2, "init"), &op));
+    const char *name = luaL_optstring(L, 2, "init");
+    lmf_check_status(L, mf_graph_check_name(g, "variables_initializer", name));
+    lmf_check_status(L, mf_graph_variables_initializer(g, n, nodes, name, &op));
     lmf_push_operation(L, op);
     return 1;
 }

@@ -889,10 +889,6 @@ end
 -- summary (counted as "known") without failing the run. Each entry:
 -- target name pattern, message pattern, why. Delete an entry once fixed.
 local KNOWN = {
-  {".", "^graph: invalid node name", "a bad node name ('' or with ':') given to placeholder, " ..
-   "Variable, constant, group, variables_initializer... is reported by graph.c's node_add_in " ..
-   "as 'graph: invalid node name', without the function's name (found by the shaped calls; " ..
-   "the fix belongs in each binding or in a name check shared by them)"},
   {".", "^hang: .*mf%.data:", "iterating an endless dataset (epochs() without a count) " ..
    "batched or shuffled by a huge size never ends, as TensorFlow's repeat().batch(n) does; " ..
    "Ctrl-C stops it"},
