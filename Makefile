@@ -58,6 +58,16 @@ $(BUILD)/%.o: %.c
 # errno to set, GCC vectorizes sqrt (Adam's step: 5.4 ms -> memory-bound).
 $(BUILD)/core/ops/apply.o: CFLAGS_ALL += -fno-math-errno
 
+# mf.data.Dataset is written in Lua (repl/dataset.lua); lmf_data.c includes
+# it as C string literals generated into $(BUILD)/gen/ by tools/embed_lua.sh.
+$(BUILD)/gen/dataset_lua.inc: repl/dataset.lua tools/embed_lua.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN $@"
+	@sh tools/embed_lua.sh $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/repl/lmf_data.o: $(BUILD)/gen/dataset_lua.inc
+$(BUILD)/repl/lmf_data.o: CFLAGS_ALL += -I$(BUILD)/gen
+
 $(LIB): $(ENGINE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -79,9 +89,11 @@ run: all
 test: unit-tests
 	@OPENBLAS_NUM_THREADS=1 sh tests/run.sh $(BUILD)
 
+# CHECK_BUILD: the sanitizer build directory (its name must contain "asan").
+CHECK_BUILD ?= build/asan
 check:
-	@$(MAKE) --no-print-directory BUILD=build/asan unit-tests
-	@ASAN_OPTIONS=detect_leaks=1 OPENBLAS_NUM_THREADS=1 sh tests/run.sh build/asan
+	@$(MAKE) --no-print-directory BUILD=$(CHECK_BUILD) unit-tests
+	@ASAN_OPTIONS=detect_leaks=1 OPENBLAS_NUM_THREADS=1 sh tests/run.sh $(CHECK_BUILD)
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)

@@ -19,6 +19,15 @@
 #include "graph/gradients.h"
 #include "optimizer_impl.h"
 
+/* 'st', with the message prefixed by "fname: " unless a step below already
+ * began it so: errors name the API function once, however deep they arose. */
+static MfStatus prefixed(MfStatus st, const char *fname)
+{
+    if (st != MF_OK && strncmp(mf_err_msg(), fname, strlen(fname)) != 0)
+        mf_err_prefix("%s", fname);
+    return st;
+}
+
 /* The graph of a Variable handle, or NULL for an eager Variable. */
 static MfGraph *graph_of(const MfVariable *v)
 {
@@ -191,23 +200,21 @@ static MfStatus graph_beta_powers(MfOptimizer *o, MfGraph *g, MfDType dt)
 
 /* ---- apply_gradients ---------------------------------------------------------------- */
 
-/* The pair's gradient fits its graph variable (dtype; known dims). */
-static MfStatus check_graph_pair(MfGraph *g, int i, const MfGradVar *p)
+/* Pair 'i' (a gradient given) can be applied: a float variable, a gradient
+ * of graph 'g' or concrete, with the variable's dtype and rank and dims that
+ * agree where both are known. For graph and traced (eager) variables. */
+static MfStatus check_grad_fits(MfGraph *g, int i, const MfGradVar *p)
 {
-    if (!p->var || graph_of(p->var) != g)
-        return mf_err_set(MF_EARG, "apply_gradients: pair %d: expected a variable of the "
-                          "graph being trained, got %s", i + 1,
-                          p->var ? "an eager Variable" : "nothing");
     const MfTensor *x = p->var->value, *gr = p->grad;
     if (!mf_dtype_is_float(x->dtype))
         return mf_err_set(MF_EDTYPE, "apply_gradients: variable '%s' (pair %d) has dtype %s; "
                           "optimizers update float32 or float64 variables", p->var->name, i + 1,
                           mf_dtype_name(x->dtype));
-    if (gr && gr->node && mf_tensor_graph(gr) != g)
+    if (gr->node && mf_tensor_graph(gr) != g)
         return mf_err_set(MF_EARG, "apply_gradients: pair %d: the gradient is a tensor of "
                           "another graph", i + 1);
-    bool fits = gr == NULL || (gr->dtype == x->dtype && gr->rank == x->rank);
-    for (int d = 0; fits && gr && d < x->rank; d++)
+    bool fits = gr->dtype == x->dtype && gr->rank == x->rank;
+    for (int d = 0; fits && d < x->rank; d++)
         fits = gr->shape[d] == x->shape[d] || gr->shape[d] < 0 || x->shape[d] < 0;
     if (!fits) {
         char gs[96], vs[96];
@@ -219,6 +226,23 @@ static MfStatus check_graph_pair(MfGraph *g, int i, const MfGradVar *p)
     return MF_OK;
 }
 
+/* Pair 'i' (a gradient given) holds a graph variable of 'g' that fits. */
+static MfStatus check_graph_pair(MfGraph *g, int i, const MfGradVar *p)
+{
+    if (!p->var || graph_of(p->var) != g)
+        return mf_err_set(MF_EARG, "apply_gradients: pair %d: expected a variable of the "
+                          "graph being trained, got %s", i + 1,
+                          p->var ? "an eager Variable" : "nothing");
+    return check_grad_fits(g, i, p);
+}
+
+/* Both modes: every pair came without a gradient. */
+static MfStatus err_no_gradient(void)
+{
+    return mf_err_set(MF_EARG, "apply_gradients: no variable has a gradient (every pair's "
+                      "gradient is nil)");
+}
+
 /* The graph of the pairs (the first variable's), checked for all. */
 static MfStatus check_graph_pairs(MfOptimizer *o, int n, const MfGradVar *pairs, MfGraph **g)
 {
@@ -226,8 +250,7 @@ static MfStatus check_graph_pairs(MfOptimizer *o, int n, const MfGradVar *pairs,
     for (int i = 0; i < n && !*g; i++)
         *g = pairs[i].grad ? graph_of(pairs[i].var) : NULL;
     if (!*g)
-        return mf_err_set(MF_EARG, "apply_gradients: no variable has a gradient (every pair's "
-                          "gradient is nil)");
+        return err_no_gradient();
     MfStatus st = MF_OK;
     for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
@@ -281,15 +304,48 @@ static MfStatus deps_push(Deps *d, MfTensor *t)
     return MF_OK;
 }
 
+static void deps_free(Deps *d)
+{
+    if (d->cap)
+        mf_dealloc(d->a, (size_t)d->cap * sizeof *d->a);
+}
+
+/* "update_<var>", the scope of a variable's update, with the characters of
+ * 'bad' replaced by '_'. */
+static void update_scope(char *buf, size_t size, const char *var, const char *bad)
+{
+    snprintf(buf, size, "update_%s", var);
+    for (char *c = buf; *c; c++)
+        if (strchr(bad, *c))
+            *c = '_';
+}
+
+/* The value of variable 'v' in 'g' (borrowed): a graph variable's own, or
+ * what an eager one captured by a trace (traced) reads now. */
+static MfStatus read_var(MfGraph *g, MfVariable *v, bool traced, MfTensor **out)
+{
+    if (traced)
+        return mf_graph_capture(g, v, out);
+    *out = v->value;
+    return MF_OK;
+}
+
+/* An assign to variable 'v' in 'g': a graph variable's ASSIGN node, or one
+ * on an eager Variable captured by a trace (traced). '*out' owned. */
+static MfStatus assign_var(MfGraph *g, MfVariable *v, bool traced, MfAssignKind kind,
+                           MfTensor *value, MfTensor **out)
+{
+    if (traced)
+        return mf_graph_assign_captured(g, v, kind, value, out);
+    return mf_graph_assign(v->value->node, kind, value, out);
+}
+
 /* One Apply node for pair 'p' under "<opt>/update_<var>/". */
 static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTensor *lr,
                            Deps *deps)
 {
     char scope[300];
-    snprintf(scope, sizeof scope, "update_%s", p->var->name);
-    for (char *c = scope; *c; c++)
-        if (*c == ':')
-            *c = '_';
+    update_scope(scope, sizeof scope, p->var->name, ":");
     int mark;
     MfStatus st = mf_graph_push_scope(g, scope, &mark);
     if (st != MF_OK)
@@ -309,18 +365,22 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTen
     return st;
 }
 
-/* Adam: beta1_power *= beta1, beta2_power *= beta2, after the updates. */
-static MfStatus update_powers(MfOptimizer *o, MfGraph *g, Deps *deps)
+/* Adam: beta1_power *= beta1, beta2_power *= beta2, after the updates; the
+ * powers are graph variables, or eager ones captured by a trace (traced). */
+static MfStatus update_powers(MfOptimizer *o, MfGraph *g, bool traced, Deps *deps)
 {
     int mark = -1;
     MfStatus st = mf_graph_push_control(g, deps->n, deps->a, &mark);
     const double beta[2] = {o->cfg.beta1, o->cfg.beta2};
     for (int i = 0; i < 2 && st == MF_OK; i++) {
-        MfTensor *p = o->beta_power[i]->value, *b = mf_tensor_scalar(p->dtype, beta[i]);
-        MfTensor *next = NULL, *out = NULL;
-        st = b ? mf_binary(MF_OP_MUL, p, b, &next) : MF_ENOMEM;
+        MfTensor *p = NULL, *b = NULL, *next = NULL, *out = NULL;
+        st = read_var(g, o->beta_power[i], traced, &p);
+        if (st == MF_OK && !(b = mf_tensor_scalar(p->dtype, beta[i])))
+            st = MF_ENOMEM;
         if (st == MF_OK)
-            st = mf_graph_assign(p->node, MF_ASSIGN_SET, next, &out);
+            st = mf_binary(MF_OP_MUL, p, b, &next);
+        if (st == MF_OK)
+            st = assign_var(g, o->beta_power[i], traced, MF_ASSIGN_SET, next, &out);
         if (st == MF_OK)
             st = deps_push(deps, out);
         mf_tensor_release(b);
@@ -332,9 +392,11 @@ static MfStatus update_powers(MfOptimizer *o, MfGraph *g, Deps *deps)
     return st;
 }
 
-/* The group named after the optimizer and, with a global step, its
- * increment after the group (then the train op). */
-static MfStatus finish(MfOptimizer *o, MfGraph *g, Deps *deps, MfVariable *gs, MfNode **op)
+/* The group named after the optimizer and, with a global step (a graph
+ * variable, or an eager one captured by a trace), its increment after the
+ * group (then the train op). */
+static MfStatus finish(MfOptimizer *o, MfGraph *g, Deps *deps, MfVariable *gs, bool traced,
+                       MfNode **op)
 {
     MfNode *group;
     MfStatus st = mf_graph_group(g, deps->n, deps->a, o->cfg.name, &group);
@@ -346,7 +408,7 @@ static MfStatus finish(MfOptimizer *o, MfGraph *g, Deps *deps, MfVariable *gs, M
     MfTensor *one = mf_tensor_scalar(gs->value->dtype, 1), *out = NULL;
     st = mf_graph_push_control(g, 1, &group, &mark);
     if (st == MF_OK) {
-        st = one ? mf_graph_assign(gs->value->node, MF_ASSIGN_ADD, one, &out) : MF_ENOMEM;
+        st = one ? assign_var(g, gs, traced, MF_ASSIGN_ADD, one, &out) : MF_ENOMEM;
         mf_graph_pop_control(g, mark);
     }
     *op = st == MF_OK ? out->node : NULL;
@@ -377,7 +439,7 @@ static MfStatus build_updates(MfOptimizer *o, MfGraph *g, int n, const MfGradVar
         if (pairs[i].grad)
             st = update_one(o, g, &pairs[i], lr, deps);
     if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
-        st = update_powers(o, g, deps);
+        st = update_powers(o, g, false, deps);
     mf_graph_pop_scope(g, mark);
     return st;
 }
@@ -400,15 +462,12 @@ MfStatus mf_optimizer_apply_graph(MfOptimizer *o, int n, const MfGradVar *pairs,
     if (st == MF_OK)
         st = build_updates(o, g, n, pairs, rate, &deps);
     if (st == MF_OK)
-        st = finish(o, g, &deps, global_step, train_op);
+        st = finish(o, g, &deps, global_step, false, train_op);
     if (pushed)
         mf_graph_pop_default();
     mf_tensor_release(rate);
-    if (deps.cap)
-        mf_dealloc(deps.a, (size_t)deps.cap * sizeof *deps.a);
-    if (st != MF_OK && strncmp(mf_err_msg(), "apply_gradients", 15) != 0)
-        mf_err_prefix("apply_gradients");
-    return st;
+    deps_free(&deps);
+    return prefixed(st, "apply_gradients");
 }
 
 /* ---- apply_gradients on eager Variables inside mf.trace ------------------------------ */
@@ -424,31 +483,15 @@ static MfStatus captured_handle(MfGraph *g, MfVariable *v, MfVariable **out)
     return st;
 }
 
+/* Pair 'i' (a gradient given) holds an eager Variable, captured by 'g', that fits. */
 static MfStatus check_traced_pair(MfGraph *g, int i, const MfGradVar *p)
 {
-    const MfTensor *x = p->var ? p->var->value : NULL, *gr = p->grad;
+    const MfTensor *x = p->var ? p->var->value : NULL;
     if (!x || x->node)
         return mf_err_set(MF_EARG, "apply_gradients: pair %d: inside mf.trace the variables "
                           "must be eager Variables (captured), got %s", i + 1,
                           x ? "a graph Variable" : "one without a value");
-    if (!mf_dtype_is_float(x->dtype))
-        return mf_err_set(MF_EDTYPE, "apply_gradients: variable '%s' (pair %d) has dtype %s; "
-                          "optimizers update float32 or float64 variables", p->var->name, i + 1,
-                          mf_dtype_name(x->dtype));
-    if (gr->node && mf_tensor_graph(gr) != g)
-        return mf_err_set(MF_EARG, "apply_gradients: pair %d: the gradient is a tensor of "
-                          "another graph", i + 1);
-    bool fits = gr->dtype == x->dtype && gr->rank == x->rank;
-    for (int d = 0; fits && d < x->rank; d++)
-        fits = gr->shape[d] == x->shape[d] || gr->shape[d] < 0;
-    if (!fits) {
-        char gs[96], vs[96];
-        return mf_err_set(MF_ESHAPE, "apply_gradients: pair %d: gradient %s %s does not fit "
-                          "variable '%s' %s %s", i + 1, mf_shape_str(gr->rank, gr->shape, gs, 96),
-                          mf_dtype_name(gr->dtype), p->var->name,
-                          mf_shape_str(x->rank, x->shape, vs, 96), mf_dtype_name(x->dtype));
-    }
-    return MF_OK;
+    return check_grad_fits(g, i, p);
 }
 
 /* The rate in the trace: the override, or the optimizer's, an eager
@@ -482,10 +525,7 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
         vars[nv++] = e->slot[k];
     }
     char scope[300];
-    snprintf(scope, sizeof scope, "update_%s", p->var->name);
-    for (char *c = scope; *c; c++)
-        if (*c == ':' || *c == '/')
-            *c = '_';
+    update_scope(scope, sizeof scope, p->var->name, ":/");
     int mark = -1;
     if (st == MF_OK)
         st = mf_graph_push_scope(g, scope, &mark);
@@ -509,32 +549,6 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
     return st;
 }
 
-/* Adam inside a trace: the eager powers, assigned after the updates. */
-static MfStatus traced_powers(MfGraph *g, MfOptimizer *o, Deps *deps)
-{
-    int mark = -1;
-    MfStatus st = mf_graph_push_control(g, deps->n, deps->a, &mark);
-    const double beta[2] = {o->cfg.beta1, o->cfg.beta2};
-    for (int i = 0; i < 2 && st == MF_OK; i++) {
-        MfTensor *p = NULL, *b = NULL, *next = NULL, *out = NULL;
-        st = mf_graph_capture(g, o->beta_power[i], &p);
-        if (st == MF_OK && !(b = mf_tensor_scalar(p->dtype, beta[i])))
-            st = MF_ENOMEM;
-        if (st == MF_OK)
-            st = mf_binary(MF_OP_MUL, p, b, &next);
-        if (st == MF_OK)
-            st = mf_graph_assign_captured(g, o->beta_power[i], MF_ASSIGN_SET, next, &out);
-        if (st == MF_OK)
-            st = deps_push(deps, out);
-        mf_tensor_release(b);
-        mf_tensor_release(next);
-        mf_tensor_release(out);
-    }
-    if (mark >= 0)
-        mf_graph_pop_control(g, mark);
-    return st;
-}
-
 static MfStatus traced_updates(MfGraph *g, MfOptimizer *o, int n, const MfGradVar *pairs,
                                MfTensor *lr, Deps *deps)
 {
@@ -551,34 +565,11 @@ static MfStatus traced_updates(MfGraph *g, MfOptimizer *o, int n, const MfGradVa
         if (pairs[i].grad)
             st = traced_one(g, &tmp, o, &pairs[i], lr, deps);
     if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
-        st = traced_powers(g, o, deps);
+        st = update_powers(o, g, true, deps);
     if (mark >= 0)
         mf_graph_pop_scope(g, mark);
     for (int i = 0; i < 2; i++)
         mf_variable_release(hp[i]);
-    return st;
-}
-
-/* The group, then the eager global step's increment after it. */
-static MfStatus traced_finish(MfGraph *g, MfOptimizer *o, Deps *deps, MfVariable *gs,
-                              MfNode **op)
-{
-    MfNode *group;
-    MfStatus st = mf_graph_group(g, deps->n, deps->a, o->cfg.name, &group);
-    if (st != MF_OK || !gs) {
-        *op = st == MF_OK ? group : NULL;
-        return st;
-    }
-    int mark;
-    MfTensor *one = mf_tensor_scalar(gs->value->dtype, 1), *out = NULL;
-    st = mf_graph_push_control(g, 1, &group, &mark);
-    if (st == MF_OK) {
-        st = one ? mf_graph_assign_captured(g, gs, MF_ASSIGN_ADD, one, &out) : MF_ENOMEM;
-        mf_graph_pop_control(g, mark);
-    }
-    *op = st == MF_OK ? out->node : NULL;
-    mf_tensor_release(one);
-    mf_tensor_release(out);
     return st;
 }
 
@@ -593,8 +584,7 @@ static MfStatus check_traced(MfOptimizer *o, MfGraph *g, int n, const MfGradVar 
             st = check_traced_pair(g, i, &pairs[i]);
         }
     if (st == MF_OK && !any)
-        st = mf_err_set(MF_EARG, "apply_gradients: no variable has a gradient (every pair's "
-                        "gradient is nil)");
+        st = err_no_gradient();
     if (st == MF_OK && gs && (gs->value->node || gs->value->rank != 0 ||
                               (gs->value->dtype != MF_INT64 && gs->value->dtype != MF_INT32)))
         st = mf_err_set(MF_EARG, "apply_gradients: global_step must be a scalar int64 or int32 "
@@ -617,13 +607,10 @@ MfStatus mf_optimizer_apply_traced(MfOptimizer *o, MfGraph *g, int n, const MfGr
     if (st == MF_OK)
         st = traced_updates(g, o, n, pairs, rate, &deps);
     if (st == MF_OK)
-        st = traced_finish(g, o, &deps, global_step, train_op);
+        st = finish(o, g, &deps, global_step, true, train_op);
     mf_tensor_release(rate);
-    if (deps.cap)
-        mf_dealloc(deps.a, (size_t)deps.cap * sizeof *deps.a);
-    if (st != MF_OK && strncmp(mf_err_msg(), "apply_gradients", 15) != 0)
-        mf_err_prefix("apply_gradients");
-    return st;
+    deps_free(&deps);
+    return prefixed(st, "apply_gradients");
 }
 
 /* compute_gradients of a loss function called inside mf.trace: the ops it
@@ -649,9 +636,7 @@ MfStatus mf_train_traced_gradients(MfGraph *g, MfTensor *loss, int lo, MfGradVar
         mf_dealloc(vs, (size_t)(n + 1) * sizeof *vs);
     if (grads)
         mf_dealloc(grads, (size_t)(n + 1) * sizeof *grads);
-    if (st != MF_OK && strncmp(mf_err_msg(), "compute_gradients", 17) != 0)
-        mf_err_prefix("compute_gradients");
-    return st;
+    return prefixed(st, "compute_gradients");
 }
 
 /* ---- the global step ------------------------------------------------------------------ */

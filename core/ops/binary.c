@@ -3,78 +3,20 @@
  *
  * Kernels walk rows with 'MfLoop' and run a typed loop per dtype, with
  * separate loops for the common stride patterns (both contiguous, one side
- * a broadcast scalar) so the compiler can vectorise them. Integer arithmetic
- * wraps (computed in unsigned types) as TensorFlow's does, instead of being
- * undefined behaviour. Integer division is floor division; an integer
- * division or modulo by zero is an error. */
+ * a broadcast scalar; binary_rows.h, shared with compare.c) so the compiler
+ * can vectorise them. Integer arithmetic wraps (computed in unsigned types)
+ * as TensorFlow's does, instead of being undefined behaviour. Integer
+ * division is floor division; an integer division or modulo by zero is an
+ * error. */
 #include <math.h>
 
+#include "binary_rows.h"
 #include "common.h"
 #include "grads_math.h"
-#include "loop.h"
 
-/* True when both inputs are contiguous with the output's shape: one flat loop
- * does it, without setting up a row walk (what makes small ops cheap). */
-static inline bool same_layout(const MfOpCall *c, const MfTensor *out)
-{
-    const MfTensor *a = c->inputs[0], *b = c->inputs[1];
-    return mf_shape_equal(a->rank, a->shape, out->rank, out->shape) &&
-           mf_shape_equal(b->rank, b->shape, out->rank, out->shape) &&
-           mf_tensor_is_contiguous(a) && mf_tensor_is_contiguous(b);
-}
-
-/* The first element of 't' as a T pointer: mf_tensor_data inlined with the
- * element size known (two out-of-line calls per operand otherwise, a few
- * percent of a 1-element op). */
-#define DATA(T, t) ((T *)((char *)(t)->storage->data + (t)->offset * (int64_t)sizeof(T)))
-
-/* Runs EXPR (in terms of 'a' and 'b' of type T) over every row. */
-#define BINARY_ROWS(T, EXPR)                                                       \
-    do {                                                                           \
-        if (same_layout(c, out)) {                                                 \
-            T *o = DATA(T, out);                                                   \
-            const T *x = DATA(const T, c->inputs[0]);                              \
-            const T *y = DATA(const T, c->inputs[1]);                              \
-            int64_t n = mf_tensor_numel(out);                                      \
-            for (int64_t i = 0; i < n; i++) {                                      \
-                T a = x[i], b = y[i];                                              \
-                o[i] = (EXPR);                                                     \
-            }                                                                      \
-            break;                                                                 \
-        }                                                                          \
-        MfLoop l;                                                                  \
-        MfTensor *ts[3] = {out, c->inputs[0], c->inputs[1]};                       \
-        mf_loop_init(&l, 3, ts, out->rank, out->shape);                            \
-        char *p[3];                                                                \
-        while (mf_loop_next(&l, p)) {                                              \
-            T *o = (T *)p[0];                                                      \
-            const T *x = (const T *)p[1], *y = (const T *)p[2];                    \
-            int64_t n = l.n, sx = l.step[1], sy = l.step[2];                       \
-            if (sx == 1 && sy == 1) {                                              \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i], b = y[i];                                          \
-                    o[i] = (EXPR);                                                 \
-                }                                                                  \
-            } else if (sy == 0) {                                                  \
-                const T b = *y;                                                    \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i * sx];                                               \
-                    o[i] = (EXPR);                                                 \
-                }                                                                  \
-            } else if (sx == 0) {                                                  \
-                const T a = *x;                                                    \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T b = y[i * sy];                                               \
-                    o[i] = (EXPR);                                                 \
-                }                                                                  \
-            } else {                                                               \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i * sx], b = y[i * sy];                                \
-                    o[i] = (EXPR);                                                 \
-                }                                                                  \
-            }                                                                      \
-        }                                                                          \
-    } while (0)
+/* Runs EXPR (in terms of 'a' and 'b' of type T) over every row, into a T
+ * output. */
+#define BINARY_ROWS(T, EXPR) BINARY_ROWS_TO(T, T, EXPR)
 
 /* Dispatches on dtype: FEXPR for floats, IEXPR for ints ('U' is the unsigned
  * type of the same width, for wrapping arithmetic). */

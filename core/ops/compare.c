@@ -15,61 +15,14 @@
 
 #include <math.h>
 
+#include "binary_rows.h"
 #include "common.h"
 #include "grads_math.h"
 #include "loop.h"
 
-/* True when both inputs are contiguous with the output's shape. */
-static inline bool same_layout(const MfOpCall *c, const MfTensor *out)
-{
-    const MfTensor *a = c->inputs[0], *b = c->inputs[1];
-    return mf_shape_equal(a->rank, a->shape, out->rank, out->shape) &&
-           mf_shape_equal(b->rank, b->shape, out->rank, out->shape) &&
-           mf_tensor_is_contiguous(a) && mf_tensor_is_contiguous(b);
-}
-
 /* Runs EXPR (in terms of 'a' and 'b' of type T) over every row, writing
  * uint8_t 0/1 into 'out' (which is bool). */
-#define BOOL_ROWS(T, EXPR)                                                         \
-    do {                                                                           \
-        if (same_layout(c, out)) {                                                 \
-            uint8_t *o = mf_tensor_data(out);                                      \
-            const T *x = mf_tensor_data(c->inputs[0]);                             \
-            const T *y = mf_tensor_data(c->inputs[1]);                             \
-            int64_t n = mf_tensor_numel(out);                                      \
-            for (int64_t i = 0; i < n; i++) {                                      \
-                T a = x[i], b = y[i];                                              \
-                o[i] = (uint8_t)(EXPR);                                            \
-            }                                                                      \
-            break;                                                                 \
-        }                                                                          \
-        MfLoop l;                                                                  \
-        MfTensor *ts[3] = {out, c->inputs[0], c->inputs[1]};                       \
-        mf_loop_init(&l, 3, ts, out->rank, out->shape);                            \
-        char *p[3];                                                                \
-        while (mf_loop_next(&l, p)) {                                              \
-            uint8_t *o = (uint8_t *)p[0];                                          \
-            const T *x = (const T *)p[1], *y = (const T *)p[2];                    \
-            int64_t n = l.n, sx = l.step[1], sy = l.step[2];                       \
-            if (sx == 1 && sy == 1) {                                              \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i], b = y[i];                                          \
-                    o[i] = (uint8_t)(EXPR);                                        \
-                }                                                                  \
-            } else if (sy == 0) {                                                  \
-                const T b = *y;                                                    \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i * sx];                                               \
-                    o[i] = (uint8_t)(EXPR);                                        \
-                }                                                                  \
-            } else {                                                               \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i * sx], b = y[i * sy];                                \
-                    o[i] = (uint8_t)(EXPR);                                        \
-                }                                                                  \
-            }                                                                      \
-        }                                                                          \
-    } while (0)
+#define BOOL_ROWS(T, EXPR) BINARY_ROWS_TO(T, uint8_t, EXPR)
 
 /* Dispatches a comparison on the inputs' dtype (bool only reaches here for
  * Equal and NotEqual, which 'infer' ensured). */

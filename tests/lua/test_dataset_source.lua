@@ -1,0 +1,51 @@
+-- test_dataset_source.lua — mf.data.Dataset is repl/dataset.lua embedded at
+-- build time (tools/embed_lua.sh): its chunk is named after that file and
+-- its line numbers are the file's, so errors and tracebacks point at the
+-- source. Run from the repository root, as tests/run.sh does.
+local T = dofile("tests/lua/harness.lua")
+local Dataset = mf.data.Dataset
+
+local function source_lines()
+  local lines = {}
+  for line in io.lines("repl/dataset.lua") do lines[#lines + 1] = line end
+  return lines
+end
+
+T.test("each Dataset method is defined at its line of repl/dataset.lua", function()
+  local lines = source_lines()
+  local methods = {from_tensor_slices = ".", shuffle = ":", batch = ":", epochs = ":",
+                   iter = ":", __tostring = ":"}
+  for name, sep in pairs(methods) do
+    local info = debug.getinfo(Dataset[name], "S")
+    T.eq(info.source, "@repl/dataset.lua", nil, name .. ": chunk name")
+    local want = "function Dataset" .. sep .. name .. "("
+    local line = lines[info.linedefined] or ""
+    T.ok(line:find(want, 1, true) == 1,
+         string.format("%s: line %d is '%s', expected it to start with '%s'", name,
+                       info.linedefined, line, want))
+  end
+end)
+
+T.test("an error raised inside Dataset code names the file and the line", function()
+  local ds = Dataset.from_tensor_slices(mf.zeros{4})
+  local ok, err = pcall(ds.batch, ds, 0)
+  T.ok(not ok, "batch(0) should fail")
+  local line = tonumber(tostring(err):match("^repl/dataset%.lua:(%d+): batch: "))
+  T.ok(line, "error '" .. tostring(err) .. "' should start with repl/dataset.lua:<line>: batch:")
+  local text = source_lines()[line] or ""
+  T.ok(text:find("check_count(", 1, true),
+       string.format("line %d of repl/dataset.lua is '%s', expected the check_count call", line,
+                     text))
+  T.raises(ds.batch, "batch: the batch size must be a positive integer, got 0", ds, 0)
+end)
+
+T.test("a runtime error inside Dataset code gives a traceback into the file", function()
+  -- a stage kind the pipeline does not know: make[kind] is nil in Dataset:iter
+  local bad = setmetatable({comps = {}, n = 1, stages = {{kind = "nope"}}}, Dataset)
+  local ok, tb = xpcall(bad.iter, debug.traceback, bad)
+  T.ok(not ok, "iter over an unknown stage should fail")
+  T.ok(tb:find("repl/dataset.lua:%d+: attempt to call a nil value"), tb)
+  T.ok(tb:find("stack traceback:", 1, true), tb)
+end)
+
+T.done()
