@@ -12,8 +12,17 @@ Dataset.__index = Dataset
 Dataset.__name = "mf.data.Dataset"
 data.Dataset = Dataset
 
+-- Raises "fname: message" at the user's line: the first caller outside this
+-- file (and outside C functions such as pcall), however deep the check was.
+local SOURCE = debug.getinfo(1, "S").source
 local function fail(fname, fmt, ...)
-  error(fname .. ": " .. string.format(fmt, ...), 3)
+  local level = 2
+  local info = debug.getinfo(level, "S")
+  while info and (info.source == SOURCE or info.what == "C") do
+    level = level + 1
+    info = debug.getinfo(level, "S")
+  end
+  error(fname .. ": " .. string.format(fmt, ...), info and level or 1)
 end
 
 local function check_opts(fname, opts, keys)
