@@ -2,7 +2,9 @@
  *
  * The texts live in help_texts.c as one C table. help is a closure with the
  * 'mf' table as upvalue 1, so help(f) can find a function's name by
- * searching mf and mf.random for that value. Text is built in a luaL_Buffer
+ * searching mf and its tables for that value; a method (sess.run) is found
+ * in its class's metatable, and a function of Lua's own library points to
+ * the Lua manual. Text is built in a luaL_Buffer
  * and printed through the global 'print' (so output can be redirected the
  * Lua way); nothing here allocates outside Lua. */
 #include <ctype.h>
@@ -63,10 +65,10 @@ static void emit(lua_State *L)
     lua_pop(L, 1);
 }
 
-/* Adds 'text' wrapped at WRAP_WIDTH, each line starting with 'indent'. */
-static void add_wrapped(luaL_Buffer *b, const char *text, const char *indent)
+/* Adds 'text' wrapped at WRAP_WIDTH, each line starting with 'indent';
+ * 'col' > 0 continues a line that already holds that many characters. */
+static void add_wrapped_at(luaL_Buffer *b, const char *text, const char *indent, size_t col)
 {
-    size_t col = 0;
     const char *p = text;
     while (*p) {
         while (*p == ' ')
@@ -91,6 +93,11 @@ static void add_wrapped(luaL_Buffer *b, const char *text, const char *indent)
         col += n;
         p += n;
     }
+}
+
+static void add_wrapped(luaL_Buffer *b, const char *text, const char *indent)
+{
+    add_wrapped_at(b, text, indent, 0);
 }
 
 static const LmfHelpEntry *find_entry(const char *name)
@@ -149,8 +156,10 @@ static void show_topic(lua_State *L, const Topic *t)
 {
     luaL_Buffer b;
     luaL_buffinit(L, &b);
-    lua_pushfstring(L, "%s: %s\n", t->name, t->about);
+    lua_pushfstring(L, "%s:", t->name);
     luaL_addvalue(&b);
+    add_wrapped_at(&b, t->about, "  ", strlen(t->name) + 1);
+    luaL_addchar(&b, '\n');
     for (const LmfHelpEntry *e = lmf_help_entries; e->name; e++) {
         if (strcmp(e->topic, t->name) != 0)
             continue;
@@ -170,9 +179,9 @@ static void show_topics(lua_State *L)
     luaL_addstring(&b, "moonflow help. Topics (help \"topic\" lists its functions):\n\n");
     for (const Topic *t = topics; t->name; t++) {
         char pad[16];
-        snprintf(pad, sizeof pad, "  %-10s ", t->name);
+        snprintf(pad, sizeof pad, "  %-10s", t->name);
         luaL_addstring(&b, pad);
-        luaL_addstring(&b, t->about);
+        add_wrapped_at(&b, t->about, "             ", strlen(pad));
         luaL_addchar(&b, '\n');
     }
     luaL_addstring(&b,
@@ -280,13 +289,22 @@ static int push_function_name(lua_State *L, int idx)
     lua_getfield(L, lua_upvalueindex(1), "random");
     if (search_table(L, idx, "random."))
         return 1;
-    static const char *const subtables[] = {"test", "nn", "profiler", "initializers", "data", "train"};
+    static const char *const subtables[] = {"test", "nn", "profiler",
+                                            "initializers", "data", "train"};
     for (size_t i = 0; i < sizeof subtables / sizeof subtables[0]; i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "%s.", subtables[i]);
         lua_getfield(L, lua_upvalueindex(1), subtables[i]);
         if (search_table(L, idx, prefix))
             return 1;
+    }
+    if (lua_getfield(L, lua_upvalueindex(1), "data") == LUA_TTABLE) {
+        lua_getfield(L, -1, "Dataset");   /* its methods: ds:batch(n) */
+        lua_remove(L, -2);
+        if (search_table(L, idx, "data.Dataset."))
+            return 1;
+    } else {
+        lua_pop(L, 1);
     }
     luaL_getmetatable(L, "mf.Tensor");
     if (lua_istable(L, -1) && lua_getfield(L, -1, "__index") == LUA_TFUNCTION &&
@@ -317,8 +335,12 @@ static void help_name(lua_State *L, const char *query)
         e = find_entry(lua_tostring(L, -1));
         lua_pop(L, 1);
     }
-    if (!e && !t && strchr(name, '.')) {   /* "initializers.zeros": the table's entry */
-        lua_pushlstring(L, name, (size_t)(strchr(name, '.') - name));
+    /* "initializers.zeros", "data.Dataset.batch": the longest prefix with
+     * an entry (the table's or the class's, which covers its members). */
+    for (size_t n = strlen(name); !e && !t && n > 0; n--) {
+        if (name[n - 1] != '.')
+            continue;
+        lua_pushlstring(L, name, n - 1);
         e = find_entry(lua_tostring(L, -1));
         lua_pop(L, 1);
     }
@@ -330,25 +352,157 @@ static void help_name(lua_State *L, const char *query)
         suggest(L, name);
 }
 
-/* help(x) for a value that is not a string: a function of mf, the mf
- * table itself or mf.random, or a tensor. */
+/* The name of a function of Lua's standard library ("print",
+ * "string.format"), pushed; returns 0 (nothing pushed) when it is none. */
+static int push_lua_name(lua_State *L, int idx)
+{
+    static const char *const libs[] = {"string", "table", "math", "io", "os", "coroutine",
+                                       "utf8", "debug", "package"};
+    if (!lua_iscfunction(L, idx))   /* the user's own functions are Lua functions */
+        return 0;
+    lua_pushglobaltable(L);
+    if (search_table(L, idx, ""))
+        return 1;
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "%s.", libs[i]);
+        lua_getglobal(L, libs[i]);
+        if (search_table(L, idx, prefix))
+            return 1;
+    }
+    return 0;
+}
+
+/* The classes whose methods a user meets on values (sess:run, opt:minimize)
+ * and the help entry that documents them. */
+static const struct {
+    const char *metatable;
+    const char *entry;
+} method_owners[] = {
+    {"mf.Session", "Session"},
+    {"mf.Graph", "Graph"},
+    {"mf.GradientTape", "GradientTape"},
+    {"mf.train.Optimizer", "train.Optimizer"},
+    {"mf.train.Saver", "train.Saver"},
+    {"mf.Progress", "Progress"},
+    {"mf.ProfileReport", "profile"},
+    {"mf.Function", "trace"},
+    {"mf.Variable", "Variable"},
+};
+
+/* Looks for the function at 'idx' among the methods of a metatable's
+ * '__index' (a table, or the tables among a C function's upvalues). Pushes
+ * the method's name and returns 1 when found. */
+static int search_methods(lua_State *L, int idx, const char *metatable)
+{
+    luaL_getmetatable(L, metatable);
+    int found = 0;
+    if (lua_istable(L, -1)) {
+        int type = lua_getfield(L, -1, "__index");
+        int index = lua_gettop(L);
+        if (type == LUA_TTABLE) {
+            lua_pushvalue(L, index);
+            found = search_table(L, idx, "");
+        }
+        for (int i = 1; !found && type == LUA_TFUNCTION && lua_getupvalue(L, index, i); i++)
+            found = search_table(L, idx, "");
+        if (found) {
+            lua_replace(L, index - 1);   /* the name, where the metatable was */
+            lua_settop(L, index - 1);
+        } else {
+            lua_settop(L, index - 2);
+        }
+    } else {
+        lua_pop(L, 1);
+    }
+    return found;
+}
+
+/* help(obj.method): the method's own entry when there is one in the
+ * class's topic (g.render), else the class's entry, which lists the
+ * methods (sess.run: Session). Returns 0 when 'idx' is no such method. */
+static int help_method(lua_State *L, int idx)
+{
+    for (size_t i = 0; i < sizeof method_owners / sizeof method_owners[0]; i++) {
+        if (!search_methods(L, idx, method_owners[i].metatable))
+            continue;
+        const LmfHelpEntry *owner = find_entry(method_owners[i].entry);
+        const LmfHelpEntry *own = find_entry(lua_tostring(L, -1));
+        if (own && owner && strcmp(own->topic, owner->topic) != 0)
+            own = NULL;
+        lua_pushfstring(L, "%s is a method of %s; help for %s:\n", lua_tostring(L, -1),
+                        method_owners[i].metatable, own ? own->name : method_owners[i].entry);
+        emit(L);
+        lua_pop(L, 1);
+        if (own || owner)
+            show_entry(L, own ? own : owner);
+        return 1;
+    }
+    return 0;
+}
+
+/* The tables of mf that help(t) explains: an entry of that name, or a topic. */
+static const struct {
+    const char *field;
+    const char *topic;
+} table_topics[] = {
+    {"random", "random"}, {"nn", "nn"}, {"train", "training"}, {"data", "data"},
+    {"profiler", "profiling"}, {"initializers", NULL}, {"test", "autodiff"},
+};
+
+/* help(mf.nn) and the like; returns 0 when the value is none of them. */
+static int help_table(lua_State *L, int idx)
+{
+    for (size_t i = 0; i < sizeof table_topics / sizeof table_topics[0]; i++) {
+        int same = lua_getfield(L, lua_upvalueindex(1), table_topics[i].field) == LUA_TTABLE &&
+                   lua_rawequal(L, idx, -1);
+        lua_pop(L, 1);
+        if (!same)
+            continue;
+        const LmfHelpEntry *e = find_entry(table_topics[i].field);
+        if (e)
+            show_entry(L, e);
+        else
+            show_topic(L, find_topic(table_topics[i].topic));
+        return 1;
+    }
+    int top = lua_gettop(L);
+    lua_getfield(L, lua_upvalueindex(1), "data");
+    int dataset = lua_istable(L, -1) && lua_getfield(L, -1, "Dataset") == LUA_TTABLE &&
+                  lua_rawequal(L, idx, -1);
+    lua_settop(L, top);
+    if (dataset)
+        show_entry(L, find_entry("data.Dataset"));
+    return dataset;
+}
+
+/* help(x) for a value that is not a string: a function of mf or a method,
+ * the mf table itself or one of its tables, or a tensor. */
 static void help_value(lua_State *L)
 {
     if (lua_type(L, 1) == LUA_TFUNCTION && push_function_name(L, 1)) {
         help_name(L, lua_tostring(L, -1));
         return;
     }
+    if (lua_type(L, 1) == LUA_TFUNCTION && help_method(L, 1))
+        return;
     if (lua_rawequal(L, 1, lua_upvalueindex(1))) {
         show_topics(L);
         return;
     }
-    if (lua_getfield(L, lua_upvalueindex(1), "random") == LUA_TTABLE && lua_rawequal(L, 1, -1)) {
-        show_topic(L, find_topic("random"));
+    if (lua_type(L, 1) == LUA_TTABLE && help_table(L, 1))
         return;
-    }
     if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING &&
         strcmp(lua_tostring(L, -1), "mf.Tensor") == 0) {
         show_entry(L, find_entry("Tensor"));
+        return;
+    }
+    if (lua_type(L, 1) == LUA_TFUNCTION && push_lua_name(L, 1)) {
+        lua_pushfstring(L, "help: %s is part of Lua, not of mf; see the Lua 5.4 manual:\n"
+                        "  https://www.lua.org/manual/5.4/manual.html#pdf-%s\n"
+                        "help() lists moonflow's topics.", lua_tostring(L, -1),
+                        lua_tostring(L, -1));
+        emit(L);
         return;
     }
     lua_pushfstring(L, "help: no entry for this %s (help knows the functions of mf; "

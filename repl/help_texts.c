@@ -467,8 +467,9 @@ const LmfHelpEntry lmf_help_entries[] = {
     E("help", "shell", "help([topic | name | function])",
       "help() lists the topics; help \"topic\" lists a topic's functions; help \"matmul\", "
       "help \"mf.random.normal\" or help(mf.matmul) shows a function's signature, what it does "
-      "and an example. A name that is not known gets the closest names suggested. Also "
-      "mf.help.",
+      "and an example. help(sess.run) or help(opt.minimize) shows the entry of a method's "
+      "class, help(mf.nn) a table's functions. A name that is not known gets the closest "
+      "names suggested. Also mf.help.",
       "help()\n"
       "help \"math\"\n"
       "help(mf.matmul)"),

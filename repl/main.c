@@ -57,6 +57,9 @@ static void print_usage(const char *badoption)
             "  -h         show this help (also --help)\n"
             "  --         stop handling options\n"
             "  -          stop handling options and execute stdin\n"
+            "Without a script, a terminal gets the prompt; other stdin (a pipe, a file) runs as\n"
+            "one script, where values print only with print(). With -i, stdin is read line by\n"
+            "line as if typed at the prompt: values are printed and an error does not stop it.\n"
             "Environment: MOONFLOW_NUM_THREADS (BLAS threads), MOONFLOW_HISTORY (history file,\n"
             "default ~/.moonflow_history), OPENBLAS_CORETYPE (BLAS kernel choice).\n"
             "At the prompt, help() lists the topics.\n",
@@ -198,11 +201,14 @@ static void apply_thread_env(void)
     openblas_set_num_threads((int)n);
 }
 
-/* Opens the standard libraries and moonflow: globals 'mf' and 'help'. */
+/* Opens the standard libraries and moonflow: globals 'mf' and 'help'. The
+ * module is registered as package.loaded.mf, because tracebacks name a
+ * function by the loaded module holding it: "in function 'mf.zeros'", as
+ * the user wrote it, not 'moonflow.zeros'. */
 static void open_libs(lua_State *L)
 {
     luaL_openlibs(L);
-    luaL_requiref(L, "moonflow", luaopen_moonflow, 1);
+    luaL_requiref(L, "mf", luaopen_moonflow, 1);
     if (lua_getfield(L, -1, "help") != LUA_TNIL)
         lua_setglobal(L, "help");
     else

@@ -8,9 +8,12 @@
  *
  * The prompt reads lines with readline through our own input function, so
  * that Ctrl-C while editing only drops the line (a SIGINT handler sets a
- * flag and interrupts read()). Each line is first compiled as "return <line>" so
- * expressions print their values; an incomplete chunk asks for more lines
- * with the continuation prompt. Completion lives in prompt_complete.c.
+ * flag and interrupts read()); when stdin is not a terminal it reads them
+ * with buffered stdio instead (read_line_piped). Each line is first
+ * compiled as "return <line>" so expressions print their values; an
+ * incomplete chunk asks for more lines with the continuation prompt (input
+ * that ends inside one is reported as lua.c does). Completion lives in
+ * prompt_complete.c.
  * Readline owns the line buffers it returns; we free them. */
 #include <errno.h>
 #include <signal.h>
@@ -184,13 +187,81 @@ static int prompt_getc(FILE *f)
     }
 }
 
+/* Set when stdin is not a terminal (moonflow -i < file, a pipe): lines are
+ * then read with buffered stdio, not readline, which would read() one byte
+ * at a time and treat a Tab in the input as a completion request. */
+static int piped_input;
+
+/* Appends 'c' to the growing line '*buf' (length '*len', capacity '*cap').
+ * Returns 0 when memory runs out. */
+static int line_append(char **buf, size_t *len, size_t *cap, char c)
+{
+    if (*len + 1 >= *cap) {
+        size_t ncap = *cap ? 2 * *cap : 256;
+        char *nbuf = realloc(*buf, ncap);
+        if (nbuf == NULL)
+            return 0;
+        *buf = nbuf;
+        *cap = ncap;
+    }
+    (*buf)[(*len)++] = c;
+    (*buf)[*len] = '\0';
+    return 1;
+}
+
+/* read_line for piped input: shows the prompt and echoes the line, as
+ * readline does when its input is not a terminal, so a transcript looks
+ * the same. A Ctrl-C (SIGINT) while waiting drops what was read of the
+ * line, as at a terminal. Returns a malloc'ed line or NULL at end of input
+ * (a last line without '\n' is still returned). */
+static char *read_line_piped(const char *prompt)
+{
+    fputs(prompt, stdout);
+    fflush(stdout);
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        int c = getc(stdin);
+        if (c == EOF && ferror(stdin) && errno == EINTR) {
+            clearerr(stdin);
+            if (prompt_sigint) {
+                prompt_sigint = 0;
+                line_cancelled = 1;
+                if (buf)
+                    fwrite(buf, 1, len, stdout);
+                fputs("^C\n", stdout);
+                free(buf);
+                return NULL;
+            }
+            continue;
+        }
+        if (c == EOF && len == 0) {
+            free(buf);
+            return NULL;
+        }
+        if (c == EOF || c == '\n')
+            break;
+        if (!line_append(&buf, &len, &cap, (char)c)) {
+            fputs("moonflow: input line too long: not enough memory\n", stderr);
+            free(buf);
+            return NULL;
+        }
+    }
+    if (buf == NULL && (buf = calloc(1, 1)) == NULL)   /* an empty line */
+        return NULL;
+    fwrite(buf, 1, len, stdout);
+    fputs("\n", stdout);
+    fflush(stdout);
+    return buf;
+}
+
 /* Reads one line with 'prompt'. Returns a malloc'ed line (caller frees), or
  * NULL at end of input; '*cancelled' is set when Ctrl-C dropped the line. */
 static char *read_line(const char *prompt, int *cancelled)
 {
     line_cancelled = 0;
     prompt_sigint = 0;
-    char *line = readline(prompt);
+    char *line = piped_input ? read_line_piped(prompt) : readline(prompt);
     *cancelled = line_cancelled;
     if (line_cancelled) {
         free(line);
@@ -229,7 +300,7 @@ static void history_open(void)
  * is trimmed to HISTORY_MAX entries when the prompt ends). */
 static void history_add(const char *chunk)
 {
-    if (!chunk[0])
+    if (!chunk[0] || piped_input)   /* a script is not typed history */
         return;
     HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
     if (last && strcmp(last->line, chunk) == 0)
@@ -303,6 +374,9 @@ static int incomplete(lua_State *L, int status)
     return 0;
 }
 
+/* Set when the end of input inside a chunk already ended the prompt's line. */
+static int eof_line_ended;
+
 /* Compiles the chunk on top, reading more lines while it is incomplete.
  * Returns the status with the chunk text below the function (or message);
  * -1 when a continuation line was cancelled, -2 at end of input (then the
@@ -316,6 +390,12 @@ static int multi_line(lua_State *L)
         if (!incomplete(L, status))
             return status;
         int got = push_line(L, 0);
+        if (got == 0) {   /* the input ended inside the chunk: say so (lua.c does) */
+            fputs("\n", stdout);   /* end the continuation prompt's line */
+            fflush(stdout);
+            eof_line_ended = 1;
+            lmf_report(L, luaL_loadbuffer(L, lua_tostring(L, 1), lua_rawlen(L, 1), "=stdin"));
+        }
         if (got <= 0) {
             lua_settop(L, 0);
             return got == 0 ? -2 : -1;
@@ -356,7 +436,11 @@ void lmf_prompt_loop(lua_State *L)
     rl_catch_signals = 0;
     rl_getc_function = prompt_getc;
     rl_readline_name = "moonflow";
-    history_open();
+    /* Piped input is a script, not something typed: it is read with stdio
+     * and kept out of the history file. */
+    piped_input = !isatty(STDIN_FILENO);
+    if (!piped_input)
+        history_open();
     lmf_complete_init(L);
     for (;;) {
         int status = load_line(L);
@@ -379,7 +463,8 @@ void lmf_prompt_loop(lua_State *L)
     set_signal(SIGINT, SIG_DFL);
     if (history_path[0])
         history_truncate_file(history_path, HISTORY_MAX);
-    fputs("\n", stdout);
+    if (!eof_line_ended)
+        fputs("\n", stdout);
     fflush(stdout);
     progname = oldprogname;
 }

@@ -6,7 +6,8 @@
  * the names it offers that start with the part after become candidates:
  * functions get a "(" and tables a "." appended. Candidates are collected
  * under lua_pcall, copied into a malloc'ed array, and handed to readline,
- * which frees what it is given. */
+ * which frees what it is given. Methods (from a metatable's __index) are
+ * offered after ':' even when '.' was typed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,17 +64,25 @@ static void offer_keys(lua_State *L, int t, int res, const char *head, const cha
     }
 }
 
-/* Offers what the metatable's '__index' provides for the value at 'v': a
- * table's keys, or the keys of tables among a C function's upvalues (how
- * the tensor metatable keeps its methods). Returns whether 'v' is a tensor. */
-static int offer_index(lua_State *L, int v, int res, const char *head, const char *prefix,
-                       int methods)
+/* Whether the value at 'v' is a tensor (its metatable is "mf.Tensor"). */
+static int is_tensor(lua_State *L, int v)
 {
     if (!lua_getmetatable(L, v))
         return 0;
     int tensor = lua_getfield(L, -1, "__name") == LUA_TSTRING &&
                  strcmp(lua_tostring(L, -1), "mf.Tensor") == 0;
-    lua_pop(L, 1);
+    lua_pop(L, 2);
+    return tensor;
+}
+
+/* Offers what the metatable's '__index' provides for the value at 'v': a
+ * table's keys, or the keys of tables among a C function's upvalues (how
+ * the tensor metatable keeps its methods). */
+static void offer_index(lua_State *L, int v, int res, const char *head, const char *prefix,
+                        int methods)
+{
+    if (!lua_getmetatable(L, v))
+        return;
     int type = lua_getfield(L, -1, "__index");
     int idx = lua_gettop(L);
     if (type == LUA_TTABLE)
@@ -84,7 +93,6 @@ static int offer_index(lua_State *L, int v, int res, const char *head, const cha
         lua_pop(L, 1);
     }
     lua_pop(L, 2);
-    return tensor;
 }
 
 /* Pushes the value named by 'path' (len bytes, "a.b.c"), or nil. */
@@ -129,13 +137,24 @@ static int collect(lua_State *L)
     }
     int methods = text[sep - 1] == ':';
     const char *head = lua_pushlstring(L, text, sep);
+    /* Methods come from the metatable and are called with ':', so "x.resh"
+     * completes to "x:reshape(" (x.reshape() would miss its self). */
+    lua_pushlstring(L, text, sep - 1);
+    lua_pushliteral(L, ":");
+    lua_concat(L, 2);
+    const char *method_head = lua_tostring(L, -1);
     resolve(L, text, sep - 1);
     int v = lua_gettop(L);
-    if (lua_istable(L, v) && !methods)
-        offer_keys(L, v, res, head, prefix, 0);
-    int tensor = offer_index(L, v, res, head, prefix, methods);
-    for (int i = 0; tensor && !methods && tensor_fields[i]; i++)
-        offer(L, res, head, tensor_fields[i], prefix, "");
+    if (!methods) {   /* fields first: "x." lists shape, dtype, ndim, name */
+        if (lua_istable(L, v))
+            offer_keys(L, v, res, head, prefix, 0);
+        for (int i = 0; is_tensor(L, v) && tensor_fields[i]; i++)
+            offer(L, res, head, tensor_fields[i], prefix, "");
+    }
+    /* Methods after ':', or after '.' when no field matches (a common
+     * prefix of "x.a" and "x:b" would be "x", dropping what was typed). */
+    if (methods || lua_rawlen(L, res) == 0)
+        offer_index(L, v, res, method_head, prefix, 1);
     lua_settop(L, res);
     return 1;
 }
@@ -201,6 +220,8 @@ static void display(char **matches, int num, int max_length)
 {
     const char *first = matches[1];
     size_t skip = strlen(first);
+    if (skip > 0 && (first[skip - 1] == '.' || first[skip - 1] == '('))
+        skip--;   /* a table's "name." or a function's "name(" */
     while (skip > 0 && first[skip - 1] != '.' && first[skip - 1] != ':')
         skip--;
     char **shown = malloc(((size_t)num + 1) * sizeof *shown);

@@ -213,6 +213,81 @@ static void add_value(lua_State *L, int v, int depth, Pieces *p)
     }
 }
 
+/* When the value at 'v' is the mf table or one of its tables (mf.nn),
+ * pushes its path ("mf", "mf.nn") and returns 1. */
+static int module_path(lua_State *L, int v)
+{
+    if (lua_type(L, v) != LUA_TTABLE)
+        return 0;
+    int top = lua_gettop(L);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    if (lua_getfield(L, -1, "mf") != LUA_TTABLE) {
+        lua_settop(L, top);
+        return 0;
+    }
+    int mf = top + 2;
+    if (lua_rawequal(L, v, mf)) {
+        lua_settop(L, top);
+        lua_pushliteral(L, "mf");
+        return 1;
+    }
+    lua_pushnil(L);
+    while (lua_next(L, mf)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, v, -1)) {
+            lua_pushfstring(L, "mf.%s", lua_tostring(L, -2));
+            lua_replace(L, top + 1);
+            lua_settop(L, top + 1);
+            return 1;
+        }
+        lua_pop(L, 1);
+    }
+    lua_settop(L, top);
+    return 0;
+}
+
+/* mf or one of its tables at the prompt: its names in order, functions
+ * with "()", on wrapped lines, instead of a wall of "function: 0x..." (the
+ * names, not the addresses, are what a user looks for). */
+static void add_module(lua_State *L, int v, Pieces *p)
+{
+    lua_newtable(L);
+    int names = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, v)) {
+        if (lua_type(L, -2) == LUA_TSTRING && lua_tostring(L, -2)[0] != '_') {
+            lua_pushfstring(L, "%s%s", lua_tostring(L, -2),
+                            lua_type(L, -1) == LUA_TFUNCTION ? "()"
+                            : lua_type(L, -1) == LUA_TTABLE  ? "." : "");
+            lua_rawseti(L, names, (lua_Integer)lua_rawlen(L, names) + 1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_getglobal(L, "table");
+    lua_getfield(L, -1, "sort");
+    lua_pushvalue(L, names);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+    lua_pushfstring(L, "%s: %d names (help(%s) explains them)\n", lua_tostring(L, -2),
+                    (int)lua_rawlen(L, names), lua_tostring(L, -2));
+    add_top(L, p);
+    size_t col = 0;
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, names); i++) {
+        lua_rawgeti(L, names, i);
+        size_t len = lua_rawlen(L, -1);
+        if (col > 0 && col + 2 + len > 78) {
+            add_lit(L, p, "\n");
+            col = 0;
+        }
+        if (col > 0) {
+            add_lit(L, p, "  ");
+            col += 2;
+        }
+        add_top(L, p);
+        col += len;
+    }
+    lua_pop(L, 1);
+}
+
 int lmf_show_values(lua_State *L)
 {
     int n = lua_gettop(L);
@@ -221,6 +296,11 @@ int lmf_show_values(lua_State *L)
     for (int i = 1; i <= n; i++) {
         if (i > 1)
             add_lit(L, &p, "\t");
+        if (module_path(L, i)) {
+            add_module(L, i, &p);
+            lua_pop(L, 1);
+            continue;
+        }
         add_value(L, i, 0, &p);
     }
     luaL_Buffer b;

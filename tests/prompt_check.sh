@@ -70,6 +70,12 @@ expect "the completed line runs" "{5}" -x
 type_text 'x:resha'; keys Tab
 type_text '{4}):totable()'; keys Enter
 expect "completion of tensor methods" "{1.0, 2.0, 3.0, 4.0}"
+type_text 'x.resha'; keys Tab
+type_text '{4}):numel()'; keys Enter
+expect "'x.resha' completes to the method call 'x:reshape('" "x:reshape({4}):numel()"
+type_text 'mf.data.'; keys Tab Tab
+expect "listing a table's names (tables end in '.')" "Dataset.   read_csv("
+keys C-u
 keys C-d
 expect "Ctrl-D exits with status 0" "EXIT=0"
 if grep -qF 'for i = 1, 3 do' "$hist"; then

@@ -1,0 +1,118 @@
+-- test_prompt_piped.lua — the prompt (moonflow -i) with stdin from a file
+-- or a pipe. Such input is read with buffered stdio, not readline: the
+-- transcript shows each prompt and echoes each line (as readline did), a
+-- chunk may span lines, errors are reported and the prompt goes on, a Tab in
+-- the input is a Tab (not a completion request), input that ends inside a
+-- chunk is a syntax error, a last line without a newline still runs, and
+-- nothing is written to the history file. Also the prompt's display of mf
+-- and its tables.
+-- Run as: BUILD/moonflow tests/lua/test_prompt_piped.lua (arg[-1] is the program).
+local T = dofile("tests/lua/harness.lua")
+
+local exe = arg and arg[-1]
+assert(exe, "run this test with the moonflow program (arg[-1] names it)")
+
+local function quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+local function slurp(name)
+  local f = assert(io.open(name, "rb"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- Runs 'moonflow -i' with 'input' on stdin; returns stdout without the
+-- banner (its first three lines), stderr, the exit code and what the
+-- history file holds afterwards (nil when it was not created).
+local function run_prompt(input)
+  local inp, out, err, hist = os.tmpname(), os.tmpname(), os.tmpname(), os.tmpname()
+  os.remove(hist)
+  local f = assert(io.open(inp, "wb"))
+  f:write(input)
+  f:close()
+  local cmd = string.format("MOONFLOW_HISTORY=%s %s -i < %s > %s 2> %s; echo $?",
+                            quote(hist), quote(exe), quote(inp), quote(out), quote(err))
+  local p = assert(io.popen(cmd))
+  local rc = tonumber(p:read("a"):match("(%d+)"))
+  p:close()
+  local stdout, stderr = slurp(out), slurp(err)
+  local hf = io.open(hist, "rb")
+  local history = hf and hf:read("a")
+  if hf then hf:close() end
+  for _, name in ipairs({inp, out, err, hist}) do os.remove(name) end
+  local banner_end = select(2, stdout:find("^[^\n]*\n[^\n]*\n[^\n]*\n"))
+  return stdout:sub((banner_end or 0) + 1), stderr, rc, history
+end
+
+T.test("a transcript: prompts, echoed lines, values, multi-line chunks", function()
+  local out, err, rc, history = run_prompt(
+      "x = mf.tensor{1, 2}\nfor i = 1, 2 do\n  io.write(i, ' ')\nend\n=x:numel()\nx.shape\n")
+  T.eq(rc, 0)
+  T.eq(err, "")
+  T.eq(out, "> x = mf.tensor{1, 2}\n" ..
+            "> for i = 1, 2 do\n>>   io.write(i, ' ')\n>> end\n1 2 " ..
+            "> =x:numel()\n2\n" ..
+            "> x.shape\n{2}\n" ..
+            "> \n")
+  T.eq(history, nil, nil, "piped input is kept out of the history file")
+end)
+
+T.test("an error is reported and the prompt goes on; exit status 0", function()
+  local out, err, rc = run_prompt("error('piped boom')\nprint('after')\n")
+  T.eq(rc, 0)
+  T.ok(err:find("stdin:1: piped boom", 1, true), err)
+  T.ok(err:find("stack traceback:", 1, true), err)
+  T.eq(out, "> error('piped boom')\n> print('after')\nafter\n> \n")
+end)
+
+T.test("a Tab in the input is part of the line, not a completion", function()
+  local out, err, rc = run_prompt("y\t=\t41\nprint(y + 1)\n")
+  T.eq(rc, 0)
+  T.eq(err, "")
+  T.eq(out, "> y\t=\t41\n> print(y + 1)\n42\n> \n")
+end)
+
+T.test("a last line without a newline runs; blank lines are prompts", function()
+  local out, err, rc = run_prompt("\nprint('last')")
+  T.eq(rc, 0)
+  T.eq(err, "")
+  T.eq(out, "> \n> print('last')\nlast\n> \n")
+end)
+
+T.test("input ending inside a chunk is a syntax error", function()
+  local out, err, rc = run_prompt("for i = 1, 3 do\nprint(i)\n")
+  T.eq(rc, 0)
+  T.eq(out, "> for i = 1, 3 do\n>> print(i)\n>> \n")
+  T.ok(err:find("stdin:2: 'end' expected (to close 'for' at line 1) near <eof>", 1, true), err)
+end)
+
+T.test("mf and its tables show their names, not function addresses", function()
+  local out, err, rc = run_prompt("mf.random\nmf.data\n")
+  T.eq(rc, 0)
+  T.eq(err, "")
+  -- sorted names; functions with "()", tables with "."
+  T.ok(out:find("^> mf%.random\nmf%.random: %d+ names %(help%(mf%.random%) explains them%)\n" ..
+                "[^\n]*normal%(%)  seed%(%)  shuffle%(%)"), out)
+  T.ok(out:find("\n> mf%.data\nmf%.data: %d+ names %(help%(mf%.data%) explains them%)\n" ..
+                "Dataset%.  read_csv%(%)  read_idx%(%)"), out)
+  out = run_prompt("mf\n")
+  T.ok(out:find("^> mf\nmf: %d+ names %(help%(mf%) explains them%)\n"), out)
+  T.ok(out:find("matmul()", 1, true) and not out:find("function: 0x", 1, true), out)
+end)
+
+T.test("long input: many statements and a long line", function()
+  local parts = {}
+  for i = 1, 2000 do parts[#parts + 1] = string.format("v%d = %d", i, i) end
+  local long = {}
+  for i = 1, 3000 do long[i] = tostring(i) end
+  parts[#parts + 1] = "t = {" .. table.concat(long, ", ") .. "}"
+  parts[#parts + 1] = "print(v1 + v2000, #t, t[3000])"
+  local out, err, rc = run_prompt(table.concat(parts, "\n") .. "\n")
+  T.eq(rc, 0)
+  T.eq(err, "")
+  T.ok(out:find("\n2001\t3000\t3000\n", 1, true), out:sub(-200))
+end)
+
+T.done()
