@@ -36,7 +36,8 @@ MfTensor *lmf_test_tensor(lua_State *L, int idx);
  * converted tensor replaces the argument on the stack. Borrowed. */
 MfTensor *lmf_to_tensor(lua_State *L, int idx, int like);
 
-/* Raises a Lua error with the engine's pending message and clears it.
+/* Raises a Lua error with the engine's pending message, after the caller's
+ * position ("script.lua:12: ", as luaL_error gives), and clears it.
  * Call only after releasing every C temporary. */
 int lmf_raise(lua_State *L);
 

@@ -94,8 +94,12 @@ MfTensor *lmf_check_tensor(lua_State *L, int idx)
 
 int lmf_raise(lua_State *L)
 {
+    /* "script.lua:12: " first, as luaL_error writes it: the line of the
+     * caller (for an operator, the line with the operator) */
+    luaL_where(L, 1);
     lua_pushstring(L, mf_err_msg());
     mf_err_clear();
+    lua_concat(L, 2);
     return lua_error(L);
 }
 
