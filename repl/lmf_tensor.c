@@ -184,7 +184,9 @@ static void put_value(lua_State *L, Filler *f, int depth)
     else if (lua_type(L, -1) == LUA_TNUMBER && t->dtype != MF_BOOL)
         v = lua_tonumber(L, -1);
     else
-        fill_error(L, f, depth, t->dtype == MF_BOOL ? "expected a boolean" : "expected a number");
+        fill_error(L, f, depth, lua_pushfstring(L, "expected a %s (got %s)",
+                                                t->dtype == MF_BOOL ? "boolean" : "number",
+                                                luaL_typename(L, -1)));
     void *p = (char *)t->storage->data + f->next * (int64_t)mf_dtype_size(t->dtype);
     switch (t->dtype) {
     case MF_FLOAT32: *(float *)p = (float)v; break;
@@ -207,7 +209,8 @@ static void fill(lua_State *L, Filler *f, int depth)
         return;
     }
     if (!lua_istable(L, -1))
-        fill_error(L, f, depth, "ragged data (expected a table)");
+        fill_error(L, f, depth, lua_pushfstring(L, "ragged data (expected a table, got %s)",
+                                                luaL_typename(L, -1)));
     if ((int64_t)lua_rawlen(L, -1) != t->shape[depth]) {
         char msg[96];
         snprintf(msg, sizeof msg, "ragged data (expected %lld elements, got %lld)",

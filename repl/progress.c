@@ -32,7 +32,9 @@ typedef struct Progress {
     lua_Integer total, epochs; /* 0: unknown */
     lua_Integer step, epoch;   /* the last update, 1-based; 0 before the first */
     lua_Integer done;          /* steps counted across epochs */
-    double start, last_draw;   /* monotonic seconds; last_draw < 0: never drawn */
+    double created, last_draw; /* monotonic seconds; last_draw < 0: never drawn */
+    double first, end;         /* times of the first update and of the finish (0: not yet) */
+    lua_Integer first_done;    /* 'done' after the first update */
     double interval;           /* seconds between plain lines */
     int tty, drawn_epoch, finished;
     int show_epoch;            /* epochs given, or an update named its epoch */
@@ -68,11 +70,24 @@ static void fmt_bar(char *out, double frac)
     out[BAR_WIDTH + 2] = 0;
 }
 
-/* Rate and ETA (or the elapsed time once finished). */
+/* Steps per second. Timed from the first update on, not from mf.progress{}:
+ * at the prompt the time spent typing the loop is not the loop's. The first
+ * update alone has only the time since the progress was made. The clock
+ * stops at the finish. */
+static double steps_per_second(const Progress *p, double t)
+{
+    if (p->end > 0)
+        t = p->end;
+    if (p->done > p->first_done && t > p->first)
+        return (double)(p->done - p->first_done) / (t - p->first);
+    return t > p->created ? (double)p->done / (t - p->created) : 0;
+}
+
+/* Rate and ETA (or the total time once finished). */
 static int fmt_timing(const Progress *p, char *out, size_t cap, double t)
 {
-    double elapsed = t - p->start;
-    double rate = elapsed > 0 ? (double)p->done / elapsed : 0;
+    double rate = steps_per_second(p, t);
+    double elapsed = rate > 0 ? (double)p->done / rate : 0; /* the first step at the mean */
     char dur[32], r[32];
     /* Whole steps per second once there are many; 3 digits below 100. */
     snprintf(r, sizeof r, rate >= 100 ? "%.0f" : "%.3g", rate);
@@ -269,6 +284,12 @@ static int l_update(lua_State *L)
     p->done = p->total ? (epoch - 1) * p->total + step : p->done + 1;
     p->finished = p->total && step == p->total && (!p->epochs || epoch == p->epochs);
     double t = now();
+    if (p->first == 0) {
+        p->first = t;
+        p->first_done = p->done;
+    }
+    if (p->finished && p->end == 0)
+        p->end = t;
     if (due(p, t))
         draw(p, t);
     return 0;
@@ -281,6 +302,8 @@ static int l_done(lua_State *L)
     if (p->finished && p->last_draw >= 0)
         return 0;
     p->finished = 1;
+    if (p->end == 0)
+        p->end = now();
     if (p->step)
         draw(p, now());
     return 0;
@@ -313,7 +336,7 @@ static int l_progress(lua_State *L)
     if (!(p->interval >= 0))
         return luaL_error(L, "progress: 'interval' must be >= 0 seconds, got %f", p->interval);
     p->tty = lmf_opt_bool(L, 1, "tty", isatty(fileno(stdout)));
-    p->start = now();
+    p->created = now();
     p->last_draw = -1;
     luaL_setmetatable(L, PROGRESS_MT);
     return 1;

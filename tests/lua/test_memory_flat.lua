@@ -138,7 +138,7 @@ local function prompt_script(path, n)
           "s:close(); local m = mf.memory(); print('MEM', m.tensors, m.in_use, " ..
           "r * 4 - m.cached // 1024) end\n")
   f:write("keep = {}\na = mf.ones{8, 8}\nx = a\ny = mf.reduce_sum(x)\n")
-  -- short lines: readline reads piped input one byte at a time
+  -- short lines, to keep the script small
   local kinds = {
     "x = a * %d",
     "y = mf.reduce_sum(x)",

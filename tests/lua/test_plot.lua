@@ -134,6 +134,23 @@ T.test("progress: interval 0 prints every step; no total; done", function()
   T.ok(lines[4]:find("^step 3  loss 3 | [%d.]+ steps/s, 0:00 total$"), lines[4])
 end)
 
+T.test("progress: timed from the first update, frozen at the finish", function()
+  local out = child([[
+    local p = mf.progress{total = 3, interval = 0}
+    local t0 = mf.clock()
+    while mf.clock() - t0 < 1 do end   -- a second of typing at the prompt
+    for s = 1, 3 do p:update{loss = s} end
+    local a = tostring(p)
+    t0 = mf.clock()
+    while mf.clock() - t0 < 0.05 do end
+    print(a == tostring(p) and "frozen" or "moving")]])
+  local lines = lines_of(out)
+  local rate = tonumber(lines[3]:match("| ([%d.e+]+) steps/s, "))
+  -- counted from mf.progress{} the rate would be at most 3 steps / 1 s
+  T.ok(rate and rate > 3, "rate of the loop alone: " .. lines[3])
+  T.eq(lines[4], "frozen", nil, out)
+end)
+
 T.test("progress: redrawn in place on a terminal", function()
   local out = child([[
     do

@@ -38,12 +38,12 @@ return {
     assert(tostring(opt):find("<graph tensor>", 1, true))
   end, false},
   {"table data errors name the function", function() return mf.matmul({"x"}, mf.ones{1, 1}) end,
-   "matmul: expected a number at data[1]"},
+   "matmul: expected a number (got string) at data[1]"},
   {"table data errors name one_hot", function() return mf.one_hot({"x"}, 2) end,
-   "one_hot: expected a number at data[1]"},
+   "one_hot: expected a number (got string) at data[1]"},
   {"table data errors name assign_add", function()
     return mf.Variable(mf.ones{2}):assign_add({"x"})
-  end, "assign_add: expected a number at data[1]"},
+  end, "assign_add: expected a number (got string) at data[1]"},
   {"a Dataset method called with a dot", function()
     local ds = mf.data.Dataset.from_tensor_slices(mf.ones{3})
     return ds.batch(2)
