@@ -297,7 +297,8 @@ MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt)
     const char *name = lua_tostring(L, idx);
     MfDType dt;
     if (!name || lua_type(L, idx) != LUA_TSTRING)
-        luaL_typeerror(L, idx, "dtype name (\"float32\", \"float64\", \"int32\", \"int64\", \"bool\")");
+        luaL_typeerror(L, idx,
+                       "dtype name (\"float32\", \"float64\", \"int32\", \"int64\", \"bool\")");
     if (!mf_dtype_parse(name, &dt))
         luaL_argerror(L, idx, lua_pushfstring(L, "unknown dtype '%s' (expected float32, "
                                               "float64, int32, int64 or bool)", name));
@@ -348,7 +349,8 @@ int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, in
         return n + axis;
     if (n == 0)
         return luaL_error(L, "%s: a scalar has no axes (got axis %d)", fname, (int)axis);
-    return luaL_error(L, "%s: axis %d out of range for rank %d (axes are 1-based: 1..%d, or -%d..-1)",
+    return luaL_error(L, "%s: axis %d out of range for rank %d "
+                      "(axes are 1-based: 1..%d, or -%d..-1)",
                       fname, (int)axis, rank, (int)n, (int)n);
 }
 

@@ -15,8 +15,9 @@ void lmf_set_progname(const char *name);
 
 /* Calls the function below 'narg' arguments on the stack under a traceback
  * handler, with Ctrl-C armed to interrupt it (lua.c's 'docall'; the SIGINT
- * action in place before is restored after). Clears 'mf_interrupted'. Returns the Lua status; on error the message
- * (with a short traceback) is left on the stack, otherwise 'nres' results
+ * action in place before is restored after). Clears 'mf_interrupted'.
+ * Returns the Lua status; on error the message (with a short traceback) is
+ * left on the stack, otherwise 'nres' results
  * (LUA_MULTRET: all). */
 int lmf_docall(lua_State *L, int narg, int nres);
 

@@ -25,8 +25,16 @@
     switch (out->dtype) {                                                          \
     case MF_FLOAT32: { BINARY_ROWS(float, FEXPR); break; }                         \
     case MF_FLOAT64: { BINARY_ROWS(double, FEXPR); break; }                        \
-    case MF_INT32: { typedef uint32_t U __attribute__((unused)); BINARY_ROWS(int32_t, IEXPR); break; }     \
-    case MF_INT64: { typedef uint64_t U __attribute__((unused)); BINARY_ROWS(int64_t, IEXPR); break; }     \
+    case MF_INT32: {                                                               \
+        typedef uint32_t U __attribute__((unused));                                \
+        BINARY_ROWS(int32_t, IEXPR);                                               \
+        break;                                                                     \
+    }                                                                              \
+    case MF_INT64: {                                                               \
+        typedef uint64_t U __attribute__((unused));                                \
+        BINARY_ROWS(int64_t, IEXPR);                                               \
+        break;                                                                     \
+    }                                                                              \
     default: return mf_err_set(MF_EINTERNAL, "%s: no kernel for %s", op_api(c),    \
                                mf_dtype_name(out->dtype));                         \
     }                                                                              \
@@ -58,7 +66,8 @@ static MfStatus check_int_divisor(const MfOpCall *c)
 
 /* Floor division and modulo for integers (Python's and TensorFlow's rules). */
 #define IFLOORDIV(a, b) ((a) / (b) - (((a) % (b) != 0) && (((a) < 0) != ((b) < 0))))
-#define IFLOORMOD(a, b) ((a) % (b) + ((((a) % (b)) != 0 && (((a) % (b)) < 0) != ((b) < 0)) ? (b) : 0))
+#define IFLOORMOD(a, b)                                                            \
+    ((a) % (b) + ((((a) % (b)) != 0 && (((a) % (b)) < 0) != ((b) < 0)) ? (b) : 0))
 
 static inline float fmodf_floor(float a, float b)
 {
@@ -158,9 +167,10 @@ static MfStatus minimum_forward(const MfOpCall *c, MfTensor **outs)
     BINARY_FORWARD((a < b || a != a) ? a : b, a < b ? a : b);
 }
 
-#define BINARY_OP(sym, tfname, apiname, fwd, bwd)                                       \
+#define BINARY_OP(sym, tfname, apiname, fwd, bwd)                                  \
     const MfOpDesc sym = {                                                         \
-        .name = tfname, .api = apiname, .arity = 2, .flags = MF_OP_SIMPLE, .infer = infer_numeric,        \
+        .name = tfname, .api = apiname, .arity = 2, .flags = MF_OP_SIMPLE,         \
+        .infer = infer_numeric,                                                    \
         .forward = fwd, .backward = bwd, .cost = mf_cost_elementwise,              \
     }
 

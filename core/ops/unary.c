@@ -45,8 +45,16 @@
     switch (out->dtype) {                                                          \
     case MF_FLOAT32: UNARY_ROWS(float, F32); break;                                \
     case MF_FLOAT64: UNARY_ROWS(double, F64); break;                               \
-    case MF_INT32: { typedef uint32_t U __attribute__((unused)); UNARY_ROWS(int32_t, IEXPR); break; }      \
-    case MF_INT64: { typedef uint64_t U __attribute__((unused)); UNARY_ROWS(int64_t, IEXPR); break; }      \
+    case MF_INT32: {                                                               \
+        typedef uint32_t U __attribute__((unused));                                \
+        UNARY_ROWS(int32_t, IEXPR);                                                \
+        break;                                                                     \
+    }                                                                              \
+    case MF_INT64: {                                                               \
+        typedef uint64_t U __attribute__((unused));                                \
+        UNARY_ROWS(int64_t, IEXPR);                                                \
+        break;                                                                     \
+    }                                                                              \
     default: return mf_err_set(MF_EINTERNAL, "%s: no kernel for %s", op_api(c),    \
                                mf_dtype_name(out->dtype));                         \
     }                                                                              \
