@@ -10,8 +10,11 @@
 -- is the one real MNIST files take.
 
 local images_path, labels_path = arg and arg[1], arg and arg[2]
-local epochs = tonumber(arg and arg[3]) or 2
-local max_images = tonumber(arg and arg[4])
+local epochs = math.tointeger(tonumber(arg and arg[3] or 2))
+local max_images = arg and arg[4] and math.tointeger(tonumber(arg[4]))
+assert(epochs and epochs >= 1 and (not (arg and arg[4]) or max_images and max_images >= 1),
+       "usage: cnn_idx.lua [images labels [epochs [max_images]]]:"
+       .. " epochs and max_images must be positive integers")
 local tmpfiles = {}
 
 -- IDX: two zero bytes, a type code (0x08 = unsigned byte), the number of

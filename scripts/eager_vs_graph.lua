@@ -4,7 +4,8 @@
 -- graph saves the per-op Lua work on every call.
 -- Run: build/moonflow scripts/eager_vs_graph.lua [calls]
 
-local calls = tonumber(arg and arg[1]) or 200
+local calls = math.tointeger(tonumber(arg and arg[1] or 200))
+assert(calls and calls >= 1, "usage: eager_vs_graph.lua [calls]: calls must be a positive integer")
 local clock = mf.clock or os.clock           -- wall clock when available
 
 -- The function: a small two-layer network's loss on a batch, and its

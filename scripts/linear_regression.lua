@@ -5,7 +5,9 @@
 -- w and b should come out close to 3 and 2. The same model in graph mode is
 -- scripts/linear_regression_graph.lua.
 
-local steps = tonumber(arg and arg[1]) or 200
+local steps = math.tointeger(tonumber(arg and arg[1] or 200))
+assert(steps and steps >= 1,
+       "usage: linear_regression.lua [steps]: steps must be a positive integer")
 local true_w, true_b = 3.0, 2.0
 
 -- 1. Data: 256 points, x uniform in [-1, 1], Gaussian noise of stddev 0.1.

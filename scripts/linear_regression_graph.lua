@@ -3,7 +3,9 @@
 -- Variables, then run it in a Session, feeding a batch at each step.
 -- Run: build/moonflow scripts/linear_regression_graph.lua [steps]
 
-local steps = tonumber(arg and arg[1]) or 200
+local steps = math.tointeger(tonumber(arg and arg[1] or 200))
+assert(steps and steps >= 1,
+       "usage: linear_regression_graph.lua [steps]: steps must be a positive integer")
 local true_w, true_b = 3.0, 2.0
 
 -- The data, made eagerly as in linear_regression.lua: y = 3 x + 2 + noise.

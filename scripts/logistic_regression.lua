@@ -6,7 +6,9 @@
 -- p(class 1 | x) = sigmoid(x w + b); its decision boundary is the line
 -- x w + b = 0.
 
-local steps = tonumber(arg and arg[1]) or 300
+local steps = math.tointeger(tonumber(arg and arg[1] or 300))
+assert(steps and steps >= 1,
+       "usage: logistic_regression.lua [steps]: steps must be a positive integer")
 
 -- 1. Data: 200 seeded points per class, labels 0/1 as floats (one column).
 mf.random.seed(11)

@@ -10,8 +10,11 @@
 -- 4-feature points.
 
 local path = arg and arg[1] ~= "-" and arg[1] or nil
-local epochs = tonumber(arg and arg[2]) or 20
-local hidden = tonumber(arg and arg[3]) or 32
+local epochs = math.tointeger(tonumber(arg and arg[2] or 20))
+local hidden = math.tointeger(tonumber(arg and arg[3] or 32))
+assert(epochs and epochs >= 1 and hidden and hidden >= 1,
+       "usage: mlp_csv.lua [data.csv|- [epochs [hidden]]]:"
+       .. " epochs and hidden must be positive integers")
 
 local function write_generated_csv()
   local p = os.tmpname()

@@ -15,7 +15,9 @@
 -- N = 9*Cin, K = Cout) followed by col2im; the 1x1 conv needs no im2col.
 -- The first layer's input needs no gradient, so it has no BackpropInput.
 
-local batch = tonumber(arg and arg[1]) or 32
+local batch = math.tointeger(tonumber(arg and arg[1] or 32))
+assert(batch and batch >= 1,
+       "usage: profile_conv_backprop.lua [batch [trace.json]]: batch must be a positive integer")
 local trace_path = arg and arg[2]
 
 mf.random.seed(1)
