@@ -8,7 +8,9 @@
  * last consumer in this run has run (fetched values are kept), so peak
  * memory follows the live set. Fewer nodes run than needed means a cycle:
  * the error walks back through unrun producers to name one. Ctrl-C
- * (mf_interrupted) is checked between nodes.
+ * (mf_interrupted) is checked between nodes. In a session, writes to
+ * variables are staged and committed once every needed node has run, so a
+ * failed train step changes nothing (see "all-or-nothing writes").
  *
  * Nodes run through the dispatcher with the builder switched off
  * ('mf_exec_running'), so ops execute eagerly even inside as_default. */
@@ -21,6 +23,17 @@
 #include "graph.h"
 
 enum { UNNEEDED = 0, NEEDED = 1, DONE = 2 };
+
+/* A write staged by a session run (see "all-or-nothing writes" below). */
+typedef struct Pending {
+    const MfNode *n;
+    MfTensor *value;     /* ASSIGN: the variable's new value (owned) */
+    MfTensor **in;       /* in-place op: its inputs, owned from 'inplace' on (the
+                          * buffers it updates are the store's, taken at commit) */
+} Pending;
+
+enum { PEND_VAR = 1, PEND_OUT = 2 }; /* Run.pend: a VARIABLE with a staged write; an
+                                       * in-place node whose outputs wait for its commit */
 
 typedef struct Run {
     MfGraph *g;
@@ -37,6 +50,9 @@ typedef struct Run {
     int nneeded;
     MfSchedule *sched;
     MfVarStore *vars;    /* the session's variable values, or NULL */
+    char *pend;          /* per node: PEND_VAR, PEND_OUT flags (with 'pending') */
+    Pending *pending;    /* staged writes in run order; made by the first one */
+    int npending;
 } Run;
 
 static int exec_depth;
@@ -63,8 +79,15 @@ void mf_schedule_free(MfSchedule *s)
     }
 }
 
+static void pending_drop(Pending *p);
+
 static void run_free(Run *r)
 {
+    /* staged writes not committed (the run failed): dropped, never written */
+    for (int i = 0; i < r->npending; i++)
+        pending_drop(&r->pending[i]);
+    free(r->pending);
+    free(r->pend);
     /* Most slots are empty by now (values die after their last consumer):
      * test before calling, this loop runs over every node of the graph. */
     if (r->vals)
@@ -277,6 +300,8 @@ static MfTensor *input_value(const Run *r, MfNodeInput in)
 }
 
 static MfStatus take_inplace(Run *r, const MfNode *n, MfTensor **in);
+static bool stageable_op(const Run *r, const MfNode *n);
+static MfStatus stage_op(Run *r, const MfNode *n, MfTensor **in);
 
 static MfStatus run_op(Run *r, const MfNode *n)
 {
@@ -289,8 +314,14 @@ static MfStatus run_op(Run *r, const MfNode *n)
     MfTensor *outs[MF_MAX_OUTPUTS] = {NULL};
     int nout = 0;
     mf_prof_set_node(n->name);
-    MfStatus st = mf_op_table[n->op]->inplace ? take_inplace(r, n, in) : MF_OK;
-    if (st == MF_OK)
+    bool inplace = mf_op_table[n->op]->inplace > 0;
+    bool staged = inplace && stageable_op(r, n);
+    MfStatus st = MF_OK;
+    if (staged)
+        st = stage_op(r, n, in);  /* written at the end of the run */
+    else if (inplace)
+        st = take_inplace(r, n, in);
+    if (st == MF_OK && !staged)
         st = mf_op_call(n->op, n->ninputs, in, &n->attrs, outs, &nout);
     mf_prof_set_node(NULL);
     if (in != small)
@@ -299,6 +330,8 @@ static MfStatus run_op(Run *r, const MfNode *n)
         mf_err_prefix("run: node '%s' (%s)", n->name, mf_node_op_name(n));
         return st;
     }
+    if (staged)
+        return MF_OK; /* its outputs come with its commit */
     for (int k = 0; k < MF_MAX_OUTPUTS; k++)
         r->vals[n->index * MF_MAX_OUTPUTS + k] = outs[k];
     return MF_OK;
@@ -429,6 +462,195 @@ static MfStatus take_inplace(Run *r, const MfNode *n, MfTensor **in)
     return MF_OK;
 }
 
+/* ---- all-or-nothing writes: staged when their node runs, committed at the end ----
+ *
+ * A session run that writes variables (a train op: one Apply node per
+ * variable, Adam's beta-power assigns, the global_step increment) writes
+ * all of them or none, as eager apply_gradients does. Each write is staged
+ * when its node's turn comes in the in-degree order: everything that can
+ * fail is done then (the copy-on-write copy, a contiguous gradient, the
+ * op's checks, an assign's new value), and only the write itself (the
+ * in-place kernel, the swap in the store), which cannot fail, waits in
+ * 'pending' until every needed node has run. An error before that drops
+ * the list, so a failed or interrupted run leaves every variable as it was.
+ * Why staging: undoing in-place updates would need a copy of every buffer
+ * they write, and running the updates last is not enough, since nodes after
+ * them (Adam's beta powers, the step increment) allocate too.
+ * A staged write is invisible until committed, so a node that would see it
+ * commits the list first, in run order (the values are those of the plain
+ * in-degree order): one that reads a variable with a staged write, writes
+ * it again, or consumes a staged in-place node's output. A train op does
+ * none of these (each variable is written once and read before), so it
+ * stays all-or-nothing. The price: the staged inputs (the gradients) live
+ * until the end of the run, as they do in eager apply_gradients. Runs
+ * without a session (no store) and writes of captured eager variables
+ * (mf.trace) are not staged. */
+
+static void pending_drop(Pending *p)
+{
+    if (p->in) {
+        for (int k = mf_op_table[p->n->op]->inplace; k < p->n->ninputs; k++)
+            mf_tensor_release(p->in[k]);
+        free(p->in);
+    }
+    mf_tensor_release(p->value);
+    memset(p, 0, sizeof *p);
+}
+
+/* The list of staged writes, made by the first one (a run that writes
+ * nothing pays nothing); at most one write per needed node. */
+static MfStatus need_pending(Run *r)
+{
+    if (!r->pend)
+        r->pend = calloc((size_t)r->nn + 1, 1);
+    if (!r->pending)
+        r->pending = calloc((size_t)r->nneeded + 1, sizeof *r->pending);
+    if (!r->pend || !r->pending)
+        return mf_err_nomem("run", ((unsigned long long)r->nneeded + 1) * sizeof *r->pending);
+    return MF_OK;
+}
+
+/* In-place op 'n' updates only VARIABLEs of this session's store. */
+static bool stageable_op(const Run *r, const MfNode *n)
+{
+    if (!r->vars)
+        return false;
+    for (int k = 0; k < mf_op_table[n->op]->inplace; k++)
+        if (mf_graph_node(r->g, n->inputs[k].node)->kind != MF_NODE_VARIABLE ||
+            r->fed[slot(n->inputs[k])])
+            return false;
+    return true;
+}
+
+/* Stages in-place op 'n': its buffers taken (copied when shared), every
+ * check its forward makes passed (shapes, dtypes, each buffer given once),
+ * its other inputs held contiguous (the kernel would copy a strided
+ * gradient). Its outputs (the variable) come at commit. */
+static MfStatus stage_op(Run *r, const MfNode *n, MfTensor **in)
+{
+    const MfOpDesc *d = mf_op_table[n->op];
+    MfStatus st = need_pending(r);
+    if (st == MF_OK)
+        st = take_inplace(r, n, in);
+    for (int k = 1; k < d->inplace && st == MF_OK; k++)
+        for (int j = 0; j < k && st == MF_OK; j++)
+            if (in[j] == in[k])
+                st = mf_err_set(MF_EARG, "%s: inputs %d and %d are the same variable ('%s'); "
+                                "each buffer updated in place must be given once", d->api,
+                                j + 1, k + 1, mf_graph_node(r->g, n->inputs[k].node)->name);
+    MfOpCall c = {.op = n->op, .ninputs = n->ninputs, .inputs = in, .attrs = &n->attrs};
+    if (st == MF_OK)
+        st = d->infer(&c);
+    if (st != MF_OK)
+        return st;
+    Pending *p = &r->pending[r->npending];
+    p->n = n;
+    p->in = calloc((size_t)n->ninputs, sizeof *p->in);
+    if (!p->in)
+        st = mf_err_nomem("run", (unsigned long long)n->ninputs * sizeof *p->in);
+    for (int k = d->inplace; k < n->ninputs && st == MF_OK; k++)
+        if (!(p->in[k] = mf_tensor_contiguous(in[k]))) {
+            mf_err_prefix("%s", d->api);
+            st = MF_ENOMEM;
+        }
+    if (st != MF_OK) {
+        pending_drop(p);
+        return st;
+    }
+    r->npending++;
+    for (int k = 0; k < d->inplace; k++)
+        r->pend[n->inputs[k].node] |= PEND_VAR;
+    r->pend[n->index] |= PEND_OUT;
+    return MF_OK;
+}
+
+/* Runs a staged in-place op on the store's buffers. Its checks passed at
+ * staging and nothing has touched the buffers since, so it cannot fail; the
+ * kernel is called from the op table directly, not through mf_op_call,
+ * whose tape recorder could ask for memory. */
+static MfStatus commit_op(Run *r, Pending *p)
+{
+    const MfNode *n = p->n;
+    const MfOpDesc *d = mf_op_table[n->op];
+    for (int k = 0; k < d->inplace; k++)
+        p->in[k] = mf_varstore_get(r->vars, n->inputs[k].node);
+    MfOpCall c = {.op = n->op, .ninputs = n->ninputs, .inputs = p->in, .attrs = &n->attrs};
+    MfTensor *outs[MF_MAX_OUTPUTS] = {NULL};
+    bool prof = mf_prof_on;
+    MfProfSpan span;
+    if (prof)
+        mf_prof_begin(&span);
+    MfStatus st = d->infer(&c);
+    if (st == MF_OK)
+        st = d->forward(&c, outs);
+    if (prof) {
+        MfCost cost = {0, 0};
+        if (st == MF_OK && d->cost)
+            cost = d->cost(&c);
+        mf_prof_end_op_call(&span, n->name, d->name, cost.flops, cost.bytes);
+    }
+    for (int k = 0; k < d->inplace; k++)
+        p->in[k] = NULL; /* the store's, not ours */
+    for (int k = 0; k < MF_MAX_OUTPUTS; k++) {
+        int s = n->index * MF_MAX_OUTPUTS + k;
+        if (st == MF_OK && r->uses[s] > 0)
+            r->vals[s] = outs[k];
+        else
+            mf_tensor_release(outs[k]);
+    }
+    if (st != MF_OK) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", mf_err_msg());
+        return mf_err_set(MF_EINTERNAL, "run: node '%s' (%s) failed at its commit, after its "
+                          "checks passed (internal error): %s", n->name, d->name, why);
+    }
+    return MF_OK;
+}
+
+/* Writes every staged value, in run order; then nothing is pending. */
+static MfStatus flush(Run *r)
+{
+    MfStatus st = MF_OK;
+    for (int i = 0; i < r->npending; i++) {
+        Pending *p = &r->pending[i];
+        MfStatus s = MF_OK;
+        if (p->in)
+            s = commit_op(r, p);
+        else
+            mf_varstore_set(r->vars, p->n->ref, p->value); /* cannot fail: the slot exists */
+        if (st == MF_OK)
+            st = s;
+        pending_drop(p);
+    }
+    r->npending = 0;
+    if (r->pend)
+        memset(r->pend, 0, (size_t)r->nn);
+    return st;
+}
+
+/* Node 'n' would see a staged write: it consumes a staged node's output,
+ * reads a variable with a staged write, or writes it again. */
+static bool sees_staged(const Run *r, const MfNode *n)
+{
+    for (int k = 0; k < n->ninputs; k++)
+        if (!r->fed[slot(n->inputs[k])] && (r->pend[n->inputs[k].node] & PEND_OUT))
+            return true;
+    switch (n->kind) {
+    case MF_NODE_VARIABLE:
+        return r->pend[n->index] & PEND_VAR;
+    case MF_NODE_READ:
+    case MF_NODE_ASSIGN:
+        return !n->var && n->ref >= 0 && (r->pend[n->ref] & PEND_VAR);
+    case MF_NODE_OP:
+        for (int k = 0; k < mf_op_table[n->op]->inplace; k++)
+            if (r->pend[n->inputs[k].node] & PEND_VAR)
+                return true;
+        return false;
+    default:
+        return false;
+    }
+}
+
 /* VARIABLE and READ: the value now (a snapshot: assigns swap in new
  * tensors, so what was read stays as it was). A READ with an input
  * (v:initialized_value()) gives that input, the initial value, while the
@@ -467,7 +689,8 @@ static MfStatus combine(const MfNode *n, MfTensor *cur, MfTensor *x, MfTensor **
     return mf_err_set(MF_ESHAPE, "variable of shape %s, got %s", want, got);
 }
 
-static MfStatus assign_store(Run *r, const MfNode *n, MfTensor *x, MfTensor **out)
+/* The value ASSIGN 'n' gives its variable (owned in '*out'), checked. */
+static MfStatus assign_value(Run *r, const MfNode *n, MfTensor *x, MfTensor **out)
 {
     const MfNode *var = mf_graph_node(r->g, n->ref);
     MfTensor *cur = NULL;
@@ -494,7 +717,26 @@ static MfStatus assign_store(Run *r, const MfNode *n, MfTensor *x, MfTensor **ou
         if (st == MF_OK)
             st = combine(n, cur, x, out);
     }
-    if (st == MF_OK && (st = mf_varstore_set(r->vars, n->ref, *out)) != MF_OK) {
+    return st;
+}
+
+/* ASSIGN 'n' into the session's store: staged when the store already has
+ * the variable's slot (the swap at commit then cannot fail), else at once
+ * (a first initialisation may grow the store). */
+static MfStatus assign_store(Run *r, const MfNode *n, MfTensor *x, MfTensor **out)
+{
+    MfStatus st = assign_value(r, n, x, out);
+    if (st == MF_OK && r->vars && n->ref < r->vars->cap && (st = need_pending(r)) == MF_OK) {
+        Pending *p = &r->pending[r->npending++];
+        p->n = n;
+        p->value = *out;
+        mf_tensor_retain(*out);
+        r->pend[n->ref] |= PEND_VAR;
+        return MF_OK;
+    }
+    if (st == MF_OK)
+        st = mf_varstore_set(r->vars, n->ref, *out);
+    if (st != MF_OK) {
         mf_tensor_release(*out);
         *out = NULL;
     }
@@ -629,7 +871,9 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
         if (mf_interrupted)
             return mf_err_set(MF_EINTR, "run: interrupted (Ctrl-C) before node '%s', after %d "
                               "of %d nodes; nothing is returned", n->name, ran, r->nneeded);
-        MfStatus st = run_node(r, n);
+        MfStatus st = r->npending && sees_staged(r, n) ? flush(r) : MF_OK;
+        if (st == MF_OK)
+            st = run_node(r, n);
         if (st != MF_OK)
             return st;
         r->state[i] = DONE;
@@ -643,7 +887,8 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
         if (opt && opt->on_node)
             opt->on_node(opt->ctx, n);
     }
-    return ran < r->nneeded ? cycle_error(r, ran) : MF_OK;
+    /* every needed node ran: now the staged writes, which cannot fail */
+    return ran < r->nneeded ? cycle_error(r, ran) : flush(r);
 }
 
 static MfStatus prepare(Run *r, int nfetch, MfTensor *const *fetches, int ntargets,

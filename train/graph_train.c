@@ -11,7 +11,10 @@
  * themselves live in each Session. The Apply nodes update the session's
  * buffers in place (graph/exec.c copies a buffer first when something
  * else still holds it), with the same kernels as eager mode, so both modes
- * follow the same trajectory. */
+ * follow the same trajectory. Like eager apply_gradients, a run of the
+ * train op is all-or-nothing: the executor stages every write of the run
+ * and commits them only after its last node, so an error (out of memory,
+ * Ctrl-C) leaves every variable, slot and the step as they were. */
 #include <stdio.h>
 #include <string.h>
 
