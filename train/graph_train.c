@@ -348,7 +348,7 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTen
                            Deps *deps)
 {
     char scope[300];
-    update_scope(scope, sizeof scope, p->var->name, ":");
+    update_scope(scope, sizeof scope, p->var->name, ":/");
     int mark;
     MfStatus st = mf_graph_push_scope(g, scope, &mark);
     if (st != MF_OK)

@@ -97,6 +97,8 @@ static MfStatus apply_infer(MfOpCall *c, const ApplyInputs *s)
  * change a tensor someone else holds. */
 static MfStatus check_exclusive(const MfOpCall *c, const ApplyInputs *s)
 {
+    if (mf_tensor_numel(c->inputs[0]) == 0)
+        return MF_OK; /* nothing is written (an empty tensor may share a buffer) */
     for (int i = 0; i < s->nstate; i++) {
         const MfTensor *x = c->inputs[i];
         bool alone = x->refcount == 1 && x->storage && x->storage->refcount == 1 &&
