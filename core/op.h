@@ -47,6 +47,10 @@ typedef struct MfAttrs {
     double scalar[4];             /* fill value, clip bounds, mean/stddev, minval/maxval */
     MfDType dtype;                /* cast target, dtype of created tensors */
     uint64_t seed;                /* random ops */
+    /* Random ops built into a graph: the node's run counters (core/rng.h,
+     * owned by the node), so each run draws fresh values; NULL in eager
+     * mode, where the values depend on 'seed' alone. */
+    struct MfRngRuns *runs;
     int padding;                  /* conv / pool: 0 = VALID, 1 = SAME */
     int64_t strides[4], ksize[4], dilations[4];
 } MfAttrs;

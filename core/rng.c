@@ -1,11 +1,15 @@
 /* rng.c — Philox4x32-10, Box-Muller normals and the seed rule (see rng.h).
  *
- * The only state is the global seed and the op counter; the generator
- * itself is a pure function of (counter, key). */
+ * The only global state is the global seed, the op counter and the current
+ * random context; the generator itself is a pure function of (counter,
+ * key). Run counters (MfRngRuns) belong to the graph node that owns them. */
 #include "rng.h"
 
 #include <math.h>
+#include <string.h>
 #include <time.h>
+
+#include "alloc.h"
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
@@ -124,4 +128,113 @@ uint64_t mf_rng_op_seed(bool has_op_seed, int64_t op_seed)
     }
     uint64_t g = global_seed_set ? global_seed : process_entropy();
     return mix2(g, op_counter++, tag_counter);
+}
+
+/* ---- run counters ----------------------------------------------------------- */
+
+/* One counter per context that ran the node, in first-run order. A node
+ * is run by few sessions (usually one), so a short array searched from the
+ * end (the latest context is the likeliest) beats a hash table. Blocks come
+ * from 'mf_alloc', so its failure hook reaches these paths too. */
+typedef struct RunSlot {
+    uint64_t ctx;
+    uint64_t count;
+} RunSlot;
+
+/* Room for two contexts inside the block (sessionless runs and one
+ * session), so that the common cases never allocate while a graph runs. */
+#define RUNS_INLINE 2
+
+struct MfRngRuns {
+    int n, cap;
+    RunSlot *slots;             /* 'inline_slots' or an 'mf_alloc' block */
+    RunSlot inline_slots[RUNS_INLINE];
+};
+
+static uint64_t current_ctx;
+static uint64_t last_ctx;
+
+MfRngRuns *mf_rng_runs_new(const char *fname)
+{
+    MfRngRuns *r = mf_alloc_zeroed(sizeof *r);
+    if (!r) {
+        mf_err_nomem(fname, sizeof *r);
+        return NULL;
+    }
+    r->cap = RUNS_INLINE;
+    r->slots = r->inline_slots;
+    return r;
+}
+
+void mf_rng_runs_free(MfRngRuns *r)
+{
+    if (!r)
+        return;
+    if (r->slots != r->inline_slots)
+        mf_dealloc(r->slots, (size_t)r->cap * sizeof *r->slots);
+    mf_dealloc(r, sizeof *r);
+}
+
+/* Doubles the room for contexts; MF_ENOMEM (naming 'fname') on failure,
+ * with 'r' unchanged. */
+static MfStatus runs_grow(const char *fname, MfRngRuns *r)
+{
+    int cap = r->cap * 2;
+    size_t nbytes = (size_t)cap * sizeof(RunSlot);
+    RunSlot *p = mf_alloc(nbytes);
+    if (!p)
+        return mf_err_nomem(fname, nbytes);
+    memcpy(p, r->slots, (size_t)r->n * sizeof *p);
+    if (r->slots != r->inline_slots)
+        mf_dealloc(r->slots, (size_t)r->cap * sizeof *p);
+    r->slots = p;
+    r->cap = cap;
+    return MF_OK;
+}
+
+/* The counter of the current context, added at zero on its first run. */
+static RunSlot *run_slot(const char *fname, MfRngRuns *r)
+{
+    for (int i = r->n - 1; i >= 0; i--)
+        if (r->slots[i].ctx == current_ctx)
+            return &r->slots[i];
+    if (r->n == r->cap && runs_grow(fname, r) != MF_OK)
+        return NULL;
+    r->slots[r->n] = (RunSlot){current_ctx, 0};
+    return &r->slots[r->n++];
+}
+
+MfStatus mf_rng_run_seed(const char *fname, uint64_t seed, MfRngRuns *runs, uint64_t *out)
+{
+    static const uint64_t tag_run = 0x52554Eull;
+    *out = seed;
+    if (!runs)
+        return MF_OK;
+    RunSlot *s = run_slot(fname, runs);
+    if (!s)
+        return MF_ENOMEM;
+    uint64_t k = s->count++;
+    /* Run 0 keeps the op seed, so the first run matches eager mode; later
+     * runs hash (seed, k) in their own domain ('tag_run'), which no op
+     * seed drawn by 'mf_rng_op_seed' shares. */
+    if (k > 0)
+        *out = mix2(seed, k, tag_run);
+    return MF_OK;
+}
+
+uint64_t mf_rng_context_new(void)
+{
+    return ++last_ctx;
+}
+
+uint64_t mf_rng_context_swap(uint64_t ctx)
+{
+    uint64_t prev = current_ctx;
+    current_ctx = ctx;
+    return prev;
+}
+
+uint64_t mf_rng_context(void)
+{
+    return current_ctx;
 }

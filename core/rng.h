@@ -11,12 +11,22 @@
  * Seed rule (TensorFlow's, see 'mf_rng_op_seed'): a global seed (set by
  * 'mf_rng_set_global_seed', i.e. mf.random.seed) and an op counter. An op
  * without its own seed draws the next counter value; an op with a seed
- * depends only on (global seed, op seed). Nothing here allocates or fails. */
+ * depends only on (global seed, op seed).
+ *
+ * Graph runs (TensorFlow 1's stateful random ops, see 'mf_rng_run_seed'): a
+ * random op node keeps one op seed from the time it was built, but each
+ * execution of the node mixes in how many times it ran before, so
+ * successive runs (and successive calls of a traced function) draw fresh
+ * values while the sequence over runs stays reproducible. Run 0 uses the
+ * op seed unchanged, so a graph's first run equals eager mode. Only the run
+ * counters allocate (and can fail); the rest is pure. */
 #ifndef MF_RNG_H
 #define MF_RNG_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "err.h"
 
 /* The global seed TensorFlow uses when an op seed is given but no global
  * seed was set (DEFAULT_GRAPH_SEED). */
@@ -68,5 +78,38 @@ uint64_t mf_rng_op_seed(bool has_op_seed, int64_t op_seed);
 
 /* The splitmix64 finaliser: a bijective 64-bit hash. */
 uint64_t mf_rng_mix64(uint64_t x);
+
+/* ---- run counters of graph random ops ------------------------------------ */
+
+/* How many times one graph node ran, counted separately per random context
+ * (see 'mf_rng_context_new'): TensorFlow keeps a random op's state in the
+ * session's kernel, so two sessions of one graph see the same sequence. */
+typedef struct MfRngRuns MfRngRuns;
+
+/* New counters, all at zero (owned; 'mf_rng_runs_free'). NULL with a
+ * message naming 'fname' when out of memory. */
+MfRngRuns *mf_rng_runs_new(const char *fname);
+void mf_rng_runs_free(MfRngRuns *r);
+
+/* The Philox key for one execution of a random op whose op seed is 'seed':
+ *   'runs' NULL (eager):        'seed' itself, always;
+ *   run k of the node in the current context: 'seed' for k = 0, otherwise
+ *                               a hash of (seed, k) in a domain of its own.
+ * Counts the run. Fails (MF_ENOMEM, naming 'fname') only when a context is
+ * seen for the first time and its counter cannot be stored. */
+MfStatus mf_rng_run_seed(const char *fname, uint64_t seed, MfRngRuns *runs, uint64_t *out);
+
+/* A fresh random context id (never 0, never reused in the process). A
+ * session takes one when it is created and makes it current while it runs,
+ * so each session counts runs of a node from 0. Context 0 is current
+ * otherwise (graph runs outside any session). */
+uint64_t mf_rng_context_new(void);
+
+/* Makes 'ctx' the current context and returns the previous one (to be
+ * restored after the run). */
+uint64_t mf_rng_context_swap(uint64_t ctx);
+
+/* The current context id. */
+uint64_t mf_rng_context(void);
 
 #endif

@@ -6,10 +6,16 @@
 
 #include "graph.h"
 
+#include "core/rng.h"
+
 struct MfSession {
     MfGraph *g;          /* retained */
     bool closed;
     MfVarStore vars;     /* VARIABLE node index -> current value */
+    /* Random context (core/rng.h): random op nodes count their runs per
+     * session, so a fresh session of a graph draws the same sequence of
+     * values (TensorFlow 1 keeps a random op's state in the session). */
+    uint64_t rng;
 };
 
 MfSession *mf_session_new(MfGraph *g)
@@ -21,6 +27,7 @@ MfSession *mf_session_new(MfGraph *g)
     }
     mf_graph_retain(g);
     s->g = g;
+    s->rng = mf_rng_context_new();
     return s;
 }
 
@@ -114,6 +121,9 @@ MfStatus mf_session_run(MfSession *s, int nfetch, MfTensor *const *fetches, int 
             *sched = NULL;
         return mf_err_set(MF_EARG, "run: the session is closed");
     }
-    return mf_exec_run_vars(&s->vars, s->g, nfetch, fetches, ntargets, targets, nfeed, fed,
-                            feeds, opt, results, sched);
+    uint64_t prev = mf_rng_context_swap(s->rng);
+    MfStatus st = mf_exec_run_vars(&s->vars, s->g, nfetch, fetches, ntargets, targets, nfeed,
+                                   fed, feeds, opt, results, sched);
+    mf_rng_context_swap(prev);
+    return st;
 }

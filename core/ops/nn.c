@@ -544,6 +544,10 @@ MfStatus mf_bias_add(MfTensor *value, MfTensor *bias, bool nchw, MfTensor **out)
     return mf_op1(MF_OP_BIAS_ADD, 2, in, &a, out);
 }
 
+/* Dropout is composed of ops: x * (1 / (1 - rate)) * cast(uniform >= rate).
+ * In a graph the uniform node draws a fresh mask on each run (core/rng.h),
+ * and the gradient multiplies by the mask node's output of the same run,
+ * so forward and backward never disagree. */
 MfStatus mf_dropout(MfTensor *x, double rate, uint64_t seed, MfTensor **out)
 {
     MfTensor *t[5] = {0};

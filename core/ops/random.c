@@ -12,7 +12,9 @@
  *     elements per block; float64 and integers: two words (53 or 64 bits);
  *   - shuffle: Fisher-Yates from the last slice down, the draw for position
  *     i from block i.
- * Kernels write contiguous outputs with plain typed loops. */
+ * In a graph node the key is the op seed mixed with the node's run count
+ * ('run_seed'), so each run draws fresh values; eager calls use the op
+ * seed itself. Kernels write contiguous outputs with plain typed loops. */
 #include "random.h"
 
 #include <math.h>
@@ -77,6 +79,15 @@ static MfStatus infer_uniform_int(MfOpCall *c)
 
 /* ---- kernels -------------------------------------------------------------- */
 
+/* The Philox key for this execution: the op seed in eager mode; in a graph
+ * node, the op seed mixed with the node's run count, so each run draws
+ * fresh values (see 'mf_rng_run_seed'). Every kernel takes its key here
+ * and nowhere else. */
+static MfStatus run_seed(const MfOpCall *c, uint64_t *seed)
+{
+    return mf_rng_run_seed(op_api(c), c->attrs->seed, c->attrs->runs, seed);
+}
+
 #define NORMAL_LOOP(T)                                                             \
     do {                                                                           \
         T *p = (T *)out->storage->data;                                            \
@@ -93,7 +104,10 @@ static MfStatus normal_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *out = outs[0];
     int64_t n = mf_tensor_numel(out);
-    uint64_t seed = c->attrs->seed;
+    uint64_t seed;
+    MfStatus st = run_seed(c, &seed);
+    if (st != MF_OK)
+        return st;
     double mean = c->attrs->scalar[0], stddev = c->attrs->scalar[1];
     if (out->dtype == MF_FLOAT32)
         NORMAL_LOOP(float);
@@ -122,7 +136,10 @@ static MfStatus truncated_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *out = outs[0];
     int64_t n = mf_tensor_numel(out);
-    uint64_t seed = c->attrs->seed;
+    uint64_t seed;
+    MfStatus st = run_seed(c, &seed);
+    if (st != MF_OK)
+        return st;
     double mean = c->attrs->scalar[0], stddev = c->attrs->scalar[1];
     if (out->dtype == MF_FLOAT32) {
         float *p = out->storage->data;
@@ -169,10 +186,14 @@ static MfStatus uniform_forward(const MfOpCall *c, MfTensor **outs)
     MfTensor *out = outs[0];
     int64_t n = mf_tensor_numel(out);
     const MfAttrs *a = c->attrs;
+    uint64_t seed;
+    MfStatus st = run_seed(c, &seed);
+    if (st != MF_OK)
+        return st;
     if (out->dtype == MF_FLOAT32)
-        uniform_f32(out->storage->data, n, a->seed, a->scalar[0], a->scalar[1]);
+        uniform_f32(out->storage->data, n, seed, a->scalar[0], a->scalar[1]);
     else
-        uniform_f64(out->storage->data, n, a->seed, a->scalar[0], a->scalar[1]);
+        uniform_f64(out->storage->data, n, seed, a->scalar[0], a->scalar[1]);
     return MF_OK;
 }
 
@@ -196,7 +217,10 @@ static MfStatus uniform_int_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *out = outs[0];
     int64_t n = mf_tensor_numel(out);
-    uint64_t seed = c->attrs->seed;
+    uint64_t seed;
+    MfStatus st = run_seed(c, &seed);
+    if (st != MF_OK)
+        return st;
     int64_t ilo = (int64_t)c->attrs->scalar[0];
     /* maxval may be 2^63 (exclusive), which int64_t cannot hold; span 0
      * stands for the full 2^64. */
@@ -239,6 +263,10 @@ static MfStatus shuffle_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *in = c->inputs[0], *out = outs[0];
     int64_t rows = in->rank > 0 ? in->shape[0] : 0;
+    uint64_t seed;
+    MfStatus st = run_seed(c, &seed);
+    if (st != MF_OK)
+        return st;
     if (rows < 2) {
         mf_tensor_copy_into(out, in);
         return MF_OK;
@@ -253,7 +281,7 @@ static MfStatus shuffle_forward(const MfOpCall *c, MfTensor **outs)
         mf_err_prefix("%s", op_api(c));
         return MF_ENOMEM;
     }
-    permutation(perm, rows, c->attrs->seed);
+    permutation(perm, rows, seed);
     size_t row_bytes = (size_t)(mf_tensor_numel(in) / rows) * mf_dtype_size(in->dtype);
     const char *s = mf_tensor_data(src);
     char *d = out->storage->data;

@@ -5,9 +5,12 @@
  *   ints[0..nints) = the output shape (nints = rank), dtype,
  *   seed           = the op seed, already resolved ('mf_rng_op_seed'),
  *   scalar[0..1]   = mean, stddev (normals) or minval, maxval (uniforms).
- * RandomShuffle takes one input and reads only 'seed'. An op's output
- * depends only on its attributes (and input), so graph mode can make nodes
- * of them and get the same values as eager mode.
+ * RandomShuffle takes one input and reads only 'seed' (and 'runs').
+ * Eager: an op's output depends only on its attributes (and input). A graph
+ * node also has 'runs', its run counters: run k of the node in a session
+ * uses the key mix(seed, k) (k = 0: the seed itself, as eager mode), so
+ * every run draws fresh values and a fresh session, or process, with the
+ * same seeds sees the same sequence (TensorFlow 1's stateful random ops).
  *
  * The helpers below build the attributes and call the op through the
  * dispatcher; each returns MF_OK and an owned tensor in '*out', or a status

@@ -1,11 +1,15 @@
 /* test_random.c — the counter-based generator, the seed rule and the random
  * ops: known-answer vectors, reproducibility, statistics, ranges, shuffle
- * permutations (also of strided views), errors and out-of-memory paths. */
+ * permutations (also of strided views), errors and out-of-memory paths;
+ * graph nodes of random ops: fresh values on every run, the same sequence
+ * in a fresh graph or random context (a session), the first run equal to
+ * eager mode. */
 #include "testutil.h"
 
 #include "core/alloc.h"
 #include "core/ops/random.h"
 #include "core/rng.h"
+#include "graph/graph.h"
 
 static void test_philox_known_answers(void **state)
 {
@@ -332,6 +336,179 @@ static void test_op_table_entries(void **state)
     assert_int_equal(mf_op_table[MF_OP_RANDOM_UNIFORM]->arity, 0);
 }
 
+/* Run counters: eager (NULL) keeps the seed; a node's run 0 keeps it too,
+ * later runs differ; a new context restarts the sequence and the old one
+ * continues where it was. */
+static void test_run_seed_counts_runs(void **state)
+{
+    (void)state;
+    uint64_t s[6], k;
+    assert_int_equal(mf_rng_run_seed("f", 99, NULL, &k), MF_OK);
+    assert_true(k == 99);
+    MfRngRuns *r = mf_rng_runs_new("f"), *r2 = mf_rng_runs_new("f");
+    assert_non_null(r);
+    assert_non_null(r2);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(mf_rng_run_seed("f", 99, r2, &s[i]), MF_OK);
+    assert_true(s[0] == 99);
+    for (int i = 0; i < 6; i++)
+        for (int j = i + 1; j < 6; j++)
+            assert_true(s[i] != s[j]);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(mf_rng_run_seed("f", 99, r, &k), MF_OK);
+        assert_true(k == s[i]);
+    }
+    uint64_t a = mf_rng_context_new(), b = mf_rng_context_new();
+    assert_true(a != 0 && b != 0 && a != b);
+    uint64_t prev = mf_rng_context_swap(a);
+    assert_true(mf_rng_context() == a);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(mf_rng_run_seed("f", 99, r, &k), MF_OK);
+        assert_true(k == s[i]);  /* context a starts at run 0 */
+    }
+    mf_rng_context_swap(b);     /* a third context: the counters grow */
+    assert_int_equal(mf_rng_run_seed("f", 99, r, &k), MF_OK);
+    assert_true(k == s[0]);
+    mf_rng_context_swap(prev);
+    assert_int_equal(mf_rng_run_seed("f", 99, r, &k), MF_OK);
+    assert_true(k == s[3]);     /* the first context continues */
+    mf_rng_runs_free(r);
+    mf_rng_runs_free(r2);
+    mf_rng_runs_free(NULL);
+}
+
+/* Out of memory: making counters, and a context's first run once the room
+ * inside the block is used up; both report the function named. */
+static void test_run_counters_out_of_memory(void **state)
+{
+    (void)state;
+    mf_alloc_fail_at(1);
+    assert_null(mf_rng_runs_new("random.normal"));
+    mf_alloc_fail_at(0);
+    assert_non_null(strstr(mf_err_msg(), "random.normal"));
+    mf_err_clear();
+    MfRngRuns *r = mf_rng_runs_new("random.normal");
+    uint64_t k, prev = mf_rng_context();
+    for (int i = 0; i < 2; i++) {
+        mf_rng_context_swap(mf_rng_context_new());
+        assert_int_equal(mf_rng_run_seed("random.normal", 5, r, &k), MF_OK);
+    }
+    mf_rng_context_swap(mf_rng_context_new());
+    mf_alloc_fail_at(1);
+    assert_int_equal(mf_rng_run_seed("random.normal", 5, r, &k), MF_ENOMEM);
+    mf_alloc_fail_at(0);
+    assert_non_null(strstr(mf_err_msg(), "random.normal"));
+    mf_err_clear();
+    assert_int_equal(mf_rng_run_seed("random.normal", 5, r, &k), MF_OK);
+    assert_true(k == 5);        /* the failed run did not count */
+    mf_rng_context_swap(prev);
+    mf_rng_runs_free(r);
+}
+
+/* One random op of each kind, as a graph node (built while 'g' is the
+ * default graph) or eagerly (g NULL); 'in' is RandomShuffle's input. */
+static MfTensor *make_random(MfGraph *g, MfOpId op, MfTensor *in)
+{
+    MfAttrs a = mf_attrs_default();
+    a.nints = 2;
+    a.ints[0] = 4;
+    a.ints[1] = 6;
+    a.dtype = op == MF_OP_RANDOM_UNIFORM_INT ? MF_INT64 : MF_FLOAT32;
+    a.scalar[0] = 0;
+    a.scalar[1] = op == MF_OP_RANDOM_UNIFORM_INT ? 1000 : 1;
+    a.seed = 4242;
+    MfTensor *out = NULL;
+    if (g)
+        assert_int_equal(mf_graph_push_default(g), MF_OK);
+    MfStatus st = mf_op1(op, op == MF_OP_RANDOM_SHUFFLE, &in, &a, &out);
+    if (g)
+        mf_graph_pop_default();
+    assert_int_equal(st, MF_OK);
+    return out;
+}
+
+static MfTensor *run_node(MfGraph *g, MfTensor *node)
+{
+    MfTensor *r = NULL;
+    assert_int_equal(mf_exec_run(g, 1, &node, 0, NULL, 0, NULL, NULL, NULL, &r, NULL), MF_OK);
+    return r;
+}
+
+/* Each random op in a graph: run 1 equals eager, run 2 differs from it;
+ * a fresh graph built alike repeats the sequence (a fresh process), and so
+ * does a fresh context (a session) on the same graph; eager calls stay the
+ * same. */
+static void check_graph_runs(MfOpId op, MfTensor *in)
+{
+    MfGraph *g = mf_graph_new(), *g2 = mf_graph_new();
+    MfTensor *node = make_random(g, op, in), *node2 = make_random(g2, op, in);
+    MfTensor *eager = make_random(NULL, op, in), *eager2 = make_random(NULL, op, in);
+    MfTensor *r1 = run_node(g, node), *r2 = run_node(g, node);
+    MfTensor *f1 = run_node(g2, node2), *f2 = run_node(g2, node2);
+    uint64_t prev = mf_rng_context_swap(mf_rng_context_new());
+    MfTensor *c1 = run_node(g, node), *c2 = run_node(g, node);
+    mf_rng_context_swap(prev);
+    MfTensor *r3 = run_node(g, node);
+    assert_true(same_values(eager, eager2));
+    assert_true(same_values(r1, eager));
+    assert_false(same_values(r1, r2));
+    assert_false(same_values(r3, r1));
+    assert_false(same_values(r3, r2));
+    assert_true(same_values(f1, r1) && same_values(f2, r2));
+    assert_true(same_values(c1, r1) && same_values(c2, r2));
+    MfTensor *all[] = {node, node2, eager, eager2, r1, r2, f1, f2, c1, c2, r3};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        mf_tensor_release(all[i]);
+    mf_graph_release(g);
+    mf_graph_release(g2);
+}
+
+static void test_graph_runs_draw_fresh_values(void **state)
+{
+    (void)state;
+    int64_t s[2] = {24, 2};
+    MfTensor *in = NULL;
+    assert_int_equal(mf_random_normal(2, s, MF_FLOAT32, 0, 1, 1, &in), MF_OK);
+    check_graph_runs(MF_OP_RANDOM_NORMAL, NULL);
+    check_graph_runs(MF_OP_TRUNCATED_NORMAL, NULL);
+    check_graph_runs(MF_OP_RANDOM_UNIFORM, NULL);
+    check_graph_runs(MF_OP_RANDOM_UNIFORM_INT, NULL);
+    check_graph_runs(MF_OP_RANDOM_SHUFFLE, in);
+    mf_tensor_release(in);
+}
+
+/* Building a random node (its run counters included) when memory runs out
+ * fails with MF_ENOMEM, leaks nothing, and eventually succeeds. */
+static void test_graph_build_out_of_memory(void **state)
+{
+    (void)state;
+    int ok = 0;
+    for (int64_t k = 1; k <= 8 && !ok; k++) {
+        MfGraph *g = mf_graph_new();
+        MfAttrs a = mf_attrs_default();
+        a.scalar[1] = 1;
+        MfTensor *out = NULL;
+        assert_int_equal(mf_graph_push_default(g), MF_OK);
+        mf_alloc_fail_at(k);
+        MfStatus st = mf_op1(MF_OP_RANDOM_NORMAL, 0, NULL, &a, &out);
+        mf_alloc_fail_at(0);
+        mf_graph_pop_default();
+        if (st == MF_OK) {
+            ok = 1;
+            MfTensor *r = run_node(g, out);
+            assert_int_equal(r->rank, 0);
+            mf_tensor_release(r);
+            mf_tensor_release(out);
+        } else {
+            assert_int_equal(st, MF_ENOMEM);
+            assert_null(out);
+            mf_err_clear();
+        }
+        mf_graph_release(g);
+    }
+    assert_true(ok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +524,10 @@ int main(void)
         TEST(test_errors),
         TEST(test_out_of_memory),
         TEST(test_op_table_entries),
+        TEST(test_run_seed_counts_runs),
+        TEST(test_run_counters_out_of_memory),
+        TEST(test_graph_runs_draw_fresh_values),
+        TEST(test_graph_build_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
