@@ -98,9 +98,18 @@ MfStatus mf_tape_record_function(MfTapeFunction *f, int ninputs, MfTensor *const
                                  int noutputs, MfTensor *const *outputs);
 
 /* Suspends recording on every tape (nests); 'resume' undoes one suspend.
- * custom_gradient runs its forward function suspended. */
+ * custom_gradient makes the Identity its function is recorded on suspended. */
 void mf_tape_suspend(void);
 void mf_tape_resume(void);
+
+/* custom_gradient's check, as TensorFlow's: a gradient function gives
+ * gradients for f's inputs only, so a trainable Variable that f reads (not
+ * passed as an input) while a tape records would silently get none.
+ * 'begin' (nests) starts noting such reads and returns a mark; 'end' stops
+ * and returns the first variable read since 'mark' that is not among the
+ * 'n' variables 'inputs', as an owned reference (NULL when none). */
+int mf_tape_custom_begin(void);
+MfVariable *mf_tape_custom_end(int mark, int n, MfVariable *const *inputs);
 
 /* True when some tape records now (and recording is not suspended). */
 bool mf_tape_any_recording(void);

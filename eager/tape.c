@@ -202,6 +202,8 @@ static void on_variable_read(MfVariable *v)
         if (t->busy)
             continue;
         if ((t->watch_vars && v->trainable) || mf_idmap_get(&t->watched_vars, v->id)) {
+            if (v->trainable)
+                mf_tape_note_custom_read_(v);
             /* The hook cannot fail: on ENOMEM the read is not watched, and the
              * tape remembers it so 'gradient' reports the out of memory
              * instead of a silently missing gradient. */

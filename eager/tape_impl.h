@@ -66,4 +66,8 @@ static inline const char *mf_rec_name(const MfTapeRecord *r)
 /* Frees the records (releasing their tensors) and the id tables. */
 void mf_tape_clear(MfTape *t);
 
+/* custom_reads.c: notes a trainable variable a recording tape watched
+ * while a custom_gradient's function ran. */
+void mf_tape_note_custom_read_(MfVariable *v);
+
 #endif

@@ -8,7 +8,9 @@
  * 3. Backward over the nodes in creation order reversed: run the op's
  *    gradient function with the graph as the default, so the ops it calls
  *    become nodes (under "gradients/<node>_grad/"), and add the input
- *    gradients into the table (AddV2 when one is already there).
+ *    gradients into the table (AddV2 when one is already there). A node
+ *    carrying a custom gradient (custom_gradient.c) runs the user's
+ *    function instead, for the inputs f was called with.
  * Every tensor in the table is owned by the walk and released at the end. */
 #include "gradients.h"
 
@@ -104,6 +106,16 @@ static bool passes(const Walk *w, const MfNode *nd)
            && nd->index < w->hi;
 }
 
+/* A custom gradient's node is reached from its user-given inputs, not
+ * through what its function did inside. */
+static bool custom_reached(const Walk *w, const MfNodeGrad *f)
+{
+    for (int k = 0; k < f->ninputs; k++)
+        if (reached(w, f->inputs[k]))
+            return true;
+    return false;
+}
+
 static void mark(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *xs)
 {
     for (int i = 0; i < nx; i++)
@@ -112,6 +124,10 @@ static void mark(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *
         const MfNode *nd = mf_graph_node(w->g, i);
         if (!passes(w, nd))
             continue;
+        if (nd->grad) {
+            w->from_x[i] = custom_reached(w, nd->grad);
+            continue;
+        }
         int src = read_source(nd);
         if (src >= 0)
             w->from_x[i] = reached(w, (MfNodeInput){src, 0});
@@ -128,6 +144,8 @@ static void mark(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *
             w->to_y[nd->inputs[k].node] = 1;
         if (read_source(nd) >= 0)
             w->to_y[read_source(nd)] = 1;
+        for (int k = 0; nd->grad && k < nd->grad->ninputs; k++)
+            w->to_y[nd->grad->inputs[k].node] = 1;
     }
 }
 
@@ -429,6 +447,77 @@ static MfStatus run_node(Walk *w, MfNode *nd)
     return st;
 }
 
+/* Checks and adds the gradient 'gr' (owned) a custom gradient function
+ * gave for its input 'k': a concrete one becomes a Const node; one of
+ * another graph or shaped unlike the input is the user's error. */
+static MfStatus custom_accumulate(Walk *w, const MfNode *nd, int k, MfTensor *gr)
+{
+    MfNodeInput in = nd->grad->inputs[k];
+    const MfTensorSpec *s = &mf_graph_node(w->g, in.node)->out[in.output];
+    if (gr->node && mf_tensor_graph(gr) != w->g) {
+        mf_tensor_release(gr);
+        return mf_err_set(MF_EARG, "gradients: custom_gradient '%s': the gradient function "
+                          "returned a tensor of another graph for input %d", nd->name, k + 1);
+    }
+    if (!spec_fits(gr, s)) {
+        char a[64], b[64];
+        mf_shape_str(gr->rank, gr->shape, a, sizeof a);
+        mf_shape_str(s->rank, s->shape, b, sizeof b);
+        MfDType dt = gr->dtype;
+        mf_tensor_release(gr);
+        return mf_err_set(MF_EARG, "gradients: custom_gradient '%s': the gradient function "
+                          "returned shape %s (%s) for input %d, expected %s (%s) like the "
+                          "input", nd->name, a, mf_dtype_name(dt), k + 1, b,
+                          mf_dtype_name(s->dtype));
+    }
+    MfStatus st = as_node(w->g, gr, NULL, &gr);
+    return st != MF_OK ? st : accumulate(w, in, gr, nd->name);
+}
+
+/* A custom gradient's node: its function builds the input gradients from
+ * the symbolic output gradient (under "<name>_grad/"); the nodes between
+ * its inputs and its output get nothing from it. */
+static MfStatus run_custom(Walk *w, MfNode *nd)
+{
+    MfNodeGrad *f = nd->grad;
+    MfTensor *dout[MF_MAX_OUTPUTS] = {NULL};
+    bool any = false;
+    for (int j = 0; j < nd->noutputs; j++)
+        any |= (dout[j] = w->grads[slot(nd->index, j)]) != NULL;
+    if (!any)
+        return MF_OK;
+    if (!f->backward)
+        return mf_err_set(MF_EARG, "gradients: custom_gradient '%s': its gradient function was "
+                          "released when its trace finished; ask for gradients inside the "
+                          "traced function", nd->name);
+    int ni = f->ninputs;
+    MfTensor **ts = calloc((size_t)(2 * ni + 1), sizeof *ts);
+    MfStatus st = ts ? MF_OK : mf_err_nomem("gradients", (2ULL * ni + 1) * sizeof *ts);
+    for (int k = 0; k < ni && st == MF_OK; k++) {
+        MfNodeInput in = f->inputs[k];
+        if (!(ts[k] = mf_graph_output(mf_graph_node(w->g, in.node), in.output)))
+            st = MF_ENOMEM;
+    }
+    if (st == MF_OK) {
+        int mark = push_op_scope(w->g, nd->name);
+        st = f->backward(f, nd->noutputs, dout, ni, ts, ts + ni);
+        if (mark >= 0)
+            mf_graph_pop_scope(w->g, mark);
+    }
+    for (int k = 0; ts && k < ni; k++) {
+        MfTensor *gr = ts[ni + k];
+        ts[ni + k] = NULL;
+        if (gr && st == MF_OK && reached(w, f->inputs[k]) && mf_grad_is_float(gr->dtype))
+            st = custom_accumulate(w, nd, k, gr);
+        else
+            mf_tensor_release(gr);
+    }
+    for (int k = 0; ts && k < 2 * ni; k++)
+        mf_tensor_release(ts[k]);
+    free(ts);
+    return st;
+}
+
 static MfStatus check_args(MfGraph *g, int ny, MfTensor *const *ys, int nx,
                            MfTensor *const *xs, MfTensor *const *grad_ys)
 {
@@ -461,7 +550,8 @@ static MfStatus walk(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *con
         MfNode *nd = mf_graph_node(w->g, i);
         if (!w->from_x[i] || !w->to_y[i] || !passes(w, nd))
             continue;
-        st = read_source(nd) >= 0 ? run_read(w, nd) : run_node(w, nd);
+        st = read_source(nd) >= 0 ? run_read(w, nd) : nd->grad ? run_custom(w, nd)
+                                                               : run_node(w, nd);
     }
     for (int i = 0; i < nx && st == MF_OK; i++) {
         MfTensor *gr = w->grads[slot(((MfNode *)xs[i]->node)->index, xs[i]->node_output)];

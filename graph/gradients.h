@@ -42,4 +42,31 @@ MfStatus mf_graph_gradients_sources(MfGraph *g, MfTensor *y, MfTensor *grad_y, i
                                     int n, MfVariable *const *vars, MfTensor *const *tensors,
                                     MfTensor **grads);
 
+/* mf.custom_gradient in graph mode (TensorFlow's tf.custom_gradient): adds
+ * to y's graph an Identity of 'y' (under "custom_gradient/") that carries
+ * 'fn': the gradient walk, reaching it, calls fn->backward with the
+ * symbolic output gradient while it builds, and adds its results to the
+ * gradients of the 'ninputs' tensors 'inputs' (symbolic ones of y's graph;
+ * concrete ones become their Const nodes); nothing flows into the nodes
+ * between the inputs and 'y'. The caller sets fn->ninputs (== ninputs) and
+ * fn->inputs (room for them); they are filled here. 'fn' is owned by the
+ * node on success, freed on failure. '*out' (owned) is the Identity's
+ * output, to be used in place of 'y'. 'first' (-1: unknown) is the number
+ * of nodes y's graph had when f started: a trainable variable read since
+ * then and not one of the inputs fails (MF_EARG, naming it), as in
+ * TensorFlow: the gradient function gives no gradient for it.
+ * Lifetime: 'fn' lives as long as the graph. A Lua function capturing
+ * tensors of that graph keeps it alive through the Lua registry (a cycle
+ * the collector cannot see) until the state closes, as TensorFlow 1's
+ * gradient registry keeps its functions; traces drop theirs when they
+ * finish (mf_graph_drop_custom_gradients). */
+MfStatus mf_graph_custom_gradient(int first, int ninputs, MfTensor *const *inputs, MfTensor *y,
+                                  MfNodeGrad *fn, MfTensor **out);
+
+/* Drops the user functions of the custom gradients of 'g' (their 'drop'):
+ * for a trace that finished, where no gradient is built any more, and whose
+ * functions may keep the graph alive through the tensors they capture.
+ * A later gradient through one of those nodes fails naming it. */
+void mf_graph_drop_custom_gradients(MfGraph *g);
+
 #endif

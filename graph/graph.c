@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rng.h"
+
 #define MAX_DEFAULT_DEPTH 64
 #define MAX_NAME 256
 #define MAX_USER_NAME (MAX_NAME - 32)   /* a user's name, with the scope */
@@ -170,6 +172,9 @@ static void node_free(MfNode *n)
     free(n->control);
     mf_tensor_release(n->value);
     mf_variable_release(n->var);
+    mf_rng_runs_free(n->attrs.runs);
+    if (n->grad)   /* custom_gradient: releases the user's function */
+        n->grad->free(n->grad);
     free(n);
 }
 
@@ -699,15 +704,23 @@ static MfStatus build(void *self, MfOpCall *c, MfTensor **outs)
     if (!ins)
         return mf_err_nomem(d->api, (unsigned long long)c->ninputs * sizeof *ins);
     MfNode *n = NULL;
+    /* A random op node counts its runs (core/rng.h) so that each run draws
+     * fresh values, as TensorFlow 1's stateful random ops do. The counters
+     * are the node's own: copied attributes never share them. */
+    MfRngRuns *runs = NULL;
     st = resolve_inputs(g, c, ins);
+    if (st == MF_OK && (d->flags & MF_OP_RANDOM) && !(runs = mf_rng_runs_new(d->api)))
+        st = MF_ENOMEM;
     if (st == MF_OK)
         st = node_add(g, MF_NODE_OP, d->api, NULL, &n);
     if (st != MF_OK) {
+        mf_rng_runs_free(runs);
         free(ins);
         return st;
     }
     n->op = c->op;
     n->attrs = *c->attrs;
+    n->attrs.runs = runs;
     n->inputs = ins;
     n->ninputs = c->ninputs;
     n->noutputs = c->noutputs;

@@ -71,7 +71,26 @@ typedef struct MfNode {
     bool trainable;
     MfAssignKind assign;
     struct MfVariable *var;
+    /* custom_gradient (graph/gradients.h): the gradient walk calls it
+     * instead of the op's gradient; owned, freed with the node. */
+    struct MfNodeGrad *grad;
 } MfNode;
+
+/* A gradient written by the user for one node (mf.custom_gradient in graph
+ * mode): 'backward' receives the node's output gradients (symbolic) and
+ * writes owned gradients for the 'ninputs' tensors 'inputs' (of the node's
+ * graph; NULL: none), while the gradient graph is built. 'backward' NULL:
+ * the function was dropped (a finished trace): asking fails loudly. */
+typedef struct MfNodeGrad MfNodeGrad;
+struct MfNodeGrad {
+    const char *name;
+    int ninputs;
+    MfNodeInput *inputs;
+    MfStatus (*backward)(MfNodeGrad *f, int noutputs, MfTensor *const *doutputs,
+                         int ninputs, MfTensor *const *inputs, MfTensor **dinputs);
+    void (*drop)(MfNodeGrad *f);   /* releases what 'backward' needs */
+    void (*free)(MfNodeGrad *f);   /* 'drop' (if not yet) and frees 'f' */
+};
 
 /* A new empty graph (NULL with a message on failure). */
 MfGraph *mf_graph_new(void);

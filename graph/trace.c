@@ -11,6 +11,7 @@
  * ends. */
 #include <stdlib.h>
 
+#include "gradients.h"
 #include "graph_impl.h"
 
 struct MfTrace {
@@ -52,6 +53,8 @@ void mf_trace_free(MfTrace *t)
     free(t->res);
     free(t->targets);
     mf_session_free(t->s);
+    if (t->g)   /* a custom gradient's function may hold the graph: a cycle */
+        mf_graph_drop_custom_gradients(t->g);
     mf_graph_release(t->g);
     free(t);
 }
@@ -131,6 +134,9 @@ MfStatus mf_trace_finish(MfTrace *t, int n, MfTensor *const *results)
     if (!t->targets)
         return mf_err_nomem("trace", ((unsigned long long)t->ntargets + 1) * sizeof(MfNode *));
     mf_graph_captured_assigns(t->g, t->targets, t->ntargets);
+    /* No gradient is built on a finished trace: its custom gradients'
+     * functions (which may capture its tensors, so hold its graph) go. */
+    mf_graph_drop_custom_gradients(t->g);
     return init_variables(t);
 }
 
