@@ -78,6 +78,10 @@ static void fill_data(MfTensor *t, double value, int64_t iv, bool exact)
 MfStatus mf_create_fill(const char *who, MfDType dt, int rank, const int64_t *shape,
                         double value, MfTensor **out)
 {
+    *out = NULL;
+    if (!mf_dtype_fits(dt, value))
+        return mf_err_set(MF_EARG, "%s: the value %g does not fit %s", who, value,
+                          mf_dtype_name(dt));
     MfStatus st = new_tensor(who, dt, rank, shape, out);
     if (st == MF_OK)
         fill_data(*out, value, 0, false);
@@ -87,6 +91,10 @@ MfStatus mf_create_fill(const char *who, MfDType dt, int rank, const int64_t *sh
 MfStatus mf_create_fill_int(const char *who, MfDType dt, int rank, const int64_t *shape,
                             int64_t value, MfTensor **out)
 {
+    *out = NULL;
+    if (!mf_dtype_fits_int(dt, value))
+        return mf_err_set(MF_EARG, "%s: the value %lld does not fit %s", who, (long long)value,
+                          mf_dtype_name(dt));
     MfStatus st = new_tensor(who, dt, rank, shape, out);
     if (st == MF_OK)
         fill_data(*out, (double)value, value, true);

@@ -21,6 +21,20 @@ const char *mf_dtype_name(MfDType dt)
     return (unsigned)dt < MF_NDTYPES ? info[dt].name : "?";
 }
 
+bool mf_dtype_fits(MfDType dt, double v)
+{
+    if (dt == MF_INT32)
+        return v > -2147483649.0 && v < 2147483648.0;   /* false for NaN */
+    if (dt == MF_INT64)
+        return v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+    return true;
+}
+
+bool mf_dtype_fits_int(MfDType dt, int64_t v)
+{
+    return dt != MF_INT32 || (v >= INT32_MIN && v <= INT32_MAX);
+}
+
 bool mf_dtype_parse(const char *name, MfDType *out)
 {
     static const struct {

@@ -3,6 +3,7 @@
 #define MF_DTYPE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 typedef enum MfDType {
@@ -31,6 +32,37 @@ static inline bool mf_dtype_is_float(MfDType dt)
 static inline bool mf_dtype_is_int(MfDType dt)
 {
     return dt == MF_INT32 || dt == MF_INT64;
+}
+
+/* Whether the number 'v' converts to 'dt' without overflow: always for the
+ * float types and bool; for the integers, when it is not NaN and lies in the
+ * range once its fraction is dropped (C leaves the conversion undefined
+ * otherwise). The _int form for a Lua integer. */
+bool mf_dtype_fits(MfDType dt, double v);
+bool mf_dtype_fits_int(MfDType dt, int64_t v);
+
+/* Float to integer: truncation toward zero, saturated, NaN to 0 (mf.cast's
+ * rule: defined behaviour where C's conversion would be undefined). */
+static inline int32_t mf_sat_i32(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 2147483648.0)
+        return INT32_MAX;
+    if (x <= -2147483649.0)
+        return INT32_MIN;
+    return (int32_t)x;
+}
+
+static inline int64_t mf_sat_i64(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 9223372036854775808.0)
+        return INT64_MAX;
+    if (x < -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)x;
 }
 
 #endif

@@ -202,8 +202,8 @@ MfTensor *mf_tensor_scalar(MfDType dt, double value)
     switch (dt) {
     case MF_FLOAT32: *(float *)p = (float)value; break;
     case MF_FLOAT64: *(double *)p = value; break;
-    case MF_INT32: *(int32_t *)p = (int32_t)value; break;
-    case MF_INT64: *(int64_t *)p = (int64_t)value; break;
+    case MF_INT32: *(int32_t *)p = mf_sat_i32(value); break;
+    case MF_INT64: *(int64_t *)p = mf_sat_i64(value); break;
     case MF_BOOL: *(uint8_t *)p = value != 0; break;
     default: break;
     }

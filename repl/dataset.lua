@@ -31,7 +31,13 @@ local function check_opts(fname, opts, keys)
     fail(fname, "options must be a table, got %s", type(opts))
   end
   for k in pairs(opts) do
-    if not keys[k] then fail(fname, "unknown option '%s'", tostring(k)) end
+    if not keys[k] then
+      -- the message of the C bindings' lmf_check_options (repl/lmf_tensor.c)
+      local known = {}
+      for name in pairs(keys) do known[#known + 1] = name end
+      table.sort(known)
+      fail(fname, "unknown option '%s' (known: %s)", tostring(k), table.concat(known, ", "))
+    end
   end
   return opts
 end

@@ -102,32 +102,42 @@ const LmfHelpEntry lmf_help_entries[] = {
     E("random.seed", "random", "mf.random.seed(n)",
       "Sets the global random seed and restarts the sequence of op seeds, so the random "
       "tensors made after it are the same on every run (and in eager and graph mode). An op "
-      "given {seed = s} is reproducible on its own, as in TensorFlow.",
+      "given {seed = s} is reproducible on its own, as in TensorFlow. In a graph (and in "
+      "mf.trace), a random op keeps the seed it was built with but each sess:run (or call) "
+      "draws fresh values, as TensorFlow 1's stateful random ops: the first run equals eager "
+      "mode, and a new Session (or process) with the same seeds repeats the same sequence.",
       "mf.random.seed(42)\n"
       "a = mf.random.normal{3}\n"
       "mf.random.seed(42)\n"
-      "mf.equal(a, mf.random.normal{3})     --> {true, true, true}"),
+      "mf.equal(a, mf.random.normal{3})     --> {true, true, true}\n"
+      "g = mf.Graph()\n"
+      "g:as_default(function() r = mf.random.normal({2}, {seed = 1}) end)\n"
+      "s = mf.Session(g)\n"
+      "mf.equal(s:run(r), s:run(r))         --> {false, false}"),
     E("random.normal", "random", "mf.random.normal(shape [, {mean, stddev, dtype, seed}])",
       "A tensor of samples from a normal distribution with the given mean (default 0) and "
-      "standard deviation (default 1); float32 unless dtype is float64.",
+      "standard deviation (default 1); float32 unless dtype is float64. In a graph, each "
+      "run draws fresh samples (see mf.random.seed).",
       "x = mf.random.normal({1000}, {mean = 5, stddev = 2, seed = 1})\n"
       "x.shape                                        --> {1000}\n"
       "math.abs(mf.reduce_mean(x):item() - 5) < 0.5   --> true"),
     E("random.uniform", "random", "mf.random.uniform(shape [, {minval, maxval, dtype, seed}])",
       "Samples uniform in [minval, maxval) (defaults 0 and 1). Integer dtypes need 'maxval' and "
-      "give integers in [minval, maxval).",
+      "give integers in [minval, maxval). In a graph, each run draws fresh samples (see "
+      "mf.random.seed).",
       "x = mf.random.uniform({2, 3}, {minval = -1, maxval = 1})\n"
       "x.shape                                                    --> {2, 3}\n"
       "mf.random.uniform({4}, {maxval = 10, dtype = \"int32\"}).dtype --> int32"),
     E("random.truncated_normal", "random",
       "mf.random.truncated_normal(shape [, {mean, stddev, dtype, seed}])",
       "Like mf.random.normal, but samples further than two standard deviations from the mean "
-      "are drawn again, as TensorFlow's truncated_normal (a common weight initialiser).",
+      "are drawn again, as TensorFlow's truncated_normal (a common weight initialiser). In a "
+      "graph, each run draws fresh samples (see mf.random.seed).",
       "x = mf.random.truncated_normal({1000}, {seed = 3})\n"
       "mf.reduce_max(mf.abs(x)):item() <= 2     --> true"),
     E("random.shuffle", "random", "mf.random.shuffle(t [, {seed}])",
       "A copy of 't' with its slices along axis 1 in a random order (rows of a matrix stay "
-      "whole).",
+      "whole). In a graph, each run draws a fresh order (see mf.random.seed).",
       "x = mf.random.shuffle(mf.range(5), {seed = 7})\n"
       "x.shape                   --> {5}\n"
       "mf.reduce_sum(x)          --> 10"),
@@ -254,11 +264,13 @@ const LmfHelpEntry lmf_help_entries[] = {
     E("reduce_sum", "reduce", "mf.reduce_sum(t [, axis | {axis, keepdims}])",
       "Sum of the elements over the given axes (1-based; a number or an array; negative counts "
       "from the end), or over all of them when no axis is given (a scalar). keepdims = true "
-      "keeps the reduced axes with size 1. Also a method: t:reduce_sum(2).",
+      "keeps the reduced axes with size 1 (TensorFlow 1.x's keep_dims is accepted too; an "
+      "unknown option is an error, as in every function). Also a method: t:reduce_sum(2).",
       "x = mf.tensor{{1, 2}, {3, 4}}\n"
       "mf.reduce_sum(x)                               --> 10\n"
       "mf.reduce_sum(x, 1)                            --> {4, 6}\n"
-      "mf.reduce_sum(x, {axis = 2, keepdims = true})  --> {{3}, {7}}"),
+      "mf.reduce_sum(x, {axis = 2, keepdims = true})  --> {{3}, {7}}\n"
+      "mf.reduce_sum(x, 1, {keep_dims = true})        --> {{4, 6}}"),
     E("reduce_mean", "reduce", "mf.reduce_mean(t [, axis | {axis, keepdims}])",
       "Mean over the given axes (all when none), as mf.reduce_sum.",
       "mf.reduce_mean(mf.tensor{{1, 2}, {3, 4}}, 2)   --> {1.5, 3.5}"),
@@ -514,8 +526,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "tape:gradient(y, x)               --> {2, 4, 6}"),
     E("grad", "autodiff", "mf.grad(f [, {argnums}])",
       "A function that computes the gradient of the scalar function 'f' at its arguments (by "
-      "running 'f' under a tape); 'argnums' picks the arguments (1-based). mf.grad(mf.grad(f)) "
-      "is the second derivative.",
+      "running 'f' under a tape); 'argnums' picks the arguments (1-based: a number or an array; "
+      "by default every argument, so each must be a tensor or a number). One gradient comes "
+      "back per picked argument, as separate values (dx, dy = mf.grad(f)(x, y)). "
+      "mf.grad(mf.grad(f)) is the second derivative.",
       "df = mf.grad(function(x) return mf.reduce_sum(x * x * x) end)\n"
       "df(mf.tensor{1, 2})               --> {3, 12}"),
     E("value_and_grad", "autodiff", "mf.value_and_grad(f [, {argnums}])",
@@ -526,14 +540,21 @@ const LmfHelpEntry lmf_help_entries[] = {
       "v                                 --> 5"),
     E("custom_gradient", "autodiff", "mf.custom_gradient(f)",
       "Wraps 'f', which returns its result y and a function(dy) giving the gradients of its "
-      "inputs, so tapes use that function instead of differentiating the ops inside 'f' (for "
-      "numerically stable or clipped gradients).",
+      "inputs, so gradients use that function instead of differentiating the ops inside 'f' "
+      "(for numerically stable or clipped gradients). Eager tapes call it with dy; in graph "
+      "mode (mf.gradients, a tape inside mf.trace) it is called while the gradient graph is "
+      "built, with a symbolic dy, and the nodes it adds are the gradient. Errors in it name "
+      "custom_gradient.",
       "clipped = mf.custom_gradient(function(x) return mf.identity(x), "
-      "function(dy) return mf.clip_by_value(dy, -1, 1) end end)"),
+      "function(dy) return mf.clip_by_value(dy, -1, 1) end end)\n"
+      "f = function(x) return clipped(x) * 5 end\n"
+      "mf.grad(f)(2)                                        --> 1\n"
+      "mf.trace(function(x) return mf.grad(f)(x) end)(2)    --> 1"),
     E("test.gradcheck", "autodiff", "mf.test.gradcheck(f, inputs [, {eps, atol, rtol}])",
       "Compares the tape's gradients of the scalar function 'f' at the array 'inputs' with "
-      "central differences, in float64. Returns true, or false and a message naming the "
-      "input, the index, both values and their difference.",
+      "central differences, in float64: the inputs are converted to float64 first, so "
+      "tensors 'f' makes itself (constants) should be float64 too. Returns true, or false and "
+      "a message naming the input, the index, both values and their difference.",
       "f = function(x) return mf.reduce_sum(mf.tanh(x)) end\n"
       "mf.test.gradcheck(f, {mf.tensor({0.5, -1}, \"float64\")})     --> true"),
     E("Variable", "variables", "mf.Variable(initial_value [, {name, trainable = true, dtype}])",
@@ -697,7 +718,8 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Sets each element to 0 with probability 'rate' (in [0, 1)) and scales the kept ones "
       "by 1 / (1 - rate), so the expected value is unchanged; rate 0 returns x. The mask "
       "comes from mf.random.uniform with the usual seed rules ({seed = n} makes it "
-      "reproducible); the gradient passes through the same mask.",
+      "reproducible); the gradient passes through the same mask. In a graph or mf.trace, "
+      "each run (or call) draws a fresh mask, and that run's gradient uses the same mask.",
       "mf.nn.dropout(mf.ones{2}, 0)                     --> {1, 1}\n"
       "y = mf.nn.dropout(mf.ones{4}, 0.5, {seed = 1})\n"
       "mf.reduce_max(y):item()                          --> 2"),
@@ -1053,10 +1075,12 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.Session(g); sess:run(fetches [, feeds [, {schedule = true}]]); sess:close()",
       "Runs the part of graph g that the fetches need with the in-degree executor: a table of "
       "in-degrees (data and control edges), a FIFO ready queue in creation order, each value "
-      "freed after its last consumer. 'fetches' is a tensor, an operation, a name (\"add:0\") "
-      "or an array of them (an array of values comes back; nil for operations). 'feeds' maps "
-      "placeholders, or any tensor, to values: {[x] = {{1, 2, 3}}}. With {schedule = true} a "
-      "second result lists the steps {step, name, op, indegree, ready} and prints as a table. "
+      "freed after its last consumer. 'fetches' is a tensor, an operation, a name (\"add:0\"; "
+      "a node name alone: an operation without outputs, as \"init\", runs and gives nil, "
+      "another node gives its first output) or an array of them (an array of values comes "
+      "back; nil for operations). 'feeds' maps placeholders, or any tensor, to values: "
+      "{[x] = {{1, 2, 3}}}. With {schedule = true} a second result lists the steps {step, "
+      "name, op, indegree, ready} and prints as a table. "
       "Errors name the node: a missing feed, a wrong shape or dtype, a cycle, a foreign tensor.",
       "g = mf.Graph()\n"
       "x = g:as_default(function() return mf.placeholder(\"float32\", {2}, \"x\") end)\n"
@@ -1112,7 +1136,11 @@ const LmfHelpEntry lmf_help_entries[] = {
       "names of the file's entries it did not use. Graph mode: saver:save(sess, path) and "
       "saver:restore(sess, path [, {strict}]) read and write the session's values, in the same "
       "file format; mf.train.Saver() while a graph is built saves every global variable of it "
-      "(slots, beta powers and the global step included). Build the train op before restoring.",
+      "(slots, beta powers and the global step included). Build the train op before restoring. "
+      "As TensorFlow 1.x's Saver(var_list), an eager Saver saves only what it is given: without "
+      "{optimizers} no slots (a restored optimizer starts with fresh slots); eager Variables "
+      "are not tracked, so mf.train.Saver() needs a graph being built. A Saver of eager "
+      "Variables refuses a Session, and one of graph variables needs it.",
       "w = mf.Variable({1.0, 2.0}, {name = \"w\"})\n"
       "opt = mf.train.AdamOptimizer(0.1)\n"
       "opt:minimize(function() return mf.reduce_sum(w * w) end)  --> 5\n"

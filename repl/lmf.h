@@ -66,6 +66,12 @@ int lmf_opt_bool(lua_State *L, int idx, const char *key, int dflt);
 lua_Number lmf_opt_number(lua_State *L, int idx, const char *key, lua_Number dflt);
 lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *key, lua_Integer dflt);
 
+/* Raises "fname: unknown option 'k' (known: a, b)" when the table at 'idx'
+ * has a key outside the NULL-terminated 'known', so a misspelled option is an
+ * error rather than silently ignored. Does nothing when 'idx' holds no table
+ * (callers check the argument's type, some also take a positional value). */
+void lmf_check_options(lua_State *L, int idx, const char *fname, const char *const *known);
+
 /* Each binding file registers its functions into the table on top of the
  * stack ('mf'), and tensor methods into the table at 'methods'. */
 void lmf_open_tensor(lua_State *L, int methods);
@@ -120,6 +126,9 @@ MfVariable *lmf_check_variable(lua_State *L, int idx);
 /* The Variable box of graph VARIABLE node 'n' (the one mf.Variable made,
  * while it lives, else a new handle on the node); pushed. */
 void lmf_push_graph_variable(lua_State *L, struct MfNode *n);
+/* The VARIABLE node behind a graph Variable handle (its value is that
+ * node's symbolic output), or NULL for an eager Variable. */
+struct MfNode *lmf_variable_graph_node(const MfVariable *v);
 
 /* tape:gradient(target, sources) for a symbolic target (a GradientTape
  * inside mf.trace or g:as_default): symbolic gradients of the ops built
@@ -131,6 +140,9 @@ struct MfTapeSource;
 void lmf_tape_gradient_graph(lua_State *L, struct MfTape *t, int lo, int hi, MfTensor *target,
                              int n, const struct MfTapeSource *src, MfTensor *og, bool zero,
                              MfTensor **grads);
+/* Makes 'L' the state custom gradient functions run on (lmf_tape.c) while
+ * a gradient is computed or built; returns the previous one to restore. */
+lua_State *lmf_set_grad_state(lua_State *L);
 void lmf_push_variable(lua_State *L, MfVariable *v);
 MfTensor *lmf_check_variable_value(lua_State *L, int idx);
 

@@ -52,19 +52,6 @@ static void window_arg(lua_State *L, int idx, const char *fname, const char *wha
                        (int)out[i], i + 1);
 }
 
-/* Rejects option keys other than data_format and dilations. */
-static void check_option_keys(lua_State *L, int idx, const char *fname)
-{
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        if (!k || (strcmp(k, "data_format") != 0 && strcmp(k, "dilations") != 0))
-            luaL_error(L, "%s: unknown option '%s' (expected data_format, dilations)", fname,
-                       luaL_tolstring(L, -1, NULL));
-    }
-}
-
 /* strides at 'idx', padding at 'idx' + 1, options at 'idx' + 2. */
 static ConvArgs conv_args(lua_State *L, int idx, const char *fname)
 {
@@ -75,7 +62,8 @@ static ConvArgs conv_args(lua_State *L, int idx, const char *fname)
         if (!lua_istable(L, opt))
             luaL_error(L, "%s: expected an options table {data_format, dilations} as argument "
                        "%d, got %s", fname, opt, luaL_typename(L, opt));
-        check_option_keys(L, opt, fname);
+        static const char *const known[] = {"data_format", "dilations", NULL};
+        lmf_check_options(L, opt, fname, known);
         lua_getfield(L, opt, "data_format");
         const char *df = lua_isnil(L, -1) ? "NHWC" : lua_tostring(L, -1);
         if (!df || (strcmp(df, "NHWC") != 0 && strcmp(df, "NCHW") != 0))

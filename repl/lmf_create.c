@@ -20,26 +20,6 @@
 
 /* ---- argument helpers ------------------------------------------------------- */
 
-/* Raises when the options table at 'idx' has a key outside 'keys'. */
-static void check_keys(lua_State *L, int idx, const char *fname, const char *const *keys,
-                       const char *expected)
-{
-    if (!lua_istable(L, idx))
-        return;
-    idx = lua_absindex(L, idx);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        int known = 0;
-        for (int i = 0; k && keys[i] && !known; i++)
-            known = strcmp(k, keys[i]) == 0;
-        if (!known)
-            luaL_error(L, "%s: unknown option '%s' (expected %s)", fname,
-                       luaL_tolstring(L, -1, NULL), expected);
-    }
-}
-
 /* Pushes field 'key' of the table at 'idx'; returns 0 (pushing nothing)
  * when 'idx' is not a table or the field is nil. */
 static int get_opt(lua_State *L, int idx, const char *key)
@@ -318,7 +298,7 @@ static int graph_constant(lua_State *L, const char *name)
 static int l_constant(lua_State *L)
 {
     static const char *const keys[] = {"dtype", "shape", "name", NULL};
-    check_keys(L, 2, "constant", keys, "dtype, shape, name");
+    lmf_check_options(L, 2, "constant", keys);
     int given = 0;
     int dt = (int)dtype_arg(L, 2, "constant", MF_FLOAT32, &given);
     dt = given ? dt : -1;
@@ -363,7 +343,7 @@ static int l_eye(lua_State *L)
         cols = check_int(L, 2, "eye", "num_columns");
         lua_remove(L, 2);
     }
-    check_keys(L, 2, "eye", keys, "num_columns, dtype");
+    lmf_check_options(L, 2, "eye", keys);
     if (get_opt(L, 2, "num_columns")) {
         cols = check_int(L, -1, "eye", "num_columns");
         lua_pop(L, 1);
@@ -409,7 +389,7 @@ static int l_range(lua_State *L)
     lua_Integer iv[3];
     int all_int;
     int oi = range_args(L, v, iv, &all_int);
-    check_keys(L, oi, "range", keys, "dtype");
+    lmf_check_options(L, oi, "range", keys);
     MfDType dt = dtype_arg(L, oi, "range", all_int ? MF_INT32 : MF_FLOAT32, NULL);
     MfTensor *out = NULL;
     MfStatus st;
@@ -437,7 +417,7 @@ static int l_linspace(lua_State *L)
     static const char *const keys[] = {"dtype", NULL};
     lua_Number a = luaL_checknumber(L, 1), b = luaL_checknumber(L, 2);
     lua_Integer n = check_int(L, 3, "linspace", "n");
-    check_keys(L, 4, "linspace", keys, "dtype");
+    lmf_check_options(L, 4, "linspace", keys);
     MfDType dt = dtype_arg(L, 4, "linspace", MF_FLOAT32, NULL);
     MfTensor *out = NULL;
     lmf_check_status(L, mf_create_linspace(dt, a, b, n, &out));
@@ -472,7 +452,7 @@ static int random_normal(lua_State *L, const char *fname, NormalFn fn)
     static const char *const keys[] = {"mean", "stddev", "dtype", "seed", NULL};
     int64_t shape[MF_MAX_RANK];
     int rank = shape_arg(L, 1, fname, shape);
-    check_keys(L, 2, fname, keys, "mean, stddev, dtype, seed");
+    lmf_check_options(L, 2, fname, keys);
     double mean = opt_number(L, 2, fname, "mean", 0.0);
     double stddev = opt_number(L, 2, fname, "stddev", 1.0);
     MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
@@ -502,7 +482,7 @@ static int l_uniform(lua_State *L)
     const char *fname = "random.uniform";
     int64_t shape[MF_MAX_RANK];
     int rank = shape_arg(L, 1, fname, shape);
-    check_keys(L, 2, fname, keys, "minval, maxval, dtype, seed");
+    lmf_check_options(L, 2, fname, keys);
     MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
     double lo = opt_number(L, 2, fname, "minval", 0.0);
     double hi = opt_number(L, 2, fname, "maxval", (double)NAN);
@@ -522,7 +502,7 @@ static int l_shuffle(lua_State *L)
 {
     static const char *const keys[] = {"seed", NULL};
     MfTensor *t = lmf_to_tensor(L, 1, -1);
-    check_keys(L, 2, "random.shuffle", keys, "seed");
+    lmf_check_options(L, 2, "random.shuffle", keys);
     if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
         return luaL_typeerror(L, 2, "options table");
     MfTensor *out = NULL;

@@ -15,26 +15,6 @@
 #include "core/rng.h"
 #include "lmf.h"
 
-/* Errors for option tables: unknown keys name the function. */
-static void check_keys(lua_State *L, int idx, const char *fname, const char *const *keys,
-                       const char *expected)
-{
-    if (lua_isnoneornil(L, idx))
-        return;
-    luaL_checktype(L, idx, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        int known = 0;
-        for (int i = 0; k && keys[i] && !known; i++)
-            known = strcmp(k, keys[i]) == 0;
-        if (!known)
-            luaL_error(L, "%s: unknown option '%s' (expected %s)", fname,
-                       luaL_tolstring(L, -1, NULL), expected);
-    }
-}
-
 /* Reads option 'columns' (an array of 1-based indices or header names) of
  * the table at 2 into a userdata array left on the stack; returns it and
  * sets '*n' (0 when absent). The names point into strings the option table
@@ -79,7 +59,9 @@ static int l_read_csv(lua_State *L)
 {
     static const char *const keys[] = {"header", "columns", "dtype", NULL};
     const char *path = luaL_checkstring(L, 1);
-    check_keys(L, 2, "read_csv", keys, "header, columns, dtype");
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TTABLE);
+    lmf_check_options(L, 2, "read_csv", keys);
     MfCsvOptions opt = {.header = -1, .dtype = MF_FLOAT32};
     if (lua_istable(L, 2)) {
         if (lua_getfield(L, 2, "header") != LUA_TNIL) {

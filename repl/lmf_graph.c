@@ -571,6 +571,15 @@ static int s_tostring(lua_State *L)
     return 1;
 }
 
+/* The node named 'name' (no ":index") when it has no outputs, as TensorFlow
+ * fetches an operation by its name ("init", a train op); else NULL. A node
+ * with outputs keeps fetching its first output ("v" as "v:0"). */
+static MfNode *output_less_node(MfGraph *g, const char *name)
+{
+    MfNode *n = strchr(name, ':') ? NULL : mf_graph_find(g, name);
+    return n && n->noutputs == 0 ? n : NULL;
+}
+
 /* Reads fetch item 'i' (at 'idx') into 'tensors' or 'targets'; names are
  * looked up in 'g' and anchored in the table at 'anchor'. Returns the
  * tensor's position, or -1 for an operation. */
@@ -583,6 +592,10 @@ static int read_fetch(lua_State *L, int idx, int i, MfGraph *g, int anchor, MfTe
         return -1;
     }
     MfTensor *t = NULL;
+    if (lua_type(L, idx) == LUA_TSTRING && (n = output_less_node(g, lua_tostring(L, idx)))) {
+        targets[(*ntg)++] = n;
+        return -1;
+    }
     if (lua_type(L, idx) == LUA_TSTRING) {
         t = mf_graph_get_tensor(g, lua_tostring(L, idx), "run");
         if (!t)
@@ -729,10 +742,12 @@ static void push_results(lua_State *L, const Fetches *f, MfTensor **res)
 /* sess:run(fetches [, feeds [, {schedule = true}]]) -> value(s) [, schedule] */
 static int s_run(lua_State *L)
 {
+    static const char *const known[] = {"schedule", NULL};
     MfSession *s = check_session(L, 1);
     MfGraph *g = mf_session_graph(s);
     if (!lua_isnoneornil(L, 4))
         luaL_checktype(L, 4, LUA_TTABLE);
+    lmf_check_options(L, 4, "run", known);
     bool want_sched = lmf_opt_bool(L, 4, "schedule", 0);
     lua_settop(L, 4);
     lua_newtable(L);   /* 5: anchor for temporaries */

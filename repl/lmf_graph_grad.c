@@ -50,9 +50,13 @@ static int read_list(lua_State *L, int idx, const char *what, MfTensor ***out)
  * stack. NULL when absent. */
 static MfTensor **read_grad_ys(lua_State *L, int ny, MfTensor *const *ys)
 {
+    static const char *const known[] = {"grad_ys", NULL};
     bool ys_single = lmf_test_tensor(L, 1) != NULL;
     if (lua_isnoneornil(L, 3))
         return NULL;
+    /* a table with no array part is the options table (else grad_ys itself) */
+    if (lua_istable(L, 3) && !lmf_test_tensor(L, 3) && lua_rawlen(L, 3) == 0)
+        lmf_check_options(L, 3, "gradients", known);
     int src = 3;
     if (lua_istable(L, 3) && !lmf_test_tensor(L, 3) && lua_getfield(L, 3, "grad_ys") != LUA_TNIL)
         src = lua_gettop(L);
@@ -97,7 +101,10 @@ static int l_gradients(lua_State *L)
         return luaL_error(L, "gradients: ys must be graph tensors (build them inside "
                           "g:as_default); for eager gradients use mf.GradientTape");
     MfTensor **grads = lua_newuserdatauv(L, (size_t)(nx ? nx : 1) * sizeof *grads, 0);
-    if (mf_graph_gradients(g, ny, ys, nx, xs, gy, grads) != MF_OK)
+    lua_State *saved = lmf_set_grad_state(L);   /* custom gradients run on L */
+    MfStatus st = mf_graph_gradients(g, ny, ys, nx, xs, gy, grads);
+    lmf_set_grad_state(saved);
+    if (st != MF_OK)
         return lmf_raise(L);
     lua_createtable(L, nx, 0);
     for (int i = 0; i < nx; i++)
@@ -168,7 +175,9 @@ void lmf_tape_gradient_graph(lua_State *L, MfTape *t, int lo, int hi, MfTensor *
 {
     MfVariable **vars = lua_newuserdatauv(L, (size_t)n * sizeof *vars, 0);
     MfTensor **ts = lua_newuserdatauv(L, (size_t)n * sizeof *ts, 0);
+    lua_State *saved = lmf_set_grad_state(L);   /* custom gradients run on L */
     MfStatus st = tape_graph_run(t, lo, hi, target, n, src, og, zero, vars, ts, grads);
+    lmf_set_grad_state(saved);
     lua_pop(L, 2);
     if (st != MF_OK) {
         for (int i = 0; i < n; i++) {

@@ -68,17 +68,11 @@ static const char *key_list(const InitDef *d, char *buf, size_t cap)
     return buf[0] ? buf : "none";
 }
 
-/* Checks the option whose key and value lua_next pushed; pops the value. */
+/* Checks the type of the option whose key (known, lmf_check_options ran)
+ * and value lua_next pushed; pops the value. */
 static void check_option(lua_State *L, const InitDef *d)
 {
-    char keys[64];
-    int k = 0;
-    const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-    while (d->keys[k] && strcmp(d->keys[k], name) != 0)
-        k++;
-    if (!d->keys[k])
-        luaL_error(L, "%s: unknown option '%s' (options: %s)", d->name,
-                   luaL_tolstring(L, -2, NULL), key_list(d, keys, sizeof keys));
+    const char *name = lua_tostring(L, -2);
     int is_seed = strcmp(name, "seed") == 0;
     if (lua_type(L, -1) != LUA_TNUMBER || (is_seed && !lua_isinteger(L, -1)))
         luaL_error(L, "%s: option '%s' must be %s, got %s", d->name, name,
@@ -95,6 +89,7 @@ static void copy_options(lua_State *L, int idx, const InitDef *d)
         luaL_error(L, "%s: expected an options table {%s}, got %s", d->name,
                    key_list(d, keys, sizeof keys), luaL_typename(L, idx));
     if (!lua_isnoneornil(L, idx)) {
+        lmf_check_options(L, idx, d->name, d->keys);
         lua_pushnil(L);
         while (lua_next(L, idx))
             check_option(L, d);

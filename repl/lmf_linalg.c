@@ -19,25 +19,15 @@
 
 /* ---- arguments ------------------------------------------------------------ */
 
-/* Refuses keys of the options table at 'idx' that are not in 'keys'. */
-static void check_options(lua_State *L, int idx, const char *fname, const char *const *keys,
-                          const char *expected)
+/* Refuses a non-table at 'idx' (nil aside) and keys not in 'keys'. */
+static void check_options(lua_State *L, int idx, const char *fname, const char *const *keys)
 {
     if (lua_isnoneornil(L, idx))
         return;
     if (!lua_istable(L, idx))
         luaL_error(L, "%s: expected an options table as argument %d, got %s", fname, idx,
                    luaL_typename(L, idx));
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        int known = 0;
-        for (int i = 0; keys[i] && lua_type(L, -1) == LUA_TSTRING; i++)
-            known |= strcmp(lua_tostring(L, -1), keys[i]) == 0;
-        if (!known)
-            luaL_error(L, "%s: unknown option '%s' (expected %s)", fname,
-                       luaL_tolstring(L, -1, NULL), expected);
-    }
+    lmf_check_options(L, idx, fname, keys);
 }
 
 /* Arguments 1 and 2 as tensors; a Lua number takes the other one's dtype. */
@@ -97,7 +87,7 @@ static int positional_or_option(lua_State *L, int idx, const char *fname, const 
     if (!lua_istable(L, idx) || lua_rawlen(L, idx) > 0)
         return idx;
     const char *keys[2] = {key, NULL};
-    check_options(L, idx, fname, keys, key);
+    check_options(L, idx, fname, keys);
     lua_getfield(L, idx, key);
     return lua_gettop(L);
 }
@@ -119,7 +109,7 @@ static int l_matmul(lua_State *L)
     static const char *const keys[] = {"transpose_a", "transpose_b", NULL};
     MfTensor *in[2];
     check_two(L, "matmul", in);
-    check_options(L, 3, "matmul", keys, "transpose_a, transpose_b");
+    check_options(L, 3, "matmul", keys);
     bool ta = lmf_opt_bool(L, 3, "transpose_a", 0), tb = lmf_opt_bool(L, 3, "transpose_b", 0);
     MfTensor *out = NULL;
     return push_result(L, mf_matmul(in[0], in[1], ta, tb, &out), &out);

@@ -27,7 +27,9 @@ static int push_result(lua_State *L, MfStatus st, MfTensor **out)
  * axis); converted to 0-based for a tensor of rank 'rank'. */
 static int64_t axis_arg(lua_State *L, int idx, const char *fname, int rank)
 {
+    static const char *const known[] = {"axis", NULL};
     lua_Integer axis = -1;
+    lmf_check_options(L, idx, fname, known);
     if (lua_istable(L, idx))
         axis = lmf_opt_integer(L, idx, "axis", -1);
     else if (!lua_isnoneornil(L, idx))
@@ -81,6 +83,8 @@ static void xent_args(lua_State *L, const char *fname, int label_dtype, MfTensor
     if (!lua_istable(L, 1) || lmf_test_tensor(L, 1))
         luaL_error(L, "%s: expected a table {labels = ..., logits = ...}, got %s", fname,
                    luaL_typename(L, 1));
+    static const char *const known[] = {"labels", "logits", NULL};
+    lmf_check_options(L, 1, fname, known);
     lua_settop(L, 1);
     lua_getfield(L, 1, "logits");
     lua_getfield(L, 1, "labels");
@@ -131,7 +135,9 @@ static bool nchw_arg(lua_State *L, int idx, const char *fname)
 {
     if (lua_isnoneornil(L, idx))
         return false;
+    static const char *const known[] = {"data_format", NULL};
     const char *f = NULL;
+    lmf_check_options(L, idx, fname, known);
     if (lua_istable(L, idx)) {
         lua_getfield(L, idx, "data_format");
         f = lua_isnil(L, -1) ? "NHWC" : lua_tostring(L, -1);
@@ -164,6 +170,8 @@ static int l_dropout(lua_State *L)
     bool has_seed = false;
     lua_Integer seed = 0;
     if (lua_istable(L, 3)) {
+        static const char *const known[] = {"seed", NULL};
+        lmf_check_options(L, 3, "dropout", known);
         lua_getfield(L, 3, "seed");
         if (!lua_isnil(L, -1)) {
             if (!lua_isinteger(L, -1))

@@ -97,16 +97,7 @@ static void check_option_names(lua_State *L)
 {
     static const char *const known[] = {"title", "width", "height", "file", "labels",
                                         "print", "color", NULL};
-    lua_pushnil(L);
-    while (lua_next(L, 2)) {
-        lua_pop(L, 1);
-        int ok = 0;
-        for (int i = 0; known[i] && lua_type(L, -1) == LUA_TSTRING; i++)
-            ok |= strcmp(known[i], lua_tostring(L, -1)) == 0;
-        if (!ok)
-            luaL_error(L, "plot: unknown option '%s' (known: title, width, height, file, "
-                       "labels, print, color)", luaL_tolstring(L, -1, NULL));
-    }
+    lmf_check_options(L, 2, "plot", known);
 }
 
 static int opt_int_in(lua_State *L, const char *key, int dflt, int lo, int hi, const char *unit)

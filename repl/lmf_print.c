@@ -66,8 +66,6 @@ static const OptField fields[] = {
     {"linewidth", 1, MF_PRINT_MAX_ITEMS},
 };
 
-#define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
-
 /* The value on top of the stack for field 'f', or a raised error naming it.
  * 'threshold' also takes math.huge (never summarise). */
 static lua_Integer opt_value(lua_State *L, const OptField *f)
@@ -103,20 +101,17 @@ static void set_field(MfPrintOptions *o, int i, lua_Integer v)
  * every field first, then applies them together; returns nothing. */
 static int l_set_printoptions(lua_State *L)
 {
+    static const char *const known[] = {"precision", "threshold", "edgeitems", "linewidth",
+                                        NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
+    lmf_check_options(L, 1, "set_printoptions", known);
     MfPrintOptions o = lmf_print_options;
     lua_pushnil(L);
     while (lua_next(L, 1)) {
-        if (lua_type(L, -2) != LUA_TSTRING)
-            return luaL_error(L, "set_printoptions: option names must be strings, got %s",
-                              luaL_typename(L, -2));
         const char *key = lua_tostring(L, -2);
         int i = 0;
-        while (i < NFIELDS && strcmp(fields[i].name, key) != 0)
+        while (strcmp(fields[i].name, key) != 0)   /* a known key: checked above */
             i++;
-        if (i == NFIELDS)
-            return luaL_error(L, "set_printoptions: unknown option '%s' (expected precision, "
-                              "threshold, edgeitems or linewidth)", key);
         set_field(&o, i, opt_value(L, &fields[i]));
         lua_pop(L, 1);
     }

@@ -65,26 +65,67 @@ static int is_array(lua_State *L, int idx)
 
 /* ---- reductions ---------------------------------------------------------------- */
 
+/* Raises when the axes array at 'idx' also holds a named field: {1,
+ * keepdims = true} would otherwise drop the option silently. */
+static void refuse_mixed(lua_State *L, int idx, const char *fname)
+{
+    if (!lua_istable(L, idx))
+        return;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (!lua_isinteger(L, -1))
+            luaL_error(L, "%s: an array of axes cannot hold options (got '%s'): give "
+                       "{axis = {...}, keepdims = true}", fname, luaL_tolstring(L, -1, NULL));
+    }
+}
+
+/* The keepdims option of the options table at 'idx' (argument 2 or 3;
+ * 'dflt' when absent).
+ * TensorFlow 1.x spelled it keep_dims, and its users still type that: it
+ * is taken as an alias, and giving both is an error. */
+static bool read_keepdims(lua_State *L, int idx, const char *fname, bool dflt)
+{
+    /* the axis comes in the first options table, not after a positional one */
+    static const char *const known[] = {"axis", "keepdims", "keep_dims", NULL};
+    lmf_check_options(L, idx, fname, idx == 2 ? known : known + 1);
+    int top = lua_gettop(L);
+    lua_getfield(L, idx, "keepdims");
+    lua_getfield(L, idx, "keep_dims");
+    bool alias = !lua_isnil(L, -1);
+    if (alias && !lua_isnil(L, -2))
+        luaL_error(L, "%s: give keepdims or its TensorFlow 1.x alias keep_dims, not both",
+                   fname);
+    int v = alias ? -1 : -2;
+    if (!lua_isnil(L, v) && !lua_isboolean(L, v))
+        luaL_error(L, "%s: option '%s' must be a boolean, got %s", fname,
+                   alias ? "keep_dims" : "keepdims", luaL_typename(L, v));
+    bool keep = lua_isnil(L, v) ? dflt : lua_toboolean(L, v);
+    lua_settop(L, top);
+    return keep;
+}
+
 /* Fills the attributes from arguments 2 and 3 (see the file comment). */
 static void reduce_args(lua_State *L, const char *fname, int rank, MfAttrs *a)
 {
     a->all_axes = true;
     int t2 = lua_type(L, 2);
     if (t2 == LUA_TNUMBER || is_array(L, 2)) {
+        refuse_mixed(L, 2, fname);
         read_axes(L, 2, fname, rank, a);
     } else if (t2 == LUA_TTABLE) {
+        a->keepdims = read_keepdims(L, 2, fname, false);
         lua_getfield(L, 2, "axis");
         if (!lua_isnil(L, -1))
             read_axes(L, -1, fname, rank, a);
         lua_pop(L, 1);
-        a->keepdims = lmf_opt_bool(L, 2, "keepdims", 0);
     } else if (t2 != LUA_TNONE && t2 != LUA_TNIL) {
         luaL_typeerror(L, 2, "axis (number or array of numbers) or options table");
     }
     if (lua_isboolean(L, 3))
         a->keepdims = lua_toboolean(L, 3);
     else if (lua_istable(L, 3))
-        a->keepdims = lmf_opt_bool(L, 3, "keepdims", a->keepdims);
+        a->keepdims = read_keepdims(L, 3, fname, a->keepdims);
     else if (!lua_isnoneornil(L, 3))
         luaL_typeerror(L, 3, "keepdims (boolean) or options table");
 }
@@ -104,8 +145,10 @@ static int l_argreduce(lua_State *L)
 {
     MfOpId op = (MfOpId)lua_tointeger(L, lua_upvalueindex(1));
     const char *fname = mf_op_table[op]->api;
+    static const char *const known[] = {"axis", NULL};
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     MfAttrs a = mf_attrs_default();
+    lmf_check_options(L, 2, fname, known);
     if (lua_istable(L, 2))
         lua_getfield(L, 2, "axis");
     else if (lua_isnoneornil(L, 2) || lua_type(L, 2) == LUA_TNUMBER)
@@ -156,6 +199,8 @@ static int l_clip_by_norm(lua_State *L)
     if (lua_type(L, 3) == LUA_TNUMBER || is_array(L, 3)) {
         read_axes(L, 3, "clip_by_norm", t->rank, &a);
     } else if (lua_istable(L, 3)) {
+        static const char *const known[] = {"axes", NULL};
+        lmf_check_options(L, 3, "clip_by_norm", known);
         lua_getfield(L, 3, "axes");
         if (!lua_isnil(L, -1))
             read_axes(L, -1, "clip_by_norm", t->rank, &a);
@@ -244,12 +289,15 @@ static int list_dtype(MfTensor *const *ts, int n)
 static int l_clip_by_global_norm(lua_State *L)
 {
     int n;
+    lua_settop(L, 3);   /* the options stay at 3, below what read_list pushes */
     MfTensor **ts = read_list(L, 1, "clip_by_global_norm", &n);
     int like = list_dtype(ts, n);
     MfTensor *clip = bound_arg(L, 2, "clip_norm", like);
     MfTensor *use_norm = NULL;
     MfNonfinite nonfinite = MF_NONFINITE_NAN;
     if (lua_istable(L, 3)) {
+        static const char *const known[] = {"use_norm", "nonfinite", NULL};
+        lmf_check_options(L, 3, "clip_by_global_norm", known);
         lua_getfield(L, 3, "nonfinite");
         const char *mode = lua_isnil(L, -1) ? "nan" : lua_tostring(L, -1);
         if (mode && strcmp(mode, "error") == 0)

@@ -2,7 +2,8 @@
  *
  *   saver = mf.train.Saver(var_list_or_map [, {optimizers = {opt, ...}}])
  *   saver = mf.train.Saver{var_list = var_list_or_map, optimizers = {opt, ...}}
- *   saver = mf.train.Saver()   (graph mode: every global variable of the graph)
+ *   saver = mf.train.Saver()   (graph mode: every global variable of the graph;
+ *                               eager Variables are not tracked: an error)
  *   saver:save(path) -> path   (graph mode: saver:save(sess, path))
  *   saver:restore(path [, {strict = false}]) -> {unexpected entry names}
  *                              (graph mode: saver:restore(sess, path [, {strict}]))
@@ -15,7 +16,8 @@
  * (mf.train.global_step()) is saved when it exists and restored (made first
  * when needed) when the file has it: a file without it is not an error. In
  * graph mode it is the graph's "global_step" variable, and the values come
- * from and go to the session. */
+ * from and go to the session. A saver of graph variables needs the Session,
+ * one of eager Variables only refuses it ('SaverBox.graph'). */
 #include <string.h>
 
 #include "core/io/safetensors.h"
@@ -25,8 +27,12 @@
 
 #define SAVER_MT "mf.train.Saver"
 
+/* 'graph': the saver holds a graph variable, whose value lives in a Session,
+ * so save and restore need one; a saver of eager Variables only must not be
+ * given one (it would silently act on the eager values). */
 typedef struct SaverBox {
     MfSaver *s;
+    bool graph;
 } SaverBox;
 
 static bool fail_next_save = false;
@@ -40,8 +46,9 @@ static MfSaver *check_saver(lua_State *L, int idx)
 }
 
 /* Adds the Variables of the list or map at 'idx'. */
-static void add_vars(lua_State *L, MfSaver *s, int idx)
+static void add_vars(lua_State *L, SaverBox *box, int idx)
 {
+    MfSaver *s = box->s;
     if (!lua_istable(L, idx))
         luaL_error(L, "Saver: var_list must be an array of Variables or a map {name = "
                    "Variable}, got %s", luaL_typename(L, idx));
@@ -60,6 +67,7 @@ static void add_vars(lua_State *L, MfSaver *s, int idx)
                        (int)lua_tointeger(L, -2), luaL_typename(L, -1));
         if (mf_saver_add_variable(s, named ? lua_tostring(L, -2) : v->name, v) != MF_OK)
             lmf_raise(L);
+        box->graph |= lmf_variable_graph_node(v) != NULL;
         lua_pop(L, 1);
     }
     if (mf_saver_nvars(s) == 0)
@@ -87,19 +95,6 @@ static void add_opts(lua_State *L, MfSaver *s, int idx)
     }
 }
 
-/* Raises for keys of the table at 'idx' other than var_list and optimizers. */
-static void check_option_keys(lua_State *L, int idx)
-{
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-        if (!k || (strcmp(k, "var_list") != 0 && strcmp(k, "optimizers") != 0))
-            luaL_error(L, "Saver: unknown option '%s' (expected var_list, optimizers)",
-                       k ? k : luaL_typename(L, -2));
-        lua_pop(L, 1);
-    }
-}
-
 /* Graph mode, no var_list: every global variable of 'g' under its node name
  * (slots, beta powers and the global step are global variables there). */
 static void add_graph_vars(lua_State *L, MfSaver *s, MfGraph *g)
@@ -119,11 +114,20 @@ static void add_graph_vars(lua_State *L, MfSaver *s, MfGraph *g)
         luaL_error(L, "Saver: the graph has no variables to save");
 }
 
-/* mf.train.Saver() while a graph is built: every global variable of it. */
+/* mf.train.Saver() while a graph is built: every global variable of it.
+ * Eager Variables are registered nowhere (a live one may be garbage not
+ * collected yet, or an optimizer's slot), so "all of them" is unknowable:
+ * outside a graph, an error saying what to give. */
 static int graph_saver(lua_State *L)
 {
+    if (!mf_graph_default() || mf_exec_running())
+        return luaL_error(L, "Saver: give the Variables to save: mf.train.Saver{w, b} or "
+                          "mf.train.Saver{var_list = {w, b}, optimizers = {opt}} (eager "
+                          "Variables are not tracked; mf.train.Saver() with no argument saves "
+                          "every variable of a graph, while it is built)");
     SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->s = NULL;
+    box->graph = true;
     luaL_setmetatable(L, SAVER_MT);
     if (!(box->s = mf_saver_new()))
         return lmf_raise(L);
@@ -136,12 +140,14 @@ static int graph_saver(lua_State *L)
  * also mf.train.Saver() (every global variable of the graph). */
 static int l_saver(lua_State *L)
 {
-    if (lua_isnoneornil(L, 1) && mf_graph_default() && !mf_exec_running())
+    static const char *const known[] = {"var_list", "optimizers", NULL};
+    if (lua_isnoneornil(L, 1))
         return graph_saver(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 2);
     SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0); /* 3 */
     box->s = NULL;
+    box->graph = false;
     luaL_setmetatable(L, SAVER_MT);
     if (!(box->s = mf_saver_new()))
         return lmf_raise(L);
@@ -163,9 +169,9 @@ static int l_saver(lua_State *L)
                           "{...}, optimizers = {...}} or a map {name = Variable}");
     if (!lua_isnil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
-        check_option_keys(L, 2);
+        lmf_check_options(L, 2, "Saver", known);
     }
-    add_vars(L, box->s, 4);
+    add_vars(L, box, 4);
     if (lua_isnil(L, 2))
         lua_pushnil(L);
     else
@@ -201,6 +207,21 @@ static const char *path_arg(lua_State *L, const char *who, MfSession **sess, int
     return lua_tostring(L, *pi);
 }
 
+/* Raises when a Session is given to a saver of eager Variables only, or
+ * none to a saver of graph variables. */
+static void check_session(lua_State *L, const MfSession *sess, const char *who)
+{
+    SaverBox *box = lua_touserdata(L, 1);
+    const char *verb = strcmp(who, "Saver.save") == 0 ? "save" : "restore";
+    if (sess && !box->graph)
+        luaL_error(L, "%s: this Saver holds eager Variables, which keep their own values: call "
+                   "saver:%s(path) without the Session (a Saver of graph variables is made "
+                   "while the graph is built, inside g:as_default)", who, verb);
+    if (!sess && box->graph)
+        luaL_error(L, "%s: this Saver holds graph variables, whose values live in a Session: "
+                   "call saver:%s(sess, path)", who, verb);
+}
+
 /* saver:save(path) (eager) or saver:save(sess, path) (graph) -> path */
 static int s_save(lua_State *L)
 {
@@ -208,6 +229,7 @@ static int s_save(lua_State *L)
     MfSession *sess;
     int pi;
     const char *path = path_arg(L, "Saver.save", &sess, &pi);
+    check_session(L, sess, "Saver.save");
     MfVariable *gs = sess ? graph_step(L, sess) : lmf_global_step(L, false);
     int saved_hook = mf_ckpt_fail_after_write;
     if (fail_next_save)
@@ -225,12 +247,15 @@ static int s_save(lua_State *L)
  * [, {strict}]) (graph) -> {unexpected entry names} */
 static int s_restore(lua_State *L)
 {
+    static const char *const restore_keys[] = {"strict", NULL};
     MfSaver *s = check_saver(L, 1);
     MfSession *sess;
     int pi;
     const char *path = path_arg(L, "Saver.restore", &sess, &pi);
+    check_session(L, sess, "Saver.restore");
     if (!lua_isnoneornil(L, pi + 1))
         luaL_checktype(L, pi + 1, LUA_TTABLE);
+    lmf_check_options(L, pi + 1, "Saver.restore", restore_keys);
     bool strict = lmf_opt_bool(L, pi + 1, "strict", 0);
     MfVariable *gs = sess ? graph_step(L, sess) : lmf_global_step(L, true);
     if (mf_saver_restore_session(s, sess, path, strict, gs, true) != MF_OK)

@@ -51,9 +51,11 @@ static int read_ints(lua_State *L, int idx, const char *fname, const char *what,
 }
 
 /* The axis argument at 'idx': a number, or the field 'axis' of an options
- * table; 'dflt' when absent. Still 1-based. */
-static lua_Integer arg_axis(lua_State *L, int idx, lua_Integer dflt)
+ * table (no other key, naming 'fname'); 'dflt' when absent. Still 1-based. */
+static lua_Integer arg_axis(lua_State *L, int idx, const char *fname, lua_Integer dflt)
 {
+    static const char *const known[] = {"axis", NULL};
+    lmf_check_options(L, idx, fname, known);
     if (lua_istable(L, idx))
         return lmf_opt_integer(L, idx, "axis", dflt);
     return luaL_optinteger(L, idx, dflt);
@@ -139,7 +141,7 @@ static int push_array(lua_State *L, MfTensor **outs, int64_t n)
 static int l_concat(lua_State *L)
 {
     MfTensor **in;
-    lua_Integer axis = arg_axis(L, 2, 1); /* before 'check_list' pushes */
+    lua_Integer axis = arg_axis(L, 2, "concat", 1); /* before 'check_list' pushes */
     int n = check_list(L, 1, "concat", &in);
     MfAttrs a = mf_attrs_default();
     if (in[0]->rank > 0) /* else the op says scalars cannot be concatenated */
@@ -151,7 +153,7 @@ static int l_concat(lua_State *L)
 static int l_stack(lua_State *L)
 {
     MfTensor **in;
-    lua_Integer axis = arg_axis(L, 2, 1);
+    lua_Integer axis = arg_axis(L, 2, "stack", 1);
     int n = check_list(L, 1, "stack", &in);
     MfAttrs a = mf_attrs_default();
     a.axis = lmf_axis(L, "stack", axis, in[0]->rank, 1);
@@ -162,7 +164,7 @@ static int l_stack(lua_State *L)
 static int l_split(lua_State *L)
 {
     MfTensor *t = lmf_to_tensor(L, 1, -1);
-    int64_t axis = lmf_axis(L, "split", arg_axis(L, 3, 1), t->rank, 0), n, *sizes = NULL;
+    int64_t axis = lmf_axis(L, "split", arg_axis(L, 3, "split", 1), t->rank, 0), n, *sizes = NULL;
     if (lua_istable(L, 2)) {
         n = (int64_t)lua_rawlen(L, 2);
         sizes = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *sizes, 0);
@@ -187,7 +189,7 @@ static int l_unstack(lua_State *L)
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     if (t->rank == 0)
         return luaL_error(L, "unstack: a scalar (rank 0) cannot be unstacked");
-    int64_t axis = lmf_axis(L, "unstack", arg_axis(L, 2, 1), t->rank, 0);
+    int64_t axis = lmf_axis(L, "unstack", arg_axis(L, 2, "unstack", 1), t->rank, 0);
     int64_t n = t->shape[axis];
     MfTensor **outs = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *outs, 0);
     lmf_check_status(L, mf_unstack(t, axis, outs));
@@ -230,7 +232,7 @@ static int l_gather(lua_State *L)
     MfTensor *in[2] = {lmf_to_tensor(L, 1, -1), NULL};
     MfAttrs a = mf_attrs_default();
     if (in[0]->rank > 0) /* else the op says a scalar cannot be gathered from */
-        a.axis = lmf_axis(L, "gather", arg_axis(L, 3, 1), in[0]->rank, 0);
+        a.axis = lmf_axis(L, "gather", arg_axis(L, 3, "gather", 1), in[0]->rank, 0);
     in[1] = zero_based(L, 2, "gather");
     return lmf_call_op(L, MF_OP_GATHER, 2, in, &a);
 }
@@ -287,6 +289,8 @@ static int l_pad(lua_State *L)
     if (lua_type(L, 3) == LUA_TNUMBER) {
         a.scalar[0] = lua_tonumber(L, 3);
     } else if (lua_istable(L, 3)) {
+        static const char *const known[] = {"constant_values", "mode", NULL};
+        lmf_check_options(L, 3, "pad", known);
         a.scalar[0] = lmf_opt_number(L, 3, "constant_values", 0);
         lua_getfield(L, 3, "mode");
         const char *mode = lua_tostring(L, -1);
@@ -328,8 +332,12 @@ static MfDType opt_dtype_field(lua_State *L, int idx, const char *fname)
  * classes 1..depth, the class axis last. */
 static int l_one_hot(lua_State *L)
 {
+    static const char *const known[] = {"on_value", "off_value", "dtype", NULL};
     MfAttrs a = mf_attrs_default();
     a.n = check_int(L, 2, "one_hot", "depth", 1);
+    if (!lua_isnoneornil(L, 3))
+        luaL_checktype(L, 3, LUA_TTABLE);
+    lmf_check_options(L, 3, "one_hot", known);
     a.scalar[0] = lmf_opt_number(L, 3, "on_value", 1);
     a.scalar[1] = lmf_opt_number(L, 3, "off_value", 0);
     a.dtype = opt_dtype_field(L, 3, "one_hot");

@@ -6,8 +6,10 @@
  * release it (which stops the tape). mf.grad and gradcheck keep their
  * internal tape in a box on the stack and release it explicitly, also when
  * 'f' raises, so no tape outlives the call. A custom gradient's Lua function
- * is kept in the registry by the MfTapeFunction the tapes hold; it is called
- * on the lua_State that is computing the gradient ('grad_L'). */
+ * is kept in the registry by the MfTapeFunction the tapes hold, or, in graph
+ * mode, the graph node marking f's result (released with the graph, or when
+ * its trace finishes); it is called on the lua_State that is computing or
+ * building the gradient ('grad_L', see lmf_set_grad_state). */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "eager/eager.h"
+#include "graph/gradients.h"
 #include "graph/graph.h"
 #include "lmf.h"
 
@@ -85,6 +88,13 @@ static MfTapeSource check_source(lua_State *L, int idx)
     return s;
 }
 
+lua_State *lmf_set_grad_state(lua_State *L)
+{
+    lua_State *saved = grad_L;
+    grad_L = L;
+    return saved;
+}
+
 /* Runs mf_tape_gradient with 'grad_L' set; on error releases and raises. */
 static void tape_gradient(lua_State *L, MfTape *t, MfTensor *target, int n,
                           const MfTapeSource *src, MfTensor *og, bool zero, MfTensor **grads)
@@ -102,8 +112,10 @@ static void tape_gradient(lua_State *L, MfTape *t, MfTensor *target, int n,
 /* mf.GradientTape{persistent = false, watch_accessed_variables = true} */
 static int l_tape_new(lua_State *L)
 {
+    static const char *const known[] = {"persistent", "watch_accessed_variables", NULL};
     if (!lua_isnoneornil(L, 1))
         luaL_checktype(L, 1, LUA_TTABLE);
+    lmf_check_options(L, 1, "GradientTape", known);
     bool persistent = lmf_opt_bool(L, 1, "persistent", 0);
     bool watch = lmf_opt_bool(L, 1, "watch_accessed_variables", 1);
     TapeBox *box = push_tape(L, NULL);
@@ -145,16 +157,21 @@ static int t_watch(lua_State *L)
     return 0;
 }
 
-static int t_stop(lua_State *L)
+/* Stops the tape, closing its window on the graph being built. */
+static void stop_box(TapeBox *box)
 {
-    TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
-    MfTape *t = check_tape(L, 1);
     MfGraph *g = mf_graph_default();
-    if (mf_tape_recording(t) && g && !mf_exec_running()) {
+    if (mf_tape_recording(box->t) && g && !mf_exec_running()) {
         box->g = g;
         box->hi = mf_graph_nnodes(g);
     }
-    mf_tape_stop(t);
+    mf_tape_stop(box->t);
+}
+
+static int t_stop(lua_State *L)
+{
+    check_tape(L, 1);
+    stop_box(luaL_checkudata(L, 1, TAPE_MT));
     return 0;
 }
 
@@ -193,7 +210,9 @@ static MfTensor *read_grad_opts(lua_State *L, int idx, bool *zero)
         lua_pushnil(L);
         return NULL;
     }
+    static const char *const known[] = {"output_gradients", "unconnected", NULL};
     luaL_checktype(L, idx, LUA_TTABLE);
+    lmf_check_options(L, idx, "gradient", known);
     lua_getfield(L, idx, "unconnected");
     if (!lua_isnil(L, -1))
         *zero = luaL_checkoption(L, -1, NULL, modes) == 1;
@@ -418,6 +437,9 @@ static int grad_call(lua_State *L)
         }
     }
     MfTensor *y = call_scalar(L, fname, box, nargs);
+    /* f is done: the tape records no more, also if the gradient raises and
+     * the box waits for the collector */
+    stop_box(box);
     MfTensor **grads = lua_newuserdatauv(L, (size_t)(nsel ? nsel : 1) * sizeof *grads, 0);
     if (y->node)   /* inside mf.trace: symbolic gradients */
         symbolic_gradient(L, box, y, nsel, src, NULL, true, grads);
@@ -436,6 +458,8 @@ static int make_grad(lua_State *L, bool with_value)
     luaL_checktype(L, 1, LUA_TFUNCTION);
     lua_pushvalue(L, 1);
     if (lua_istable(L, 2)) {
+        static const char *const known[] = {"argnums", NULL};
+        lmf_check_options(L, 2, with_value ? "value_and_grad" : "grad", known);
         lua_getfield(L, 2, "argnums");
         if (!lua_isnil(L, -1) && !lua_isinteger(L, -1) && !lua_istable(L, -1))
             return luaL_error(L, "%s: argnums must be an integer or an array of integers",
@@ -502,13 +526,13 @@ static int call_grad_fn(lua_State *L)
     return 0;
 }
 
+/* The gradient function runs on the state computing the gradient; engine
+ * code that computes gradients without one set (an optimizer's minimize)
+ * runs it on the main thread, the one a script runs on. */
 static MfStatus luafn_backward(MfTapeFunction *f, int noutputs, MfTensor *const *doutputs,
                                int ninputs, MfTensor *const *inputs, MfTensor **dinputs)
 {
-    lua_State *L = grad_L;
-    if (!L)
-        return mf_err_set(MF_EINTERNAL, "custom_gradient: no Lua state to run the gradient "
-                          "function in");
+    lua_State *L = grad_L ? grad_L : ((LuaFn *)f)->main;
     GradFnCall a = {(LuaFn *)f, noutputs, ninputs, doutputs, inputs, dinputs};
     lua_pushcfunction(L, call_grad_fn);
     lua_pushlightuserdata(L, &a);
@@ -532,8 +556,8 @@ static void luafn_free(MfTapeFunction *f)
     free(lf);
 }
 
-/* Records y = f(inputs) with the gradient function on top of the stack. */
-static void record_custom(lua_State *L, int nin, MfTensor *const *in, MfTensor *y)
+/* A LuaFn (one reference) for the gradient function on top of the stack. */
+static LuaFn *new_luafn(lua_State *L)
 {
     LuaFn *lf = malloc(sizeof *lf);
     if (!lf)
@@ -547,9 +571,106 @@ static void record_custom(lua_State *L, int nin, MfTensor *const *in, MfTensor *
     lua_pop(L, 1);
     lua_pushvalue(L, -1);
     lf->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    MfStatus st = mf_tape_record_function(&lf->base, nin, in, 1, &y);
+    return lf;
+}
+
+/* Eagerly, as TensorFlow 2: the tapes recorded what f did (so a gradient
+ * function using f's intermediates, e.g. exp(x), has higher-order
+ * gradients through them); y (at 'yidx') is replaced by an unrecorded
+ * Identity of it, and the gradient function on top of the stack is
+ * recorded as the op from the inputs to that Identity, so a gradient
+ * reaching it never flows into what f did. */
+static void record_custom(lua_State *L, int nin, MfTensor *const *in, int yidx)
+{
+    MfTensor *y2 = NULL;
+    mf_tape_suspend();
+    MfStatus st = mf_unary(MF_OP_IDENTITY, lmf_check_tensor(L, yidx), &y2);
+    mf_tape_resume();
+    lmf_check_status(L, st);
+    lmf_push_tensor(L, y2);
+    lua_replace(L, yidx);
+    LuaFn *lf = new_luafn(L);
+    st = mf_tape_record_function(&lf->base, nin, in, 1, &y2);
     mf_tape_function_release(&lf->base);
     lmf_check_status(L, st);
+}
+
+/* In graph mode the gradient function hangs on a node of the graph
+ * (graph/gradients.h) and runs while a gradient graph is built. */
+typedef struct GraphFn {
+    MfNodeGrad base;
+    LuaFn *fn;   /* one reference; NULL once dropped */
+    MfNodeInput inputs[];
+} GraphFn;
+
+static MfStatus graphfn_backward(MfNodeGrad *f, int noutputs, MfTensor *const *doutputs,
+                                 int ninputs, MfTensor *const *inputs, MfTensor **dinputs)
+{
+    GraphFn *gf = (GraphFn *)f;
+    return luafn_backward(&gf->fn->base, noutputs, doutputs, ninputs, inputs, dinputs);
+}
+
+static void graphfn_drop(MfNodeGrad *f)
+{
+    GraphFn *gf = (GraphFn *)f;
+    if (gf->fn)
+        mf_tape_function_release(&gf->fn->base);
+    gf->fn = NULL;
+}
+
+static void graphfn_free(MfNodeGrad *f)
+{
+    graphfn_drop(f);
+    free(f);
+}
+
+/* y = f(inputs) built into a graph: replaces y (at 'yidx') by the Identity
+ * carrying the gradient function on top of the stack. */
+static void mark_graph(lua_State *L, int first, int nin, MfTensor *const *in, int yidx)
+{
+    MfTensor *y = lmf_check_tensor(L, yidx), *out = NULL;
+    LuaFn *lf = new_luafn(L);
+    GraphFn *gf = malloc(sizeof *gf + (size_t)(nin ? nin : 1) * sizeof gf->inputs[0]);
+    if (!gf) {
+        mf_tape_function_release(&lf->base);
+        luaL_error(L, "custom_gradient: out of memory");
+    }
+    gf->fn = lf;
+    gf->base = (MfNodeGrad){.name = "custom_gradient", .ninputs = nin, .inputs = gf->inputs,
+                            .backward = graphfn_backward, .drop = graphfn_drop,
+                            .free = graphfn_free};
+    /* the node owns 'gf' now, or it was freed */
+    lmf_check_status(L, mf_graph_custom_gradient(first, nin, in, y, &gf->base, &out));
+    lmf_push_tensor(L, out);
+    lua_replace(L, yidx);
+}
+
+/* The number of nodes of the graph being built (-1: none), so that
+ * mf_graph_custom_gradient can look at the nodes f adds. */
+static int graph_mark(MfGraph **g)
+{
+    *g = mf_exec_running() ? NULL : mf_graph_default();
+    return *g ? mf_graph_nnodes(*g) : -1;
+}
+
+/* Raises when a tape watched a trainable variable f read that is not one
+ * of its arguments (eager.h: mf_tape_custom_begin). */
+static void check_reads(lua_State *L, int mark, int nargs)
+{
+    MfVariable *vs[MAX_ARGS];
+    int nv = 0;
+    for (int i = 1; i <= nargs; i++)
+        if ((vs[nv] = lmf_test_variable(L, i)) != NULL)
+            nv++;
+    MfVariable *v = mf_tape_custom_end(mark, nv, vs);
+    if (!v)
+        return;
+    lua_pushstring(L, v->name);
+    mf_variable_release(v);
+    luaL_error(L, "custom_gradient: f reads the trainable variable '%s', which is not one of "
+               "its inputs: the gradient function gives gradients for the inputs only, so its "
+               "gradient would be missing; pass the variable to f as an argument",
+               lua_tostring(L, -1));
 }
 
 static int custom_call(lua_State *L)
@@ -564,18 +685,22 @@ static int custom_call(lua_State *L)
     lua_pushvalue(L, lua_upvalueindex(1));
     for (int i = 1; i <= nargs; i++)
         lua_pushvalue(L, i);
-    /* TensorFlow records only the custom op, not what f does inside. */
-    mf_tape_suspend();
+    MfGraph *g0;
+    int first = graph_mark(&g0), mark = mf_tape_custom_begin();
     int rc = lua_pcall(L, nargs, 2, 0);
-    mf_tape_resume();
-    if (rc != LUA_OK)
+    if (rc != LUA_OK) {
+        mf_variable_release(mf_tape_custom_end(mark, 0, NULL));
         return lua_error(L);
+    }
+    check_reads(L, mark, nargs);
     MfTensor *y = lmf_test_tensor(L, -2);
     if (!y || !lua_isfunction(L, -1))
         return luaL_error(L, "custom_gradient: f must return y (a tensor) and a gradient "
                           "function, got %s and %s", luaL_typename(L, -2), luaL_typename(L, -1));
-    if (mf_tape_any_recording())
-        record_custom(L, nin, in, y);
+    if (y->node)   /* building a graph: the gradient walk calls the function */
+        mark_graph(L, mf_tensor_graph(y) == g0 ? first : -1, nin, in, lua_gettop(L) - 1);
+    else if (mf_tape_any_recording())
+        record_custom(L, nin, in, lua_gettop(L) - 1);
     lua_pop(L, 1);
     return 1;
 }
@@ -689,6 +814,10 @@ static int l_gradcheck(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TFUNCTION);
     luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = {"eps", "atol", "rtol", NULL};
+    if (!lua_isnoneornil(L, 3))
+        luaL_checktype(L, 3, LUA_TTABLE);
+    lmf_check_options(L, 3, "gradcheck", known);
     double eps = lmf_opt_number(L, 3, "eps", 1e-6), atol = lmf_opt_number(L, 3, "atol", 1e-5);
     double rtol = lmf_opt_number(L, 3, "rtol", 1e-3);
     int n = (int)luaL_len(L, 2);

@@ -127,11 +127,24 @@ int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
  * calling mf.tensor from C (one_hot, gather, assign_add) leave level 0
  * nameless: then the C function one level up is the one the user called
  * (unless it is pcall itself). "tensor" when Lua knows none. */
+static const char *api_name(const char *name)
+{
+    /* Lua names an operator's metamethod by the event ("mul" for x * y) */
+    static const char *const events[][2] = {
+        {"sub", "subtract"}, {"mul", "multiply"}, {"div", "divide"}, {"unm", "negative"},
+        {"add", "add"},
+    };
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        if (strcmp(name, events[i][0]) == 0)
+            return events[i][1];
+    return name;
+}
+
 static const char *binding_name(lua_State *L)
 {
     lua_Debug ar;
     if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
-        return ar.name;
+        return strcmp(ar.namewhat, "metamethod") == 0 ? api_name(ar.name) : ar.name;
     if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "nS", &ar) && ar.name &&
         strcmp(ar.what, "C") == 0 && strcmp(ar.name, "pcall") != 0 &&
         strcmp(ar.name, "xpcall") != 0)
@@ -175,12 +188,22 @@ static void fill_error(lua_State *L, Filler *f, int depth, const char *what)
     luaL_error(L, "%s: %s at data%s", binding_name(L), what, where);
 }
 
+/* Whether the Lua number at 'idx' converts to 'dt' without overflow. */
+static bool number_fits(lua_State *L, int idx, MfDType dt)
+{
+    return lua_isinteger(L, idx) ? mf_dtype_fits_int(dt, lua_tointeger(L, idx))
+                                 : mf_dtype_fits(dt, lua_tonumber(L, idx));
+}
+
 static void put_value(lua_State *L, Filler *f, int depth)
 {
     MfTensor *t = f->t;
     double v = 0;
     if (lua_isboolean(L, -1) && t->dtype == MF_BOOL)
         v = lua_toboolean(L, -1);
+    else if (lua_type(L, -1) == LUA_TNUMBER && t->dtype != MF_BOOL && !number_fits(L, -1, t->dtype))
+        fill_error(L, f, depth, lua_pushfstring(L, "%s does not fit %s",
+                                                lua_tostring(L, -1), mf_dtype_name(t->dtype)));
     else if (lua_type(L, -1) == LUA_TNUMBER && t->dtype != MF_BOOL)
         v = lua_tonumber(L, -1);
     else
@@ -254,6 +277,9 @@ MfTensor *lmf_to_tensor(lua_State *L, int idx, int like)
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) == LUA_TNUMBER) {
         MfDType dt = like >= 0 ? (MfDType)like : MF_FLOAT32;
+        if (!number_fits(L, idx, dt))   /* as PyTorch: no silent overflow */
+            luaL_error(L, "%s: the number %s does not fit %s (the other operand's dtype)",
+                       binding_name(L), lua_tostring(L, idx), mf_dtype_name(dt));
         t = mf_tensor_scalar(dt, lua_tonumber(L, idx));
         if (dt == MF_INT64 && t && lua_isinteger(L, idx))
             *(int64_t *)t->storage->data = lua_tointeger(L, idx);
@@ -402,6 +428,41 @@ lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *key, lua_Integer 
                    lua_type(L, -1) == LUA_TNUMBER ? "a non-integer number" : luaL_typename(L, -1));
     lua_pop(L, 1);
     return v;
+}
+
+/* Lists 'known' ("a, b, c") on top of the stack. */
+static const char *push_key_list(lua_State *L, const char *const *known)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 0; known[i]; i++) {
+        luaL_addstring(&b, i ? ", " : "");
+        luaL_addstring(&b, known[i]);
+    }
+    if (!known[0])
+        luaL_addstring(&b, "none");
+    luaL_pushresult(&b);
+    return lua_tostring(L, -1);
+}
+
+void lmf_check_options(lua_State *L, int idx, const char *fname, const char *const *known)
+{
+    if (!lua_istable(L, idx))
+        return;
+    idx = lua_absindex(L, idx);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        int i = 0;
+        while (k && known[i] && strcmp(k, known[i]) != 0)
+            i++;
+        if (!k || !known[i]) {   /* a non-string key is shown as tostring shows it */
+            const char *shown = luaL_tolstring(L, -1, NULL);
+            luaL_error(L, "%s: unknown option '%s' (known: %s)", fname, shown,
+                       push_key_list(L, known));
+        }
+    }
 }
 
 /* ---- properties, indexing, conversion --------------------------------------- */

@@ -65,32 +65,6 @@ static bool is_callable(lua_State *L, int idx)
 
 /* ---- constructors ------------------------------------------------------------------- */
 
-/* Raises for a key of the options table at 'idx' not in 'allowed'. */
-static void check_keys(lua_State *L, int idx, const char *who, const char *const *allowed)
-{
-    if (lua_isnoneornil(L, idx))
-        return;
-    luaL_checktype(L, idx, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-        bool ok = false;
-        for (int i = 0; allowed[i] && !ok; i++)
-            ok = strcmp(k, allowed[i]) == 0;
-        if (!ok) {
-            luaL_Buffer b;
-            luaL_buffinit(L, &b);
-            for (int i = 0; allowed[i]; i++) {
-                luaL_addstring(&b, i ? ", " : "");
-                luaL_addstring(&b, allowed[i]);
-            }
-            luaL_pushresult(&b);
-            luaL_error(L, "%s: unknown option '%s' (expected %s)", who, k, lua_tostring(L, -1));
-        }
-        lua_pop(L, 1);
-    }
-}
-
 /* The learning rate at 1 into 'c': a number, a scalar tensor, a Variable or a
  * callable (returns true for a callable). */
 static bool read_lr(lua_State *L, const char *who, MfOptConfig *c)
@@ -164,7 +138,9 @@ static MfOptConfig opt_begin(lua_State *L, MfOptKind kind, int oi, const char *c
 {
     MfOptConfig c = mf_opt_config_default(kind, 0);
     luaL_checkany(L, 1);
-    check_keys(L, oi, class_of(kind), keys);
+    if (!lua_isnoneornil(L, oi))
+        luaL_checktype(L, oi, LUA_TTABLE);
+    lmf_check_options(L, oi, class_of(kind), keys);
     lua_settop(L, oi);
     return c;
 }
@@ -393,8 +369,10 @@ static void compute(lua_State *L, const char *who)
 /* opt:compute_gradients(loss_fn [, {var_list}]) -> pairs, loss */
 static int o_compute_gradients(lua_State *L)
 {
+    static const char *const known[] = {"var_list", NULL};
     check_opt(L, 1);
     lua_settop(L, 3);
+    lmf_check_options(L, 3, "compute_gradients", known);
     compute(L, "compute_gradients");
     return 2;
 }
@@ -443,17 +421,23 @@ static MfGradVar *copy_pairs(lua_State *L, int idx, int n)
 }
 
 /* The learning rate for this step: the callable's result (pushed, converted
- * to a tensor), or NULL (nothing pushed) when the rate is not callable. */
-static MfTensor *step_lr(lua_State *L, int oi)
+ * to a tensor), or NULL (nothing pushed) when the rate is not callable. An
+ * error of the callable (a schedule whose step Variable was closed since)
+ * is raised after "who: learning_rate function: ", so it names the call. */
+static MfTensor *step_lr(lua_State *L, int oi, const char *who)
 {
     OptBox *box = luaL_checkudata(L, oi, OPT_MT);
     if (!box->lr_callable)
         return NULL;
     lua_getiuservalue(L, oi, 1);
-    lua_call(L, 0, 1);
+    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+        if (lua_type(L, -1) == LUA_TSTRING)
+            luaL_error(L, "%s: learning_rate function: %s", who, lua_tostring(L, -1));
+        lua_error(L);
+    }
     if (lua_type(L, -1) != LUA_TNUMBER && !lmf_test_tensor(L, -1))
-        luaL_error(L, "apply_gradients: the learning_rate function must return a number or a "
-                   "scalar tensor, got %s", type_name(L, -1));
+        luaL_error(L, "%s: the learning_rate function must return a number or a scalar "
+                   "tensor, got %s", who, type_name(L, -1));
     return lmf_to_tensor(L, lua_gettop(L), MF_FLOAT64);
 }
 
@@ -500,7 +484,7 @@ static int apply(lua_State *L, int pi, int oi, const char *who)
     MfOptimizer *o = check_opt(L, 1);
     int n = check_pairs(L, pi);
     MfVariable *gs = read_global_step(L, oi, who);
-    MfTensor *lr = step_lr(L, 1);
+    MfTensor *lr = step_lr(L, 1, who);
     MfGradVar *pairs = copy_pairs(L, pi, n);
     bool graph = pairs && graph_pairs(pairs, n);
     MfGraph *traced = !graph && pairs ? traced_graph(pairs, n) : NULL;
@@ -523,7 +507,9 @@ static int apply(lua_State *L, int pi, int oi, const char *who)
  * update is done) or the train op (graph mode) */
 static int o_apply_gradients(lua_State *L)
 {
+    static const char *const known[] = {"global_step", NULL};
     lua_settop(L, 3);
+    lmf_check_options(L, 3, "apply_gradients", known);
     return apply(L, 2, 3, "apply_gradients");
 }
 
@@ -531,8 +517,10 @@ static int o_apply_gradients(lua_State *L)
  * a function) or the train op (graph: loss is a graph tensor) */
 static int o_minimize(lua_State *L)
 {
+    static const char *const known[] = {"var_list", "global_step", NULL};
     check_opt(L, 1);
     lua_settop(L, 3);
+    lmf_check_options(L, 3, "minimize", known);
     compute(L, "minimize");          /* pairs at 4, loss at 5 */
     if (apply(L, 4, 3, "minimize"))
         return 1;        /* the train op */
@@ -740,7 +728,9 @@ static int decayed(lua_State *L)
  * graph tensor (TensorFlow 1.x), evaluated when the graph runs. */
 static int l_exponential_decay(lua_State *L)
 {
+    static const char *const known[] = {"staircase", NULL};
     const char *who = "exponential_decay";
+    lmf_check_options(L, 5, who, known);
     if (lua_type(L, 1) != LUA_TNUMBER && !lmf_test_tensor(L, 1))
         return luaL_error(L, "%s: learning_rate must be a number or a scalar tensor, got %s",
                           who, type_name(L, 1));

@@ -22,9 +22,7 @@ static const char metatable_key = 0;
 static const char tensor_fn_key = 0;
 static const char graph_vars_key = 0;
 
-/* The VARIABLE node behind a graph Variable (its value is that node's
- * symbolic output), or NULL for an eager Variable. */
-static MfNode *graph_node_of(const MfVariable *v)
+MfNode *lmf_variable_graph_node(const MfVariable *v)
 {
     MfNode *n = v->value && v->value->node ? v->value->node : NULL;
     return n && n->kind == MF_NODE_VARIABLE ? n : NULL;
@@ -110,14 +108,8 @@ static void check_options(lua_State *L, int idx)
         return;
     if (!lua_istable(L, idx))
         luaL_typeerror(L, idx, "options table {name, trainable, dtype}");
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-        if (!k || (strcmp(k, "name") && strcmp(k, "trainable") && strcmp(k, "dtype")))
-            luaL_error(L, "Variable: unknown option '%s' (expected name, trainable, dtype)",
-                       luaL_tolstring(L, -2, NULL));
-        lua_pop(L, 1);
-    }
+    static const char *const known[] = {"name", "trainable", "dtype", NULL};
+    lmf_check_options(L, idx, "Variable", known);
 }
 
 /* The initial value at 1, converted to the dtype option when one is given. */
@@ -224,7 +216,7 @@ static int assign_with(lua_State *L, AssignFn fn, MfAssignKind kind)
         return luaL_error(L, "assign: variable '%s' has no value yet", v->name);
     luaL_checkany(L, 2);
     MfTensor *x = to_value(L, 2, v->value->dtype), *out = NULL;
-    MfNode *n = graph_node_of(v);
+    MfNode *n = lmf_variable_graph_node(v);
     if (n) {
         lmf_check_status(L, mf_graph_assign(n, kind, x, &out));
     } else if (building_graph() || x->node) {
@@ -254,7 +246,7 @@ static int v_assign_sub(lua_State *L)
 static int v_read_value(lua_State *L)
 {
     MfVariable *v = lmf_check_variable(L, 1);
-    MfNode *n = graph_node_of(v);
+    MfNode *n = lmf_variable_graph_node(v);
     MfTensor *t = NULL;
     if (n) {             /* a read node: it reads when it runs */
         lmf_check_status(L, mf_graph_read(n, &t));
@@ -279,7 +271,7 @@ static int v_read_value(lua_State *L)
 static int v_initialized_value(lua_State *L)
 {
     MfVariable *v = lmf_check_variable(L, 1);
-    MfNode *n = graph_node_of(v);
+    MfNode *n = lmf_variable_graph_node(v);
     if (!n)
         return v_read_value(L);
     MfTensor *t = NULL;
@@ -348,7 +340,7 @@ static int l_variables_initializer(lua_State *L)
     for (int i = 0; i < n; i++) {
         lua_geti(L, 1, i + 1);
         MfVariable *v = lmf_test_variable(L, -1);
-        nodes[i] = v ? graph_node_of(v) : NULL;
+        nodes[i] = v ? lmf_variable_graph_node(v) : NULL;
         if (!nodes[i])
             luaL_error(L, "variables_initializer: item %d must be a graph Variable, got %s",
                        i + 1, v ? "an eager Variable" : luaL_typename(L, -1));
@@ -385,8 +377,8 @@ static int push_property(lua_State *L, MfVariable *v, const char *key)
         lua_pushstring(L, v->name);
     } else if (strcmp(key, "trainable") == 0) {
         lua_pushboolean(L, v->trainable);
-    } else if (strcmp(key, "initializer") == 0 && graph_node_of(v)) {
-        MfNode *n = graph_node_of(v);   /* TF1's v.initializer: its Assign op */
+    } else if (strcmp(key, "initializer") == 0 && lmf_variable_graph_node(v)) {
+        MfNode *n = lmf_variable_graph_node(v);   /* TF1's v.initializer: its Assign op */
         lmf_push_operation(L, mf_graph_node(n->graph, n->ref));
     } else if (!v->value) {
         lua_pushnil(L);

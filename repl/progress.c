@@ -321,8 +321,10 @@ static int l_tostring(lua_State *L)
 /* mf.progress{total, epochs, interval, tty} */
 static int l_progress(lua_State *L)
 {
+    static const char *const known[] = {"total", "epochs", "interval", "tty", NULL};
     if (!lua_isnoneornil(L, 1))
         luaL_checktype(L, 1, LUA_TTABLE);
+    lmf_check_options(L, 1, "progress", known);
     lua_settop(L, 1);
     Progress *p = lua_newuserdatauv(L, sizeof *p, 0);
     memset(p, 0, sizeof *p);

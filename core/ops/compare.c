@@ -275,30 +275,6 @@ static MfStatus select_forward(const MfOpCall *c, MfTensor **outs)
 
 /* ---- Cast ------------------------------------------------------------------- */
 
-/* Float to integer: truncation toward zero, saturated, NaN to 0 (defined
- * behaviour where C's conversion would be undefined). */
-static inline int32_t sat_i32(double x)
-{
-    if (x != x)
-        return 0;
-    if (x >= 2147483648.0)
-        return INT32_MAX;
-    if (x <= -2147483649.0)
-        return INT32_MIN;
-    return (int32_t)x;
-}
-
-static inline int64_t sat_i64(double x)
-{
-    if (x != x)
-        return 0;
-    if (x >= 9223372036854775808.0)
-        return INT64_MAX;
-    if (x < -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)x;
-}
-
 /* Integer to narrower integer wraps, as TensorFlow (two's complement). */
 static inline int32_t wrap_i32(int64_t x)
 {
@@ -319,8 +295,8 @@ static inline int32_t wrap_i32(int64_t x)
         }                                                                          \
     }
 
-DEFINE_CAST_FROM(cast_from_f32, float, sat_i32((double)a), sat_i64((double)a))
-DEFINE_CAST_FROM(cast_from_f64, double, sat_i32(a), sat_i64(a))
+DEFINE_CAST_FROM(cast_from_f32, float, mf_sat_i32((double)a), mf_sat_i64((double)a))
+DEFINE_CAST_FROM(cast_from_f64, double, mf_sat_i32(a), mf_sat_i64(a))
 DEFINE_CAST_FROM(cast_from_i32, int32_t, a, a)
 DEFINE_CAST_FROM(cast_from_i64, int64_t, wrap_i32(a), a)
 DEFINE_CAST_FROM(cast_from_bool, uint8_t, a != 0, a != 0)

@@ -147,7 +147,13 @@ local function keep(v, depth)
     pool_add("table", v)
     for i = 1, math.min(#v, 8) do keep(v[i], 1) end
   elseif type(v) == "function" then
-    pool_add("function", v)
+    -- a function the API returned (a learning-rate schedule, an iterator)
+    -- goes on as a callback: its errors name it, not the function called
+    pool_add("function", function(...)
+      local r = table.pack(pcall(v, ...))
+      if not r[1] then error("fuzzfn: " .. tostring(r[2]), 0) end
+      return table.unpack(r, 2, r.n)
+    end)
   end
 end
 

@@ -208,7 +208,7 @@ T.test("random.shuffle permutes along axis 1", function()
 end)
 
 T.test("random option errors", function()
-  T.raises(mf.random.normal, "random.normal: unknown option 'std' (expected mean, stddev, "
+  T.raises(mf.random.normal, "random.normal: unknown option 'std' (known: mean, stddev, "
            .. "dtype, seed)", {2}, {std = 2})
   T.raises(mf.random.normal, "random.normal: mean must be finite and stddev finite and >= 0",
            {2}, {stddev = -1})

@@ -221,4 +221,23 @@ T.test("intermediates are freed during a run", function()
   T.eq(r:reduce_sum():item(), 0)
 end)
 
+T.test("run: an operation's name is a fetch (nil), as in TensorFlow", function()
+  local g = mf.Graph()
+  local v, init
+  g:as_default(function()
+    v = mf.Variable({1.0, 2.0}, {name = "v"})
+    init = mf.global_variables_initializer()
+  end)
+  local sess = mf.Session(g)
+  T.ok(init.name ~= nil)
+  local n = select("#", sess:run(init.name))
+  T.eq(n, 0)                                   -- ran it: no value, as sess:run(init)
+  T.eq(sess:run("v"), {1, 2})                  -- a node with outputs: its first one
+  local r = sess:run({init.name, "v:0", init})
+  T.ok(r[1] == nil and r[3] == nil)
+  T.eq(r[2], {1, 2})
+  T.raises(function() sess:run(init.name .. ":0") end, "run: no tensor '" .. init.name .. ":0'")
+  T.raises(function() sess:run("nothing") end, "run: no tensor 'nothing'")
+end)
+
 T.done()

@@ -184,7 +184,8 @@ T.test("set_printoptions checks its fields", function()
   T.raises(function() mf.set_printoptions({threshold = -5}) end,
            "set_printoptions: threshold must be an integer >= 0 (or math.huge), got -5")
   T.raises(function() mf.set_printoptions({[1] = 3}) end,
-           "set_printoptions: option names must be strings, got number")
+           "set_printoptions: unknown option '1' (known: precision, threshold, edgeitems, "
+           .. "linewidth)")
   T.raises(function() mf.set_printoptions(3) end, "bad argument #1 to 'set_printoptions'")
   -- a failed call changes nothing, even for the fields that were valid
   T.raises(function() mf.set_printoptions({precision = 2, linewidth = 0}) end, "linewidth")

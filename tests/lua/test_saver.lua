@@ -211,5 +211,50 @@ T.test("a fresh process restores the training exactly", function()
   T.eq(b, a)
 end)
 
+T.test("a Saver of eager Variables refuses a Session; a graph Saver asks for one", function()
+  local w = mf.Variable({1.0, 2.0}, {name = "w"})
+  local eager = mf.train.Saver{w}
+  local g = mf.Graph()
+  local init, gsaver
+  g:as_default(function()
+    mf.Variable({3.0}, {name = "v"})
+    mf.train.global_step()
+    init = mf.global_variables_initializer()
+    gsaver = mf.train.Saver()
+  end)
+  local sess = mf.Session(g)
+  sess:run(init)
+  mf.train.global_step()   -- an eager step as well: it used to clash with the graph's
+  local p = tpath("mode.st")
+  T.raises(function() eager:save(sess, p) end, "Saver.save: this Saver holds eager Variables, "
+           .. "which keep their own values: call saver:save(path) without the Session")
+  T.raises(function() eager:restore(sess, p) end, "Saver.restore: this Saver holds eager "
+           .. "Variables")
+  T.ok(io.open(p) == nil, "nothing written")
+  T.raises(function() gsaver:save(p) end, "Saver.save: this Saver holds graph variables, "
+           .. "whose values live in a Session: call saver:save(sess, path)")
+  T.raises(function() gsaver:restore(p) end, "call saver:restore(sess, path)")
+  eager:save(p)
+  w:assign(mf.tensor({0, 0}))
+  eager:restore(p)
+  T.eq(w:value(), {1, 2})
+  gsaver:save(sess, p)
+  T.eq(mf.load(p).v, {3})
+end)
+
+T.test("mf.train.Saver() in eager mode says what to give; no optimizers, no slots", function()
+  T.raises(function() mf.train.Saver() end, "Saver: give the Variables to save: "
+           .. "mf.train.Saver{w, b} or mf.train.Saver{var_list = {w, b}, optimizers = {opt}} "
+           .. "(eager Variables are not tracked")
+  local w = mf.Variable({1.0}, {name = "w"})
+  local opt = mf.train.AdamOptimizer(0.1)
+  opt:minimize(function() return mf.reduce_sum(w * w) end)
+  local p = tpath("noslots.st")
+  mf.train.Saver{w}:save(p)
+  T.ok(mf.load(p)["w/Adam"] == nil and mf.load(p).w ~= nil, "only w (and the global step)")
+  mf.train.Saver({w}, {optimizers = {opt}}):save(p)
+  T.ok(mf.load(p)["w/Adam"] ~= nil, "slots with optimizers")
+end)
+
 os.execute("rm -rf '" .. dir .. "'")
 T.done()

@@ -22,7 +22,7 @@ end)
 T.test("construction errors", function()
   T.raises(mf.Variable, "expected an initial value")
   T.raises(function() mf.Variable(1, {nme = "x"}) end,
-           "Variable: unknown option 'nme' (expected name, trainable, dtype)")
+           "Variable: unknown option 'nme' (known: name, trainable, dtype)")
   T.raises(function() mf.Variable(1, {name = 3}) end, "option 'name' must be a string")
   T.raises(function() mf.Variable(1, {trainable = 1}) end, "option 'trainable' must be a boolean")
   T.raises(function() mf.Variable(1, {dtype = "float16"}) end,
@@ -196,7 +196,7 @@ end)
 T.test("initializer errors", function()
   local I = mf.initializers
   T.raises(function() I.glorot_uniform{sed = 1} end,
-           "glorot_uniform: unknown option 'sed' (options: seed)")
+           "glorot_uniform: unknown option 'sed' (known: seed)")
   T.raises(function() I.random_normal{stddev = "x"} end,
            "random_normal: option 'stddev' must be a number, got string")
   T.raises(function() I.he_normal{seed = 1.5} end, "he_normal: option 'seed' must be an integer")

@@ -189,4 +189,25 @@ return {
   {"a constant initializer's reshape error did not name constant", function()
     return mf.initializers.constant(mf.zeros{0})({2 ^ 31, 2 ^ 31, 0})
   end, "constant: reshape: shape (2147483648,2147483648,0) is too large"},
+  {"max_pool with strides of math.maxinteger overflowed SAME's in + s - 1 (UBSan)", function()
+    local M = math.maxinteger
+    local y = mf.nn.max_pool(mf.ones{1, 3, 3, 2}, {1, 2, 2, 1}, {1, M, M, 1}, "SAME")
+    assert(y.shape[2] == 1 and y.shape[3] == 1)
+    y = mf.nn.avg_pool(mf.ones{1, 3, 3, 2}, {1, M, M, 1}, {1, M, M, 1}, "SAME")
+    assert(y.shape[2] == 1 and mf.reduce_sum(y):item() == 2)
+  end, false},
+  {"conv2d with strides of math.maxinteger overflowed SAME's in + s - 1 (UBSan)", function()
+    local M = math.maxinteger
+    local y = mf.nn.conv2d(mf.ones{1, 3, 3, 1}, mf.ones{2, 2, 1, 1}, {1, M, M, 1}, "SAME")
+    assert(y.shape[2] == 1 and y:item() == 4)
+  end, false},
+  {"conv2d with a dilation of math.maxinteger overflowed (k - 1) * d + 1 (UBSan)", function()
+    return mf.nn.conv2d(mf.ones{1, 3, 3, 1}, mf.ones{2, 2, 1, 1}, {1, 1, 1, 1}, "SAME",
+                        {dilations = {1, math.maxinteger, 1, 1}})
+  end, "conv2d: the filter (2 x 2) with dilations {9223372036854775807, 1} is too large"},
+  {"conv2d_backprop_filter sizes times a dilation overflowed (UBSan)", function()
+    return mf.nn.conv2d_backprop_filter(mf.ones{1, 3, 3, 1}, {math.maxinteger, 2, 1, 1},
+                                        mf.ones{1, 3, 3, 1}, {1, 1, 1, 1}, "SAME",
+                                        {dilations = {1, 2, 1, 1}})
+  end, "conv2d_backprop_filter: the filter (9223372036854775807 x 2) with dilations {2, 1} is too large"},
 }
