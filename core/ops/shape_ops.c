@@ -412,9 +412,15 @@ static MfStatus check_indices(const MfOpCall *c, const MfTensor *ix, int64_t n, 
         /* back to 1-based with a wrapping add: the binding's wrapping
          * subtract made math.mininteger INT64_MAX, and this undoes it */
         long long one_based = (long long)((uint64_t)k + 1);
+        if (c->op == MF_OP_ONE_HOT && n == 0)
+            return mf_err_set(MF_EARG, "one_hot: label %lld out of range (depth is 0: there "
+                              "are no classes)", one_based);
         if (c->op == MF_OP_ONE_HOT)
             return mf_err_set(MF_EARG, "one_hot: label %lld out of range (classes are 1-based: "
                               "1..%lld)", one_based, (long long)n);
+        if (n == 0)
+            return mf_err_set(MF_EARG, "gather: index %lld out of range (axis %lld is empty)",
+                              one_based, (long long)axis + 1);
         return mf_err_set(MF_EARG, "gather: index %lld out of range for axis %lld of size %lld "
                           "(indices are 1-based: 1..%lld)", one_based,
                           (long long)axis + 1, (long long)n, (long long)n);
