@@ -28,18 +28,34 @@ static int64_t one_if_zero(int64_t v)
     return v == 0 ? 1 : v;
 }
 
+/* The span (k - 1) * d + 1 of a dilated filter axis (1 for k < 1).
+ * Dilations and the sizes attributes may be anything up to INT64_MAX: a span
+ * that does not fit is INT64_MAX, which check_fit refuses before any kernel
+ * (or any arithmetic on it) runs. */
+static int64_t dilated_extent(int64_t k, int64_t d)
+{
+    int64_t e;
+    if (k < 1)
+        return 1;
+    if (__builtin_mul_overflow(k - 1, d, &e) || e == INT64_MAX)
+        return INT64_MAX;
+    return e + 1;
+}
+
 /* Output size and leading pad of one spatial axis (TensorFlow's rules);
  * unknown (-1) in, unknown out. */
 static void axis_size(int padding, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *out,
                       int64_t *pad)
 {
-    int64_t ek = (k - 1) * d + 1;
+    int64_t ek = dilated_extent(k, d);
     *pad = 0;
     if (in < 0 || k < 0) {
         *out = -1;
     } else if (padding == 1) {
-        *out = (in + s - 1) / s;
-        int64_t total = (*out - 1) * s + ek - in;
+        /* ceil(in / s) without in + s - 1; the padding is ek - (in - (out - 1) * s),
+         * whose subtrahend lies in [1, s] */
+        *out = in == 0 ? 0 : (in - 1) / s + 1;
+        int64_t total = in == 0 ? 0 : ek - (in - (*out - 1) * s);
         *pad = total > 0 ? total / 2 : 0;
     } else {
         *out = ek > in ? 0 : (in - ek) / s + 1;
@@ -135,7 +151,12 @@ static MfStatus check_fit(const MfOpCall *c, const MfConvGeom *g)
     if ((g->kh >= 0 && g->kh < 1) || (g->kw >= 0 && g->kw < 1))
         return mf_err_set(MF_ESHAPE, "%s: the filter's height and width must be at least 1, "
                           "got %lld x %lld", op_api(c), (long long)g->kh, (long long)g->kw);
-    int64_t ekh = (g->kh - 1) * g->dh + 1, ekw = (g->kw - 1) * g->dw + 1;
+    int64_t ekh = dilated_extent(g->kh, g->dh), ekw = dilated_extent(g->kw, g->dw);
+    if (ekh == INT64_MAX || ekw == INT64_MAX)
+        return mf_err_set(MF_ESHAPE, "%s: the filter (%lld x %lld) with dilations {%lld, %lld} "
+                          "is too large: its dilated span (k - 1) * dilation + 1 does not fit "
+                          "in int64", op_api(c), (long long)g->kh, (long long)g->kw,
+                          (long long)g->dh, (long long)g->dw);
     bool tall = g->H >= 0 && g->kh >= 0 && ekh > g->H;
     bool wide = g->W >= 0 && g->kw >= 0 && ekw > g->W;
     if (c->attrs->padding == 1 || (!tall && !wide))
@@ -470,8 +491,10 @@ static MfCost conv_cost(const MfOpCall *c)
 {
     MfConvGeom g = call_geom(c);
     MfCost cost = mf_cost_elementwise(c);
-    int64_t rows = g.N * g.Ho * g.Wo, K = g.kh * g.kw * g.C;
-    cost.flops = rows > 0 && K > 0 && g.O > 0 ? 2.0 * (double)rows * (double)K * (double)g.O : 0;
+    /* in double: the sizes attributes of a graph node need not fit a tensor */
+    double rows = (double)g.N * (double)g.Ho * (double)g.Wo;
+    double K = (double)g.kh * (double)g.kw * (double)g.C;
+    cost.flops = rows > 0 && K > 0 && g.O > 0 ? 2.0 * rows * K * (double)g.O : 0;
     return cost;
 }
 

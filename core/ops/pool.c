@@ -33,8 +33,11 @@ static MfStatus axis_size(const MfOpCall *c, const char *axis, int64_t in, int64
         return MF_OK;
     }
     if (c->attrs->padding == 1) {
-        *out = (in + s - 1) / s;
-        int64_t total = (*out - 1) * s + k - in;
+        /* ksize and strides may be anything up to INT64_MAX: ceil(in / s)
+         * without in + s - 1, and the padding k - (in - (out - 1) * s), whose
+         * subtrahend lies in [1, s], without (out - 1) * s + k */
+        *out = in == 0 ? 0 : (in - 1) / s + 1;
+        int64_t total = in == 0 ? 0 : k - (in - (*out - 1) * s);
         *pad = total > 0 ? total / 2 : 0;
         return MF_OK;
     }
@@ -455,7 +458,7 @@ static MfCost pool_cost(const MfOpCall *c)
                      c->op == MF_OP_MAX_POOL_GRAD_GRAD
                          ? mf_shape_numel(c->out[0].rank, c->out[0].shape)
                          : mf_tensor_numel(c->inputs[c->ninputs - 1]);
-    cost.flops = (double)pooled * (double)(a->ksize[1] * a->ksize[2]);
+    cost.flops = (double)pooled * (double)a->ksize[1] * (double)a->ksize[2]; /* may be huge */
     return cost;
 }
 

@@ -209,5 +209,6 @@ return {
     return mf.nn.conv2d_backprop_filter(mf.ones{1, 3, 3, 1}, {math.maxinteger, 2, 1, 1},
                                         mf.ones{1, 3, 3, 1}, {1, 1, 1, 1}, "SAME",
                                         {dilations = {1, 2, 1, 1}})
-  end, "conv2d_backprop_filter: the filter (9223372036854775807 x 2) with dilations {2, 1} is too large"},
+  end, "conv2d_backprop_filter: the filter (9223372036854775807 x 2) with dilations {2, 1} " ..
+        "is too large"},
 }
