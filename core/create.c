@@ -29,7 +29,9 @@ MfStatus mf_create_check_size(const char *who, MfDType dt, int rank, const int64
     if (too_large) {
         double bytes = (double)mf_dtype_size(dt);
         for (int i = 0; i < rank; i++)
-            bytes *= (double)shape[i];
+            bytes *= shape[i] ? (double)shape[i] : 1.0;
+        /* with a 0 dimension the tensor is empty, but its strides would
+         * still overflow: the message counts the other dimensions */
         return mf_err_set(MF_ENOMEM, "%s: shape %s of %s is too large (%.3g bytes; the limit "
                           "is %lld bytes)", who, mf_shape_str(rank, shape, buf, sizeof buf),
                           mf_dtype_name(dt), bytes, (long long)MF_MAX_TENSOR_BYTES);

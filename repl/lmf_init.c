@@ -174,6 +174,9 @@ static MfStatus constant_call(lua_State *L, int rank, const int64_t *shape, MfDT
                               out);
     MfTensor *v = lmf_to_tensor(L, top, -1);
     MfTensor *c = NULL;
+    MfStatus size_ok = mf_create_check_size("constant", dt, rank, shape);
+    if (size_ok != MF_OK)   /* before counting: the count could overflow */
+        return size_ok;
     int64_t n = mf_shape_numel(rank, shape);
     if (mf_tensor_numel(v) == 1 && !v->node)
         return mf_create_fill("constant", dt, rank, shape, mf_tensor_get(v, 0), out);

@@ -83,9 +83,16 @@ static void add_signature(lua_State *L, luaL_Buffer *b, int idx, int depth)
         lua_Integer n = luaL_len(L, idx);
         luaL_addchar(b, '{');
         for (lua_Integer i = 1; i <= n; i++) {
+            /* 'b' must find its own slot on top of the stack whenever it
+             * grows: the element and its signature are built above it in a
+             * buffer of their own, then added as one string */
             lua_geti(L, idx, i);
-            add_signature(L, b, -1, depth + 1);
-            lua_pop(L, 1);
+            luaL_Buffer e;
+            luaL_buffinit(L, &e);
+            add_signature(L, &e, -2, depth + 1);
+            luaL_pushresult(&e);
+            lua_remove(L, -2);
+            luaL_addvalue(b);
             luaL_addchar(b, ',');
         }
         luaL_addchar(b, '}');

@@ -472,6 +472,9 @@ static MfStatus parse_dtype_shape(const Reader *r, const cJSON *item, Entry *e, 
 static MfStatus parse_entry(const Reader *r, const cJSON *item, Entry *e)
 {
     const char *name = item->string;
+    if (!name[0])   /* the writer's rule too: a tensor is found by its name */
+        return fail(MF_EIO, "load", r->path, "a tensor has an empty name (names are "
+                    "non-empty strings)");
     if (!cJSON_IsObject(item))
         return fail(MF_EIO, "load", r->path, "tensor '%s': expected an object with dtype, "
                     "shape and data_offsets", name);

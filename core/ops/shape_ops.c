@@ -829,8 +829,10 @@ MfStatus mf_split(MfTensor *t, int64_t axis, int64_t n, const int64_t *sizes, Mf
     for (int64_t i = 0, begin = 0; st == MF_OK && i < n; begin += part[i++]) {
         a.ints[ax] = begin;
         a.ints[t->rank + ax] = part[i];
-        if ((st = mf_op1(MF_OP_SLICE, 1, &t, &a, &outs[i])) != MF_OK)
+        if ((st = mf_op1(MF_OP_SLICE, 1, &t, &a, &outs[i])) != MF_OK) {
+            mf_err_prefix("split");   /* the user called split, not the slice inside it */
             release_all(outs, i);
+        }
     }
     if (part)
         mf_dealloc(part, (size_t)n * sizeof *part);
