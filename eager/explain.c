@@ -4,7 +4,9 @@
  * every record, 'diff' only the differentiable ones. The target in 'diff':
  * connected. In 'all' only: some non-differentiable record cut the path; the
  * first one that both touches 'diff' and leads to the target is named. In
- * neither: the source was not watched, never used, or the tape had stopped. */
+ * neither: the source was not watched, never used, or the tape had stopped.
+ * Gradients live on float tensors only, so 'diff' skips integer and bool
+ * outputs (a cast to int cuts the path, as in TensorFlow). */
 #include "tape_impl.h"
 
 #include <stdio.h>
@@ -33,6 +35,38 @@ static MfStatus put_all(MfIdMap *m, int n, MfTensor *const *ts)
     return MF_OK;
 }
 
+/* The float outputs of 'rec' into 'm': the only ones a gradient reaches. */
+static MfStatus put_float(MfIdMap *m, const MfTapeRecord *rec)
+{
+    for (int i = 0; i < rec->noutputs; i++) {
+        if (!mf_dtype_is_float(rec->outputs[i]->dtype))
+            continue;
+        MfStatus st = mf_idmap_put(m, rec->outputs[i]->id, (void *)LIVE_WATCHED, "explain");
+        if (st != MF_OK)
+            return st;
+    }
+    return MF_OK;
+}
+
+/* "an int32", "a bool": for messages. */
+static const char *dtype_with_article(MfDType dt)
+{
+    switch (dt) {
+    case MF_INT32: return "an int32";
+    case MF_INT64: return "an int64";
+    case MF_BOOL: return "a bool";
+    default: return mf_dtype_name(dt);
+    }
+}
+
+static bool any_float(int n, MfTensor *const *ts)
+{
+    for (int i = 0; i < n; i++)
+        if (mf_dtype_is_float(ts[i]->dtype))
+            return true;
+    return false;
+}
+
 static MfStatus forward(const MfTape *t, Reach *r)
 {
     for (int64_t k = 0; k < t->nrecs; k++) {
@@ -42,7 +76,7 @@ static MfStatus forward(const MfTape *t, Reach *r)
         if (any_in(&r->all, rec->ninputs, in))
             st = put_all(&r->all, rec->noutputs, rec->outputs);
         if (st == MF_OK && mf_rec_differentiable(rec) && any_in(&r->diff, rec->ninputs, in))
-            st = put_all(&r->diff, rec->noutputs, rec->outputs);
+            st = put_float(&r->diff, rec);
         if (st != MF_OK)
             return st;
     }
@@ -65,11 +99,20 @@ static void describe_cut(const MfTape *t, const Reach *r, char *buf, size_t cap)
 {
     for (int64_t k = 0; k < t->nrecs; k++) {
         const MfTapeRecord *rec = &t->recs[k];
-        if (mf_rec_differentiable(rec) || !any_in(&r->diff, rec->ninputs, mf_rec_inputs(rec))
-            || !any_in(&r->leads, rec->noutputs, rec->outputs))
+        bool to_int = !any_float(rec->noutputs, rec->outputs);
+        if ((mf_rec_differentiable(rec) && !to_int) ||
+            !any_in(&r->diff, rec->ninputs, mf_rec_inputs(rec)) ||
+            !any_in(&r->leads, rec->noutputs, rec->outputs))
             continue;
-        const MfOpDesc *d = mf_op_table[rec->op];
-        if (rec->op == MF_OP_STOP_GRADIENT)
+        const MfOpDesc *d = rec->op < MF_NOPS ? mf_op_table[rec->op] : NULL;
+        if (to_int && d)
+            snprintf(buf, cap, "the op '%s' (%s, record %lld) gives %s tensor, and no "
+                     "gradient flows through integer or bool tensors", d->api, d->name,
+                     (long long)k + 1, dtype_with_article(rec->outputs[0]->dtype));
+        else if (!d)
+            snprintf(buf, cap, "a custom gradient (record %lld) cut the path from the source to "
+                     "the target", (long long)k + 1);
+        else if (rec->op == MF_OP_STOP_GRADIENT)
             snprintf(buf, cap, "a stop_gradient (record %lld) cut the path from the source to "
                      "the target", (long long)k + 1);
         else if (d->flags & MF_OP_NONDIFF)
@@ -153,6 +196,13 @@ void mf_tape_explain(const MfTape *t, const MfTensor *target, const MfTapeSource
     }
     if (!source_watched(t, source, buf, cap))
         return;
+    const MfTensor *sv = source->variable ? source->variable->value : source->tensor;
+    if (sv && !mf_dtype_is_float(sv->dtype)) {
+        snprintf(buf, cap, "the source is %s tensor: gradients are defined for float "
+                 "tensors only (cast it to float32 or float64 first)",
+                 dtype_with_article(sv->dtype));
+        return;
+    }
     Reach r = {{0}, {0}, {0}};
     MfStatus st = mark_source(t, source, &r);
     if (st == MF_OK)

@@ -517,7 +517,9 @@ const LmfHelpEntry lmf_help_entries[] = {
       "tape:gradient(target, sources [, {output_gradients, unconnected = \"none\"|\"zero\"}]) "
       "returns d target / d sources: one gradient for one source, an array for an array (nil "
       "where unconnected). A non-persistent tape can be asked once. Tapes nest, so second "
-      "derivatives work.",
+      "derivatives work. print(tape) lists what it recorded (op, input and output shapes); "
+      "tape:explain(target, source) says whether a gradient can flow from target back to "
+      "source, and why not (never watched, recording stopped, an integer tensor on the path...).",
       "x = mf.tensor{1, 2, 3}\n"
       "tape = mf.GradientTape()\n"
       "tape:watch(x)\n"

@@ -127,6 +127,20 @@ T.test("explain says why", function()
   T.ok(k)
 end)
 
+T.test("explain: integer tensors carry no gradient", function()
+  local v = mf.Variable(mf.tensor({1, 2}, "int32"), {name = "counts"})
+  local tape = mf.GradientTape{persistent = true}
+  local y = mf.reduce_sum(v * 2)
+  T.ok(tape:explain(y, v):find("the source is an int32 tensor", 1, true), tape:explain(y, v))
+  local x = mf.tensor{1.5, 2.0}
+  tape:watch(x)
+  local z = mf.reduce_sum(mf.cast(mf.cast(x, "int32"), "float32"))
+  local e = tape:explain(z, x)
+  T.ok(e:find("'cast' (Cast, record", 1, true) and e:find("gives an int32 tensor", 1, true), e)
+  T.eq(tape:gradient(z, x), nil)
+  T.ok(tape:explain(mf.reduce_sum(x * x), x):find("connected", 1, true))
+end)
+
 T.test("explain for Variables", function()
   local v = mf.Variable(2.0, {trainable = false, name = "frozen"})
   local tape = mf.GradientTape()
