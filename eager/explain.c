@@ -105,11 +105,7 @@ static void describe_cut(const MfTape *t, const Reach *r, char *buf, size_t cap)
             !any_in(&r->leads, rec->noutputs, rec->outputs))
             continue;
         const MfOpDesc *d = rec->op < MF_NOPS ? mf_op_table[rec->op] : NULL;
-        if (to_int && d)
-            snprintf(buf, cap, "the op '%s' (%s, record %lld) gives %s tensor, and no "
-                     "gradient flows through integer or bool tensors", d->api, d->name,
-                     (long long)k + 1, dtype_with_article(rec->outputs[0]->dtype));
-        else if (!d)
+        if (!d)
             snprintf(buf, cap, "a custom gradient (record %lld) cut the path from the source to "
                      "the target", (long long)k + 1);
         else if (rec->op == MF_OP_STOP_GRADIENT)
@@ -118,6 +114,10 @@ static void describe_cut(const MfTape *t, const Reach *r, char *buf, size_t cap)
         else if (d->flags & MF_OP_NONDIFF)
             snprintf(buf, cap, "the non-differentiable op '%s' (%s, record %lld) cut the path "
                      "from the source to the target", d->api, d->name, (long long)k + 1);
+        else if (to_int)
+            snprintf(buf, cap, "the op '%s' (%s, record %lld) gives %s tensor, and no "
+                     "gradient flows through integer or bool tensors", d->api, d->name,
+                     (long long)k + 1, dtype_with_article(rec->outputs[0]->dtype));
         else
             snprintf(buf, cap, "the op '%s' (%s, record %lld) has no gradient defined yet, so "
                      "it cut the path from the source to the target", d->api, d->name,
