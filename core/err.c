@@ -24,6 +24,26 @@ MfStatus mf_err_set(MfStatus code, const char *fmt, ...)
     return code;
 }
 
+void mf_err_suffix(const char *fmt, ...)
+{
+    if (!pending)
+        return;
+    size_t n = strlen(msg);
+    if (n + 4 >= MSG_CAP)
+        return;
+    msg[n++] = ' ';
+    msg[n++] = '(';
+    size_t room = MSG_CAP - n - 2; /* leaves space for ')' and the end */
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(msg + n, room + 1, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        n += (size_t)w < room ? (size_t)w : room;
+    msg[n++] = ')';
+    msg[n] = '\0';
+}
+
 void mf_err_prefix(const char *fmt, ...)
 {
     char head[256];

@@ -26,6 +26,10 @@ MfStatus mf_err_set(MfStatus code, const char *fmt, ...)
 /* Puts "context: " before the pending message (e.g. a node name). */
 void mf_err_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Puts " (note)" after the pending message (what the caller did to the
+ * user's arguments, e.g. a layout transposed before the op saw it). */
+void mf_err_suffix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The pending message; "" when none. Borrowed: valid until the next set/clear. */
 const char *mf_err_msg(void);
 

@@ -548,6 +548,8 @@ static MfStatus call_maybe_nchw(MfOpId op, MfTensor *a, MfTensor *b, const MfAtt
 {
     MfTensor *in[2] = {a, b}, *y = NULL;
     MfStatus st = mf_op1(op, 2, in, at, back ? &y : out);
+    if (st != MF_OK && back)
+        mf_err_suffix("data_format NCHW: shapes shown after transposing to NHWC");
     if (st != MF_OK || !back)
         return st;
     st = mf_transpose(y, to_nchw, 4, out);

@@ -155,6 +155,10 @@ T.test("errors name the function and say what was expected", function()
            "conv2d: strides on the batch and channel axes must be 1, got {2, 1, 1, 1}")
   T.raises(function() mf.nn.conv2d(x, w, {1, 2, 2, 1}, "SAME", {data_format = "NCHW"}) end,
            "conv2d: strides on the batch and channel axes must be 1, got {1, 2, 2, 1} (NCHW)")
+  T.raises(function()
+    return mf.nn.conv2d(mf.ones{1, 3, 5, 5}, mf.ones{3, 3, 2, 4}, 1, "SAME", {data_format = "NCHW"})
+  end, "conv2d: the input has 3 channels but the filter expects 2 (input (1,5,5,3) NHWC, filter " ..
+       "(3,3,2,4) HWIO) (data_format NCHW: shapes shown after transposing to NHWC)")
   T.raises(function() mf.nn.conv2d(x, w, 0, "SAME") end, "conv2d: strides must be positive")
   T.raises(function() mf.nn.conv2d(x, w, {1, 2, 3}, "SAME") end,
            "conv2d: strides must be a number or an array of 2 or 4 integers, got 3 entries")
