@@ -315,6 +315,28 @@ static void trace_call(lua_State *L, int fn, int top, const char *who)
     lua_setfield(L, -2, "n");
 }
 
+/* TensorFlow warns when a tf.function keeps retracing; so do we, once per
+ * function, at its RETRACE_WARNING-th trace: usually a Lua number that
+ * changes every call (a learning rate, a step), which is part of the
+ * signature by value. */
+#define RETRACE_WARNING 10
+
+static void warn_retracing(lua_State *L)
+{
+    int base = lua_gettop(L);
+    lua_Debug ar;
+    const char *where = lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar) &&
+                                ar.currentline > 0
+                            ? lua_pushfstring(L, " (called at %s:%d)", ar.short_src,
+                                              ar.currentline)
+                            : "";
+    fprintf(stderr, "moonflow: warning: a traced function has been traced %d times%s: one "
+            "trace per new signature (tensor dtypes and shapes, the values of Lua numbers, "
+            "strings and booleans); pass values that change from call to call as tensors "
+            "to reuse one trace\n", RETRACE_WARNING, where);
+    lua_settop(L, base);
+}
+
 /* Pushes the cache entry for args 2..top of the Function at 1, tracing on
  * a miss (errors name 'who'). */
 static void entry_for(lua_State *L, int top, const char *who)
@@ -342,6 +364,8 @@ static void entry_for(lua_State *L, int top, const char *who)
     lua_pop(L, 1);
     lua_pushinteger(L, c);
     lua_setfield(L, state, "count");
+    if (c == RETRACE_WARNING)
+        warn_retracing(L);
     lua_replace(L, state);
     lua_settop(L, state);
 }

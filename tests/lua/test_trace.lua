@@ -339,4 +339,23 @@ T.test("mf.grad / value_and_grad inside mf.trace, and a tape watching a captured
   T.eq(q(mf.tensor({5, 7})), {5, 7})
 end)
 
+T.test("a function retraced again and again gets one warning", function()
+  local exe = arg and (arg[-1] or arg[0])
+  T.ok(exe and exe:find("moonflow"), "cannot find the moonflow binary in arg")
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write("local f = mf.trace(function(x, lr) return x * lr end)\n",
+          "for i = 1, 25 do f(mf.ones{2}, i * 0.1) end\n",
+          "io.write(f:trace_count())\n")
+  f:close()
+  local p = assert(io.popen(exe .. " " .. path .. " 2>&1"))
+  local out = p:read("a")
+  p:close()
+  os.remove(path)
+  local _, n = out:gsub("has been traced 10 times", "")
+  T.eq(n, 1, nil, out)
+  T.ok(out:find(":2%): one trace per new signature"), out)
+  T.ok(out:find("25$"), out)
+end)
+
 T.done()
