@@ -531,7 +531,8 @@ const LmfHelpEntry lmf_help_entries[] = {
       "A function that computes the gradient of the scalar function 'f' at its arguments (by "
       "running 'f' under a tape); 'argnums' picks the arguments (1-based: a number or an array; "
       "by default every argument, so each must be a tensor or a number). One gradient comes "
-      "back per picked argument, as separate values (dx, dy = mf.grad(f)(x, y)). "
+      "back per picked argument, as separate values (dx, dy = mf.grad(f)(x, y)); nil for an "
+      "integer or bool argument (labels, indices), as tape:gradient gives. "
       "mf.grad(mf.grad(f)) is the second derivative.",
       "df = mf.grad(function(x) return mf.reduce_sum(x * x * x) end)\n"
       "df(mf.tensor{1, 2})               --> {3, 12}"),

@@ -446,6 +446,15 @@ static int grad_call(lua_State *L)
     else
         tape_gradient(L, box->t, y, nsel, src, NULL, true, grads);
     close_box(box);
+    for (int j = 0; j < nsel; j++) {
+        /* an integer or bool argument (labels, indices) has no gradient:
+         * nil, as tape:gradient gives, not zeros of its dtype */
+        const MfTensor *v = src[j].variable ? src[j].variable->value : src[j].tensor;
+        if (grads[j] && v && !mf_dtype_is_float(v->dtype)) {
+            mf_tensor_release(grads[j]);
+            grads[j] = NULL;
+        }
+    }
     if (with_value)
         lua_pushvalue(L, -2);
     for (int j = 0; j < nsel; j++)

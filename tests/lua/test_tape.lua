@@ -141,6 +141,19 @@ T.test("explain: integer tensors carry no gradient", function()
   T.ok(tape:explain(mf.reduce_sum(x * x), x):find("connected", 1, true))
 end)
 
+T.test("mf.grad gives nil for integer arguments (labels), as tape:gradient does", function()
+  local w = mf.tensor{1.0, 2.0}
+  local labels = mf.tensor({3, 4}, "int64")
+  local f = function(a, l) return mf.reduce_sum(a * mf.cast(l, "float32")) end
+  local dw, dl = mf.grad(f)(w, labels)
+  T.eq(dw, {3, 4})
+  T.eq(dl, nil)
+  local v, dw2, dl2 = mf.value_and_grad(f)(w, labels)
+  T.eq(v:item(), 11)
+  T.eq(dw2, {3, 4})
+  T.eq(dl2, nil)
+end)
+
 T.test("explain for Variables", function()
   local v = mf.Variable(2.0, {trainable = false, name = "frozen"})
   local tape = mf.GradientTape()
