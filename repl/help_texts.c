@@ -776,10 +776,13 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Reads a comma-separated file (parsed in C) into one 2-D tensor, rows x columns. "
       "'header' true skips the first line and names the columns; false reads it as data; "
       "absent (the default): the first line is a header when one of its selected fields is "
-      "not a number. 'columns' selects and orders columns by 1-based index or header name; "
+      "text that is not a number (an empty field does not count). 'columns' selects and "
+      "orders columns by 1-based index or header name; "
       "'dtype' is float32 (default), float64, int32 or int64. Blank lines are skipped, fields "
-      "may be double-quoted and \"nan\" parses as a float. A malformed number, an empty field "
-      "or a row with another number of fields is an error naming the file, line and column.",
+      "may be double-quoted (holding commas, \"\" and newlines, as Python's csv module reads "
+      "them) and \"nan\" parses as a float; hex like 0x10 is not a number. A malformed or "
+      "out-of-range number, an empty field or a row with another number of fields is an error "
+      "naming the file, line and column.",
       "p = os.tmpname(); f = io.open(p, \"w\")\n"
       "f:write(\"x,y,name\\n1,2,a\\n3,4,b\\n\"); f:close()\n"
       "mf.data.read_csv(p, {columns = {1, 2}})              --> {{1, 2}, {3, 4}}\n"
@@ -861,8 +864,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "axis with the first and last step; several series get colours on a terminal (or "
       "with color = true). print = false returns the text instead of printing it. With "
       "file = \"loss.svg\" it writes an SVG document (width x height pixels, default "
-      "640 x 400; axes, ticks, one polyline per series, title, legend) and returns the "
-      "path. NaN and infinite values are left out as gaps.",
+      "640 x 400; axes, ticks at round numbers, one polyline per series, title, legend) and "
+      "returns the path; a series longer than twice the width keeps per pixel column its "
+      "first, lowest, highest and last point. NaN and infinite values are left out as gaps "
+      "(a lone finite point between them is a dot).",
       "text = mf.plot({3, 2, 1.5, 1.2, 1.1}, {title = \"loss\", width = 20, height = 4, "
       "print = false})\n"
       "select(2, text:gsub(\"\\n\", \"\"))       --> 7\n"

@@ -59,6 +59,15 @@ static void read_series(lua_State *L, int idx, int which, MfPlotSeries *s)
     else
         luaL_error(L, "plot: series %d: expected an array of numbers or a 1-D tensor, got %s",
                    which, luaL_typename(L, idx));
+    if (s->n == 0 && lua_type(L, idx) == LUA_TTABLE) {
+        /* {loss = {...}, val = {...}} has length 0 but is not empty: say how
+         * several series are passed instead of calling it empty. */
+        lua_pushnil(L);
+        if (lua_next(L, idx))
+            luaL_error(L, "plot: series %d is a table with key '%s' but no array part; pass "
+                       "several series as an array, {s1, s2}, and name them with "
+                       "{labels = {...}}", which, luaL_tolstring(L, -2, NULL));
+    }
     if (s->n == 0)
         luaL_error(L, "plot: series %d is empty", which);
 }
@@ -130,11 +139,13 @@ static void read_labels(lua_State *L, MfPlotSeries *series, int n)
 }
 
 /* Writes 'text' to 'path' through a temporary file and a rename, so a
- * browser never sees half a document. Returns 0 or an errno value. */
+ * browser never sees half a document. The temporary name carries the pid:
+ * two runs plotting to one file must not write into each other's
+ * temporary. Returns 0 or an errno value. */
 static int write_atomic(const char *path, const char *text)
 {
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
         return ENAMETOOLONG;
     FILE *f = fopen(tmp, "w");
     if (!f)

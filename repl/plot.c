@@ -103,11 +103,22 @@ static int frame_of(const MfPlotSeries *series, int nseries, Frame *f)
         }
     }
     if (any && f->ymin == f->ymax) {
-        double pad = fabs(f->ymin) > 0 ? 0.5 * fabs(f->ymin) : 1.0;
-        f->ymin -= pad;
-        f->ymax += pad;
+        double v = f->ymin, pad = 0.5 * fabs(v);
+        pad = pad > 0 ? pad : 1.0; /* zero, or a subnormal whose half rounds to zero */
+        f->ymin = v - pad;
+        f->ymax = v + pad;
+        /* Near +-DBL_MAX one side overflows: pad the other side only. */
+        f->ymax = isfinite(f->ymax) ? f->ymax : v;
+        f->ymin = isfinite(f->ymin) ? f->ymin : v;
     }
     return any;
+}
+
+/* Half the value range: ymax - ymin itself overflows to inf when the values
+ * span more than DBL_MAX (e.g. -1e308 and 1e308), and inf / inf is NaN. */
+static double frame_half_range(const Frame *f)
+{
+    return 0.5 * f->ymax - 0.5 * f->ymin;
 }
 
 /* Maps step i (0-based) to [0, span] and value v to [0, span] from the top. */
@@ -118,7 +129,7 @@ static double frame_x(const Frame *f, size_t i, double span)
 
 static double frame_y(const Frame *f, double v, double span)
 {
-    return (f->ymax - v) / (f->ymax - f->ymin) * span;
+    return (0.5 * f->ymax - 0.5 * v) / frame_half_range(f) * span;
 }
 
 /* ---- braille text ---------------------------------------------------------- */
@@ -205,7 +216,7 @@ static void add_rows(Buf *b, const Canvas *c, const Frame *f, int color)
 {
     char lab[3][32];
     snprintf(lab[0], sizeof lab[0], "%.4g", f->ymax);
-    snprintf(lab[1], sizeof lab[1], "%.4g", 0.5 * (f->ymin + f->ymax));
+    snprintf(lab[1], sizeof lab[1], "%.4g", 0.5 * f->ymin + 0.5 * f->ymax);
     snprintf(lab[2], sizeof lab[2], "%.4g", f->ymin);
     int lw = 0;
     for (int i = 0; i < 3; i++)
@@ -289,57 +300,150 @@ static void add_xml(Buf *b, const char *s)
         case '&': buf_add(b, "&amp;"); break;
         case '"': buf_add(b, "&quot;"); break;
         case '\'': buf_add(b, "&apos;"); break;
-        default: one[0] = *s; buf_add(b, one); break;
+        default:
+            /* XML 1.0 forbids control characters other than tab and newlines
+             * (a parser rejects the whole file): show U+FFFD instead. */
+            if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r') {
+                buf_add(b, "\xef\xbf\xbd");
+                break;
+            }
+            one[0] = *s;
+            buf_add(b, one);
+            break;
         }
     }
 }
 
-/* Frame, grid lines and five labelled ticks per axis. */
-static void svg_axes(Buf *b, const Area *a, const Frame *f)
+/* A "nice" tick spacing, 1, 2, 2.5 or 5 times a power of ten, of at least
+ * 'raw' (> 0, finite): ticks then fall on round numbers as in other
+ * plotting tools (0.5, 1, 1.5 rather than 0.485, 1.06). */
+static double nice_step(double raw)
+{
+    static const double mult[] = {1, 2, 2.5, 5};
+    double p = pow(10, floor(log10(raw)));
+    for (int i = 0; i < 4; i++)
+        if (mult[i] * p >= raw * (1 - 1e-9))
+            return mult[i] * p;
+    return 10 * p;
+}
+
+/* A tick label at x, anchored at its middle, or at its end when it would
+ * stick out past 'right' (the last step label of a long run). */
+static void svg_x_tick(Buf *b, const Area *a, double x, size_t step, double right)
+{
+    char lab[32];
+    int n = snprintf(lab, sizeof lab, "%zu", step);
+    const char *anchor = x + 3.6 * n > right ? "end" : "middle";
+    buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"
+               "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n",
+               x, a->top + a->h, x, a->top + a->h + 5, x, a->top + a->h + 19, anchor, lab);
+}
+
+/* Steps 1 and every multiple of a nice integer spacing up to the last. */
+static void svg_x_ticks(Buf *b, const Area *a, const Frame *f, double right)
+{
+    svg_x_tick(b, a, a->left, 1, right);
+    if (f->nmax < 2)
+        return;
+    double raw = (double)(f->nmax - 1) / 4.0;
+    double step = ceil(nice_step(raw < 1 ? 1 : raw)); /* 2.5 -> 3: steps are integers */
+    for (double s = step; s <= (double)f->nmax; s += step)
+        if (s >= 1 + 0.5 * step) /* not crowding step 1 */
+            svg_x_tick(b, a, a->left + frame_x(f, (size_t)s - 1, a->w), (size_t)s, right);
+}
+
+/* Grid lines at multiples of a nice spacing inside the value range, with
+ * enough digits that neighbouring labels differ (values near 1e6 that
+ * vary by 0.01 need more than %.4g). */
+static void svg_y_ticks(Buf *b, const Area *a, const Frame *f)
+{
+    double step = nice_step(0.4 * frame_half_range(f)); /* 4 to 10 intervals */
+    double kmin = ceil(f->ymin / step), kmax = floor(f->ymax / step);
+    double big = fmax(fabs(f->ymin), fabs(f->ymax));
+    int digits = (int)ceil(log10(big / step)) + 2;
+    digits = digits < 4 ? 4 : digits > 17 ? 17 : digits;
+    for (int t = 0; t <= 20 && kmin + t <= kmax; t++) {
+        double v = (kmin + t) * step;
+        v = fabs(v) < 1e-9 * step ? 0 : v; /* no "-0" or "1e-17" at zero */
+        double y = a->top + frame_y(f, v, a->h);
+        if (!isfinite(y) || y < a->top - 0.5 || y > a->top + a->h + 0.5)
+            continue;
+        buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*g</text>\n",
+                   a->left, y, a->left + a->w, y, a->left - 6, y + 4, digits, v);
+    }
+}
+
+/* Frame, grid lines and labelled ticks on both axes; 'right' is the
+ * document's right edge. */
+static void svg_axes(Buf *b, const Area *a, const Frame *f, double right)
 {
     buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
                "stroke=\"#333\"/>\n", a->left, a->top, a->w, a->h);
     buf_add(b, "<g font-family=\"sans-serif\" font-size=\"12\" fill=\"#333\">\n");
-    for (int t = 0; t <= 4; t++) {
-        double v = f->ymin + (f->ymax - f->ymin) * t / 4.0;
-        double y = a->top + frame_y(f, v, a->h);
-        buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n",
-                   a->left, y, a->left + a->w, y, a->left - 6, y + 4, v);
-    }
-    size_t prev = 0;
-    for (int t = 0; t <= 4; t++) {
-        size_t step = 1 + (size_t)lround((double)(f->nmax > 1 ? f->nmax - 1 : 0) * t / 4.0);
-        if (t > 0 && step == prev)
-            continue; /* fewer than 5 distinct steps */
-        prev = step;
-        double x = a->left + frame_x(f, step - 1, a->w);
-        buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%zu</text>\n",
-                   x, a->top + a->h, x, a->top + a->h + 5, x, a->top + a->h + 19, step);
-    }
+    svg_y_ticks(b, a, f);
+    svg_x_ticks(b, a, f, right);
     buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step</text>\n</g>\n",
                a->left + a->w / 2, a->top + a->h + 36);
 }
 
-/* One polyline per run of finite values. */
+static void svg_point(Buf *b, const Area *a, const Frame *f, const double *y, size_t i,
+                      int first)
+{
+    buf_printf(b, "%s%.2f,%.2f", first ? "" : " ", a->left + frame_x(f, i, a->w),
+               a->top + frame_y(f, y[i], a->h));
+}
+
+/* The points of the run y[i..j) of finite values. A run longer than twice
+ * the plot's width in pixels keeps, per pixel column, only its first,
+ * lowest, highest and last point (M4 aggregation): the line drawn is the
+ * same, and a 100k-step history does not make a file of megabytes. */
+static void svg_points(Buf *b, const Area *a, const Frame *f, const double *y, size_t i,
+                       size_t j)
+{
+    int decimate = (double)(j - i) > 2.0 * a->w, first = 1;
+    for (size_t k = i; k < j;) {
+        size_t end = k + 1, lo = k, hi = k;
+        long col = (long)frame_x(f, k, a->w);
+        while (decimate && end < j && (long)frame_x(f, end, a->w) == col)
+            end++;
+        for (size_t m = k; m < end; m++) {
+            lo = y[m] < y[lo] ? m : lo;
+            hi = y[m] > y[hi] ? m : hi;
+        }
+        size_t pick[4] = {k, lo < hi ? lo : hi, lo < hi ? hi : lo, end - 1};
+        for (int p = 0; p < 4; p++)
+            if (p == 0 || pick[p] != pick[p - 1]) {
+                svg_point(b, a, f, y, pick[p], first);
+                first = 0;
+            }
+        k = end;
+    }
+}
+
+/* One polyline per run of finite values; a run of one value (between NaNs,
+ * or a one-step series) is a dot, since a one-point polyline draws nothing. */
 static void svg_series(Buf *b, const Area *a, const Frame *f, const MfPlotSeries *s, int k)
 {
-    int open = 0;
-    for (size_t i = 0; i <= s->n; i++) {
-        int ok = i < s->n && isfinite(s->y[i]);
-        if (!ok && open) {
-            buf_add(b, "\"/>\n");
-            open = 0;
-        }
-        if (!ok)
+    for (size_t i = 0; i < s->n;) {
+        if (!isfinite(s->y[i])) {
+            i++;
             continue;
-        if (!open)
-            buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+        }
+        size_t j = i + 1;
+        while (j < s->n && isfinite(s->y[j]))
+            j++;
+        if (j - i == 1) {
+            buf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n",
+                       a->left + frame_x(f, i, a->w), a->top + frame_y(f, s->y[i], a->h),
                        palette[k % 6]);
-        buf_printf(b, "%s%.2f,%.2f", open ? " " : "", a->left + frame_x(f, i, a->w),
-                   a->top + frame_y(f, s->y[i], a->h));
-        open = 1;
+        } else {
+            buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+                       "points=\"", palette[k % 6]);
+            svg_points(b, a, f, s->y, i, j);
+            buf_add(b, "\"/>\n");
+        }
+        i = j;
     }
 }
 
@@ -376,7 +480,7 @@ char *mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *opt
         add_xml(&b, opts->title);
         buf_add(&b, "</text>\n");
     }
-    svg_axes(&b, &a, &f);
+    svg_axes(&b, &a, &f, opts->width);
     for (int k = 0; k < nseries; k++)
         svg_series(&b, &a, &f, &series[k], k);
     svg_legend(&b, &a, series, nseries);

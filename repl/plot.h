@@ -29,9 +29,11 @@ typedef struct MfPlotOpts {
  * (the caller words the error). */
 char *mf_plot_text(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts);
 
-/* A standalone SVG document of the same plot: frame, 5 ticks with labels
- * on each axis, one polyline per run of finite values, title and legend.
- * Returns NULL like mf_plot_text. */
+/* A standalone SVG document of the same plot: frame, ticks at round numbers
+ * with labels on each axis, one polyline per run of finite values (a dot
+ * for a run of one; runs longer than twice the width in pixels keep per
+ * pixel column the first, lowest, highest and last point), title and
+ * legend. Returns NULL like mf_plot_text. */
 char *mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts);
 
 #endif

@@ -3,7 +3,8 @@
  * The file is read whole into memory, then walked twice: once to count the
  * data rows (so the tensor is allocated once, at its final shape), once to
  * split each line into fields and parse the selected ones straight into the
- * tensor. Quoted fields may hold commas but not newlines. */
+ * tensor. Quoted fields may hold commas, doubled quotes and newlines, as
+ * in Python's csv module. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -28,7 +29,8 @@ typedef struct Fields {
 /* The walk over the lines of the file. */
 typedef struct Cursor {
     const char *p, *end;
-    int64_t line;      /* 1-based number of the line last returned */
+    int64_t line;      /* 1-based number of the last line of the record last returned */
+    int64_t start;     /* ... and of its first line, the one messages name */
 } Cursor;
 
 typedef struct Csv {
@@ -69,22 +71,57 @@ static MfStatus read_all(Csv *c)
     return MF_OK;
 }
 
+/* Spaces around a field's text are dropped; '\n' only occurs here inside
+ * quotes, where Python's float() strips it too ("1\n" is 1). */
 static bool is_space(char ch)
 {
-    return ch == ' ' || ch == '\t' || ch == '\r';
+    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
 }
 
-/* The next line that is not blank, as [*s, *e) without its newline;
- * false at the end of the file. */
+/* The end of the record that starts at 'p': the first newline outside a
+ * quoted field (as Python's csv module reads them: a quote opens a quoted
+ * field only at the start of a field; '""' inside is a quote). Newlines
+ * inside quotes are counted into '*lines'. An unterminated quote runs to
+ * the end of the file, where split() reports it. */
+static const char *record_end(const char *p, const char *end, int64_t *lines)
+{
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *stop = nl ? nl : end;
+    if (!memchr(p, '"', (size_t)(stop - p)))
+        return stop; /* the common case: no quote on the line */
+    bool field_start = true, quoted = false;
+    for (; p < end; p++) {
+        if (quoted) {
+            if (*p == '"' && p + 1 < end && p[1] == '"')
+                p++;
+            else if (*p == '"')
+                quoted = false;
+            else if (*p == '\n')
+                (*lines)++;
+        } else if (*p == '\n') {
+            return p;
+        } else if (*p == '"' && field_start) {
+            quoted = true;
+        } else if (*p == ',' || !is_space(*p)) {
+            field_start = *p == ',';
+        }
+    }
+    return end;
+}
+
+/* The next record that is not blank, as [*s, *e) without its newline;
+ * false at the end of the file. cur->start and cur->line become the
+ * numbers of its first and last lines. */
 static bool next_line(Cursor *cur, const char **s, const char **e)
 {
     while (cur->p < cur->end) {
-        const char *nl = memchr(cur->p, '\n', (size_t)(cur->end - cur->p));
-        const char *stop = nl ? nl : cur->end;
+        int64_t inner = 0; /* newlines inside quoted fields */
+        const char *stop = record_end(cur->p, cur->end, &inner);
         *s = cur->p;
         *e = stop;
-        cur->p = nl ? nl + 1 : cur->end;
-        cur->line++;
+        cur->p = stop < cur->end ? stop + 1 : cur->end;
+        cur->start = cur->line + 1;
+        cur->line += 1 + inner;
         for (const char *q = *s; q < stop; q++)
             if (!is_space(*q))
                 return true;
@@ -157,17 +194,16 @@ static MfStatus split(Csv *c, const char *s, const char *e, int64_t line)
     }
 }
 
-/* Parses one field as a number of 'dt' into 'dst'; false when it is not one. */
-static bool parse_number(const Span *sp, MfDType dt, void *dst)
+/* Parses the NUL-terminated 'tmp' as a number of 'dt' into 'dst'. */
+static bool parse_text(const char *tmp, MfDType dt, void *dst)
 {
-    char tmp[128];
-    size_t n = (size_t)(sp->e - sp->s);
-    if (n == 0 || n >= sizeof tmp)
-        return false;
-    memcpy(tmp, sp->s, n);
-    tmp[n] = '\0';
     char *end;
     errno = 0;
+    /* strtod also reads C's hex floats ("0x1A", "0x1p3"); Python's float()
+     * and numpy.loadtxt refuse them, and a column of hex ids read as
+     * numbers would go unnoticed, so they are not numbers here either. */
+    if (strpbrk(tmp, "xX"))
+        return false;
     if (mf_dtype_is_float(dt)) {
         double v = strtod(tmp, &end);
         if (dt == MF_FLOAT32)
@@ -187,12 +223,58 @@ static bool parse_number(const Span *sp, MfDType dt, void *dst)
     return v >= INT32_MIN && v <= INT32_MAX;
 }
 
+/* Parses one field as a number of 'dt' into 'dst'; false when it is not one.
+ * Fields of any length parse (0.000...1 with 200 digits is a number). */
+static bool parse_number(const Span *sp, MfDType dt, void *dst)
+{
+    char small[128];
+    size_t n = (size_t)(sp->e - sp->s);
+    if (n == 0)
+        return false;
+    char *tmp = n < sizeof small ? small : malloc(n + 1);
+    if (!tmp)
+        return false; /* reported as not a number; a 2 GB field is not one anyway */
+    memcpy(tmp, sp->s, n);
+    tmp[n] = '\0';
+    bool ok = parse_text(tmp, dt, dst);
+    if (tmp != small)
+        free(tmp);
+    return ok;
+}
+
+/* For a field that did not parse as 'dt' (int32 or int64): 2 when it is a
+ * whole number beyond int64, 1 when it fits int64 but not int32, else 0;
+ * the message then says "out of range" rather than "not a number". */
+static int int_out_of_range(const Span *sp, MfDType dt)
+{
+    char tmp[32];
+    size_t n = (size_t)(sp->e - sp->s);
+    if (!mf_dtype_is_int(dt) || n == 0)
+        return 0;
+    if (n >= sizeof tmp) /* a run of 32+ digits; the file text is NUL-terminated */
+        return strspn(sp->s, "+-0123456789") >= n ? 2 : 0;
+    memcpy(tmp, sp->s, n);
+    tmp[n] = '\0';
+    char *end;
+    errno = 0;
+    long long v = strtoll(tmp, &end, 10);
+    if (*end != '\0')
+        return 0;
+    return errno == ERANGE ? 2 : dt == MF_INT32 && (v < INT32_MIN || v > INT32_MAX);
+}
+
 static MfStatus bad_number(const Csv *c, int64_t line, int64_t col, const Span *sp, MfDType dt)
 {
     int n = (int)(sp->e - sp->s);
     if (n == 0)
         return mf_err_set(MF_EARG, FN ": %s:%lld: column %lld: empty field (expected %s)",
                           c->path, (long long)line, (long long)col + 1, mf_dtype_name(dt));
+    int range = int_out_of_range(sp, dt);
+    if (range)
+        return mf_err_set(MF_EARG, FN ": %s:%lld: column %lld: '%.*s' is out of the %s range%s",
+                          c->path, (long long)line, (long long)col + 1, n > 40 ? 40 : n, sp->s,
+                          mf_dtype_name(dt),
+                          range == 1 ? " (use dtype = \"int64\")" : "");
     return mf_err_set(MF_EARG, FN ": %s:%lld: column %lld: expected a%s %s number, got '%.*s'",
                       c->path, (long long)line, (long long)col + 1,
                       mf_dtype_is_int(dt) ? "n" : "", mf_dtype_name(dt), n > 40 ? 40 : n, sp->s);
@@ -263,7 +345,9 @@ static MfStatus select_columns(Csv *c, const MfCsvOptions *opt, int header)
 }
 
 /* Whether the first line (in c->f) is a header, for header = -1: one of
- * its selected fields is not a number. */
+ * its selected fields is text that is not a number. An empty field does
+ * not count: a first data row with a missing value is still data (and
+ * then an error naming the empty field), not a header dropped in silence. */
 static bool looks_like_header(const Csv *c, const MfCsvOptions *opt)
 {
     if (opt->columns)
@@ -271,9 +355,11 @@ static bool looks_like_header(const Csv *c, const MfCsvOptions *opt)
             if (opt->columns[i].name)
                 return true;
     double v;
-    for (int i = 0; i < c->nsel; i++)
-        if (!parse_number(&c->f.v[c->sel[i]], MF_FLOAT64, &v))
+    for (int i = 0; i < c->nsel; i++) {
+        const Span *sp = &c->f.v[c->sel[i]];
+        if (sp->e > sp->s && !parse_number(sp, MF_FLOAT64, &v))
             return true;
+    }
     return false;
 }
 
@@ -284,15 +370,15 @@ static MfStatus parse_rows(Csv *c, Cursor cur, MfTensor *out)
     size_t es = mf_dtype_size(out->dtype);
     char *dst = mf_tensor_data(out);
     for (int64_t r = 0; r < out->shape[0] && next_line(&cur, &s, &e); r++) {
-        MfStatus st = split(c, s, e, cur.line);
+        MfStatus st = split(c, s, e, cur.start);
         if (st != MF_OK)
             return st;
         if (c->f.n != c->nfields)
             return mf_err_set(MF_EARG, FN ": %s:%lld: expected %d fields (as on the first line), "
-                              "got %d", c->path, (long long)cur.line, c->nfields, c->f.n);
+                              "got %d", c->path, (long long)cur.start, c->nfields, c->f.n);
         for (int i = 0; i < c->nsel; i++, dst += es)
             if (!parse_number(&c->f.v[c->sel[i]], out->dtype, dst))
-                return bad_number(c, cur.line, c->sel[i], &c->f.v[c->sel[i]], out->dtype);
+                return bad_number(c, cur.start, c->sel[i], &c->f.v[c->sel[i]], out->dtype);
     }
     return MF_OK;
 }
@@ -308,14 +394,14 @@ static MfStatus check_dtype(MfDType dt)
 /* Reads the first line, settles header and columns, counts the rows. */
 static MfStatus parse(Csv *c, const MfCsvOptions *opt, MfTensor **out)
 {
-    Cursor cur = {c->text, c->text + c->len, 0};
+    Cursor cur = {c->text, c->text + c->len, 0, 0};
     const char *s, *e;
     if (c->len >= 3 && memcmp(c->text, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 byte order mark */
         cur.p += 3;
     if (!next_line(&cur, &s, &e))
         return mf_err_set(MF_EARG, FN ": '%s' is empty", c->path);
-    Cursor first = {s, cur.end, cur.line - 1};
-    MfStatus st = split(c, s, e, cur.line);
+    Cursor first = {s, cur.end, cur.start - 1, 0};
+    MfStatus st = split(c, s, e, cur.start);
     if (st != MF_OK)
         return st;
     c->nfields = c->f.n;

@@ -7,25 +7,57 @@
  * first event. The file is written to "<path>.tmp.<pid>" and renamed over
  * 'path', so a reader never sees half a trace. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "report.h"
 
-/* Writes 's' as a JSON string. */
+/* The length of the well-formed UTF-8 sequence at 'p' (1 to 4), or 0 when
+ * it is not one (a stray continuation byte, an overlong or cut sequence). */
+static int utf8_len(const unsigned char *p)
+{
+    int n = p[0] < 0x80 ? 1 : p[0] >= 0xC2 && p[0] < 0xE0 ? 2 : p[0] >= 0xE0 && p[0] < 0xF0 ? 3
+          : p[0] >= 0xF0 && p[0] < 0xF5 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80) /* also stops at the NUL */
+            return 0;
+    if ((n == 3 && p[0] == 0xE0 && p[1] < 0xA0) || (n == 4 && p[0] == 0xF0 && p[1] < 0x90) ||
+        (n == 4 && p[0] == 0xF4 && p[1] >= 0x90) || (n == 3 && p[0] == 0xED && p[1] >= 0xA0))
+        return 0; /* overlong, beyond U+10FFFF, or a surrogate */
+    return n;
+}
+
+/* Writes 's' as a JSON string. JSON text must be UTF-8, and node names come
+ * from Lua strings that may hold any bytes (a name_scope of Latin-1 text):
+ * a byte that does not start a valid sequence becomes U+FFFD, or the whole
+ * file would be refused by the viewer and by Python's json module. */
 static void put_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = utf8_len(p);
+        if (n == 0)
+            fputs("\\ufffd", f);
+        else if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
         else if (*p < 0x20)
             fprintf(f, "\\u%04x", *p);
         else
-            fputc(*p, f);
+            fwrite(p, 1, (size_t)n, f);
+        p += n ? n : 1;
     }
     fputc('"', f);
+}
+
+/* Microseconds as integer nanoseconds. Start and end are rounded, and the
+ * duration is their difference, so a child (GEMM in its op) that ends when
+ * its parent ends cannot come out 0.001 us past it: the trace viewer nests
+ * complete events by their ranges and flags improperly nested ones. */
+static long long to_ns(double us)
+{
+    return us > 0 ? llround(us * 1000) : 0;
 }
 
 static const char *category(MfProfKind k)
@@ -58,8 +90,11 @@ static void put_event(FILE *f, const MfProfEvent *e, double origin)
     } else {
         put_string(f, e->name);
     }
-    fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, "
-            "\"pid\": 1, \"tid\": 1, ", category(e->kind), e->start_us - origin, e->dur_us);
+    long long ts = to_ns(e->start_us - origin), end = to_ns(e->start_us - origin + e->dur_us);
+    long long dur = end > ts ? end - ts : 0;
+    fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %lld.%03lld, \"dur\": %lld.%03lld, "
+            "\"pid\": 1, \"tid\": 1, ", category(e->kind), ts / 1000, ts % 1000, dur / 1000,
+            dur % 1000);
     put_args(f, e);
     fputc('}', f);
 }

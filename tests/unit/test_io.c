@@ -123,7 +123,11 @@ static void test_csv_parse_errors(void **state)
     csv_fails(" \r\n\n", &o, MF_EARG, "is empty");
     csv_fails("a,b\n\n", &o, MF_EARG, "has no data rows");
     MfCsvOptions i32 = csv_opts(0, MF_INT32);
-    csv_fails("1,3000000000\n", &i32, MF_EARG, ":1: column 2: expected an int32 number");
+    csv_fails("1,3000000000\n", &i32, MF_EARG,
+              ":1: column 2: '3000000000' is out of the int32 range (use dtype = \"int64\")");
+    MfCsvOptions f32 = csv_opts(0, MF_FLOAT32);
+    csv_fails("1,0x10\n", &f32, MF_EARG, ":1: column 2: expected a float32 number, got '0x10'");
+    csv_fails("1,,3\n4,5,6\n", &o, MF_EARG, ":1: column 2: empty field"); /* not a header */
     csv_fails("1.5\n", &i32, MF_EARG, "got '1.5'");
 }
 
