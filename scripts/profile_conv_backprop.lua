@@ -66,17 +66,31 @@ print(prof)
 print("\nGEMMs and the im2col / col2im steps around them, in time order:\n")
 print(prof:gemms())
 
--- Where the convolution backward time goes, summed by step.
-local by = {}
+-- Where the whole backward pass goes: each op's own (self) time, split
+-- into its GEMMs and im2col / col2im steps and the rest of its work
+-- (zeroing, reshaping, the elementwise gradients of relu and pooling).
+local by, inside = {}, {}
 for _, g in ipairs(prof:gemms()) do
   local key = g.op .. " " .. (g.step or "GEMM")
   by[key] = (by[key] or 0) + g.ms
+  inside[g.op] = (inside[g.op] or 0) + g.ms
+end
+local total = 0
+for _, r in ipairs(prof:rows()) do
+  total = total + r.self_ms
+  local rest = r.self_ms - (inside[r.op] or 0)
+  if rest > 0.0005 then
+    by[r.op .. (inside[r.op] and " (rest)" or "")] = rest
+  end
 end
 local keys = {}
 for k in pairs(by) do keys[#keys + 1] = k end
 table.sort(keys, function(a, b) return by[a] > by[b] end)
-print("\nTime by op and step:")
-for _, k in ipairs(keys) do print(string.format("  %-36s %8.3f ms", k, by[k])) end
+print("\nTime by op and step (self time; the rows add up to the backward pass):")
+for _, k in ipairs(keys) do
+  print(string.format("  %-36s %8.3f ms  %5.1f%%", k, by[k], 100 * by[k] / total))
+end
+print(string.format("  %-36s %8.3f ms", "total", total))
 
 if trace_path then
   prof:save_trace(trace_path)

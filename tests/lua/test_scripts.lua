@@ -107,6 +107,8 @@ local scripts = {
   end},
   ["profile_conv_backprop.lua"] = {check = function(out)
     T.ok(has(out, "Backward pass of a small CNN"), "report title")
+    T.ok(has(out, "Conv2DBackpropFilter GEMM") and has(out, "ReluGrad") and
+         out:find("\n  total +[%d.]+ ms"), "the summary covers every op and adds up: " .. out)
   end},
   ["save_restore.lua"] = {check = function(out)
     T.ok(has(out, "restored:  step 50"), out)
