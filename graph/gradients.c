@@ -149,6 +149,15 @@ static void mark(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *
     }
 }
 
+/* "(2,3) (float32)": a shape and dtype, for the messages below. */
+static const char *spec_text(int rank, const int64_t *shape, MfDType dt, char *buf, size_t cap)
+{
+    char dims[64];
+    snprintf(buf, cap, "%s (%s)", mf_shape_str(rank, shape, dims, sizeof dims),
+             mf_dtype_name(dt));
+    return buf;
+}
+
 /* True when the dims agree, an unknown (-1) dim agreeing with any. */
 static bool spec_fits(const MfTensor *t, const MfTensorSpec *s)
 {
@@ -167,14 +176,12 @@ static MfStatus accumulate(Walk *w, MfNodeInput in, MfTensor *gr, const char *wh
     const MfNode *p = mf_graph_node(w->g, in.node);
     const MfTensorSpec *s = &p->out[in.output];
     if (!spec_fits(gr, s)) {
-        char a[64], b[64];
-        mf_shape_str(gr->rank, gr->shape, a, sizeof a);
-        mf_shape_str(s->rank, s->shape, b, sizeof b);
-        MfDType dt = gr->dtype;
+        char a[96], b[96];
+        spec_text(gr->rank, gr->shape, gr->dtype, a, sizeof a);
         mf_tensor_release(gr);
         return mf_err_set(MF_EINTERNAL, "gradients: the gradient from '%s' for '%s:%d' has "
-                          "shape %s (%s), expected %s (%s)", who, p->name, in.output, a,
-                          mf_dtype_name(dt), b, mf_dtype_name(s->dtype));
+                          "shape %s, expected %s", who, p->name, in.output, a,
+                          spec_text(s->rank, s->shape, s->dtype, b, sizeof b));
     }
     MfTensor **at = &w->grads[slot(in.node, in.output)];
     if (*at) {
@@ -460,15 +467,12 @@ static MfStatus custom_accumulate(Walk *w, const MfNode *nd, int k, MfTensor *gr
                           "returned a tensor of another graph for input %d", nd->name, k + 1);
     }
     if (!spec_fits(gr, s)) {
-        char a[64], b[64];
-        mf_shape_str(gr->rank, gr->shape, a, sizeof a);
-        mf_shape_str(s->rank, s->shape, b, sizeof b);
-        MfDType dt = gr->dtype;
+        char a[96], b[96];
+        spec_text(gr->rank, gr->shape, gr->dtype, a, sizeof a);
         mf_tensor_release(gr);
         return mf_err_set(MF_EARG, "gradients: custom_gradient '%s': the gradient function "
-                          "returned shape %s (%s) for input %d, expected %s (%s) like the "
-                          "input", nd->name, a, mf_dtype_name(dt), k + 1, b,
-                          mf_dtype_name(s->dtype));
+                          "returned shape %s for input %d, expected %s like the input",
+                          nd->name, a, k + 1, spec_text(s->rank, s->shape, s->dtype, b, sizeof b));
     }
     MfStatus st = as_node(w->g, gr, NULL, &gr);
     return st != MF_OK ? st : accumulate(w, in, gr, nd->name);
