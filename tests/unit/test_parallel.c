@@ -98,7 +98,8 @@ static MfStatus relu_grad(MfTensor **in, MfTensor **out)
  * overlap); inputs x, y = max_pool(x), dy. */
 static int64_t pool_k, pool_s;
 
-static MfStatus max_pool_grad(MfTensor **in, MfTensor **out)
+/* A pk x pk window, stride ps, SAME: the pooling ops' attributes. */
+static MfAttrs pool_attrs(void)
 {
     MfAttrs a = mf_attrs_default();
     for (int i = 0; i < 4; i++)
@@ -106,17 +107,18 @@ static MfStatus max_pool_grad(MfTensor **in, MfTensor **out)
     a.ksize[1] = a.ksize[2] = pool_k;
     a.strides[1] = a.strides[2] = pool_s;
     a.padding = 1;
+    return a;
+}
+
+static MfStatus max_pool_grad(MfTensor **in, MfTensor **out)
+{
+    MfAttrs a = pool_attrs();
     return mf_op1(MF_OP_MAX_POOL_GRAD, 3, in, &a, out);
 }
 
 static MfStatus max_pool(MfTensor **in, MfTensor **out)
 {
-    MfAttrs a = mf_attrs_default();
-    for (int i = 0; i < 4; i++)
-        a.ksize[i] = a.strides[i] = 1;
-    a.ksize[1] = a.ksize[2] = pool_k;
-    a.strides[1] = a.strides[2] = pool_s;
-    a.padding = 1;
+    MfAttrs a = pool_attrs();
     return mf_op1(MF_OP_MAX_POOL, 1, in, &a, out);
 }
 
