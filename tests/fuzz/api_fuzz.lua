@@ -909,6 +909,16 @@ end
 
 local stats = {calls = 0, ok = 0, errors = 0, failures = 0, graph_ctx = 0, known = 0}
 local known_seen = {}
+
+-- Counts 'msg' as a known exception when it is one; true then.
+local function count_known(t, msg)
+  local k = known(t, msg)
+  if not k then return false end
+  stats.known = stats.known + 1
+  known_seen[k] = (known_seen[k] or 0) + 1
+  return true
+end
+
 local failures, seen_failure = {}, {}
 local slowest = {t = 0}
 
@@ -943,12 +953,7 @@ local function drain(t, it, args, n)
   for _, w in ipairs{"batch", "shuffle", "epochs", "iter", "from_tensor_slices", "fuzzfn:"} do
     if not hang and msg:find(w, 1, true) then return end
   end
-  local k = known(t, msg)
-  if k then
-    stats.known = stats.known + 1
-    known_seen[k] = (known_seen[k] or 0) + 1
-    return
-  end
+  if count_known(t, msg) then return end
   return fail(t, args, n, "iterating: " .. msg)
 end
 
@@ -980,12 +985,7 @@ local function call_one(t)
   t.calls = t.calls + 1
   if t.short == "set_num_threads" then mf.set_num_threads(1) end
   if hang then
-    local k = known(t, "hang: " .. hang)
-    if k then
-      stats.known = stats.known + 1
-      known_seen[k] = (known_seen[k] or 0) + 1
-      return
-    end
+    if count_known(t, "hang: " .. hang) then return end
     return fail(t, args, n, "hang: " .. hang)
   end
   if res[1] then
@@ -1001,12 +1001,7 @@ local function call_one(t)
   local msg = res[2]
   if type(msg) ~= "string" then return fail(t, args, n, "non-string error: " .. describe(msg)) end
   if names_function(t, msg) or names_initializer(args, n, msg) then return end
-  local k = known(t, msg)
-  if k then
-    stats.known = stats.known + 1
-    known_seen[k] = (known_seen[k] or 0) + 1
-    return
-  end
+  if count_known(t, msg) then return end
   return fail(t, args, n, msg)
 end
 
