@@ -185,6 +185,8 @@ static void fill_error(lua_State *L, Filler *f, int depth, const char *what)
         n += snprintf(where + n, sizeof where - (size_t)n, "[%lld]", (long long)f->path[i]);
     mf_tensor_release(f->t);
     f->t = NULL;
+    if (depth == 0)   /* a single value: no position to name */
+        luaL_error(L, "%s: %s", binding_name(L), what);
     luaL_error(L, "%s: %s at data%s", binding_name(L), what, where);
 }
 

@@ -5,6 +5,8 @@ local T = dofile("tests/lua/harness.lua")
 
 T.test("table and scalar data out of range of int32 / int64", function()
   T.raises(mf.tensor, "tensor: 3000000000.0 does not fit int32", 3e9, "int32")
+  local _, e = pcall(mf.tensor, 3e9, "int32")
+  T.ok(not tostring(e):find("at data", 1, true), e)
   T.raises(mf.tensor, "does not fit int32 at data[2]", {1, 2^31}, "int32")
   T.raises(mf.tensor, "does not fit int32 at data[1]", {-2^31 - 1}, "int32")
   T.raises(mf.tensor, "does not fit int64 at data[1]", {2^63}, "int64")
