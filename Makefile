@@ -5,6 +5,7 @@
 #   make check    the same tests under AddressSanitizer + UBSan (build/asan)
 #   make fuzz     API fuzzer + libFuzzer file-format fuzzers (FUZZ_CALLS, FUZZ_SECONDS)
 #   make bench    benchmarks, side by side with PyTorch when it is installed
+#                 (CORES="Haswell auto": the conv table under both OPENBLAS_CORETYPE)
 # Missing Debian packages are installed by tools/configure.sh (as root) or
 # named in one apt-get line.
 
@@ -100,7 +101,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDFLAGS_ALL) -o $@
 
 bench: all $(BUILD)/bench/bench_matmul
-	@sh bench/run.sh $(BUILD)
+	@CORES="$(CORES)" sh bench/run.sh $(BUILD)
 
 clean:
 	rm -rf build

@@ -59,3 +59,4 @@ done
 sh bench/optimizer.sh "$build"
 sh bench/train_step.sh "$build"
 sh bench/graph.sh "$build"
+sh bench/conv.sh "$build"
