@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "lmf_callback.h"
 #include "lmf.h"
 
 #define GRAPH_MT "mf.Graph"
@@ -76,7 +77,7 @@ static MfGraph *need_default(lua_State *L, const char *fname)
 static int call_protected(lua_State *L, int fn)
 {
     lua_pushvalue(L, fn);
-    return lua_pcall(L, 0, LUA_MULTRET, 0);
+    return lmf_pcall(L, 0, LUA_MULTRET);
 }
 
 /* ---- mf.Graph ----------------------------------------------------------------- */
@@ -617,10 +618,60 @@ typedef struct Fetches {
     MfNode **targets;
 } Fetches;
 
-static void read_fetches(lua_State *L, MfGraph *g, int anchor, Fetches *f)
+/* Fetch structures as TensorFlow 1.x's: sess:run({loss = l, {a, b}}) walks
+ * the tables (string keys and arrays, nested) in 'lua_next' order, runs the
+ * leaves, and rebuilds the same structure with their values. The walk and
+ * the rebuild see the same unmodified tables, so their orders agree. */
+#define FETCH_DEPTH 16
+
+/* Whether the value at 'idx' is a structure of fetches (a plain table). */
+static bool is_structure(lua_State *L, int idx)
 {
-    bool single = !lua_istable(L, 2);
-    f->n = single ? 1 : (int)luaL_len(L, 2);
+    if (!lua_istable(L, idx))
+        return false;
+    if (!lua_getmetatable(L, idx))
+        return true;
+    lua_pop(L, 1);
+    return false;
+}
+
+/* Appends the leaves of the fetch value at 'idx' to the array at 'flat'. */
+static void flatten_fetches(lua_State *L, int idx, int flat, int depth)
+{
+    if (!is_structure(L, idx)) {
+        lua_pushvalue(L, idx);
+        lua_seti(L, flat, (lua_Integer)lua_rawlen(L, flat) + 1);
+        return;
+    }
+    if (depth >= FETCH_DEPTH)
+        luaL_error(L, "run: fetches nested deeper than %d tables (a cycle?)", FETCH_DEPTH);
+    luaL_checkstack(L, 4, "run: fetches");
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1))
+        flatten_fetches(L, lua_gettop(L), flat, depth + 1);
+}
+
+/* Pushes a copy of the fetch structure at 'idx' with each leaf replaced by
+ * the next value of the array at 'vals' ('*pos' counts them). */
+static void rebuild_fetches(lua_State *L, int idx, int vals, lua_Integer *pos)
+{
+    if (!is_structure(L, idx)) {
+        lua_geti(L, vals, ++*pos);
+        return;
+    }
+    luaL_checkstack(L, 4, "run: fetches");
+    lua_newtable(L);
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
+        lua_pushvalue(L, -2);
+        rebuild_fetches(L, lua_gettop(L) - 1, vals, pos);
+        lua_rawset(L, -5);
+    }
+}
+
+/* Reads the fetches at 'src' (one value when 'single', else an array of
+ * leaves). */
+static void read_fetches(lua_State *L, MfGraph *g, int anchor, int src, bool single, Fetches *f)
+{
+    f->n = single ? 1 : (int)luaL_len(L, src);
     size_t n = (size_t)f->n + 1;
     f->which = lua_newuserdatauv(L, n * sizeof *f->which, 0);
     lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
@@ -631,9 +682,9 @@ static void read_fetches(lua_State *L, MfGraph *g, int anchor, Fetches *f)
     f->nt = f->ntg = 0;
     for (int i = 1; i <= f->n; i++) {
         if (single)
-            lua_pushvalue(L, 2);
+            lua_pushvalue(L, src);
         else
-            lua_geti(L, 2, i);
+            lua_geti(L, src, i);
         f->which[i - 1] = read_fetch(L, lua_gettop(L), i, g, anchor, f->tensors, &f->nt,
                                      f->targets, &f->ntg);
         lua_pop(L, 1);
@@ -724,6 +775,8 @@ static void push_schedule(lua_State *L, MfGraph *g, const MfSchedule *s)
     luaL_setmetatable(L, SCHEDULE_MT);
 }
 
+/* Pushes the results: one value for a single fetch, else the fetch
+ * structure at 2 rebuilt (nil where an operation was fetched). */
 static void push_results(lua_State *L, const Fetches *f, MfTensor **res)
 {
     bool single = !lua_istable(L, 2);
@@ -737,6 +790,11 @@ static void push_results(lua_State *L, const Fetches *f, MfTensor **res)
         if (!single)
             lua_seti(L, -2, i + 1);
     }
+    if (single)
+        return;
+    lua_Integer pos = 0;
+    rebuild_fetches(L, 2, lua_gettop(L), &pos);
+    lua_remove(L, -2);
 }
 
 /* sess:run(fetches [, feeds [, {schedule = true}]]) -> value(s) [, schedule] */
@@ -753,7 +811,14 @@ static int s_run(lua_State *L)
     lua_newtable(L);   /* 5: anchor for temporaries */
     Fetches f;
     Feeds fd = {0, NULL, NULL};
-    read_fetches(L, g, 5, &f);
+    bool single = !lua_istable(L, 2);
+    if (!single) {
+        lua_newtable(L);
+        flatten_fetches(L, 2, lua_gettop(L), 0);
+        lua_pushvalue(L, -1);
+        lua_seti(L, 5, (lua_Integer)luaL_len(L, 5) + 1);
+    }
+    read_fetches(L, g, 5, single ? 2 : lua_gettop(L), single, &f);
     read_feeds(L, g, 5, &fd);
     MfTensor **res = lua_newuserdatauv(L, ((size_t)f.nt + 1) * sizeof *res, 0);
     lua_seti(L, 5, (lua_Integer)luaL_len(L, 5) + 1);

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "lmf_callback.h"
 #include "lmf.h"
 #include "lmf_print.h"
 
@@ -63,6 +64,7 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_saver(L);
     lmf_open_plot(L);
     lmf_open_progress(L);
+    lmf_open_callback(L);
     lua_pushcfunction(L, l_memory);
     lua_setfield(L, -2, "memory");
     lua_pushcfunction(L, l_clock);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "core/profile/report.h"
+#include "lmf_callback.h"
 #include "lmf.h"
 
 #define REPORT_MT "mf.ProfileReport"
@@ -192,7 +193,7 @@ static int l_profile(lua_State *L)
     check_not_running(L, "mf.profile");
     int nargs = lua_gettop(L) - 1;
     mf_prof_start();
-    int st = lua_pcall(L, nargs, LUA_MULTRET, 0);
+    int st = lmf_pcall(L, nargs, LUA_MULTRET);
     mf_prof_stop();
     if (st != LUA_OK)
         return lua_error(L);

@@ -19,6 +19,7 @@
 #include "eager/eager.h"
 #include "graph/gradients.h"
 #include "graph/graph.h"
+#include "lmf_callback.h"
 #include "lmf.h"
 
 #define TAPE_MT "mf.GradientTape"
@@ -394,7 +395,7 @@ static MfTensor *call_scalar(lua_State *L, const char *fname, TapeBox *box, int 
     lua_pushvalue(L, lua_upvalueindex(1));
     for (int i = 1; i <= nargs; i++)
         lua_pushvalue(L, i);
-    if (lua_pcall(L, nargs, 1, 0) != LUA_OK) {
+    if (lmf_pcall(L, nargs, 1) != LUA_OK) {
         close_box(box);
         lua_error(L);
     }
@@ -545,7 +546,7 @@ static MfStatus luafn_backward(MfTapeFunction *f, int noutputs, MfTensor *const 
     GradFnCall a = {(LuaFn *)f, noutputs, ninputs, doutputs, inputs, dinputs};
     lua_pushcfunction(L, call_grad_fn);
     lua_pushlightuserdata(L, &a);
-    if (lua_pcall(L, 1, 0, 0) == LUA_OK)
+    if (lmf_pcall(L, 1, 0) == LUA_OK)
         return MF_OK;
     for (int i = 0; i < ninputs; i++) {
         mf_tensor_release(dinputs[i]);
@@ -696,7 +697,7 @@ static int custom_call(lua_State *L)
         lua_pushvalue(L, i);
     MfGraph *g0;
     int first = graph_mark(&g0), mark = mf_tape_custom_begin();
-    int rc = lua_pcall(L, nargs, 2, 0);
+    int rc = lmf_pcall(L, nargs, 2);
     if (rc != LUA_OK) {
         mf_variable_release(mf_tape_custom_end(mark, 0, NULL));
         return lua_error(L);
@@ -780,7 +781,7 @@ static void push_analytic(lua_State *L, int first, int n, MfTensor **xs)
     lua_pushvalue(L, 1);
     for (int i = 0; i < n; i++)
         lua_pushvalue(L, first + i);
-    if (lua_pcall(L, n, 1, 0) != LUA_OK) {
+    if (lmf_pcall(L, n, 1) != LUA_OK) {
         close_box(box);
         lua_error(L);
     }

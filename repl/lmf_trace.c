@@ -22,6 +22,7 @@
 
 #include "eager/eager.h"
 #include "graph/graph.h"
+#include "lmf_callback.h"
 #include "lmf.h"
 
 #define FUNCTION_MT "mf.Function"
@@ -301,7 +302,7 @@ static void trace_call(lua_State *L, int fn, int top, const char *who)
         snprintf(name, sizeof name, "arg%d", i - 1);
         push_traced_arg(L, box->t, i, name, 0);
     }
-    if (lua_pcall(L, top - 1, LUA_MULTRET, 0) != LUA_OK)
+    if (lmf_pcall(L, top - 1, LUA_MULTRET) != LUA_OK)
         raise_as(L, who);
     int nret = lua_gettop(L) - base + 1;
     int tmpl = end_trace(L, box->t, base, nret);
@@ -386,7 +387,7 @@ static int call_plain(lua_State *L, int top)
     lua_getfield(L, -1, "f");
     lua_replace(L, 1);
     lua_pop(L, 1);
-    if (lua_pcall(L, top - 1, LUA_MULTRET, 0) != LUA_OK)
+    if (lmf_pcall(L, top - 1, LUA_MULTRET) != LUA_OK)
         return raise_as(L, "traced function");
     return lua_gettop(L);
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lmf_callback.h"
 #include "lmf.h"
 #include "train/train.h"
 
@@ -216,7 +217,7 @@ static MfStatus call_loss(void *ctx, MfTensor **loss)
     LossCtx *c = ctx;
     lua_State *L = c->L;
     lua_pushvalue(L, c->fn);
-    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    if (lmf_pcall(L, 0, 1) != LUA_OK) {
         c->lua_failed = true;
         return mf_err_set(MF_EARG, "compute_gradients: the loss function raised an error");
     }
@@ -430,7 +431,7 @@ static MfTensor *step_lr(lua_State *L, int oi, const char *who)
     if (!box->lr_callable)
         return NULL;
     lua_getiuservalue(L, oi, 1);
-    if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    if (lmf_pcall(L, 0, 1) != LUA_OK) {
         if (lua_type(L, -1) == LUA_TSTRING)
             luaL_error(L, "%s: learning_rate function: %s", who, lua_tostring(L, -1));
         lua_error(L);

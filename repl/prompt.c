@@ -29,6 +29,7 @@
 #include <readline/readline.h>
 
 #include "core/op.h"
+#include "lmf_callback.h"
 #include "prompt.h"
 #include "prompt_complete.h"
 #include "prompt_show.h"
@@ -101,7 +102,7 @@ static int msghandler(lua_State *L)
             return 1;
         msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     }
-    luaL_traceback(L, L, msg, 1);
+    lmf_push_traceback(L, msg, 1);   /* the user's frames, even through callbacks */
     trim_traceback(L);
     return 1;
 }
