@@ -174,6 +174,10 @@ static int fill_const(lua_State *L, const char *fname, int rank, const int64_t *
 
 static int shaped_const(lua_State *L, const char *fname, int value)
 {
+    if (lua_type(L, 1) == LUA_TNUMBER && lua_type(L, 2) == LUA_TNUMBER)   /* Torch7's habit */
+        return luaL_error(L, "%s: the shape is one table: mf.%s{%s, %s}, not mf.%s(%s, %s)",
+                          fname, fname, lua_tostring(L, 1), lua_tostring(L, 2), fname,
+                          lua_tostring(L, 1), lua_tostring(L, 2));
     int64_t shape[MF_MAX_RANK];
     int rank = shape_arg(L, 1, fname, shape);
     return fill_const(L, fname, rank, shape, dtype_arg(L, 2, fname, MF_FLOAT32, NULL), value);

@@ -4,6 +4,7 @@
 
 #include "core/alloc.h"
 #include "lmf_callback.h"
+#include "lmf_strict.h"
 #include "lmf.h"
 #include "lmf_print.h"
 
@@ -70,5 +71,6 @@ int luaopen_moonflow(lua_State *L)
     lua_pushcfunction(L, l_clock);
     lua_setfield(L, -2, "clock");
     lua_pop(L, 2);             /* mf copy and methods */
+    lmf_open_strict(L);        /* last: every metatable exists */
     return 1;
 }

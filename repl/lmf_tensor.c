@@ -5,6 +5,7 @@
 #include "core/alloc.h"
 #include "graph/graph.h"
 #include "lmf.h"
+#include "lmf_strict.h"
 #include "lmf_print.h"
 
 /* ---- boxing ------------------------------------------------------------ */
@@ -528,7 +529,7 @@ static int t_index(lua_State *L)
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
         return 1;
     if (!key || lua_type(L, 2) != LUA_TSTRING)
-        return 0;
+        return lmf_tensor_no_field(L, lua_upvalueindex(1));
     if (strcmp(key, "shape") == 0) {
         push_shape(L, t);
     } else if (strcmp(key, "dtype") == 0) {
@@ -538,8 +539,10 @@ static int t_index(lua_State *L)
     } else if (strcmp(key, "name") == 0 && t->node) {
         char name[300];
         lua_pushstring(L, mf_graph_tensor_name(t, name, sizeof name));
+    } else if (strcmp(key, "name") == 0) {
+        lua_pushnil(L);   /* an eager tensor has no name */
     } else {
-        lua_pushnil(L);
+        return lmf_tensor_no_field(L, lua_upvalueindex(1));
     }
     return 1;
 }

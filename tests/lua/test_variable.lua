@@ -77,7 +77,7 @@ T.test("a Variable works wherever a tensor does", function()
   T.eq(mf.add(w, 1), {{2, 3}, {4, 5}})
   T.raises(function() return w < w end, "cannot be compared")
   T.raises(function() return w[3] end, "index 3 out of range")
-  T.eq(w.nonexistent, nil)
+  T.raises(function() return w.nonexistent end, "Variable: no field 'nonexistent'")
 end)
 
 T.test("close and printing", function()

@@ -1,0 +1,23 @@
+/* lmf_strict.h — errors for missing fields, with "did you mean", and
+ * tensor '==' (see lmf_strict.c). */
+#ifndef LMF_STRICT_H
+#define LMF_STRICT_H
+
+#include <lua.h>
+
+/* Raises "<kind>: no field '<key>' (did you mean '<name>'?)", the name
+ * taken from the string keys of the table at 'names' (or of the tables
+ * among the upvalues of the function there; 0: none) and from 'props'
+ * (NULL-terminated, may be NULL). Never returns. */
+int lmf_no_field(lua_State *L, const char *kind, const char *key, int names,
+                 const char *const *props);
+
+/* The error of a tensor's '__index' for the key at 2 that it does not
+ * serve; 'methods' is the index of the tensor methods table. */
+int lmf_tensor_no_field(lua_State *L, int methods);
+
+/* Wraps the '__index' of moonflow's object metatables, sets tensor '__eq'
+ * and a metatable on the table on top (mf) whose '__index' raises. */
+void lmf_open_strict(lua_State *L);
+
+#endif
