@@ -24,16 +24,30 @@ typedef struct LmfBox {
 /* Pushes 't' as a userdata, taking over the caller's reference. */
 void lmf_push_tensor(lua_State *L, MfTensor *t);
 
-/* The tensor at 'idx' (borrowed); raises "bad argument" when it is not one,
- * or "tensor is closed" after __close. */
+/* Operand lifetime: the tensor these helpers return is owned by the stack
+ * slot 'idx' until the binding returns or raises, whatever Lua code runs
+ * meanwhile (an options table's __index, a finalizer, a callback may assign
+ * or close the operand). A Variable's value (read now), an open tensor's
+ * tensor, a converted number or table: each is retained by a new box that
+ * REPLACES the argument at 'idx'. So read what the slot held (a Variable to
+ * keep, the original box to return) before, or use lmf_is_tensor to test a
+ * type; keep the slot (or a table holding its new value) while the tensor
+ * is used; never call them on a key that lua_next still needs. */
+
+/* The tensor at 'idx'; raises "bad argument" when it is not one, or
+ * "tensor is closed" after __close. */
 MfTensor *lmf_check_tensor(lua_State *L, int idx);
 
-/* The tensor at 'idx', or NULL when the value is not a tensor. */
+/* The tensor at 'idx', or NULL (nothing replaced) when the value is not a
+ * tensor. */
 MfTensor *lmf_test_tensor(lua_State *L, int idx);
+
+/* Whether lmf_test_tensor would find a tensor at 'idx'; changes nothing. */
+bool lmf_is_tensor(lua_State *L, int idx);
 
 /* The tensor at 'idx'; a Lua number, boolean or nested table is converted
  * (numbers take dtype 'like', or float32 when 'like' is negative) and the
- * converted tensor replaces the argument on the stack. Borrowed. */
+ * converted tensor replaces the argument on the stack. */
 MfTensor *lmf_to_tensor(lua_State *L, int idx, int like);
 
 /* Raises a Lua error with the engine's pending message, after the caller's

@@ -277,22 +277,27 @@ static void reshape_top(lua_State *L, int rank, const int64_t *shape)
     lua_replace(L, -2);
 }
 
-/* The data tensor at 1, checked against an asked dtype; pushes it. */
-static void constant_from_tensor(lua_State *L, MfTensor *t, int dt)
+/* The data tensor 't' (argument 1, whose value as given is at 'given'),
+ * checked against an asked dtype; pushes that value (a tensor passes
+ * through as itself). */
+static void constant_from_tensor(lua_State *L, MfTensor *t, int dt, int given)
 {
     if (dt >= 0 && dt != (int)t->dtype)
         luaL_error(L, "constant: data has dtype %s but dtype %s was asked (convert with "
                    "mf.cast)", mf_dtype_name(t->dtype), mf_dtype_name((MfDType)dt));
-    lua_pushvalue(L, 1);
+    lua_pushvalue(L, given);
 }
 
 /* While a graph is being built, the value on top becomes a Const node named
  * 'name' (NULL: "Const"), replacing it. */
 static int graph_constant(lua_State *L, const char *name)
 {
+    lua_pushvalue(L, -1);   /* the value on top stays as given */
     MfTensor *v = lmf_check_tensor(L, -1), *out = NULL;
-    if (!mf_graph_default() || mf_exec_running() || v->node)
+    if (!mf_graph_default() || mf_exec_running() || v->node) {
+        lua_pop(L, 1);
         return 1;
+    }
     lmf_check_status(L, mf_graph_constant(mf_graph_default(), v, name, &out));
     lmf_push_tensor(L, out);
     return 1;
@@ -303,6 +308,8 @@ static int l_constant(lua_State *L)
 {
     static const char *const keys[] = {"dtype", "shape", "name", NULL};
     lmf_check_options(L, 2, "constant", keys);
+    lua_settop(L, 2);
+    lua_pushvalue(L, 1);   /* 3: the data as given (lmf_test_tensor replaces 1) */
     int given = 0;
     int dt = (int)dtype_arg(L, 2, "constant", MF_FLOAT32, &given);
     dt = given ? dt : -1;
@@ -327,7 +334,7 @@ static int l_constant(lua_State *L)
         push_filled(L, "constant", rank, shape, 1, dt);
     } else {
         if (t)
-            constant_from_tensor(L, t, dt);
+            constant_from_tensor(L, t, dt, 3);
         else
             constant_from_data(L, dt);
         if (rank >= 0)

@@ -735,9 +735,12 @@ static void read_feeds(lua_State *L, MfGraph *g, int anchor, Feeds *f)
                 lmf_raise(L);
             lmf_push_tensor(L, k);
             lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-        } else if (!(k = lmf_test_tensor(L, -2)) || !k->node) {
-            luaL_error(L, "run: feed keys must be graph tensors (placeholders) or tensor names, "
-                       "got %s", k ? "a tensor with values" : luaL_typename(L, -2));
+        } else {   /* a copy of the key: lua_next needs the key itself unchanged */
+            lua_pushvalue(L, -2);
+            if (!(k = lmf_test_tensor(L, -1)) || !k->node)
+                luaL_error(L, "run: feed keys must be graph tensors (placeholders) or tensor "
+                           "names, got %s", k ? "a tensor with values" : luaL_typename(L, -1));
+            lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
         }
         f->keys[i] = k;
         f->vals[i] = feed_value(L, k->dtype);

@@ -37,16 +37,24 @@ void lmf_gc_pressure(lua_State *L)
  * are checked on every op. */
 static const char metatable_key = 0;
 
+/* A new box holding 't' (possibly NULL: filled in by the caller after the
+ * allocation, which may run finalizers), on top of the stack. */
+static LmfBox *push_box(lua_State *L, MfTensor *t)
+{
+    LmfBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    box->t = t;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
+    lua_setmetatable(L, -2);
+    return box;
+}
+
 void lmf_push_tensor(lua_State *L, MfTensor *t)
 {
     /* a box owns its tensor, so it must not hold a graph's weak tensor (a
      * captured variable's read), which dies with the graph */
     if (t->node && !(t = mf_graph_strengthen(t)))
         lmf_raise(L);
-    LmfBox *box = lua_newuserdatauv(L, sizeof *box, 0);
-    box->t = t;
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
-    lua_setmetatable(L, -2);
+    push_box(L, t);
     lmf_gc_pressure(L);
 }
 
@@ -72,25 +80,71 @@ static LmfBox *test_box(lua_State *L, int idx)
     return same ? box : NULL;
 }
 
+/* Operand lifetime. A binding may run Lua code after it took an argument's
+ * tensor: an options table's __index, a finalizer run by an allocation, a
+ * callback. That code may assign or close the Variable, or close the box
+ * (a <close> variable), which would free the tensor the binding holds. So
+ * the helpers give the binding a tensor that its own box owns: a Variable's
+ * value (as read now) and an open box's tensor are retained by a new box
+ * that replaces the argument's stack slot, kept until the call returns or
+ * raises. A converted number or table is owned by its box the same way. */
+static MfTensor *anchor(lua_State *L, int idx, LmfBox *box, MfTensor *t)
+{
+    mf_tensor_retain(t);
+    box->t = t;
+    if (t->node && !(box->t = mf_graph_strengthen(t)))
+        lmf_raise(L);
+    lua_replace(L, idx);
+    return box->t;
+}
+
+/* The tensor of the open box at 'idx', anchored (see above). */
+static MfTensor *anchor_box(lua_State *L, int idx, MfTensor *t)
+{
+    idx = lua_absindex(L, idx);
+    LmfBox *box = push_box(L, NULL);
+    return anchor(L, idx, box, t);
+}
+
 /* A Variable (checked only after the tensor test fails, so tensors keep the
- * fast path) stands for its current value. */
+ * fast path) stands for its current value, anchored. */
 MfTensor *lmf_test_tensor(lua_State *L, int idx)
 {
     LmfBox *box = test_box(L, idx);
     if (box)
-        return box->t;
+        return box->t ? anchor_box(L, idx, box->t) : NULL;
     MfVariable *v = lmf_test_variable(L, idx);
-    return v ? mf_variable_read(v) : NULL;
+    if (!v)
+        return NULL;
+    idx = lua_absindex(L, idx);
+    box = push_box(L, NULL);     /* first: the allocation may run finalizers */
+    MfTensor *t = mf_variable_read(v);
+    if (!t) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    return anchor(L, idx, box, t);
+}
+
+bool lmf_is_tensor(lua_State *L, int idx)
+{
+    LmfBox *box = test_box(L, idx);
+    if (box)
+        return box->t != NULL;
+    MfVariable *v = lmf_test_variable(L, idx);
+    return v && v->value;
 }
 
 MfTensor *lmf_check_tensor(lua_State *L, int idx)
 {
     LmfBox *box = test_box(L, idx);
-    if (!box)
-        return lmf_check_variable_value(L, idx);
-    if (!box->t)
+    if (box && !box->t)
         luaL_argerror(L, idx, "tensor is closed");
-    return box->t;
+    if (box)
+        return anchor_box(L, idx, box->t);
+    idx = lua_absindex(L, idx);
+    box = push_box(L, NULL);
+    return anchor(L, idx, box, lmf_check_variable_value(L, idx));
 }
 
 int lmf_raise(lua_State *L)
@@ -515,8 +569,25 @@ static int index_tensor(lua_State *L, MfTensor *t, lua_Integer i)
     return 1;
 }
 
+/* The open tensor at 'idx', not anchored: for reads that run no Lua code
+ * and allocate nothing before they are done (a method lookup, #t). */
+static MfTensor *peek_tensor(lua_State *L, int idx)
+{
+    LmfBox *box = test_box(L, idx);
+    if (box && box->t)
+        return box->t;
+    return lmf_check_tensor(L, idx);
+}
+
 static int t_index(lua_State *L)
 {
+    if (lua_type(L, 2) == LUA_TSTRING) {   /* a method: the hot path */
+        peek_tensor(L, 1);
+        lua_pushvalue(L, 2);
+        if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+            return 1;
+        lua_pop(L, 1);
+    }
     MfTensor *t = lmf_check_tensor(L, 1);
     if (lua_type(L, 2) == LUA_TNUMBER) {
         lua_Number n = lua_tonumber(L, 2);
@@ -558,7 +629,7 @@ static int t_newindex(lua_State *L)
 
 static int t_len(lua_State *L)
 {
-    MfTensor *t = lmf_check_tensor(L, 1);
+    MfTensor *t = peek_tensor(L, 1);
     if (t->rank == 0)
         return luaL_error(L, "#: a scalar has no length (it has rank 0)");
     lua_pushinteger(L, t->shape[0]);
@@ -567,7 +638,7 @@ static int t_len(lua_State *L)
 
 static int t_numel(lua_State *L)
 {
-    lua_pushinteger(L, mf_tensor_numel(lmf_check_tensor(L, 1)));
+    lua_pushinteger(L, mf_tensor_numel(peek_tensor(L, 1)));
     return 1;
 }
 

@@ -44,7 +44,7 @@ static const char *type_name(lua_State *L, int idx)
         lua_pop(L, 1);
         if (strcmp(s, LMF_VARIABLE_MT) == 0 && !lmf_test_variable(L, idx))
             return "a closed " LMF_VARIABLE_MT;
-        if (strcmp(s, LMF_TENSOR_MT) == 0 && !lmf_test_tensor(L, idx))
+        if (strcmp(s, LMF_TENSOR_MT) == 0 && !lmf_is_tensor(L, idx))
             return "a closed " LMF_TENSOR_MT;
         return s;
     }
@@ -732,16 +732,17 @@ static int l_exponential_decay(lua_State *L)
     static const char *const known[] = {"staircase", NULL};
     const char *who = "exponential_decay";
     lmf_check_options(L, 5, who, known);
-    if (lua_type(L, 1) != LUA_TNUMBER && !lmf_test_tensor(L, 1))
+    if (lua_type(L, 1) != LUA_TNUMBER && !lmf_is_tensor(L, 1))
         return luaL_error(L, "%s: learning_rate must be a number or a scalar tensor, got %s",
                           who, type_name(L, 1));
-    if (lua_type(L, 2) != LUA_TNUMBER && !lmf_test_tensor(L, 2))
+    if (lua_type(L, 2) != LUA_TNUMBER && !lmf_is_tensor(L, 2))
         return luaL_error(L, "%s: global_step must be a Variable, tensor or number, got %s",
                           who, type_name(L, 2));
     lua_Number steps = luaL_checknumber(L, 3), rate = luaL_checknumber(L, 4);
     bool staircase = lua_istable(L, 5) ? lmf_opt_bool(L, 5, "staircase", 0)
                                        : lua_toboolean(L, 5);
-    MfTensor *step = lmf_test_tensor(L, 2);
+    MfVariable *sv = lmf_test_variable(L, 2);   /* the Variable itself is kept */
+    MfTensor *step = sv ? sv->value : lmf_test_tensor(L, 2);
     /* graph mode (a graph global step): TensorFlow 1.x's decayed-rate tensor */
     bool graph = step && step->node;
     lua_settop(L, 2);
