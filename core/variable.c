@@ -100,6 +100,21 @@ MfStatus mf_variable_assign(MfVariable *v, MfTensor *x)
     return MF_OK;
 }
 
+MfStatus mf_variable_assign_value(MfVariable *v, MfTensor *x)
+{
+    MfStatus st = check_fits("assign", v, x);
+    if (st != MF_OK)
+        return st;
+    /* a header of its own: a gradient tape knows 'x' by its id, and no
+     * gradient flows through an assign (TensorFlow gives None there) */
+    MfTensor *own = mf_tensor_view(x, x->rank, x->shape, x->strides, x->offset);
+    if (!own)
+        return mf_err_nomem("assign", sizeof *own);
+    mf_tensor_release(v->value);
+    v->value = own;
+    return MF_OK;
+}
+
 /* value (op) x, checked to keep the variable's dtype and shape. */
 static MfStatus assign_op(MfVariable *v, MfTensor *x, MfOpId op, const char *fname)
 {
@@ -114,7 +129,10 @@ static MfStatus assign_op(MfVariable *v, MfTensor *x, MfOpId op, const char *fna
                           mf_dtype_name(x->dtype));
     }
     MfTensor *r = NULL;
+    const MfRecorder *rec = mf_op_recorder();   /* not recorded: no gradient flows through */
+    mf_op_set_recorder(NULL);
     MfStatus st = mf_binary(op, v->value, x, &r);
+    mf_op_set_recorder(rec);
     if (st != MF_OK)
         return st;
     st = check_fits(fname, v, r);

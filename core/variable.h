@@ -39,6 +39,12 @@ MfTensor *mf_variable_read(MfVariable *v);
  * the variable and both shapes/dtypes). */
 MfStatus mf_variable_assign(MfVariable *v, MfTensor *x);
 
+/* What v:assign(x) does: as mf_variable_assign, but the variable gets a
+ * new header over x's values, so a gradient tape that recorded 'x' does
+ * not see the variable's later reads as 'x' (no gradient flows through an
+ * assign, as in TensorFlow). Errors: those of mf_variable_assign, MF_ENOMEM. */
+MfStatus mf_variable_assign_value(MfVariable *v, MfTensor *x);
+
 /* value + x, value - x (through the AddV2 / Sub ops, then assign). */
 MfStatus mf_variable_assign_add(MfVariable *v, MfTensor *x);
 MfStatus mf_variable_assign_sub(MfVariable *v, MfTensor *x);

@@ -69,6 +69,11 @@ MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
                           const MfTapeSource *sources, MfTensor *output_gradient,
                           bool unconnected_zero, MfTensor **grads);
 
+/* Notes that the value of 'x' went to Lua as numbers (t:item(), t:totable())
+ * on every recording tape that knows 'x', so 'mf_tape_explain' can say that
+ * a tensor rebuilt from those numbers starts a new history. */
+void mf_tape_note_export(const MfTensor *x);
+
 /* Writes into 'buf' (NUL-terminated, truncated to 'cap') why the gradient of
  * 'target' with respect to 'source' is or is not connected on this tape: the
  * source is not watched, a stop_gradient or a non-differentiable op (named)

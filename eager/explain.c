@@ -171,6 +171,26 @@ static MfStatus mark_source(const MfTape *t, const MfTapeSource *s, Reach *r)
     return MF_OK;
 }
 
+/* When a tensor that the source reached had its value taken out to Lua
+ * (item, totable) while the tape recorded, says so into 'buf'. */
+static bool exported_on_path(const MfTape *t, const Reach *r, char *buf, size_t cap)
+{
+    for (int64_t k = 0; k < t->nrecs; k++) {
+        const MfTapeRecord *rec = &t->recs[k];
+        for (int i = 0; i < rec->noutputs; i++) {
+            const MfTensor *o = rec->outputs[i];
+            if (!mf_idmap_get(&r->all, o->id) || !mf_idmap_get(&t->exported, o->id))
+                continue;
+            snprintf(buf, cap, "the source reached the output of '%s' (record %lld), whose "
+                     "value left the tape as a Lua number (:item() or :totable()); a tensor "
+                     "made from that number starts a new history, so no gradient flows back: "
+                     "keep the computation in tensor ops", mf_rec_name(rec), (long long)k + 1);
+            return true;
+        }
+    }
+    return false;
+}
+
 static void conclude(const MfTape *t, const MfTensor *target, const Reach *r, char *buf,
                      size_t cap)
 {
@@ -182,7 +202,7 @@ static void conclude(const MfTape *t, const MfTensor *target, const Reach *r, ch
     else if (!mf_idmap_get(&t->live, target->id) && t->stop_id && target->id >= t->stop_id)
         snprintf(buf, cap, "the tape was stopped (tape:stop()) before the op that computed "
                  "the target ran, so that op was not recorded");
-    else
+    else if (!exported_on_path(t, r, buf, cap))
         snprintf(buf, cap, "the source was never used in computing the target");
 }
 

@@ -372,6 +372,15 @@ void mf_tape_clear(MfTape *t)
     mf_idmap_free(&t->vars);
     mf_idmap_free(&t->live);
     mf_idmap_free(&t->watched_vars);
+    mf_idmap_free(&t->exported);
+}
+
+void mf_tape_note_export(const MfTensor *x)
+{
+    for (int i = 0; i < nactive; i++)
+        if (mf_idmap_get(&active[i]->live, x->id) &&
+            mf_idmap_put(&active[i]->exported, x->id, (void *)LIVE_WATCHED, "item") != MF_OK)
+            mf_err_clear();   /* only 'explain' reads it: a lost note costs a hint */
 }
 
 int64_t mf_tape_variables(const MfTape *t, MfVariable **out, int64_t cap)

@@ -46,6 +46,7 @@ struct MfTape {
     MfIdMap live;
     MfIdMap vars;          /* variable id -> MfVarReads* */
     MfIdMap watched_vars;  /* variable ids watched with 'watch' */
+    MfIdMap exported;      /* ids of its tensors whose values went to Lua (item) */
 };
 
 static inline MfTensor *const *mf_rec_inputs(const MfTapeRecord *r)

@@ -362,4 +362,11 @@ int mf_trace_nresults(const MfTrace *t);
  * captured assign run; 'results' gets mf_trace_nresults owned values. */
 MfStatus mf_trace_call(MfTrace *t, int nargs, MfTensor *const *args, MfTensor **results);
 
+/* Writes into 'buf' why mf.gradients(y, {x}) is nil, or that it is
+ * connected (graph/explain.c): the target does not depend on the source,
+ * or the first node that cut the path (stop_gradient, an op without a
+ * gradient, integer outputs, an assign op). MF_EARG when y and x are not
+ * tensors of one graph; MF_ENOMEM. */
+MfStatus mf_graph_explain(const MfTensor *y, const MfTensor *x, char *buf, size_t cap);
+
 #endif

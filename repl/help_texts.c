@@ -1171,5 +1171,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "s:save(p) == p                       --> true\n"
       "os.remove(p)"),
 
+#include "help_prompt.inc"
     E(NULL, NULL, NULL, NULL, NULL),
 };

@@ -15,6 +15,7 @@
 #include "eager/eager.h"
 #include "graph/gradients.h"
 #include "lmf.h"
+#include "lmf_explain.h"
 
 #define GRAPH_MT "mf.Graph"
 
@@ -111,6 +112,8 @@ static int l_gradients(lua_State *L)
         if (grads[i]) {
             lmf_push_tensor(L, grads[i]);
             lua_seti(L, -2, i + 1);
+        } else {
+            lmf_note_nil_gradient(1);
         }
     return 1;
 }

@@ -20,6 +20,7 @@
 #include "graph/gradients.h"
 #include "graph/graph.h"
 #include "lmf_callback.h"
+#include "lmf_explain.h"
 #include "lmf.h"
 
 #define TAPE_MT "mf.GradientTape"
@@ -228,6 +229,9 @@ static MfTensor *read_grad_opts(lua_State *L, int idx, bool *zero)
 
 static void push_grads(lua_State *L, int n, MfTensor **grads, bool array)
 {
+    for (int i = 0; i < n; i++)
+        if (!grads[i])
+            lmf_note_nil_gradient(0);
     if (!array) {
         if (grads[0])
             lmf_push_tensor(L, grads[0]);

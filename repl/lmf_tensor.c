@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "eager/eager.h"
 #include "graph/graph.h"
 #include "lmf.h"
 #include "lmf_strict.h"
@@ -659,6 +660,7 @@ static int t_item(lua_State *L)
                           mf_shape_str(t->rank, t->shape, buf, sizeof buf));
     }
     push_element(L, t, 0);
+    mf_tape_note_export(t);
     return 1;
 }
 
@@ -681,6 +683,7 @@ static int t_totable(lua_State *L)
 {
     MfTensor *t = lmf_check_tensor(L, 1);
     check_concrete(L, t, "totable");
+    mf_tape_note_export(t);
     int64_t next = 0;
     push_nested(L, t, 0, &next);
     return 1;

@@ -231,7 +231,10 @@ static int assign_with(lua_State *L, AssignFn fn, MfAssignKind kind)
     return 1;
 }
 
-static int v_assign(lua_State *L) { return assign_with(L, mf_variable_assign, MF_ASSIGN_SET); }
+static int v_assign(lua_State *L)
+{
+    return assign_with(L, mf_variable_assign_value, MF_ASSIGN_SET);
+}
 static int v_assign_add(lua_State *L)
 {
     return assign_with(L, mf_variable_assign_add, MF_ASSIGN_ADD);

@@ -30,6 +30,7 @@
 
 #include "core/op.h"
 #include "lmf_callback.h"
+#include "lmf_explain.h"
 #include "prompt.h"
 #include "prompt_complete.h"
 #include "prompt_show.h"
@@ -391,6 +392,11 @@ static int multi_line(lua_State *L)
         if (!incomplete(L, status))
             return status;
         int got = push_line(L, 0);
+        if (got == 0 && !piped_input) {   /* Ctrl-D typed in a block cancels it (IPython) */
+            fputs("\n-- block cancelled (Ctrl-D on an empty prompt exits)\n", stdout);
+            fflush(stdout);
+            got = -1;
+        }
         if (got == 0) {   /* the input ended inside the chunk: say so (lua.c does) */
             fputs("\n", stdout);   /* end the continuation prompt's line */
             fflush(stdout);
@@ -449,12 +455,16 @@ void lmf_prompt_loop(lua_State *L)
             break;
         if (status == -1)
             continue;
+        unsigned long nils = lmf_nil_gradient_count();
         if (status == LUA_OK)
             status = lmf_docall(L, 0, LUA_MULTRET);
         if (status == LUA_OK && lua_gettop(L) > 0) {
+            lmf_prompt_remember(L, nils);   /* '_' and the nil-gradient hint */
             lua_pushcfunction(L, lmf_show_values);
             lua_insert(L, 1);
             status = lmf_docall(L, lua_gettop(L) - 1, 0);
+            if (status == LUA_OK)
+                lmf_prompt_hint(L);
         }
         if (status != LUA_OK && run_sigint)
             fputs("\n", stderr);   /* the terminal echoed "^C" */

@@ -239,12 +239,6 @@ static MfStatus check_graph_pair(MfGraph *g, int i, const MfGradVar *p)
     return check_grad_fits(g, i, p);
 }
 
-/* Both modes: every pair came without a gradient. */
-static MfStatus err_no_gradient(void)
-{
-    return mf_err_set(MF_EARG, "apply_gradients: no variable has a gradient (every pair's "
-                      "gradient is nil)");
-}
 
 /* The graph of the pairs (the first variable's), checked for all. */
 static MfStatus check_graph_pairs(MfOptimizer *o, int n, const MfGradVar *pairs, MfGraph **g)
@@ -253,7 +247,7 @@ static MfStatus check_graph_pairs(MfOptimizer *o, int n, const MfGradVar *pairs,
     for (int i = 0; i < n && !*g; i++)
         *g = pairs[i].grad ? graph_of(pairs[i].var) : NULL;
     if (!*g)
-        return err_no_gradient();
+        return mf_train_err_no_gradients("apply_gradients", n, pairs);
     MfStatus st = MF_OK;
     for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
@@ -587,7 +581,7 @@ static MfStatus check_traced(MfOptimizer *o, MfGraph *g, int n, const MfGradVar 
             st = check_traced_pair(g, i, &pairs[i]);
         }
     if (st == MF_OK && !any)
-        st = err_no_gradient();
+        st = mf_train_err_no_gradients("apply_gradients", n, pairs);
     if (st == MF_OK && gs && (gs->value->node || gs->value->rank != 0 ||
                               (gs->value->dtype != MF_INT64 && gs->value->dtype != MF_INT32)))
         st = mf_err_set(MF_EARG, "apply_gradients: global_step must be a scalar int64 or int32 "

@@ -365,8 +365,34 @@ MfStatus mf_opt_lr_as(MfTensor *lr, MfDType dt, MfTensor **out)
     return mf_op1(MF_OP_CAST, 1, &lr, &a, out);
 }
 
+MfStatus mf_train_err_no_gradients(const char *who, int n, const MfGradVar *pairs)
+{
+    char names[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < n && used + 8 < sizeof names; i++) {
+        int w = snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "",
+                         pairs[i].var && pairs[i].var->name ? pairs[i].var->name : "?");
+        used = w < 0 ? used : used + (size_t)w >= sizeof names ? sizeof names - 1
+                                                                  : used + (size_t)w;
+    }
+    if (n == 0)
+        return mf_err_set(MF_EARG, "%s: No gradients provided for any variable: the loss read "
+                          "no trainable Variable (a Variable made with trainable = false, or a "
+                          "value taken out with :item() and made into a new tensor, is not "
+                          "differentiated)", who);
+    return mf_err_set(MF_EARG, "%s: No gradients provided for any variable: [%s] (every "
+                      "pair's gradient is nil: no gradient reaches them from the loss; "
+                      "tape:explain(loss, v) or mf.explain_gradients(loss, v) says why)",
+                      who, names);
+}
+
 static MfStatus check_all(MfOptimizer *o, int n, const MfGradVar *pairs, MfVariable *gs)
 {
+    bool any = false;
+    for (int i = 0; i < n; i++)
+        any = any || pairs[i].grad;
+    if (!any)   /* TensorFlow's ValueError */
+        return mf_train_err_no_gradients("apply_gradients", n, pairs);
     MfStatus st = check_step(gs);
     for (int i = 0; i < n && st == MF_OK; i++)
         st = check_pair(i, &pairs[i]);
@@ -605,6 +631,8 @@ MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariabl
     mf_tape_stop(tape);
     if (st == MF_OK)
         st = make_pairs(tape, nvars, var_list, pairs, npairs);
+    if (st == MF_OK && *npairs == 0)   /* TensorFlow 1.x: "No variables to optimize" */
+        st = mf_train_err_no_gradients("compute_gradients", 0, NULL);
     if (st == MF_OK && g && value->node)
         st = mf_train_traced_gradients(g, value, lo, *pairs, *npairs);
     else if (st == MF_OK)

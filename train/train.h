@@ -69,6 +69,11 @@ typedef struct MfGradVar {
     MfVariable *var;
 } MfGradVar;
 
+/* Sets and returns TensorFlow's "No gradients provided for any variable"
+ * error of 'who', listing the variables of the 'n' pairs (n == 0: the loss
+ * read no trainable variable). */
+MfStatus mf_train_err_no_gradients(const char *who, int n, const MfGradVar *pairs);
+
 /* A zeroed array of 'n' pairs for mf_optimizer_apply (free it with
  * mf_grad_vars_free, which releases what the caller put in); NULL with
  * MF_ENOMEM's message. */

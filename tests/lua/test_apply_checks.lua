@@ -49,7 +49,7 @@ T.test("inside mf.trace: each pair's gradient must fit its eager variable", func
   T.raises(traced(function() return {{other_ph, e}} end),
            "apply_gradients: pair 1: the gradient is a tensor of another graph")
   T.raises(traced(function() return {{nil, e}} end),
-           "apply_gradients: no variable has a gradient (every pair's gradient is nil)")
+           "apply_gradients: No gradients provided for any variable")
 end)
 
 T.done()

@@ -215,7 +215,7 @@ T.test("graph: slots, global step, var_list and errors", function()
              "compute_gradients: var_list[1] ('other') is not a variable of the loss's graph")
     local unused = mf.Variable({1}, {name = "unused"})
     T.raises(function() opt:minimize(mf.reduce_sum(w * w), {var_list = {unused}}) end,
-             "apply_gradients: no variable has a gradient")
+             "apply_gradients: No gradients provided for any variable")
   end)
   T.raises(function() opt:minimize(mf.tensor(1)) end, "eager mode")
 end)

@@ -200,7 +200,7 @@ static void test_errors(void **state)
     MfGradVar bad = {c, eager};
     MfNode *op;
     assert_int_equal(mf_optimizer_apply_graph(m.opt, 1, &bad, NULL, NULL, &op), MF_EARG);
-    assert_error_contains("apply_gradients: no variable has a gradient");
+    assert_error_contains("apply_gradients: No gradients provided for any variable");
     assert_int_equal(mf_optimizer_apply(m.opt, 1, &bad, NULL, NULL), MF_EARG);
     assert_error_contains("this AdamOptimizer already trains a graph");
     /* an Apply node whose variable input is not a variable fails when run */
