@@ -69,6 +69,22 @@ $(BUILD)/gen/dataset_lua.inc: repl/dataset.lua tools/embed_lua.sh
 $(BUILD)/repl/lmf_data.o: $(BUILD)/gen/dataset_lua.inc
 $(BUILD)/repl/lmf_data.o: CFLAGS_ALL += -I$(BUILD)/gen
 
+# The Lua library (../shared/DESIGN.md "The Lua library above the face"):
+# lib/*.lua in load order, embedded by repl/lmf_lib.c as one entry per file.
+LIB_LUA := lib/util.lua lib/layers.lua lib/model.lua lib/losses.lua \
+           lib/metrics.lua lib/fit.lua lib/schedules.lua
+$(BUILD)/gen/lib_lua.inc: $(LIB_LUA) tools/embed_lua.sh Makefile
+	@mkdir -p $(dir $@)
+	@echo "  GEN $@"
+	@for f in $(LIB_LUA); do \
+	    printf '{"@%s", (const char *const[]){\n' $$f; \
+	    sh tools/embed_lua.sh $$f || exit 1; \
+	    printf 'NULL}},\n'; \
+	done > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/repl/lmf_lib.o: $(BUILD)/gen/lib_lua.inc
+$(BUILD)/repl/lmf_lib.o: CFLAGS_ALL += -I$(BUILD)/gen
+
 $(LIB): $(ENGINE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -39,6 +39,7 @@ struct MfGraph {
     struct GraphVars *vars;       /* variables and captures (variables.c) */
     MfTensor **weak;              /* mf_graph_weak_output_ tensors, owned */
     int nweak, weak_cap;
+    bool function;                /* mf.trace's graph: init_scope lifts out of it */
 };
 
 static MfGraph *default_stack[MAX_DEFAULT_DEPTH];
@@ -443,6 +444,16 @@ MfGraph *mf_graph_default(void)
     return default_depth ? default_stack[default_depth - 1] : NULL;
 }
 
+void mf_graph_mark_function(MfGraph *g)
+{
+    g->function = true;
+}
+
+bool mf_graph_is_function(const MfGraph *g)
+{
+    return g && g->function;
+}
+
 MfStatus mf_graph_push_scope(MfGraph *g, const char *name, int *mark)
 {
     size_t len = strlen(g->scope);
@@ -583,7 +594,7 @@ MfStatus mf_graph_group(MfGraph *g, int n, MfNode *const *deps, const char *name
 static bool building(void *self)
 {
     (void)self;
-    return default_depth > 0 && !mf_exec_running();
+    return mf_graph_default() && !mf_exec_running();
 }
 
 /* The graph an op with inputs 'c' is built into: the default one, else

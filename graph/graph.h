@@ -109,11 +109,17 @@ MfNode *mf_graph_find(const MfGraph *g, const char *name);
 const char *mf_node_op_name(const MfNode *n);
 
 /* The default graph stack. 'push' retains 'g' and makes it the graph that
- * ops are built into; 'pop' undoes the latest push. mf_graph_default is
- * borrowed (NULL when none). */
+ * ops are built into (NULL: eager execution until the pop, TensorFlow's
+ * init_scope); 'pop' undoes the latest push. mf_graph_default is borrowed
+ * (NULL when none). */
 MfStatus mf_graph_push_default(MfGraph *g);
 void mf_graph_pop_default(void);
 MfGraph *mf_graph_default(void);
+
+/* A function graph is one mf.trace builds: variables a layer makes while
+ * tracing are made eagerly, outside it (mf.init_scope). */
+void mf_graph_mark_function(MfGraph *g);
+bool mf_graph_is_function(const MfGraph *g);
 
 /* Checks a node name a user gave to 'fname' (e.g. "placeholder") for a
  * node of 'g' (NULL: no scope): NULL passes (the caller picks a default);

@@ -33,6 +33,8 @@ MfTrace *mf_trace_new(void)
         return NULL;
     }
     t->g = mf_graph_new();
+    if (t->g)
+        mf_graph_mark_function(t->g);
     t->s = t->g ? mf_session_new(t->g) : NULL;
     if (!t->s) {
         mf_trace_free(t);

@@ -507,6 +507,26 @@ static int l_trace(lua_State *L)
     return 1;
 }
 
+/* mf.init_scope(fn, ...) -> fn(...): TensorFlow's tf.init_scope. Inside
+ * mf.trace, 'fn' runs eagerly (a layer's first call makes its Variables and
+ * their initial values once, outside the traced graph); elsewhere (eager,
+ * g:as_default) it simply calls 'fn'. */
+static int l_init_scope(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    int top = lua_gettop(L);
+    if (mf_graph_is_function(mf_graph_default())) {
+        int guard = push_guard(L, NULL); /* closed on return and on errors */
+        for (int i = 1; i <= top; i++)
+            lua_pushvalue(L, i);
+        lua_call(L, top - 1, LUA_MULTRET);
+        lua_closeslot(L, guard);
+        return lua_gettop(L) - guard;
+    }
+    lua_call(L, top - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
 void lmf_open_trace(lua_State *L)
 {
     static const luaL_Reg meths[] = {{"graph", fn_graph}, {"trace_count", fn_trace_count},
@@ -532,4 +552,6 @@ void lmf_open_trace(lua_State *L)
     lua_getfield(L, -1, "trace");     /* the matrix trace (repl/lmf_linalg.c) */
     lua_pushcclosure(L, l_trace, 1);
     lua_setfield(L, -2, "trace");
+    lua_pushcfunction(L, l_init_scope);
+    lua_setfield(L, -2, "init_scope");
 }

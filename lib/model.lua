@@ -1,0 +1,265 @@
+-- model.lua — models: mf.layers.Sequential{...} (Keras's Sequential, Torch7's
+-- nn.Sequential) and mf.layers.Model(t), which makes any Lua table with
+-- layers in its fields (and a call(self, x, training) method) a model.
+-- Both share what a model adds to a layer: variables collected from its
+-- layers in a stable order, summary() with Keras's parameter counts,
+-- state_dict / load_state_dict, save / load (safetensors), and, from
+-- lib/fit.lua, fit / evaluate / predict.
+local mf, lib = ...
+local fail, check_opts = lib.fail, lib.check_opts
+local layers, Layer = mf.layers, lib.Layer
+
+local ModelBase = setmetatable({}, {__index = Layer})
+lib.ModelBase = ModelBase
+
+-- The model's weights: each layer's in layer order, each Variable once.
+function ModelBase:weights_list_()
+  local out, seen = {}, {}
+  for _, layer in ipairs(self:layers_list_()) do
+    for _, w in ipairs(layer:weights_list_()) do
+      if not seen[w.var] then
+        seen[w.var] = true
+        out[#out + 1] = {short = w.short, var = w.var, trainable = w.trainable, layer = layer}
+      end
+    end
+  end
+  return out
+end
+
+-- The state_dict key of a weight: "dense_1/kernel".
+local function key_of(w) return w.layer.name .. "/" .. w.short end
+
+-- model:state_dict() -> {["dense/kernel"] = tensor, ...} (eager values).
+function ModelBase:state_dict()
+  local out = {}
+  for _, w in ipairs(self:weights_list_()) do
+    local ok, v = pcall(w.var.read_value, w.var)
+    if not ok or v.name then
+      fail("state_dict", "variable '%s' lives in a graph: read it with sess:run or save it "
+           .. "with mf.train.Saver", key_of(w))
+    end
+    out[key_of(w)] = v
+  end
+  return out
+end
+
+-- model:load_state_dict(t [, {strict = true}]): assigns every entry after
+-- checking them all; reports every missing, unexpected or misshapen name.
+function ModelBase:load_state_dict(t, opts)
+  local fname = "load_state_dict"
+  if type(t) ~= "table" then fail(fname, "expected a table {name = tensor}, got %s", type(t)) end
+  opts = check_opts(fname, opts, {strict = true})
+  local strict = opts.strict ~= false
+  local problems, known, todo = {}, {}, {}
+  for _, w in ipairs(self:weights_list_()) do
+    local k = key_of(w)
+    known[k] = true
+    local v = t[k]
+    if v == nil then
+      if strict then problems[#problems + 1] = "missing '" .. k .. "'" end
+    elseif not lib.is_tensor(v) then
+      problems[#problems + 1] = string.format("'%s' is a %s, not a tensor", k, type(v))
+    else
+      local want, got = lib.shape_text(w.var.shape), lib.shape_text(v.shape)
+      if want ~= got or #w.var.shape ~= #v.shape then
+        problems[#problems + 1] = string.format("'%s' has shape %s, the model's is %s", k,
+                                                got:gsub("None", v.shape[1] or ""),
+                                                want:gsub("None", w.var.shape[1] or ""))
+      elseif v.dtype ~= w.var.dtype then
+        problems[#problems + 1] = string.format("'%s' is %s, the model's is %s", k, v.dtype,
+                                                w.var.dtype)
+      else
+        todo[#todo + 1] = {w.var, v}
+      end
+    end
+  end
+  if strict then
+    local extra = {}
+    for k in pairs(t) do
+      if not known[k] then extra[#extra + 1] = "unexpected '" .. tostring(k) .. "'" end
+    end
+    table.sort(extra)
+    for _, e in ipairs(extra) do problems[#problems + 1] = e end
+  end
+  if #problems > 0 then
+    fail(fname, "%d mismatch%s: %s (names come from the layers: mf.layers.reset_names() "
+         .. "before building the model again gives the first model's names)", #problems,
+         #problems == 1 and "" or "es", table.concat(problems, "; "))
+  end
+  for _, p in ipairs(todo) do p[1]:assign(p[2]) end
+  return self
+end
+
+-- model:save(path) / model:load(path): the state_dict in a safetensors file.
+function ModelBase:save(path)
+  if type(path) ~= "string" then fail("save", "expected a file path, got %s", type(path)) end
+  mf.save(path, self:state_dict())
+end
+
+function ModelBase:load(path)
+  if type(path) ~= "string" then fail("load", "expected a file path, got %s", type(path)) end
+  return self:load_state_dict(mf.load(path))
+end
+
+-- model:build(input_shape): calls the model once on zeros of that shape
+-- (batch 1 for an unknown batch: -1), so summary() knows every shape.
+function ModelBase:build(input_shape)
+  if type(input_shape) ~= "table" then
+    fail("build", "expected an input shape such as {-1, 28, 28, 1}, got %s", type(input_shape))
+  end
+  local shape = {}
+  for i, d in ipairs(input_shape) do shape[i] = d < 0 and 1 or d end
+  mf.init_scope(function() self(mf.zeros(shape)) end)
+  return self
+end
+
+-- A row per layer, Keras's columns and totals.
+local function summary_lines(self)
+  local lines, rule = {}, string.rep("_", 65)
+  local function row(a, b, c)
+    lines[#lines + 1] = string.format(" %-28s %-25s %s", a, b, c)
+  end
+  lines[#lines + 1] = string.format('Model: "%s"', self.name)
+  lines[#lines + 1] = rule
+  row("Layer (type)", "Output Shape", "Param #")
+  lines[#lines + 1] = string.rep("=", 65)
+  local total, trainable = 0, 0
+  for i, layer in ipairs(self:layers_list_()) do
+    local t, tr = layer:count_params()
+    total, trainable = total + t, trainable + tr
+    local out = layer.output_shape and lib.shape_text(layer.output_shape) or "(not built)"
+    row(layer:label(), out, lib.thousands(t))
+    if i < #self:layers_list_() then lines[#lines + 1] = "" end
+  end
+  lines[#lines + 1] = string.rep("=", 65)
+  lines[#lines + 1] = "Total params: " .. lib.thousands(total)
+  lines[#lines + 1] = "Trainable params: " .. lib.thousands(trainable)
+  lines[#lines + 1] = "Non-trainable params: " .. lib.thousands(total - trainable)
+  lines[#lines + 1] = rule
+  return lines
+end
+
+-- model:summary([{print_fn}]): prints Keras's table (and returns it as text).
+-- A model never called is built first from an 'input_shape' option.
+function ModelBase:summary(opts)
+  opts = check_opts("summary", opts, {print_fn = true})
+  if not self.built then
+    local first = self:layers_list_()[1]
+    local spec = self.input_spec_ or (first and first.input_spec_)
+    if not spec then
+      fail("summary", "model '%s' has not been built: call it on a batch (model(x)), or "
+           .. "call model:build{-1, ...} with its input shape, or give its first layer "
+           .. "{input_shape = {...}}", self.name)
+    end
+    local shape = {-1}
+    for i, d in ipairs(spec) do shape[i + 1] = d end
+    self:build(shape)
+  end
+  local text = table.concat(summary_lines(self), "\n")
+  ;(opts.print_fn or print)(text)
+  return text
+end
+
+-- ---- Sequential -----------------------------------------------------------------------
+
+local Sequential = lib.class("Sequential", ModelBase, "sequential")
+
+-- Sequential{layer, ...} (or Sequential({...}, {name})); model:add(layer).
+function layers.Sequential(list, opts)
+  local fname = "Sequential"
+  if list ~= nil and type(list) ~= "table" then
+    fail(fname, "expected an array of layers, got %s", type(list))
+  end
+  opts = check_opts(fname, opts, {name = true, input_shape = true})
+  local self = lib.new_layer(Sequential, opts)
+  self.layers = {}
+  for i, layer in ipairs(list or {}) do
+    if not lib.is_layer(layer) then
+      fail(fname, "element %d is not a layer (got %s)", i, type(layer))
+    end
+    self.layers[i] = layer
+  end
+  return self
+end
+
+function lib.is_layer(x)
+  local mt = type(x) == "table" and getmetatable(x)
+  return mt and rawget(mt, "class_name") and lib.layer_classes[mt.class_name] == mt or false
+end
+
+function Sequential:add(layer)
+  if not lib.is_layer(layer) then fail("add", "expected a layer, got %s", type(layer)) end
+  if self.built then
+    fail("add", "model '%s' is already built: add layers before its first call", self.name)
+  end
+  self.layers[#self.layers + 1] = layer
+  return self
+end
+
+function Sequential:layers_list_() return self.layers end
+
+function Sequential:apply_(x, opts, ...)
+  if select("#", ...) > 0 then
+    self:fail("expected (x [, {training}]), got %d arguments", select("#", ...) + 2)
+  end
+  local training = lib.training_flag(self, opts)
+  if #self.layers == 0 then self:fail("the model has no layers (model:add(layer))") end
+  local topts = training and {training = true} or nil
+  local shape = lib.is_tensor(x) and x.shape or nil
+  for _, layer in ipairs(self.layers) do x = layer(x, topts) end
+  self.built = true
+  self.input_shape, self.output_shape = shape, x.shape
+  return x
+end
+
+function Sequential:describe_()
+  local names = {}
+  for i, l in ipairs(self.layers) do names[i] = l.name end
+  return string.format("<mf.layers.Sequential '%s': %s>", self.name, table.concat(names, ", "))
+end
+
+-- ---- Model(t): any table with layers in its fields ---------------------------------
+
+local Model = lib.class("Model", ModelBase, "model")
+
+-- mf.layers.Model(t): 't' keeps its fields; its layers (fields holding
+-- layers, in sorted field order, and arrays of layers) make the model's
+-- variables; calling it runs t:call(x, training).
+function layers.Model(t, opts)
+  local fname = "Model"
+  if type(t) ~= "table" or getmetatable(t) then
+    fail(fname, "expected a plain table with layers in its fields, got %s", type(t))
+  end
+  if type(t.call) ~= "function" then
+    fail(fname, "the table needs a method call(self, x, training) that applies its layers")
+  end
+  opts = check_opts(fname, opts, {name = true})
+  local self = lib.new_layer(Model, opts)
+  for k, v in pairs(self) do t[k] = v end
+  return setmetatable(t, Model)
+end
+
+function Model:layers_list_()
+  local keys = {}
+  for k, v in pairs(self) do
+    if type(k) == "string" and (lib.is_layer(v) or (type(v) == "table" and lib.is_layer(v[1])))
+    then keys[#keys + 1] = k end
+  end
+  table.sort(keys)
+  local out = {}
+  for _, k in ipairs(keys) do
+    local v = self[k]
+    if lib.is_layer(v) then out[#out + 1] = v else
+      for _, l in ipairs(v) do out[#out + 1] = l end
+    end
+  end
+  return out
+end
+
+function Model:apply_(x, opts)
+  local training = lib.training_flag(self, opts)
+  local y = self:call(x, training)
+  self.built = true
+  self.output_shape = lib.is_tensor(y) and y.shape or nil
+  return y
+end

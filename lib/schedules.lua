@@ -1,0 +1,160 @@
+-- schedules.lua — learning-rate schedules in mf.train, TensorFlow 1.x's
+-- signatures (like mf.train.exponential_decay): each takes the global step
+-- (a Variable, tensor or number) and returns a function of no arguments
+-- that gives the current rate as a float64 scalar tensor, made of ops, so
+-- an optimizer given it reads the rate on every step, eagerly, in a graph
+-- or inside mf.trace. Also AdamW (Loshchilov & Hutter's decoupled weight
+-- decay, as Keras and PyTorch apply it) around mf.train.AdamOptimizer.
+local mf, lib = ...
+local fail, check_opts = lib.fail, lib.check_opts
+local train = mf.train
+
+local function step_arg(fname, step)
+  if type(step) ~= "number" and not lib.is_tensor(step) then
+    fail(fname, "global_step must be a Variable, tensor or number, got %s", type(step))
+  end
+  return step
+end
+
+local function as_f64(v)
+  if type(v) == "number" then return mf.tensor(v, "float64") end
+  return mf.cast(v, "float64")
+end
+
+local function check_numbers(fname, what, list)
+  if type(list) ~= "table" then fail(fname, "%s must be an array of numbers, got %s", what,
+                                     type(list)) end
+  for i, v in ipairs(list) do
+    if type(v) ~= "number" then
+      fail(fname, "%s[%d] must be a number, got %s", what, i, type(v))
+    end
+  end
+end
+
+-- piecewise_constant(global_step, boundaries, values): values[1] while step
+-- <= boundaries[1], values[2] while step <= boundaries[2], ..., values[n+1]
+-- after the last boundary (tf.train.piecewise_constant).
+function train.piecewise_constant(step, boundaries, values)
+  local fname = "piecewise_constant"
+  step = step_arg(fname, step)
+  check_numbers(fname, "boundaries", boundaries)
+  check_numbers(fname, "values", values)
+  if #values ~= #boundaries + 1 then
+    fail(fname, "values must have one more element than boundaries: %d boundaries, %d values",
+         #boundaries, #values)
+  end
+  for i = 2, #boundaries do
+    if boundaries[i] <= boundaries[i - 1] then
+      fail(fname, "boundaries must increase, got %s after %s", boundaries[i], boundaries[i - 1])
+    end
+  end
+  return function()
+    local s = as_f64(step)
+    local lr = mf.tensor(values[#values], "float64")
+    for i = #boundaries, 1, -1 do
+      lr = mf.where(mf.less_equal(s, boundaries[i]), mf.tensor(values[i], "float64"), lr)
+    end
+    return lr
+  end
+end
+
+-- polynomial_decay(lr, global_step, decay_steps [, {end_learning_rate =
+-- 0.0001, power = 1, cycle = false}]) (tf.train.polynomial_decay).
+function train.polynomial_decay(lr, step, decay_steps, opts)
+  local fname = "polynomial_decay"
+  step = step_arg(fname, step)
+  if type(lr) ~= "number" then fail(fname, "learning_rate must be a number, got %s", type(lr)) end
+  decay_steps = lib.check_count(fname, "decay_steps", decay_steps)
+  opts = check_opts(fname, opts, {end_learning_rate = true, power = true, cycle = true})
+  local lr_end, power = opts.end_learning_rate or 0.0001, opts.power or 1.0
+  local cycle = lib.check_bool(fname, "cycle", opts.cycle, false)
+  return function()
+    local s = as_f64(step)
+    local steps = mf.tensor(decay_steps, "float64")
+    if cycle then
+      -- decay_steps * ceil(step / decay_steps), at least decay_steps
+      steps = steps * mf.maximum(mf.ceil(s / decay_steps), 1)
+    else
+      s = mf.minimum(s, decay_steps)
+    end
+    return (lr - lr_end) * mf.pow(1 - s / steps, power) + lr_end
+  end
+end
+
+-- cosine_decay(lr, global_step, decay_steps [, {alpha = 0}]):
+-- lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)
+-- (tf.train.cosine_decay).
+function train.cosine_decay(lr, step, decay_steps, opts)
+  local fname = "cosine_decay"
+  step = step_arg(fname, step)
+  if type(lr) ~= "number" then fail(fname, "learning_rate must be a number, got %s", type(lr)) end
+  decay_steps = lib.check_count(fname, "decay_steps", decay_steps)
+  opts = check_opts(fname, opts, {alpha = true})
+  local alpha = opts.alpha or 0
+  return function()
+    local s = mf.minimum(as_f64(step), decay_steps)
+    local cosine = 0.5 * (1 + mf.cos(math.pi * s / decay_steps))
+    return lr * ((1 - alpha) * cosine + alpha)
+  end
+end
+
+-- ---- AdamW ------------------------------------------------------------------------------
+
+local AdamW = {}
+AdamW.__index = AdamW
+AdamW.__name = "mf.train.AdamW"
+
+-- The value of a hyperparameter: a number, a tensor or Variable, or a function.
+local function value_of(h)
+  if type(h) == "function" then return h() end
+  return h
+end
+
+-- AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8}):
+-- before each Adam update, var <- var - lr * weight_decay * var (decoupled
+-- from the gradient: Keras's and PyTorch's AdamW). lr and weight_decay take
+-- a number, a tensor, a Variable or a function.
+function train.AdamW(lr, opts)
+  local fname = "AdamW"
+  opts = check_opts(fname, opts, {weight_decay = true, beta1 = true, beta2 = true,
+                                  epsilon = true, name = true})
+  local wd = opts.weight_decay or 0.01
+  local adam = train.AdamOptimizer(lr, {beta1 = opts.beta1, beta2 = opts.beta2,
+                                        epsilon = opts.epsilon, name = opts.name})
+  return setmetatable({adam = adam, lr = lr, weight_decay = wd}, AdamW)
+end
+
+function AdamW:apply_gradients(gv, opts)
+  if type(gv) ~= "table" then
+    fail("apply_gradients", "expected an array of {grad, var} pairs, got %s", type(gv))
+  end
+  local rate = value_of(self.lr) * value_of(self.weight_decay)
+  local decays = {}
+  for _, p in ipairs(gv) do
+    local v = p[2]
+    if p[1] ~= nil and v ~= nil then
+      local r = type(rate) == "number" and rate or mf.cast(rate, v.dtype)
+      local op = v:assign_sub(r * v)
+      if lib.is_tensor(op) and op.name then decays[#decays + 1] = op end
+    end
+  end
+  if #decays == 0 then return self.adam:apply_gradients(gv, opts) end
+  -- a graph: the Adam update runs after the decays (control dependencies)
+  return mf.control_dependencies(decays, function()
+    return self.adam:apply_gradients(gv, opts)
+  end)
+end
+
+function AdamW:compute_gradients(...) return self.adam:compute_gradients(...) end
+
+function AdamW:minimize(loss, opts)
+  local gv = self.adam:compute_gradients(loss, opts and {var_list = opts.var_list})
+  return self:apply_gradients(gv, opts and {global_step = opts.global_step})
+end
+
+function AdamW:get_slot(...) return self.adam:get_slot(...) end
+function AdamW:get_slot_names() return self.adam:get_slot_names() end
+function AdamW:__tostring()
+  return string.format("AdamW(weight_decay=%s) over %s", tostring(self.weight_decay),
+                       tostring(self.adam))
+end

@@ -1,0 +1,129 @@
+-- util.lua — helpers the files of lib/ share through the private table
+-- 'lib' (repl/lmf_lib.c runs each file with mf and lib): errors raised at the
+-- user's line, option checks, Keras-style unique names, activations, and the
+-- small class maker the layers use.
+local mf, lib = ...
+
+-- Raises "fname: message" at the first caller outside lib/ (and outside C
+-- functions such as pcall), however deep inside the library the check was.
+function lib.fail(fname, fmt, ...)
+  local level = 2
+  local info = debug.getinfo(level, "S")
+  while info and (info.source:sub(1, 5) == "@lib/" or info.what == "C") do
+    level = level + 1
+    info = debug.getinfo(level, "S")
+  end
+  error(fname .. ": " .. string.format(fmt, ...), info and level or 1)
+end
+local fail = lib.fail
+
+-- Checks an options table against the set 'keys' (name -> true); returns it
+-- ({} when nil). The message is the C bindings' (lmf_check_options).
+function lib.check_opts(fname, opts, keys)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" then
+    fail(fname, "options must be a table, got %s", type(opts))
+  end
+  for k in pairs(opts) do
+    if not keys[k] then
+      local known = {}
+      for name in pairs(keys) do known[#known + 1] = name end
+      table.sort(known)
+      fail(fname, "unknown option '%s' (known: %s)", tostring(k), table.concat(known, ", "))
+    end
+  end
+  return opts
+end
+
+-- A positive integer (3.0 counts as 3), else an error naming 'what'.
+function lib.check_count(fname, what, v, allow_zero)
+  local iv = math.type(v) and math.tointeger(v)
+  if not iv or iv < (allow_zero and 0 or 1) then
+    fail(fname, "%s must be a %s integer, got %s", what,
+         allow_zero and "non-negative" or "positive",
+         type(v) == "number" and tostring(v) or type(v))
+  end
+  return iv
+end
+
+-- A number in [lo, hi) (hi exclusive when 'open'), else an error.
+function lib.check_number(fname, what, v, lo, hi)
+  if type(v) ~= "number" or v ~= v or v < lo or v > hi then
+    fail(fname, "%s must be a number in [%s, %s], got %s", what, lo, hi, tostring(v))
+  end
+  return v
+end
+
+-- Two-element sizes (kernel_size, strides, pool_size): a number n means {n, n}.
+function lib.pair(fname, what, v)
+  if type(v) == "number" then v = {v, v} end
+  if type(v) ~= "table" or #v ~= 2 then
+    fail(fname, "%s must be a number or an array of 2 numbers, got %s", what, type(v))
+  end
+  return {lib.check_count(fname, what, v[1]), lib.check_count(fname, what, v[2])}
+end
+
+-- Keras's unique layer names: the first Dense is "dense", then "dense_1"...
+-- mf.layers.reset_names() starts again (Keras's clear_session), so that a
+-- model built again in one process gets the names of its saved file.
+local name_counts = {}
+function lib.unique_name(base)
+  local k = name_counts[base]
+  name_counts[base] = (k or -1) + 1
+  return k == nil and base or string.format("%s_%d", base, k + 1)
+end
+function lib.reset_names() name_counts = {} end
+
+-- Activations by name (Keras's strings) or any function of one tensor.
+local activations = {
+  linear = function(x) return x end,
+  relu = mf.nn.relu, sigmoid = mf.nn.sigmoid, tanh = mf.nn.tanh,
+  softplus = mf.nn.softplus,
+  softmax = function(x) return mf.nn.softmax(x) end,
+  log_softmax = function(x) return mf.nn.log_softmax(x) end,
+}
+function lib.activation(fname, a)
+  if a == nil then return nil end
+  if type(a) == "function" then return a end
+  local f = type(a) == "string" and activations[a]
+  if not f then
+    local names = {}
+    for k in pairs(activations) do names[#names + 1] = k end
+    table.sort(names)
+    fail(fname, "activation must be a function or one of %s, got %s",
+         table.concat(names, ", "), type(a) == "string" and "'" .. a .. "'" or type(a))
+  end
+  return f
+end
+
+-- Shapes as Keras prints them: (None, 8, 8, 32).
+function lib.shape_text(shape)
+  local parts = {}
+  for i, d in ipairs(shape) do
+    parts[i] = (i == 1 or d < 0) and "None" or tostring(d)
+  end
+  if #parts == 1 then return "(" .. parts[1] .. ",)" end
+  return "(" .. table.concat(parts, ", ") .. ")"
+end
+
+-- "1,234,567"
+function lib.thousands(n)
+  local s = tostring(math.tointeger(n) or n)
+  local out
+  repeat
+    s, out = s:sub(1, -4), s:sub(-3) .. (out and "," .. out or "")
+  until s == ""
+  return out
+end
+
+function lib.numel(shape)
+  local n = 1
+  for _, d in ipairs(shape) do n = n * d end
+  return n
+end
+
+-- True for a tensor or a Variable.
+function lib.is_tensor(x)
+  local mt = getmetatable(x)
+  return mt ~= nil and (mt.__name == "mf.Tensor" or mt.__name == "mf.Variable")
+end

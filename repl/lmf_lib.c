@@ -1,0 +1,43 @@
+/* lmf_lib.c — the Lua library above the face (../shared/DESIGN.md): the
+ * files of lib/ (mf.layers, models and fit, mf.losses, mf.metrics, the
+ * learning-rate schedules, AdamW), written in Lua on the public mf API and
+ * embedded at build time: the Makefile runs tools/embed_lua.sh on each file
+ * in LIB_LUA's order into $(BUILD)/gen/lib_lua.inc, one entry per file.
+ *
+ * Each file runs once, as chunk "@lib/<file>.lua", with two arguments: the
+ * mf table and a table private to the library ('lib'), through which the
+ * files share helpers; a later file may use what an earlier one defined. */
+#include "lmf.h"
+
+typedef struct LibFile {
+    const char *chunkname;
+    const char *const *lines;
+} LibFile;
+
+static const LibFile lib_files[] = {
+#include "lib_lua.inc"
+    {NULL, NULL},
+};
+
+void lmf_open_lib(lua_State *L)
+{
+    int mf = lua_gettop(L);
+    lua_newtable(L); /* lib: the files' shared helpers */
+    int lib = lua_gettop(L);
+    for (const LibFile *f = lib_files; f->chunkname; f++) {
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        for (int i = 0; f->lines[i]; i++)
+            luaL_addstring(&b, f->lines[i]);
+        luaL_pushresult(&b);
+        size_t len;
+        const char *code = lua_tolstring(L, -1, &len);
+        if (luaL_loadbuffer(L, code, len, f->chunkname) != LUA_OK)
+            lua_error(L);
+        lua_remove(L, -2);
+        lua_pushvalue(L, mf);
+        lua_pushvalue(L, lib);
+        lua_call(L, 2, 0);
+    }
+    lua_settop(L, mf);
+}
