@@ -155,7 +155,7 @@ function Layer.check_input_() end
 function Layer:check_rank(shape, rank, atleast, what)
   if #shape ~= rank and not (atleast and #shape >= rank) then
     self:fail("expected input of rank %s%d (%s), got shape %s", atleast and ">= " or "",
-              rank, what, lib.shape_text(shape):gsub("^%(None", "(" .. (shape[1] or "")))
+              rank, what, lib.shape_text(shape))
   end
 end
 

@@ -61,10 +61,9 @@ function ModelBase:load_state_dict(t, opts)
       problems[#problems + 1] = string.format("'%s' is a %s, not a tensor", k, type(v))
     else
       local want, got = lib.shape_text(w.var.shape), lib.shape_text(v.shape)
-      if want ~= got or #w.var.shape ~= #v.shape then
+      if want ~= got then
         problems[#problems + 1] = string.format("'%s' has shape %s, the model's is %s", k,
-                                                got:gsub("None", v.shape[1] or ""),
-                                                want:gsub("None", w.var.shape[1] or ""))
+                                                got, want)
       elseif v.dtype ~= w.var.dtype then
         problems[#problems + 1] = string.format("'%s' is %s, the model's is %s", k, v.dtype,
                                                 w.var.dtype)
@@ -127,7 +126,7 @@ local function summary_lines(self)
   for i, layer in ipairs(self:layers_list_()) do
     local t, tr = layer:count_params()
     total, trainable = total + t, trainable + tr
-    local out = layer.output_shape and lib.shape_text(layer.output_shape) or "(not built)"
+    local out = layer.output_shape and lib.shape_text(layer.output_shape, true) or "(not built)"
     row(layer:label(), out, lib.thousands(t))
     if i < #self:layers_list_() then lines[#lines + 1] = "" end
   end

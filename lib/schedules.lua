@@ -135,7 +135,7 @@ function AdamW:apply_gradients(gv, opts)
     if p[1] ~= nil and v ~= nil then
       local r = type(rate) == "number" and rate or mf.cast(rate, v.dtype)
       local op = v:assign_sub(r * v)
-      if lib.is_tensor(op) and op.name then decays[#decays + 1] = op end
+      if getmetatable(op).__name == "mf.Tensor" and op.name then decays[#decays + 1] = op end
     end
   end
   if #decays == 0 then return self.adam:apply_gradients(gv, opts) end

@@ -96,11 +96,12 @@ function lib.activation(fname, a)
   return f
 end
 
--- Shapes as Keras prints them: (None, 8, 8, 32).
-function lib.shape_text(shape)
+-- Shapes as Keras prints them: (None, 8, 8, 32); unknown sizes (-1) are
+-- None, and so is the batch (axis 1) when 'batch_none'.
+function lib.shape_text(shape, batch_none)
   local parts = {}
   for i, d in ipairs(shape) do
-    parts[i] = (i == 1 or d < 0) and "None" or tostring(d)
+    parts[i] = ((i == 1 and batch_none) or d < 0) and "None" or tostring(d)
   end
   if #parts == 1 then return "(" .. parts[1] .. ",)" end
   return "(" .. table.concat(parts, ", ") .. ")"

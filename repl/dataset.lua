@@ -1,12 +1,12 @@
 -- dataset.lua — mf.data.Dataset, written in Lua and embedded in the moonflow
 -- binary: tools/embed_lua.sh turns this file into string literals at build
 -- time ($(BUILD)/gen/dataset_lua.inc) and lmf_open_data (repl/lmf_data.c)
--- runs it once, as chunk "@repl/dataset.lua", with five arguments: the
--- mf.data table to fill and the C helpers take, tensor_of, op_seed and
--- rand_index.
+-- runs it once, as chunk "@repl/dataset.lua", with seven arguments: the
+-- mf.data table to fill, the C helpers take, tensor_of, op_seed and
+-- rand_index, and mf.stack and mf.range (int64).
 --
 -- mf.data.Dataset: a pipeline of row indices; tensors are made only at the end.
-local data, take, tensor_of, op_seed, rand_index = ...
+local data, take, tensor_of, op_seed, rand_index, stack, range = ...
 local Dataset = {}
 Dataset.__index = Dataset
 Dataset.__name = "mf.data.Dataset"
@@ -195,9 +195,11 @@ function make.epochs(up, st)
 end
 
 -- ds:iter(): for x, y in ds:iter() do ... end (one value per component).
+-- Elements are row numbers until the first map or filter, which makes them
+-- tuples of tensors ({n = count, ...}); a batch of tuples stacks them.
 function Dataset:iter()
   check_self("iter", self)
-  local n = self.n
+  local n, comps = self.n, self.comps
   local factory = function()
     local i = 0
     return function()
@@ -205,11 +207,19 @@ function Dataset:iter()
       if i <= n then return i end
     end
   end
-  for _, st in ipairs(self.stages) do factory = make[st.kind](factory, st) end
-  local it, comps = factory(), self.comps
+  local tuples = false
+  for _, st in ipairs(self.stages) do
+    if (st.kind == "map" or st.kind == "filter") and not tuples then
+      factory, tuples = make.tuples(factory, comps), true
+    end
+    factory = make[st.kind](factory, st)
+    if st.kind == "batch" and tuples then factory = make.stack(factory) end
+  end
+  local it = factory()
   return function()
     local v = it()
     if v == nil then return nil end
+    if tuples then return table.unpack(v, 1, v.n) end
     local out = {}
     for i, c in ipairs(comps) do out[i] = take(c, v) end
     return table.unpack(out, 1, #comps)
@@ -225,6 +235,8 @@ function Dataset:__tostring()
     elseif st.kind == "batch" then
       local drop = st.drop and ", drop_remainder" or ""
       parts[i] = "batch(" .. st.size .. drop .. ")"
+    elseif st.text then
+      parts[i] = st.text
     else
       parts[i] = "shuffle(" .. st.size .. ")"
     end
@@ -233,4 +245,195 @@ function Dataset:__tostring()
                           #self.comps == 1 and "" or "s")
   if #parts > 0 then s = s .. ", " .. table.concat(parts, " -> ") end
   return s
+end
+
+-- ---- map, filter, take, skip, prefetch, range, cardinality -----------------
+
+-- Element tuples from row numbers: {n = #comps, take(c1, row), ...}.
+function make.tuples(up, comps)
+  return function()
+    local it = up()
+    return function()
+      local v = it()
+      if v == nil then return nil end
+      local t = {n = #comps}
+      for i, c in ipairs(comps) do t[i] = take(c, v) end
+      return t
+    end
+  end
+end
+
+-- A batch (an array) of tuples as one tuple of stacked components.
+function make.stack(up)
+  return function()
+    local it = up()
+    return function()
+      local b = it()
+      if b == nil then return nil end
+      local t = {n = b[1].n}
+      for k = 1, t.n do
+        local parts = {}
+        for j, e in ipairs(b) do parts[j] = e[k] end
+        local ok, r = pcall(stack, parts)
+        if not ok then fail("batch", "cannot stack component %d of the mapped elements: %s", k,
+                            tostring(r)) end
+        t[k] = r
+      end
+      return t
+    end
+  end
+end
+
+function make.map(up, st)
+  return function()
+    local it = up()
+    return function()
+      local v = it()
+      if v == nil then return nil end
+      return table.pack(st.fn(table.unpack(v, 1, v.n)))
+    end
+  end
+end
+
+-- A predicate's result as a Lua boolean (a bool tensor of one element too).
+local function truth(r)
+  if type(r) == "boolean" then return r end
+  if type(r) == "userdata" then
+    local ok, b = pcall(function() return r:item() end)
+    if ok and type(b) == "boolean" then return b end
+  end
+  fail("filter", "the predicate must return a boolean or a one-element bool tensor, got %s",
+       type(r))
+end
+
+function make.filter(up, st)
+  return function()
+    local it = up()
+    return function()
+      while true do
+        local v = it()
+        if v == nil then return nil end
+        if truth(st.fn(table.unpack(v, 1, v.n))) then return v end
+      end
+    end
+  end
+end
+
+function make.take(up, st)
+  return function()
+    local it, k = up(), 0
+    return function()
+      if k >= st.count then return nil end
+      k = k + 1
+      return it()
+    end
+  end
+end
+
+function make.skip(up, st)
+  return function()
+    local it = up()
+    for _ = 1, st.count do
+      if it() == nil then return function() return nil end end
+    end
+    return it
+  end
+end
+
+-- Reads up to 'size' elements ahead into a queue. Lua runs one thing at a
+-- time, so this keeps TensorFlow's pipeline shape but overlaps no work.
+function make.prefetch(up, st)
+  return function()
+    local it, queue, head, tail, done = up(), {}, 1, 0, false
+    return function()
+      while not done and tail - head + 1 < st.size do
+        local v = it()
+        if v == nil then done = true else tail = tail + 1; queue[tail] = v end
+      end
+      if head > tail then return nil end
+      local v = queue[head]
+      queue[head], head = nil, head + 1
+      return v
+    end
+  end
+end
+
+local function check_fn(fname, fn)
+  local mt = getmetatable(fn)
+  if type(fn) ~= "function" and not (mt and mt.__call) then
+    fail(fname, "expected a function of the element's components, got %s", type(fn))
+  end
+  return fn
+end
+
+-- ds:map(fn): each element becomes fn(x, y, ...) (its results are the new
+-- components: tensors or numbers).
+function Dataset:map(fn)
+  check_self("map", self)
+  return derive(self, {kind = "map", fn = check_fn("map", fn), text = "map"})
+end
+
+-- ds:filter(fn): keeps the elements for which fn(x, y, ...) is true.
+function Dataset:filter(fn)
+  check_self("filter", self)
+  return derive(self, {kind = "filter", fn = check_fn("filter", fn), text = "filter"})
+end
+
+-- ds:take(n) / ds:skip(n): the first n elements / all but the first n.
+function Dataset:take(n)
+  check_self("take", self)
+  n = check_count("take", "the count", n)
+  return derive(self, {kind = "take", count = n, text = "take(" .. n .. ")"})
+end
+
+function Dataset:skip(n)
+  check_self("skip", self)
+  n = check_count("skip", "the count", n)
+  return derive(self, {kind = "skip", count = n, text = "skip(" .. n .. ")"})
+end
+
+-- ds:prefetch(n): reads n elements ahead (see make.prefetch).
+function Dataset:prefetch(n)
+  check_self("prefetch", self)
+  n = check_count("prefetch", "the buffer size", n)
+  return derive(self, {kind = "prefetch", size = n, text = "prefetch(" .. n .. ")"})
+end
+
+-- Dataset.range(limit) or (start, limit [, delta]): int64 scalars as mf.range
+-- makes them (limit exclusive, as TensorFlow's range).
+function Dataset.range(a, b, d)
+  local fname = "Dataset.range"
+  for i, v in ipairs({a, b or 0, d or 1}) do
+    if math.type(v) ~= "integer" and not (math.type(v) == "float" and math.tointeger(v)) then
+      fail(fname, "argument %d must be an integer, got %s", i, tostring(v))
+    end
+  end
+  if b == nil then a, b = 0, a end
+  d = d or 1
+  if d == 0 then fail(fname, "delta must not be 0") end
+  local count = d > 0 and (b - a + d - 1) // d or (a - b - d - 1) // -d
+  if count < 1 then fail(fname, "the range %d..%d by %d is empty", a, b, d) end
+  return Dataset.from_tensor_slices(range(a, b, d))
+end
+
+-- ds:cardinality() -> the number of elements of one pass, or nil when it
+-- is unknown without running the filters (a filter) or infinite (epochs()).
+function Dataset:cardinality()
+  check_self("cardinality", self)
+  local n = self.n
+  local factory = function()
+    local i = 0
+    return function()
+      i = i + 1
+      if i <= n then return i end
+    end
+  end
+  local same = {shuffle = true, map = true, prefetch = true}
+  for _, st in ipairs(self.stages) do
+    if st.kind == "filter" or (st.kind == "epochs" and not st.count) then return nil end
+    if not same[st.kind] then factory = make[st.kind](factory, st) end
+  end
+  local count, it = 0, factory()
+  while it() ~= nil do count = count + 1 end
+  return count
 end

@@ -47,6 +47,8 @@ static const Topic topics[] = {
     {"data", "loading data (mf.data): read_csv, read_idx, Dataset.from_tensor_slices"},
     {"training", "optimizers and checkpoints (mf.train): minimize, compute_gradients, "
                  "apply_gradients, save, load"},
+    {"layers", "layers and models (mf.layers, lib/): Dense, Conv2D, Sequential, fit, "
+               "mf.losses, mf.metrics"},
     {"shell", "the program and prompt: help, config, set_num_threads, memory"},
     {NULL, NULL},
 };
@@ -289,8 +291,9 @@ static int push_function_name(lua_State *L, int idx)
     lua_getfield(L, lua_upvalueindex(1), "random");
     if (search_table(L, idx, "random."))
         return 1;
-    static const char *const subtables[] = {"test", "nn", "profiler",
-                                            "initializers", "data", "train"};
+    static const char *const subtables[] = {"test", "nn", "profiler", "initializers",
+                                            "data", "train", "layers", "losses",
+                                            "metrics"};
     for (size_t i = 0; i < sizeof subtables / sizeof subtables[0]; i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "%s.", subtables[i]);
@@ -448,6 +451,7 @@ static const struct {
 } table_topics[] = {
     {"random", "random"}, {"nn", "nn"}, {"train", "training"}, {"data", "data"},
     {"profiler", "profiling"}, {"initializers", NULL}, {"test", "autodiff"},
+    {"layers", NULL}, {"losses", NULL}, {"metrics", NULL},
 };
 
 /* help(mf.nn) and the like; returns 0 when the value is none of them. */

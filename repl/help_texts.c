@@ -816,12 +816,18 @@ const LmfHelpEntry lmf_help_entries[] = {
       "n = 0; for x, y in ds:shuffle(3, {seed = 1}):batch(2):epochs(2):iter() do n = n + 1 end\n"
       "n                                    --> 4"),
     E("data.Dataset", "data", "ds:shuffle(buffer_size [, {seed}]) ds:batch(n [, {drop_remainder}]) "
-      "ds:epochs([n]) ds:iter()",
+      "ds:epochs([n]) ds:map(fn) ds:filter(fn) ds:take(n) ds:skip(n) ds:prefetch(n) "
+      "ds:cardinality() Dataset.range([start,] limit [, delta]) ds:iter()",
       "The methods of a mf.data.Dataset (see help \"data.Dataset.from_tensor_slices\"). "
       "shuffle keeps a buffer of buffer_size elements and picks from it at random (a buffer "
       "at least as long as the data gives a uniform shuffle); batch groups n elements, keeping "
       "a smaller last batch unless drop_remainder = true; epochs(n) repeats the whole pipeline "
-      "before it n times; iter() returns a Lua iterator.",
+      "before it n times; iter() returns a Lua iterator. map(fn) makes each element "
+      "fn(x, y, ...) (a batch after it stacks the results), filter(fn) keeps those for which "
+      "fn is true, take/skip the first n or all but them; prefetch(n) reads n elements ahead "
+      "(Lua runs one thing at a time: it keeps the pipeline's shape but overlaps nothing); "
+      "cardinality() is the elements of one pass (nil after a filter or with epochs()). "
+      "Dataset.range gives int64 scalars as mf.range (limit exclusive).",
       "ds = mf.data.Dataset.from_tensor_slices(mf.range(1, 6))\n"
       "sizes = {}; for x in ds:batch(2):iter() do sizes[#sizes + 1] = #x end\n"
       "sizes                                --> {2, 2, 1}\n"
@@ -1172,5 +1178,120 @@ const LmfHelpEntry lmf_help_entries[] = {
       "os.remove(p)"),
 
 #include "help_prompt.inc"
+
+    /* ---- the Lua library (lib/): layers, models, fit, losses, metrics ---- */
+    E("init_scope", "graph", "mf.init_scope(fn, ...) -> fn(...)",
+      "TensorFlow's tf.init_scope: inside a function that mf.trace is tracing, runs fn "
+      "eagerly, outside the traced graph, so a layer's first call makes its Variables (and "
+      "their random initial values) once, as eager Variables the graph then captures. "
+      "Elsewhere (eager, or g:as_default) it simply calls fn.",
+      "f = mf.trace(function(x) local v = mf.init_scope(function() return mf.ones{2} end)\n"
+      "  return x * v end)\n"
+      "f(mf.tensor{1, 2})                   --> {1, 2}"),
+    E("layers", "layers", "mf.layers.Dense Conv2D MaxPool2D AvgPool2D GlobalAveragePooling2D "
+      "Flatten Dropout Sequential Model reset_names",
+      "Keras's layers, written in Lua on the mf API (lib/layers.lua). A layer is called like "
+      "a function, y = layer(x [, {training = true}]); its first call makes its Variables from "
+      "x's shape (named \"dense_1/kernel\"), eagerly, in a graph (g:as_default: graph "
+      "Variables) or inside mf.trace (eager Variables, via mf.init_scope). "
+      "Dense(units, {activation, use_bias, kernel_initializer, bias_initializer, name}), "
+      "Conv2D(filters, kernel_size, {strides, padding = \"VALID\", activation, use_bias, "
+      "dilation_rate, data_format}), MaxPool2D(pool_size, {strides, padding}), AvgPool2D, "
+      "GlobalAveragePooling2D(), Flatten(), Dropout(rate, {seed}) (only with training = true). "
+      "Every layer takes {input_shape = {...}} (without the batch) so summary() can build it. "
+      "Shape errors at the first call name the layer: \"dense_1 (Dense): ...\". "
+      "mf.layers.reset_names() restarts the names (Keras's clear_session).",
+      "d = mf.layers.Dense(2, {kernel_initializer = \"ones\"})\n"
+      "d(mf.tensor{{1, 2, 3}})              --> {{6, 6}}\n"
+      "d.kernel.shape                       --> {3, 2}\n"
+      "#d.trainable_variables               --> 2"),
+    E("layers.Sequential", "layers", "mf.layers.Sequential{layer, ...};  model:add(layer);  "
+      "model.trainable_variables;  model.variables;  model:summary();  model:state_dict();  "
+      "model:load_state_dict(t);  model:save(path);  model:load(path);  model:build(shape)",
+      "A model of layers applied in order (Keras's Sequential, Torch7's nn.Sequential); "
+      "mf.layers.Model(t) makes any table with layers in its fields and a method "
+      "call(self, x, training) a model too. model.trainable_variables and model.variables "
+      "are fresh arrays of the same Variables in the same order on every read. summary() "
+      "prints Keras's table (output shapes, parameter counts). state_dict() maps names such "
+      "as \"dense/kernel\" to values; load_state_dict checks every name, shape and dtype "
+      "first and reports every mismatch; save/load use a safetensors file. "
+      "Training: help \"layers.fit\".",
+      "mf.layers.reset_names()\n"
+      "m = mf.layers.Sequential{mf.layers.Dense(4, {input_shape = {3}}), mf.layers.Dense(2)}\n"
+      "m:build{-1, 3}\n"
+      "#m.trainable_variables               --> 4\n"
+      "m:state_dict()[\"dense_1/kernel\"].shape  --> {4, 2}\n"
+      "m(mf.ones{5, 3}).shape               --> {5, 2}"),
+    E("layers.fit", "layers", "model:fit(dataset, {loss, optimizer = \"adam\", epochs = 1, "
+      "metrics, validation_data, verbose = 1, callbacks, trace = true, global_step}) -> "
+      "history;  model:evaluate(dataset [, {loss, metrics}]) -> {loss =, ...};  "
+      "model:predict(x [, {batch_size}])",
+      "Keras's training loop (lib/fit.lua). Each step records the model and the loss on a "
+      "GradientTape and applies the optimizer to model.trainable_variables, as one mf.trace'd "
+      "function (trace = false: eagerly). loss: a name of mf.losses, a function(labels, "
+      "outputs) or an mf.losses object; metrics: {\"accuracy\"} or metric objects. The "
+      "progress line shows the running loss and metrics; history has one number per epoch "
+      "for loss, each metric and, with validation_data, val_loss and val_<metric>. "
+      "callbacks: functions on_epoch_end(epoch, logs, model) or tables with on_train_begin, "
+      "on_epoch_end, on_train_end. evaluate uses the loss and metrics of the last fit.",
+      "x = mf.tensor{{0}, {1}, {2}, {3}}; y = x * 2\n"
+      "ds = mf.data.Dataset.from_tensor_slices{x, y}:batch(4)\n"
+      "m = mf.layers.Sequential{mf.layers.Dense(1)}\n"
+      "h = m:fit(ds, {loss = \"mean_squared_error\", epochs = 3, verbose = 0})\n"
+      "#h.loss                              --> 3\n"
+      "m:predict(x).shape                   --> {4, 1}"),
+    E("losses", "layers", "mf.losses.sparse_categorical_crossentropy categorical_crossentropy "
+      "binary_crossentropy mean_squared_error: f(labels, outputs [, opts]) or f{opts}",
+      "Keras's losses: called with (labels, outputs) they return the mean loss; called with "
+      "an options table ({from_logits = false, reduction = \"mean\"|\"sum\"|\"none\"}) they "
+      "return a loss function for fit. Sparse labels are 1-based classes. As in Keras the "
+      "outputs are probabilities unless from_logits = true (then the fused softmax / sigmoid "
+      "cross-entropies of mf.nn are used).",
+      "mf.losses.mean_squared_error(mf.tensor{1, 2}, mf.tensor{1, 4})  --> 2\n"
+      "f = mf.losses.sparse_categorical_crossentropy{from_logits = true}\n"
+      "f(mf.tensor({1}, \"int64\"), mf.tensor{{0, 0}}):item() == math.log(2)  --> true"),
+    E("metrics", "layers", "mf.metrics.accuracy(labels, outputs);  mf.metrics.Mean();  "
+      "mf.metrics.Accuracy();  m:update_state(...);  m:result();  m:reset_state()",
+      "accuracy: the fraction of rows whose argmax is the label (1-based classes or one-hot "
+      "rows), a scalar tensor. Mean and Accuracy are Keras's streaming metrics: update_state "
+      "adds a batch (values, or labels and outputs), result() is a Lua number.",
+      "mf.metrics.accuracy(mf.tensor({2, 1}, \"int64\"), mf.tensor{{0, 1}, {0, 1}}):item()  "
+      "--> 0.5\n"
+      "m = mf.metrics.Mean(); m:update_state(mf.tensor{1, 2, 3}); m:result()  --> 2"),
+    E("train.piecewise_constant", "training",
+      "mf.train.piecewise_constant(global_step, boundaries, values) -> lr function",
+      "TensorFlow 1.x's schedule: values[1] while the step is <= boundaries[1], values[2] "
+      "while <= boundaries[2], ..., the last value after the last boundary. Like every "
+      "schedule here (polynomial_decay, cosine_decay, exponential_decay) it returns a function "
+      "of no arguments that an optimizer takes as its learning rate and reads on every step; "
+      "the step is a Variable (mf.train.global_step()), a tensor or a number.",
+      "step = mf.Variable(15, {dtype = \"int64\", trainable = false})\n"
+      "lr = mf.train.piecewise_constant(step, {10, 20}, {1.0, 0.5, 0.1})\n"
+      "lr():item()                          --> 0.5"),
+    E("train.polynomial_decay", "training", "mf.train.polynomial_decay(lr, global_step, "
+      "decay_steps [, {end_learning_rate = 0.0001, power = 1, cycle = false}])",
+      "TensorFlow 1.x's polynomial decay: (lr - end) * (1 - min(step, decay_steps) / "
+      "decay_steps) ^ power + end; with cycle = true decay_steps grows to the next multiple "
+      "of itself past the step.",
+      "lr = mf.train.polynomial_decay(0.1, 50, 100, {end_learning_rate = 0})\n"
+      "lr():item()                          --> 0.05"),
+    E("train.cosine_decay", "training",
+      "mf.train.cosine_decay(lr, global_step, decay_steps [, {alpha = 0}])",
+      "TensorFlow 1.x's cosine decay: lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, "
+      "decay_steps) / decay_steps)) + alpha).",
+      "lr = mf.train.cosine_decay(0.1, 100, 100)\n"
+      "lr():item()                          --> 0"),
+    E("train.AdamW", "training",
+      "mf.train.AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8})",
+      "Adam with decoupled weight decay (Loshchilov and Hutter, as Keras's and PyTorch's "
+      "AdamW): apply_gradients first shrinks each variable by lr * weight_decay * var, then "
+      "applies TensorFlow's Adam update (AdamOptimizer). lr and weight_decay take a number, "
+      "a tensor, a Variable or a function; compute_gradients, minimize and get_slot are "
+      "Adam's.",
+      "w = mf.Variable({1.0})\n"
+      "opt = mf.train.AdamW(0.1, {weight_decay = 0.5})\n"
+      "opt:apply_gradients{{mf.tensor{0.0}, w}}\n"
+      "w                                    --> {0.95}"),
+
     E(NULL, NULL, NULL, NULL, NULL),
 };

@@ -11,6 +11,7 @@
  * differ between epochs and repeat across runs. */
 #include <string.h>
 
+#include "core/create.h"
 #include "core/io/io.h"
 #include "core/rng.h"
 #include "lmf.h"
@@ -177,8 +178,19 @@ static int l_rand_index(lua_State *L)
     return 1;
 }
 
+/* range_int64(a, b, d) -> mf.range(a, b, d) as int64, for Dataset.range */
+static int l_range_int64(lua_State *L)
+{
+    MfTensor *out = NULL;
+    lmf_check_status(L, mf_create_range_int(MF_INT64, luaL_checkinteger(L, 1),
+                                            luaL_checkinteger(L, 2), luaL_checkinteger(L, 3),
+                                            &out));
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
 /* The Dataset pipeline (repl/dataset.lua), run once by lmf_open_data with
- * (data, take, tensor_of, op_seed, rand_index); the build turns it into one
+ * (data, take, tensor_of, op_seed, rand_index, mf.stack, range_int64); the build turns it into one
  * string literal per line (tools/embed_lua.sh -> $(BUILD)/gen/). */
 static const char *const dataset_lua[] = {
 #include "dataset_lua.inc"
@@ -207,6 +219,8 @@ void lmf_open_data(lua_State *L)
     lua_pushcfunction(L, l_tensor_of);
     lua_pushcfunction(L, l_op_seed);
     lua_pushcfunction(L, l_rand_index);
-    lua_call(L, 5, 0);
+    lua_getfield(L, -8, "stack"); /* mf.stack (repl/lmf_shape.c, opened before) */
+    lua_pushcfunction(L, l_range_int64);
+    lua_call(L, 7, 0);
     lua_setfield(L, -2, "data");
 }

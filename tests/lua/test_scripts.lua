@@ -110,6 +110,16 @@ local scripts = {
     T.ok(has(out, "Conv2DBackpropFilter GEMM") and has(out, "ReluGrad") and
          out:find("\n  total +[%d.]+ ms"), "the summary covers every op and adds up: " .. out)
   end},
+  -- PyTorch's MNIST network with mf.layers and fit, on Debian's digits when
+  -- python3-sklearn is installed (CI installs nothing heavy for it: SKIP);
+  -- on IDX files below in any case.
+  ["mnist_cnn_layers.lua"] = {
+    skip = not io.open("/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"),
+    check = function(out)
+      T.ok(number_after(out, "test accuracy") >= 0.97, out)
+      T.ok(has(out, "Total params: 53,002"), out)
+      T.ok(has(out, "epoch 12/12  step 45/45"), out)
+    end},
   ["save_restore.lua"] = {check = function(out)
     T.ok(has(out, "restored:  step 50"), out)
     T.ok(has(out, "restored run matches the uninterrupted one:\ttrue"), out)
@@ -125,6 +135,10 @@ for _, path in ipairs(found) do
   T.test(path, function()
     local spec = scripts[path:match("[^/]+$")]
     T.ok(spec, path .. " has no check in tests/lua/test_scripts.lua")
+    if spec.skip then
+      print("SKIP " .. path .. ": its default data is not installed")
+      return
+    end
     local ok, out = run(path, table.unpack(spec.args or {}))
     T.ok(ok, path .. " exited with an error:\n" .. out)
     spec.check(out)
@@ -163,6 +177,25 @@ T.test("cnn_idx.lua on IDX files given as arguments", function()
   T.ok(has(out, "loaded 100 images of 28x28"), out)
   T.ok(not has(out, "synthetic"), "used the files")
   T.eq(number_after(out, "test accuracy"), 1)
+end)
+
+T.test("mnist_cnn_layers.lua on IDX files given as arguments", function()
+  local img, lab = {}, {}
+  for i = 1, 200 do
+    local k = (i - 1) % 4                 -- class k: a bright quarter of an 8x8 image
+    local px = {}
+    for p = 0, 63 do
+      local r, c = p // 8, p % 8
+      px[p + 1] = ((r < 4 and 0 or 2) + (c < 4 and 0 or 1) == k) and 220 or (p * 7 + i) % 40
+    end
+    img[i], lab[i] = string.char(table.unpack(px)), string.char(k)
+  end
+  local images = gz_idx({200, 8, 8}, table.concat(img))
+  local labels = gz_idx({200}, table.concat(lab))
+  local ok, out = run("scripts/mnist_cnn_layers.lua", images, labels, 3)
+  T.ok(ok, out)
+  T.ok(has(out, "200 images of 8x8"), out)
+  T.ok(number_after(out, "test accuracy") >= 0.9, out)
 end)
 
 T.test("mlp_csv.lua on a CSV file given as argument", function()
