@@ -6,6 +6,7 @@
 -- FUZZ_MODE=mixed (default), shaped or random picks how arguments are made
 -- (see "shaped calls" below; random is the plain walk of earlier versions,
 -- call for call the same per seed).
+-- FUZZ_HOSTILE=p makes that share of the calls hostile (see "hostile calls").
 -- FUZZ_TRACE=1 prints each call to stderr before making it (to find the call
 -- behind a crash or a hang); FUZZ_LOG=path appends the failures found.
 --
@@ -957,8 +958,75 @@ local function drain(t, it, args, n)
   return fail(t, args, n, "iterating: " .. msg)
 end
 
+-- ---- hostile calls ------------------------------------------------------------
+
+-- Lua code that runs inside a call (issue #13): in HOSTILE_P of the calls
+-- (FUZZ_HOSTILE=p; 1 makes every call hostile, 0 none), the call's tensor
+-- and Variable arguments are replaced by fresh copies that hold the last
+-- reference to their values, its table arguments get an __index metamethod,
+-- and a few garbage objects get finalizers; each of these, when it runs,
+-- assigns a Variable operand a new value, closes a tensor operand (a <close>
+-- variable) or closes a Variable, then runs a full collection. A binding
+-- that uses an operand it does not own then reads freed memory (ASan).
+local HOSTILE_P = tonumber(os.getenv("FUZZ_HOSTILE") or "") or 0.25
+local hostile_stats = {calls = 0, fired = 0}
+
+local function fresh_copy(v)
+  local c = class_of(v)
+  if c == "mf.Tensor" then
+    local ok, copy = pcall(function() return v:numel() >= 0 and mf.identity(v) end)
+    return ok and copy or v
+  elseif c == "mf.Variable" then
+    local ok, copy = pcall(function() return mf.Variable(mf.identity(v:read_value()) * 1) end)
+    return ok and copy or v
+  end
+  return v
+end
+
+local function havoc(operands)
+  hostile_stats.fired = hostile_stats.fired + 1
+  pcall(function()
+    local x = operands[R(#operands)]
+    local c = class_of(x)
+    local r = R(3)
+    if c == "mf.Variable" and r <= 2 then
+      x:assign(mf.zeros_like(x:read_value()))
+    elseif c == "mf.Variable" then
+      getmetatable(x).__close(x)
+    elseif c == "mf.Tensor" then
+      local closing <close> = x   -- closed when this function returns
+    end
+  end)
+  collectgarbage()
+end
+
+local function make_hostile(args, n)
+  hostile_stats.calls = hostile_stats.calls + 1
+  local operands = {}
+  for i = 1, n do
+    args[i] = fresh_copy(args[i])
+    local c = class_of(args[i])
+    if c == "mf.Tensor" or c == "mf.Variable" then operands[#operands + 1] = args[i] end
+  end
+  if #operands == 0 then return end
+  for i = 1, n do
+    local a = args[i]
+    if type(a) == "table" and getmetatable(a) == nil then
+      -- a metamethod that fires once, then reads as the plain table would
+      local fired = false
+      setmetatable(a, {__index = function()
+        if not fired then fired = true; havoc(operands) end
+      end})
+    end
+  end
+  for _ = 1, R(0, 3) do
+    setmetatable({}, {__gc = function() havoc(operands) end})
+  end
+end
+
 local function call_one(t)
   local args, n, shaped_g = gen_args(t)
+  if R() < HOSTILE_P then make_hostile(args, n) end
   if TRACE then
     local d = {}
     for i = 1, n do d[i] = describe(args[i]) end
@@ -1050,6 +1118,8 @@ eprint(string.format("api_fuzz: seed %d, %d targets (%d classes), %d calls: %d r
                      os.clock() - t_start))
 eprint(string.format("api_fuzz: mode %s: %d shaped calls (%d with one argument mutated)",
                      MODE, shaped_calls.shaped, shaped_calls.mutated))
+eprint(string.format("api_fuzz: %d hostile calls (operands assigned or closed %d times " ..
+                     "by metamethods and finalizers)", hostile_stats.calls, hostile_stats.fired))
 eprint(string.format("api_fuzz: %d targets never returned normally: %s", #never_ok,
                      table.concat(never_ok, " ")))
 for _, k in ipairs(KNOWN) do
