@@ -23,10 +23,17 @@ void mf_tensor_set_node_hooks(void (*retain)(void *node), void (*release)(void *
 
 int64_t mf_shape_numel(int rank, const int64_t *shape)
 {
+    /* a symbolic shape may be far beyond any tensor: saturate at INT64_MAX
+     * instead of overflowing (a zero dim still makes 0) */
     int64_t n = 1;
-    for (int i = 0; i < rank; i++)
-        n *= shape[i] < 0 ? 0 : shape[i];
-    return n;
+    bool over = false;
+    for (int i = 0; i < rank; i++) {
+        int64_t d = shape[i] < 0 ? 0 : shape[i];
+        if (d == 0)
+            return 0;
+        over = over || __builtin_mul_overflow(n, d, &n);
+    }
+    return over ? INT64_MAX : n;
 }
 
 int64_t mf_tensor_numel(const MfTensor *t)

@@ -431,11 +431,11 @@ int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, in
         return axis - 1;
     if (axis < 0 && axis >= -n)
         return n + axis;
+    /* %I: the axis as given, not truncated (2^32-1 is not "axis -1") */
     if (n == 0)
-        return luaL_error(L, "%s: a scalar has no axes (got axis %d)", fname, (int)axis);
-    return luaL_error(L, "%s: axis %d out of range for rank %d "
-                      "(axes are 1-based: 1..%d, or -%d..-1)",
-                      fname, (int)axis, rank, (int)n, (int)n);
+        return luaL_error(L, "%s: a scalar has no axes (got axis %I)", fname, axis);
+    return luaL_error(L, "%s: axis %I out of range for rank %d "
+                      "(axes are 1-based: 1..%I, or -%I..-1)", fname, axis, rank, n, n);
 }
 
 static int opt_field(lua_State *L, int idx, const char *key)

@@ -256,7 +256,11 @@ static MfStatus concat_infer(MfOpCall *c)
     for (int i = 0; i < c->ninputs && st == MF_OK; i++) {
         st = check_entry(c, i, shape, axis);
         int64_t n = c->inputs[i]->shape[axis];
-        shape[axis] = shape[axis] < 0 || n < 0 ? -1 : shape[axis] + n;
+        if (shape[axis] < 0 || n < 0)
+            shape[axis] = -1;
+        else if (__builtin_add_overflow(shape[axis], n, &shape[axis]))
+            return mf_err_set(MF_ESHAPE, "%s: the sizes along axis %lld overflow (entry %d has "
+                              "size %lld)", op_api(c), (long long)axis + 1, i + 1, (long long)n);
     }
     if (st == MF_OK)
         spec_set(c, a->dtype, a->rank, shape);
@@ -569,7 +573,13 @@ static MfStatus pad_infer(MfOpCall *c)
         if (before < 0 || after < 0)
             return mf_err_set(MF_EARG, "pad: paddings must be >= 0, got {%lld, %lld} for axis %d",
                               (long long)before, (long long)after, d + 1);
-        shape[d] = t->shape[d] < 0 ? -1 : t->shape[d] + before + after;
+        if (t->shape[d] < 0)
+            shape[d] = -1;
+        else if (__builtin_add_overflow(t->shape[d], before, &shape[d]) ||
+                 __builtin_add_overflow(shape[d], after, &shape[d]))
+            return mf_err_set(MF_EARG, "pad: axis %d of size %lld padded by {%lld, %lld} "
+                              "overflows", d + 1, (long long)t->shape[d], (long long)before,
+                              (long long)after);
     }
     spec_set(c, t->dtype, t->rank, shape);
     return MF_OK;
@@ -773,8 +783,12 @@ static MfStatus split_sizes(int64_t dim, int64_t axis, int64_t n, const int64_t 
     int64_t sum = 0, rest = -1;
     for (int64_t i = 0; i < n; i++) {
         out[i] = sizes[i];
-        if (sizes[i] >= 0)
-            sum += sizes[i];
+        if (sizes[i] >= 0 && __builtin_add_overflow(sum, sizes[i], &sum))
+            return mf_err_set(MF_ESHAPE, "split: sizes overflow (entry %lld is %lld) for axis "
+                              "%lld of size %lld", (long long)i + 1, (long long)sizes[i],
+                              (long long)axis + 1, (long long)dim);
+        else if (sizes[i] >= 0)
+            continue;
         else if (sizes[i] == -1 && rest < 0)
             rest = i;
         else
