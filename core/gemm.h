@@ -14,6 +14,8 @@
 
 typedef struct MfGemm {
     const char *op;          /* the calling op, for the profiler: "Conv2DBackpropFilter" */
+    const char *algorithm;   /* the profiler's label for the lowering ("winograd"); NULL:
+                              * a plain GEMM */
     MfDType dtype;           /* MF_FLOAT32 or MF_FLOAT64 */
     bool trans_a, trans_b;
     int64_t M, N, K;

@@ -52,6 +52,7 @@ typedef struct MfAttrs {
      * mode, where the values depend on 'seed' alone. */
     struct MfRngRuns *runs;
     int padding;                  /* conv / pool: 0 = VALID, 1 = SAME */
+    int conv_algorithm;           /* conv: MfConvAlgo (core/ops/conv.h), 0 = auto */
     int64_t strides[4], ksize[4], dilations[4];
 } MfAttrs;
 

@@ -85,6 +85,9 @@ lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *key, lua_Integer 
  * error rather than silently ignored. Does nothing when 'idx' holds no table
  * (callers check the argument's type, some also take a positional value). */
 void lmf_check_options(lua_State *L, int idx, const char *fname, const char *const *known);
+/* Field 'key' of the options table at 'opt': a conv algorithm name (nil:
+ * "auto"), as an MfConvAlgo (repl/lmf_conv.c); errors name 'fname'. */
+int lmf_conv_algorithm_option(lua_State *L, int opt, const char *key, const char *fname);
 
 /* Each binding file registers its functions into the table on top of the
  * stack ('mf'), and tensor methods into the table at 'methods'. */

@@ -9,7 +9,10 @@
  * "SAME" or "VALID". The sizes are Lua arrays of 4 integers (or 1-D integer
  * tensors) in the data format's order (filter_sizes always HWIO). The ops
  * (core/ops/conv.h) run im2col / col2im and GEMMs with a patch buffer of at
- * most 64 MiB. repl/lmf_nn.c fills the rest of mf.nn; whichever opener runs
+ * most 64 MiB, or the direct and Winograd kernels: the option
+ * {algorithm = "auto" | "im2col" | "winograd" | "direct"} picks one for the
+ * call and its gradients (mf.config{conv_algorithm = ...} for all calls; see
+ * core/ops/conv.h "Algorithms"). repl/lmf_nn.c fills the rest of mf.nn; whichever opener runs
  * first creates the table. */
 #include <string.h>
 
@@ -21,6 +24,20 @@ typedef struct ConvArgs {
     MfAttrs attrs;
     bool nchw;
 } ConvArgs;
+
+int lmf_conv_algorithm_option(lua_State *L, int opt, const char *key, const char *fname)
+{
+    lua_getfield(L, opt, key);
+    const char *name = lua_isnil(L, -1) ? "auto" : lua_tostring(L, -1);
+    int a = lua_type(L, -1) == LUA_TSTRING || lua_isnil(L, -1) ? mf_conv_algorithm_parse(name)
+                                                               : -1;
+    if (a < 0)
+        luaL_error(L, "%s: %s must be \"auto\", \"im2col\", \"winograd\" or \"direct\", "
+                   "got %s", fname, key, lua_type(L, -1) == LUA_TSTRING
+                   ? lua_pushfstring(L, "\"%s\"", name) : luaL_typename(L, -1));
+    lua_pop(L, 1);
+    return a;
+}
 
 /* Reads strides or dilations at 'idx' into 'out' (the data format's order). */
 static void window_arg(lua_State *L, int idx, const char *fname, const char *what, bool nchw,
@@ -62,7 +79,7 @@ static ConvArgs conv_args(lua_State *L, int idx, const char *fname)
         if (!lua_istable(L, opt))
             luaL_error(L, "%s: expected an options table {data_format, dilations} as argument "
                        "%d, got %s", fname, opt, luaL_typename(L, opt));
-        static const char *const known[] = {"data_format", "dilations", NULL};
+        static const char *const known[] = {"data_format", "dilations", "algorithm", NULL};
         lmf_check_options(L, opt, fname, known);
         lua_getfield(L, opt, "data_format");
         const char *df = lua_isnil(L, -1) ? "NHWC" : lua_tostring(L, -1);
@@ -81,6 +98,8 @@ static ConvArgs conv_args(lua_State *L, int idx, const char *fname)
         luaL_error(L, "%s: padding must be \"SAME\" or \"VALID\", got %s", fname,
                    pad ? lua_pushfstring(L, "\"%s\"", pad) : luaL_typename(L, idx + 1));
     a.attrs.padding = p;
+    if (!lua_isnoneornil(L, opt))
+        a.attrs.conv_algorithm = lmf_conv_algorithm_option(L, opt, "algorithm", fname);
     for (int i = 0; i < 4; i++)
         a.attrs.dilations[i] = 1;
     if (!lua_isnoneornil(L, opt)) {

@@ -143,6 +143,8 @@ static void push_gemm_record(lua_State *L, const MfProfReport *r, const MfProfEv
     lua_setfield(L, -2, "trans_a");
     lua_pushboolean(L, e->trans_b);
     lua_setfield(L, -2, "trans_b");
+    if (e->algorithm)
+        set_string(L, "algorithm", e->algorithm);
     double g = mf_prof_gflops(e->flops, e->dur_us);
     set_number(L, "flops", e->flops);
     set_number(L, "gflops", g);
@@ -150,7 +152,8 @@ static void push_gemm_record(lua_State *L, const MfProfReport *r, const MfProfEv
 }
 
 /* prof:gemms() -> array of GEMM records {op, M, N, K, trans_a, trans_b, ms,
- * gflops, peak_pct, flops, bytes} and step records {op, step, ms, bytes},
+ * gflops, peak_pct, flops, bytes, algorithm ("winograd"; nil for a plain
+ * GEMM)} and step records {op, step, ms, bytes},
  * in time order. */
 static int r_gemms(lua_State *L)
 {

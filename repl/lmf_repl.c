@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 
+#include "core/ops/conv.h"
 #include "help.h"
 #include "lmf.h"
 #include "version.h"
@@ -38,7 +39,20 @@ static int config_tostring(lua_State *L)
 static int l_config(lua_State *L)
 {
     const char *env = getenv("OPENBLAS_CORETYPE");
-    lua_createtable(L, 0, 6);
+    if (!lua_isnoneornil(L, 1)) {
+        static const char *const known[] = {"conv_algorithm", NULL};
+        luaL_checktype(L, 1, LUA_TTABLE);
+        lmf_check_options(L, 1, "config", known);
+        lua_getfield(L, 1, "conv_algorithm");
+        bool given = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (given)
+            mf_conv_set_algorithm(
+                (MfConvAlgo)lmf_conv_algorithm_option(L, 1, "conv_algorithm", "config"));
+    }
+    lua_createtable(L, 0, 7);
+    lua_pushstring(L, mf_conv_algorithm_names()[mf_conv_get_algorithm()]);
+    lua_setfield(L, -2, "conv_algorithm");
     lua_pushstring(L, MF_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushstring(L, LUA_RELEASE);

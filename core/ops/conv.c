@@ -368,6 +368,10 @@ static size_t at(const ConvRun *r, int64_t row, int64_t n)
 /* Conv2D: out [rows, O] = patches [rows, K] x filter [K, O], tile by tile. */
 static MfStatus conv2d_forward(const MfOpCall *c, MfTensor **outs)
 {
+    MfConvGeom geom = call_geom(c);
+    MfStatus fast;
+    if (mf_conv_fast_path(c, &geom, outs[0], &fast))
+        return fast;
     ConvRun r;
     MfStatus st = run_init(c, &r, true);
     char *y = mf_tensor_data(outs[0]);
@@ -394,6 +398,10 @@ static MfStatus conv2d_forward(const MfOpCall *c, MfTensor **outs)
 /* Conv2DBackpropFilter: dw [K, O] = sum over tiles of patches^T x dy. */
 static MfStatus backprop_filter_forward(const MfOpCall *c, MfTensor **outs)
 {
+    MfConvGeom geom = call_geom(c);
+    MfStatus fast;
+    if (mf_conv_fast_path(c, &geom, outs[0], &fast))
+        return fast;
     ConvRun r;
     MfStatus st = run_init(c, &r, true);
     char *dw = mf_tensor_data(outs[0]);
@@ -455,6 +463,10 @@ static void run_col2im(const ConvRun *r, int64_t r0, int64_t r1, void *dx)
  * them into dx (zeroed first). */
 static MfStatus backprop_input_forward(const MfOpCall *c, MfTensor **outs)
 {
+    MfConvGeom geom = call_geom(c);
+    MfStatus fast;
+    if (mf_conv_fast_path(c, &geom, outs[0], &fast))
+        return fast;
     ConvRun r;
     MfStatus st = run_init(c, &r, true);
     char *dx = mf_tensor_data(outs[0]);

@@ -70,6 +70,67 @@ void mf_im2col(const MfConvGeom *g, size_t es, const void *x, int64_t r0, int64_
 void mf_col2im(const MfConvGeom *g, bool f64, const void *patches, int64_t r0, int64_t r1,
                void *dx);
 
+/* ---- algorithms (conv_algo.c, conv_direct.c, winograd.c) -----------------------
+ * Three kernels compute the same convolution:
+ *   im2col   (conv.c): the patch matrix and one GEMM per tile; any shape and
+ *            dtype; float64 always takes it (exact up to DGEMM's rounding);
+ *   direct   (conv_direct.c): float32, any filter, stride and dilation;
+ *            accumulates each output pixel's channels in registers, for few
+ *            input channels (a first layer's K = 9 GEMM wastes BLAS);
+ *   winograd (winograd.c): float32 3x3 filters, stride 1, no dilation;
+ *            F(4x4, 3x3): transforms and 36 GEMMs, 4x fewer multiply-adds.
+ * The choice: a call's MfAttrs.conv_algorithm, else the process-wide
+ * setting (mf_conv_set_algorithm; mf.config{conv_algorithm = ...}), both
+ * MF_CONV_AUTO by default. 'auto' is a fixed rule on the shape, the same
+ * for the forward pass and both backprops (Cin and Cout of the forward
+ * convolution):
+ *   Cin <= MF_CONV_DIRECT_MAX_CIN                       -> direct
+ *   3x3, stride 1, no dilation, Cin and Cout >= MF_CONV_WINOGRAD_MIN_CH
+ *                                                       -> winograd
+ *   otherwise                                           -> im2col.
+ * An explicit choice the shape does not allow (winograd on a strided or
+ * 5x5 conv; anything on float64) runs im2col. */
+#define MF_CONV_DIRECT_MAX_CIN 4
+#define MF_CONV_WINOGRAD_MIN_CH 16
+
+typedef enum MfConvAlgo {
+    MF_CONV_AUTO, MF_CONV_IM2COL, MF_CONV_WINOGRAD, MF_CONV_DIRECT
+} MfConvAlgo;
+
+/* "auto", "im2col", "winograd", "direct" (NULL-terminated, in enum order). */
+const char *const *mf_conv_algorithm_names(void);
+/* The MfConvAlgo named 'name', or -1. */
+int mf_conv_algorithm_parse(const char *name);
+void mf_conv_set_algorithm(MfConvAlgo a);
+MfConvAlgo mf_conv_get_algorithm(void);
+/* True for 3x3 filters at stride 1 without dilation. */
+bool mf_conv_winograd_fits(const MfConvGeom *g);
+/* The kernel that runs geometry 'g' of dtype 'dt' when the call asks for
+ * 'wanted' (MF_CONV_AUTO: the process-wide setting, then the rule). */
+MfConvAlgo mf_conv_choose(const MfConvGeom *g, MfDType dt, MfConvAlgo wanted);
+/* Runs call 'c' (Conv2D or a backprop, geometry 'g') with the direct or
+ * Winograd kernel when chosen, into 'out', and returns true with '*st';
+ * false when im2col should run. */
+bool mf_conv_fast_path(const MfOpCall *c, const MfConvGeom *g, MfTensor *out, MfStatus *st);
+
+/* conv_direct.c: float32, contiguous NHWC / HWIO, geometry 'g'. */
+void mf_conv_direct_forward(const MfConvGeom *g, const float *x, const float *w, float *y);
+void mf_conv_direct_backprop_input(const MfConvGeom *g, const float *w, const float *dy,
+                                   float *dx);
+MfStatus mf_conv_direct_backprop_filter(const char *op, const MfConvGeom *g, const float *x,
+                                        const float *dy, float *dw);
+
+/* winograd.c: float32, 3x3, stride 1, no dilation ('op' names GEMMs and
+ * errors). */
+MfStatus mf_winograd_forward(const char *op, const MfConvGeom *g, const float *x,
+                             const float *w, float *y);
+MfStatus mf_winograd_backprop_input(const char *op, const MfConvGeom *g, const float *w,
+                                    const float *dy, float *dx);
+MfStatus mf_winograd_backprop_filter(const char *op, const MfConvGeom *g, const float *x,
+                                     const float *dy, float *dw);
+/* Frees the cached filter transforms. */
+void mf_winograd_cache_clear(void);
+
 /* ---- composites (conv.c) ------------------------------------------------------- */
 
 /* Conv2D of 'x' with 'w'. With 'nchw', 'x' is [N, C, H, W], 'a->strides'

@@ -148,6 +148,7 @@ void mf_prof_end_gemm(MfProfSpan *s, const MfGemm *g)
     e->K = g->K;
     e->trans_a = g->trans_a;
     e->trans_b = g->trans_b;
+    e->algorithm = g->algorithm;
     e->flops = 2.0 * (double)g->M * (double)g->N * (double)g->K;
     e->bytes = (double)((g->M * g->K + g->K * g->N + g->M * g->N) *
                         (int64_t)mf_dtype_size(g->dtype));

@@ -42,6 +42,7 @@ typedef struct MfProfEvent {
     double flops, bytes;
     int64_t M, N, K;
     bool trans_a, trans_b;
+    const char *algorithm; /* GEMMs: MfGemm.algorithm ("winograd"), or NULL */
     int depth;            /* 0 for top-level op events */
 } MfProfEvent;
 

@@ -325,7 +325,8 @@ static void add_gemm_line(Text *t, const MfProfReport *r, const MfProfEvent *e, 
              si(bb, sizeof bb, e->bytes));
         return;
     }
-    addf(t, "%-*s %-7s %7lld %7lld %7lld   %c %c %10.4f", w, op, "GEMM", (long long)e->M,
+    addf(t, "%-*s %-7s %7lld %7lld %7lld   %c %c %10.4f", w, op,
+         e->algorithm ? e->algorithm : "GEMM", (long long)e->M,
          (long long)e->N, (long long)e->K, e->trans_a ? 'T' : 'N', e->trans_b ? 'T' : 'N',
          e->dur_us * 1e-3);
     double g = mf_prof_gflops(e->flops, e->dur_us);

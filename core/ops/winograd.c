@@ -1,0 +1,530 @@
+/* winograd.c — Winograd F(4x4, 3x3) convolution, float32 NHWC, 3x3 filters
+ * at stride 1 without dilation (see conv.h).
+ *
+ * The output is cut into 4x4 tiles, each computed from the 6x6 input tile
+ * around it (Lavin & Gray, "Fast Algorithms for Convolutional Neural
+ * Networks", 2015):
+ *   Y = A^T [ (G g G^T) (.) (B^T d B) ] A
+ * The elementwise product over channels is 36 GEMMs, one per point xi of the
+ * 6x6 transform domain: M[xi] (tiles x Cout) = V[xi] (tiles x Cin) x
+ * U[xi] (Cin x Cout), through mf_gemm labelled "winograd", so the profiler
+ * lists them with M, N, K. 36 products replace 144 per tile and channel
+ * pair (4x fewer multiply-adds than im2col, less the transforms).
+ *   forward:         d = x, g = w;
+ *   backprop-input:  the same on dy with the filter turned 180 degrees and
+ *                    its channel axes swapped, padding 2 - pad (stride 1);
+ *   backprop-filter: dw = G^T [ sum over tiles (A dy A^T) (.) (B^T x B) ] G,
+ *                    the adjoint of the forward formula in g: 36 GEMMs
+ *                    V[xi]^T (Cin x tiles) x Z[xi] (tiles x Cout).
+ * Tiles are taken a block at a time so the transformed tiles stay within a
+ * few MiB; transforms are vectorised over channels (contiguous in NHWC)
+ * and split over the worker pool by tiles; each output element has one
+ * writer, so results do not depend on the thread count beyond mf_gemm's.
+ *
+ * Accuracy: the transforms multiply by constants up to 8 (A) and 5 (B) and
+ * divide by 6 and 24 (G), so float32 F(4,3) loses a few bits against im2col:
+ * the tests bound its error against a float64 reference by 2^-12 of the
+ * sum of |x| |w| products (tests/unit/test_winograd.c). float64 never takes
+ * this path.
+ *
+ * Filter transforms are cached: the last few (filter bytes, transform) pairs
+ * are kept, and a filter whose bytes equal a cached copy reuses its
+ * transform (a memcmp costs a tenth of the transform), which is exact
+ * whatever wrote the filter in place. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../alloc.h"
+#include "../gemm.h"
+#include "../parallel.h"
+#include "../profile/profile.h"
+#include "conv.h"
+
+#define CB 16           /* channels per vector block of a transform */
+/* Inlined into each caller, so a full block (L == CB) compiles with
+ * constant sizes: vector moves instead of calls to memcpy (3x faster). */
+#define INLINE static inline __attribute__((always_inline))
+#define BLOCK_BYTES ((int64_t)4 << 20) /* transformed tiles per block, about */
+#define CACHE_SLOTS 8
+#define CACHE_MAX_BYTES ((size_t)256 << 20)
+
+/* One Winograd convolution: input [N, H, W, C] -> output [N, Ho, Wo, O],
+ * output (oh, ow) reading input rows oh - pt .. oh - pt + 2. */
+typedef struct Wino {
+    const char *op;
+    int64_t N, H, W, C, O, Ho, Wo, pt, pl;
+    int64_t th, tw, tiles;  /* tile grid: th x tw per image */
+    int64_t block;          /* tiles per block */
+} Wino;
+
+/* ---- the 1-D transforms, on CB-wide (or 'L'-wide) vectors --------------------- */
+
+/* out[k] = (B^T in)[k], 6 -> 6; rows 'si' / 'so' floats apart. */
+INLINE void bt6(const float *in, int64_t si, float *out, int64_t so, int64_t L)
+{
+    for (int64_t l = 0; l < L; l++) {
+        float d0 = in[l], d1 = in[si + l], d2 = in[2 * si + l], d3 = in[3 * si + l];
+        float d4 = in[4 * si + l], d5 = in[5 * si + l];
+        out[l] = 4 * d0 - 5 * d2 + d4;
+        out[so + l] = -4 * d1 - 4 * d2 + d3 + d4;
+        out[2 * so + l] = 4 * d1 - 4 * d2 - d3 + d4;
+        out[3 * so + l] = -2 * d1 - d2 + 2 * d3 + d4;
+        out[4 * so + l] = 2 * d1 - d2 - 2 * d3 + d4;
+        out[5 * so + l] = 4 * d1 - 5 * d3 + d5;
+    }
+}
+
+/* out = A^T in, 6 -> 4. */
+INLINE void at6(const float *in, int64_t si, float *out, int64_t so, int64_t L)
+{
+    for (int64_t l = 0; l < L; l++) {
+        float m0 = in[l], m1 = in[si + l], m2 = in[2 * si + l], m3 = in[3 * si + l];
+        float m4 = in[4 * si + l], m5 = in[5 * si + l];
+        float p12 = m1 + m2, m12 = m1 - m2, p34 = m3 + m4, m34 = m3 - m4;
+        out[l] = m0 + p12 + p34;
+        out[so + l] = m12 + 2 * m34;
+        out[2 * so + l] = p12 + 4 * p34;
+        out[3 * so + l] = m12 + 8 * m34 + m5;
+    }
+}
+
+/* out = A in, 4 -> 6 (the adjoint of at6: dy tiles for backprop-filter). */
+INLINE void a4(const float *in, int64_t si, float *out, int64_t so, int64_t L)
+{
+    for (int64_t l = 0; l < L; l++) {
+        float y0 = in[l], y1 = in[si + l], y2 = in[2 * si + l], y3 = in[3 * si + l];
+        out[l] = y0;
+        out[so + l] = y0 + y1 + y2 + y3;
+        out[2 * so + l] = y0 - y1 + y2 - y3;
+        out[3 * so + l] = y0 + 2 * y1 + 4 * y2 + 8 * y3;
+        out[4 * so + l] = y0 - 2 * y1 + 4 * y2 - 8 * y3;
+        out[5 * so + l] = y3;
+    }
+}
+
+/* The 1-D filter transform G (3 -> 6) and its adjoint G^T (6 -> 3), in double
+ * (filters are transformed once, so precision is free here). */
+static void g3(const double *g, double *u)
+{
+    u[0] = g[0] / 4;
+    u[1] = -(g[0] + g[1] + g[2]) / 6;
+    u[2] = -(g[0] - g[1] + g[2]) / 6;
+    u[3] = g[0] / 24 + g[1] / 12 + g[2] / 6;
+    u[4] = g[0] / 24 - g[1] / 12 + g[2] / 6;
+    u[5] = g[2];
+}
+
+INLINE void gt6(const float *in, int64_t si, float *out, int64_t so, int64_t L)
+{
+    for (int64_t l = 0; l < L; l++) {
+        float m0 = in[l], m1 = in[si + l], m2 = in[2 * si + l], m3 = in[3 * si + l];
+        float m4 = in[4 * si + l], m5 = in[5 * si + l];
+        out[l] = m0 / 4 - (m1 + m2) / 6 + (m3 + m4) / 24;
+        out[so + l] = (m2 - m1) / 6 + (m3 - m4) / 12;
+        out[2 * so + l] = (m3 + m4 - m1 - m2) / 6 + m5;
+    }
+}
+
+/* ---- geometry ------------------------------------------------------------------ */
+
+static Wino wino_make(const char *op, int64_t N, int64_t H, int64_t W, int64_t C, int64_t O,
+                      int64_t Ho, int64_t Wo, int64_t pt, int64_t pl)
+{
+    Wino s = {op, N, H, W, C, O, Ho, Wo, pt, pl, (Ho + 3) / 4, (Wo + 3) / 4, 0, 0};
+    s.tiles = N * s.th * s.tw;
+    /* blocks of about BLOCK_BYTES of transformed tiles, cut evenly (no short
+     * last block), a multiple of 16 tiles */
+    int64_t per_tile = 36 * (C + O) * (int64_t)sizeof(float);
+    int64_t most = BLOCK_BYTES / (per_tile > 0 ? per_tile : 1);
+    most = most < 64 ? 64 : most;
+    int64_t nblocks = (s.tiles + most - 1) / most;
+    int64_t block = nblocks > 0 ? (s.tiles + nblocks - 1) / nblocks : 0;
+    block = (block + 15) / 16 * 16;
+    s.block = block < s.tiles ? block : s.tiles;
+    return s;
+}
+
+/* Tile t's image and top-left output corner. */
+static void tile_at(const Wino *s, int64_t t, int64_t *n, int64_t *oh, int64_t *ow)
+{
+    int64_t per = s->th * s->tw;
+    *n = t / per;
+    *oh = t % per / s->tw * 4;
+    *ow = t % s->tw * 4;
+}
+
+/* ---- input transform: V[xi][t][c] = (B^T d B)[xi] for the tiles of a block --- */
+
+typedef struct TileJob {
+    const Wino *s;
+    int64_t t0;         /* the block's first tile */
+    const float *src;   /* x (input transform) or dy / M (output side) */
+    float *dst;
+    int64_t ld;         /* channels per row of the [36][block][ld] matrices */
+} TileJob;
+
+/* The 6x6 tile of 'x' at output corner (oh, ow), channels [c0, c0 + L),
+ * zero outside the image, into d[36][CB]. */
+INLINE void load_tile(const Wino *s, const float *x, int64_t n, int64_t oh, int64_t ow,
+                      int64_t c0, int64_t L, float *d)
+{
+    for (int64_t y = 0; y < 6; y++) {
+        int64_t ih = oh - s->pt + y;
+        for (int64_t xx = 0; xx < 6; xx++) {
+            int64_t iw = ow - s->pl + xx;
+            float *dst = d + (y * 6 + xx) * CB;
+            if (ih < 0 || ih >= s->H || iw < 0 || iw >= s->W)
+                memset(dst, 0, (size_t)L * sizeof *dst);
+            else
+                memcpy(dst, x + ((n * s->H + ih) * s->W + iw) * s->C + c0,
+                       (size_t)L * sizeof *dst);
+        }
+    }
+}
+
+/* Tile (n, oh, ow), channels [c0, c0 + L), into row k of the V planes. */
+INLINE void input_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int64_t ow,
+                       int64_t c0, int64_t L)
+{
+    const Wino *s = j->s;
+    float d[36 * CB], t[36 * CB], row[6 * CB];
+    int64_t stride = s->block * j->ld; /* between xi planes */
+    load_tile(s, j->src, n, oh, ow, c0, L, d);
+    for (int64_t xx = 0; xx < 6; xx++) /* columns: t = B^T d */
+        bt6(d + xx * CB, 6 * CB, t + xx * CB, 6 * CB, L);
+    float *v = j->dst + k * j->ld + c0;
+    for (int64_t r = 0; r < 6; r++) { /* rows: V = t B */
+        bt6(t + r * 6 * CB, CB, row, CB, L);
+        for (int64_t c = 0; c < 6; c++)
+            memcpy(v + (r * 6 + c) * stride, row + c * CB, (size_t)L * sizeof(float));
+    }
+}
+
+static void input_tiles(void *ctx, int64_t b, int64_t e)
+{
+    const TileJob *j = ctx;
+    const Wino *s = j->s;
+    for (int64_t k = b; k < e; k++) {
+        int64_t n, oh, ow;
+        tile_at(s, j->t0 + k, &n, &oh, &ow);
+        for (int64_t c0 = 0; c0 < s->C; c0 += CB) {
+            if (s->C - c0 >= CB)
+                input_tile(j, k, n, oh, ow, c0, CB);
+            else
+                input_tile(j, k, n, oh, ow, c0, s->C - c0);
+        }
+    }
+}
+
+/* ---- output transform: y tile = A^T M A ---------------------------------------- */
+
+/* Tile (n, oh, ow) of the output, channels [o0, o0 + L), from row k of the M
+ * planes. */
+INLINE void output_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int64_t ow,
+                        int64_t o0, int64_t L)
+{
+    const Wino *s = j->s;
+    float m[36 * CB], t[24 * CB], out[16 * CB];
+    int64_t stride = s->block * s->O;
+    const float *src = j->src + k * s->O + o0;
+    for (int64_t xi = 0; xi < 36; xi++)
+        memcpy(m + xi * CB, src + xi * stride, (size_t)L * sizeof(float));
+    for (int64_t c = 0; c < 6; c++) /* columns: t = A^T m (4 x 6) */
+        at6(m + c * CB, 6 * CB, t + c * CB, 6 * CB, L);
+    for (int64_t r = 0; r < 4; r++) /* rows: out = t A (4 x 4) */
+        at6(t + r * 6 * CB, CB, out + r * 4 * CB, CB, L);
+    for (int64_t r = 0; r < 4 && oh + r < s->Ho; r++)
+        for (int64_t c = 0; c < 4 && ow + c < s->Wo; c++)
+            memcpy(j->dst + ((n * s->Ho + oh + r) * s->Wo + ow + c) * s->O + o0,
+                   out + (r * 4 + c) * CB, (size_t)L * sizeof(float));
+}
+
+static void output_tiles(void *ctx, int64_t b, int64_t e)
+{
+    const TileJob *j = ctx;
+    const Wino *s = j->s;
+    for (int64_t k = b; k < e; k++) {
+        int64_t n, oh, ow;
+        tile_at(s, j->t0 + k, &n, &oh, &ow);
+        for (int64_t o0 = 0; o0 < s->O; o0 += CB) {
+            if (s->O - o0 >= CB)
+                output_tile(j, k, n, oh, ow, o0, CB);
+            else
+                output_tile(j, k, n, oh, ow, o0, s->O - o0);
+        }
+    }
+}
+
+/* ---- dy transform for backprop-filter: Z[xi][t][o] = (A dy A^T)[xi] ----------- */
+
+/* The dy tile (n, oh, ow), channels [o0, o0 + L), into row k of the Z planes. */
+INLINE void dy_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int64_t ow,
+                    int64_t o0, int64_t L)
+{
+    const Wino *s = j->s;
+    float d[16 * CB], t[24 * CB], row[6 * CB];
+    int64_t stride = s->block * s->O;
+    for (int64_t r = 0; r < 4; r++)
+        for (int64_t c = 0; c < 4; c++) {
+            float *dst = d + (r * 4 + c) * CB;
+            if (oh + r < s->Ho && ow + c < s->Wo)
+                memcpy(dst, j->src + ((n * s->Ho + oh + r) * s->Wo + ow + c) * s->O + o0,
+                       (size_t)L * sizeof(float));
+            else
+                memset(dst, 0, (size_t)L * sizeof(float));
+        }
+    for (int64_t c = 0; c < 4; c++) /* columns: t = A d (6 x 4) */
+        a4(d + c * CB, 4 * CB, t + c * CB, 4 * CB, L);
+    float *z = j->dst + k * s->O + o0;
+    for (int64_t r = 0; r < 6; r++) { /* rows: Z = t A^T (6 x 6) */
+        a4(t + r * 4 * CB, CB, row, CB, L);
+        for (int64_t c = 0; c < 6; c++)
+            memcpy(z + (r * 6 + c) * stride, row + c * CB, (size_t)L * sizeof(float));
+    }
+}
+
+static void dy_tiles(void *ctx, int64_t b, int64_t e)
+{
+    const TileJob *j = ctx;
+    const Wino *s = j->s;
+    for (int64_t k = b; k < e; k++) {
+        int64_t n, oh, ow;
+        tile_at(s, j->t0 + k, &n, &oh, &ow);
+        for (int64_t o0 = 0; o0 < s->O; o0 += CB) {
+            if (s->O - o0 >= CB)
+                dy_tile(j, k, n, oh, ow, o0, CB);
+            else
+                dy_tile(j, k, n, oh, ow, o0, s->O - o0);
+        }
+    }
+}
+
+/* ---- filter transforms and their cache ----------------------------------------- */
+
+typedef struct CacheSlot {
+    float *filter;      /* a copy of the filter's bytes (kh*kw*C*O) */
+    float *u;           /* its transform [36][Cin'][Cout'] */
+    int64_t C, O;
+    bool flip;
+    uint64_t used;      /* last use, for eviction */
+} CacheSlot;
+
+static CacheSlot cache[CACHE_SLOTS];
+static uint64_t cache_clock;
+
+/* U[xi][i][o] of filter w (3x3xCxO). With 'flip' (backprop-input), the
+ * filter of the convolution of dy: turned 180 degrees, in channels O and
+ * out channels C: U[xi][o][c] from w[2-a][2-b][c][o]. */
+static void transform_filter(const float *w, int64_t C, int64_t O, bool flip, float *u)
+{
+    int64_t in = flip ? O : C, out = flip ? C : O;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t o = 0; o < O; o++) {
+            double g[9], t[18], v[36];
+            for (int64_t a = 0; a < 3; a++)
+                for (int64_t b = 0; b < 3; b++) {
+                    int64_t sa = flip ? 2 - a : a, sb = flip ? 2 - b : b;
+                    g[a * 3 + b] = w[((sa * 3 + sb) * C + c) * O + o];
+                }
+            for (int64_t b = 0; b < 3; b++) { /* columns: t (6 x 3) = G g */
+                double col[3] = {g[b], g[3 + b], g[6 + b]}, r[6];
+                g3(col, r);
+                for (int64_t a = 0; a < 6; a++)
+                    t[a * 3 + b] = r[a];
+            }
+            for (int64_t a = 0; a < 6; a++) /* rows: v (6 x 6) = t G^T */
+                g3(t + a * 3, v + a * 6);
+            int64_t i = flip ? o : c, k = flip ? c : o;
+            for (int64_t xi = 0; xi < 36; xi++)
+                u[(xi * in + i) * out + k] = (float)v[xi];
+        }
+}
+
+static void slot_free(CacheSlot *s)
+{
+    free(s->filter);
+    free(s->u);
+    *s = (CacheSlot){0};
+}
+
+/* The transform of 'w' (cached; NULL when memory is short: the caller
+ * falls back to a private transform). */
+static const float *cached_transform(const float *w, int64_t C, int64_t O, bool flip,
+                                     float **own)
+{
+    size_t nw = (size_t)(9 * C * O), nu = (size_t)(36 * C * O);
+    *own = NULL;
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        CacheSlot *s = &cache[i];
+        if (s->u && s->C == C && s->O == O && s->flip == flip &&
+            memcmp(s->filter, w, nw * sizeof *w) == 0) {
+            s->used = ++cache_clock;
+            return s->u;
+        }
+    }
+    if ((nw + nu) * sizeof(float) > CACHE_MAX_BYTES / CACHE_SLOTS) {
+        *own = malloc(nu * sizeof(float));
+        if (*own)
+            transform_filter(w, C, O, flip, *own);
+        return *own;
+    }
+    CacheSlot *victim = &cache[0];
+    for (int i = 1; i < CACHE_SLOTS; i++)
+        if (cache[i].used < victim->used)
+            victim = &cache[i];
+    slot_free(victim);
+    victim->filter = malloc(nw * sizeof(float));
+    victim->u = malloc(nu * sizeof(float));
+    if (!victim->filter || !victim->u) {
+        slot_free(victim);
+        return NULL;
+    }
+    memcpy(victim->filter, w, nw * sizeof *w);
+    transform_filter(w, C, O, flip, victim->u);
+    *victim = (CacheSlot){victim->filter, victim->u, C, O, flip, ++cache_clock};
+    return victim->u;
+}
+
+void mf_winograd_cache_clear(void)
+{
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        slot_free(&cache[i]);
+}
+
+/* ---- the passes ------------------------------------------------------------------ */
+
+static MfStatus wgemm(const Wino *s, bool ta, int64_t M, int64_t N, int64_t K, const float *A,
+                      int64_t lda, const float *B, int64_t ldb, double beta, float *C)
+{
+    MfGemm g = {.op = s->op, .algorithm = "winograd", .dtype = MF_FLOAT32, .trans_a = ta,
+                .M = M, .N = N, .K = K, .alpha = 1.0, .beta = beta, .A = A, .lda = lda, .B = B,
+                .ldb = ldb, .C = C, .ldc = N};
+    return mf_gemm(&g);
+}
+
+/* A transform over the tiles of a block, as a profiler step. */
+static void run_tiles(const Wino *s, const char *step, MfParallelFn fn, TileJob *job,
+                      int64_t n, double bytes)
+{
+    MfProfSpan span;
+    mf_prof_begin(&span);
+    mf_parallel_for(n, 16, fn, job);
+    mf_prof_end_step(&span, s->op, step, bytes);
+}
+
+/* y = the convolution described by 's' of x with transformed filter u. */
+static MfStatus wino_conv(const Wino *s, const float *x, const float *u, float *y)
+{
+    size_t vbytes = (size_t)(36 * s->block * s->C) * sizeof(float);
+    size_t mbytes = (size_t)(36 * s->block * s->O) * sizeof(float);
+    float *v = mf_alloc(vbytes), *m = mf_alloc(mbytes);
+    MfStatus st = v && m ? MF_OK : mf_err_nomem(s->op, vbytes + mbytes);
+    for (int64_t t0 = 0; st == MF_OK && t0 < s->tiles; t0 += s->block) {
+        int64_t n = s->tiles - t0 < s->block ? s->tiles - t0 : s->block;
+        if (t0 > 0 && mf_interrupted) {
+            st = mf_err_set(MF_EINTR, "%s: interrupted", s->op);
+            break;
+        }
+        TileJob in = {s, t0, x, v, s->C};
+        run_tiles(s, "winograd input", input_tiles, &in, n, (double)(36 * n * s->C) * 4);
+        for (int64_t xi = 0; xi < 36 && st == MF_OK; xi++)
+            st = wgemm(s, false, n, s->O, s->C, v + xi * s->block * s->C, s->C,
+                       u + xi * s->C * s->O, s->O, 0.0, m + xi * s->block * s->O);
+        TileJob out = {s, t0, m, y, s->O};
+        if (st == MF_OK)
+            run_tiles(s, "winograd output", output_tiles, &out, n, (double)(36 * n * s->O) * 4);
+    }
+    if (v)
+        mf_dealloc(v, vbytes);
+    if (m)
+        mf_dealloc(m, mbytes);
+    return st;
+}
+
+static MfStatus with_filter(const Wino *s, const float *w, int64_t C, int64_t O, bool flip,
+                            const float *x, float *y)
+{
+    float *own;
+    MfProfSpan span;
+    mf_prof_begin(&span);
+    const float *u = cached_transform(w, C, O, flip, &own);
+    mf_prof_end_step(&span, s->op, "winograd filter", (double)(36 * C * O) * 4);
+    if (!u)
+        return mf_err_nomem(s->op, (size_t)(36 * C * O) * sizeof(float));
+    MfStatus st = wino_conv(s, x, u, y);
+    free(own);
+    return st;
+}
+
+MfStatus mf_winograd_forward(const char *op, const MfConvGeom *g, const float *x, const float *w,
+                             float *y)
+{
+    Wino s = wino_make(op, g->N, g->H, g->W, g->C, g->O, g->Ho, g->Wo, g->pad_top, g->pad_left);
+    return with_filter(&s, w, g->C, g->O, false, x, y);
+}
+
+MfStatus mf_winograd_backprop_input(const char *op, const MfConvGeom *g, const float *w,
+                                    const float *dy, float *dx)
+{
+    Wino s = wino_make(op, g->N, g->Ho, g->Wo, g->O, g->C, g->H, g->W, 2 - g->pad_top,
+                       2 - g->pad_left);
+    return with_filter(&s, w, g->C, g->O, true, dy, dx);
+}
+
+/* dw[a][b][c][o] = (G^T M[.][c][o] G)[a][b]. */
+static void filter_output(const Wino *s, const float *macc, float *dw)
+{
+    int64_t CO = s->C * s->O;
+    for (int64_t k = 0; k < CO; k += CB) {
+        int64_t L = CO - k < CB ? CO - k : CB;
+        float m[36 * CB], t[18 * CB], out[9 * CB];
+        for (int64_t xi = 0; xi < 36; xi++)
+            memcpy(m + xi * CB, macc + xi * CO + k, (size_t)L * sizeof(float));
+        for (int64_t c = 0; c < 6; c++) /* columns: t (3 x 6) = G^T m */
+            gt6(m + c * CB, 6 * CB, t + c * CB, 6 * CB, L);
+        for (int64_t r = 0; r < 3; r++) /* rows: out (3 x 3) = t G */
+            gt6(t + r * 6 * CB, CB, out + r * 3 * CB, CB, L);
+        for (int64_t ab = 0; ab < 9; ab++)
+            memcpy(dw + ab * CO + k, out + ab * CB, (size_t)L * sizeof(float));
+    }
+}
+
+MfStatus mf_winograd_backprop_filter(const char *op, const MfConvGeom *g, const float *x,
+                                     const float *dy, float *dw)
+{
+    Wino s = wino_make(op, g->N, g->H, g->W, g->C, g->O, g->Ho, g->Wo, g->pad_top, g->pad_left);
+    size_t vbytes = (size_t)(36 * s.block * s.C) * sizeof(float);
+    size_t zbytes = (size_t)(36 * s.block * s.O) * sizeof(float);
+    size_t abytes = (size_t)(36 * s.C * s.O) * sizeof(float);
+    float *v = mf_alloc(vbytes), *z = mf_alloc(zbytes), *acc = mf_alloc(abytes);
+    MfStatus st = v && z && acc ? MF_OK : mf_err_nomem(op, vbytes + zbytes + abytes);
+    if (st == MF_OK && s.tiles == 0)
+        memset(acc, 0, abytes);
+    for (int64_t t0 = 0; st == MF_OK && t0 < s.tiles; t0 += s.block) {
+        int64_t n = s.tiles - t0 < s.block ? s.tiles - t0 : s.block;
+        if (t0 > 0 && mf_interrupted) {
+            st = mf_err_set(MF_EINTR, "%s: interrupted", op);
+            break;
+        }
+        TileJob in = {&s, t0, x, v, s.C}, dj = {&s, t0, dy, z, s.O};
+        run_tiles(&s, "winograd input", input_tiles, &in, n, (double)(36 * n * s.C) * 4);
+        run_tiles(&s, "winograd dy", dy_tiles, &dj, n, (double)(36 * n * s.O) * 4);
+        for (int64_t xi = 0; xi < 36 && st == MF_OK; xi++)
+            st = wgemm(&s, true, s.C, s.O, n, v + xi * s.block * s.C, s.C,
+                       z + xi * s.block * s.O, s.O, t0 == 0 ? 0.0 : 1.0,
+                       acc + xi * s.C * s.O);
+    }
+    if (st == MF_OK) {
+        MfProfSpan span;
+        mf_prof_begin(&span);
+        filter_output(&s, acc, dw);
+        mf_prof_end_step(&span, op, "winograd filter", (double)abytes);
+    }
+    if (v)
+        mf_dealloc(v, vbytes);
+    if (z)
+        mf_dealloc(z, zbytes);
+    if (acc)
+        mf_dealloc(acc, abytes);
+    return st;
+}
