@@ -27,14 +27,14 @@ typedef struct ConvArgs {
 
 int lmf_conv_algorithm_option(lua_State *L, int opt, const char *key, const char *fname)
 {
-    lua_getfield(L, opt, key);
-    const char *name = lua_isnil(L, -1) ? "auto" : lua_tostring(L, -1);
-    int a = lua_type(L, -1) == LUA_TSTRING || lua_isnil(L, -1) ? mf_conv_algorithm_parse(name)
-                                                               : -1;
+    int type = lua_getfield(L, opt, key);
+    const char *name = type == LUA_TNIL ? "auto" : type == LUA_TSTRING ? lua_tostring(L, -1)
+                                                                       : NULL;
+    int a = mf_conv_algorithm_parse(name);
     if (a < 0)
         luaL_error(L, "%s: %s must be \"auto\", \"im2col\", \"winograd\" or \"direct\", "
-                   "got %s", fname, key, lua_type(L, -1) == LUA_TSTRING
-                   ? lua_pushfstring(L, "\"%s\"", name) : luaL_typename(L, -1));
+                   "got %s", fname, key, name ? lua_pushfstring(L, "\"%s\"", name)
+                                              : luaL_typename(L, -1));
     lua_pop(L, 1);
     return a;
 }

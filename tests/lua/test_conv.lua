@@ -169,7 +169,7 @@ T.test("errors name the function and say what was expected", function()
   T.raises(function() mf.nn.conv2d(x, w, 1, "SAME", {data_format = "NWHC"}) end,
            "conv2d: data_format must be \"NHWC\" or \"NCHW\", got NWHC")
   T.raises(function() mf.nn.conv2d(x, w, 1, "SAME", {dilation = 2}) end,
-           "conv2d: unknown option 'dilation' (known: data_format, dilations)")
+           "conv2d: unknown option 'dilation' (known: data_format, dilations, algorithm)")
   T.raises(function() mf.nn.conv2d(mf.zeros{5, 5, 3}, w, 1, "SAME") end,
            "conv2d: expected an input of rank 4 (NHWC), got shape (5,5,3)")
   T.raises(function() mf.nn.conv2d(mf.zeros({1, 5, 5, 3}, "int32"), mf.zeros({3, 3, 3, 2}, "int32"), 1, "SAME") end,

@@ -84,7 +84,7 @@ T.test("mf.nn", function()
           mf.nn.sparse_softmax_cross_entropy_with_logits, {labels = {1, 2}, logits = t, dim = 1})
   unknown("bias_add", "format", "data_format", mf.nn.bias_add, t, {1, 2}, {format = "NCHW"})
   local x, f = mf.zeros({1, 3, 3, 1}), mf.zeros({2, 2, 1, 1})
-  unknown("conv2d", "dilation", "data_format, dilations", mf.nn.conv2d, x, f, 1, "SAME",
+  unknown("conv2d", "dilation", "data_format, dilations, algorithm", mf.nn.conv2d, x, f, 1, "SAME",
           {dilation = 2})
   -- a seeded dropout is still reproducible
   T.eq(mf.nn.dropout(mf.ones({8}), 0.5, {seed = 3}), mf.nn.dropout(mf.ones({8}), 0.5, {seed = 3}))

@@ -320,6 +320,7 @@ static void test_profiled_gemms(void **state)
     MfTensor *dy = mf_tensor_zeros(MF_FLOAT32, 4, ys), *o[3] = {NULL, NULL, NULL};
     MfAttrs a = mf_attrs_default();
     a.padding = 1;
+    a.conv_algorithm = MF_CONV_IM2COL; /* the lowering under test ('auto': direct, Cin 3) */
     mf_prof_start();
     assert_int_equal(mf_conv2d(x, w, &a, false, &o[0]), MF_OK);
     assert_int_equal(mf_conv2d_backprop_input(xs, w, dy, &a, false, &o[1]), MF_OK);
