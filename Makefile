@@ -23,7 +23,7 @@ include build/config.mk
 CFLAGS_ALL = -std=c11 $(WARN) $(MODE_FLAGS) -MMD -MP -I. $(DEP_CFLAGS)
 LDFLAGS_ALL = $(MODE_FLAGS) $(DEP_LIBS)
 
-ENGINE_SRC := $(wildcard core/*.c core/*/*.c eager/*.c graph/*.c train/*.c)
+ENGINE_SRC := $(wildcard core/*.c core/*/*.c eager/*.c graph/*.c dist/*.c train/*.c)
 REPL_SRC := $(wildcard repl/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LUA_TESTS := $(wildcard tests/lua/test_*.lua)

@@ -119,6 +119,8 @@ void lmf_push_graph(lua_State *L, struct MfGraph *g);
 void lmf_open_trace(lua_State *L);                /* mf.trace (after lmf_open_linalg) */
 void lmf_open_graph_grad(lua_State *L);           /* gradients, write_dot, render */
 void lmf_open_train(lua_State *L);                /* mf.train: optimizers, global_step */
+void lmf_open_dist(lua_State *L);                 /* mf.dist: processes over MPI */
+int lmf_distributed_optimizer(lua_State *L);      /* mf.dist.DistributedOptimizer */
 void lmf_open_ckpt(lua_State *L);                 /* mf.save, mf.load (safetensors) */
 void lmf_open_saver(lua_State *L);                /* mf.train.Saver, mf.test.fail_next_save */
 void lmf_open_plot(lua_State *L);                 /* mf.plot (repl/lmf_plot.c) */

@@ -62,6 +62,7 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_graph_grad(L);
     lmf_open_trace(L);
     lmf_open_train(L);
+    lmf_open_dist(L);
     lmf_open_ckpt(L);
     lmf_open_saver(L);
     lmf_open_plot(L);

@@ -12,15 +12,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "lmf_callback.h"
 #include "lmf.h"
 #include "train/train.h"
 
 #define OPT_MT "mf.train.Optimizer"
 
+/* 'distributed': a DistributedOptimizer (mf.dist) around the same
+ * MfOptimizer: compute_gradients averages over the processes, with the
+ * signature exchange when 'check', fusion buffers of 'fusion_bytes'. */
 typedef struct OptBox {
     MfOptimizer *o;
     bool lr_callable;
+    bool distributed, check;
+    int64_t fusion_bytes;
 } OptBox;
 
 static const char global_step_key = 0;
@@ -120,8 +126,7 @@ static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
         c->name = name;
     }
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 1);
-    box->o = NULL;
-    box->lr_callable = callable;
+    *box = (OptBox){NULL, callable, false, true, 0};
     luaL_setmetatable(L, OPT_MT);
     if (callable) {
         lua_pushvalue(L, 1);
@@ -315,6 +320,15 @@ static void push_pairs(lua_State *L, MfGradVar *pairs, int n)
     lua_setfield(L, -2, "n");
 }
 
+/* A DistributedOptimizer (at 1) averages the gradients over the processes. */
+static MfStatus average(lua_State *L, MfGradVar *pairs, int n)
+{
+    OptBox *box = luaL_checkudata(L, 1, OPT_MT);
+    if (!box->distributed)
+        return MF_OK;
+    return mf_train_allreduce_gradients(pairs, n, box->check, box->fusion_bytes);
+}
+
 /* Graph mode: the symbolic loss at 2 with the options at 3; pushes the
  * pairs and the loss. */
 static void compute_graph(lua_State *L, const char *who)
@@ -326,8 +340,12 @@ static void compute_graph(lua_State *L, const char *who)
     int n = 0;
     MfStatus st = mf_train_compute_gradients_graph(loss, nv < 0 ? 0 : nv, nv < 0 ? NULL : vs,
                                                    &pairs, &n);
-    if (st != MF_OK)
+    if (st == MF_OK)
+        st = average(L, pairs, n);
+    if (st != MF_OK) {
+        mf_grad_vars_free(pairs, n);
         lmf_raise(L);
+    }
     if (nv >= 0)
         lua_pop(L, 1);
     push_pairs(L, pairs, n);
@@ -358,8 +376,13 @@ static void compute(lua_State *L, const char *who)
         mf_err_clear();
         lua_error(L);
     }
-    if (st != MF_OK)
+    if (st == MF_OK)
+        st = average(L, pairs, n);
+    if (st != MF_OK) {
+        mf_grad_vars_free(pairs, n);
+        mf_tensor_release(loss);
         lmf_raise(L);
+    }
     if (nv >= 0)
         lua_pop(L, 1);
     push_pairs(L, pairs, n);
@@ -622,6 +645,8 @@ static int o_tostring(lua_State *L)
     const MfOptConfig *c = mf_optimizer_config(box->o);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
+    if (box->distributed)
+        luaL_addstring(&b, "DistributedOptimizer(");
     luaL_addstring(&b, mf_optimizer_class(box->o));
     luaL_addstring(&b, "(learning_rate=");
     add_lr(&b, box);
@@ -635,6 +660,11 @@ static int o_tostring(lua_State *L)
     luaL_addstring(&b, buf);
     snprintf(buf, sizeof buf, " (for %d variables)", mf_optimizer_nvars(box->o));
     luaL_addstring(&b, n ? buf : "");
+    if (box->distributed) {
+        snprintf(buf, sizeof buf, ", averaged over %d process%s)", mf_dist_size(),
+                 mf_dist_size() == 1 ? "" : "es");
+        luaL_addstring(&b, buf);
+    }
     luaL_pushresult(&b);
     return 1;
 }
@@ -752,6 +782,37 @@ static int l_exponential_decay(lua_State *L)
     lua_pushcclosure(L, decayed, 5);
     lua_pushvalue(L, -1);
     lua_call(L, 0, graph ? 1 : 0);
+    return 1;
+}
+
+/* mf.dist.DistributedOptimizer(opt [, {check = true, fusion_bytes = 64 MiB}])
+ * -> an optimizer with opt's interface, slots and name (the same engine
+ * optimizer, shared), whose compute_gradients (so minimize too) averages
+ * the gradients over the processes. */
+int lmf_distributed_optimizer(lua_State *L)
+{
+    static const char *const known[] = {"check", "fusion_bytes", NULL};
+    const char *who = "DistributedOptimizer";
+    OptBox *inner = luaL_testudata(L, 1, OPT_MT);
+    if (!inner)
+        return luaL_error(L, "%s: expected an optimizer (e.g. mf.train.AdamOptimizer(0.01)), "
+                          "got %s", who, type_name(L, 1));
+    if (!inner->o)
+        return luaL_error(L, "%s: the optimizer is closed", who);
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TTABLE);
+    lmf_check_options(L, 2, who, known);
+    bool check = lmf_opt_bool(L, 2, "check", 1);
+    lua_Integer fusion = lmf_opt_integer(L, 2, "fusion_bytes", 64 << 20);
+    if (fusion < 1)
+        return luaL_error(L, "%s: fusion_bytes must be >= 1, got %lld", who, (long long)fusion);
+    OptBox *box = lua_newuserdatauv(L, sizeof *box, 1);
+    *box = (OptBox){NULL, inner->lr_callable, true, check, (int64_t)fusion};
+    luaL_setmetatable(L, OPT_MT);
+    lua_getiuservalue(L, 1, 1);
+    lua_setiuservalue(L, -2, 1);
+    mf_optimizer_retain(inner->o);
+    box->o = inner->o;
     return 1;
 }
 

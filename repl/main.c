@@ -12,7 +12,12 @@
  * Everything runs inside one protected call ('pmain'), so a Lua memory
  * error at start-up is reported rather than aborting. Exit status is
  * non-zero when any chunk fails. MOONFLOW_NUM_THREADS sets OpenBLAS's
- * thread count before anything runs. */
+ * thread count before anything runs.
+ *
+ * Under mpirun (mf.dist) MPI starts before the script and ends after it;
+ * a script that fails on one process ends every process of the run
+ * (MPI_Abort, after its message is printed), so none waits forever in a
+ * collective for a process that is gone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "dist/dist.h"
 #include "lmf.h"
 #include "lua_alloc.h"
 #include "prompt.h"
@@ -275,6 +281,10 @@ int main(int argc, char **argv)
 {
     if (argv[0] && argv[0][0])
         progname = argv[0];
+    if (mf_dist_init() != MF_OK) {
+        fprintf(stderr, "%s: %s\n", progname, mf_err_msg());
+        return EXIT_FAILURE;
+    }
     lua_State *L = lua_newstate(lmf_lua_alloc, NULL);
     if (L != NULL)
         lua_atpanic(L, panic);
@@ -289,6 +299,14 @@ int main(int argc, char **argv)
     int status = lua_pcall(L, 2, 1, 0);
     int result = lua_toboolean(L, -1);
     lmf_report(L, status);
+    bool ok = result && status == LUA_OK;
+    if (!ok && mf_dist_size() > 1) {
+        fprintf(stderr, "%s: rank %d failed; ending all %d processes\n", progname,
+                mf_dist_rank(), mf_dist_size());
+        fflush(stderr);
+        mf_dist_abort(1);
+    }
     lua_close(L);
-    return (result && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+    mf_dist_finalize();
+    return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -7,7 +7,7 @@ set -u
 
 # pkg-config name : Debian package
 DEPS="lua5.4:liblua5.4-dev openblas:libopenblas-dev cmocka:libcmocka-dev \
-readline:libreadline-dev libcjson:libcjson-dev zlib:zlib1g-dev"
+readline:libreadline-dev libcjson:libcjson-dev zlib:zlib1g-dev ompi-c:libopenmpi-dev"
 
 missing=""
 command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"
@@ -30,6 +30,21 @@ if [ -n "$missing" ]; then
     else
         echo "configure: missing dependencies. Install them with:" >&2
         echo "    sudo apt-get install -y$missing" >&2
+        exit 1
+    fi
+fi
+
+# mpirun (no pkg-config file) runs the distributed tests (mf.dist).
+if ! command -v mpirun >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "configure: installing openmpi-bin (mpirun, for mf.dist)" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin >&2 || {
+            echo "configure: apt-get install openmpi-bin failed" >&2
+            exit 1
+        }
+    else
+        echo "configure: mpirun is missing. Install it with:" >&2
+        echo "    sudo apt-get install -y openmpi-bin" >&2
         exit 1
     fi
 fi

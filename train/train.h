@@ -134,6 +134,21 @@ typedef MfStatus (*MfLossFn)(void *ctx, MfTensor **loss);
 MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariable *const *var_list,
                                     MfTensor **loss, MfGradVar **pairs, int *npairs);
 
+/* DistributedOptimizer (train/distributed.c): replaces each gradient of
+ * 'pairs' by its mean over every process of the run (dist/), fused into one
+ * MPIAllreduce per dtype (more when a dtype's gradients exceed
+ * 'fusion_bytes' bytes; <= 0: no limit). Eager gradients are reduced now;
+ * symbolic ones get the nodes (graph mode). 'check': the signature exchange
+ * before each buffer (dist.h). Pairs without a gradient are left alone. On
+ * error the pairs hold a mix of old and new gradients, all owned. */
+MfStatus mf_train_allreduce_gradients(MfGradVar *pairs, int n, bool check,
+                                      int64_t fusion_bytes);
+
+/* broadcast_variables for graph Variable handles: root's values in 'sess'
+ * assigned in every process's 'sess'. Errors name "broadcast_variables". */
+MfStatus mf_train_broadcast_session(MfSession *sess, int n, MfVariable *const *vars, int root,
+                                    bool check);
+
 /* lr * decay_rate ^ (step / decay_steps) (the exponent floored when
  * 'staircase'), computed with ops in lr's dtype (float32 or float64).
  * 'step' is a scalar tensor of any real dtype. Errors: decay_steps <= 0,

@@ -141,6 +141,9 @@ static const GradCase cases_nondiff[] = {
     {MF_OP_SIZE, "size (2,3,4)", 1, {3}, {{2, 3, 4}}, {GN_F64}, -1, 1, NULL, NULL, false},
     {MF_OP_RANK, "rank (2,3,4)", 1, {3}, {{2, 3, 4}}, {GN_F64}, -1, 1, NULL, NULL, false},
     {MF_OP_SHAPE, "shape (2,3,4)", 1, {3}, {{2, 3, 4}}, {GN_F64}, -1, 1, NULL, NULL, false},
+    /* one process (no mpirun): the reduction of one tensor is the tensor */
+    {MF_OP_ALLREDUCE, "allreduce (2,3) sum", 1, {2}, {GN_2x3}, {GN_F64}, -1, 1, NULL, NULL,
+     false},
     {MF_OP_RANDOM_NORMAL, "random normal (3,5) float32", 0, {0}, {{0}}, {GN_F64}, 0, 0,
      gn_random_f32, NULL, false},
     {MF_OP_RANDOM_NORMAL, "random normal (3,5) float64", 0, {0}, {{0}}, {GN_F64}, 0, 0,

@@ -1,0 +1,79 @@
+/* dist.h — the public header of dist/: the processes of a data-parallel
+ * run over MPI (Open MPI), as Horovod and Torch7's torch-distlearn use it.
+ *
+ * A program started by 'mpirun' (Open MPI sets OMPI_COMM_WORLD_SIZE) calls
+ * 'mf_dist_init' once; any other start is a world of one process: rank 0,
+ * size 1, and MPI is never initialised (no start-up cost, no daemon).
+ *
+ * Every collective here (and the MPIAllreduce op, through the hook of
+ * core/collective.h) starts with a signature exchange when 'check' is true
+ * or a signature hash is given: each process contributes the hash of a text
+ * describing its call ("allreduce(sum) float32 (3,4)"); when the hashes
+ * differ, the texts are gathered and every process returns the same error,
+ * naming rank 0's side and the first rank that differs. A mismatch in
+ * shape, dtype or order of collectives thus fails on every process instead
+ * of hanging or mixing bytes. The option must be the same on every process.
+ *
+ * Only the main thread calls MPI (MPI_THREAD_FUNNELED). Errors: MF_EARG /
+ * MF_ESHAPE / MF_EDTYPE with a message naming the collective, MF_ENOMEM;
+ * an MPI error code comes back as MF_EARG with MPI's error string.
+ * Returned tensors are owned by the caller. */
+#ifndef MF_DIST_H
+#define MF_DIST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/collective.h"
+#include "core/variable.h"
+
+/* True when this process was started by mpirun (OMPI_COMM_WORLD_SIZE). */
+bool mf_dist_launched(void);
+
+/* Initialises MPI when launched by mpirun (idempotent; nothing otherwise)
+ * and registers the collective hook of core/. */
+MfStatus mf_dist_init(void);
+
+/* This process's rank (0-based) and the number of processes (1 when not
+ * launched by mpirun). */
+int mf_dist_rank(void);
+int mf_dist_size(void);
+
+/* Waits for every process. */
+MfStatus mf_dist_barrier(bool check);
+
+/* The collective hook's allreduce (core/collective.h), callable directly:
+ * 'out' contiguous, of 'in's dtype and shape. */
+MfStatus mf_dist_allreduce_into(const MfTensor *in, MfTensor *out, MfReduceOp op, uint64_t sig);
+
+/* Root's tensor on every process: '*out' has 't's shape and dtype, which
+ * must be the same on every process (checked with 'check'). */
+MfStatus mf_dist_broadcast(MfTensor *t, int root, bool check, MfTensor **out);
+
+/* The tensors of every process concatenated along the first axis, in rank
+ * order (scalars are stacked: shape (size)). The first dimension may differ
+ * between processes; the rest and the dtype may not. */
+MfStatus mf_dist_allgather(MfTensor *t, bool check, MfTensor **out);
+
+/* Assigns root's values to the eager Variables 'vars[0..n)' of every
+ * process (one broadcast per Variable, after one signature exchange for
+ * the list). */
+MfStatus mf_dist_broadcast_variables(int n, MfVariable *const *vars, int root, bool check);
+
+/* Registers 'text' as a signature (kept until mf_dist_finalize) and returns
+ * its hash for an MPIAllreduce's 'seed' attribute; 0 (no exchange) in a
+ * world of one process. */
+uint64_t mf_dist_signature(const char *text);
+
+/* The signature exchange itself, for 'who' ("barrier", ...). */
+MfStatus mf_dist_check(const char *who, const char *text);
+
+/* Ends every process of the run (MPI_Abort with 'code'), when MPI is
+ * initialised and there is more than one; returns otherwise. For the
+ * program's top level only (repl/main.c): an error on one process. */
+void mf_dist_abort(int code);
+
+/* MPI_Finalize when initialised; frees the signatures. */
+void mf_dist_finalize(void);
+
+#endif

@@ -1,0 +1,26 @@
+/* dist_impl.h — what the files of dist/ share: the MPI state and the
+ * conversion of MPI error codes. Private to dist/. */
+#ifndef MF_DIST_IMPL_H
+#define MF_DIST_IMPL_H
+
+#include <mpi.h>
+
+#include "dist.h"
+
+/* True once MPI_Init_thread succeeded (and until MPI_Finalize). */
+bool mf_dist_mpi_on(void);
+
+/* MF_OK for MPI_SUCCESS, else MF_EARG with "who: MPI error: <string>". */
+MfStatus mf_dist_mpi_status(int rc, const char *who);
+
+/* The hash of a signature text (FNV-1a, 64 bits; never 0). */
+uint64_t mf_dist_hash(const char *text);
+
+/* The exchange for a known hash: the text is looked up in the registry
+ * (NULL: only the hash is compared). */
+MfStatus mf_dist_check_hash(const char *who, uint64_t hash, const char *text);
+
+/* Frees the registered signatures. */
+void mf_dist_signatures_free(void);
+
+#endif
