@@ -122,6 +122,21 @@ function Dataset:batch(n, opts)
   return derive(self, {kind = "batch", size = n, drop = drop == true})
 end
 
+-- ds:shard(n, i): the i-th of n disjoint parts (1-based i), for data-parallel
+-- training: ds:shard(mf.dist.size(), mf.dist.rank() + 1). Element k of the
+-- stream goes to part ((k - 1) % n) + 1. Every part has the same length: the
+-- last (stream length % n) elements, a group that cannot feed every part, are
+-- dropped, so every process runs the same number of steps and none waits
+-- forever at the last one. Placed after a seeded shuffle (the same seed on
+-- every process) the parts are a fresh disjoint split on every pass.
+function Dataset:shard(n, i)
+  check_self("shard", self)
+  n = check_count("shard", "the number of shards", n)
+  i = check_count("shard", "the shard index", i)
+  if i > n then fail("shard", "the shard index must be in 1..%d, got %d", n, i) end
+  return derive(self, {kind = "shard", count = n, index = i})
+end
+
 -- ds:epochs([n]): TensorFlow's repeat; no count repeats forever.
 function Dataset:epochs(n)
   check_self("epochs", self)
@@ -170,6 +185,22 @@ function make.batch(up, st)
       end
       if #b == 0 or (#b < st.size and st.drop) then return nil end
       return b
+    end
+  end
+end
+
+-- Reads the stream in groups of n and keeps the i-th of each full group.
+function make.shard(up, st)
+  return function()
+    local it = up()
+    return function()
+      local keep
+      for k = 1, st.count do
+        local v = it()
+        if v == nil then return nil end
+        if k == st.index then keep = v end
+      end
+      return keep
     end
   end
 end
@@ -232,6 +263,8 @@ function Dataset:__tostring()
   for i, st in ipairs(self.stages) do
     if st.kind == "epochs" then
       parts[i] = "epochs(" .. (st.count or "forever") .. ")"
+    elseif st.kind == "shard" then
+      parts[i] = "shard(" .. st.count .. ", " .. st.index .. ")"
     elseif st.kind == "batch" then
       local drop = st.drop and ", drop_remainder" or ""
       parts[i] = "batch(" .. st.size .. drop .. ")"
