@@ -80,6 +80,24 @@ MfStatus mf_dist_barrier(bool check)
     return st == MF_OK ? mf_dist_mpi_status(MPI_Barrier(MPI_COMM_WORLD), "barrier") : st;
 }
 
+MfStatus mf_dist_share_status(int root, MfStatus st)
+{
+    if (world_size == 1)
+        return st;
+    struct {
+        int status;
+        char msg[1024];
+    } m = {(int)st, {0}};
+    if (world_rank == root && st != MF_OK)
+        snprintf(m.msg, sizeof m.msg, "%s", mf_err_msg());
+    int rc = MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, root, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+        return mf_dist_mpi_status(rc, "share_status");
+    if (world_rank == root || m.status == MF_OK)
+        return (MfStatus)m.status;
+    return mf_err_set((MfStatus)m.status, "%s (on rank %d)", m.msg, root);
+}
+
 void mf_dist_abort(int code)
 {
     if (mpi_on && world_size > 1)

@@ -68,6 +68,10 @@ uint64_t mf_dist_signature(const char *text);
 /* The signature exchange itself, for 'who' ("barrier", ...). */
 MfStatus mf_dist_check(const char *who, const char *text);
 
+/* Root's status 'st' (and its error message) on every process: returns
+ * root's status, with root's message set on the others when it failed. */
+MfStatus mf_dist_share_status(int root, MfStatus st);
+
 /* Ends every process of the run (MPI_Abort with 'code'), when MPI is
  * initialised and there is more than one; returns otherwise. For the
  * program's top level only (repl/main.c): an error on one process. */

@@ -33,8 +33,8 @@ static int read_root(lua_State *L, int idx, const char *who)
 {
     lua_Integer root = lmf_opt_integer(L, idx, "root", 0);
     if (root < 0 || root >= mf_dist_size())
-        return luaL_error(L, "%s: root must be a rank in 0..%d, got %lld", who,
-                          mf_dist_size() - 1, (long long)root);
+        return luaL_error(L, "%s: root must be a rank in 0..%d, got %I", who,
+                          mf_dist_size() - 1, (LUAI_UACINT)root);
     return (int)root;
 }
 

@@ -97,7 +97,8 @@ static void set_printer(lua_State *L, int box, lua_CFunction fn)
     lua_setmetatable(L, -2);
 }
 
-/* prof:rows() -> {{op, type, calls, total_ms, self_ms, avg_ms, flops, gflops, peak_pct}, ...} */
+/* prof:rows() -> {{op, type, calls, total_ms, self_ms, avg_ms, flops, bytes, gflops,
+ * peak_pct}, ...} */
 static int r_rows(lua_State *L)
 {
     const MfProfReport *r = check_report(L, 1);
@@ -114,6 +115,7 @@ static int r_rows(lua_State *L)
         set_number(L, "self_ms", row->self_us * 1e-3);
         set_number(L, "avg_ms", row->total_us * 1e-3 / (double)row->calls);
         set_number(L, "flops", row->flops);
+        set_number(L, "bytes", row->bytes);
         set_number(L, "gflops", g);
         set_number(L, "peak_pct", mf_prof_peak_pct(g, r->peak_gflops));
         lua_rawseti(L, -2, (lua_Integer)i + 1);

@@ -805,7 +805,7 @@ int lmf_distributed_optimizer(lua_State *L)
     bool check = lmf_opt_bool(L, 2, "check", 1);
     lua_Integer fusion = lmf_opt_integer(L, 2, "fusion_bytes", 64 << 20);
     if (fusion < 1)
-        return luaL_error(L, "%s: fusion_bytes must be >= 1, got %lld", who, (long long)fusion);
+        return luaL_error(L, "%s: fusion_bytes must be >= 1, got %I", who, (LUAI_UACINT)fusion);
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 1);
     *box = (OptBox){NULL, inner->lr_callable, true, check, (int64_t)fusion};
     luaL_setmetatable(L, OPT_MT);

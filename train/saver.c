@@ -18,6 +18,7 @@
 
 #include "core/alloc.h"
 #include "core/io/safetensors.h"
+#include "dist/dist.h"
 #include "optimizer_impl.h"
 
 typedef struct SaverVar {
@@ -337,8 +338,8 @@ MfStatus mf_saver_save(MfSaver *s, const char *path, MfVariable *global_step)
     return mf_saver_save_session(s, NULL, path, global_step);
 }
 
-MfStatus mf_saver_save_session(MfSaver *s, MfSession *sess, const char *path,
-                               MfVariable *global_step)
+static MfStatus save_here(MfSaver *s, MfSession *sess, const char *path,
+                          MfVariable *global_step)
 {
     Entries es = {0};
     MfStatus st = build(s, &es, global_step, false, false, "Saver.save");
@@ -365,6 +366,20 @@ MfStatus mf_saver_save_session(MfSaver *s, MfSession *sess, const char *path,
     mf_dealloc(tensors, cap * sizeof *tensors);
     free_entries(&es);
     return st;
+}
+
+/* In a run of several processes (dist/) only rank 0 writes; the others
+ * wait for it and return its status, so every process fails when the write
+ * does and none reads a file before it is complete. */
+MfStatus mf_saver_save_session(MfSaver *s, MfSession *sess, const char *path,
+                               MfVariable *global_step)
+{
+    if (mf_dist_size() == 1)
+        return save_here(s, sess, path, global_step);
+    MfStatus st = mf_dist_check("Saver.save", path);
+    if (st == MF_OK)
+        st = mf_dist_rank() == 0 ? save_here(s, sess, path, global_step) : MF_OK;
+    return st == MF_OK || mf_dist_rank() == 0 ? mf_dist_share_status(0, st) : st;
 }
 
 /* ---- restore ----------------------------------------------------------------------- */

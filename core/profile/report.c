@@ -294,6 +294,28 @@ static void add_perf(Text *t, const MfProfReport *r, double flops, double us)
         addf(t, " %7s", "-");
 }
 
+/* The collectives' share (mf.dist): calls, bytes reduced, time and its
+ * part of the top-level time, on a line of its own. */
+static void add_collectives(Text *t, const MfProfReport *r)
+{
+    int64_t calls = 0;
+    double bytes = 0, us = 0;
+    char bb[32], pb[32];
+    for (int64_t i = 0; i < r->nrows; i++) {
+        if (r->rows[i].op && strcmp(r->rows[i].op, "MPIAllreduce") == 0) {
+            calls += r->rows[i].calls;
+            bytes += r->rows[i].bytes;
+            us += r->rows[i].total_us;
+        }
+    }
+    if (calls == 0)
+        return;
+    addf(t, "\nallreduce: %lld call%s, %sB reduced (%sB per call), %.3f ms = %.1f%% of the "
+         "top-level time", (long long)calls, calls == 1 ? "" : "s", si(bb, sizeof bb, bytes),
+         si(pb, sizeof pb, bytes / (double)calls), us * 1e-3,
+         r->top_us > 0 ? 100 * us / r->top_us : 0.0);
+}
+
 char *mf_prof_report_table(const MfProfReport *r)
 {
     Text t = {NULL, 0, 0, true};
@@ -313,6 +335,7 @@ char *mf_prof_report_table(const MfProfReport *r)
     addf(&t, "%lld op call%s, %.3f ms at top level; GEMM peak %.1f GFLOP/s (%d thread%s)",
          (long long)r->ncalls, r->ncalls == 1 ? "" : "s", r->top_us * 1e-3, r->peak_gflops,
          openblas_get_num_threads(), openblas_get_num_threads() == 1 ? "" : "s");
+    add_collectives(&t, r);
     return text_done(&t);
 }
 

@@ -1,0 +1,187 @@
+-- test_dist.lua — mf.dist: the world of one process (no mpirun), ds:shard,
+-- and the multi-process tests in tests/dist/*.lua run under mpirun (Open
+-- MPI) with 2 and 3 processes over shared memory (btl self,vader,
+-- --oversubscribe on this 2-core machine): training eager and graph, every
+-- collective and dtype, mismatches, a failing / interrupted / killed rank,
+-- save and restore. Open MPI refuses root without OMPI_ALLOW_RUN_AS_ROOT*
+-- (set here for the child processes only). Under the sanitizers, LeakSanitizer
+-- reads tests/dist/lsan_openmpi.supp (Open MPI's own allocations only).
+local T = dofile("tests/lua/harness.lua")
+local exe = arg[-1] or arg[0]
+
+T.test("a script without mpirun is one process of a world of one", function()
+  T.eq(mf.dist.rank(), 0)
+  T.eq(mf.dist.size(), 1)
+  T.eq(mf.dist.is_chief(), true)
+  mf.dist.barrier()
+  local t = mf.tensor{{1, 2}, {3, 4}}
+  for _, op in ipairs{"sum", "mean", "max", "min"} do
+    T.eq(mf.dist.allreduce(t, {op = op}), {{1, 2}, {3, 4}})
+  end
+  T.eq(mf.dist.broadcast(t), {{1, 2}, {3, 4}})
+  T.eq(mf.dist.allgather(t), {{1, 2}, {3, 4}})
+  T.eq(mf.dist.allgather(mf.tensor(5)), {5})
+  T.eq(mf.dist.allreduce(mf.zeros{0}).shape, {0})
+  local v = mf.Variable(mf.tensor{1, 2})
+  mf.dist.broadcast_variables({v})
+  T.eq(v, {1, 2})
+end)
+
+T.test("bad arguments name the function and what it expected", function()
+  T.raises(function() mf.dist.allreduce(mf.tensor{1}, {op = "avg"}) end,
+           'allreduce: op must be "mean", "sum", "max" or "min", got avg')
+  T.raises(function() mf.dist.allreduce(mf.tensor({1}, "int32")) end,
+           "allreduce: op 'mean' needs a float32 or float64 tensor, got int32 (use op 'sum')")
+  T.raises(function() mf.dist.allreduce(mf.tensor{1}, {opp = "sum"}) end, "unknown option 'opp'")
+  T.raises(function() mf.dist.broadcast(mf.tensor{1}, {root = 1}) end,
+           "broadcast: root must be a rank in 0..0, got 1")
+  T.raises(function() mf.dist.broadcast_variables({1}) end,
+           "broadcast_variables: element 1 must be a Variable, got number")
+  T.raises(function() mf.dist.DistributedOptimizer(3) end,
+           "DistributedOptimizer: expected an optimizer (e.g. mf.train.AdamOptimizer(0.01)), got number")
+  T.raises(function() mf.dist.DistributedOptimizer(mf.train.AdamOptimizer(0.1), {fusion_bytes = 0}) end,
+           "DistributedOptimizer: fusion_bytes must be >= 1, got 0")
+end)
+
+T.test("DistributedOptimizer over one process is its optimizer, bit for bit", function()
+  local function run(wrap)
+    local w = mf.Variable(mf.tensor{{1, 2}, {3, 4}}, {name = "w"})
+    local b = mf.Variable(mf.tensor({0.5, -1}, "float64"), {name = "b"})
+    local opt = mf.train.AdamOptimizer(0.1)
+    if wrap then opt = mf.dist.DistributedOptimizer(opt, {fusion_bytes = 8}) end
+    for _ = 1, 3 do
+      opt:minimize(function()
+        return mf.reduce_sum(mf.square(w)) + mf.cast(mf.reduce_sum(b * b), "float32")
+      end)
+    end
+    return w, b, opt
+  end
+  local w1, b1 = run(false)
+  local w2, b2, opt = run(true)
+  T.eq(w2, w1:totable())
+  T.eq(b2, b1:totable())
+  T.ok(tostring(opt):find("^DistributedOptimizer%(AdamOptimizer%(learning_rate=0.1"), tostring(opt))
+  T.ok(tostring(opt):find("averaged over 1 process%)$"), tostring(opt))
+  T.eq(opt:get_name(), "Adam")
+end)
+
+T.test("graph mode: the allreduce is a node of the graph and of the profile", function()
+  local g = mf.Graph()
+  local train_op, x
+  g:as_default(function()
+    x = mf.placeholder("float32", {-1, 2}, "x")
+    local w = mf.Variable(mf.ones{2, 1}, {name = "w"})
+    local opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.1))
+    train_op = opt:minimize(mf.reduce_mean(mf.matmul(x, w)))
+  end)
+  T.ok(tostring(g):find("MPIAllreduce"), "print(g) shows no MPIAllreduce:\n" .. tostring(g))
+  local sess = mf.Session(g)
+  sess:run(g:as_default(function() return mf.global_variables_initializer() end))
+  local prof = mf.profile(function() sess:run(train_op, {[x] = mf.tensor{{1, 2}}}) end)
+  local text = tostring(prof)
+  local found
+  for _, row in ipairs(prof:rows()) do
+    if row.type == "MPIAllreduce" then found = row end
+  end
+  T.ok(found and found.calls == 1 and found.bytes == 8, "no MPIAllreduce row:\n" .. text)
+  -- one fused buffer: w (2,1) float32 = 8 bytes, one call per step
+  T.ok(text:find("allreduce: 1 call, 8B reduced (8B per call)", 1, true), text)
+  local trace = os.tmpname()
+  prof:save_trace(trace)
+  local f = assert(io.open(trace))
+  local json = f:read("a")
+  f:close()
+  os.remove(trace)
+  T.ok(json:find('"op": "MPIAllreduce", "flops": 0, "gflops": 0, "bytes": 8', 1, true), json)
+end)
+
+T.test("ds:shard: disjoint, equal parts, the remainder dropped", function()
+  local ds = mf.data.Dataset.from_tensor_slices(mf.range(1, 8))   -- 1..7
+  local function items(d)
+    local out = {}
+    for x in d:iter() do out[#out + 1] = x:item() end
+    return out
+  end
+  T.eq(items(ds:shard(3, 1)), {1, 4})
+  T.eq(items(ds:shard(3, 2)), {2, 5})
+  T.eq(items(ds:shard(3, 3)), {3, 6})
+  T.eq(items(ds:shard(1, 1)), {1, 2, 3, 4, 5, 6, 7})
+  -- after a seeded shuffle: the same order on every process, so the parts
+  -- are disjoint and together hold all but the remainder
+  local a = items(ds:shuffle(7, {seed = 3}):shard(2, 1))
+  local b = items(ds:shuffle(7, {seed = 3}):shard(2, 2))
+  T.eq(#a, 3)
+  T.eq(#b, 3)
+  local seen = {}
+  for _, v in ipairs(a) do seen[v] = true end
+  for _, v in ipairs(b) do T.ok(not seen[v], "shards overlap at " .. v) end
+  T.eq(tostring(ds:shard(2, 1):batch(2)),
+       "mf.data.Dataset: 7 rows, 1 component, shard(2, 1) -> batch(2)")
+  T.raises(function() ds:shard(2, 3) end, "shard: the shard index must be in 1..2, got 3")
+  T.raises(function() ds:shard(0, 1) end, "shard: the number of shards must be a positive integer")
+end)
+
+-- ---- several processes ------------------------------------------------------------
+local have_mpirun = os.execute("command -v mpirun > /dev/null 2>&1")
+local supp = os.getenv("PWD") .. "/tests/dist/lsan_openmpi.supp"
+
+-- Runs tests/dist/NAME.lua under mpirun with 'np' processes; returns the
+-- output (stdout and stderr), the exit status and the seconds it took.
+local function mpirun(np, script, args)
+  local cmd = string.format(
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LSAN_OPTIONS=suppressions=%s "
+    .. "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 timeout 300 "
+    .. "mpirun --oversubscribe --bind-to none -x LSAN_OPTIONS -np %d %s tests/dist/%s.lua %s 2>&1",
+    supp, np, exe, script, args or "")
+  local t0 = mf.clock()
+  local p = io.popen(cmd)
+  local out = p:read("a")
+  local _, _, code = p:close()
+  return out, code, mf.clock() - t0
+end
+
+local function expect_pass(np, script, args, word)
+  local out, code = mpirun(np, script, args)
+  T.eq(code, 0, nil, script .. " " .. (args or "") .. " -np " .. np .. " failed:\n" .. out)
+  for r = 0, np - 1 do
+    T.ok(out:find(word:format(r)), "no '" .. word:format(r) .. "' in:\n" .. out)
+  end
+end
+
+if not have_mpirun then
+  io.stderr:write("SKIP the mpirun tests: mpirun is missing (tools/configure.sh installs it)\n")
+else
+  for _, np in ipairs{2, 3} do
+    T.test("-np " .. np .. ": eager training: ranks bit-identical, equal to one process", function()
+      expect_pass(np, "train", "eager 4", "PASS train eager rank %d of " .. np)
+    end)
+    T.test("-np " .. np .. ": graph training: ranks bit-identical, equal to one process", function()
+      expect_pass(np, "train", "graph 4", "PASS train graph rank %d of " .. np)
+    end)
+    T.test("-np " .. np .. ": collectives per dtype, empty, large; mismatches", function()
+      expect_pass(np, "collectives", "", "PASS collectives %d")
+    end)
+    T.test("-np " .. np .. ": save on rank 0, restore and broadcast", function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      os.execute("mkdir -p " .. dir)
+      expect_pass(np, "saver", dir, "PASS saver %d")
+      os.execute("rm -rf " .. dir)
+    end)
+  end
+  for _, how in ipairs{"raise", "interrupt", "kill"} do
+    T.test("-np 3: rank 1 " .. how .. "s: every process ends, with the message", function()
+      local out, code, secs = mpirun(3, "fail", how)
+      T.ok(code ~= 0, "the run ended with status 0:\n" .. out)
+      T.ok(code ~= 124, "the run hung until the timeout:\n" .. out)
+      T.ok(not out:find("UNREACHABLE"), "a process went on:\n" .. out)
+      local want = how == "raise" and "boom on rank 1" or how == "interrupt" and "interrupted"
+                   or "exited on signal 9"
+      T.ok(out:find(want, 1, true), "no '" .. want .. "' in:\n" .. out)
+      if how ~= "kill" then T.ok(out:find("rank 1 failed; ending all 3 processes", 1, true), out) end
+      io.stderr:write(string.format("  rank 1 %s: the run ended in %.1f s\n", how, secs))
+    end)
+  end
+end
+
+T.done()
