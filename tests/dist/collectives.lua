@@ -26,7 +26,8 @@ end
 local function sum_of(dtype, shape)
   local s = of_rank(0, dtype, shape)
   for r = 1, size - 1 do
-    s = dtype == "bool" and mf.logical_or(s, of_rank(r, dtype, shape)) or s + of_rank(r, dtype, shape)
+    local x = of_rank(r, dtype, shape)
+    s = dtype == "bool" and mf.logical_or(s, x) or s + x
   end
   return s
 end
@@ -84,7 +85,9 @@ local function mismatch(f, want)
 end
 mismatch(function() return mf.dist.allreduce(mf.zeros{rank == 1 and 3 or 2}) end,
          {"rank 0 has allreduce(mean) float32 (2,)", "rank 1 has allreduce(mean) float32 (3,)"})
-mismatch(function() return mf.dist.allreduce(mf.zeros({2}, rank == 1 and "float64" or "float32")) end,
+mismatch(function()
+  return mf.dist.allreduce(mf.zeros({2}, rank == 1 and "float64" or "float32"))
+end,
          {"rank 0 has allreduce(mean) float32 (2,)", "rank 1 has allreduce(mean) float64 (2,)"})
 mismatch(function()   -- order: rank 1 broadcasts while the others allreduce
   if rank == 1 then return mf.dist.broadcast(mf.zeros{2}) end

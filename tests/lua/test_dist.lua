@@ -38,8 +38,10 @@ T.test("bad arguments name the function and what it expected", function()
   T.raises(function() mf.dist.broadcast_variables({1}) end,
            "broadcast_variables: element 1 must be a Variable, got number")
   T.raises(function() mf.dist.DistributedOptimizer(3) end,
-           "DistributedOptimizer: expected an optimizer (e.g. mf.train.AdamOptimizer(0.01)), got number")
-  T.raises(function() mf.dist.DistributedOptimizer(mf.train.AdamOptimizer(0.1), {fusion_bytes = 0}) end,
+           "DistributedOptimizer: expected an optimizer (e.g. mf.train.AdamOptimizer(0.01)), "
+           .. "got number")
+  local adam = mf.train.AdamOptimizer(0.1)
+  T.raises(function() mf.dist.DistributedOptimizer(adam, {fusion_bytes = 0}) end,
            "DistributedOptimizer: fusion_bytes must be >= 1, got 0")
 end)
 
@@ -178,7 +180,9 @@ else
       local want = how == "raise" and "boom on rank 1" or how == "interrupt" and "interrupted"
                    or "exited on signal 9"
       T.ok(out:find(want, 1, true), "no '" .. want .. "' in:\n" .. out)
-      if how ~= "kill" then T.ok(out:find("rank 1 failed; ending all 3 processes", 1, true), out) end
+      if how ~= "kill" then
+        T.ok(out:find("rank 1 failed; ending all 3 processes", 1, true), out)
+      end
       io.stderr:write(string.format("  rank 1 %s: the run ended in %.1f s\n", how, secs))
     end)
   end
