@@ -112,6 +112,10 @@ MF_OP(MF_OP_LOG_SOFTMAX, mf_desc_log_softmax)
 MF_OP(MF_OP_SOFTMAX_XENT, mf_desc_softmax_xent)
 MF_OP(MF_OP_SPARSE_SOFTMAX_XENT, mf_desc_sparse_softmax_xent)
 MF_OP(MF_OP_BIAS_ADD, mf_desc_bias_add)
+
+/* batch normalization, fused (core/ops/batchnorm.c) */
+MF_OP(MF_OP_FUSED_BATCH_NORM, mf_desc_fused_batch_norm)
+MF_OP(MF_OP_FUSED_BATCH_NORM_GRAD, mf_desc_fused_batch_norm_grad)
 MF_OP(MF_OP_MAX_POOL, mf_desc_max_pool)
 MF_OP(MF_OP_AVG_POOL, mf_desc_avg_pool)
 MF_OP(MF_OP_MAX_POOL_GRAD, mf_desc_max_pool_grad)

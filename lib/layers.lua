@@ -473,6 +473,25 @@ function Dropout:forward(x, training)
   return mf.nn.dropout(x, self.rate, self.seed and {seed = self.seed} or nil)
 end
 
+local Activation = lib.class("Activation", Layer, "activation")
+
+-- Activation(fn or name): applies it ("relu", "sigmoid", ...); ReLU() is Activation("relu").
+function layers.Activation(a, opts)
+  opts = check_opts("Activation", opts, {name = true, input_shape = true})
+  if a == nil then fail("Activation", "expected a function or an activation name, got nil") end
+  local self = lib.new_layer(Activation, opts)
+  self.fn = lib.activation("Activation", a)
+  return self
+end
+
+function Activation:forward(x) return self.fn(x) end
+
+function layers.ReLU(opts)
+  opts = check_opts("ReLU", opts, {name = true, input_shape = true})
+  opts.name = opts.name or lib.unique_name("re_lu")
+  return layers.Activation("relu", opts)
+end
+
 -- mf.layers.reset_names(): unique names start again from "dense" (Keras's
 -- clear_session), so a model rebuilt in one process loads its own file.
 function layers.reset_names() lib.reset_names() end

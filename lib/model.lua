@@ -112,25 +112,30 @@ function ModelBase:build(input_shape)
   return self
 end
 
--- A row per layer, Keras's columns and totals.
+-- A row per layer, Keras's columns and totals (the first column widens
+-- for long names instead of cutting them).
 local function summary_lines(self)
-  local lines, rule = {}, string.rep("_", 65)
+  local list = self:layers_list_()
+  local w = 28
+  for _, layer in ipairs(list) do w = math.max(w, #layer:label() + 1) end
+  local width = w + 37
+  local lines, rule = {}, string.rep("_", width)
   local function row(a, b, c)
-    lines[#lines + 1] = string.format(" %-28s %-25s %s", a, b, c)
+    lines[#lines + 1] = string.format(" %-" .. w .. "s%-26s%s", a, b, c)
   end
   lines[#lines + 1] = string.format('Model: "%s"', self.name)
   lines[#lines + 1] = rule
   row("Layer (type)", "Output Shape", "Param #")
-  lines[#lines + 1] = string.rep("=", 65)
+  lines[#lines + 1] = string.rep("=", width)
   local total, trainable = 0, 0
-  for i, layer in ipairs(self:layers_list_()) do
+  for i, layer in ipairs(list) do
     local t, tr = layer:count_params()
     total, trainable = total + t, trainable + tr
     local out = layer.output_shape and lib.shape_text(layer.output_shape, true) or "(not built)"
     row(layer:label(), out, lib.thousands(t))
-    if i < #self:layers_list_() then lines[#lines + 1] = "" end
+    if i < #list then lines[#lines + 1] = "" end
   end
-  lines[#lines + 1] = string.rep("=", 65)
+  lines[#lines + 1] = string.rep("=", width)
   lines[#lines + 1] = "Total params: " .. lib.thousands(total)
   lines[#lines + 1] = "Trainable params: " .. lib.thousands(trainable)
   lines[#lines + 1] = "Non-trainable params: " .. lib.thousands(total - trainable)

@@ -1189,7 +1189,8 @@ const LmfHelpEntry lmf_help_entries[] = {
       "  return x * v end)\n"
       "f(mf.tensor{1, 2})                   --> {1, 2}"),
     E("layers", "layers", "mf.layers.Dense Conv2D MaxPool2D AvgPool2D GlobalAveragePooling2D "
-      "Flatten Dropout Sequential Model reset_names",
+      "Flatten Dropout BatchNormalization LayerNormalization Embedding Activation ReLU "
+      "Sequential Model reset_names",
       "Keras's layers, written in Lua on the mf API (lib/layers.lua). A layer is called like "
       "a function, y = layer(x [, {training = true}]); its first call makes its Variables from "
       "x's shape (named \"dense_1/kernel\"), eagerly, in a graph (g:as_default: graph "
@@ -1197,7 +1198,11 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Dense(units, {activation, use_bias, kernel_initializer, bias_initializer, name}), "
       "Conv2D(filters, kernel_size, {strides, padding = \"VALID\", activation, use_bias, "
       "dilation_rate, data_format}), MaxPool2D(pool_size, {strides, padding}), AvgPool2D, "
-      "GlobalAveragePooling2D(), Flatten(), Dropout(rate, {seed}) (only with training = true). "
+      "GlobalAveragePooling2D(), Flatten(), Dropout(rate, {seed}) (only with training = true), "
+      "BatchNormalization{momentum = 0.99, epsilon = 1e-3, axis = -1} (the fused op and batch "
+      "statistics with training = true, which also update the moving mean and variance in "
+      "every mode with nothing extra to run; the moving statistics otherwise), "
+      "LayerNormalization{epsilon}, Embedding(input_dim, output_dim) (1-based ids). "
       "Every layer takes {input_shape = {...}} (without the batch) so summary() can build it. "
       "Shape errors at the first call name the layer: \"dense_1 (Dense): ...\". "
       "mf.layers.reset_names() restarts the names (Keras's clear_session).",
@@ -1205,6 +1210,24 @@ const LmfHelpEntry lmf_help_entries[] = {
       "d(mf.tensor{{1, 2, 3}})              --> {{6, 6}}\n"
       "d.kernel.shape                       --> {3, 2}\n"
       "#d.trainable_variables               --> 2"),
+    E("nn.embedding_lookup", "nn", "mf.nn.embedding_lookup(params, ids)",
+      "The rows of params picked by ids (1-based integers of any shape): a gather along axis "
+      "1, so the result has ids' shape followed by params' other axes; the gradient reaches "
+      "params as a scatter-add of the rows used (mf.layers.Embedding uses it).",
+      "e = mf.tensor{{1, 2}, {3, 4}, {5, 6}}\n"
+      "mf.nn.embedding_lookup(e, mf.tensor({3, 1}, \"int64\"))  --> {{5, 6}, {1, 2}}"),
+    E("nn.fused_batch_norm", "nn", "mf.nn.fused_batch_norm(x, scale, offset [, {epsilon = "
+      "0.001}]) -> y, batch_mean, batch_variance",
+      "Batch normalization in training mode as one fused op (TensorFlow's FusedBatchNormV3): "
+      "channels on the last axis, statistics over every other axis, y = (x - mean) / "
+      "sqrt(variance + epsilon) * scale + offset with the biased batch variance. Its gradient "
+      "is one fused op too (FusedBatchNormGradV3), covering gradients that reach the mean and "
+      "variance outputs. mf.layers.BatchNormalization calls it and keeps the moving "
+      "statistics.",
+      "y, m, v = mf.nn.fused_batch_norm(mf.tensor{{1}, {3}}, mf.ones{1}, mf.zeros{1}, {epsilon = 0})\n"
+      "y                                    --> {{-1}, {1}}\n"
+      "m                                    --> {2}\n"
+      "v                                    --> {1}"),
     E("layers.Sequential", "layers", "mf.layers.Sequential{layer, ...};  model:add(layer);  "
       "model.trainable_variables;  model.variables;  model:summary();  model:state_dict();  "
       "model:load_state_dict(t);  model:save(path);  model:load(path);  model:build(shape)",

@@ -120,6 +120,13 @@ local scripts = {
       T.ok(has(out, "Total params: 53,002"), out)
       T.ok(has(out, "epoch 12/12  step 45/45"), out)
     end},
+  ["cnn_batchnorm.lua"] = {args = {3}, check = function(out)
+    T.ok(number_after(out, "test accuracy") >= 0.9, out)
+    T.ok(has(out, "Non-trainable params: 96"), out)
+    local d = tonumber(out:match("one image alone vs in a batch of %d+: max difference ([%d.e+-]+)"))
+    T.ok(d and d < 1e-4, "inference does not depend on the batch: " .. out)
+    T.ok(has(out, "moving_variance = ["), out)
+  end},
   ["save_restore.lua"] = {check = function(out)
     T.ok(has(out, "restored:  step 50"), out)
     T.ok(has(out, "restored run matches the uninterrupted one:\ttrue"), out)

@@ -18,6 +18,7 @@ static void gcn_axis_m1(MfAttrs *a) { a->axis = -1; }
 static void gcn_axis_1(MfAttrs *a) { a->axis = 1; }
 static void gcn_axis_0(MfAttrs *a) { a->axis = 0; }
 static void gcn_nchw(MfAttrs *a) { a->n = 1; }
+static void gcn_bn_eps(MfAttrs *a) { a->scalar[0] = 1e-3; }
 
 static void gcn_pool(MfAttrs *a, int64_t k, int64_t s, int padding)
 {
@@ -76,6 +77,10 @@ static const GradCase cases_nn[] = {
      {GCN_F, GCN_I}, -2, 2, NULL, gcn_labels, true},
     {MF_OP_SPARSE_SOFTMAX_XENT, "sparse_softmax_cross_entropy (2,2,3)", 2, {3, 2},
      {{2, 2, 3}, {2, 2}}, {GCN_F, GCN_I}, -2, 2, NULL, gcn_labels, false},
+    {MF_OP_FUSED_BATCH_NORM, "fused_batch_norm (5,3), all three outputs weighted", 3, {2, 1, 1},
+     {{5, 3}, {3}, {3}}, {GCN_F, GCN_F, GCN_F}, -2, 2, gcn_bn_eps, NULL, false},
+    {MF_OP_FUSED_BATCH_NORM, "fused_batch_norm (2,2,2,3) NHWC", 3, {4, 1, 1},
+     {{2, 2, 2, 3}, {3}, {3}}, {GCN_F, GCN_F, GCN_F}, -2, 2, gcn_bn_eps, NULL, false},
     {MF_OP_BIAS_ADD, "bias_add NHWC (2,3,4) + (4)", 2, {3, 1}, {{2, 3, 4}, {4}}, {GCN_F, GCN_F},
      -1, 1, NULL, NULL, false},
     {MF_OP_BIAS_ADD, "bias_add NCHW (2,3,2,2) + (3)", 2, {4, 1}, {{2, 3, 2, 2}, {3}},

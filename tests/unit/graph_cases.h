@@ -101,7 +101,19 @@ static void gn_specials(int input, MfTensor *t)
 #define GN_F64 MF_FLOAT64
 #define GN_2x3 {2, 3}
 
+static void gn_bn_eps(MfAttrs *a)
+{
+    a->scalar[0] = 1e-3;
+}
+
 static const GradCase cases_nondiff[] = {
+    {MF_OP_FUSED_BATCH_NORM_GRAD, "fused_batch_norm_grad (4,3)", 5, {2, 2, 1, 1, 1},
+     {{4, 3}, {4, 3}, {3}, {3}, {3}}, {GN_F64, GN_F64, GN_F64, GN_F64, GN_F64}, 0.1, 0.9,
+     gn_bn_eps, NULL, false},
+    {MF_OP_FUSED_BATCH_NORM_GRAD, "fused_batch_norm_grad (2,2,3), dmean, dvar", 7,
+     {3, 3, 1, 1, 1, 1, 1}, {{2, 2, 3}, {2, 2, 3}, {3}, {3}, {3}, {3}, {3}},
+     {GN_F64, GN_F64, GN_F64, GN_F64, GN_F64, GN_F64, GN_F64}, 0.1, 0.9, gn_bn_eps, NULL,
+     false},
     {MF_OP_SIGN, "sign (2,3)", 1, {2}, {GN_2x3}, {GN_F64}, -2, 2, NULL, gn_specials, false},
     {MF_OP_FLOOR, "floor (2,3)", 1, {2}, {GN_2x3}, {GN_F64}, -3, 3, NULL, NULL, false},
     {MF_OP_CEIL, "ceil (2,3)", 1, {2}, {GN_2x3}, {GN_F64}, -3, 3, NULL, NULL, false},

@@ -1,0 +1,32 @@
+/* lmf_batchnorm.c — mf.nn.fused_batch_norm(x, scale, offset [, {epsilon}])
+ * -> y, batch_mean, batch_variance: the fused training-mode batch
+ * normalization op (core/ops/batchnorm.c), channels on the last axis.
+ * The thinnest binding, until the schema-driven binder (repl/lmf_op.c)
+ * binds it from its descriptor. */
+#include "lmf.h"
+
+static int l_fused_batch_norm(lua_State *L)
+{
+    static const char *const keys[] = {"epsilon", NULL};
+    const char *fname = "fused_batch_norm";
+    if (lua_gettop(L) > 4)
+        return luaL_error(L, "%s: expected (x, scale, offset [, {epsilon}]), got %d arguments",
+                          fname, lua_gettop(L));
+    if (!lua_isnoneornil(L, 4))
+        luaL_checktype(L, 4, LUA_TTABLE);
+    lmf_check_options(L, 4, fname, keys);
+    MfAttrs a = mf_attrs_default();
+    a.scalar[0] = lua_istable(L, 4) ? lmf_opt_number(L, 4, "epsilon", 1e-3) : 1e-3;
+    MfTensor *in[3];
+    for (int i = 0; i < 3; i++)
+        in[i] = lmf_check_tensor(L, i + 1);
+    return lmf_call_op(L, MF_OP_FUSED_BATCH_NORM, 3, in, &a);
+}
+
+void lmf_open_batchnorm(lua_State *L)
+{
+    lua_getfield(L, -1, "nn");
+    lua_pushcfunction(L, l_fused_batch_norm);
+    lua_setfield(L, -2, "fused_batch_norm");
+    lua_pop(L, 1);
+}
