@@ -59,9 +59,10 @@ MfStatus mf_grad_call(const MfGradCall *g, MfTensor **dinputs)
     const MfOpCall *c = g->call;
     for (int i = 0; i < c->ninputs; i++)
         dinputs[i] = NULL;
-    if (!mf_op_differentiable(c->op))
+    if (!g->override && !mf_op_differentiable(c->op))
         return MF_OK;
-    MfStatus st = mf_op_table[c->op]->backward(g, dinputs);
+    MfStatus st = g->override ? g->override->backward(g->override, g, dinputs)
+                              : mf_op_table[c->op]->backward(g, dinputs);
     if (st != MF_OK) {
         for (int i = 0; i < c->ninputs; i++) {
             mf_tensor_release(dinputs[i]);

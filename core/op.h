@@ -75,6 +75,8 @@ typedef struct MfOpCall {
 
 /* What a gradient function receives: the forward call, its outputs and the
  * gradients flowing into those outputs (NULL entries: unconnected). */
+typedef struct MfGradFn MfGradFn;
+
 typedef struct MfGradCall {
     const MfOpCall *call;
     MfTensor *const *outputs;
@@ -83,7 +85,17 @@ typedef struct MfGradCall {
      * function may skip work for unwanted inputs (as TensorFlow skips
      * unneeded input gradients); it may also compute them anyway. */
     const bool *needs;
+    /* A registered gradient that replaces the op's own (core/grad_registry.h),
+     * captured when the op was recorded or added to a graph; NULL: the op's. */
+    MfGradFn *override;
 } MfGradCall;
+
+/* A gradient registered by name (mf.RegisterGradient): 'backward' has the
+ * contract of MfOpDesc.backward. 'name' is set by the registry. */
+struct MfGradFn {
+    const char *name;
+    MfStatus (*backward)(MfGradFn *f, const MfGradCall *g, MfTensor **dinputs);
+};
 
 /* True when the gradient of input 'i' is wanted. */
 static inline bool mf_grad_needs(const MfGradCall *g, int i)

@@ -126,7 +126,15 @@ typedef struct MfTapeEntry {
     int ninputs, noutputs;
     MfTensor *const *inputs;
     MfTensor *const *outputs;
+    bool custom;               /* a custom_gradient function's record */
+    const char *gradient;      /* a registered gradient replacing the op's, or NULL */
 } MfTapeEntry;
+
+/* Writes how the tape's listing names 'x' into 'buf': "t3" for the output
+ * of record 3 ("t3:2" for its second of several), a Variable's name for a
+ * read of it, "watched" for a tensor watched with tape:watch, the value of
+ * a one-element constant, else "const". */
+void mf_tape_label(const MfTape *t, const MfTensor *x, char *buf, size_t cap);
 
 /* The variables watched on this tape (read while it recorded, or watched
  * with mf_tape_watch_variable), in no particular order: writes up to 'cap'

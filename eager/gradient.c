@@ -142,7 +142,8 @@ static MfStatus run_backward(const MfTapeRecord *r, MfTensor **dout, MfTensor **
             c.out[j].rank = o->rank;
             memcpy(c.out[j].shape, o->shape, sizeof o->shape);
         }
-        MfGradCall g = {.call = &c, .outputs = r->outputs, .doutputs = dout, .needs = needs};
+        MfGradCall g = {.call = &c, .outputs = r->outputs, .doutputs = dout, .needs = needs,
+                        .override = r->override};
         return mf_grad_call(&g, din);
     }
     for (int j = 0; j < r->noutputs; j++) {

@@ -7,9 +7,11 @@
  * backward walk lives in gradient.c, 'explain' in explain.c. */
 #include "tape_impl.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/grad_registry.h"
 
 static MfTape **active;         /* recording tapes, oldest first */
 static int nactive, capactive;
@@ -268,6 +270,7 @@ static MfStatus push_record(MfTape *t, MfOpId op, MfTapeFunction *fn, int nin,
     }
     r->op = op;
     r->fn = fn;
+    r->override = fn ? NULL : mf_grad_override(op);
     if (fn)
         fn->refcount++;
     r->ninputs = nin;
@@ -403,6 +406,44 @@ MfTapeEntry mf_tape_entry(const MfTape *t, int64_t k)
 {
     const MfTapeRecord *r = &t->recs[k];
     MfTapeEntry e = {.name = mf_rec_name(r), .ninputs = r->ninputs, .noutputs = r->noutputs,
-                     .inputs = mf_rec_inputs(r), .outputs = r->outputs};
+                     .inputs = mf_rec_inputs(r), .outputs = r->outputs, .custom = r->fn != NULL,
+                     .gradient = r->override ? r->override->name : NULL};
     return e;
+}
+
+/* The Variable whose read 'id' is on the tape, or NULL. */
+static const MfVariable *reader_of(const MfTape *t, int64_t id)
+{
+    for (int64_t i = mf_idmap_next(&t->vars, 0); i >= 0; i = mf_idmap_next(&t->vars, i + 1)) {
+        const MfVarReads *r = t->vars.vals[i];
+        for (int64_t j = 0; j < r->n; j++)
+            if (r->ids[j] == id)
+                return r->var;
+    }
+    return NULL;
+}
+
+void mf_tape_label(const MfTape *t, const MfTensor *x, char *buf, size_t cap)
+{
+    uintptr_t mark = (uintptr_t)mf_idmap_get(&t->live, x->id);
+    const MfVariable *v = reader_of(t, x->id);
+    if (v) {
+        snprintf(buf, cap, "%s", v->name ? v->name : "Variable");
+    } else if (mark >= LIVE_RECORD && (int64_t)(mark - LIVE_RECORD) < t->nrecs) {
+        int64_t k = (int64_t)(mark - LIVE_RECORD);
+        const MfTapeRecord *r = &t->recs[k];
+        int j = 0;
+        while (j < r->noutputs && r->outputs[j]->id != x->id)
+            j++;
+        if (r->noutputs > 1)
+            snprintf(buf, cap, "t%lld:%d", (long long)k + 1, j + 1);
+        else
+            snprintf(buf, cap, "t%lld", (long long)k + 1);
+    } else if (mark == LIVE_WATCHED) {
+        snprintf(buf, cap, "watched");
+    } else if (x->storage && mf_tensor_numel(x) == 1) {
+        snprintf(buf, cap, "%.4g", mf_tensor_get(x, 0));
+    } else {
+        snprintf(buf, cap, "const");
+    }
 }

@@ -23,6 +23,7 @@ typedef struct MfTapeRecord {
     MfTensor **in_heap;             /* inputs when more than REC_INLINE, else NULL */
     MfTensor *outputs[MF_MAX_OUTPUTS];
     MfAttrs *attrs;                 /* owned copy; NULL when all zero (most ops) */
+    MfGradFn *override;             /* registered gradient replacing the op's (borrowed) */
 } MfTapeRecord;
 
 /* The values read from one variable on this tape (distinct tensor ids). */
@@ -56,7 +57,7 @@ static inline MfTensor *const *mf_rec_inputs(const MfTapeRecord *r)
 
 static inline bool mf_rec_differentiable(const MfTapeRecord *r)
 {
-    return r->fn != NULL || mf_op_differentiable(r->op);
+    return r->fn != NULL || r->override != NULL || mf_op_differentiable(r->op);
 }
 
 static inline const char *mf_rec_name(const MfTapeRecord *r)

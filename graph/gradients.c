@@ -102,8 +102,8 @@ static bool passes(const Walk *w, const MfNode *nd)
 {
     if (read_source(nd) >= 0)
         return true;
-    return nd->kind == MF_NODE_OP && mf_op_differentiable(nd->op) && nd->index >= w->lo
-           && nd->index < w->hi;
+    return nd->kind == MF_NODE_OP && (nd->override || mf_op_differentiable(nd->op)) &&
+           nd->index >= w->lo && nd->index < w->hi;
 }
 
 /* A custom gradient's node is reached from its user-given inputs, not
@@ -433,7 +433,8 @@ static MfStatus run_node(Walk *w, MfNode *nd)
         MfOpCall c = {.op = nd->op, .ninputs = ni, .inputs = ts, .attrs = &nd->attrs,
                       .noutputs = nd->noutputs};
         memcpy(c.out, nd->out, (size_t)nd->noutputs * sizeof *c.out);
-        MfGradCall gc = {.call = &c, .outputs = ts + ni, .doutputs = dout, .needs = needs};
+        MfGradCall gc = {.call = &c, .outputs = ts + ni, .doutputs = dout, .needs = needs,
+                         .override = nd->override};
         int mark = push_op_scope(w->g, nd->name);
         st = mf_grad_call(&gc, ts + nt);
         if (mark >= 0)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grad_registry.h"
 #include "core/rng.h"
 
 #define MAX_DEFAULT_DEPTH 64
@@ -730,6 +731,7 @@ static MfStatus build(void *self, MfOpCall *c, MfTensor **outs)
         return st;
     }
     n->op = c->op;
+    n->override = mf_grad_override(c->op);
     n->attrs = *c->attrs;
     n->attrs.runs = runs;
     n->inputs = ins;

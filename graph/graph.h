@@ -74,6 +74,9 @@ typedef struct MfNode {
     /* custom_gradient (graph/gradients.h): the gradient walk calls it
      * instead of the op's gradient; owned, freed with the node. */
     struct MfNodeGrad *grad;
+    /* A registered gradient replacing the op's (gradient_override_map at
+     * creation; borrowed: registered gradients are permanent). */
+    MfGradFn *override;
 } MfNode;
 
 /* A gradient written by the user for one node (mf.custom_gradient in graph

@@ -8,6 +8,7 @@
  * and printed through the global 'print' (so output can be redirected the
  * Lua way); nothing here allocates outside Lua. */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include <lua.h>
 
 #include "help.h"
+#include "help_objects.h"
 
 #define WRAP_WIDTH 76
 #define MAX_SUGGESTIONS 6
@@ -50,6 +52,8 @@ static const Topic topics[] = {
     {"layers", "layers and models (mf.layers, lib/): Dense, Conv2D, Sequential, fit, "
                "mf.losses, mf.metrics"},
     {"shell", "the program and prompt: help, config, set_num_threads, memory"},
+    {"concepts", "the ideas, each with a runnable example: broadcasting, padding, layouts, "
+                 "executor, slots, gradients, equality"},
     {NULL, NULL},
 };
 
@@ -110,6 +114,19 @@ static const LmfHelpEntry *find_entry(const char *name)
     return NULL;
 }
 
+/* The entry whose name ends with "." .. 'name' ("train.Saver" for
+ * "Saver"), the first in table order, or NULL. */
+static const LmfHelpEntry *find_suffix(const char *name)
+{
+    size_t n = strlen(name);
+    for (const LmfHelpEntry *e = lmf_help_entries; e->name; e++) {
+        size_t m = strlen(e->name);
+        if (m > n && e->name[m - n - 1] == '.' && strcmp(e->name + m - n, name) == 0)
+            return e;
+    }
+    return NULL;
+}
+
 static const Topic *find_topic(const char *name)
 {
     for (const Topic *t = topics; t->name; t++)
@@ -132,6 +149,11 @@ static void show_entry(lua_State *L, const LmfHelpEntry *e)
         luaL_addlstring(&b, p, n);
         luaL_addchar(&b, '\n');
         p += n + (p[n] == '\n');
+    }
+    char note[512];
+    if (lmf_help_op_note(e->name, note, sizeof note)) {
+        luaL_addstring(&b, "\n");
+        add_wrapped(&b, note, "  ");
     }
     lua_pushfstring(L, "\n  (topic: %s; help() lists all topics)", e->topic);
     luaL_addvalue(&b);
@@ -328,16 +350,22 @@ static const char *plain_name(const char *s)
     return colon ? colon + 1 : s;
 }
 
-static void help_name(lua_State *L, const char *query)
+/* Shows the entry or topic 'query' names; a typed name ('concepts') finds
+ * a concept first ("gradients": the idea, not mf.gradients). */
+static void help_name(lua_State *L, const char *query, bool concepts)
 {
     const char *name = plain_name(query);
-    const LmfHelpEntry *e = find_entry(name);
-    const Topic *t = find_topic(name);
-    if (!e && !t) {
-        lua_pushfstring(L, "random.%s", name);
+    const LmfHelpEntry *e = NULL;
+    if (concepts) {
+        lua_pushfstring(L, "concept.%s", name);
         e = find_entry(lua_tostring(L, -1));
         lua_pop(L, 1);
     }
+    if (!e)
+        e = find_entry(name);
+    const Topic *t = find_topic(name);
+    if (!e && !t)
+        e = find_suffix(name);   /* "Saver" -> "train.Saver", "conv2d_backprop_input" */
     /* "initializers.zeros", "data.Dataset.batch": the longest prefix with
      * an entry (the table's or the class's, which covers its members). */
     for (size_t n = strlen(name); !e && !t && n > 0; n--) {
@@ -480,12 +508,30 @@ static int help_table(lua_State *L, int idx)
     return dataset;
 }
 
+/* help(obj) for an object with methods (an optimizer, a session, a
+ * Dataset, a layer...): its class's entry when there is one, then its
+ * methods. Returns 0 when the value has no methods. */
+static int help_object(lua_State *L, int idx)
+{
+    const char *cls = luaL_getmetafield(L, idx, "__name") == LUA_TSTRING ? lua_tostring(L, -1)
+                                                                         : "";
+    for (size_t i = 0; i < sizeof method_owners / sizeof method_owners[0]; i++)
+        if (strcmp(cls, method_owners[i].metatable) == 0 && find_entry(method_owners[i].entry))
+            show_entry(L, find_entry(method_owners[i].entry));
+    if (strcmp(cls, "mf.data.Dataset") == 0)
+        show_entry(L, find_entry("data.Dataset"));
+    if (!lmf_help_methods(L, idx))
+        return 0;
+    emit(L);
+    return 1;
+}
+
 /* help(x) for a value that is not a string: a function of mf or a method,
  * the mf table itself or one of its tables, or a tensor. */
 static void help_value(lua_State *L)
 {
     if (lua_type(L, 1) == LUA_TFUNCTION && push_function_name(L, 1)) {
-        help_name(L, lua_tostring(L, -1));
+        help_name(L, lua_tostring(L, -1), false);
         return;
     }
     if (lua_type(L, 1) == LUA_TFUNCTION && help_method(L, 1))
@@ -501,6 +547,8 @@ static void help_value(lua_State *L)
         show_entry(L, find_entry("Tensor"));
         return;
     }
+    if (help_object(L, 1))
+        return;
     if (lua_type(L, 1) == LUA_TFUNCTION && push_lua_name(L, 1)) {
         lua_pushfstring(L, "help: %s is part of Lua, not of mf; see the Lua 5.4 manual:\n"
                         "  https://www.lua.org/manual/5.4/manual.html#pdf-%s\n"
@@ -519,7 +567,7 @@ int lmf_help(lua_State *L)
     if (lua_isnoneornil(L, 1))
         show_topics(L);
     else if (lua_type(L, 1) == LUA_TSTRING)
-        help_name(L, lua_tostring(L, 1));
+        help_name(L, lua_tostring(L, 1), true);
     else
         help_value(L);
     return 0;

@@ -5,6 +5,7 @@
 #include "core/alloc.h"
 #include "lmf_callback.h"
 #include "lmf_explain.h"
+#include "lmf_regrad.h"
 #include "lmf_strict.h"
 #include "lmf.h"
 #include "lmf_print.h"
@@ -69,6 +70,7 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_progress(L);
     lmf_open_callback(L);
     lmf_open_explain(L);
+    lmf_open_regrad(L);
     lua_pushcfunction(L, l_memory);
     lua_setfield(L, -2, "memory");
     lua_pushcfunction(L, l_clock);

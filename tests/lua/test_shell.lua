@@ -308,19 +308,25 @@ local function run_example(line, env)
 end
 
 -- Whether mf has the function an entry documents (methods count as present).
+local concepts = {broadcasting = true, padding = true, layouts = true, executor = true,
+                  slots = true, gradients = true, equality = true}
 local function present(name)
-  if name == "Tensor" or name == "item" or name == "totable" or name == "numel" then
+  if name == "Tensor" or name == "item" or name == "totable" or name == "numel" or concepts[name]
+  then
     return true
   end
   local v = mf
-  for part in name:gmatch("[^.]+") do v = type(v) == "table" and v[part] or nil end
+  for part in name:gmatch("[^.]+") do v = type(v) == "table" and rawget(v, part) or nil end
   return v ~= nil or name == "help"
 end
 
 T.test("help: every example runs and prints what it says", function()
   local failures = {}
   local names = {"Tensor", "item", "totable", "numel", "memory", "GradientTape", "grad",
-                 "value_and_grad", "custom_gradient", "test.gradcheck", "Variable", "initializers"}
+                 "value_and_grad", "custom_gradient", "test.gradcheck", "Variable", "initializers",
+                 "explain_gradients", "ops", "RegisterGradient", "gradient_override_map",
+                 "broadcasting", "padding", "layouts", "executor", "slots", "gradients",
+                 "equality"}
   for name in api_names:gmatch("%S+") do names[#names + 1] = name end
   local old_print = print
   for _, name in ipairs(names) do

@@ -1,0 +1,69 @@
+-- test_help_objects.lua — help(obj) works for every object (optimizer,
+-- graph, session, tape, Variable, Dataset, Saver, traced function, profile
+-- report, a layer-like Lua object) and lists its methods; help "Saver" and
+-- help "conv2d_backprop_input" find entries without the prefix; the concept
+-- topics explain the idea with an example.
+local T = dofile("tests/lua/harness.lua")
+
+local function help_text(x)
+  local lines = {}
+  local old = print
+  print = function(...) lines[#lines + 1] = table.concat({...}, "\t") end
+  local ok, err = pcall(help, x)
+  print = old
+  assert(ok, err)
+  return table.concat(lines, "\n")
+end
+
+local function lists(text, ...)
+  for _, m in ipairs({...}) do
+    T.ok(text:find(m, 1, true), "'" .. m .. "' missing in:\n" .. text)
+  end
+end
+
+T.test("help(obj) for every object class lists its methods", function()
+  local g = mf.Graph()
+  local v = mf.Variable(1.0, {name = "v"})
+  local opt = mf.train.AdamOptimizer(0.1)
+  lists(help_text(opt), "mf.train.Optimizer methods", "minimize", "compute_gradients",
+        "apply_gradients", "get_slot")
+  lists(help_text(g), "mf.Graph methods", "as_default", "nodes", "to_dot")
+  lists(help_text(mf.Session(g)), "mf.Session methods", "run", "close")
+  lists(help_text(mf.GradientTape()), "mf.GradientTape methods", "gradient", "explain",
+        "watch")
+  lists(help_text(v), "mf.Variable methods", "assign", "assign_add", "read_value")
+  lists(help_text(mf.data.Dataset.from_tensor_slices(mf.ones{2})), "mf.data.Dataset methods",
+        "batch", "shuffle", "iter")
+  lists(help_text(mf.train.Saver({v})), "mf.train.Saver methods", "save", "restore")
+  lists(help_text(mf.trace(function(x) return x end)), "methods", "graph")
+  lists(help_text(mf.profile(function() return mf.ones{2} + 1 end)), "methods", "gemms",
+        "save_trace")
+  -- any Lua object with a class (a layer of a library) gets its methods listed
+  local Dense = {}
+  Dense.__index = Dense
+  Dense.__name = "mylib.Dense"
+  function Dense.call(self, x) return x end
+  function Dense.get_weights(self) return {} end
+  lists(help_text(setmetatable({}, Dense)), "mylib.Dense methods", "call, get_weights")
+end)
+
+T.test("help finds entries without their prefix", function()
+  lists(help_text("Saver"), "mf.train.Saver(")
+  lists(help_text("conv2d_backprop_input"), "mf.nn.conv2d_backprop_input(")
+  lists(help_text("mf.nn.conv2d_backprop_input"), "mf.nn.conv2d_backprop_input(")
+  lists(help_text("GradientDescentOptimizer"), "GradientDescentOptimizer")
+end)
+
+T.test("concept topics explain the idea with a runnable example", function()
+  for _, topic in ipairs({"broadcasting", "padding", "layouts", "executor", "slots",
+                          "gradients", "equality"}) do
+    local text = help_text(topic)
+    T.ok(text:find("Example:", 1, true) and text:find("-->", 1, true), topic .. ":\n" .. text)
+    T.ok(text:find('help "' .. topic .. '"', 1, true), text)
+  end
+  lists(help_text("concepts"), "broadcasting", "padding", "layouts", "executor", "slots")
+  lists(help_text(mf.gradients), "mf.gradients(ys, xs")   -- the function, not the concept
+  lists(help_text("gradients"), "Reverse-mode autodiff")
+end)
+
+T.done()
