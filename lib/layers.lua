@@ -93,8 +93,9 @@ function Layer:weights_list_() return self.weights_ end
 
 -- Makes (once) the layer's Variable 'short' from 'init(shape, dtype)'.
 function Layer:add_weight(short, shape, init, trainable, dtype)
-  local v = mf.Variable(init(shape, dtype), {name = self.name .. "/" .. short,
-                                             trainable = trainable ~= false})
+  -- the initial value is concrete even while a graph is built (lib.eager)
+  local v = mf.Variable(lib.eager(init, shape, dtype), {name = self.name .. "/" .. short,
+                                                        trainable = trainable ~= false})
   self.weights_[#self.weights_ + 1] = {short = short, var = v, trainable = trainable ~= false}
   return v
 end
@@ -143,9 +144,10 @@ function Layer:apply_(x, opts, ...)
   else
     self:check_input_(shape)
   end
-  local y = self:forward(x, training)
+  local y, s1, s2 = self:forward(x, training) -- recurrent layers: also their states
   self.input_shape, self.output_shape = shape, y.shape
-  return y
+  if s1 == nil then return y end
+  return y, s1, s2
 end
 
 function Layer.build() end

@@ -186,6 +186,7 @@ function layers.Embedding(input_dim, output_dim, opts)
                                   input_shape = true})
   local self = lib.new_layer(Embedding, opts)
   self.input_dim, self.output_dim = input_dim, output_dim
+  self.input_dtype_ = "int64" -- model:build feeds ids
   self.init = lib.initializer(fname, "embeddings_initializer", opts.embeddings_initializer,
                               mf.initializers.random_uniform{minval = -0.05, maxval = 0.05})
   return self

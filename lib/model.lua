@@ -108,7 +108,10 @@ function ModelBase:build(input_shape)
   end
   local shape = {}
   for i, d in ipairs(input_shape) do shape[i] = d < 0 and 1 or d end
-  mf.init_scope(function() self(mf.zeros(shape)) end)
+  -- an Embedding first takes ids: ones (1-based), not zeros
+  local first = self:layers_list_()[1]
+  local dt = first and first.input_dtype_
+  mf.init_scope(function() self(dt and mf.ones(shape, dt) or mf.zeros(shape)) end)
   return self
 end
 

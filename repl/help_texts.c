@@ -1190,7 +1190,7 @@ const LmfHelpEntry lmf_help_entries[] = {
       "f(mf.tensor{1, 2})                   --> {1, 2}"),
     E("layers", "layers", "mf.layers.Dense Conv2D MaxPool2D AvgPool2D GlobalAveragePooling2D "
       "Flatten Dropout BatchNormalization LayerNormalization Embedding Activation ReLU "
-      "Sequential Model reset_names",
+      "LSTM GRU SimpleRNN Sequential Model reset_names",
       "Keras's layers, written in Lua on the mf API (lib/layers.lua). A layer is called like "
       "a function, y = layer(x [, {training = true}]); its first call makes its Variables from "
       "x's shape (named \"dense_1/kernel\"), eagerly, in a graph (g:as_default: graph "
@@ -1202,7 +1202,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "BatchNormalization{momentum = 0.99, epsilon = 1e-3, axis = -1} (the fused op and batch "
       "statistics with training = true, which also update the moving mean and variance in "
       "every mode with nothing extra to run; the moving statistics otherwise), "
-      "LayerNormalization{epsilon}, Embedding(input_dim, output_dim) (1-based ids). "
+      "LayerNormalization{epsilon}, Embedding(input_dim, output_dim) (1-based ids), "
+      "LSTM(units, {return_sequences, return_state}), GRU, SimpleRNN (Keras's weights; "
+      "unrolled over time with ops, so BPTT is the tape's or graph's own backward pass; "
+      "layer(x, {initial_state = {h, c}}) starts from a state). "
       "Every layer takes {input_shape = {...}} (without the batch) so summary() can build it. "
       "Shape errors at the first call name the layer: \"dense_1 (Dense): ...\". "
       "mf.layers.reset_names() restarts the names (Keras's clear_session).",

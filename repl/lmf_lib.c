@@ -7,6 +7,7 @@
  * Each file runs once, as chunk "@lib/<file>.lua", with two arguments: the
  * mf table and a table private to the library ('lib'), through which the
  * files share helpers; a later file may use what an earlier one defined. */
+#include "graph/graph.h"
 #include "lmf.h"
 
 typedef struct LibFile {
@@ -19,11 +20,28 @@ static const LibFile lib_files[] = {
     {NULL, NULL},
 };
 
+/* lib.eager(fn, ...) -> fn(...) run eagerly, whatever graph is being built
+ * (g:as_default or mf.trace): a layer's initial values are computed once, as
+ * concrete tensors (an orthogonal initializer needs them), and a graph
+ * Variable takes them as its Const initializer. Private to lib/. */
+static int l_eager(lua_State *L)
+{
+    luaL_checkany(L, 1); /* a function or a callable (an mf.Initializer) */
+    lmf_check_status(L, mf_graph_push_default(NULL));
+    int st = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    mf_graph_pop_default();
+    if (st != LUA_OK)
+        return lua_error(L);
+    return lua_gettop(L);
+}
+
 void lmf_open_lib(lua_State *L)
 {
     int mf = lua_gettop(L);
     lua_newtable(L); /* lib: the files' shared helpers */
     int lib = lua_gettop(L);
+    lua_pushcfunction(L, l_eager);
+    lua_setfield(L, lib, "eager");
     for (const LibFile *f = lib_files; f->chunkname; f++) {
         luaL_Buffer b;
         luaL_buffinit(L, &b);

@@ -127,6 +127,12 @@ local scripts = {
     T.ok(d and d < 1e-4, "inference does not depend on the batch: " .. out)
     T.ok(has(out, "moving_variance = ["), out)
   end},
+  ["char_rnn.lua"] = {args = {"/usr/share/common-licenses/GPL-3", 15, 60}, check = function(out)
+    local a, b = out:match("loss ([%d.]+) %-> ([%d.]+)")
+    T.ok(a and tonumber(b) < tonumber(a), "the loss falls: " .. out)
+    local sample = out:match("sample:\n(.*)$")
+    T.ok(sample and #sample >= 60, "60 sampled characters: " .. out)
+  end},
   ["save_restore.lua"] = {check = function(out)
     T.ok(has(out, "restored:  step 50"), out)
     T.ok(has(out, "restored run matches the uninterrupted one:\ttrue"), out)
