@@ -93,6 +93,7 @@ MF_OP(MF_OP_RESHAPE_LIKE, mf_desc_reshape_like)
 MF_OP(MF_OP_BROADCAST_TO_LIKE, mf_desc_broadcast_to_like)
 MF_OP(MF_OP_SUM_TO_LIKE, mf_desc_sum_to_like)
 MF_OP(MF_OP_CONV2D_BACKPROP_INPUT_LIKE, mf_desc_conv2d_backprop_input_like)
+MF_OP(MF_OP_FILL, mf_desc_fill) /* core/ops/fill.c */
 
 /* creation and random ops (core/ops/random.c, core/rng.c) */
 MF_OP(MF_OP_RANDOM_NORMAL, mf_desc_random_normal)

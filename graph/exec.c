@@ -177,7 +177,7 @@ static MfStatus check_feed(Run *r, const MfTensor *t, MfTensor *v, int i)
         return mf_err_set(MF_EDTYPE, "run: the value fed to %s '%s' has dtype %s, expected %s "
                           "(use mf.cast)", kind, name, mf_dtype_name(v->dtype),
                           mf_dtype_name(t->dtype));
-    if (!shape_fits(v, t))
+    if (!((MfNode *)t->node)->any_shape && !shape_fits(v, t))
         return mf_err_set(MF_ESHAPE, "run: the value fed to %s '%s' has shape %s, expected %s",
                           kind, name, mf_shape_str(v->rank, v->shape, got, sizeof got),
                           mf_shape_str(t->rank, t->shape, want, sizeof want));

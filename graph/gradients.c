@@ -574,9 +574,55 @@ MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
     return mf_graph_gradients_window(g, ny, ys, nx, xs, grad_ys, 0, INT_MAX, grads);
 }
 
+static MfStatus gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int nx,
+                                 MfTensor *const *xs, MfTensor *const *grad_ys, int lo, int hi,
+                                 MfTensor **grads);
+
+/* 'n' tensors into 'out' (owned): a concrete tensor made while 'g' was
+ * built (mf.zeros{3} inside g:as_default) stands for the Const node that
+ * holds it, as TensorFlow's constants are graph tensors (a Const node is
+ * made when no op used it yet: nothing depends on it, its gradient is nil). */
+static MfStatus graph_tensors(MfGraph *g, int n, MfTensor *const *ts, MfTensor **out)
+{
+    MfStatus st = MF_OK;
+    for (int i = 0; i < n; i++) {
+        MfNode *k = NULL;
+        out[i] = NULL;
+        if (st != MF_OK || ts[i]->node) {
+            mf_tensor_retain(ts[i]);
+            out[i] = ts[i];
+        } else if ((st = mf_graph_const_for_(g, ts[i], &k)) == MF_OK &&
+                   !(out[i] = mf_graph_output(k, 0))) {
+            st = MF_ENOMEM;
+        }
+    }
+    return st;
+}
+
 MfStatus mf_graph_gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int nx,
                                    MfTensor *const *xs, MfTensor *const *grad_ys, int lo,
                                    int hi, MfTensor **grads)
+{
+    MfTensor **all = calloc((size_t)(ny + nx + 1), sizeof *all);
+    if (!all)
+        return mf_err_nomem("gradients", (unsigned long long)(ny + nx + 1) * sizeof *all);
+    MfStatus st = graph_tensors(g, ny, ys, all);
+    if (st == MF_OK)
+        st = graph_tensors(g, nx, xs, all + ny);
+    if (st == MF_OK)
+        st = gradients_window(g, ny, all, nx, all + ny, grad_ys, lo, hi, grads);
+    else
+        for (int i = 0; i < nx; i++)
+            grads[i] = NULL;
+    for (int i = 0; i < ny + nx; i++)
+        mf_tensor_release(all[i]);
+    free(all);
+    return st;
+}
+
+static MfStatus gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int nx,
+                                 MfTensor *const *xs, MfTensor *const *grad_ys, int lo, int hi,
+                                 MfTensor **grads)
 {
     for (int i = 0; i < nx; i++)
         grads[i] = NULL;

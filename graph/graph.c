@@ -519,6 +519,9 @@ MfStatus mf_graph_placeholder(MfGraph *g, MfDType dt, int rank, const int64_t *s
     *out = NULL;
     if (mf_graph_check_name(g, "placeholder", name) != MF_OK)
         return MF_EARG;
+    bool any = rank == -1;
+    if (any)
+        rank = 0;
     if (rank < 0 || rank > MF_MAX_RANK)
         return mf_err_set(MF_ESHAPE, "placeholder: rank %d (at most %d)", rank, MF_MAX_RANK);
     for (int i = 0; i < rank; i++)
@@ -534,6 +537,7 @@ MfStatus mf_graph_placeholder(MfGraph *g, MfDType dt, int rank, const int64_t *s
     if (st != MF_OK)
         return st;
     n->noutputs = 1;
+    n->any_shape = any;
     n->out[0].dtype = dt;
     n->out[0].rank = rank;
     if (rank > 0)

@@ -69,6 +69,10 @@ typedef struct MfNode {
      * by reference (mf.trace), retained. ASSIGN: 'assign' says how. */
     int ref;
     bool trainable;
+    /* PLACEHOLDER made without a shape (mf.placeholder("float32")): takes a
+     * value of any shape; while the graph is built it stands for a scalar
+     * (TensorFlow 1.x's keep_prob, learning rates). */
+    bool any_shape;
     MfAssignKind assign;
     struct MfVariable *var;
     /* custom_gradient (graph/gradients.h): the gradient walk calls it
@@ -142,7 +146,8 @@ void mf_graph_pop_scope(MfGraph *g, int mark);
 MfStatus mf_graph_push_control(MfGraph *g, int n, MfNode *const *deps, int *mark);
 void mf_graph_pop_control(MfGraph *g, int mark);
 
-/* Adds a placeholder of 'dt' and 'shape' (-1: unknown); 'name' NULL means
+/* Adds a placeholder of 'dt' and 'shape' (-1: unknown; 'rank' -1: any
+ * shape, see MfNode.any_shape); 'name' NULL means
  * "Placeholder". '*out' is its symbolic output, owned. */
 MfStatus mf_graph_placeholder(MfGraph *g, MfDType dt, int rank, const int64_t *shape,
                               const char *name, MfTensor **out);

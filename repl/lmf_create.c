@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/create.h"
+#include "core/ops/fill.h"
 #include "core/ops/random.h"
 #include "core/rng.h"
 #include "graph/graph.h"
@@ -89,17 +90,25 @@ static MfDType dtype_arg(lua_State *L, int idx, const char *fname, MfDType dflt,
     return dt;
 }
 
+/* shape_arg's answer for a symbolic shape tensor (mf.shape(x) of a graph
+ * tensor): the values exist when the graph runs, so the caller builds the
+ * op with the tensor (left at 'idx') as its shape input. */
+#define RUN_TIME_SHAPE (-2)
+
 /* A shape given as a Lua array, a number, or a 1-D integer tensor (such as
- * mf.shape(x) returns). Returns the rank. */
+ * mf.shape(x) returns). Returns the rank, or RUN_TIME_SHAPE. */
 static int shape_arg(lua_State *L, int idx, const char *fname, int64_t *shape)
 {
     MfTensor *t = lmf_test_tensor(L, idx);
     if (!t)
         return lmf_check_shape(L, idx, shape, 0);
+    if (t->node && mf_dtype_is_int(t->dtype) && t->rank == 1 && t->shape[0] >= 0 &&
+        t->shape[0] <= MF_MAX_RANK)
+        return RUN_TIME_SHAPE;
     if (t->node || !mf_dtype_is_int(t->dtype) || t->rank > 1 ||
         mf_tensor_numel(t) > MF_MAX_RANK)
-        return luaL_error(L, "%s: a shape tensor must be a concrete 1-D int32/int64 tensor of "
-                          "at most %d entries", fname, MF_MAX_RANK);
+        return luaL_error(L, "%s: a shape tensor must be a 1-D int32/int64 tensor of at most %d "
+                          "entries", fname, MF_MAX_RANK);
     int rank = (int)mf_tensor_numel(t);
     for (int i = 0; i < rank; i++) {
         shape[i] = mf_tensor_get_int(t, i);
@@ -162,6 +171,15 @@ static void push_filled(lua_State *L, const char *fname, int rank, const int64_t
     lmf_push_tensor(L, out);
 }
 
+/* The scalar on top of the stack replaced by Fill(shape at 'sidx', it). */
+static void fill_by_top(lua_State *L, int sidx)
+{
+    MfTensor *out = NULL;
+    lmf_check_status(L, mf_fill_by(lmf_check_tensor(L, sidx), lmf_check_tensor(L, -1), &out));
+    lmf_push_tensor(L, out);
+    lua_replace(L, -2);
+}
+
 /* zeros and ones: a number value filled into any dtype (bool: false/true). */
 static int fill_const(lua_State *L, const char *fname, int rank, const int64_t *shape,
                       MfDType dt, int value)
@@ -180,7 +198,12 @@ static int shaped_const(lua_State *L, const char *fname, int value)
                           lua_tostring(L, 1), lua_tostring(L, 2));
     int64_t shape[MF_MAX_RANK];
     int rank = shape_arg(L, 1, fname, shape);
-    return fill_const(L, fname, rank, shape, dtype_arg(L, 2, fname, MF_FLOAT32, NULL), value);
+    MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
+    if (rank != RUN_TIME_SHAPE)
+        return fill_const(L, fname, rank, shape, dt, value);
+    fill_const(L, fname, 0, shape, dt, value);
+    fill_by_top(L, 1);
+    return 1;
 }
 
 /* mf.zeros(shape [, dtype]) */
@@ -197,11 +220,17 @@ static int l_ones(lua_State *L)
 
 static int like_const(lua_State *L, const char *fname, int value)
 {
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    if (t->node)
-        return luaL_error(L, "%s: a symbolic (graph) tensor has no concrete shape yet", fname);
-    return fill_const(L, fname, t->rank, t->shape, dtype_arg(L, 2, fname, t->dtype, NULL),
-                      value);
+    MfTensor *t = lmf_to_tensor(L, 1, -1), *out = NULL;
+    MfDType dt = dtype_arg(L, 2, fname, t->dtype, NULL);
+    bool known = true;
+    for (int d = 0; d < t->rank; d++)
+        known = known && t->shape[d] >= 0;
+    if (known)
+        return fill_const(L, fname, t->rank, t->shape, dt, value);
+    /* a graph tensor with unknown dims: its shape when the graph runs */
+    lmf_check_status(L, mf_fill_like(t, dt, value, &out));
+    lmf_push_tensor(L, out);
+    return 1;
 }
 
 /* mf.zeros_like(t [, dtype]) */
@@ -226,7 +255,9 @@ static int l_fill(lua_State *L)
                           luaL_typename(L, 2));
     int given = 0;
     MfDType dt = dtype_arg(L, 3, "fill", MF_FLOAT32, &given);
-    push_filled(L, "fill", rank, shape, 2, given ? (int)dt : -1);
+    push_filled(L, "fill", rank == RUN_TIME_SHAPE ? 0 : rank, shape, 2, given ? (int)dt : -1);
+    if (rank == RUN_TIME_SHAPE)
+        fill_by_top(L, 1);
     return 1;
 }
 
@@ -325,6 +356,9 @@ static int l_constant(lua_State *L)
     int rank = -1;
     if (get_opt(L, 2, "shape"))
         rank = shape_arg(L, lua_gettop(L), "constant", shape);
+    if (rank == RUN_TIME_SHAPE)
+        return luaL_error(L, "constant: the shape must be known when the constant is made; for "
+                          "a shape known when the graph runs use mf.fill(shape, value)");
     MfTensor *t = lmf_test_tensor(L, 1);
     int vt = lua_type(L, 1);
     if (!t && vt != LUA_TNUMBER && vt != LUA_TBOOLEAN && vt != LUA_TTABLE)
@@ -458,7 +492,7 @@ static uint64_t seed_opt(lua_State *L, int idx, const char *fname)
 typedef MfStatus (*NormalFn)(int, const int64_t *, MfDType, double, double, uint64_t,
                              MfTensor **);
 
-static int random_normal(lua_State *L, const char *fname, NormalFn fn)
+static int random_normal(lua_State *L, const char *fname, NormalFn fn, MfOpId op)
 {
     static const char *const keys[] = {"mean", "stddev", "dtype", "seed", NULL};
     int64_t shape[MF_MAX_RANK];
@@ -468,7 +502,10 @@ static int random_normal(lua_State *L, const char *fname, NormalFn fn)
     double stddev = opt_number(L, 2, fname, "stddev", 1.0);
     MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
     MfTensor *out = NULL;
-    lmf_check_status(L, fn(rank, shape, dt, mean, stddev, seed_opt(L, 2, fname), &out));
+    uint64_t seed = seed_opt(L, 2, fname);
+    lmf_check_status(L, rank == RUN_TIME_SHAPE
+                     ? mf_random_shaped_by(op, lmf_check_tensor(L, 1), dt, mean, stddev, seed, &out)
+                     : fn(rank, shape, dt, mean, stddev, seed, &out));
     lmf_push_tensor(L, out);
     return 1;
 }
@@ -476,13 +513,14 @@ static int random_normal(lua_State *L, const char *fname, NormalFn fn)
 /* mf.random.normal(shape [, {mean = 0, stddev = 1, dtype, seed}]) */
 static int l_normal(lua_State *L)
 {
-    return random_normal(L, "random.normal", mf_random_normal);
+    return random_normal(L, "random.normal", mf_random_normal, MF_OP_RANDOM_NORMAL);
 }
 
 /* mf.random.truncated_normal(shape [, {mean = 0, stddev = 1, dtype, seed}]) */
 static int l_truncated_normal(lua_State *L)
 {
-    return random_normal(L, "random.truncated_normal", mf_random_truncated_normal);
+    return random_normal(L, "random.truncated_normal", mf_random_truncated_normal,
+                         MF_OP_TRUNCATED_NORMAL);
 }
 
 /* mf.random.uniform(shape [, {minval = 0, maxval = 1, dtype, seed}]);
@@ -503,7 +541,11 @@ static int l_uniform(lua_State *L)
     if (isnan(hi))
         hi = 1.0;
     MfTensor *out = NULL;
-    lmf_check_status(L, mf_random_uniform(rank, shape, dt, lo, hi, seed_opt(L, 2, fname), &out));
+    uint64_t seed = seed_opt(L, 2, fname);
+    lmf_check_status(L, rank == RUN_TIME_SHAPE
+                     ? mf_random_shaped_by(MF_OP_RANDOM_UNIFORM, lmf_check_tensor(L, 1), dt, lo,
+                                           hi, seed, &out)
+                     : mf_random_uniform(rank, shape, dt, lo, hi, seed, &out));
     lmf_push_tensor(L, out);
     return 1;
 }

@@ -159,34 +159,65 @@ static int l_bias_add(lua_State *L)
     return push_result(L, mf_bias_add(v, b, nchw, &out), &out);
 }
 
-/* mf.nn.dropout(x, rate [, {seed}]) */
+/* The dropout options at 'oi' (checked): 'seed' into *seed (returns
+ * whether given); 'rate' or 'keep_prob' pushed when 'p' is 0 (nothing
+ * pushed otherwise), *keep says which. */
+static bool dropout_opts(lua_State *L, int oi, int p, bool *keep, lua_Integer *seed)
+{
+    static const char *const known[] = {"seed", "rate", "keep_prob", NULL};
+    lmf_check_options(L, oi, "dropout", known);
+    bool has_seed = false;
+    if (lua_getfield(L, oi, "seed") != LUA_TNIL) {
+        if (!lua_isinteger(L, -1))
+            luaL_error(L, "dropout: option 'seed' must be an integer, got %s",
+                       luaL_typename(L, -1));
+        has_seed = true;
+        *seed = lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+    int r = lua_getfield(L, oi, "rate"), k = lua_getfield(L, oi, "keep_prob");
+    if (p && (r != LUA_TNIL || k != LUA_TNIL))
+        luaL_error(L, "dropout: the rate is given twice (as argument 2 and as an option)");
+    if (!p && (r == LUA_TNIL) == (k == LUA_TNIL))
+        luaL_error(L, "dropout: give exactly one of rate and keep_prob (TensorFlow 1.x's "
+                   "1 - rate), e.g. mf.nn.dropout(x, {keep_prob = kp})");
+    *keep = k != LUA_TNIL;
+    lua_remove(L, *keep ? -2 : -1);
+    if (p)
+        lua_pop(L, 1);
+    return has_seed;
+}
+
+/* mf.nn.dropout(x, rate [, {seed}]) or mf.nn.dropout(x, {rate | keep_prob [, seed]});
+ * the rate or keep_prob may be a number or a scalar tensor (a placeholder). */
 static int l_dropout(lua_State *L)
 {
     MfTensor *x = lmf_to_tensor(L, 1, -1), *out = NULL;
-    if (lua_type(L, 2) != LUA_TNUMBER)
-        return luaL_error(L, "dropout: rate must be a number in [0, 1), got %s",
-                          luaL_typename(L, 2));
-    double rate = lua_tonumber(L, 2);
-    bool has_seed = false;
-    lua_Integer seed = 0;
-    if (lua_istable(L, 3)) {
-        static const char *const known[] = {"seed", NULL};
-        lmf_check_options(L, 3, "dropout", known);
-        lua_getfield(L, 3, "seed");
-        if (!lua_isnil(L, -1)) {
-            if (!lua_isinteger(L, -1))
-                return luaL_error(L, "dropout: option 'seed' must be an integer, got %s",
-                                  luaL_typename(L, -1));
-            has_seed = true;
-            seed = lua_tointeger(L, -1);
-        }
-        lua_pop(L, 1);
-    } else if (!lua_isnoneornil(L, 3)) {
+    bool opts_at_2 = lua_type(L, 2) == LUA_TTABLE;
+    int oi = opts_at_2 ? 2 : 3;
+    if (!lua_isnoneornil(L, oi) && !lua_istable(L, oi))
         return luaL_error(L, "dropout: expected an options table {seed = n}, got %s",
-                          luaL_typename(L, 3));
+                          luaL_typename(L, oi));
+    lua_settop(L, 3);
+    bool keep = false, has_seed = false;
+    lua_Integer seed = 0;
+    if (lua_istable(L, oi))
+        has_seed = dropout_opts(L, oi, opts_at_2 ? 0 : 2, &keep, &seed);
+    int pi = opts_at_2 ? lua_gettop(L) : 2;
+    const char *what = keep ? "keep_prob" : "rate";
+    if (lua_type(L, pi) == LUA_TNUMBER) {
+        double v = lua_tonumber(L, pi), rate = keep ? 1 - v : v;
+        if (keep && !(v > 0 && v <= 1))
+            return luaL_error(L, "dropout: keep_prob must be in (0, 1], got %f", v);
+        uint64_t s = rate > 0 && rate < 1 ? mf_rng_op_seed(has_seed, seed) : 0;
+        return push_result(L, mf_dropout(x, rate, s, &out), &out);
     }
-    uint64_t s = rate > 0 && rate < 1 ? mf_rng_op_seed(has_seed, seed) : 0;
-    return push_result(L, mf_dropout(x, rate, s, &out), &out);
+    if (!lmf_test_tensor(L, pi))
+        return luaL_error(L, "dropout: %s must be a number or a scalar tensor (a placeholder), "
+                          "got %s", what, luaL_typename(L, pi));
+    MfTensor *p = lmf_to_tensor(L, pi, (int)x->dtype);
+    uint64_t s = mf_rng_op_seed(has_seed, seed);
+    return push_result(L, mf_dropout_by(x, p, keep, s, &out), &out);
 }
 
 /* ksize or strides at 'idx': n, {n}, {h, w} or {1, h, w, 1} -> 4 entries. */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh BUILD — runs every cmocka program in BUILD/tests and every Lua API
-# test in tests/lua with BUILD/moonflow; prints one line per test program
+# test in tests/lua (and tests/lua/ports) with BUILD/moonflow; prints one line per test program
 # and a closing "N passed, N failed".
 build=${1:-build/release}
 passed=0
@@ -27,7 +27,8 @@ for t in "$build"/tests/test_*; do
     [ -x "$t" ] || continue
     run_one "$(basename "$t")" "$t"
 done
-for t in tests/lua/test_*.lua; do
+# tests/lua/ports/: public TensorFlow / PyTorch programs ported line by line
+for t in tests/lua/test_*.lua tests/lua/ports/test_*.lua; do
     [ -f "$t" ] || continue
     run_one "$(basename "$t" .lua)" "$build/moonflow" "$t"
 done

@@ -17,6 +17,23 @@ MfStatus mf_check_dtype(const MfOpCall *c, const MfTensor *t, unsigned mask, con
                       mf_dtype_name(t->dtype));
 }
 
+MfStatus mf_shape_from_tensor(const MfOpCall *c, const MfTensor *s, int *rank, int64_t *shape)
+{
+    if (!mf_dtype_is_int(s->dtype) || s->rank != 1 || s->shape[0] < 0 ||
+        s->shape[0] > MF_MAX_RANK)
+        return mf_err_set(MF_ESHAPE, "%s: a shape tensor must be 1-D int32/int64 of known length "
+                          "<= %d (such as mf.shape(x)), got %s of rank %d", op_api(c),
+                          MF_MAX_RANK, mf_dtype_name(s->dtype), s->rank);
+    *rank = (int)s->shape[0];
+    for (int i = 0; i < *rank; i++) {
+        shape[i] = s->storage ? mf_tensor_get_int(s, i) : -1;
+        if (s->storage && shape[i] < 0)
+            return mf_err_set(MF_ESHAPE, "%s: shape entry %d must be >= 0, got %lld",
+                              op_api(c), i + 1, (long long)shape[i]);
+    }
+    return MF_OK;
+}
+
 void mf_spec_like(MfOpCall *c, const MfTensor *t, MfDType dt)
 {
     c->noutputs = 1;

@@ -33,6 +33,12 @@ void mf_spec_like(MfOpCall *c, const MfTensor *t, MfDType dt);
  * a negative value to keep the inputs' dtype). */
 MfStatus mf_infer_broadcast(MfOpCall *c, unsigned mask, const char *what, int dt);
 
+/* The output shape given by a shape tensor 's' (TensorFlow's 'shape' /
+ * 'dims' input of Fill and the random ops): a 1-D int32/int64 tensor of
+ * known length. Concrete (eager, or a graph run): its values, each >= 0; a
+ * symbolic one (graph building): its length with every dim unknown (-1). */
+MfStatus mf_shape_from_tensor(const MfOpCall *c, const MfTensor *s, int *rank, int64_t *shape);
+
 /* Elementwise cost: one FLOP per output element. */
 MfCost mf_cost_elementwise(const MfOpCall *c);
 

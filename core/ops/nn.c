@@ -544,13 +544,51 @@ MfStatus mf_bias_add(MfTensor *value, MfTensor *bias, bool nchw, MfTensor **out)
     return mf_op1(MF_OP_BIAS_ADD, 2, in, &a, out);
 }
 
+/* Uniform [0, 1) values of x's shape: its static shape when known, else
+ * Shape(x) read when the graph runs (a placeholder with -1 dims). */
+static MfStatus uniform_like(MfTensor *x, uint64_t seed, MfTensor **out)
+{
+    bool known = true;
+    for (int d = 0; d < x->rank; d++)
+        known = known && x->shape[d] >= 0;
+    if (known)
+        return mf_random_uniform(x->rank, x->shape, x->dtype, 0, 1, seed, out);
+    MfTensor *shape = NULL;
+    MfStatus st = mf_unary(MF_OP_SHAPE, x, &shape);
+    if (st == MF_OK)
+        st = mf_random_shaped_by(MF_OP_RANDOM_UNIFORM, shape, x->dtype, 0, 1, seed, out);
+    mf_tensor_release(shape);
+    return st;
+}
+
+/* x * scale * cast(uniform >= rate): 'rate' and 'scale' are rank-0 tensors
+ * of x's dtype, or NULL for the numbers 'r' and 1 / (1 - r). */
+static MfStatus dropout_mask(MfTensor *x, MfTensor *rate, MfTensor *scale, double r,
+                             uint64_t seed, MfTensor **out)
+{
+    MfTensor *t[5] = {0};
+    MfStatus st = uniform_like(x, seed, &t[0]);
+    if (st == MF_OK && !rate)
+        st = mf_grad_const(x, r, &t[1]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_GREATER_EQUAL, t[0], rate ? rate : t[1], &t[2]);
+    if (st == MF_OK)
+        st = mf_cast(t[2], x->dtype, &t[3]);
+    if (st == MF_OK)
+        st = scale ? mf_binary(MF_OP_MUL, x, scale, &t[4]) : mf_grad_scale(x, 1 / (1 - r), &t[4]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_MUL, t[4], t[3], out);
+    for (int i = 0; i < 5; i++)
+        mf_tensor_release(t[i]);
+    return st;
+}
+
 /* Dropout is composed of ops: x * (1 / (1 - rate)) * cast(uniform >= rate).
  * In a graph the uniform node draws a fresh mask on each run (core/rng.h),
  * and the gradient multiplies by the mask node's output of the same run,
  * so forward and backward never disagree. */
 MfStatus mf_dropout(MfTensor *x, double rate, uint64_t seed, MfTensor **out)
 {
-    MfTensor *t[5] = {0};
     *out = NULL;
     MfStatus st = check_float("dropout", "x", x);
     if (st == MF_OK && !(rate >= 0 && rate < 1))
@@ -561,19 +599,39 @@ MfStatus mf_dropout(MfTensor *x, double rate, uint64_t seed, MfTensor **out)
         *out = x;
         return MF_OK;
     }
+    return st == MF_OK ? dropout_mask(x, NULL, NULL, rate, seed, out) : st;
+}
+
+/* TensorFlow 1.x's keep_prob or 2.x's rate as a tensor (a placeholder fed
+ * per run): a concrete one is checked and taken as a number; a symbolic one
+ * gives rate = 1 - keep (or keep = 1 - rate) and the scale 1 / keep as
+ * nodes, so feeding keep_prob 1 gives x * 1 * 1 exactly. */
+MfStatus mf_dropout_by(MfTensor *x, MfTensor *p, bool keep_prob, uint64_t seed, MfTensor **out)
+{
+    const char *what = keep_prob ? "keep_prob" : "rate";
+    *out = NULL;
+    MfStatus st = check_float("dropout", "x", x);
+    if (st == MF_OK && (p->rank != 0 || p->dtype != x->dtype))
+        st = mf_err_set(MF_EARG, "dropout: %s must be a scalar of x's dtype %s, got %s of rank "
+                        "%d", what, mf_dtype_name(x->dtype), mf_dtype_name(p->dtype), p->rank);
+    if (st != MF_OK)
+        return st;
+    if (p->storage) {
+        double v = mf_tensor_get(p, 0);
+        if (keep_prob && !(v > 0 && v <= 1))
+            return mf_err_set(MF_EARG, "dropout: keep_prob must be in (0, 1], got %g", v);
+        return mf_dropout(x, keep_prob ? 1 - v : v, seed, out);
+    }
+    MfTensor *one = NULL, *other = NULL, *scale = NULL;
+    st = mf_grad_const(x, 1, &one);
     if (st == MF_OK)
-        st = mf_random_uniform(x->rank, x->shape, x->dtype, 0, 1, seed, &t[0]);
+        st = mf_binary(MF_OP_SUB, one, p, &other);   /* rate from keep_prob or keep from rate */
     if (st == MF_OK)
-        st = mf_grad_const(x, rate, &t[1]);
+        st = mf_binary(MF_OP_DIV, one, keep_prob ? p : other, &scale);
     if (st == MF_OK)
-        st = mf_binary(MF_OP_GREATER_EQUAL, t[0], t[1], &t[2]);
-    if (st == MF_OK)
-        st = mf_cast(t[2], x->dtype, &t[3]);
-    if (st == MF_OK)
-        st = mf_grad_scale(x, 1 / (1 - rate), &t[4]);
-    if (st == MF_OK)
-        st = mf_binary(MF_OP_MUL, t[4], t[3], out);
-    for (int i = 0; i < 5; i++)
-        mf_tensor_release(t[i]);
+        st = dropout_mask(x, keep_prob ? other : p, scale, 0, seed, out);
+    mf_tensor_release(one);
+    mf_tensor_release(other);
+    mf_tensor_release(scale);
     return st;
 }

@@ -53,6 +53,13 @@ MfStatus mf_bias_add(MfTensor *value, MfTensor *bias, bool nchw, MfTensor **out)
  * be in [0, 1); rate 0 returns 'x' itself (retained). Float dtypes. */
 MfStatus mf_dropout(MfTensor *x, double rate, uint64_t seed, MfTensor **out);
 
+/* The same with the rate, or with 'keep_prob' TensorFlow 1.x's keep
+ * probability (rate = 1 - keep_prob), as a rank-0 tensor of x's dtype: a
+ * placeholder fed at run time, or a concrete value (checked: rate in
+ * [0, 1), keep_prob in (0, 1]). x may have unknown (-1) dims: the mask then
+ * takes x's run-time shape. */
+MfStatus mf_dropout_by(MfTensor *x, MfTensor *p, bool keep_prob, uint64_t seed, MfTensor **out);
+
 /* Relu's gradient as one op (ReluGrad, nn_relu.c): 'dy' where 'x' > 0, else
  * 0; 'dy' and 'x' share one shape and one numeric dtype. */
 MfStatus mf_relu_backprop(MfTensor *dy, MfTensor *x, MfTensor **out);

@@ -30,20 +30,36 @@
 static MfStatus infer_shaped(MfOpCall *c, unsigned mask, const char *what)
 {
     const MfAttrs *a = c->attrs;
-    if (a->nints < 0 || a->nints > MF_MAX_RANK)
+    int rank = a->nints;
+    int64_t shape[MF_MAX_RANK];
+    if (c->ninputs > 1)
+        return mf_err_set(MF_EARG, "%s: expected at most one input (the shape), got %d",
+                          op_api(c), c->ninputs);
+    if (c->ninputs == 1) {   /* the shape as a tensor: known when the node runs */
+        MfStatus st = mf_shape_from_tensor(c, c->inputs[0], &rank, shape);
+        if (st != MF_OK)
+            return st;
+    } else if (rank < 0 || rank > MF_MAX_RANK) {
         return mf_err_set(MF_ESHAPE, "%s: rank must be 0..%d, got %d", op_api(c), MF_MAX_RANK,
-                          a->nints);
+                          rank);
+    } else {
+        for (int i = 0; i < rank; i++)
+            shape[i] = a->ints[i];
+    }
     if ((unsigned)a->dtype >= MF_NDTYPES || !(mask & MF_MASK(a->dtype)))
         return mf_err_set(MF_EDTYPE, "%s: expected dtype %s, got %s", op_api(c), what,
                           mf_dtype_name(a->dtype));
-    MfStatus st = mf_create_check_size(op_api(c), a->dtype, a->nints, a->ints);
+    bool known = true;
+    for (int i = 0; i < rank; i++)
+        known = known && shape[i] >= 0;
+    MfStatus st = known ? mf_create_check_size(op_api(c), a->dtype, rank, shape) : MF_OK;
     if (st != MF_OK)
         return st;
     c->noutputs = 1;
     c->out[0].dtype = a->dtype;
-    c->out[0].rank = a->nints;
-    for (int i = 0; i < a->nints; i++)
-        c->out[0].shape[i] = a->ints[i];
+    c->out[0].rank = rank;
+    for (int i = 0; i < rank; i++)
+        c->out[0].shape[i] = shape[i];
     return MF_OK;
 }
 
@@ -297,7 +313,8 @@ static MfStatus shuffle_forward(const MfOpCall *c, MfTensor **outs)
 #define RANDOM_OP(sym, tfname, apiname, nin, inf, fwd)                             \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = nin,                              \
-        .flags = MF_OP_RANDOM | MF_OP_NONDIFF, .infer = inf, .forward = fwd,       \
+        .flags = MF_OP_RANDOM | MF_OP_NONDIFF | (nin ? 0 : MF_OP_VARIADIC),         \
+        .infer = inf, .forward = fwd,                                              \
         .cost = mf_cost_elementwise,                                               \
     }
 
@@ -349,6 +366,19 @@ MfStatus mf_random_uniform(int rank, const int64_t *shape, MfDType dt, double mi
 {
     MfOpId op = mf_dtype_is_int(dt) ? MF_OP_RANDOM_UNIFORM_INT : MF_OP_RANDOM_UNIFORM;
     return call_shaped(op, rank, shape, dt, minval, maxval, seed, out);
+}
+
+MfStatus mf_random_shaped_by(MfOpId op, MfTensor *shape, MfDType dt, double a, double b,
+                             uint64_t seed, MfTensor **out)
+{
+    MfAttrs at = mf_attrs_default();
+    if (op == MF_OP_RANDOM_UNIFORM && mf_dtype_is_int(dt))
+        op = MF_OP_RANDOM_UNIFORM_INT;
+    at.dtype = dt;
+    at.seed = seed;
+    at.scalar[0] = a;
+    at.scalar[1] = b;
+    return mf_op1(op, 1, &shape, &at, out);
 }
 
 MfStatus mf_random_shuffle(MfTensor *t, uint64_t seed, MfTensor **out)

@@ -1,7 +1,9 @@
 /* random.h — random ops: RandomStandardNormal, RandomUniform,
  * RandomUniformInt, TruncatedNormal, RandomShuffle (core/ops/random.c).
  *
- * The first four take no tensor inputs; their attributes are
+ * The first four take no tensor inputs, or one: the shape as a 1-D int
+ * tensor (TensorFlow's 'shape' input, e.g. mf.shape(x) of a placeholder
+ * with unknown dims), read when the node runs; their attributes are
  *   ints[0..nints) = the output shape (nints = rank), dtype,
  *   seed           = the op seed, already resolved ('mf_rng_op_seed'),
  *   scalar[0..1]   = mean, stddev (normals) or minval, maxval (uniforms).
@@ -34,6 +36,13 @@ MfStatus mf_random_truncated_normal(int rank, const int64_t *shape, MfDType dt, 
  * RandomUniformInt for int32 / int64 (integer bounds, minval < maxval). */
 MfStatus mf_random_uniform(int rank, const int64_t *shape, MfDType dt, double minval,
                            double maxval, uint64_t seed, MfTensor **out);
+
+/* RandomStandardNormal, TruncatedNormal or RandomUniform ('op'; a uniform of
+ * an int dtype is RandomUniformInt) with its shape given by the tensor
+ * 'shape' (1-D int32/int64, concrete or symbolic); 'a', 'b' are mean and
+ * stddev, or minval and maxval. */
+MfStatus mf_random_shaped_by(MfOpId op, MfTensor *shape, MfDType dt, double a, double b,
+                             uint64_t seed, MfTensor **out);
 
 /* 't' with its slices along axis 1 in a random order (a copy; a scalar is
  * returned as is). */

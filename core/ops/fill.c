@@ -1,0 +1,52 @@
+/* fill.c — the Fill op (see fill.h). */
+#include "fill.h"
+
+#include <string.h>
+
+#include "common.h"
+
+static MfStatus fill_infer(MfOpCall *c)
+{
+    const MfTensor *value = c->inputs[1];
+    if (value->rank != 0 && !(value->rank == 1 && value->shape[0] == 1))
+        return mf_err_set(MF_ESHAPE, "%s: value must be a scalar, got rank %d", op_api(c),
+                          value->rank);
+    c->noutputs = 1;
+    c->out[0].dtype = value->dtype;
+    return mf_shape_from_tensor(c, c->inputs[0], &c->out[0].rank, c->out[0].shape);
+}
+
+static MfStatus fill_forward(const MfOpCall *c, MfTensor **outs)
+{
+    const MfTensor *value = c->inputs[1];
+    size_t size = mf_dtype_size(value->dtype);
+    const char *v = mf_tensor_data(value);
+    char *p = outs[0]->storage->data;
+    for (int64_t i = 0, n = mf_tensor_numel(outs[0]); i < n; i++)
+        memcpy(p + (size_t)i * size, v, size);
+    return MF_OK;
+}
+
+const MfOpDesc mf_desc_fill = {
+    .name = "Fill", .api = "fill", .arity = 2, .flags = MF_OP_NONDIFF,
+    .infer = fill_infer, .forward = fill_forward, .cost = mf_cost_elementwise,
+};
+
+MfStatus mf_fill_by(MfTensor *dims, MfTensor *value, MfTensor **out)
+{
+    MfTensor *in[2] = {dims, value};
+    return mf_op1(MF_OP_FILL, 2, in, NULL, out);
+}
+
+MfStatus mf_fill_like(MfTensor *x, MfDType dt, double value, MfTensor **out)
+{
+    MfTensor *dims = NULL, *v = mf_tensor_scalar(dt, value);
+    *out = NULL;
+    MfStatus st = v ? mf_unary(MF_OP_SHAPE, x, &dims)
+                    : mf_err_set(MF_ENOMEM, "fill: out of memory");
+    if (st == MF_OK)
+        st = mf_fill_by(dims, v, out);
+    mf_tensor_release(dims);
+    mf_tensor_release(v);
+    return st;
+}
