@@ -1,8 +1,7 @@
 /* custom_reads.c — the trainable variables read while a custom_gradient's
  * function runs under a recording tape (eager.h: mf_tape_custom_begin).
- * Their gradients cannot come from the user's gradient function (it gives
- * one per input of f), so custom_gradient refuses them by name instead of
- * leaving their gradients silently missing, as TensorFlow does. */
+ * Their gradients come from the user's gradient function as TensorFlow's
+ * 'variables' (custom_gradient passes them to it), not silently nowhere. */
 #include "tape_impl.h"
 
 enum { MAX_NOTED = 16 };   /* the first few are enough to name one */
@@ -34,6 +33,24 @@ static bool among(const MfVariable *v, int n, MfVariable *const *vs)
         if (vs[i] == v)
             return true;
     return false;
+}
+
+int mf_tape_custom_end_all(int mark, int n, MfVariable *const *inputs, MfVariable **out,
+                           int cap)
+{
+    int k = 0;
+    if (depth > 0)
+        depth--;
+    for (int i = mark; i < nnoted; i++) {
+        if (k < cap && !among(noted[i], n, inputs))
+            out[k++] = noted[i];   /* the reference passes to the caller */
+        else
+            mf_variable_release(noted[i]);
+        noted[i] = NULL;
+    }
+    if (mark < nnoted)
+        nnoted = mark;
+    return k;
 }
 
 MfVariable *mf_tape_custom_end(int mark, int n, MfVariable *const *inputs)

@@ -74,6 +74,33 @@ MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
  * a tensor rebuilt from those numbers starts a new history. */
 void mf_tape_note_export(const MfTensor *x);
 
+/* The same for several targets: their gradients add up (TensorFlow's
+ * gradient of a list of targets). 'output_gradients' (may be NULL) holds
+ * one seed or NULL per target. A target that is also a source gets its own
+ * seed as gradient (d y / d y = 1). */
+MfStatus mf_tape_gradients(MfTape *t, int ntargets, MfTensor *const *targets, int nsources,
+                           const MfTapeSource *sources, MfTensor *const *output_gradients,
+                           bool unconnected_zero, MfTensor **grads);
+
+/* TensorFlow's tape.jacobian: d target[i...] / d source[j...] with shape
+ * target.shape ++ source.shape (one backward walk per target element);
+ * NULL when unconnected unless 'unconnected_zero'. batch_jacobian: target
+ * and source share their first (batch) dimension B, rows of the batch are
+ * independent, the result is (B, target.shape[2..], source.shape[2..]).
+ * Errors as mf_tape_gradient's, and a result rank above MF_MAX_RANK. */
+MfStatus mf_tape_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
+                          bool unconnected_zero, MfTensor **out);
+MfStatus mf_tape_batch_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
+                                bool unconnected_zero, MfTensor **out);
+
+/* tape:stop_recording(fn): ops while paused (nests) are not recorded by 't'. */
+void mf_tape_pause(MfTape *t);
+void mf_tape_unpause(MfTape *t);
+
+/* tape:reset(): forgets the records and watches; a stopped non-persistent
+ * tape may be asked again after recording anew. */
+void mf_tape_reset(MfTape *t);
+
 /* Writes into 'buf' (NUL-terminated, truncated to 'cap') why the gradient of
  * 'target' with respect to 'source' is or is not connected on this tape: the
  * source is not watched, a stop_gradient or a non-differentiable op (named)
@@ -115,6 +142,11 @@ void mf_tape_resume(void);
  * 'n' variables 'inputs', as an owned reference (NULL when none). */
 int mf_tape_custom_begin(void);
 MfVariable *mf_tape_custom_end(int mark, int n, MfVariable *const *inputs);
+/* The same, giving every such variable (at most 'cap', owned references,
+ * in the order read): TensorFlow passes them to the gradient function as
+ * 'variables'. Returns how many. */
+int mf_tape_custom_end_all(int mark, int n, MfVariable *const *inputs, MfVariable **out,
+                           int cap);
 
 /* True when some tape records now (and recording is not suspended). */
 bool mf_tape_any_recording(void);

@@ -15,6 +15,7 @@
 #include "core/alloc.h"
 #include "core/create.h"
 #include "core/grad.h"
+#include "core/ops/view.h"
 #include "core/shape.h"
 
 #define STACK_INPUTS 16
@@ -25,6 +26,8 @@ typedef struct Walk {
     MfIdMap grads;    /* id -> accumulated gradient (owned) */
     MfIdMap sources;  /* source ids -> marker */
     MfIdMap kept;     /* source ids made by a record -> their final gradient (owned) */
+    int ntargets;
+    MfTensor *const *targets;
 } Walk;
 
 static void release_map(MfIdMap *m)
@@ -50,19 +53,32 @@ static bool any_in(const MfIdMap *m, int n, MfTensor *const *ts)
     return false;
 }
 
+static bool is_target(const Walk *w, int64_t id)
+{
+    for (int i = 0; i < w->ntargets; i++)
+        if (w->targets[i]->id == id)
+            return true;
+    return false;
+}
+
 /* The ids a source stands for: the tensor's, or every value read from the
- * variable on this tape. Returns how many (at most 'cap') through 'ids'. */
-static int64_t source_ids(const MfTape *t, const MfTapeSource *s, const int64_t **ids,
+ * variable on this tape. Returns how many through 'ids'. As TensorFlow, a
+ * tensor the tape neither watched nor computed stands for none (its
+ * gradient is nil), and a target is its own source (d y / d y = 1; a
+ * Variable target is the Variable, as TensorFlow compares handles). */
+static int64_t source_ids(const Walk *w, const MfTapeSource *s, const int64_t **ids,
                           int64_t *one)
 {
+    const MfTape *t = w->t;
     if (s->variable) {
         const MfVarReads *r = mf_idmap_get(&t->vars, s->variable->id);
         *ids = r ? r->ids : NULL;
-        return r ? r->n : 0;
+        if (r || !s->variable->value || !is_target(w, s->variable->value->id))
+            return r ? r->n : 0;
     }
-    *one = s->tensor->id;
+    *one = s->variable ? s->variable->value->id : s->tensor->id;
     *ids = one;
-    return 1;
+    return is_target(w, *one) || mf_idmap_get(&t->live, *one) ? 1 : 0;
 }
 
 static MfStatus mark_sources(Walk *w, int n, const MfTapeSource *sources)
@@ -70,7 +86,7 @@ static MfStatus mark_sources(Walk *w, int n, const MfTapeSource *sources)
     for (int i = 0; i < n; i++) {
         const int64_t *ids;
         int64_t one;
-        int64_t k = source_ids(w->t, &sources[i], &ids, &one);
+        int64_t k = source_ids(w, &sources[i], &ids, &one);
         for (int64_t j = 0; j < k; j++) {
             MfStatus st = mf_idmap_put(&w->sources, ids[j], (void *)LIVE_WATCHED, "gradient");
             if (st == MF_OK)
@@ -255,6 +271,15 @@ static MfStatus seed(Walk *w, MfTensor *target, MfTensor *og)
                                     1.0, &s)) != MF_OK) {
         return st;
     }
+    MfTensor *had = mf_idmap_take(&w->grads, target->id), *sum = NULL;
+    if (had) {   /* a target given twice: its seeds add up */
+        st = mf_binary(MF_OP_ADD, had, s, &sum);
+        mf_tensor_release(had);
+        mf_tensor_release(s);
+        if (st != MF_OK)
+            return st;
+        s = sum;
+    }
     st = mf_idmap_put(&w->grads, target->id, s, "gradient");
     if (st != MF_OK)
         mf_tensor_release(s);
@@ -267,7 +292,7 @@ static MfStatus collect(Walk *w, const MfTapeSource *s, bool zero, MfTensor **ou
 {
     const int64_t *ids;
     int64_t one;
-    int64_t n = source_ids(w->t, s, &ids, &one);
+    int64_t n = source_ids(w, s, &ids, &one);
     MfTensor *sum = NULL;
     for (int64_t j = 0; j < n; j++) {
         MfTensor *g = mf_idmap_get(&w->kept, ids[j]);
@@ -299,28 +324,37 @@ static bool is_float(MfDType dt)
     return dt == MF_FLOAT32 || dt == MF_FLOAT64;
 }
 
-static MfStatus compute(Walk *w, MfTensor *target, int n, const MfTapeSource *sources,
-                        MfTensor *og, bool zero, MfTensor **grads)
+/* One backward walk on 't' from the targets (seeded with 'ogs[i]', or
+ * ones when 'ogs' or its entry is NULL) to the sources. */
+static MfStatus compute(MfTape *t, int nt, MfTensor *const *targets, MfTensor *const *ogs,
+                        int n, const MfTapeSource *sources, bool zero, MfTensor **grads)
 {
+    Walk walk, *w = &walk;
+    memset(w, 0, sizeof *w);
+    w->t = t;
+    w->ntargets = nt;
+    w->targets = targets;
     MfStatus st = mark_sources(w, n, sources);
-    if (st == MF_OK && is_float(target->dtype)) {
-        if ((st = seed(w, target, og)) == MF_OK) {
-            w->t->busy = true;
-            st = walk_back(w);
-            w->t->busy = false;
+    bool any = false;
+    for (int i = 0; i < nt && st == MF_OK; i++)
+        if (is_float(targets[i]->dtype)) {
+            st = seed(w, targets[i], ogs ? ogs[i] : NULL);
+            any = true;
         }
+    if (st == MF_OK && any) {
+        t->busy = true;
+        st = walk_back(w);
+        t->busy = false;
     }
     for (int i = 0; i < n && st == MF_OK; i++)
         st = collect(w, &sources[i], zero, &grads[i]);
+    walk_free(w);
     return st;
 }
 
-MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
-                          const MfTapeSource *sources, MfTensor *output_gradient,
-                          bool unconnected_zero, MfTensor **grads)
+/* Refuses a tape that cannot give a gradient now. */
+static MfStatus check_askable(const MfTape *t)
 {
-    for (int i = 0; i < nsources; i++)
-        grads[i] = NULL;
     if (t->used)
         return mf_err_set(MF_EARG, "gradient: a non-persistent GradientTape can only be used "
                           "once; create it with {persistent = true}");
@@ -329,21 +363,169 @@ MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
     if (t->lost_read)
         return mf_err_set(MF_ENOMEM, "gradient: out of memory while recording: a variable "
                           "read could not be watched, so its gradient would be missing");
-    Walk w;
-    memset(&w, 0, sizeof w);
-    w.t = t;
-    MfStatus st = compute(&w, target, nsources, sources, output_gradient, unconnected_zero,
-                          grads);
-    walk_free(&w);
+    return MF_OK;
+}
+
+/* A non-persistent tape gives one answer, then stops and lets go of its records. */
+static void asked(MfTape *t)
+{
+    if (!t->persistent) {
+        t->used = true;
+        mf_tape_stop(t);
+        mf_tape_clear_records(t);
+    }
+}
+
+MfStatus mf_tape_gradients(MfTape *t, int ntargets, MfTensor *const *targets, int nsources,
+                           const MfTapeSource *sources, MfTensor *const *output_gradients,
+                           bool unconnected_zero, MfTensor **grads)
+{
+    for (int i = 0; i < nsources; i++)
+        grads[i] = NULL;
+    MfStatus st = check_askable(t);
+    if (st != MF_OK)
+        return st;
+    st = compute(t, ntargets, targets, output_gradients, nsources, sources, unconnected_zero,
+                 grads);
     if (st != MF_OK)
         for (int i = 0; i < nsources; i++) {
             mf_tensor_release(grads[i]);
             grads[i] = NULL;
         }
-    if (!t->persistent) {
-        t->used = true;
-        mf_tape_stop(t);
-        mf_tape_clear(t);
+    asked(t);
+    return st;
+}
+
+MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
+                          const MfTapeSource *sources, MfTensor *output_gradient,
+                          bool unconnected_zero, MfTensor **grads)
+{
+    return mf_tape_gradients(t, 1, &target, nsources, sources,
+                             output_gradient ? &output_gradient : NULL, unconnected_zero, grads);
+}
+
+/* ---- jacobians ------------------------------------------------------------------- */
+
+/* An output gradient shaped like 'y': 1 at the flat positions k + j * step
+ * (j = 0, 1, ... while inside), 0 elsewhere. */
+static MfStatus unit_seed(const MfTensor *y, int64_t k, int64_t step, MfTensor **out)
+{
+    MfStatus st = mf_create_fill("jacobian", y->dtype, y->rank, y->shape, 0.0, out);
+    for (int64_t i = k, n = mf_tensor_numel(y); st == MF_OK && i < n; i += step) {
+        if (y->dtype == MF_FLOAT32)
+            ((float *)mf_tensor_data(*out))[i] = 1;
+        else
+            ((double *)mf_tensor_data(*out))[i] = 1;
     }
     return st;
+}
+
+/* Stacks the 'n' rows (owned; NULL rows become zeros shaped like 'like')
+ * along 'axis' and reshapes to 'shape'. Releases the rows. */
+static MfStatus stack_rows(int n, MfTensor **rows, const MfTensor *like, int axis, int rank,
+                           const int64_t *shape, MfTensor **out)
+{
+    MfStatus st = MF_OK;
+    MfTensor *stacked = NULL;
+    for (int64_t k = 0; k < n && st == MF_OK; k++)
+        if (!rows[k])
+            st = mf_create_fill("jacobian", like->dtype, like->rank, like->shape, 0.0, &rows[k]);
+    MfAttrs a = mf_attrs_default();
+    a.axis = axis;
+    if (st == MF_OK)
+        st = mf_op1(MF_OP_STACK, n, rows, &a, &stacked);
+    if (st == MF_OK)
+        st = mf_reshape(stacked, rank, shape, out);
+    mf_tensor_release(stacked);
+    for (int64_t k = 0; k < n; k++)
+        mf_tensor_release(rows[k]);
+    return st;
+}
+
+/* The shape a ++ b (at most MF_MAX_RANK dims) into 'shape'; returns the rank. */
+static int concat_shapes(int ra, const int64_t *a, int rb, const int64_t *b, int64_t *shape)
+{
+    for (int d = 0; d < ra; d++)
+        shape[d] = a[d];
+    for (int d = 0; d < rb; d++)
+        shape[ra + d] = b[d];
+    return ra + rb;
+}
+
+/* One backward walk per seed: rows[k] = the gradient for seed k of 'seeds'
+ * (unit_seed(target, k * kstep, step)); returns whether one is connected. */
+static MfStatus seeded_rows(MfTape *t, MfTensor *target, const MfTapeSource *source, int64_t n,
+                            int64_t kstep, int64_t step, MfTensor **rows, bool *any)
+{
+    MfStatus st = MF_OK;
+    *any = false;
+    for (int64_t k = 0; k < n && st == MF_OK; k++) {
+        MfTensor *og = NULL;
+        st = unit_seed(target, k * kstep, step, &og);
+        if (st == MF_OK)
+            st = compute(t, 1, &target, &og, 1, source, false, &rows[k]);
+        mf_tensor_release(og);
+        *any = *any || rows[k];
+        if (st == MF_OK && mf_interrupted)
+            st = mf_err_set(MF_EINTR, "jacobian: interrupted");
+    }
+    return st;
+}
+
+/* Shared by jacobian and batch_jacobian: 'n' rows of seeds, stacked. */
+static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *source, bool zero,
+                            bool batch, MfTensor **out)
+{
+    const char *who = batch ? "batch_jacobian" : "jacobian";
+    const MfTensor *x = source->variable ? source->variable->value : source->tensor;
+    int64_t shape[2 * MF_MAX_RANK];
+    *out = NULL;
+    MfStatus st = check_askable(t);
+    if (st != MF_OK)
+        return st;
+    if (!x)
+        return mf_err_set(MF_EARG, "%s: the source has no value", who);
+    if (target->rank + x->rank - (batch ? 1 : 0) > MF_MAX_RANK)
+        return mf_err_set(MF_ESHAPE, "%s: the result would have rank %d (at most %d)", who,
+                          target->rank + x->rank - (batch ? 1 : 0), MF_MAX_RANK);
+    if (batch && (target->rank < 1 || x->rank < 1 || target->shape[0] != x->shape[0]))
+        return mf_err_set(MF_ESHAPE, "%s: target and source must share their first (batch) "
+                          "dimension, got ranks %d and %d, sizes %lld and %lld", who,
+                          target->rank, x->rank, target->rank ? (long long)target->shape[0] : 0,
+                          x->rank ? (long long)x->shape[0] : 0);
+    int64_t batch_n = batch ? target->shape[0] : 1;
+    int64_t n = batch_n ? mf_tensor_numel(target) / batch_n : 0;
+    int rank = batch ? concat_shapes(target->rank, target->shape, x->rank - 1, x->shape + 1,
+                                     shape)
+                     : concat_shapes(target->rank, target->shape, x->rank, x->shape, shape);
+    if (n == 0 || !is_float(target->dtype)) {
+        asked(t);
+        return zero || n == 0 ? mf_create_fill(who, x->dtype, rank, shape, 0.0, out) : MF_OK;
+    }
+    size_t bytes = (size_t)n * sizeof(MfTensor *);
+    MfTensor **rows = mf_alloc_zeroed(bytes);
+    if (!rows)
+        return mf_err_nomem(who, bytes);
+    bool any = false;
+    st = seeded_rows(t, target, source, n, 1, batch ? n : mf_tensor_numel(target), rows, &any);
+    if (st == MF_OK && (any || zero))
+        st = stack_rows((int)n, rows, x, batch ? 1 : 0, rank, shape, out);
+    else
+        for (int64_t k = 0; k < n; k++)
+            mf_tensor_release(rows[k]);
+    mf_dealloc(rows, bytes);
+    asked(t);
+    return st;
+}
+
+MfStatus mf_tape_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
+                          bool unconnected_zero, MfTensor **out)
+{
+    return jacobian_of(t, target, source, unconnected_zero, false, out);
+}
+
+MfStatus mf_tape_batch_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
+                                bool unconnected_zero, MfTensor **out)
+{
+    return jacobian_of(t, target, source, unconnected_zero, true, out);
 }

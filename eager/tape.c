@@ -136,7 +136,7 @@ bool mf_tape_any_recording(void)
     if (suspended)
         return false;
     for (int i = 0; i < nactive; i++)
-        if (!active[i]->busy)
+        if (!active[i]->busy && !active[i]->paused)
             return true;
     return false;
 }
@@ -201,7 +201,7 @@ static void on_variable_read(MfVariable *v)
         return;
     for (int i = 0; i < nactive; i++) {
         MfTape *t = active[i];
-        if (t->busy)
+        if (t->busy || t->paused)
             continue;
         if ((t->watch_vars && v->trainable) || mf_idmap_get(&t->watched_vars, v->id)) {
             if (v->trainable)
@@ -322,7 +322,7 @@ static MfStatus record_op(void *self, const MfOpCall *c, MfTensor *const *outs)
         return MF_OK;
     for (int i = 0; i < nactive; i++) {
         MfTape *t = active[i];
-        if (t->busy || !wants(t, c->ninputs, c->inputs, c->noutputs, outs))
+        if (t->busy || t->paused || !wants(t, c->ninputs, c->inputs, c->noutputs, outs))
             continue;
         MfStatus st = push_record(t, c->op, NULL, c->ninputs, c->inputs, c->noutputs, outs,
                                   c->attrs);
@@ -342,7 +342,7 @@ MfStatus mf_tape_record_function(MfTapeFunction *f, int ninputs, MfTensor *const
         return MF_OK;
     for (int i = 0; i < nactive; i++) {
         MfTape *t = active[i];
-        if (t->busy || !wants(t, ninputs, inputs, noutputs, outputs))
+        if (t->busy || t->paused || !wants(t, ninputs, inputs, noutputs, outputs))
             continue;
         MfStatus st = push_record(t, MF_NOPS, f, ninputs, inputs, noutputs, outputs, NULL);
         if (st != MF_OK)
@@ -357,7 +357,25 @@ void mf_tape_function_release(MfTapeFunction *f)
         f->free(f);
 }
 
-void mf_tape_clear(MfTape *t)
+void mf_tape_pause(MfTape *t)
+{
+    t->paused++;
+}
+
+void mf_tape_unpause(MfTape *t)
+{
+    if (t->paused > 0)
+        t->paused--;
+}
+
+void mf_tape_reset(MfTape *t)
+{
+    mf_tape_clear(t);
+    t->used = false;
+    t->lost_read = false;
+}
+
+void mf_tape_clear_records(MfTape *t)
 {
     for (int64_t k = 0; k < t->nrecs; k++)
         release_record(&t->recs[k]);
@@ -365,6 +383,12 @@ void mf_tape_clear(MfTape *t)
         mf_dealloc(t->recs, (size_t)t->caprecs * sizeof *t->recs);
     t->recs = NULL;
     t->nrecs = t->caprecs = 0;
+    mf_idmap_free(&t->live);
+}
+
+void mf_tape_clear(MfTape *t)
+{
+    mf_tape_clear_records(t);
     for (int64_t i = mf_idmap_next(&t->vars, 0); i >= 0; i = mf_idmap_next(&t->vars, i + 1)) {
         MfVarReads *r = t->vars.vals[i];
         mf_variable_release(r->var);
@@ -373,7 +397,6 @@ void mf_tape_clear(MfTape *t)
         mf_dealloc(r, sizeof *r);
     }
     mf_idmap_free(&t->vars);
-    mf_idmap_free(&t->live);
     mf_idmap_free(&t->watched_vars);
     mf_idmap_free(&t->exported);
 }

@@ -39,6 +39,7 @@ struct MfTape {
     bool watch_vars;       /* watch trainable variables when they are read */
     bool active;           /* in the list of recording tapes */
     bool busy;             /* computing its own gradient: records nothing */
+    int paused;            /* inside tape:stop_recording (nests): records nothing */
     bool used;             /* a non-persistent tape that gave its gradient */
     bool lost_read;        /* a variable read could not be watched (out of memory) */
     int64_t stop_id;       /* first tensor id made after 'stop' (0 while recording) */
@@ -67,6 +68,9 @@ static inline const char *mf_rec_name(const MfTapeRecord *r)
 
 /* Frees the records (releasing their tensors) and the id tables. */
 void mf_tape_clear(MfTape *t);
+/* Releases the records and watched tensors, keeping the variables (a used
+ * non-persistent tape still answers watched_variables). */
+void mf_tape_clear_records(MfTape *t);
 
 /* custom_reads.c: notes a trainable variable a recording tape watched
  * while a custom_gradient's function ran. */

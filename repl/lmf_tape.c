@@ -177,22 +177,100 @@ static int t_stop(lua_State *L)
     return 0;
 }
 
-/* The sources at 'idx' (one, or an array with optional 'n') into a
- * userdata array pushed on the stack; returns the count. */
-static int read_sources(lua_State *L, int idx, MfTapeSource **out)
+/* ---- nested structures of tensors (TensorFlow's nest) ---------------------------- */
+
+#define MAX_NEST 32
+
+/* The length of an array part: t.n when it is an integer (arrays with nil
+ * holes, as gradient results), else #t; 0 for a string-keyed table. */
+static lua_Integer array_len(lua_State *L, int idx)
 {
-    if (!lua_istable(L, idx)) {
-        *out = lua_newuserdatauv(L, sizeof **out, 0);
-        (*out)[0] = check_source(L, idx);
-        return 1;
-    }
     lua_getfield(L, idx, "n");
     lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : (lua_Integer)lua_rawlen(L, idx);
     lua_pop(L, 1);
+    return n;
+}
+
+static bool is_structure(lua_State *L, int idx)
+{
+    return lua_type(L, idx) == LUA_TTABLE;
+}
+
+/* Appends the leaves of the structure at 'idx' to the array at 'out'
+ * (*n of them so far): a table nests (an array in order, else each key in
+ * lua_next order, the order 'rebuild' walks); anything else is a leaf. */
+static void flatten(lua_State *L, int idx, int out, lua_Integer *n, int depth)
+{
+    idx = lua_absindex(L, idx);
+    if (!is_structure(L, idx)) {
+        lua_pushvalue(L, idx);
+        lua_seti(L, out, ++*n);
+        return;
+    }
+    if (depth > MAX_NEST)
+        luaL_error(L, "gradient: structures nest at most %d deep", MAX_NEST);
+    lua_Integer len = array_len(L, idx);
+    if (len > 0) {
+        for (lua_Integer i = 1; i <= len; i++) {
+            lua_geti(L, idx, i);
+            flatten(L, -1, out, n, depth + 1);
+            lua_pop(L, 1);
+        }
+        return;
+    }
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        flatten(L, -1, out, n, depth + 1);
+        lua_pop(L, 1);
+    }
+}
+
+/* Pushes a copy of the structure at 'idx' whose leaves are taken in order
+ * from the array at 'leaves' (*k taken so far); nil leaves leave holes
+ * (arrays get 'n'). */
+static void rebuild(lua_State *L, int idx, int leaves, lua_Integer *k)
+{
+    idx = lua_absindex(L, idx);
+    if (!is_structure(L, idx)) {
+        lua_geti(L, leaves, ++*k);
+        return;
+    }
+    lua_Integer len = array_len(L, idx);
+    lua_createtable(L, len > 0 ? (int)len : 0, len > 0 ? 1 : 4);
+    if (len > 0) {
+        for (lua_Integer i = 1; i <= len; i++) {
+            lua_geti(L, idx, i);
+            rebuild(L, -1, leaves, k);
+            lua_seti(L, -3, i);
+            lua_pop(L, 1);
+        }
+        lua_pushinteger(L, len);
+        lua_setfield(L, -2, "n");
+        return;
+    }
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pushvalue(L, -2);
+        rebuild(L, -2, leaves, k);
+        lua_settable(L, -5);
+        lua_pop(L, 1);
+    }
+}
+
+/* The sources at 'idx' (one, or a structure: an array, a string-keyed
+ * table, nested) into a userdata array pushed on the stack, after the
+ * array of their leaves (also pushed); returns the count. */
+static int read_sources(lua_State *L, int idx, MfTapeSource **out)
+{
+    idx = lua_absindex(L, idx);
+    lua_newtable(L);
+    int leaves = lua_gettop(L);
+    lua_Integer n = 0;
+    flatten(L, idx, leaves, &n, 0);
     luaL_argcheck(L, n >= 1 && n <= 100000, idx, "expected at least one source");
     *out = lua_newuserdatauv(L, (size_t)n * sizeof **out, 0);
     for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, idx, i);
+        lua_geti(L, leaves, i);
         if (lua_isnil(L, -1))
             luaL_error(L, "gradient: source %d is nil", (int)i);
         (*out)[i - 1] = check_source(L, -1);
@@ -227,28 +305,34 @@ static MfTensor *read_grad_opts(lua_State *L, int idx, bool *zero)
     return lua_isnil(L, -1) ? NULL : lmf_to_tensor(L, -1, -1);
 }
 
-static void push_grads(lua_State *L, int n, MfTensor **grads, bool array)
+/* Pushes the gradients in the structure of the sources at 'sidx' (one
+ * gradient, or an array / keyed table / nesting of them). */
+static void push_grads(lua_State *L, int n, MfTensor **grads, int sidx)
 {
     for (int i = 0; i < n; i++)
         if (!grads[i])
             lmf_note_nil_gradient(0);
-    if (!array) {
+    sidx = lua_absindex(L, sidx);
+    if (!is_structure(L, sidx)) {
         if (grads[0])
             lmf_push_tensor(L, grads[0]);
         else
             lua_pushnil(L);
+        grads[0] = NULL;
         return;
     }
-    lua_createtable(L, n, 1);
+    lua_createtable(L, n, 0);
+    int leaves = lua_gettop(L);
     for (int i = 0; i < n; i++) {
         if (grads[i]) {
             lmf_push_tensor(L, grads[i]);
             grads[i] = NULL;
-            lua_seti(L, -2, i + 1);
+            lua_seti(L, leaves, i + 1);
         }
     }
-    lua_pushinteger(L, n);
-    lua_setfield(L, -2, "n");
+    lua_Integer k = 0;
+    rebuild(L, sidx, leaves, &k);
+    lua_remove(L, leaves);
 }
 
 /* tape:gradient of a symbolic target: the ops built into its graph while
@@ -272,23 +356,180 @@ static void symbolic_gradient(lua_State *L, TapeBox *box, MfTensor *target, int 
     }
 }
 
-/* tape:gradient(target, sources [, {output_gradients, unconnected}]) */
+/* The targets at 'idx' (one tensor or Variable, or a structure of them,
+ * as TensorFlow's list or dict of targets) into a userdata array pushed
+ * after the array of leaves; returns the count. */
+static int read_targets(lua_State *L, int idx, MfTensor ***out)
+{
+    idx = lua_absindex(L, idx);
+    lua_newtable(L);
+    int leaves = lua_gettop(L);
+    lua_Integer n = 0;
+    flatten(L, idx, leaves, &n, 0);
+    luaL_argcheck(L, n >= 1 && n <= 100000, idx, "expected a target tensor or a table of them");
+    *out = lua_newuserdatauv(L, (size_t)n * sizeof **out, 0);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, leaves, i);
+        if (!lmf_test_tensor(L, -1))
+            luaL_error(L, "gradient: target %d must be a tensor or a Variable, got %s", (int)i,
+                       luaL_typename(L, -1));
+        (*out)[i - 1] = lmf_test_tensor(L, -1);
+        lua_pop(L, 1);
+    }
+    return (int)n;
+}
+
+/* Several symbolic targets: the gradients of each, summed (graph nodes). */
+static void symbolic_gradients(lua_State *L, TapeBox *box, int nt, MfTensor **ts, int n,
+                               const MfTapeSource *src, MfTensor *og, bool zero,
+                               MfTensor **grads)
+{
+    MfTensor **part = lua_newuserdatauv(L, (size_t)n * sizeof *part, 0);
+    bool asked = box->asked;
+    for (int k = 0; k < nt; k++) {
+        box->asked = asked;   /* one question, in as many walks as targets */
+        symbolic_gradient(L, box, ts[k], n, src, nt == 1 ? og : NULL, zero, k ? part : grads);
+        for (int i = 0; k && i < n; i++) {
+            MfTensor *sum = NULL;
+            MfStatus st = MF_OK;
+            if (grads[i] && part[i]) {
+                st = mf_binary(MF_OP_ADD, grads[i], part[i], &sum);
+                mf_tensor_release(grads[i]);
+                mf_tensor_release(part[i]);
+            } else {
+                sum = grads[i] ? grads[i] : part[i];
+            }
+            grads[i] = sum;
+            part[i] = NULL;
+            lmf_check_status(L, st);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* tape:gradient(targets, sources [, {output_gradients, unconnected}]) */
 static int t_gradient(lua_State *L)
 {
     MfTape *t = check_tape(L, 1);
-    MfTensor *target = lmf_check_tensor(L, 2);
+    luaL_checkany(L, 2);
     luaL_checkany(L, 3);
     bool zero;
     lua_settop(L, 4);
     MfTensor *og = read_grad_opts(L, 4, &zero);
+    MfTensor **ts;
+    int nt = read_targets(L, 2, &ts);
+    if (og && nt > 1)
+        return luaL_error(L, "gradient: output_gradients goes with one target, got %d targets",
+                          nt);
     MfTapeSource *src;
     int n = read_sources(L, 3, &src);
     MfTensor **grads = lua_newuserdatauv(L, (size_t)n * sizeof *grads, 0);
-    if (target->node)
-        symbolic_gradient(L, luaL_checkudata(L, 1, TAPE_MT), target, n, src, og, zero, grads);
+    for (int i = 0; i < n; i++)
+        grads[i] = NULL;
+    bool symbolic = false;
+    for (int k = 0; k < nt; k++)
+        symbolic = symbolic || ts[k]->node;
+    if (symbolic) {
+        symbolic_gradients(L, luaL_checkudata(L, 1, TAPE_MT), nt, ts, n, src, og, zero, grads);
+    } else {
+        lua_State *saved = lmf_set_grad_state(L);
+        MfStatus st = mf_tape_gradients(t, nt, ts, n, src, og ? &og : NULL, zero, grads);
+        lmf_set_grad_state(saved);
+        if (st != MF_OK)
+            lmf_raise(L);
+    }
+    push_grads(L, n, grads, 3);
+    return 1;
+}
+
+/* tape:jacobian(target, source [, {unconnected}]) and tape:batch_jacobian */
+static int jacobian(lua_State *L, bool batch)
+{
+    MfTape *t = check_tape(L, 1);
+    MfTensor *y = lmf_check_tensor(L, 2);
+    MfTapeSource src = check_source(L, 3);
+    bool zero;
+    lua_settop(L, 4);
+    if (read_grad_opts(L, 4, &zero))
+        return luaL_error(L, "%s: output_gradients is not an option of a jacobian",
+                          batch ? "batch_jacobian" : "jacobian");
+    if (y->node)
+        return luaL_error(L, "%s: the target is a graph tensor; inside mf.trace use "
+                          "tape:gradient per element", batch ? "batch_jacobian" : "jacobian");
+    MfTensor *out = NULL;
+    lua_State *saved = lmf_set_grad_state(L);
+    MfStatus st = batch ? mf_tape_batch_jacobian(t, y, &src, zero, &out)
+                        : mf_tape_jacobian(t, y, &src, zero, &out);
+    lmf_set_grad_state(saved);
+    if (st != MF_OK)
+        return lmf_raise(L);
+    if (out)
+        lmf_push_tensor(L, out);
     else
-        tape_gradient(L, t, target, n, src, og, zero, grads);
-    push_grads(L, n, grads, lua_istable(L, 3));
+        lua_pushnil(L);
+    return 1;
+}
+
+static int t_jacobian(lua_State *L)
+{
+    return jacobian(L, false);
+}
+
+static int t_batch_jacobian(lua_State *L)
+{
+    return jacobian(L, true);
+}
+
+/* tape:stop_recording(fn, ...) -> fn's results: what fn computes is not
+ * recorded by this tape (TensorFlow's `with tape.stop_recording():`). */
+static int t_stop_recording(lua_State *L)
+{
+    MfTape *t = check_tape(L, 1);
+    luaL_checkany(L, 2);
+    int base = 1;
+    mf_tape_pause(t);
+    int rc = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
+    TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
+    if (box->t)   /* closed by fn meanwhile: nothing left to resume */
+        mf_tape_unpause(box->t);
+    if (rc != LUA_OK)
+        return lua_error(L);
+    return lua_gettop(L) - base;
+}
+
+/* tape:reset(): forgets what the tape recorded and watched (TensorFlow's
+ * tape.reset()); a recording tape goes on recording. */
+static int t_reset(lua_State *L)
+{
+    TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
+    mf_tape_reset(check_tape(L, 1));
+    box->asked = false;
+    MfGraph *g = mf_graph_default();
+    if (g && box->g == (const void *)g && mf_tape_recording(box->t))
+        box->lo = mf_graph_nnodes(g);
+    return 0;
+}
+
+/* tape:watched_variables() -> array of the Variables the tape watched, in
+ * creation order (TensorFlow's order of first use is not kept). */
+static int t_watched_variables(lua_State *L)
+{
+    MfTape *t = check_tape(L, 1);
+    int64_t n = mf_tape_variables(t, NULL, 0);
+    MfVariable **vs = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *vs, 0);
+    mf_tape_variables(t, vs, n);
+    for (int64_t i = 1; i < n; i++)   /* insertion sort by id: creation order */
+        for (int64_t j = i; j > 0 && vs[j - 1]->id > vs[j]->id; j--) {
+            MfVariable *tmp = vs[j];
+            vs[j] = vs[j - 1];
+            vs[j - 1] = tmp;
+        }
+    lua_createtable(L, (int)n, 0);
+    for (int64_t i = 0; i < n; i++) {
+        mf_variable_retain(vs[i]);
+        lmf_push_variable(L, vs[i]);
+        lua_seti(L, -2, i + 1);
+    }
     return 1;
 }
 
@@ -497,8 +738,15 @@ static int grad_call(lua_State *L)
     }
     if (with_value)
         lua_pushvalue(L, -2);
-    for (int j = 0; j < nsel; j++)
-        push_grads(L, 1, &grads[j], false);
+    for (int j = 0; j < nsel; j++) {
+        if (!grads[j])
+            lmf_note_nil_gradient(0);
+        if (grads[j])
+            lmf_push_tensor(L, grads[j]);
+        else
+            lua_pushnil(L);
+        grads[j] = NULL;
+    }
     return nsel + (with_value ? 1 : 0);
 }
 
@@ -540,6 +788,8 @@ typedef struct LuaFn {
     MfTapeFunction base;
     lua_State *main;   /* for luaL_unref when the last tape lets go */
     int ref;
+    int vars_ref;      /* the array of Variables f read (TensorFlow's 'variables'), or LUA_NOREF */
+    int nvars;         /* their count: the last 'nvars' inputs are their values */
 } LuaFn;
 
 typedef struct GradFnCall {
@@ -550,16 +800,51 @@ typedef struct GradFnCall {
     MfTensor **din;
 } GradFnCall;
 
-/* Runs under lua_pcall: grad_fn(dy...) -> one gradient (or nil) per input. */
+/* Pushes "f reads the trainable variable 'w', which is not one of its
+ * inputs" for the first Variable of the array at 'vidx'. */
+static const char *reads_text(lua_State *L, int vidx)
+{
+    lua_geti(L, vidx, 1);
+    MfVariable *v = lmf_test_variable(L, -1);
+    lua_pop(L, 1);
+    return lua_pushfstring(L, "f reads the trainable variable '%s', which is not one of its "
+                           "inputs", v ? v->name : "?");
+}
+
+/* The gradient function's last result when f read Variables: a table of
+ * their gradients, whose entries replace it on the stack. */
+static void var_grads(lua_State *L, const GradFnCall *a)
+{
+    int nv = a->fn->nvars;
+    if (!lua_istable(L, -1)) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, a->fn->vars_ref);
+        luaL_error(L, "%s: the gradient function gets such Variables as its last argument "
+                   "('variables', as TensorFlow's) and returns, after the input gradients, a "
+                   "table of %d gradient(s) for them; got %s", reads_text(L, lua_gettop(L)),
+                   nv, luaL_typename(L, -2));
+    }
+    int t = lua_gettop(L);
+    for (int j = 1; j <= nv; j++)
+        lua_geti(L, t, j);
+    lua_remove(L, t);
+}
+
+/* Runs under lua_pcall: grad_fn(dy... [, variables]) -> one gradient (or nil) per
+ * input [, a table of gradients for the variables]. */
 static int call_grad_fn(lua_State *L)
 {
     GradFnCall *a = lua_touserdata(L, 1);
+    int nv = a->fn->nvars, nx = a->nin - nv;
     lua_rawgeti(L, LUA_REGISTRYINDEX, a->fn->ref);
     for (int j = 0; j < a->nout; j++) {
         mf_tensor_retain(a->dout[j]);
         lmf_push_tensor(L, a->dout[j]);
     }
-    lua_call(L, a->nout, a->nin);
+    if (nv)
+        lua_rawgeti(L, LUA_REGISTRYINDEX, a->fn->vars_ref);
+    lua_call(L, a->nout + (nv ? 1 : 0), nx + (nv ? 1 : 0));
+    if (nv)
+        var_grads(L, a);
     int base = lua_gettop(L) - a->nin + 1;
     for (int i = 0; i < a->nin; i++) {
         int idx = base + i;
@@ -602,6 +887,7 @@ static void luafn_free(MfTapeFunction *f)
 {
     LuaFn *lf = (LuaFn *)f;
     luaL_unref(lf->main, LUA_REGISTRYINDEX, lf->ref);
+    luaL_unref(lf->main, LUA_REGISTRYINDEX, lf->vars_ref);
     free(lf);
 }
 
@@ -620,6 +906,8 @@ static LuaFn *new_luafn(lua_State *L)
     lua_pop(L, 1);
     lua_pushvalue(L, -1);
     lf->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lf->vars_ref = LUA_NOREF;
+    lf->nvars = 0;
     return lf;
 }
 
@@ -629,7 +917,7 @@ static LuaFn *new_luafn(lua_State *L)
  * Identity of it, and the gradient function on top of the stack is
  * recorded as the op from the inputs to that Identity, so a gradient
  * reaching it never flows into what f did. */
-static void record_custom(lua_State *L, int nin, MfTensor *const *in, int yidx)
+static void record_custom(lua_State *L, int nin, MfTensor **in, int yidx, int vidx)
 {
     MfTensor *y2 = NULL;
     mf_tape_suspend();
@@ -639,6 +927,18 @@ static void record_custom(lua_State *L, int nin, MfTensor *const *in, int yidx)
     lmf_push_tensor(L, y2);
     lua_replace(L, yidx);
     LuaFn *lf = new_luafn(L);
+    /* the Variables f read: their values are inputs too, so their reads on
+     * the tapes receive what the gradient function gives for them */
+    lf->nvars = (int)lua_rawlen(L, vidx);
+    for (int j = 1; j <= lf->nvars; j++) {
+        lua_geti(L, vidx, j);
+        in[nin++] = lmf_check_variable(L, -1)->value;
+        lua_pop(L, 1);
+    }
+    if (lf->nvars) {
+        lua_pushvalue(L, vidx);
+        lf->vars_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
     st = mf_tape_record_function(&lf->base, nin, in, 1, &y2);
     mf_tape_function_release(&lf->base);
     lmf_check_status(L, st);
@@ -702,24 +1002,22 @@ static int graph_mark(MfGraph **g)
     return *g ? mf_graph_nnodes(*g) : -1;
 }
 
-/* Raises when a tape watched a trainable variable f read that is not one
- * of its arguments (eager.h: mf_tape_custom_begin). */
-static void check_reads(lua_State *L, int mark, int nargs)
+/* Pushes the array of the trainable variables f read while a tape watched
+ * them that are not among its arguments (eager.h: mf_tape_custom_begin):
+ * TensorFlow's 'variables' of the gradient function. */
+static void push_reads(lua_State *L, int mark, int nargs)
 {
-    MfVariable *vs[MAX_ARGS];
+    MfVariable *vs[MAX_ARGS], *read[MAX_ARGS];
     int nv = 0;
     for (int i = 1; i <= nargs; i++)
         if ((vs[nv] = lmf_test_variable(L, i)) != NULL)
             nv++;
-    MfVariable *v = mf_tape_custom_end(mark, nv, vs);
-    if (!v)
-        return;
-    lua_pushstring(L, v->name);
-    mf_variable_release(v);
-    luaL_error(L, "custom_gradient: f reads the trainable variable '%s', which is not one of "
-               "its inputs: the gradient function gives gradients for the inputs only, so its "
-               "gradient would be missing; pass the variable to f as an argument",
-               lua_tostring(L, -1));
+    int n = mf_tape_custom_end_all(mark, nv, vs, read, MAX_ARGS - nargs);
+    lua_createtable(L, n, 0);
+    for (int j = 0; j < n; j++) {
+        lmf_push_variable(L, read[j]);
+        lua_seti(L, -2, j + 1);
+    }
 }
 
 static int custom_call(lua_State *L)
@@ -741,15 +1039,20 @@ static int custom_call(lua_State *L)
         mf_variable_release(mf_tape_custom_end(mark, 0, NULL));
         return lua_error(L);
     }
-    check_reads(L, mark, nargs);
+    push_reads(L, mark, nargs);
+    lua_insert(L, -3);   /* under y and the gradient function */
+    int vidx = lua_gettop(L) - 2;
     MfTensor *y = lmf_test_tensor(L, -2);
     if (!y || !lua_isfunction(L, -1))
         return luaL_error(L, "custom_gradient: f must return y (a tensor) and a gradient "
                           "function, got %s and %s", luaL_typename(L, -2), luaL_typename(L, -1));
+    if (y->node && lua_rawlen(L, vidx) > 0)
+        return luaL_error(L, "custom_gradient: %s; in a graph pass the variable to f as an "
+                          "argument", reads_text(L, vidx));
     if (y->node)   /* building a graph: the gradient walk calls the function */
         mark_graph(L, mf_tensor_graph(y) == g0 ? first : -1, nin, in, lua_gettop(L) - 1);
     else if (mf_tape_any_recording())
-        record_custom(L, nin, in, lua_gettop(L) - 1);
+        record_custom(L, nin, in, lua_gettop(L) - 1, vidx);
     lua_pop(L, 1);
     return 1;
 }
@@ -913,7 +1216,9 @@ void lmf_open_tape(lua_State *L, int methods)
         {"__gc", t_gc}, {"__close", t_gc}, {"__tostring", t_tostring}, {NULL, NULL}};
     static const luaL_Reg meths[] = {
         {"watch", t_watch}, {"stop", t_stop}, {"gradient", t_gradient},
-        {"explain", t_explain}, {NULL, NULL}};
+        {"explain", t_explain}, {"jacobian", t_jacobian}, {"batch_jacobian", t_batch_jacobian},
+        {"stop_recording", t_stop_recording}, {"reset", t_reset},
+        {"watched_variables", t_watched_variables}, {NULL, NULL}};
     static const luaL_Reg funcs[] = {
         {"GradientTape", l_tape_new}, {"grad", l_grad}, {"value_and_grad", l_value_and_grad},
         {"custom_gradient", l_custom_gradient}, {NULL, NULL}};

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "../create.h"
 #include "common.h"
 
 static MfStatus fill_infer(MfOpCall *c)
@@ -13,7 +14,10 @@ static MfStatus fill_infer(MfOpCall *c)
                           value->rank);
     c->noutputs = 1;
     c->out[0].dtype = value->dtype;
-    return mf_shape_from_tensor(c, c->inputs[0], &c->out[0].rank, c->out[0].shape);
+    MfStatus st = mf_shape_from_tensor(c, c->inputs[0], &c->out[0].rank, c->out[0].shape);
+    if (st != MF_OK || !c->inputs[0]->storage)   /* dims known when the node runs */
+        return st;
+    return mf_create_check_size(op_api(c), value->dtype, c->out[0].rank, c->out[0].shape);
 }
 
 static MfStatus fill_forward(const MfOpCall *c, MfTensor **outs)

@@ -49,10 +49,8 @@ static MfStatus infer_shaped(MfOpCall *c, unsigned mask, const char *what)
     if ((unsigned)a->dtype >= MF_NDTYPES || !(mask & MF_MASK(a->dtype)))
         return mf_err_set(MF_EDTYPE, "%s: expected dtype %s, got %s", op_api(c), what,
                           mf_dtype_name(a->dtype));
-    bool known = true;
-    for (int i = 0; i < rank; i++)
-        known = known && shape[i] >= 0;
-    MfStatus st = known ? mf_create_check_size(op_api(c), a->dtype, rank, shape) : MF_OK;
+    bool symbolic = c->ninputs == 1 && !c->inputs[0]->storage;   /* dims known when it runs */
+    MfStatus st = symbolic ? MF_OK : mf_create_check_size(op_api(c), a->dtype, rank, shape);
     if (st != MF_OK)
         return st;
     c->noutputs = 1;

@@ -75,7 +75,7 @@ T.test("shape, linear algebra, creation, random", function()
 end)
 
 T.test("mf.nn", function()
-  unknown("dropout", "sed", "seed", mf.nn.dropout, t, 0.5, {sed = 1})
+  unknown("dropout", "sed", "seed, rate, keep_prob", mf.nn.dropout, t, 0.5, {sed = 1})
   unknown("softmax", "dim", "axis", mf.nn.softmax, t, {dim = 1})
   unknown("log_softmax", "dim", "axis", mf.nn.log_softmax, t, {dim = 1})
   unknown("softmax_cross_entropy_with_logits", "label", "labels, logits",

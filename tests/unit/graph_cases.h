@@ -77,6 +77,15 @@ static void gn_indices(int input, MfTensor *t)
         ((int32_t *)mf_tensor_data(t))[i] = (int32_t)((i * 7) % 4);
 }
 
+/* Fill's dims: (2,3). */
+static void gn_dims(int input, MfTensor *t)
+{
+    if (input == 0) {
+        ((int32_t *)mf_tensor_data(t))[0] = 2;
+        ((int32_t *)mf_tensor_data(t))[1] = 3;
+    }
+}
+
 /* Booleans for the logic ops: a pattern that differs between inputs. */
 static void gn_bools(int input, MfTensor *t)
 {
@@ -148,6 +157,8 @@ static const GradCase cases_nondiff[] = {
      NULL, false},
     {MF_OP_ONE_HOT, "one_hot (5,) depth 4", 1, {1}, {{5}}, {MF_INT32}, 0, 0, gn_one_hot,
      gn_indices, false},
+    {MF_OP_FILL, "fill (2,3) with a scalar", 2, {1, 0}, {{2}, {0}}, {MF_INT32, GN_F64}, -1, 1,
+     NULL, gn_dims, false},
     {MF_OP_STOP_GRADIENT, "stop_gradient (2,3)", 1, {2}, {GN_2x3}, {GN_F64}, -1, 1, NULL, NULL,
      false},
     {MF_OP_SIZE, "size (2,3,4)", 1, {3}, {{2, 3, 4}}, {GN_F64}, -1, 1, NULL, NULL, false},
