@@ -28,8 +28,19 @@ def xent(logits, y):
 def accuracy(logits, y):
     return torch.mean((logits.argmax(1) == y.argmax(1)).float()).item()
 
+def wrap_list(items):
+    """A Lua array literal, wrapped at 100 columns."""
+    lines, line = [], "    "
+    for x in items:
+        if len(line) + len(x) + 2 > 100:
+            lines.append(line.rstrip())
+            line = "    "
+        line += x + ", "
+    lines.append(line.rstrip())
+    return "{\n" + "\n".join(lines) + "\n  }"
+
 def lua_list(xs):
-    return "{" + ", ".join("%.17g" % x for x in xs) + "}"
+    return wrap_list(["%.17g" % x for x in xs])
 
 # ---- mnist_softmax.py: zeros, GradientDescent(0.5), batches of 100, 1000 steps
 W = torch.zeros(64, 10, requires_grad=True)

@@ -72,7 +72,7 @@ T.test("mnist_deep.py as written: dropout 0.5 on a [-1, 1024] tensor trains", fu
       print(string.format("step %d, training accuracy %g", i, train_accuracy:item()))
     end
     local _, loss = table.unpack(m.sess:run({m.train_step, m.cross_entropy},
-                                            {[m.x] = bx, [m.y_] = by, [m.keep_prob] = 0.5}))
+                                            {[m.x] = bx, [m.y_] = by, [m.keep_prob] = 0.5}), 1, 2)
     first = first or loss
     last = loss
   end
@@ -124,7 +124,7 @@ T.test("mnist_deep.py with PyTorch's initial values, keep_prob 1, float64: 200 s
       T.eq(m.sess:run(m.accuracy, feeds), E.deep64_train_accuracy[i // 20 + 1], 1e-12,
            "training accuracy at step " .. i)
     end
-    local _, loss = table.unpack(m.sess:run({m.train_step, m.cross_entropy}, feeds))
+    local _, loss = table.unpack(m.sess:run({m.train_step, m.cross_entropy}, feeds), 1, 2)
     if i % 20 == 19 then
       local want = E.deep64_losses[(i + 1) // 20]
       T.eq(loss, want, 1e-9 * want, "loss after step " .. (i + 1))
@@ -141,7 +141,7 @@ T.test("mnist_deep.py with PyTorch's initial values, keep_prob 1, float32: 20 st
   for i = 0, 19 do
     local bx, by = mnist.next_batch(i, 50)
     local _, loss = table.unpack(m.sess:run({m.train_step, m.cross_entropy},
-                                            {[m.x] = bx, [m.y_] = by, [m.keep_prob] = 1.0}))
+                                            {[m.x] = bx, [m.y_] = by, [m.keep_prob] = 1.0}), 1, 2)
     T.eq(loss, E.deep32_losses[i + 1], 2e-6 * E.deep32_losses[i + 1], "loss at step " .. (i + 1))
   end
 end)

@@ -30,7 +30,7 @@ T.test("mnist_softmax.py: 1000 steps of GradientDescent(0.5) agree with PyTorch"
   for i = 0, 999 do
     local batch_xs, batch_ys = mnist.next_batch(i, 100)
     local _, loss = table.unpack(sess:run({train_step, cross_entropy},
-                                          {[x] = batch_xs, [y_] = batch_ys}))
+                                          {[x] = batch_xs, [y_] = batch_ys}), 1, 2)
     if i % 100 == 99 then
       k = k + 1
       T.eq(loss, E.softmax_losses[k], 1e-6 * math.max(1, E.softmax_losses[k]),

@@ -167,7 +167,8 @@ T.test("Cases where gradient returns None", function()
   T.eq(t2:gradient(y3, xv), {{1, 1}, {1, 1}})
 
   -- 3. Took gradients through an integer
-  local xi = mf.constant(10, {dtype = "int32"})   -- tf.constant(10) is int32; Lua numbers are float32 here
+  -- tf.constant(10) is int32; a Lua number makes float32 here
+  local xi = mf.constant(10, {dtype = "int32"})
   local t3 = mf.GradientTape()
   t3:watch(xi)
   local yi = xi * xi
