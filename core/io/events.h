@@ -1,0 +1,49 @@
+/* events.h — TensorBoard event files: a TFRecord file (tfrecord.h) of
+ * tensorflow.Event messages, named events.out.tfevents.<time>.<host> in a
+ * log directory. The first record is the version event "brain.Event:2";
+ * each later one holds a summary (a scalar or a histogram) or a GraphDef.
+ * Every record is flushed as it is written, so a crash loses at most the
+ * record being written.
+ *
+ * Field numbers follow TensorFlow's event.proto (Event: wall_time 1,
+ * step 2, file_version 3, graph_def 4, summary 5) and summary.proto
+ * (Summary: value 1; Value: tag 1, simple_value 2, histo 5;
+ * HistogramProto: min 1, max 2, num 3, sum 4, sum_squares 5,
+ * bucket_limit 6, bucket 7). */
+#ifndef MF_EVENTS_H
+#define MF_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../err.h"
+#include "../tensor.h"
+
+typedef struct MfEventWriter MfEventWriter;
+
+/* Creates 'logdir' (and its parents) when missing, opens a new event file
+ * in it and writes the version event. '*out' is owned (close it). */
+MfStatus mf_event_writer_open(const char *logdir, MfEventWriter **out);
+
+/* The event file's path (borrowed). */
+const char *mf_event_writer_path(const MfEventWriter *w);
+
+/* A scalar summary: 'value' under 'tag' at 'step'. */
+MfStatus mf_event_scalar(MfEventWriter *w, const char *tag, double value, int64_t step);
+
+/* A histogram summary of every element of 't' (any real dtype), with
+ * TensorFlow's default buckets (limits +-1e-12 * 1.1^k up to 1e20, 0, and
+ * +-DBL_MAX); a NaN or infinite element is an error, as in TensorFlow. */
+MfStatus mf_event_histogram(MfEventWriter *w, const char *tag, const MfTensor *t,
+                            int64_t step);
+
+/* An event holding 'n' bytes of a serialized GraphDef (graph/graphdef.c). */
+MfStatus mf_event_graph(MfEventWriter *w, const void *graph_def, size_t n);
+
+/* Flushes (records are flushed as written; this also syncs the file). */
+MfStatus mf_event_flush(MfEventWriter *w);
+
+/* Closes the file and frees 'w' (NULL: nothing); fails when the close does. */
+MfStatus mf_event_writer_close(MfEventWriter *w);
+
+#endif
