@@ -6,6 +6,7 @@
 #   make fuzz     API fuzzer + libFuzzer file-format fuzzers (FUZZ_CALLS, FUZZ_SECONDS)
 #   make bench    benchmarks, side by side with PyTorch when it is installed
 #                 (CORES="Haswell auto": the conv table under both OPENBLAS_CORETYPE)
+#   make interop  exported ONNX models run in onnxruntime (npm), outputs compared
 # Missing Debian packages are installed by tools/configure.sh (as root) or
 # named in one apt-get line.
 
@@ -34,7 +35,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libmoonflow.a
 BIN := $(BUILD)/moonflow
 
-.PHONY: all run test check bench clean unit-tests
+.PHONY: all run test check bench clean unit-tests test-deps interop
 # build/moonflow is the release binary; other BUILD dirs (build/asan, a
 # developer's own) leave it alone.
 ifeq ($(BUILD),build/release)
@@ -107,12 +108,23 @@ test: all
 run: all
 	./build/moonflow
 
-test: unit-tests
+test: unit-tests test-deps
 	@OPENBLAS_NUM_THREADS=1 sh tests/run.sh $(BUILD)
+
+# The independent readers the interchange tests run (python3-onnx,
+# python3-protobuf, python3-crcmod), installed like the build's dependencies.
+test-deps:
+	@sh tools/test_deps.sh
+
+# make interop: exported ONNX models run in onnxruntime (npm's
+# onnxruntime-node, pinned) with outputs equal to moonflow's.
+interop: all
+	@sh tools/test_deps.sh interop
+	@sh tests/interop/run.sh $(BUILD)
 
 # CHECK_BUILD: the sanitizer build directory (its name must contain "asan").
 CHECK_BUILD ?= build/asan
-check:
+check: test-deps
 	@$(MAKE) --no-print-directory BUILD=$(CHECK_BUILD) unit-tests
 	@ASAN_OPTIONS=detect_leaks=1 OPENBLAS_NUM_THREADS=1 sh tests/run.sh $(CHECK_BUILD)
 

@@ -13,6 +13,7 @@
 
 #include "gradients.h"
 #include "graph_impl.h"
+#include "interchange.h"
 
 struct MfTrace {
     MfGraph *g;          /* owned */
@@ -149,4 +150,21 @@ MfStatus mf_trace_call(MfTrace *t, int nargs, MfTensor *const *args, MfTensor **
                           "%d", t->nargs, t->nargs == 1 ? "" : "s", nargs);
     return mf_session_run(t->s, t->nres, t->res, t->ntargets, t->targets, nargs, t->args, args,
                           NULL, results, NULL);
+}
+
+MfTensor *const *mf_trace_args(const MfTrace *t, int *n)
+{
+    *n = t->nargs;
+    return t->args;
+}
+
+MfTensor *const *mf_trace_results(const MfTrace *t, int *n)
+{
+    *n = t->nres;
+    return t->res;
+}
+
+const MfVarStore *mf_trace_vars(const MfTrace *t)
+{
+    return mf_session_vars(t->s);
 }

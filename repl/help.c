@@ -51,6 +51,8 @@ static const Topic topics[] = {
                  "apply_gradients, save, load"},
     {"layers", "layers and models (mf.layers, lib/): Dense, Conv2D, Sequential, fit, "
                "mf.losses, mf.metrics"},
+    {"interchange", "models and runs that leave moonflow: onnx.export (fn:export_onnx), "
+                    "summary.create_file_writer (TensorBoard)"},
     {"shell", "the program and prompt: help, config, set_num_threads, memory"},
     {"concepts", "the ideas, each with a runnable example: broadcasting, padding, layouts, "
                  "executor, slots, gradients, equality"},
@@ -480,6 +482,7 @@ static const struct {
     {"random", "random"}, {"nn", "nn"}, {"train", "training"}, {"data", "data"},
     {"profiler", "profiling"}, {"initializers", NULL}, {"test", "autodiff"},
     {"layers", NULL}, {"losses", NULL}, {"metrics", NULL},
+    {"onnx", "interchange"}, {"summary", "interchange"},
 };
 
 /* help(mf.nn) and the like; returns 0 when the value is none of them. */

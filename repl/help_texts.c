@@ -771,6 +771,46 @@ const LmfHelpEntry lmf_help_entries[] = {
       "t.b.dtype                         --> bool\n"
       "os.remove(p)"),
 
+    /* ---- interchange (API.md "Interchange": repl/lmf_onnx.c, lmf_summary.c) ------- */
+    E("onnx.export", "interchange",
+      "mf.onnx.export(f_or_graph, path [, {inputs, outputs, opset = 13, session, input_names, "
+      "output_names}])",
+      "Writes an ONNX model (opset 13..17, IR version 7: ONNX 1.8 and later, onnxruntime). For "
+      "a function made by mf.trace, 'inputs' are example arguments that pick the traced "
+      "signature and 'outputs' optionally names the results; fn:export_onnx(path, args...) is "
+      "the same. For a graph, 'inputs' are its placeholders and 'outputs' the tensors to "
+      "compute (or their names \"node:0\"); graph Variables take their values from "
+      "'session'. Variables and constants become initializers. Layouts are TensorFlow's: "
+      "conv2d and pooling get transposes NHWC <-> NCHW around ONNX's Conv/MaxPool/AveragePool, "
+      "HWIO filters are stored pre-transposed as OIHW, SAME padding becomes explicit pads, and "
+      "an unknown (-1) batch stays symbolic. Only the nodes the outputs need are written; an "
+      "op that has no ONNX mapping (a loss, an optimizer step, FloorMod...) is an error naming "
+      "the op and the node, and no file is written.",
+      "f = mf.trace(function(x) return mf.nn.softmax(mf.nn.relu(x * 2)) end)\n"
+      "p = os.tmpname()\n"
+      "mf.onnx.export(f, p, {inputs = {mf.ones{2, 3}}, outputs = {\"probs\"}})\n"
+      "#io.open(p, \"rb\"):read(\"a\") > 100          --> true\n"
+      "os.remove(p)"),
+    E("summary.create_file_writer", "interchange",
+      "mf.summary.create_file_writer(logdir) -> w: w:scalar(tag, value, step), "
+      "w:histogram(tag, tensor, step), w:graph(g), w:flush(), w:close(), w.path",
+      "TensorBoard event files: makes 'logdir' (and its parents) and writes "
+      "events.out.tfevents.<time>.<host> in it, TFRecord-framed with masked CRC-32C, starting "
+      "with the version record brain.Event:2. w:scalar takes a number or a one-element tensor, "
+      "w:histogram any tensor (TensorFlow's default buckets; NaN or Inf is an error), "
+      "w:graph an mf.Graph (or a traced function with example arguments) as a GraphDef, so "
+      "TensorBoard's graph view draws it with the gradients/ scope apart. A step is an "
+      "integer or an integer tensor (mf.train.global_step()). Every record is flushed as it "
+      "is written, so a crash loses at most the last one. View with: tensorboard --logdir "
+      "<logdir>. scripts/tensorboard_demo.lua writes a whole run.",
+      "d = os.tmpname()\n"
+      "os.remove(d)\n"
+      "w = mf.summary.create_file_writer(d)\n"
+      "w:scalar(\"loss\", 0.5, 1)\n"
+      "w.path:find(\"events.out.tfevents\", 1, true) ~= nil   --> true\n"
+      "w:close()\n"
+      "os.execute(\"rm -rf \" .. d)"),
+
     /* ---- data (API.md "Data": repl/lmf_data.c, core/io/) ---------------------- */
     E("data.read_csv", "data", "mf.data.read_csv(path [, {header, columns, dtype}])",
       "Reads a comma-separated file (parsed in C) into one 2-D tensor, rows x columns. "

@@ -116,6 +116,8 @@ struct MfSession *lmf_test_session(lua_State *L, int idx);
 /* An "mf.Graph" box for 'g' (retained). */
 struct MfGraph;
 void lmf_push_graph(lua_State *L, struct MfGraph *g);
+/* The open mf.Graph at 'idx' (borrowed); raises when it is not one. */
+struct MfGraph *lmf_check_graph(lua_State *L, int idx);
 void lmf_open_trace(lua_State *L);                /* mf.trace (after lmf_open_linalg) */
 void lmf_open_graph_grad(lua_State *L);           /* gradients, write_dot, render */
 void lmf_open_train(lua_State *L);                /* mf.train: optimizers, global_step */
@@ -127,6 +129,15 @@ void lmf_open_plot(lua_State *L);                 /* mf.plot (repl/lmf_plot.c) *
 void lmf_open_progress(lua_State *L);             /* mf.progress (repl/progress.c) */
 void lmf_open_batchnorm(lua_State *L);            /* mf.nn.fused_batch_norm (after nn) */
 void lmf_open_lib(lua_State *L);                  /* lib/: mf.layers, fit, losses... (last) */
+void lmf_open_summary(lua_State *L);              /* mf.summary (repl/lmf_summary.c) */
+void lmf_open_onnx(lua_State *L);                 /* mf.onnx (repl/lmf_onnx.c) */
+/* repl/lmf_trace.c: the trace of the mf.Function at 1 for the arguments
+ * 2..top (traced now when the signature is new; errors name 'who'); the
+ * cache entry holding it is pushed, so it lives while that slot does. */
+struct MfTrace;
+struct MfTrace *lmf_function_trace(lua_State *L, int top, const char *who);
+/* True when the value at 'idx' is an mf.Function. */
+bool lmf_is_function(lua_State *L, int idx);
 
 /* repl/lmf_train.c: the process's global step Variable (borrowed, held by
  * the registry), made first when 'create', else NULL when not made yet; the

@@ -40,6 +40,11 @@ static MfGraph *check_graph(lua_State *L, int idx)
     return g;
 }
 
+MfGraph *lmf_check_graph(lua_State *L, int idx)
+{
+    return check_graph(L, idx);
+}
+
 void lmf_push_graph(lua_State *L, MfGraph *g)
 {
     GraphBox *box = lua_newuserdatauv(L, sizeof *box, 0);

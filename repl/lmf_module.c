@@ -62,6 +62,8 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_graph(L);
     lmf_open_graph_grad(L);
     lmf_open_trace(L);
+    lmf_open_summary(L);
+    lmf_open_onnx(L);          /* after lmf_open_trace: adds fn:export_onnx */
     lmf_open_train(L);
     lmf_open_dist(L);
     lmf_open_ckpt(L);

@@ -448,6 +448,21 @@ static int fn_call(lua_State *L)
     return push_results(L, entry, nres, res);
 }
 
+MfTrace *lmf_function_trace(lua_State *L, int top, const char *who)
+{
+    check_function(L);
+    entry_for(L, top, who);
+    lua_getfield(L, -1, "trace");
+    MfTrace *tr = ((TraceBox *)luaL_checkudata(L, -1, TRACE_MT))->t;
+    lua_pop(L, 1);
+    return tr;
+}
+
+bool lmf_is_function(lua_State *L, int idx)
+{
+    return luaL_testudata(L, idx, FUNCTION_MT) != NULL;
+}
+
 /* fn:graph(...) -> the mf.Graph traced for these arguments (traced now if
  * this signature is new; the function is not run). */
 static int fn_graph(lua_State *L)

@@ -229,7 +229,8 @@ static MfStatus histogram_proto(MfPbuf *b, const char *tag, const MfTensor *t)
         sum_sq += x * x;
         counts[bucket_of(limits, n, x)] += 1;
     }
-    double *kept_l = malloc((size_t)n * sizeof *kept_l), *kept_c = malloc((size_t)n * sizeof *kept_c);
+    double *kept_l = malloc((size_t)n * sizeof *kept_l);
+    double *kept_c = malloc((size_t)n * sizeof *kept_c);
     int k = 0;
     for (int i = 0; kept_l && kept_c && i < n; i++) {
         if (counts[i] == 0 && i + 1 < n && counts[i + 1] == 0)

@@ -42,7 +42,22 @@ end
 
 -- Per script: arguments (small inputs) and a check of the output.
 local kahn_svg = tmpname() .. ".svg"
+local tb_logdir = tmpname() .. "_logs"
 local scripts = {
+  ["tensorboard_demo.lua"] = {args = {tb_logdir}, check = function(out)
+    local acc = tonumber(out:match("step 150  loss [%d.]+  accuracy ([%d.]+)"))
+    T.ok(acc and acc >= 0.9, out)
+    local path = out:match("wrote 314 events %(the graph, 300 scalars, 12 histograms%) to (%S+)")
+    T.ok(path, out)
+    -- an independent reader (python3-protobuf, python3-crcmod) decodes every event
+    local p = assert(io.popen("/usr/bin/python3 tests/interop/read_events.py " .. path))
+    local events = p:read("a")
+    T.ok(p:close(), events)
+    local count = select(2, events:gsub("\n", ""))
+    T.eq(count, 314, 0, "events decoded")
+    T.ok(events:find("\ngraph %d+ forward=%d+ gradients=[1-9]"), "a graph with gradients/")
+    T.ok(events:find("\nhistogram hidden/kernel/gradient 150 num=64 "), "a gradient histogram")
+  end},
   ["linear_regression.lua"] = {check = function(out)
     T.eq(number_after(out, "\nw"), 3, 0.05, "learned w")
     T.eq(number_after(out, "\nb"), 2, 0.05, "learned b")
@@ -229,4 +244,5 @@ end)
 
 for _, name in ipairs(tmpfiles) do os.remove(name) end
 os.remove(kahn_svg)
+os.execute("rm -rf " .. tb_logdir)
 T.done()

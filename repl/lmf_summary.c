@@ -1,0 +1,222 @@
+/* lmf_summary.c — mf.summary: TensorBoard event files (core/io/events.c).
+ *
+ *   local w = mf.summary.create_file_writer("runs/exp1")
+ *   w:scalar("loss", loss, step)          -- a number or a one-element tensor
+ *   w:histogram("dense/kernel", v, step)  -- every element of a tensor
+ *   w:graph(g)                            -- an mf.Graph (or a traced mf.Function
+ *                                         -- with example arguments)
+ *   w:flush(); w:close()                  -- also closed by the collector
+ *
+ * A step is a Lua integer or an integer tensor / Variable (the global
+ * step). Each record is flushed as it is written. */
+#include <string.h>
+
+#include "core/io/events.h"
+#include "graph/interchange.h"
+#include "lmf.h"
+
+#define WRITER_MT "mf.SummaryWriter"
+
+typedef struct WriterBox {
+    MfEventWriter *w;
+} WriterBox;
+
+static WriterBox *check_box(lua_State *L)
+{
+    return luaL_checkudata(L, 1, WRITER_MT);
+}
+
+static MfEventWriter *check_writer(lua_State *L, const char *fname)
+{
+    WriterBox *box = check_box(L);
+    if (!box->w)
+        luaL_error(L, "%s: the summary writer is closed", fname);
+    return box->w;
+}
+
+/* The step at 'idx': an integer, or a one-element integer tensor. */
+static int64_t check_step(lua_State *L, int idx, const char *fname)
+{
+    if (lua_isinteger(L, idx))
+        return (int64_t)lua_tointeger(L, idx);
+    MfTensor *t = lmf_test_tensor(L, idx);
+    if (t && !t->node && mf_dtype_is_int(t->dtype) && mf_tensor_numel(t) == 1)
+        return mf_tensor_get_int(t, 0);
+    return luaL_error(L, "%s: step must be an integer or a one-element integer tensor (e.g. "
+                      "mf.train.global_step()), got %s", fname,
+                      t ? (t->node ? "a symbolic tensor" : mf_dtype_name(t->dtype))
+                        : luaL_typename(L, idx));
+}
+
+static const char *check_tag(lua_State *L, int idx, const char *fname)
+{
+    size_t n;
+    const char *tag = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &n) : NULL;
+    if (!tag || n == 0 || strlen(tag) != n)
+        luaL_error(L, "%s: tag must be a non-empty string, got %s", fname,
+                   tag ? "an empty or binary string" : luaL_typename(L, idx));
+    return tag;
+}
+
+static void check_nargs(lua_State *L, int max, const char *fname)
+{
+    if (lua_gettop(L) > max)
+        luaL_error(L, "%s: expected at most %d arguments, got %d", fname, max - 1,
+                   lua_gettop(L) - 1);
+}
+
+/* mf.summary.create_file_writer(logdir) -> writer */
+static int l_create_file_writer(lua_State *L)
+{
+    const char *dir = luaL_checkstring(L, 1);
+    if (lua_gettop(L) > 1)
+        return luaL_error(L, "create_file_writer: takes only the log directory, got %d "
+                          "arguments", lua_gettop(L));
+    WriterBox *box = lua_newuserdatauv(L, sizeof *box, 1);
+    box->w = NULL;
+    luaL_setmetatable(L, WRITER_MT);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);   /* the logdir string lives with the box */
+    MfEventWriter *w;
+    if (mf_event_writer_open(dir, &w) != MF_OK)
+        return lmf_raise(L);
+    box->w = w;
+    return 1;
+}
+
+/* w:scalar(tag, value, step) */
+static int w_scalar(lua_State *L)
+{
+    MfEventWriter *w = check_writer(L, "scalar");
+    check_nargs(L, 4, "scalar");
+    const char *tag = check_tag(L, 2, "scalar");
+    double v;
+    MfTensor *t = lua_type(L, 3) == LUA_TNUMBER ? NULL : lmf_test_tensor(L, 3);
+    if (lua_type(L, 3) == LUA_TNUMBER)
+        v = lua_tonumber(L, 3);
+    else if (t && !t->node && mf_tensor_numel(t) == 1 && t->dtype != MF_BOOL)
+        v = mf_tensor_get(t, 0);
+    else
+        return luaL_error(L, "scalar: value must be a number or a one-element numeric tensor, "
+                          "got %s", t ? (t->node ? "a symbolic tensor (sess:run it first)"
+                                                 : "a tensor of another size or dtype")
+                                      : luaL_typename(L, 3));
+    int64_t step = check_step(L, 4, "scalar");
+    lmf_check_status(L, mf_event_scalar(w, tag, v, step));
+    return 0;
+}
+
+/* w:histogram(tag, values, step) */
+static int w_histogram(lua_State *L)
+{
+    MfEventWriter *w = check_writer(L, "histogram");
+    check_nargs(L, 4, "histogram");
+    const char *tag = check_tag(L, 2, "histogram");
+    MfTensor *t = lmf_to_tensor(L, 3, -1);
+    int64_t step = check_step(L, 4, "histogram");
+    lmf_check_status(L, mf_event_histogram(w, tag, t, step));
+    return 0;
+}
+
+/* w:graph(g) or w:graph(fn, example_args...) */
+static int w_graph(lua_State *L)
+{
+    MfEventWriter *w = check_writer(L, "graph");
+    MfGraph *g;
+    if (lmf_is_function(L, 2)) {
+        lua_remove(L, 1);   /* the Function at 1, its arguments after */
+        g = mf_trace_graph(lmf_function_trace(L, lua_gettop(L), "graph"));
+    } else {
+        check_nargs(L, 2, "graph");
+        g = lmf_check_graph(L, 2);
+    }
+    MfPbuf b = mf_pb_new();
+    MfStatus st = mf_graphdef_encode(g, &b);
+    if (st == MF_OK)
+        st = mf_event_graph(w, b.data, b.len);
+    mf_pb_free(&b);
+    lmf_check_status(L, st);
+    return 0;
+}
+
+static int w_flush(lua_State *L)
+{
+    check_nargs(L, 1, "flush");
+    lmf_check_status(L, mf_event_flush(check_writer(L, "flush")));
+    return 0;
+}
+
+/* w:close(): closing twice is harmless (TensorFlow's writers allow it). */
+static int w_close(lua_State *L)
+{
+    WriterBox *box = check_box(L);
+    MfEventWriter *w = box->w;
+    box->w = NULL;
+    lmf_check_status(L, mf_event_writer_close(w));
+    return 0;
+}
+
+static int w_gc(lua_State *L)
+{
+    WriterBox *box = check_box(L);
+    MfEventWriter *w = box->w;
+    box->w = NULL;
+    mf_event_writer_close(w);
+    mf_err_clear();   /* nobody to tell in a finalizer */
+    return 0;
+}
+
+static int w_index(lua_State *L)
+{
+    WriterBox *box = check_box(L);
+    const char *key = lua_tostring(L, 2);
+    if (key && strcmp(key, "path") == 0) {
+        if (box->w)
+            lua_pushstring(L, mf_event_writer_path(box->w));
+        else
+            lua_pushnil(L);
+        return 1;
+    }
+    if (key && strcmp(key, "logdir") == 0) {
+        lua_getiuservalue(L, 1, 1);
+        return 1;
+    }
+    lua_getmetatable(L, 1);
+    lua_getfield(L, -1, "methods");
+    lua_pushvalue(L, 2);
+    lua_rawget(L, -2);
+    return 1;
+}
+
+static int w_tostring(lua_State *L)
+{
+    WriterBox *box = check_box(L);
+    if (box->w)
+        lua_pushfstring(L, "<mf.summary writer to %s>", mf_event_writer_path(box->w));
+    else
+        lua_pushstring(L, "<mf.summary writer (closed)>");
+    return 1;
+}
+
+void lmf_open_summary(lua_State *L)
+{
+    static const luaL_Reg meths[] = {{"scalar", w_scalar}, {"histogram", w_histogram},
+                                     {"graph", w_graph},   {"flush", w_flush},
+                                     {"close", w_close},   {NULL, NULL}};
+    luaL_newmetatable(L, WRITER_MT);
+    luaL_newlib(L, meths);
+    lua_setfield(L, -2, "methods");
+    lua_pushcfunction(L, w_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, w_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, w_gc);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, w_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushcfunction(L, l_create_file_writer);
+    lua_setfield(L, -2, "create_file_writer");
+    lua_setfield(L, -2, "summary");
+}

@@ -1,0 +1,38 @@
+#!/bin/sh
+# test_deps.sh [interop] — the Debian packages the tests need beyond the
+# build: the independent readers of moonflow's interchange files
+# (python3-protobuf and python3-crcmod read TensorBoard event files,
+# python3-onnx checks ONNX models). 'interop' adds what `make interop`
+# needs: Node.js and npm (onnxruntime comes from the npm registry) and
+# python3-sklearn (its 8x8 digits). Missing packages are installed with
+# apt-get when run as root; otherwise the apt-get line is printed and the
+# script fails.
+set -u
+
+# Debian package : the Python module it provides
+checks="python3-protobuf:google.protobuf python3-crcmod:crcmod python3-onnx:onnx"
+[ "${1:-}" = interop ] && checks="$checks python3-sklearn:sklearn"
+
+missing=""
+[ -x /usr/bin/python3 ] || missing="python3"
+for c in $checks; do
+    deb=${c%%:*}
+    [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import ${c#*:}" 2>/dev/null ||
+        missing="$missing $deb"
+done
+if [ "${1:-}" = interop ]; then
+    command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+    command -v npm >/dev/null 2>&1 || missing="$missing npm"
+fi
+
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test_deps: installing:$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq $missing || { apt-get update -qq && apt-get install -y -qq $missing; }
+    } >&2 || { echo "test_deps: apt-get install failed" >&2; exit 1; }
+    exit 0
+fi
+echo "test_deps: the tests need Debian packages. Install them with:" >&2
+echo "    sudo apt-get install -y$missing" >&2
+exit 1
