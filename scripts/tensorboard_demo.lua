@@ -51,7 +51,8 @@ w:graph(g)
 local feeds = {[x] = x_data, [y] = y_data}
 local steps, events = 150, 1
 for step = 1, steps do
-  local _, l, a = table.unpack(sess:run({train_op, loss, accuracy}, feeds))
+  local r = sess:run({train_op, loss, accuracy}, feeds)
+  local l, a = r[2], r[3]
   w:scalar("loss", l, step)
   w:scalar("accuracy", a, step)
   events = events + 2
