@@ -117,6 +117,10 @@ MF_OP(MF_OP_BIAS_ADD, mf_desc_bias_add)
 /* batch normalization, fused (core/ops/batchnorm.c) */
 MF_OP(MF_OP_FUSED_BATCH_NORM, mf_desc_fused_batch_norm)
 MF_OP(MF_OP_FUSED_BATCH_NORM_GRAD, mf_desc_fused_batch_norm_grad)
+
+/* the elementwise core of an LSTM step, fused (core/ops/lstm_cell.c) */
+MF_OP(MF_OP_LSTM_CELL, mf_desc_lstm_cell)
+MF_OP(MF_OP_LSTM_CELL_GRAD, mf_desc_lstm_cell_grad)
 MF_OP(MF_OP_MAX_POOL, mf_desc_max_pool)
 MF_OP(MF_OP_AVG_POOL, mf_desc_avg_pool)
 MF_OP(MF_OP_MAX_POOL_GRAD, mf_desc_max_pool_grad)

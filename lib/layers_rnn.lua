@@ -9,8 +9,9 @@
 -- every step is one matmul over (batch * time) rows before the loop; each
 -- step then adds the recurrent matmul. The first step, with zero state,
 -- skips the recurrent term, so no zeros of the batch size are ever made.
---   LSTM (gates i, f, g, o as Keras and PyTorch): z = x W + h U + b,
---     c = sigmoid(f) c + sigmoid(i) tanh(g), h = sigmoid(o) tanh(c);
+--   LSTM (gates i, f, g, o as Keras and PyTorch): z = x W + h U + b, then
+--     the fused op mf.nn.lstm_cell: c = sigmoid(f) c + sigmoid(i) tanh(g),
+--     h = sigmoid(o) tanh(c) (written out in ops for another activation);
 --   GRU (Keras's reset_after = true, PyTorch's GRU; gates z, r, n):
 --     h = z h + (1 - z) tanh(x Wn + bn + r (h Un + bn'));
 --   SimpleRNN: h = tanh(x W + h U + b).
@@ -98,13 +99,15 @@ function SimpleRNN:build(shape, dtype)
   build_weights(self, shape, dtype, {self.units})
 end
 
--- x (batch, time, f) -> the per-step input projections, an array of (batch, k units).
+-- x (batch, time, f) -> the per-step input projections, an array of
+-- (1, batch, k units): one matmul over the rows in time-major order, so each
+-- step's block is contiguous (no strided gate slices in the loop).
 local function projections(self, x, bias)
   local t, f = x.shape[2], x.shape[3]
   local ku = self.gates * self.units
-  local xw = mf.matmul(mf.reshape(x, {-1, f}), self.kernel)
+  local xw = mf.matmul(mf.reshape(mf.transpose(x, {2, 1, 3}), {-1, f}), self.kernel)
   if bias then xw = xw + bias end
-  return mf.split(mf.reshape(xw, {-1, t, ku}), t, 2), ku
+  return mf.split(mf.reshape(xw, {t, -1, ku}), t, 1), ku
 end
 
 local function step_input(p, ku) return mf.reshape(p, {-1, ku}) end
@@ -140,15 +143,20 @@ end
 function LSTM:forward(x)
   local xs, ku = projections(self, x, self.bias)
   local h, c = table.unpack(self.initial_ or {})
+  local fused = self.activation == mf.nn.tanh -- the fused cell (core/ops/lstm_cell.c)
   local hs = {}
   for t, p in ipairs(xs) do
     local z = step_input(p, ku)
     if h then z = z + mf.matmul(h, self.recurrent_kernel) end
-    local gates = mf.split(z, 4, 2)
-    local i, f, g, o = mf.sigmoid(gates[1]), mf.sigmoid(gates[2]), self.activation(gates[3]),
-                       mf.sigmoid(gates[4])
-    c = c and f * c + i * g or i * g
-    h = o * self.activation(c)
+    if fused then
+      if c then h, c = mf.nn.lstm_cell(z, c) else h, c = mf.nn.lstm_cell(z) end
+    else
+      local gates = mf.split(z, 4, 2)
+      local i, f, g, o = mf.sigmoid(gates[1]), mf.sigmoid(gates[2]),
+                         self.activation(gates[3]), mf.sigmoid(gates[4])
+      c = c and f * c + i * g or i * g
+      h = o * self.activation(c)
+    end
     hs[t] = h
   end
   return results(self, hs, h, c)

@@ -1271,6 +1271,14 @@ const LmfHelpEntry lmf_help_entries[] = {
       "y                                    --> {{-1}, {1}}\n"
       "m                                    --> {2}\n"
       "v                                    --> {1}"),
+    E("nn.lstm_cell", "nn", "mf.nn.lstm_cell(z [, c_prev]) -> h, c",
+      "The elementwise core of one LSTM step as one fused op (and one for its gradient): z is "
+      "(batch, 4 units) of gate pre-activations x W + h U + b in the order i, f, g, o (Keras's "
+      "and PyTorch's); c = sigmoid(f) * c_prev + sigmoid(i) * tanh(g), h = sigmoid(o) * "
+      "tanh(c); without c_prev the state starts at zero. mf.layers.LSTM calls it per step.",
+      "h, c = mf.nn.lstm_cell(mf.zeros{1, 4})\n"
+      "c                                    --> {{0}}\n"
+      "h                                    --> {{0}}"),
     E("layers.Sequential", "layers", "mf.layers.Sequential{layer, ...};  model:add(layer);  "
       "model.trainable_variables;  model.variables;  model:summary();  model:state_dict();  "
       "model:load_state_dict(t);  model:save(path);  model:load(path);  model:build(shape)",

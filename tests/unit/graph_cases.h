@@ -116,6 +116,12 @@ static void gn_bn_eps(MfAttrs *a)
 }
 
 static const GradCase cases_nondiff[] = {
+    {MF_OP_LSTM_CELL_GRAD, "lstm_cell_grad (3,8), c_prev", 5, {2, 2, 2, 2, 2},
+     {{3, 8}, {3, 2}, {3, 2}, {3, 2}, {3, 2}}, {GN_F64, GN_F64, GN_F64, GN_F64, GN_F64}, -1, 1,
+     NULL, NULL, false},
+    {MF_OP_LSTM_CELL_GRAD, "lstm_cell_grad (2,4), zero state", 4, {2, 2, 2, 2},
+     {{2, 4}, {2, 1}, {2, 1}, {2, 1}}, {GN_F64, GN_F64, GN_F64, GN_F64}, -1, 1, NULL, NULL,
+     false},
     {MF_OP_FUSED_BATCH_NORM_GRAD, "fused_batch_norm_grad (4,3)", 5, {2, 2, 1, 1, 1},
      {{4, 3}, {4, 3}, {3}, {3}, {3}}, {GN_F64, GN_F64, GN_F64, GN_F64, GN_F64}, 0.1, 0.9,
      gn_bn_eps, NULL, false},
