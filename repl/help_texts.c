@@ -486,12 +486,16 @@ const LmfHelpEntry lmf_help_entries[] = {
       "help()\n"
       "help \"math\"\n"
       "help(mf.matmul)"),
-    E("config", "shell", "mf.config()",
+    E("config", "shell", "mf.config([{conv_algorithm}])",
       "The build and machine configuration as a table {version, lua, blas, corename, threads, "
-      "coretype_env}: moonflow's version, the Lua release, OpenBLAS's configuration string, "
-      "the CPU kernel it chose (set OPENBLAS_CORETYPE to force one; coretype_env shows it) "
-      "and the BLAS thread count. Printed at the prompt it reads as a short report.",
+      "coretype_env, conv_algorithm}: moonflow's version, the Lua release, OpenBLAS's "
+      "configuration string, the CPU kernel it chose (set OPENBLAS_CORETYPE to force one; "
+      "coretype_env shows it), the BLAS thread count and the convolution kernel setting. "
+      "Printed at the prompt it reads as a short report. mf.config{conv_algorithm = "
+      "\"auto\" | \"im2col\" | \"winograd\" | \"direct\"} sets the kernel of every float32 "
+      "convolution that does not ask for one (see help(mf.nn.conv2d)).",
       "mf.config().version               --> " MF_VERSION "\n"
+      "mf.config().conv_algorithm        --> auto\n"
       "mf.config().threads >= 1          --> true"),
     E("set_num_threads", "shell", "mf.set_num_threads(n)",
       "Sets the number of OpenBLAS threads used by matmul and convolutions (n >= 1). The "
@@ -633,14 +637,19 @@ const LmfHelpEntry lmf_help_entries[] = {
 
     /* ---- nn: convolution (repl/lmf_conv.c) ----------------------------------------- */
     E("nn.conv2d", "nn",
-      "mf.nn.conv2d(input, filter, strides, padding [, {data_format, dilations}])",
+      "mf.nn.conv2d(input, filter, strides, padding [, {data_format, dilations, algorithm}])",
       "2-D convolution as TensorFlow's: input NHWC [N, H, W, Cin] (or NCHW with data_format = "
       "\"NCHW\"), filter HWIO [kh, kw, Cin, Cout]; float32 or float64. 'strides' and "
       "'dilations' are a number s (1, s, s, 1), a pair {sh, sw} or 4 entries in the data "
       "format's order; 'padding' is \"SAME\" (output ceil(H / s); the odd padding row or "
-      "column goes at the bottom / right) or \"VALID\" (no padding). Runs as im2col and one "
-      "GEMM (a 1x1 stride-1 filter skips im2col), tiling the batch so the patch buffer stays "
-      "at most 64 MiB. Differentiable, also twice.",
+      "column goes at the bottom / right) or \"VALID\" (no padding). 'algorithm' picks the "
+      "kernel for this call and its gradients: \"im2col\" (im2col and one GEMM, tiling the "
+      "batch so the patch buffer stays at most 64 MiB; a 1x1 stride-1 filter skips im2col), "
+      "\"winograd\" (float32 3x3 stride 1: F(4x4, 3x3) transforms and 36 GEMMs, a few bits "
+      "less accurate), \"direct\" (float32, any filter: register-blocked loops, for few input "
+      "channels) or \"auto\" (the default, or mf.config's conv_algorithm): direct for Cin <= 4, "
+      "winograd for 3x3 stride-1 with Cin and Cout >= 16, else im2col. float64 always runs "
+      "im2col. Differentiable, also twice.",
       "x = mf.ones{1, 4, 4, 1}\n"
       "w = mf.ones{3, 3, 1, 2}\n"
       "mf.nn.conv2d(x, w, 1, \"SAME\").shape      --> {1, 4, 4, 2}\n"
@@ -649,8 +658,9 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.nn.conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, {...}])",
       "The gradient of mf.nn.conv2d with respect to its input, of shape 'input_sizes' (an "
       "array of 4, in the data format's order), given the filter and the gradient of the "
-      "output; options as mf.nn.conv2d. Runs as a GEMM out_backprop x filter^T, then col2im "
-      "adds the patches back, 64 MiB of patches at a time.",
+      "output; options as mf.nn.conv2d. With im2col it runs as a GEMM out_backprop x "
+      "filter^T, then col2im adds the patches back, 64 MiB of patches at a time; Winograd "
+      "convolves out_backprop with the filter turned 180 degrees.",
       "w = mf.ones{2, 2, 1, 1}\n"
       "dy = mf.ones{1, 2, 2, 1}\n"
       "mf.nn.conv2d_backprop_input({1, 3, 3, 1}, w, dy, 1, \"VALID\")   "
@@ -658,8 +668,9 @@ const LmfHelpEntry lmf_help_entries[] = {
     E("nn.conv2d_backprop_filter", "nn",
       "mf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, {...}])",
       "The gradient of mf.nn.conv2d with respect to its filter, of shape 'filter_sizes' (HWIO), "
-      "given the input and the gradient of the output; options as mf.nn.conv2d. Runs as im2col "
-      "and a GEMM patches^T x out_backprop, 64 MiB of patches at a time.",
+      "given the input and the gradient of the output; options as mf.nn.conv2d. With im2col it "
+      "runs as im2col and a GEMM patches^T x out_backprop, 64 MiB of patches at a time; "
+      "Winograd sums the tiles' products in the transform domain (36 GEMMs).",
       "x = mf.ones{1, 3, 3, 1}\n"
       "dy = mf.ones{1, 2, 2, 1}\n"
       "mf.nn.conv2d_backprop_filter(x, {2, 2, 1, 1}, dy, 1, \"VALID\")  "

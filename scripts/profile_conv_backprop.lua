@@ -13,7 +13,10 @@
 -- is two GEMMs: Conv2DBackpropFilter (patches^T x dy: M = 9*Cin, N = Cout,
 -- K = N*Ho*Wo) and Conv2DBackpropInput (dy x filter^T: M = N*Ho*Wo,
 -- N = 9*Cin, K = Cout) followed by col2im; the 1x1 conv needs no im2col.
--- The first layer's input needs no gradient, so it has no BackpropInput.
+-- The first layer's input needs no gradient, so it has no BackpropInput;
+-- with one input channel it runs the direct kernel (no GEMM, see
+-- core/ops/conv.h "Algorithms"). The end compares im2col and Winograd on
+-- one 3x3 layer side by side.
 
 local batch = math.tointeger(tonumber(arg and arg[1] or 32))
 assert(batch and batch >= 1,
@@ -91,6 +94,62 @@ for _, k in ipairs(keys) do
   print(string.format("  %-36s %8.3f ms  %5.1f%%", k, by[k], 100 * by[k] / total))
 end
 print(string.format("  %-36s %8.3f ms", "total", total))
+
+-- One layer, both algorithms side by side: the 3x3 conv 32 -> 64 on 28x28
+-- (batch as above), forward and backward, once lowered to im2col + one
+-- GEMM per pass and once to Winograd F(4x4, 3x3): transforms + 36 GEMMs
+-- in the transform domain (labelled "winograd" in prof:gemms()). Same
+-- arithmetic (GEMM-equivalent FLOPs), different work.
+local lx = mf.random.normal({batch, 28, 28, 32})
+local lw = mf.Variable(he{3, 3, 32, 64})
+local function layer_profile(algorithm)
+  local function pass()
+    local tape = mf.GradientTape()
+    tape:watch(lx)
+    local y = mf.nn.conv2d(lx, lw, 1, "SAME", {algorithm = algorithm})
+    return tape:gradient(mf.reduce_sum(y * y), {lx, lw})
+  end
+  pass()
+  local ms, p = {}, nil
+  for run = 1, 3 do -- the median of three profiled runs, per op
+    p = mf.profile(pass)
+    for _, r in ipairs(p:rows()) do
+      ms[r.op] = ms[r.op] or {}
+      table.insert(ms[r.op], r.self_ms)
+    end
+  end
+  local med = {}
+  for op, t in pairs(ms) do table.sort(t); med[op] = t[2] end
+  local shapes = {}
+  for _, g in ipairs(p:gemms()) do
+    if g.M then
+      local key = string.format("%s %s M=%d N=%d K=%d", g.op, g.algorithm or "im2col",
+                                g.M, g.N, g.K)
+      shapes[key] = (shapes[key] or 0) + 1
+    end
+  end
+  return med, shapes
+end
+local im, im_shapes = layer_profile("im2col")
+local wg, wg_shapes = layer_profile("winograd")
+print(string.format("\nOne layer, both algorithms: conv 3x3 SAME, (%d, 28, 28, 32) -> 64 " ..
+                    "channels, forward and backward (median ms of 3 runs)", batch))
+print(string.format("  %-22s %10s %10s %9s", "op", "im2col", "winograd", "speedup"))
+local sum_i, sum_w = 0, 0
+for _, op in ipairs{"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"} do
+  local a, b = im[op] or 0, wg[op] or 0
+  sum_i, sum_w = sum_i + a, sum_w + b
+  print(string.format("  %-22s %10.3f %10.3f %8.2fx", op, a, b, b > 0 and a / b or 0))
+end
+print(string.format("  %-22s %10.3f %10.3f %8.2fx", "the three passes", sum_i, sum_w,
+                    sum_w > 0 and sum_i / sum_w or 0))
+for _, shapes in ipairs{im_shapes, wg_shapes} do
+  local keys = {}
+  for k in pairs(shapes) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do print(string.format("  %3d GEMM%s %s", shapes[k],
+                                                   shapes[k] == 1 and " " or "s", k)) end
+end
 
 if trace_path then
   prof:save_trace(trace_path)

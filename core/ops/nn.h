@@ -64,6 +64,11 @@ MfStatus mf_dropout_by(MfTensor *x, MfTensor *p, bool keep_prob, uint64_t seed, 
  * 0; 'dy' and 'x' share one shape and one numeric dtype. */
 MfStatus mf_relu_backprop(MfTensor *dy, MfTensor *x, MfTensor **out);
 
+/* Relu's forward kernel for a contiguous input of any numeric dtype, split
+ * over the worker pool (elementwise: the same bits on any thread count);
+ * false, with nothing written, for a non-contiguous input. */
+bool mf_relu_forward_split(const MfTensor *x, MfTensor *out);
+
 /* Gradients (nn_grad.c): MfOpDesc 'backward' functions, see op.h. */
 MfStatus mf_softmax_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_log_softmax_grad(const MfGradCall *g, MfTensor **dinputs);

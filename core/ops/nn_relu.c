@@ -78,6 +78,17 @@ static void relu_grad_chunk(void *ctx, int64_t b, int64_t e)
 /* Below this many elements per thread a wake-up costs more than it saves. */
 #define RELU_GRAD_CHUNK 65536
 
+/* max(x, 0) is ReluGrad(x, x): x where x > 0, else 0 (NaN and -0 give 0,
+ * as Relu's own loop does). */
+bool mf_relu_forward_split(const MfTensor *x, MfTensor *out)
+{
+    if (!mf_tensor_is_contiguous(x) || !mf_tensor_is_contiguous(out))
+        return false;
+    ReluGradJob job = {x->dtype, mf_tensor_data(x), mf_tensor_data(x), mf_tensor_data(out)};
+    mf_parallel_for(mf_tensor_numel(x), RELU_GRAD_CHUNK, relu_grad_chunk, &job);
+    return true;
+}
+
 static MfStatus relu_grad_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *dy = mf_tensor_contiguous(c->inputs[0]);

@@ -13,6 +13,7 @@
 #include "common.h"
 #include "grads_math.h"
 #include "loop.h"
+#include "nn.h"
 
 #define UNARY_ROWS(T, EXPR)                                                        \
     do {                                                                           \
@@ -123,6 +124,9 @@ static MfStatus square_forward(const MfOpCall *c, MfTensor **outs)
 
 static MfStatus relu_forward(const MfOpCall *c, MfTensor **outs)
 {
+    /* split over the worker pool (a CNN's activations are the largest) */
+    if (mf_relu_forward_split(c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(a > 0 ? a : 0.0f, a > 0 ? a : 0.0, a > 0 ? a : 0);
 }
 

@@ -124,6 +124,9 @@ local scripts = {
     T.ok(has(out, "Backward pass of a small CNN"), "report title")
     T.ok(has(out, "Conv2DBackpropFilter GEMM") and has(out, "ReluGrad") and
          out:find("\n  total +[%d.]+ ms"), "the summary covers every op and adds up: " .. out)
+    T.ok(has(out, "One layer, both algorithms") and
+         out:find("%d+ GEMMs Conv2D winograd M=") and out:find("%d+ GEMMs? +Conv2D im2col M="),
+         "im2col and winograd side by side: " .. out)
   end},
   -- PyTorch's MNIST network with mf.layers and fit, on Debian's digits when
   -- python3-sklearn is installed (CI installs nothing heavy for it: SKIP);
