@@ -152,6 +152,11 @@ static void check_gemm_split(Kernel k, MfTensor **in, int nin, int64_t terms)
     assert_int_equal(outside_gemm_bound(k, in, nin, terms), 0);
 }
 
+static MfStatus relu(MfTensor **in, MfTensor **out)
+{
+    return mf_unary(MF_OP_RELU, in[0], out);
+}
+
 static MfStatus relu_grad(MfTensor **in, MfTensor **out)
 {
     return mf_relu_backprop(in[0], in[1], out);
@@ -264,6 +269,7 @@ static void test_kernels_match_one_thread(void **state)
     int64_t s[4] = {8, 32, 32, 16};
     MfTensor *in[3] = {noise(4, s, 1), noise(4, s, 2), NULL};
     check_split(relu_grad, in);
+    check_split(relu, in);
     mf_tensor_release(in[1]);
     int64_t ks[2][2] = {{2, 2}, {3, 2}};
     for (int c = 0; c < 2; c++) {
