@@ -23,23 +23,32 @@
 #include "../parallel.h"
 #include "conv.h"
 
-/* Output channels are taken 32 at a time (four 8-float vectors, kept in
- * registers), then 8 at a time, then one by one. GCC's vector extension
- * compiles to AVX2 or AVX-512 moves and FMAs under -march=native. */
-typedef float v8 __attribute__((vector_size(32)));
+/* Output channels are taken 32 at a time (NV32 vectors kept in registers),
+ * then a vector (VW floats) at a time, then one by one. GCC's vector
+ * extension compiles to AVX-512 or AVX2 moves and FMAs under -march=native
+ * (16- or 8-float vectors), to SSE or NEON otherwise (4 floats). */
+#if defined(__AVX512F__)
+#define VW 16
+#elif defined(__AVX__)
+#define VW 8
+#else
+#define VW 4
+#endif
+#define NV32 (32 / VW)
+typedef float vf __attribute__((vector_size(VW * sizeof(float))));
 #define INLINE static inline __attribute__((always_inline))
 /* Output rows per partial sum of backprop-filter: a fixed count of about
  * 2048 pixels, so the sum's order does not depend on the thread count. */
 #define FILTER_PIXELS 2048
 
-INLINE v8 load8(const float *p)
+INLINE vf loadv(const float *p)
 {
-    v8 v;
+    vf v;
     memcpy(&v, p, sizeof v);
     return v;
 }
 
-INLINE void store8(float *p, v8 v)
+INLINE void storev(float *p, vf v)
 {
     memcpy(p, &v, sizeof v);
 }
@@ -50,11 +59,11 @@ typedef struct DirectJob {
     float *out;
 } DirectJob;
 
-/* y[o0 .. o0 + 8*nv) of output pixel (b, oh, ow). */
+/* y[o0 .. o0 + VW*nv) of output pixel (b, oh, ow). */
 INLINE void forward_vectors(const MfConvGeom *g, const float *x, const float *w, int64_t b,
                             int64_t oh, int64_t ow, int64_t o0, int nv, float *y)
 {
-    v8 acc[4] = {{0}};
+    vf acc[NV32] = {{0}};
     int64_t C = g->C, O = g->O;
     for (int64_t i = 0; i < g->kh; i++) {
         int64_t ih = oh * g->sh - g->pad_top + i * g->dh;
@@ -67,14 +76,14 @@ INLINE void forward_vectors(const MfConvGeom *g, const float *x, const float *w,
             const float *xp = x + ((b * g->H + ih) * g->W + iw) * C;
             const float *wp = w + (i * g->kw + j) * C * O + o0;
             for (int64_t c = 0; c < C; c++)
-                _Pragma("GCC unroll 4")
+                _Pragma("GCC unroll 8")
                 for (int v = 0; v < nv; v++)
-                    acc[v] += xp[c] * load8(wp + c * O + 8 * v);
+                    acc[v] += xp[c] * loadv(wp + c * O + VW * v);
         }
     }
-    _Pragma("GCC unroll 4")
+    _Pragma("GCC unroll 8")
     for (int v = 0; v < nv; v++)
-        store8(y + o0 + 8 * v, acc[v]);
+        storev(y + o0 + VW * v, acc[v]);
 }
 
 /* y[o0 .. o0 + 32) of output pixels ow and ow + 1, every tap inside the
@@ -82,30 +91,31 @@ INLINE void forward_vectors(const MfConvGeom *g, const float *x, const float *w,
  * independent chains, so the FMAs' latency hides (one pixel at a time
  * waited on 4 chains of kh*kw*C dependent FMAs). */
 INLINE void forward_pair(const MfConvGeom *g, const float *x, const float *w, int64_t b,
-                         int64_t oh, int64_t ow, int64_t o0, float *y)
+                         int64_t oh, int64_t ow, int64_t o0, float *y, int64_t kh,
+                         int64_t kw, int64_t C)
 {
-    v8 p[4] = {{0}}, q[4] = {{0}};
-    int64_t C = g->C, O = g->O, next = g->sw * C;
-    for (int64_t i = 0; i < g->kh; i++) {
+    vf p[NV32] = {{0}}, q[NV32] = {{0}};
+    int64_t O = g->O, next = g->sw * C;
+    for (int64_t i = 0; i < kh; i++) {
         int64_t ih = oh * g->sh - g->pad_top + i * g->dh;
         const float *xr = x + ((b * g->H + ih) * g->W + ow * g->sw - g->pad_left) * C;
-        for (int64_t j = 0; j < g->kw; j++) {
+        for (int64_t j = 0; j < kw; j++) {
             const float *xp = xr + j * g->dw * C;
-            const float *wp = w + (i * g->kw + j) * C * O + o0;
+            const float *wp = w + (i * kw + j) * C * O + o0;
             for (int64_t c = 0; c < C; c++) {
-                _Pragma("GCC unroll 4")
-                for (int v = 0; v < 4; v++) {
-                    v8 wv = load8(wp + c * O + 8 * v);
+                _Pragma("GCC unroll 8")
+                for (int v = 0; v < NV32; v++) {
+                    vf wv = loadv(wp + c * O + VW * v);
                     p[v] += xp[c] * wv;
                     q[v] += xp[next + c] * wv;
                 }
             }
         }
     }
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < 4; v++) {
-        store8(y + o0 + 8 * v, p[v]);
-        store8(y + O + o0 + 8 * v, q[v]);
+    _Pragma("GCC unroll 8")
+    for (int v = 0; v < NV32; v++) {
+        storev(y + o0 + VW * v, p[v]);
+        storev(y + O + o0 + VW * v, q[v]);
     }
 }
 
@@ -148,14 +158,21 @@ static void forward_rows(void *ctx, int64_t r0, int64_t r1)
             int64_t o = 0;
             if (g->O % 32 == 0 && ow + 1 < g->Wo && inside(g, oh, ow) &&
                 inside(g, oh, ow + 1)) {
-                for (; o < g->O; o += 32)
-                    forward_pair(g, j->a, j->b, b, oh, ow, o, y);
+                /* a first layer's 3x3 filter on 1 or 3 channels unrolls completely */
+                for (; o < g->O; o += 32) {
+                    if (g->kh == 3 && g->kw == 3 && g->C == 1)
+                        forward_pair(g, j->a, j->b, b, oh, ow, o, y, 3, 3, 1);
+                    else if (g->kh == 3 && g->kw == 3 && g->C == 3)
+                        forward_pair(g, j->a, j->b, b, oh, ow, o, y, 3, 3, 3);
+                    else
+                        forward_pair(g, j->a, j->b, b, oh, ow, o, y, g->kh, g->kw, g->C);
+                }
                 ow++;
                 continue;
             }
             for (; o + 32 <= g->O; o += 32)
-                forward_vectors(g, j->a, j->b, b, oh, ow, o, 4, y);
-            for (; o + 8 <= g->O; o += 8)
+                forward_vectors(g, j->a, j->b, b, oh, ow, o, NV32, y);
+            for (; o + VW <= g->O; o += VW)
                 forward_vectors(g, j->a, j->b, b, oh, ow, o, 1, y);
             for (; o < g->O; o++)
                 forward_scalar(g, j->a, j->b, b, oh, ow, o, y);
@@ -182,10 +199,10 @@ static inline int64_t source(int64_t in, int64_t k, int64_t s, int64_t d, int64_
     return t / s;
 }
 
-/* sum over taps of dy[source pixel, o0 .. o0 + 8*nv) * w[tap, c, same], as
+/* sum over taps of dy[source pixel, o0 .. o0 + VW*nv) * w[tap, c, same], as
  * vectors added into 'acc'. */
 INLINE void input_vectors(const MfConvGeom *g, const float *w, const float *dy, int64_t b,
-                          int64_t ih, int64_t iw, int64_t c, int64_t o0, int nv, v8 *acc)
+                          int64_t ih, int64_t iw, int64_t c, int64_t o0, int nv, vf *acc)
 {
     int64_t C = g->C, O = g->O;
     for (int64_t i = 0; i < g->kh; i++) {
@@ -198,18 +215,22 @@ INLINE void input_vectors(const MfConvGeom *g, const float *w, const float *dy, 
                 continue;
             const float *d = dy + ((b * g->Ho + oh) * g->Wo + ow) * O + o0;
             const float *wp = w + ((i * g->kw + j) * C + c) * O + o0;
-            _Pragma("GCC unroll 4")
+            _Pragma("GCC unroll 8")
             for (int v = 0; v < nv; v++)
-                acc[v] += load8(d + 8 * v) * load8(wp + 8 * v);
+                acc[v] += loadv(d + VW * v) * loadv(wp + VW * v);
         }
     }
 }
 
-INLINE float hsum8(v8 v)
+/* The sum of NV32 vectors' lanes. */
+INLINE float hsum(const vf *acc)
 {
+    vf s = acc[0];
+    for (int v = 1; v < NV32; v++)
+        s += acc[v];
     float t = 0;
-    for (int k = 0; k < 8; k++)
-        t += v[k];
+    for (int k = 0; k < VW; k++)
+        t += s[k];
     return t;
 }
 
@@ -221,24 +242,24 @@ static void input_pair(const MfConvGeom *g, const float *w, const float *dy, int
 {
     int64_t C = g->C, O = g->O;
     for (int64_t c = 0; c < C; c++) {
-        v8 p[4] = {{0}}, q[4] = {{0}};
+        vf p[NV32] = {{0}}, q[NV32] = {{0}};
         for (int64_t i = 0; i < g->kh; i++) {
             int64_t oh = ih + g->pad_top - i * g->dh;
             for (int64_t j = 0; j < g->kw; j++) {
                 const float *d = dy + ((b * g->Ho + oh) * g->Wo + iw + g->pad_left - j * g->dw) * O;
                 const float *wp = w + ((i * g->kw + j) * C + c) * O;
                 for (int64_t o = 0; o < O; o += 32) {
-                    _Pragma("GCC unroll 4")
-                    for (int v = 0; v < 4; v++) {
-                        v8 wv = load8(wp + o + 8 * v);
-                        p[v] += load8(d + o + 8 * v) * wv;
-                        q[v] += load8(d + O + o + 8 * v) * wv;
+                    _Pragma("GCC unroll 8")
+                    for (int v = 0; v < NV32; v++) {
+                        vf wv = loadv(wp + o + VW * v);
+                        p[v] += loadv(d + o + VW * v) * wv;
+                        q[v] += loadv(d + O + o + VW * v) * wv;
                     }
                 }
             }
         }
-        dx[c] = hsum8((p[0] + p[1]) + (p[2] + p[3]));
-        dx[C + c] = hsum8((q[0] + q[1]) + (q[2] + q[3]));
+        dx[c] = hsum(p);
+        dx[C + c] = hsum(q);
     }
 }
 
@@ -256,14 +277,14 @@ static void input_pixel(const MfConvGeom *g, const float *w, const float *dy, in
 {
     int64_t C = g->C, O = g->O;
     for (int64_t c = 0; c < C; c++) {
-        v8 acc[4] = {{0}};
+        vf acc[NV32] = {{0}};
         int64_t o = 0;
         for (; o + 32 <= O; o += 32)
-            input_vectors(g, w, dy, b, ih, iw, c, o, 4, acc);
-        for (; o + 8 <= O; o += 8)
+            input_vectors(g, w, dy, b, ih, iw, c, o, NV32, acc);
+        for (; o + VW <= O; o += VW)
             input_vectors(g, w, dy, b, ih, iw, c, o, 1, acc);
-        float total = hsum8((acc[0] + acc[1]) + (acc[2] + acc[3]));
-        for (; o < O; o++) /* the last O % 8 channels */
+        float total = hsum(acc);
+        for (; o < O; o++) /* the last O % VW channels */
             for (int64_t i = 0; i < g->kh; i++) {
                 int64_t oh = source(ih, i, g->sh, g->dh, g->pad_top, g->Ho);
                 for (int64_t j = 0; j < g->kw && oh >= 0; j++) {
@@ -313,12 +334,12 @@ static void valid_columns(const MfConvGeom *g, int64_t j, int64_t *lo, int64_t *
     *lo = *lo < *hi ? *lo : *hi;
 }
 
-/* dw[tap (i, j), c, o0 .. o0 + 8*nv) over output rows [r0, r1), into 'dst'. */
+/* dw[tap (i, j), c, o0 .. o0 + VW*nv) over output rows [r0, r1), into 'dst'. */
 INLINE void filter_vectors(const MfConvGeom *g, const float *x, const float *dy, int64_t r0,
                            int64_t r1, int64_t i, int64_t j, int64_t c, int64_t o0, int nv,
                            float *dst)
 {
-    v8 acc[4] = {{0}};
+    vf acc[NV32] = {{0}};
     int64_t lo, hi, C = g->C, O = g->O;
     valid_columns(g, j, &lo, &hi);
     for (int64_t r = r0; r < r1; r++) {
@@ -330,14 +351,14 @@ INLINE void filter_vectors(const MfConvGeom *g, const float *x, const float *dy,
         const float *d = dy + r * g->Wo * O + o0;
         for (int64_t ow = lo; ow < hi; ow++) {
             float xv = x[xr + ow * g->sw * C];
-            _Pragma("GCC unroll 4")
+            _Pragma("GCC unroll 8")
             for (int v = 0; v < nv; v++)
-                acc[v] += xv * load8(d + ow * O + 8 * v);
+                acc[v] += xv * loadv(d + ow * O + VW * v);
         }
     }
-    _Pragma("GCC unroll 4")
+    _Pragma("GCC unroll 8")
     for (int v = 0; v < nv; v++)
-        store8(dst + o0 + 8 * v, acc[v]);
+        storev(dst + o0 + VW * v, acc[v]);
 }
 
 /* The partial dw (kh*kw*C*O) of output rows [r0, r1) into 'part'. */
@@ -351,8 +372,8 @@ static void filter_partial(const MfConvGeom *g, const float *x, const float *dy,
                 float *dst = part + ((i * g->kw + j) * C + c) * O;
                 int64_t o = 0;
                 for (; o + 32 <= O; o += 32)
-                    filter_vectors(g, x, dy, r0, r1, i, j, c, o, 4, dst);
-                for (; o + 8 <= O; o += 8)
+                    filter_vectors(g, x, dy, r0, r1, i, j, c, o, NV32, dst);
+                for (; o + VW <= O; o += VW)
                     filter_vectors(g, x, dy, r0, r1, i, j, c, o, 1, dst);
                 for (; o < O; o++) {
                     int64_t lo, hi;

@@ -24,6 +24,7 @@
 #include <math.h>
 
 #include "../alloc.h"
+#include "../parallel.h"
 #include "common.h"
 #include "grads_math.h"
 #include "reduce.h"
@@ -338,6 +339,43 @@ static const WalkFn walks[4][4] = {
     [K_MIN] = {walk_min_f32, walk_min_f64, walk_min_i32, walk_min_i64},
 };
 
+/* With the last dim kept (BiasAdd's gradient: the sum of NHWC rows per
+ * channel), blocks of COLUMN_BLOCK output columns go to the worker pool:
+ * each accumulator still folds the same rows in the same order, so the
+ * result is the same bits on any thread count. */
+#define COLUMN_BLOCK 16          /* 64 bytes of float32: threads touch disjoint lines */
+#define COLUMN_SPLIT_MIN (1 << 16) /* input elements worth a wake-up */
+
+typedef struct ColumnJob {
+    const Plan *p;
+    WalkFn walk;
+    const char *x;
+    char *acc;
+    size_t es; /* input element size; accumulators are 8 bytes */
+} ColumnJob;
+
+static void walk_columns(void *ctx, int64_t b, int64_t e)
+{
+    const ColumnJob *j = ctx;
+    Plan q = *j->p;
+    int last = q.m - 1;
+    int64_t c0 = b * COLUMN_BLOCK, c1 = e * COLUMN_BLOCK < q.n[last] ? e * COLUMN_BLOCK
+                                                                      : q.n[last];
+    q.n[last] = c1 - c0;
+    j->walk(&q, j->x + (size_t)(c0 * q.xs[last]) * j->es, j->acc + (size_t)(c0 * q.os[last]) * 8);
+}
+
+static void walk(const Plan *p, WalkFn fn, const MfTensor *x, void *acc)
+{
+    int last = p->m - 1;
+    if (p->red[last] || p->n[last] < 2 * COLUMN_BLOCK || mf_tensor_numel(x) < COLUMN_SPLIT_MIN) {
+        fn(p, mf_tensor_data(x), acc);
+        return;
+    }
+    ColumnJob j = {p, fn, mf_tensor_data(x), acc, mf_dtype_size(x->dtype)};
+    mf_parallel_for((p->n[last] + COLUMN_BLOCK - 1) / COLUMN_BLOCK, 1, walk_columns, &j);
+}
+
 /* ---- accumulators --------------------------------------------------------------- */
 
 /* Sets the 'n' accumulators to the identity of 'k' for dtype 'dt'. */
@@ -407,7 +445,7 @@ static MfStatus reduce_forward(const MfOpCall *c, MfTensor **outs)
     Kind wk = k == K_MEAN ? K_SUM : k;
     acc_init(acc, n, wk, x->dtype);
     if (mf_tensor_numel(x) > 0)
-        walks[wk][x->dtype](&p, mf_tensor_data(x), acc);
+        walk(&p, walks[wk][x->dtype], x, acc);
     acc_finish(acc, out, k, p.count);
     if (acc != mf_tensor_data(out))
         mf_dealloc(acc, nbytes);

@@ -44,7 +44,7 @@
 /* Inlined into each caller, so a full block (L == CB) compiles with
  * constant sizes: vector moves instead of calls to memcpy (3x faster). */
 #define INLINE static inline __attribute__((always_inline))
-#define BLOCK_BYTES ((int64_t)4 << 20) /* transformed tiles per block, about */
+#define BLOCK_BYTES ((int64_t)1 << 20) /* transformed tiles per block, about (L2) */
 #define CACHE_SLOTS 8
 #define CACHE_MAX_BYTES ((size_t)256 << 20)
 
@@ -153,14 +153,19 @@ static void tile_at(const Wino *s, int64_t t, int64_t *n, int64_t *oh, int64_t *
     *ow = t % s->tw * 4;
 }
 
-/* ---- input transform: V[xi][t][c] = (B^T d B)[xi] for the tiles of a block --- */
+/* ---- input transform: V[t][xi][c] = (B^T d B)[xi] for the tiles of a block ---
+ * Transformed tiles are stored tile-major ([tile][xi][channel]): a tile's
+ * 36 rows are contiguous, so the transforms stream, and each GEMM reads
+ * its xi's rows with a stride (lda = 36 * Cin); plane-major storage made
+ * the output transform gather from 36 planes a block apart (a cache miss
+ * per row, half its time). */
 
 typedef struct TileJob {
     const Wino *s;
     int64_t t0;         /* the block's first tile */
     const float *src;   /* x (input transform) or dy / M (output side) */
     float *dst;
-    int64_t ld;         /* channels per row of the [36][block][ld] matrices */
+    int64_t ld;         /* channels per row of the [block][36][ld] matrices */
 } TileJob;
 
 /* The 6x6 tile of 'x' at output corner (oh, ow), channels [c0, c0 + L),
@@ -188,11 +193,11 @@ INLINE void input_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int64
 {
     const Wino *s = j->s;
     float d[36 * CB], t[36 * CB], row[6 * CB];
-    int64_t stride = s->block * j->ld; /* between xi planes */
+    int64_t stride = j->ld; /* between xi rows of a tile */
     load_tile(s, j->src, n, oh, ow, c0, L, d);
     for (int64_t xx = 0; xx < 6; xx++) /* columns: t = B^T d */
         bt6(d + xx * CB, 6 * CB, t + xx * CB, 6 * CB, L);
-    float *v = j->dst + k * j->ld + c0;
+    float *v = j->dst + k * 36 * j->ld + c0;
     for (int64_t r = 0; r < 6; r++) { /* rows: V = t B */
         bt6(t + r * 6 * CB, CB, row, CB, L);
         for (int64_t c = 0; c < 6; c++)
@@ -225,8 +230,8 @@ INLINE void output_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int6
 {
     const Wino *s = j->s;
     float m[36 * CB], t[24 * CB], out[16 * CB];
-    int64_t stride = s->block * s->O;
-    const float *src = j->src + k * s->O + o0;
+    int64_t stride = s->O;
+    const float *src = j->src + k * 36 * s->O + o0;
     for (int64_t xi = 0; xi < 36; xi++)
         memcpy(m + xi * CB, src + xi * stride, (size_t)L * sizeof(float));
     for (int64_t c = 0; c < 6; c++) /* columns: t = A^T m (4 x 6) */
@@ -255,7 +260,7 @@ static void output_tiles(void *ctx, int64_t b, int64_t e)
     }
 }
 
-/* ---- dy transform for backprop-filter: Z[xi][t][o] = (A dy A^T)[xi] ----------- */
+/* ---- dy transform for backprop-filter: Z[t][xi][o] = (A dy A^T)[xi] ----------- */
 
 /* The dy tile (n, oh, ow), channels [o0, o0 + L), into row k of the Z planes. */
 INLINE void dy_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int64_t ow,
@@ -263,7 +268,7 @@ INLINE void dy_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int64_t 
 {
     const Wino *s = j->s;
     float d[16 * CB], t[24 * CB], row[6 * CB];
-    int64_t stride = s->block * s->O;
+    int64_t stride = s->O;
     for (int64_t r = 0; r < 4; r++)
         for (int64_t c = 0; c < 4; c++) {
             float *dst = d + (r * 4 + c) * CB;
@@ -275,7 +280,7 @@ INLINE void dy_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int64_t 
         }
     for (int64_t c = 0; c < 4; c++) /* columns: t = A d (6 x 4) */
         a4(d + c * CB, 4 * CB, t + c * CB, 4 * CB, L);
-    float *z = j->dst + k * s->O + o0;
+    float *z = j->dst + k * 36 * s->O + o0;
     for (int64_t r = 0; r < 6; r++) { /* rows: Z = t A^T (6 x 6) */
         a4(t + r * 4 * CB, CB, row, CB, L);
         for (int64_t c = 0; c < 6; c++)
@@ -394,11 +399,12 @@ void mf_winograd_cache_clear(void)
 /* ---- the passes ------------------------------------------------------------------ */
 
 static MfStatus wgemm(const Wino *s, bool ta, int64_t M, int64_t N, int64_t K, const float *A,
-                      int64_t lda, const float *B, int64_t ldb, double beta, float *C)
+                      int64_t lda, const float *B, int64_t ldb, double beta, float *C,
+                      int64_t ldc)
 {
     MfGemm g = {.op = s->op, .algorithm = "winograd", .dtype = MF_FLOAT32, .trans_a = ta,
                 .M = M, .N = N, .K = K, .alpha = 1.0, .beta = beta, .A = A, .lda = lda, .B = B,
-                .ldb = ldb, .C = C, .ldc = N};
+                .ldb = ldb, .C = C, .ldc = ldc};
     return mf_gemm(&g);
 }
 
@@ -428,8 +434,8 @@ static MfStatus wino_conv(const Wino *s, const float *x, const float *u, float *
         TileJob in = {s, t0, x, v, s->C};
         run_tiles(s, "winograd input", input_tiles, &in, n, (double)(36 * n * s->C) * 4);
         for (int64_t xi = 0; xi < 36 && st == MF_OK; xi++)
-            st = wgemm(s, false, n, s->O, s->C, v + xi * s->block * s->C, s->C,
-                       u + xi * s->C * s->O, s->O, 0.0, m + xi * s->block * s->O);
+            st = wgemm(s, false, n, s->O, s->C, v + xi * s->C, 36 * s->C,
+                       u + xi * s->C * s->O, s->O, 0.0, m + xi * s->O, 36 * s->O);
         TileJob out = {s, t0, m, y, s->O};
         if (st == MF_OK)
             run_tiles(s, "winograd output", output_tiles, &out, n, (double)(36 * n * s->O) * 4);
@@ -510,9 +516,8 @@ MfStatus mf_winograd_backprop_filter(const char *op, const MfConvGeom *g, const 
         run_tiles(&s, "winograd input", input_tiles, &in, n, (double)(36 * n * s.C) * 4);
         run_tiles(&s, "winograd dy", dy_tiles, &dj, n, (double)(36 * n * s.O) * 4);
         for (int64_t xi = 0; xi < 36 && st == MF_OK; xi++)
-            st = wgemm(&s, true, s.C, s.O, n, v + xi * s.block * s.C, s.C,
-                       z + xi * s.block * s.O, s.O, t0 == 0 ? 0.0 : 1.0,
-                       acc + xi * s.C * s.O);
+            st = wgemm(&s, true, s.C, s.O, n, v + xi * s.C, 36 * s.C, z + xi * s.O, 36 * s.O,
+                       t0 == 0 ? 0.0 : 1.0, acc + xi * s.C * s.O, s.O);
     }
     if (st == MF_OK) {
         MfProfSpan span;

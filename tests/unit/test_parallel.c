@@ -16,6 +16,7 @@
 #include "core/ops/linalg.h"
 #include "core/ops/nn.h"
 #include "core/ops/pool.h"
+#include "core/ops/reduce.h"
 #include "core/parallel.h"
 
 static int64_t *hits;
@@ -152,6 +153,12 @@ static void check_gemm_split(Kernel k, MfTensor **in, int nin, int64_t terms)
     assert_int_equal(outside_gemm_bound(k, in, nin, terms), 0);
 }
 
+/* BiasAdd's gradient: the sum over N, H, W per channel (columns split). */
+static MfStatus channel_sum(MfTensor **in, MfTensor **out)
+{
+    return mf_reduce(MF_OP_SUM, in[0], (int64_t[]){0, 1, 2}, 3, false, out);
+}
+
 static MfStatus relu(MfTensor **in, MfTensor **out)
 {
     return mf_unary(MF_OP_RELU, in[0], out);
@@ -270,6 +277,9 @@ static void test_kernels_match_one_thread(void **state)
     MfTensor *in[3] = {noise(4, s, 1), noise(4, s, 2), NULL};
     check_split(relu_grad, in);
     check_split(relu, in);
+    MfTensor *wide[1] = {noise(4, (int64_t[]){4, 16, 16, 80}, 9)};
+    check_split(channel_sum, wide);
+    mf_tensor_release(wide[0]);
     mf_tensor_release(in[1]);
     int64_t ks[2][2] = {{2, 2}, {3, 2}};
     for (int c = 0; c < 2; c++) {
