@@ -45,6 +45,11 @@ MfTensor *lmf_test_tensor(lua_State *L, int idx);
 /* Whether lmf_test_tensor would find a tensor at 'idx'; changes nothing. */
 bool lmf_is_tensor(lua_State *L, int idx);
 
+/* Pops the value on top into a table in the first user value of the
+ * userdata at 'holder' (made with one user value), so it lives as long as
+ * the holder: for tensors read from a list slot that is popped. */
+void lmf_keep(lua_State *L, int holder);
+
 /* The tensor at 'idx'; a Lua number, boolean or nested table is converted
  * (numbers take dtype 'like', or float32 when 'like' is negative) and the
  * converted tensor replaces the argument on the stack. */

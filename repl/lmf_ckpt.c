@@ -25,9 +25,11 @@ static int count_entries(lua_State *L, int idx)
     return n;
 }
 
-/* Fills names/tensors from {name = tensor_or_Variable}; both borrowed (the
- * table at 'idx' holds them). */
-static void collect_tensors(lua_State *L, int idx, const char **names, MfTensor **tensors)
+/* Fills names/tensors from {name = tensor_or_Variable}; names are held by
+ * the table at 'idx', the slots owning the tensors by the userdata at
+ * 'holder'. */
+static void collect_tensors(lua_State *L, int idx, int holder, const char **names,
+                            MfTensor **tensors)
 {
     int i = 0;
     lua_pushnil(L);
@@ -44,7 +46,7 @@ static void collect_tensors(lua_State *L, int idx, const char **names, MfTensor 
         if (!tensors[i])
             luaL_error(L, "save: '%s' is a %s; expected a tensor or Variable", names[i],
                        luaL_typename(L, -1));
-        lua_pop(L, 1);
+        lmf_keep(L, holder);   /* the slot that owns tensors[i] */
         i++;
     }
 }
@@ -87,8 +89,8 @@ static int l_save(lua_State *L)
     lua_newtable(L); /* 4: anchors */
     int n = count_entries(L, 2);
     const char **names = lua_newuserdatauv(L, sizeof *names * ((size_t)n + 1), 0);
-    MfTensor **tensors = lua_newuserdatauv(L, sizeof *tensors * ((size_t)n + 1), 0);
-    collect_tensors(L, 2, names, tensors);
+    MfTensor **tensors = lua_newuserdatauv(L, sizeof *tensors * ((size_t)n + 1), 1);
+    collect_tensors(L, 2, lua_gettop(L), names, tensors);
     const char **meta = lua_isnil(L, 3) ? NULL : collect_metadata(L, 3, 4);
     lmf_check_status(L, mf_safetensors_write(path, n, (const char *const *)names, tensors,
                                              (const char *const *)meta));

@@ -31,15 +31,15 @@ static int read_list(lua_State *L, int idx, const char *what, MfTensor ***out)
                               what, luaL_typename(L, idx));
         n = (int)luaL_len(L, idx);
     }
-    MfTensor **ts = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *ts, 0);
+    MfTensor **ts = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *ts, 1);
     if (one)
         ts[0] = one;
     for (int i = 0; i < n && !one; i++) {
         lua_geti(L, idx, i + 1);
         ts[i] = lmf_test_tensor(L, -1);
-        lua_pop(L, 1);   /* the table keeps it alive */
         if (!ts[i])
             return luaL_error(L, "gradients: %s[%d] is not a tensor", what, i + 1);
+        lmf_keep(L, -2);   /* the slot owning ts[i] lives as long as the array */
     }
     *out = ts;
     return n;

@@ -268,13 +268,13 @@ static int read_sources(lua_State *L, int idx, MfTapeSource **out)
     lua_Integer n = 0;
     flatten(L, idx, leaves, &n, 0);
     luaL_argcheck(L, n >= 1 && n <= 100000, idx, "expected at least one source");
-    *out = lua_newuserdatauv(L, (size_t)n * sizeof **out, 0);
+    *out = lua_newuserdatauv(L, (size_t)n * sizeof **out, 1);
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, leaves, i);
         if (lua_isnil(L, -1))
             luaL_error(L, "gradient: source %d is nil", (int)i);
         (*out)[i - 1] = check_source(L, -1);
-        lua_pop(L, 1);
+        lmf_keep(L, -2);   /* the source (or the slot owning its tensor) stays */
     }
     return (int)n;
 }

@@ -136,6 +136,20 @@ bool lmf_is_tensor(lua_State *L, int idx)
     return v && v->value;
 }
 
+void lmf_keep(lua_State *L, int holder)
+{
+    holder = lua_absindex(L, holder);
+    if (lua_getiuservalue(L, holder, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, holder, 1);
+    }
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    lua_pop(L, 1);
+}
+
 MfTensor *lmf_check_tensor(lua_State *L, int idx)
 {
     LmfBox *box = test_box(L, idx);

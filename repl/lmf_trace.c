@@ -261,7 +261,7 @@ static int end_trace(lua_State *L, MfTrace *tr, int base, int nret)
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, outs, i + 1);
         res[i] = lmf_check_tensor(L, -1);
-        lua_pop(L, 1);
+        lua_rawseti(L, outs, i + 1);   /* the slot that owns res[i] */
     }
     lmf_check_status(L, mf_trace_finish(tr, n, res));
     return tmpl;
@@ -436,7 +436,7 @@ static int fn_call(lua_State *L)
     for (int i = 0; i < nargs; i++) {
         lua_rawgeti(L, list, i + 1);
         args[i] = lmf_check_tensor(L, -1);
-        lua_pop(L, 1);
+        lua_rawseti(L, list, i + 1);   /* the slot that owns args[i] */
     }
     int nres = mf_trace_nresults(tr);
     MfTensor **res = lua_newuserdatauv(L, ((size_t)nres + 1) * sizeof *res, 0);
