@@ -8,6 +8,7 @@
 #include "lmf.h"
 #include "lmf_strict.h"
 #include "lmf_print.h"
+#include "prompt.h"
 
 /* ---- boxing ------------------------------------------------------------ */
 
@@ -164,6 +165,9 @@ MfTensor *lmf_check_tensor(lua_State *L, int idx)
 
 int lmf_raise(lua_State *L)
 {
+    /* an engine error while Ctrl-C is pending (a kernel stopped for it):
+     * this error is the interrupt */
+    lmf_interrupt_taken();
     /* "script.lua:12: " first, as luaL_error writes it: the line of the
      * caller (for an operator, the line with the operator) */
     luaL_where(L, 1);

@@ -44,6 +44,7 @@
 static const char *progname = "moonflow";
 static lua_State *global_L;
 static volatile sig_atomic_t run_sigint;   /* Ctrl-C while the last chunk ran */
+static int docall_depth;                   /* lmf_docall frames: SIGINT is armed */
 
 void lmf_set_progname(const char *name)
 {
@@ -61,15 +62,34 @@ static void set_signal(int sig, void (*handler)(int))
     sigaction(sig, &sa, NULL);
 }
 
+static void laction(int sig);
+
+/* One Ctrl-C raises one error: whichever raises first (the hook below, or a
+ * kernel that saw 'mf_interrupted' and stopped) takes the interrupt, so the
+ * hook does not fire again after a pcall caught it, the engine runs again
+ * (the flag is cleared) and a later Ctrl-C interrupts again. */
+void lmf_interrupt_taken(void)
+{
+    if (!mf_interrupted)
+        return;
+    mf_interrupted = 0;
+    if (global_L)
+        lua_sethook(global_L, NULL, 0, 0);
+    if (docall_depth > 0)
+        set_signal(SIGINT, laction);
+}
+
 /* The hook installed by 'laction': stops the running code with an error. */
 static void lstop(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     lua_sethook(L, NULL, 0, 0);
+    lmf_interrupt_taken();
     luaL_error(L, "interrupted!");
 }
 
-/* SIGINT while Lua runs: lua_sethook is safe in a signal handler. */
+/* SIGINT while Lua runs: lua_sethook is safe in a signal handler. A second
+ * Ctrl-C before the first is taken ends the process (SIG_DFL), as lua.c. */
 static void laction(int sig)
 {
     int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
@@ -119,7 +139,9 @@ int lmf_docall(lua_State *L, int narg, int nres)
     struct sigaction old;
     sigaction(SIGINT, NULL, &old);
     set_signal(SIGINT, laction);
+    docall_depth++;
     int status = lua_pcall(L, narg, nres, base);
+    docall_depth--;
     sigaction(SIGINT, &old, NULL);   /* SIG_DFL, or the prompt's handler */
     lua_sethook(L, NULL, 0, 0);
     mf_interrupted = 0;
