@@ -439,6 +439,105 @@ static int v_gc(lua_State *L)
     return 0;
 }
 
+/* ---- closing a Variable a binding holds ------------------------------------------ */
+
+/* Bindings borrow the MfVariable of a Variable argument from its stack slot
+ * (a Variable's identity matters, so its slot is not replaced as a tensor's
+ * is, lmf.h); Lua code a binding runs (an options __index, a finalizer)
+ * may close that Variable. So closing looks for C function frames that hold
+ * the box in a stack slot and puts there a new box with its own reference:
+ * the call goes on with the Variable open, and it is released when the
+ * call is done. The frames searched: the main thread's and, down the chain
+ * of coroutine.resume/wrap calls found in them, each resumer's. */
+#define HANDOVER_MAX_THREADS 64
+
+typedef struct Handover {
+    lua_State *L;            /* the running thread: new boxes are made here */
+    const VarBox *closing;
+    MfVariable *v;
+    lua_State *seen[HANDOVER_MAX_THREADS];
+    int nseen;
+} Handover;
+
+static void hand_over_thread(Handover *h, lua_State *th);
+
+/* A thread found in a frame: searched when it is running or resuming
+ * another (it has frames and has not yielded). */
+static void maybe_thread(Handover *h, lua_State *th, int idx)
+{
+    lua_State *co = lua_tothread(th, idx);
+    lua_Debug ar;
+    if (!co || lua_status(co) != LUA_OK || !lua_getstack(co, 0, &ar))
+        return;
+    for (int i = 0; i < h->nseen; i++)
+        if (h->seen[i] == co)
+            return;
+    hand_over_thread(h, co);
+}
+
+static void hand_over_frame(Handover *h, lua_State *th, lua_Debug *ar)
+{
+    for (int n = 1; lua_checkstack(th, 2) && lua_getlocal(th, ar, n); n++) {
+        bool same = lua_touserdata(th, -1) == h->closing;
+        if (!same && lua_type(th, -1) == LUA_TTHREAD)
+            maybe_thread(h, th, -1);
+        lua_pop(th, 1);
+        if (!same)
+            continue;
+        mf_variable_retain(h->v);
+        lmf_push_variable(h->L, h->v);
+        lua_xmove(h->L, th, 1);
+        lua_setlocal(th, ar, n);
+    }
+    /* coroutine.wrap's function holds its coroutine as an upvalue */
+    if (lua_checkstack(th, 2) && lua_getinfo(th, "f", ar)) {
+        for (int u = 1; lua_getupvalue(th, -1, u); u++) {
+            if (lua_type(th, -1) == LUA_TTHREAD)
+                maybe_thread(h, th, -1);
+            lua_pop(th, 1);
+        }
+        lua_pop(th, 1);
+    }
+}
+
+static void hand_over_thread(Handover *h, lua_State *th)
+{
+    if (h->nseen == HANDOVER_MAX_THREADS)
+        return;
+    h->seen[h->nseen++] = th;
+    lua_Debug ar;
+    for (int level = 0; lua_getstack(th, level, &ar); level++)
+        if (lua_getinfo(th, "S", &ar) && ar.what[0] == 'C')
+            hand_over_frame(h, th, &ar);
+}
+
+/* __close (a <close> variable, or called by hand) */
+static int v_close(lua_State *L)
+{
+    VarBox *box = test_box(L, 1);
+    if (!box || !box->v)
+        return 0;
+    Handover h = {.L = L, .closing = box, .v = box->v, .nseen = 0};
+    box->v = NULL;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    lua_State *main_thread = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    lua_pushvalue(L, 1);   /* this frame's own slot 1 is not a borrower */
+    lua_pushnil(L);
+    lua_replace(L, 1);
+    hand_over_thread(&h, main_thread);
+    if (L != main_thread && h.nseen < HANDOVER_MAX_THREADS) {
+        bool seen = false;
+        for (int i = 0; i < h.nseen; i++)
+            seen = seen || h.seen[i] == L;
+        if (!seen)
+            hand_over_thread(&h, L);
+    }
+    lua_replace(L, 1);
+    mf_variable_release(h.v);
+    return 0;
+}
+
 /* <mf.Variable 'name' shape=(2,) dtype=float32> then the values. */
 static int v_tostring(lua_State *L)
 {
@@ -492,7 +591,7 @@ void lmf_open_variable(lua_State *L, int methods)
         {"read_value", v_read_value}, {"value", v_read_value},
         {"initialized_value", v_initialized_value}, {NULL, NULL}};
     static const luaL_Reg meta[] = {
-        {"__gc", v_gc}, {"__close", v_gc}, {"__newindex", v_newindex},
+        {"__gc", v_gc}, {"__close", v_close}, {"__newindex", v_newindex},
         {"__tostring", v_tostring}, {NULL, NULL}};
     methods = lua_absindex(L, methods);
     lua_getfield(L, -1, "tensor");

@@ -24,6 +24,13 @@ local function var_case(name, call)
     T.ok(fired() > 0, name .. ": the options table was not read")
     T.ok(ok, tostring(r))
   end)
+  T.test(name .. ": an options __index closes the Variable and collects", function()
+    local v = mf.Variable(mf.ones{N, N})
+    local opts, fired = evil(function() getmetatable(v).__close(v); collectgarbage() end)
+    local ok, r = pcall(call, v, opts)
+    T.ok(fired() > 0, name .. ": the options table was not read")
+    T.ok(ok, tostring(r))
+  end)
   T.test(name .. ": an options __index closes the tensor and collects", function()
     local x = mf.ones{N, N}
     local opts, fired = evil(function()
@@ -68,6 +75,22 @@ T.test("a converted operand and a Variable's snapshot survive a full collection"
     v:assign(mf.fill({4}, 7)); collectgarbage(); collectgarbage() end})
   T.eq(mf.reduce_sum(v, opts), 8)     -- the value as the call took it
   T.eq(mf.reduce_sum(v), 28)          -- and the assignment happened
+end)
+
+T.test("a Variable closed mid-call (by hand, a <close> in a coroutine) stays usable for the call",
+       function()
+  local v = mf.Variable(mf.tensor(0.1))
+  local o = setmetatable({}, {__index = function() getmetatable(v).__close(v); collectgarbage() end})
+  local opt = mf.train.GradientDescentOptimizer(v, o)   -- reads the rate Variable after 'name'
+  T.ok(tostring(opt):find("GradientDescentOptimizer", 1, true))
+  T.ok(tostring(v):find("closed", 1, true), "the Variable is closed after the call")
+  local w = mf.Variable(mf.tensor(0.1))
+  local o2 = setmetatable({}, {__index = function()
+    local co = coroutine.wrap(function() local c <close> = w; collectgarbage() end)
+    co(); collectgarbage()
+  end})
+  T.ok(mf.train.AdamOptimizer(w, o2))
+  T.raises(function() return w + 1 end, "closed")
 end)
 
 T.test("the helpers leave identity and probes alone where it matters", function()
