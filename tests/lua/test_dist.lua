@@ -171,6 +171,19 @@ else
       os.execute("rm -rf " .. dir)
     end)
   end
+  T.test("-np 2: scripts/distributed_mlp.lua: shard sizes, one checksum", function()
+    local out, code = mpirun(2, "../../scripts/distributed_mlp", "2")
+    T.eq(code, 0, nil, out)
+    for r = 0, 1 do
+      T.ok(out:find("rank " .. r .. " of 2: shard of 300 rows (15 steps of 20 per epoch)", 1, true),
+           out)
+    end
+    local sums = {}
+    for r, sum in out:gmatch("rank (%d): final weights checksum (%S+)") do sums[#sums + 1] = sum end
+    T.eq(#sums, 2, nil, out)
+    T.eq(sums[1], sums[2], nil, out)
+    T.ok(out:find("checksums identical on all 2 ranks: yes", 1, true), out)
+  end)
   for _, how in ipairs{"raise", "interrupt", "kill"} do
     T.test("-np 3: rank 1 " .. how .. "s: every process ends, with the message", function()
       local out, code, secs = mpirun(3, "fail", how)
