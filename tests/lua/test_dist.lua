@@ -130,11 +130,14 @@ local supp = os.getenv("PWD") .. "/tests/dist/lsan_openmpi.supp"
 -- Runs tests/dist/NAME.lua under mpirun with 'np' processes; returns the
 -- output (stdout and stderr), the exit status and the seconds it took.
 local function mpirun(np, script, args)
+  -- under the sanitizers: full stacks, so the suppressions see Open MPI's frames
+  local asan = os.getenv("ASAN_OPTIONS")
+  asan = asan and (asan .. ":fast_unwind_on_malloc=0") or ""
   local cmd = string.format(
     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LSAN_OPTIONS=suppressions=%s "
-    .. "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 timeout 300 "
-    .. "mpirun --oversubscribe --bind-to none -x LSAN_OPTIONS -np %d %s tests/dist/%s.lua %s 2>&1",
-    supp, np, exe, script, args or "")
+    .. "ASAN_OPTIONS=%s OMPI_MCA_btl=self,vader timeout 300 mpirun --oversubscribe "
+    .. "--bind-to none -x LSAN_OPTIONS -x ASAN_OPTIONS -np %d %s tests/dist/%s.lua %s 2>&1",
+    supp, asan, np, exe, script, args or "")
   local t0 = mf.clock()
   local p = io.popen(cmd)
   local out = p:read("a")
