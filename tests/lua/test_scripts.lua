@@ -151,6 +151,13 @@ local scripts = {
     local sample = out:match("sample:\n(.*)$")
     T.ok(sample and #sample >= 60, "60 sampled characters: " .. out)
   end},
+  -- one process here; tests/lua/test_dist.lua runs it under mpirun -np 2
+  ["distributed_mlp.lua"] = {args = {3}, check = function(out)
+    T.ok(has(out, "rank 0 of 1: shard of 600 rows (30 steps of 20 per epoch)"), out)
+    local loss = tonumber(out:match("epoch 3: loss ([%d.]+)"))
+    T.ok(loss and loss < 0.1, out)
+    T.ok(has(out, "checksums identical on all 1 ranks: yes"), out)
+  end},
   ["save_restore.lua"] = {check = function(out)
     T.ok(has(out, "restored:  step 50"), out)
     T.ok(has(out, "restored run matches the uninterrupted one:\ttrue"), out)
