@@ -316,7 +316,7 @@ static int push_function_name(lua_State *L, int idx)
     if (search_table(L, idx, "random."))
         return 1;
     static const char *const subtables[] = {"test", "nn", "profiler", "initializers",
-                                            "data", "train", "layers", "losses",
+                                            "data", "train", "dist", "layers", "losses",
                                             "metrics"};
     for (size_t i = 0; i < sizeof subtables / sizeof subtables[0]; i++) {
         char prefix[32];
@@ -479,7 +479,8 @@ static const struct {
     const char *field;
     const char *topic;
 } table_topics[] = {
-    {"random", "random"}, {"nn", "nn"}, {"train", "training"}, {"data", "data"},
+    {"random", "random"}, {"nn", "nn"}, {"train", "training"}, {"dist", "training"},
+    {"data", "data"},
     {"profiler", "profiling"}, {"initializers", NULL}, {"test", "autodiff"},
     {"layers", NULL}, {"losses", NULL}, {"metrics", NULL},
     {"onnx", "interchange"}, {"summary", "interchange"},

@@ -868,7 +868,7 @@ const LmfHelpEntry lmf_help_entries[] = {
       "n                                    --> 4"),
     E("data.Dataset", "data", "ds:shuffle(buffer_size [, {seed}]) ds:batch(n [, {drop_remainder}]) "
       "ds:epochs([n]) ds:map(fn) ds:filter(fn) ds:take(n) ds:skip(n) ds:prefetch(n) "
-      "ds:cardinality() Dataset.range([start,] limit [, delta]) ds:iter()",
+      "ds:shard(n, i) ds:cardinality() Dataset.range([start,] limit [, delta]) ds:iter()",
       "The methods of a mf.data.Dataset (see help \"data.Dataset.from_tensor_slices\"). "
       "shuffle keeps a buffer of buffer_size elements and picks from it at random (a buffer "
       "at least as long as the data gives a uniform shuffle); batch groups n elements, keeping "
@@ -878,6 +878,9 @@ const LmfHelpEntry lmf_help_entries[] = {
       "fn is true, take/skip the first n or all but them; prefetch(n) reads n elements ahead "
       "(Lua runs one thing at a time: it keeps the pipeline's shape but overlaps nothing); "
       "cardinality() is the elements of one pass (nil after a filter or with epochs()). "
+      "shard(n, i) keeps element i of every group of n (data-parallel training: "
+      "ds:shard(mf.dist.size(), mf.dist.rank() + 1)); an incomplete last group is dropped, so "
+      "all n parts have the same length. "
       "Dataset.range gives int64 scalars as mf.range (limit exclusive).",
       "ds = mf.data.Dataset.from_tensor_slices(mf.range(1, 6))\n"
       "sizes = {}; for x in ds:batch(2):iter() do sizes[#sizes + 1] = #x end\n"
@@ -1041,6 +1044,58 @@ const LmfHelpEntry lmf_help_entries[] = {
       "gs = mf.train.global_step()\n"
       "gs.dtype                             --> int64\n"
       "gs.trainable                         --> false"),
+    /* ---- distributed (mf.dist, repl/lmf_dist.c) ------------------------------------- */
+    E("dist.rank", "training", "mf.dist.rank()",
+      "This process's rank (0-based, as MPI numbers them), the number of processes and whether "
+      "this is rank 0. A script started by mpirun (Open MPI) is one of several processes; "
+      "otherwise it is rank 0 of a world of size 1 and MPI is not started at all.",
+      "mf.dist.rank(), mf.dist.size()       --> 0, 1\n"
+      "mf.dist.is_chief()                   --> true"),
+    E("dist.size", "training", "mf.dist.size()",
+      "The number of processes of the run: N under mpirun -np N, else 1 (see dist.rank).",
+      "mf.dist.size()                       --> 1"),
+    E("dist.is_chief", "training", "mf.dist.is_chief()",
+      "True on rank 0, the process that prints, writes checkpoints and summaries.",
+      "mf.dist.is_chief()                   --> true"),
+    E("dist.barrier", "training", "mf.dist.barrier([{check = true}])",
+      "Waits until every process has reached it (after the signature exchange, so a process "
+      "in another collective raises an error naming both instead of hanging).",
+      "mf.dist.barrier()"),
+    E("dist.allreduce", "training", "mf.dist.allreduce(t [, {op = \"mean\", check = true}])",
+      "The elementwise mean (floats), sum, max or min of t over every process, the same on "
+      "each. An op (MPIAllreduce): eager, or a node while a graph is built. Before it the "
+      "processes compare a signature (op, dtype, shape): a mismatch raises an error naming "
+      "both sides on every process; check = false skips that (then on every process). "
+      "mf.dist.barrier([{check}]) waits for every process.",
+      "mf.dist.allreduce(mf.tensor{1, 2}, {op = \"sum\"})   --> {1, 2}"),
+    E("dist.broadcast", "training", "mf.dist.broadcast(t [, {root = 0, check}])",
+      "Root's tensor on every process (each passes a tensor of the same dtype and "
+      "shape). Eager tensors; see dist.allgather.",
+      "mf.dist.broadcast(mf.tensor{3, 4})   --> {3, 4}"),
+    E("dist.allgather", "training", "mf.dist.allgather(t [, {check}])",
+      "Every process's tensor concatenated along axis 1 in rank order (the first dimension "
+      "may differ between processes; scalars are stacked). Eager tensors.",
+      "mf.dist.allgather(mf.tensor{{1, 2}})  --> {{1, 2}}"),
+    E("dist.broadcast_variables", "training",
+      "mf.dist.broadcast_variables(vars [, {root = 0, session, check}])",
+      "Assigns root's values to the Variables on every process: at the start of training "
+      "(so every process starts from the same point) and after a restore. Graph Variables: "
+      "give the Session that holds their values.",
+      "w = mf.Variable(mf.tensor{1, 2})\n"
+      "mf.dist.broadcast_variables({w})\n"
+      "w:read_value()                       --> {1, 2}"),
+    E("dist.DistributedOptimizer", "training",
+      "mf.dist.DistributedOptimizer(opt [, {check = true, fusion_bytes = 64 MiB}])",
+      "An optimizer with opt's methods, slots and name whose compute_gradients (and so "
+      "minimize) averages the gradients over every process, as Horovod's does: the gradients "
+      "of one dtype are packed into one buffer (another past fusion_bytes) and reduced by one "
+      "MPI_Allreduce; in graph mode that is an MPIAllreduce node. Clip between "
+      "compute_gradients and apply_gradients as usual: the clip sees averaged gradients. A "
+      "Saver writes on rank 0 only; run with mpirun -np N build/moonflow script.lua.",
+      "opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.5))\n"
+      "w = mf.Variable(mf.tensor{2.0})\n"
+      "opt:minimize(function() return w * w end)\n"
+      "w:read_value()                       --> {0}"),
     E("train.exponential_decay", "training",
       "mf.train.exponential_decay(learning_rate, global_step, decay_steps, decay_rate "
       "[, {staircase}])",
