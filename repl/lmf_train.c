@@ -73,9 +73,17 @@ static bool is_callable(lua_State *L, int idx)
 /* ---- constructors ------------------------------------------------------------------- */
 
 /* The learning rate at 1 into 'c': a number, a scalar tensor, a Variable or a
- * callable (returns true for a callable). */
+ * callable (returns true for a callable). None: Adam's TensorFlow 1.x
+ * default 0.001; the other optimizers have none in TensorFlow 1.x. */
 static bool read_lr(lua_State *L, const char *who, MfOptConfig *c)
 {
+    if (lua_isnoneornil(L, 1) && c->kind == MF_OPT_ADAM) {
+        c->lr = 0.001;
+        return false;
+    }
+    if (lua_isnoneornil(L, 1))
+        return luaL_error(L, "%s: learning_rate is required (TensorFlow 1.x gives it no "
+                          "default; e.g. %s(0.01))", who, who);
     if (lua_type(L, 1) == LUA_TNUMBER) {
         c->lr = lua_tonumber(L, 1);
         return false;
@@ -92,9 +100,75 @@ static bool read_lr(lua_State *L, const char *who, MfOptConfig *c)
                       "a function returning one; got %s", who, type_name(L, 1));
 }
 
-static double opt_num(lua_State *L, int idx, const char *key, double dflt)
+/* ---- hyperparameters: number, tensor, Variable or function ------------------------- */
+
+/* The number a hyperparameter source at 'idx' stands for now: a number, a
+ * concrete scalar tensor or Variable (its current value), or a function
+ * (called, returning one of those). */
+static double hyper_value(lua_State *L, int idx, const char *who, const char *key)
 {
-    return lmf_opt_number(L, idx, key, dflt);
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TNUMBER)
+        return lua_tonumber(L, idx);
+    if (is_callable(L, idx)) {
+        lua_pushvalue(L, idx);
+        if (lua_pcall(L, 0, 1, 0) != LUA_OK)
+            luaL_error(L, "%s: %s function: %s", who, key, luaL_tolstring(L, -1, NULL));
+        double v = hyper_value(L, -1, who, key);
+        lua_pop(L, 1);
+        return v;
+    }
+    /* a Variable is read, not replaced by a tensor box: the caller keeps it
+     * to read again at the next apply */
+    MfVariable *v = lmf_test_variable(L, idx);
+    MfTensor *t = v ? v->value : lmf_is_tensor(L, idx) ? lmf_test_tensor(L, idx) : NULL;
+    if (!t)
+        luaL_error(L, "%s: %s must be a number, a scalar tensor or Variable, or a function "
+                   "returning one; got %s", who, key, type_name(L, idx));
+    if (!t->storage)
+        luaL_error(L, "%s: %s is a graph tensor; moonflow reads hyperparameters other than the "
+                   "learning rate as values (a number, a concrete tensor or eager Variable, or "
+                   "a function)", who, key);
+    if (mf_tensor_numel(t) != 1 || t->dtype == MF_BOOL)
+        luaL_error(L, "%s: %s must be a scalar number, got a %s tensor of rank %d", who, key,
+                   mf_dtype_name(t->dtype), t->rank);
+    return mf_tensor_get(t, 0);
+}
+
+/* Option 'key' of the table at 'oi' (or 'dflt'); a value that is not a
+ * plain number is also kept in the table at 'hi' to be read again at every
+ * apply (refresh_hypers). */
+static double opt_num(lua_State *L, int oi, const char *key, double dflt, int hi, const char *who)
+{
+    if (!lua_istable(L, oi) || lua_getfield(L, oi, key) == LUA_TNIL) {
+        if (lua_istable(L, oi))
+            lua_pop(L, 1);
+        return dflt;
+    }
+    double v = hyper_value(L, -1, who, key);
+    if (lua_type(L, -1) != LUA_TNUMBER)
+        lua_setfield(L, hi, key);
+    else
+        lua_pop(L, 1);
+    return v;
+}
+
+/* Before an apply: the hyperparameters kept by opt_num, read again. */
+static void refresh_hypers(lua_State *L, int oi, MfOptimizer *o, const char *who)
+{
+    if (lua_getiuservalue(L, oi, 2) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return;
+    }
+    int t = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        const char *key = lua_tostring(L, -2);
+        if (mf_optimizer_set_hyper(o, key, hyper_value(L, -1, who, key)) != MF_OK)
+            lmf_raise(L);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
 }
 
 static const char *class_of(MfOptKind kind)
@@ -125,29 +199,61 @@ static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
                        "'/')", class_of(c->kind), name);
         c->name = name;
     }
-    OptBox *box = lua_newuserdatauv(L, sizeof *box, 1);
+    OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
     *box = (OptBox){NULL, callable, false, true, 0};
     luaL_setmetatable(L, OPT_MT);
     if (callable) {
         lua_pushvalue(L, 1);
         lua_setiuservalue(L, -2, 1);
     }
+    lua_pushvalue(L, oi + 1);   /* the hyperparameters read at every apply */
+    lua_setiuservalue(L, -2, 2);
     box->o = mf_optimizer_new(c);
     if (!box->o)
         return lmf_raise(L);
     return 1;
 }
 
+/* TensorFlow's keyword form, Class{learning_rate = 0.1, momentum = 0.9, ...}:
+ * the table at 1 becomes the positional arguments (learning_rate, and
+ * momentum for Momentum) and an options table at 'oi' with the rest. */
+static void keyword_form(lua_State *L, MfOptKind kind, int oi)
+{
+    if (lua_type(L, 1) != LUA_TTABLE || !lua_isnoneornil(L, 2))
+        return;
+    lua_settop(L, 1);
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, 2);
+    }
+    lua_getfield(L, 2, "learning_rate");
+    lua_pushnil(L);
+    lua_setfield(L, 2, "learning_rate");
+    lua_replace(L, 1);                       /* learning_rate at 1, options at 2 */
+    if (kind == MF_OPT_MOMENTUM) {
+        lua_getfield(L, 2, "momentum");
+        lua_pushnil(L);
+        lua_setfield(L, 2, "momentum");
+        lua_insert(L, 2);                    /* momentum at 2, options at 3 */
+    }
+    (void)oi;
+}
+
 /* What every constructor does first: the defaults of 'kind', a learning
- * rate at 1, no unknown key in the options table at 'oi' (the last slot). */
+ * rate at 1, no unknown key in the options table at 'oi' (the last slot);
+ * a table at 'oi' + 1 collects the hyperparameters read at every apply. */
 static MfOptConfig opt_begin(lua_State *L, MfOptKind kind, int oi, const char *const *keys)
 {
     MfOptConfig c = mf_opt_config_default(kind, 0);
-    luaL_checkany(L, 1);
+    keyword_form(L, kind, oi);
     if (!lua_isnoneornil(L, oi))
         luaL_checktype(L, oi, LUA_TTABLE);
     lmf_check_options(L, oi, class_of(kind), keys);
     lua_settop(L, oi);
+    lua_newtable(L);
     return c;
 }
 
@@ -168,14 +274,20 @@ static int l_sgd(lua_State *L)
 
 static int l_momentum(lua_State *L)
 {
+    static const char *const who = "MomentumOptimizer";
     static const char *const keys[] = {"use_nesterov", "name", NULL};
-    luaL_checkany(L, 1);
+    keyword_form(L, MF_OPT_MOMENTUM, 3);
     /* checked before opt_begin cuts the stack, so a missing one says "no value" */
-    if (lua_type(L, 2) != LUA_TNUMBER)
+    if (lua_isnoneornil(L, 2))
         return luaL_error(L, "MomentumOptimizer(learning_rate, momentum [, {use_nesterov}]): "
-                          "momentum must be a number, got %s", type_name(L, 2));
+                          "momentum is required (TensorFlow 1.x gives it no default), got %s",
+                          type_name(L, 2));
     MfOptConfig c = opt_begin(L, MF_OPT_MOMENTUM, 3, keys);
-    c.momentum = lua_tonumber(L, 2);
+    c.momentum = hyper_value(L, 2, who, "momentum");
+    if (lua_type(L, 2) != LUA_TNUMBER) {
+        lua_pushvalue(L, 2);
+        lua_setfield(L, 4, "momentum");
+    }
     c.use_nesterov = lmf_opt_bool(L, 3, "use_nesterov", 0);
     return opt_end(L, &c, 3);
 }
@@ -184,27 +296,29 @@ static int l_adagrad(lua_State *L)
 {
     static const char *const keys[] = {"initial_accumulator_value", "name", NULL};
     MfOptConfig c = opt_begin(L, MF_OPT_ADAGRAD, 2, keys);
-    c.initial_accumulator_value = opt_num(L, 2, "initial_accumulator_value", 0.1);
+    c.initial_accumulator_value = lmf_opt_number(L, 2, "initial_accumulator_value", 0.1);
     return opt_end(L, &c, 2);
 }
 
 static int l_rmsprop(lua_State *L)
 {
+    static const char *const who = "RMSPropOptimizer";
     static const char *const keys[] = {"decay", "momentum", "epsilon", "name", NULL};
     MfOptConfig c = opt_begin(L, MF_OPT_RMSPROP, 2, keys);
-    c.decay = opt_num(L, 2, "decay", 0.9);
-    c.momentum = opt_num(L, 2, "momentum", 0);
-    c.epsilon = opt_num(L, 2, "epsilon", 1e-10);
+    c.decay = opt_num(L, 2, "decay", 0.9, 3, who);
+    c.momentum = opt_num(L, 2, "momentum", 0, 3, who);
+    c.epsilon = opt_num(L, 2, "epsilon", 1e-10, 3, who);
     return opt_end(L, &c, 2);
 }
 
 static int l_adam(lua_State *L)
 {
+    static const char *const who = "AdamOptimizer";
     static const char *const keys[] = {"beta1", "beta2", "epsilon", "name", NULL};
     MfOptConfig c = opt_begin(L, MF_OPT_ADAM, 2, keys);
-    c.beta1 = opt_num(L, 2, "beta1", 0.9);
-    c.beta2 = opt_num(L, 2, "beta2", 0.999);
-    c.epsilon = opt_num(L, 2, "epsilon", 1e-8);
+    c.beta1 = opt_num(L, 2, "beta1", 0.9, 3, who);
+    c.beta2 = opt_num(L, 2, "beta2", 0.999, 3, who);
+    c.epsilon = opt_num(L, 2, "epsilon", 1e-8, 3, who);
     return opt_end(L, &c, 2);
 }
 
@@ -390,12 +504,45 @@ static void compute(lua_State *L, const char *who)
     lmf_push_tensor(L, loss);
 }
 
-/* opt:compute_gradients(loss_fn [, {var_list}]) -> pairs, loss */
+/* TensorFlow 1.x's positional forms into the options table at 3:
+ * compute_gradients(loss, var_list) and minimize(loss, global_step
+ * [, var_list]). An array whose first entry is a Variable is a var_list. */
+static void positional_opts(lua_State *L, bool minimize)
+{
+    lua_settop(L, 4);
+    bool gs = minimize && lmf_test_variable(L, 3);
+    bool list = false;
+    if (lua_istable(L, gs ? 4 : 3)) {
+        lua_geti(L, gs ? 4 : 3, 1);
+        list = lmf_test_variable(L, -1) != NULL;
+        lua_pop(L, 1);
+    }
+    if (!gs && !list) {
+        if (!lua_isnil(L, 4))
+            luaL_error(L, "%s: expected (loss [, options]), got a 3rd argument (%s)",
+                       minimize ? "minimize" : "compute_gradients", type_name(L, 4));
+        lua_settop(L, 3);
+        return;
+    }
+    lua_createtable(L, 0, 2);
+    if (gs) {
+        lua_pushvalue(L, 3);
+        lua_setfield(L, -2, "global_step");
+    }
+    if (list) {
+        lua_pushvalue(L, gs ? 4 : 3);
+        lua_setfield(L, -2, "var_list");
+    }
+    lua_replace(L, 3);
+    lua_settop(L, 3);
+}
+
+/* opt:compute_gradients(loss_fn [, {var_list} | var_list]) -> pairs, loss */
 static int o_compute_gradients(lua_State *L)
 {
     static const char *const known[] = {"var_list", NULL};
     check_opt(L, 1);
-    lua_settop(L, 3);
+    positional_opts(L, false);
     lmf_check_options(L, 3, "compute_gradients", known);
     compute(L, "compute_gradients");
     return 2;
@@ -506,6 +653,7 @@ static MfGraph *traced_graph(const MfGradVar *pairs, int n)
 static int apply(lua_State *L, int pi, int oi, const char *who)
 {
     MfOptimizer *o = check_opt(L, 1);
+    refresh_hypers(L, 1, o, who);
     int n = check_pairs(L, pi);
     MfVariable *gs = read_global_step(L, oi, who);
     MfTensor *lr = step_lr(L, 1, who);
@@ -543,7 +691,7 @@ static int o_minimize(lua_State *L)
 {
     static const char *const known[] = {"var_list", "global_step", NULL};
     check_opt(L, 1);
-    lua_settop(L, 3);
+    positional_opts(L, true);
     lmf_check_options(L, 3, "minimize", known);
     compute(L, "minimize");          /* pairs at 4, loss at 5 */
     if (apply(L, 4, 3, "minimize"))
@@ -582,6 +730,49 @@ static int o_get_slot(lua_State *L)
     }
     mf_variable_retain(slot);
     push_var(L, slot);
+    return 1;
+}
+
+/* True when 'v' belongs where the caller is: graph 'g' being built, or
+ * eager mode (g NULL): TensorFlow gives only the current graph's. */
+static bool in_context(const MfVariable *v, const MfGraph *g)
+{
+    const MfTensor *t = v->value;
+    return g ? t && t->node && mf_tensor_graph(t) == g : !(t && t->node);
+}
+
+/* opt:variables() -> the optimizer's own Variables (TensorFlow 1.x's
+ * Optimizer.variables()): each trained variable's slots, in the order the
+ * variables were first applied, then Adam's beta1_power and beta2_power;
+ * inside g:as_default those of that graph, else the eager ones. */
+static int o_variables(lua_State *L)
+{
+    MfOptimizer *o = check_opt(L, 1);
+    const char *names[2];
+    int ns = mf_optimizer_slot_names(o, names);
+    MfGraph *g = mf_exec_running() ? NULL : mf_graph_default();
+    lua_newtable(L);
+    lua_Integer k = 0;
+    for (int i = 0, n = mf_optimizer_nvars(o); i < n; i++)
+        for (int j = 0; j < ns; j++) {
+            MfVariable *slot = NULL;
+            if (mf_optimizer_get_slot(o, mf_optimizer_var(o, i), names[j], &slot) != MF_OK)
+                return lmf_raise(L);
+            if (!slot || !in_context(slot, g))
+                continue;
+            mf_variable_retain(slot);
+            push_var(L, slot);
+            lua_seti(L, -2, ++k);
+        }
+    static const char *const powers[] = {"beta1_power", "beta2_power"};
+    for (int j = 0; j < 2; j++) {
+        MfVariable *p = mf_optimizer_nonslot(o, powers[j]);
+        if (!p || !in_context(p, g))
+            continue;
+        mf_variable_retain(p);
+        push_var(L, p);
+        lua_seti(L, -2, ++k);
+    }
     return 1;
 }
 
@@ -806,11 +997,13 @@ int lmf_distributed_optimizer(lua_State *L)
     lua_Integer fusion = lmf_opt_integer(L, 2, "fusion_bytes", 64 << 20);
     if (fusion < 1)
         return luaL_error(L, "%s: fusion_bytes must be >= 1, got %I", who, (LUAI_UACINT)fusion);
-    OptBox *box = lua_newuserdatauv(L, sizeof *box, 1);
+    OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
     *box = (OptBox){NULL, inner->lr_callable, true, check, (int64_t)fusion};
     luaL_setmetatable(L, OPT_MT);
-    lua_getiuservalue(L, 1, 1);
-    lua_setiuservalue(L, -2, 1);
+    for (int k = 1; k <= 2; k++) {   /* the learning rate and the hyperparameters */
+        lua_getiuservalue(L, 1, k);
+        lua_setiuservalue(L, -2, k);
+    }
     mf_optimizer_retain(inner->o);
     box->o = inner->o;
     return 1;
@@ -821,7 +1014,8 @@ void lmf_open_train(lua_State *L)
     static const luaL_Reg methods[] = {
         {"compute_gradients", o_compute_gradients}, {"apply_gradients", o_apply_gradients},
         {"minimize", o_minimize}, {"get_slot_names", o_get_slot_names},
-        {"get_slot", o_get_slot}, {"get_name", o_get_name}, {NULL, NULL}};
+        {"get_slot", o_get_slot}, {"get_name", o_get_name}, {"variables", o_variables},
+        {NULL, NULL}};
     static const luaL_Reg fns[] = {
         {"GradientDescentOptimizer", l_sgd}, {"MomentumOptimizer", l_momentum},
         {"AdagradOptimizer", l_adagrad}, {"RMSPropOptimizer", l_rmsprop},

@@ -105,6 +105,23 @@ MfOptimizer *mf_optimizer_new(const MfOptConfig *cfg)
     return o;
 }
 
+MfStatus mf_optimizer_set_hyper(MfOptimizer *o, const char *name, double v)
+{
+    MfOptConfig c = o->cfg;
+    double *field = strcmp(name, "momentum") == 0 ? &c.momentum
+                    : strcmp(name, "beta1") == 0  ? &c.beta1
+                    : strcmp(name, "beta2") == 0  ? &c.beta2
+                    : strcmp(name, "decay") == 0  ? &c.decay
+                    : strcmp(name, "epsilon") == 0 ? &c.epsilon : NULL;
+    if (!field)
+        return mf_err_set(MF_EARG, "%s: no hyperparameter '%s'", class_names[c.kind], name);
+    *field = v;
+    MfStatus st = check_config(&c);
+    if (st == MF_OK)
+        o->cfg = c;   /* the same name and rate references: only the field differs */
+    return st;
+}
+
 void mf_optimizer_retain(MfOptimizer *o)
 {
     if (o)

@@ -49,6 +49,14 @@ MfOptConfig mf_opt_config_default(MfOptKind kind, double lr);
 
 typedef struct MfOptimizer MfOptimizer;
 
+/* Sets the hyperparameter 'name' ("momentum", "beta1", "beta2", "decay",
+ * "epsilon") of 'o' for the applies that follow, checked as the constructor
+ * checks it. TensorFlow 1.x reads a hyperparameter given as a tensor,
+ * Variable or callable when it applies: the bindings read such values and
+ * set them here before each apply. MF_EARG for an unknown name or a value
+ * out of range (the message names the class and the hyperparameter). */
+MfStatus mf_optimizer_set_hyper(MfOptimizer *o, const char *name, double v);
+
 /* A new optimizer. Errors (NULL with a message naming the constructor,
  * e.g. "AdamOptimizer: beta1 must be in [0, 1), got 1"): a learning rate
  * number <= 0 or not finite, a learning-rate tensor that is not a scalar of

@@ -264,7 +264,8 @@ T.test("errors", function()
            "AdamOptimizer: beta1 must be in [0, 1), got 1")
   T.raises(function() mf.train.AdamOptimizer(0.1, {bta1 = 0.5}) end,
            "AdamOptimizer: unknown option 'bta1'")
-  T.raises(function() mf.train.MomentumOptimizer(0.1) end, "momentum must be a number, got no value")
+  T.raises(function() mf.train.MomentumOptimizer(0.1) end, "momentum is required")
+  T.raises(function() mf.train.MomentumOptimizer(0.1, "x") end, "momentum must be a number")
   T.raises(function() mf.train.MomentumOptimizer(0.1, -1) end, "momentum must be in [0, inf]")
   T.raises(function() mf.train.AdagradOptimizer(0.1, {initial_accumulator_value = 0}) end,
            "initial_accumulator_value must be > 0")
