@@ -11,7 +11,9 @@
 #include "clip.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "ops/compare.h"
 #include "ops/reduce.h"
 #include "shape.h"
 
@@ -157,6 +159,26 @@ MfStatus mf_clip_by_norm(MfTensor *t, MfTensor *clip_norm, const int64_t *axes, 
     release_all(5, tmp);
     if (st != MF_OK)
         mf_err_prefix("clip_by_norm");
+    return st;
+}
+
+MfStatus mf_clip_by_average_norm(MfTensor *t, MfTensor *clip_norm, MfTensor **out)
+{
+    /* size, as t's dtype, clip_norm * size */
+    MfTensor *tmp[3] = {NULL, NULL, NULL};
+    *out = NULL;
+    MfStatus st = check_clip_norm(t, clip_norm);
+    if (st == MF_OK)
+        st = mf_unary(MF_OP_SIZE, t, &tmp[0]);
+    if (st == MF_OK)
+        st = mf_cast(tmp[0], t->dtype, &tmp[1]);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_MUL, clip_norm, tmp[1], &tmp[2]);
+    if (st == MF_OK)
+        st = mf_clip_by_norm(t, tmp[2], NULL, 0, out);
+    release_all(3, tmp);
+    if (st != MF_OK && strncmp(mf_err_msg(), "clip_by_average_norm", 20) != 0)
+        mf_err_prefix("clip_by_average_norm");
     return st;
 }
 

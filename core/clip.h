@@ -26,6 +26,11 @@ MfStatus mf_clip_by_value(MfTensor *t, MfTensor *lo, MfTensor *hi, MfTensor **ou
 MfStatus mf_clip_by_norm(MfTensor *t, MfTensor *clip_norm, const int64_t *axes, int naxes,
                          MfTensor **out);
 
+/* TensorFlow's clip_by_average_norm: clip_by_norm(t, clip_norm * size(t)),
+ * so that the L2 norm divided by the number of elements is at most
+ * clip_norm (size taken when the op runs: unknown dims are fine). */
+MfStatus mf_clip_by_average_norm(MfTensor *t, MfTensor *clip_norm, MfTensor **out);
+
 /* sqrt(sum over i of sum(ts[i]^2)): a scalar of the tensors' (common, float)
  * dtype. NULL entries are skipped; none at all gives a float32 0. */
 MfStatus mf_global_norm(int n, MfTensor *const *ts, MfTensor **out);

@@ -74,41 +74,99 @@ static MfTensor *to_tensor_as(lua_State *L, int idx, MfDType dt)
     return c;
 }
 
-/* Reads {labels = , logits = } at index 1; leaves logits at slot 2 and
- * labels at slot 3 (converted to tensors) and returns them. 'label_dtype'
- * is the dtype Lua numbers in labels take (-1: logits' dtype). */
+/* True when the table at 'idx' is the keyword form {labels =, logits =}. */
+static bool keyword_form(lua_State *L, int idx)
+{
+    if (!lua_istable(L, idx))
+        return false;
+    int top = lua_gettop(L);
+    bool kw = lua_getfield(L, idx, "labels") != LUA_TNIL ||
+              lua_getfield(L, idx, "logits") != LUA_TNIL;
+    lua_settop(L, top);
+    return kw;
+}
+
+/* The arguments of a cross-entropy: {labels = , logits = [, axis]} (the
+ * preferred form) or TensorFlow 2's positional (labels, logits [, axis |
+ * {axis}]). Leaves logits at slot 2, labels at slot 3 (converted to
+ * tensors), the options table or axis at slot 4 (nil when none). Numbers
+ * in labels take 'label_dtype' (-1: logits' dtype). */
 static void xent_args(lua_State *L, const char *fname, int label_dtype, MfTensor **logits,
                       MfTensor **labels)
 {
-    if (!lua_istable(L, 1) || lmf_test_tensor(L, 1))
-        luaL_error(L, "%s: expected a table {labels = ..., logits = ...}, got %s", fname,
-                   luaL_typename(L, 1));
-    static const char *const known[] = {"labels", "logits", NULL};
-    lmf_check_options(L, 1, fname, known);
-    lua_settop(L, 1);
-    lua_getfield(L, 1, "logits");
-    lua_getfield(L, 1, "labels");
+    static const char *const known[] = {"labels", "logits", "axis", "dim", NULL};
+    lua_settop(L, 3);
+    if (keyword_form(L, 1)) {
+        if (!lua_isnil(L, 2))
+            luaL_error(L, "%s: with {labels = ..., logits = ...} the options go in that table, "
+                       "got a 2nd argument (%s)", fname, luaL_typename(L, 2));
+        lmf_check_options(L, 1, fname, known);
+        lua_getfield(L, 1, "logits");
+        lua_getfield(L, 1, "labels");
+        lua_pushvalue(L, 1);
+    } else {   /* (labels, logits [, axis]): TensorFlow 2's order */
+        if (lua_isnil(L, 1) || lua_isnil(L, 2))
+            luaL_error(L, "%s: expected {labels = ..., logits = ...} or (labels, logits), got "
+                       "%s and %s", fname, luaL_typename(L, 1), luaL_typename(L, 2));
+        if (lua_istable(L, 3)) {
+            static const char *const opts[] = {"axis", "dim", NULL};
+            lmf_check_options(L, 3, fname, opts);
+        }
+        lua_pushvalue(L, 2);
+        lua_pushvalue(L, 1);
+        lua_pushvalue(L, 3);
+    }
+    lua_rotate(L, 1, -3);   /* logits, labels, options first */
+    lua_settop(L, 3);
+    lua_pushnil(L);
+    lua_insert(L, 1);       /* slots 2, 3, 4 */
     if (lua_isnil(L, 2) || lua_isnil(L, 3))
         luaL_error(L, "%s: missing '%s' (call it as %s{labels = ..., logits = ...})", fname,
                    lua_isnil(L, 2) ? "logits" : "labels", fname);
     *logits = lmf_to_tensor(L, 2, -1);
     *labels = to_tensor_as(L, 3, label_dtype < 0 ? (*logits)->dtype : (MfDType)label_dtype);
+    /* (logits, labels), PyTorch's order, is caught where the dtypes tell */
+    if (label_dtype == MF_INT64 && mf_dtype_is_float((*labels)->dtype) &&
+        (!mf_dtype_is_float((*logits)->dtype) || (*logits)->rank < (*labels)->rank))
+        luaL_error(L, "%s: labels are %s and logits %s: the order is (labels, logits), as "
+                   "TensorFlow's; prefer %s{labels = ..., logits = ...}", fname,
+                   mf_dtype_name((*labels)->dtype), mf_dtype_name((*logits)->dtype), fname);
 }
 
-/* mf.nn.softmax_cross_entropy_with_logits{labels = , logits = } */
+/* The class axis at slot 4 (a number, or a table's 'axis' or TF1's 'dim'),
+ * 0-based for logits of rank 'rank'; -1 (the last) when absent. */
+static int64_t xent_axis_arg(lua_State *L, const char *fname, int rank)
+{
+    lua_Integer axis = -1;
+    if (lua_type(L, 4) == LUA_TNUMBER) {
+        axis = luaL_checkinteger(L, 4);
+    } else if (lua_istable(L, 4)) {
+        axis = lmf_opt_integer(L, 4, "axis", lmf_opt_integer(L, 4, "dim", -1));
+    } else if (!lua_isnil(L, 4)) {
+        luaL_error(L, "%s: axis must be an integer, got %s", fname, luaL_typename(L, 4));
+    }
+    return lmf_axis(L, fname, axis, rank, 0);
+}
+
+/* mf.nn.softmax_cross_entropy_with_logits{labels = , logits = [, axis]} */
 static int l_softmax_xent(lua_State *L)
 {
+    const char *fname = "softmax_cross_entropy_with_logits";
     MfTensor *logits, *labels, *out = NULL;
-    xent_args(L, "softmax_cross_entropy_with_logits", -1, &logits, &labels);
-    return push_result(L, mf_softmax_cross_entropy(labels, logits, &out), &out);
+    xent_args(L, fname, -1, &logits, &labels);
+    int64_t axis = xent_axis_arg(L, fname, logits->rank);
+    return push_result(L, mf_softmax_cross_entropy_axis(labels, logits, axis, &out), &out);
 }
 
-/* mf.nn.sparse_softmax_cross_entropy_with_logits{labels = , logits = } */
+/* mf.nn.sparse_softmax_cross_entropy_with_logits{labels = , logits = [, axis]} */
 static int l_sparse_softmax_xent(lua_State *L)
 {
+    const char *fname = "sparse_softmax_cross_entropy_with_logits";
     MfTensor *logits, *labels, *out = NULL;
-    xent_args(L, "sparse_softmax_cross_entropy_with_logits", MF_INT64, &logits, &labels);
-    return push_result(L, mf_sparse_softmax_cross_entropy(labels, logits, &out), &out);
+    xent_args(L, fname, MF_INT64, &logits, &labels);
+    int64_t axis = xent_axis_arg(L, fname, logits->rank);
+    return push_result(L, mf_sparse_softmax_cross_entropy_axis(labels, logits, axis, &out),
+                       &out);
 }
 
 /* mf.nn.sigmoid_cross_entropy_with_logits{labels = , logits = } */
@@ -116,6 +174,9 @@ static int l_sigmoid_xent(lua_State *L)
 {
     MfTensor *logits, *labels, *out = NULL;
     xent_args(L, "sigmoid_cross_entropy_with_logits", -1, &logits, &labels);
+    if (!lua_isnil(L, 4) && (!lua_istable(L, 4) || lmf_opt_integer(L, 4, "axis", -99) != -99))
+        return luaL_error(L, "sigmoid_cross_entropy_with_logits: takes no axis (it is "
+                          "elementwise)");
     return push_result(L, mf_sigmoid_cross_entropy(labels, logits, &out), &out);
 }
 

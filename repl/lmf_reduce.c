@@ -190,6 +190,19 @@ static int l_clip_by_value(lua_State *L)
     return 1;
 }
 
+/* mf.clip_by_average_norm(t, clip_norm) */
+static int l_clip_by_average_norm(lua_State *L)
+{
+    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    MfTensor *clip = bound_arg(L, 2, "clip_norm", (int)t->dtype), *out = NULL;
+    if (!lua_isnone(L, 3))
+        return luaL_error(L, "clip_by_average_norm: expected (t, clip_norm), got a 3rd argument");
+    if (mf_clip_by_average_norm(t, clip, &out) != MF_OK)
+        return lmf_raise(L);
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
 static int l_clip_by_norm(lua_State *L)
 {
     MfTensor *t = lmf_to_tensor(L, 1, -1);
@@ -343,6 +356,7 @@ void lmf_open_reduce(lua_State *L, int methods)
 {
     static const luaL_Reg funcs[] = {
         {"clip_by_value", l_clip_by_value}, {"clip_by_norm", l_clip_by_norm},
+        {"clip_by_average_norm", l_clip_by_average_norm},
         {"global_norm", l_global_norm}, {"clip_by_global_norm", l_clip_by_global_norm},
         {NULL, NULL}};
     static const MfOpId reductions[] = {MF_OP_SUM, MF_OP_MEAN, MF_OP_MAX, MF_OP_MIN, MF_OP_PROD};

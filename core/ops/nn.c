@@ -17,6 +17,7 @@
 #include "compare.h"
 #include "random.h"
 #include "reduce.h"
+#include "view.h"
 
 /* ---- softmax and log-softmax -------------------------------------------------- */
 
@@ -462,14 +463,91 @@ static MfStatus xent_loss(MfOpId op, MfTensor *labels, MfTensor *logits, MfTenso
     return MF_OK;
 }
 
+/* 'labels' broadcast to the logits' shape (TensorFlow 2's cross-entropies
+ * broadcast them); as it is when the shapes match or do not broadcast (the
+ * op then reports the shapes). */
+static MfStatus broadcast_labels(MfTensor *labels, MfTensor *logits, MfTensor **out)
+{
+    int r;
+    int64_t s[MF_MAX_RANK];
+    bool same = mf_shape_equal(labels->rank, labels->shape, logits->rank, logits->shape);
+    for (int d = 0; same && d < logits->rank; d++)   /* unknown dims: known when it runs */
+        same = logits->shape[d] >= 0;
+    if (!same && mf_broadcast_shapes("cross_entropy", labels->rank, labels->shape, logits->rank,
+                                     logits->shape, &r, s) == MF_OK &&
+        mf_shape_equal(r, s, logits->rank, logits->shape))
+        return mf_grad_broadcast_like(labels, logits, out);
+    mf_err_clear();
+    mf_tensor_retain(labels);
+    *out = labels;
+    return MF_OK;
+}
+
+/* 't' with axis 'axis' (0-based) moved to the end, the others in order
+ * (TensorFlow's _move_dim_to_end); 't' itself when it is already last. */
+static MfStatus move_axis_last(MfTensor *t, int64_t axis, MfTensor **out)
+{
+    if (axis == t->rank - 1) {
+        mf_tensor_retain(t);
+        *out = t;
+        return MF_OK;
+    }
+    int64_t perm[MF_MAX_RANK];
+    int k = 0;
+    for (int d = 0; d < t->rank; d++)
+        if (d != axis)
+            perm[k++] = d;
+    perm[k] = axis;
+    return mf_transpose(t, perm, t->rank, out);
+}
+
+/* A cross-entropy over class axis 'axis' (0-based; -1: the last): the
+ * class axis of the logits (and of dense labels, broadcast first) moved
+ * to the end, then the op; the loss keeps the other axes in order. */
+static MfStatus xent_axis(MfOpId op, MfTensor *labels, MfTensor *logits, int64_t axis,
+                          MfTensor **out)
+{
+    MfTensor *lb = NULL, *lg = NULL, *lbm = NULL;
+    *out = NULL;
+    if (axis < 0)
+        axis += logits->rank;
+    if (axis < 0 || axis >= logits->rank)
+        return mf_err_set(MF_EARG, "%s: axis %lld is out of range for logits of rank %d",
+                          mf_op_table[op]->api, (long long)axis, logits->rank);
+    bool dense = op == MF_OP_SOFTMAX_XENT;
+    MfStatus st = dense ? broadcast_labels(labels, logits, &lb) : MF_OK;
+    if (st == MF_OK)
+        st = move_axis_last(logits, axis, &lg);
+    if (st == MF_OK && dense)
+        st = move_axis_last(lb, axis, &lbm);
+    if (st == MF_OK)
+        st = xent_loss(op, dense ? lbm : labels, lg, out);
+    mf_tensor_release(lb);
+    mf_tensor_release(lg);
+    mf_tensor_release(lbm);
+    return st;
+}
+
 MfStatus mf_softmax_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out)
 {
-    return xent_loss(MF_OP_SOFTMAX_XENT, labels, logits, out);
+    return xent_axis(MF_OP_SOFTMAX_XENT, labels, logits, -1, out);
 }
 
 MfStatus mf_sparse_softmax_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out)
 {
-    return xent_loss(MF_OP_SPARSE_SOFTMAX_XENT, labels, logits, out);
+    return xent_axis(MF_OP_SPARSE_SOFTMAX_XENT, labels, logits, -1, out);
+}
+
+MfStatus mf_softmax_cross_entropy_axis(MfTensor *labels, MfTensor *logits, int64_t axis,
+                                       MfTensor **out)
+{
+    return xent_axis(MF_OP_SOFTMAX_XENT, labels, logits, axis, out);
+}
+
+MfStatus mf_sparse_softmax_cross_entropy_axis(MfTensor *labels, MfTensor *logits, int64_t axis,
+                                              MfTensor **out)
+{
+    return xent_axis(MF_OP_SPARSE_SOFTMAX_XENT, labels, logits, axis, out);
 }
 
 /* Checks a composite's float input: "WHO: expected a float dtype ...". */
@@ -484,9 +562,12 @@ static MfStatus check_float(const char *who, const char *what, const MfTensor *t
 MfStatus mf_sigmoid_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out)
 {
     static const char who[] = "sigmoid_cross_entropy_with_logits";
-    MfTensor *t[7] = {0};
+    MfTensor *t[8] = {0};
     *out = NULL;
     MfStatus st = check_float(who, "logits", logits);
+    if (st == MF_OK && labels->dtype == logits->dtype && (st = broadcast_labels(labels, logits,
+                                                                              &t[7])) == MF_OK)
+        labels = t[7];
     if (st == MF_OK && labels->dtype != logits->dtype)
         st = mf_err_set(MF_EDTYPE, "%s: dtypes differ: labels %s and logits %s (convert one with "
                         "mf.cast)", who, mf_dtype_name(labels->dtype),
@@ -515,7 +596,7 @@ MfStatus mf_sigmoid_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor *
         st = mf_unary(MF_OP_LOG1P, t[5], &t[6]);
     if (st == MF_OK)
         st = mf_binary(MF_OP_ADD, t[2], t[6], out);
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         mf_tensor_release(t[i]);
     return st;
 }

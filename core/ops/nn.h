@@ -37,6 +37,15 @@ MfStatus mf_softmax_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor *
 /* The same with 'labels' int32 / int64 classes 1..C, shaped logits.shape[:-1]. */
 MfStatus mf_sparse_softmax_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out);
 
+/* The two with the classes along 'axis' (0-based, -1 the last), as
+ * TensorFlow's 'axis': it is moved to the end first; the loss has the
+ * logits' other axes, in order. Dense labels broadcast to the logits' shape
+ * (TensorFlow 2), here and in mf_softmax_cross_entropy. */
+MfStatus mf_softmax_cross_entropy_axis(MfTensor *labels, MfTensor *logits, int64_t axis,
+                                       MfTensor **out);
+MfStatus mf_sparse_softmax_cross_entropy_axis(MfTensor *labels, MfTensor *logits, int64_t axis,
+                                              MfTensor **out);
+
 /* TensorFlow's stable max(x, 0) - x * z + log(1 + exp(-|x|)), elementwise,
  * with x = logits and z = labels of the same shape and float dtype. */
 MfStatus mf_sigmoid_cross_entropy(MfTensor *labels, MfTensor *logits, MfTensor **out);

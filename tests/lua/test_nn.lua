@@ -61,7 +61,7 @@ T.test("softmax_cross_entropy_with_logits: per-row loss", function()
   T.raises(function() mf.nn.softmax_cross_entropy_with_logits{logits = logits} end,
            "softmax_cross_entropy_with_logits: missing 'labels'")
   T.raises(function() mf.nn.softmax_cross_entropy_with_logits(logits) end,
-           "expected a table {labels = ..., logits = ...}")
+           "expected {labels = ..., logits = ...} or (labels, logits)")
   T.raises(function()
     mf.nn.softmax_cross_entropy_with_logits{labels = mf.zeros({3, 2}, "float64"), logits = logits}
   end, "labels and logits must have the same shape")
