@@ -27,6 +27,8 @@ typedef struct Topic {
 } Topic;
 
 static const Topic topics[] = {
+    {"compat", "coming from TensorFlow 1.x / TF2 / PyTorch: 1-based axes, * vs matmul, ==, "
+               "and the common TF1 calls side by side"},
     {"creation", "making and reading tensors: tensor, constant, zeros, range, cast, t:item()"},
     {"random", "seeded random tensors: mf.random.seed, normal, uniform, truncated_normal, "
                "shuffle"},
@@ -35,7 +37,8 @@ static const Topic topics[] = {
     {"reduce", "reductions over axes: reduce_sum, reduce_mean, ..., argmax, argmin"},
     {"linalg", "matmul, transpose, trace (of a matrix: t:trace()), tensordot"},
     {"shape", "reshape, concat, stack, split, slice, gather, pad, one_hot, ..."},
-    {"clipping", "clip_by_value, clip_by_norm, clip_by_global_norm, global_norm"},
+    {"clipping", "clip_by_value, clip_by_norm, clip_by_average_norm, clip_by_global_norm, "
+                 "global_norm"},
     {"printing", "how tensors print: set_printoptions, get_printoptions"},
     {"autodiff", "gradients: GradientTape, grad, value_and_grad, custom_gradient, gradcheck"},
     {"variables", "state that changes: Variable, initializers"},

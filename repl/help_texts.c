@@ -444,6 +444,12 @@ const LmfHelpEntry lmf_help_entries[] = {
       "unchanged (no NaN) and clip_norm = math.huge clips nothing (the formula would give NaN).",
       "mf.clip_by_norm(mf.tensor{3, 4}, 1)              --> {0.6, 0.8}\n"
       "mf.clip_by_norm(mf.tensor{3, 4}, 10)             --> {3, 4}"),
+    E("clip_by_average_norm", "clipping", "mf.clip_by_average_norm(t, clip_norm)",
+      "TensorFlow's clip_by_average_norm: scales 't' so that its L2 norm divided by its number "
+      "of elements is at most clip_norm, i.e. clip_by_norm(t, clip_norm * size(t)) (the size "
+      "is taken when the op runs, so unknown graph dims are fine).",
+      "mf.clip_by_average_norm(mf.tensor{3, 4}, 1)      --> {3, 4}\n"
+      "mf.clip_by_average_norm(mf.tensor{3, 4}, 0.5)    --> {0.6, 0.8}"),
     E("clip_by_global_norm", "clipping",
       "mf.clip_by_global_norm(list, clip_norm [, {use_norm, nonfinite = \"nan\"}])",
       "Scales every tensor of the array by clip_norm / max(global_norm, clip_norm), where "
@@ -524,7 +530,11 @@ const LmfHelpEntry lmf_help_entries[] = {
       "where unconnected). A non-persistent tape can be asked once. Tapes nest, so second "
       "derivatives work. print(tape) lists what it recorded (op, input and output shapes); "
       "tape:explain(target, source) says whether a gradient can flow from target back to "
-      "source, and why not (never watched, recording stopped, an integer tensor on the path...).",
+      "source, and why not (never watched, recording stopped, an integer tensor on the path...). "
+      "As TensorFlow 2: targets and sources may be arrays or string-keyed (nested) tables, the "
+      "gradients of several targets add up, an unwatched tensor's gradient is nil; "
+      "tape:jacobian(y, x), tape:batch_jacobian(y, x), tape:stop_recording(fn), tape:reset() "
+      "and tape:watched_variables().",
       "x = mf.tensor{1, 2, 3}\n"
       "tape = mf.GradientTape()\n"
       "tape:watch(x)\n"
@@ -729,13 +739,17 @@ const LmfHelpEntry lmf_help_entries[] = {
       "default) or along axis 2 (\"NCHW\"); its size must match that axis. The bias gradient "
       "sums over every other axis.",
       "mf.nn.bias_add(mf.tensor{{1, 2}, {3, 4}}, {10, 20})   --> {{11, 22}, {13, 24}}"),
-    E("nn.dropout", "nn", "mf.nn.dropout(x, rate [, {seed}])",
+    E("nn.dropout", "nn", "mf.nn.dropout(x, rate [, {seed}]) or mf.nn.dropout(x, {rate | "
+      "keep_prob [, seed]})",
       "Sets each element to 0 with probability 'rate' (in [0, 1)) and scales the kept ones "
       "by 1 / (1 - rate), so the expected value is unchanged; rate 0 returns x. The mask "
       "comes from mf.random.uniform with the usual seed rules ({seed = n} makes it "
       "reproducible); the gradient passes through the same mask. In a graph or mf.trace, "
-      "each run (or call) draws a fresh mask, and that run's gradient uses the same mask.",
+      "each run (or call) draws a fresh mask, and that run's gradient uses the same mask. "
+      "The rate, or TensorFlow 1.x's keep_prob (= 1 - rate, named in the options), may be a "
+      "scalar tensor such as a placeholder fed per run; x may have unknown (-1) dims.",
       "mf.nn.dropout(mf.ones{2}, 0)                     --> {1, 1}\n"
+      "mf.nn.dropout(mf.ones{2}, {keep_prob = 1})       --> {1, 1}\n"
       "y = mf.nn.dropout(mf.ones{4}, 0.5, {seed = 1})\n"
       "mf.reduce_max(y):item()                          --> 2"),
     E("nn.max_pool", "nn", "mf.nn.max_pool(x, ksize, strides, padding)",
@@ -1127,10 +1141,12 @@ const LmfHelpEntry lmf_help_entries[] = {
       "y.name                               --> multiply:0\n"
       "y.shape                              --> {-1, 3}\n"
       "#g:nodes()                           --> 3"),
-    E("placeholder", "graph", "mf.placeholder(dtype, shape [, name])",
+    E("placeholder", "graph", "mf.placeholder(dtype [, shape [, name]])",
       "A graph input, fed when the graph runs: sess:run(fetches, {[x] = value}). -1 in 'shape' "
       "is a dimension of any size; a fed value must have the dtype and the known dimensions (a "
-      "Lua table is converted to the dtype). Only inside g:as_default.",
+      "Lua table is converted to the dtype). Without a shape (nil) it takes a value of any "
+      "shape (TensorFlow 1.x's keep_prob); while the graph is built it stands for a scalar. "
+      "Only inside g:as_default.",
       "g = mf.Graph()\n"
       "x = g:as_default(function() return mf.placeholder(\"float32\", {-1, 2}, \"x\") end)\n"
       "x.name                               --> x:0\n"
@@ -1432,6 +1448,95 @@ const LmfHelpEntry lmf_help_entries[] = {
       "opt = mf.train.AdamW(0.1, {weight_decay = 0.5})\n"
       "opt:apply_gradients{{mf.tensor{0.0}, w}}\n"
       "w                                    --> {0.95}"),
+
+    /* ---- compat: TensorFlow 1.x calls side by side (README: Coming from ...) ---- */
+    E("compat.rules", "compat", "the three rules first: 1-based axes, * is elementwise, ==",
+      "Axes and indices are 1-based: TensorFlow's axis 1 of a batch-major (batch, classes) "
+      "tensor is moonflow's axis 2, so tf.argmax(y, 1) is mf.argmax(y, 2). mf.argmax(y, 1) is "
+      "legal and means 'over the batch' (TensorFlow's axis 0): a silent transliteration trap. "
+      "Negative axes count from the end in both (-1 = last). Second, a * b is elementwise (as tf's "
+      "and numpy's *); the matrix product is mf.matmul(a, b) (Python's a @ b, Torch7's "
+      "torch.mm). Third, a == b compares whole values and returns one Lua boolean (Lua cannot "
+      "return a tensor from ==); elementwise equality is mf.equal(a, b) (tf.equal).",
+      "y = mf.tensor{{0.1, 0.9}, {0.8, 0.2}}\n"
+      "mf.argmax(y, 2)                      --> {2, 1}\n"
+      "mf.argmax(y, -1)                     --> {2, 1}\n"
+      "(y * y).shape                        --> {2, 2}\n"
+      "mf.equal(mf.tensor{1, 2}, mf.tensor{1, 3})   --> {true, false}"),
+    E("compat.placeholder", "compat", "tf.placeholder(tf.float32, [None, 784])",
+      "mf.placeholder(\"float32\", {-1, 784}) inside g:as_default: None is -1. "
+      "tf.placeholder(tf.float32) (no shape: keep_prob, a learning rate) is "
+      "mf.placeholder(\"float32\"), which takes a value of any shape.",
+      "g = mf.Graph()\n"
+      "g:as_default(function() x = mf.placeholder(\"float32\", {-1, 784}) end)\n"
+      "x.shape                              --> {-1, 784}"),
+    E("compat.Variable", "compat", "tf.Variable(tf.zeros([784, 10]))",
+      "mf.Variable(mf.zeros{784, 10}); tf.truncated_normal(shape, stddev=0.1) is "
+      "mf.random.truncated_normal(shape, {stddev = 0.1}); tf.constant(0.1, shape=shape) is "
+      "mf.constant(0.1, {shape = shape}). Keyword arguments become an options table.",
+      "W = mf.Variable(mf.zeros{784, 10})\n"
+      "W.shape                              --> {784, 10}"),
+    E("compat.matmul", "compat", "tf.matmul(x, W) + b",
+      "mf.matmul(x, W) + b (b broadcasts as in TensorFlow). x * W is elementwise, never a "
+      "matrix product.",
+      "mf.matmul(mf.tensor{{1, 2}}, mf.tensor{{3}, {4}})   --> {{11}}"),
+    E("compat.reduce_mean", "compat", "tf.reduce_mean(x, axis=1, keepdims=True)",
+      "mf.reduce_mean(x, {axis = 2, keepdims = true}), or mf.reduce_mean(x, 2): the axis is "
+      "1-based. keep_dims (TF1's spelling) is accepted.",
+      "mf.reduce_mean(mf.tensor{{1, 3}, {5, 7}}, 2)   --> {2, 6}"),
+    E("compat.argmax", "compat", "tf.argmax(y, 1)",
+      "mf.argmax(y, 2): the axis is 1-based, and so are the positions it returns (class c is "
+      "c + 1 of TensorFlow's). Compare two argmaxes with mf.equal, as the tutorials do.",
+      "mf.argmax(mf.tensor{{0, 5, 1}}, 2)   --> {2}"),
+    E("compat.softmax_cross_entropy_with_logits", "compat",
+      "tf.nn.softmax_cross_entropy_with_logits(labels=y_, logits=y)",
+      "mf.nn.softmax_cross_entropy_with_logits{labels = y_, logits = y} (keywords become a "
+      "table: the preferred form); TensorFlow 2's positional (labels, logits) order is also "
+      "accepted. Labels broadcast against logits; dim / axis is {axis = ...}, 1-based. The "
+      "sparse one takes classes 1..C (TensorFlow's 0..C-1 plus 1).",
+      "mf.nn.sparse_softmax_cross_entropy_with_logits{labels = {1}, logits = mf.tensor{{0, "
+      "0}}}:totable()[1]   --> 0.6931"),
+    E("compat.dropout", "compat", "tf.nn.dropout(h, keep_prob)",
+      "mf.nn.dropout(h, {keep_prob = keep_prob}): TF1's second argument is the keep "
+      "probability, TensorFlow 2's and moonflow's positional one the rate (1 - keep_prob), so "
+      "TF1 code names it. Both may be numbers or placeholders fed per run.",
+      "mf.nn.dropout(mf.ones{2}, {keep_prob = 1.0})   --> {1, 1}"),
+    E("compat.GradientDescentOptimizer", "compat",
+      "tf.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)",
+      "mf.train.GradientDescentOptimizer(0.5):minimize(cross_entropy): a method call is ':'. "
+      "Keyword constructors work as tables: mf.train.MomentumOptimizer{learning_rate = 0.1, "
+      "momentum = 0.9}; AdamOptimizer() is TF1's 0.001. compute_gradients(loss, var_list) and "
+      "minimize(loss, global_step, var_list) take TF1's positional arguments.",
+      "opt = mf.train.AdamOptimizer()\n"
+      "opt:get_name()                       --> Adam"),
+    E("compat.Session", "compat", "sess.run([train_step, loss], feed_dict={x: bx, y_: by})",
+      "sess:run({train_step, loss}, {[x] = bx, [y_] = by}): fetches are a Lua array (a train "
+      "op gives nil in its place), feed_dict is a table keyed by the placeholders. "
+      "tf.InteractiveSession() and t.eval() have no counterpart: run through the session.",
+      "g = mf.Graph()\n"
+      "g:as_default(function() a = mf.placeholder(\"float32\", {}); b = a * 2 end)\n"
+      "mf.Session(g):run(b, {[a] = 3})      --> 6"),
+    E("compat.global_variables_initializer", "compat",
+      "tf.global_variables_initializer().run()",
+      "sess:run(mf.global_variables_initializer()), with the initializer made inside "
+      "g:as_default.",
+      "g = mf.Graph()\n"
+      "g:as_default(function() v = mf.Variable(2.0); init = mf.global_variables_initializer() "
+      "end)\n"
+      "s = mf.Session(g); s:run(init)\n"
+      "s:run(v)                             --> 2"),
+    E("compat.cast", "compat", "tf.cast(correct_prediction, tf.float32)",
+      "mf.cast(correct_prediction, \"float32\"): dtypes are strings. Lua numbers make float32 "
+      "tensors, so tf.constant(10) (int32 there) is mf.constant(10, {dtype = \"int32\"}).",
+      "mf.cast(mf.tensor{true, false}, \"float32\")   --> {1, 0}"),
+    E("compat.GradientTape", "compat", "with tf.GradientTape() as tape: ...; tape.gradient(y, x)",
+      "local tape = mf.GradientTape(); ... ; tape:stop(); tape:gradient(y, x). Lists and "
+      "dicts of sources or targets are Lua arrays and string-keyed tables; "
+      "with tape.stop_recording(): is tape:stop_recording(function() ... end). An unwatched "
+      "tensor's gradient is nil, as TensorFlow's None.",
+      "x = mf.constant(3.0)\n"
+      "tape = mf.GradientTape(); tape:watch(x); y = x * x; tape:stop()\n"
+      "tape:gradient(y, {x = x}).x          --> 6"),
 
     E(NULL, NULL, NULL, NULL, NULL),
 };
