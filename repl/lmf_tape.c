@@ -694,6 +694,40 @@ static MfTensor *call_scalar(lua_State *L, const char *fname, TapeBox *box, int 
     return y;
 }
 
+/* The leaves of the selected arguments into the array at 'leaves' (a
+ * table argument nests: its tensors and Variables, as TensorFlow's nest);
+ * returns how many. Numbers at the top level become tensors in place. */
+static lua_Integer collect_args(lua_State *L, const char *fname, int nsel, const int *sel,
+                                int leaves)
+{
+    lua_Integer n = 0;
+    for (int j = 0; j < nsel; j++) {
+        if (is_structure(L, sel[j])) {
+            flatten(L, sel[j], leaves, &n, 0);
+            continue;
+        }
+        arg_source(L, fname, sel[j]);   /* checks it; a number becomes a tensor */
+        lua_pushvalue(L, sel[j]);
+        lua_seti(L, leaves, ++n);
+    }
+    return n;
+}
+
+/* The tape sources for the 'n' leaves at 'leaves' (a userdata array, pushed). */
+static MfTapeSource *leaf_sources(lua_State *L, const char *fname, int leaves, lua_Integer n)
+{
+    MfTapeSource *src = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *src, 0);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, leaves, i);
+        if (!lmf_test_variable(L, -1) && !lmf_is_tensor(L, -1))
+            luaL_error(L, "%s: a table argument may hold tensors and Variables (nested), got "
+                       "a %s", fname, luaL_typename(L, -1));
+        src[i - 1] = check_source(L, -1);
+        lua_pop(L, 1);
+    }
+    return src;
+}
+
 static int grad_call(lua_State *L)
 {
     bool with_value = lua_toboolean(L, lua_upvalueindex(3));
@@ -702,14 +736,17 @@ static int grad_call(lua_State *L)
     if (nargs > MAX_ARGS)
         return luaL_error(L, "%s: at most %d arguments", fname, MAX_ARGS);
     int nsel = select_args(L, fname, nargs, sel);
-    MfTapeSource src[MAX_ARGS];
-    for (int j = 0; j < nsel; j++)
-        src[j] = arg_source(L, fname, sel[j]);
+    lua_newtable(L);
+    int leaves = lua_gettop(L);
+    lua_Integer n = collect_args(L, fname, nsel, sel, leaves);
+    if (n > 100000)
+        return luaL_error(L, "%s: at most 100000 tensors to differentiate", fname);
+    MfTapeSource *src = leaf_sources(L, fname, leaves, n);
     TapeBox *box = push_tape(L, mf_tape_new(false, true));
     if (!box->t)
         return lmf_raise(L);
     open_window(box);
-    for (int j = 0; j < nsel; j++) {
+    for (lua_Integer j = 0; j < n; j++) {
         MfStatus st = src[j].variable ? mf_tape_watch_variable(box->t, src[j].variable)
                                       : mf_tape_watch(box->t, src[j].tensor);
         if (st != MF_OK) {
@@ -718,16 +755,19 @@ static int grad_call(lua_State *L)
         }
     }
     MfTensor *y = call_scalar(L, fname, box, nargs);
+    int yidx = lua_gettop(L);
     /* f is done: the tape records no more, also if the gradient raises and
      * the box waits for the collector */
     stop_box(box);
-    MfTensor **grads = lua_newuserdatauv(L, (size_t)(nsel ? nsel : 1) * sizeof *grads, 0);
+    MfTensor **grads = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *grads, 0);
     if (y->node)   /* inside mf.trace: symbolic gradients */
-        symbolic_gradient(L, box, y, nsel, src, NULL, true, grads);
+        symbolic_gradient(L, box, y, (int)n, src, NULL, true, grads);
     else
-        tape_gradient(L, box->t, y, nsel, src, NULL, true, grads);
+        tape_gradient(L, box->t, y, (int)n, src, NULL, true, grads);
     close_box(box);
-    for (int j = 0; j < nsel; j++) {
+    lua_createtable(L, (int)n, 0);
+    int gleaves = lua_gettop(L);
+    for (lua_Integer j = 0; j < n; j++) {
         /* an integer or bool argument (labels, indices) has no gradient:
          * nil, as tape:gradient gives, not zeros of its dtype */
         const MfTensor *v = src[j].variable ? src[j].variable->value : src[j].tensor;
@@ -735,24 +775,28 @@ static int grad_call(lua_State *L)
             mf_tensor_release(grads[j]);
             grads[j] = NULL;
         }
+        if (!grads[j]) {
+            lmf_note_nil_gradient(0);
+            continue;
+        }
+        lmf_push_tensor(L, grads[j]);
+        grads[j] = NULL;
+        lua_seti(L, gleaves, j + 1);
     }
     if (with_value)
-        lua_pushvalue(L, -2);
-    for (int j = 0; j < nsel; j++) {
-        if (!grads[j])
-            lmf_note_nil_gradient(0);
-        if (grads[j])
-            lmf_push_tensor(L, grads[j]);
-        else
-            lua_pushnil(L);
-        grads[j] = NULL;
-    }
+        lua_pushvalue(L, yidx);
+    lua_Integer k = 0;
+    for (int j = 0; j < nsel; j++)   /* each argument's gradient, in its structure */
+        rebuild(L, sel[j], gleaves, &k);
     return nsel + (with_value ? 1 : 0);
 }
 
 static int make_grad(lua_State *L, bool with_value)
 {
-    luaL_checktype(L, 1, LUA_TFUNCTION);
+    /* a function, or a callable such as an mf.trace function */
+    if (!lua_isfunction(L, 1) && luaL_getmetafield(L, 1, "__call") == LUA_TNIL)
+        luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 2);
     lua_pushvalue(L, 1);
     if (lua_istable(L, 2)) {
         static const char *const known[] = {"argnums", NULL};

@@ -1,0 +1,53 @@
+-- mf.grad / mf.value_and_grad as TensorFlow 2 and JAX users expect (issue 16): nested tables
+-- of parameters (gradients in the same structure) and functions made by mf.trace.
+local T = dofile("tests/lua/harness.lua")
+
+T.test("mf.grad of a nested table of tensors and Variables", function()
+  local params = {w = mf.Variable{1.0, 2.0}, layers = {mf.tensor{3.0}, mf.Variable{4.0}}}
+  local loss = function(p, x)
+    return mf.reduce_sum(p.w * x) + mf.reduce_sum(p.layers[1] * p.layers[2])
+  end
+  local gp, gx = mf.grad(loss)(params, mf.tensor{5.0, 6.0})
+  T.eq(gp.w, {5, 6})
+  T.eq(gp.layers[1], {4})
+  T.eq(gp.layers[2], {3})
+  T.eq(gx, {1, 2})
+  local v, gp2 = mf.value_and_grad(loss, {argnums = 1})(params, mf.tensor{5.0, 6.0})
+  T.eq(v, 29)
+  T.eq(gp2.w, {5, 6})
+  T.raises(function() mf.grad(loss)({w = "x"}, mf.tensor{1}) end,
+           "a table argument may hold tensors and Variables")
+end)
+
+T.test("mf.grad of an mf.trace function, and of its gradient", function()
+  local f = mf.trace(function(x) return mf.reduce_sum(x * x * x) end)
+  T.eq(mf.grad(f)(mf.tensor{1, 2}), {3, 12})
+  local df = mf.grad(function(x) return mf.reduce_sum(mf.grad(f)(x)) end)
+  T.eq(df(mf.tensor{1, 2}), {6, 12})
+end)
+
+T.test("a tape's jacobian agrees with per-row gradients; batch_jacobian with the diagonal", function()
+  local x = mf.tensor{{1, 2}, {3, 4}}
+  local tape = mf.GradientTape{persistent = true}
+  tape:watch(x)
+  local y = x * x
+  tape:stop()
+  local j = tape:jacobian(y, x)
+  T.eq(j.shape, {2, 2, 2, 2})
+  T.eq(j[1][2], {{0, 4}, {0, 0}})
+  T.eq(tape:batch_jacobian(y, x), {{{2, 0}, {0, 4}}, {{6, 0}, {0, 8}}})
+  T.eq(tape:jacobian(y, mf.tensor{1}), nil)   -- unwatched: nil, as the gradient
+  T.raises(function() tape:batch_jacobian(mf.reduce_sum(y), x) end, "batch")
+end)
+
+T.test("a non-persistent tape answers jacobian once", function()
+  local x = mf.tensor{1, 2}
+  local tape = mf.GradientTape()
+  tape:watch(x)
+  local y = x * 3
+  tape:stop()
+  T.eq(tape:jacobian(y, x), {{3, 0}, {0, 3}})
+  T.raises(function() tape:jacobian(y, x) end, "can only be used once")
+end)
+
+T.done()
