@@ -78,10 +78,10 @@ T.test("mf.nn", function()
   unknown("dropout", "sed", "seed, rate, keep_prob", mf.nn.dropout, t, 0.5, {sed = 1})
   unknown("softmax", "dim", "axis", mf.nn.softmax, t, {dim = 1})
   unknown("log_softmax", "dim", "axis", mf.nn.log_softmax, t, {dim = 1})
-  unknown("softmax_cross_entropy_with_logits", "label", "labels, logits",
+  unknown("softmax_cross_entropy_with_logits", "label", "labels, logits, axis, dim",
           mf.nn.softmax_cross_entropy_with_logits, {label = t, logits = t})
-  unknown("sparse_softmax_cross_entropy_with_logits", "dim", "labels, logits",
-          mf.nn.sparse_softmax_cross_entropy_with_logits, {labels = {1, 2}, logits = t, dim = 1})
+  unknown("sparse_softmax_cross_entropy_with_logits", "axes", "labels, logits, axis, dim",
+          mf.nn.sparse_softmax_cross_entropy_with_logits, {labels = {1, 2}, logits = t, axes = 1})
   unknown("bias_add", "format", "data_format", mf.nn.bias_add, t, {1, 2}, {format = "NCHW"})
   local x, f = mf.zeros({1, 3, 3, 1}), mf.zeros({2, 2, 1, 1})
   unknown("conv2d", "dilation", "data_format, dilations, algorithm", mf.nn.conv2d, x, f, 1, "SAME",
