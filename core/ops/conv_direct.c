@@ -339,8 +339,10 @@ INLINE void filter_vectors(const MfConvGeom *g, const float *x, const float *dy,
                            int64_t r1, int64_t i, int64_t j, int64_t c, int64_t o0, int nv,
                            float *dst)
 {
-    vf acc[NV32] = {{0}};
-    int64_t lo, hi, C = g->C, O = g->O;
+    /* two accumulator sets (even and odd output columns), added at the end:
+     * twice the independent FMA chains (one set waited on FMA latency) */
+    vf acc[NV32] = {{0}}, odd[NV32] = {{0}};
+    int64_t lo, hi, C = g->C, O = g->O, step = g->sw * C;
     valid_columns(g, j, &lo, &hi);
     for (int64_t r = r0; r < r1; r++) {
         int64_t b = r / g->Ho, ih = r % g->Ho * g->sh - g->pad_top + i * g->dh;
@@ -349,8 +351,17 @@ INLINE void filter_vectors(const MfConvGeom *g, const float *x, const float *dy,
         /* index of tap column j of output column 0 (may be negative: ow >= lo) */
         int64_t xr = ((b * g->H + ih) * g->W + j * g->dw - g->pad_left) * C + c;
         const float *d = dy + r * g->Wo * O + o0;
-        for (int64_t ow = lo; ow < hi; ow++) {
-            float xv = x[xr + ow * g->sw * C];
+        int64_t ow = lo;
+        for (; ow + 1 < hi; ow += 2) {
+            float xv = x[xr + ow * step], xw = x[xr + ow * step + step];
+            _Pragma("GCC unroll 8")
+            for (int v = 0; v < nv; v++) {
+                acc[v] += xv * loadv(d + ow * O + VW * v);
+                odd[v] += xw * loadv(d + ow * O + O + VW * v);
+            }
+        }
+        if (ow < hi) {
+            float xv = x[xr + ow * step];
             _Pragma("GCC unroll 8")
             for (int v = 0; v < nv; v++)
                 acc[v] += xv * loadv(d + ow * O + VW * v);
@@ -358,7 +369,7 @@ INLINE void filter_vectors(const MfConvGeom *g, const float *x, const float *dy,
     }
     _Pragma("GCC unroll 8")
     for (int v = 0; v < nv; v++)
-        storev(dst + o0 + VW * v, acc[v]);
+        storev(dst + o0 + VW * v, acc[v] + odd[v]);
 }
 
 /* The partial dw (kh*kw*C*O) of output rows [r0, r1) into 'part'. */

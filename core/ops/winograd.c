@@ -31,6 +31,8 @@
  * are kept, and a filter whose bytes equal a cached copy reuses its
  * transform (a memcmp costs a tenth of the transform), which is exact
  * whatever wrote the filter in place. */
+#include <cblas.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -398,14 +400,61 @@ void mf_winograd_cache_clear(void)
 
 /* ---- the passes ------------------------------------------------------------------ */
 
-static MfStatus wgemm(const Wino *s, bool ta, int64_t M, int64_t N, int64_t K, const float *A,
+/* The 36 GEMMs of a block. On one thread, through mf_gemm. On more, whole
+ * GEMMs go to the workers (each one single-threaded in OpenBLAS, so every
+ * GEMM is the same call as on one thread: the same bits): a block's GEMMs
+ * are too small for mf_gemm to split (a share needs 1e6 multiply-adds).
+ * The profiler gets each GEMM's time from the worker that ran it. */
+typedef struct XiGemms {
+    MfGemm g[36];
+    double t0[36], dur[36];
+} XiGemms;
+
+static void xi_chunk(void *ctx, int64_t b, int64_t e)
+{
+    XiGemms *j = ctx;
+    for (int64_t xi = b; xi < e; xi++) {
+        const MfGemm *g = &j->g[xi];
+        j->t0[xi] = mf_prof_on ? mf_prof_now_us() : 0;
+        cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans,
+                    (int)g->M, (int)g->N, (int)g->K, 1.0f, g->A, (int)g->lda, g->B, (int)g->ldb,
+                    (float)g->beta, g->C, (int)g->ldc);
+        j->dur[xi] = mf_prof_on ? mf_prof_now_us() - j->t0[xi] : 0;
+    }
+}
+
+static bool fits_int(const MfGemm *g)
+{
+    return g->M <= INT_MAX && g->N <= INT_MAX && g->K <= INT_MAX && g->lda <= INT_MAX &&
+           g->ldb <= INT_MAX && g->ldc <= INT_MAX;
+}
+
+static MfStatus run_gemms(XiGemms *j)
+{
+    MfStatus st = MF_OK;
+    if (mf_parallel_threads() <= 1 || !fits_int(&j->g[0]) || j->g[0].M == 0 ||
+        j->g[0].N == 0) {
+        for (int xi = 0; xi < 36 && st == MF_OK; xi++)
+            st = mf_gemm(&j->g[xi]);
+        return st;
+    }
+    int blas_threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    mf_parallel_for(36, 1, xi_chunk, j);
+    openblas_set_num_threads(blas_threads);
+    for (int xi = 0; xi < 36; xi++)
+        mf_prof_add_gemm(&j->g[xi], j->t0[xi], j->dur[xi]);
+    return MF_OK;
+}
+
+/* The GEMM of one xi: C = op(A) B (+ C when beta is 1). */
+static MfGemm xi_gemm(const Wino *s, bool ta, int64_t M, int64_t N, int64_t K, const float *A,
                       int64_t lda, const float *B, int64_t ldb, double beta, float *C,
                       int64_t ldc)
 {
-    MfGemm g = {.op = s->op, .algorithm = "winograd", .dtype = MF_FLOAT32, .trans_a = ta,
-                .M = M, .N = N, .K = K, .alpha = 1.0, .beta = beta, .A = A, .lda = lda, .B = B,
-                .ldb = ldb, .C = C, .ldc = ldc};
-    return mf_gemm(&g);
+    return (MfGemm){.op = s->op, .algorithm = "winograd", .dtype = MF_FLOAT32, .trans_a = ta,
+                    .M = M, .N = N, .K = K, .alpha = 1.0, .beta = beta, .A = A, .lda = lda,
+                    .B = B, .ldb = ldb, .C = C, .ldc = ldc};
 }
 
 /* A transform over the tiles of a block, as a profiler step. */
@@ -433,9 +482,11 @@ static MfStatus wino_conv(const Wino *s, const float *x, const float *u, float *
         }
         TileJob in = {s, t0, x, v, s->C};
         run_tiles(s, "winograd input", input_tiles, &in, n, (double)(36 * n * s->C) * 4);
-        for (int64_t xi = 0; xi < 36 && st == MF_OK; xi++)
-            st = wgemm(s, false, n, s->O, s->C, v + xi * s->C, 36 * s->C,
-                       u + xi * s->C * s->O, s->O, 0.0, m + xi * s->O, 36 * s->O);
+        XiGemms gemms;
+        for (int64_t xi = 0; xi < 36; xi++)
+            gemms.g[xi] = xi_gemm(s, false, n, s->O, s->C, v + xi * s->C, 36 * s->C,
+                                  u + xi * s->C * s->O, s->O, 0.0, m + xi * s->O, 36 * s->O);
+        st = run_gemms(&gemms);
         TileJob out = {s, t0, m, y, s->O};
         if (st == MF_OK)
             run_tiles(s, "winograd output", output_tiles, &out, n, (double)(36 * n * s->O) * 4);
@@ -515,9 +566,11 @@ MfStatus mf_winograd_backprop_filter(const char *op, const MfConvGeom *g, const 
         TileJob in = {&s, t0, x, v, s.C}, dj = {&s, t0, dy, z, s.O};
         run_tiles(&s, "winograd input", input_tiles, &in, n, (double)(36 * n * s.C) * 4);
         run_tiles(&s, "winograd dy", dy_tiles, &dj, n, (double)(36 * n * s.O) * 4);
-        for (int64_t xi = 0; xi < 36 && st == MF_OK; xi++)
-            st = wgemm(&s, true, s.C, s.O, n, v + xi * s.C, 36 * s.C, z + xi * s.O, 36 * s.O,
-                       t0 == 0 ? 0.0 : 1.0, acc + xi * s.C * s.O, s.O);
+        XiGemms gemms;
+        for (int64_t xi = 0; xi < 36; xi++)
+            gemms.g[xi] = xi_gemm(&s, true, s.C, s.O, n, v + xi * s.C, 36 * s.C, z + xi * s.O,
+                                  36 * s.O, t0 == 0 ? 0.0 : 1.0, acc + xi * s.C * s.O, s.O);
+        st = run_gemms(&gemms);
     }
     if (st == MF_OK) {
         MfProfSpan span;

@@ -61,6 +61,10 @@ void mf_prof_begin(MfProfSpan *s);
 void mf_prof_end_op(MfProfSpan *s, const char *name, double flops, double bytes);
 void mf_prof_end_gemm(MfProfSpan *s, const MfGemm *g);
 void mf_prof_end_step(MfProfSpan *s, const char *op, const char *step, double bytes);
+/* Records a GEMM that ran on a worker thread from 'start_us' for 'dur_us'
+ * (timed there with mf_prof_now_us; events are only appended on the
+ * calling thread, after the workers are done). */
+void mf_prof_add_gemm(const MfGemm *g, double start_us, double dur_us);
 
 /* The op hook of the dispatcher: ends an op span named by the pending node
  * name (see above) or else by 'op', recording 'op' as the event's op. */

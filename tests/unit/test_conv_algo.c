@@ -290,16 +290,17 @@ static bool same_bits(const MfTensor *a, const MfTensor *b)
                   (size_t)mf_tensor_numel(a) * sizeof(float)) == 0;
 }
 
-/* The direct kernel gives the same bits on 1 and 2 threads (each output
- * element has one writer; dw's partial sums are added in block order). */
-static void test_direct_threads_bitwise(void **state)
+/* The direct and Winograd kernels give the same bits on 1 and 2 threads:
+ * each output element has one writer, dw's partial sums are added in
+ * block order, and Winograd's 36 GEMMs are shared out whole (each one the
+ * same single-threaded call as on one thread). */
+static void threads_bitwise(MfConvAlgo algo, int64_t C, int64_t O)
 {
-    (void)state;
-    MfTensor *x = noise((int64_t[]){8, 30, 30, 1}, 1), *w = noise((int64_t[]){3, 3, 1, 32}, 2);
-    MfTensor *dy = noise((int64_t[]){8, 30, 30, 32}, 3);
+    MfTensor *x = noise((int64_t[]){8, 30, 30, C}, 1), *w = noise((int64_t[]){3, 3, C, O}, 2);
+    MfTensor *dy = noise((int64_t[]){8, 30, 30, O}, 3);
     MfAttrs a = mf_attrs_default();
     a.padding = 1;
-    a.conv_algorithm = MF_CONV_DIRECT;
+    a.conv_algorithm = (int)algo;
     MfTensor *out[2][3];
     for (int t = 0; t < 2; t++) {
         openblas_set_num_threads(t + 1);
@@ -322,6 +323,14 @@ static void test_direct_threads_bitwise(void **state)
     }
     mf_tensor_release(x), mf_tensor_release(w), mf_tensor_release(dy);
     assert_true(same);
+}
+
+static void test_threads_bitwise(void **state)
+{
+    (void)state;
+    threads_bitwise(MF_CONV_DIRECT, 1, 32);
+    threads_bitwise(MF_CONV_DIRECT, 3, 40);
+    threads_bitwise(MF_CONV_WINOGRAD, 16, 32);
 }
 
 /* The filter-transform cache keys on the filter's bytes: a filter written
@@ -402,7 +411,7 @@ int main(void)
         TEST(test_direct_random),
         TEST(test_float64_stays_im2col),
         TEST(test_auto_rule),
-        TEST(test_direct_threads_bitwise),
+        TEST(test_threads_bitwise),
         TEST(test_winograd_cache_follows_writes),
         TEST(test_winograd_gemms_profiled),
     };
