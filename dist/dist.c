@@ -50,6 +50,8 @@ MfStatus mf_dist_init(void)
 {
     if (mpi_on || !mf_dist_launched())
         return MF_OK;
+    if (mf_mpi_load() != MF_OK)
+        return MF_EARG;
     int provided = 0;
     int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS)

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "dist.h"
+#include "mpi_lazy.h"
 
 /* True once MPI_Init_thread succeeded (and until MPI_Finalize). */
 bool mf_dist_mpi_on(void);
