@@ -508,6 +508,34 @@ static MfStatus emit_concat(Ctx *c, MfNode *n, const char *const *in, const char
     return MF_OK;
 }
 
+/* Pack (stack): each input unsqueezed at the new axis, then Concat. */
+static MfStatus emit_stack(Ctx *c, MfNode *n, const char *const *in, const char *out)
+{
+    char bufs[8][NAME_MAX_LEN];
+    char ax[NAME_MAX_LEN];
+    const char *parts[8];
+    int64_t axis = n->attrs.axis;
+    int64_init(c, n->name, "axes", &axis, 1, ax);
+    for (int i = 0; i < n->ninputs; i++) {
+        const char *a[2] = {in[i], ax};
+        node(c, "Unsqueeze", fresh(c, n->name, "unsqueeze", bufs[i]), 2, a, bufs[i]);
+        parts[i] = bufs[i];
+    }
+    size_t m = node_begin(c, "Concat", n->name, n->ninputs, parts, out);
+    attr_int(&c->nodes, "axis", axis);
+    node_end(c, m);
+    return MF_OK;
+}
+
+/* GatherV2: the op's indices are already 0-based (the bindings convert). */
+static MfStatus emit_gather(Ctx *c, MfNode *n, const char *const *in, const char *out)
+{
+    size_t m = node_begin(c, "Gather", n->name, 2, in, out);
+    attr_int(&c->nodes, "axis", n->attrs.axis);
+    node_end(c, m);
+    return MF_OK;
+}
+
 /* Pad: moonflow's (before, after) pairs per axis become ONNX's begins then
  * ends; the constant is the fill value. */
 static MfStatus emit_pad(Ctx *c, MfNode *n, const char *const *in, const char *out)
@@ -718,7 +746,8 @@ static const Mapping mappings[MF_NOPS] = {
     [MF_OP_MATMUL] = {NULL, emit_matmul}, [MF_OP_BATCH_MATMUL] = {NULL, emit_matmul},
     [MF_OP_TRANSPOSE] = {NULL, emit_transpose}, [MF_OP_RESHAPE] = {NULL, emit_reshape},
     [MF_OP_EXPAND_DIMS] = {NULL, emit_expand_dims}, [MF_OP_SQUEEZE] = {NULL, emit_squeeze},
-    [MF_OP_CONCAT] = {NULL, emit_concat}, [MF_OP_SLICE] = {NULL, emit_slice},
+    [MF_OP_CONCAT] = {NULL, emit_concat}, [MF_OP_STACK] = {NULL, emit_stack},
+    [MF_OP_GATHER] = {NULL, emit_gather}, [MF_OP_SLICE] = {NULL, emit_slice},
     [MF_OP_TILE] = {NULL, emit_tile}, [MF_OP_PAD] = {NULL, emit_pad},
     [MF_OP_BROADCAST_TO] = {NULL, emit_broadcast_to},
     [MF_OP_IDENTITY] = {"Identity", NULL}, [MF_OP_STOP_GRADIENT] = {"Identity", NULL},

@@ -4,11 +4,16 @@
 -- (moonflow's outputs, under the output names):
 --   mlp        a traced MLP (Dense-ReLU-Dense-softmax) on 4 features
 --   cnn        the digits CNN, trained here for a few epochs, traced:
---              conv 3x3 SAME - relu - max_pool 2 - conv 3x3 VALID (stride 1,
---              dilation 1) - relu - avg_pool SAME - reshape - dense - log_softmax
+--              conv 3x3 SAME - relu - max_pool 2 - conv 3x3 VALID - relu -
+--              reshape {-1, 64} - dense - log_softmax
 --   ops        one traced function through most other mapped ops: strided
---              and dilated SAME convolutions on odd sizes, pad, slice, concat,
+--              and dilated SAME convolutions on odd sizes, average pooling with
+--              SAME padding (the padding left out of the count), pad, slice, concat,
 --              reductions, transposed matmuls, where, argmax, elementwise math
+--   layers     an mf.layers Sequential (Conv2D, BatchNormalization in inference
+--              mode, MaxPool2D, GlobalAveragePooling2D, Dropout, Dense,
+--              LayerNormalization), trained a step first so its statistics move
+--   rnn        Embedding (1-based int64 ids) - LSTM - Dense
 --   cnn_graph  the same network in graph mode with an unknown batch size
 --              (placeholder {-1, 8, 8, 1}, reshape {-1, k}): run in
 --              onnxruntime with a batch size it never saw at export time
@@ -78,7 +83,7 @@ local K1 = mf.Variable(he({3, 3, 1, 8}), {name = "conv1/kernel"})
 local c1 = mf.Variable(mf.zeros({8}), {name = "conv1/bias"})
 local K2 = mf.Variable(he({3, 3, 8, 16}), {name = "conv2/kernel"})
 local c2 = mf.Variable(mf.zeros({16}), {name = "conv2/bias"})
-local Wd = mf.Variable(mf.initializers.glorot_uniform{seed = 4}({16 * 1 * 1, 10}),
+local Wd = mf.Variable(mf.initializers.glorot_uniform{seed = 4}({2 * 2 * 16, 10}),
                        {name = "dense/kernel"})
 local bd = mf.Variable(mf.zeros({10}), {name = "dense/bias"})
 
@@ -86,14 +91,13 @@ local function cnn_logits(x)
   local h = mf.nn.relu(mf.nn.bias_add(mf.nn.conv2d(x, K1, 1, "SAME"), c1))    -- 8x8x8
   h = mf.nn.max_pool(h, 2, 2, "SAME")                                          -- 4x4x8
   h = mf.nn.relu(mf.nn.bias_add(mf.nn.conv2d(h, K2, 1, "VALID"), c2))         -- 2x2x16
-  h = mf.nn.avg_pool(h, 3, 2, "SAME")                                          -- 1x1x16
-  h = mf.reshape(h, {-1, 16})
+  h = mf.reshape(h, {-1, 64})
   return mf.nn.bias_add(mf.matmul(h, Wd), bd)
 end
 
-local opt = mf.train.GradientDescentOptimizer(0.3)
+local opt = mf.train.AdamOptimizer(0.01)
 local ds = mf.data.Dataset.from_tensor_slices({x_all, y_all}):shuffle(2000, {seed = 1}):batch(64)
-for epoch = 1, 10 do
+for epoch = 1, 5 do
   local total, batches = 0, 0
   for x, y in ds:iter() do
     opt:minimize(function()
@@ -138,7 +142,8 @@ local ops = mf.trace(function(x, y)
   local b = mf.nn.conv2d(a, F2, 1, "SAME", {dilations = 2})                    -- 4x4x3
   local p = mf.pad(b, {{0, 0}, {1, 0}, {0, 1}, {0, 0}})                          -- 5x5x3
   local s = mf.slice(p, {1, 2, 1, 1}, {-1, 3, 4, 3})                            -- 3x4x3
-  local r = mf.reduce_mean(s, {axis = {2, 3}})                                   -- (n,3)
+  local r = mf.reduce_mean(s, {axis = {2, 3}}) +                               -- (n,3)
+            mf.reduce_sum(mf.nn.avg_pool(b, 3, 2, "SAME"), {axis = {2, 3}})
   local q = mf.reduce_max(mf.square(s), {axis = 2, keepdims = true})
   local t = mf.reshape(mf.transpose(q, {1, 4, 2, 3}), {-1, 12})
   local u = mf.matmul(y, M, {transpose_b = true})                               -- (n,5)
@@ -150,3 +155,25 @@ local ops = mf.trace(function(x, y)
 end)
 export("ops", ops, {mf.random.normal({3, 7, 7, 2}), mf.random.normal({3, 3})},
        {"arg1", "arg2"}, {"values", "positions"})
+
+-- 5. the layers of mf.layers
+mf.random.seed(31)
+local L = mf.layers
+local seq = L.Sequential{
+  L.Conv2D(4, 3, {padding = "SAME", activation = "relu"}),
+  L.BatchNormalization{},
+  L.MaxPool2D(2),
+  L.Conv2D(6, 3, {strides = 2, padding = "SAME"}),
+  L.GlobalAveragePooling2D(),
+  L.Dropout(0.5),
+  L.Dense(5, {activation = "tanh"}),
+  L.LayerNormalization(),
+  L.Dense(3),
+}
+local lx = mf.random.normal({4, 8, 8, 2})
+seq(lx, {training = true})   -- builds the layers and moves the moving statistics
+export("layers", mf.trace(function(x) return mf.nn.softmax(seq(x)) end), {lx}, {"arg1"},
+       {"probs"})
+local rnn = L.Sequential{L.Embedding(10, 4), L.LSTM(3), L.Dense(2)}
+export("rnn", mf.trace(function(ids) return rnn(ids) end),
+       {mf.tensor({{1, 2, 3, 4}, {10, 9, 8, 7}}, "int64")}, {"arg1"}, {"scores"})
