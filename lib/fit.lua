@@ -13,7 +13,7 @@ local ModelBase = lib.ModelBase
 
 local fit_keys = {loss = true, optimizer = true, epochs = true, metrics = true,
                   validation_data = true, verbose = true, callbacks = true, trace = true,
-                  global_step = true}
+                  global_step = true, logdir = true}
 
 local function optimizer_of(fname, opt)
   if opt == nil or opt == "adam" then return mf.train.AdamOptimizer(0.001) end
@@ -126,6 +126,9 @@ function ModelBase:fit(ds, opts)
     fail(fname, "option 'validation_data' must be a Dataset, got %s", type(opts.validation_data))
   end
   local cbs = callbacks_of(fname, opts.callbacks)
+  if opts.logdir ~= nil then
+    cbs[#cbs + 1] = mf.summary.TensorBoard(opts.logdir, {validation = opts.validation_data ~= nil})
+  end
   if opts.trace == false then
     state.step = function(x, y) return train_step(state, x, y) end
   else

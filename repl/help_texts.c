@@ -836,6 +836,20 @@ const LmfHelpEntry lmf_help_entries[] = {
       "w:close()\n"
       "os.execute(\"rm -rf \" .. d)"),
 
+    E("summary.TensorBoard", "interchange",
+      "mf.summary.TensorBoard(logdir [, {validation = false}]) -> {on_epoch_end, on_train_end}",
+      "Keras's TensorBoard callback for model:fit{callbacks = {...}} (model:fit{logdir = d} "
+      "adds one itself): per epoch, each number of the logs as the scalar epoch_<name> in "
+      "logdir/train, val_<name> as epoch_<name> in logdir/validation (so TensorBoard draws "
+      "the two runs in one chart), and a histogram of every variable of model.variables in "
+      "logdir/train; on_train_end closes the files.",
+      "d = os.tmpname()\n"
+      "os.remove(d)\n"
+      "cb = mf.summary.TensorBoard(d)\n"
+      "cb.on_epoch_end(1, {loss = 0.5}, {variables = {}})\n"
+      "cb.on_train_end()\n"
+      "os.execute(\"rm -rf \" .. d)"),
+
     /* ---- data (API.md "Data": repl/lmf_data.c, core/io/) ---------------------- */
     E("data.read_csv", "data", "mf.data.read_csv(path [, {header, columns, dtype}])",
       "Reads a comma-separated file (parsed in C) into one 2-D tensor, rows x columns. "
@@ -1379,7 +1393,8 @@ const LmfHelpEntry lmf_help_entries[] = {
       "m:state_dict()[\"dense_1/kernel\"].shape  --> {4, 2}\n"
       "m(mf.ones{5, 3}).shape               --> {5, 2}"),
     E("layers.fit", "layers", "model:fit(dataset, {loss, optimizer = \"adam\", epochs = 1, "
-      "metrics, validation_data, verbose = 1, callbacks, trace = true, global_step}) -> "
+      "metrics, validation_data, verbose = 1, callbacks, trace = true, global_step, logdir}) "
+      "-> "
       "history;  model:evaluate(dataset [, {loss, metrics}]) -> {loss =, ...};  "
       "model:predict(x [, {batch_size}])",
       "Keras's training loop (lib/fit.lua). Each step records the model and the loss on a "
@@ -1389,7 +1404,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "progress line shows the running loss and metrics; history has one number per epoch "
       "for loss, each metric and, with validation_data, val_loss and val_<metric>. "
       "callbacks: functions on_epoch_end(epoch, logs, model) or tables with on_train_begin, "
-      "on_epoch_end, on_train_end. evaluate uses the loss and metrics of the last fit.",
+      "on_epoch_end, on_train_end. logdir: TensorBoard event files as Keras lays them out, "
+      "logdir/train and logdir/validation with scalars epoch_loss, epoch_accuracy... per "
+      "epoch and a histogram of every variable (mf.summary). evaluate uses the loss and "
+      "metrics of the last fit.",
       "x = mf.tensor{{0}, {1}, {2}, {3}}; y = x * 2\n"
       "ds = mf.data.Dataset.from_tensor_slices{x, y}:batch(4)\n"
       "m = mf.layers.Sequential{mf.layers.Dense(1)}\n"
