@@ -13,6 +13,7 @@
  * Lua data sit on the stack, and results are pushed as soon as they exist. */
 #include <string.h>
 
+#include "core/ops/fill.h"
 #include "core/ops/linalg.h"
 #include "core/ops/view.h"
 #include "lmf.h"
@@ -159,7 +160,9 @@ static int l_reshape(lua_State *L)
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     int64_t shape[MF_MAX_RANK];
     int rank;
-    MfTensor *s = lmf_test_tensor(L, 2);
+    MfTensor *s = lmf_test_tensor(L, 2), *out = NULL;
+    if (s && s->node)   /* a graph shape (mf.shape of a -1 placeholder): read when it runs */
+        return push_result(L, mf_reshape_by(t, s, &out), &out);
     if (s)
         rank = shape_from_tensor(L, s, shape);
     else if (lua_isnoneornil(L, 2))
@@ -167,7 +170,6 @@ static int l_reshape(lua_State *L)
                           "one -1 is inferred)");
     else
         rank = lmf_check_shape(L, 2, shape, 1);
-    MfTensor *out = NULL;
     return push_result(L, mf_reshape(t, rank, shape, &out), &out);
 }
 

@@ -11,6 +11,7 @@
  * int64). Temporaries live in stack slots, so a raised error leaks nothing. */
 #include <string.h>
 
+#include "core/ops/fill.h"
 #include "core/ops/shape_ops.h"
 #include "lmf.h"
 
@@ -305,7 +306,12 @@ static int l_pad(lua_State *L)
 /* mf.broadcast_to(t, shape) */
 static int l_broadcast_to(lua_State *L)
 {
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    MfTensor *t = lmf_to_tensor(L, 1, -1), *s = lmf_test_tensor(L, 2), *out = NULL;
+    if (s && s->node) {   /* a graph shape (mf.shape of a -1 placeholder): read when it runs */
+        lmf_check_status(L, mf_broadcast_to_by(t, s, &out));
+        lmf_push_tensor(L, out);
+        return 1;
+    }
     MfAttrs a = mf_attrs_default();
     a.nints = lmf_check_shape(L, 2, a.ints, 0);
     return lmf_call_op(L, MF_OP_BROADCAST_TO, 1, &t, &a);

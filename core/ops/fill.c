@@ -54,3 +54,27 @@ MfStatus mf_fill_like(MfTensor *x, MfDType dt, double value, MfTensor **out)
     mf_tensor_release(v);
     return st;
 }
+
+/* 'op' (ReshapeLike or BroadcastToLike) of t against a tensor of shape 'dims'. */
+static MfStatus like_dims(MfOpId op, MfTensor *t, MfTensor *dims, MfTensor **out)
+{
+    MfTensor *zero = mf_tensor_scalar(t->dtype, 0), *like = NULL;
+    *out = NULL;
+    MfStatus st = zero ? mf_fill_by(dims, zero, &like)
+                       : mf_err_set(MF_ENOMEM, "%s: out of memory", mf_op_table[op]->api);
+    if (st == MF_OK)
+        st = mf_op1(op, 2, (MfTensor *[]){t, like}, NULL, out);
+    mf_tensor_release(zero);
+    mf_tensor_release(like);
+    return st;
+}
+
+MfStatus mf_reshape_by(MfTensor *t, MfTensor *dims, MfTensor **out)
+{
+    return like_dims(MF_OP_RESHAPE_LIKE, t, dims, out);
+}
+
+MfStatus mf_broadcast_to_by(MfTensor *t, MfTensor *dims, MfTensor **out)
+{
+    return like_dims(MF_OP_BROADCAST_TO_LIKE, t, dims, out);
+}

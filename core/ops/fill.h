@@ -17,4 +17,11 @@ MfStatus mf_fill_by(MfTensor *dims, MfTensor *value, MfTensor **out);
  * Fill(Shape(x), value). */
 MfStatus mf_fill_like(MfTensor *x, MfDType dt, double value, MfTensor **out);
 
+/* reshape and broadcast_to with the shape as a tensor 'dims' (1-D int, such
+ * as mf.shape(x) of a tensor with unknown dims): ReshapeLike / BroadcastToLike
+ * against Fill(dims, 0), so the shape is read when the graph runs (dims
+ * must all be >= 0: no -1 to infer). */
+MfStatus mf_reshape_by(MfTensor *t, MfTensor *dims, MfTensor **out);
+MfStatus mf_broadcast_to_by(MfTensor *t, MfTensor *dims, MfTensor **out);
+
 #endif
