@@ -186,16 +186,11 @@ static MfStatus graph_slots(MfOptimizer *o, MfGraph *g, MfVariable *var)
 
 static MfStatus graph_beta_powers(MfOptimizer *o, MfGraph *g, MfDType dt)
 {
-    if (o->beta_power[0]) {
-        if (graph_of(o->beta_power[0]) == g)
-            return MF_OK;
-        return mf_err_set(MF_EARG, "apply_gradients: this %s already trains %s; make a new "
-                          "optimizer for this graph", mf_optimizer_class(o),
-                          graph_of(o->beta_power[0]) ? "another graph" : "in eager mode");
-    }
+    MfStatus st = mf_opt_adam_context(o, g);   /* TensorFlow keys the powers by graph */
+    if (st != MF_OK || o->beta_power[0])
+        return st;
     static const char *const names[2] = {"beta1_power", "beta2_power"};
     const double init[2] = {o->cfg.beta1, o->cfg.beta2};
-    MfStatus st = MF_OK;
     for (int i = 0; i < 2 && st == MF_OK; i++)
         st = new_graph_var(g, mf_tensor_scalar(dt, init[i]), names[i], &o->beta_power[i]);
     return st;

@@ -141,6 +141,10 @@ void mf_optimizer_release(MfOptimizer *o)
         mf_dealloc(o->entries, (size_t)o->capentries * sizeof *o->entries);
     mf_variable_release(o->beta_power[0]);
     mf_variable_release(o->beta_power[1]);
+    for (int k = 0; k < o->naside; k++) {
+        mf_variable_release(o->aside[k][0]);
+        mf_variable_release(o->aside[k][1]);
+    }
     mf_tensor_release(o->cfg.lr_tensor);
     mf_variable_release(o->cfg.lr_var);
     mf_dealloc((char *)o->cfg.name, strlen(o->cfg.name) + 1);

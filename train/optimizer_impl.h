@@ -7,6 +7,7 @@
 #include "train.h"
 
 #define MF_OPT_MAX_SLOTS 2
+#define MF_OPT_MAX_ASIDE 16
 
 /* The slots of one variable (all owned references). */
 typedef struct MfSlotEntry {
@@ -20,7 +21,17 @@ struct MfOptimizer {
     MfSlotEntry *entries;
     int nentries, capentries;
     MfVariable *beta_power[2]; /* Adam: beta1_power, beta2_power (owned) */
+    /* Adam's powers of the other contexts (graphs, eager mode) the
+     * optimizer trained in, kept aside (owned): TensorFlow keys them by
+     * graph, so one optimizer serves eager mode and several graphs. */
+    MfVariable *aside[MF_OPT_MAX_ASIDE][2];
+    int naside;
 };
+
+/* Makes the beta powers of context 'g' (a graph; NULL: eager mode) the
+ * current ones (o->beta_power, NULL when that context has none yet), the
+ * current ones kept aside. MF_EARG past MF_OPT_MAX_ASIDE contexts. */
+MfStatus mf_opt_adam_context(MfOptimizer *o, const MfGraph *g);
 
 /* One variable's step: 'lr' is the learning rate as a scalar of the
  * variable's dtype; 'slot' the variable's slots. Eager Variables are

@@ -212,13 +212,42 @@ double mf_opt_slot_init(const MfOptConfig *cfg, int k)
     return 0.0;
 }
 
+/* The graph of a pair of beta powers (NULL: eager). */
+static const MfGraph *context_of(MfVariable *const pair[2])
+{
+    return mf_opt_graph_node(pair[0]) ? mf_tensor_graph(pair[0]->value) : NULL;
+}
+
+MfStatus mf_opt_adam_context(MfOptimizer *o, const MfGraph *g)
+{
+    if (!o->beta_power[0] || context_of(o->beta_power) == g)
+        return MF_OK;
+    int k = 0;
+    while (k < o->naside && context_of(o->aside[k]) != g)
+        k++;
+    if (k == o->naside && o->naside == MF_OPT_MAX_ASIDE)
+        return mf_err_set(MF_EARG, "apply_gradients: this %s trains in %d graphs already (at "
+                          "most %d); make a new optimizer", mf_optimizer_class(o),
+                          MF_OPT_MAX_ASIDE + 1, MF_OPT_MAX_ASIDE + 1);
+    if (k == o->naside) {   /* a new context: no powers yet */
+        o->aside[k][0] = o->aside[k][1] = NULL;
+        o->naside++;
+    }
+    for (int i = 0; i < 2; i++) {
+        MfVariable *t = o->aside[k][i];
+        o->aside[k][i] = o->beta_power[i];
+        o->beta_power[i] = t;
+    }
+    return MF_OK;
+}
+
 MfStatus mf_opt_adam_prepare(MfOptimizer *o, MfDType dt)
 {
     static const char *const names[2] = {"beta1_power", "beta2_power"};
     const double init[2] = {o->cfg.beta1, o->cfg.beta2};
-    if (mf_opt_graph_node(o->beta_power[0]))
-        return mf_err_set(MF_EARG, "apply_gradients: this %s already trains a graph; make a "
-                          "new optimizer for eager mode", mf_optimizer_class(o));
+    MfStatus st = mf_opt_adam_context(o, NULL);
+    if (st != MF_OK)
+        return st;
     for (int i = 0; i < 2; i++) {
         if (o->beta_power[i])
             continue;

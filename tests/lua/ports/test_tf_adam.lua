@@ -138,7 +138,7 @@ T.test("AdamOptimizer() is TensorFlow 1.x's 0.001; the others name their missing
   T.raises(function() mf.train.MomentumOptimizer(0.1) end, "momentum is required")
 end)
 
-T.test("testTwoSessions: one optimizer in two sessions of one graph", function()
+T.test("one optimizer in two sessions of one graph", function()
   local optimizer = mf.train.AdamOptimizer()
   local g = mf.Graph()
   local var0, update, init
@@ -157,6 +157,31 @@ T.test("testTwoSessions: one optimizer in two sessions of one graph", function()
   s2:run(update)   -- each session keeps its own variables, slots and beta powers
   close(s1:run(var0), want[2][1])
   close(s2:run(var0), want[1][1])
+end)
+
+T.test("testTwoSessions: one optimizer eagerly and in two graphs", function()
+  local optimizer = mf.train.AdamOptimizer()
+  local want = numpy_steps(1)[1][1]
+  local var0 = mf.Variable(mf.tensor({1.0, 2.0}, "float64"), {name = "v0"})
+  local grads0 = mf.constant({0.1, 0.1}, {dtype = "float64"})
+  optimizer:apply_gradients{{grads0, var0}}
+  close(var0, want)
+  for _ = 1, 2 do
+    local g = mf.Graph()
+    local v, update, init
+    g:as_default(function()
+      v = mf.Variable(mf.tensor({1.0, 2.0}, "float64"), {name = "v0"})
+      -- If the optimizer saves any state not keyed by graph the following line fails.
+      update = optimizer:apply_gradients{{mf.constant({0.1, 0.1}, {dtype = "float64"}), v}}
+      init = mf.global_variables_initializer()
+    end)
+    local sess = mf.Session(g)
+    sess:run(init)
+    sess:run(update)
+    close(sess:run(v), want)   -- each graph's beta powers start afresh
+  end
+  optimizer:apply_gradients{{grads0, var0}}   -- and the eager ones went on
+  close(var0, numpy_steps(2)[2][1])
 end)
 
 T.test("testSlotsUniqueEager", function()
