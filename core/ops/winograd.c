@@ -104,16 +104,23 @@ INLINE void a4(const float *in, int64_t si, float *out, int64_t so, int64_t L)
     }
 }
 
-/* The 1-D filter transform G (3 -> 6) and its adjoint G^T (6 -> 3), in double
- * (filters are transformed once, so precision is free here). */
-static void g3(const double *g, double *u)
+/* The 1-D filter transform G (3 -> 6) on L-wide vectors of doubles
+ * (filters are transformed in double: precision is free here), and its
+ * adjoint G^T (6 -> 3) in float for backprop-filter's output. Divisions
+ * are multiplications by the reciprocals (a division per element made a
+ * 256x256 filter's transform cost as much as the convolution). */
+INLINE void g3(const double *g, int64_t si, double *u, int64_t so, int64_t L)
 {
-    u[0] = g[0] / 4;
-    u[1] = -(g[0] + g[1] + g[2]) / 6;
-    u[2] = -(g[0] - g[1] + g[2]) / 6;
-    u[3] = g[0] / 24 + g[1] / 12 + g[2] / 6;
-    u[4] = g[0] / 24 - g[1] / 12 + g[2] / 6;
-    u[5] = g[2];
+    const double q = 0.25, s6 = 1.0 / 6, s12 = 1.0 / 12, s24 = 1.0 / 24;
+    for (int64_t l = 0; l < L; l++) {
+        double g0 = g[l], g1 = g[si + l], g2 = g[2 * si + l];
+        u[l] = g0 * q;
+        u[so + l] = -(g0 + g1 + g2) * s6;
+        u[2 * so + l] = -(g0 - g1 + g2) * s6;
+        u[3 * so + l] = g0 * s24 + g1 * s12 + g2 * s6;
+        u[4 * so + l] = g0 * s24 - g1 * s12 + g2 * s6;
+        u[5 * so + l] = g2;
+    }
 }
 
 INLINE void gt6(const float *in, int64_t si, float *out, int64_t so, int64_t L)
@@ -121,9 +128,10 @@ INLINE void gt6(const float *in, int64_t si, float *out, int64_t so, int64_t L)
     for (int64_t l = 0; l < L; l++) {
         float m0 = in[l], m1 = in[si + l], m2 = in[2 * si + l], m3 = in[3 * si + l];
         float m4 = in[4 * si + l], m5 = in[5 * si + l];
-        out[l] = m0 / 4 - (m1 + m2) / 6 + (m3 + m4) / 24;
-        out[so + l] = (m2 - m1) / 6 + (m3 - m4) / 12;
-        out[2 * so + l] = (m3 + m4 - m1 - m2) / 6 + m5;
+        const float s6 = 1.0f / 6, s12 = 1.0f / 12, s24 = 1.0f / 24;
+        out[l] = m0 * 0.25f - (m1 + m2) * s6 + (m3 + m4) * s24;
+        out[so + l] = (m2 - m1) * s6 + (m3 - m4) * s12;
+        out[2 * so + l] = (m3 + m4 - m1 - m2) * s6 + m5;
     }
 }
 
@@ -322,28 +330,42 @@ static uint64_t cache_clock;
 /* U[xi][i][o] of filter w (3x3xCxO). With 'flip' (backprop-input), the
  * filter of the convolution of dy: turned 180 degrees, in channels O and
  * out channels C: U[xi][o][c] from w[2-a][2-b][c][o]. */
+/* Channels [o0, o0 + L) of input channel c: the 3x3 taps g[9][L] (turned
+ * 180 degrees with 'flip') -> v[36][L] = G g G^T, written to U. */
+INLINE void transform_block(const float *w, int64_t C, int64_t O, bool flip, int64_t c,
+                            int64_t o0, int64_t L, float *u)
+{
+    double g[9 * CB], t[18 * CB], v[36 * CB];
+    int64_t in = flip ? O : C, out = flip ? C : O;
+    for (int64_t a = 0; a < 3; a++)
+        for (int64_t b = 0; b < 3; b++) {
+            int64_t sa = flip ? 2 - a : a, sb = flip ? 2 - b : b;
+            const float *src = w + ((sa * 3 + sb) * C + c) * O + o0;
+            for (int64_t l = 0; l < L; l++)
+                g[(a * 3 + b) * CB + l] = src[l];
+        }
+    for (int64_t b = 0; b < 3; b++) /* columns: t (6 x 3) = G g */
+        g3(g + b * CB, 3 * CB, t + b * CB, 3 * CB, L);
+    for (int64_t a = 0; a < 6; a++) /* rows: v (6 x 6) = t G^T */
+        g3(t + a * 3 * CB, CB, v + a * 6 * CB, CB, L);
+    for (int64_t xi = 0; xi < 36; xi++)
+        for (int64_t l = 0; l < L; l++) {
+            int64_t i = flip ? o0 + l : c, k = flip ? c : o0 + l;
+            u[(xi * in + i) * out + k] = (float)v[xi * CB + l];
+        }
+}
+
+/* U[xi][i][o] of filter w (3x3xCxO). With 'flip' (backprop-input), the
+ * filter of the convolution of dy: turned 180 degrees, in channels O and
+ * out channels C: U[xi][o][c] from w[2-a][2-b][c][o]. */
 static void transform_filter(const float *w, int64_t C, int64_t O, bool flip, float *u)
 {
-    int64_t in = flip ? O : C, out = flip ? C : O;
     for (int64_t c = 0; c < C; c++)
-        for (int64_t o = 0; o < O; o++) {
-            double g[9], t[18], v[36];
-            for (int64_t a = 0; a < 3; a++)
-                for (int64_t b = 0; b < 3; b++) {
-                    int64_t sa = flip ? 2 - a : a, sb = flip ? 2 - b : b;
-                    g[a * 3 + b] = w[((sa * 3 + sb) * C + c) * O + o];
-                }
-            for (int64_t b = 0; b < 3; b++) { /* columns: t (6 x 3) = G g */
-                double col[3] = {g[b], g[3 + b], g[6 + b]}, r[6];
-                g3(col, r);
-                for (int64_t a = 0; a < 6; a++)
-                    t[a * 3 + b] = r[a];
-            }
-            for (int64_t a = 0; a < 6; a++) /* rows: v (6 x 6) = t G^T */
-                g3(t + a * 3, v + a * 6);
-            int64_t i = flip ? o : c, k = flip ? c : o;
-            for (int64_t xi = 0; xi < 36; xi++)
-                u[(xi * in + i) * out + k] = (float)v[xi];
+        for (int64_t o0 = 0; o0 < O; o0 += CB) {
+            if (O - o0 >= CB)
+                transform_block(w, C, O, flip, c, o0, CB, u);
+            else
+                transform_block(w, C, O, flip, c, o0, O - o0, u);
         }
 }
 
@@ -528,21 +550,29 @@ MfStatus mf_winograd_backprop_input(const char *op, const MfConvGeom *g, const f
     return with_filter(&s, w, g->C, g->O, true, dy, dx);
 }
 
+/* Elements [k, k + L) of the C*O filter entries: dw = G^T M G. */
+INLINE void filter_block(const float *macc, int64_t CO, int64_t k, int64_t L, float *dw)
+{
+    float m[36 * CB], t[18 * CB], out[9 * CB];
+    for (int64_t xi = 0; xi < 36; xi++)
+        memcpy(m + xi * CB, macc + xi * CO + k, (size_t)L * sizeof(float));
+    for (int64_t c = 0; c < 6; c++) /* columns: t (3 x 6) = G^T m */
+        gt6(m + c * CB, 6 * CB, t + c * CB, 6 * CB, L);
+    for (int64_t r = 0; r < 3; r++) /* rows: out (3 x 3) = t G */
+        gt6(t + r * 6 * CB, CB, out + r * 3 * CB, CB, L);
+    for (int64_t ab = 0; ab < 9; ab++)
+        memcpy(dw + ab * CO + k, out + ab * CB, (size_t)L * sizeof(float));
+}
+
 /* dw[a][b][c][o] = (G^T M[.][c][o] G)[a][b]. */
 static void filter_output(const Wino *s, const float *macc, float *dw)
 {
     int64_t CO = s->C * s->O;
     for (int64_t k = 0; k < CO; k += CB) {
-        int64_t L = CO - k < CB ? CO - k : CB;
-        float m[36 * CB], t[18 * CB], out[9 * CB];
-        for (int64_t xi = 0; xi < 36; xi++)
-            memcpy(m + xi * CB, macc + xi * CO + k, (size_t)L * sizeof(float));
-        for (int64_t c = 0; c < 6; c++) /* columns: t (3 x 6) = G^T m */
-            gt6(m + c * CB, 6 * CB, t + c * CB, 6 * CB, L);
-        for (int64_t r = 0; r < 3; r++) /* rows: out (3 x 3) = t G */
-            gt6(t + r * 6 * CB, CB, out + r * 3 * CB, CB, L);
-        for (int64_t ab = 0; ab < 9; ab++)
-            memcpy(dw + ab * CO + k, out + ab * CB, (size_t)L * sizeof(float));
+        if (CO - k >= CB)
+            filter_block(macc, CO, k, CB, dw);
+        else
+            filter_block(macc, CO, k, CO - k, dw);
     }
 }
 
