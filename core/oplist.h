@@ -114,6 +114,17 @@ MF_OP(MF_OP_SOFTMAX_XENT, mf_desc_softmax_xent)
 MF_OP(MF_OP_SPARSE_SOFTMAX_XENT, mf_desc_sparse_softmax_xent)
 MF_OP(MF_OP_BIAS_ADD, mf_desc_bias_add)
 
+/* more elementwise math (core/ops/unary_more.c) */
+MF_OP(MF_OP_TAN, mf_desc_tan)
+MF_OP(MF_OP_SINH, mf_desc_sinh)
+MF_OP(MF_OP_COSH, mf_desc_cosh)
+MF_OP(MF_OP_ASIN, mf_desc_asin)
+MF_OP(MF_OP_ACOS, mf_desc_acos)
+MF_OP(MF_OP_ATAN, mf_desc_atan)
+MF_OP(MF_OP_EXPM1, mf_desc_expm1)
+MF_OP(MF_OP_ERF, mf_desc_erf)
+MF_OP(MF_OP_RECIPROCAL, mf_desc_reciprocal)
+
 /* batch normalization, fused (core/ops/batchnorm.c) */
 MF_OP(MF_OP_FUSED_BATCH_NORM, mf_desc_fused_batch_norm)
 MF_OP(MF_OP_FUSED_BATCH_NORM_GRAD, mf_desc_fused_batch_norm_grad)

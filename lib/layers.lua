@@ -145,7 +145,9 @@ function Layer:apply_(x, opts, ...)
     self:check_input_(shape)
   end
   local y, s1, s2 = self:forward(x, training) -- recurrent layers: also their states
-  self.input_shape, self.output_shape = shape, y.shape
+  if not self.output_shape then -- for summary(); the batch size shows as None
+    self.input_shape, self.output_shape = shape, y.shape
+  end
   if s1 == nil then return y end
   return y, s1, s2
 end

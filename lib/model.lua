@@ -170,6 +170,7 @@ end
 -- ---- Sequential -----------------------------------------------------------------------
 
 local Sequential = lib.class("Sequential", ModelBase, "sequential")
+local TRAINING = {training = true}
 
 -- Sequential{layer, ...} (or Sequential({...}, {name})); model:add(layer).
 function layers.Sequential(list, opts)
@@ -211,11 +212,9 @@ function Sequential:apply_(x, opts, ...)
   end
   local training = lib.training_flag(self, opts)
   if #self.layers == 0 then self:fail("the model has no layers (model:add(layer))") end
-  local topts = training and {training = true} or nil
-  local shape = lib.is_tensor(x) and x.shape or nil
+  local topts = training and TRAINING or nil
   for _, layer in ipairs(self.layers) do x = layer(x, topts) end
   self.built = true
-  self.input_shape, self.output_shape = shape, x.shape
   return x
 end
 

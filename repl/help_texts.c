@@ -1315,6 +1315,42 @@ const LmfHelpEntry lmf_help_entries[] = {
 
 #include "help_prompt.inc"
 
+    /* ---- more elementwise math (core/ops/unary_more.c) ---- */
+    E("tan", "math", "mf.tan(x) or x:tan()",
+      "Elementwise the tangent (TensorFlow's Tan), float32 or float64. Gradient: dy * (1 + y^2).",
+      "mf.tan(mf.tensor{0})                 --> {0}"),
+    E("sinh", "math", "mf.sinh(x) or x:sinh()",
+      "Elementwise the hyperbolic sine (TensorFlow's Sinh), float32 or float64. "
+      "Gradient: dy * cosh(x).",
+      "mf.sinh(mf.tensor{0})                --> {0}"),
+    E("cosh", "math", "mf.cosh(x) or x:cosh()",
+      "Elementwise the hyperbolic cosine (TensorFlow's Cosh), float32 or float64. "
+      "Gradient: dy * sinh(x).",
+      "mf.cosh(mf.tensor{0})                --> {1}"),
+    E("asin", "math", "mf.asin(x) or x:asin()",
+      "Elementwise the arcsine (x in [-1, 1]) (TensorFlow's Asin), float32 or float64. "
+      "Gradient: dy / sqrt(1 - x^2).",
+      "mf.asin(mf.tensor{0, 1}):totable()[2] == math.pi / 2 --> true"),
+    E("acos", "math", "mf.acos(x) or x:acos()",
+      "Elementwise the arccosine (x in [-1, 1]) (TensorFlow's Acos), float32 or float64. "
+      "Gradient: -dy / sqrt(1 - x^2).",
+      "mf.acos(mf.tensor{1})                --> {0}"),
+    E("atan", "math", "mf.atan(x) or x:atan()",
+      "Elementwise the arctangent (TensorFlow's Atan), float32 or float64. "
+      "Gradient: dy / (1 + x^2).",
+      "mf.atan(mf.tensor{0})                --> {0}"),
+    E("expm1", "math", "mf.expm1(x) or x:expm1()",
+      "Elementwise exp(x) - 1, accurate near 0 (TensorFlow's Expm1), float32 or float64. "
+      "Gradient: dy * (y + 1).",
+      "mf.expm1(mf.tensor{0})               --> {0}"),
+    E("erf", "math", "mf.erf(x) or x:erf()",
+      "Elementwise the error function (TensorFlow's Erf), float32 or float64. "
+      "Gradient: dy * 2 / sqrt(pi) * exp(-x^2).",
+      "mf.erf(mf.tensor{0})                 --> {0}"),
+    E("reciprocal", "math", "mf.reciprocal(x) or x:reciprocal()",
+      "Elementwise 1 / x (TensorFlow's Reciprocal), float32 or float64. Gradient: -dy * y^2.",
+      "mf.reciprocal(mf.tensor{2, 4})       --> {0.5, 0.25}"),
+
     /* ---- the Lua library (lib/): layers, models, fit, losses, metrics ---- */
     E("init_scope", "graph", "mf.init_scope(fn, ...) -> fn(...)",
       "TensorFlow's tf.init_scope: inside a function that mf.trace is tracing, runs fn "
@@ -1363,7 +1399,8 @@ const LmfHelpEntry lmf_help_entries[] = {
       "is one fused op too (FusedBatchNormGradV3), covering gradients that reach the mean and "
       "variance outputs. mf.layers.BatchNormalization calls it and keeps the moving "
       "statistics.",
-      "y, m, v = mf.nn.fused_batch_norm(mf.tensor{{1}, {3}}, mf.ones{1}, mf.zeros{1}, {epsilon = 0})\n"
+      "x = mf.tensor{{1}, {3}}\n"
+      "y, m, v = mf.nn.fused_batch_norm(x, mf.ones{1}, mf.zeros{1}, {epsilon = 0})\n"
       "y                                    --> {{-1}, {1}}\n"
       "m                                    --> {2}\n"
       "v                                    --> {1}"),

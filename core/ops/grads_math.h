@@ -40,6 +40,17 @@ MfStatus mf_softplus_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_select_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_cast_grad(const MfGradCall *g, MfTensor **dinputs);
 
+/* unary_more_grad.c */
+MfStatus mf_tan_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_sinh_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_cosh_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_asin_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_acos_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_atan_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_expm1_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_erf_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_reciprocal_grad(const MfGradCall *g, MfTensor **dinputs);
+
 /* reduce_grad.c */
 MfStatus mf_sum_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_mean_grad(const MfGradCall *g, MfTensor **dinputs);

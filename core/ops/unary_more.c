@@ -1,0 +1,81 @@
+/* unary_more.c — more elementwise math (API.md "More ops"): Tan, Sinh,
+ * Cosh, Asin, Acos, Atan, Expm1, Erf, Reciprocal, float32 and float64
+ * (integer inputs are refused: use mf.cast). Bound as mf.tan(x) ... and
+ * tensor methods (MF_OP_SIMPLE); their gradients are in unary_more_grad.c. */
+#include <math.h>
+
+#include "common.h"
+#include "grads_math.h"
+#include "unary_loop.h"
+
+static MfStatus infer_float(MfOpCall *c)
+{
+    MfStatus st = mf_check_dtype(c, c->inputs[0], MF_FLOATS,
+                                 "a float dtype (float32 or float64; use mf.cast)");
+    if (st == MF_OK)
+        mf_spec_like(c, c->inputs[0], c->inputs[0]->dtype);
+    return st;
+}
+
+static MfStatus tan_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(tanf(a), tan(a), NOINT);
+}
+
+static MfStatus sinh_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(sinhf(a), sinh(a), NOINT);
+}
+
+static MfStatus cosh_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(coshf(a), cosh(a), NOINT);
+}
+
+static MfStatus asin_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(asinf(a), asin(a), NOINT);
+}
+
+static MfStatus acos_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(acosf(a), acos(a), NOINT);
+}
+
+static MfStatus atan_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(atanf(a), atan(a), NOINT);
+}
+
+static MfStatus expm1_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(expm1f(a), expm1(a), NOINT);
+}
+
+static MfStatus erf_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(erff(a), erf(a), NOINT);
+}
+
+static MfStatus reciprocal_forward(const MfOpCall *c, MfTensor **outs)
+{
+    UNARY_FORWARD(1.0f / a, 1.0 / a, NOINT);
+}
+
+#define MORE_OP(sym, tfname, apiname, fwd, bwd)                                    \
+    const MfOpDesc sym = {                                                         \
+        .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE,         \
+        .infer = infer_float, .forward = fwd, .backward = bwd,                     \
+        .cost = mf_cost_elementwise,                                               \
+    }
+
+MORE_OP(mf_desc_tan, "Tan", "tan", tan_forward, mf_tan_grad);
+MORE_OP(mf_desc_sinh, "Sinh", "sinh", sinh_forward, mf_sinh_grad);
+MORE_OP(mf_desc_cosh, "Cosh", "cosh", cosh_forward, mf_cosh_grad);
+MORE_OP(mf_desc_asin, "Asin", "asin", asin_forward, mf_asin_grad);
+MORE_OP(mf_desc_acos, "Acos", "acos", acos_forward, mf_acos_grad);
+MORE_OP(mf_desc_atan, "Atan", "atan", atan_forward, mf_atan_grad);
+MORE_OP(mf_desc_expm1, "Expm1", "expm1", expm1_forward, mf_expm1_grad);
+MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad);
+MORE_OP(mf_desc_reciprocal, "Reciprocal", "reciprocal", reciprocal_forward,
+        mf_reciprocal_grad);
