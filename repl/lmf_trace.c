@@ -283,9 +283,35 @@ static int raise_as(lua_State *L, const char *who)
     return lua_error(L);
 }
 
+/* trace_call's body, run protected: 1 = the TraceBox, 2..top-2 = the
+ * arguments, top-1 = f, top = who (a light userdata string). Returns the
+ * template and the result count. */
+static int trace_body(lua_State *L)
+{
+    const char *who = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    int top = lua_gettop(L) - 1;
+    MfTrace *tr = ((TraceBox *)lua_touserdata(L, 1))->t;
+    int base = lua_gettop(L);   /* f */
+    for (int i = 2; i <= top; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "arg%d", i - 1);
+        push_traced_arg(L, tr, i, name, 0);
+    }
+    if (lmf_pcall(L, top - 1, LUA_MULTRET) != LUA_OK)
+        raise_as(L, who);
+    int nret = lua_gettop(L) - base + 1;
+    lua_pushvalue(L, end_trace(L, tr, base, nret));
+    lua_pushinteger(L, nret);
+    return 2;
+}
+
 /* Calls 'f' (at 'fn') on args 2..top with a new trace's graph as the
  * default; on success pushes the cache entry {trace, template, n}. Errors
- * name 'who'. */
+ * name 'who'. The body runs protected and the graph is popped before any
+ * error goes on: a to-be-closed guard alone is not closed when the error
+ * ends a coroutine (until coroutine.close), and every eager op after would
+ * be symbolic. */
 static void trace_call(lua_State *L, int fn, int top, const char *who)
 {
     TraceBox *box = lua_newuserdatauv(L, sizeof *box, 0);
@@ -295,18 +321,18 @@ static void trace_call(lua_State *L, int fn, int top, const char *who)
     if (!(box->t = mf_trace_new()))
         lmf_raise(L);
     int guard = push_guard(L, mf_trace_graph(box->t));
+    lua_pushcfunction(L, trace_body);
+    lua_pushvalue(L, boxi);
+    for (int i = 2; i <= top; i++)
+        lua_pushvalue(L, i);
     lua_pushvalue(L, fn);
-    int base = lua_gettop(L);
-    for (int i = 2; i <= top; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "arg%d", i - 1);
-        push_traced_arg(L, box->t, i, name, 0);
-    }
-    if (lmf_pcall(L, top - 1, LUA_MULTRET) != LUA_OK)
-        raise_as(L, who);
-    int nret = lua_gettop(L) - base + 1;
-    int tmpl = end_trace(L, box->t, base, nret);
+    lua_pushlightuserdata(L, (void *)who);
+    int st = lua_pcall(L, top + 2, 2, 0);
     lua_closeslot(L, guard);
+    if (st != LUA_OK)
+        lua_error(L);
+    int tmpl = lua_gettop(L) - 1;
+    int nret = (int)lua_tointeger(L, -1);
     lua_createtable(L, 0, 3);
     lua_pushvalue(L, boxi);
     lua_setfield(L, -2, "trace");
