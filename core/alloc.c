@@ -12,6 +12,9 @@
  * over four 1M-float buffers took 0.45 ms instead of 0.29 ms. */
 #include "alloc.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +100,37 @@ static void system_free(void *block, size_t class_bytes)
         free(((void **)block)[-1]);
 }
 
+/* The reclaim hook (mf_alloc_set_reclaim), the thread it may run on, and
+ * a guard: a failed allocation inside the hook does not call it again. */
+static void (*reclaim_hook)(void);
+static pthread_t reclaim_thread;
+static bool in_reclaim;
+
+void mf_alloc_set_reclaim(void (*hook)(void))
+{
+    reclaim_hook = hook;
+    reclaim_thread = pthread_self();
+}
+
+/* The system refused 'class_bytes': the cache goes back first, then the
+ * hook frees what it can (a full Lua collection), each followed by a retry. */
+static void *alloc_short(size_t class_bytes)
+{
+    void *b = NULL;
+    if (bytes_cached > 0) {
+        mf_alloc_trim();
+        b = system_alloc(class_bytes);
+    }
+    if (!b && reclaim_hook && !in_reclaim && pthread_equal(pthread_self(), reclaim_thread)) {
+        in_reclaim = true;
+        reclaim_hook();
+        in_reclaim = false;
+        mf_alloc_trim();
+        b = system_alloc(class_bytes);
+    }
+    return b;
+}
+
 void *mf_alloc(size_t nbytes)
 {
     alloc_count++;
@@ -112,6 +146,8 @@ void *mf_alloc(size_t nbytes)
         bytes_cached -= class_bytes;
     } else {
         b = system_alloc(class_bytes);
+        if (!b)
+            b = alloc_short(class_bytes);
         if (!b)
             return NULL;
     }

@@ -16,7 +16,9 @@
 #define MF_ALLOC_CACHE_CAP ((size_t)1 << 30)
 
 /* Returns a 64-byte aligned block of at least 'nbytes', or NULL (no message
- * is set: the caller knows what it was allocating and reports it). */
+ * is set: the caller knows what it was allocating and reports it). When the
+ * system refuses, the cache is trimmed and the request tried again, then
+ * the reclaim hook runs (on its own thread only) and it is tried again. */
 void *mf_alloc(size_t nbytes);
 
 /* Same as mf_alloc, with the bytes set to zero. */
@@ -38,6 +40,12 @@ size_t mf_alloc_cached(void);
 
 /* Returns every cached block to the system. */
 void mf_alloc_trim(void);
+
+/* Sets the function a failed allocation calls to free memory before it
+ * retries (the Lua layer runs a full collection, whose finalizers release
+ * the tensors Lua no longer holds); it runs only on the calling thread.
+ * NULL: none. */
+void mf_alloc_set_reclaim(void (*hook)(void));
 
 /* Test hook: the 'n'-th allocation from now fails (1 = the next one);
  * 0 turns the hook off. */

@@ -191,4 +191,11 @@ int luaopen_moonflow(lua_State *L);
  * last one, so loops stay bounded without collectgarbage(). */
 void lmf_gc_pressure(lua_State *L);
 
+/* Memory ran short (an allocation failed): returns the tensor cache to the
+ * system, runs a full collection (finalizers free the tensors Lua no
+ * longer holds) and trims again, before the caller retries once. The
+ * inputs of the failed call must be owned by stack slots (lmf.h's helpers
+ * make them so). */
+void lmf_reclaim(lua_State *L);
+
 #endif

@@ -23,15 +23,60 @@
  * survived one young collection, and `local c = a + b` in a loop always
  * survives one, held by its register until the next result replaces it.) */
 #define GC_SLACK ((size_t)8 << 20)
-static size_t gc_threshold = GC_SLACK;
+/* The threshold follows the lowest use seen since the last collection, not
+ * only the live set then: after a large phase whose tensors were freed
+ * (closed, or by refcount), a threshold of twice that old live set would
+ * let garbage pile up far past what the loop needs. */
+static size_t gc_low = 0;
+
+static size_t threshold_of(size_t low)
+{
+    return low + (low > GC_SLACK ? low : GC_SLACK);
+}
 
 void lmf_gc_pressure(lua_State *L)
 {
-    if (mf_alloc_in_use() < gc_threshold)
+    size_t use = mf_alloc_in_use();
+    if (use < gc_low)
+        gc_low = use;
+    if (use < threshold_of(gc_low))
         return;
     lua_gc(L, LUA_GCCOLLECT);
-    size_t live = mf_alloc_in_use();
-    gc_threshold = live + (live > GC_SLACK ? live : GC_SLACK);
+    gc_low = mf_alloc_in_use();
+}
+
+/* The engine allocator's reclaim hook (mf_alloc_set_reclaim): when the
+ * system refuses memory, a full collection frees the tensors Lua no longer
+ * holds (boxes of dropped tensors wait for a collection that the stale GC
+ * debt would not start), and the allocation is retried. Finalizers run
+ * inside an engine call then, so one that calls an op raises (a warning:
+ * errors in finalizers do not propagate) instead of re-entering it. */
+static lua_State *reclaim_L;   /* the main thread: it outlives every coroutine */
+static bool reclaiming;
+
+static void reclaim_hook(void)
+{
+    if (!reclaim_L)
+        return;
+    reclaiming = true;
+    lua_gc(reclaim_L, LUA_GCCOLLECT);
+    reclaiming = false;
+    gc_low = mf_alloc_in_use();
+}
+
+static void check_not_reclaiming(lua_State *L)
+{
+    if (reclaiming)
+        luaL_error(L, "moonflow: a finalizer cannot run tensor ops while memory is being "
+                   "reclaimed (an allocation failed and a collection is freeing memory)");
+}
+
+void lmf_reclaim(lua_State *L)
+{
+    (void)L;
+    mf_alloc_trim();
+    reclaim_hook();
+    mf_alloc_trim();
 }
 
 /* The metatable is also kept in the registry under this address: a pointer
@@ -54,6 +99,10 @@ void lmf_push_tensor(lua_State *L, MfTensor *t)
 {
     /* a box owns its tensor, so it must not hold a graph's weak tensor (a
      * captured variable's read), which dies with the graph */
+    if (reclaiming) {
+        mf_tensor_release(t);
+        check_not_reclaiming(L);
+    }
     if (t->node && !(t = mf_graph_strengthen(t)))
         lmf_raise(L);
     push_box(L, t);
@@ -188,7 +237,15 @@ int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
 {
     MfTensor *outs[MF_MAX_OUTPUTS];
     int n = 0;
-    lmf_check_status(L, mf_op_call(op, ninputs, inputs, attrs, outs, &n));
+    check_not_reclaiming(L);
+    MfStatus st = mf_op_call(op, ninputs, inputs, attrs, outs, &n);
+    if (st == MF_ENOMEM) {   /* collect what Lua no longer holds, then once more */
+        mf_err_clear();
+        lmf_reclaim(L);
+        n = 0;
+        st = mf_op_call(op, ninputs, inputs, attrs, outs, &n);
+    }
+    lmf_check_status(L, st);
     for (int i = 0; i < n; i++)
         lmf_push_tensor(L, outs[i]);
     return n;
@@ -776,6 +833,10 @@ void lmf_open_tensor(lua_State *L, int methods)
     static const luaL_Reg meths[] = {
         {"numel", t_numel}, {"item", t_item}, {"totable", t_totable}, {NULL, NULL}};
     methods = lua_absindex(L, methods);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    reclaim_L = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    mf_alloc_set_reclaim(reclaim_hook);
     luaL_newmetatable(L, LMF_TENSOR_MT);
     luaL_setfuncs(L, meta, 0);
     lua_pushvalue(L, -1);

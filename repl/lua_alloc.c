@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 #define SMALL_MAX 256
 #define GRAIN 16
 #define NCLASSES (SMALL_MAX / GRAIN)
@@ -69,11 +71,21 @@ void *lmf_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
             release(ptr, osize);
         return NULL;
     }
-    if (ptr && osize > SMALL_MAX && nsize > SMALL_MAX)
-        return realloc(ptr, nsize);
+    if (ptr && osize > SMALL_MAX && nsize > SMALL_MAX) {
+        void *q = realloc(ptr, nsize);
+        if (!q) {
+            mf_alloc_trim();
+            q = realloc(ptr, nsize);
+        }
+        return q;
+    }
     if (ptr && osize <= SMALL_MAX && nsize <= SMALL_MAX && class_of(osize) == class_of(nsize))
         return ptr;
     void *q = nsize <= SMALL_MAX ? small_alloc(nsize) : malloc(nsize);
+    if (!q) {   /* the engine's cache of free tensor blocks goes back first */
+        mf_alloc_trim();
+        q = malloc(nsize <= SMALL_MAX ? (size_t)(class_of(nsize) + 1) * GRAIN : nsize);
+    }
     if (!q)
         return NULL;
     if (ptr) {
