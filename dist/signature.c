@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "dist_impl.h"
 
 #define SIG_TEXT 1024
