@@ -777,13 +777,14 @@ const LmfHelpEntry lmf_help_entries[] = {
       "written, synced and renamed over 'path', so a failure leaves an existing file intact.",
       "p = os.tmpname()\n"
       "mf.save(p, {w = mf.tensor{1, 2}, step = mf.tensor(3, \"int64\")}, {note = \"demo\"})\n"
-      "t, meta = mf.load(p)\n"
+      "t, meta = mf.load(p, {metadata = true})\n"
       "t.w                               --> {1, 2}\n"
       "meta.note                         --> demo\n"
       "os.remove(p)"),
-    E("load", "training", "mf.load(path)",
+    E("load", "training", "mf.load(path [, {metadata = true}])",
       "Reads a safetensors file (written by mf.save or by any other program) and returns a "
-      "table {name = tensor} and a second table with the header's __metadata__ strings. "
+      "table {name = tensor}; with {metadata = true} also a second table with the header's "
+      "__metadata__ strings. "
       "dtypes F32, F64, I32, I64 and BOOL are read; others (F16, BF16, U8, ...) are an error "
       "naming the tensor. The whole file is checked first: a file that is too short, a "
       "header length past the end, invalid JSON, a shape that does not match its "

@@ -2,10 +2,11 @@
  * safetensors reader and writer of core/io/safetensors.c.
  *
  *   mf.save(path, {name = tensor_or_Variable, ...} [, metadata])
- *   mf.load(path) -> {name = tensor, ...}, metadata
+ *   mf.load(path [, {metadata = true}]) -> {name = tensor, ...} [, metadata]
  *
  * The C arrays handed to the writer live in userdata on the Lua stack, and
  * the names are the table's own key strings, so a raised error leaks nothing. */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/io/safetensors.h"
@@ -107,10 +108,17 @@ static void push_metadata(lua_State *L, char **meta)
     }
 }
 
-/* mf.load(path) -> {name = tensor, ...}, {metadata key = value} */
+/* mf.load(path [, {metadata = true}]) -> {name = tensor, ...}
+ * [, {metadata key = value}]: the table alone unless the metadata is asked
+ * for, so print(mf.load(p)) and f(mf.load(p)) see only the tensors. */
 static int l_load(lua_State *L)
 {
+    static const char *const known[] = {"metadata", NULL};
     const char *path = luaL_checkstring(L, 1);
+    if (!lua_isnoneornil(L, 2))
+        luaL_checktype(L, 2, LUA_TTABLE);
+    lmf_check_options(L, 2, "load", known);
+    bool with_meta = lmf_opt_bool(L, 2, "metadata", 0);
     int n;
     char **names, **meta;
     MfTensor **tensors;
@@ -123,10 +131,11 @@ static int l_load(lua_State *L)
         tensors[i] = NULL;
         lua_setfield(L, -2, names[i]);
     }
-    push_metadata(L, meta);
+    if (with_meta)
+        push_metadata(L, meta);
     mf_safetensors_free(n, names, tensors);
     mf_safetensors_free_metadata(meta);
-    return 2;
+    return with_meta ? 2 : 1;
 }
 
 void lmf_open_ckpt(lua_State *L)

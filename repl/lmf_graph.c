@@ -806,6 +806,23 @@ static void push_results(lua_State *L, const Fetches *f, MfTensor **res)
     lua_remove(L, -2);
 }
 
+/* Sets schedule.fed (the schedule on top) to records {name, op} of the fed
+ * nodes: values given to the run, not work the executor does. */
+static void add_fed(lua_State *L, const Feeds *fd)
+{
+    lua_createtable(L, fd->n, 0);
+    for (int i = 0; i < fd->n; i++) {
+        const MfNode *n = fd->keys[i]->node;
+        lua_createtable(L, 0, 2);
+        lua_pushstring(L, n ? n->name : "?");
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, n ? mf_node_op_name(n) : "?");
+        lua_setfield(L, -2, "op");
+        lua_seti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "fed");
+}
+
 /* sess:run(fetches [, feeds [, {schedule = true}]]) -> value(s) [, schedule] */
 static int s_run(lua_State *L)
 {
@@ -842,51 +859,118 @@ static int s_run(lua_State *L)
         return lua_istable(L, 2) || f.which[0] >= 0 ? 1 : 0;
     push_schedule(L, g, sched);
     mf_schedule_free(sched);
+    add_fed(L, &fd);
     return 2;
 }
 
-/* Formats record 'i' of the schedule at 1 into 'line' (a row of the table). */
-static void format_step(lua_State *L, lua_Integer i, char *line, size_t cap)
+/* The widths of the name and op columns: the longest entry, at least the
+ * header's, so long scoped names keep the columns aligned. */
+static void column_widths(lua_State *L, int *wname, int *wop)
 {
+    *wname = 22;
+    *wop = 16;
+    lua_Integer n = luaL_len(L, 1);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, 1, i);
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "name");
+            lua_getfield(L, -2, "op");
+            int a = (int)(lua_isstring(L, -2) ? lua_rawlen(L, -2) : 1);
+            int o = (int)(lua_isstring(L, -1) ? lua_rawlen(L, -1) : 1);
+            *wname = a > *wname ? a : *wname;
+            *wop = o > *wop ? o : *wop;
+            lua_pop(L, 2);
+        }
+        lua_pop(L, 1);
+    }
+    if (lua_getfield(L, 1, "fed") == LUA_TTABLE)
+        for (lua_Integer i = 1, m = luaL_len(L, -1); i <= m; i++) {
+            int top = lua_gettop(L);
+            lua_geti(L, top, i);
+            int a = lua_istable(L, -1) && lua_getfield(L, -1, "name") == LUA_TSTRING
+                        ? (int)lua_rawlen(L, -1) : 1;
+            *wname = a > *wname ? a : *wname;
+            lua_settop(L, top);
+        }
+    lua_pop(L, 1);
+    *wname = *wname > 200 ? 200 : *wname;
+    *wop = *wop > 60 ? 60 : *wop;
+}
+
+/* Adds record 'i' of the schedule at 1 (a row of the table) to 'b'. */
+static void add_step(lua_State *L, luaL_Buffer *b, lua_Integer i, int wname, int wop)
+{
+    char line[1024];
     lua_geti(L, 1, i);
     int rec = lua_gettop(L);
     lua_getfield(L, rec, "name");
     lua_getfield(L, rec, "op");
     lua_getfield(L, rec, "indegree");
-    size_t used = (size_t)snprintf(line, cap, "\n%4d  %-22s  %-16s  %8d  ", (int)i,
-                                   luaL_optstring(L, rec + 1, "?"),
+    size_t used = (size_t)snprintf(line, sizeof line, "\n%4d  %-*s  %-*s  %8d  ", (int)i,
+                                   wname, luaL_optstring(L, rec + 1, "?"), wop,
                                    luaL_optstring(L, rec + 2, "?"),
                                    (int)luaL_optinteger(L, rec + 3, 0));
     lua_getfield(L, rec, "ready");
     lua_Integer nr = lua_istable(L, -1) ? luaL_len(L, -1) : 0;
-    for (lua_Integer k = 1; k <= nr && used < cap; k++) {
+    for (lua_Integer k = 1; k <= nr && used < sizeof line; k++) {
         lua_geti(L, -1, k);
-        used += (size_t)snprintf(line + used, cap - used, "%s%s", k > 1 ? ", " : "",
+        used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", k > 1 ? ", " : "",
                                  luaL_optstring(L, -1, "?"));
         lua_pop(L, 1);
     }
     lua_settop(L, rec - 1);
+    luaL_addstring(b, line);
 }
 
-/* The schedule prints as a table: step, node, op, in-degree, ready queue. */
+/* The fed nodes, first: "   -  a   Placeholder   fed, not run". */
+static void add_fed_rows(lua_State *L, luaL_Buffer *b, int wname, int wop)
+{
+    if (lua_getfield(L, 1, "fed") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return;
+    }
+    int fed = lua_gettop(L);
+    for (lua_Integer i = 1, m = luaL_len(L, fed); i <= m; i++) {
+        char line[512];
+        if (lua_geti(L, fed, i) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            continue;
+        }
+        lua_getfield(L, -1, "name");
+        lua_getfield(L, -2, "op");
+        snprintf(line, sizeof line, "\n   -  %-*s  %-*s  fed, not run (a value given to run: "
+                 "not counted)", wname, luaL_optstring(L, -2, "?"), wop,
+                 luaL_optstring(L, -1, "?"));
+        lua_pop(L, 3);
+        luaL_addstring(b, line);
+    }
+    lua_pop(L, 1);
+}
+
+/* The schedule prints as a table: step, node, op, in-degree, ready queue;
+ * fed placeholders first, marked. */
 static int sched_tostring(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    luaL_addstring(&b, "step  node                    op                indegree  ready queue "
-                   "after it ran");
     lua_Integer n = luaL_len(L, 1);
     for (lua_Integer i = 1; i <= n; i++) {
         if (lua_rawgeti(L, 1, i) != LUA_TTABLE)   /* not a schedule from sess:run */
             return luaL_error(L, "Schedule: step %d is a %s, not a step record", (int)i,
                               luaL_typename(L, -1));
         lua_pop(L, 1);
-        char line[1024];
-        format_step(L, i, line, sizeof line);
-        luaL_addstring(&b, line);
     }
+    int wname, wop;
+    column_widths(L, &wname, &wop);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    char head[512];
+    snprintf(head, sizeof head, "step  %-*s  %-*s  indegree  ready queue after it ran", wname,
+             "node", wop, "op");
+    luaL_addstring(&b, head);
+    add_fed_rows(L, &b, wname, wop);
+    for (lua_Integer i = 1; i <= n; i++)
+        add_step(L, &b, i, wname, wop);
     luaL_pushresult(&b);
     return 1;
 }

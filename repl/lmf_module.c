@@ -6,6 +6,7 @@
 #include "lmf_callback.h"
 #include "lmf_explain.h"
 #include "lmf_regrad.h"
+#include "prompt_show.h"
 #include "lmf_strict.h"
 #include "lmf.h"
 #include "lmf_print.h"
@@ -73,6 +74,8 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_callback(L);
     lmf_open_explain(L);
     lmf_open_regrad(L);
+    lua_pushcfunction(L, lmf_show_print);   /* several tensors on one line */
+    lua_setglobal(L, "print");
     lua_pushcfunction(L, l_memory);
     lua_setfield(L, -2, "memory");
     lua_pushcfunction(L, l_clock);

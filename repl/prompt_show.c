@@ -195,6 +195,35 @@ static void add_table(lua_State *L, int v, int depth, Pieces *p)
     add_lit(L, p, "}");
 }
 
+/* A Variable inside a table (or among several values): one line,
+ * "mf.Variable('w', [1. 2.], shape=(2,), dtype=float32)". */
+static void add_variable_brief(lua_State *L, int v, Pieces *p)
+{
+    lua_getfield(L, v, "name");
+    lua_pushfstring(L, "mf.Variable('%s', ", luaL_optstring(L, -1, "?"));
+    lua_remove(L, -2);
+    add_top(L, p);
+    lua_getfield(L, v, "read_value");
+    lua_pushvalue(L, v);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
+        int pieces = p->n;
+        add_tensor_brief(L, lua_gettop(L), p);
+        /* drop the inner "mf.Tensor(" and ")": the Variable wraps the values */
+        lua_rawgeti(L, p->table, pieces + 1);
+        const char *s = lua_tostring(L, -1);
+        if (s && strncmp(s, "mf.Tensor(", 10) == 0) {
+            lua_pushlstring(L, s + 10, strlen(s) - 10);
+            lua_rawseti(L, p->table, pieces + 1);
+        } else {
+            add_lit(L, p, ")");
+        }
+        lua_pop(L, 1);
+    } else {
+        add_lit(L, p, "?)");
+    }
+    lua_pop(L, 1);
+}
+
 static void add_value(lua_State *L, int v, int depth, Pieces *p)
 {
     luaL_checkstack(L, 8, "value too deeply nested to print");
@@ -202,6 +231,8 @@ static void add_value(lua_State *L, int v, int depth, Pieces *p)
     const char *name = type_name(L, v, &has_tostring);
     if (depth > 0 && name && strcmp(name, "mf.Tensor") == 0) {
         add_tensor_brief(L, v, p);
+    } else if (depth > 0 && name && strcmp(name, "mf.Variable") == 0) {
+        add_variable_brief(L, v, p);
     } else if (lua_type(L, v) == LUA_TTABLE && !has_tostring && !name) {
         add_table(L, v, depth, p);
     } else if (depth > 0 && lua_type(L, v) == LUA_TSTRING) {
@@ -288,21 +319,66 @@ static void add_module(lua_State *L, int v, Pieces *p)
     lua_pop(L, 1);
 }
 
+/* Whether the value at 'v' prints on several lines by itself (a tensor
+ * with values, a Variable): among several values it prints briefly. */
+static bool is_tensorish(lua_State *L, int v)
+{
+    int has_tostring;
+    const char *name = type_name(L, v, &has_tostring);
+    return name && (strcmp(name, "mf.Tensor") == 0 || strcmp(name, "mf.Variable") == 0);
+}
+
+/* Adds the values 1..n to 'p' separated by tabs; several tensors or
+ * Variables print on one line each ('brief'), a single one in full. */
+static void add_values(lua_State *L, int n, Pieces *p, bool modules)
+{
+    for (int i = 1; i <= n; i++) {
+        if (i > 1)
+            add_lit(L, p, "\t");
+        if (modules && module_path(L, i)) {
+            add_module(L, i, p);
+            lua_pop(L, 1);
+            continue;
+        }
+        if (n > 1 && is_tensorish(L, i)) {
+            int has_tostring;
+            if (strcmp(type_name(L, i, &has_tostring), "mf.Tensor") == 0)
+                add_tensor_brief(L, i, p);
+            else
+                add_variable_brief(L, i, p);
+            continue;
+        }
+        add_value(L, i, 0, p);
+    }
+}
+
+int lmf_show_print(lua_State *L)
+{
+    int n = lua_gettop(L);
+    lua_newtable(L);
+    Pieces p = {lua_gettop(L), 0};
+    add_values(L, n, &p, false);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= p.n; i++) {
+        lua_rawgeti(L, p.table, i);
+        luaL_addvalue(&b);
+    }
+    luaL_addchar(&b, '\n');
+    luaL_pushresult(&b);
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    fwrite(s, 1, len, stdout);
+    fflush(stdout);
+    return 0;
+}
+
 int lmf_show_values(lua_State *L)
 {
     int n = lua_gettop(L);
     lua_newtable(L);
     Pieces p = {lua_gettop(L), 0};
-    for (int i = 1; i <= n; i++) {
-        if (i > 1)
-            add_lit(L, &p, "\t");
-        if (module_path(L, i)) {
-            add_module(L, i, &p);
-            lua_pop(L, 1);
-            continue;
-        }
-        add_value(L, i, 0, &p);
-    }
+    add_values(L, n, &p, true);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     for (int i = 1; i <= p.n; i++) {

@@ -10,4 +10,10 @@
  * when long or deep. */
 int lmf_show_values(lua_State *L);
 
+/* The global 'print' of moonflow: Lua's print (tostring of each argument,
+ * tabs between, a newline), except that among several values a tensor or
+ * Variable prints on one line ("mf.Tensor([1. 2.], shape=(2,), ...)") and a
+ * plain table shows its contents as the prompt does, not "table: 0x...". */
+int lmf_show_print(lua_State *L);
+
 #endif
