@@ -1,8 +1,5 @@
 /* lmf_tensor.c — the "mf.Tensor" userdata: boxing, argument conversion,
  * properties, indexing and operators. See lmf.h for the ownership rules. */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -612,22 +609,6 @@ static void push_shape(lua_State *L, const MfTensor *t)
     }
 }
 
-/* A float32 value as the shortest decimal that reads back as the same
- * float32 (0.1, not 0.10000000149012), as NumPy prints float32 values: Lua
- * numbers are doubles, and the float32's exact binary value is noise to a
- * reader. Converting the result back to float32 gives the value again. */
-static double shortest_float32(double v)
-{
-    char buf[32];
-    for (int digits = 6; digits < 9; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, v);
-        double d = strtod(buf, NULL);
-        if ((float)d == (float)v)
-            return d;
-    }
-    return v;
-}
-
 static void push_element(lua_State *L, const MfTensor *t, int64_t i)
 {
     double v = mf_tensor_get(t, i);
@@ -635,7 +616,6 @@ static void push_element(lua_State *L, const MfTensor *t, int64_t i)
     case MF_BOOL: lua_pushboolean(L, v != 0); break;
     case MF_INT32: lua_pushinteger(L, (lua_Integer)v); break;
     case MF_INT64: lua_pushinteger(L, mf_tensor_get_int(t, i)); break;
-    case MF_FLOAT32: lua_pushnumber(L, isfinite(v) ? shortest_float32(v) : v); break;
     default: lua_pushnumber(L, v); break;
     }
 }
