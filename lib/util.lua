@@ -75,13 +75,15 @@ end
 function lib.reset_names() name_counts = {} end
 
 -- Activations by name (Keras's strings) or any function of one tensor.
-local activations = {
+local activations = { -- lib/activations.lua adds elu, gelu, ...
   linear = function(x) return x end,
   relu = mf.nn.relu, sigmoid = mf.nn.sigmoid, tanh = mf.nn.tanh,
   softplus = mf.nn.softplus,
   softmax = function(x) return mf.nn.softmax(x) end,
   log_softmax = function(x) return mf.nn.log_softmax(x) end,
 }
+lib.activations = activations
+
 function lib.activation(fname, a)
   if a == nil then return nil end
   if type(a) == "function" then return a end

@@ -1352,6 +1352,43 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Elementwise 1 / x (TensorFlow's Reciprocal), float32 or float64. Gradient: -dy * y^2.",
       "mf.reciprocal(mf.tensor{2, 4})       --> {0.5, 0.25}"),
 
+    /* ---- activations (lib/activations.lua): compositions of ops ---- */
+    E("nn.leaky_relu", "nn", "mf.nn.leaky_relu(x [, {alpha = 0.2}])",
+      "max(x, alpha * x) (TensorFlow's default alpha 0.2). "
+      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
+      "from them; layers take the name as an activation.",
+      "mf.nn.leaky_relu(mf.tensor{-1, 2})   --> {-0.2, 2}"),
+    E("nn.elu", "nn", "mf.nn.elu(x)",
+      "x where x > 0, else exp(x) - 1. "
+      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
+      "from them; layers take the name as an activation.",
+      "mf.nn.elu(mf.tensor{0, 2})           --> {0, 2}"),
+    E("nn.selu", "nn", "mf.nn.selu(x)",
+      "scale * elu-like with alpha 1.6733 and scale 1.0507 (self-normalizing networks). "
+      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
+      "from them; layers take the name as an activation.",
+      "mf.nn.selu(mf.tensor{0})             --> {0}"),
+    E("nn.gelu", "nn", "mf.nn.gelu(x [, {approximate = false}])",
+      "x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); approximate = true: the tanh form. "
+      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
+      "from them; layers take the name as an activation.",
+      "mf.nn.gelu(mf.tensor{0})             --> {0}"),
+    E("nn.silu", "nn", "mf.nn.silu(x)",
+      "x * sigmoid(x) (swish). "
+      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
+      "from them; layers take the name as an activation.",
+      "mf.nn.silu(mf.tensor{0})             --> {0}"),
+    E("nn.softsign", "nn", "mf.nn.softsign(x)",
+      "x / (1 + |x|). "
+      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
+      "from them; layers take the name as an activation.",
+      "mf.nn.softsign(mf.tensor{1, -3})     --> {0.5, -0.75}"),
+    E("nn.relu6", "nn", "mf.nn.relu6(x)",
+      "min(max(x, 0), 6). "
+      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
+      "from them; layers take the name as an activation.",
+      "mf.nn.relu6(mf.tensor{-1, 3, 9})     --> {0, 3, 6}"),
+
     /* ---- the Lua library (lib/): layers, models, fit, losses, metrics ---- */
     E("init_scope", "graph", "mf.init_scope(fn, ...) -> fn(...)",
       "TensorFlow's tf.init_scope: inside a function that mf.trace is tracing, runs fn "

@@ -37,4 +37,41 @@ for name, ref in pairs(refs) do
   end)
 end
 
+local acts = {
+  leaky_relu = function(v) return v > 0 and v or 0.2 * v end,
+  elu = function(v) return v > 0 and v or math.exp(v) - 1 end,
+  selu = function(v)
+    return 1.0507009873554805 * (v > 0 and v or 1.6732632423543772 * (math.exp(v) - 1))
+  end,
+  gelu = function(v) return 0.5 * v * (1 + refs.erf(v / math.sqrt(2))) end,
+  silu = function(v) return v / (1 + math.exp(-v)) end,
+  softsign = function(v) return v / (1 + math.abs(v)) end,
+  relu6 = function(v) return math.min(math.max(v, 0), 6) end,
+}
+
+for name, ref in pairs(acts) do
+  T.test("nn." .. name .. ": values, gradient, graph, errors", function()
+    local vals = {-0.9, -0.3, 0.2, 0.7, 0.95}
+    local x = mf.tensor(vals, "float64")
+    local want = {}
+    for i, v in ipairs(vals) do want[i] = ref(v) end
+    T.eq(mf.nn[name](x), want, 1e-12)
+    T.ok(mf.test.gradcheck(function(t) return mf.reduce_sum(mf.nn[name](t) * t) end, {x}))
+    local f = mf.trace(function(t) return mf.nn[name](t) end)
+    T.eq(f(x), want, 1e-12)
+    T.raises(function() mf.nn[name](x, {bogus = 1}) end, name .. ": unknown option 'bogus'")
+    T.raises(function() mf.nn[name](x, nil, 3) end, name .. ": takes (x [, {options}])")
+  end)
+end
+
+T.test("gelu approximate, leaky_relu alpha, activations by name in layers", function()
+  local v = 0.7
+  local tanh_form = 0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ^ 3)))
+  T.eq(mf.nn.gelu(mf.tensor({v}, "float64"), {approximate = true}), {tanh_form}, 1e-12)
+  T.eq(mf.nn.leaky_relu(mf.tensor{-1, 1}, {alpha = 0.5}), {-0.5, 1})
+  T.eq(mf.nn.leaky_relu(mf.tensor{-1, 1}, {alpha = 2}), {-2, 1})
+  local d = mf.layers.Dense(2, {activation = "gelu", kernel_initializer = "ones"})
+  T.eq(d(mf.tensor{{0.5}}), mf.nn.gelu(mf.tensor{{0.5, 0.5}}))
+end)
+
 T.done()
