@@ -764,15 +764,15 @@ static int o_variables(lua_State *L)
             push_var(L, slot);
             lua_seti(L, -2, ++k);
         }
-    static const char *const powers[] = {"beta1_power", "beta2_power"};
-    for (int j = 0; j < 2; j++) {
-        MfVariable *p = mf_optimizer_nonslot(o, powers[j]);
-        if (!p || !in_context(p, g))
-            continue;
-        mf_variable_retain(p);
-        push_var(L, p);
-        lua_seti(L, -2, ++k);
-    }
+    for (int c = 0; c < mf_optimizer_npowers(o); c++)   /* Adam's, of this context */
+        for (int j = 0; j < 2; j++) {
+            MfVariable *p = mf_optimizer_power(o, c, j);
+            if (!p || !in_context(p, g))
+                continue;
+            mf_variable_retain(p);
+            push_var(L, p);
+            lua_seti(L, -2, ++k);
+        }
     return 1;
 }
 

@@ -214,6 +214,16 @@ MfVariable *mf_optimizer_nonslot(const MfOptimizer *o, const char *name)
     return NULL;
 }
 
+int mf_optimizer_npowers(const MfOptimizer *o)
+{
+    return 1 + o->naside;
+}
+
+MfVariable *mf_optimizer_power(const MfOptimizer *o, int k, int i)
+{
+    return k == 0 ? o->beta_power[i] : o->aside[k - 1][i];
+}
+
 int mf_optimizer_nvars(const MfOptimizer *o)
 {
     return o->nentries;

@@ -119,6 +119,13 @@ MfStatus mf_optimizer_get_slot(const MfOptimizer *o, const MfVariable *var, cons
  * apply or for other optimizers). */
 MfVariable *mf_optimizer_nonslot(const MfOptimizer *o, const char *name);
 
+/* Adam's beta powers of every context it trained in (eager mode, each
+ * graph: TensorFlow keys them by graph): 'mf_optimizer_npowers' pairs,
+ * pair 0 the current one (mf_optimizer_nonslot's); power 'i' (0: beta1, 1:
+ * beta2) of pair 'k', borrowed, may be NULL. */
+int mf_optimizer_npowers(const MfOptimizer *o);
+MfVariable *mf_optimizer_power(const MfOptimizer *o, int k, int i);
+
 /* Number of variables with slots, and variable 'k' of them (borrowed). */
 int mf_optimizer_nvars(const MfOptimizer *o);
 MfVariable *mf_optimizer_var(const MfOptimizer *o, int k);

@@ -166,6 +166,7 @@ T.test("testTwoSessions: one optimizer eagerly and in two graphs", function()
   local grads0 = mf.constant({0.1, 0.1}, {dtype = "float64"})
   optimizer:apply_gradients{{grads0, var0}}
   close(var0, want)
+  local graphs = {}
   for _ = 1, 2 do
     local g = mf.Graph()
     local v, update, init
@@ -179,7 +180,11 @@ T.test("testTwoSessions: one optimizer eagerly and in two graphs", function()
     sess:run(init)
     sess:run(update)
     close(sess:run(v), want)   -- each graph's beta powers start afresh
+    graphs[#graphs + 1] = g
   end
+  -- each context lists its own: v0's m and v, beta1_power, beta2_power
+  for _, g in ipairs(graphs) do g:as_default(function() T.eq(#optimizer:variables(), 4) end) end
+  T.eq(#optimizer:variables(), 4)
   optimizer:apply_gradients{{grads0, var0}}   -- and the eager ones went on
   close(var0, numpy_steps(2)[2][1])
 end)
