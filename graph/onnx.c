@@ -15,8 +15,9 @@
  * few ONNX nodes (the layout changes of Conv and pooling, a 1-based
  * ArgMax...). An op without an entry is an error naming it and its node.
  *
- * The IR version is 7 (ONNX 1.8), which opsets 13..17 need at least and
- * ONNX 1.12's checker and onnxruntime both accept. */
+ * The IR version is the one each opset came with: 7 (ONNX 1.8) for opset
+ * 13, 8 (ONNX 1.10) for 14..17; ONNX 1.12's checker and onnxruntime accept
+ * both. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,6 @@
 #error "onnx.c writes raw_data by copying memory: ONNX wants little-endian bytes"
 #endif
 
-#define IR_VERSION 7
 #define OPSET_MIN 13
 #define OPSET_MAX 17   /* ReduceMean & co. take 'axes' as an attribute up to 17 */
 
@@ -336,9 +336,10 @@ static MfStatus emit_cast(Ctx *c, MfNode *n, const char *const *in, const char *
  * as an attribute (up to opset 17). No axes: every axis. */
 static MfStatus emit_reduce(Ctx *c, MfNode *n, const char *const *in, const char *out)
 {
-    static const char *const names[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
-                                        "ReduceProd"};
-    const char *op = names[n->op - MF_OP_SUM];
+    static const char *const names[MF_NOPS] = {
+        [MF_OP_SUM] = "ReduceSum", [MF_OP_MEAN] = "ReduceMean", [MF_OP_MAX] = "ReduceMax",
+        [MF_OP_MIN] = "ReduceMin", [MF_OP_PROD] = "ReduceProd"};
+    const char *op = names[n->op];
     int rank = in_spec(c, n, 0)->rank;
     int64_t axes[MF_MAX_RANK];
     int naxes = n->attrs.all_axes ? 0 : n->attrs.naxes;
@@ -990,7 +991,7 @@ MfStatus mf_onnx_encode(MfGraph *g, int ninputs, MfTensor *const *inputs, int no
         ctx_free(&c, nn);
         return mf_err_nomem("onnx.export", (unsigned long long)nn * 10);
     }
-    mf_pb_int(out, MODEL_IR, IR_VERSION);
+    mf_pb_int(out, MODEL_IR, opt->opset >= 14 ? 8 : 7);
     mf_pb_string(out, MODEL_PRODUCER, "moonflow");
     mf_pb_string(out, MODEL_PRODUCER_VERSION, "0.1");
     size_t os = mf_pb_begin(out, MODEL_OPSET);

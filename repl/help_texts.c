@@ -801,7 +801,8 @@ const LmfHelpEntry lmf_help_entries[] = {
     E("onnx.export", "interchange",
       "mf.onnx.export(f_or_graph, path [, {inputs, outputs, opset = 13, session, input_names, "
       "output_names}])",
-      "Writes an ONNX model (opset 13..17, IR version 7: ONNX 1.8 and later, onnxruntime). For "
+      "Writes an ONNX model (opset 13..17; IR version 7 for opset 13, else 8), which ONNX "
+      "1.8 / 1.10 and later and onnxruntime read. For "
       "a function made by mf.trace, 'inputs' are example arguments that pick the traced "
       "signature and 'outputs' optionally names the results; fn:export_onnx(path, args...) is "
       "the same. For a graph, 'inputs' are its placeholders and 'outputs' the tensors to "

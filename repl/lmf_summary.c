@@ -205,7 +205,8 @@ static int tb_epoch_end(lua_State *L)
         MfEventWriter *w = is_val ? val : train;
         if (!w)
             continue;
-        lua_getfield(L, 2, keys[i]);
+        lua_pushstring(L, keys[i]);
+        lua_rawget(L, 2);   /* raw: no metamethod may drop the keys while we hold them */
         lua_pushfstring(L, "epoch_%s", keys[i] + (is_val ? 4 : 0));
         lmf_check_status(L, mf_event_scalar(w, lua_tostring(L, -1), lua_tonumber(L, -2),
                                             epoch));
