@@ -252,6 +252,7 @@ typedef struct Mapping {
     const char *onnx;   /* a plain op with the node's inputs, or */
     Emit emit;          /* a function writing the nodes */
     bool own_inputs;    /* 'emit' asks need_input itself */
+    bool outputs;       /* 'emit' writes every output (output k > 0 as "<name>:k") */
 } Mapping;
 
 static const MfTensorSpec *in_spec(const Ctx *c, const MfNode *n, int i)
@@ -589,6 +590,42 @@ static MfStatus emit_broadcast_to(Ctx *c, MfNode *n, const char *const *in, cons
     return MF_OK;
 }
 
+/* LSTMCell(z [, c_prev]) -> h, c: the gates i, f, g, o are column blocks
+ * of z; c = sigmoid(f) c_prev + sigmoid(i) tanh(g), h = sigmoid(o) tanh(c). */
+static MfStatus emit_lstm_cell(Ctx *c, MfNode *n, const char *const *in, const char *out)
+{
+    int64_t cols = in_spec(c, n, 0)->shape[1], units = cols / 4, one = 1;
+    if (cols < 0)
+        return unsupported(n, "the number of units is unknown");
+    static const char *const acts[4] = {"Sigmoid", "Sigmoid", "Tanh", "Sigmoid"};
+    char gate[4][NAME_MAX_LEN], st[NAME_MAX_LEN], en[NAME_MAX_LEN], ax[NAME_MAX_LEN];
+    char sl[NAME_MAX_LEN], ig[NAME_MAX_LEN], fc[NAME_MAX_LEN], cc[NAME_MAX_LEN];
+    char tc[NAME_MAX_LEN];
+    int64_init(c, n->name, "axis", &one, 1, ax);
+    for (int k = 0; k < 4; k++) {
+        int64_t b = k * units, e = (k + 1) * units;
+        const char *a[4] = {in[0], int64_init(c, n->name, "start", &b, 1, st),
+                            int64_init(c, n->name, "end", &e, 1, en), ax};
+        node(c, "Slice", fresh(c, n->name, "gate", sl), 4, a, sl);
+        const char *s1[1] = {sl};
+        node(c, acts[k], fresh(c, n->name, acts[k], gate[k]), 1, s1, gate[k]);
+    }
+    snprintf(cc, sizeof cc, "%.1000s:1", out);
+    const char *a_ig[2] = {gate[0], gate[2]};
+    node(c, "Mul", fresh(c, n->name, "input", ig), 2, a_ig, n->ninputs > 1 ? ig : cc);
+    if (n->ninputs > 1) {
+        const char *a_fc[2] = {gate[1], in[1]};
+        node(c, "Mul", fresh(c, n->name, "forget", fc), 2, a_fc, fc);
+        const char *a_c[2] = {fc, ig};
+        node(c, "Add", cc, 2, a_c, cc);
+    }
+    const char *a_tc[1] = {cc};
+    node(c, "Tanh", fresh(c, n->name, "tanh", tc), 1, a_tc, tc);
+    const char *a_h[2] = {gate[3], tc};
+    node(c, "Mul", n->name, 2, a_h, out);
+    return MF_OK;
+}
+
 /* ---- Conv2D and pooling: NHWC around an NCHW op ------------------------------- */
 
 static const int64_t TO_NCHW[4] = {0, 3, 1, 2}, TO_NHWC[4] = {0, 2, 3, 1};
@@ -756,6 +793,7 @@ static const Mapping mappings[MF_NOPS] = {
     [MF_OP_SOFTMAX] = {NULL, emit_softmax}, [MF_OP_LOG_SOFTMAX] = {NULL, emit_softmax},
     [MF_OP_BIAS_ADD] = {NULL, emit_bias_add},
     [MF_OP_MAX_POOL] = {NULL, emit_pool}, [MF_OP_AVG_POOL] = {NULL, emit_pool},
+    [MF_OP_LSTM_CELL] = {NULL, emit_lstm_cell, false, true},
 };
 
 /* ---- the walk ------------------------------------------------------------------ */
@@ -773,11 +811,11 @@ static const char *input_name(const Ctx *c, const MfNode *n, int i, char *buf)
 
 static MfStatus emit_op(Ctx *c, MfNode *n)
 {
-    if (n->noutputs != 1)
-        return unsupported(n, "only ops with one output are mapped");
     const Mapping *map = &mappings[n->op];
     if (!map->onnx && !map->emit)
         return unsupported(n, "ONNX export has no mapping for this op");
+    if (n->noutputs != 1 && !map->outputs)
+        return unsupported(n, "its mapping writes one output of several");
     if (!onnx_dtype(n->out[0].dtype))
         return unsupported(n, "its dtype has no ONNX type");
     char bufs[8][NAME_MAX_LEN];
