@@ -374,7 +374,7 @@ static int read_targets(lua_State *L, int idx, MfTensor ***out)
             luaL_error(L, "gradient: target %d must be a tensor or a Variable, got %s", (int)i,
                        luaL_typename(L, -1));
         (*out)[i - 1] = lmf_test_tensor(L, -1);
-        lua_pop(L, 1);
+        lua_rawseti(L, leaves, i);   /* the slot that owns the target stays */
     }
     return (int)n;
 }
