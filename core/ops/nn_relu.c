@@ -41,12 +41,14 @@ static MfStatus relu_grad_infer(MfOpCall *c)
 }
 
 /* A select written as a multiply-free blend so that the compiler
- * vectorizes it (compare + and-mask per lane). */
+ * vectorizes it (compare + and-mask per lane). A NaN feature passes: Relu's
+ * forward (ReluGrad(x, x)) gives NaN for NaN, and its gradient passes the
+ * incoming one there, as PyTorch's threshold_backward does. */
 #define RELU_GRAD_KERNEL(T, SUF)                                                         \
     static void relu_grad_##SUF(int64_t n, const T *dy, const T *x, T *dx)               \
     {                                                                                    \
         for (int64_t i = 0; i < n; i++)                                                  \
-            dx[i] = x[i] > (T)0 ? dy[i] : (T)0;                                          \
+            dx[i] = x[i] > (T)0 || x[i] != x[i] ? dy[i] : (T)0;                          \
     }
 
 RELU_GRAD_KERNEL(float, f32)

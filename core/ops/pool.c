@@ -164,6 +164,13 @@ static void window(const Geom *g, int64_t oh, int64_t ow, int64_t *h0, int64_t *
     *w1 = ws + g->kw < g->w ? ws + g->kw : g->w;
 }
 
+/* The larger of 'a' and the running maximum 'm', NaN winning (a window with
+ * a NaN pools to NaN, whatever its position, as in PyTorch and TensorFlow). */
+#define MAX_NAN(a, m) ((a) > (m) || (a) != (a) ? (a) : (m))
+/* Whether 'a' takes over as the window's maximum 'm': larger, or the first
+ * NaN (routing then goes to the element MAX_NAN kept). */
+#define TAKES_OVER(a, m) ((a) > (m) || ((a) != (a) && (m) == (m)))
+
 /* The kernels: MODE 0 max forward, 1 average forward, 2 average gradient. */
 #define POOL_KERNEL(T, SUF)                                                              \
     static void pool_##SUF(const Geom *g, const T *x, T *y, int mode, int64_t b0,        \
@@ -188,7 +195,7 @@ static void window(const Geom *g, int64_t oh, int64_t ow, int64_t *h0, int64_t *
                                 memcpy(yr, x + i, (size_t)C * sizeof(T));                \
                             } else if (mode == 0) {                                      \
                                 for (int64_t k = 0; k < C; k++)                          \
-                                    yr[k] = x[i + k] > yr[k] ? x[i + k] : yr[k];         \
+                                    yr[k] = MAX_NAN(x[i + k], yr[k]);                    \
                             } else {                                                     \
                                 for (int64_t k = 0; k < C; k++)                          \
                                     yr[k] += x[i + k];                                   \
@@ -228,7 +235,7 @@ POOL_KERNEL(double, f64)
                         for (int64_t w = w0; w < w1; w++) {                              \
                             int64_t i = ((b * g->h + h) * g->w + w) * C;                 \
                             for (int64_t k = 0; k < C; k++) {                            \
-                                bool gt = x[i + k] > m[k];                               \
+                                bool gt = TAKES_OVER(x[i + k], m[k]);                    \
                                 m[k] = gt ? x[i + k] : m[k];                             \
                                 at[k] = gt ? i + k : at[k];                              \
                             }                                                            \
@@ -251,8 +258,7 @@ ARGMAX_KERNEL(double, f64)
  * the maximum 'm' (as MaxPool computes it), then one pass in window order
  * that hands the gradient 'r' to the first element equal to the maximum and
  * zero to the rest. No offsets and no scatter: every loop runs over the
- * channels and vectorizes. A NaN maximum can only be the window's first
- * element (a compare with NaN is false), so NaN matches NaN there. */
+ * channels and vectorizes. A NaN maximum goes to the window's first NaN. */
 #define TILE_KERNEL(T, SUF)                                                              \
     static void route_tiles_##SUF(const Geom *g, const T *x, const T *dy, T *d, T *m,     \
                                   T *r, int64_t b0, int64_t b1)                          \
@@ -270,13 +276,14 @@ ARGMAX_KERNEL(double, f64)
                         for (int64_t w = w0; w < w0 + g->kw; w++) {                      \
                             const T *xi = x + ((b * g->h + h) * g->w + w) * C;           \
                             for (int64_t k = 0; k < C; k++)                              \
-                                m[k] = xi[k] > m[k] ? xi[k] : m[k];                      \
+                                m[k] = TAKES_OVER(xi[k], m[k]) ? xi[k] : m[k];           \
                         }                                                                \
                     for (int64_t h = h0; h < h0 + g->kh; h++)                            \
                         for (int64_t w = w0; w < w0 + g->kw; w++) {                      \
                             int64_t i = ((b * g->h + h) * g->w + w) * C;                 \
                             for (int64_t k = 0; k < C; k++) {                            \
-                                bool hit = x[i + k] == m[k] || m[k] != m[k];             \
+                                bool hit = x[i + k] == m[k] ||                           \
+                                           (m[k] != m[k] && x[i + k] != x[i + k]);       \
                                 d[i + k] = hit ? r[k] : (T)0;                            \
                                 r[k] = hit ? (T)0 : r[k];                                \
                             }                                                            \

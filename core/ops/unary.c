@@ -68,7 +68,9 @@ static MfStatus abs_forward(const MfOpCall *c, MfTensor **outs)
 
 static MfStatus sign_forward(const MfOpCall *c, MfTensor **outs)
 {
-    UNARY_FORWARD((float)((a > 0) - (a < 0)), (double)((a > 0) - (a < 0)), (a > 0) - (a < 0));
+    /* sign(NaN) is NaN, as in NumPy, PyTorch and TensorFlow */
+    UNARY_FORWARD(a != a ? a : (float)((a > 0) - (a < 0)),
+                  a != a ? a : (double)((a > 0) - (a < 0)), (a > 0) - (a < 0));
 }
 
 static MfStatus square_forward(const MfOpCall *c, MfTensor **outs)
@@ -81,7 +83,7 @@ static MfStatus relu_forward(const MfOpCall *c, MfTensor **outs)
     /* split over the worker pool (a CNN's activations are the largest) */
     if (mf_relu_forward_split(c->inputs[0], outs[0]))
         return MF_OK;
-    UNARY_FORWARD(a > 0 ? a : 0.0f, a > 0 ? a : 0.0, a > 0 ? a : 0);
+    UNARY_FORWARD(a > 0 || a != a ? a : 0.0f, a > 0 || a != a ? a : 0.0, a > 0 ? a : 0);
 }
 
 static MfStatus floor_forward(const MfOpCall *c, MfTensor **outs)

@@ -139,7 +139,9 @@ static void pool_ref(const PoolCase *p, const double *x, const double *dy, const
                             if (hi < 0 || hi >= p->h || wj < 0 || wj >= p->w)
                                 continue;
                             int64_t xi = nhwc(b, hi, wj, ch, p->h, p->w, p->c);
-                            if (at < 0 || x[xi] > best)
+                            /* NaN propagates: the first NaN is the maximum */
+                            bool nan_first = x[xi] != x[xi] && best == best;
+                            if (at < 0 || x[xi] > best || nan_first)
                                 best = x[xi], at = xi;
                             sum += x[xi];
                             cnt++;
