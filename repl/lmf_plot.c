@@ -6,6 +6,7 @@
  * stack and the labels stay on the stack too, so a raised error leaks
  * nothing; the rendered text is freed before any error is raised. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,7 @@ static int read_all_series(lua_State *L, MfPlotSeries *series)
 static void check_option_names(lua_State *L)
 {
     static const char *const known[] = {"title", "width", "height", "file", "labels",
-                                        "print", "color", NULL};
+                                        "print", "color", "x", NULL};
     lmf_check_options(L, 2, "plot", known);
 }
 
@@ -187,7 +188,34 @@ static int render(lua_State *L, const MfPlotSeries *series, int n, const MfPlotO
     return 0;
 }
 
-/* mf.plot(values [, {title, width, height, file, labels, print, color}]) */
+/* Reads opts.x (an array or tensor of x values, pushed and kept): as long
+ * as the longest series and evenly spaced (mf.linspace), since the plot
+ * places points by step; it labels the x axis with the values. */
+static void read_x(lua_State *L, const MfPlotSeries *series, int n, MfPlotOpts *o)
+{
+    if (!lua_istable(L, 2) || lua_getfield(L, 2, "x") == LUA_TNIL)
+        return;
+    MfPlotSeries xs;
+    read_series(L, -1, 0, &xs);
+    size_t len = 0;
+    for (int k = 0; k < n; k++)
+        len = series[k].n > len ? series[k].n : len;
+    if (xs.n != len)
+        luaL_error(L, "plot: 'x' has %d values but the longest series has %d", (int)xs.n,
+                   (int)len);
+    double span = xs.n > 1 ? xs.y[xs.n - 1] - xs.y[0] : 0;
+    for (size_t i = 1; i < xs.n; i++) {
+        double want = xs.y[0] + span * (double)i / (double)(xs.n - 1);
+        if (!(fabs(xs.y[i] - want) <= 1e-4 * fabs(span) + 1e-12))
+            luaL_error(L, "plot: 'x' values must be evenly spaced (as mf.linspace gives); "
+                       "x[%d] = %f, expected %f", (int)i + 1, xs.y[i], want);
+    }
+    o->has_x = xs.n > 0;
+    o->x_first = xs.n ? xs.y[0] : 0;
+    o->x_last = xs.n ? xs.y[xs.n - 1] : 0;
+}
+
+/* mf.plot(values [, {title, width, height, file, labels, print, color, x}]) */
 static int l_plot(lua_State *L)
 {
     luaL_checkany(L, 1);
@@ -207,7 +235,8 @@ static int l_plot(lua_State *L)
                               luaL_typename(L, -1));
         file = lua_tostring(L, -1); /* stays on the stack */
     }
-    MfPlotOpts o = {NULL, 0, 0, 0};
+    MfPlotOpts o = {NULL, 0, 0, 0, 0, 0, 0};
+    read_x(L, series, n, &o);
     if (lua_istable(L, 2) && lua_getfield(L, 2, "title") != LUA_TNIL)
         o.title = luaL_tolstring(L, -1, NULL);
     if (file) {

@@ -81,6 +81,8 @@ static char *buf_finish(Buf *b)
 typedef struct Frame {
     double ymin, ymax; /* finite, ymin < ymax */
     size_t nmax;       /* the longest series */
+    int has_x;         /* the options' x values label the axis */
+    double x_first, x_last;
 } Frame;
 
 /* Finds the value range; returns 0 when no series has a finite value. */
@@ -231,9 +233,14 @@ static void add_rows(Buf *b, const Canvas *c, const Frame *f, int color)
     }
     buf_printf(b, "%*s \xe2\x94\x94", lw, "");
     buf_repeat(b, "\xe2\x94\x80", c->w);
-    char last[32];
+    char first[32] = "1", last[32];
     int nl = snprintf(last, sizeof last, "%zu", f->nmax);
-    buf_printf(b, "\n%*s  1%*s\n", lw, "", c->w - 1 > nl ? c->w - 1 : nl, last);
+    if (f->has_x) {   /* the x values of the first and last points */
+        snprintf(first, sizeof first, "%.4g", f->x_first);
+        nl = snprintf(last, sizeof last, "%.4g", f->x_last);
+    }
+    int w = c->w - (int)strlen(first);
+    buf_printf(b, "\n%*s  %s%*s\n", lw, "", first, w > nl ? w : nl, last);
 }
 
 static void add_legend(Buf *b, const MfPlotSeries *series, int nseries, int color)
@@ -256,6 +263,9 @@ char *mf_plot_text(const MfPlotSeries *series, int nseries, const MfPlotOpts *op
     Frame f;
     if (!frame_of(series, nseries, &f))
         return NULL;
+    f.has_x = opts->has_x;
+    f.x_first = opts->x_first;
+    f.x_last = opts->x_last;
     Canvas c = {opts->width, opts->height, NULL, NULL};
     size_t cells = (size_t)c.w * (size_t)c.h;
     c.bits = calloc(cells, 1);
@@ -329,10 +339,14 @@ static double nice_step(double raw)
 
 /* A tick label at x, anchored at its middle, or at its end when it would
  * stick out past 'right' (the last step label of a long run). */
-static void svg_x_tick(Buf *b, const Area *a, double x, size_t step, double right)
+static void svg_x_tick(Buf *b, const Area *a, const Frame *f, double x, size_t step,
+                       double right)
 {
     char lab[32];
-    int n = snprintf(lab, sizeof lab, "%zu", step);
+    int n = f->has_x && f->nmax > 1
+                ? snprintf(lab, sizeof lab, "%.4g", f->x_first + (double)(step - 1) *
+                           (f->x_last - f->x_first) / (double)(f->nmax - 1))
+                : snprintf(lab, sizeof lab, "%zu", step);
     const char *anchor = x + 3.6 * n > right ? "end" : "middle";
     buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"
                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n",
@@ -342,14 +356,15 @@ static void svg_x_tick(Buf *b, const Area *a, double x, size_t step, double righ
 /* Steps 1 and every multiple of a nice integer spacing up to the last. */
 static void svg_x_ticks(Buf *b, const Area *a, const Frame *f, double right)
 {
-    svg_x_tick(b, a, a->left, 1, right);
+    svg_x_tick(b, a, f, a->left, 1, right);
     if (f->nmax < 2)
         return;
     double raw = (double)(f->nmax - 1) / 4.0;
     double step = ceil(nice_step(raw < 1 ? 1 : raw)); /* 2.5 -> 3: steps are integers */
     for (double s = step; s <= (double)f->nmax; s += step)
         if (s >= 1 + 0.5 * step) /* not crowding step 1 */
-            svg_x_tick(b, a, a->left + frame_x(f, (size_t)s - 1, a->w), (size_t)s, right);
+            svg_x_tick(b, a, f, a->left + frame_x(f, (size_t)s - 1, a->w), (size_t)s,
+                       right);
 }
 
 /* Grid lines at multiples of a nice spacing inside the value range, with
@@ -383,8 +398,8 @@ static void svg_axes(Buf *b, const Area *a, const Frame *f, double right)
     buf_add(b, "<g font-family=\"sans-serif\" font-size=\"12\" fill=\"#333\">\n");
     svg_y_ticks(b, a, f);
     svg_x_ticks(b, a, f, right);
-    buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">step</text>\n</g>\n",
-               a->left + a->w / 2, a->top + a->h + 36);
+    buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n</g>\n",
+               a->left + a->w / 2, a->top + a->h + 36, f->has_x ? "x" : "step");
 }
 
 static void svg_point(Buf *b, const Area *a, const Frame *f, const double *y, size_t i,
@@ -468,6 +483,9 @@ char *mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *opt
     Frame f;
     if (!frame_of(series, nseries, &f))
         return NULL;
+    f.has_x = opts->has_x;
+    f.x_first = opts->x_first;
+    f.x_last = opts->x_last;
     Area a = {70, 40, opts->width - 90.0, opts->height - 90.0};
     Buf b = {0};
     buf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

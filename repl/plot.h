@@ -20,6 +20,8 @@ typedef struct MfPlotOpts {
     int width;          /* text: columns of the canvas; svg: pixels */
     int height;         /* text: rows of the canvas; svg: pixels */
     int color;          /* text: ANSI colours per series (for terminals) */
+    int has_x;          /* label the x axis with x values (evenly spaced) */
+    double x_first, x_last; /* the x of step 1 and of the last step */
 } MfPlotOpts;
 
 /* The braille plot as UTF-8 text: an optional title line, 'height' canvas

@@ -40,7 +40,8 @@ local graph, graph_nodes
 if pcall(mf.trace, function() end) then     -- this mf.trace accepts functions
   graph = mf.trace(loss_and_grad)
   graph_nodes = function() return #graph:graph(batch):nodes() end
-  print("graph mode with mf.trace")
+  print("graph mode with mf.trace; the traced graph (forward and gradients/):")
+  print(graph:graph(batch))
 else
   local g = mf.Graph()
   local x_ph, loss_t, grad_t

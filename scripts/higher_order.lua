@@ -29,15 +29,17 @@ print("after watch:", t4:gradient(c * c, c):item())
 
 -- 3. Second derivatives: gradients are computed with ops, so an outer tape
 --    records them. Nested tapes by hand, then with mf.grad.
-local v = mf.Variable(2.0)
+--    At v = 3, f' = 3 v^2 = 27 and f'' = 6 v = 18 differ, so the output
+--    shows which is which (at v = 2 both are 12).
+local v = mf.Variable(3.0)
 local outer = mf.GradientTape()
 local inner = mf.GradientTape()
 local f = v * v * v                      -- f = v^3
-local df = inner:gradient(f, v)          -- 3 v^2 = 12
-local d2f = outer:gradient(df, v)        -- 6 v = 12
-print("f = v^3 at v = 2:  f' =", df:item(), " f'' =", d2f:item())
+local df = inner:gradient(f, v)          -- 3 v^2 = 27
+local d2f = outer:gradient(df, v)        -- 6 v = 18
+print("f = v^3 at v = 3:  f' =", df:item(), " f'' =", d2f:item())
 local cube = function(u) return u ^ 3 end
-print("mf.grad(mf.grad(cube))(2) =", mf.grad(mf.grad(cube))(2):item())
+print("mf.grad(mf.grad(cube))(3) =", mf.grad(mf.grad(cube))(3):item())
 
 -- mf.grad works on whole tensors too (the gradient of a sum is elementwise),
 -- so tanh and its first three derivatives over a grid are four calls.
@@ -47,8 +49,8 @@ local d1 = mf.grad(sum_tanh)
 local d2 = mf.grad(function(u) return mf.reduce_sum(d1(u)) end)
 local d3 = mf.grad(function(u) return mf.reduce_sum(d2(u)) end)
 mf.plot({mf.tanh(xs), d1(xs), d2(xs), d3(xs)},
-        {title = "tanh and its derivatives on [-3, 3]", height = 10,
-         labels = {"tanh", "d1", "d2", "d3"}})
+        {title = "tanh and its derivatives on [-3, 3]", height = 10, x = xs,
+         labels = {"tanh", "d1", "d2", "d3"}})   -- x = xs: the axis shows x, not steps
 -- At 0: tanh' = 1 - tanh^2 = 1 and tanh''' = -2.
 print("tanh'(0) =", d1(mf.zeros{1})[1], " tanh'''(0) =", d3(mf.zeros{1})[1])
 
@@ -62,4 +64,4 @@ local p = mf.Variable(mf.tensor{1, 2, 3})
 local t5 = mf.GradientTape()
 local out = mf.reduce_sum(clipped_identity(p) * 10)
 print("custom gradient (10 clipped to 1):") print(t5:gradient(out, p))
-print("second derivative f''(2) =", d2f:item())
+print("second derivative f''(3) =", d2f:item())

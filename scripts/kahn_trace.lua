@@ -21,6 +21,8 @@ print(g)
 --    come from nodes which must run (a fed placeholder is already known, so
 --    its edges do not count). Nodes of in-degree 0 start in the ready queue.
 local fed = {[x.name:match("^[^:]+")] = true}
+print("\nthe placeholder x is fed: its value is given to sess:run, so it never runs and its")
+print("edges do not count in the in-degrees (the schedule below marks it 'fed, not run')")
 print(string.format("\n%-18s %-9s %s", "node", "indegree", "inputs"))
 for _, node in ipairs(g:nodes()) do
   if not fed[node.name] then

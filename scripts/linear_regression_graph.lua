@@ -31,7 +31,8 @@ g:as_default(function()
   train_op = mf.train.GradientDescentOptimizer(0.1):minimize(loss)
   init = mf.global_variables_initializer()
 end)
-print(string.format("the graph has %d nodes", #g:nodes()))
+print(string.format("the graph has %d nodes:", #g:nodes()))
+print(g)   -- forward, gradients/ (backward) and the update nodes minimize added
 
 -- 2. Run. Variables start uninitialised: run the initializer once. Each step
 --    feeds the data to the placeholders and runs the train op.

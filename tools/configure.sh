@@ -64,6 +64,14 @@ if ! command -v dot >/dev/null 2>&1; then
     fi
 fi
 
+# tmux drives the interactive prompt in tests/lua/test_prompt.lua (a real
+# terminal: readline, Ctrl-D); the build works without it.
+if ! command -v tmux >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1
+then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >&2 ||
+        echo "configure: tmux not installed; test_prompt will fail" >&2
+fi
+
 names=""
 for d in $DEPS; do
     names="$names ${d%%:*}"

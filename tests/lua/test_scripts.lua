@@ -68,6 +68,7 @@ local scripts = {
     T.eq(number_after(out, "\nw"), 3, 0.05, "learned w")
     T.eq(number_after(out, "\nb"), 2, 0.05, "learned b")
     T.ok(has(out, "the graph has"), out)
+    T.ok(has(out, "mf.Graph with") and has(out, "gradients/"), "prints the graph: " .. out)
     progress_done(out)
   end},
   ["logistic_regression.lua"] = {check = function(out)
@@ -82,6 +83,7 @@ local scripts = {
   ["cnn_idx.lua"] = {check = function(out)
     T.ok(has(out, "loaded 500 images of 28x28"), out)
     T.ok(number_after(out, "test accuracy") >= 0.9, "test accuracy")
+    T.ok(has(out, "synthetic data: not a measure of the model"), "says it is synthetic: " .. out)
     progress_done(out)
   end},
   ["compute_apply_clip.lua"] = {check = function(out)
@@ -98,6 +100,8 @@ local scripts = {
   end},
   ["kahn_trace.lua"] = {args = {kahn_svg}, check = function(out)
     T.ok(out:find("multiply%s+2%s+left/relu:0, right/tanh:0"), "in-degree table")
+    T.ok(has(out, "edges do not count in the in-degrees") and has(out, "fed, not run"),
+         "why fed placeholders do not count: " .. out)
     T.ok(has(out, "step 9: run reduce_sum"), "step by step")
     T.eq(number_after(out, "nodes run"), 9)
     T.eq(number_after(out, "out"), 0.7723, 1e-3)
@@ -111,14 +115,17 @@ local scripts = {
   end},
   ["higher_order.lua"] = {check = function(out)
     T.eq(number_after(out, "dy/dx"), 27)
-    T.eq(number_after(out, "mf.grad%(mf.grad%(cube%)%)%(2%)"), 12)
+    T.eq(number_after(out, "mf.grad%(mf.grad%(cube%)%)%(3%)"), 18)
+    T.ok(out:find("f' =%s+27%.0%s+f'' =%s+18%.0"), "f' and f'' differ: " .. out)
+    T.ok(out:find("\n%s+%-3%s+3\n"), "the plot's x axis shows x from -3 to 3: " .. out)
     T.ok(has(out, "not watched"), "explain says not watched")
     T.ok(out:find("tanh'%(0%) =%s+1%.0%s+tanh'''%(0%) =%s+%-2%.0"), "third derivative")
-    T.eq(number_after(out, "second derivative f''%(2%)"), 12)
+    T.eq(number_after(out, "second derivative f''%(3%)"), 18)
   end},
   ["eager_vs_graph.lua"] = {args = {20}, check = function(out)
     T.ok(out:find("per call: eager [%d.]+ us, graph [%d.]+ us"), out)
     T.ok(has(out, "equal results:\ttrue"), out)
+    T.ok(has(out, "the traced graph") and has(out, "gradients/"), "shows the graph: " .. out)
   end},
   ["profile_conv_backprop.lua"] = {check = function(out)
     T.ok(has(out, "Backward pass of a small CNN"), "report title")
@@ -157,6 +164,14 @@ local scripts = {
     local loss = tonumber(out:match("epoch 3: loss ([%d.]+)"))
     T.ok(loss and loss < 0.1, out)
     T.ok(has(out, "checksums identical on all 1 ranks: yes"), out)
+  end},
+  ["register_gradient.lua"] = {check = function(out)
+    T.ok(has(out, "op Square (mf.square): 1 input, differentiable: true"), out)
+    T.ok(out:find("t3 = Square%(watched%)%s+%(3,%) %-> %(3,%)  %[gradient: ThreeXSquare%]"), out)
+    T.ok(has(out, "own gradient 2x:        \t2.0 4.0 6.0"), out)
+    T.ok(has(out, "registered gradient 3x: \t3.0 6.0 9.0"), out)
+    T.ok(has(out, "gradients/square_grad/Const = Const(3)"), out)
+    T.ok(has(out, "graph gradient 3x:      \t3.0 6.0 9.0"), out)
   end},
   ["save_restore.lua"] = {check = function(out)
     T.ok(has(out, "restored:  step 50"), out)

@@ -1,0 +1,73 @@
+-- test_prompt.lua — drives the real interactive prompt (readline on a
+-- terminal, inside tmux) for what a user sees: '_' holds the last printed
+-- value, Ctrl-D inside an unfinished block cancels the block (the prompt
+-- stays; Ctrl-D on an empty prompt exits), and a nil gradient adds the
+-- one-line hint. Needs tmux (tools/configure.sh installs it).
+local T = dofile("tests/lua/harness.lua")
+local exe = assert(arg and arg[-1], "run with the moonflow program")
+if exe:sub(1, 1) ~= "/" then exe = os.getenv("PWD") .. "/" .. exe end
+
+local function sh(cmd)
+  local p = assert(io.popen(cmd .. " 2>&1"))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+T.test("tmux is there to drive a terminal", function()
+  T.ok(sh("command -v tmux"):find("tmux"), "tmux is not installed (apt-get install tmux)")
+end)
+
+local session = "mf_test_prompt_" .. tostring(os.time()) .. tostring(math.random(1e6))
+local hist = os.tmpname()
+
+local function keys(...)
+  local args = {}
+  for i, k in ipairs({...}) do args[i] = "'" .. k .. "'" end
+  sh("tmux send-keys -t " .. session .. " " .. table.concat(args, " "))
+end
+local function type_text(s) sh("tmux send-keys -t " .. session .. " -l '" .. s .. "'") end
+local function pane() return sh("tmux capture-pane -p -t " .. session) end
+
+-- Waits up to 10 s for 'text' in the pane; returns the pane.
+local function expect(what, text)
+  local p
+  for _ = 1, 100 do
+    p = pane()
+    if p:find(text, 1, true) then return p end
+    sh("sleep 0.1")
+  end
+  error(what .. ": the pane does not show '" .. text .. "':\n" .. p, 2)
+end
+
+T.test("the prompt: _, Ctrl-D in a block, the nil-gradient hint", function()
+  if not sh("command -v tmux"):find("tmux") then return end
+  sh("tmux new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
+     .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
+  local ok, err = pcall(function()
+    expect("banner", "Type help() for help")
+    type_text("3 + 4"); keys("Enter")
+    expect("a value", "7")
+    type_text("_ * 10"); keys("Enter")
+    expect("_ holds the last printed value", "70")
+    type_text("for i = 1, 3 do"); keys("Enter")
+    expect("continuation prompt", ">>")
+    keys("C-d")
+    expect("Ctrl-D in a block cancels it", "-- block cancelled (Ctrl-D on an empty prompt exits)")
+    type_text('print("still " .. "here")'); keys("Enter")
+    expect("the prompt stays", "still here")
+    type_text("x = mf.tensor(2.0); t = mf.GradientTape(); y = x * x"); keys("Enter")
+    type_text("t:gradient(y, x)"); keys("Enter")
+    expect("the nil hint", "-- nil: tape:explain(y, x) says why")
+    type_text("t2 = mf.GradientTape(); t2:watch(x); z = x * 1"); keys("Enter")
+    type_text("t2:explain(z, x)"); keys("Enter")
+    expect("explain answers", "connected")
+    keys("C-d")
+    expect("Ctrl-D on an empty prompt exits", "EXIT=0")
+  end)
+  sh("tmux kill-session -t " .. session)
+  os.remove(hist)
+  if not ok then error(err, 0) end
+end)
+
+T.done()
