@@ -945,7 +945,8 @@ const LmfHelpEntry lmf_help_entries[] = {
       "for e = 1, 2 do for s = 1, 2 do p:update{loss = 0.5 / e, acc = 0.9} end end\n"
       "tostring(p):match(\"epoch 2/2  step 2/2\")   --> epoch 2/2  step 2/2\n"
       "tostring(p):match(\"loss [%d.]+  acc [%d.]+\")  --> loss 0.25  acc 0.9"),
-    E("plot", "training", "mf.plot(values [, {title, width, height, labels, file, print, color}])",
+    E("plot", "training",
+      "mf.plot(values [, {title, width, height, labels, file, print, color, x}])",
       "Draws a line plot of a loss history: 'values' is a Lua array of numbers or a 1-D "
       "tensor, or an array of them for several series (with 'labels' for a legend); step i "
       "of a series is at x = i. Without 'file' it prints the plot in the terminal with "
@@ -957,7 +958,8 @@ const LmfHelpEntry lmf_help_entries[] = {
       "640 x 400; axes, ticks at round numbers, one polyline per series, title, legend) and "
       "returns the path; a series longer than twice the width keeps per pixel column its "
       "first, lowest, highest and last point. NaN and infinite values are left out as gaps "
-      "(a lone finite point between them is a dot).",
+      "(a lone finite point between them is a dot). x = xs (evenly spaced values, as "
+      "mf.linspace gives, one per step) labels the x axis with x instead of steps.",
       "text = mf.plot({3, 2, 1.5, 1.2, 1.1}, {title = \"loss\", width = 20, height = 4, "
       "print = false})\n"
       "select(2, text:gsub(\"\\n\", \"\"))       --> 7\n"
