@@ -78,7 +78,7 @@ $(BUILD)/repl/lmf_data.o: CFLAGS_ALL += -I$(BUILD)/gen
 
 # The Lua library (../shared/DESIGN.md "The Lua library above the face"):
 # lib/*.lua in load order, embedded by repl/lmf_lib.c as one entry per file.
-LIB_LUA := lib/util.lua lib/activations.lua lib/layers.lua lib/layers_norm.lua lib/layers_rnn.lua \
+LIB_LUA := lib/util.lua lib/activations.lua lib/composed_ops.lua lib/layers.lua lib/layers_norm.lua lib/layers_rnn.lua \
            lib/model.lua lib/losses.lua \
            lib/metrics.lua lib/fit.lua lib/schedules.lua
 $(BUILD)/gen/lib_lua.inc: $(LIB_LUA) tools/embed_lua.sh Makefile

@@ -1392,6 +1392,29 @@ const LmfHelpEntry lmf_help_entries[] = {
       "from them; layers take the name as an activation.",
       "mf.nn.relu6(mf.tensor{-1, 3, 9})     --> {0, 3, 6}"),
 
+    /* ---- compositions of ops (lib/composed_ops.lua) ---- */
+    E("nn.moments", "nn", "mf.nn.moments(x, axes [, {keepdims}]) -> mean, variance",
+      "The mean and (biased) variance of x over 'axes' (1-based), as tf.nn.moments: written "
+      "with reduce_mean, so gradients and graphs follow.",
+      "m, v = mf.nn.moments(mf.tensor{{1, 3}, {3, 5}}, {1})\n"
+      "m                                    --> {2, 4}\n"
+      "v                                    --> {1, 1}"),
+    E("nn.batch_normalization", "nn",
+      "mf.nn.batch_normalization(x, mean, variance, offset, scale, variance_epsilon)",
+      "(x - mean) / sqrt(variance + variance_epsilon) * scale + offset, as "
+      "tf.nn.batch_normalization (offset and scale may be nil); plain ops. The fused "
+      "training-mode op is mf.nn.fused_batch_norm.",
+      "mf.nn.batch_normalization(mf.tensor{1, 3}, 2, 1, nil, nil, 0)  --> {-1, 1}"),
+    E("reduce_logsumexp", "reduce", "mf.reduce_logsumexp(x [, axis] [, {axis, keepdims}])",
+      "log(sum(exp(x))) over the axes (all when none), computed as m + log(sum(exp(x - m))) "
+      "with m the maximum, so large values do not overflow; plain ops.",
+      "mf.reduce_logsumexp(mf.tensor{1000, 1000}):item() == 1000 + math.log(2)  --> true"),
+    E("norm", "reduce", "mf.norm(x [, {ord = 2, axis, keepdims}])",
+      "The vector norm of x over 'axis' (all elements when absent): ord 2 (\"euclidean\"), 1, "
+      "or math.huge (the largest magnitude); plain ops.",
+      "mf.norm(mf.tensor{3, 4})                 --> 5\n"
+      "mf.norm(mf.tensor{3, -4}, {ord = 1})     --> 7"),
+
     /* ---- the Lua library (lib/): layers, models, fit, losses, metrics ---- */
     E("init_scope", "graph", "mf.init_scope(fn, ...) -> fn(...)",
       "TensorFlow's tf.init_scope: inside a function that mf.trace is tracing, runs fn "
