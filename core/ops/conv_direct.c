@@ -237,17 +237,17 @@ INLINE float hsum(const vf *acc)
 /* dx of input pixels iw and iw + 1 (stride 1, every tap's source inside dy,
  * O a multiple of 32): the pair shares filter loads and runs 8 independent
  * chains of FMAs. */
-static void input_pair(const MfConvGeom *g, const float *w, const float *dy, int64_t b,
-                       int64_t ih, int64_t iw, float *dx)
+INLINE void input_pair(const MfConvGeom *g, const float *w, const float *dy, int64_t b,
+                       int64_t ih, int64_t iw, float *dx, int64_t kh, int64_t kw, int64_t C,
+                       int64_t O)
 {
-    int64_t C = g->C, O = g->O;
     for (int64_t c = 0; c < C; c++) {
         vf p[NV32] = {{0}}, q[NV32] = {{0}};
-        for (int64_t i = 0; i < g->kh; i++) {
+        for (int64_t i = 0; i < kh; i++) {
             int64_t oh = ih + g->pad_top - i * g->dh;
-            for (int64_t j = 0; j < g->kw; j++) {
+            for (int64_t j = 0; j < kw; j++) {
                 const float *d = dy + ((b * g->Ho + oh) * g->Wo + iw + g->pad_left - j * g->dw) * O;
-                const float *wp = w + ((i * g->kw + j) * C + c) * O;
+                const float *wp = w + ((i * kw + j) * C + c) * O;
                 for (int64_t o = 0; o < O; o += 32) {
                     _Pragma("GCC unroll 8")
                     for (int v = 0; v < NV32; v++) {
@@ -307,9 +307,13 @@ static void input_rows(void *ctx, int64_t r0, int64_t r1)
         for (int64_t iw = 0; iw < g->W; iw++) {
             int64_t b = r / g->H, ih = r % g->H;
             float *dx = j->out + (r * g->W + iw) * g->C;
-            if (g->O % 32 == 0 && iw + 1 < g->W && input_inside(g, ih, iw) &&
-                input_inside(g, ih, iw + 1))
-                input_pair(g, j->a, j->b, b, ih, iw++, dx);
+            bool pair = g->O % 32 == 0 && iw + 1 < g->W && input_inside(g, ih, iw) &&
+                        input_inside(g, ih, iw + 1);
+            /* a first layer's 3x3 filter to 32 channels unrolls completely */
+            if (pair && g->kh == 3 && g->kw == 3 && g->C == 1 && g->O == 32)
+                input_pair(g, j->a, j->b, b, ih, iw++, dx, 3, 3, 1, 32);
+            else if (pair)
+                input_pair(g, j->a, j->b, b, ih, iw++, dx, g->kh, g->kw, g->C, g->O);
             else
                 input_pixel(g, j->a, j->b, b, ih, iw, dx);
         }
