@@ -30,13 +30,16 @@ T.test("objects: Variable, graph, session, optimizer, tape, Saver, traced functi
   T.raises(function() return v.nmae end, "Variable: no field 'nmae' (did you mean 'name'?)")
   T.raises(function() return v:asign(2) end, "did you mean 'assign'?")
   local g = mf.Graph()
-  T.raises(function() return g:as_defualt() end, "Graph: no field 'as_defualt' (did you mean 'as_default'?)")
+  T.raises(function() return g:as_defualt() end,
+           "Graph: no field 'as_defualt' (did you mean 'as_default'?)")
   local sess = mf.Session(g)
   T.raises(function() return sess:rnu() end, "Session: no field 'rnu' (did you mean 'run'?)")
   local opt = mf.train.AdamOptimizer(0.1)
-  T.raises(function() return opt:minimze() end, "Optimizer: no field 'minimze' (did you mean 'minimize'?)")
+  T.raises(function() return opt:minimze() end,
+           "Optimizer: no field 'minimze' (did you mean 'minimize'?)")
   local tape = mf.GradientTape()
-  T.raises(function() return tape:gradeint() end, "GradientTape: no field 'gradeint' (did you mean 'gradient'?)")
+  T.raises(function() return tape:gradeint() end,
+           "GradientTape: no field 'gradeint' (did you mean 'gradient'?)")
   local f = mf.trace(function(x) return x end)
   T.raises(function() return f:grpah() end, "no field 'grpah' (did you mean 'graph'?)")
   local saver = mf.train.Saver({v})
