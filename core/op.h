@@ -16,6 +16,7 @@
 #define MF_OP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -53,8 +54,61 @@ typedef struct MfAttrs {
     struct MfRngRuns *runs;
     int padding;                  /* conv / pool: 0 = VALID, 1 = SAME */
     int conv_algorithm;           /* conv: MfConvAlgo (core/ops/conv.h), 0 = auto */
+    int data_format;              /* 0 = NHWC, 1 = NCHW (bias_add; conv/pool entries) */
     int64_t strides[4], ksize[4], dilations[4];
 } MfAttrs;
+
+/* ---- the attribute schema ----------------------------------------------
+ * Each op declares its attributes once, as an array of MfAttrDef: the Lua
+ * binder (repl/lmf_op.c) parses calls from it, the listings (print(g), DOT,
+ * tapes, profiler rows) format non-default values from it, and help builds
+ * the signature from it. A definition names the MfAttrs field that holds
+ * the value, so kernels keep reading plain fields. */
+typedef enum MfAttrType {
+    MF_ATTR_BOOL,    /* bool */
+    MF_ATTR_INT,     /* int64_t */
+    MF_ATTR_FLOAT,   /* double */
+    MF_ATTR_DTYPE,   /* MfDType: "float32", "int64", ... */
+    MF_ATTR_ENUM,    /* int: the index of a string in 'choices' ("VALID", "SAME") */
+    MF_ATTR_AXIS,    /* int64_t: 0-based here, 1-based (or negative) at the face */
+    MF_ATTR_AXES,    /* int64_t[] + int count: an axis or a list of axes, 1-based at the face */
+    MF_ATTR_INTS,    /* int64_t[] + int count: a number or a list of integers */
+    MF_ATTR_WINDOW,  /* int64_t[4]: n, {h, w} or four entries in the data format's order */
+} MfAttrType;
+
+enum {                              /* MfAttrDef.flags */
+    MF_ATTR_POSITIONAL = 1u << 0,   /* may follow the tensor inputs, in declaration order */
+    MF_ATTR_REQUIRED = 1u << 1,     /* no default: a call must give it */
+    MF_ATTR_ALL_AXES = 1u << 2,     /* AXES: absent means every axis (attrs.all_axes) */
+    MF_ATTR_PAST_END = 1u << 3,     /* AXIS: one past the last axis is valid (stack) */
+    MF_ATTR_SHAPE = 1u << 4,        /* INTS: a shape (sizes >= 0; with 'dflt' < 0, one -1) */
+};
+
+typedef struct MfAttrDef {
+    const char *name;
+    MfAttrType type;
+    unsigned flags;
+    size_t offset;                  /* of the value in MfAttrs (MF_ATTR_AT) */
+    size_t count_offset;            /* AXES, INTS: of the 'int' count */
+    double dflt;                    /* BOOL, INT, FLOAT, DTYPE, ENUM (index), AXIS (as at
+                                     * the face: 1-based or negative) */
+    const char *const *choices;     /* ENUM: the accepted strings, NULL-terminated */
+    const char *alias;              /* another accepted key (TF 1.x's keep_dims) */
+} MfAttrDef;
+
+#define MF_ATTR_AT(field) offsetof(MfAttrs, field)
+#define MF_NATTRS(arr) ((int)(sizeof(arr) / sizeof((arr)[0])))
+
+/* Formats the attributes of 'op' that differ from their defaults, as the
+ * listings show them: "transpose_a", "axis=2, keepdims", "strides=2, SAME"
+ * (axes 1-based, as at the face). 'rank' is the rank of the first input
+ * (-1: unknown), to tell a default axis counted from the end. Returns the
+ * length ('buf' is always terminated; "" when every attribute has its
+ * default). */
+int mf_attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size);
+
+/* The schema's defaults written into 'a' (over mf_attrs_default). */
+void mf_attrs_apply_defaults(MfOpId op, MfAttrs *a);
 
 /* The shape and dtype of one output, as 'infer' computes it. */
 typedef struct MfTensorSpec {
@@ -114,7 +168,10 @@ enum {
     MF_OP_VIEW = 1u << 1,      /* 'forward' makes its own outputs (views of the input) */
     MF_OP_RANDOM = 1u << 2,    /* output depends on 'attrs.seed', not only on inputs */
     MF_OP_VARIADIC = 1u << 3,  /* takes a list of any length (concat, stack, add_n) */
-    MF_OP_SIMPLE = 1u << 4,    /* no attributes: Lua binds it generically as f(x) / f(x, y) */
+    MF_OP_SIMPLE = 1u << 4,    /* no attributes: f(x) / f(x, y) */
+    MF_OP_NO_METHOD = 1u << 5, /* Lua: mf.X only, no tensor method (list input, property name) */
+    MF_OP_OWN_BINDING = 1u << 6, /* Lua: bound by hand in repl/ (composite arguments), not by
+                                  * the schema binder; still strict and in the op-table walk */
 };
 
 typedef struct MfOpDesc {
@@ -138,6 +195,20 @@ typedef struct MfOpDesc {
      * inputs (a variable and its slots) in place; 0 for every other op.
      * The graph executor hands them the session's variable buffers. */
     int inplace;
+    /* The schema (see MfAttrDef): attributes in declaration order. */
+    const MfAttrDef *attrs;
+    int nattrs;
+    /* The face: where Lua finds the op ("reduce_sum", "nn.max_pool"; NULL:
+     * internal, e.g. gradient ops), its inputs' names for the signature
+     * ("x, y"; "list" for a variadic op), and a one-line summary for help. */
+    const char *lua;
+    const char *inputs;
+    const char *summary;
+    /* What a front end calls instead of the op itself (NULL: mf_op_call):
+     * it may pick a variant (MatMul or BatchMatMulV2) or lay the data out
+     * around the op (NCHW), reading the same attributes. */
+    MfStatus (*entry)(int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,
+                      MfTensor **outs, int *noutputs);
 } MfOpDesc;
 
 extern const MfOpDesc *const mf_op_table[MF_NOPS];

@@ -54,6 +54,9 @@ void lmf_keep(lua_State *L, int holder);
  * (numbers take dtype 'like', or float32 when 'like' is negative) and the
  * converted tensor replaces the argument on the stack. */
 MfTensor *lmf_to_tensor(lua_State *L, int idx, int like);
+/* The same, naming 'fname' in conversion errors (lmf_to_tensor guesses the
+ * name from the Lua stack; new code names its function). */
+MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname);
 
 /* Raises a Lua error with the engine's pending message, after the caller's
  * position ("script.lua:12: ", as luaL_error gives), and clears it.
@@ -97,7 +100,19 @@ int lmf_conv_algorithm_option(lua_State *L, int opt, const char *key, const char
 /* Each binding file registers its functions into the table on top of the
  * stack ('mf'), and tensor methods into the table at 'methods'. */
 void lmf_open_tensor(lua_State *L, int methods);
-void lmf_open_ops(lua_State *L, int methods);
+void lmf_open_ops(lua_State *L, int methods);    /* every op with a Lua name (lmf_op.c) */
+/* The name a user calls op 'd' by ("max_pool" for "nn.max_pool"). */
+const char *lmf_op_fname(const MfOpDesc *d);
+/* Raises "bad argument #n to 'fname' (no value expected ...)" when more than
+ * 'max' arguments are given (trailing nils aside): hand-written bindings
+ * call it first, as the binder does for every op. */
+void lmf_check_nargs(lua_State *L, const char *fname, int max);
+/* Raises "bad argument #arg to 'fname' (want expected, got <type>)", naming
+ * the function explicitly (luaL_argerror guesses it from the stack). */
+int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want);
+/* Pushes the signature of 'op' from its schema: "reduce_sum(x [, axis [, keepdims]]
+ * [, {options}])"; returns 1. */
+int lmf_op_signature(lua_State *L, MfOpId op);
 void lmf_open_compare(lua_State *L, int methods); /* compare, logic, where, cast */
 void lmf_open_reduce(lua_State *L, int methods);  /* reductions, argmax, clipping */
 void lmf_open_linalg(lua_State *L, int methods);  /* matmul, transpose, reshape, ... */

@@ -11,6 +11,7 @@
  * table of booleans is accepted for cond. */
 static int l_where(lua_State *L)
 {
+    lmf_check_nargs(L, "where", 3);
     if (lua_gettop(L) < 3 || lua_isnil(L, 2) || lua_isnil(L, 3))
         return luaL_error(L, "where: expected where(cond, x, y) with x and y given (the "
                           "one-argument form, indices of true elements, is not supported)");
@@ -25,26 +26,10 @@ static int l_where(lua_State *L)
     return lmf_call_op(L, MF_OP_SELECT, 3, in, NULL);
 }
 
-/* mf.cast(t, dtype): 't' (a tensor, or a Lua number/table) converted to
- * 'dtype'; float to int truncates toward zero, to bool is t ~= 0. */
-static int l_cast(lua_State *L)
-{
-    if (lua_isnoneornil(L, 2))
-        return luaL_argerror(L, 2, "dtype name expected (\"float32\", \"float64\", \"int32\", "
-                             "\"int64\" or \"bool\")");
-    MfAttrs attrs = mf_attrs_default();
-    attrs.dtype = lmf_opt_dtype(L, 2, MF_FLOAT32);
-    if (lua_isnoneornil(L, 1))
-        return luaL_argerror(L, 1, "mf.Tensor expected, got nil");
-    MfTensor *x = lmf_to_tensor(L, 1, -1);
-    return lmf_call_op(L, MF_OP_CAST, 1, &x, &attrs);
-}
-
 void lmf_open_compare(lua_State *L, int methods)
 {
     static const luaL_Reg funcs[] = {
         {"where", l_where},
-        {"cast", l_cast},
         {NULL, NULL},
     };
     methods = lua_absindex(L, methods);

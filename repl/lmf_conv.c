@@ -48,7 +48,9 @@ static void window_arg(lua_State *L, int idx, const char *fname, const char *wha
         out[i] = 1;
     bool number = lua_type(L, idx) == LUA_TNUMBER;
     if (number)
-        out[h] = out[h + 1] = luaL_checkinteger(L, idx);
+        out[h] = out[h + 1] = lua_isinteger(L, idx)
+                                  ? lua_tointeger(L, idx)
+                                  : (lmf_arg_error(L, idx, fname, "integer strides"), 0);
     int n = number ? 0 : lua_istable(L, idx) ? (int)lua_rawlen(L, idx) : -1;
     if (!number && n != 2 && n != 4)
         luaL_error(L, "%s: %s must be a number or an array of 2 or 4 integers, got %s", fname,
@@ -153,19 +155,10 @@ static int push_result(lua_State *L, MfStatus st, MfTensor *out)
     return 1;
 }
 
-/* mf.nn.conv2d(input, filter, strides, padding [, {data_format, dilations}]) */
-static int l_conv2d(lua_State *L)
-{
-    MfTensor *x, *w, *out = NULL;
-    two_tensors(L, 1, 2, &x, &w);
-    ConvArgs a = conv_args(L, 3, "conv2d");
-    MfStatus st = mf_conv2d(x, w, &a.attrs, a.nchw, &out);
-    return push_result(L, st, out);
-}
-
 /* mf.nn.conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, opts]) */
 static int l_conv2d_backprop_input(lua_State *L)
 {
+    lmf_check_nargs(L, "conv2d_backprop_input", 6);
     int64_t sizes[4];
     MfTensor *w, *dy, *out = NULL;
     two_tensors(L, 2, 3, &w, &dy);
@@ -178,6 +171,7 @@ static int l_conv2d_backprop_input(lua_State *L)
 /* mf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, opts]) */
 static int l_conv2d_backprop_filter(lua_State *L)
 {
+    lmf_check_nargs(L, "conv2d_backprop_filter", 6);
     int64_t sizes[4];
     MfTensor *x, *dy, *out = NULL;
     two_tensors(L, 1, 3, &x, &dy);
@@ -190,7 +184,6 @@ static int l_conv2d_backprop_filter(lua_State *L)
 void lmf_open_conv(lua_State *L)
 {
     static const luaL_Reg fns[] = {
-        {"conv2d", l_conv2d},
         {"conv2d_backprop_input", l_conv2d_backprop_input},
         {"conv2d_backprop_filter", l_conv2d_backprop_filter},
         {NULL, NULL},

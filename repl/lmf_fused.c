@@ -10,11 +10,9 @@ static int l_fused_batch_norm(lua_State *L)
 {
     static const char *const keys[] = {"epsilon", NULL};
     const char *fname = "fused_batch_norm";
-    if (lua_gettop(L) > 4)
-        return luaL_error(L, "%s: expected (x, scale, offset [, {epsilon}]), got %d arguments",
-                          fname, lua_gettop(L));
-    if (!lua_isnoneornil(L, 4))
-        luaL_checktype(L, 4, LUA_TTABLE);
+    lmf_check_nargs(L, fname, 4);
+    if (!lua_isnoneornil(L, 4) && !lua_istable(L, 4))
+        lmf_arg_error(L, 4, fname, "options table {epsilon =}");
     lmf_check_options(L, 4, fname, keys);
     MfAttrs a = mf_attrs_default();
     a.scalar[0] = lua_istable(L, 4) ? lmf_opt_number(L, 4, "epsilon", 1e-3) : 1e-3;

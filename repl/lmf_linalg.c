@@ -20,17 +20,6 @@
 
 /* ---- arguments ------------------------------------------------------------ */
 
-/* Refuses a non-table at 'idx' (nil aside) and keys not in 'keys'. */
-static void check_options(lua_State *L, int idx, const char *fname, const char *const *keys)
-{
-    if (lua_isnoneornil(L, idx))
-        return;
-    if (!lua_istable(L, idx))
-        luaL_error(L, "%s: expected an options table as argument %d, got %s", fname, idx,
-                   luaL_typename(L, idx));
-    lmf_check_options(L, idx, fname, keys);
-}
-
 /* Arguments 1 and 2 as tensors; a Lua number takes the other one's dtype. */
 static void check_two(lua_State *L, const char *fname, MfTensor **in)
 {
@@ -81,18 +70,6 @@ static int check_axes(lua_State *L, int idx, const char *fname, int rank, int64_
     return (int)n;
 }
 
-/* Index of the value of 'key' when the argument at 'idx' is an options
- * table (a table without array part), else 'idx' itself. */
-static int positional_or_option(lua_State *L, int idx, const char *fname, const char *key)
-{
-    if (!lua_istable(L, idx) || lua_rawlen(L, idx) > 0)
-        return idx;
-    const char *keys[2] = {key, NULL};
-    check_options(L, idx, fname, keys);
-    lua_getfield(L, idx, key);
-    return lua_gettop(L);
-}
-
 /* Pushes '*out' (after the call that fills it: 'st' is evaluated first) or raises. */
 static int push_result(lua_State *L, MfStatus st, MfTensor *const *out)
 {
@@ -103,38 +80,6 @@ static int push_result(lua_State *L, MfStatus st, MfTensor *const *out)
 }
 
 /* ---- functions ---------------------------------------------------------------- */
-
-/* mf.matmul(a, b [, {transpose_a = false, transpose_b = false}]) */
-static int l_matmul(lua_State *L)
-{
-    static const char *const keys[] = {"transpose_a", "transpose_b", NULL};
-    MfTensor *in[2];
-    check_two(L, "matmul", in);
-    check_options(L, 3, "matmul", keys);
-    bool ta = lmf_opt_bool(L, 3, "transpose_a", 0), tb = lmf_opt_bool(L, 3, "transpose_b", 0);
-    MfTensor *out = NULL;
-    return push_result(L, mf_matmul(in[0], in[1], ta, tb, &out), &out);
-}
-
-/* mf.transpose(t [, perm]) */
-static int l_transpose(lua_State *L)
-{
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    int idx = positional_or_option(L, 2, "transpose", "perm");
-    int64_t perm[MF_MAX_RANK];
-    int n = 0;
-    if (!lua_isnoneornil(L, idx)) {
-        if (!lua_istable(L, idx))
-            luaL_error(L, "transpose: perm must be an array of 1-based axes, got %s",
-                       luaL_typename(L, idx));
-        n = check_axes(L, idx, "transpose", t->rank, perm);
-        if (n != t->rank)
-            luaL_error(L, "transpose: perm has %d entries but the tensor has rank %d", n,
-                       t->rank);
-    }
-    MfTensor *out = NULL;
-    return push_result(L, mf_transpose(t, n ? perm : NULL, n, &out), &out);
-}
 
 /* A shape given as a 1-D (or scalar) integer tensor, e.g. from mf.shape. */
 static int shape_from_tensor(lua_State *L, const MfTensor *s, int64_t *shape)
@@ -157,6 +102,7 @@ static int shape_from_tensor(lua_State *L, const MfTensor *s, int64_t *shape)
 /* mf.reshape(t, shape) */
 static int l_reshape(lua_State *L)
 {
+    lmf_check_nargs(L, "reshape", 2);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     int64_t shape[MF_MAX_RANK];
     int rank;
@@ -171,41 +117,6 @@ static int l_reshape(lua_State *L)
     else
         rank = lmf_check_shape(L, 2, shape, 1);
     return push_result(L, mf_reshape(t, rank, shape, &out), &out);
-}
-
-/* mf.expand_dims(t, axis) */
-static int l_expand_dims(lua_State *L)
-{
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    int idx = positional_or_option(L, 2, "expand_dims", "axis");
-    if (lua_isnoneornil(L, idx))
-        return luaL_error(L, "expand_dims: expected an axis as argument 2 (1..%d, 1-based)",
-                          t->rank + 1);
-    int64_t axis = check_axis(L, idx, "expand_dims", t->rank, 1);
-    MfTensor *out = NULL;
-    return push_result(L, mf_expand_dims(t, axis, &out), &out);
-}
-
-/* mf.squeeze(t [, axis | axes | {axis = ...}]) */
-static int l_squeeze(lua_State *L)
-{
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    int idx = positional_or_option(L, 2, "squeeze", "axis");
-    int64_t axes[MF_MAX_RANK];
-    int n = lua_isnoneornil(L, idx) ? 0 : check_axes(L, idx, "squeeze", t->rank, axes);
-    MfTensor *out = NULL;
-    return push_result(L, mf_squeeze(t, n ? axes : NULL, n, &out), &out);
-}
-
-/* mf.trace(t) */
-static int l_trace(lua_State *L)
-{
-    if (lua_type(L, 1) == LUA_TFUNCTION)
-        return luaL_error(L, "trace: tracing a Lua function into a graph is not available in "
-                          "this build; mf.trace(t) computes the trace of a matrix");
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    MfTensor *out = NULL;
-    return push_result(L, mf_trace(t, &out), &out);
 }
 
 /* One side of tensordot's axes pair: a number or an array, 1-based. */
@@ -224,6 +135,7 @@ static int dot_side(lua_State *L, int idx, const MfTensor *t, int64_t *axes)
 /* mf.tensordot(a, b, axes) */
 static int l_tensordot(lua_State *L)
 {
+    lmf_check_nargs(L, "tensordot", 3);
     MfTensor *in[2], *out = NULL;
     check_two(L, "tensordot", in);
     if (lua_type(L, 3) == LUA_TNUMBER) {
@@ -250,12 +162,7 @@ static int l_tensordot(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"matmul", l_matmul},
-    {"transpose", l_transpose},
     {"reshape", l_reshape},
-    {"expand_dims", l_expand_dims},
-    {"squeeze", l_squeeze},
-    {"trace", l_trace},
     {"tensordot", l_tensordot},
     {NULL, NULL},
 };

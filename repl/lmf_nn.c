@@ -1,10 +1,9 @@
-/* lmf_nn.c — the table mf.nn: relu, sigmoid, tanh, softplus (the same
- * functions as mf.relu, ...), softmax, log_softmax, the three
- * cross-entropies, l2_loss, bias_add, dropout, max_pool and avg_pool
- * (core/ops/nn.h, core/ops/pool.h). conv2d and its backprops are added to
- * the same table by repl/lmf_conv.c: whichever opener runs first creates
- * mf.nn. Axes are 1-based (negative from the end); sparse labels are class
- * numbers 1..C. */
+/* lmf_nn.c — the hand-written part of mf.nn: relu, sigmoid, tanh,
+ * softplus (the same functions as mf.relu, ...), the three cross-entropies
+ * ({labels =, logits =}), l2_loss and dropout (core/ops/nn.h). The ops
+ * softmax, log_softmax, bias_add, max_pool, avg_pool, conv2d and
+ * fused_batch_norm are bound from their descriptors by repl/lmf_op.c, the
+ * conv backprops by repl/lmf_conv.c. Sparse labels are class numbers 1..C. */
 #include <ctype.h>
 #include <string.h>
 
@@ -21,42 +20,6 @@ static int push_result(lua_State *L, MfStatus st, MfTensor **out)
     lmf_check_status(L, st);
     lmf_push_tensor(L, *out);
     return 1;
-}
-
-/* The axis argument at 'idx': a number, {axis = n}, or absent (-1, the last
- * axis); converted to 0-based for a tensor of rank 'rank'. */
-static int64_t axis_arg(lua_State *L, int idx, const char *fname, int rank)
-{
-    static const char *const known[] = {"axis", NULL};
-    lua_Integer axis = -1;
-    lmf_check_options(L, idx, fname, known);
-    if (lua_istable(L, idx))
-        axis = lmf_opt_integer(L, idx, "axis", -1);
-    else if (!lua_isnoneornil(L, idx))
-        axis = luaL_checkinteger(L, idx);
-    return lmf_axis(L, fname, axis, rank, 0);
-}
-
-/* mf.nn.softmax(logits [, axis]), mf.nn.log_softmax(logits [, axis]) */
-static int softmax_like(lua_State *L, bool logarithm)
-{
-    const char *fname = logarithm ? "log_softmax" : "softmax";
-    MfTensor *x = lmf_to_tensor(L, 1, -1), *out = NULL;
-    if (x->rank < 1)
-        return luaL_error(L, "%s: expected a tensor of rank >= 1, got a scalar", fname);
-    int64_t axis = axis_arg(L, 2, fname, x->rank);
-    MfStatus st = logarithm ? mf_log_softmax(x, axis, &out) : mf_softmax(x, axis, &out);
-    return push_result(L, st, &out);
-}
-
-static int l_softmax(lua_State *L)
-{
-    return softmax_like(L, false);
-}
-
-static int l_log_softmax(lua_State *L)
-{
-    return softmax_like(L, true);
 }
 
 /* The argument at 'idx' as a tensor (borrowed); Lua numbers and arrays are
@@ -152,6 +115,7 @@ static int64_t xent_axis_arg(lua_State *L, const char *fname, int rank)
 static int l_softmax_xent(lua_State *L)
 {
     const char *fname = "softmax_cross_entropy_with_logits";
+    lmf_check_nargs(L, fname, 3);
     MfTensor *logits, *labels, *out = NULL;
     xent_args(L, fname, -1, &logits, &labels);
     int64_t axis = xent_axis_arg(L, fname, logits->rank);
@@ -162,6 +126,7 @@ static int l_softmax_xent(lua_State *L)
 static int l_sparse_softmax_xent(lua_State *L)
 {
     const char *fname = "sparse_softmax_cross_entropy_with_logits";
+    lmf_check_nargs(L, fname, 3);
     MfTensor *logits, *labels, *out = NULL;
     xent_args(L, fname, MF_INT64, &logits, &labels);
     int64_t axis = xent_axis_arg(L, fname, logits->rank);
@@ -172,6 +137,7 @@ static int l_sparse_softmax_xent(lua_State *L)
 /* mf.nn.sigmoid_cross_entropy_with_logits{labels = , logits = } */
 static int l_sigmoid_xent(lua_State *L)
 {
+    lmf_check_nargs(L, "sigmoid_cross_entropy_with_logits", 3);
     MfTensor *logits, *labels, *out = NULL;
     xent_args(L, "sigmoid_cross_entropy_with_logits", -1, &logits, &labels);
     if (!lua_isnil(L, 4) && (!lua_istable(L, 4) || lmf_opt_integer(L, 4, "axis", -99) != -99))
@@ -183,41 +149,13 @@ static int l_sigmoid_xent(lua_State *L)
 /* mf.nn.l2_loss(t) */
 static int l_l2_loss(lua_State *L)
 {
+    lmf_check_nargs(L, "l2_loss", 1);
     MfTensor *out = NULL;
     MfStatus st = mf_l2_loss(lmf_to_tensor(L, 1, -1), &out);
     /* an error of the square or sum inside it still names l2_loss */
     if (st != MF_OK && strncmp(mf_err_msg(), "l2_loss:", 8) != 0)
         mf_err_prefix("l2_loss");
     return push_result(L, st, &out);
-}
-
-/* Reads a data format string at 'idx' ("NHWC" default, or "NCHW"). */
-static bool nchw_arg(lua_State *L, int idx, const char *fname)
-{
-    if (lua_isnoneornil(L, idx))
-        return false;
-    static const char *const known[] = {"data_format", NULL};
-    const char *f = NULL;
-    lmf_check_options(L, idx, fname, known);
-    if (lua_istable(L, idx)) {
-        lua_getfield(L, idx, "data_format");
-        f = lua_isnil(L, -1) ? "NHWC" : lua_tostring(L, -1);
-    } else {
-        f = lua_tostring(L, idx);
-    }
-    if (f && (strcmp(f, "NHWC") == 0 || strcmp(f, "NCHW") == 0))
-        return f[1] == 'C';
-    return luaL_error(L, "%s: data_format must be \"NHWC\" or \"NCHW\", got %s", fname,
-                      f ? f : luaL_typename(L, idx));
-}
-
-/* mf.nn.bias_add(value, bias [, {data_format}]) */
-static int l_bias_add(lua_State *L)
-{
-    MfTensor *v = lmf_to_tensor(L, 1, -1);
-    MfTensor *b = to_tensor_as(L, 2, v->dtype), *out = NULL;
-    bool nchw = nchw_arg(L, 3, "bias_add");
-    return push_result(L, mf_bias_add(v, b, nchw, &out), &out);
 }
 
 /* The dropout options at 'oi' (checked): 'seed' into *seed (returns
@@ -253,6 +191,7 @@ static bool dropout_opts(lua_State *L, int oi, int p, bool *keep, lua_Integer *s
  * the rate or keep_prob may be a number or a scalar tensor (a placeholder). */
 static int l_dropout(lua_State *L)
 {
+    lmf_check_nargs(L, "dropout", 3);
     MfTensor *x = lmf_to_tensor(L, 1, -1), *out = NULL;
     bool opts_at_2 = lua_type(L, 2) == LUA_TTABLE;
     int oi = opts_at_2 ? 2 : 3;
@@ -281,85 +220,14 @@ static int l_dropout(lua_State *L)
     return push_result(L, mf_dropout_by(x, p, keep, s, &out), &out);
 }
 
-/* ksize or strides at 'idx': n, {n}, {h, w} or {1, h, w, 1} -> 4 entries. */
-static void window_arg(lua_State *L, int idx, const char *fname, const char *what, int64_t *v)
-{
-    lua_Integer e[4] = {1, 1, 1, 1};
-    int len = lua_istable(L, idx) ? (int)lua_rawlen(L, idx) : 0;
-    if (lua_isinteger(L, idx)) {
-        e[1] = e[2] = lua_tointeger(L, idx);
-    } else if (len == 1 || len == 2 || len == 4) {
-        for (int i = 0; i < len; i++) {
-            lua_rawgeti(L, idx, i + 1);
-            if (!lua_isinteger(L, -1))
-                luaL_error(L, "%s: %s entries must be integers, got %s", fname, what,
-                           luaL_typename(L, -1));
-            lua_Integer x = lua_tointeger(L, -1);
-            lua_pop(L, 1);
-            if (len == 1)
-                e[1] = e[2] = x;
-            else
-                e[len == 2 ? i + 1 : i] = x;
-        }
-    } else {
-        luaL_error(L, "%s: %s must be a number or an array of 1, 2 or 4 integers, got %s",
-                   fname, what, lua_istable(L, idx) ? "an array of another length"
-                                                    : luaL_typename(L, idx));
-    }
-    for (int i = 0; i < 4; i++)
-        v[i] = (int64_t)e[i];
-}
-
-/* padding at 'idx': "SAME" (1) or "VALID" (0), in any letter case. */
-static int padding_arg(lua_State *L, int idx, const char *fname)
-{
-    const char *p = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
-    char up[8] = {0};
-    for (int i = 0; p && p[i] && i < 7; i++)
-        up[i] = (char)toupper((unsigned char)p[i]);
-    if (p && strlen(p) < 7 && (strcmp(up, "SAME") == 0 || strcmp(up, "VALID") == 0))
-        return up[0] == 'S';
-    return luaL_error(L, "%s: padding must be \"SAME\" or \"VALID\", got %s", fname,
-                      p ? p : luaL_typename(L, idx));
-}
-
-/* mf.nn.max_pool(x, ksize, strides, padding), mf.nn.avg_pool(...) */
-static int pool(lua_State *L, bool max)
-{
-    const char *fname = max ? "max_pool" : "avg_pool";
-    MfTensor *x = lmf_to_tensor(L, 1, -1), *out = NULL;
-    int64_t ksize[4], strides[4];
-    window_arg(L, 2, fname, "ksize", ksize);
-    window_arg(L, 3, fname, "strides", strides);
-    int padding = padding_arg(L, 4, fname);
-    MfStatus st = max ? mf_max_pool(x, ksize, strides, padding, &out)
-                      : mf_avg_pool(x, ksize, strides, padding, &out);
-    return push_result(L, st, &out);
-}
-
-static int l_max_pool(lua_State *L)
-{
-    return pool(L, true);
-}
-
-static int l_avg_pool(lua_State *L)
-{
-    return pool(L, false);
-}
-
 void lmf_open_nn(lua_State *L)
 {
     static const luaL_Reg fns[] = {
-        {"softmax", l_softmax},
-        {"log_softmax", l_log_softmax},
         {"softmax_cross_entropy_with_logits", l_softmax_xent},
         {"sparse_softmax_cross_entropy_with_logits", l_sparse_softmax_xent},
         {"sigmoid_cross_entropy_with_logits", l_sigmoid_xent},
         {"l2_loss", l_l2_loss},
-        {"bias_add", l_bias_add},
         {"dropout", l_dropout},
-        {"max_pool", l_max_pool},
-        {"avg_pool", l_avg_pool},
         {NULL, NULL},
     };
     static const char *const same[] = {"relu", "sigmoid", "tanh", "softplus", NULL};

@@ -63,126 +63,28 @@ static int is_array(lua_State *L, int idx)
     return lua_istable(L, idx) && lua_rawlen(L, idx) > 0;
 }
 
-/* ---- reductions ---------------------------------------------------------------- */
-
-/* Raises when the axes array at 'idx' also holds a named field: {1,
- * keepdims = true} would otherwise drop the option silently. */
-static void refuse_mixed(lua_State *L, int idx, const char *fname)
-{
-    if (!lua_istable(L, idx))
-        return;
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        if (!lua_isinteger(L, -1))
-            luaL_error(L, "%s: an array of axes cannot hold options (got '%s'): give "
-                       "{axis = {...}, keepdims = true}", fname, luaL_tolstring(L, -1, NULL));
-    }
-}
-
-/* The keepdims option of the options table at 'idx' (argument 2 or 3;
- * 'dflt' when absent).
- * TensorFlow 1.x spelled it keep_dims, and its users still type that: it
- * is taken as an alias, and giving both is an error. */
-static bool read_keepdims(lua_State *L, int idx, const char *fname, bool dflt)
-{
-    /* the axis comes in the first options table, not after a positional one */
-    static const char *const known[] = {"axis", "keepdims", "keep_dims", NULL};
-    lmf_check_options(L, idx, fname, idx == 2 ? known : known + 1);
-    int top = lua_gettop(L);
-    lua_getfield(L, idx, "keepdims");
-    lua_getfield(L, idx, "keep_dims");
-    bool alias = !lua_isnil(L, -1);
-    if (alias && !lua_isnil(L, -2))
-        luaL_error(L, "%s: give keepdims or its TensorFlow 1.x alias keep_dims, not both",
-                   fname);
-    int v = alias ? -1 : -2;
-    if (!lua_isnil(L, v) && !lua_isboolean(L, v))
-        luaL_error(L, "%s: option '%s' must be a boolean, got %s", fname,
-                   alias ? "keep_dims" : "keepdims", luaL_typename(L, v));
-    bool keep = lua_isnil(L, v) ? dflt : lua_toboolean(L, v);
-    lua_settop(L, top);
-    return keep;
-}
-
-/* Fills the attributes from arguments 2 and 3 (see the file comment). */
-static void reduce_args(lua_State *L, const char *fname, int rank, MfAttrs *a)
-{
-    a->all_axes = true;
-    int t2 = lua_type(L, 2);
-    if (t2 == LUA_TNUMBER || is_array(L, 2)) {
-        refuse_mixed(L, 2, fname);
-        read_axes(L, 2, fname, rank, a);
-    } else if (t2 == LUA_TTABLE) {
-        a->keepdims = read_keepdims(L, 2, fname, false);
-        lua_getfield(L, 2, "axis");
-        if (!lua_isnil(L, -1))
-            read_axes(L, -1, fname, rank, a);
-        lua_pop(L, 1);
-    } else if (t2 != LUA_TNONE && t2 != LUA_TNIL) {
-        luaL_typeerror(L, 2, "axis (number or array of numbers) or options table");
-    }
-    if (lua_isboolean(L, 3))
-        a->keepdims = lua_toboolean(L, 3);
-    else if (lua_istable(L, 3))
-        a->keepdims = read_keepdims(L, 3, fname, a->keepdims);
-    else if (!lua_isnoneornil(L, 3))
-        luaL_typeerror(L, 3, "keepdims (boolean) or options table");
-}
-
-static int l_reduce(lua_State *L)
-{
-    MfOpId op = (MfOpId)lua_tointeger(L, lua_upvalueindex(1));
-    const char *fname = mf_op_table[op]->api;
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    MfAttrs a = mf_attrs_default();
-    reduce_args(L, fname, t->rank, &a);
-    return lmf_call_op(L, op, 1, &t, &a);
-}
-
-/* argmax(t [, axis | {axis =}]): the default axis is 1 (TensorFlow's 0). */
-static int l_argreduce(lua_State *L)
-{
-    MfOpId op = (MfOpId)lua_tointeger(L, lua_upvalueindex(1));
-    const char *fname = mf_op_table[op]->api;
-    static const char *const known[] = {"axis", NULL};
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    MfAttrs a = mf_attrs_default();
-    lmf_check_options(L, 2, fname, known);
-    if (lua_istable(L, 2))
-        lua_getfield(L, 2, "axis");
-    else if (lua_isnoneornil(L, 2) || lua_type(L, 2) == LUA_TNUMBER)
-        lua_pushvalue(L, 2);
-    else
-        return luaL_typeerror(L, 2, "axis (number) or options table");
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        lua_pushinteger(L, 1);
-    }
-    a.axis = pop_axis(L, fname, t->rank);
-    return lmf_call_op(L, op, 1, &t, &a);
-}
-
 /* ---- clipping -------------------------------------------------------------------- */
 
 /* Argument 'idx' as a tensor: a number takes dtype 'like'. */
-static MfTensor *bound_arg(lua_State *L, int idx, const char *what, int like)
+static MfTensor *bound_arg(lua_State *L, int idx, const char *fname, const char *what,
+                           int like)
 {
     if (lua_isnoneornil(L, idx))
-        luaL_argerror(L, idx, lua_pushfstring(L, "%s (number or mf.Tensor) expected, got %s",
-                                              what, luaL_typename(L, idx)));
-    return lmf_to_tensor(L, idx, like);
+        luaL_error(L, "bad argument #%d to '%s' (%s (number or mf.Tensor) expected, got %s)",
+                   idx, fname, what, lua_gettop(L) < idx ? "no value" : "nil");
+    return lmf_arg_tensor(L, idx, like, fname);
 }
 
 static int l_clip_by_value(lua_State *L)
 {
+    lmf_check_nargs(L, "clip_by_value", 3);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     if (lua_type(L, 2) == LUA_TNUMBER && lua_type(L, 3) == LUA_TNUMBER &&
         lua_tonumber(L, 2) > lua_tonumber(L, 3))
         return luaL_error(L, "clip_by_value: lo (%s) must be <= hi (%s)", lua_tostring(L, 2),
                           lua_tostring(L, 3));
-    MfTensor *lo = bound_arg(L, 2, "lo", (int)t->dtype);
-    MfTensor *hi = bound_arg(L, 3, "hi", (int)t->dtype);
+    MfTensor *lo = bound_arg(L, 2, "clip_by_value", "lo", (int)t->dtype);
+    MfTensor *hi = bound_arg(L, 3, "clip_by_value", "hi", (int)t->dtype);
     MfTensor *out = NULL;
     if (mf_clip_by_value(t, lo, hi, &out) != MF_OK)
         return lmf_raise(L);
@@ -194,7 +96,7 @@ static int l_clip_by_value(lua_State *L)
 static int l_clip_by_average_norm(lua_State *L)
 {
     MfTensor *t = lmf_to_tensor(L, 1, -1);
-    MfTensor *clip = bound_arg(L, 2, "clip_norm", (int)t->dtype), *out = NULL;
+    MfTensor *clip = bound_arg(L, 2, "clip_by_norm", "clip_norm", (int)t->dtype), *out = NULL;
     if (!lua_isnone(L, 3))
         return luaL_error(L, "clip_by_average_norm: expected (t, clip_norm), got a 3rd argument");
     if (mf_clip_by_average_norm(t, clip, &out) != MF_OK)
@@ -205,8 +107,9 @@ static int l_clip_by_average_norm(lua_State *L)
 
 static int l_clip_by_norm(lua_State *L)
 {
+    lmf_check_nargs(L, "clip_by_norm", 3);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
-    MfTensor *clip = bound_arg(L, 2, "clip_norm", (int)t->dtype);
+    MfTensor *clip = bound_arg(L, 2, "clip_by_norm", "clip_norm", (int)t->dtype);
     MfAttrs a = mf_attrs_default();
     a.all_axes = true;
     if (lua_type(L, 3) == LUA_TNUMBER || is_array(L, 3)) {
@@ -219,7 +122,8 @@ static int l_clip_by_norm(lua_State *L)
             read_axes(L, -1, "clip_by_norm", t->rank, &a);
         lua_pop(L, 1);
     } else if (!lua_isnoneornil(L, 3)) {
-        return luaL_typeerror(L, 3, "axes (number or array) or options table {axes =}");
+        return lmf_arg_error(L, 3, "clip_by_norm", "axes (number or array) or options table "
+                             "{axes =}");
     }
     MfTensor *out = NULL;
     if (mf_clip_by_norm(t, clip, a.all_axes ? NULL : a.axes, a.naxes, &out) != MF_OK)
@@ -258,7 +162,8 @@ static int list_length(lua_State *L, int idx, const char *fname)
  * table also left on the stack (below the array). Returns the array. */
 static MfTensor **read_list(lua_State *L, int idx, const char *fname, int *n)
 {
-    luaL_checktype(L, idx, LUA_TTABLE);
+    if (!lua_istable(L, idx))
+        lmf_arg_error(L, idx, fname, "a list of tensors");
     *n = list_length(L, idx, fname);
     lua_createtable(L, *n, 0);
     int anchor = lua_gettop(L);
@@ -281,6 +186,7 @@ static MfTensor **read_list(lua_State *L, int idx, const char *fname, int *n)
 
 static int l_global_norm(lua_State *L)
 {
+    lmf_check_nargs(L, "global_norm", 1);
     int n;
     MfTensor **ts = read_list(L, 1, "global_norm", &n);
     MfTensor *out = NULL;
@@ -301,11 +207,12 @@ static int list_dtype(MfTensor *const *ts, int n)
 
 static int l_clip_by_global_norm(lua_State *L)
 {
+    lmf_check_nargs(L, "clip_by_global_norm", 3);
     int n;
     lua_settop(L, 3);   /* the options stay at 3, below what read_list pushes */
     MfTensor **ts = read_list(L, 1, "clip_by_global_norm", &n);
     int like = list_dtype(ts, n);
-    MfTensor *clip = bound_arg(L, 2, "clip_norm", like);
+    MfTensor *clip = bound_arg(L, 2, "clip_by_global_norm", "clip_norm", like);
     MfTensor *use_norm = NULL;
     MfNonfinite nonfinite = MF_NONFINITE_NAN;
     if (lua_istable(L, 3)) {
@@ -321,7 +228,8 @@ static int l_clip_by_global_norm(lua_State *L)
         lua_getfield(L, 3, "use_norm");
         use_norm = lua_isnil(L, -1) ? NULL : lmf_to_tensor(L, -1, like);
     } else if (!lua_isnoneornil(L, 3)) {
-        return luaL_typeerror(L, 3, "options table {use_norm =} (and nonfinite =)");
+        return lmf_arg_error(L, 3, "clip_by_global_norm", "options table {use_norm =} (and "
+                             "nonfinite =)");
     }
     MfTensor **outs = lua_newuserdatauv(L, sizeof *outs * (size_t)(n > 0 ? n : 1), 0);
     MfTensor *norm = NULL;
@@ -343,15 +251,6 @@ static int l_clip_by_global_norm(lua_State *L)
 
 /* ---- registration ------------------------------------------------------------------ */
 
-static void register_op(lua_State *L, int methods, MfOpId op, lua_CFunction f)
-{
-    lua_pushinteger(L, op);
-    lua_pushcclosure(L, f, 1);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, methods, mf_op_table[op]->api);
-    lua_setfield(L, -2, mf_op_table[op]->api);
-}
-
 void lmf_open_reduce(lua_State *L, int methods)
 {
     static const luaL_Reg funcs[] = {
@@ -359,12 +258,7 @@ void lmf_open_reduce(lua_State *L, int methods)
         {"clip_by_average_norm", l_clip_by_average_norm},
         {"global_norm", l_global_norm}, {"clip_by_global_norm", l_clip_by_global_norm},
         {NULL, NULL}};
-    static const MfOpId reductions[] = {MF_OP_SUM, MF_OP_MEAN, MF_OP_MAX, MF_OP_MIN, MF_OP_PROD};
     methods = lua_absindex(L, methods);
-    for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; i++)
-        register_op(L, methods, reductions[i], l_reduce);
-    register_op(L, methods, MF_OP_ARGMAX, l_argreduce);
-    register_op(L, methods, MF_OP_ARGMIN, l_argreduce);
     luaL_setfuncs(L, funcs, 0);
     lua_pushcfunction(L, l_clip_by_value);
     lua_setfield(L, methods, "clip_by_value");

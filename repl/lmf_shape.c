@@ -38,7 +38,7 @@ static int read_ints(lua_State *L, int idx, const char *fname, const char *what,
         return 1;
     }
     if (!lua_istable(L, idx))
-        return luaL_typeerror(L, idx, "integer or array of integers");
+        return lmf_arg_error(L, idx, fname, "integer or array of integers");
     int n = (int)lua_rawlen(L, idx);
     if (n > max)
         return luaL_error(L, "%s: %s has %d entries, at most %d are supported", fname, what, n,
@@ -59,34 +59,11 @@ static lua_Integer arg_axis(lua_State *L, int idx, const char *fname, lua_Intege
     lmf_check_options(L, idx, fname, known);
     if (lua_istable(L, idx))
         return lmf_opt_integer(L, idx, "axis", dflt);
-    return luaL_optinteger(L, idx, dflt);
-}
-
-/* Converts the array of tensors at 'idx' to a C array kept alive (with any
- * converted entries) by values pushed on the stack; returns the count. */
-static int check_list(lua_State *L, int idx, const char *fname, MfTensor ***items)
-{
-    luaL_checktype(L, idx, LUA_TTABLE);
-    int n = (int)lua_rawlen(L, idx);
-    if (n == 0)
-        luaL_error(L, "%s: expected a non-empty array of tensors", fname);
-    MfTensor **v = lua_newuserdatauv(L, (size_t)n * sizeof *v, 0);
-    lua_createtable(L, n, 0);
-    int like = -1;
-    for (int i = 1; i <= n && like < 0; i++, lua_pop(L, 1))
-        if (lua_rawgeti(L, idx, i) && lmf_test_tensor(L, -1))
-            like = (int)lmf_test_tensor(L, -1)->dtype;
-    for (int i = 1; i <= n; i++) {
-        int ty = lua_rawgeti(L, idx, i);
-        int convertible = ty == LUA_TNUMBER || ty == LUA_TTABLE || ty == LUA_TBOOLEAN;
-        if (!lmf_test_tensor(L, -1) && !convertible)
-            luaL_error(L, "%s: list entry %d is %s, expected an open mf.Tensor", fname, i,
-                       ty == LUA_TUSERDATA ? "a closed tensor or userdata" : luaL_typename(L, -1));
-        v[i - 1] = lmf_to_tensor(L, -1, like);
-        lua_rawseti(L, -2, i);
-    }
-    *items = v;
-    return n;
+    if (lua_isnoneornil(L, idx))
+        return dflt;
+    if (!lua_isinteger(L, idx))
+        lmf_arg_error(L, idx, fname, "an integer axis or an options table {axis =}");
+    return lua_tointeger(L, idx);
 }
 
 /* Replaces the indices at 'idx' (an int tensor, an integer or a nested table
@@ -102,7 +79,7 @@ static MfTensor *zero_based(lua_State *L, int idx, const char *fname)
         if (ty == LUA_TNUMBER)
             check_int(L, idx, fname, "indices", 1);
         else if (ty != LUA_TTABLE)
-            luaL_typeerror(L, idx, "mf.Tensor, integer or array of integers");
+            lmf_arg_error(L, idx, fname, "mf.Tensor, integer or array of integers");
         lua_pushvalue(L, lua_upvalueindex(1)); /* mf.tensor(data, "int64") */
         lua_pushvalue(L, idx);
         lua_pushliteral(L, "int64");
@@ -138,32 +115,10 @@ static int push_array(lua_State *L, MfTensor **outs, int64_t n)
 
 /* ---- concat, stack, split, unstack ------------------------------------------ */
 
-/* mf.concat(list, axis) */
-static int l_concat(lua_State *L)
-{
-    MfTensor **in;
-    lua_Integer axis = arg_axis(L, 2, "concat", 1); /* before 'check_list' pushes */
-    int n = check_list(L, 1, "concat", &in);
-    MfAttrs a = mf_attrs_default();
-    if (in[0]->rank > 0) /* else the op says scalars cannot be concatenated */
-        a.axis = lmf_axis(L, "concat", axis, in[0]->rank, 0);
-    return lmf_call_op(L, MF_OP_CONCAT, n, in, &a);
-}
-
-/* mf.stack(list, axis): axis 1..rank+1 */
-static int l_stack(lua_State *L)
-{
-    MfTensor **in;
-    lua_Integer axis = arg_axis(L, 2, "stack", 1);
-    int n = check_list(L, 1, "stack", &in);
-    MfAttrs a = mf_attrs_default();
-    a.axis = lmf_axis(L, "stack", axis, in[0]->rank, 1);
-    return lmf_call_op(L, MF_OP_STACK, n, in, &a);
-}
-
 /* mf.split(t, n_or_sizes, axis) -> array of tensors */
 static int l_split(lua_State *L)
 {
+    lmf_check_nargs(L, "split", 3);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     int64_t axis = lmf_axis(L, "split", arg_axis(L, 3, "split", 1), t->rank, 0), n, *sizes = NULL;
     if (lua_istable(L, 2)) {
@@ -175,7 +130,7 @@ static int l_split(lua_State *L)
         }
     } else {
         if (lua_type(L, 2) != LUA_TNUMBER)
-            luaL_typeerror(L, 2, "number of parts or array of sizes");
+            lmf_arg_error(L, 2, "split", "number of parts or array of sizes");
         n = check_int(L, 2, "split", "number of parts", 1);
     }
     size_t room = n > 0 && n <= INT32_MAX ? (size_t)n : 1; /* else mf_split refuses n */
@@ -187,6 +142,7 @@ static int l_split(lua_State *L)
 /* mf.unstack(t, axis) -> array of tensors of rank t.ndim - 1 */
 static int l_unstack(lua_State *L)
 {
+    lmf_check_nargs(L, "unstack", 2);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     if (t->rank == 0)
         return luaL_error(L, "unstack: a scalar (rank 0) cannot be unstacked");
@@ -203,6 +159,7 @@ static int l_unstack(lua_State *L)
  * omitted: everything from begin). A view of t. */
 static int l_slice(lua_State *L)
 {
+    lmf_check_nargs(L, "slice", 3);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     int64_t begin[MF_MAX_RANK], size[MF_MAX_RANK];
     int nb = read_ints(L, 2, "slice", "begin", begin, MF_MAX_RANK), ns = t->rank;
@@ -230,6 +187,7 @@ static int l_slice(lua_State *L)
 /* mf.gather(t, indices, axis): 1-based indices (int tensor or table) */
 static int l_gather(lua_State *L)
 {
+    lmf_check_nargs(L, "gather", 3);
     MfTensor *in[2] = {lmf_to_tensor(L, 1, -1), NULL};
     MfAttrs a = mf_attrs_default();
     if (in[0]->rank > 0) /* else the op says a scalar cannot be gathered from */
@@ -238,32 +196,12 @@ static int l_gather(lua_State *L)
     return lmf_call_op(L, MF_OP_GATHER, 2, in, &a);
 }
 
-/* mf.reverse(t, axes): one axis or an array of axes */
-static int l_reverse(lua_State *L)
-{
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    int64_t axes[MF_MAX_RANK];
-    MfAttrs a = mf_attrs_default();
-    a.naxes = read_ints(L, 2, "reverse", "axes", axes, MF_MAX_RANK);
-    for (int k = 0; k < a.naxes; k++)
-        a.axes[k] = lmf_axis(L, "reverse", axes[k], t->rank, 0);
-    return lmf_call_op(L, MF_OP_REVERSE, 1, &t, &a);
-}
-
-/* mf.tile(t, multiples) */
-static int l_tile(lua_State *L)
-{
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    MfAttrs a = mf_attrs_default();
-    a.nints = read_ints(L, 2, "tile", "multiples", a.ints, MF_MAX_RANK);
-    return lmf_call_op(L, MF_OP_TILE, 1, &t, &a);
-}
-
 /* Reads {{before, after}, ...} at 'idx' into 'ints' as pairs; returns the
  * number of values. */
 static int read_paddings(lua_State *L, int idx, int64_t *ints)
 {
-    luaL_checktype(L, idx, LUA_TTABLE);
+    if (!lua_istable(L, idx))
+        lmf_arg_error(L, idx, "pad", "paddings {{before, after}, ...}");
     int n = (int)lua_rawlen(L, idx);
     if (n > MF_MAX_RANK)
         luaL_error(L, "pad: paddings has %d pairs, at most %d are supported", n, MF_MAX_RANK);
@@ -284,6 +222,7 @@ static int read_paddings(lua_State *L, int idx, int64_t *ints)
 /* mf.pad(t, paddings [, constant_values | {constant_values, mode = "CONSTANT"}]) */
 static int l_pad(lua_State *L)
 {
+    lmf_check_nargs(L, "pad", 3);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     MfAttrs a = mf_attrs_default();
     a.nints = read_paddings(L, 2, a.ints);
@@ -298,7 +237,7 @@ static int l_pad(lua_State *L)
         if (mode && strcmp(mode, "CONSTANT") != 0 && strcmp(mode, "constant") != 0)
             return luaL_error(L, "pad: only mode \"CONSTANT\" is supported, got \"%s\"", mode);
     } else if (!lua_isnoneornil(L, 3)) {
-        return luaL_typeerror(L, 3, "number or options table");
+        return lmf_arg_error(L, 3, "pad", "constant value (number) or options table");
     }
     return lmf_call_op(L, MF_OP_PAD, 1, &t, &a);
 }
@@ -306,6 +245,7 @@ static int l_pad(lua_State *L)
 /* mf.broadcast_to(t, shape) */
 static int l_broadcast_to(lua_State *L)
 {
+    lmf_check_nargs(L, "broadcast_to", 2);
     MfTensor *t = lmf_to_tensor(L, 1, -1), *s = lmf_test_tensor(L, 2), *out = NULL;
     if (s && s->node) {   /* a graph shape (mf.shape of a -1 placeholder): read when it runs */
         lmf_check_status(L, mf_broadcast_to_by(t, s, &out));
@@ -338,11 +278,12 @@ static MfDType opt_dtype_field(lua_State *L, int idx, const char *fname)
  * classes 1..depth, the class axis last. */
 static int l_one_hot(lua_State *L)
 {
+    lmf_check_nargs(L, "one_hot", 3);
     static const char *const known[] = {"on_value", "off_value", "dtype", NULL};
     MfAttrs a = mf_attrs_default();
     a.n = check_int(L, 2, "one_hot", "depth", 1);
-    if (!lua_isnoneornil(L, 3))
-        luaL_checktype(L, 3, LUA_TTABLE);
+    if (!lua_isnoneornil(L, 3) && !lua_istable(L, 3))
+        lmf_arg_error(L, 3, "one_hot", "options table");
     lmf_check_options(L, 3, "one_hot", known);
     a.scalar[0] = lmf_opt_number(L, 3, "on_value", 1);
     a.scalar[1] = lmf_opt_number(L, 3, "off_value", 0);
@@ -351,26 +292,15 @@ static int l_one_hot(lua_State *L)
     return lmf_call_op(L, MF_OP_ONE_HOT, 1, &ix, &a);
 }
 
-/* mf.shape(t) -> int32 tensor (t.shape gives a Lua array) */
-static int l_shape(lua_State *L)
-{
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    return lmf_call_op(L, MF_OP_SHAPE, 1, &t, NULL);
-}
-
 void lmf_open_shape(lua_State *L, int methods)
 {
     static const luaL_Reg both[] = {
         {"split", l_split}, {"unstack", l_unstack}, {"slice", l_slice}, {"gather", l_gather},
-        {"reverse", l_reverse}, {"tile", l_tile}, {"pad", l_pad},
-        {"broadcast_to", l_broadcast_to}, {"one_hot", l_one_hot}, {NULL, NULL}};
-    static const luaL_Reg only_mf[] = {
-        {"concat", l_concat}, {"stack", l_stack}, {"shape", l_shape}, {NULL, NULL}};
+        {"pad", l_pad}, {"one_hot", l_one_hot}, {"broadcast_to", l_broadcast_to},
+        {NULL, NULL}};
     methods = lua_absindex(L, methods);
     lua_getfield(L, -1, "tensor"); /* upvalue 1 of each function */
     luaL_setfuncs(L, both, 1);
-    lua_getfield(L, -1, "tensor");
-    luaL_setfuncs(L, only_mf, 1);
     lua_pushvalue(L, methods);
     lua_getfield(L, -2, "tensor");
     luaL_setfuncs(L, both, 1);

@@ -284,13 +284,13 @@ static const char *binding_name(lua_State *L)
 }
 
 /* Finds the shape of a nested table by following first elements. */
-static int data_shape(lua_State *L, int idx, int64_t *shape, int *has_bool)
+static int data_shape(lua_State *L, int idx, int64_t *shape, int *has_bool, const char *fname)
 {
     int rank = 0;
     lua_pushvalue(L, idx);
     while (lua_istable(L, -1)) {
         if (rank == MF_MAX_RANK)
-            luaL_error(L, "%s: nested deeper than %d levels", binding_name(L), MF_MAX_RANK);
+            luaL_error(L, "%s: nested deeper than %d levels", fname, MF_MAX_RANK);
         shape[rank++] = (int64_t)lua_rawlen(L, -1);
         if (lua_rawlen(L, -1) == 0)
             break;
@@ -303,6 +303,7 @@ static int data_shape(lua_State *L, int idx, int64_t *shape, int *has_bool)
 }
 
 typedef struct Filler {
+    const char *fname;  /* the function called, for messages */
     MfTensor *t;
     int64_t next;
     int64_t path[MF_MAX_RANK];
@@ -317,8 +318,8 @@ static void fill_error(lua_State *L, Filler *f, int depth, const char *what)
     mf_tensor_release(f->t);
     f->t = NULL;
     if (depth == 0)   /* a single value: no position to name */
-        luaL_error(L, "%s: %s", binding_name(L), what);
-    luaL_error(L, "%s: %s at data%s", binding_name(L), what, where);
+        luaL_error(L, "%s: %s", f->fname, what);
+    luaL_error(L, "%s: %s at data%s", f->fname, what, where);
 }
 
 /* Whether the Lua number at 'idx' converts to 'dt' without overflow. */
@@ -382,16 +383,21 @@ static void fill(lua_State *L, Filler *f, int depth)
 }
 
 /* A new tensor from the number, boolean or nested table at 'idx'. */
-static MfTensor *tensor_from_lua(lua_State *L, int idx, int dtype)
+static MfTensor *tensor_from_lua(lua_State *L, int idx, int dtype, const char *fname)
 {
     int64_t shape[MF_MAX_RANK];
     int has_bool = 0;
     int t = lua_type(L, idx);
-    if (t != LUA_TNUMBER && t != LUA_TBOOLEAN && t != LUA_TTABLE)
-        luaL_typeerror(L, idx, "mf.Tensor, number, boolean or table");
-    int rank = data_shape(L, idx, shape, &has_bool);
+    if (t != LUA_TNUMBER && t != LUA_TBOOLEAN && t != LUA_TTABLE) {
+        if (idx < 0)   /* a list entry on top of the stack */
+            luaL_error(L, "%s: mf.Tensor, number, boolean or table expected, got %s", fname,
+                       luaL_typename(L, idx));
+        luaL_error(L, "bad argument #%d to '%s' (mf.Tensor, number, boolean or table expected, "
+                   "got %s)", idx, fname, luaL_typename(L, idx));
+    }
+    int rank = data_shape(L, idx, shape, &has_bool, fname);
     MfDType dt = dtype >= 0 ? (MfDType)dtype : has_bool ? MF_BOOL : MF_FLOAT32;
-    Filler f = {.t = mf_tensor_new(dt, rank, shape), .next = 0};
+    Filler f = {.fname = fname, .t = mf_tensor_new(dt, rank, shape), .next = 0};
     if (!f.t)
         lmf_raise(L);
     lua_pushvalue(L, idx);
@@ -405,6 +411,14 @@ MfTensor *lmf_to_tensor(lua_State *L, int idx, int like)
     MfTensor *t = lmf_test_tensor(L, idx);
     if (t)
         return t;
+    return lmf_arg_tensor(L, idx, like, binding_name(L));
+}
+
+MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
+{
+    MfTensor *t = lmf_test_tensor(L, idx);
+    if (t)
+        return t;
     if (lua_isuserdata(L, idx))
         return lmf_check_tensor(L, idx); /* a closed box or another type: raises */
     idx = lua_absindex(L, idx);
@@ -412,14 +426,14 @@ MfTensor *lmf_to_tensor(lua_State *L, int idx, int like)
         MfDType dt = like >= 0 ? (MfDType)like : MF_FLOAT32;
         if (!number_fits(L, idx, dt))   /* as PyTorch: no silent overflow */
             luaL_error(L, "%s: the number %s does not fit %s (the other operand's dtype)",
-                       binding_name(L), lua_tostring(L, idx), mf_dtype_name(dt));
+                       fname, lua_tostring(L, idx), mf_dtype_name(dt));
         t = mf_tensor_scalar(dt, lua_tonumber(L, idx));
         if (dt == MF_INT64 && t && lua_isinteger(L, idx))
             *(int64_t *)t->storage->data = lua_tointeger(L, idx);
         if (!t)
             lmf_raise(L);
     } else {
-        t = tensor_from_lua(L, idx, -1);
+        t = tensor_from_lua(L, idx, -1, fname);
     }
     lmf_push_tensor(L, t);
     lua_replace(L, idx);
@@ -443,7 +457,9 @@ static int l_tensor(lua_State *L)
             luaL_error(L, "tensor: use mf.cast to change the dtype of a tensor");
         return 1;
     }
-    lmf_push_tensor(L, tensor_from_lua(L, 1, dt));
+    /* called from C by bindings that convert data (one_hot, assign_add):
+     * binding_name finds the function the user called */
+    lmf_push_tensor(L, tensor_from_lua(L, 1, dt, binding_name(L)));
     return 1;
 }
 

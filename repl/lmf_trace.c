@@ -527,10 +527,11 @@ static int l_trace(lua_State *L)
                                              luaL_getmetafield(L, 1, "__call") != LUA_TNIL &&
                                              (lua_pop(L, 1), true));
     if (!callable) {
-        /* called in this frame, not through lua_call, so that its argument
-         * errors say "bad argument #1 to 'trace'" rather than to '?' */
-        lua_CFunction matrix_trace = lua_tocfunction(L, lua_upvalueindex(1));
-        return matrix_trace(L);
+        /* the op binding names 'trace' in its errors itself */
+        lua_pushvalue(L, lua_upvalueindex(1));
+        lua_insert(L, 1);
+        lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+        return lua_gettop(L);
     }
     if (!lua_isnoneornil(L, 2))
         return luaL_error(L, "trace: mf.trace(f) takes only the function, got a second "
@@ -590,7 +591,7 @@ void lmf_open_trace(lua_State *L)
     lua_pushcfunction(L, guard_close);
     lua_setfield(L, -2, "__close");
     lua_pop(L, 1);
-    lua_getfield(L, -1, "trace");     /* the matrix trace (repl/lmf_linalg.c) */
+    lua_getfield(L, -1, "trace");     /* the matrix trace (repl/lmf_op.c) */
     lua_pushcclosure(L, l_trace, 1);
     lua_setfield(L, -2, "trace");
     lua_pushcfunction(L, l_init_scope);

@@ -295,9 +295,19 @@ static MfCost bn_cost(const MfOpCall *c)
     return (MfCost){.flops = 6 * n, .bytes = 3 * n * size};
 }
 
+static const MfAttrDef bn_attrs[] = {
+    {"epsilon", MF_ATTR_FLOAT, 0, MF_ATTR_AT(scalar[0]), 0, 1e-3, NULL, NULL},
+};
+
+/* MF_OP_OWN_BINDING: bound by repl/lmf_fused.c for now */
 const MfOpDesc mf_desc_fused_batch_norm = {
-    .name = "FusedBatchNormV3", .api = "fused_batch_norm", .arity = 3, .flags = 0,
+    .name = "FusedBatchNormV3", .api = "fused_batch_norm", .arity = 3,
+    .flags = MF_OP_OWN_BINDING,
     .infer = bn_infer, .forward = bn_forward, .backward = bn_grad, .cost = bn_cost,
+    .attrs = bn_attrs, .nattrs = MF_NATTRS(bn_attrs), .lua = "nn.fused_batch_norm",
+    .inputs = "x, scale, offset",
+    .summary = "y, batch mean, biased batch variance of training-mode batch normalization "
+               "(channels last)",
 };
 
 const MfOpDesc mf_desc_fused_batch_norm_grad = {

@@ -167,18 +167,27 @@ static MfStatus minimum_forward(const MfOpCall *c, MfTensor **outs)
     BINARY_FORWARD((a < b || a != a) ? a : b, a < b ? a : b);
 }
 
-#define BINARY_OP(sym, tfname, apiname, fwd, bwd)                                  \
+#define BINARY_OP(sym, tfname, apiname, fwd, bwd, doc)                             \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 2, .flags = MF_OP_SIMPLE,         \
         .infer = infer_numeric,                                                    \
         .forward = fwd, .backward = bwd, .cost = mf_cost_elementwise,              \
+        .lua = apiname, .inputs = "x, y", .summary = doc,                         \
     }
 
-BINARY_OP(mf_desc_add, "AddV2", "add", add_forward, mf_add_grad);
-BINARY_OP(mf_desc_sub, "Sub", "subtract", sub_forward, mf_sub_grad);
-BINARY_OP(mf_desc_mul, "Mul", "multiply", mul_forward, mf_mul_grad);
-BINARY_OP(mf_desc_div, "RealDiv", "divide", div_forward, mf_div_grad);
-BINARY_OP(mf_desc_mod, "FloorMod", "mod", mod_forward, mf_mod_grad);
-BINARY_OP(mf_desc_pow, "Pow", "pow", pow_forward, mf_pow_grad);
-BINARY_OP(mf_desc_maximum, "Maximum", "maximum", maximum_forward, mf_maximum_grad);
-BINARY_OP(mf_desc_minimum, "Minimum", "minimum", minimum_forward, mf_minimum_grad);
+BINARY_OP(mf_desc_add, "AddV2", "add", add_forward, mf_add_grad,
+         "elementwise x + y (broadcasting)");
+BINARY_OP(mf_desc_sub, "Sub", "subtract", sub_forward, mf_sub_grad,
+         "elementwise x - y (broadcasting)");
+BINARY_OP(mf_desc_mul, "Mul", "multiply", mul_forward, mf_mul_grad,
+         "elementwise x * y (broadcasting)");
+BINARY_OP(mf_desc_div, "RealDiv", "divide", div_forward, mf_div_grad,
+         "elementwise x / y (broadcasting)");
+BINARY_OP(mf_desc_mod, "FloorMod", "mod", mod_forward, mf_mod_grad,
+         "elementwise floor modulo: the sign of y (as Python)");
+BINARY_OP(mf_desc_pow, "Pow", "pow", pow_forward, mf_pow_grad,
+         "elementwise x ^ y");
+BINARY_OP(mf_desc_maximum, "Maximum", "maximum", maximum_forward, mf_maximum_grad,
+         "elementwise larger of x and y");
+BINARY_OP(mf_desc_minimum, "Minimum", "minimum", minimum_forward, mf_minimum_grad,
+         "elementwise smaller of x and y");

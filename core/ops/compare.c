@@ -343,39 +343,61 @@ MfStatus mf_where(MfTensor *cond, MfTensor *x, MfTensor *y, MfTensor **out)
 
 /* ---- descriptors ---------------------------------------------------------------- */
 
-#define BOOL_OP(sym, tfname, apiname, ar, inf, fwd)                                \
+#define BOOL_OP(sym, tfname, apiname, ar, inf, fwd, doc)                           \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = ar,                               \
         .flags = MF_OP_SIMPLE | MF_OP_NONDIFF, .infer = inf, .forward = fwd,       \
         .cost = mf_cost_elementwise,                                               \
+        .lua = apiname, .inputs = (ar) == 2 ? "x, y" : "x", .summary = doc,       \
     }
 
-BOOL_OP(mf_desc_equal, "Equal", "equal", 2, infer_equality, equal_forward);
-BOOL_OP(mf_desc_not_equal, "NotEqual", "not_equal", 2, infer_equality, not_equal_forward);
-BOOL_OP(mf_desc_less, "Less", "less", 2, infer_ordering, less_forward);
-BOOL_OP(mf_desc_less_equal, "LessEqual", "less_equal", 2, infer_ordering, less_equal_forward);
-BOOL_OP(mf_desc_greater, "Greater", "greater", 2, infer_ordering, greater_forward);
+BOOL_OP(mf_desc_equal, "Equal", "equal", 2, infer_equality, equal_forward,
+        "elementwise x == y, a bool tensor");
+BOOL_OP(mf_desc_not_equal, "NotEqual", "not_equal", 2, infer_equality, not_equal_forward,
+        "elementwise x ~= y, a bool tensor");
+BOOL_OP(mf_desc_less, "Less", "less", 2, infer_ordering, less_forward,
+        "elementwise x < y, a bool tensor");
+BOOL_OP(mf_desc_less_equal, "LessEqual", "less_equal", 2, infer_ordering, less_equal_forward,
+        "elementwise x <= y, a bool tensor");
+BOOL_OP(mf_desc_greater, "Greater", "greater", 2, infer_ordering, greater_forward,
+        "elementwise x > y, a bool tensor");
 BOOL_OP(mf_desc_greater_equal, "GreaterEqual", "greater_equal", 2, infer_ordering,
-        greater_equal_forward);
+        greater_equal_forward,
+        "elementwise x >= y, a bool tensor");
 BOOL_OP(mf_desc_logical_and, "LogicalAnd", "logical_and", 2, infer_logical_binary,
-        logical_and_forward);
+        logical_and_forward,
+        "elementwise x and y of bool tensors");
 BOOL_OP(mf_desc_logical_or, "LogicalOr", "logical_or", 2, infer_logical_binary,
-        logical_or_forward);
+        logical_or_forward,
+        "elementwise x or y of bool tensors");
 BOOL_OP(mf_desc_logical_not, "LogicalNot", "logical_not", 1, infer_logical_not,
-        logical_not_forward);
-BOOL_OP(mf_desc_is_nan, "IsNan", "is_nan", 1, infer_float_class, is_nan_forward);
-BOOL_OP(mf_desc_is_inf, "IsInf", "is_inf", 1, infer_float_class, is_inf_forward);
-BOOL_OP(mf_desc_is_finite, "IsFinite", "is_finite", 1, infer_float_class, is_finite_forward);
+        logical_not_forward,
+        "elementwise not x of a bool tensor");
+BOOL_OP(mf_desc_is_nan, "IsNan", "is_nan", 1, infer_float_class, is_nan_forward,
+        "elementwise: is x NaN?");
+BOOL_OP(mf_desc_is_inf, "IsInf", "is_inf", 1, infer_float_class, is_inf_forward,
+        "elementwise: is x +-infinity?");
+BOOL_OP(mf_desc_is_finite, "IsFinite", "is_finite", 1, infer_float_class, is_finite_forward,
+        "elementwise: is x neither NaN nor infinite?");
 
 /* Differentiable in x and y (the condition gets no gradient). */
 const MfOpDesc mf_desc_select = {
-    .name = "SelectV2", .api = "where", .arity = 3, .infer = infer_select,
-    .forward = select_forward, .backward = mf_select_grad, .cost = mf_cost_elementwise,
+    .name = "SelectV2", .api = "where", .arity = 3, .flags = MF_OP_OWN_BINDING,
+    .infer = infer_select, .forward = select_forward, .backward = mf_select_grad,
+    .cost = mf_cost_elementwise, .lua = "where", .inputs = "cond, x, y",
+    .summary = "elementwise cond ? x : y (numbers take the other operand's dtype)",
 };
 
 /* Differentiable between float dtypes; casts to or from integers pass no
  * gradient (the backward returns none for those). */
+static const MfAttrDef cast_attrs[] = {
+    {"dtype", MF_ATTR_DTYPE, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(dtype), 0,
+     MF_FLOAT32, NULL, NULL},
+};
+
 const MfOpDesc mf_desc_cast = {
     .name = "Cast", .api = "cast", .arity = 1, .infer = infer_cast,
     .forward = cast_forward, .backward = mf_cast_grad, .cost = mf_cost_elementwise,
+    .attrs = cast_attrs, .nattrs = MF_NATTRS(cast_attrs), .lua = "cast", .inputs = "x",
+    .summary = "x converted to dtype; float to int truncates toward zero, to bool is x ~= 0",
 };

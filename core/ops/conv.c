@@ -510,21 +510,57 @@ static MfCost conv_cost(const MfOpCall *c)
     return cost;
 }
 
+static const char *const paddings[] = {"VALID", "SAME", NULL};
+static const char *const formats[] = {"NHWC", "NCHW", NULL};
+
+/* strides, dilations: n, {h, w} or four entries in the data format's order */
+static const MfAttrDef conv_attrs[] = {
+    {"strides", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(strides), 0,
+     0, NULL, NULL},
+    {"padding", MF_ATTR_ENUM, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(padding), 0, 0,
+     paddings, NULL},
+    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},
+    {"dilations", MF_ATTR_WINDOW, 0, MF_ATTR_AT(dilations), 0, 0, NULL, NULL},
+    {"algorithm", MF_ATTR_ENUM, 0, MF_ATTR_AT(conv_algorithm), 0, MF_CONV_AUTO,
+     mf_conv_algo_names, NULL},
+};
+
+/* Lua's conv2d: NCHW by transposing around the NHWC op (mf_conv2d). */
+static MfStatus conv2d_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor **outs,
+                             int *nout)
+{
+    (void)n;
+    *nout = 1;
+    MfAttrs at = *a;
+    at.data_format = 0;
+    return mf_conv2d(in[0], in[1], &at, a->data_format == 1, outs);
+}
+
 const MfOpDesc mf_desc_conv2d = {
     .name = "Conv2D", .api = "conv2d", .arity = 2, .infer = conv_infer,
     .forward = conv2d_forward, .backward = mf_conv2d_grad, .cost = conv_cost,
+    .attrs = conv_attrs, .nattrs = MF_NATTRS(conv_attrs), .lua = "nn.conv2d",
+    .inputs = "input, filter", .entry = conv2d_entry,
+    .summary = "2-D convolution of an NHWC input with an HWIO filter",
 };
 
+/* Bound by hand (repl/lmf_conv.c): the sizes come first, as Lua arrays. */
 const MfOpDesc mf_desc_conv2d_backprop_input = {
     .name = "Conv2DBackpropInput", .api = "conv2d_backprop_input", .arity = 2,
-    .infer = conv_infer, .forward = backprop_input_forward,
+    .flags = MF_OP_OWN_BINDING, .infer = conv_infer, .forward = backprop_input_forward,
     .backward = mf_conv2d_backprop_input_grad, .cost = conv_cost,
+    .attrs = conv_attrs, .nattrs = MF_NATTRS(conv_attrs), .lua = "nn.conv2d_backprop_input",
+    .inputs = "input_sizes, filter, out_backprop",
+    .summary = "the gradient of conv2d with respect to its input",
 };
 
 const MfOpDesc mf_desc_conv2d_backprop_filter = {
     .name = "Conv2DBackpropFilter", .api = "conv2d_backprop_filter", .arity = 2,
-    .infer = conv_infer, .forward = backprop_filter_forward,
+    .flags = MF_OP_OWN_BINDING, .infer = conv_infer, .forward = backprop_filter_forward,
     .backward = mf_conv2d_backprop_filter_grad, .cost = conv_cost,
+    .attrs = conv_attrs, .nattrs = MF_NATTRS(conv_attrs), .lua = "nn.conv2d_backprop_filter",
+    .inputs = "input, filter_sizes, out_backprop",
+    .summary = "the gradient of conv2d with respect to its filter",
 };
 
 /* ---- composites: NCHW by transposing -------------------------------------------- */

@@ -97,7 +97,9 @@ typedef enum MfConvAlgo {
     MF_CONV_AUTO, MF_CONV_IM2COL, MF_CONV_WINOGRAD, MF_CONV_DIRECT
 } MfConvAlgo;
 
-/* "auto", "im2col", "winograd", "direct" (NULL-terminated, in enum order). */
+/* "auto", "im2col", "winograd", "direct" (NULL-terminated, in enum order;
+ * the choices of conv2d's 'algorithm' attribute). */
+extern const char *const mf_conv_algo_names[];
 const char *const *mf_conv_algorithm_names(void);
 /* The MfConvAlgo named 'name', or -1. */
 int mf_conv_algorithm_parse(const char *name);

@@ -7,19 +7,19 @@
 #include "common.h"
 #include "conv.h"
 
-static const char *const names[] = {"auto", "im2col", "winograd", "direct", NULL};
+const char *const mf_conv_algo_names[] = {"auto", "im2col", "winograd", "direct", NULL};
 
 static MfConvAlgo setting = MF_CONV_AUTO;
 
 const char *const *mf_conv_algorithm_names(void)
 {
-    return names;
+    return mf_conv_algo_names;
 }
 
 int mf_conv_algorithm_parse(const char *name)
 {
-    for (int i = 0; name && names[i]; i++)
-        if (strcmp(name, names[i]) == 0)
+    for (int i = 0; name && mf_conv_algo_names[i]; i++)
+        if (strcmp(name, mf_conv_algo_names[i]) == 0)
             return i;
     return -1;
 }

@@ -322,14 +322,31 @@ static MfCost matmul_cost(const MfOpCall *c)
     return cost;
 }
 
+static const MfAttrDef matmul_attrs[] = {
+    {"transpose_a", MF_ATTR_BOOL, 0, MF_ATTR_AT(transpose_a), 0, 0, NULL, NULL},
+    {"transpose_b", MF_ATTR_BOOL, 0, MF_ATTR_AT(transpose_b), 0, 0, NULL, NULL},
+};
+
+/* Lua's matmul: MatMul for two matrices, else BatchMatMulV2. */
+static MfStatus matmul_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor **outs,
+                             int *nout)
+{
+    MfOpId op = in[0]->rank == 2 && in[1]->rank == 2 ? MF_OP_MATMUL : MF_OP_BATCH_MATMUL;
+    return mf_op_call(op, n, in, a, outs, nout);
+}
+
 const MfOpDesc mf_desc_matmul = {
     .name = "MatMul", .api = "matmul", .arity = 2, .infer = matmul_infer,
     .forward = matmul_forward, .backward = mf_matmul_grad, .cost = matmul_cost,
+    .attrs = matmul_attrs, .nattrs = MF_NATTRS(matmul_attrs), .lua = "matmul",
+    .inputs = "a, b", .entry = matmul_entry,
+    .summary = "matrix product a @ b (rank 2, or batched over leading axes)",
 };
 
 const MfOpDesc mf_desc_batch_matmul = {
     .name = "BatchMatMulV2", .api = "matmul", .arity = 2, .infer = batch_matmul_infer,
     .forward = matmul_forward, .backward = mf_batch_matmul_grad, .cost = matmul_cost,
+    .attrs = matmul_attrs, .nattrs = MF_NATTRS(matmul_attrs),
 };
 
 /* ---- Trace -------------------------------------------------------------------------- */
@@ -399,6 +416,7 @@ static MfCost trace_cost(const MfOpCall *c)
 const MfOpDesc mf_desc_trace = {
     .name = "Trace", .api = "trace", .arity = 1, .infer = trace_infer,
     .forward = trace_forward, .backward = mf_trace_grad, .cost = trace_cost,
+    .lua = "trace", .inputs = "x", .summary = "sum of the diagonal of a matrix",
 };
 
 /* ---- composites --------------------------------------------------------------------- */

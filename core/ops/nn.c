@@ -120,16 +120,25 @@ static MfCost softmax_cost(const MfOpCall *c)
     return cost;
 }
 
+/* The default axis is the last. */
+static const MfAttrDef softmax_attrs[] = {
+    {"axis", MF_ATTR_AXIS, MF_ATTR_POSITIONAL, MF_ATTR_AT(axis), 0, -1, NULL, NULL},
+};
+
 const MfOpDesc mf_desc_softmax = {
     .name = "Softmax", .api = "softmax", .arity = 1, .flags = 0,
     .infer = softmax_infer, .forward = softmax_forward, .backward = mf_softmax_grad,
-    .cost = softmax_cost,
+    .cost = softmax_cost, .attrs = softmax_attrs, .nattrs = MF_NATTRS(softmax_attrs),
+    .lua = "nn.softmax", .inputs = "logits",
+    .summary = "exp(x) / sum(exp(x)) along axis (the last by default)",
 };
 
 const MfOpDesc mf_desc_log_softmax = {
     .name = "LogSoftmax", .api = "log_softmax", .arity = 1, .flags = 0,
     .infer = softmax_infer, .forward = log_softmax_forward, .backward = mf_log_softmax_grad,
-    .cost = softmax_cost,
+    .cost = softmax_cost, .attrs = softmax_attrs, .nattrs = MF_NATTRS(softmax_attrs),
+    .lua = "nn.log_softmax", .inputs = "logits",
+    .summary = "x - log(sum(exp(x))) along axis, computed stably",
 };
 
 /* ---- cross-entropies ---------------------------------------------------------- */
@@ -239,8 +248,10 @@ static MfCost xent_cost(const MfOpCall *c)
 
 const MfOpDesc mf_desc_softmax_xent = {
     .name = "SoftmaxCrossEntropyWithLogits", .api = "softmax_cross_entropy_with_logits",
-    .arity = 2, .flags = 0, .infer = xent_infer, .forward = xent_forward,
-    .backward = mf_xent_grad, .cost = xent_cost,
+    .arity = 2, .flags = MF_OP_OWN_BINDING, .infer = xent_infer, .forward = xent_forward,
+    .backward = mf_xent_grad, .cost = xent_cost, .lua = "nn.softmax_cross_entropy_with_logits",
+    .inputs = "{labels =, logits =}",
+    .summary = "cross-entropy of softmax(logits) against label distributions, per row",
 };
 
 static MfStatus sparse_xent_infer(MfOpCall *c)
@@ -329,15 +340,17 @@ static MfStatus sparse_xent_forward(const MfOpCall *c, MfTensor **outs)
 const MfOpDesc mf_desc_sparse_softmax_xent = {
     .name = "SparseSoftmaxCrossEntropyWithLogits",
     .api = "sparse_softmax_cross_entropy_with_logits",
-    .arity = 2, .flags = 0, .infer = sparse_xent_infer, .forward = sparse_xent_forward,
-    .backward = mf_sparse_xent_grad, .cost = xent_cost,
+    .arity = 2, .flags = MF_OP_OWN_BINDING, .infer = sparse_xent_infer,
+    .forward = sparse_xent_forward, .backward = mf_sparse_xent_grad, .cost = xent_cost,
+    .lua = "nn.sparse_softmax_cross_entropy_with_logits", .inputs = "{labels =, logits =}",
+    .summary = "cross-entropy of softmax(logits) against 1-based class labels, per row",
 };
 
 /* ---- BiasAdd ------------------------------------------------------------------ */
 
 static int bias_axis(const MfOpCall *c, int rank)
 {
-    return c->attrs->n == 1 ? 1 : rank - 1;
+    return c->attrs->data_format == 1 ? 1 : rank - 1;
 }
 
 static MfStatus bias_add_infer(MfOpCall *c)
@@ -348,7 +361,7 @@ static MfStatus bias_add_infer(MfOpCall *c)
         st = mf_check_dtype(c, v, MF_NUMERIC, "a numeric dtype");
     if (st != MF_OK)
         return st;
-    int min_rank = c->attrs->n == 1 ? 2 : 1;
+    int min_rank = c->attrs->data_format == 1 ? 2 : 1;
     if (v->rank < min_rank)
         return mf_err_set(MF_ESHAPE, "%s: value must have rank >= %d, got rank %d", op_api(c),
                           min_rank, v->rank);
@@ -357,7 +370,8 @@ static MfStatus bias_add_infer(MfOpCall *c)
         char a[96], s[96];
         return mf_err_set(MF_ESHAPE, "%s: bias must be 1-D with the size of value's %s axis "
                           "(%lld), got bias %s for value %s", op_api(c),
-                          c->attrs->n == 1 ? "channel (2nd)" : "last", (long long)v->shape[ax],
+                          c->attrs->data_format == 1 ? "channel (2nd)" : "last",
+                          (long long)v->shape[ax],
                           mf_shape_str(b->rank, b->shape, a, sizeof a),
                           mf_shape_str(v->rank, v->shape, s, sizeof s));
     }
@@ -423,10 +437,17 @@ static MfStatus bias_add_forward(const MfOpCall *c, MfTensor **outs)
     return MF_OK;
 }
 
+static const char *const formats[] = {"NHWC", "NCHW", NULL};
+static const MfAttrDef bias_add_attrs[] = {
+    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},
+};
+
 const MfOpDesc mf_desc_bias_add = {
     .name = "BiasAdd", .api = "bias_add", .arity = 2, .flags = 0,
     .infer = bias_add_infer, .forward = bias_add_forward, .backward = mf_bias_add_grad,
-    .cost = mf_cost_elementwise,
+    .cost = mf_cost_elementwise, .attrs = bias_add_attrs, .nattrs = MF_NATTRS(bias_add_attrs),
+    .lua = "nn.bias_add", .inputs = "value, bias",
+    .summary = "value + bias along the channel axis (the last, or the 2nd with NCHW)",
 };
 
 /* ---- the C entry points ------------------------------------------------------- */
@@ -621,7 +642,7 @@ MfStatus mf_bias_add(MfTensor *value, MfTensor *bias, bool nchw, MfTensor **out)
 {
     MfTensor *in[2] = {value, bias};
     MfAttrs a = mf_attrs_default();
-    a.n = nchw ? 1 : 0;
+    a.data_format = nchw ? 1 : 0;
     return mf_op1(MF_OP_BIAS_ADD, 2, in, &a, out);
 }
 

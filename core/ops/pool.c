@@ -13,6 +13,7 @@
 #include "../alloc.h"
 #include "../parallel.h"
 #include "common.h"
+#include "view.h"
 
 /* The geometry of one pooling call. */
 typedef struct Geom {
@@ -469,22 +470,83 @@ static MfCost pool_cost(const MfOpCall *c)
     return cost;
 }
 
-#define POOL_OP(sym, tfname, apiname, nin, inf, fwd, bwd)                                \
+static const char *const paddings[] = {"VALID", "SAME", NULL};
+static const char *const formats[] = {"NHWC", "NCHW", NULL};
+
+/* ksize and strides: n, {h, w} or four entries in the data format's order */
+static const MfAttrDef pool_attrs[] = {
+    {"ksize", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(ksize), 0, 0,
+     NULL, NULL},
+    {"strides", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(strides), 0,
+     0, NULL, NULL},
+    {"padding", MF_ATTR_ENUM, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(padding), 0, 0,
+     paddings, NULL},
+    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},
+};
+
+/* Lua's max_pool / avg_pool: with data_format NCHW, the NHWC op runs
+ * between two transposes (so gradients flow), as conv2d does. */
+static MfStatus pool_entry(MfOpId op, MfTensor *x, const MfAttrs *a, MfTensor **outs)
+{
+    static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+    if (!a->data_format || x->rank != 4) /* the op reports a wrong rank */
+        return mf_op1(op, 1, &x, a, outs);
+    MfAttrs at = *a;
+    at.data_format = 0;
+    for (int i = 0; i < 4; i++) {
+        at.ksize[i] = a->ksize[to_nhwc[i]];
+        at.strides[i] = a->strides[to_nhwc[i]];
+    }
+    MfTensor *xt = NULL, *y = NULL;
+    MfStatus st = mf_transpose(x, to_nhwc, 4, &xt);
+    if (st == MF_OK)
+        st = mf_op1(op, 1, &xt, &at, &y);
+    if (st != MF_OK)
+        mf_err_suffix("data_format NCHW: shapes shown after transposing to NHWC");
+    else
+        st = mf_transpose(y, to_nchw, 4, outs);
+    mf_tensor_release(xt);
+    mf_tensor_release(y);
+    return st;
+}
+
+static MfStatus max_pool_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor **outs,
+                               int *nout)
+{
+    (void)n;
+    *nout = 1;
+    return pool_entry(MF_OP_MAX_POOL, in[0], a, outs);
+}
+
+static MfStatus avg_pool_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor **outs,
+                               int *nout)
+{
+    (void)n;
+    *nout = 1;
+    return pool_entry(MF_OP_AVG_POOL, in[0], a, outs);
+}
+
+#define POOL_OP(sym, tfname, apiname, nin, inf, fwd, bwd, face, front, doc)              \
     const MfOpDesc sym = {                                                               \
         .name = tfname, .api = apiname, .arity = nin, .flags = 0, .infer = inf,          \
-        .forward = fwd, .backward = bwd, .cost = pool_cost,                              \
+        .forward = fwd, .backward = bwd, .cost = pool_cost, .attrs = pool_attrs,         \
+        .nattrs = MF_NATTRS(pool_attrs), .lua = face, .inputs = "x", .entry = front,     \
+        .summary = doc,                                                                  \
     }
 
 POOL_OP(mf_desc_max_pool, "MaxPool", "max_pool", 1, pool_infer, max_pool_forward,
-        mf_max_pool_backward);
+        mf_max_pool_backward, "nn.max_pool", max_pool_entry,
+        "the largest value of each ksize window, windows strides apart");
 POOL_OP(mf_desc_avg_pool, "AvgPool", "avg_pool", 1, pool_infer, avg_pool_forward,
-        mf_avg_pool_backward);
+        mf_avg_pool_backward, "nn.avg_pool", avg_pool_entry,
+        "the mean of each ksize window (SAME: of the values inside), windows strides apart");
 POOL_OP(mf_desc_max_pool_grad, "MaxPoolGrad", "max_pool_grad", 3, pool_grad_infer,
-        max_pool_grad_forward, mf_max_pool_grad_backward);
+        max_pool_grad_forward, mf_max_pool_grad_backward, NULL, NULL, NULL);
 POOL_OP(mf_desc_avg_pool_grad, "AvgPoolGrad", "avg_pool_grad", 2, pool_grad_infer,
-        avg_pool_grad_forward, mf_avg_pool_grad_backward);
+        avg_pool_grad_forward, mf_avg_pool_grad_backward, NULL, NULL, NULL);
 POOL_OP(mf_desc_max_pool_grad_grad, "MaxPoolGradGrad", "max_pool_grad_grad", 3,
-        pool_grad_grad_infer, max_pool_grad_grad_forward, mf_max_pool_grad_grad_backward);
+        pool_grad_grad_infer, max_pool_grad_grad_forward, mf_max_pool_grad_grad_backward, NULL,
+        NULL, NULL);
 
 static MfStatus pool_call(MfOpId op, MfTensor *x, const int64_t ksize[4],
                           const int64_t strides[4], int padding, MfTensor **out)

@@ -589,22 +589,40 @@ static MfCost reduce_cost(const MfOpCall *c)
 
 /* ---- descriptors and C shorthands ---------------------------------------------------- */
 
-#define REDUCE_OP(sym, tfname, apiname, inf, fwd, fl, bwd)                        \
+static const MfAttrDef reduce_attrs[] = {
+    {"axis", MF_ATTR_AXES, MF_ATTR_POSITIONAL | MF_ATTR_ALL_AXES, MF_ATTR_AT(axes),
+     MF_ATTR_AT(naxes), 0, NULL, NULL},
+    {"keepdims", MF_ATTR_BOOL, MF_ATTR_POSITIONAL, MF_ATTR_AT(keepdims), 0, 0, NULL,
+     "keep_dims"},
+};
+
+/* The default axis is 1 (TensorFlow's 0). */
+static const MfAttrDef arg_attrs[] = {
+    {"axis", MF_ATTR_AXIS, MF_ATTR_POSITIONAL, MF_ATTR_AT(axis), 0, 1, NULL, NULL},
+};
+
+#define REDUCE_OP(sym, tfname, apiname, inf, fwd, fl, bwd, schema, doc)           \
     const MfOpDesc sym = {                                                        \
         .name = tfname, .api = apiname, .arity = 1, .flags = (fl), .infer = inf,  \
         .forward = fwd, .backward = bwd, .cost = reduce_cost,                     \
+        .attrs = schema, .nattrs = MF_NATTRS(schema), .lua = apiname, .inputs = "x", \
+        .summary = doc,                                                           \
     }
 
-REDUCE_OP(mf_desc_sum, "Sum", "reduce_sum", reduce_infer, reduce_forward, 0, mf_sum_grad);
+REDUCE_OP(mf_desc_sum, "Sum", "reduce_sum", reduce_infer, reduce_forward, 0, mf_sum_grad,
+          reduce_attrs, "sum over the given axes (all when none)");
 REDUCE_OP(mf_desc_mean, "Mean", "reduce_mean", reduce_infer, reduce_forward, 0,
-          mf_mean_grad);
-REDUCE_OP(mf_desc_max, "Max", "reduce_max", reduce_infer, reduce_forward, 0, mf_max_grad);
-REDUCE_OP(mf_desc_min, "Min", "reduce_min", reduce_infer, reduce_forward, 0, mf_min_grad);
+          mf_mean_grad, reduce_attrs, "mean over the given axes (all when none)");
+REDUCE_OP(mf_desc_max, "Max", "reduce_max", reduce_infer, reduce_forward, 0, mf_max_grad,
+          reduce_attrs, "maximum over the given axes (all when none)");
+REDUCE_OP(mf_desc_min, "Min", "reduce_min", reduce_infer, reduce_forward, 0, mf_min_grad,
+          reduce_attrs, "minimum over the given axes (all when none)");
 REDUCE_OP(mf_desc_prod, "Prod", "reduce_prod", reduce_infer, reduce_forward, 0,
-          mf_prod_grad);
-REDUCE_OP(mf_desc_argmax, "ArgMax", "argmax", arg_infer, arg_forward, MF_OP_NONDIFF, NULL);
+          mf_prod_grad, reduce_attrs, "product over the given axes (all when none)");
+REDUCE_OP(mf_desc_argmax, "ArgMax", "argmax", arg_infer, arg_forward, MF_OP_NONDIFF, NULL,
+          arg_attrs, "1-based int64 positions of the largest values along an axis");
 REDUCE_OP(mf_desc_argmin, "ArgMin", "argmin", arg_infer, arg_forward, MF_OP_NONDIFF,
-          NULL);
+          NULL, arg_attrs, "1-based int64 positions of the smallest values along an axis");
 
 MfStatus mf_reduce(MfOpId op, MfTensor *t, const int64_t *axes, int naxes, bool keepdims,
                    MfTensor **out)

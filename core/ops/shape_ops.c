@@ -727,40 +727,96 @@ static MfStatus query_forward(const MfOpCall *c, MfTensor **outs)
 
 /* ---- the descriptors ------------------------------------------------------ */
 
-#define SHAPE_OP(sym, tfname, apiname, n, fl, inf, fwd, bwd, cst)                    \
+#define SHAPE_OP(sym, tfname, apiname, n, fl, inf, fwd, bwd, cst, schema, in, doc)      \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = n, .flags = (fl), .infer = inf,   \
-        .forward = fwd, .backward = bwd, .cost = cst,                              \
+        .forward = fwd, .backward = bwd, .cost = cst, .attrs = schema,             \
+        .nattrs = MF_NATTRS(schema), .lua = apiname, .inputs = in, .summary = doc, \
+    }
+#define QUERY_OP(sym, tfname, apiname, fl, inf, fwd, bwd, doc)                     \
+    const MfOpDesc sym = {                                                         \
+        .name = tfname, .api = apiname, .arity = 1, .flags = (fl), .infer = inf,   \
+        .forward = fwd, .backward = bwd, .cost = cost_none, .lua = apiname,        \
+        .inputs = "x", .summary = doc,                                             \
     }
 
-SHAPE_OP(mf_desc_concat, "ConcatV2", "concat", 1, MF_OP_VARIADIC, concat_infer,
-         concat_forward, mf_concat_grad, cost_copy);
-SHAPE_OP(mf_desc_stack, "Pack", "stack", 1, MF_OP_VARIADIC, stack_infer, stack_forward,
-         mf_stack_grad, cost_copy);
-SHAPE_OP(mf_desc_slice, "Slice", "slice", 1, MF_OP_VIEW, slice_infer, slice_forward,
-         mf_slice_grad, cost_none);
-SHAPE_OP(mf_desc_gather, "GatherV2", "gather", 2, 0, gather_infer, gather_forward,
-         mf_gather_grad, cost_copy);
+static const MfAttrDef axis_1[] = {
+    {"axis", MF_ATTR_AXIS, MF_ATTR_POSITIONAL, MF_ATTR_AT(axis), 0, 1, NULL, NULL},
+};
+static const MfAttrDef stack_attrs[] = {
+    {"axis", MF_ATTR_AXIS, MF_ATTR_POSITIONAL | MF_ATTR_PAST_END, MF_ATTR_AT(axis), 0, 1, NULL,
+     NULL},
+};
+/* begin (0-based) then size, per axis (the binding converts Lua's 1-based begin) */
+static const MfAttrDef slice_attrs[] = {
+    {"begin_size", MF_ATTR_INTS, MF_ATTR_REQUIRED, MF_ATTR_AT(ints), MF_ATTR_AT(nints), 0, NULL,
+     NULL},
+};
+static const MfAttrDef reverse_attrs[] = {
+    {"axis", MF_ATTR_AXES, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(axes),
+     MF_ATTR_AT(naxes), 0, NULL, NULL},
+};
+static const MfAttrDef tile_attrs[] = {
+    {"multiples", MF_ATTR_INTS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(ints),
+     MF_ATTR_AT(nints), 0, NULL, NULL},
+};
+static const MfAttrDef pad_attrs[] = {
+    {"paddings", MF_ATTR_INTS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(ints),
+     MF_ATTR_AT(nints), 0, NULL, NULL},
+    {"constant_values", MF_ATTR_FLOAT, MF_ATTR_POSITIONAL, MF_ATTR_AT(scalar[0]), 0, 0, NULL,
+     NULL},
+};
+static const MfAttrDef broadcast_to_attrs[] = {
+    {"shape", MF_ATTR_INTS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED | MF_ATTR_SHAPE,
+     MF_ATTR_AT(ints), MF_ATTR_AT(nints), 0, NULL, NULL},
+};
+static const MfAttrDef one_hot_attrs[] = {
+    {"depth", MF_ATTR_INT, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(n), 0, 0, NULL,
+     NULL},
+    {"on_value", MF_ATTR_FLOAT, 0, MF_ATTR_AT(scalar[0]), 0, 1, NULL, NULL},
+    {"off_value", MF_ATTR_FLOAT, 0, MF_ATTR_AT(scalar[1]), 0, 0, NULL, NULL},
+    {"dtype", MF_ATTR_DTYPE, 0, MF_ATTR_AT(dtype), 0, MF_FLOAT32, NULL, NULL},
+};
+
+/* MF_OP_OWN_BINDING: repl/lmf_shape.c binds them by hand (lists, 1-based
+ * indices shifted by an op, pairs of paddings). */
+SHAPE_OP(mf_desc_concat, "ConcatV2", "concat", 1, MF_OP_VARIADIC | MF_OP_NO_METHOD,
+         concat_infer, concat_forward, mf_concat_grad, cost_copy, axis_1, "list",
+         "tensors joined along an existing axis");
+SHAPE_OP(mf_desc_stack, "Pack", "stack", 1, MF_OP_VARIADIC | MF_OP_NO_METHOD, stack_infer,
+         stack_forward, mf_stack_grad, cost_copy, stack_attrs, "list",
+         "tensors of one shape joined along a new axis (1..rank+1)");
+SHAPE_OP(mf_desc_slice, "Slice", "slice", 1, MF_OP_VIEW | MF_OP_OWN_BINDING, slice_infer,
+         slice_forward, mf_slice_grad, cost_none, slice_attrs, "x",
+         "the block at begin (1-based) of size (-1: to the end), a view");
+SHAPE_OP(mf_desc_gather, "GatherV2", "gather", 2, MF_OP_OWN_BINDING, gather_infer,
+         gather_forward, mf_gather_grad, cost_copy, axis_1, "x, indices",
+         "the slices of x at 1-based indices along axis");
 SHAPE_OP(mf_desc_reverse, "ReverseV2", "reverse", 1, 0, reverse_infer, reverse_forward,
-         mf_reverse_grad, cost_copy);
-SHAPE_OP(mf_desc_tile, "Tile", "tile", 1, 0, tile_infer, tile_forward, mf_tile_grad, cost_copy);
-SHAPE_OP(mf_desc_pad, "Pad", "pad", 1, 0, pad_infer, pad_forward, mf_pad_grad, cost_copy);
-SHAPE_OP(mf_desc_broadcast_to, "BroadcastTo", "broadcast_to", 1, 0, broadcast_to_infer,
-         broadcast_to_forward, mf_broadcast_to_grad, cost_copy);
-SHAPE_OP(mf_desc_one_hot, "OneHot", "one_hot", 1, MF_OP_NONDIFF, one_hot_infer,
-         one_hot_forward, NULL, cost_copy);
-SHAPE_OP(mf_desc_identity, "Identity", "identity", 1, MF_OP_VIEW | MF_OP_SIMPLE,
-         identity_infer, identity_forward, mf_identity_grad, cost_none);
-SHAPE_OP(mf_desc_stop_gradient, "StopGradient", "stop_gradient", 1,
+         mf_reverse_grad, cost_copy, reverse_attrs, "x", "x with the given axes reversed");
+SHAPE_OP(mf_desc_tile, "Tile", "tile", 1, 0, tile_infer, tile_forward, mf_tile_grad, cost_copy,
+         tile_attrs, "x", "x repeated multiples[i] times along axis i");
+SHAPE_OP(mf_desc_pad, "Pad", "pad", 1, MF_OP_OWN_BINDING, pad_infer, pad_forward, mf_pad_grad,
+         cost_copy, pad_attrs, "x", "x padded with {before, after} per axis by a constant");
+SHAPE_OP(mf_desc_broadcast_to, "BroadcastTo", "broadcast_to", 1, MF_OP_OWN_BINDING,
+         broadcast_to_infer,
+         broadcast_to_forward, mf_broadcast_to_grad, cost_copy, broadcast_to_attrs, "x",
+         "x stretched to shape by broadcasting");
+SHAPE_OP(mf_desc_one_hot, "OneHot", "one_hot", 1, MF_OP_NONDIFF | MF_OP_OWN_BINDING,
+         one_hot_infer, one_hot_forward, NULL, cost_copy, one_hot_attrs, "indices",
+         "1-based class indices as one-hot vectors of length depth (class axis last)");
+QUERY_OP(mf_desc_identity, "Identity", "identity", MF_OP_VIEW | MF_OP_SIMPLE, identity_infer,
+         identity_forward, mf_identity_grad, "x itself (a new handle on the same data)");
+QUERY_OP(mf_desc_stop_gradient, "StopGradient", "stop_gradient",
          MF_OP_VIEW | MF_OP_SIMPLE | MF_OP_NONDIFF, identity_infer, identity_forward, NULL,
-         cost_none);
-SHAPE_OP(mf_desc_size, "Size", "size", 1, MF_OP_SIMPLE | MF_OP_NONDIFF, size_infer,
-         query_forward, NULL, cost_none);
-SHAPE_OP(mf_desc_rank, "Rank", "rank", 1, MF_OP_SIMPLE | MF_OP_NONDIFF, size_infer,
-         query_forward, NULL, cost_none);
-/* Not MF_OP_SIMPLE: a tensor method 'shape' would hide the property t.shape. */
-SHAPE_OP(mf_desc_shape, "Shape", "shape", 1, MF_OP_NONDIFF, shape_infer, query_forward, NULL,
-         cost_none);
+         "x, through which no gradient flows");
+QUERY_OP(mf_desc_size, "Size", "size", MF_OP_SIMPLE | MF_OP_NONDIFF, size_infer, query_forward,
+         NULL, "the number of elements, an int32 scalar");
+QUERY_OP(mf_desc_rank, "Rank", "rank", MF_OP_SIMPLE | MF_OP_NONDIFF, size_infer, query_forward,
+         NULL, "the number of axes, an int32 scalar");
+/* No method: t:shape() would hide the property t.shape. */
+QUERY_OP(mf_desc_shape, "Shape", "shape", MF_OP_NONDIFF | MF_OP_NO_METHOD, shape_infer,
+         query_forward, NULL, "the shape as a 1-D int32 tensor (t.shape gives a Lua array)");
 
 /* ---- composites ------------------------------------------------------------ */
 

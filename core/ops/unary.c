@@ -151,41 +151,60 @@ static MfStatus softplus_forward(const MfOpCall *c, MfTensor **outs)
     UNARY_FORWARD(softplusf(a), softplus(a), NOINT);
 }
 
-#define UNARY_OP(sym, tfname, apiname, inf, fwd, fl, bwd)                          \
+#define UNARY_OP(sym, tfname, apiname, inf, fwd, fl, bwd, doc)                     \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE | (fl),  \
         .infer = inf, .forward = fwd, .backward = bwd, .cost = mf_cost_elementwise, \
+        .lua = apiname, .inputs = "x", .summary = doc,                            \
     }
 
 UNARY_OP(mf_desc_neg, "Neg", "negative", infer_numeric, neg_forward, 0,
-         mf_neg_grad);
+         mf_neg_grad,
+         "elementwise -x");
 UNARY_OP(mf_desc_abs, "Abs", "abs", infer_numeric, abs_forward, 0,
-         mf_abs_grad);
-UNARY_OP(mf_desc_sign, "Sign", "sign", infer_numeric, sign_forward, MF_OP_NONDIFF, NULL);
+         mf_abs_grad,
+         "elementwise |x|");
+UNARY_OP(mf_desc_sign, "Sign", "sign", infer_numeric, sign_forward, MF_OP_NONDIFF, NULL,
+         "elementwise sign: -1, 0 or 1");
 UNARY_OP(mf_desc_square, "Square", "square", infer_numeric, square_forward, 0,
-         mf_square_grad);
+         mf_square_grad,
+         "elementwise x * x");
 UNARY_OP(mf_desc_relu, "Relu", "relu", infer_numeric, relu_forward, 0,
-         mf_relu_grad);
-UNARY_OP(mf_desc_floor, "Floor", "floor", infer_numeric, floor_forward, MF_OP_NONDIFF, NULL);
-UNARY_OP(mf_desc_ceil, "Ceil", "ceil", infer_numeric, ceil_forward, MF_OP_NONDIFF, NULL);
-UNARY_OP(mf_desc_round, "Round", "round", infer_numeric, round_forward, MF_OP_NONDIFF, NULL);
+         mf_relu_grad,
+         "elementwise max(x, 0)");
+UNARY_OP(mf_desc_floor, "Floor", "floor", infer_numeric, floor_forward, MF_OP_NONDIFF, NULL,
+         "elementwise round down");
+UNARY_OP(mf_desc_ceil, "Ceil", "ceil", infer_numeric, ceil_forward, MF_OP_NONDIFF, NULL,
+         "elementwise round up");
+UNARY_OP(mf_desc_round, "Round", "round", infer_numeric, round_forward, MF_OP_NONDIFF, NULL,
+         "elementwise round half to even (as TensorFlow)");
 UNARY_OP(mf_desc_sqrt, "Sqrt", "sqrt", infer_float, sqrt_forward, 0,
-         mf_sqrt_grad);
+         mf_sqrt_grad,
+         "elementwise square root");
 UNARY_OP(mf_desc_rsqrt, "Rsqrt", "rsqrt", infer_float, rsqrt_forward, 0,
-         mf_rsqrt_grad);
+         mf_rsqrt_grad,
+         "elementwise 1 / sqrt(x)");
 UNARY_OP(mf_desc_exp, "Exp", "exp", infer_float, exp_forward, 0,
-         mf_exp_grad);
+         mf_exp_grad,
+         "elementwise e^x");
 UNARY_OP(mf_desc_log, "Log", "log", infer_float, log_forward, 0,
-         mf_log_grad);
+         mf_log_grad,
+         "elementwise natural logarithm");
 UNARY_OP(mf_desc_log1p, "Log1p", "log1p", infer_float, log1p_forward, 0,
-         mf_log1p_grad);
+         mf_log1p_grad,
+         "elementwise log(1 + x), exact for small x");
 UNARY_OP(mf_desc_sin, "Sin", "sin", infer_float, sin_forward, 0,
-         mf_sin_grad);
+         mf_sin_grad,
+         "elementwise sine");
 UNARY_OP(mf_desc_cos, "Cos", "cos", infer_float, cos_forward, 0,
-         mf_cos_grad);
+         mf_cos_grad,
+         "elementwise cosine");
 UNARY_OP(mf_desc_tanh, "Tanh", "tanh", infer_float, tanh_forward, 0,
-         mf_tanh_grad);
+         mf_tanh_grad,
+         "elementwise hyperbolic tangent");
 UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", infer_float, sigmoid_forward, 0,
-         mf_sigmoid_grad);
+         mf_sigmoid_grad,
+         "elementwise 1 / (1 + e^-x)");
 UNARY_OP(mf_desc_softplus, "Softplus", "softplus", infer_float, softplus_forward, 0,
-         mf_softplus_grad);
+         mf_softplus_grad,
+         "elementwise log(1 + e^x)");

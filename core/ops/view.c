@@ -91,10 +91,17 @@ static MfStatus transpose_forward(const MfOpCall *c, MfTensor **outs)
     return make_view(c, t, strides, outs);
 }
 
+static const MfAttrDef transpose_attrs[] = {
+    {"perm", MF_ATTR_AXES, MF_ATTR_POSITIONAL, MF_ATTR_AT(axes), MF_ATTR_AT(naxes), 0, NULL,
+     NULL},
+};
+
 const MfOpDesc mf_desc_transpose = {
     .name = "Transpose", .api = "transpose", .arity = 1, .flags = MF_OP_VIEW,
     .infer = transpose_infer, .forward = transpose_forward,
     .backward = mf_transpose_grad, .cost = view_cost,
+    .attrs = transpose_attrs, .nattrs = MF_NATTRS(transpose_attrs), .lua = "transpose",
+    .inputs = "x", .summary = "axes permuted by perm (1-based; none: reversed), a view",
 };
 
 /* ---- Reshape --------------------------------------------------------------- */
@@ -198,10 +205,20 @@ static MfStatus reshape_forward(const MfOpCall *c, MfTensor **outs)
     return st;
 }
 
+/* shape: an array, a number or a 1-D int tensor; one -1 is inferred */
+static const MfAttrDef reshape_attrs[] = {
+    {"shape", MF_ATTR_INTS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED | MF_ATTR_SHAPE,
+     MF_ATTR_AT(ints), MF_ATTR_AT(nints), -1, NULL, NULL},
+};
+
+/* MF_OP_OWN_BINDING: repl/lmf_linalg.c also takes a graph tensor as the
+ * shape (ReshapeBy) */
 const MfOpDesc mf_desc_reshape = {
-    .name = "Reshape", .api = "reshape", .arity = 1, .flags = MF_OP_VIEW,
+    .name = "Reshape", .api = "reshape", .arity = 1, .flags = MF_OP_VIEW | MF_OP_OWN_BINDING,
     .infer = reshape_infer, .forward = reshape_forward,
     .backward = mf_reshape_back_grad, .cost = view_cost,
+    .attrs = reshape_attrs, .nattrs = MF_NATTRS(reshape_attrs), .lua = "reshape",
+    .inputs = "x", .summary = "the same elements in a new shape (one -1 is inferred)",
 };
 
 /* ---- ExpandDims ------------------------------------------------------------ */
@@ -235,10 +252,17 @@ static MfStatus expand_dims_forward(const MfOpCall *c, MfTensor **outs)
     return make_view(c, t, strides, outs);
 }
 
+static const MfAttrDef expand_dims_attrs[] = {
+    {"axis", MF_ATTR_AXIS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED | MF_ATTR_PAST_END,
+     MF_ATTR_AT(axis), 0, 0, NULL, NULL},
+};
+
 const MfOpDesc mf_desc_expand_dims = {
     .name = "ExpandDims", .api = "expand_dims", .arity = 1, .flags = MF_OP_VIEW,
     .infer = expand_dims_infer, .forward = expand_dims_forward,
     .backward = mf_reshape_back_grad, .cost = view_cost,
+    .attrs = expand_dims_attrs, .nattrs = MF_NATTRS(expand_dims_attrs), .lua = "expand_dims",
+    .inputs = "x", .summary = "a new axis of size 1 at axis (1..rank+1)",
 };
 
 /* ---- Squeeze --------------------------------------------------------------- */
@@ -300,10 +324,17 @@ static MfStatus squeeze_forward(const MfOpCall *c, MfTensor **outs)
     return make_view(c, t, strides, outs);
 }
 
+static const MfAttrDef squeeze_attrs[] = {
+    {"axis", MF_ATTR_AXES, MF_ATTR_POSITIONAL, MF_ATTR_AT(axes), MF_ATTR_AT(naxes), 0, NULL,
+     NULL},
+};
+
 const MfOpDesc mf_desc_squeeze = {
     .name = "Squeeze", .api = "squeeze", .arity = 1, .flags = MF_OP_VIEW,
     .infer = squeeze_infer, .forward = squeeze_forward,
     .backward = mf_reshape_back_grad, .cost = view_cost,
+    .attrs = squeeze_attrs, .nattrs = MF_NATTRS(squeeze_attrs), .lua = "squeeze",
+    .inputs = "x", .summary = "the given size-1 axes removed (none given: every size-1 axis)",
 };
 
 /* ---- shorthands ------------------------------------------------------------- */

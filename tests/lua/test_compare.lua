@@ -112,8 +112,10 @@ T.test("errors", function()
            "where: shapes of condition (2,), x (3,) and y (2,) do not broadcast")
   T.raises(function() return mf.where(mf.tensor({true})) end, "one-argument form")
   T.raises(function() return mf.where(nil, 1, 2) end, "bad argument #1 to 'where'")
-  T.raises(function() return mf.cast(f) end, "bad argument #2 to 'cast' (dtype name expected")
-  T.raises(function() return mf.cast(f, "complex64") end, "unknown dtype 'complex64'")
+  T.raises(function() return mf.cast(f) end,
+           "bad argument #2 to 'cast' (dtype expected: a dtype name")
+  T.raises(function() return mf.cast(f, "complex64") end,
+           "(dtype must be a dtype name (float32, float64, int32, int64 or bool), got complex64)")
   T.raises(function() return mf.cast(nil, "int32") end, "bad argument #1 to 'cast'")
 end)
 

@@ -148,9 +148,11 @@ T.test("errors name the function and say what was expected", function()
   local x, w = mf.zeros{1, 5, 5, 3}, mf.zeros{3, 3, 3, 2}
   T.raises(function() mf.nn.conv2d(x, mf.zeros{3, 3, 4, 2}, 1, "SAME") end,
            "conv2d: the input has 3 channels but the filter expects 4")
-  T.raises(function() mf.nn.conv2d(x, w, 1, "same") end,
-           "conv2d: padding must be \"SAME\" or \"VALID\", got \"same\"")
-  T.raises(function() mf.nn.conv2d(x, w, 1) end, "conv2d: padding must be \"SAME\" or \"VALID\", got no value")
+  T.eq(mf.nn.conv2d(x, w, 1, "same").shape, mf.nn.conv2d(x, w, 1, "SAME").shape)
+  T.raises(function() mf.nn.conv2d(x, w, 1, "FULL") end,
+           "bad argument #4 to 'conv2d' (padding must be \"VALID\" or \"SAME\", got FULL)")
+  T.raises(function() mf.nn.conv2d(x, w, 1) end,
+           "bad argument #4 to 'conv2d' (padding expected: \"VALID\" or \"SAME\"")
   T.raises(function() mf.nn.conv2d(x, w, {2, 1, 1, 1}, "SAME") end,
            "conv2d: strides on the batch and channel axes must be 1, got {2, 1, 1, 1}")
   T.raises(function() mf.nn.conv2d(x, w, {1, 2, 2, 1}, "SAME", {data_format = "NCHW"}) end,
@@ -161,15 +163,16 @@ T.test("errors name the function and say what was expected", function()
        "(3,3,2,4) HWIO) (data_format NCHW: shapes shown after transposing to NHWC)")
   T.raises(function() mf.nn.conv2d(x, w, 0, "SAME") end, "conv2d: strides must be positive")
   T.raises(function() mf.nn.conv2d(x, w, {1, 2, 3}, "SAME") end,
-           "conv2d: strides must be a number or an array of 2 or 4 integers, got 3 entries")
+           "conv2d: strides must be a number or an array of 1, 2 or 4 integers, got 3 entries")
   T.raises(function() mf.nn.conv2d(x, mf.zeros{6, 6, 3, 1}, 1, "VALID") end,
            "conv2d: the filter (6 x 6, 6 x 6 with dilations) is larger than the input (5 x 5)")
   T.raises(function() mf.nn.conv2d(x, w, 1, "VALID", {dilations = 3}) end,
            "conv2d: the filter (3 x 3, 7 x 7 with dilations) is larger than the input")
   T.raises(function() mf.nn.conv2d(x, w, 1, "SAME", {data_format = "NWHC"}) end,
-           "conv2d: data_format must be \"NHWC\" or \"NCHW\", got NWHC")
+           "conv2d: option 'data_format' must be \"NHWC\" or \"NCHW\", got NWHC")
   T.raises(function() mf.nn.conv2d(x, w, 1, "SAME", {dilation = 2}) end,
-           "conv2d: unknown option 'dilation' (known: data_format, dilations, algorithm)")
+           "conv2d: unknown option 'dilation' (known: strides, padding, data_format, dilations, "
+           .. "algorithm)")
   T.raises(function() mf.nn.conv2d(mf.zeros{5, 5, 3}, w, 1, "SAME") end,
            "conv2d: expected an input of rank 4 (NHWC), got shape (5,5,3)")
   T.raises(function() mf.nn.conv2d(mf.zeros({1, 5, 5, 3}, "int32"), mf.zeros({3, 3, 3, 2}, "int32"), 1, "SAME") end,

@@ -70,8 +70,8 @@ T.test("mf.config{conv_algorithm} sets the default; a call's option wins", funct
 end)
 
 T.test("bad algorithms are named", function()
-  T.raises(mf.nn.conv2d, "conv2d: algorithm must be \"auto\", \"im2col\", \"winograd\" or " ..
-           "\"direct\", got \"fft\"", x, w, 1, "SAME", {algorithm = "fft"})
+  T.raises(mf.nn.conv2d, "conv2d: option 'algorithm' must be \"auto\", \"im2col\", " ..
+           "\"winograd\" or \"direct\", got fft", x, w, 1, "SAME", {algorithm = "fft"})
   T.raises(mf.config, "config: conv_algorithm must be \"auto\", \"im2col\", \"winograd\" or " ..
            "\"direct\", got number", {conv_algorithm = 3})
   T.raises(mf.config, "config: unknown option 'conv_algo'", {conv_algo = "auto"})

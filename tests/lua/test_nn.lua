@@ -111,7 +111,7 @@ T.test("l2_loss and bias_add", function()
   T.eq(nchw, {{{{1, 1}}, {{2, 2}}}})
   T.raises(function() mf.nn.bias_add(v, {1, 2}) end, "bias_add: bias must be 1-D")
   T.raises(function() mf.nn.bias_add(v, {1, 2, 3}, {data_format = "HWCN"}) end,
-           "data_format must be \"NHWC\" or \"NCHW\"")
+           "bias_add: option 'data_format' must be \"NHWC\" or \"NCHW\", got HWCN")
 end)
 
 T.test("dropout: seeded, scaled, identity at rate 0", function()
@@ -154,7 +154,7 @@ T.test("pool errors", function()
   local x = mf.zeros{1, 2, 2, 1}
   T.raises(function() mf.nn.max_pool(x, 3, 1, "VALID") end, "window 3 is larger than the input")
   T.raises(function() mf.nn.max_pool(x, 2, 1, "FULL") end,
-           "max_pool: padding must be \"SAME\" or \"VALID\", got FULL")
+           "bad argument #4 to 'max_pool' (padding must be \"VALID\" or \"SAME\", got FULL)")
   T.raises(function() mf.nn.avg_pool(x, {1, 2, 3}, 1, "SAME") end,
            "avg_pool: ksize must be a number or an array of 1, 2 or 4 integers")
   T.raises(function() mf.nn.avg_pool(mf.zeros{2, 2}, 1, 1, "SAME") end, "rank-4 NHWC")

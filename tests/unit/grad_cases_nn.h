@@ -17,7 +17,7 @@
 static void gcn_axis_m1(MfAttrs *a) { a->axis = -1; }
 static void gcn_axis_1(MfAttrs *a) { a->axis = 1; }
 static void gcn_axis_0(MfAttrs *a) { a->axis = 0; }
-static void gcn_nchw(MfAttrs *a) { a->n = 1; }
+static void gcn_nchw(MfAttrs *a) { a->data_format = 1; }
 static void gcn_bn_eps(MfAttrs *a) { a->scalar[0] = 1e-3; }
 
 static void gcn_pool(MfAttrs *a, int64_t k, int64_t s, int padding)

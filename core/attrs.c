@@ -1,0 +1,200 @@
+/* attrs.c — reading an op's attributes through its schema (see op.h,
+ * MfAttrDef): defaults, and the one formatter every listing uses (print(g),
+ * g:nodes(), DOT, tape listings, profiler rows), so an attribute reads the
+ * same everywhere: "MatMul[transpose_a]", "Sum[axis=2, keepdims]",
+ * "Conv2D[strides=2, SAME]". Axes are shown 1-based, as Lua writes them. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "op.h"
+
+#define FIELD(a, def, type) ((type *)((char *)(a) + (def)->offset))
+#define CFIELD(a, def, type) ((const type *)((const char *)(a) + (def)->offset))
+#define COUNT(a, def) (*(const int *)((const char *)(a) + (def)->count_offset))
+
+void mf_attrs_apply_defaults(MfOpId op, MfAttrs *a)
+{
+    const MfOpDesc *d = mf_op_table[op];
+    for (int i = 0; i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        switch (def->type) {
+        case MF_ATTR_BOOL:
+            *FIELD(a, def, bool) = def->dflt != 0;
+            break;
+        case MF_ATTR_INT:
+            *FIELD(a, def, int64_t) = (int64_t)def->dflt;
+            break;
+        case MF_ATTR_FLOAT:
+            *FIELD(a, def, double) = def->dflt;
+            break;
+        case MF_ATTR_DTYPE:
+            *FIELD(a, def, MfDType) = (MfDType)def->dflt;
+            break;
+        case MF_ATTR_ENUM:
+            *FIELD(a, def, int) = (int)def->dflt;
+            break;
+        case MF_ATTR_AXES:
+            if (def->flags & MF_ATTR_ALL_AXES)
+                a->all_axes = true;
+            break;
+        case MF_ATTR_WINDOW:
+            for (int k = 0; k < 4; k++)
+                FIELD(a, def, int64_t)[k] = 1;
+            break;
+        case MF_ATTR_AXIS:
+        case MF_ATTR_INTS:
+            break;
+        }
+    }
+}
+
+/* Appends to the buffer, keeping it terminated when it fills. */
+typedef struct Out {
+    char *buf;
+    size_t size, len;
+} Out;
+
+static void put(Out *o, const char *fmt, ...)
+{
+    if (o->len + 1 >= o->size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + o->len, o->size - o->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->len += (size_t)n < o->size - o->len ? (size_t)n : o->size - o->len - 1;
+}
+
+/* One axis as the face writes it: 0-based 'ax' of a tensor of rank 'rank'. */
+static long long face_axis(int64_t ax)
+{
+    return ax >= 0 ? (long long)ax + 1 : (long long)ax;
+}
+
+static void put_list(Out *o, const int64_t *v, int n, bool axes)
+{
+    if (n == 1) {
+        put(o, "%lld", axes ? face_axis(v[0]) : (long long)v[0]);
+        return;
+    }
+    put(o, "{");
+    for (int k = 0; k < n; k++)
+        put(o, "%s%lld", k ? "," : "", axes ? face_axis(v[k]) : (long long)v[k]);
+    put(o, "}");
+}
+
+/* The default of an AXIS attribute, 0-based for a tensor of rank 'rank'
+ * (-1: unknown), or INT64_MIN when it cannot be told. */
+static int64_t axis_default(const MfAttrDef *def, int rank)
+{
+    int64_t d = (int64_t)def->dflt;
+    if (d > 0)
+        return d - 1;
+    if (rank < 0)
+        return INT64_MIN;
+    return d + rank + ((def->flags & MF_ATTR_PAST_END) ? 1 : 0);
+}
+
+/* Writes attribute 'def' when it differs from its default; returns whether
+ * it wrote. */
+static bool put_attr(Out *o, const MfAttrDef *def, const MfAttrs *a, int rank)
+{
+    switch (def->type) {
+    case MF_ATTR_BOOL: {
+        bool v = *CFIELD(a, def, bool);
+        if (v == (def->dflt != 0))
+            return false;
+        put(o, v ? "%s" : "%s=false", def->name);
+        return true;
+    }
+    case MF_ATTR_INT: {
+        int64_t v = *CFIELD(a, def, int64_t);
+        if (v == (int64_t)def->dflt)
+            return false;
+        put(o, "%s=%lld", def->name, (long long)v);
+        return true;
+    }
+    case MF_ATTR_FLOAT: {
+        double v = *CFIELD(a, def, double);
+        if (v == def->dflt)
+            return false;
+        put(o, "%s=%g", def->name, v);
+        return true;
+    }
+    case MF_ATTR_DTYPE: {
+        MfDType v = *CFIELD(a, def, MfDType);
+        if (v == (MfDType)def->dflt && !(def->flags & MF_ATTR_REQUIRED))
+            return false;
+        put(o, "%s=%s", def->name, mf_dtype_name(v));
+        return true;
+    }
+    case MF_ATTR_ENUM: {
+        int v = *CFIELD(a, def, int);
+        if (v == (int)def->dflt)
+            return false;
+        int n = 0;
+        while (def->choices[n])
+            n++;
+        put(o, "%s", v >= 0 && v < n ? def->choices[v] : "?");
+        return true;
+    }
+    case MF_ATTR_AXIS: {
+        int64_t v = *CFIELD(a, def, int64_t);
+        if (v == axis_default(def, rank))
+            return false;
+        put(o, "%s=%lld", def->name, face_axis(v));
+        return true;
+    }
+    case MF_ATTR_AXES:
+    case MF_ATTR_INTS: {
+        int n = COUNT(a, def);
+        bool axes = def->type == MF_ATTR_AXES;
+        if (axes && (def->flags & MF_ATTR_ALL_AXES) && a->all_axes)
+            return false;
+        if (n == 0 && !(axes && (def->flags & MF_ATTR_ALL_AXES)))
+            return false;
+        put(o, "%s=", def->name);
+        if (n == 0)
+            put(o, "{}");
+        else
+            put_list(o, CFIELD(a, def, int64_t), n < 0 ? 0 : n > 2 * MF_MAX_RANK ? 0 : n, axes);
+        return true;
+    }
+    case MF_ATTR_WINDOW: {
+        const int64_t *w = CFIELD(a, def, int64_t);
+        if (w[0] == 1 && w[1] == 1 && w[2] == 1 && w[3] == 1)
+            return false;
+        if (w[0] == 1 && w[3] == 1 && w[1] == w[2])
+            put(o, "%s=%lld", def->name, (long long)w[1]);
+        else if (w[0] == 1 && w[3] == 1)
+            put(o, "%s={%lld,%lld}", def->name, (long long)w[1], (long long)w[2]);
+        else
+            put(o, "%s={%lld,%lld,%lld,%lld}", def->name, (long long)w[0], (long long)w[1],
+                (long long)w[2], (long long)w[3]);
+        return true;
+    }
+    }
+    return false;
+}
+
+int mf_attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size)
+{
+    Out o = {buf, size, 0};
+    if (size)
+        buf[0] = '\0';
+    if ((int)op < 0 || op >= MF_NOPS || !a || !size)
+        return 0;
+    const MfOpDesc *d = mf_op_table[op];
+    for (int i = 0; i < d->nattrs; i++) {
+        size_t before = o.len;
+        if (o.len > 0)
+            put(&o, ", ");
+        if (!put_attr(&o, &d->attrs[i], a, rank)) {
+            o.len = before;
+            buf[o.len] = '\0';
+        }
+    }
+    return (int)o.len;
+}

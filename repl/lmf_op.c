@@ -1,0 +1,666 @@
+/* lmf_op.c — the one schema-driven binder: every op of the table with a Lua
+ * name ('lua' in its descriptor, core/op.h) becomes mf.X (or mf.nn.X), and
+ * a tensor method t:X(...) unless MF_OP_NO_METHOD or under nn. A call is
+ *
+ *     X(inputs..., positional attributes... [, {options}])
+ *
+ * Inputs are tensors, Variables, or Lua numbers/tables (which take the
+ * dtype of the first tensor input); a variadic op takes one list. The
+ * attributes marked positional follow in declaration order; every
+ * attribute may also be given by name in a final options table. Axes are
+ * 1-based (negative from the end). Extra arguments, unknown option keys and
+ * values of the wrong type are errors naming X; nothing is guessed from the
+ * Lua stack. Ops with MF_OP_OWN_BINDING are bound by hand elsewhere in
+ * repl/ with the same helpers. Every value stays in a stack slot for the
+ * whole call, so a raised error leaks nothing. */
+#include <ctype.h>
+#include <string.h>
+
+#include "lmf.h"
+
+/* One call being parsed. */
+typedef struct Call {
+    lua_State *L;
+    MfOpId op;
+    const MfOpDesc *d;
+    const char *fname;   /* "max_pool" for "nn.max_pool" */
+    int nin;             /* input slots: arity, or 1 list for a variadic op */
+    int npos;            /* positional attribute values given */
+    int opts;            /* stack index of the options table, 0: none */
+    int rank;            /* rank of the first input (axes are relative to it) */
+    int given;           /* the number of arguments given */
+} Call;
+
+/* Where an attribute's value came from, for messages. */
+typedef struct Src {
+    int arg;             /* argument number, 0: the options table */
+    const char *key;     /* the key used in the options table */
+} Src;
+
+const char *lmf_op_fname(const MfOpDesc *d)
+{
+    const char *dot = strrchr(d->lua, '.');
+    return dot ? dot + 1 : d->lua;
+}
+
+/* Raises about the value of an attribute from 'src': "bad argument #3 to
+ * 'X' (keepdims must be a boolean, got number)" or "X: option 'keepdims'
+ * must be a boolean, got number". */
+static int attr_error(const Call *c, const Src *src, const char *want, int idx)
+{
+    lua_State *L = c->L;
+    /* a number where an integer is due, a string where a name is: the value */
+    int ty = lua_type(L, idx);
+    bool by_value = (ty == LUA_TNUMBER && strstr(want, "integer")) ||
+                    (ty == LUA_TSTRING && (strchr(want, '"') || strstr(want, "name")));
+    const char *got = by_value ? lua_pushfstring(L, "%s", lua_tostring(L, idx))
+                               : luaL_typename(L, idx);
+    if (src->arg)
+        return luaL_error(L, "bad argument #%d to '%s' (%s must be %s, got %s)", src->arg,
+                          c->fname, src->key, want, got);
+    return luaL_error(L, "%s: option '%s' must be %s, got %s", c->fname, src->key, want, got);
+}
+
+/* ---- reading one value -------------------------------------------------- */
+
+static lua_Integer read_int(const Call *c, const Src *src, int idx, const char *want)
+{
+    int ok = 0;
+    lua_Integer v = lua_type(c->L, idx) == LUA_TNUMBER ? lua_tointegerx(c->L, idx, &ok) : 0;
+    if (!ok)
+        attr_error(c, src, want, idx);
+    return v;
+}
+
+/* Refuses an array that also holds named fields ({1, keepdims = true}). */
+static void refuse_mixed(const Call *c, int idx, const char *name)
+{
+    lua_State *L = c->L;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (!lua_isinteger(L, -1)) {
+            const char *k = luaL_tolstring(L, -1, NULL);
+            luaL_error(L, "%s: the array given as %s cannot hold options (got '%s'): give "
+                       "{%s = {...}, %s = ...}", c->fname, name, k, name, k);
+        }
+    }
+}
+
+/* An integer or an array of at most 'max' integers at 'idx' into 'out'. */
+static int read_int_list(const Call *c, const Src *src, int idx, const char *what,
+                         int64_t *out, int max)
+{
+    lua_State *L = c->L;
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        out[0] = read_int(c, src, idx, "an integer");
+        return 1;
+    }
+    if (!lua_istable(L, idx))
+        return attr_error(c, src, what, idx);
+    refuse_mixed(c, idx, src->key);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    if (n > max)
+        luaL_error(L, "%s: %s has %d entries, at most %d are supported", c->fname, src->key,
+                   (int)n, max);
+    for (int i = 0; i < (int)n; i++) {
+        lua_rawgeti(L, idx, i + 1);
+        int ok = 0;
+        out[i] = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
+        if (!ok)
+            luaL_error(L, "%s: %s entry %d must be an integer, got %s", c->fname, src->key,
+                       i + 1, lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1)
+                                                            : luaL_typename(L, -1));
+        lua_pop(L, 1);
+    }
+    return (int)n;
+}
+
+/* Axes (1-based at the face) to 0-based; refuses repeats. */
+static int read_axes(const Call *c, const Src *src, int idx, int64_t *out)
+{
+    int64_t raw[MF_MAX_RANK];
+    int n = read_int_list(c, src, idx, "an integer or an array of integers", raw,
+                          MF_MAX_RANK);
+    for (int i = 0; i < n; i++) {
+        out[i] = lmf_axis(c->L, c->fname, (lua_Integer)raw[i], c->rank, 0);
+        for (int k = 0; k < i; k++)
+            if (out[k] == out[i])
+                luaL_error(c->L, "%s: axis %d is listed twice (axes are 1-based)", c->fname,
+                           (int)out[i] + 1);
+    }
+    return n;
+}
+
+/* A list of integers, a number, or a concrete 1-D integer tensor (a shape
+ * from mf.shape); SHAPE: sizes >= 0, and one -1 when the default is < 0. */
+static int read_ints(const Call *c, const Src *src, const MfAttrDef *def, int idx, int64_t *out)
+{
+    lua_State *L = c->L;
+    int max = (def->flags & MF_ATTR_SHAPE) ? MF_MAX_RANK : 2 * MF_MAX_RANK;
+    MfTensor *t = lmf_test_tensor(L, idx);
+    int n;
+    if (t) {
+        if (t->node || !t->storage)
+            luaL_error(L, "%s: %s from a symbolic (graph) tensor is not supported; pass a Lua "
+                       "array", c->fname, def->name);
+        if (!mf_dtype_is_int(t->dtype) || t->rank > 1 || mf_tensor_numel(t) > max)
+            luaL_error(L, "%s: %s as a tensor must be 1-D int32 or int64 with at most %d "
+                       "entries, got %s of rank %d", c->fname, def->name, max,
+                       mf_dtype_name(t->dtype), t->rank);
+        n = (int)mf_tensor_numel(t);
+        for (int i = 0; i < n; i++)
+            out[i] = mf_tensor_get_int(t, i);
+    } else {
+        n = read_int_list(c, src, idx, "an integer or an array of integers", out, max);
+    }
+    bool unknown = def->dflt < 0;
+    for (int i = 0; (def->flags & MF_ATTR_SHAPE) && i < n; i++)
+        if (out[i] < 0 && !(unknown && out[i] == -1))
+            luaL_error(L, "%s: %s entry %d must be >= 0%s, got %I", c->fname, def->name, i + 1,
+                       unknown ? " (or -1, inferred)" : "", (lua_Integer)out[i]);
+    return n;
+}
+
+/* The index of the data_format attribute's value (1: NCHW). */
+static bool nchw(const MfAttrs *a)
+{
+    return a->data_format == 1;
+}
+
+/* n, {n}, {h, w} or four entries (the data format's order) into 'out'. */
+static void read_window(const Call *c, const Src *src, int idx, const MfAttrs *a, int64_t *out)
+{
+    lua_State *L = c->L;
+    int h = nchw(a) ? 2 : 1;
+    int64_t v[4];
+    int n = read_int_list(c, src, idx, "a number or an array of 1, 2 or 4 integers", v, 4);
+    if (n == 3 || n == 0)
+        luaL_error(L, "%s: %s must be a number or an array of 1, 2 or 4 integers, got %d "
+                   "entries", c->fname, src->key, n);
+    for (int i = 0; i < 4; i++)
+        out[i] = 1;
+    if (n == 4)
+        memcpy(out, v, sizeof v);
+    else
+        out[h] = v[0], out[h + 1] = v[n - 1];
+    for (int i = 0; i < 4; i++)
+        if (out[i] < 1)
+            luaL_error(L, "%s: %s must be positive, got %I at position %d", c->fname, src->key,
+                       (lua_Integer)out[i], i + 1);
+}
+
+/* Pushes and returns '"VALID" or "SAME"'. */
+static const char *push_choices(lua_State *L, const MfAttrDef *def)
+{
+    luaL_Buffer want;
+    luaL_buffinit(L, &want);
+    for (int i = 0; def->choices[i]; i++) {
+        if (i)
+            luaL_addstring(&want, def->choices[i + 1] ? ", " : " or ");
+        lua_pushfstring(L, "\"%s\"", def->choices[i]);
+        luaL_addvalue(&want);
+    }
+    luaL_pushresult(&want);
+    return lua_tostring(L, -1);
+}
+
+/* A string of 'choices', in any letter case. */
+static int read_enum(const Call *c, const Src *src, const MfAttrDef *def, int idx)
+{
+    lua_State *L = c->L;
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+    for (int i = 0; s && def->choices[i]; i++) {
+        const char *a = s, *b = def->choices[i];
+        while (*a && toupper((unsigned char)*a) == toupper((unsigned char)*b))
+            a++, b++;
+        if (!*a && !*b)
+            return i;
+    }
+    return attr_error(c, src, push_choices(L, def), idx);
+}
+
+#define DTYPE_WANT "a dtype name (float32, float64, int32, int64 or bool)"
+
+/* What a value of 'def' must be, for the message of a missing one. */
+static const char *want_of(lua_State *L, const MfAttrDef *def)
+{
+    switch (def->type) {
+    case MF_ATTR_BOOL:
+        return "a boolean";
+    case MF_ATTR_INT:
+    case MF_ATTR_AXIS:
+        return "an integer";
+    case MF_ATTR_FLOAT:
+        return "a number";
+    case MF_ATTR_DTYPE:
+        return DTYPE_WANT;
+    case MF_ATTR_ENUM:
+        return push_choices(L, def);
+    case MF_ATTR_AXES:
+        return "an integer or an array of integers (1-based axes)";
+    case MF_ATTR_INTS:
+        return (def->flags & MF_ATTR_SHAPE) ? "a shape (an array of integers)"
+                                            : "an integer or an array of integers";
+    case MF_ATTR_WINDOW:
+        return "a number or an array of 1, 2 or 4 integers";
+    }
+    return "a value";
+}
+
+#define AT(a, def, type) ((type *)((char *)(a) + (def)->offset))
+
+/* Converts the value at 'idx' for attribute 'def' into 'a'. */
+static void read_attr(const Call *c, const Src *src, const MfAttrDef *def, int idx, MfAttrs *a)
+{
+    lua_State *L = c->L;
+    MfDType dt;
+    switch (def->type) {
+    case MF_ATTR_BOOL:
+        if (!lua_isboolean(L, idx))
+            attr_error(c, src, "a boolean", idx);
+        *AT(a, def, bool) = lua_toboolean(L, idx);
+        break;
+    case MF_ATTR_INT:
+        *AT(a, def, int64_t) = read_int(c, src, idx, "an integer");
+        break;
+    case MF_ATTR_FLOAT:
+        if (lua_type(L, idx) != LUA_TNUMBER)
+            attr_error(c, src, "a number", idx);
+        *AT(a, def, double) = lua_tonumber(L, idx);
+        break;
+    case MF_ATTR_DTYPE:
+        if (lua_type(L, idx) != LUA_TSTRING || !mf_dtype_parse(lua_tostring(L, idx), &dt))
+            attr_error(c, src, DTYPE_WANT, idx);
+        *AT(a, def, MfDType) = dt;
+        break;
+    case MF_ATTR_ENUM:
+        *AT(a, def, int) = read_enum(c, src, def, idx);
+        break;
+    case MF_ATTR_AXIS: {
+        lua_Integer ax = read_int(c, src, idx, "an integer");
+        *AT(a, def, int64_t) = lmf_axis(L, c->fname, ax, c->rank,
+                                        (def->flags & MF_ATTR_PAST_END) ? 1 : 0);
+        break;
+    }
+    case MF_ATTR_AXES:
+        *(int *)((char *)a + def->count_offset) = read_axes(c, src, idx, AT(a, def, int64_t));
+        if (def->flags & MF_ATTR_ALL_AXES)
+            a->all_axes = false;
+        break;
+    case MF_ATTR_INTS:
+        *(int *)((char *)a + def->count_offset) = read_ints(c, src, def, idx,
+                                                            AT(a, def, int64_t));
+        break;
+    case MF_ATTR_WINDOW:
+        read_window(c, src, idx, a, AT(a, def, int64_t));
+        break;
+    }
+}
+
+/* An AXIS attribute left at its default: the face's default converted for
+ * the input's rank (a scalar keeps 0: the op names the problem). */
+static void default_axis(const Call *c, const MfAttrDef *def, MfAttrs *a)
+{
+    int extra = (def->flags & MF_ATTR_PAST_END) ? 1 : 0;
+    if (c->rank + extra == 0)
+        return;
+    *AT(a, def, int64_t) = lmf_axis(c->L, c->fname, (lua_Integer)def->dflt, c->rank, extra);
+}
+
+/* ---- the call ------------------------------------------------------------ */
+
+static int npositional(const MfOpDesc *d)
+{
+    int n = 0;
+    for (int i = 0; i < d->nattrs; i++)
+        n += (d->attrs[i].flags & MF_ATTR_POSITIONAL) != 0;
+    return n;
+}
+
+/* The positional attribute number 'k' (0-based), or NULL. */
+static const MfAttrDef *positional(const MfOpDesc *d, int k)
+{
+    for (int i = 0; i < d->nattrs; i++)
+        if ((d->attrs[i].flags & MF_ATTR_POSITIONAL) && k-- == 0)
+            return &d->attrs[i];
+    return NULL;
+}
+
+/* "relu(x)", "reduce_sum(x [, axis [, keepdims]] [, {options}])" */
+static const char *push_signature(lua_State *L, const MfOpDesc *d)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "%s(%s", lmf_op_fname(d), d->inputs ? d->inputs : "x");
+    luaL_addvalue(&b);
+    int open = 0;
+    for (int i = 0; i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        if (!(def->flags & MF_ATTR_POSITIONAL))
+            continue;
+        bool req = def->flags & MF_ATTR_REQUIRED;
+        lua_pushfstring(L, "%s%s", req ? ", " : " [, ", def->name);
+        luaL_addvalue(&b);
+        open += !req;
+    }
+    bool opts = d->nattrs > 0;
+    if (opts)
+        luaL_addstring(&b, " [, {options}]");
+    while (open-- > 0)
+        luaL_addstring(&b, "]");
+    luaL_addstring(&b, ")");
+    luaL_pushresult(&b);
+    return lua_tostring(L, -1);
+}
+
+/* Whether the argument at 'idx' is the options table: a plain table with
+ * no array part. An empty one is a value where a list is due ({} as a
+ * shape: a scalar), except for reductions, where {} has always meant "no
+ * options" (every axis), and when it has a metatable. */
+static bool is_options(lua_State *L, int idx, const MfAttrDef *due)
+{
+    if (!lua_istable(L, idx) || lua_rawlen(L, idx) > 0)
+        return false;
+    bool list = due && (due->type == MF_ATTR_INTS || due->type == MF_ATTR_AXES) &&
+                !(due->flags & MF_ATTR_ALL_AXES);
+    if (list && lua_getmetatable(L, idx)) { /* a table with an __index: options */
+        lua_pop(L, 1);
+        return true;
+    }
+    if (list) {
+        lua_pushnil(L);
+        if (!lua_next(L, idx))
+            return false;
+        lua_pop(L, 2);
+    }
+    return true;
+}
+
+/* Splits the arguments: inputs, positional values, options. */
+static void split_args(Call *c)
+{
+    lua_State *L = c->L;
+    int top = c->given = lua_gettop(L);
+    while (top > c->nin && lua_isnil(L, top))
+        top--;
+    lua_settop(L, top > c->nin ? top : c->nin);
+    int last = top;
+    int np = npositional(c->d);
+    if (top > c->nin && is_options(L, top, positional(c->d, top - c->nin - 1))) {
+        c->opts = top;
+        last = top - 1;
+    }
+    c->npos = last > c->nin ? last - c->nin : 0;
+    if (c->npos > np) {
+        int bad = c->nin + np + 1;
+        luaL_error(L, "bad argument #%d to '%s' (no value expected: %s takes %d argument%s%s; "
+                   "called as %s)", bad, c->fname, c->fname, c->nin + np,
+                   c->nin + np == 1 ? "" : "s", c->d->nattrs ? " and an options table" : "",
+                   push_signature(L, c->d));
+    }
+}
+
+/* Refuses option keys outside the schema. */
+static void check_keys(const Call *c)
+{
+    const char *known[2 * 16 + 1];
+    int n = 0;
+    for (int i = 0; i < c->d->nattrs && n < 2 * 16; i++) {
+        known[n++] = c->d->attrs[i].name;
+        if (c->d->attrs[i].alias)
+            known[n++] = c->d->attrs[i].alias;
+    }
+    known[n] = NULL;
+    if (n == 0) {
+        lua_pushnil(c->L);
+        lua_next(c->L, c->opts); /* not empty: is_options saw a key */
+        luaL_error(c->L, "%s: unknown option '%s' (%s takes no options)", c->fname,
+                   luaL_tolstring(c->L, -2, NULL), c->fname);
+    }
+    lmf_check_options(c->L, c->opts, c->fname, known);
+}
+
+/* Pushes the option 'key' when it is set. Read as Lua reads a field (an
+ * __index supplying defaults works); the inputs are anchored in their stack
+ * slots by then, so Lua code run here cannot free them (lmf.h). */
+static bool push_option(const Call *c, const char *key)
+{
+    if (!c->opts || !key)
+        return false;
+    if (lua_getfield(c->L, c->opts, key) != LUA_TNIL)
+        return true;
+    lua_pop(c->L, 1);
+    return false;
+}
+
+/* Reads every attribute (data_format before the windows that depend on it). */
+static void read_attrs(const Call *c, MfAttrs *a)
+{
+    lua_State *L = c->L;
+    luaL_checkstack(L, 2 * c->d->nattrs + 8, "too many attributes");
+    for (int pass = 0; pass < 2; pass++) {
+        int k = -1;
+        for (int i = 0; i < c->d->nattrs; i++) {
+            const MfAttrDef *def = &c->d->attrs[i];
+            k += (def->flags & MF_ATTR_POSITIONAL) != 0;
+            if ((def->type == MF_ATTR_WINDOW) != (pass == 1))
+                continue;
+                    Src src = {0, def->name};
+            int idx = 0;
+            if ((def->flags & MF_ATTR_POSITIONAL) && k < c->npos &&
+                !lua_isnil(L, c->nin + 1 + k)) {
+                idx = c->nin + 1 + k;
+                src.arg = idx;
+            }
+            bool named = push_option(c, def->name);
+            bool aliased = push_option(c, def->alias);
+            if (named && aliased)
+                luaL_error(L, "%s: give %s or its alias %s (TensorFlow 1.x), not both", c->fname,
+                           def->name, def->alias);
+            if ((named || aliased) && idx)
+                luaL_error(L, "%s: %s given twice (as argument %d and as an option)", c->fname,
+                           def->name, idx);
+            if (named || aliased) {
+                idx = lua_gettop(L);
+                src.key = aliased ? def->alias : def->name;
+            }
+            if (idx)
+                read_attr(c, &src, def, idx, a);
+            else if (def->flags & MF_ATTR_REQUIRED)
+                luaL_error(L, "bad argument #%d to '%s' (%s expected: %s; called as %s)",
+                           c->nin + 1 + (k >= 0 ? k : 0), c->fname, def->name,
+                           want_of(L, def), push_signature(L, c->d));
+            else if (def->type == MF_ATTR_AXIS)
+                default_axis(c, def, a);
+        }
+    }
+}
+
+/* The list at 'idx' (a variadic op's input) as a C array kept alive by a
+ * userdata and a table of converted entries pushed on the stack. */
+static int read_list(const Call *c, int idx, MfTensor ***items)
+{
+    lua_State *L = c->L;
+    if (!lua_istable(L, idx))
+        luaL_error(L, "bad argument #%d to '%s' (an array of tensors expected, got %s)", idx,
+                   c->fname, luaL_typename(L, idx));
+    int n = (int)lua_rawlen(L, idx);
+    if (n == 0)
+        luaL_error(L, "%s: expected a non-empty array of tensors", c->fname);
+    MfTensor **v = lua_newuserdatauv(L, (size_t)n * sizeof *v, 0);
+    lua_createtable(L, n, 0);
+    int like = -1;
+    for (int i = 1; i <= n && like < 0; i++, lua_pop(L, 1))
+        if (lua_rawgeti(L, idx, i) && lmf_test_tensor(L, -1))
+            like = (int)lmf_test_tensor(L, -1)->dtype;
+    for (int i = 1; i <= n; i++) {
+        int ty = lua_rawgeti(L, idx, i);
+        int convertible = ty == LUA_TNUMBER || ty == LUA_TTABLE || ty == LUA_TBOOLEAN;
+        if (!lmf_test_tensor(L, -1) && !convertible)
+            luaL_error(L, "%s: list entry %d is %s, expected an open mf.Tensor", c->fname, i,
+                       ty == LUA_TUSERDATA ? "a closed tensor or userdata" : luaL_typename(L, -1));
+        v[i - 1] = lmf_arg_tensor(L, -1, like, c->fname);
+        lua_rawseti(L, -2, i);
+    }
+    *items = v;
+    return n;
+}
+
+/* The inputs 1..arity converted in place (numbers take the first tensor's
+ * dtype). */
+static void read_inputs(Call *c, MfTensor **in)
+{
+    lua_State *L = c->L;
+    int like = -1;
+    bool converted = false;
+    for (int i = 1; i <= c->nin; i++) {
+        if (lua_isnoneornil(L, i))
+            luaL_error(L, "bad argument #%d to '%s' (mf.Tensor expected, got %s)", i, c->fname,
+                       i > c->given ? "no value" : "nil");
+        in[i - 1] = lmf_test_tensor(L, i);   /* its stack slot owns it (lmf.h) */
+        if (in[i - 1] && like < 0)
+            like = (int)in[i - 1]->dtype;
+        converted |= !in[i - 1];
+    }
+    for (int i = 1; i <= c->nin && converted; i++)
+        if (!in[i - 1])
+            in[i - 1] = lmf_arg_tensor(L, i, like, c->fname);
+}
+
+static int l_op(lua_State *L)
+{
+    Call c = {.L = L, .op = (MfOpId)lua_tointeger(L, lua_upvalueindex(1))};
+    c.d = mf_op_table[c.op];
+    c.fname = lmf_op_fname(c.d);
+    bool variadic = c.d->flags & MF_OP_VARIADIC;
+    c.nin = variadic ? 1 : c.d->arity;
+    split_args(&c);
+    if (c.opts)
+        check_keys(&c);
+    MfTensor *fixed[16], **in = fixed; /* room for every fixed arity */
+    int n = c.nin;
+    if (variadic) {
+        n = read_list(&c, 1, &in);
+    } else {
+        read_inputs(&c, in);
+    }
+    c.rank = in[0]->rank;
+    MfAttrs a = mf_attrs_default();
+    mf_attrs_apply_defaults(c.op, &a);
+    read_attrs(&c, &a);
+    MfTensor *outs[MF_MAX_OUTPUTS];
+    int nout = 0;
+    MfStatus st = c.d->entry ? c.d->entry(n, in, &a, outs, &nout)
+                             : mf_op_call(c.op, n, in, &a, outs, &nout);
+    lmf_check_status(L, st);
+    for (int i = 0; i < nout; i++)
+        lmf_push_tensor(L, outs[i]);
+    return nout;
+}
+
+/* The table for 'path' ("nn.max_pool": mf.nn, made when missing) pushed;
+ * returns the last name. 'mf' is at 'mfi'. */
+static const char *push_namespace(lua_State *L, int mfi, const char *path)
+{
+    const char *dot = strchr(path, '.');
+    lua_pushvalue(L, mfi);
+    if (!dot)
+        return path;
+    lua_pushlstring(L, path, (size_t)(dot - path));
+    if (lua_rawget(L, -2) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushlstring(L, path, (size_t)(dot - path));
+        lua_pushvalue(L, -2);
+        lua_rawset(L, -4);
+    }
+    lua_remove(L, -2);
+    return dot + 1;
+}
+
+/* mf.test.ops() -> an array of {name = "MatMul", lua = "matmul", fname = "matmul",
+ * nargs = 2, own = false, method = true, signature = "...", summary = "..."}
+ * for every op with a Lua name ('nargs': inputs plus positional attributes;
+ * 'own': bound by hand). The op-table walk tests read it. */
+static int l_test_ops(lua_State *L)
+{
+    lua_newtable(L);
+    int n = 0;
+    for (int i = 0; i < MF_NOPS; i++) {
+        const MfOpDesc *d = mf_op_table[i];
+        if (!d->lua)
+            continue;
+        lua_createtable(L, 0, 8);
+        lua_pushstring(L, d->name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, d->lua);
+        lua_setfield(L, -2, "lua");
+        lua_pushstring(L, lmf_op_fname(d));
+        lua_setfield(L, -2, "fname");
+        int nin = (d->flags & MF_OP_VARIADIC) ? 1 : d->arity;
+        lua_pushinteger(L, nin + npositional(d));
+        lua_setfield(L, -2, "nargs");
+        lua_pushboolean(L, (d->flags & MF_OP_OWN_BINDING) != 0);
+        lua_setfield(L, -2, "own");
+        lua_pushboolean(L, !(d->flags & MF_OP_NO_METHOD) && !strchr(d->lua, '.'));
+        lua_setfield(L, -2, "method");
+        push_signature(L, d);
+        lua_setfield(L, -2, "signature");
+        lua_pushstring(L, d->summary ? d->summary : "");
+        lua_setfield(L, -2, "summary");
+        lua_rawseti(L, -2, ++n);
+    }
+    return 1;
+}
+
+void lmf_open_ops(lua_State *L, int methods)
+{
+    methods = lua_absindex(L, methods);
+    int mfi = lua_gettop(L);
+    for (int i = 0; i < MF_NOPS; i++) {
+        const MfOpDesc *d = mf_op_table[i];
+        if (!d->lua || (d->flags & MF_OP_OWN_BINDING))
+            continue;
+        const char *name = push_namespace(L, mfi, d->lua);
+        lua_pushinteger(L, i);
+        lua_pushcclosure(L, l_op, 1);
+        if (!(d->flags & MF_OP_NO_METHOD) && name == d->lua) {
+            lua_pushvalue(L, -1);
+            lua_setfield(L, methods, name);
+        }
+        lua_setfield(L, -2, name);
+        lua_pop(L, 1);
+    }
+    if (lua_getfield(L, mfi, "test") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, mfi, "test");
+    }
+    lua_pushcfunction(L, l_test_ops);
+    lua_setfield(L, -2, "ops");
+    lua_pop(L, 1);
+}
+
+int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want)
+{
+    return luaL_error(L, "bad argument #%d to '%s' (%s expected, got %s)", arg, fname, want,
+                      lua_gettop(L) < arg ? "no value" : luaL_typename(L, arg));
+}
+
+void lmf_check_nargs(lua_State *L, const char *fname, int max)
+{
+    int top = lua_gettop(L);
+    while (top > max && lua_isnil(L, top))
+        top--;
+    if (top > max)
+        luaL_error(L, "bad argument #%d to '%s' (no value expected: %s takes at most %d "
+                   "argument%s)", max + 1, fname, fname, max, max == 1 ? "" : "s");
+}
+
+int lmf_op_signature(lua_State *L, MfOpId op)
+{
+    push_signature(L, mf_op_table[op]);
+    return 1;
+}
