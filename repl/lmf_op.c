@@ -37,10 +37,17 @@ typedef struct Src {
     const char *key;     /* the key used in the options table */
 } Src;
 
+/* The Lua name of 'd', or NULL: an op without attributes (MF_OP_SIMPLE)
+ * whose descriptor names no 'lua' is bound under its 'api' name. */
+static const char *lua_name(const MfOpDesc *d)
+{
+    return d->lua ? d->lua : (d->flags & MF_OP_SIMPLE) ? d->api : NULL;
+}
+
 const char *lmf_op_fname(const MfOpDesc *d)
 {
-    const char *dot = strrchr(d->lua, '.');
-    return dot ? dot + 1 : d->lua;
+    const char *dot = strrchr(lua_name(d), '.');
+    return dot ? dot + 1 : lua_name(d);
 }
 
 /* Raises about the value of an attribute from 'src': "bad argument #3 to
@@ -589,12 +596,12 @@ static int l_test_ops(lua_State *L)
     int n = 0;
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
-        if (!d->lua)
+        if (!lua_name(d))
             continue;
         lua_createtable(L, 0, 8);
         lua_pushstring(L, d->name);
         lua_setfield(L, -2, "name");
-        lua_pushstring(L, d->lua);
+        lua_pushstring(L, lua_name(d));
         lua_setfield(L, -2, "lua");
         lua_pushstring(L, lmf_op_fname(d));
         lua_setfield(L, -2, "fname");
@@ -603,7 +610,7 @@ static int l_test_ops(lua_State *L)
         lua_setfield(L, -2, "nargs");
         lua_pushboolean(L, (d->flags & MF_OP_OWN_BINDING) != 0);
         lua_setfield(L, -2, "own");
-        lua_pushboolean(L, !(d->flags & MF_OP_NO_METHOD) && !strchr(d->lua, '.'));
+        lua_pushboolean(L, !(d->flags & MF_OP_NO_METHOD) && !strchr(lua_name(d), '.'));
         lua_setfield(L, -2, "method");
         push_signature(L, d);
         lua_setfield(L, -2, "signature");
@@ -620,12 +627,12 @@ void lmf_open_ops(lua_State *L, int methods)
     int mfi = lua_gettop(L);
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
-        if (!d->lua || (d->flags & MF_OP_OWN_BINDING))
+        if (!lua_name(d) || (d->flags & MF_OP_OWN_BINDING))
             continue;
-        const char *name = push_namespace(L, mfi, d->lua);
+        const char *name = push_namespace(L, mfi, lua_name(d));
         lua_pushinteger(L, i);
         lua_pushcclosure(L, l_op, 1);
-        if (!(d->flags & MF_OP_NO_METHOD) && name == d->lua) {
+        if (!(d->flags & MF_OP_NO_METHOD) && name == lua_name(d)) {
             lua_pushvalue(L, -1);
             lua_setfield(L, methods, name);
         }

@@ -62,20 +62,29 @@ static MfStatus reciprocal_forward(const MfOpCall *c, MfTensor **outs)
     UNARY_FORWARD(1.0f / a, 1.0 / a, NOINT);
 }
 
-#define MORE_OP(sym, tfname, apiname, fwd, bwd)                                    \
+#define MORE_OP(sym, tfname, apiname, fwd, bwd, doc)                               \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE,         \
         .infer = infer_float, .forward = fwd, .backward = bwd,                     \
-        .cost = mf_cost_elementwise,                                               \
+        .cost = mf_cost_elementwise, .lua = apiname, .inputs = "x", .summary = doc, \
     }
 
-MORE_OP(mf_desc_tan, "Tan", "tan", tan_forward, mf_tan_grad);
-MORE_OP(mf_desc_sinh, "Sinh", "sinh", sinh_forward, mf_sinh_grad);
-MORE_OP(mf_desc_cosh, "Cosh", "cosh", cosh_forward, mf_cosh_grad);
-MORE_OP(mf_desc_asin, "Asin", "asin", asin_forward, mf_asin_grad);
-MORE_OP(mf_desc_acos, "Acos", "acos", acos_forward, mf_acos_grad);
-MORE_OP(mf_desc_atan, "Atan", "atan", atan_forward, mf_atan_grad);
-MORE_OP(mf_desc_expm1, "Expm1", "expm1", expm1_forward, mf_expm1_grad);
-MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad);
+MORE_OP(mf_desc_tan, "Tan", "tan", tan_forward, mf_tan_grad,
+        "elementwise tangent");
+MORE_OP(mf_desc_sinh, "Sinh", "sinh", sinh_forward, mf_sinh_grad,
+        "elementwise hyperbolic sine");
+MORE_OP(mf_desc_cosh, "Cosh", "cosh", cosh_forward, mf_cosh_grad,
+        "elementwise hyperbolic cosine");
+MORE_OP(mf_desc_asin, "Asin", "asin", asin_forward, mf_asin_grad,
+        "elementwise arcsine");
+MORE_OP(mf_desc_acos, "Acos", "acos", acos_forward, mf_acos_grad,
+        "elementwise arccosine");
+MORE_OP(mf_desc_atan, "Atan", "atan", atan_forward, mf_atan_grad,
+        "elementwise arctangent");
+MORE_OP(mf_desc_expm1, "Expm1", "expm1", expm1_forward, mf_expm1_grad,
+        "elementwise e^x - 1, exact for small x");
+MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad,
+        "elementwise error function");
 MORE_OP(mf_desc_reciprocal, "Reciprocal", "reciprocal", reciprocal_forward,
-        mf_reciprocal_grad);
+        mf_reciprocal_grad,
+        "elementwise 1 / x");
