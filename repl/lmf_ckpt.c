@@ -8,8 +8,10 @@
  * the names are the table's own key strings, so a raised error leaks nothing. */
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/io/safetensors.h"
+
 #include "lmf.h"
 
 /* Number of entries of the table at 'idx'. */
@@ -38,7 +40,11 @@ static void collect_tensors(lua_State *L, int idx, int holder, const char **name
         if (lua_type(L, -2) != LUA_TSTRING)
             luaL_error(L, "save: the table's keys must be tensor names (strings), got a %s key",
                        luaL_typename(L, -2));
-        names[i] = lua_tostring(L, -2);
+        size_t klen;
+        names[i] = lua_tolstring(L, -2, &klen);
+        if (strlen(names[i]) != klen)
+            luaL_error(L, "save: the tensor name '%s\\0...' holds a NUL byte; names cannot",
+                       names[i]);
         MfVariable *v = lmf_test_variable(L, -1);
         if (v && !v->value)
             luaL_error(L, "save: Variable '%s' has no value yet (graph mode: run its "
@@ -82,7 +88,7 @@ static const char **collect_metadata(lua_State *L, int idx, int anchor)
 /* mf.save(path, {name = tensor_or_Variable, ...} [, metadata]) */
 static int l_save(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lmf_check_path(L, 1, "save");
     luaL_checktype(L, 2, LUA_TTABLE);
     if (!lua_isnoneornil(L, 3))
         luaL_checktype(L, 3, LUA_TTABLE);
@@ -114,7 +120,7 @@ static void push_metadata(lua_State *L, char **meta)
 static int l_load(lua_State *L)
 {
     static const char *const known[] = {"metadata", NULL};
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lmf_check_path(L, 1, "load");
     if (!lua_isnoneornil(L, 2))
         luaL_checktype(L, 2, LUA_TTABLE);
     lmf_check_options(L, 2, "load", known);

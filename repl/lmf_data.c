@@ -59,7 +59,7 @@ static MfCsvColumn *csv_columns(lua_State *L, int *n)
 static int l_read_csv(lua_State *L)
 {
     static const char *const keys[] = {"header", "columns", "dtype", NULL};
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lmf_check_path(L, 1, "read_csv");
     if (!lua_isnoneornil(L, 2))
         luaL_checktype(L, 2, LUA_TTABLE);
     lmf_check_options(L, 2, "read_csv", keys);
@@ -85,7 +85,7 @@ static int l_read_csv(lua_State *L)
 /* mf.data.read_idx(path) -> a tensor (int32, float32 or float64) */
 static int l_read_idx(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lmf_check_path(L, 1, "read_idx");
     MfTensor *out = NULL;
     lmf_check_status(L, mf_read_idx(path, &out));
     lmf_push_tensor(L, out);

@@ -177,6 +177,16 @@ MfTensor *lmf_test_tensor(lua_State *L, int idx)
     return anchor(L, idx, box, t);
 }
 
+const char *lmf_check_path(lua_State *L, int idx, const char *fname)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, idx, &len);
+    if (strlen(s) != len)
+        luaL_error(L, "%s: the path holds a NUL byte (\\0) at byte %d; a file name cannot",
+                   fname, (int)strlen(s) + 1);
+    return s;
+}
+
 bool lmf_is_tensor(lua_State *L, int idx)
 {
     LmfBox *box = test_box(L, idx);

@@ -2,7 +2,7 @@
  * safetensors.h for the format, the atomic write and the errors).
  *
  * Writing: check the arguments, sort by name, take contiguous copies of
- * strided views, build the header with cJSON, write "<path>.tmp.<pid>",
+ * strided views, build the header with cJSON, write "<path>.tmp.XXXXXX" (mkstemp),
  * fsync, rename, fsync the directory. Reading: the 8-byte length, the header
  * (parsed by cJSON, then every field checked), the layout (tensors tile the
  * data section exactly), then the data straight into new tensors. */
@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -217,16 +219,27 @@ static char *build_header(int n, const Named *order, MfTensor *const *contig,
     return buf;
 }
 
-/* Writes the whole file to 'tmp', flushes and fsyncs it. '*created' tells
- * whether 'tmp' exists (to be removed on failure). */
-static MfStatus write_file(const char *path, const char *tmp, const char *header, size_t hlen,
-                           int n, const Named *layout, MfTensor *const *contig, bool *created)
+/* Writes the whole file to 'tmp' (a template "<path>.tmp.XXXXXX" that
+ * mkstemp fills in: a unique name in the target's directory, so a stale
+ * file of a killed save never blocks this one), with the permission bits
+ * 'mode', flushes and fsyncs it. '*created' tells whether 'tmp' exists (to
+ * be removed on failure). */
+static MfStatus write_file(const char *path, char *tmp, mode_t mode, const char *header,
+                           size_t hlen, int n, const Named *layout, MfTensor *const *contig,
+                           bool *created)
 {
-    FILE *f = fopen(tmp, "wbx");
-    *created = f != NULL;
-    if (!f)
+    int fd = mkstemp(tmp);
+    *created = fd >= 0;
+    if (fd < 0)
         return fail(MF_EIO, "save", path, "cannot create the temporary file '%s': %s", tmp,
                     strerror(errno));
+    FILE *f = fchmod(fd, mode) == 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        int err = errno;
+        close(fd);
+        return fail(MF_EIO, "save", path, "cannot open the temporary file '%s': %s", tmp,
+                    strerror(err));
+    }
     unsigned char len8[8];
     for (int b = 0; b < 8; b++)
         len8[b] = (unsigned char)((uint64_t)hlen >> (8 * b));
@@ -270,17 +283,78 @@ static MfStatus sync_dir(const char *path)
     return MF_OK;
 }
 
+/* Temporary files of saves to 'path' that were killed: "<path>.tmp.XXXXXX"
+ * (our pattern) not written to for STALE_SECONDS (a save in progress writes
+ * continuously). Removed before each save, so they do not pile up. */
+#define STALE_SECONDS 600
+
+static void remove_stale(const char *path, char *buf, size_t cap)
+{
+    static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dlen;
+    char dirname[4096];
+    if (dlen >= sizeof dirname)
+        return;
+    memcpy(dirname, path, dlen);
+    dirname[dlen] = '\0';
+    DIR *d = opendir(dlen ? dirname : ".");
+    if (!d)
+        return;
+    size_t blen = strlen(base);
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *nm = e->d_name;
+        if (strncmp(nm, base, blen) != 0 || strncmp(nm + blen, ".tmp.", 5) != 0 ||
+            strlen(nm + blen + 5) != 6 || strspn(nm + blen + 5, alnum) != 6)
+            continue;
+        struct stat st;
+        if (snprintf(buf, cap, "%s%s", dirname, nm) >= (int)cap || lstat(buf, &st) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_uid != geteuid() || now - st.st_mtime < STALE_SECONDS)
+            continue;
+        remove(buf);
+    }
+    closedir(d);
+}
+
+/* The mode for the new file: the replaced file's permission bits (a save
+ * must not turn a 0600 checkpoint into 0644), else 0666 less the umask.
+ * Anything but a regular file (a FIFO, a device such as /dev/null, a
+ * directory) is refused rather than replaced. */
+static MfStatus target_mode(const char *path, mode_t *mode)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return fail(MF_EIO, "save", path, "it exists and is not a regular file (a "
+                        "directory, device or FIFO); refusing to replace it");
+        *mode = st.st_mode & 07777;
+        return MF_OK;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    *mode = 0666 & ~mask;
+    return MF_OK;
+}
+
 /* Temporary file, test hook, rename, directory sync. */
 static MfStatus commit(const char *path, const char *header, size_t hlen, int n,
                        const Named *layout, MfTensor *const *contig)
 {
-    size_t cap = strlen(path) + 32;
+    mode_t mode = 0;
+    MfStatus st = target_mode(path, &mode);
+    if (st != MF_OK)
+        return st;
+    size_t cap = strlen(path) + 300;
     char *tmp = malloc(cap);
     if (!tmp)
         return mf_err_nomem("save", cap);
-    snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());
+    remove_stale(path, tmp, cap);
+    snprintf(tmp, cap, "%s.tmp.XXXXXX", path);
     bool created = false;
-    MfStatus st = write_file(path, tmp, header, hlen, n, layout, contig, &created);
+    st = write_file(path, tmp, mode, header, hlen, n, layout, contig, &created);
     if (st == MF_OK && mf_ckpt_fail_after_write)
         st = fail(MF_EIO, "save", path, "simulated failure after writing the temporary file "
                   "(test hook mf_ckpt_fail_after_write)");
@@ -405,8 +479,26 @@ static MfStatus read_header(Reader *r)
     return MF_OK;
 }
 
+/* Whether the JSON text holds the escape \u0000 (a NUL inside a string,
+ * which cJSON would keep and C strings then cut: "a\u0000b" would load as
+ * "a"). An escaped backslash before 'u' does not count. */
+static bool has_nul_escape(const char *json, uint64_t n)
+{
+    for (uint64_t i = 0; i + 6 <= n; i++) {
+        if (json[i] != '\\')
+            continue;
+        if (json[i + 1] == 'u' && strncmp(json + i + 2, "0000", 4) == 0)
+            return true;
+        i++;   /* skip the escaped character (a second backslash too) */
+    }
+    return false;
+}
+
 static MfStatus parse_json(Reader *r)
 {
+    if (has_nul_escape(r->json, r->hlen))
+        return fail(MF_EIO, "load", r->path, "the header holds a \\u0000 escape (a NUL byte in "
+                    "a name or metadata value); refusing it");
     const char *end = NULL;
     r->root = cJSON_ParseWithOpts(r->json, &end, 1);
     if (!r->root)
