@@ -160,6 +160,7 @@ typedef struct MfTapeEntry {
     MfTensor *const *outputs;
     bool custom;               /* a custom_gradient function's record */
     const char *gradient;      /* a registered gradient replacing the op's, or NULL */
+    char attrs[96];            /* non-default attributes as listings show them, or "" */
 } MfTapeEntry;
 
 /* Writes how the tape's listing names 'x' into 'buf': "t3" for the output

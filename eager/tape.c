@@ -431,6 +431,10 @@ MfTapeEntry mf_tape_entry(const MfTape *t, int64_t k)
     MfTapeEntry e = {.name = mf_rec_name(r), .ninputs = r->ninputs, .noutputs = r->noutputs,
                      .inputs = mf_rec_inputs(r), .outputs = r->outputs, .custom = r->fn != NULL,
                      .gradient = r->override ? r->override->name : NULL};
+    e.attrs[0] = '\0';
+    if (r->attrs && r->op < MF_NOPS)
+        mf_attrs_format(r->op, r->attrs, e.ninputs ? e.inputs[0]->rank : -1, e.attrs,
+                        sizeof e.attrs);
     return e;
 }
 

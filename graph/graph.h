@@ -115,6 +115,11 @@ MfNode *mf_graph_find(const MfGraph *g, const char *name);
  * "Const" or "NoOp". */
 const char *mf_node_op_name(const MfNode *n);
 
+/* The node's op name with its non-default attributes, as every listing
+ * shows it: "MatMul[transpose_a]", "Sum[axis=2, keepdims]", "Relu"
+ * (mf_attrs_format, core/op.h). Returns 'buf'. */
+const char *mf_node_label(const MfNode *n, char *buf, size_t size);
+
 /* The default graph stack. 'push' retains 'g' and makes it the graph that
  * ops are built into (NULL: eager execution until the pop, TensorFlow's
  * init_scope); 'pop' undoes the latest push. mf_graph_default is borrowed

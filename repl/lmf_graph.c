@@ -137,8 +137,10 @@ static void push_input_names(lua_State *L, const MfNode *n)
     lua_setfield(L, -2, "control_inputs");
 }
 
-/* g:nodes() -> array of {name, op, inputs, control_inputs, outputs} in
- * creation order; outputs are the node's symbolic tensors. */
+/* g:nodes() -> array of {name, op, attrs, inputs, control_inputs, outputs}
+ * in creation order; attrs: the non-default attributes as listings show
+ * them ("axis=2, keepdims", "" when none); outputs are the node's symbolic
+ * tensors. */
 static int g_nodes(lua_State *L)
 {
     MfGraph *g = check_graph(L, 1);
@@ -151,6 +153,13 @@ static int g_nodes(lua_State *L)
         lua_setfield(L, -2, "name");
         lua_pushstring(L, mf_node_op_name(n));
         lua_setfield(L, -2, "op");
+        char label[256];
+        const char *open = strchr(mf_node_label(n, label, sizeof label), '[');
+        if (open)   /* "Sum[axis=2, keepdims]" -> "axis=2, keepdims" */
+            lua_pushlstring(L, open + 1, strlen(open + 1) - 1);
+        else
+            lua_pushliteral(L, "");
+        lua_setfield(L, -2, "attrs");
         push_input_names(L, n);
         lua_createtable(L, n->noutputs, 0);
         for (int k = 0; k < n->noutputs; k++) {
@@ -211,11 +220,13 @@ static void add_const_values(luaL_Buffer *b, lua_State *L, const MfNode *n)
     }
 }
 
-/* One line of the listing: "add_1 = AddV2(add:0, Const:0; ^init) -> float32 (?,3)". */
+/* One line of the listing: "add_1 = AddV2(add:0, Const:0; ^init) -> float32 (?,3)",
+ * "s = Sum[axis=2, keepdims](x:0) -> ...". */
 static void add_node_line(luaL_Buffer *b, lua_State *L, const MfNode *n)
 {
     MfGraph *g = n->graph;
-    lua_pushfstring(L, "\n  %s = %s(", n->name, mf_node_op_name(n));
+    char label[256];
+    lua_pushfstring(L, "\n  %s = %s(", n->name, mf_node_label(n, label, sizeof label));
     luaL_addvalue(b);
     const char *ref = ref_name(n);
     if (ref) {           /* the variable an assign writes or a read reads */
@@ -274,9 +285,10 @@ static void add_dot_node(luaL_Buffer *b, lua_State *L, const MfNode *n)
                                          "cylinder", "ellipse", "cds"};
     lua_pushfstring(L, "    n%d [shape=%s, label=\"", n->index, shapes[n->kind]);
     luaL_addvalue(b);
+    char label[256];
     add_dot_escaped(b, n->name);
     luaL_addstring(b, "\\n");
-    luaL_addstring(b, mf_node_op_name(n));
+    add_dot_escaped(b, mf_node_label(n, label, sizeof label));
     if (n->noutputs) {
         luaL_addstring(b, "\\n");
         add_spec(b, &n->out[0]);

@@ -561,6 +561,11 @@ static void add_call(luaL_Buffer *b, const MfTape *t, const MfTapeEntry *e)
 {
     char label[96];
     luaL_addstring(b, e->name);
+    if (e->attrs[0]) {   /* "Sum[axis=2, keepdims]" */
+        luaL_addchar(b, '[');
+        luaL_addstring(b, e->attrs);
+        luaL_addchar(b, ']');
+    }
     luaL_addchar(b, '(');
     for (int i = 0; i < e->ninputs; i++) {
         mf_tape_label(t, e->inputs[i], label, sizeof label);
