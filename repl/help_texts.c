@@ -1347,6 +1347,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Elementwise exp(x) - 1, accurate near 0 (TensorFlow's Expm1), float32 or float64. "
       "Gradient: dy * (y + 1).",
       "mf.expm1(mf.tensor{0})               --> {0}"),
+    E("atanh", "math", "mf.atanh(x) or x:atanh()",
+      "Elementwise the inverse hyperbolic tangent (TensorFlow's Atanh), float32 or float64, "
+      "x in (-1, 1). Gradient: dy / (1 - x^2).",
+      "mf.atanh(mf.tensor{0})               --> {0}"),
     E("erf", "math", "mf.erf(x) or x:erf()",
       "Elementwise the error function (TensorFlow's Erf), float32 or float64. "
       "Gradient: dy * 2 / sqrt(pi) * exp(-x^2).",

@@ -11,6 +11,7 @@ local refs = {
   cosh = function(v) return (math.exp(v) + math.exp(-v)) / 2 end,
   expm1 = function(v) return math.exp(v) - 1 end,
   reciprocal = function(v) return 1 / v end,
+  atanh = function(v) return 0.5 * math.log((1 + v) / (1 - v)) end,
   -- erf by its series (enough terms for |x| < 1)
   erf = function(v)
     local sum, term = 0, v

@@ -89,6 +89,7 @@ static const GradCase cases_nn[] = {
     {MF_OP_ATAN, "atan (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -3, 3, NULL, NULL, true},
     {MF_OP_EXPM1, "expm1 (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -2, 2, NULL, NULL, true},
     {MF_OP_ERF, "erf (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -2, 2, NULL, NULL, true},
+    {MF_OP_ATANH, "atanh (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -0.8, 0.8, NULL, NULL, true},
     {MF_OP_RECIPROCAL, "reciprocal (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, 0.5, 2, NULL, NULL, true},
     {MF_OP_LSTM_CELL, "lstm_cell z (3,8), c_prev (3,2)", 2, {2, 2}, {{3, 8}, {3, 2}},
      {GCN_F, GCN_F}, -2, 2, NULL, NULL, false},
