@@ -125,6 +125,7 @@ MF_OP(MF_OP_EXPM1, mf_desc_expm1)
 MF_OP(MF_OP_ERF, mf_desc_erf)
 MF_OP(MF_OP_RECIPROCAL, mf_desc_reciprocal)
 MF_OP(MF_OP_ATANH, mf_desc_atanh) /* core/ops/atanh.c */
+MF_OP(MF_OP_CUMSUM, mf_desc_cumsum) /* core/ops/cumsum.c */
 
 /* batch normalization, fused (core/ops/batchnorm.c) */
 MF_OP(MF_OP_FUSED_BATCH_NORM, mf_desc_fused_batch_norm)

@@ -1351,6 +1351,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Elementwise the inverse hyperbolic tangent (TensorFlow's Atanh), float32 or float64, "
       "x in (-1, 1). Gradient: dy / (1 - x^2).",
       "mf.atanh(mf.tensor{0})               --> {0}"),
+    E("cumsum", "math", "mf.cumsum(x [, axis] [, {reverse = false}]) or x:cumsum(...)",
+      "Running sums along axis (1-based, 1 by default), TensorFlow's Cumsum; reverse sums "
+      "from the last element. Gradient: the cumsum of dy in the other direction.",
+      "mf.cumsum(mf.tensor{1, 2, 3})        --> {1, 3, 6}"),
     E("erf", "math", "mf.erf(x) or x:erf()",
       "Elementwise the error function (TensorFlow's Erf), float32 or float64. "
       "Gradient: dy * 2 / sqrt(pi) * exp(-x^2).",

@@ -17,6 +17,7 @@
 static void gcn_axis_m1(MfAttrs *a) { a->axis = -1; }
 static void gcn_axis_1(MfAttrs *a) { a->axis = 1; }
 static void gcn_axis_0(MfAttrs *a) { a->axis = 0; }
+static void gcn_axis_1_rev(MfAttrs *a) { a->axis = 1; a->reverse = true; }
 static void gcn_nchw(MfAttrs *a) { a->data_format = 1; }
 static void gcn_bn_eps(MfAttrs *a) { a->scalar[0] = 1e-3; }
 
@@ -90,6 +91,10 @@ static const GradCase cases_nn[] = {
     {MF_OP_EXPM1, "expm1 (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -2, 2, NULL, NULL, true},
     {MF_OP_ERF, "erf (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -2, 2, NULL, NULL, true},
     {MF_OP_ATANH, "atanh (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -0.8, 0.8, NULL, NULL, true},
+    {MF_OP_CUMSUM, "cumsum (3,4) axis 1", 1, {2}, {{3, 4}}, {GCN_F}, -2, 2, gcn_axis_0, NULL,
+     true},
+    {MF_OP_CUMSUM, "cumsum (2,3) axis 2 reverse", 1, {2}, {{2, 3}}, {GCN_F}, -2, 2,
+     gcn_axis_1_rev, NULL, false},
     {MF_OP_RECIPROCAL, "reciprocal (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, 0.5, 2, NULL, NULL, true},
     {MF_OP_LSTM_CELL, "lstm_cell z (3,8), c_prev (3,2)", 2, {2, 2}, {{3, 8}, {3, 2}},
      {GCN_F, GCN_F}, -2, 2, NULL, NULL, false},
