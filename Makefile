@@ -5,6 +5,7 @@
 #   make check    the same tests under AddressSanitizer + UBSan (build/asan)
 #   make fuzz     API fuzzer + libFuzzer file-format fuzzers (FUZZ_CALLS, FUZZ_SECONDS)
 #   make bench    benchmarks, side by side with PyTorch when it is installed
+#   make MODE=debug   an -O0 -g build in build/debug (MODE=asan: build/asan)
 #                 (CORES="Haswell auto": the conv table under both OPENBLAS_CORETYPE)
 #   make interop  exported ONNX models run in onnxruntime (npm), outputs compared
 # Missing Debian packages are installed by tools/configure.sh (as root) or
@@ -13,16 +14,27 @@
 CC ?= cc
 WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wwrite-strings -Wdouble-promotion -Wformat=2 -Werror
-OPT := -O2 -fvect-cost-model=dynamic -march=native -g
-ASAN := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-        -fno-omit-frame-pointer -DMF_ALLOC_NO_CACHE
-BUILD ?= build/release
-MODE_FLAGS = $(if $(findstring asan,$(BUILD)),$(ASAN),$(OPT))
+# The build mode is named, not guessed from the folder: MODE=release (the
+# default), asan (make check) or debug (-O0 -g); BUILD defaults to build/$(MODE).
+# -fvect-cost-model is GCC's; clang (make CC=clang) does without it.
+MODE ?= release
+VECT := $(if $(findstring clang,$(CC)),,-fvect-cost-model=dynamic)
+FLAGS_release := -O2 $(VECT) -march=native -g
+FLAGS_asan := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+              -fno-omit-frame-pointer -DMF_ALLOC_NO_CACHE
+FLAGS_debug := -O0 -g
+BUILD ?= build/$(MODE)
+MODE_FLAGS = $(FLAGS_$(MODE))
 
+# make clean reads no configuration (configure may install packages)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
 include build/config.mk
+endif
 
 CFLAGS_ALL = -std=c11 $(WARN) $(MODE_FLAGS) -MMD -MP -I. $(DEP_CFLAGS)
 LDFLAGS_ALL = $(MODE_FLAGS) $(DEP_LIBS)
+# cmocka is linked into the tests only
+BIN_LDFLAGS = $(MODE_FLAGS) $(filter-out -lcmocka,$(DEP_LIBS))
 
 ENGINE_SRC := $(wildcard core/*.c core/*/*.c eager/*.c graph/*.c dist/*.c train/*.c)
 REPL_SRC := $(wildcard repl/*.c)
@@ -98,7 +110,7 @@ $(LIB): $(ENGINE_OBJ)
 	ar rcs $@ $^
 
 $(BIN): $(REPL_OBJ) $(LIB)
-	$(CC) $(REPL_OBJ) $(LIB) $(LDFLAGS_ALL) -o $@
+	$(CC) $(REPL_OBJ) $(LIB) $(BIN_LDFLAGS) -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(LIB)
 	@mkdir -p $(dir $@)
@@ -125,10 +137,10 @@ interop: all
 	@sh tools/test_deps.sh interop
 	@sh tests/interop/run.sh $(BUILD)
 
-# CHECK_BUILD: the sanitizer build directory (its name must contain "asan").
+# CHECK_BUILD: the sanitizer build directory (built with MODE=asan).
 CHECK_BUILD ?= build/asan
 check: test-deps
-	@$(MAKE) --no-print-directory BUILD=$(CHECK_BUILD) unit-tests
+	@$(MAKE) --no-print-directory BUILD=$(CHECK_BUILD) MODE=asan unit-tests
 	@ASAN_OPTIONS=detect_leaks=1 OPENBLAS_NUM_THREADS=1 sh tests/run.sh $(CHECK_BUILD)
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
@@ -163,7 +175,7 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-r
 fuzz: fuzz-api fuzz-files
 
 fuzz-api:
-	@$(MAKE) --no-print-directory BUILD=$(FUZZ_ASAN) all
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_ASAN) MODE=asan all
 	@rm -rf $(FUZZ_ASAN)/fuzz-tmp && mkdir -p $(FUZZ_ASAN)/fuzz-tmp
 	@cd $(FUZZ_ASAN)/fuzz-tmp && OPENBLAS_NUM_THREADS=1 FUZZ_CALLS=$(FUZZ_CALLS) \
 	    FUZZ_SEED=$(FUZZ_SEED) ASAN_OPTIONS=$(FUZZ_ASAN_OPTIONS) \
