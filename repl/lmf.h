@@ -17,8 +17,12 @@
 
 #define LMF_TENSOR_MT "mf.Tensor"
 
+/* 'tag' is LMF_TENSOR_TAG: a userdata given the tensor metatable with
+ * debug.setmetatable (a file handle, another box) is not taken for a tensor. */
+#define LMF_TENSOR_TAG 0x6d66546eu /* "mfTn" */
 typedef struct LmfBox {
     MfTensor *t;
+    uint32_t tag;
 } LmfBox;
 
 /* Pushes 't' as a userdata, taking over the caller's reference. */

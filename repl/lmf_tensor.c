@@ -90,6 +90,7 @@ static LmfBox *push_box(lua_State *L, MfTensor *t)
 {
     LmfBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->t = t;
+    box->tag = LMF_TENSOR_TAG;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
     lua_setmetatable(L, -2);
     return box;
@@ -117,7 +118,10 @@ static LmfBox *test_box(lua_State *L, int idx)
      * Lua states each have their own metatable). */
     static const void *known_mt;
     LmfBox *box = lua_touserdata(L, idx);
-    if (!box || !lua_getmetatable(L, idx))
+    /* the metatable alone can be forged (debug.setmetatable): the size and
+     * the tag say the block really is a box */
+    if (!box || lua_rawlen(L, idx) != sizeof *box || box->tag != LMF_TENSOR_TAG ||
+        !lua_getmetatable(L, idx))
         return NULL;
     if (known_mt && lua_topointer(L, -1) == known_mt) {
         lua_pop(L, 1);

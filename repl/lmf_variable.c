@@ -11,8 +11,12 @@
 #include "lmf_init.h"
 #include "lmf_print.h"
 
+/* 'tag': VAR_TAG, so a userdata given this metatable with debug.setmetatable
+ * is not taken for a Variable. */
+#define VAR_TAG 0x6d66566eu /* "mfVn" */
 typedef struct VarBox {
     MfVariable *v;
+    uint32_t tag;
 } VarBox;
 
 /* The metatable and mf.tensor, kept in the registry under these addresses;
@@ -38,6 +42,7 @@ void lmf_push_variable(lua_State *L, MfVariable *v)
 {
     VarBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->v = v;
+    box->tag = VAR_TAG;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
     lua_setmetatable(L, -2);
 }
@@ -46,7 +51,8 @@ void lmf_push_variable(lua_State *L, MfVariable *v)
 static VarBox *test_box(lua_State *L, int idx)
 {
     VarBox *box = lua_touserdata(L, idx);
-    if (!box || !lua_getmetatable(L, idx))
+    if (!box || lua_rawlen(L, idx) != sizeof *box || box->tag != VAR_TAG ||
+        !lua_getmetatable(L, idx))
         return NULL;
     lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
     int same = lua_rawequal(L, -1, -2);
