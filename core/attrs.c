@@ -55,6 +55,8 @@ typedef struct Out {
     size_t size, len;
 } Out;
 
+static void put(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void put(Out *o, const char *fmt, ...)
 {
     if (o->len + 1 >= o->size)

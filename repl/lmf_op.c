@@ -261,7 +261,7 @@ static const char *want_of(lua_State *L, const MfAttrDef *def)
 static void read_attr(const Call *c, const Src *src, const MfAttrDef *def, int idx, MfAttrs *a)
 {
     lua_State *L = c->L;
-    MfDType dt;
+    MfDType dt = MF_FLOAT32;   /* set below; attr_error raises otherwise */
     switch (def->type) {
     case MF_ATTR_BOOL:
         if (!lua_isboolean(L, idx))
