@@ -47,6 +47,128 @@ static void push_tensor_array(lua_State *L, int n, MfTensor *const *ts)
     }
 }
 
+/* The attribute types as mf.ops() names them. */
+static const char *const attr_type_names[] = {
+    [MF_ATTR_BOOL] = "bool", [MF_ATTR_INT] = "int", [MF_ATTR_FLOAT] = "float",
+    [MF_ATTR_DTYPE] = "dtype", [MF_ATTR_ENUM] = "enum", [MF_ATTR_AXIS] = "axis",
+    [MF_ATTR_AXES] = "axes", [MF_ATTR_INTS] = "ints", [MF_ATTR_WINDOW] = "window",
+};
+
+static const void *attr_field(const MfAttrs *a, const MfAttrDef *def)
+{
+    return (const char *)a + def->offset;
+}
+
+/* An axis as the face shows it: 1-based, or negative when not resolved. */
+static lua_Integer face_axis(int64_t ax)
+{
+    return ax >= 0 ? (lua_Integer)ax + 1 : (lua_Integer)ax;
+}
+
+static void push_int_list(lua_State *L, const int64_t *v, int n, bool axes)
+{
+    if (n < 0 || n > 2 * MF_MAX_RANK)
+        n = 0;
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushinteger(L, axes ? face_axis(v[i]) : (lua_Integer)v[i]);
+        lua_seti(L, -2, i + 1);
+    }
+}
+
+/* Pushes the value of attribute 'def' in 'a' as a Lua value (axes 1-based,
+ * enums as their strings); nil for an AXES attribute meaning every axis. */
+static void push_attr_value(lua_State *L, const MfAttrDef *def, const MfAttrs *a)
+{
+    const void *f = attr_field(a, def);
+    switch (def->type) {
+    case MF_ATTR_BOOL: lua_pushboolean(L, *(const bool *)f); return;
+    case MF_ATTR_INT: lua_pushinteger(L, (lua_Integer) * (const int64_t *)f); return;
+    case MF_ATTR_FLOAT: lua_pushnumber(L, *(const double *)f); return;
+    case MF_ATTR_DTYPE: lua_pushstring(L, mf_dtype_name(*(const MfDType *)f)); return;
+    case MF_ATTR_ENUM: {
+        int v = *(const int *)f, n = 0;
+        while (def->choices[n])
+            n++;
+        if (v >= 0 && v < n)
+            lua_pushstring(L, def->choices[v]);
+        else
+            lua_pushnil(L);
+        return;
+    }
+    case MF_ATTR_AXIS: lua_pushinteger(L, face_axis(*(const int64_t *)f)); return;
+    case MF_ATTR_AXES:
+        if ((def->flags & MF_ATTR_ALL_AXES) && a->all_axes) {
+            lua_pushnil(L);
+            return;
+        }
+        /* fall through */
+    case MF_ATTR_INTS: {
+        int n = *(const int *)((const char *)a + def->count_offset);
+        push_int_list(L, f, n, def->type == MF_ATTR_AXES);
+        return;
+    }
+    case MF_ATTR_WINDOW: push_int_list(L, f, 4, false); return;
+    }
+    lua_pushnil(L);
+}
+
+/* op.attrs of a registered gradient's 'op': {name = value} for every
+ * attribute the op's schema declares. */
+static void push_attr_values(lua_State *L, MfOpId op, const MfAttrs *a)
+{
+    const MfOpDesc *d = mf_op_table[op];
+    lua_createtable(L, 0, d->nattrs);
+    for (int i = 0; a && i < d->nattrs; i++) {
+        push_attr_value(L, &d->attrs[i], a);
+        lua_setfield(L, -2, d->attrs[i].name);
+    }
+}
+
+/* mf.ops()[i].attrs: an array of {name, type, positional, required,
+ * default, choices} from the op's schema. */
+static void push_attr_schema(lua_State *L, const MfOpDesc *d)
+{
+    lua_createtable(L, d->nattrs, 0);
+    for (int i = 0; i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        lua_createtable(L, 0, 6);
+        lua_pushstring(L, def->name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, attr_type_names[def->type]);
+        lua_setfield(L, -2, "type");
+        lua_pushboolean(L, (def->flags & MF_ATTR_POSITIONAL) != 0);
+        lua_setfield(L, -2, "positional");
+        lua_pushboolean(L, (def->flags & MF_ATTR_REQUIRED) != 0);
+        lua_setfield(L, -2, "required");
+        if (!(def->flags & MF_ATTR_REQUIRED)) {
+            switch (def->type) {
+            case MF_ATTR_BOOL: lua_pushboolean(L, def->dflt != 0); break;
+            case MF_ATTR_INT:
+            case MF_ATTR_AXIS: lua_pushinteger(L, (lua_Integer)def->dflt); break;
+            case MF_ATTR_FLOAT: lua_pushnumber(L, def->dflt); break;
+            case MF_ATTR_DTYPE: lua_pushstring(L, mf_dtype_name((MfDType)def->dflt)); break;
+            case MF_ATTR_ENUM: lua_pushstring(L, def->choices[(int)def->dflt]); break;
+            default: lua_pushnil(L); break;
+            }
+            lua_setfield(L, -2, "default");
+        }
+        if (def->type == MF_ATTR_ENUM) {
+            lua_newtable(L);
+            for (int k = 0; def->choices[k]; k++) {
+                lua_pushstring(L, def->choices[k]);
+                lua_seti(L, -2, k + 1);
+            }
+            lua_setfield(L, -2, "choices");
+        }
+        if (def->alias) {
+            lua_pushstring(L, def->alias);
+            lua_setfield(L, -2, "alias");
+        }
+        lua_seti(L, -2, i + 1);
+    }
+}
+
 /* Pushes the 'op' argument: {type, name, inputs, outputs, attrs}. */
 static void push_op(lua_State *L, const GradArgs *a)
 {
@@ -61,7 +183,7 @@ static void push_op(lua_State *L, const GradArgs *a)
     lua_setfield(L, -2, "inputs");
     push_tensor_array(L, c->noutputs, a->g->outputs);
     lua_setfield(L, -2, "outputs");
-    lua_newtable(L);   /* attributes are the op schema's (see mf.ops) */
+    push_attr_values(L, c->op, c->attrs);
     lua_setfield(L, -2, "attrs");
 }
 
@@ -221,7 +343,7 @@ static int l_ops(lua_State *L)
         lua_setfield(L, -2, "api");
         lua_pushinteger(L, d->arity);
         lua_setfield(L, -2, "inputs");
-        lua_newtable(L);
+        push_attr_schema(L, d);
         lua_setfield(L, -2, "attrs");
         lua_pushboolean(L, mf_op_differentiable((MfOpId)i));
         lua_setfield(L, -2, "differentiable");

@@ -22,10 +22,34 @@ T.test("mf.ops lists the op table", function()
   for _, o in ipairs(ops) do by[o.name] = o end
   T.eq(by.AddV2.api, "add"); T.eq(by.AddV2.inputs, 2); T.eq(by.AddV2.differentiable, true)
   T.eq(by.Square.api, "square"); T.eq(by.ArgMax.differentiable, false)
-  T.eq(type(by.MatMul.attrs), "table")
+  T.eq(by.MatMul.attrs[1].name, "transpose_a"); T.eq(by.MatMul.attrs[1].type, "bool")
+  T.eq(by.MatMul.attrs[1].default, false)
+  T.eq(by.Sum.attrs[1].name, "axis"); T.eq(by.Sum.attrs[1].type, "axes")
+  T.eq(by.Sum.attrs[1].positional, true); T.eq(by.Sum.attrs[2].alias, "keep_dims")
+  local pad
+  for _, a in ipairs(by.Conv2D.attrs) do if a.name == "padding" then pad = a end end
+  T.eq(pad.type, "enum"); T.eq(pad.required, true)
+  T.eq(table.concat(pad.choices, "|"), "VALID|SAME")
+  T.eq(#by.AddV2.attrs, 0)
   local s = tostring(ops)
   T.ok(s:find("AddV2%s+add%s+2%s+yes"), s)
   T.ok(s:find("ops %(%+: or more inputs%)"), s)
+end)
+
+T.test("a registered gradient reads the op's attributes (1-based axes)", function()
+  local seen
+  mf.RegisterGradient("SeeSumAttrs", function(op, dy)
+    seen = op.attrs
+    return mf.ones_like(op.inputs[1]) * 7
+  end)
+  local x = mf.tensor{{1, 2}, {3, 4}}
+  local t = mf.GradientTape(); t:watch(x)
+  local y
+  mf.gradient_override_map({Sum = "SeeSumAttrs"}, function()
+    y = mf.reduce_sum(x, {axis = 2, keepdims = true})
+  end)
+  T.eq(t:gradient(y, x):totable()[2][1], 7)
+  T.eq(#seen.axis, 1); T.eq(seen.axis[1], 2); T.eq(seen.keepdims, true)
 end)
 
 T.test("help(mf.add) names AddV2 and how its gradient is computed", function()
