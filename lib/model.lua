@@ -146,7 +146,9 @@ local function summary_lines(self)
   return lines
 end
 
--- model:summary([{print_fn}]): prints Keras's table (and returns it as text).
+-- model:summary([{print_fn}]): prints Keras's table and returns nothing, as
+-- Keras does (at the prompt the table shows once); with {print_fn} it hands
+-- the text to print_fn instead and returns it.
 -- A model never called is built first from an 'input_shape' option.
 function ModelBase:summary(opts)
   opts = check_opts("summary", opts, {print_fn = true})
@@ -163,7 +165,11 @@ function ModelBase:summary(opts)
     self:build(shape)
   end
   local text = table.concat(summary_lines(self), "\n")
-  ;(opts.print_fn or print)(text)
+  if not opts.print_fn then
+    print(text)
+    return
+  end
+  opts.print_fn(text)
   return text
 end
 

@@ -1491,7 +1491,8 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.layers.Model(t) makes any table with layers in its fields and a method "
       "call(self, x, training) a model too. model.trainable_variables and model.variables "
       "are fresh arrays of the same Variables in the same order on every read. summary() "
-      "prints Keras's table (output shapes, parameter counts). state_dict() maps names such "
+      "prints Keras's table (output shapes, parameter counts) and returns nothing; "
+      "summary{print_fn = f} hands the text to f and returns it. state_dict() maps names such "
       "as \"dense/kernel\" to values; load_state_dict checks every name, shape and dtype "
       "first and reports every mismatch; save/load use a safetensors file. "
       "Training: help \"layers.fit\".",
