@@ -758,41 +758,46 @@ static MfStatus emit_pool(Ctx *c, MfNode *n, const char *const *in, const char *
     return MF_OK;
 }
 
+/* A mapping to one ONNX op of the same inputs, or to an emitter; every
+ * field is given, as clang's -Wmissing-field-initializers asks. */
+#define NAMED(onnx_op) {onnx_op, NULL, false, false}
+#define EMIT(fn) {NULL, fn, false, false}
+
 static const Mapping mappings[MF_NOPS] = {
-    [MF_OP_ADD] = {"Add", NULL}, [MF_OP_SUB] = {"Sub", NULL}, [MF_OP_MUL] = {"Mul", NULL},
-    [MF_OP_DIV] = {NULL, emit_div}, [MF_OP_POW] = {"Pow", NULL},
-    [MF_OP_MAXIMUM] = {"Max", NULL}, [MF_OP_MINIMUM] = {"Min", NULL},
-    [MF_OP_NEG] = {"Neg", NULL}, [MF_OP_ABS] = {"Abs", NULL}, [MF_OP_SIGN] = {"Sign", NULL},
-    [MF_OP_SQUARE] = {NULL, emit_square}, [MF_OP_SQRT] = {"Sqrt", NULL},
-    [MF_OP_RSQRT] = {NULL, emit_rsqrt}, [MF_OP_EXP] = {"Exp", NULL},
-    [MF_OP_LOG] = {"Log", NULL}, [MF_OP_LOG1P] = {NULL, emit_log1p},
-    [MF_OP_SIN] = {"Sin", NULL}, [MF_OP_COS] = {"Cos", NULL}, [MF_OP_TANH] = {"Tanh", NULL},
-    [MF_OP_SIGMOID] = {"Sigmoid", NULL}, [MF_OP_RELU] = {"Relu", NULL},
-    [MF_OP_SOFTPLUS] = {"Softplus", NULL}, [MF_OP_FLOOR] = {"Floor", NULL},
-    [MF_OP_CEIL] = {"Ceil", NULL}, [MF_OP_ROUND] = {"Round", NULL},
-    [MF_OP_EQUAL] = {"Equal", NULL}, [MF_OP_NOT_EQUAL] = {NULL, emit_not_equal},
-    [MF_OP_LESS] = {"Less", NULL}, [MF_OP_LESS_EQUAL] = {"LessOrEqual", NULL},
-    [MF_OP_GREATER] = {"Greater", NULL}, [MF_OP_GREATER_EQUAL] = {"GreaterOrEqual", NULL},
-    [MF_OP_LOGICAL_AND] = {"And", NULL}, [MF_OP_LOGICAL_OR] = {"Or", NULL},
-    [MF_OP_LOGICAL_NOT] = {"Not", NULL}, [MF_OP_IS_NAN] = {"IsNaN", NULL},
-    [MF_OP_IS_INF] = {"IsInf", NULL}, [MF_OP_IS_FINITE] = {NULL, emit_is_finite},
-    [MF_OP_SELECT] = {"Where", NULL}, [MF_OP_CAST] = {NULL, emit_cast},
-    [MF_OP_SUM] = {NULL, emit_reduce}, [MF_OP_MEAN] = {NULL, emit_reduce},
-    [MF_OP_MAX] = {NULL, emit_reduce}, [MF_OP_MIN] = {NULL, emit_reduce},
-    [MF_OP_PROD] = {NULL, emit_reduce}, [MF_OP_ARGMAX] = {NULL, emit_arg},
-    [MF_OP_ARGMIN] = {NULL, emit_arg},
-    [MF_OP_MATMUL] = {NULL, emit_matmul}, [MF_OP_BATCH_MATMUL] = {NULL, emit_matmul},
-    [MF_OP_TRANSPOSE] = {NULL, emit_transpose}, [MF_OP_RESHAPE] = {NULL, emit_reshape},
-    [MF_OP_EXPAND_DIMS] = {NULL, emit_expand_dims}, [MF_OP_SQUEEZE] = {NULL, emit_squeeze},
-    [MF_OP_CONCAT] = {NULL, emit_concat}, [MF_OP_STACK] = {NULL, emit_stack},
-    [MF_OP_GATHER] = {NULL, emit_gather}, [MF_OP_SLICE] = {NULL, emit_slice},
-    [MF_OP_TILE] = {NULL, emit_tile}, [MF_OP_PAD] = {NULL, emit_pad},
-    [MF_OP_BROADCAST_TO] = {NULL, emit_broadcast_to},
-    [MF_OP_IDENTITY] = {"Identity", NULL}, [MF_OP_STOP_GRADIENT] = {"Identity", NULL},
-    [MF_OP_CONV2D] = {NULL, emit_conv2d, true},
-    [MF_OP_SOFTMAX] = {NULL, emit_softmax}, [MF_OP_LOG_SOFTMAX] = {NULL, emit_softmax},
-    [MF_OP_BIAS_ADD] = {NULL, emit_bias_add},
-    [MF_OP_MAX_POOL] = {NULL, emit_pool}, [MF_OP_AVG_POOL] = {NULL, emit_pool},
+    [MF_OP_ADD] = NAMED("Add"), [MF_OP_SUB] = NAMED("Sub"), [MF_OP_MUL] = NAMED("Mul"),
+    [MF_OP_DIV] = EMIT(emit_div), [MF_OP_POW] = NAMED("Pow"),
+    [MF_OP_MAXIMUM] = NAMED("Max"), [MF_OP_MINIMUM] = NAMED("Min"),
+    [MF_OP_NEG] = NAMED("Neg"), [MF_OP_ABS] = NAMED("Abs"), [MF_OP_SIGN] = NAMED("Sign"),
+    [MF_OP_SQUARE] = EMIT(emit_square), [MF_OP_SQRT] = NAMED("Sqrt"),
+    [MF_OP_RSQRT] = EMIT(emit_rsqrt), [MF_OP_EXP] = NAMED("Exp"),
+    [MF_OP_LOG] = NAMED("Log"), [MF_OP_LOG1P] = EMIT(emit_log1p),
+    [MF_OP_SIN] = NAMED("Sin"), [MF_OP_COS] = NAMED("Cos"), [MF_OP_TANH] = NAMED("Tanh"),
+    [MF_OP_SIGMOID] = NAMED("Sigmoid"), [MF_OP_RELU] = NAMED("Relu"),
+    [MF_OP_SOFTPLUS] = NAMED("Softplus"), [MF_OP_FLOOR] = NAMED("Floor"),
+    [MF_OP_CEIL] = NAMED("Ceil"), [MF_OP_ROUND] = NAMED("Round"),
+    [MF_OP_EQUAL] = NAMED("Equal"), [MF_OP_NOT_EQUAL] = EMIT(emit_not_equal),
+    [MF_OP_LESS] = NAMED("Less"), [MF_OP_LESS_EQUAL] = NAMED("LessOrEqual"),
+    [MF_OP_GREATER] = NAMED("Greater"), [MF_OP_GREATER_EQUAL] = NAMED("GreaterOrEqual"),
+    [MF_OP_LOGICAL_AND] = NAMED("And"), [MF_OP_LOGICAL_OR] = NAMED("Or"),
+    [MF_OP_LOGICAL_NOT] = NAMED("Not"), [MF_OP_IS_NAN] = NAMED("IsNaN"),
+    [MF_OP_IS_INF] = NAMED("IsInf"), [MF_OP_IS_FINITE] = EMIT(emit_is_finite),
+    [MF_OP_SELECT] = NAMED("Where"), [MF_OP_CAST] = EMIT(emit_cast),
+    [MF_OP_SUM] = EMIT(emit_reduce), [MF_OP_MEAN] = EMIT(emit_reduce),
+    [MF_OP_MAX] = EMIT(emit_reduce), [MF_OP_MIN] = EMIT(emit_reduce),
+    [MF_OP_PROD] = EMIT(emit_reduce), [MF_OP_ARGMAX] = EMIT(emit_arg),
+    [MF_OP_ARGMIN] = EMIT(emit_arg),
+    [MF_OP_MATMUL] = EMIT(emit_matmul), [MF_OP_BATCH_MATMUL] = EMIT(emit_matmul),
+    [MF_OP_TRANSPOSE] = EMIT(emit_transpose), [MF_OP_RESHAPE] = EMIT(emit_reshape),
+    [MF_OP_EXPAND_DIMS] = EMIT(emit_expand_dims), [MF_OP_SQUEEZE] = EMIT(emit_squeeze),
+    [MF_OP_CONCAT] = EMIT(emit_concat), [MF_OP_STACK] = EMIT(emit_stack),
+    [MF_OP_GATHER] = EMIT(emit_gather), [MF_OP_SLICE] = EMIT(emit_slice),
+    [MF_OP_TILE] = EMIT(emit_tile), [MF_OP_PAD] = EMIT(emit_pad),
+    [MF_OP_BROADCAST_TO] = EMIT(emit_broadcast_to),
+    [MF_OP_IDENTITY] = NAMED("Identity"), [MF_OP_STOP_GRADIENT] = NAMED("Identity"),
+    [MF_OP_CONV2D] = {NULL, emit_conv2d, true, false},
+    [MF_OP_SOFTMAX] = EMIT(emit_softmax), [MF_OP_LOG_SOFTMAX] = EMIT(emit_softmax),
+    [MF_OP_BIAS_ADD] = EMIT(emit_bias_add),
+    [MF_OP_MAX_POOL] = EMIT(emit_pool), [MF_OP_AVG_POOL] = EMIT(emit_pool),
     [MF_OP_LSTM_CELL] = {NULL, emit_lstm_cell, false, true},
 };
 
@@ -1050,6 +1055,16 @@ MfStatus mf_onnx_encode(MfGraph *g, int ninputs, MfTensor *const *inputs, int no
 }
 
 /* Writes 'b' to 'path' through a temporary file renamed into place. */
+
+/* Writes 'len' bytes and closes 'f' (always, even when the write fails);
+ * whether both succeeded. */
+static bool write_and_close(FILE *f, const void *data, size_t len)
+{
+    bool ok = fwrite(data, 1, len, f) == len;
+    if (fclose(f) != 0)
+        ok = false;
+    return ok;
+}
 static MfStatus write_file(const char *path, const MfPbuf *b)
 {
     size_t n = strlen(path) + 16;
@@ -1061,7 +1076,7 @@ static MfStatus write_file(const char *path, const MfPbuf *b)
     MfStatus st = MF_OK;
     if (!f)
         st = mf_err_set(MF_EIO, "onnx.export: cannot create '%s': %s", tmp, strerror(errno));
-    else if ((fwrite(b->data, 1, b->len, f) != b->len) | (fclose(f) != 0)) {
+    else if (!write_and_close(f, b->data, b->len)) {
         st = mf_err_set(MF_EIO, "onnx.export: cannot write '%s': %s", tmp, strerror(errno));
         remove(tmp);
     } else if (rename(tmp, path) != 0) {

@@ -214,7 +214,7 @@ static MfStatus histogram_proto(MfPbuf *b, const char *tag, const MfTensor *t)
         return mf_err_nomem("histogram", (unsigned long long)n * sizeof *counts);
     }
     int64_t numel = mf_tensor_numel(t);
-    double mn = INFINITY, mx = -INFINITY, sum = 0, sum_sq = 0;
+    double mn = HUGE_VAL, mx = -HUGE_VAL, sum = 0, sum_sq = 0;
     for (int64_t i = 0; i < numel; i++) {
         double x = mf_tensor_get(t, i);
         if (!isfinite(x)) {

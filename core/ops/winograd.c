@@ -342,7 +342,7 @@ INLINE void transform_block(const float *w, int64_t C, int64_t O, bool flip, int
             int64_t sa = flip ? 2 - a : a, sb = flip ? 2 - b : b;
             const float *src = w + ((sa * 3 + sb) * C + c) * O + o0;
             for (int64_t l = 0; l < L; l++)
-                g[(a * 3 + b) * CB + l] = src[l];
+                g[(a * 3 + b) * CB + l] = (double)src[l];
         }
     for (int64_t b = 0; b < 3; b++) /* columns: t (6 x 3) = G g */
         g3(g + b * CB, 3 * CB, t + b * CB, 3 * CB, L);

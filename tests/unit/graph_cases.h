@@ -101,9 +101,9 @@ static void gn_specials(int input, MfTensor *t)
     double *p = mf_tensor_data(t);
     p[0] = 0.25;
     if (input == 0 && mf_tensor_numel(t) >= 6) {
-        p[3] = NAN;
-        p[4] = INFINITY;
-        p[5] = -INFINITY;
+        p[3] = DNAN;
+        p[4] = DINF;
+        p[5] = -DINF;
     }
 }
 

@@ -89,7 +89,7 @@ static void test_nan_comparisons_and_bool_equality(void **state)
 {
     (void)state;
     int64_t s[1] = {2};
-    MfTensor *a = make_tensor(MF_FLOAT32, 1, s, (double[]){NAN, 1});
+    MfTensor *a = make_tensor(MF_FLOAT32, 1, s, (double[]){DNAN, 1});
     MfTensor *eq = run2(MF_OP_EQUAL, a, a), *ne = run2(MF_OP_NOT_EQUAL, a, a);
     assert_values(eq, (double[]){0, 1}, 2, 0);
     assert_values(ne, (double[]){1, 0}, 2, 0);
@@ -119,7 +119,7 @@ static void test_float_classes(void **state)
     (void)state;
     int64_t s[1] = {4};
     for (MfDType dt = MF_FLOAT32; dt <= MF_FLOAT64; dt++) {
-        MfTensor *x = make_tensor(dt, 1, s, (double[]){1, NAN, INFINITY, -INFINITY});
+        MfTensor *x = make_tensor(dt, 1, s, (double[]){1, DNAN, DINF, -DINF});
         MfTensor *n = run1(MF_OP_IS_NAN, x), *i = run1(MF_OP_IS_INF, x);
         MfTensor *f = run1(MF_OP_IS_FINITE, x);
         assert_values(n, (double[]){0, 1, 0, 0}, 4, 0);
@@ -170,7 +170,8 @@ static void test_cast_float_to_int(void **state)
 {
     (void)state;
     int64_t s[1] = {7};
-    MfTensor *x = make_tensor(MF_FLOAT32, 1, s, (double[]){2.7, -2.7, 0.5, -0.5, NAN, 1e10, -1e10});
+    MfTensor *x =
+        make_tensor(MF_FLOAT32, 1, s, (double[]){2.7, -2.7, 0.5, -0.5, DNAN, 1e10, -1e10});
     MfTensor *i32 = cast(x, MF_INT32), *i64 = cast(x, MF_INT64);
     assert_values(i32, (double[]){2, -2, 0, 0, 0, 2147483647.0, -2147483648.0}, 7, 0);
     assert_values(i64, (double[]){2, -2, 0, 0, 0, 1e10, -1e10}, 7, 0);

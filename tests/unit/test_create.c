@@ -159,7 +159,7 @@ static void test_range_errors(void **state)
     assert_error_contains("range: delta must not be 0");
     assert_int_equal(mf_create_range_int(MF_INT32, 0, 1, 0, &t), MF_EARG);
     assert_error_contains("range: delta must not be 0");
-    assert_int_equal(mf_create_range(MF_FLOAT64, 0, INFINITY, 1, &t), MF_EARG);
+    assert_int_equal(mf_create_range(MF_FLOAT64, 0, DINF, 1, &t), MF_EARG);
     assert_error_contains("range: start, limit and delta must be finite");
     assert_int_equal(mf_create_range(MF_FLOAT32, 0, 1e300, 1, &t), MF_ENOMEM);
     assert_error_contains("range: 1e+300 elements are too many");

@@ -84,10 +84,10 @@ static void test_nan_and_inf(void **state)
 {
     (void)state;
     int64_t s3[1] = {3}, s2[1] = {2};
-    expect(MF_FLOAT32, 1, s3, (double[]){NAN, 1, -INFINITY}, &defaults, "[ nan   1. -inf]");
-    expect(MF_FLOAT32, 1, s2, (double[]){NAN, -INFINITY}, &defaults, "[ nan -inf]");
-    expect(MF_FLOAT64, 1, s2, (double[]){INFINITY, 0.25}, &defaults, "[ inf 0.25]");
-    expect(MF_FLOAT64, 1, s2, (double[]){NAN, 1e-6}, &defaults, "[   nan 1.e-06]");
+    expect(MF_FLOAT32, 1, s3, (double[]){DNAN, 1, -DINF}, &defaults, "[ nan   1. -inf]");
+    expect(MF_FLOAT32, 1, s2, (double[]){DNAN, -DINF}, &defaults, "[ nan -inf]");
+    expect(MF_FLOAT64, 1, s2, (double[]){DINF, 0.25}, &defaults, "[ inf 0.25]");
+    expect(MF_FLOAT64, 1, s2, (double[]){DNAN, 1e-6}, &defaults, "[   nan 1.e-06]");
 }
 
 static void test_ints_and_bools(void **state)

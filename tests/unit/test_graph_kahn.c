@@ -228,7 +228,7 @@ static void feeds_once(unsigned seed)
     check_feed_order(g, &o, need, fed);
     double memo[MAXN * 4];
     for (int i = 0; i < MAXN * 4; i++)
-        memo[i] = NAN;
+        memo[i] = DNAN;
     assert_true(mf_tensor_get(res, 0) == value_of(g, top, fed, fedval, memo));
     mf_tensor_release(res);
     for (int k = 0; k < nfeed; k++)

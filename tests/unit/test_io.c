@@ -100,7 +100,7 @@ static void test_csv_columns_and_dtypes(void **state)
     mf_tensor_release(t);
     MfCsvOptions f = csv_opts(0, MF_FLOAT64);
     t = csv_ok("0.1,nan,-1e3\n", &f);
-    assert_values(t, (double[]){0.1, NAN, -1000}, 3, 0);
+    assert_values(t, (double[]){0.1, DNAN, -1000}, 3, 0);
     mf_tensor_release(t);
     f.dtype = MF_INT32;
     t = csv_ok("7,-8\n", &f);

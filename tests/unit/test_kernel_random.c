@@ -166,7 +166,7 @@ static double pool_value(int nan_rate)
 {
     int64_t k = rnd_int(0, 99);
     if (k < nan_rate)
-        return NAN;
+        return DNAN;
     if (k < 15)
         return k % 2 ? -0.0 : 0.0;
     return (double)rnd_int(-3, 3);

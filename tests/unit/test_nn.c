@@ -461,13 +461,13 @@ static void test_max_pool_grad_ties_and_nan(void **state)
     x4[AT(0, 1, 1)] = 5, x4[AT(1, 0, 1)] = 5;
     want[AT(0, 0, 0)] = 1, want[AT(0, 1, 1)] = 10;
     /* window (0,1): -0 then +0 (equal) -> first; NaN first -> the NaN */
-    x4[AT(0, 2, 0)] = -0.0, x4[AT(0, 2, 1)] = NAN, x4[AT(1, 3, 1)] = 7;
+    x4[AT(0, 2, 0)] = -0.0, x4[AT(0, 2, 1)] = DNAN, x4[AT(1, 3, 1)] = 7;
     x4[AT(0, 3, 0)] = 0.0, x4[AT(1, 2, 0)] = -1, x4[AT(1, 3, 0)] = -1;
     want[AT(0, 2, 0)] = 2, want[AT(0, 2, 1)] = 20;
     /* window (1,0): a NaN after the maximum still wins (NaN propagates, as
      * in PyTorch): the first NaN of the window gets the gradient */
-    x4[AT(2, 0, 0)] = 3, x4[AT(2, 1, 0)] = NAN, x4[AT(3, 1, 0)] = 3;
-    x4[AT(3, 0, 1)] = 1, x4[AT(3, 1, 1)] = NAN;
+    x4[AT(2, 0, 0)] = 3, x4[AT(2, 1, 0)] = DNAN, x4[AT(3, 1, 0)] = 3;
+    x4[AT(3, 0, 1)] = 1, x4[AT(3, 1, 1)] = DNAN;
     want[AT(2, 1, 0)] = 3, want[AT(3, 1, 1)] = 30;
     /* window (1,1): the last element is the maximum */
     x4[AT(2, 2, 0)] = -5, x4[AT(2, 3, 0)] = -4, x4[AT(3, 2, 0)] = -3, x4[AT(3, 3, 0)] = -2;

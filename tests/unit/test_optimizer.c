@@ -291,7 +291,7 @@ static void test_config_errors(void **state)
     (void)state;
     expect_bad_config(mf_opt_config_default(MF_OPT_SGD, 0),
                       "GradientDescentOptimizer: learning_rate must be > 0, got 0");
-    expect_bad_config(mf_opt_config_default(MF_OPT_SGD, NAN), "learning_rate must be > 0");
+    expect_bad_config(mf_opt_config_default(MF_OPT_SGD, DNAN), "learning_rate must be > 0");
     MfOptConfig c = mf_opt_config_default(MF_OPT_ADAM, 0.1);
     c.beta2 = 1;
     expect_bad_config(c, "AdamOptimizer: beta2 must be in [0, 1), got 1");
@@ -384,8 +384,8 @@ static void test_clip_edge_cases(void **state)
     const int64_t s2[1] = {2};
     MfTensor *a = make_tensor(MF_FLOAT32, 1, s2, (double[]){3, 4});
     MfTensor *z = make_tensor(MF_FLOAT32, 1, s2, (double[]){0, 0});
-    MfTensor *bad = make_tensor(MF_FLOAT32, 1, s2, (double[]){INFINITY, 1});
-    MfTensor *inf = mf_tensor_scalar(MF_FLOAT32, INFINITY), *one = mf_tensor_scalar(MF_FLOAT32, 1);
+    MfTensor *bad = make_tensor(MF_FLOAT32, 1, s2, (double[]){DINF, 1});
+    MfTensor *inf = mf_tensor_scalar(MF_FLOAT32, DINF), *one = mf_tensor_scalar(MF_FLOAT32, 1);
     MfTensor *out = NULL, *norm = NULL;
     assert_int_equal(mf_clip_by_norm(a, inf, NULL, 0, &out), MF_OK);
     assert_values(out, (double[]){3, 4}, 2, 0);
@@ -401,7 +401,7 @@ static void test_clip_edge_cases(void **state)
     mf_tensor_release(norm);
     assert_int_equal(mf_clip_by_global_norm_ex(1, &bad, one, NULL, MF_NONFINITE_NAN, &out, NULL),
                      MF_OK);
-    assert_values(out, (double[]){NAN, NAN}, 2, 0);
+    assert_values(out, (double[]){DNAN, DNAN}, 2, 0);
     mf_tensor_release(out);
     assert_int_equal(mf_clip_by_global_norm_ex(1, &bad, one, NULL, MF_NONFINITE_ERROR, &out, &norm),
                      MF_EARG);

@@ -104,8 +104,8 @@ static void moments(const MfTensor *t, double *mean, double *sd, double *lo, dou
 {
     int64_t n = mf_tensor_numel(t);
     double s = 0, s2 = 0;
-    *lo = INFINITY;
-    *hi = -INFINITY;
+    *lo = DINF;
+    *hi = -DINF;
     for (int64_t i = 0; i < n; i++) {
         double v = mf_tensor_get(t, i);
         s += v;

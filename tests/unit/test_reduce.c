@@ -138,9 +138,9 @@ static void test_int_dtypes(void **state)
 static void test_nan_propagates(void **state)
 {
     (void)state;
-    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, (double[]){1, NAN, 3, 4, 5, 6});
-    check(MF_OP_MAX, t, (int64_t[]){1}, 1, false, 1, (int64_t[]){2}, (double[]){NAN, 6}, 0);
-    check(MF_OP_MIN, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3}, (double[]){1, NAN, 3}, 0);
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, S23, (double[]){1, DNAN, 3, 4, 5, 6});
+    check(MF_OP_MAX, t, (int64_t[]){1}, 1, false, 1, (int64_t[]){2}, (double[]){DNAN, 6}, 0);
+    check(MF_OP_MIN, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3}, (double[]){1, DNAN, 3}, 0);
     mf_tensor_release(t);
 }
 
@@ -152,7 +152,7 @@ static void test_empty_reductions(void **state)
     assert_non_null(t);
     check(MF_OP_SUM, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3}, (double[]){0, 0, 0}, 0);
     check(MF_OP_PROD, t, (int64_t[]){0}, 1, false, 1, (int64_t[]){3}, (double[]){1, 1, 1}, 0);
-    check(MF_OP_MEAN, t, NULL, 0, false, 0, NULL, (double[]){NAN}, 0);
+    check(MF_OP_MEAN, t, NULL, 0, false, 0, NULL, (double[]){DNAN}, 0);
     check(MF_OP_MAX, t, (int64_t[]){1}, 1, false, 1, (int64_t[]){0}, NULL, 0);
     MfTensor *out = NULL;
     assert_int_equal(mf_reduce(MF_OP_MAX, t, (int64_t[]){0}, 1, false, &out), MF_EARG);
@@ -229,7 +229,7 @@ static void test_argmax_argmin(void **state)
 static void test_arg_nan(void **state)
 {
     (void)state;
-    MfTensor *t = make_tensor(MF_FLOAT64, 2, S23, (double[]){1, NAN, NAN, 9, 2, NAN});
+    MfTensor *t = make_tensor(MF_FLOAT64, 2, S23, (double[]){1, DNAN, DNAN, 9, 2, DNAN});
     MfTensor *r = NULL;
     assert_int_equal(mf_argreduce(MF_OP_ARGMAX, t, 1, &r), MF_OK);
     assert_values(r, (double[]){2, 3}, 2, 0);
@@ -413,10 +413,10 @@ static void test_clip_by_global_norm(void **state)
 static void test_clip_by_global_norm_nonfinite(void **state)
 {
     (void)state;
-    MfTensor *a = make_tensor(MF_FLOAT64, 1, (int64_t[]){2}, (double[]){INFINITY, 1});
+    MfTensor *a = make_tensor(MF_FLOAT64, 1, (int64_t[]){2}, (double[]){DINF, 1});
     MfTensor *c = mf_tensor_scalar(MF_FLOAT64, 1), *out = NULL, *norm = NULL;
     assert_int_equal(mf_clip_by_global_norm(1, &a, c, NULL, &out, &norm), MF_OK);
-    assert_values(out, (double[]){NAN, NAN}, 2, 0);
+    assert_values(out, (double[]){DNAN, DNAN}, 2, 0);
     assert_true(isinf(mf_tensor_get(norm, 0)));
     mf_tensor_release(out);
     mf_tensor_release(norm);
