@@ -40,7 +40,8 @@ typedef struct MfAttrs {
     int naxes;
     bool all_axes;                /* reductions: reduce over every axis */
     bool keepdims;
-    bool reverse;                 /* cumsum: from the last element */
+    bool reverse;                 /* cumsum, cumprod: from the last element */
+    bool exclusive;               /* cumsum, cumprod: leave each element out of its result */
     int64_t ints[2 * MF_MAX_RANK]; /* shapes, begin + size, paddings as pairs, multiples */
     int nints;
     int64_t axis;                 /* one axis: concat, stack, gather, one_hot, argmax */

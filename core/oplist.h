@@ -125,7 +125,11 @@ MF_OP(MF_OP_EXPM1, mf_desc_expm1)
 MF_OP(MF_OP_ERF, mf_desc_erf)
 MF_OP(MF_OP_RECIPROCAL, mf_desc_reciprocal)
 MF_OP(MF_OP_ATANH, mf_desc_atanh) /* core/ops/atanh.c */
-MF_OP(MF_OP_CUMSUM, mf_desc_cumsum) /* core/ops/cumsum.c */
+MF_OP(MF_OP_CUMSUM, mf_desc_cumsum) /* core/ops/scan.c */
+MF_OP(MF_OP_CUMPROD, mf_desc_cumprod) /* core/ops/scan.c */
+MF_OP(MF_OP_ATAN2, mf_desc_atan2) /* core/ops/atan2.c */
+MF_OP(MF_OP_ANY, mf_desc_any) /* core/ops/reduce_logic.c */
+MF_OP(MF_OP_ALL, mf_desc_all) /* core/ops/reduce_logic.c */
 
 /* batch normalization, fused (core/ops/batchnorm.c) */
 MF_OP(MF_OP_FUSED_BATCH_NORM, mf_desc_fused_batch_norm)

@@ -343,7 +343,7 @@ static bool takes_unknown_dims(const Walk *w, const MfNode *nd)
         MF_OP_BIAS_ADD, MF_OP_MAX_POOL, MF_OP_AVG_POOL, MF_OP_MAX_POOL_GRAD,
         MF_OP_AVG_POOL_GRAD, MF_OP_MAX_POOL_GRAD_GRAD, MF_OP_RESHAPE_LIKE,
         MF_OP_BROADCAST_TO_LIKE, MF_OP_SUM_TO_LIKE, MF_OP_STACK, MF_OP_RELU_GRAD,
-        MF_OP_FUSED_BATCH_NORM, MF_OP_LSTM_CELL,
+        MF_OP_FUSED_BATCH_NORM, MF_OP_LSTM_CELL, MF_OP_CUMSUM, MF_OP_CUMPROD,
     };
     if (mf_op_table[nd->op]->flags & MF_OP_SIMPLE)
         return true;

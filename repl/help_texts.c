@@ -1351,10 +1351,34 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Elementwise the inverse hyperbolic tangent (TensorFlow's Atanh), float32 or float64, "
       "x in (-1, 1). Gradient: dy / (1 - x^2).",
       "mf.atanh(mf.tensor{0})               --> {0}"),
-    E("cumsum", "math", "mf.cumsum(x [, axis] [, {reverse = false}]) or x:cumsum(...)",
-      "Running sums along axis (1-based, 1 by default), TensorFlow's Cumsum; reverse sums "
-      "from the last element. Gradient: the cumsum of dy in the other direction.",
-      "mf.cumsum(mf.tensor{1, 2, 3})        --> {1, 3, 6}"),
+    E("cumsum", "math",
+      "mf.cumsum(x [, axis] [, {exclusive = false, reverse = false}]) or x:cumsum(...)",
+      "Running sums along axis (1-based, 1 by default), TensorFlow's Cumsum; exclusive leaves "
+      "each element out of its own sum (the first is 0), reverse sums from the last element. "
+      "Gradient: the cumsum of dy in the other direction.",
+      "mf.cumsum(mf.tensor{1, 2, 3})        --> {1, 3, 6}\n"
+      "mf.cumsum(mf.tensor{1, 2, 3}, {exclusive = true}) --> {0, 1, 3}"),
+    E("cumprod", "math",
+      "mf.cumprod(x [, axis] [, {exclusive = false, reverse = false}]) or x:cumprod(...)",
+      "Running products along axis (1-based, 1 by default), TensorFlow's Cumprod; exclusive "
+      "leaves each element out of its own product (the first is 1), reverse runs from the "
+      "last element. Gradient: TensorFlow's, cumsum(cumprod(x) * dy) the other way divided by "
+      "x, and 0 where x is 0 (div_no_nan; PyTorch's gradient is exact at zeros).",
+      "mf.cumprod(mf.tensor{2, 3, 4})       --> {2, 6, 24}\n"
+      "mf.cumprod(mf.tensor{2, 3, 4}, {exclusive = true, reverse = true}) --> {12, 4, 1}"),
+    E("atan2", "math", "mf.atan2(y, x) or y:atan2(x)",
+      "Elementwise the angle of the point (x, y): atan2(y, x) in (-pi, pi], TensorFlow's Atan2 "
+      "(y first), float32 or float64, broadcasting. Gradient: dy * x / (x^2 + y^2) for y, "
+      "dy * -y / (x^2 + y^2) for x.",
+      "mf.atan2(mf.tensor{1, -1}, mf.tensor{0, 0}) --> {1.5708, -1.5708}"),
+    E("reduce_any", "reduce", "mf.reduce_any(x [, axis [, keepdims]] [, {options}])",
+      "Logical or of a bool tensor over axis (1-based, a number or a list; every axis when "
+      "absent), TensorFlow's reduce_any. An empty reduction is false. No gradient.",
+      "mf.reduce_any(mf.tensor{{1, 0}, {0, 0}}:greater(0), 2) --> {true, false}"),
+    E("reduce_all", "reduce", "mf.reduce_all(x [, axis [, keepdims]] [, {options}])",
+      "Logical and of a bool tensor over axis (1-based, a number or a list; every axis when "
+      "absent), TensorFlow's reduce_all. An empty reduction is true. No gradient.",
+      "mf.reduce_all(mf.tensor{{1, 0}, {1, 1}}:greater(0), 2) --> {false, true}"),
     E("erf", "math", "mf.erf(x) or x:erf()",
       "Elementwise the error function (TensorFlow's Erf), float32 or float64. "
       "Gradient: dy * 2 / sqrt(pi) * exp(-x^2).",

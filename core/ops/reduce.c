@@ -119,6 +119,18 @@ static MfStatus reduce_infer(MfOpCall *c)
         return st;
     if ((st = check_empty(c, x, reduced, has_identity(c, x))) != MF_OK)
         return st;
+    mf_reduce_spec(c, reduced);
+    return MF_OK;
+}
+
+MfStatus mf_reduce_dims(const MfOpCall *c, bool *reduced)
+{
+    return reduced_dims(c, c->inputs[0], reduced);
+}
+
+void mf_reduce_spec(MfOpCall *c, const bool *reduced)
+{
+    const MfTensor *x = c->inputs[0];
     MfTensorSpec *o = &c->out[0];
     c->noutputs = 1;
     o->dtype = x->dtype;
@@ -129,7 +141,6 @@ static MfStatus reduce_infer(MfOpCall *c)
         else if (c->attrs->keepdims)
             o->shape[o->rank++] = 1;
     }
-    return MF_OK;
 }
 
 /* ---- the walk plan ---------------------------------------------------------------- */
@@ -589,7 +600,7 @@ static MfCost reduce_cost(const MfOpCall *c)
 
 /* ---- descriptors and C shorthands ---------------------------------------------------- */
 
-static const MfAttrDef reduce_attrs[] = {
+const MfAttrDef mf_reduce_attrs[MF_REDUCE_NATTRS] = {
     {"axis", MF_ATTR_AXES, MF_ATTR_POSITIONAL | MF_ATTR_ALL_AXES, MF_ATTR_AT(axes),
      MF_ATTR_AT(naxes), 0, NULL, NULL},
     {"keepdims", MF_ATTR_BOOL, MF_ATTR_POSITIONAL, MF_ATTR_AT(keepdims), 0, 0, NULL,
@@ -610,15 +621,15 @@ static const MfAttrDef arg_attrs[] = {
     }
 
 REDUCE_OP(mf_desc_sum, "Sum", "reduce_sum", reduce_infer, reduce_forward, 0, mf_sum_grad,
-          reduce_attrs, "sum over the given axes (all when none)");
+          mf_reduce_attrs, "sum over the given axes (all when none)");
 REDUCE_OP(mf_desc_mean, "Mean", "reduce_mean", reduce_infer, reduce_forward, 0,
-          mf_mean_grad, reduce_attrs, "mean over the given axes (all when none)");
+          mf_mean_grad, mf_reduce_attrs, "mean over the given axes (all when none)");
 REDUCE_OP(mf_desc_max, "Max", "reduce_max", reduce_infer, reduce_forward, 0, mf_max_grad,
-          reduce_attrs, "maximum over the given axes (all when none)");
+          mf_reduce_attrs, "maximum over the given axes (all when none)");
 REDUCE_OP(mf_desc_min, "Min", "reduce_min", reduce_infer, reduce_forward, 0, mf_min_grad,
-          reduce_attrs, "minimum over the given axes (all when none)");
+          mf_reduce_attrs, "minimum over the given axes (all when none)");
 REDUCE_OP(mf_desc_prod, "Prod", "reduce_prod", reduce_infer, reduce_forward, 0,
-          mf_prod_grad, reduce_attrs, "product over the given axes (all when none)");
+          mf_prod_grad, mf_reduce_attrs, "product over the given axes (all when none)");
 REDUCE_OP(mf_desc_argmax, "ArgMax", "argmax", arg_infer, arg_forward, MF_OP_NONDIFF, NULL,
           arg_attrs, "1-based int64 positions of the largest values along an axis");
 REDUCE_OP(mf_desc_argmin, "ArgMin", "argmin", arg_infer, arg_forward, MF_OP_NONDIFF,

@@ -24,4 +24,15 @@ MfStatus mf_reduce(MfOpId op, MfTensor *t, const int64_t *axes, int naxes, bool 
  * 1-based positions (the first one wins on ties; the first NaN wins). */
 MfStatus mf_argreduce(MfOpId op, MfTensor *t, int64_t axis, MfTensor **out);
 
+/* For reductions defined elsewhere (reduce_logic.c), reading the same
+ * attributes (axes, naxes, all_axes, keepdims) of input 0: which dims are
+ * reduced (errors name the op, axes 1-based), and the output spec (input
+ * 0's dtype and shape with those dims dropped, or kept as 1). */
+MfStatus mf_reduce_dims(const MfOpCall *c, bool *reduced);
+void mf_reduce_spec(MfOpCall *c, const bool *reduced);
+
+/* Their schema: axis (positional, absent: every axis), keepdims. */
+#define MF_REDUCE_NATTRS 2
+extern const MfAttrDef mf_reduce_attrs[MF_REDUCE_NATTRS];
+
 #endif

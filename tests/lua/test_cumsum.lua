@@ -23,8 +23,8 @@ end)
 
 T.test("errors name cumsum", function()
   T.raises(mf.cumsum, "cumsum: axis 3 out of range for rank 2", t, 3)
-  T.raises(mf.cumsum, "cumsum: unknown option 'exclusive' (known: axis, reverse)", t,
-           {exclusive = true})
+  T.raises(mf.cumsum, "cumsum: unknown option 'exclusiv' (known: axis, exclusive, reverse)",
+           t, {exclusiv = true})
   T.raises(mf.cumsum, "bad argument #3 to 'cumsum' (no value expected", t, 1, 2)
   T.raises(mf.cumsum, "cumsum: option 'reverse' must be a boolean, got number", t,
            {reverse = 1})

@@ -16,6 +16,7 @@
 #include "grad_cases.h"
 #include "grad_cases_conv.h"
 #include "grad_cases_math.h"
+#include "grad_cases_more.h"
 #include "grad_cases_nn.h"
 #include "grad_cases_shape.h"
 
@@ -222,7 +223,8 @@ typedef struct CaseTable {
 
 static const CaseTable case_tables[] = {
     GN_TABLE(cases_math), GN_TABLE(cases_shape), GN_TABLE(cases_nn),
-    GN_TABLE(cases_conv), GN_TABLE(cases_nondiff),
+    GN_TABLE(cases_conv), GN_TABLE(cases_nondiff), GN_TABLE(cases_more),
+    GN_TABLE(cases_more_nondiff),
 };
 
 #undef GN_TABLE

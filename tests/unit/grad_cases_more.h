@@ -1,0 +1,70 @@
+/* grad_cases_more.h — cases for the ops of issue 17's "More ops" list (see
+ * grad_cases.h): Atan2 (broadcasting), Cumprod and Cumsum (exclusive,
+ * reverse), and, in 'cases_more_nondiff' (graph walks only), the ops
+ * without a gradient: Any, All. */
+#ifndef MF_GRAD_CASES_MORE_H
+#define MF_GRAD_CASES_MORE_H
+
+#include "grad_cases.h"
+
+#define GCM_F MF_FLOAT64
+
+static void gcm_axis_0(MfAttrs *a) { a->axis = 0; }
+static void gcm_axis_1_excl(MfAttrs *a) { a->axis = 1; a->exclusive = true; }
+static void gcm_axis_1_excl_rev(MfAttrs *a)
+{
+    a->axis = 1;
+    a->exclusive = a->reverse = true;
+}
+static void gcm_axis_0_rev(MfAttrs *a) { a->axis = 0; a->reverse = true; }
+
+static void gcm_reduce_axis_1(MfAttrs *a)
+{
+    a->naxes = 1;
+    a->axes[0] = 1;
+}
+
+static void gcm_reduce_all_keep(MfAttrs *a)
+{
+    a->all_axes = true;
+    a->keepdims = true;
+}
+
+/* A bool pattern with whole rows true and false, so Any and All give both. */
+static void gcm_bools(int input, MfTensor *t)
+{
+    (void)input;
+    uint8_t *p = mf_tensor_data(t);
+    for (int64_t i = 0; i < mf_tensor_numel(t); i++)
+        p[i] = (uint8_t)(i < 4 || i % 3 == 0);
+}
+
+static const GradCase cases_more[] = {
+    {MF_OP_ATAN2, "atan2 (2,3), (3,)", 2, {2, 1}, {{2, 3}, {3}}, {GCM_F, GCM_F}, -2, 2, NULL,
+     NULL, true},
+    {MF_OP_ATAN2, "atan2 (), (2,3)", 2, {0, 2}, {{0}, {2, 3}}, {GCM_F, GCM_F}, 0.5, 2, NULL,
+     NULL, false},
+    {MF_OP_CUMPROD, "cumprod (3,4) axis 1", 1, {2}, {{3, 4}}, {GCM_F}, 0.5, 1.5, gcm_axis_0,
+     NULL, true},
+    {MF_OP_CUMPROD, "cumprod (2,4) axis 2 exclusive", 1, {2}, {{2, 4}}, {GCM_F}, -1.5, -0.5,
+     gcm_axis_1_excl, NULL, false},
+    {MF_OP_CUMPROD, "cumprod (2,4) axis 2 exclusive reverse", 1, {2}, {{2, 4}}, {GCM_F}, 0.5,
+     1.5, gcm_axis_1_excl_rev, NULL, false},
+    {MF_OP_CUMPROD, "cumprod (3,2) axis 1 reverse", 1, {2}, {{3, 2}}, {GCM_F}, 0.5, 1.5,
+     gcm_axis_0_rev, NULL, false},
+    {MF_OP_CUMSUM, "cumsum (2,4) axis 2 exclusive reverse", 1, {2}, {{2, 4}}, {GCM_F}, -2, 2,
+     gcm_axis_1_excl_rev, NULL, true},
+};
+
+static const GradCase cases_more_nondiff[] = {
+    {MF_OP_ANY, "any axis 2 of (3,4)", 1, {2}, {{3, 4}}, {MF_BOOL}, 0, 0, gcm_reduce_axis_1,
+     gcm_bools, false},
+    {MF_OP_ALL, "all of (3,4), keepdims", 1, {2}, {{3, 4}}, {MF_BOOL}, 0, 0, gcm_reduce_all_keep,
+     gcm_bools, false},
+    {MF_OP_ALL, "all axis 2 of (3,4)", 1, {2}, {{3, 4}}, {MF_BOOL}, 0, 0, gcm_reduce_axis_1,
+     gcm_bools, false},
+};
+
+#undef GCM_F
+
+#endif
