@@ -106,6 +106,10 @@ MF_OP(MF_OP_RANDOM_SHUFFLE, mf_desc_random_shuffle)
 MF_OP(MF_OP_CONV2D, mf_desc_conv2d)
 MF_OP(MF_OP_CONV2D_BACKPROP_INPUT, mf_desc_conv2d_backprop_input)
 MF_OP(MF_OP_CONV2D_BACKPROP_FILTER, mf_desc_conv2d_backprop_filter)
+/* depthwise conv ops (core/ops/depthwise.c) */
+MF_OP(MF_OP_DEPTHWISE_CONV2D, mf_desc_depthwise_conv2d)
+MF_OP(MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, mf_desc_depthwise_conv2d_backprop_input)
+MF_OP(MF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, mf_desc_depthwise_conv2d_backprop_filter)
 
 /* nn ops (core/ops/nn.c, pool.c) */
 MF_OP(MF_OP_SOFTMAX, mf_desc_softmax)

@@ -290,7 +290,8 @@ static const MfTensorSpec *input_spec(const Walk *w, const MfNode *nd, int k)
  * the slices). Slice: an unknown dim must be sliced whole (begin 0, size
  * -1; the padding back is then 0). Pad: an unknown dim must have no
  * padding after it (the slice back runs "to the end"). Convolutions: the
- * filter's shape (the input's is taken at run time). */
+ * filter's shape (the input's is taken at run time); depthwise ones also
+ * the input's height and width (only the batch may be unknown). */
 static bool shape_op_dims_known(const Walk *w, const MfNode *nd)
 {
     const MfTensorSpec *x = input_spec(w, nd, 0);
@@ -321,6 +322,13 @@ static bool shape_op_dims_known(const Walk *w, const MfNode *nd)
         return spec_known(input_spec(w, nd, 0));
     case MF_OP_CONV2D_BACKPROP_FILTER:
         return true;
+    case MF_OP_DEPTHWISE_CONV2D: /* the filter's shape and the input's H, W are read */
+        return spec_known(input_spec(w, nd, 1)) && x->shape[1] >= 0 && x->shape[2] >= 0;
+    case MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT:
+        return spec_known(input_spec(w, nd, 0)) && nd->attrs.ints[1] >= 0 &&
+               nd->attrs.ints[2] >= 0;
+    case MF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER:
+        return x->shape[1] >= 0 && x->shape[2] >= 0;
     default:
         return false;
     }

@@ -376,6 +376,59 @@ function Conv2D:forward(x)
   return y
 end
 
+-- ---- DepthwiseConv2D ------------------------------------------------------------
+
+local DepthwiseConv2D = lib.class("DepthwiseConv2D", Layer, "depthwise_conv2d")
+local depthwise_keys = {depth_multiplier = true, strides = true, padding = true,
+                        activation = true, use_bias = true, dilation_rate = true,
+                        data_format = true, depthwise_initializer = true,
+                        bias_initializer = true, name = true, input_shape = true}
+
+-- DepthwiseConv2D(kernel_size, {depth_multiplier = 1, strides = 1, padding = "VALID",
+--   activation, use_bias = true, dilation_rate = 1, data_format = "NHWC", ...}):
+-- Keras's; its weights 'depthwise_kernel' [kh, kw, C, M] and 'bias' [C * M].
+function layers.DepthwiseConv2D(kernel_size, opts)
+  local fname = "DepthwiseConv2D"
+  local k = pair(fname, "kernel_size", kernel_size)
+  opts = check_opts(fname, opts, depthwise_keys)
+  local self = lib.new_layer(DepthwiseConv2D, opts)
+  self.kernel_size = k
+  self.depth_multiplier = lib.check_count(fname, "depth_multiplier", opts.depth_multiplier or 1)
+  self.strides = pair(fname, "strides", opts.strides or 1)
+  self.dilation = pair(fname, "dilation_rate", opts.dilation_rate or 1)
+  self.padding = padding_arg(fname, opts.padding)
+  self.data_format = format_arg(fname, opts.data_format)
+  self.activation = lib.activation(fname, opts.activation)
+  self.use_bias = check_bool(fname, "use_bias", opts.use_bias, true)
+  self.kernel_init = initializer(fname, "depthwise_initializer", opts.depthwise_initializer,
+                                 "glorot_uniform")
+  self.bias_init = initializer(fname, "bias_initializer", opts.bias_initializer, "zeros")
+  return self
+end
+
+DepthwiseConv2D.check_input_ = Conv2D.check_input_
+
+function DepthwiseConv2D:build(shape, dtype)
+  local _, _, ca = hwc(self.data_format)
+  self.in_channels = shape[ca]
+  local k, m = self.kernel_size, self.depth_multiplier
+  self.depthwise_kernel = self:add_weight("depthwise_kernel", {k[1], k[2], self.in_channels, m},
+                                          self.kernel_init, true, dtype)
+  if self.use_bias then
+    self.bias = self:add_weight("bias", {self.in_channels * m}, self.bias_init, true, dtype)
+  end
+end
+
+function DepthwiseConv2D:forward(x)
+  local fmt = self.data_format
+  local y = mf.nn.depthwise_conv2d(x, self.depthwise_kernel, four(self.strides, fmt),
+                                   self.padding,
+                                   {data_format = fmt, dilations = four(self.dilation, fmt)})
+  if self.bias then y = mf.nn.bias_add(y, self.bias, {data_format = fmt}) end
+  if self.activation then y = self.activation(y) end
+  return y
+end
+
 -- ---- pooling ----------------------------------------------------------------------
 
 local pool_keys = {strides = true, padding = true, data_format = true, name = true,

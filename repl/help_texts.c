@@ -685,6 +685,33 @@ const LmfHelpEntry lmf_help_entries[] = {
       "dy = mf.ones{1, 2, 2, 1}\n"
       "mf.nn.conv2d_backprop_filter(x, {2, 2, 1, 1}, dy, 1, \"VALID\")  "
       "--> {{{{4}}, {{4}}}, {{{4}}, {{4}}}}"),
+    E("nn.conv2d_transpose", "nn",
+      "mf.nn.conv2d_transpose(input, filter, output_shape, strides, padding [, {data_format, "
+      "dilations}])",
+      "The transposed convolution (\"deconvolution\") as TensorFlow's: it is "
+      "mf.nn.conv2d_backprop_input(output_shape, filter, input, ...), so it maps an input "
+      "of conv2d's output shape back to 'output_shape' (4 sizes in the data format's order; "
+      "a batch of -1 means the input's, for graphs with an unknown batch). The filter is "
+      "[kh, kw, out_channels, in_channels], the HWIO filter of the conv2d it transposes. "
+      "Several output shapes can give the same input shape under strides, hence the "
+      "argument. Gradients: conv2d (input) and conv2d_backprop_filter (filter).",
+      "x = mf.ones{1, 2, 2, 1}\n"
+      "w = mf.ones{2, 2, 1, 1}\n"
+      "mf.nn.conv2d_transpose(x, w, {1, 4, 4, 1}, 2, \"VALID\"):reduce_sum():item()  --> 16\n"
+      "mf.nn.conv2d_transpose(x, w, {1, 3, 3, 1}, 1, \"VALID\")   "
+      "--> {{{{1}, {2}, {1}}, {{2}, {4}, {2}}, {{1}, {2}, {1}}}}"),
+    E("nn.depthwise_conv2d", "nn",
+      "mf.nn.depthwise_conv2d(input, filter, strides, padding [, {data_format, dilations}])",
+      "Depthwise 2-D convolution as TensorFlow's DepthwiseConv2dNative: each input channel c "
+      "is convolved with its own filters filter[:, :, c, m], m = 1..M (the depth multiplier); "
+      "input NHWC [N, H, W, C] (or NCHW), filter [kh, kw, C, M], output C * M channels "
+      "ordered c * M + m. Strides, dilations, padding and data_format as mf.nn.conv2d. "
+      "float32 or float64, a direct kernel (not a loop of conv2d calls) split over rows; "
+      "differentiable (DepthwiseConv2dNativeBackpropInput / BackpropFilter), also twice.",
+      "x = mf.ones{1, 3, 3, 2}\n"
+      "w = mf.ones{2, 2, 2, 3}\n"
+      "mf.nn.depthwise_conv2d(x, w, 1, \"VALID\").shape   --> {1, 2, 2, 6}\n"
+      "mf.nn.depthwise_conv2d(x, w, 2, \"VALID\")         --> {{{{4, 4, 4, 4, 4, 4}}}}"),
 
     /* ---- nn: activations, softmax, losses, pooling (repl/lmf_nn.c) ------------------ */
     E("nn.relu", "nn", "mf.nn.relu(x)",
@@ -1456,7 +1483,8 @@ const LmfHelpEntry lmf_help_entries[] = {
       "f = mf.trace(function(x) local v = mf.init_scope(function() return mf.ones{2} end)\n"
       "  return x * v end)\n"
       "f(mf.tensor{1, 2})                   --> {1, 2}"),
-    E("layers", "layers", "mf.layers.Dense Conv2D MaxPool2D AvgPool2D GlobalAveragePooling2D "
+    E("layers", "layers", "mf.layers.Dense Conv2D DepthwiseConv2D MaxPool2D AvgPool2D "
+      "GlobalAveragePooling2D "
       "Flatten Dropout BatchNormalization LayerNormalization Embedding Activation ReLU "
       "LSTM GRU SimpleRNN Sequential Model reset_names",
       "Keras's layers, written in Lua on the mf API (lib/layers.lua). A layer is called like "
@@ -1465,7 +1493,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Variables) or inside mf.trace (eager Variables, via mf.init_scope). "
       "Dense(units, {activation, use_bias, kernel_initializer, bias_initializer, name}), "
       "Conv2D(filters, kernel_size, {strides, padding = \"VALID\", activation, use_bias, "
-      "dilation_rate, data_format}), MaxPool2D(pool_size, {strides, padding}), AvgPool2D, "
+      "dilation_rate, data_format}), DepthwiseConv2D(kernel_size, {depth_multiplier = 1, "
+      "strides, padding, activation, use_bias, dilation_rate, data_format}) (weights "
+      "depthwise_kernel [kh, kw, C, M] and bias [C * M]), "
+      "MaxPool2D(pool_size, {strides, padding}), AvgPool2D, "
       "GlobalAveragePooling2D(), Flatten(), Dropout(rate, {seed}) (only with training = true), "
       "BatchNormalization{momentum = 0.99, epsilon = 1e-3, axis = -1} (the fused op and batch "
       "statistics with training = true, which also update the moving mean and variance in "

@@ -113,8 +113,19 @@ static ConvArgs conv_args(lua_State *L, int idx, const char *fname)
     return a;
 }
 
-/* Four sizes at 'idx': a Lua array or a 1-D integer tensor. */
+/* Four sizes at 'idx': a Lua array or a 1-D integer tensor. With
+ * 'any_batch', a batch entry (the first) of -1 means "as the other input's"
+ * (conv2d_transpose in a graph with an unknown batch). */
+static void sizes_arg_batch(lua_State *L, int idx, const char *fname, const char *what,
+                            int64_t *s, bool any_batch);
+
 static void sizes_arg(lua_State *L, int idx, const char *fname, const char *what, int64_t *s)
+{
+    sizes_arg_batch(L, idx, fname, what, s, false);
+}
+
+static void sizes_arg_batch(lua_State *L, int idx, const char *fname, const char *what,
+                            int64_t *s, bool any_batch)
 {
     MfTensor *t = lmf_test_tensor(L, idx);
     if (t && t->rank == 1 && t->shape[0] == 4 && mf_dtype_is_int(t->dtype) && t->storage) {
@@ -128,9 +139,9 @@ static void sizes_arg(lua_State *L, int idx, const char *fname, const char *what
             int isint = 0;
             s[i] = lua_tointegerx(L, -1, &isint);
             lua_pop(L, 1);
-            if (!isint || s[i] < 0)
-                luaL_error(L, "%s: %s entry %d must be a non-negative integer", fname, what,
-                           i + 1);
+            if (!isint || (s[i] < 0 && !(any_batch && i == 0 && s[i] == -1)))
+                luaL_error(L, "%s: %s entry %d must be a non-negative integer%s", fname, what,
+                           i + 1, any_batch && i == 0 ? " (or -1: the input's batch)" : "");
         }
         return;
     }
@@ -181,9 +192,30 @@ static int l_conv2d_backprop_filter(lua_State *L)
     return push_result(L, st, out);
 }
 
+/* mf.nn.conv2d_transpose(input, filter, output_shape, strides, padding [, opts]):
+ * TensorFlow's, which is conv2d's backprop-input with the input as
+ * out_backprop; the filter is [kh, kw, out_channels, in_channels] (the
+ * HWIO filter of the conv2d it transposes). Its gradients are therefore
+ * conv2d (input) and conv2d_backprop_filter (filter). */
+static int l_conv2d_transpose(lua_State *L)
+{
+    lmf_check_nargs(L, "conv2d_transpose", 6);
+    int64_t sizes[4];
+    MfTensor *x, *w, *out = NULL;
+    two_tensors(L, 1, 2, &x, &w);
+    sizes_arg_batch(L, 3, "conv2d_transpose", "output_shape", sizes, true);
+    ConvArgs a = conv_args(L, 4, "conv2d_transpose");
+    MfStatus st = mf_conv2d_backprop_input(sizes, w, x, &a.attrs, a.nchw, &out);
+    if (st != MF_OK)
+        mf_err_prefix("conv2d_transpose (the input is conv2d_backprop_input's "
+                      "out_backprop)");
+    return push_result(L, st, out);
+}
+
 void lmf_open_conv(lua_State *L)
 {
     static const luaL_Reg fns[] = {
+        {"conv2d_transpose", l_conv2d_transpose},
         {"conv2d_backprop_input", l_conv2d_backprop_input},
         {"conv2d_backprop_filter", l_conv2d_backprop_filter},
         {NULL, NULL},

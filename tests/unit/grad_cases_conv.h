@@ -2,7 +2,8 @@
  * and Conv2DBackpropFilter (see grad_cases.h): SAME and VALID padding,
  * strides, dilations, the 1x1 path; the three ops are each other's
  * gradients, so the SAME cases also check second order. The backprops'
- * sizes are attributes (ints[0..3]): input_sizes NHWC, filter_sizes HWIO. */
+ * sizes are attributes (ints[0..3]): input_sizes NHWC, filter_sizes HWIO.
+ * The depthwise ops (DepthwiseConv2dNative and its backprops) likewise. */
 #ifndef MF_GRAD_CASES_CONV_H
 #define MF_GRAD_CASES_CONV_H
 
@@ -63,6 +64,25 @@ static void gcc_f_same_s2_d2(MfAttrs *a)
     gcc_sizes(a, 2, 2, 1, 2);
 }
 
+/* Depthwise: input_sizes / filter_sizes ([kh, kw, C, M]) as attributes too. */
+static void gcc_dw_in_same(MfAttrs *a)
+{
+    gcc_same(a);
+    gcc_sizes(a, 2, 5, 4, 3);
+}
+
+static void gcc_dw_in_valid_s21(MfAttrs *a)
+{
+    gcc_valid_s21(a);
+    gcc_sizes(a, 1, 6, 7, 2);
+}
+
+static void gcc_dw_f_same_s2_d2(MfAttrs *a)
+{
+    gcc_same_s2_d2(a);
+    gcc_sizes(a, 2, 2, 2, 2);
+}
+
 #define GCC_F MF_FLOAT64
 
 static const GradCase cases_conv[] = {
@@ -90,6 +110,21 @@ static const GradCase cases_conv[] = {
     {MF_OP_CONV2D_BACKPROP_FILTER, "conv2d_backprop_filter (2,2,1,2) SAME strides 2 "
      "dilations 2", 2, {4, 4}, {{1, 7, 6, 1}, {1, 4, 3, 2}}, {GCC_F, GCC_F}, -1, 1,
      gcc_f_same_s2_d2, NULL, true},
+    {MF_OP_DEPTHWISE_CONV2D, "depthwise_conv2d (2,5,4,3) * (3,3,3,2) SAME", 2, {4, 4},
+     {{2, 5, 4, 3}, {3, 3, 3, 2}}, {GCC_F, GCC_F}, -1, 1, gcc_same, NULL, true},
+    {MF_OP_DEPTHWISE_CONV2D, "depthwise_conv2d (1,6,7,2) * (2,3,2,1) VALID strides 2,1", 2,
+     {4, 4}, {{1, 6, 7, 2}, {2, 3, 2, 1}}, {GCC_F, GCC_F}, -1, 1, gcc_valid_s21, NULL, false},
+    {MF_OP_DEPTHWISE_CONV2D, "depthwise_conv2d (1,7,6,2) * (2,2,2,2) SAME strides 2 "
+     "dilations 2", 2, {4, 4}, {{1, 7, 6, 2}, {2, 2, 2, 2}}, {GCC_F, GCC_F}, -1, 1,
+     gcc_same_s2_d2, NULL, true},
+    {MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, "depthwise_conv2d_backprop_input (2,5,4,3) SAME", 2,
+     {4, 4}, {{3, 3, 3, 2}, {2, 5, 4, 6}}, {GCC_F, GCC_F}, -1, 1, gcc_dw_in_same, NULL, true},
+    {MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, "depthwise_conv2d_backprop_input (1,6,7,2) VALID "
+     "strides 2,1", 2, {4, 4}, {{2, 3, 2, 1}, {1, 3, 5, 2}}, {GCC_F, GCC_F}, -1, 1,
+     gcc_dw_in_valid_s21, NULL, false},
+    {MF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, "depthwise_conv2d_backprop_filter (2,2,2,2) SAME "
+     "strides 2 dilations 2", 2, {4, 4}, {{1, 7, 6, 2}, {1, 4, 3, 4}}, {GCC_F, GCC_F}, -1, 1,
+     gcc_dw_f_same_s2_d2, NULL, true},
 };
 
 #endif
