@@ -42,6 +42,8 @@ typedef struct MfAttrs {
     bool keepdims;
     bool reverse;                 /* cumsum, cumprod: from the last element */
     bool exclusive;               /* cumsum, cumprod: leave each element out of its result */
+    bool sorted;                  /* top_k: values in descending order (always so here) */
+    int direction;                /* sort, argsort: 0 = ASCENDING, 1 = DESCENDING */
     int64_t ints[2 * MF_MAX_RANK]; /* shapes, begin + size, paddings as pairs, multiples */
     int nints;
     int64_t axis;                 /* one axis: concat, stack, gather, one_hot, argmax */

@@ -134,6 +134,11 @@ MF_OP(MF_OP_CUMPROD, mf_desc_cumprod) /* core/ops/scan.c */
 MF_OP(MF_OP_ATAN2, mf_desc_atan2) /* core/ops/atan2.c */
 MF_OP(MF_OP_ANY, mf_desc_any) /* core/ops/reduce_logic.c */
 MF_OP(MF_OP_ALL, mf_desc_all) /* core/ops/reduce_logic.c */
+MF_OP(MF_OP_TOP_K, mf_desc_top_k) /* core/ops/sort.c */
+MF_OP(MF_OP_SORT, mf_desc_sort) /* core/ops/sort.c */
+MF_OP(MF_OP_ARGSORT, mf_desc_argsort) /* core/ops/sort.c */
+MF_OP(MF_OP_GATHER_ALONG_AXIS, mf_desc_gather_along_axis) /* core/ops/along_axis.c */
+MF_OP(MF_OP_SCATTER_ALONG_AXIS, mf_desc_scatter_along_axis) /* core/ops/along_axis.c */
 
 /* batch normalization, fused (core/ops/batchnorm.c) */
 MF_OP(MF_OP_FUSED_BATCH_NORM, mf_desc_fused_batch_norm)

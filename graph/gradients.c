@@ -352,6 +352,7 @@ static bool takes_unknown_dims(const Walk *w, const MfNode *nd)
         MF_OP_AVG_POOL_GRAD, MF_OP_MAX_POOL_GRAD_GRAD, MF_OP_RESHAPE_LIKE,
         MF_OP_BROADCAST_TO_LIKE, MF_OP_SUM_TO_LIKE, MF_OP_STACK, MF_OP_RELU_GRAD,
         MF_OP_FUSED_BATCH_NORM, MF_OP_LSTM_CELL, MF_OP_CUMSUM, MF_OP_CUMPROD,
+        MF_OP_TOP_K, MF_OP_SORT, MF_OP_GATHER_ALONG_AXIS, MF_OP_SCATTER_ALONG_AXIS,
     };
     if (mf_op_table[nd->op]->flags & MF_OP_SIMPLE)
         return true;

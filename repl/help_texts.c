@@ -1393,6 +1393,25 @@ const LmfHelpEntry lmf_help_entries[] = {
       "x, and 0 where x is 0 (div_no_nan; PyTorch's gradient is exact at zeros).",
       "mf.cumprod(mf.tensor{2, 3, 4})       --> {2, 6, 24}\n"
       "mf.cumprod(mf.tensor{2, 3, 4}, {exclusive = true, reverse = true}) --> {12, 4, 1}"),
+    E("top_k", "reduce", "mf.top_k(x, k [, {sorted = true}]) or x:top_k(k)",
+      "The k largest values along the last axis and their positions (1-based int64), "
+      "TensorFlow's top_k: two results, values and indices, largest first; equal values keep "
+      "their order (the lower position first); NaN counts as the largest. Gradient: the "
+      "values' gradient goes back to the positions they came from (indices: none).",
+      "mf.top_k(mf.tensor{3, 1, 4, 1, 5}, 2) --> {5, 4}\t{5, 3}"),
+    E("sort", "reduce",
+      "mf.sort(x [, axis [, direction]] [, {axis = -1, direction = \"ASCENDING\"}])",
+      "The values sorted along axis (the last by default; 1-based), tf.sort; direction "
+      "\"ASCENDING\" or \"DESCENDING\" (any letter case). Stable; NaN sorts as the largest. "
+      "Gradient: dy goes back to each value's position. See argsort.",
+      "mf.sort(mf.tensor{3, 1, 2})          --> {1, 2, 3}\n"
+      "mf.sort(mf.tensor{3, 1, 2}, {direction = \"DESCENDING\"}) --> {3, 2, 1}"),
+    E("argsort", "reduce",
+      "mf.argsort(x [, axis [, direction]] [, {axis = -1, direction = \"ASCENDING\"}])",
+      "The 1-based int64 positions that sort x along axis (tf.argsort), stable: equal values "
+      "keep their order. mf.gather(x, mf.argsort(x), 1) is mf.sort(x) for a vector. "
+      "No gradient.",
+      "mf.argsort(mf.tensor{3, 1, 2})       --> {2, 3, 1}"),
     E("atan2", "math", "mf.atan2(y, x) or y:atan2(x)",
       "Elementwise the angle of the point (x, y): atan2(y, x) in (-pi, pi], TensorFlow's Atan2 "
       "(y first), float32 or float64, broadcasting. Gradient: dy * x / (x^2 + y^2) for y, "

@@ -39,7 +39,30 @@ static void gcm_bools(int input, MfTensor *t)
         p[i] = (uint8_t)(i < 4 || i % 3 == 0);
 }
 
+static void gcm_k2(MfAttrs *a) { a->n = 2; }
+static void gcm_axis_1(MfAttrs *a) { a->axis = 1; }
+static void gcm_desc_axis_0(MfAttrs *a) { a->axis = 0; a->direction = 1; }
+
+/* Positions 1..3 along axis 2 (input 1; repeats, so scatters add up). */
+static void gcm_positions(int input, MfTensor *t)
+{
+    if (input != 1)
+        return;
+    int64_t *p = mf_tensor_data(t);
+    for (int64_t i = 0; i < mf_tensor_numel(t); i++)
+        p[i] = 1 + (i * 5 + 1) % 3;
+}
+
 static const GradCase cases_more[] = {
+    {MF_OP_TOP_K, "top_k (3,5) k 2", 1, {2}, {{3, 5}}, {GCM_F}, -2, 2, gcm_k2, NULL, true},
+    {MF_OP_SORT, "sort (3,4) axis 2", 1, {2}, {{3, 4}}, {GCM_F}, -2, 2, gcm_axis_1, NULL, true},
+    {MF_OP_SORT, "sort (3,4) axis 1 descending", 1, {2}, {{3, 4}}, {GCM_F}, -2, 2,
+     gcm_desc_axis_0, NULL, false},
+    {MF_OP_GATHER_ALONG_AXIS, "gather_along_axis (2,3) by (2,4)", 2, {2, 2}, {{2, 3}, {2, 4}},
+     {GCM_F, MF_INT64}, -2, 2, gcm_axis_1, gcm_positions, true},
+    {MF_OP_SCATTER_ALONG_AXIS, "scatter_along_axis like (2,3), (2,4)", 3, {2, 2, 2},
+     {{2, 3}, {2, 4}, {2, 4}}, {GCM_F, MF_INT64, GCM_F}, -2, 2, gcm_axis_1, gcm_positions,
+     false}, /* first order only: 'like' gets no gradient (second order: the gather case) */
     {MF_OP_ATAN2, "atan2 (2,3), (3,)", 2, {2, 1}, {{2, 3}, {3}}, {GCM_F, GCM_F}, -2, 2, NULL,
      NULL, true},
     {MF_OP_ATAN2, "atan2 (), (2,3)", 2, {0, 2}, {{0}, {2, 3}}, {GCM_F, GCM_F}, 0.5, 2, NULL,
@@ -57,6 +80,8 @@ static const GradCase cases_more[] = {
 };
 
 static const GradCase cases_more_nondiff[] = {
+    {MF_OP_ARGSORT, "argsort (3,4) axis 2", 1, {2}, {{3, 4}}, {GCM_F}, -2, 2, gcm_axis_1, NULL,
+     false},
     {MF_OP_ANY, "any axis 2 of (3,4)", 1, {2}, {{3, 4}}, {MF_BOOL}, 0, 0, gcm_reduce_axis_1,
      gcm_bools, false},
     {MF_OP_ALL, "all of (3,4), keepdims", 1, {2}, {{3, 4}}, {MF_BOOL}, 0, 0, gcm_reduce_all_keep,
