@@ -200,3 +200,97 @@ int mf_attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t siz
     }
     return (int)o.len;
 }
+
+/* What a value of 'def' is, as help shows it. */
+static void put_kind(Out *o, const MfAttrDef *def)
+{
+    switch (def->type) {
+    case MF_ATTR_BOOL:
+        put(o, "boolean");
+        break;
+    case MF_ATTR_INT:
+        put(o, "integer");
+        break;
+    case MF_ATTR_FLOAT:
+        put(o, "number");
+        break;
+    case MF_ATTR_DTYPE:
+        put(o, "dtype name");
+        break;
+    case MF_ATTR_ENUM:
+        for (int i = 0; def->choices[i]; i++)
+            put(o, "%s\"%s\"", i == 0 ? "" : def->choices[i + 1] ? ", " : " or ",
+                def->choices[i]);
+        break;
+    case MF_ATTR_AXIS:
+        put(o, "axis (1-based, negative from the end)");
+        break;
+    case MF_ATTR_AXES:
+        put(o, "axis or array of axes (1-based)");
+        break;
+    case MF_ATTR_INTS:
+        put(o, (def->flags & MF_ATTR_SHAPE) ? "shape (array of integers%s)"
+                                            : "integer or array of integers%s",
+            def->dflt < 0 ? ", one -1 inferred" : "");
+        break;
+    case MF_ATTR_WINDOW:
+        put(o, "n, {h, w} or 4 integers in the data format's order");
+        break;
+    }
+}
+
+/* The default of 'def' as help shows it; nothing for a required one. */
+static void put_default(Out *o, const MfAttrDef *def)
+{
+    if (def->flags & MF_ATTR_REQUIRED)
+        return;
+    switch (def->type) {
+    case MF_ATTR_BOOL:
+        put(o, ", default %s", def->dflt != 0 ? "true" : "false");
+        break;
+    case MF_ATTR_INT:
+        put(o, ", default %lld", (long long)def->dflt);
+        break;
+    case MF_ATTR_FLOAT:
+        put(o, ", default %g", def->dflt);
+        break;
+    case MF_ATTR_DTYPE:
+        put(o, ", default %s", mf_dtype_name((MfDType)def->dflt));
+        break;
+    case MF_ATTR_ENUM:
+        put(o, ", default \"%s\"", def->choices[(int)def->dflt]);
+        break;
+    case MF_ATTR_AXIS:
+        put(o, ", default %lld", (long long)def->dflt);
+        break;
+    case MF_ATTR_AXES:
+        put(o, (def->flags & MF_ATTR_ALL_AXES) ? ", default every axis" : ", default none");
+        break;
+    case MF_ATTR_INTS:
+        break;
+    case MF_ATTR_WINDOW:
+        put(o, ", default 1");
+        break;
+    }
+}
+
+int mf_attrs_describe(MfOpId op, char *buf, size_t size)
+{
+    Out o = {buf, size, 0};
+    if (size)
+        buf[0] = '\0';
+    if ((int)op < 0 || op >= MF_NOPS || !size)
+        return 0;
+    const MfOpDesc *d = mf_op_table[op];
+    for (int i = 0; i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        put(&o, "%s%s: ", i ? "; " : "", def->name);
+        put_kind(&o, def);
+        put_default(&o, def);
+        if (def->flags & MF_ATTR_REQUIRED)
+            put(&o, ", required");
+        if (def->alias)
+            put(&o, " (also %s)", def->alias);
+    }
+    return (int)o.len;
+}

@@ -111,6 +111,11 @@ typedef struct MfAttrDef {
  * default). */
 int mf_attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size);
 
+/* The attributes of 'op' as help() lists them: "transpose_a: boolean,
+ * default false; transpose_b: ...", from the schema (type, choices,
+ * default, required, alias). Returns the length, as mf_attrs_format. */
+int mf_attrs_describe(MfOpId op, char *buf, size_t size);
+
 /* The schema's defaults written into 'a' (over mf_attrs_default). */
 void mf_attrs_apply_defaults(MfOpId op, MfAttrs *a);
 
@@ -208,6 +213,15 @@ typedef struct MfOpDesc {
     const char *lua;
     const char *inputs;
     const char *summary;
+    /* Help (repl/help.c) for an op with a Lua name, next to what it
+     * documents: the topic help() lists it under ("math", "nn"), an optional
+     * paragraph after the summary, and an example: lines of prompt input,
+     * "--> v" showing what a line prints (tests/lua/test_shell.lua runs
+     * every example). The signature and the options are generated from
+     * 'attrs'. */
+    const char *topic;
+    const char *details;
+    const char *example;
     /* What a front end calls instead of the op itself (NULL: mf_op_call):
      * it may pick a variant (MatMul or BatchMatMulV2) or lay the data out
      * around the op (NCHW), reading the same attributes. */

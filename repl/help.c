@@ -1,6 +1,8 @@
 /* help.c — help(): topics, entries and suggestions for unknown names.
  *
- * The texts live in help_texts.c as one C table. help is a closure with the
+ * An op's entry comes from its descriptor (summary, topic, details,
+ * example) with the signature and options generated from its schema; the
+ * other texts live in help_texts.c as one C table. help is a closure with the
  * 'mf' table as upvalue 1, so help(f) can find a function's name by
  * searching mf and its tables for that value; a method (sess.run) is found
  * in its class's metatable, and a function of Lua's own library points to
@@ -17,6 +19,7 @@
 
 #include "help.h"
 #include "help_objects.h"
+#include "lmf.h"
 
 #define WRAP_WIDTH 76
 #define MAX_SUGGESTIONS 6
@@ -111,9 +114,37 @@ static void add_wrapped(luaL_Buffer *b, const char *text, const char *indent)
     add_wrapped_at(b, text, indent, 0);
 }
 
+/* The hand-written entries, then one per op the schema binder registers
+ * whose descriptor has an example (a hand-written entry of the same name
+ * wins: mf.trace is tf.function, the matrix trace its tensor case), ended
+ * by a NULL name. Filled once; the texts are the descriptors' own. */
+static const LmfHelpEntry *all_entries(void)
+{
+    static LmfHelpEntry all[1024 + MF_NOPS];
+    static size_t n;
+    if (n)
+        return all;
+    for (const LmfHelpEntry *e = lmf_help_entries; e->name && n < 1024; e++)
+        all[n++] = *e;
+    size_t nhand = n;
+    for (int i = 0; i < MF_NOPS; i++) {
+        const MfOpDesc *d = mf_op_table[i];
+        if (!d->example || !d->lua || (d->flags & MF_OP_OWN_BINDING))
+            continue;
+        bool shadowed = false;
+        for (size_t k = 0; k < nhand && !shadowed; k++)
+            shadowed = strcmp(all[k].name, d->lua) == 0;
+        if (!shadowed)
+            all[n++] = (LmfHelpEntry){d->lua, d->topic ? d->topic : "math", NULL, d->summary,
+                                      d->example, i};
+    }
+    all[n].name = NULL;
+    return all;
+}
+
 static const LmfHelpEntry *find_entry(const char *name)
 {
-    for (const LmfHelpEntry *e = lmf_help_entries; e->name; e++)
+    for (const LmfHelpEntry *e = all_entries(); e->name; e++)
         if (strcmp(e->name, name) == 0)
             return e;
     return NULL;
@@ -124,7 +155,7 @@ static const LmfHelpEntry *find_entry(const char *name)
 static const LmfHelpEntry *find_suffix(const char *name)
 {
     size_t n = strlen(name);
-    for (const LmfHelpEntry *e = lmf_help_entries; e->name; e++) {
+    for (const LmfHelpEntry *e = all_entries(); e->name; e++) {
         size_t m = strlen(e->name);
         if (m > n && e->name[m - n - 1] == '.' && strcmp(e->name + m - n, name) == 0)
             return e;
@@ -140,13 +171,46 @@ static const Topic *find_topic(const char *name)
     return NULL;
 }
 
+/* An op's text: its summary as a sentence, its details, its options.
+ * (Built in C buffers: nothing may sit above 'b' on the stack while it is
+ * added to.) */
+static void add_op_text(luaL_Buffer *b, const LmfHelpEntry *e)
+{
+    const MfOpDesc *d = mf_op_table[e->op];
+    char text[1280];
+    snprintf(text, sizeof text, "%c%s.", toupper((unsigned char)d->summary[0]),
+             d->summary + 1);
+    add_wrapped(b, text, "  ");
+    if (d->details) {
+        luaL_addstring(b, "\n\n");
+        add_wrapped(b, d->details, "  ");
+    }
+    char opts[1024];
+    if (mf_attrs_describe((MfOpId)e->op, opts, sizeof opts) > 0) {
+        bool positional = d->attrs[0].flags & MF_ATTR_POSITIONAL;
+        snprintf(text, sizeof text, "Options (%s): %s.", positional
+                 ? "the positional ones in this order, each also by name in a final table"
+                 : "by name in a final table", opts);
+        luaL_addstring(b, "\n\n");
+        add_wrapped(b, text, "  ");
+    }
+}
+
 static void show_entry(lua_State *L, const LmfHelpEntry *e)
 {
     luaL_Buffer b;
     luaL_buffinit(L, &b);
-    luaL_addstring(&b, e->signature);
+    if (e->op >= 0) {
+        lmf_op_help_signature(L, (MfOpId)e->op);
+        luaL_addvalue(&b);
+    } else {
+        luaL_addstring(&b, e->signature);
+    }
     luaL_addstring(&b, "\n\n");
-    add_wrapped(&b, e->text, "  ");
+    if (e->op >= 0)
+        add_op_text(&b, e);
+    else
+        add_wrapped(&b, e->text, "  ");
     luaL_addstring(&b, "\n\n  Example:\n");
     for (const char *p = e->example; *p;) {
         size_t n = strcspn(p, "\n");
@@ -189,10 +253,15 @@ static void show_topic(lua_State *L, const Topic *t)
     luaL_addvalue(&b);
     add_wrapped_at(&b, t->about, "  ", strlen(t->name) + 1);
     luaL_addchar(&b, '\n');
-    for (const LmfHelpEntry *e = lmf_help_entries; e->name; e++) {
+    for (const LmfHelpEntry *e = all_entries(); e->name; e++) {
         if (strcmp(e->topic, t->name) != 0)
             continue;
-        lua_pushfstring(L, "\n  %s\n", e->signature);
+        if (e->op >= 0)
+            lmf_op_help_signature(L, (MfOpId)e->op);
+        else
+            lua_pushstring(L, e->signature);
+        lua_pushfstring(L, "\n  %s\n", lua_tostring(L, -1));
+        lua_remove(L, -2);
         luaL_addvalue(&b);
         add_summary(&b, e->text);
     }
@@ -249,20 +318,22 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-/* How close 'name' is to 'query' (lower is closer; 64: not close). A
- * name containing the query counts as close. */
+/* How close 'name' is to 'query' (lower is closer; 128: not close), twice
+ * the edit distance, plus one when only the last part after a dot is that
+ * close ("matmul" before "compat.matmul"). A name containing the query
+ * counts as close. */
 static size_t closeness(const char *query, const char *name)
 {
     const char *dot = strrchr(name, '.');
-    size_t d = edit_distance(query, name);
-    if (dot && edit_distance(query, dot + 1) < d)
-        d = edit_distance(query, dot + 1);
+    size_t d = 2 * edit_distance(query, name);
+    if (dot && 2 * edit_distance(query, dot + 1) + 1 < d)
+        d = 2 * edit_distance(query, dot + 1) + 1;
     size_t limit = strlen(query) / 3 > 2 ? strlen(query) / 3 : 2;
-    if (d <= limit)
+    if (d <= 2 * limit + 1)
         return d;
     if (strlen(query) >= 3 && strstr(name, query))
-        return limit + 1;
-    return 64;
+        return 2 * limit + 2;
+    return 128;
 }
 
 static void suggest(lua_State *L, const char *query)
@@ -272,8 +343,8 @@ static void suggest(lua_State *L, const char *query)
     lua_pushfstring(L, "help: no entry for '%s'.", query);
     luaL_addvalue(&b);
     int shown = 0;
-    for (size_t d = 0; d <= 24 && shown < MAX_SUGGESTIONS; d++) {
-        for (const LmfHelpEntry *e = lmf_help_entries; e->name && shown < MAX_SUGGESTIONS; e++) {
+    for (size_t d = 0; d <= 48 && shown < MAX_SUGGESTIONS; d++) {
+        for (const LmfHelpEntry *e = all_entries(); e->name && shown < MAX_SUGGESTIONS; e++) {
             if (closeness(query, e->name) != d)
                 continue;
             luaL_addstring(&b, shown++ ? ", " : " Did you mean: ");

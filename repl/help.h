@@ -16,9 +16,14 @@ typedef struct LmfHelpEntry {
     const char *signature;  /* "mf.matmul(a, b [, {transpose_a, transpose_b}])" */
     const char *text;       /* one paragraph, wrapped when printed */
     const char *example;    /* lines separated by '\n' */
+    int op;                 /* an op's entry (MfOpId), from its descriptor; -1: written here */
 } LmfHelpEntry;
 
-/* The entries, ended by an entry whose name is NULL (help_texts.c). */
+/* The hand-written entries, for what is not one op of the table (creation,
+ * graphs, training, concepts...), ended by an entry whose name is NULL
+ * (help_texts.c). An op bound by the schema binder gets its entry from its
+ * descriptor instead (core/op.h: summary, topic, details, example; the
+ * signature and options from its attribute schema). */
 extern const LmfHelpEntry lmf_help_entries[];
 
 /* help([topic | name | function | value]): a lua_CFunction. Without an

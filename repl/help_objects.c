@@ -42,7 +42,7 @@ bool lmf_help_op_note(const char *entry, char *buf, size_t cap)
 {
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
-        if (strcmp(d->api, entry) != 0)
+        if (strcmp(d->api, entry) != 0 && !(d->lua && strcmp(d->lua, entry) == 0))
             continue;
         const char *how = NULL;
         for (size_t k = 0; k < sizeof grad_notes / sizeof *grad_notes; k++)

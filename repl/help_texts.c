@@ -1,5 +1,6 @@
-/* help_texts.c — the help entries: one per user-facing function of mf (see
- * help.h for the fields). Examples are prompt input; "--> v" shows the
+/* help_texts.c — the hand-written help entries: one per user-facing function
+ * of mf that is not an op of the table (an op's help is in its descriptor,
+ * core/ops/; see help.h for the fields). Examples are prompt input; "--> v" shows the
  * value the line prints, with tensors written as nested tables of their
  * values (what t:totable() gives). tests/lua/test_shell.lua runs every
  * example and checks each "-->" value, so keep them true. */
@@ -8,7 +9,7 @@
 #include "help.h"
 #include "version.h"
 
-#define E(name, topic, sig, text, example) {name, topic, sig, text, example}
+#define E(name, topic, sig, text, example) {name, topic, sig, text, example, -1}
 
 const LmfHelpEntry lmf_help_entries[] = {
     /* ---- creation --------------------------------------------------------------- */
@@ -77,12 +78,6 @@ const LmfHelpEntry lmf_help_entries[] = {
     E("linspace", "creation", "mf.linspace(a, b, n [, {dtype}])",
       "'n' evenly spaced numbers from 'a' to 'b', both ends included; float32 by default.",
       "mf.linspace(0, 1, 5)     --> {0, 0.25, 0.5, 0.75, 1}"),
-    E("cast", "creation", "mf.cast(t, dtype)",
-      "Converts 't' to another dtype. Float to integer truncates toward zero; anything to bool "
-      "is t ~= 0; bool to a number gives 0 or 1. Ops refuse to mix dtypes, so mf.cast is how "
-      "two tensors are brought to one dtype. Also a method: t:cast(\"float64\").",
-      "mf.cast(mf.tensor{1.7, -1.7}, \"int32\")   --> {1, -1}\n"
-      "mf.cast(mf.tensor{0, 2}, \"bool\")         --> {false, true}"),
     E("item", "creation", "t:item()",
       "The value of a tensor with exactly one element (any rank), as a Lua number or boolean. "
       "Useful to read a loss or a reduction; an error names the shape when there are more "
@@ -142,174 +137,14 @@ const LmfHelpEntry lmf_help_entries[] = {
       "x.shape                   --> {5}\n"
       "mf.reduce_sum(x)          --> 10"),
 
-    /* ---- math ------------------------------------------------------------------- */
-    E("add", "math", "mf.add(a, b)",
-      "Elementwise a + b with broadcasting (NumPy/TensorFlow rules: trailing dimensions align, "
-      "size 1 stretches). Either side may be a Lua number, which takes the tensor's dtype; two "
-      "tensors must have the same dtype. Same as the + operator.",
-      "mf.add(mf.tensor{1, 2}, 10)                  --> {11, 12}\n"
-      "mf.add(mf.tensor{{1}, {2}}, mf.tensor{10, 20})  --> {{11, 21}, {12, 22}}"),
-    E("subtract", "math", "mf.subtract(a, b)",
-      "Elementwise a - b with broadcasting; the - operator.",
-      "a = mf.tensor{5, 7}\n"
-      "mf.subtract(a, 2)     --> {3, 5}\n"
-      "10 - a                --> {5, 3}"),
-    E("multiply", "math", "mf.multiply(a, b)",
-      "Elementwise a * b with broadcasting (not the matrix product: see mf.matmul); the * "
-      "operator.",
-      "a = mf.tensor{{1, 2}, {3, 4}}\n"
-      "mf.multiply(a, mf.tensor{10, 100})   --> {{10, 200}, {30, 400}}"),
-    E("divide", "math", "mf.divide(a, b)",
-      "Elementwise a / b with broadcasting; the / operator. Integer tensors divide with "
-      "floor division.",
-      "mf.divide(mf.tensor{1, 3}, 2)        --> {0.5, 1.5}"),
-    E("mod", "math", "mf.mod(a, b)",
-      "Elementwise remainder of floor division (TensorFlow's floormod): the result has the "
-      "sign of b, as Lua's %; the % operator.",
-      "mf.mod(mf.tensor{5, -5}, 3)          --> {2, 1}"),
-    E("pow", "math", "mf.pow(a, b)",
-      "Elementwise a raised to the power b, with broadcasting; the ^ operator.",
-      "mf.pow(mf.tensor{2, 3}, 2)           --> {4, 9}\n"
-      "2 ^ mf.tensor{1, 3}                  --> {2, 8}"),
-    E("negative", "math", "mf.negative(t)", "Elementwise -t; the unary - operator.",
-      "mf.negative(mf.tensor{1, -2})        --> {-1, 2}"),
-    E("abs", "math", "mf.abs(t)", "Elementwise absolute value.",
-      "mf.abs(mf.tensor{-1.5, 2})           --> {1.5, 2}"),
-    E("sign", "math", "mf.sign(t)", "Elementwise -1, 0 or 1 by the sign of each element.",
-      "mf.sign(mf.tensor{-3, 0, 2})         --> {-1, 0, 1}"),
-    E("square", "math", "mf.square(t)", "Elementwise t * t.",
-      "mf.square(mf.tensor{1, 2, 3})        --> {1, 4, 9}"),
-    E("sqrt", "math", "mf.sqrt(t)", "Elementwise square root (NaN for negative elements).",
-      "mf.sqrt(mf.tensor{4, 9})             --> {2, 3}"),
-    E("rsqrt", "math", "mf.rsqrt(t)", "Elementwise 1 / sqrt(t).",
-      "mf.rsqrt(mf.tensor{4, 16})           --> {0.5, 0.25}"),
-    E("exp", "math", "mf.exp(t)", "Elementwise e^t.",
-      "mf.exp(mf.tensor{0, 1})              --> {1, 2.7183}"),
-    E("log", "math", "mf.log(t)",
-      "Elementwise natural logarithm (-inf at 0, NaN for negative elements).",
-      "mf.log(mf.tensor{1, 100})            --> {0, 4.6052}"),
-    E("log1p", "math", "mf.log1p(t)",
-      "Elementwise log(1 + t), accurate when t is tiny.",
-      "mf.log1p(mf.tensor{0, 1})            --> {0, 0.6931}"),
-    E("sin", "math", "mf.sin(t)", "Elementwise sine (radians).",
-      "mf.sin(mf.tensor{0, math.pi / 2})    --> {0, 1}"),
-    E("cos", "math", "mf.cos(t)", "Elementwise cosine (radians).",
-      "mf.cos(mf.tensor{0, math.pi})        --> {1, -1}"),
-    E("tanh", "math", "mf.tanh(t)", "Elementwise hyperbolic tangent, in (-1, 1).",
-      "mf.tanh(mf.tensor{0, 1})             --> {0, 0.7616}"),
-    E("sigmoid", "math", "mf.sigmoid(t)", "Elementwise logistic function 1 / (1 + e^-t).",
-      "mf.sigmoid(mf.tensor{0, 2})          --> {0.5, 0.8808}"),
-    E("relu", "math", "mf.relu(t)", "Elementwise max(t, 0), the rectified linear unit.",
-      "mf.relu(mf.tensor{-1, 0, 2})         --> {0, 0, 2}"),
-    E("softplus", "math", "mf.softplus(t)",
-      "Elementwise log(1 + e^t), a smooth relu; computed without overflow for large t.",
-      "mf.softplus(mf.tensor{0, 1})         --> {0.6931, 1.3133}"),
-    E("maximum", "math", "mf.maximum(a, b)",
-      "Elementwise larger of a and b, with broadcasting.",
-      "mf.maximum(mf.tensor{1, 5}, mf.tensor{3, 2})   --> {3, 5}"),
-    E("minimum", "math", "mf.minimum(a, b)",
-      "Elementwise smaller of a and b, with broadcasting.",
-      "mf.minimum(mf.tensor{1, 5}, 2)       --> {1, 2}"),
-    E("floor", "math", "mf.floor(t)", "Elementwise largest integer not above t (same dtype).",
-      "mf.floor(mf.tensor{1.5, -1.5})       --> {1, -2}"),
-    E("ceil", "math", "mf.ceil(t)", "Elementwise smallest integer not below t (same dtype).",
-      "mf.ceil(mf.tensor{1.2, -1.2})        --> {2, -1}"),
-    E("round", "math", "mf.round(t)",
-      "Elementwise nearest integer (same dtype); halves go to the even neighbour, as in "
-      "TensorFlow (banker's rounding).",
-      "mf.round(mf.tensor{0.4, 1.6, -2.7})  --> {0, 2, -3}\n"
-      "mf.round(mf.tensor{0.5, 1.5, 2.5})   --> {0, 2, 2}"),
-
     /* ---- compare ---------------------------------------------------------------- */
-    E("equal", "compare", "mf.equal(a, b)",
-      "Elementwise a == b with broadcasting; a bool tensor. (Lua's == on two tensors compares "
-      "identity, not values.)",
-      "mf.equal(mf.tensor{1, 2, 3}, 2)          --> {false, true, false}"),
-    E("not_equal", "compare", "mf.not_equal(a, b)", "Elementwise a ~= b; a bool tensor.",
-      "mf.not_equal(mf.tensor{1, 2, 3}, 2)      --> {true, false, true}"),
-    E("less", "compare", "mf.less(a, b)",
-      "Elementwise a < b; a bool tensor. (The < operator cannot be used: Lua wants one "
-      "boolean.)",
-      "mf.less(mf.tensor{1, 2, 3}, 2)           --> {true, false, false}"),
-    E("less_equal", "compare", "mf.less_equal(a, b)", "Elementwise a <= b; a bool tensor.",
-      "mf.less_equal(mf.tensor{1, 2, 3}, 2)     --> {true, true, false}"),
-    E("greater", "compare", "mf.greater(a, b)", "Elementwise a > b; a bool tensor.",
-      "mf.greater(mf.tensor{1, 2, 3}, 2)        --> {false, false, true}"),
-    E("greater_equal", "compare", "mf.greater_equal(a, b)", "Elementwise a >= b; a bool tensor.",
-      "mf.greater_equal(mf.tensor{1, 2, 3}, 2)  --> {false, true, true}"),
-    E("logical_and", "compare", "mf.logical_and(a, b)",
-      "Elementwise and of two bool tensors, with broadcasting.",
-      "mf.logical_and(mf.tensor{true, true, false}, mf.tensor{true, false, false})\n"
-      "                                         --> {true, false, false}"),
-    E("logical_or", "compare", "mf.logical_or(a, b)",
-      "Elementwise or of two bool tensors, with broadcasting.",
-      "mf.logical_or(mf.tensor{true, false}, mf.tensor{false, false})   --> {true, false}"),
-    E("logical_not", "compare", "mf.logical_not(t)", "Elementwise not of a bool tensor.",
-      "mf.logical_not(mf.tensor{true, false})   --> {false, true}"),
-    E("is_nan", "compare", "mf.is_nan(t)", "Elementwise: is the element NaN? A bool tensor.",
-      "mf.is_nan(mf.tensor{1, 0/0})             --> {false, true}"),
-    E("is_inf", "compare", "mf.is_inf(t)",
-      "Elementwise: is the element +inf or -inf? A bool tensor.",
-      "mf.is_inf(mf.tensor{1, math.huge, -math.huge})   --> {false, true, true}"),
-    E("is_finite", "compare", "mf.is_finite(t)",
-      "Elementwise: is the element neither infinite nor NaN? A bool tensor.",
-      "mf.is_finite(mf.tensor{1, math.huge, 0/0})       --> {true, false, false}"),
     E("where", "compare", "mf.where(cond, x, y)",
       "Elementwise choice: x where the bool tensor 'cond' is true, y where it is false, with "
       "broadcasting of all three. A Lua number for x or y takes the other's dtype.",
       "x = mf.tensor{-1, 2, -3}\n"
       "mf.where(mf.greater(x, 0), x, 0)         --> {0, 2, 0}"),
 
-    /* ---- reduce ----------------------------------------------------------------- */
-    E("reduce_sum", "reduce", "mf.reduce_sum(t [, axis | {axis, keepdims}])",
-      "Sum of the elements over the given axes (1-based; a number or an array; negative counts "
-      "from the end), or over all of them when no axis is given (a scalar). keepdims = true "
-      "keeps the reduced axes with size 1 (TensorFlow 1.x's keep_dims is accepted too; an "
-      "unknown option is an error, as in every function). Also a method: t:reduce_sum(2).",
-      "x = mf.tensor{{1, 2}, {3, 4}}\n"
-      "mf.reduce_sum(x)                               --> 10\n"
-      "mf.reduce_sum(x, 1)                            --> {4, 6}\n"
-      "mf.reduce_sum(x, {axis = 2, keepdims = true})  --> {{3}, {7}}\n"
-      "mf.reduce_sum(x, 1, {keep_dims = true})        --> {{4, 6}}"),
-    E("reduce_mean", "reduce", "mf.reduce_mean(t [, axis | {axis, keepdims}])",
-      "Mean over the given axes (all when none), as mf.reduce_sum.",
-      "mf.reduce_mean(mf.tensor{{1, 2}, {3, 4}}, 2)   --> {1.5, 3.5}"),
-    E("reduce_max", "reduce", "mf.reduce_max(t [, axis | {axis, keepdims}])",
-      "Largest element over the given axes (all when none).",
-      "mf.reduce_max(mf.tensor{{1, 2}, {3, 4}}, 1)    --> {3, 4}"),
-    E("reduce_min", "reduce", "mf.reduce_min(t [, axis | {axis, keepdims}])",
-      "Smallest element over the given axes (all when none).",
-      "mf.reduce_min(mf.tensor{{1, 2}, {3, 4}})       --> 1"),
-    E("reduce_prod", "reduce", "mf.reduce_prod(t [, axis | {axis, keepdims}])",
-      "Product of the elements over the given axes (all when none).",
-      "mf.reduce_prod(mf.tensor{{1, 2}, {3, 4}}, 2)   --> {2, 12}"),
-    E("argmax", "reduce", "mf.argmax(t [, axis])",
-      "1-based positions of the largest elements along 'axis' (default 1), as an int64 "
-      "tensor with that axis removed. The first position wins ties.",
-      "mf.argmax(mf.tensor{{1, 9, 3}, {7, 2, 5}}, 2)  --> {2, 1}\n"
-      "mf.argmax(mf.tensor{4, 8, 1})                  --> 2"),
-    E("argmin", "reduce", "mf.argmin(t [, axis])",
-      "1-based positions of the smallest elements along 'axis' (default 1), as an int64 "
-      "tensor with that axis removed.",
-      "mf.argmin(mf.tensor{{1, 9, 3}, {7, 2, 5}}, 2)  --> {1, 2}"),
-
-    /* ---- linalg ----------------------------------------------------------------- */
-    E("matmul", "linalg", "mf.matmul(a, b [, {transpose_a, transpose_b}])",
-      "Matrix product of two rank-2 tensors ([m, k] x [k, n] gives [m, n]), or a batched "
-      "product of rank-3 tensors ([batch, m, k] x [batch, k, n]; a rank-2 operand or a "
-      "batch of 1 is reused for every batch). Floats use OpenBLAS; integers a blocked loop. "
-      "transpose_a / transpose_b use the transposed operand without copying it. The inner "
-      "dimensions must agree and both tensors must have the same dtype.",
-      "a = mf.tensor{{1, 2}, {3, 4}}\n"
-      "mf.matmul(a, a)                           --> {{7, 10}, {15, 22}}\n"
-      "mf.matmul(a, a, {transpose_b = true})     --> {{5, 11}, {11, 25}}\n"
-      "a:matmul(mf.tensor{{1}, {1}})             --> {{3}, {7}}"),
-    E("transpose", "linalg", "mf.transpose(t [, perm])",
-      "Permutes the axes: axis i of the result is axis perm[i] of 't' (1-based). Without "
-      "'perm' the axes are reversed (the matrix transpose for rank 2). The result is a view.",
-      "x = mf.tensor{{1, 2, 3}, {4, 5, 6}}\n"
-      "mf.transpose(x)                           --> {{1, 4}, {2, 5}, {3, 6}}\n"
-      "mf.transpose(mf.zeros{2, 3, 4}, {3, 1, 2}).shape  --> {4, 2, 3}"),
+    /* ---- linalg (mf.trace: tf.function, and the matrix trace of a tensor) ------- */
     E("trace", "graph", "mf.trace(f) -> fn;  fn(...);  fn:graph(...);  mf.trace(t)",
       "TensorFlow's tf.function (function is a Lua keyword). mf.trace(f) returns a callable: "
       "on the first call for an input signature (dtype and shape of each tensor argument; "
@@ -347,29 +182,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "x = mf.reshape(mf.range(6), {2, 3})\n"
       "x                                --> {{0, 1, 2}, {3, 4, 5}}\n"
       "mf.reshape(x, {-1}).shape        --> {6}"),
-    E("expand_dims", "shape", "mf.expand_dims(t, axis)",
-      "Inserts an axis of size 1 at position 'axis' (1 .. rank+1; negative counts from the "
-      "end).",
-      "mf.expand_dims(mf.tensor{1, 2}, 1).shape    --> {1, 2}\n"
-      "mf.expand_dims(mf.tensor{1, 2}, 2).shape    --> {2, 1}"),
-    E("squeeze", "shape", "mf.squeeze(t [, axis | axes])",
-      "Removes axes of size 1: the given ones (an error if one is not of size 1), or all of "
-      "them when no axis is given.",
-      "mf.squeeze(mf.zeros{1, 3, 1}).shape         --> {3}\n"
-      "mf.squeeze(mf.zeros{1, 3, 1}, 3).shape      --> {1, 3}"),
-    E("concat", "shape", "mf.concat(list, axis)",
-      "Joins an array of tensors along an existing axis; the other dimensions must agree.",
-      "a = mf.tensor{{1, 2}}\n"
-      "b = mf.tensor{{3, 4}}\n"
-      "mf.concat({a, b}, 1)                        --> {{1, 2}, {3, 4}}\n"
-      "mf.concat({a, b}, 2)                        --> {{1, 2, 3, 4}}"),
-    E("stack", "shape", "mf.stack(list, axis)",
-      "Joins an array of tensors of one shape along a new axis inserted at 'axis' (1 .. "
-      "rank+1).",
-      "a = mf.tensor{1, 2}\n"
-      "b = mf.tensor{3, 4}\n"
-      "mf.stack({a, b}, 1)                         --> {{1, 2}, {3, 4}}\n"
-      "mf.stack({a, b}, 2)                         --> {{1, 3}, {2, 4}}"),
     E("split", "shape", "mf.split(t, n_or_sizes, axis)",
       "Cuts 't' along 'axis' into n equal parts, or into parts of the given sizes (an array); "
       "returns a Lua array of tensors.",
@@ -393,14 +205,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "tensor, of any shape: the result has the indices' shape in place of that axis).",
       "mf.gather(mf.tensor{10, 20, 30}, {3, 1}, 1)               --> {30, 10}\n"
       "mf.gather(mf.tensor{{1, 2}, {3, 4}}, {2}, 2)              --> {{2}, {4}}"),
-    E("reverse", "shape", "mf.reverse(t, axes)",
-      "Reverses the order of elements along one axis or an array of axes.",
-      "mf.reverse(mf.tensor{1, 2, 3}, 1)                          --> {3, 2, 1}\n"
-      "mf.reverse(mf.tensor{{1, 2}, {3, 4}}, {1, 2})              --> {{4, 3}, {2, 1}}"),
-    E("tile", "shape", "mf.tile(t, multiples)",
-      "Repeats 't' multiples[i] times along axis i (one entry per axis).",
-      "mf.tile(mf.tensor{1, 2}, {2})                              --> {1, 2, 1, 2}\n"
-      "mf.tile(mf.tensor{{1, 2}}, {2, 1})                         --> {{1, 2}, {1, 2}}"),
     E("pad", "shape", "mf.pad(t, paddings [, constant_values])",
       "Adds values around 't': paddings is one {before, after} pair per axis; the new "
       "elements are 'constant_values' (default 0).",
@@ -415,23 +219,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "axis of size 'depth' holding on_value (1) at the label and off_value (0) elsewhere; "
       "float32 unless 'dtype' says otherwise.",
       "mf.one_hot({2, 1, 3}, 3)       --> {{0, 1, 0}, {1, 0, 0}, {0, 0, 1}}"),
-    E("identity", "shape", "mf.identity(t)",
-      "Returns 't' unchanged (a graph node of its own in graph mode).",
-      "mf.identity(mf.tensor{1, 2})   --> {1, 2}"),
-    E("stop_gradient", "shape", "mf.stop_gradient(t)",
-      "Returns 't' unchanged, but gradients do not flow back through it (a constant for "
-      "tapes and mf.gradients).",
-      "mf.stop_gradient(mf.tensor{1, 2})   --> {1, 2}"),
-    E("size", "shape", "mf.size(t)",
-      "The number of elements as an int32 scalar tensor (usable in graphs); t:numel() gives a "
-      "Lua number.",
-      "mf.size(mf.zeros{2, 3})        --> 6"),
-    E("rank", "shape", "mf.rank(t)",
-      "The number of axes as an int32 scalar tensor; t.ndim gives a Lua number.",
-      "mf.rank(mf.zeros{2, 3})        --> 2"),
-    E("shape", "shape", "mf.shape(t)",
-      "The shape as a 1-D int32 tensor (usable in graphs); t.shape gives a Lua array.",
-      "mf.shape(mf.zeros{2, 3})       --> {2, 3}"),
 
     /* ---- clipping --------------------------------------------------------------- */
     E("clip_by_value", "clipping", "mf.clip_by_value(t, lo, hi)",
@@ -646,24 +433,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.profiler.peak() > 0            --> true"),
 
     /* ---- nn: convolution (repl/lmf_conv.c) ----------------------------------------- */
-    E("nn.conv2d", "nn",
-      "mf.nn.conv2d(input, filter, strides, padding [, {data_format, dilations, algorithm}])",
-      "2-D convolution as TensorFlow's: input NHWC [N, H, W, Cin] (or NCHW with data_format = "
-      "\"NCHW\"), filter HWIO [kh, kw, Cin, Cout]; float32 or float64. 'strides' and "
-      "'dilations' are a number s (1, s, s, 1), a pair {sh, sw} or 4 entries in the data "
-      "format's order; 'padding' is \"SAME\" (output ceil(H / s); the odd padding row or "
-      "column goes at the bottom / right) or \"VALID\" (no padding). 'algorithm' picks the "
-      "kernel for this call and its gradients: \"im2col\" (im2col and one GEMM, tiling the "
-      "batch so the patch buffer stays at most 64 MiB; a 1x1 stride-1 filter skips im2col), "
-      "\"winograd\" (float32 3x3 stride 1: F(4x4, 3x3) transforms and 36 GEMMs, a few bits "
-      "less accurate), \"direct\" (float32, any filter: register-blocked loops, for few input "
-      "channels) or \"auto\" (the default, or mf.config's conv_algorithm): direct for Cin <= 4, "
-      "winograd for 3x3 stride-1 with Cin and Cout >= 16, else im2col. float64 always runs "
-      "im2col. Differentiable, also twice.",
-      "x = mf.ones{1, 4, 4, 1}\n"
-      "w = mf.ones{3, 3, 1, 2}\n"
-      "mf.nn.conv2d(x, w, 1, \"SAME\").shape      --> {1, 4, 4, 2}\n"
-      "mf.nn.conv2d(x, w, 2, \"VALID\")           --> {{{{9, 9}}}}"),
     E("nn.conv2d_backprop_input", "nn",
       "mf.nn.conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, {...}])",
       "The gradient of mf.nn.conv2d with respect to its input, of shape 'input_sizes' (an "
@@ -700,18 +469,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.nn.conv2d_transpose(x, w, {1, 4, 4, 1}, 2, \"VALID\"):reduce_sum():item()  --> 16\n"
       "mf.nn.conv2d_transpose(x, w, {1, 3, 3, 1}, 1, \"VALID\")   "
       "--> {{{{1}, {2}, {1}}, {{2}, {4}, {2}}, {{1}, {2}, {1}}}}"),
-    E("nn.depthwise_conv2d", "nn",
-      "mf.nn.depthwise_conv2d(input, filter, strides, padding [, {data_format, dilations}])",
-      "Depthwise 2-D convolution as TensorFlow's DepthwiseConv2dNative: each input channel c "
-      "is convolved with its own filters filter[:, :, c, m], m = 1..M (the depth multiplier); "
-      "input NHWC [N, H, W, C] (or NCHW), filter [kh, kw, C, M], output C * M channels "
-      "ordered c * M + m. Strides, dilations, padding and data_format as mf.nn.conv2d. "
-      "float32 or float64, a direct kernel (not a loop of conv2d calls) split over rows; "
-      "differentiable (DepthwiseConv2dNativeBackpropInput / BackpropFilter), also twice.",
-      "x = mf.ones{1, 3, 3, 2}\n"
-      "w = mf.ones{2, 2, 2, 3}\n"
-      "mf.nn.depthwise_conv2d(x, w, 1, \"VALID\").shape   --> {1, 2, 2, 6}\n"
-      "mf.nn.depthwise_conv2d(x, w, 2, \"VALID\")         --> {{{{4, 4, 4, 4, 4, 4}}}}"),
 
     /* ---- nn: activations, softmax, losses, pooling (repl/lmf_nn.c) ------------------ */
     E("nn.relu", "nn", "mf.nn.relu(x)",
@@ -727,16 +484,6 @@ const LmfHelpEntry lmf_help_entries[] = {
     E("nn.softplus", "nn", "mf.nn.softplus(x)",
       "The same function as mf.softplus: log(1 + exp(x)), computed stably.",
       "mf.nn.softplus(mf.tensor{0})      --> {0.6931}"),
-    E("nn.softmax", "nn", "mf.nn.softmax(logits [, axis])",
-      "exp(logits) / sum(exp(logits)) along 'axis' (1-based, negative from the end; default "
-      "-1, the last axis; also {axis = n}). The row maximum is subtracted first, so large "
-      "logits do not overflow. Float dtypes.",
-      "mf.nn.softmax(mf.tensor{1, 1})                   --> {0.5, 0.5}\n"
-      "mf.nn.softmax(mf.tensor{{0, math.log(3)}})       --> {{0.25, 0.75}}"),
-    E("nn.log_softmax", "nn", "mf.nn.log_softmax(logits [, axis])",
-      "log(softmax(logits)) along 'axis' (default the last), computed as logits - max - "
-      "log(sum(exp(logits - max))): accurate where softmax underflows.",
-      "mf.nn.log_softmax(mf.tensor{0, 0})               --> {-0.6931, -0.6931}"),
     E("nn.softmax_cross_entropy_with_logits", "nn",
       "mf.nn.softmax_cross_entropy_with_logits{labels = , logits = }",
       "-sum(labels * log_softmax(logits)) over the last axis: one loss per row (the shape of "
@@ -761,11 +508,6 @@ const LmfHelpEntry lmf_help_entries[] = {
     E("nn.l2_loss", "nn", "mf.nn.l2_loss(t)",
       "sum(t ^ 2) / 2 as a scalar (no square root), e.g. for weight decay. Float dtypes.",
       "mf.nn.l2_loss(mf.tensor{1, 2, 3})                --> 7"),
-    E("nn.bias_add", "nn", "mf.nn.bias_add(value, bias [, {data_format}])",
-      "value + bias with the 1-D 'bias' added along the last axis (data_format \"NHWC\", the "
-      "default) or along axis 2 (\"NCHW\"); its size must match that axis. The bias gradient "
-      "sums over every other axis.",
-      "mf.nn.bias_add(mf.tensor{{1, 2}, {3, 4}}, {10, 20})   --> {{11, 22}, {13, 24}}"),
     E("nn.dropout", "nn", "mf.nn.dropout(x, rate [, {seed}]) or mf.nn.dropout(x, {rate | "
       "keep_prob [, seed]})",
       "Sets each element to 0 with probability 'rate' (in [0, 1)) and scales the kept ones "
@@ -779,19 +521,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.nn.dropout(mf.ones{2}, {keep_prob = 1})       --> {1, 1}\n"
       "y = mf.nn.dropout(mf.ones{4}, 0.5, {seed = 1})\n"
       "mf.reduce_max(y):item()                          --> 2"),
-    E("nn.max_pool", "nn", "mf.nn.max_pool(x, ksize, strides, padding)",
-      "The maximum of each window of a 4-D NHWC float tensor. 'ksize' and 'strides' are a "
-      "number k (1, k, k, 1), a pair {kh, kw} or 4 entries {1, kh, kw, 1}; 'padding' is "
-      "\"SAME\" (output ceil(H / stride), padding ignored) or \"VALID\" (windows inside the "
-      "input). The gradient goes to the first maximum of each window.",
-      "x = mf.reshape(mf.range(1, 17, 1, {dtype = \"float32\"}), {1, 4, 4, 1})\n"
-      "mf.nn.max_pool(x, 2, 2, \"VALID\")               --> {{{{6}, {8}}, {{14}, {16}}}}"),
-    E("nn.avg_pool", "nn", "mf.nn.avg_pool(x, ksize, strides, padding)",
-      "The mean of each window of a 4-D NHWC float tensor; arguments as mf.nn.max_pool. With "
-      "\"SAME\" padding a window at the border averages only the elements inside the input, "
-      "as TensorFlow.",
-      "x = mf.reshape(mf.range(1, 17, 1, {dtype = \"float32\"}), {1, 4, 4, 1})\n"
-      "mf.nn.avg_pool(x, 2, 2, \"VALID\")               --> {{{{3.5}, {5.5}}, {{11.5}, {13.5}}}}"),
 
     /* ---- checkpoints (API.md "Training": mf.save, mf.load) -------------------- */
     E("save", "training", "mf.save(path, {name = tensor_or_Variable, ...} [, metadata])",
@@ -1345,93 +1074,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "os.remove(p)"),
 
 #include "help_prompt.inc"
-
-    /* ---- more elementwise math (core/ops/unary_more.c) ---- */
-    E("tan", "math", "mf.tan(x) or x:tan()",
-      "Elementwise the tangent (TensorFlow's Tan), float32 or float64. Gradient: dy * (1 + y^2).",
-      "mf.tan(mf.tensor{0})                 --> {0}"),
-    E("sinh", "math", "mf.sinh(x) or x:sinh()",
-      "Elementwise the hyperbolic sine (TensorFlow's Sinh), float32 or float64. "
-      "Gradient: dy * cosh(x).",
-      "mf.sinh(mf.tensor{0})                --> {0}"),
-    E("cosh", "math", "mf.cosh(x) or x:cosh()",
-      "Elementwise the hyperbolic cosine (TensorFlow's Cosh), float32 or float64. "
-      "Gradient: dy * sinh(x).",
-      "mf.cosh(mf.tensor{0})                --> {1}"),
-    E("asin", "math", "mf.asin(x) or x:asin()",
-      "Elementwise the arcsine (x in [-1, 1]) (TensorFlow's Asin), float32 or float64. "
-      "Gradient: dy / sqrt(1 - x^2).",
-      "mf.asin(mf.tensor{0, 1}):totable()[2] == math.pi / 2 --> true"),
-    E("acos", "math", "mf.acos(x) or x:acos()",
-      "Elementwise the arccosine (x in [-1, 1]) (TensorFlow's Acos), float32 or float64. "
-      "Gradient: -dy / sqrt(1 - x^2).",
-      "mf.acos(mf.tensor{1})                --> {0}"),
-    E("atan", "math", "mf.atan(x) or x:atan()",
-      "Elementwise the arctangent (TensorFlow's Atan), float32 or float64. "
-      "Gradient: dy / (1 + x^2).",
-      "mf.atan(mf.tensor{0})                --> {0}"),
-    E("expm1", "math", "mf.expm1(x) or x:expm1()",
-      "Elementwise exp(x) - 1, accurate near 0 (TensorFlow's Expm1), float32 or float64. "
-      "Gradient: dy * (y + 1).",
-      "mf.expm1(mf.tensor{0})               --> {0}"),
-    E("atanh", "math", "mf.atanh(x) or x:atanh()",
-      "Elementwise the inverse hyperbolic tangent (TensorFlow's Atanh), float32 or float64, "
-      "x in (-1, 1). Gradient: dy / (1 - x^2).",
-      "mf.atanh(mf.tensor{0})               --> {0}"),
-    E("cumsum", "math",
-      "mf.cumsum(x [, axis] [, {exclusive = false, reverse = false}]) or x:cumsum(...)",
-      "Running sums along axis (1-based, 1 by default), TensorFlow's Cumsum; exclusive leaves "
-      "each element out of its own sum (the first is 0), reverse sums from the last element. "
-      "Gradient: the cumsum of dy in the other direction.",
-      "mf.cumsum(mf.tensor{1, 2, 3})        --> {1, 3, 6}\n"
-      "mf.cumsum(mf.tensor{1, 2, 3}, {exclusive = true}) --> {0, 1, 3}"),
-    E("cumprod", "math",
-      "mf.cumprod(x [, axis] [, {exclusive = false, reverse = false}]) or x:cumprod(...)",
-      "Running products along axis (1-based, 1 by default), TensorFlow's Cumprod; exclusive "
-      "leaves each element out of its own product (the first is 1), reverse runs from the "
-      "last element. Gradient: TensorFlow's, cumsum(cumprod(x) * dy) the other way divided by "
-      "x, and 0 where x is 0 (div_no_nan; PyTorch's gradient is exact at zeros).",
-      "mf.cumprod(mf.tensor{2, 3, 4})       --> {2, 6, 24}\n"
-      "mf.cumprod(mf.tensor{2, 3, 4}, {exclusive = true, reverse = true}) --> {12, 4, 1}"),
-    E("top_k", "reduce", "mf.top_k(x, k [, {sorted = true}]) or x:top_k(k)",
-      "The k largest values along the last axis and their positions (1-based int64), "
-      "TensorFlow's top_k: two results, values and indices, largest first; equal values keep "
-      "their order (the lower position first); NaN counts as the largest. Gradient: the "
-      "values' gradient goes back to the positions they came from (indices: none).",
-      "mf.top_k(mf.tensor{3, 1, 4, 1, 5}, 2) --> {5, 4}\t{5, 3}"),
-    E("sort", "reduce",
-      "mf.sort(x [, axis [, direction]] [, {axis = -1, direction = \"ASCENDING\"}])",
-      "The values sorted along axis (the last by default; 1-based), tf.sort; direction "
-      "\"ASCENDING\" or \"DESCENDING\" (any letter case). Stable; NaN sorts as the largest. "
-      "Gradient: dy goes back to each value's position. See argsort.",
-      "mf.sort(mf.tensor{3, 1, 2})          --> {1, 2, 3}\n"
-      "mf.sort(mf.tensor{3, 1, 2}, {direction = \"DESCENDING\"}) --> {3, 2, 1}"),
-    E("argsort", "reduce",
-      "mf.argsort(x [, axis [, direction]] [, {axis = -1, direction = \"ASCENDING\"}])",
-      "The 1-based int64 positions that sort x along axis (tf.argsort), stable: equal values "
-      "keep their order. mf.gather(x, mf.argsort(x), 1) is mf.sort(x) for a vector. "
-      "No gradient.",
-      "mf.argsort(mf.tensor{3, 1, 2})       --> {2, 3, 1}"),
-    E("atan2", "math", "mf.atan2(y, x) or y:atan2(x)",
-      "Elementwise the angle of the point (x, y): atan2(y, x) in (-pi, pi], TensorFlow's Atan2 "
-      "(y first), float32 or float64, broadcasting. Gradient: dy * x / (x^2 + y^2) for y, "
-      "dy * -y / (x^2 + y^2) for x.",
-      "mf.atan2(mf.tensor{1, -1}, mf.tensor{0, 0}) --> {1.5708, -1.5708}"),
-    E("reduce_any", "reduce", "mf.reduce_any(x [, axis [, keepdims]] [, {options}])",
-      "Logical or of a bool tensor over axis (1-based, a number or a list; every axis when "
-      "absent), TensorFlow's reduce_any. An empty reduction is false. No gradient.",
-      "mf.reduce_any(mf.tensor{{1, 0}, {0, 0}}:greater(0), 2) --> {true, false}"),
-    E("reduce_all", "reduce", "mf.reduce_all(x [, axis [, keepdims]] [, {options}])",
-      "Logical and of a bool tensor over axis (1-based, a number or a list; every axis when "
-      "absent), TensorFlow's reduce_all. An empty reduction is true. No gradient.",
-      "mf.reduce_all(mf.tensor{{1, 0}, {1, 1}}:greater(0), 2) --> {false, true}"),
-    E("erf", "math", "mf.erf(x) or x:erf()",
-      "Elementwise the error function (TensorFlow's Erf), float32 or float64. "
-      "Gradient: dy * 2 / sqrt(pi) * exp(-x^2).",
-      "mf.erf(mf.tensor{0})                 --> {0}"),
-    E("reciprocal", "math", "mf.reciprocal(x) or x:reciprocal()",
-      "Elementwise 1 / x (TensorFlow's Reciprocal), float32 or float64. Gradient: -dy * y^2.",
-      "mf.reciprocal(mf.tensor{2, 4})       --> {0.5, 0.25}"),
 
     /* ---- activations (lib/activations.lua): compositions of ops ---- */
     E("nn.leaky_relu", "nn", "mf.nn.leaky_relu(x [, {alpha = 0.2}])",

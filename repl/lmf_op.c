@@ -587,7 +587,8 @@ static const char *push_namespace(lua_State *L, int mfi, const char *path)
 }
 
 /* mf.test.ops() -> an array of {name = "MatMul", lua = "matmul", fname = "matmul",
- * nargs = 2, own = false, method = true, signature = "...", summary = "..."}
+ * nargs = 2, own = false, method = true, signature = "...", summary = "...",
+ * topic = "linalg", example = true}
  * for every op with a Lua name ('nargs': inputs plus positional attributes;
  * 'own': bound by hand). The op-table walk tests read it. */
 static int l_test_ops(lua_State *L)
@@ -616,6 +617,10 @@ static int l_test_ops(lua_State *L)
         lua_setfield(L, -2, "signature");
         lua_pushstring(L, d->summary ? d->summary : "");
         lua_setfield(L, -2, "summary");
+        lua_pushstring(L, d->topic);
+        lua_setfield(L, -2, "topic");
+        lua_pushboolean(L, d->example != NULL);
+        lua_setfield(L, -2, "example");
         lua_rawseti(L, -2, ++n);
     }
     return 1;
@@ -666,8 +671,43 @@ void lmf_check_nargs(lua_State *L, const char *fname, int max)
                    "argument%s)", max + 1, fname, fname, max, max == 1 ? "" : "s");
 }
 
-int lmf_op_signature(lua_State *L, MfOpId op)
+int lmf_op_help_signature(lua_State *L, MfOpId op)
 {
-    push_signature(L, mf_op_table[op]);
+    const MfOpDesc *d = mf_op_table[op];
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "mf.%s(%s", lua_name(d), d->inputs ? d->inputs : "x");
+    luaL_addvalue(&b);
+    int open = 0, named = 0;
+    for (int i = 0; i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        if (!(def->flags & MF_ATTR_POSITIONAL)) {
+            named++;
+            continue;
+        }
+        bool req = def->flags & MF_ATTR_REQUIRED;
+        lua_pushfstring(L, "%s%s", req ? ", " : " [, ", def->name);
+        luaL_addvalue(&b);
+        open += !req;
+    }
+    while (open-- > 0)
+        luaL_addstring(&b, "]");
+    for (int i = 0, k = 0; i < d->nattrs && named; i++) {
+        if (d->attrs[i].flags & MF_ATTR_POSITIONAL)
+            continue;
+        lua_pushfstring(L, "%s%s", k++ ? ", " : " [, {", d->attrs[i].name);
+        luaL_addvalue(&b);
+    }
+    luaL_addstring(&b, named ? "}])" : ")");
+    if (!(d->flags & MF_OP_NO_METHOD) && !strchr(lua_name(d), '.')) {
+        const char *in = d->inputs ? d->inputs : "x";
+        size_t first = strcspn(in, ",");
+        bool more = d->nattrs > 0 || (d->flags & MF_OP_VARIADIC) || d->arity > 1;
+        lua_pushfstring(L, " or %s:%s(%s)", lua_pushlstring(L, in, first), lua_name(d),
+                        more ? "..." : "");
+        lua_remove(L, -2);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
     return 1;
 }

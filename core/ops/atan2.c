@@ -59,4 +59,11 @@ const MfOpDesc mf_desc_atan2 = {
     .infer = atan2_infer, .forward = atan2_forward, .backward = atan2_grad,
     .cost = mf_cost_elementwise, .lua = "atan2", .inputs = "y, x",
     .summary = "elementwise angle of the point (x, y), atan2(y, x) in (-pi, pi] (broadcasting)",
+    .topic = "math",
+    .details =
+        "Elementwise the angle of the point (x, y): atan2(y, x) in (-pi, pi], TensorFlow's Atan2 "
+        "(y first), float32 or float64, broadcasting. Gradient: dy * x / (x^2 + y^2) for y, "
+        "dy * -y / (x^2 + y^2) for x.",
+    .example =
+        "mf.atan2(mf.tensor{1, -1}, mf.tensor{0, 0}) --> {1.5708, -1.5708}",
 };

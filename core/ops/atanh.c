@@ -42,4 +42,10 @@ const MfOpDesc mf_desc_atanh = {
     .infer = atanh_infer, .forward = atanh_forward, .backward = atanh_grad,
     .cost = mf_cost_elementwise, .lua = "atanh", .inputs = "x",
     .summary = "elementwise inverse hyperbolic tangent (x in (-1, 1))",
+    .topic = "math",
+    .details =
+        "Elementwise the inverse hyperbolic tangent (TensorFlow's Atanh), float32 or float64, "
+        "x in (-1, 1). Gradient: dy / (1 - x^2).",
+    .example =
+        "mf.atanh(mf.tensor{0})               --> {0}",
 };

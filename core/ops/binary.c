@@ -167,27 +167,77 @@ static MfStatus minimum_forward(const MfOpCall *c, MfTensor **outs)
     BINARY_FORWARD((a < b || a != a) ? a : b, a < b ? a : b);
 }
 
-#define BINARY_OP(sym, tfname, apiname, fwd, bwd, doc)                             \
+#define BINARY_OP(sym, tfname, apiname, fwd, bwd, ...)                             \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 2, .flags = MF_OP_SIMPLE,         \
         .infer = infer_numeric,                                                    \
         .forward = fwd, .backward = bwd, .cost = mf_cost_elementwise,              \
-        .lua = apiname, .inputs = "x, y", .summary = doc,                         \
+        .lua = apiname, .inputs = "x, y", .summary = __VA_ARGS__,                 \
     }
 
 BINARY_OP(mf_desc_add, "AddV2", "add", add_forward, mf_add_grad,
-         "elementwise x + y (broadcasting)");
+         "elementwise x + y (broadcasting)",
+    .topic = "math",
+    .details =
+        "Elementwise a + b with broadcasting (NumPy/TensorFlow rules: trailing dimensions align, "
+        "size 1 stretches). Either side may be a Lua number, which takes the tensor's dtype; two "
+        "tensors must have the same dtype. Same as the + operator.",
+    .example =
+        "mf.add(mf.tensor{1, 2}, 10)                  --> {11, 12}\n"
+        "mf.add(mf.tensor{{1}, {2}}, mf.tensor{10, 20})  --> {{11, 21}, {12, 22}}");
 BINARY_OP(mf_desc_sub, "Sub", "subtract", sub_forward, mf_sub_grad,
-         "elementwise x - y (broadcasting)");
+         "elementwise x - y (broadcasting)",
+    .topic = "math",
+    .details =
+        "Elementwise a - b with broadcasting; the - operator.",
+    .example =
+        "a = mf.tensor{5, 7}\n"
+        "mf.subtract(a, 2)     --> {3, 5}\n"
+        "10 - a                --> {5, 3}");
 BINARY_OP(mf_desc_mul, "Mul", "multiply", mul_forward, mf_mul_grad,
-         "elementwise x * y (broadcasting)");
+         "elementwise x * y (broadcasting)",
+    .topic = "math",
+    .details =
+        "Elementwise a * b with broadcasting (not the matrix product: see mf.matmul); the * "
+        "operator.",
+    .example =
+        "a = mf.tensor{{1, 2}, {3, 4}}\n"
+        "mf.multiply(a, mf.tensor{10, 100})   --> {{10, 200}, {30, 400}}");
 BINARY_OP(mf_desc_div, "RealDiv", "divide", div_forward, mf_div_grad,
-         "elementwise x / y (broadcasting)");
+         "elementwise x / y (broadcasting)",
+    .topic = "math",
+    .details =
+        "Elementwise a / b with broadcasting; the / operator. Integer tensors divide with "
+        "floor division.",
+    .example =
+        "mf.divide(mf.tensor{1, 3}, 2)        --> {0.5, 1.5}");
 BINARY_OP(mf_desc_mod, "FloorMod", "mod", mod_forward, mf_mod_grad,
-         "elementwise floor modulo: the sign of y (as Python)");
+         "elementwise floor modulo: the sign of y (as Python)",
+    .topic = "math",
+    .details =
+        "Elementwise remainder of floor division (TensorFlow's floormod): the result has the "
+        "sign of b, as Lua's %; the % operator.",
+    .example =
+        "mf.mod(mf.tensor{5, -5}, 3)          --> {2, 1}");
 BINARY_OP(mf_desc_pow, "Pow", "pow", pow_forward, mf_pow_grad,
-         "elementwise x ^ y");
+         "elementwise x ^ y",
+    .topic = "math",
+    .details =
+        "Elementwise a raised to the power b, with broadcasting; the ^ operator.",
+    .example =
+        "mf.pow(mf.tensor{2, 3}, 2)           --> {4, 9}\n"
+        "2 ^ mf.tensor{1, 3}                  --> {2, 8}");
 BINARY_OP(mf_desc_maximum, "Maximum", "maximum", maximum_forward, mf_maximum_grad,
-         "elementwise larger of x and y");
+         "elementwise larger of x and y",
+    .topic = "math",
+    .details =
+        "Elementwise larger of a and b, with broadcasting.",
+    .example =
+        "mf.maximum(mf.tensor{1, 5}, mf.tensor{3, 2})   --> {3, 5}");
 BINARY_OP(mf_desc_minimum, "Minimum", "minimum", minimum_forward, mf_minimum_grad,
-         "elementwise smaller of x and y");
+         "elementwise smaller of x and y",
+    .topic = "math",
+    .details =
+        "Elementwise smaller of a and b, with broadcasting.",
+    .example =
+        "mf.minimum(mf.tensor{1, 5}, 2)       --> {1, 2}");

@@ -343,42 +343,106 @@ MfStatus mf_where(MfTensor *cond, MfTensor *x, MfTensor *y, MfTensor **out)
 
 /* ---- descriptors ---------------------------------------------------------------- */
 
-#define BOOL_OP(sym, tfname, apiname, ar, inf, fwd, doc)                           \
+#define BOOL_OP(sym, tfname, apiname, ar, inf, fwd, ...)                           \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = ar,                               \
         .flags = MF_OP_SIMPLE | MF_OP_NONDIFF, .infer = inf, .forward = fwd,       \
         .cost = mf_cost_elementwise,                                               \
-        .lua = apiname, .inputs = (ar) == 2 ? "x, y" : "x", .summary = doc,       \
+        .lua = apiname, .inputs = (ar) == 2 ? "x, y" : "x",                        \
+        .summary = __VA_ARGS__,                                                    \
     }
 
 BOOL_OP(mf_desc_equal, "Equal", "equal", 2, infer_equality, equal_forward,
-        "elementwise x == y, a bool tensor");
+        "elementwise x == y, a bool tensor",
+    .topic = "compare",
+    .details =
+        "Elementwise a == b with broadcasting; a bool tensor. (Lua's == on two tensors compares "
+        "identity, not values.)",
+    .example =
+        "mf.equal(mf.tensor{1, 2, 3}, 2)          --> {false, true, false}");
 BOOL_OP(mf_desc_not_equal, "NotEqual", "not_equal", 2, infer_equality, not_equal_forward,
-        "elementwise x ~= y, a bool tensor");
+        "elementwise x ~= y, a bool tensor",
+    .topic = "compare",
+    .details =
+        "Elementwise a ~= b; a bool tensor.",
+    .example =
+        "mf.not_equal(mf.tensor{1, 2, 3}, 2)      --> {true, false, true}");
 BOOL_OP(mf_desc_less, "Less", "less", 2, infer_ordering, less_forward,
-        "elementwise x < y, a bool tensor");
+        "elementwise x < y, a bool tensor",
+    .topic = "compare",
+    .details =
+        "Elementwise a < b; a bool tensor. (The < operator cannot be used: Lua wants one "
+        "boolean.)",
+    .example =
+        "mf.less(mf.tensor{1, 2, 3}, 2)           --> {true, false, false}");
 BOOL_OP(mf_desc_less_equal, "LessEqual", "less_equal", 2, infer_ordering, less_equal_forward,
-        "elementwise x <= y, a bool tensor");
+        "elementwise x <= y, a bool tensor",
+    .topic = "compare",
+    .details =
+        "Elementwise a <= b; a bool tensor.",
+    .example =
+        "mf.less_equal(mf.tensor{1, 2, 3}, 2)     --> {true, true, false}");
 BOOL_OP(mf_desc_greater, "Greater", "greater", 2, infer_ordering, greater_forward,
-        "elementwise x > y, a bool tensor");
+        "elementwise x > y, a bool tensor",
+    .topic = "compare",
+    .details =
+        "Elementwise a > b; a bool tensor.",
+    .example =
+        "mf.greater(mf.tensor{1, 2, 3}, 2)        --> {false, false, true}");
 BOOL_OP(mf_desc_greater_equal, "GreaterEqual", "greater_equal", 2, infer_ordering,
         greater_equal_forward,
-        "elementwise x >= y, a bool tensor");
+        "elementwise x >= y, a bool tensor",
+    .topic = "compare",
+    .details =
+        "Elementwise a >= b; a bool tensor.",
+    .example =
+        "mf.greater_equal(mf.tensor{1, 2, 3}, 2)  --> {false, true, true}");
 BOOL_OP(mf_desc_logical_and, "LogicalAnd", "logical_and", 2, infer_logical_binary,
         logical_and_forward,
-        "elementwise x and y of bool tensors");
+        "elementwise x and y of bool tensors",
+    .topic = "compare",
+    .details =
+        "Elementwise and of two bool tensors, with broadcasting.",
+    .example =
+        "mf.logical_and(mf.tensor{true, true, false}, mf.tensor{true, false, false})\n"
+        "                                         --> {true, false, false}");
 BOOL_OP(mf_desc_logical_or, "LogicalOr", "logical_or", 2, infer_logical_binary,
         logical_or_forward,
-        "elementwise x or y of bool tensors");
+        "elementwise x or y of bool tensors",
+    .topic = "compare",
+    .details =
+        "Elementwise or of two bool tensors, with broadcasting.",
+    .example =
+        "mf.logical_or(mf.tensor{true, false}, mf.tensor{false, false})   --> {true, false}");
 BOOL_OP(mf_desc_logical_not, "LogicalNot", "logical_not", 1, infer_logical_not,
         logical_not_forward,
-        "elementwise not x of a bool tensor");
+        "elementwise not x of a bool tensor",
+    .topic = "compare",
+    .details =
+        "Elementwise not of a bool tensor.",
+    .example =
+        "mf.logical_not(mf.tensor{true, false})   --> {false, true}");
 BOOL_OP(mf_desc_is_nan, "IsNan", "is_nan", 1, infer_float_class, is_nan_forward,
-        "elementwise: is x NaN?");
+        "elementwise: is x NaN?",
+    .topic = "compare",
+    .details =
+        "Elementwise: is the element NaN? A bool tensor.",
+    .example =
+        "mf.is_nan(mf.tensor{1, 0/0})             --> {false, true}");
 BOOL_OP(mf_desc_is_inf, "IsInf", "is_inf", 1, infer_float_class, is_inf_forward,
-        "elementwise: is x +-infinity?");
+        "elementwise: is x +-infinity?",
+    .topic = "compare",
+    .details =
+        "Elementwise: is the element +inf or -inf? A bool tensor.",
+    .example =
+        "mf.is_inf(mf.tensor{1, math.huge, -math.huge})   --> {false, true, true}");
 BOOL_OP(mf_desc_is_finite, "IsFinite", "is_finite", 1, infer_float_class, is_finite_forward,
-        "elementwise: is x neither NaN nor infinite?");
+        "elementwise: is x neither NaN nor infinite?",
+    .topic = "compare",
+    .details =
+        "Elementwise: is the element neither infinite nor NaN? A bool tensor.",
+    .example =
+        "mf.is_finite(mf.tensor{1, math.huge, 0/0})       --> {true, false, false}");
 
 /* Differentiable in x and y (the condition gets no gradient). */
 const MfOpDesc mf_desc_select = {
@@ -400,4 +464,12 @@ const MfOpDesc mf_desc_cast = {
     .forward = cast_forward, .backward = mf_cast_grad, .cost = mf_cost_elementwise,
     .attrs = cast_attrs, .nattrs = MF_NATTRS(cast_attrs), .lua = "cast", .inputs = "x",
     .summary = "x converted to dtype; float to int truncates toward zero, to bool is x ~= 0",
+    .topic = "creation",
+    .details =
+        "Converts 't' to another dtype. Float to integer truncates toward zero; anything to bool "
+        "is t ~= 0; bool to a number gives 0 or 1. Ops refuse to mix dtypes, so mf.cast is how "
+        "two tensors are brought to one dtype. Also a method: t:cast(\"float64\").",
+    .example =
+        "mf.cast(mf.tensor{1.7, -1.7}, \"int32\")   --> {1, -1}\n"
+        "mf.cast(mf.tensor{0, 2}, \"bool\")         --> {false, true}",
 };

@@ -542,6 +542,26 @@ const MfOpDesc mf_desc_conv2d = {
     .attrs = conv_attrs, .nattrs = MF_NATTRS(conv_attrs), .lua = "nn.conv2d",
     .inputs = "input, filter", .entry = conv2d_entry,
     .summary = "2-D convolution of an NHWC input with an HWIO filter",
+    .topic = "nn",
+    .details =
+        "2-D convolution as TensorFlow's: input NHWC [N, H, W, Cin] (or NCHW with data_format = "
+        "\"NCHW\"), filter HWIO [kh, kw, Cin, Cout]; float32 or float64. 'strides' and "
+        "'dilations' are a number s (1, s, s, 1), a pair {sh, sw} or 4 entries in the data "
+        "format's order; 'padding' is \"SAME\" (output ceil(H / s); the odd padding row or "
+        "column goes at the bottom / right) or \"VALID\" (no padding). 'algorithm' picks the "
+        "kernel for this call and its gradients: \"im2col\" (im2col and one GEMM, tiling the "
+        "batch so the patch buffer stays at most 64 MiB; a 1x1 stride-1 filter skips im2col), "
+        "\"winograd\" (float32 3x3 stride 1: F(4x4, 3x3) transforms and 36 GEMMs, a few bits "
+        "less accurate), \"direct\" (float32, any filter: register-blocked loops, for few input "
+        "channels) or \"auto\" (the default, or mf.config's conv_algorithm): direct for Cin <= "
+        "4, "
+        "winograd for 3x3 stride-1 with Cin and Cout >= 16, else im2col. float64 always runs "
+        "im2col. Differentiable, also twice.",
+    .example =
+        "x = mf.ones{1, 4, 4, 1}\n"
+        "w = mf.ones{3, 3, 1, 2}\n"
+        "mf.nn.conv2d(x, w, 1, \"SAME\").shape      --> {1, 4, 4, 2}\n"
+        "mf.nn.conv2d(x, w, 2, \"VALID\")           --> {{{{9, 9}}}}",
 };
 
 /* Bound by hand (repl/lmf_conv.c): the sizes come first, as Lua arrays. */

@@ -519,6 +519,19 @@ const MfOpDesc mf_desc_depthwise_conv2d = {
     .entry = dw_entry,
     .summary = "depthwise 2-D convolution: each input channel with its own M filters "
                "(filter [kh, kw, C, M], output C * M channels)",
+    .topic = "nn",
+    .details =
+        "Depthwise 2-D convolution as TensorFlow's DepthwiseConv2dNative: each input channel c "
+        "is convolved with its own filters filter[:, :, c, m], m = 1..M (the depth multiplier); "
+        "input NHWC [N, H, W, C] (or NCHW), filter [kh, kw, C, M], output C * M channels "
+        "ordered c * M + m. Strides, dilations, padding and data_format as mf.nn.conv2d. "
+        "float32 or float64, a direct kernel (not a loop of conv2d calls) split over rows; "
+        "differentiable (DepthwiseConv2dNativeBackpropInput / BackpropFilter), also twice.",
+    .example =
+        "x = mf.ones{1, 3, 3, 2}\n"
+        "w = mf.ones{2, 2, 2, 3}\n"
+        "mf.nn.depthwise_conv2d(x, w, 1, \"VALID\").shape   --> {1, 2, 2, 6}\n"
+        "mf.nn.depthwise_conv2d(x, w, 2, \"VALID\")         --> {{{{4, 4, 4, 4, 4, 4}}}}",
 };
 
 /* Internal (gradients): the sizes are attributes, as Conv2D's backprops. */

@@ -341,6 +341,18 @@ const MfOpDesc mf_desc_matmul = {
     .attrs = matmul_attrs, .nattrs = MF_NATTRS(matmul_attrs), .lua = "matmul",
     .inputs = "a, b", .entry = matmul_entry,
     .summary = "matrix product a @ b (rank 2, or batched over leading axes)",
+    .topic = "linalg",
+    .details =
+        "Matrix product of two rank-2 tensors ([m, k] x [k, n] gives [m, n]), or a batched "
+        "product of rank-3 tensors ([batch, m, k] x [batch, k, n]; a rank-2 operand or a "
+        "batch of 1 is reused for every batch). Floats use OpenBLAS; integers a blocked loop. "
+        "transpose_a / transpose_b use the transposed operand without copying it. The inner "
+        "dimensions must agree and both tensors must have the same dtype.",
+    .example =
+        "a = mf.tensor{{1, 2}, {3, 4}}\n"
+        "mf.matmul(a, a)                           --> {{7, 10}, {15, 22}}\n"
+        "mf.matmul(a, a, {transpose_b = true})     --> {{5, 11}, {11, 25}}\n"
+        "a:matmul(mf.tensor{{1}, {1}})             --> {{3}, {7}}",
 };
 
 const MfOpDesc mf_desc_batch_matmul = {

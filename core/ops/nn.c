@@ -131,6 +131,14 @@ const MfOpDesc mf_desc_softmax = {
     .cost = softmax_cost, .attrs = softmax_attrs, .nattrs = MF_NATTRS(softmax_attrs),
     .lua = "nn.softmax", .inputs = "logits",
     .summary = "exp(x) / sum(exp(x)) along axis (the last by default)",
+    .topic = "nn",
+    .details =
+        "exp(logits) / sum(exp(logits)) along 'axis' (1-based, negative from the end; default "
+        "-1, the last axis; also {axis = n}). The row maximum is subtracted first, so large "
+        "logits do not overflow. Float dtypes.",
+    .example =
+        "mf.nn.softmax(mf.tensor{1, 1})                   --> {0.5, 0.5}\n"
+        "mf.nn.softmax(mf.tensor{{0, math.log(3)}})       --> {{0.25, 0.75}}",
 };
 
 const MfOpDesc mf_desc_log_softmax = {
@@ -139,6 +147,12 @@ const MfOpDesc mf_desc_log_softmax = {
     .cost = softmax_cost, .attrs = softmax_attrs, .nattrs = MF_NATTRS(softmax_attrs),
     .lua = "nn.log_softmax", .inputs = "logits",
     .summary = "x - log(sum(exp(x))) along axis, computed stably",
+    .topic = "nn",
+    .details =
+        "log(softmax(logits)) along 'axis' (default the last), computed as logits - max - "
+        "log(sum(exp(logits - max))): accurate where softmax underflows.",
+    .example =
+        "mf.nn.log_softmax(mf.tensor{0, 0})               --> {-0.6931, -0.6931}",
 };
 
 /* ---- cross-entropies ---------------------------------------------------------- */
@@ -448,6 +462,13 @@ const MfOpDesc mf_desc_bias_add = {
     .cost = mf_cost_elementwise, .attrs = bias_add_attrs, .nattrs = MF_NATTRS(bias_add_attrs),
     .lua = "nn.bias_add", .inputs = "value, bias",
     .summary = "value + bias along the channel axis (the last, or the 2nd with NCHW)",
+    .topic = "nn",
+    .details =
+        "value + bias with the 1-D 'bias' added along the last axis (data_format \"NHWC\", the "
+        "default) or along axis 2 (\"NCHW\"); its size must match that axis. The bias gradient "
+        "sums over every other axis.",
+    .example =
+        "mf.nn.bias_add(mf.tensor{{1, 2}, {3, 4}}, {10, 20})   --> {{11, 22}, {13, 24}}",
 };
 
 /* ---- the C entry points ------------------------------------------------------- */

@@ -526,20 +526,38 @@ static MfStatus avg_pool_entry(int n, MfTensor *const *in, const MfAttrs *a, MfT
     return pool_entry(MF_OP_AVG_POOL, in[0], a, outs);
 }
 
-#define POOL_OP(sym, tfname, apiname, nin, inf, fwd, bwd, face, front, doc)              \
+#define POOL_OP(sym, tfname, apiname, nin, inf, fwd, bwd, face, front, ...)              \
     const MfOpDesc sym = {                                                               \
         .name = tfname, .api = apiname, .arity = nin, .flags = 0, .infer = inf,          \
         .forward = fwd, .backward = bwd, .cost = pool_cost, .attrs = pool_attrs,         \
         .nattrs = MF_NATTRS(pool_attrs), .lua = face, .inputs = "x", .entry = front,     \
-        .summary = doc,                                                                  \
+        .summary = __VA_ARGS__,                                                          \
     }
 
 POOL_OP(mf_desc_max_pool, "MaxPool", "max_pool", 1, pool_infer, max_pool_forward,
         mf_max_pool_backward, "nn.max_pool", max_pool_entry,
-        "the largest value of each ksize window, windows strides apart");
+        "the largest value of each ksize window, windows strides apart",
+    .topic = "nn",
+    .details =
+        "The maximum of each window of a 4-D NHWC float tensor. 'ksize' and 'strides' are a "
+        "number k (1, k, k, 1), a pair {kh, kw} or 4 entries {1, kh, kw, 1}; 'padding' is "
+        "\"SAME\" (output ceil(H / stride), padding ignored) or \"VALID\" (windows inside the "
+        "input). The gradient goes to the first maximum of each window.",
+    .example =
+        "x = mf.reshape(mf.range(1, 17, 1, {dtype = \"float32\"}), {1, 4, 4, 1})\n"
+        "mf.nn.max_pool(x, 2, 2, \"VALID\")               --> {{{{6}, {8}}, {{14}, {16}}}}");
 POOL_OP(mf_desc_avg_pool, "AvgPool", "avg_pool", 1, pool_infer, avg_pool_forward,
         mf_avg_pool_backward, "nn.avg_pool", avg_pool_entry,
-        "the mean of each ksize window (SAME: of the values inside), windows strides apart");
+        "the mean of each ksize window (SAME: of the values inside), windows strides apart",
+    .topic = "nn",
+    .details =
+        "The mean of each window of a 4-D NHWC float tensor; arguments as mf.nn.max_pool. With "
+        "\"SAME\" padding a window at the border averages only the elements inside the input, "
+        "as TensorFlow.",
+    .example =
+        "x = mf.reshape(mf.range(1, 17, 1, {dtype = \"float32\"}), {1, 4, 4, 1})\n"
+        "mf.nn.avg_pool(x, 2, 2, \"VALID\")               --> {{{{3.5}, {5.5}}, {{11.5}, "
+        "{13.5}}}}");
 POOL_OP(mf_desc_max_pool_grad, "MaxPoolGrad", "max_pool_grad", 3, pool_grad_infer,
         max_pool_grad_forward, mf_max_pool_grad_backward, NULL, NULL, NULL);
 POOL_OP(mf_desc_avg_pool_grad, "AvgPoolGrad", "avg_pool_grad", 2, pool_grad_infer,

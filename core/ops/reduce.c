@@ -612,28 +612,73 @@ static const MfAttrDef arg_attrs[] = {
     {"axis", MF_ATTR_AXIS, MF_ATTR_POSITIONAL, MF_ATTR_AT(axis), 0, 1, NULL, NULL},
 };
 
-#define REDUCE_OP(sym, tfname, apiname, inf, fwd, fl, bwd, schema, doc)           \
+#define REDUCE_OP(sym, tfname, apiname, inf, fwd, fl, bwd, schema, ...)           \
     const MfOpDesc sym = {                                                        \
         .name = tfname, .api = apiname, .arity = 1, .flags = (fl), .infer = inf,  \
         .forward = fwd, .backward = bwd, .cost = reduce_cost,                     \
         .attrs = schema, .nattrs = MF_NATTRS(schema), .lua = apiname, .inputs = "x", \
-        .summary = doc,                                                           \
+        .summary = __VA_ARGS__,                                                   \
     }
 
 REDUCE_OP(mf_desc_sum, "Sum", "reduce_sum", reduce_infer, reduce_forward, 0, mf_sum_grad,
-          mf_reduce_attrs, "sum over the given axes (all when none)");
+          mf_reduce_attrs, "sum over the given axes (all when none)",
+    .topic = "reduce",
+    .details =
+        "Sum of the elements over the given axes (1-based; a number or an array; negative counts "
+        "from the end), or over all of them when no axis is given (a scalar). keepdims = true "
+        "keeps the reduced axes with size 1 (TensorFlow 1.x's keep_dims is accepted too; an "
+        "unknown option is an error, as in every function). Also a method: t:reduce_sum(2).",
+    .example =
+        "x = mf.tensor{{1, 2}, {3, 4}}\n"
+        "mf.reduce_sum(x)                               --> 10\n"
+        "mf.reduce_sum(x, 1)                            --> {4, 6}\n"
+        "mf.reduce_sum(x, {axis = 2, keepdims = true})  --> {{3}, {7}}\n"
+        "mf.reduce_sum(x, 1, {keep_dims = true})        --> {{4, 6}}");
 REDUCE_OP(mf_desc_mean, "Mean", "reduce_mean", reduce_infer, reduce_forward, 0,
-          mf_mean_grad, mf_reduce_attrs, "mean over the given axes (all when none)");
+          mf_mean_grad, mf_reduce_attrs, "mean over the given axes (all when none)",
+    .topic = "reduce",
+    .details =
+        "Mean over the given axes (all when none), as mf.reduce_sum.",
+    .example =
+        "mf.reduce_mean(mf.tensor{{1, 2}, {3, 4}}, 2)   --> {1.5, 3.5}");
 REDUCE_OP(mf_desc_max, "Max", "reduce_max", reduce_infer, reduce_forward, 0, mf_max_grad,
-          mf_reduce_attrs, "maximum over the given axes (all when none)");
+          mf_reduce_attrs, "maximum over the given axes (all when none)",
+    .topic = "reduce",
+    .details =
+        "Largest element over the given axes (all when none).",
+    .example =
+        "mf.reduce_max(mf.tensor{{1, 2}, {3, 4}}, 1)    --> {3, 4}");
 REDUCE_OP(mf_desc_min, "Min", "reduce_min", reduce_infer, reduce_forward, 0, mf_min_grad,
-          mf_reduce_attrs, "minimum over the given axes (all when none)");
+          mf_reduce_attrs, "minimum over the given axes (all when none)",
+    .topic = "reduce",
+    .details =
+        "Smallest element over the given axes (all when none).",
+    .example =
+        "mf.reduce_min(mf.tensor{{1, 2}, {3, 4}})       --> 1");
 REDUCE_OP(mf_desc_prod, "Prod", "reduce_prod", reduce_infer, reduce_forward, 0,
-          mf_prod_grad, mf_reduce_attrs, "product over the given axes (all when none)");
+          mf_prod_grad, mf_reduce_attrs, "product over the given axes (all when none)",
+    .topic = "reduce",
+    .details =
+        "Product of the elements over the given axes (all when none).",
+    .example =
+        "mf.reduce_prod(mf.tensor{{1, 2}, {3, 4}}, 2)   --> {2, 12}");
 REDUCE_OP(mf_desc_argmax, "ArgMax", "argmax", arg_infer, arg_forward, MF_OP_NONDIFF, NULL,
-          arg_attrs, "1-based int64 positions of the largest values along an axis");
+          arg_attrs, "1-based int64 positions of the largest values along an axis",
+    .topic = "reduce",
+    .details =
+        "1-based positions of the largest elements along 'axis' (default 1), as an int64 "
+        "tensor with that axis removed. The first position wins ties.",
+    .example =
+        "mf.argmax(mf.tensor{{1, 9, 3}, {7, 2, 5}}, 2)  --> {2, 1}\n"
+        "mf.argmax(mf.tensor{4, 8, 1})                  --> 2");
 REDUCE_OP(mf_desc_argmin, "ArgMin", "argmin", arg_infer, arg_forward, MF_OP_NONDIFF,
-          NULL, arg_attrs, "1-based int64 positions of the smallest values along an axis");
+          NULL, arg_attrs, "1-based int64 positions of the smallest values along an axis",
+    .topic = "reduce",
+    .details =
+        "1-based positions of the smallest elements along 'axis' (default 1), as an int64 "
+        "tensor with that axis removed.",
+    .example =
+        "mf.argmin(mf.tensor{{1, 9, 3}, {7, 2, 5}}, 2)  --> {1, 2}");
 
 MfStatus mf_reduce(MfOpId op, MfTensor *t, const int64_t *axes, int naxes, bool keepdims,
                    MfTensor **out)

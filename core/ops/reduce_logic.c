@@ -52,15 +52,27 @@ static MfStatus logic_forward(const MfOpCall *c, MfTensor **outs)
     return MF_OK;
 }
 
-#define LOGIC_OP(sym, tfname, apiname, doc)                                          \
+#define LOGIC_OP(sym, tfname, apiname, ...)                                          \
     const MfOpDesc sym = {                                                           \
         .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_NONDIFF,          \
         .infer = logic_infer, .forward = logic_forward, .cost = mf_cost_elementwise, \
         .attrs = mf_reduce_attrs, .nattrs = MF_REDUCE_NATTRS, .lua = apiname,        \
-        .inputs = "x", .summary = doc,                                               \
+        .inputs = "x", .summary = __VA_ARGS__,                                       \
     }
 
 LOGIC_OP(mf_desc_any, "Any", "reduce_any",
-         "logical or of a bool tensor over the given axes (all when none)");
+         "logical or of a bool tensor over the given axes (all when none)",
+    .topic = "reduce",
+    .details =
+        "Logical or of a bool tensor over axis (1-based, a number or a list; every axis when "
+        "absent), TensorFlow's reduce_any. An empty reduction is false. No gradient.",
+    .example =
+        "mf.reduce_any(mf.tensor{{1, 0}, {0, 0}}:greater(0), 2) --> {true, false}");
 LOGIC_OP(mf_desc_all, "All", "reduce_all",
-         "logical and of a bool tensor over the given axes (all when none)");
+         "logical and of a bool tensor over the given axes (all when none)",
+    .topic = "reduce",
+    .details =
+        "Logical and of a bool tensor over axis (1-based, a number or a list; every axis when "
+        "absent), TensorFlow's reduce_all. An empty reduction is true. No gradient.",
+    .example =
+        "mf.reduce_all(mf.tensor{{1, 0}, {1, 1}}:greater(0), 2) --> {false, true}");

@@ -115,6 +115,14 @@ const MfOpDesc mf_desc_cumsum = {
     .forward = scan_forward, .backward = cumsum_grad, .cost = mf_cost_elementwise,
     .attrs = scan_attrs, .nattrs = MF_NATTRS(scan_attrs), .lua = "cumsum", .inputs = "x",
     .summary = "running sums along axis (1 by default; {exclusive, reverse})",
+    .topic = "math",
+    .details =
+        "Running sums along axis (1-based, 1 by default), TensorFlow's Cumsum; exclusive leaves "
+        "each element out of its own sum (the first is 0), reverse sums from the last element. "
+        "Gradient: the cumsum of dy in the other direction.",
+    .example =
+        "mf.cumsum(mf.tensor{1, 2, 3})        --> {1, 3, 6}\n"
+        "mf.cumsum(mf.tensor{1, 2, 3}, {exclusive = true}) --> {0, 1, 3}",
 };
 
 const MfOpDesc mf_desc_cumprod = {
@@ -122,4 +130,13 @@ const MfOpDesc mf_desc_cumprod = {
     .forward = scan_forward, .backward = cumprod_grad, .cost = mf_cost_elementwise,
     .attrs = scan_attrs, .nattrs = MF_NATTRS(scan_attrs), .lua = "cumprod", .inputs = "x",
     .summary = "running products along axis (1 by default; {exclusive, reverse})",
+    .topic = "math",
+    .details =
+        "Running products along axis (1-based, 1 by default), TensorFlow's Cumprod; exclusive "
+        "leaves each element out of its own product (the first is 1), reverse runs from the "
+        "last element. Gradient: TensorFlow's, cumsum(cumprod(x) * dy) the other way divided by "
+        "x, and 0 where x is 0 (div_no_nan; PyTorch's gradient is exact at zeros).",
+    .example =
+        "mf.cumprod(mf.tensor{2, 3, 4})       --> {2, 6, 24}\n"
+        "mf.cumprod(mf.tensor{2, 3, 4}, {exclusive = true, reverse = true}) --> {12, 4, 1}",
 };

@@ -727,17 +727,18 @@ static MfStatus query_forward(const MfOpCall *c, MfTensor **outs)
 
 /* ---- the descriptors ------------------------------------------------------ */
 
-#define SHAPE_OP(sym, tfname, apiname, n, fl, inf, fwd, bwd, cst, schema, in, doc)      \
+#define SHAPE_OP(sym, tfname, apiname, n, fl, inf, fwd, bwd, cst, schema, in, ...)      \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = n, .flags = (fl), .infer = inf,   \
         .forward = fwd, .backward = bwd, .cost = cst, .attrs = schema,             \
-        .nattrs = MF_NATTRS(schema), .lua = apiname, .inputs = in, .summary = doc, \
+        .nattrs = MF_NATTRS(schema), .lua = apiname, .inputs = in,                 \
+        .summary = __VA_ARGS__,                                                    \
     }
-#define QUERY_OP(sym, tfname, apiname, fl, inf, fwd, bwd, doc)                     \
+#define QUERY_OP(sym, tfname, apiname, fl, inf, fwd, bwd, ...)                     \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 1, .flags = (fl), .infer = inf,   \
         .forward = fwd, .backward = bwd, .cost = cost_none, .lua = apiname,        \
-        .inputs = "x", .summary = doc,                                             \
+        .inputs = "x", .summary = __VA_ARGS__,                                     \
     }
 
 static const MfAttrDef axis_1[] = {
@@ -782,10 +783,27 @@ static const MfAttrDef one_hot_attrs[] = {
  * indices shifted by an op, pairs of paddings). */
 SHAPE_OP(mf_desc_concat, "ConcatV2", "concat", 1, MF_OP_VARIADIC | MF_OP_NO_METHOD,
          concat_infer, concat_forward, mf_concat_grad, cost_copy, axis_1, "list",
-         "tensors joined along an existing axis");
+         "tensors joined along an existing axis",
+    .topic = "shape",
+    .details =
+        "Joins an array of tensors along an existing axis; the other dimensions must agree.",
+    .example =
+        "a = mf.tensor{{1, 2}}\n"
+        "b = mf.tensor{{3, 4}}\n"
+        "mf.concat({a, b}, 1)                        --> {{1, 2}, {3, 4}}\n"
+        "mf.concat({a, b}, 2)                        --> {{1, 2, 3, 4}}");
 SHAPE_OP(mf_desc_stack, "Pack", "stack", 1, MF_OP_VARIADIC | MF_OP_NO_METHOD, stack_infer,
          stack_forward, mf_stack_grad, cost_copy, stack_attrs, "list",
-         "tensors of one shape joined along a new axis (1..rank+1)");
+         "tensors of one shape joined along a new axis (1..rank+1)",
+    .topic = "shape",
+    .details =
+        "Joins an array of tensors of one shape along a new axis inserted at 'axis' (1 .. "
+        "rank+1).",
+    .example =
+        "a = mf.tensor{1, 2}\n"
+        "b = mf.tensor{3, 4}\n"
+        "mf.stack({a, b}, 1)                         --> {{1, 2}, {3, 4}}\n"
+        "mf.stack({a, b}, 2)                         --> {{1, 3}, {2, 4}}");
 SHAPE_OP(mf_desc_slice, "Slice", "slice", 1, MF_OP_VIEW | MF_OP_OWN_BINDING, slice_infer,
          slice_forward, mf_slice_grad, cost_none, slice_attrs, "x",
          "the block at begin (1-based) of size (-1: to the end), a view");
@@ -793,9 +811,21 @@ SHAPE_OP(mf_desc_gather, "GatherV2", "gather", 2, MF_OP_OWN_BINDING, gather_infe
          gather_forward, mf_gather_grad, cost_copy, axis_1, "x, indices",
          "the slices of x at 1-based indices along axis");
 SHAPE_OP(mf_desc_reverse, "ReverseV2", "reverse", 1, 0, reverse_infer, reverse_forward,
-         mf_reverse_grad, cost_copy, reverse_attrs, "x", "x with the given axes reversed");
+         mf_reverse_grad, cost_copy, reverse_attrs, "x", "x with the given axes reversed",
+    .topic = "shape",
+    .details =
+        "Reverses the order of elements along one axis or an array of axes.",
+    .example =
+        "mf.reverse(mf.tensor{1, 2, 3}, 1)                          --> {3, 2, 1}\n"
+        "mf.reverse(mf.tensor{{1, 2}, {3, 4}}, {1, 2})              --> {{4, 3}, {2, 1}}");
 SHAPE_OP(mf_desc_tile, "Tile", "tile", 1, 0, tile_infer, tile_forward, mf_tile_grad, cost_copy,
-         tile_attrs, "x", "x repeated multiples[i] times along axis i");
+         tile_attrs, "x", "x repeated multiples[i] times along axis i",
+    .topic = "shape",
+    .details =
+        "Repeats 't' multiples[i] times along axis i (one entry per axis).",
+    .example =
+        "mf.tile(mf.tensor{1, 2}, {2})                              --> {1, 2, 1, 2}\n"
+        "mf.tile(mf.tensor{{1, 2}}, {2, 1})                         --> {{1, 2}, {1, 2}}");
 SHAPE_OP(mf_desc_pad, "Pad", "pad", 1, MF_OP_OWN_BINDING, pad_infer, pad_forward, mf_pad_grad,
          cost_copy, pad_attrs, "x", "x padded with {before, after} per axis by a constant");
 SHAPE_OP(mf_desc_broadcast_to, "BroadcastTo", "broadcast_to", 1, MF_OP_OWN_BINDING,
@@ -806,17 +836,44 @@ SHAPE_OP(mf_desc_one_hot, "OneHot", "one_hot", 1, MF_OP_NONDIFF | MF_OP_OWN_BIND
          one_hot_infer, one_hot_forward, NULL, cost_copy, one_hot_attrs, "indices",
          "1-based class indices as one-hot vectors of length depth (class axis last)");
 QUERY_OP(mf_desc_identity, "Identity", "identity", MF_OP_VIEW | MF_OP_SIMPLE, identity_infer,
-         identity_forward, mf_identity_grad, "x itself (a new handle on the same data)");
+         identity_forward, mf_identity_grad, "x itself (a new handle on the same data)",
+    .topic = "shape",
+    .details =
+        "Returns 't' unchanged (a graph node of its own in graph mode).",
+    .example =
+        "mf.identity(mf.tensor{1, 2})   --> {1, 2}");
 QUERY_OP(mf_desc_stop_gradient, "StopGradient", "stop_gradient",
          MF_OP_VIEW | MF_OP_SIMPLE | MF_OP_NONDIFF, identity_infer, identity_forward, NULL,
-         "x, through which no gradient flows");
+         "x, through which no gradient flows",
+    .topic = "shape",
+    .details =
+        "Returns 't' unchanged, but gradients do not flow back through it (a constant for "
+        "tapes and mf.gradients).",
+    .example =
+        "mf.stop_gradient(mf.tensor{1, 2})   --> {1, 2}");
 QUERY_OP(mf_desc_size, "Size", "size", MF_OP_SIMPLE | MF_OP_NONDIFF, size_infer, query_forward,
-         NULL, "the number of elements, an int32 scalar");
+         NULL, "the number of elements, an int32 scalar",
+    .topic = "shape",
+    .details =
+        "The number of elements as an int32 scalar tensor (usable in graphs); t:numel() gives a "
+        "Lua number.",
+    .example =
+        "mf.size(mf.zeros{2, 3})        --> 6");
 QUERY_OP(mf_desc_rank, "Rank", "rank", MF_OP_SIMPLE | MF_OP_NONDIFF, size_infer, query_forward,
-         NULL, "the number of axes, an int32 scalar");
+         NULL, "the number of axes, an int32 scalar",
+    .topic = "shape",
+    .details =
+        "The number of axes as an int32 scalar tensor; t.ndim gives a Lua number.",
+    .example =
+        "mf.rank(mf.zeros{2, 3})        --> 2");
 /* No method: t:shape() would hide the property t.shape. */
 QUERY_OP(mf_desc_shape, "Shape", "shape", MF_OP_NONDIFF | MF_OP_NO_METHOD, shape_infer,
-         query_forward, NULL, "the shape as a 1-D int32 tensor (t.shape gives a Lua array)");
+         query_forward, NULL, "the shape as a 1-D int32 tensor (t.shape gives a Lua array)",
+    .topic = "shape",
+    .details =
+        "The shape as a 1-D int32 tensor (usable in graphs); t.shape gives a Lua array.",
+    .example =
+        "mf.shape(mf.zeros{2, 3})       --> {2, 3}");
 
 /* ---- composites ------------------------------------------------------------ */
 

@@ -241,6 +241,14 @@ const MfOpDesc mf_desc_top_k = {
     .forward = topk_forward, .backward = topk_grad, .cost = sort_cost,
     .attrs = topk_attrs, .nattrs = MF_NATTRS(topk_attrs), .lua = "top_k", .inputs = "x",
     .summary = "the k largest values along the last axis, and their 1-based int64 positions",
+    .topic = "reduce",
+    .details =
+        "The k largest values along the last axis and their positions (1-based int64), "
+        "TensorFlow's top_k: two results, values and indices, largest first; equal values keep "
+        "their order (the lower position first); NaN counts as the largest. Gradient: the "
+        "values' gradient goes back to the positions they came from (indices: none).",
+    .example =
+        "mf.top_k(mf.tensor{3, 1, 4, 1, 5}, 2) --> {5, 4}\t{5, 3}",
 };
 
 const MfOpDesc mf_desc_sort = {
@@ -248,6 +256,14 @@ const MfOpDesc mf_desc_sort = {
     .forward = sort_forward, .backward = sort_grad, .cost = sort_cost,
     .attrs = sort_attrs, .nattrs = MF_NATTRS(sort_attrs), .lua = "sort", .inputs = "x",
     .summary = "the values sorted along axis (last by default), stable",
+    .topic = "reduce",
+    .details =
+        "The values sorted along axis (the last by default; 1-based), tf.sort; direction "
+        "\"ASCENDING\" or \"DESCENDING\" (any letter case). Stable; NaN sorts as the largest. "
+        "Gradient: dy goes back to each value's position. See argsort.",
+    .example =
+        "mf.sort(mf.tensor{3, 1, 2})          --> {1, 2, 3}\n"
+        "mf.sort(mf.tensor{3, 1, 2}, {direction = \"DESCENDING\"}) --> {3, 2, 1}",
 };
 
 const MfOpDesc mf_desc_argsort = {
@@ -255,4 +271,11 @@ const MfOpDesc mf_desc_argsort = {
     .infer = sort_infer, .forward = sort_forward, .cost = sort_cost,
     .attrs = sort_attrs, .nattrs = MF_NATTRS(sort_attrs), .lua = "argsort", .inputs = "x",
     .summary = "1-based int64 positions that sort x along axis (stable)",
+    .topic = "reduce",
+    .details =
+        "The 1-based int64 positions that sort x along axis (tf.argsort), stable: equal values "
+        "keep their order. mf.gather(x, mf.argsort(x), 1) is mf.sort(x) for a vector. "
+        "No gradient.",
+    .example =
+        "mf.argsort(mf.tensor{3, 1, 2})       --> {2, 3, 1}",
 };

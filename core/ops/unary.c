@@ -151,60 +151,152 @@ static MfStatus softplus_forward(const MfOpCall *c, MfTensor **outs)
     UNARY_FORWARD(softplusf(a), softplus(a), NOINT);
 }
 
-#define UNARY_OP(sym, tfname, apiname, inf, fwd, fl, bwd, doc)                     \
+#define UNARY_OP(sym, tfname, apiname, inf, fwd, fl, bwd, ...)                     \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE | (fl),  \
         .infer = inf, .forward = fwd, .backward = bwd, .cost = mf_cost_elementwise, \
-        .lua = apiname, .inputs = "x", .summary = doc,                            \
+        .lua = apiname, .inputs = "x", .summary = __VA_ARGS__,                    \
     }
 
 UNARY_OP(mf_desc_neg, "Neg", "negative", infer_numeric, neg_forward, 0,
          mf_neg_grad,
-         "elementwise -x");
+         "elementwise -x",
+    .topic = "math",
+    .details =
+        "Elementwise -t; the unary - operator.",
+    .example =
+        "mf.negative(mf.tensor{1, -2})        --> {-1, 2}");
 UNARY_OP(mf_desc_abs, "Abs", "abs", infer_numeric, abs_forward, 0,
          mf_abs_grad,
-         "elementwise |x|");
+         "elementwise |x|",
+    .topic = "math",
+    .details =
+        "Elementwise absolute value.",
+    .example =
+        "mf.abs(mf.tensor{-1.5, 2})           --> {1.5, 2}");
 UNARY_OP(mf_desc_sign, "Sign", "sign", infer_numeric, sign_forward, MF_OP_NONDIFF, NULL,
-         "elementwise sign: -1, 0 or 1");
+         "elementwise sign: -1, 0 or 1",
+    .topic = "math",
+    .details =
+        "Elementwise -1, 0 or 1 by the sign of each element.",
+    .example =
+        "mf.sign(mf.tensor{-3, 0, 2})         --> {-1, 0, 1}");
 UNARY_OP(mf_desc_square, "Square", "square", infer_numeric, square_forward, 0,
          mf_square_grad,
-         "elementwise x * x");
+         "elementwise x * x",
+    .topic = "math",
+    .details =
+        "Elementwise t * t.",
+    .example =
+        "mf.square(mf.tensor{1, 2, 3})        --> {1, 4, 9}");
 UNARY_OP(mf_desc_relu, "Relu", "relu", infer_numeric, relu_forward, 0,
          mf_relu_grad,
-         "elementwise max(x, 0)");
+         "elementwise max(x, 0)",
+    .topic = "math",
+    .details =
+        "Elementwise max(t, 0), the rectified linear unit.",
+    .example =
+        "mf.relu(mf.tensor{-1, 0, 2})         --> {0, 0, 2}");
 UNARY_OP(mf_desc_floor, "Floor", "floor", infer_numeric, floor_forward, MF_OP_NONDIFF, NULL,
-         "elementwise round down");
+         "elementwise round down",
+    .topic = "math",
+    .details =
+        "Elementwise largest integer not above t (same dtype).",
+    .example =
+        "mf.floor(mf.tensor{1.5, -1.5})       --> {1, -2}");
 UNARY_OP(mf_desc_ceil, "Ceil", "ceil", infer_numeric, ceil_forward, MF_OP_NONDIFF, NULL,
-         "elementwise round up");
+         "elementwise round up",
+    .topic = "math",
+    .details =
+        "Elementwise smallest integer not below t (same dtype).",
+    .example =
+        "mf.ceil(mf.tensor{1.2, -1.2})        --> {2, -1}");
 UNARY_OP(mf_desc_round, "Round", "round", infer_numeric, round_forward, MF_OP_NONDIFF, NULL,
-         "elementwise round half to even (as TensorFlow)");
+         "elementwise round half to even (as TensorFlow)",
+    .topic = "math",
+    .details =
+        "Elementwise nearest integer (same dtype); halves go to the even neighbour, as in "
+        "TensorFlow (banker's rounding).",
+    .example =
+        "mf.round(mf.tensor{0.4, 1.6, -2.7})  --> {0, 2, -3}\n"
+        "mf.round(mf.tensor{0.5, 1.5, 2.5})   --> {0, 2, 2}");
 UNARY_OP(mf_desc_sqrt, "Sqrt", "sqrt", infer_float, sqrt_forward, 0,
          mf_sqrt_grad,
-         "elementwise square root");
+         "elementwise square root",
+    .topic = "math",
+    .details =
+        "Elementwise square root (NaN for negative elements).",
+    .example =
+        "mf.sqrt(mf.tensor{4, 9})             --> {2, 3}");
 UNARY_OP(mf_desc_rsqrt, "Rsqrt", "rsqrt", infer_float, rsqrt_forward, 0,
          mf_rsqrt_grad,
-         "elementwise 1 / sqrt(x)");
+         "elementwise 1 / sqrt(x)",
+    .topic = "math",
+    .details =
+        "Elementwise 1 / sqrt(t).",
+    .example =
+        "mf.rsqrt(mf.tensor{4, 16})           --> {0.5, 0.25}");
 UNARY_OP(mf_desc_exp, "Exp", "exp", infer_float, exp_forward, 0,
          mf_exp_grad,
-         "elementwise e^x");
+         "elementwise e^x",
+    .topic = "math",
+    .details =
+        "Elementwise e^t.",
+    .example =
+        "mf.exp(mf.tensor{0, 1})              --> {1, 2.7183}");
 UNARY_OP(mf_desc_log, "Log", "log", infer_float, log_forward, 0,
          mf_log_grad,
-         "elementwise natural logarithm");
+         "elementwise natural logarithm",
+    .topic = "math",
+    .details =
+        "Elementwise natural logarithm (-inf at 0, NaN for negative elements).",
+    .example =
+        "mf.log(mf.tensor{1, 100})            --> {0, 4.6052}");
 UNARY_OP(mf_desc_log1p, "Log1p", "log1p", infer_float, log1p_forward, 0,
          mf_log1p_grad,
-         "elementwise log(1 + x), exact for small x");
+         "elementwise log(1 + x), exact for small x",
+    .topic = "math",
+    .details =
+        "Elementwise log(1 + t), accurate when t is tiny.",
+    .example =
+        "mf.log1p(mf.tensor{0, 1})            --> {0, 0.6931}");
 UNARY_OP(mf_desc_sin, "Sin", "sin", infer_float, sin_forward, 0,
          mf_sin_grad,
-         "elementwise sine");
+         "elementwise sine",
+    .topic = "math",
+    .details =
+        "Elementwise sine (radians).",
+    .example =
+        "mf.sin(mf.tensor{0, math.pi / 2})    --> {0, 1}");
 UNARY_OP(mf_desc_cos, "Cos", "cos", infer_float, cos_forward, 0,
          mf_cos_grad,
-         "elementwise cosine");
+         "elementwise cosine",
+    .topic = "math",
+    .details =
+        "Elementwise cosine (radians).",
+    .example =
+        "mf.cos(mf.tensor{0, math.pi})        --> {1, -1}");
 UNARY_OP(mf_desc_tanh, "Tanh", "tanh", infer_float, tanh_forward, 0,
          mf_tanh_grad,
-         "elementwise hyperbolic tangent");
+         "elementwise hyperbolic tangent",
+    .topic = "math",
+    .details =
+        "Elementwise hyperbolic tangent, in (-1, 1).",
+    .example =
+        "mf.tanh(mf.tensor{0, 1})             --> {0, 0.7616}");
 UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", infer_float, sigmoid_forward, 0,
          mf_sigmoid_grad,
-         "elementwise 1 / (1 + e^-x)");
+         "elementwise 1 / (1 + e^-x)",
+    .topic = "math",
+    .details =
+        "Elementwise logistic function 1 / (1 + e^-t).",
+    .example =
+        "mf.sigmoid(mf.tensor{0, 2})          --> {0.5, 0.8808}");
 UNARY_OP(mf_desc_softplus, "Softplus", "softplus", infer_float, softplus_forward, 0,
          mf_softplus_grad,
-         "elementwise log(1 + e^x)");
+         "elementwise log(1 + e^x)",
+    .topic = "math",
+    .details =
+        "Elementwise log(1 + e^t), a smooth relu; computed without overflow for large t.",
+    .example =
+        "mf.softplus(mf.tensor{0, 1})         --> {0.6931, 1.3133}");

@@ -62,29 +62,83 @@ static MfStatus reciprocal_forward(const MfOpCall *c, MfTensor **outs)
     UNARY_FORWARD(1.0f / a, 1.0 / a, NOINT);
 }
 
-#define MORE_OP(sym, tfname, apiname, fwd, bwd, doc)                               \
+#define MORE_OP(sym, tfname, apiname, fwd, bwd, ...)                               \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE,         \
         .infer = infer_float, .forward = fwd, .backward = bwd,                     \
-        .cost = mf_cost_elementwise, .lua = apiname, .inputs = "x", .summary = doc, \
+        .cost = mf_cost_elementwise, .lua = apiname, .inputs = "x",                \
+        .summary = __VA_ARGS__,                                                    \
     }
 
 MORE_OP(mf_desc_tan, "Tan", "tan", tan_forward, mf_tan_grad,
-        "elementwise tangent");
+        "elementwise tangent",
+    .topic = "math",
+    .details =
+        "Elementwise the tangent (TensorFlow's Tan), float32 or float64. Gradient: dy * (1 + "
+        "y^2).",
+    .example =
+        "mf.tan(mf.tensor{0})                 --> {0}");
 MORE_OP(mf_desc_sinh, "Sinh", "sinh", sinh_forward, mf_sinh_grad,
-        "elementwise hyperbolic sine");
+        "elementwise hyperbolic sine",
+    .topic = "math",
+    .details =
+        "Elementwise the hyperbolic sine (TensorFlow's Sinh), float32 or float64. "
+        "Gradient: dy * cosh(x).",
+    .example =
+        "mf.sinh(mf.tensor{0})                --> {0}");
 MORE_OP(mf_desc_cosh, "Cosh", "cosh", cosh_forward, mf_cosh_grad,
-        "elementwise hyperbolic cosine");
+        "elementwise hyperbolic cosine",
+    .topic = "math",
+    .details =
+        "Elementwise the hyperbolic cosine (TensorFlow's Cosh), float32 or float64. "
+        "Gradient: dy * sinh(x).",
+    .example =
+        "mf.cosh(mf.tensor{0})                --> {1}");
 MORE_OP(mf_desc_asin, "Asin", "asin", asin_forward, mf_asin_grad,
-        "elementwise arcsine");
+        "elementwise arcsine",
+    .topic = "math",
+    .details =
+        "Elementwise the arcsine (x in [-1, 1]) (TensorFlow's Asin), float32 or float64. "
+        "Gradient: dy / sqrt(1 - x^2).",
+    .example =
+        "mf.asin(mf.tensor{0, 1})             --> {0, 1.5708}");
 MORE_OP(mf_desc_acos, "Acos", "acos", acos_forward, mf_acos_grad,
-        "elementwise arccosine");
+        "elementwise arccosine",
+    .topic = "math",
+    .details =
+        "Elementwise the arccosine (x in [-1, 1]) (TensorFlow's Acos), float32 or float64. "
+        "Gradient: -dy / sqrt(1 - x^2).",
+    .example =
+        "mf.acos(mf.tensor{1})                --> {0}");
 MORE_OP(mf_desc_atan, "Atan", "atan", atan_forward, mf_atan_grad,
-        "elementwise arctangent");
+        "elementwise arctangent",
+    .topic = "math",
+    .details =
+        "Elementwise the arctangent (TensorFlow's Atan), float32 or float64. "
+        "Gradient: dy / (1 + x^2).",
+    .example =
+        "mf.atan(mf.tensor{0})                --> {0}");
 MORE_OP(mf_desc_expm1, "Expm1", "expm1", expm1_forward, mf_expm1_grad,
-        "elementwise e^x - 1, exact for small x");
+        "elementwise e^x - 1, exact for small x",
+    .topic = "math",
+    .details =
+        "Elementwise exp(x) - 1, accurate near 0 (TensorFlow's Expm1), float32 or float64. "
+        "Gradient: dy * (y + 1).",
+    .example =
+        "mf.expm1(mf.tensor{0})               --> {0}");
 MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad,
-        "elementwise error function");
+        "elementwise error function",
+    .topic = "math",
+    .details =
+        "Elementwise the error function (TensorFlow's Erf), float32 or float64. "
+        "Gradient: dy * 2 / sqrt(pi) * exp(-x^2).",
+    .example =
+        "mf.erf(mf.tensor{0})                 --> {0}");
 MORE_OP(mf_desc_reciprocal, "Reciprocal", "reciprocal", reciprocal_forward,
         mf_reciprocal_grad,
-        "elementwise 1 / x");
+        "elementwise 1 / x",
+    .topic = "math",
+    .details =
+        "Elementwise 1 / x (TensorFlow's Reciprocal), float32 or float64. Gradient: -dy * y^2.",
+    .example =
+        "mf.reciprocal(mf.tensor{2, 4})       --> {0.5, 0.25}");

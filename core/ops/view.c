@@ -102,6 +102,14 @@ const MfOpDesc mf_desc_transpose = {
     .backward = mf_transpose_grad, .cost = view_cost,
     .attrs = transpose_attrs, .nattrs = MF_NATTRS(transpose_attrs), .lua = "transpose",
     .inputs = "x", .summary = "axes permuted by perm (1-based; none: reversed), a view",
+    .topic = "linalg",
+    .details =
+        "Permutes the axes: axis i of the result is axis perm[i] of 't' (1-based). Without "
+        "'perm' the axes are reversed (the matrix transpose for rank 2). The result is a view.",
+    .example =
+        "x = mf.tensor{{1, 2, 3}, {4, 5, 6}}\n"
+        "mf.transpose(x)                           --> {{1, 4}, {2, 5}, {3, 6}}\n"
+        "mf.transpose(mf.zeros{2, 3, 4}, {3, 1, 2}).shape  --> {4, 2, 3}",
 };
 
 /* ---- Reshape --------------------------------------------------------------- */
@@ -263,6 +271,13 @@ const MfOpDesc mf_desc_expand_dims = {
     .backward = mf_reshape_back_grad, .cost = view_cost,
     .attrs = expand_dims_attrs, .nattrs = MF_NATTRS(expand_dims_attrs), .lua = "expand_dims",
     .inputs = "x", .summary = "a new axis of size 1 at axis (1..rank+1)",
+    .topic = "shape",
+    .details =
+        "Inserts an axis of size 1 at position 'axis' (1 .. rank+1; negative counts from the "
+        "end).",
+    .example =
+        "mf.expand_dims(mf.tensor{1, 2}, 1).shape    --> {1, 2}\n"
+        "mf.expand_dims(mf.tensor{1, 2}, 2).shape    --> {2, 1}",
 };
 
 /* ---- Squeeze --------------------------------------------------------------- */
@@ -335,6 +350,13 @@ const MfOpDesc mf_desc_squeeze = {
     .backward = mf_reshape_back_grad, .cost = view_cost,
     .attrs = squeeze_attrs, .nattrs = MF_NATTRS(squeeze_attrs), .lua = "squeeze",
     .inputs = "x", .summary = "the given size-1 axes removed (none given: every size-1 axis)",
+    .topic = "shape",
+    .details =
+        "Removes axes of size 1: the given ones (an error if one is not of size 1), or all of "
+        "them when no axis is given.",
+    .example =
+        "mf.squeeze(mf.zeros{1, 3, 1}).shape         --> {3}\n"
+        "mf.squeeze(mf.zeros{1, 3, 1}, 3).shape      --> {1, 3}",
 };
 
 /* ---- shorthands ------------------------------------------------------------- */

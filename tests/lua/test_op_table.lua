@@ -54,6 +54,41 @@ T.test("every op with a Lua name is bound there (and as a method when it is one)
   end
 end)
 
+-- help() of an op bound by the schema binder comes from its descriptor:
+-- the summary, the example next to the descriptor (test_shell runs it) and
+-- the signature and options generated from the schema. mf.trace is the one
+-- Lua name that is also another function (tf.function), documented by hand.
+T.test("every op the binder registers has its help from its descriptor", function()
+  local function help_text(f)
+    local old, out = print, {}
+    print = function(...) out[#out + 1] = table.concat({...}, "\t") end
+    local ok, err = pcall(help, f)
+    print = old
+    assert(ok, err)
+    return table.concat(out, "\n")
+  end
+  for _, op in ipairs(ops) do
+    if not op.own and op.lua ~= "trace" then
+      T.ok(op.example and op.topic, op.lua .. ": no example or topic in its descriptor")
+      local text = help_text(lookup(op.lua))
+      T.ok(text:find("mf." .. op.lua .. "(", 1, true) and text:find("Example:", 1, true),
+           op.lua .. ": help does not show its signature and example:\n" .. text)
+      local flat = text:gsub("%s+", " ")
+      T.ok(flat:find(op.summary:sub(2), 1, true), op.lua .. ": help does not show its summary")
+    end
+  end
+  local m = help_text(mf.matmul)
+  T.ok(m:find("mf.matmul(a, b [, {transpose_a, transpose_b}]) or a:matmul(...)", 1, true), m)
+  T.ok(m:find("transpose_a: boolean, default false", 1, true), m)
+  local r = help_text(mf.reduce_sum)
+  T.ok(r:find("mf.reduce_sum(x [, axis [, keepdims]]) or x:reduce_sum(...)", 1, true), r)
+  T.ok(r:find("keepdims: boolean, default false (also keep_dims)", 1, true), r)
+  local c = help_text(mf.nn.conv2d):gsub("%s+", " ")
+  T.ok(c:find("padding: \"VALID\" or \"SAME\", required", 1, true), c)
+  T.ok(c:find("data_format: \"NHWC\" or \"NCHW\", default \"NHWC\"", 1, true), c)
+  T.ok(help_text(mf.exp):find("mf.exp(x) or x:exp()\n", 1, true))
+end)
+
 -- Calls op with its full positional arguments and then 'last'; returns the
 -- error (the call must fail) and the position of 'last'.
 local function fails_with(op, last)

@@ -179,7 +179,7 @@ T.test("help: topics, names, values, suggestions", function()
   T.ok(has(n, "mf.random.normal(shape"), n)
   T.eq(help_text(mf.random.normal), n)
   T.eq(help_text("normal"), n)
-  T.ok(has(help_text("math"), "mf.add(a, b)"))
+  T.ok(has(help_text("math"), "mf.add(x, y)"))
   T.ok(has(help_text(mf.tensor{1}), "mf.Tensor"))
   T.ok(has(help_text(mf.tensor{1}.numel), "t:numel()"))
   T.ok(has(help_text(mf), "Topics"))
@@ -328,6 +328,9 @@ T.test("help: every example runs and prints what it says", function()
                  "broadcasting", "padding", "layouts", "executor", "slots", "gradients",
                  "equality"}
   for name in api_names:gmatch("%S+") do names[#names + 1] = name end
+  for _, op in ipairs(mf.test.ops()) do   -- every op whose descriptor holds an example
+    if op.example then names[#names + 1] = op.lua end
+  end
   for _, c in ipairs{"rules", "placeholder", "Variable", "matmul", "reduce_mean", "argmax",
                      "softmax_cross_entropy_with_logits", "dropout", "GradientDescentOptimizer",
                      "Session", "global_variables_initializer", "cast", "GradientTape"} do
