@@ -1,12 +1,16 @@
--- dist_step.lua MODEL [STEPS [RUNS [BATCH]]] — the training step of
+-- dist_step.lua MODEL [STEPS [RUNS [BATCH [OVERLAP]]]] — the training step of
 -- bench/train_step.lua (mlp: 784-256-10, batch 64; cnn: two convs, batch
 -- 32), eager, with mf.dist.DistributedOptimizer(GradientDescent), run by
 -- bench/dist.sh with 1 or more processes (weak scaling: each process its
--- own batch). Rank 0 prints
---   dist MODEL SIZE THREADS BATCH STEP_MS MIN_STEP_MS ALLREDUCE_MS BYTES
+-- own batch). OVERLAP: "on" (the default: the allreduce overlapped with
+-- the backward pass) or "off" (one blocking fused allreduce after it).
+-- Rank 0 prints
+--   dist MODEL SIZE THREADS BATCH STEP_MS MIN_STEP_MS ALLREDUCE_MS BYTES OVERLAP
 -- STEP_MS: median over RUNS of the slowest process's time per step (and
 -- the fastest run's, MIN_STEP_MS);
--- ALLREDUCE_MS and BYTES: per step, from a profiled run (MPIAllreduce rows).
+-- ALLREDUCE_MS and BYTES: per step, from a profiled run: the time the step
+-- spends in the allreduce (MPIAllreduce and MPIAllreduceWait rows: with
+-- overlap, only what the backward pass did not hide), and the bytes.
 local model_name = arg[1] or "mlp"
 local steps = tonumber(arg[2]) or 20
 local runs = tonumber(arg[3]) or 7
@@ -14,6 +18,7 @@ local rank, size = mf.dist.rank(), mf.dist.size()
 
 mf.random.seed(1 + rank)   -- each process its own batch
 local B = tonumber(arg[4]) or (model_name == "mlp" and 64 or 32)
+local overlap = (arg[5] or "on") == "on"
 local x = model_name == "mlp" and mf.random.uniform{B, 784} or mf.random.uniform{B, 28, 28, 1}
 local labels = {}
 for i = 1, B do labels[i] = (i * 7 + rank) % 10 + 1 end
@@ -42,7 +47,8 @@ local function loss_fn()
                                                                        logits = model(x)})
 end
 
-local opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.01))
+local opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.01),
+                                         {overlap = overlap})
 local function run()
   for _ = 1, steps do opt:minimize(loss_fn, {var_list = p}) end
 end
@@ -59,13 +65,14 @@ table.sort(times)
 local prof = mf.profile(run)
 local ar_ms, bytes = 0, 0
 for _, row in ipairs(prof:rows()) do
-  if row.type == "MPIAllreduce" then
+  if row.type == "MPIAllreduce" or row.type == "MPIAllreduceWait" then
     ar_ms, bytes = ar_ms + row.total_ms, bytes + row.bytes
   end
 end
 ar_ms = mf.dist.allreduce(mf.tensor({ar_ms / steps}, "float64")):item()
 if rank == 0 then
-  print(string.format("dist %s %d %s %d %.3f %.3f %.3f %d", model_name, size,
+  print(string.format("dist %s %d %s %d %.3f %.3f %.3f %d %s", model_name, size,
                       os.getenv("OPENBLAS_NUM_THREADS") or "?", B, times[(runs + 1) // 2],
-                      times[1], size > 1 and ar_ms or 0, math.floor(bytes / steps)))
+                      times[1], size > 1 and ar_ms or 0, math.floor(bytes / steps),
+                      overlap and "on" or "off"))
 end

@@ -9,10 +9,9 @@
 #include "core/alloc.h"
 #include "dist_impl.h"
 
-#define PIECE ((int64_t)1 << 30)
 
 /* bool travels as bytes: sum and max are a logical or, min a logical and. */
-static MPI_Datatype mpi_type(MfDType dt)
+MPI_Datatype mf_dist_mpi_type(MfDType dt)
 {
     switch (dt) {
     case MF_FLOAT32: return MPI_FLOAT;
@@ -23,7 +22,7 @@ static MPI_Datatype mpi_type(MfDType dt)
     }
 }
 
-static MPI_Op mpi_op(MfReduceOp op, MfDType dt)
+MPI_Op mf_dist_mpi_op(MfReduceOp op, MfDType dt)
 {
     if (dt == MF_BOOL)
         return op == MF_REDUCE_MIN ? MPI_MIN : MPI_MAX;
@@ -39,37 +38,54 @@ static const char *describe(const MfTensor *t, char *buf, int cap)
     return buf;
 }
 
-static void divide(MfTensor *t, int size)
+/* A power of two divides exactly as a multiplication by its inverse, which
+ * vectorises better; other sizes divide. */
+void mf_dist_divide(MfTensor *t, int size)
 {
     int64_t n = mf_tensor_numel(t);
+    bool pow2 = (size & (size - 1)) == 0;
     if (t->dtype == MF_FLOAT32) {
-        float *p = mf_tensor_data(t);
-        for (int64_t i = 0; i < n; i++)
-            p[i] /= (float)size;
+        float *p = mf_tensor_data(t), inv = 1.0f / (float)size;
+        if (pow2)
+            for (int64_t i = 0; i < n; i++)
+                p[i] *= inv;
+        else
+            for (int64_t i = 0; i < n; i++)
+                p[i] /= (float)size;
     } else {
-        double *p = mf_tensor_data(t);
-        for (int64_t i = 0; i < n; i++)
-            p[i] /= size;
+        double *p = mf_tensor_data(t), inv = 1.0 / size;
+        if (pow2)
+            for (int64_t i = 0; i < n; i++)
+                p[i] *= inv;
+        else
+            for (int64_t i = 0; i < n; i++)
+                p[i] /= size;
     }
 }
 
+/* A contiguous 'in' is MPI's send buffer (no copy into 'out' first). */
 MfStatus mf_dist_allreduce_into(const MfTensor *in, MfTensor *out, MfReduceOp op, uint64_t sig)
 {
-    mf_tensor_copy_into(out, in);
+    bool direct = mf_dist_size() > 1 && mf_tensor_is_contiguous(in);
+    if (!direct)
+        mf_tensor_copy_into(out, in);
     if (mf_dist_size() == 1)
         return MF_OK;
     MfStatus st = sig ? mf_dist_check_hash("allreduce", sig, NULL) : MF_OK;
     char *p = mf_tensor_data(out);
+    const char *src = direct ? mf_tensor_data(in) : NULL;
     int64_t n = mf_tensor_numel(out);
     size_t es = mf_dtype_size(out->dtype);
     for (int64_t at = 0; at < n && st == MF_OK; at += PIECE) {
         int count = (int)(n - at < PIECE ? n - at : PIECE);
-        int rc = MPI_Allreduce(MPI_IN_PLACE, p + (size_t)at * es, count, mpi_type(out->dtype),
-                               mpi_op(op, out->dtype), MPI_COMM_WORLD);
+        size_t off = (size_t)at * es;
+        int rc = MPI_Allreduce(direct ? src + off : MPI_IN_PLACE, p + off, count,
+                               mf_dist_mpi_type(out->dtype), mf_dist_mpi_op(op, out->dtype),
+                               MPI_COMM_WORLD);
         st = mf_dist_mpi_status(rc, "allreduce");
     }
     if (st == MF_OK && op == MF_REDUCE_MEAN)
-        divide(out, mf_dist_size());
+        mf_dist_divide(out, mf_dist_size());
     return st;
 }
 
@@ -79,7 +95,7 @@ static MfStatus bcast_bytes(void *data, int64_t n, MfDType dt, int root, const c
     MfStatus st = MF_OK;
     for (int64_t at = 0; at < n && st == MF_OK; at += PIECE) {
         int count = (int)(n - at < PIECE ? n - at : PIECE);
-        int rc = MPI_Bcast((char *)data + (size_t)at * es, count, mpi_type(dt), root,
+        int rc = MPI_Bcast((char *)data + (size_t)at * es, count, mf_dist_mpi_type(dt), root,
                            MPI_COMM_WORLD);
         st = mf_dist_mpi_status(rc, who);
     }
@@ -150,8 +166,8 @@ static MfStatus gather_into(MfTensor *src, const int64_t *rows, int64_t inner, M
                         "ints)", INT_MAX);
     if (st == MF_OK) {
         int rc = MPI_Allgatherv(mf_tensor_data(src), counts[mf_dist_rank()],
-                                mpi_type(src->dtype), mf_tensor_data(out), counts,
-                                counts + size, mpi_type(src->dtype), MPI_COMM_WORLD);
+                                mf_dist_mpi_type(src->dtype), mf_tensor_data(out), counts,
+                                counts + size, mf_dist_mpi_type(src->dtype), MPI_COMM_WORLD);
         st = mf_dist_mpi_status(rc, "allgather");
     }
     mf_dealloc(counts, 2 * (size_t)size * sizeof *counts);

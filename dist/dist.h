@@ -46,6 +46,21 @@ MfStatus mf_dist_barrier(bool check);
  * 'out' contiguous, of 'in's dtype and shape. */
 MfStatus mf_dist_allreduce_into(const MfTensor *in, MfTensor *out, MfReduceOp op, uint64_t sig);
 
+/* The same reduction, nonblocking (MPI_Iallreduce): after the signature
+ * exchange (blocking, when 'sig' is not 0) it starts and returns a request
+ * in '*req'. 'in' (read) and 'out' (written) must stay untouched until the
+ * request ends; 'out' is retained meanwhile. 'mf_dist_progress' moves it on
+ * (Open MPI progresses only inside MPI calls) and says when it is done;
+ * 'mf_dist_wait' completes it (the mean divided) and frees it, also after
+ * an error (NULL: nothing). Every process must start the same requests in
+ * the same order. A world of one process, a non-contiguous 'in' or more
+ * than 2^30 elements reduce at once (the request is done). */
+typedef struct MfDistRequest MfDistRequest;
+MfStatus mf_dist_iallreduce(const MfTensor *in, MfTensor *out, MfReduceOp op, uint64_t sig,
+                            MfDistRequest **req);
+MfStatus mf_dist_progress(MfDistRequest *r, bool *done);
+MfStatus mf_dist_wait(MfDistRequest *r);
+
 /* Root's tensor on every process: '*out' has 't's shape and dtype, which
  * must be the same on every process (checked with 'check'). */
 MfStatus mf_dist_broadcast(MfTensor *t, int root, bool check, MfTensor **out);

@@ -21,6 +21,17 @@ uint64_t mf_dist_hash(const char *text);
  * (NULL: only the hash is compared). */
 MfStatus mf_dist_check_hash(const char *who, uint64_t hash, const char *text);
 
+/* MPI counts are ints: tensors travel in pieces of at most PIECE elements. */
+#define PIECE ((int64_t)1 << 30)
+
+/* The MPI datatype of a dtype (bool travels as bytes) and the MPI op of a
+ * reduction on it (bool: sum and max are a logical or, min a logical and). */
+MPI_Datatype mf_dist_mpi_type(MfDType dt);
+MPI_Op mf_dist_mpi_op(MfReduceOp op, MfDType dt);
+
+/* Divides a float tensor by 'size' in place (the mean after the sum). */
+void mf_dist_divide(MfTensor *t, int size);
+
 /* Frees the registered signatures. */
 void mf_dist_signatures_free(void);
 

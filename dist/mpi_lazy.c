@@ -52,6 +52,8 @@ MfStatus mf_mpi_load(void)
         {"MPI_Error_string", (void **)&m.Error_string}, {"MPI_Barrier", (void **)&m.Barrier},
         {"MPI_Bcast", (void **)&m.Bcast}, {"MPI_Allreduce", (void **)&m.Allreduce},
         {"MPI_Allgather", (void **)&m.Allgather}, {"MPI_Allgatherv", (void **)&m.Allgatherv},
+        {"MPI_Iallreduce", (void **)&m.Iallreduce}, {"MPI_Test", (void **)&m.Test},
+        {"MPI_Wait", (void **)&m.Wait},
         {"ompi_mpi_comm_world", (void **)&m.comm_world},
         {"ompi_mpi_errors_return", (void **)&m.errors_return},
         {"ompi_mpi_float", (void **)&m.t_float}, {"ompi_mpi_double", (void **)&m.t_double},

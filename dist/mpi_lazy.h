@@ -29,6 +29,9 @@ typedef struct MfMpi {
     __typeof__(&MPI_Allreduce) Allreduce;
     __typeof__(&MPI_Allgather) Allgather;
     __typeof__(&MPI_Allgatherv) Allgatherv;
+    __typeof__(&MPI_Iallreduce) Iallreduce;
+    __typeof__(&MPI_Test) Test;
+    __typeof__(&MPI_Wait) Wait;
     MPI_Comm comm_world;
     MPI_Errhandler errors_return;
     MPI_Datatype t_float, t_double, t_int32, t_int64, t_uint8, t_uint64, t_char, t_byte;
@@ -79,5 +82,8 @@ MfStatus mf_mpi_load(void);
 #define MPI_Allreduce (*mf_mpi.Allreduce)
 #define MPI_Allgather (*mf_mpi.Allgather)
 #define MPI_Allgatherv (*mf_mpi.Allgatherv)
+#define MPI_Iallreduce (*mf_mpi.Iallreduce)
+#define MPI_Test (*mf_mpi.Test)
+#define MPI_Wait (*mf_mpi.Wait)
 
 #endif

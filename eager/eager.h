@@ -69,6 +69,25 @@ MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
                           const MfTapeSource *sources, MfTensor *output_gradient,
                           bool unconnected_zero, MfTensor **grads);
 
+/* Hooks into the backward walk, for work that can start before it ends
+ * (DistributedOptimizer's allreduce, as PyTorch DDP's bucket hooks):
+ * 'ready' is called once per source, as soon as the walk has passed the
+ * first record reading it, so its gradient is final ('grad' borrowed: the
+ * one that will be in 'grads[source]', NULL when none reaches it); sources
+ * no record reads come last, in order. 'between' (may be NULL) runs after
+ * each record. An error from either ends the walk with it. */
+typedef struct MfTapeHooks {
+    MfStatus (*ready)(void *ctx, int source, MfTensor *grad);
+    MfStatus (*between)(void *ctx);
+    void *ctx;
+} MfTapeHooks;
+
+/* mf_tape_gradient (ones as the output gradient, NULL where unconnected)
+ * with 'hooks' called during the walk. */
+MfStatus mf_tape_gradient_hooked(MfTape *t, MfTensor *target, int nsources,
+                                 const MfTapeSource *sources, const MfTapeHooks *hooks,
+                                 MfTensor **grads);
+
 /* Notes that the value of 'x' went to Lua as numbers (t:item(), t:totable())
  * on every recording tape that knows 'x', so 'mf_tape_explain' can say that
  * a tensor rebuilt from those numbers starts a new history. */

@@ -28,6 +28,15 @@ typedef struct Walk {
     MfIdMap kept;     /* source ids made by a record -> their final gradient (owned) */
     int ntargets;
     MfTensor *const *targets;
+    /* With hooks: the sources, and per source the first record reading it
+     * (after the walk passes it, its gradient is final; -1: none, -2:
+     * already handed to 'ready'). */
+    const MfTapeHooks *hooks;
+    int nsources;
+    const MfTapeSource *srcs;
+    bool zero;
+    MfTensor **out;
+    int64_t *first_use;
 } Walk;
 
 static void release_map(MfIdMap *m)
@@ -231,6 +240,54 @@ static MfStatus step(Walk *w, const MfTapeRecord *r, MfTensor **din)
     return st;
 }
 
+static MfStatus collect(Walk *w, const MfTapeSource *s, bool zero, MfTensor **out);
+
+/* The first record reading each source (see Walk.first_use). */
+static MfStatus find_first_uses(Walk *w)
+{
+    size_t bytes = (size_t)(w->nsources ? w->nsources : 1) * sizeof *w->first_use;
+    if (!(w->first_use = mf_alloc(bytes)))
+        return mf_err_nomem("gradient", bytes);
+    MfIdMap owner;
+    memset(&owner, 0, sizeof owner);
+    MfStatus st = MF_OK;
+    for (int i = 0; i < w->nsources && st == MF_OK; i++) {
+        w->first_use[i] = -1;
+        const int64_t *ids;
+        int64_t one, n = source_ids(w, &w->srcs[i], &ids, &one);
+        for (int64_t j = 0; j < n && st == MF_OK; j++)
+            st = mf_idmap_put(&owner, ids[j], (void *)(intptr_t)(i + 1), "gradient");
+    }
+    for (int64_t k = w->t->nrecs - 1; k >= 0 && st == MF_OK; k--) {
+        const MfTapeRecord *r = &w->t->recs[k];
+        MfTensor *const *in = mf_rec_inputs(r);
+        for (int j = 0; j < r->ninputs; j++) {
+            intptr_t i = (intptr_t)mf_idmap_get(&owner, in[j]->id);
+            if (i)
+                w->first_use[i - 1] = k;
+        }
+    }
+    mf_idmap_free(&owner);
+    return st;
+}
+
+/* Hands to 'ready' the gradients made final by record 'k' (-1: the rest). */
+static MfStatus report_ready(Walk *w, int64_t k)
+{
+    MfStatus st = MF_OK;
+    for (int i = 0; i < w->nsources && st == MF_OK; i++) {
+        if (w->first_use[i] == -2 || (k >= 0 && w->first_use[i] != k))
+            continue;
+        w->first_use[i] = -2;
+        st = collect(w, &w->srcs[i], w->zero, &w->out[i]);
+        if (st == MF_OK)
+            st = w->hooks->ready(w->hooks->ctx, i, w->out[i]);
+    }
+    if (st == MF_OK && k >= 0 && w->hooks->between)
+        st = w->hooks->between(w->hooks->ctx);
+    return st;
+}
+
 static MfStatus walk_back(Walk *w)
 {
     MfTensor *stack_din[STACK_INPUTS];
@@ -243,6 +300,8 @@ static MfStatus walk_back(Walk *w)
         MfStatus st = step(w, r, din);
         if (din != stack_din)
             mf_dealloc(din, bytes);
+        if (st == MF_OK && w->hooks)
+            st = report_ready(w, k);
         if (st != MF_OK)
             return st;
         if (mf_interrupted)
@@ -327,14 +386,15 @@ static bool is_float(MfDType dt)
 /* One backward walk on 't' from the targets (seeded with 'ogs[i]', or
  * ones when 'ogs' or its entry is NULL) to the sources. */
 static MfStatus compute(MfTape *t, int nt, MfTensor *const *targets, MfTensor *const *ogs,
-                        int n, const MfTapeSource *sources, bool zero, MfTensor **grads)
+                        int n, const MfTapeSource *sources, bool zero,
+                        const MfTapeHooks *hooks, MfTensor **grads)
 {
     Walk walk, *w = &walk;
-    memset(w, 0, sizeof *w);
-    w->t = t;
-    w->ntargets = nt;
-    w->targets = targets;
+    *w = (Walk){.t = t, .ntargets = nt, .targets = targets, .hooks = hooks, .nsources = n,
+                .srcs = sources, .zero = zero, .out = grads};
     MfStatus st = mark_sources(w, n, sources);
+    if (st == MF_OK && hooks)
+        st = find_first_uses(w);
     bool any = false;
     for (int i = 0; i < nt && st == MF_OK; i++)
         if (is_float(targets[i]->dtype)) {
@@ -346,8 +406,12 @@ static MfStatus compute(MfTape *t, int nt, MfTensor *const *targets, MfTensor *c
         st = walk_back(w);
         t->busy = false;
     }
-    for (int i = 0; i < n && st == MF_OK; i++)
+    if (st == MF_OK && hooks)
+        st = report_ready(w, -1);
+    for (int i = 0; i < n && st == MF_OK && !hooks; i++)
         st = collect(w, &sources[i], zero, &grads[i]);
+    if (w->first_use)
+        mf_dealloc(w->first_use, (size_t)(n ? n : 1) * sizeof *w->first_use);
     walk_free(w);
     return st;
 }
@@ -376,9 +440,9 @@ static void asked(MfTape *t)
     }
 }
 
-MfStatus mf_tape_gradients(MfTape *t, int ntargets, MfTensor *const *targets, int nsources,
-                           const MfTapeSource *sources, MfTensor *const *output_gradients,
-                           bool unconnected_zero, MfTensor **grads)
+static MfStatus gradients(MfTape *t, int ntargets, MfTensor *const *targets, int nsources,
+                          const MfTapeSource *sources, MfTensor *const *output_gradients,
+                          bool unconnected_zero, const MfTapeHooks *hooks, MfTensor **grads)
 {
     for (int i = 0; i < nsources; i++)
         grads[i] = NULL;
@@ -386,7 +450,7 @@ MfStatus mf_tape_gradients(MfTape *t, int ntargets, MfTensor *const *targets, in
     if (st != MF_OK)
         return st;
     st = compute(t, ntargets, targets, output_gradients, nsources, sources, unconnected_zero,
-                 grads);
+                 hooks, grads);
     if (st != MF_OK)
         for (int i = 0; i < nsources; i++) {
             mf_tensor_release(grads[i]);
@@ -396,12 +460,27 @@ MfStatus mf_tape_gradients(MfTape *t, int ntargets, MfTensor *const *targets, in
     return st;
 }
 
+MfStatus mf_tape_gradients(MfTape *t, int ntargets, MfTensor *const *targets, int nsources,
+                           const MfTapeSource *sources, MfTensor *const *output_gradients,
+                           bool unconnected_zero, MfTensor **grads)
+{
+    return gradients(t, ntargets, targets, nsources, sources, output_gradients,
+                     unconnected_zero, NULL, grads);
+}
+
 MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
                           const MfTapeSource *sources, MfTensor *output_gradient,
                           bool unconnected_zero, MfTensor **grads)
 {
     return mf_tape_gradients(t, 1, &target, nsources, sources,
                              output_gradient ? &output_gradient : NULL, unconnected_zero, grads);
+}
+
+MfStatus mf_tape_gradient_hooked(MfTape *t, MfTensor *target, int nsources,
+                                 const MfTapeSource *sources, const MfTapeHooks *hooks,
+                                 MfTensor **grads)
+{
+    return gradients(t, 1, &target, nsources, sources, NULL, false, hooks, grads);
 }
 
 /* ---- jacobians ------------------------------------------------------------------- */
@@ -463,7 +542,7 @@ static MfStatus seeded_rows(MfTape *t, MfTensor *target, const MfTapeSource *sou
         MfTensor *og = NULL;
         st = unit_seed(target, k * kstep, step, &og);
         if (st == MF_OK)
-            st = compute(t, 1, &target, &og, 1, source, false, &rows[k]);
+            st = compute(t, 1, &target, &og, 1, source, false, NULL, &rows[k]);
         mf_tensor_release(og);
         *any = *any || rows[k];
         if (st == MF_OK && mf_interrupted)

@@ -21,12 +21,14 @@
 
 /* 'distributed': a DistributedOptimizer (mf.dist) around the same
  * MfOptimizer: compute_gradients averages over the processes, with the
- * signature exchange when 'check', fusion buffers of 'fusion_bytes'. */
+ * signature exchange when 'check', fusion buffers of 'fusion_bytes'; in
+ * eager mode with 'overlap', during the backward pass in buckets of
+ * 'bucket_bytes' (train/overlap.c). */
 typedef struct OptBox {
     MfOptimizer *o;
     bool lr_callable;
-    bool distributed, check;
-    int64_t fusion_bytes;
+    bool distributed, check, overlap;
+    int64_t fusion_bytes, bucket_bytes;
 } OptBox;
 
 static const char global_step_key = 0;
@@ -200,7 +202,7 @@ static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
         c->name = name;
     }
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
-    *box = (OptBox){NULL, callable, false, true, 0};
+    *box = (OptBox){NULL, callable, false, true, false, 0, 0};
     luaL_setmetatable(L, OPT_MT);
     if (callable) {
         lua_pushvalue(L, 1);
@@ -484,14 +486,23 @@ static void compute(lua_State *L, const char *who)
     MfGradVar *pairs = NULL;
     int n = 0;
     MfTensor *loss = NULL;
-    MfStatus st = mf_train_compute_gradients(call_loss, &ctx, nv < 0 ? 0 : nv,
-                                             nv < 0 ? NULL : vs, &loss, &pairs, &n);
+    OptBox *box = luaL_checkudata(L, 1, OPT_MT);
+    MfOverlap *ov = box->distributed && box->overlap
+                        ? mf_train_overlap_new(box->check, box->bucket_bytes, box->fusion_bytes)
+                        : NULL;
+    if (box->distributed && box->overlap && !ov)
+        lmf_raise(L);
+    MfStatus st = mf_train_compute_gradients_overlapped(call_loss, &ctx, nv < 0 ? 0 : nv,
+                                                        nv < 0 ? NULL : vs, ov, &loss, &pairs,
+                                                        &n);
     if (ctx.lua_failed) {
+        mf_train_overlap_free(ov);
         mf_err_clear();
         lua_error(L);
     }
     if (st == MF_OK)
-        st = average(L, pairs, n);
+        st = ov ? mf_train_overlap_finish(ov, pairs, n) : average(L, pairs, n);
+    mf_train_overlap_free(ov);
     if (st != MF_OK) {
         mf_grad_vars_free(pairs, n);
         mf_tensor_release(loss);
@@ -976,13 +987,15 @@ static int l_exponential_decay(lua_State *L)
     return 1;
 }
 
-/* mf.dist.DistributedOptimizer(opt [, {check = true, fusion_bytes = 64 MiB}])
- * -> an optimizer with opt's interface, slots and name (the same engine
- * optimizer, shared), whose compute_gradients (so minimize too) averages
- * the gradients over the processes. */
+/* mf.dist.DistributedOptimizer(opt [, {check = true, fusion_bytes = 64 MiB,
+ * overlap = true, bucket_bytes = 4 KiB}]) -> an optimizer with opt's
+ * interface, slots and name (the same engine optimizer, shared), whose
+ * compute_gradients (so minimize too) averages the gradients over the
+ * processes. */
 int lmf_distributed_optimizer(lua_State *L)
 {
-    static const char *const known[] = {"check", "fusion_bytes", NULL};
+    static const char *const known[] = {"check", "fusion_bytes", "overlap", "bucket_bytes",
+                                        NULL};
     const char *who = "DistributedOptimizer";
     OptBox *inner = luaL_testudata(L, 1, OPT_MT);
     if (!inner)
@@ -997,8 +1010,13 @@ int lmf_distributed_optimizer(lua_State *L)
     lua_Integer fusion = lmf_opt_integer(L, 2, "fusion_bytes", 64 << 20);
     if (fusion < 1)
         return luaL_error(L, "%s: fusion_bytes must be >= 1, got %I", who, (LUAI_UACINT)fusion);
+    bool overlap = lmf_opt_bool(L, 2, "overlap", 1);
+    lua_Integer bucket = lmf_opt_integer(L, 2, "bucket_bytes", 4096);
+    if (bucket < 1)
+        return luaL_error(L, "%s: bucket_bytes must be >= 1, got %I", who, (LUAI_UACINT)bucket);
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
-    *box = (OptBox){NULL, inner->lr_callable, true, check, (int64_t)fusion};
+    *box = (OptBox){NULL, inner->lr_callable, true, check, overlap, (int64_t)fusion,
+                    (int64_t)bucket};
     luaL_setmetatable(L, OPT_MT);
     for (int k = 1; k <= 2; k++) {   /* the learning rate and the hyperparameters */
         lua_getiuservalue(L, 1, k);

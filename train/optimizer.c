@@ -620,7 +620,8 @@ static MfStatus make_pairs(MfTape *tape, int nvars, MfVariable *const *var_list,
     return MF_OK;
 }
 
-static MfStatus differentiate(MfTape *tape, MfTensor *loss, MfGradVar *pairs, int n)
+static MfStatus differentiate(MfTape *tape, MfTensor *loss, MfGradVar *pairs, int n,
+                              MfOverlap *ov)
 {
     if (!mf_dtype_is_float(loss->dtype))
         return mf_err_set(MF_EDTYPE, "compute_gradients: the loss must be a float tensor, got "
@@ -632,8 +633,12 @@ static MfStatus differentiate(MfTape *tape, MfTensor *loss, MfGradVar *pairs, in
     MfStatus st = src && grads ? MF_OK : mf_err_nomem("compute_gradients", n * sizeof *src);
     for (int i = 0; i < n && st == MF_OK; i++)
         src[i] = (MfTapeSource){NULL, pairs[i].var};
+    MfTapeHooks hooks;
+    if (st == MF_OK && ov)
+        st = mf_train_overlap_hooks(ov, pairs, n, &hooks);
     if (st == MF_OK)
-        st = mf_tape_gradient(tape, loss, n, src, NULL, false, grads);
+        st = ov ? mf_tape_gradient_hooked(tape, loss, n, src, &hooks, grads)
+                : mf_tape_gradient(tape, loss, n, src, NULL, false, grads);
     for (int i = 0; i < n && st == MF_OK; i++)
         pairs[i].grad = grads[i];
     if (st != MF_OK)
@@ -645,6 +650,14 @@ static MfStatus differentiate(MfTape *tape, MfTensor *loss, MfGradVar *pairs, in
 
 MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariable *const *var_list,
                                     MfTensor **loss, MfGradVar **pairs, int *npairs)
+{
+    return mf_train_compute_gradients_overlapped(fn, ctx, nvars, var_list, NULL, loss, pairs,
+                                                 npairs);
+}
+
+MfStatus mf_train_compute_gradients_overlapped(MfLossFn fn, void *ctx, int nvars,
+                                               MfVariable *const *var_list, MfOverlap *ov,
+                                               MfTensor **loss, MfGradVar **pairs, int *npairs)
 {
     *pairs = NULL;
     *npairs = 0;
@@ -667,7 +680,7 @@ MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariabl
     if (st == MF_OK && g && value->node)
         st = mf_train_traced_gradients(g, value, lo, *pairs, *npairs);
     else if (st == MF_OK)
-        st = differentiate(tape, value, *pairs, *npairs);
+        st = differentiate(tape, value, *pairs, *npairs, ov);
     mf_tape_release(tape);
     if (st != MF_OK) {
         mf_grad_vars_free(*pairs, *npairs);

@@ -18,6 +18,7 @@
 
 #include "core/op.h"
 #include "core/variable.h"
+#include "eager/eager.h"
 #include "graph/graph.h"
 
 typedef enum MfOptKind {
@@ -158,6 +159,30 @@ MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariabl
  * error the pairs hold a mix of old and new gradients, all owned. */
 MfStatus mf_train_allreduce_gradients(MfGradVar *pairs, int n, bool check,
                                       int64_t fusion_bytes);
+
+/* DistributedOptimizer's eager allreduce overlapped with the backward pass
+ * (train/overlap.c): buckets of gradients in the order the walk finishes
+ * them, each allreduced (mean, nonblocking) as soon as it holds
+ * 'bucket_bytes' (a gradient that large goes alone, without a copy).
+ * 'mf_train_overlap_hooks' gives the tape hooks for a walk whose results go
+ * to 'pairs' (mf_train_compute_gradients_overlapped does this);
+ * 'mf_train_overlap_finish' starts what is left, waits, and replaces the
+ * pairs' gradients by the averages (when no walk ran, as for a traced loss,
+ * it reduces them the blocking way, mf_train_allreduce_gradients); 'mf_train_overlap_free' (also after an
+ * error) completes what was started and frees. Errors name
+ * "DistributedOptimizer". */
+typedef struct MfOverlap MfOverlap;
+MfOverlap *mf_train_overlap_new(bool check, int64_t bucket_bytes, int64_t fusion_bytes);
+MfStatus mf_train_overlap_hooks(MfOverlap *ov, MfGradVar *pairs, int n, MfTapeHooks *hooks);
+MfStatus mf_train_overlap_finish(MfOverlap *ov, MfGradVar *pairs, int n);
+void mf_train_overlap_free(MfOverlap *ov);
+
+/* mf_train_compute_gradients with the allreduce of 'ov' overlapped with the
+ * backward walk (NULL: none). A loss traced into a graph (mf.trace) has no
+ * walk: its gradients are left to the blocking path. */
+MfStatus mf_train_compute_gradients_overlapped(MfLossFn fn, void *ctx, int nvars,
+                                               MfVariable *const *var_list, MfOverlap *ov,
+                                               MfTensor **loss, MfGradVar **pairs, int *npairs);
 
 /* broadcast_variables for graph Variable handles: root's values in 'sess'
  * assigned in every process's 'sess'. Errors name "broadcast_variables". */

@@ -99,6 +99,11 @@ mismatch(function() if rank == 1 then mf.dist.barrier() else mf.dist.allgather(m
 local w = mf.Variable(mf.zeros{rank == 1 and 3 or 2, 2}, {name = "w"})
 local opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.1))
 mismatch(function() opt:minimize(function() return mf.reduce_sum(w * w) end) end,
+         {"DistributedOptimizer", "rank 0 has gradients (bucket 1): w float32 (2,2)",
+          "rank 1 has gradients (bucket 1): w float32 (3,2)"})
+-- the same without overlap (one fused buffer after the backward pass)
+opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.1), {overlap = false})
+mismatch(function() opt:minimize(function() return mf.reduce_sum(w * w) end) end,
          {"DistributedOptimizer", "rank 0 has gradients (buffer 1 of 1): w float32 (2,2)",
           "rank 1 has gradients (buffer 1 of 1): w float32 (3,2)"})
 

@@ -6,7 +6,11 @@
 --   * after K steps every process holds bit-identical weights and slots;
 --   * they equal (allclose) a single-process run, in this process, over the
 --     union of the shards' batches (same clip, same Adam);
---   * graph mode: the allreduce is a node (MPIAllreduce) in print(g).
+--   * graph mode: the allreduce is a node (MPIAllreduce) in print(g);
+--   * eager mode three ways: the allreduce overlapped with the backward pass
+--     (the default buckets; bucket_bytes = 1, every gradient started alone
+--     as soon as the walk finishes it) and the blocking fused buffer
+--     (overlap = false): the same bits.
 -- Prints "PASS train MODE rank R" or raises (every process then ends).
 local mode, K = arg[1] or "eager", tonumber(arg[2] or 3)
 local rank, size = mf.dist.rank(), mf.dist.size()
@@ -72,13 +76,13 @@ local function reference(start)
   return p, opt
 end
 
-local function eager()
+local function eager(options)
   local p = {}
   for i, s in ipairs(shapes) do p[i] = mf.Variable(initial(s), {name = names[i]}) end
   mf.dist.broadcast_variables(p)
   local start = {}
   for i, v in ipairs(p) do start[i] = mf.identity(v) + 0; check_identical(names[i], v) end
-  local opt = mf.dist.DistributedOptimizer(mf.train.AdamOptimizer(0.05))
+  local opt = mf.dist.DistributedOptimizer(mf.train.AdamOptimizer(0.05), options)
   local k = 0
   for x, y in ds:shard(size, rank + 1):batch(B):iter() do
     k = k + 1
@@ -121,16 +125,32 @@ local function graph()
   return start, values, slots, opt
 end
 
-local start, values, slots = (mode == "graph" and graph or eager)()
-local ref, ref_opt = reference(start)
-for i = 1, #names do
-  check_identical(names[i], values[i])
-  check_identical(names[i] .. "/m", slots[i][1])
-  check_identical(names[i] .. "/v", slots[i][2])
-  local d = max_diff(values[i], ref[i])
-  assert(d < 1e-10, string.format("%s: %g from the single-process run", names[i], d))
-  d = max_diff(slots[i][2], ref_opt:get_slot(ref[i], "v"))
-  assert(d < 1e-10, string.format("%s/v: %g from the single-process run", names[i], d))
-  assert(max_diff(values[i], start[i]) > 0, names[i] .. " did not change")
+local function check(start, values, slots)
+  local ref, ref_opt = reference(start)
+  for i = 1, #names do
+    check_identical(names[i], values[i])
+    check_identical(names[i] .. "/m", slots[i][1])
+    check_identical(names[i] .. "/v", slots[i][2])
+    local d = max_diff(values[i], ref[i])
+    assert(d < 1e-10, string.format("%s: %g from the single-process run", names[i], d))
+    d = max_diff(slots[i][2], ref_opt:get_slot(ref[i], "v"))
+    assert(d < 1e-10, string.format("%s/v: %g from the single-process run", names[i], d))
+    assert(max_diff(values[i], start[i]) > 0, names[i] .. " did not change")
+  end
+  return values
+end
+
+if mode == "graph" then
+  check(graph())
+else
+  local runs = {}
+  for j, options in ipairs{{}, {bucket_bytes = 1}, {overlap = false}} do
+    runs[j] = check(eager(options))
+  end
+  for j = 2, #runs do
+    for i = 1, #names do
+      assert(max_diff(runs[j][i], runs[1][i]) == 0, names[i] .. ": overlap changed the bits")
+    end
+  end
 end
 print(string.format("PASS train %s rank %d of %d", mode, rank, size))
