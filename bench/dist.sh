@@ -5,14 +5,22 @@
 #         T(n, p) = 2 (p - 1) a + 2 (p - 1) / p * n * b
 #     (a: latency per message, b: seconds per byte, reduction included);
 #   * weak scaling of the MLP and CNN steps (bench/dist_step.lua): 1 process
-#     x 1 thread against 2 processes x 1 thread (each its own batch), the
-#     efficiency t(1) / t(2) and the allreduce's share of the 2-process step;
-#     and 1 process x 2 threads on the 2-process global batch, the honest
-#     alternative on a 2-core machine;
+#     x 1 thread against 2 processes x 1 thread (each its own batch, the
+#     same as the 1-process run's), with the allreduce overlapped with the
+#     backward pass (the default) and blocking after it (overlap = false):
+#     the efficiency t(1) / t(2), the allreduce's share of the 2-process
+#     step, and how much of it the overlap hid; 1 process x 2 threads on the
+#     2-process global batch, the honest alternative on a 2-core machine;
+#     and two 1-process runs at once (no MPI), one per core: what sharing the
+#     machine's memory system costs the step before any communication;
+#   * the same MLP on a batch of 512 per process (8 times the compute for the
+#     same gradient bytes), a second, larger workload;
 #   * the model's predicted efficiency t1 / (t1 + T(n, p)) for 8, 64 and 512
 #     processes, with the a and b measured here (shared memory) and with
 #     a 10 Gb Ethernet (a = 25 us, b = 0.8 ns/B) and an InfiniBand HDR
 #     (a = 2 us, b = 0.05 ns/B) network, for the gradients of each model.
+# Every process runs one compute thread (OPENBLAS_NUM_THREADS=1: OpenBLAS
+# and moonflow's worker pool), bound to its own core (--bind-to core).
 # Medians of several runs, and the fastest run beside them: the machine is
 # shared, and a collective waits for the slowest process.
 build=${1:-build/release}
@@ -22,11 +30,24 @@ mpi="mpirun --bind-to core --mca btl self,vader"
 out=/tmp/mf_bench_dist.txt
 : > "$out"
 $mpi -np 2 "$build/moonflow" bench/dist_comm.lua >> "$out"
-for model in mlp cnn; do
-    "$build/moonflow" bench/dist_step.lua "$model" >> "$out"
-    $mpi -np 2 "$build/moonflow" bench/dist_step.lua "$model" >> "$out"
-    b2=$(awk -v m="$model" '$1 == "dist" && $2 == m && $3 == 2 {print 2 * $5}' "$out")
-    OPENBLAS_NUM_THREADS=2 "$build/moonflow" bench/dist_step.lua "$model" 20 7 "$b2" >> "$out"
+pin0=; pin1=
+command -v taskset > /dev/null 2>&1 && pin0="taskset -c 0" && pin1="taskset -c 1"
+for model in mlp cnn mlp512; do
+    m=${model%512}
+    b=; [ "$model" = mlp512 ] && b=512
+    "$build/moonflow" bench/dist_step.lua "$m" 20 7 $b | sed "s/^dist $m /dist $model /" >> "$out"
+    for o in on off; do
+        $mpi -np 2 "$build/moonflow" bench/dist_step.lua "$m" 20 7 "$b" $o |
+            sed "s/^dist $m /dist $model /" >> "$out"
+    done
+    $pin0 "$build/moonflow" bench/dist_step.lua "$m" 20 7 $b |
+        sed "s/^dist $m 1 1 /dist $model 1 both /" >> "$out" &
+    $pin1 "$build/moonflow" bench/dist_step.lua "$m" 20 7 $b |
+        sed "s/^dist $m 1 1 /dist $model 1 both /" >> "$out"
+    wait
+    b2=$(awk -v m="$model" '$1 == "dist" && $2 == m && $3 == 2 {print 2 * $5; exit}' "$out")
+    OPENBLAS_NUM_THREADS=2 "$build/moonflow" bench/dist_step.lua "$m" 20 7 "$b2" |
+        sed "s/^dist $m /dist $model /" >> "$out"
 done
 echo
 echo "== mf.dist: MPI_Allreduce between 2 processes (shared memory; load $(cut -d' ' -f1 \
@@ -36,8 +57,10 @@ awk '$1 == "allreduce" {printf "allreduce %10d B   median %10.1f us   fastest %1
 awk '
 $1 == "allreduce" && $2 == 8 { a = $4 / 2 }
 $1 == "allreduce" && $2 == 4194304 { t4 = $4 }
-$1 == "dist" && $3 == 1 && $4 == 1 { t1[$2] = $6; m1[$2] = $7; bytes[$2] = $9 }
-$1 == "dist" && $3 == 2 { t2[$2] = $6; m2[$2] = $7; ar[$2] = $8 }
+$1 == "dist" && $3 == 1 && $4 == 1 { t1[$2] = $6; m1[$2] = $7; bytes[$2] = $9; bt1[$2] = $5 }
+$1 == "dist" && $3 == 1 && $4 == "both" { if ($6 > tb[$2]) tb[$2] = $6 }
+$1 == "dist" && $3 == 2 && $10 == "on" { t2[$2] = $6; m2[$2] = $7; ar[$2] = $8 }
+$1 == "dist" && $3 == 2 && $10 == "off" { u2[$2] = $6; n2[$2] = $7; au[$2] = $8 }
 $1 == "dist" && $3 == 1 && $4 == 2 { tt[$2] = $6; bt[$2] = $5 }
 END {
     b = (t4 - 2 * a) / 4194304 * 1e-6
@@ -45,30 +68,44 @@ END {
     printf "ring model fitted to the fastest runs: a = %.2f us, b = %.3f ns/B (%.2f GB/s)\n",
         a * 1e6, b * 1e9, 1 / b / 1e9
     print ""
-    printf "%-6s %-34s %10s %10s\n", "model", "configuration", "median", "fastest"
-    n = split("mlp cnn", ms, " ")
+    printf "%-7s %-44s %10s %10s\n", "model", "configuration", "median", "fastest"
+    n = split("mlp cnn mlp512", ms, " ")
     for (i = 1; i <= n; i++) {
         m = ms[i]
-        printf "%-6s %-34s %7.3f ms %7.3f ms\n", m, "1 process x 1 thread, step", t1[m], m1[m]
-        printf "%-6s %-34s %7.3f ms %7.3f ms\n", m, "2 processes x 1 thread, step", t2[m], m2[m]
-        printf "%-6s %-34s %9.1f%% %9.1f%%\n", m, "weak-scaling efficiency t1/t2", \
+        printf "%-7s %-44s %7.3f ms %7.3f ms\n", m, "1 process x 1 thread, step", t1[m], m1[m]
+        printf "%-7s %-44s %7.3f ms\n", m, "2 x (1 process x 1 thread), no MPI, step", tb[m]
+        printf "%-7s %-44s %7.3f ms\n", m, "allreduce of the gradients alone (ring model)",
+            (2 * a + bytes[m] * b) * 1e3
+        printf "%-7s %-44s %7.3f ms %7.3f ms\n", m, "2 processes x 1 thread, overlapped", \
+            t2[m], m2[m]
+        printf "%-7s %-44s %7.3f ms %7.3f ms\n", m, "2 processes x 1 thread, blocking", \
+            u2[m], n2[m]
+        printf "%-7s %-44s %9.1f%% %9.1f%%\n", m, "weak-scaling efficiency t1/t2, overlapped", \
             100 * t1[m] / t2[m], 100 * m1[m] / m2[m]
-        printf "%-6s %-34s %9.1f%% %10s\n", m, "allreduce share of the 2-proc step", \
-            100 * ar[m] / t2[m], ""
-        printf "%-6s %-34s %7.1f /s %9s\n", m, "2 x 1: examples per second", \
-            2 * bt[m] / 2 / t2[m] * 1e3, ""
-        printf "%-6s %-34s %7.1f /s %9s\n", m, "1 x 2 threads: examples per second", \
-            bt[m] / tt[m] * 1e3, ""
+        printf "%-7s %-44s %9.1f%% %9.1f%%\n", m, "weak-scaling efficiency t1/t2, blocking", \
+            100 * t1[m] / u2[m], 100 * m1[m] / n2[m]
+        printf "%-7s %-44s %9.1f%%\n", m, "allreduce share of the step, blocking", \
+            100 * au[m] / u2[m]
+        printf "%-7s %-44s %9.1f%%\n", m, "allreduce share of the step, overlapped", \
+            100 * ar[m] / t2[m]
+        printf "%-7s %-44s %9.1f%%\n", m, "allreduce time hidden by the overlap", \
+            au[m] > 0 ? 100 * (1 - ar[m] / au[m]) : 0
+        printf "%-7s %-44s %7.0f /s\n", m, "1 x 1 thread: examples per second", \
+            bt1[m] / t1[m] * 1e3
+        printf "%-7s %-44s %7.0f /s\n", m, "2 x 1 thread: examples per second", \
+            2 * bt1[m] / t2[m] * 1e3
+        printf "%-7s %-44s %7.0f /s\n", m, "1 x 2 threads: examples per second", \
+            bt[m] / tt[m] * 1e3
     }
     print ""
     print "predicted efficiency t1 / (t1 + T(n, p)) (ring allreduce, no overlap):"
-    printf "%-6s %9s %-22s %8s %8s %8s\n", "model", "gradient", "network", "p=8", "p=64", "p=512"
+    printf "%-7s %9s %-22s %8s %8s %8s\n", "model", "gradient", "network", "p=8", "p=64", "p=512"
     split("here(shm) 10GbE IB-HDR", nets, " ")
     na[1] = a; nb[1] = b; na[2] = 25e-6; nb[2] = 0.8e-9; na[3] = 2e-6; nb[3] = 0.05e-9
     for (i = 1; i <= n; i++) {
         m = ms[i]
         for (k = 1; k <= 3; k++) {
-            printf "%-6s %7.0fkB %-22s", m, bytes[m] / 1e3, nets[k]
+            printf "%-7s %7.0fkB %-22s", m, bytes[m] / 1e3, nets[k]
             split("8 64 512", ps, " ")
             for (j = 1; j <= 3; j++) {
                 p = ps[j]

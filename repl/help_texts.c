@@ -873,11 +873,16 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.dist.broadcast_variables({w})\n"
       "w:read_value()                       --> {1, 2}"),
     E("dist.DistributedOptimizer", "training",
-      "mf.dist.DistributedOptimizer(opt [, {check = true, fusion_bytes = 64 MiB}])",
+      "mf.dist.DistributedOptimizer(opt [, {check = true, overlap = true, bucket_bytes = "
+      "4 KiB, fusion_bytes = 64 MiB}])",
       "An optimizer with opt's methods, slots and name whose compute_gradients (and so "
-      "minimize) averages the gradients over every process, as Horovod's does: the gradients "
-      "of one dtype are packed into one buffer (another past fusion_bytes) and reduced by one "
-      "MPI_Allreduce; in graph mode that is an MPIAllreduce node. Clip between "
+      "minimize) averages the gradients over every process, as Horovod's does. Eager, with "
+      "overlap: during the backward pass, as PyTorch DDP: each gradient as soon as it is final "
+      "(last layer first), in buckets of at least bucket_bytes (a larger gradient alone), by a "
+      "nonblocking MPI_Iallreduce waited for before apply. overlap = false, and graph mode: "
+      "after it, the gradients of one dtype packed into one buffer (another past "
+      "fusion_bytes) and reduced by one MPI_Allreduce; in graph mode that is an MPIAllreduce "
+      "node. Every process gets the same bits either way. Clip between "
       "compute_gradients and apply_gradients as usual: the clip sees averaged gradients. A "
       "Saver writes on rank 0 only; run with mpirun -np N build/moonflow script.lua.",
       "opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.5))\n"

@@ -486,11 +486,13 @@ static void compute(lua_State *L, const char *who)
     MfGradVar *pairs = NULL;
     int n = 0;
     MfTensor *loss = NULL;
+    /* one process: the mean of one gradient is itself (no copy, no cost) */
     OptBox *box = luaL_checkudata(L, 1, OPT_MT);
-    MfOverlap *ov = box->distributed && box->overlap
+    bool reduce = box->distributed && mf_dist_size() > 1;
+    MfOverlap *ov = reduce && box->overlap
                         ? mf_train_overlap_new(box->check, box->bucket_bytes, box->fusion_bytes)
                         : NULL;
-    if (box->distributed && box->overlap && !ov)
+    if (reduce && box->overlap && !ov)
         lmf_raise(L);
     MfStatus st = mf_train_compute_gradients_overlapped(call_loss, &ctx, nv < 0 ? 0 : nv,
                                                         nv < 0 ? NULL : vs, ov, &loss, &pairs,
@@ -501,7 +503,7 @@ static void compute(lua_State *L, const char *who)
         lua_error(L);
     }
     if (st == MF_OK)
-        st = ov ? mf_train_overlap_finish(ov, pairs, n) : average(L, pairs, n);
+        st = ov ? mf_train_overlap_finish(ov, pairs, n) : reduce ? average(L, pairs, n) : MF_OK;
     mf_train_overlap_free(ov);
     if (st != MF_OK) {
         mf_grad_vars_free(pairs, n);

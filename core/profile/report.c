@@ -321,7 +321,10 @@ static void add_perf(Text *t, const MfProfReport *r, double flops, double us)
 }
 
 /* The collectives' share (mf.dist): calls, bytes reduced, time and its
- * part of the top-level time, on a line of its own. */
+ * part of the top-level time, on a line of its own. An overlapped
+ * allreduce (DistributedOptimizer, eager) is a start ("MPIAllreduce", the
+ * call and its bytes) and the time spent progressing and waiting for it
+ * ("MPIAllreduceWait"): both are time the step spent in the allreduce. */
 static void add_collectives(Text *t, const MfProfReport *r)
 {
     int64_t calls = 0;
@@ -331,6 +334,8 @@ static void add_collectives(Text *t, const MfProfReport *r)
         if (r->rows[i].op && strcmp(r->rows[i].op, "MPIAllreduce") == 0) {
             calls += r->rows[i].calls;
             bytes += r->rows[i].bytes;
+            us += r->rows[i].total_us;
+        } else if (r->rows[i].op && strcmp(r->rows[i].op, "MPIAllreduceWait") == 0) {
             us += r->rows[i].total_us;
         }
     }
