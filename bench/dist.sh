@@ -57,9 +57,9 @@ awk '$1 == "allreduce" {printf "allreduce %10d B   median %10.1f us   fastest %1
 awk '
 $1 == "allreduce" && $2 == 8 { a = $4 / 2 }
 $1 == "allreduce" && $2 == 4194304 { t4 = $4 }
-$1 == "dist" && $3 == 1 && $4 == 1 { t1[$2] = $6; m1[$2] = $7; bytes[$2] = $9; bt1[$2] = $5 }
+$1 == "dist" && $3 == 1 && $4 == 1 { t1[$2] = $6; m1[$2] = $7; bt1[$2] = $5 }
 $1 == "dist" && $3 == 1 && $4 == "both" { if ($6 > tb[$2]) tb[$2] = $6 }
-$1 == "dist" && $3 == 2 && $10 == "on" { t2[$2] = $6; m2[$2] = $7; ar[$2] = $8 }
+$1 == "dist" && $3 == 2 && $10 == "on" { t2[$2] = $6; m2[$2] = $7; ar[$2] = $8; bytes[$2] = $9 }
 $1 == "dist" && $3 == 2 && $10 == "off" { u2[$2] = $6; n2[$2] = $7; au[$2] = $8 }
 $1 == "dist" && $3 == 1 && $4 == 2 { tt[$2] = $6; bt[$2] = $5 }
 END {
@@ -89,7 +89,7 @@ END {
         printf "%-7s %-44s %9.1f%%\n", m, "allreduce share of the step, overlapped", \
             100 * ar[m] / t2[m]
         printf "%-7s %-44s %9.1f%%\n", m, "allreduce time hidden by the overlap", \
-            au[m] > 0 ? 100 * (1 - ar[m] / au[m]) : 0
+            (au[m] > 0 ? 100 * (1 - ar[m] / au[m]) : 0)
         printf "%-7s %-44s %7.0f /s\n", m, "1 x 1 thread: examples per second", \
             bt1[m] / t1[m] * 1e3
         printf "%-7s %-44s %7.0f /s\n", m, "2 x 1 thread: examples per second", \
