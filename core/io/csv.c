@@ -162,6 +162,14 @@ static const char *skip_quoted(const char *q, const char *e)
     return NULL;
 }
 
+static bool has_nul(const char *s, const char *e)
+{
+    for (; s < e; s++)
+        if (*s == '\0')
+            return true;
+    return false;
+}
+
 /* Splits the line [s, e) at commas into c->f. */
 static MfStatus split(Csv *c, const char *s, const char *e, int64_t line)
 {
@@ -188,6 +196,10 @@ static MfStatus split(Csv *c, const char *s, const char *e, int64_t line)
             fe = stop;
         }
         MfStatus st = push_field(&c->f, fs, fe);
+        /* C strings end at a NUL: "1\0" "5" would parse as 1 */
+        if (st == MF_OK && has_nul(c->f.v[c->f.n - 1].s, c->f.v[c->f.n - 1].e))
+            return mf_err_set(MF_EARG, FN ": %s:%lld: column %d: the field holds a NUL byte",
+                              c->path, (long long)line, c->f.n);
         if (st != MF_OK || stop >= e)
             return st;
         s = stop + 1;

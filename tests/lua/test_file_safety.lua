@@ -81,5 +81,18 @@ T.test("NUL bytes in paths and names are errors, not silent truncations", functi
   T.ok(mf.load(dir .. "/ok.safetensors")["a\\u0000b"])
 end)
 
+T.test("a CSV field with a NUL byte is an error naming the file, line and column", function()
+  local csv = dir .. "/nul.csv"
+  local f = assert(io.open(csv, "wb"))
+  f:write("a,b\n1,2\n3,4\0" .. "5\n")   -- "4\0005" was read as 4
+  f:close()
+  T.raises(mf.data.read_csv, "read_csv: " .. csv ..
+           ":3: column 2: the field holds a NUL byte", csv)
+  f = assert(io.open(csv, "wb"))
+  f:write("a,\"b\0c\"\n1,2\n")          -- in a quoted header name
+  f:close()
+  T.raises(mf.data.read_csv, ":1: column 2: the field holds a NUL byte", csv)
+end)
+
 os.execute("rm -rf " .. dir)
 T.done()
