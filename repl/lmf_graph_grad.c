@@ -6,10 +6,13 @@
  * Tensors read from Lua stay on the Lua stack (or in the caller's tables)
  * while they are used, so the C arrays here only borrow them. */
 #include <errno.h>
+#include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/grad.h"
 #include "eager/eager.h"
@@ -235,23 +238,6 @@ static int g_write_dot(lua_State *L)
     return 0;
 }
 
-/* Pushes 's' quoted for /bin/sh: '...' with each ' written as '\''. */
-static const char *push_quoted(lua_State *L, const char *s)
-{
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    luaL_addchar(&b, '\'');
-    for (; *s; s++) {
-        if (*s == '\'')
-            luaL_addstring(&b, "'\\''");
-        else
-            luaL_addchar(&b, *s);
-    }
-    luaL_addchar(&b, '\'');
-    luaL_pushresult(&b);
-    return lua_tostring(L, -1);
-}
-
 /* The output format for 'path': its extension when dot knows it, else png. */
 static const char *format_of(const char *path)
 {
@@ -264,27 +250,62 @@ static const char *format_of(const char *path)
     return "png";
 }
 
+/* Whether an executable 'dot' is on $PATH. Looked up here, not by a
+ * shell's "command -v": a shell fails for other reasons (no file
+ * descriptor left for its >/dev/null), which read as "not installed". */
+static bool dot_installed(void)
+{
+    const char *dirs = getenv("PATH");
+    for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d;) {
+        size_t n = strcspn(d, ":");
+        char path[4096];
+        int w = snprintf(path, sizeof path, "%.*s/dot", (int)n, n ? d : ".");
+        if (w > 0 && (size_t)w < sizeof path && access(path, X_OK) == 0)
+            return true;
+        d += n + (d[n] == ':');
+    }
+    return false;
+}
+
+/* Runs "dot -T<format> <src> -o <path>" (no shell: nothing to quote) and
+ * waits for it. Returns 0 and its wait status, or the errno that kept it
+ * from starting. */
+static int run_dot(const char *format, const char *src, const char *path, int *status)
+{
+    extern char **environ;
+    char prog[] = "dot", tflag[16], oflag[] = "-o";
+    snprintf(tflag, sizeof tflag, "-T%s", format);
+    char *argv[] = {prog, tflag, (char *)src, oflag, (char *)path, NULL};
+    pid_t pid;
+    int err = posix_spawnp(&pid, "dot", NULL, NULL, argv, environ);
+    while (err == 0 && waitpid(pid, status, 0) < 0)
+        if (errno != EINTR)
+            err = errno;
+    return err;
+}
+
 /* g:render(path): runs Graphviz 'dot' on g:to_dot(), writing 'path' in the
- * format its extension names (.png .svg .pdf; png otherwise). */
+ * format its extension names (.png .svg .pdf; png otherwise). Errors say
+ * what failed (a file that cannot be written, no file descriptor left,
+ * dot's exit status); "not installed" only when no 'dot' is on $PATH. */
 static int g_render(lua_State *L)
 {
     size_t len;
     const char *s = dot_text(L, &len);
     const char *path = luaL_checkstring(L, 2);
-    if (system("command -v dot >/dev/null 2>&1") != 0)
+    if (!dot_installed())
         return luaL_error(L, "render: Graphviz 'dot' is not installed (apt-get install "
                           "graphviz)");
     const char *src = lua_pushfstring(L, "%s.dot", path);
     write_file(L, "render", src, s, len);
-    const char *qsrc = push_quoted(L, src);
-    const char *qpath = push_quoted(L, path);
-    const char *cmd = lua_pushfstring(L, "dot -T%s %s -o %s 2>&1", format_of(path), qsrc,
-                                      qpath);
-    int rc = system(cmd);
+    int status = 0;
+    int err = run_dot(format_of(path), src, path, &status);
     remove(src);
-    if (rc != 0)
+    if (err)
+        return luaL_error(L, "render: cannot start dot: %s", strerror(err));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return luaL_error(L, "render: 'dot' failed writing '%s' (exit status %d)", path,
-                          rc == -1 ? -1 : WEXITSTATUS(rc));
+                          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return 0;
 }
 

@@ -206,4 +206,41 @@ T.test("render", function()
   T.raises(function() g:render("/nonexistent-dir/g.png") end, "render: cannot write")
 end)
 
+-- With no file descriptor left (EMFILE), render says so; it said "Graphviz
+-- 'dot' is not installed" (its shell check could not open /dev/null).
+T.test("render with no file descriptor left reports EMFILE", function()
+  if not os.execute("command -v dot >/dev/null 2>&1") then
+    print("  (skipped: Graphviz 'dot' is not installed; apt-get install graphviz)")
+    return
+  end
+  local base = os.tmpname()
+  local f = assert(io.open(base .. ".lua", "w"))
+  f:write([[
+local g = mf.Graph()
+g:as_default(function() local x = mf.placeholder("float32", {2}); local y = x * 2 end)
+local held = {}
+while true do
+  local h = io.open("/dev/null")
+  if not h then break end
+  held[#held + 1] = h
+end
+local ok, err = pcall(g.render, g, ...)
+print("EMFILE", #held, ok, err)
+for _, h in ipairs(held) do h:close() end
+g:render(...)
+print("RENDERED")
+]])
+  f:close()
+  local exe = arg[-1] or arg[0]
+  local p = io.popen("ulimit -n 64 && " .. exe .. " " .. base .. ".lua " .. base .. ".svg 2>&1")
+  local out = p:read("a")
+  p:close()
+  T.ok(out:find("render: cannot write '" .. base .. ".svg.dot': Too many open files", 1, true),
+       out)
+  T.ok(not out:find("not installed", 1, true), out)
+  T.ok(out:find("RENDERED", 1, true), out)
+  T.ok(read(base .. ".svg"):find("<svg", 1, true), "an SVG file after the files are closed")
+  for _, ext in ipairs({".lua", ".svg", ""}) do os.remove(base .. ext) end
+end)
+
 T.done()
