@@ -146,6 +146,13 @@ struct MfGraph;
 void lmf_push_graph(lua_State *L, struct MfGraph *g);
 /* The open mf.Graph at 'idx' (borrowed); raises when it is not one. */
 struct MfGraph *lmf_check_graph(lua_State *L, int idx);
+/* Lua functions owned by a graph, alive while a Lua object holds the graph
+ * (repl/lmf_graph_fns.c): every box holding graph 'g' (NULL: nothing) is
+ * anchored; keep_fn pops the function on top and returns its key. */
+void lmf_graph_anchor(lua_State *L, int idx, const struct MfGraph *g);
+lua_Integer lmf_graph_keep_fn(lua_State *L, const struct MfGraph *g);
+bool lmf_graph_push_fn(lua_State *L, const struct MfGraph *g, lua_Integer key);
+void lmf_graph_drop_fn(lua_State *L, const struct MfGraph *g, lua_Integer key);
 void lmf_open_trace(lua_State *L);                /* mf.trace (after lmf_open_linalg) */
 void lmf_open_graph_grad(lua_State *L);           /* gradients, write_dot, render */
 void lmf_open_train(lua_State *L);                /* mf.train: optimizers, global_step */

@@ -51,6 +51,7 @@ void lmf_push_graph(lua_State *L, MfGraph *g)
     mf_graph_retain(g);
     box->g = g;
     luaL_setmetatable(L, GRAPH_MT);
+    lmf_graph_anchor(L, -1, g);
 }
 
 void lmf_push_operation(lua_State *L, MfNode *n)
@@ -59,6 +60,7 @@ void lmf_push_operation(lua_State *L, MfNode *n)
     mf_graph_retain(n->graph);
     box->n = n;
     luaL_setmetatable(L, OPERATION_MT);
+    lmf_graph_anchor(L, -1, n->graph);
 }
 
 static MfNode *test_operation(lua_State *L, int idx)

@@ -836,7 +836,9 @@ static int l_value_and_grad(lua_State *L)
 typedef struct LuaFn {
     MfTapeFunction base;
     lua_State *main;   /* for luaL_unref when the last tape lets go */
-    int ref;
+    int ref;           /* the function (eager), or LUA_NOREF: */
+    const MfGraph *graph;   /* kept by this graph's Lua objects (lmf_graph_fns.c) */
+    lua_Integer key;        /* ... under this key */
     int vars_ref;      /* the array of Variables f read (TensorFlow's 'variables'), or LUA_NOREF */
     int nvars;         /* their count: the last 'nvars' inputs are their values */
 } LuaFn;
@@ -884,7 +886,11 @@ static int call_grad_fn(lua_State *L)
 {
     GradFnCall *a = lua_touserdata(L, 1);
     int nv = a->fn->nvars, nx = a->nin - nv;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->fn->ref);
+    if (!a->fn->graph)
+        lua_rawgeti(L, LUA_REGISTRYINDEX, a->fn->ref);
+    else if (!lmf_graph_push_fn(L, a->fn->graph, a->fn->key))
+        return luaL_error(L, "the gradient function is gone: no Lua object holds its graph "
+                          "any more (internal error)");
     for (int j = 0; j < a->nout; j++) {
         mf_tensor_retain(a->dout[j]);
         lmf_push_tensor(L, a->dout[j]);
@@ -935,6 +941,8 @@ static MfStatus luafn_backward(MfTapeFunction *f, int noutputs, MfTensor *const 
 static void luafn_free(MfTapeFunction *f)
 {
     LuaFn *lf = (LuaFn *)f;
+    if (lf->graph)
+        lmf_graph_drop_fn(lf->main, lf->graph, lf->key);
     luaL_unref(lf->main, LUA_REGISTRYINDEX, lf->ref);
     luaL_unref(lf->main, LUA_REGISTRYINDEX, lf->vars_ref);
     free(lf);
@@ -955,6 +963,8 @@ static LuaFn *new_luafn(lua_State *L)
     lua_pop(L, 1);
     lua_pushvalue(L, -1);
     lf->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lf->graph = NULL;
+    lf->key = 0;
     lf->vars_ref = LUA_NOREF;
     lf->nvars = 0;
     return lf;
@@ -1028,6 +1038,13 @@ static void mark_graph(lua_State *L, int first, int nin, MfTensor *const *in, in
 {
     MfTensor *y = lmf_check_tensor(L, yidx), *out = NULL;
     LuaFn *lf = new_luafn(L);
+    /* the graph's Lua objects keep the function, not the registry: the
+     * function may hold a tensor of the graph (see lmf_graph_fns.c) */
+    lua_pushvalue(L, -1);
+    lf->graph = mf_tensor_graph(y);
+    lf->key = lmf_graph_keep_fn(L, lf->graph);
+    luaL_unref(L, LUA_REGISTRYINDEX, lf->ref);
+    lf->ref = LUA_NOREF;
     GraphFn *gf = malloc(sizeof *gf + (size_t)(nin ? nin : 1) * sizeof gf->inputs[0]);
     if (!gf) {
         mf_tape_function_release(&lf->base);

@@ -107,6 +107,8 @@ void lmf_push_tensor(lua_State *L, MfTensor *t)
     if (t->node && !(t = mf_graph_strengthen(t)))
         lmf_raise(L);
     push_box(L, t);
+    if (t->node)
+        lmf_graph_anchor(L, -1, mf_tensor_graph(t));
     lmf_gc_pressure(L);
 }
 

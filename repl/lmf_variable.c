@@ -167,6 +167,7 @@ void lmf_push_graph_variable(lua_State *L, MfNode *n)
     if (!v)
         lmf_raise(L);
     lmf_push_variable(L, v);
+    lmf_graph_anchor(L, -1, n->graph);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, -3, n);
     lua_remove(L, -2);
