@@ -60,7 +60,17 @@ typedef struct MfAttrs {
     int conv_algorithm;           /* conv: MfConvAlgo (core/ops/conv.h), 0 = auto */
     int data_format;              /* 0 = NHWC, 1 = NCHW (bias_add; conv/pool entries) */
     int64_t strides[4], ksize[4], dilations[4];
+    int nonfinite;                /* Apply ops: MfApplyNonfinite */
 } MfAttrs;
+
+/* What an Apply op does with a gradient holding NaN or Inf (attrs.nonfinite;
+ * opt:apply_gradients' {nonfinite} option): write it (TensorFlow's), fail
+ * before writing anything, or write nothing and return the variable. */
+typedef enum MfApplyNonfinite {
+    MF_APPLY_NONFINITE_APPLY,
+    MF_APPLY_NONFINITE_ERROR,
+    MF_APPLY_NONFINITE_SKIP,
+} MfApplyNonfinite;
 
 /* ---- the attribute schema ----------------------------------------------
  * Each op declares its attributes once, as an array of MfAttrDef: the Lua

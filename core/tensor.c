@@ -4,6 +4,7 @@
  * costs a few free-list pops, not malloc calls. */
 #include "tensor.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -362,6 +363,27 @@ MfTensor *mf_tensor_contiguous(MfTensor *t)
         return t;
     }
     return mf_tensor_clone(t);
+}
+
+bool mf_tensor_all_finite(const MfTensor *t)
+{
+    if (!mf_dtype_is_float(t->dtype) || !t->storage)
+        return true;
+    int64_t n = mf_tensor_numel(t);
+    bool ok = true;
+    if (!mf_tensor_is_contiguous(t)) {
+        for (int64_t i = 0; i < n && ok; i++)
+            ok = isfinite(mf_tensor_get(t, i));
+    } else if (t->dtype == MF_FLOAT32) {
+        const float *x = mf_tensor_data(t);
+        for (int64_t i = 0; i < n; i++)   /* no early exit: the loop vectorizes */
+            ok &= isfinite(x[i]) != 0;
+    } else {
+        const double *x = mf_tensor_data(t);
+        for (int64_t i = 0; i < n; i++)
+            ok &= isfinite(x[i]) != 0;
+    }
+    return ok;
 }
 
 int64_t mf_tensor_live_count(void)

@@ -117,6 +117,10 @@ int64_t mf_tensor_get_int(const MfTensor *t, int64_t i);
  * and dtype. */
 void mf_tensor_copy_into(MfTensor *dst, const MfTensor *src);
 
+/* No element of 't' is NaN or +-Inf (always true for integer and bool
+ * tensors, and for symbolic ones, which hold no values). */
+bool mf_tensor_all_finite(const MfTensor *t);
+
 /* Tensor headers alive now (tests assert 0 at teardown). */
 int64_t mf_tensor_live_count(void);
 

@@ -128,7 +128,30 @@ function AdamW:apply_gradients(gv, opts)
   if type(gv) ~= "table" then
     fail("apply_gradients", "expected an array of {grad, var} pairs, got %s", type(gv))
   end
+  local policy = type(opts) == "table" and opts.nonfinite or "error"
   local rate = value_of(self.lr) * value_of(self.weight_decay)
+  -- The decay below writes before Adam checks the gradients, so the
+  -- nonfinite policy is applied here first: eager gradients are checked now;
+  -- symbolic ones gate the decay with 'ok' (1 when every gradient is finite),
+  -- and Adam's Apply nodes then fail or skip as for AdamOptimizer.
+  local ok = 1
+  for i, p in ipairs(gv) do
+    local g = type(p) == "table" and p[1]
+    if g ~= nil and g ~= false and policy ~= "apply" then
+      local bad = mf.reduce_sum(mf.cast(mf.logical_not(mf.is_finite(g)), "float64"))
+      if bad.name == nil then   -- an eager gradient
+        if bad:item() > 0 and policy == "skip" then return nil end
+        if bad:item() > 0 then
+          fail("apply_gradients", "AdamW: the gradient of variable '%s' (pair %d) holds NaN or " ..
+               "Inf; nothing was applied (nonfinite = \"error\"; \"skip\" skips such steps, " ..
+               "\"apply\" writes them)", p[2] and p[2].name or "?", i)
+        end
+      else
+        ok = ok * mf.cast(mf.equal(bad, 0), "float64")
+      end
+    end
+  end
+  if ok ~= 1 then rate = rate * ok end
   local decays = {}
   for _, p in ipairs(gv) do
     local v = p[2]
@@ -149,7 +172,8 @@ function AdamW:compute_gradients(...) return self.adam:compute_gradients(...) en
 
 function AdamW:minimize(loss, opts)
   local gv = self.adam:compute_gradients(loss, opts and {var_list = opts.var_list})
-  return self:apply_gradients(gv, opts and {global_step = opts.global_step})
+  return self:apply_gradients(gv, opts and {global_step = opts.global_step,
+                                            nonfinite = opts.nonfinite})
 end
 
 function AdamW:get_slot(...) return self.adam:get_slot(...) end

@@ -781,8 +781,9 @@ const LmfHelpEntry lmf_help_entries[] = {
       "opt:get_slot(w, \"m\")                 --> {0.2, -0.2}\n"
       "opt:get_slot_names()                 --> {m, v}"),
     E("train.Optimizer", "training",
-      "opt:compute_gradients(loss_fn [, {var_list}]) opt:apply_gradients(pairs [, {global_step}]) "
-      "opt:minimize(loss_fn [, {var_list, global_step}]) opt:get_slot_names() "
+      "opt:compute_gradients(loss_fn [, {var_list}]) "
+      "opt:apply_gradients(pairs [, {global_step, nonfinite = \"error\"}]) "
+      "opt:minimize(loss_fn [, {var_list, global_step, nonfinite}]) opt:get_slot_names() "
       "opt:get_slot(var, name) opt:get_name()",
       "The methods of every optimizer. compute_gradients runs loss_fn (no arguments) under a "
       "GradientTape and returns an array of {grad, var} pairs (and the loss): for var_list, or "
@@ -793,6 +794,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "exactly the two in sequence and returns the loss. Between them, clip or mask: "
       "for i, p in ipairs(gv) do gv[i] = {mf.clip_by_norm(p[1], 5), p[2]} end. "
       "trainable = false Variables never change. get_slot returns nil before the first apply. "
+      "A gradient holding NaN or Inf: nonfinite = \"error\" (the default) raises naming the "
+      "optimizer and the variable, \"skip\" skips the whole step (no variable, slot or step "
+      "changes), \"apply\" writes it as TensorFlow does; in graph mode the check runs with "
+      "every sess:run of the train op (an error names the node \"<opt>/update_<var>/...\"). "
       "Graph mode (help \"train.graph\"): the loss is a graph tensor, and apply_gradients and "
       "minimize return the train op to run with sess:run.",
       "w = mf.Variable({3, 4}, {name = \"w\"})\n"

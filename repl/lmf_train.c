@@ -640,6 +640,25 @@ static MfVariable *read_global_step(lua_State *L, int oi, const char *who)
     return gs;
 }
 
+/* The nonfinite option of the table at 'oi': what a gradient holding NaN
+ * or Inf does (train.h): "error" (the default), "skip" or "apply". */
+static MfApplyNonfinite read_nonfinite(lua_State *L, int oi, const char *who)
+{
+    static const char *const names[] = {"apply", "error", "skip", NULL}; /* enum order */
+    if (lua_isnoneornil(L, oi))
+        return MF_APPLY_NONFINITE_ERROR;
+    lua_getfield(L, oi, "nonfinite");
+    int k = lua_isnil(L, -1) ? MF_APPLY_NONFINITE_ERROR : -1;
+    for (int i = 0; k < 0 && names[i] && lua_type(L, -1) == LUA_TSTRING; i++)
+        if (strcmp(lua_tostring(L, -1), names[i]) == 0)
+            k = i;
+    if (k < 0)
+        luaL_error(L, "%s: nonfinite must be \"error\", \"skip\" or \"apply\", got %s", who,
+                   luaL_tolstring(L, -1, NULL));
+    lua_pop(L, 1);
+    return (MfApplyNonfinite)k;
+}
+
 /* True when a pair's Variable is a graph Variable (graph mode). */
 static bool graph_pairs(const MfGradVar *pairs, int n)
 {
@@ -669,8 +688,11 @@ static int apply(lua_State *L, int pi, int oi, const char *who)
     refresh_hypers(L, 1, o, who);
     int n = check_pairs(L, pi);
     MfVariable *gs = read_global_step(L, oi, who);
+    MfApplyNonfinite nonfinite = read_nonfinite(L, oi, who);
     MfTensor *lr = step_lr(L, 1, who);
     MfGradVar *pairs = copy_pairs(L, pi, n);
+    if (pairs)
+        mf_optimizer_next_nonfinite(o, nonfinite);   /* taken by the apply below */
     bool graph = pairs && graph_pairs(pairs, n);
     MfGraph *traced = !graph && pairs ? traced_graph(pairs, n) : NULL;
     MfNode *op = NULL;
@@ -688,11 +710,11 @@ static int apply(lua_State *L, int pi, int oi, const char *who)
     return 1;
 }
 
-/* opt:apply_gradients(pairs [, {global_step}]) -> nothing (eager; the
- * update is done) or the train op (graph mode) */
+/* opt:apply_gradients(pairs [, {global_step, nonfinite = "error"}]) ->
+ * nothing (eager; the update is done) or the train op (graph mode) */
 static int o_apply_gradients(lua_State *L)
 {
-    static const char *const known[] = {"global_step", NULL};
+    static const char *const known[] = {"global_step", "nonfinite", NULL};
     lua_settop(L, 3);
     lmf_check_options(L, 3, "apply_gradients", known);
     return apply(L, 2, 3, "apply_gradients");
@@ -702,7 +724,7 @@ static int o_apply_gradients(lua_State *L)
  * a function) or the train op (graph: loss is a graph tensor) */
 static int o_minimize(lua_State *L)
 {
-    static const char *const known[] = {"var_list", "global_step", NULL};
+    static const char *const known[] = {"var_list", "global_step", "nonfinite", NULL};
     check_opt(L, 1);
     positional_opts(L, true);
     lmf_check_options(L, 3, "minimize", known);

@@ -302,6 +302,121 @@ static void deps_free(Deps *d)
         mf_dealloc(d->a, (size_t)d->cap * sizeof *d->a);
 }
 
+/* The step's finite check in a graph (apply_gradients' {nonfinite}), run
+ * with every run of the train op. 'ok' is a float64 scalar, 1 when every
+ * gradient of the step is finite, else 0; each update's gradient is
+ * multiplied by 'scale' = 1 / ok (1, or +Inf: then every gradient of the
+ * step is non-finite, so one bad gradient makes every Apply node skip, or
+ * the first one fail, before any variable is written); Adam's beta powers
+ * and the global step advance by 'ok'. No gate (NULL) for APPLY, and for
+ * ERROR in a session, whose writes are staged: each Apply node checks its
+ * own gradient, so the message names the variable at fault. */
+typedef struct Gate {
+    MfApplyNonfinite policy;
+    MfTensor *ok, *scale;   /* owned; NULL: no gate */
+} Gate;
+
+static void gate_free(Gate *gt)
+{
+    mf_tensor_release(gt->ok);
+    mf_tensor_release(gt->scale);
+}
+
+/* The number of non-finite elements of 'x', a float64 scalar (owned). */
+static MfStatus count_nonfinite(MfTensor *x, MfTensor **out)
+{
+    MfTensor *t[2] = {NULL, NULL};
+    MfAttrs a = mf_attrs_default();
+    MfStatus st = mf_unary(MF_OP_IS_FINITE, x, &t[0]);
+    if (st == MF_OK)
+        st = mf_unary(MF_OP_LOGICAL_NOT, t[0], &t[1]);
+    mf_tensor_release(t[0]);
+    a.dtype = MF_FLOAT64;
+    if (st == MF_OK)
+        st = mf_op1(MF_OP_CAST, 1, &t[1], &a, &t[0]);
+    mf_tensor_release(t[1]);
+    a = mf_attrs_default();
+    a.all_axes = true;
+    if (st == MF_OK)
+        st = mf_op1(MF_OP_SUM, 1, &t[0], &a, out);
+    mf_tensor_release(t[0]);
+    return st;
+}
+
+static MfStatus gate_build(int n, const MfGradVar *pairs, Gate *gt)
+{
+    MfTensor *bad = mf_tensor_scalar(MF_FLOAT64, 0), *zero = mf_tensor_scalar(MF_FLOAT64, 0);
+    MfTensor *one = mf_tensor_scalar(MF_FLOAT64, 1), *eq = NULL;
+    MfStatus st = bad && zero && one ? MF_OK : MF_ENOMEM;
+    for (int i = 0; i < n && st == MF_OK; i++) {
+        MfTensor *c = NULL, *sum = NULL;
+        if (pairs[i].grad && (st = count_nonfinite(pairs[i].grad, &c)) == MF_OK)
+            st = mf_binary(MF_OP_ADD, bad, c, &sum);
+        if (sum) {
+            mf_tensor_release(bad);
+            bad = sum;
+        }
+        mf_tensor_release(c);
+    }
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_EQUAL, bad, zero, &eq);
+    MfAttrs a = mf_attrs_default();
+    a.dtype = MF_FLOAT64;
+    if (st == MF_OK)
+        st = mf_op1(MF_OP_CAST, 1, &eq, &a, &gt->ok);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_DIV, one, gt->ok, &gt->scale);
+    mf_tensor_release(bad);
+    mf_tensor_release(zero);
+    mf_tensor_release(one);
+    mf_tensor_release(eq);
+    return st;
+}
+
+/* The gated gradient of 'p' (owned): grad * scale, or grad itself. */
+static MfStatus gated_grad(const Gate *gt, const MfGradVar *p, MfTensor **out)
+{
+    if (!gt->scale) {
+        mf_tensor_retain(p->grad);
+        *out = p->grad;
+        return MF_OK;
+    }
+    MfTensor *s = NULL;
+    MfStatus st = mf_opt_lr_as(gt->scale, p->grad->dtype, &s);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_MUL, p->grad, s, out);
+    mf_tensor_release(s);
+    return st;
+}
+
+/* Adam's factor for a beta power: beta, or 1 when the gate skips the step
+ * (beta * ok + (1 - ok), exact for ok = 1 and 0). Owned, of dtype 'dt'. */
+static MfStatus gated_beta(const Gate *gt, double beta, MfDType dt, MfTensor **out)
+{
+    MfTensor *b = mf_tensor_scalar(dt, beta), *one = mf_tensor_scalar(dt, 1);
+    MfTensor *ok = NULL, *t[2] = {NULL, NULL};
+    MfStatus st = b && one ? MF_OK : MF_ENOMEM;
+    if (st == MF_OK && !gt->ok) {
+        mf_tensor_retain(b);
+        *out = b;
+    } else {
+        if (st == MF_OK)
+            st = mf_opt_lr_as(gt->ok, dt, &ok);
+        if (st == MF_OK)
+            st = mf_binary(MF_OP_MUL, b, ok, &t[0]);
+        if (st == MF_OK)
+            st = mf_binary(MF_OP_SUB, one, ok, &t[1]);
+        if (st == MF_OK)
+            st = mf_binary(MF_OP_ADD, t[0], t[1], out);
+    }
+    mf_tensor_release(b);
+    mf_tensor_release(one);
+    mf_tensor_release(ok);
+    mf_tensor_release(t[0]);
+    mf_tensor_release(t[1]);
+    return st;
+}
+
 /* "update_<var>", the scope of a variable's update, with the characters of
  * 'bad' replaced by '_'. */
 static void update_scope(char *buf, size_t size, const char *var, const char *bad)
@@ -334,7 +449,7 @@ static MfStatus assign_var(MfGraph *g, MfVariable *v, bool traced, MfAssignKind 
 
 /* One Apply node for pair 'p' under "<opt>/update_<var>/". */
 static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTensor *lr,
-                           Deps *deps)
+                           const Gate *gt, Deps *deps)
 {
     char scope[300];
     update_scope(scope, sizeof scope, p->var->name, ":/");
@@ -342,16 +457,19 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTen
     MfStatus st = mf_graph_push_scope(g, scope, &mark);
     if (st != MF_OK)
         return st;
-    MfTensor *lr_v = NULL, *out = NULL;
+    MfTensor *lr_v = NULL, *out = NULL, *grad = NULL;
     st = mf_opt_lr_as(lr, p->var->value->dtype, &lr_v);
+    if (st == MF_OK)
+        st = gated_grad(gt, p, &grad);
     if (st == MF_OK) {
         MfSlotEntry *e = mf_opt_find_entry(o, p->var);
-        MfUpdate u = {o, p->var, p->grad, lr_v, e->slot, &out};
+        MfUpdate u = {o, p->var, grad, lr_v, e->slot, &out, gt->policy};
         st = mf_opt_update(&u);
     }
     if (st == MF_OK)
         st = deps_push(deps, out);
     mf_tensor_release(out);
+    mf_tensor_release(grad);
     mf_tensor_release(lr_v);
     mf_graph_pop_scope(g, mark);
     return st;
@@ -359,7 +477,8 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTen
 
 /* Adam: beta1_power *= beta1, beta2_power *= beta2, after the updates; the
  * powers are graph variables, or eager ones captured by a trace (traced). */
-static MfStatus update_powers(MfOptimizer *o, MfGraph *g, bool traced, Deps *deps)
+static MfStatus update_powers(MfOptimizer *o, MfGraph *g, bool traced, const Gate *gt,
+                              Deps *deps)
 {
     int mark = -1;
     MfStatus st = mf_graph_push_control(g, deps->n, deps->a, &mark);
@@ -367,8 +486,8 @@ static MfStatus update_powers(MfOptimizer *o, MfGraph *g, bool traced, Deps *dep
     for (int i = 0; i < 2 && st == MF_OK; i++) {
         MfTensor *p = NULL, *b = NULL, *next = NULL, *out = NULL;
         st = read_var(g, o->beta_power[i], traced, &p);
-        if (st == MF_OK && !(b = mf_tensor_scalar(p->dtype, beta[i])))
-            st = MF_ENOMEM;
+        if (st == MF_OK)
+            st = gated_beta(gt, beta[i], p->dtype, &b);
         if (st == MF_OK)
             st = mf_binary(MF_OP_MUL, p, b, &next);
         if (st == MF_OK)
@@ -388,7 +507,7 @@ static MfStatus update_powers(MfOptimizer *o, MfGraph *g, bool traced, Deps *dep
  * variable, or an eager one captured by a trace), its increment after the
  * group (then the train op). */
 static MfStatus finish(MfOptimizer *o, MfGraph *g, Deps *deps, MfVariable *gs, bool traced,
-                       MfNode **op)
+                       const Gate *gt, MfNode **op)
 {
     MfNode *group;
     MfStatus st = mf_graph_group(g, deps->n, deps->a, o->cfg.name, &group);
@@ -397,8 +516,13 @@ static MfStatus finish(MfOptimizer *o, MfGraph *g, Deps *deps, MfVariable *gs, b
         return st;
     }
     int mark;
-    MfTensor *one = mf_tensor_scalar(gs->value->dtype, 1), *out = NULL;
-    st = mf_graph_push_control(g, 1, &group, &mark);
+    MfTensor *one = NULL, *out = NULL;   /* 1, or the gate's ok (0 skips) */
+    if (gt->ok)
+        st = mf_opt_lr_as(gt->ok, gs->value->dtype, &one);
+    else if (!(one = mf_tensor_scalar(gs->value->dtype, 1)))
+        st = MF_ENOMEM;
+    if (st == MF_OK)
+        st = mf_graph_push_control(g, 1, &group, &mark);
     if (st == MF_OK) {
         st = one ? assign_var(g, gs, traced, MF_ASSIGN_ADD, one, &out) : MF_ENOMEM;
         mf_graph_pop_control(g, mark);
@@ -421,17 +545,19 @@ static MfStatus check_graph_step(MfGraph *g, MfVariable *gs)
 }
 
 static MfStatus build_updates(MfOptimizer *o, MfGraph *g, int n, const MfGradVar *pairs,
-                              MfTensor *lr, Deps *deps)
+                              MfTensor *lr, Gate *gt, Deps *deps)
 {
     int mark;
     MfStatus st = mf_graph_push_scope(g, o->cfg.name, &mark);
     if (st != MF_OK)
         return st;
+    if (gt->policy == MF_APPLY_NONFINITE_SKIP)
+        st = gate_build(n, pairs, gt);
     for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
-            st = update_one(o, g, &pairs[i], lr, deps);
+            st = update_one(o, g, &pairs[i], lr, gt, deps);
     if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
-        st = update_powers(o, g, false, deps);
+        st = update_powers(o, g, false, gt, deps);
     mf_graph_pop_scope(g, mark);
     return st;
 }
@@ -443,6 +569,7 @@ MfStatus mf_optimizer_apply_graph(MfOptimizer *o, int n, const MfGradVar *pairs,
     MfGraph *g = NULL;
     MfTensor *rate = NULL;
     Deps deps = {NULL, 0, 0};
+    Gate gt = {mf_opt_take_nonfinite(o), NULL, NULL};
     MfStatus st = check_graph_pairs(o, n, pairs, &g);
     if (st == MF_OK)
         st = check_graph_step(g, global_step);
@@ -452,12 +579,13 @@ MfStatus mf_optimizer_apply_graph(MfOptimizer *o, int n, const MfGradVar *pairs,
     if (st == MF_OK && mf_graph_default() != g && (st = mf_graph_push_default(g)) == MF_OK)
         pushed = true;
     if (st == MF_OK)
-        st = build_updates(o, g, n, pairs, rate, &deps);
+        st = build_updates(o, g, n, pairs, rate, &gt, &deps);
     if (st == MF_OK)
-        st = finish(o, g, &deps, global_step, false, train_op);
+        st = finish(o, g, &deps, global_step, false, &gt, train_op);
     if (pushed)
         mf_graph_pop_default();
     mf_tensor_release(rate);
+    gate_free(&gt);
     deps_free(&deps);
     return prefixed(st, "apply_gradients");
 }
@@ -504,11 +632,11 @@ static MfStatus traced_lr(MfGraph *g, const MfOptimizer *o, MfTensor *override, 
 /* One Apply node on captured 'p->var' and its eager slots; 'tmp' is the
  * optimizer as the update sees it (Adam's powers as captured handles). */
 static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
-                           const MfGradVar *p, MfTensor *lr, Deps *deps)
+                           const MfGradVar *p, MfTensor *lr, const Gate *gt, Deps *deps)
 {
     MfSlotEntry *e = mf_opt_find_entry(o, p->var);
     MfVariable *h = NULL, *hs[MF_OPT_MAX_SLOTS] = {NULL, NULL}, *vars[1 + MF_OPT_MAX_SLOTS];
-    MfTensor *lr_v = NULL, *out = NULL;
+    MfTensor *lr_v = NULL, *out = NULL, *grad = NULL;
     int nv = 0;
     MfStatus st = captured_handle(g, p->var, &h);
     vars[nv++] = p->var;
@@ -523,8 +651,10 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
         st = mf_graph_push_scope(g, scope, &mark);
     if (st == MF_OK)
         st = mf_opt_lr_as(lr, p->var->value->dtype, &lr_v);
+    if (st == MF_OK)
+        st = gated_grad(gt, p, &grad);
     if (st == MF_OK) {
-        MfUpdate u = {tmp, h, p->grad, lr_v, hs, &out};
+        MfUpdate u = {tmp, h, grad, lr_v, hs, &out, gt->policy};
         st = mf_opt_update(&u);
     }
     if (mark >= 0)
@@ -534,6 +664,7 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
     if (st == MF_OK)
         st = deps_push(deps, out);
     mf_tensor_release(out);
+    mf_tensor_release(grad);
     mf_tensor_release(lr_v);
     mf_variable_release(h);
     for (int k = 0; k < MF_OPT_MAX_SLOTS; k++)
@@ -542,7 +673,7 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
 }
 
 static MfStatus traced_updates(MfGraph *g, MfOptimizer *o, int n, const MfGradVar *pairs,
-                               MfTensor *lr, Deps *deps)
+                               MfTensor *lr, Gate *gt, Deps *deps)
 {
     MfOptimizer tmp = *o;   /* Adam's powers read when the graph runs */
     MfVariable *hp[2] = {NULL, NULL};
@@ -553,11 +684,15 @@ static MfStatus traced_updates(MfGraph *g, MfOptimizer *o, int n, const MfGradVa
     int mark = -1;
     if (st == MF_OK)
         st = mf_graph_push_scope(g, o->cfg.name, &mark);
+    /* a traced run writes each captured variable when its node runs (no
+     * staging): the gate makes ERROR fail at the first update, before any */
+    if (st == MF_OK && gt->policy != MF_APPLY_NONFINITE_APPLY)
+        st = gate_build(n, pairs, gt);
     for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
-            st = traced_one(g, &tmp, o, &pairs[i], lr, deps);
+            st = traced_one(g, &tmp, o, &pairs[i], lr, gt, deps);
     if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
-        st = update_powers(o, g, true, deps);
+        st = update_powers(o, g, true, gt, deps);
     if (mark >= 0)
         mf_graph_pop_scope(g, mark);
     for (int i = 0; i < 2; i++)
@@ -593,14 +728,16 @@ MfStatus mf_optimizer_apply_traced(MfOptimizer *o, MfGraph *g, int n, const MfGr
     *train_op = NULL;
     MfTensor *rate = NULL;
     Deps deps = {NULL, 0, 0};
+    Gate gt = {mf_opt_take_nonfinite(o), NULL, NULL};
     MfStatus st = check_traced(o, g, n, pairs, global_step);
     if (st == MF_OK)
         st = traced_lr(g, o, lr, &rate);
     if (st == MF_OK)
-        st = traced_updates(g, o, n, pairs, rate, &deps);
+        st = traced_updates(g, o, n, pairs, rate, &gt, &deps);
     if (st == MF_OK)
-        st = finish(o, g, &deps, global_step, true, train_op);
+        st = finish(o, g, &deps, global_step, true, &gt, train_op);
     mf_tensor_release(rate);
+    gate_free(&gt);
     deps_free(&deps);
     return prefixed(st, "apply_gradients");
 }

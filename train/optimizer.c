@@ -486,7 +486,8 @@ static MfStatus plan_step(MfOptimizer *o, int n, const MfGradVar *pairs, MfTenso
         st = mf_opt_lr_as(lr, pairs[i].var->value->dtype, &ps->lr);
         if (st == MF_OK) {
             MfSlotEntry *e = mf_opt_find_entry(o, pairs[i].var);
-            MfUpdate u = {o, pairs[i].var, pairs[i].grad, ps->lr, e->slot, NULL};
+            MfUpdate u = {o, pairs[i].var, pairs[i].grad, ps->lr, e->slot, NULL,
+                          MF_APPLY_NONFINITE_APPLY};   /* checked before the plan */
             st = mf_opt_prepare(&u, &ps->p);
             ps->ready = true;
         }
@@ -534,6 +535,39 @@ static void forget_new(MfOptimizer *o, int nentries, bool had_powers)
     }
 }
 
+void mf_optimizer_next_nonfinite(MfOptimizer *o, MfApplyNonfinite policy)
+{
+    o->nonfinite = policy;
+}
+
+MfApplyNonfinite mf_opt_take_nonfinite(MfOptimizer *o)
+{
+    MfApplyNonfinite p = o->nonfinite;
+    o->nonfinite = MF_APPLY_NONFINITE_APPLY;
+    return p;
+}
+
+/* A gradient holding NaN or Inf: MF_EARG naming the variable (ERROR), or
+ * '*skip' (SKIP); checked before the step makes slots or writes anything. */
+static MfStatus check_finite(const MfOptimizer *o, MfApplyNonfinite policy, int n,
+                             const MfGradVar *pairs, bool *skip)
+{
+    *skip = false;
+    for (int i = 0; i < n && policy != MF_APPLY_NONFINITE_APPLY; i++) {
+        if (!pairs[i].grad || mf_tensor_all_finite(pairs[i].grad))
+            continue;
+        if (policy == MF_APPLY_NONFINITE_SKIP) {
+            *skip = true;
+            return MF_OK;
+        }
+        return mf_err_set(MF_EARG, "apply_gradients: %s: the gradient of variable '%s' (pair "
+                          "%d) holds NaN or Inf; nothing was applied (nonfinite = \"error\"; "
+                          "\"skip\" skips such steps, \"apply\" writes them)",
+                          mf_optimizer_class(o), pairs[i].var->name, i + 1);
+    }
+    return MF_OK;
+}
+
 /* All or nothing: every allocation and check of the step happens in
  * check_all and plan_step, before the first variable changes, so a step
  * that fails (out of memory halfway through Adam over many variables)
@@ -541,14 +575,19 @@ static void forget_new(MfOptimizer *o, int nentries, bool had_powers)
 MfStatus mf_optimizer_apply(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
                             MfVariable *global_step)
 {
+    MfApplyNonfinite policy = mf_opt_take_nonfinite(o);
     int nentries = o->nentries;
-    bool had_powers = o->beta_power[0] != NULL;
+    bool had_powers = o->beta_power[0] != NULL, skip = false;
     MfTensor *rate = NULL;
     StepPlan plan = {0, NULL, {NULL, NULL}, NULL};
     MfStatus st = current_lr(o, lr, &rate);
+    for (int i = 0; i < n && st == MF_OK && policy != MF_APPLY_NONFINITE_APPLY; i++)
+        st = check_pair(i, &pairs[i]);   /* a variable to name, a gradient to read */
     if (st == MF_OK)
+        st = check_finite(o, policy, n, pairs, &skip);
+    if (st == MF_OK && !skip)
         st = check_all(o, n, pairs, global_step);
-    if (st == MF_OK) {
+    if (st == MF_OK && !skip) {
         mf_tape_suspend();
         st = plan_step(o, n, pairs, rate, global_step, &plan);
         if (st == MF_OK)

@@ -26,7 +26,11 @@ struct MfOptimizer {
      * graph, so one optimizer serves eager mode and several graphs. */
     MfVariable *aside[MF_OPT_MAX_ASIDE][2];
     int naside;
+    MfApplyNonfinite nonfinite; /* the next apply's (mf_optimizer_next_nonfinite) */
 };
+
+/* The policy of this apply, taken from 'o' (reset for the next). */
+MfApplyNonfinite mf_opt_take_nonfinite(MfOptimizer *o);
 
 /* Makes the beta powers of context 'g' (a graph; NULL: eager mode) the
  * current ones (o->beta_power, NULL when that context has none yet), the
@@ -44,6 +48,7 @@ typedef struct MfUpdate {
     MfTensor *lr;
     MfVariable *const *slot;
     MfTensor **out;
+    MfApplyNonfinite nonfinite; /* the Apply op's attrs.nonfinite */
 } MfUpdate;
 
 /* The VARIABLE node (an MfNode) behind a graph Variable handle (one whose

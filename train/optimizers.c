@@ -159,6 +159,7 @@ MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p)
     p->op = apply_op[u->o->cfg.kind];
     p->attrs = mf_attrs_default();
     p->attrs.n = u->o->cfg.use_nesterov;
+    p->attrs.nonfinite = (int)u->nonfinite;
     return s->st;
 }
 

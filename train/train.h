@@ -106,6 +106,20 @@ void mf_grad_vars_free(MfGradVar *pairs, int n);
 MfStatus mf_optimizer_apply(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
                             MfVariable *global_step);
 
+/* What the next apply (mf_optimizer_apply, _graph or _traced, whichever
+ * comes first; it resets the choice to MF_APPLY_NONFINITE_APPLY) does with
+ * a gradient holding NaN or Inf (core/op.h):
+ *   APPLY  writes it, as TensorFlow does (variables and slots become NaN);
+ *   ERROR  MF_EARG naming the optimizer and the variable, nothing written;
+ *   SKIP   the whole step is skipped: no variable, slot, beta power or
+ *          global_step changes, and the call succeeds.
+ * Eager steps check before anything changes. In a graph the check runs
+ * with every run of the train op: ERROR fails the run (the session's
+ * writes are staged, so nothing changes; the message names the Apply node
+ * "<opt>/update_<var>/Apply..."), SKIP makes every update of that run a
+ * no-op (one non-finite gradient skips them all). */
+void mf_optimizer_next_nonfinite(MfOptimizer *o, MfApplyNonfinite policy);
+
 /* The optimizer's slot names, in TensorFlow's order ("m", "v" for Adam);
  * returns how many (0..2) and sets 'names' (static strings). */
 int mf_optimizer_slot_names(const MfOptimizer *o, const char *names[2]);

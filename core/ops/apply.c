@@ -14,7 +14,9 @@
  *                    (nesterov: (grad * (1 - beta1) + m * beta1) instead of m)
  * Inputs follow TensorFlow's order; hyperparameters are scalar tensors of
  * the variable's dtype. 'attrs.n' = 1 asks for Nesterov (ApplyMomentum,
- * ApplyAdam); the other ops read no attribute.
+ * ApplyAdam). 'attrs.nonfinite' (MfApplyNonfinite) says what a gradient
+ * holding NaN or Inf does: written as any other (the default, TensorFlow's),
+ * an error before anything is written, or a skip (nothing written).
  *
  * In place, yet tensors stay immutable: an Apply op writes only into
  * buffers that nobody else can see. Each updated input (var and its slots)
@@ -87,6 +89,12 @@ static MfStatus apply_infer(MfOpCall *c, const ApplyInputs *s)
     MfStatus st = mf_check_dtype(c, var, MF_FLOATS, "a float32 or float64 variable");
     for (int i = 1; i < c->ninputs && st == MF_OK; i++)
         st = check_input(c, s, i);
+    /* here, not in the kernel: a session stages a write after its infer,
+     * so a refused gradient fails the run before any variable changes */
+    if (st == MF_OK && c->attrs->nonfinite == MF_APPLY_NONFINITE_ERROR &&
+        !mf_tensor_all_finite(c->inputs[s->grad]))
+        st = mf_err_set(MF_EARG, "%s: the gradient holds NaN or Inf and nonfinite = \"error\" "
+                        "(nothing was written)", op_api(c));
     if (st == MF_OK)
         mf_spec_like(c, var, var->dtype);
     return st;
@@ -207,6 +215,12 @@ typedef void (*KernelF64)(const MfOpCall *c, int64_t n, const double *g);
 static MfStatus apply_forward(const MfOpCall *c, MfTensor **outs, const ApplyInputs *s,
                               KernelF32 k32, KernelF64 k64)
 {
+    if (c->attrs->nonfinite == MF_APPLY_NONFINITE_SKIP &&
+        !mf_tensor_all_finite(c->inputs[s->grad])) {
+        mf_tensor_retain(c->inputs[0]);   /* the step is skipped: nothing written */
+        outs[0] = c->inputs[0];
+        return MF_OK;
+    }
     MfStatus st = check_exclusive(c, s);
     if (st != MF_OK)
         return st;

@@ -100,14 +100,14 @@ T.test("training: optimizers, minimize, compute/apply, exponential_decay", funct
   local w = mf.Variable({1.0, 2.0}, {name = "w"})
   local function loss() return mf.reduce_sum(w * w) end
   local opt = mf.train.GradientDescentOptimizer(0.1)
-  unknown("minimize", "varlist", "var_list, global_step", opt.minimize, opt, loss,
+  unknown("minimize", "varlist", "var_list, global_step, nonfinite", opt.minimize, opt, loss,
           {varlist = {w}})
-  unknown("minimize", "globalstep", "var_list, global_step", opt.minimize, opt, loss,
+  unknown("minimize", "globalstep", "var_list, global_step, nonfinite", opt.minimize, opt, loss,
           {globalstep = mf.train.global_step()})
   unknown("compute_gradients", "global_step", "var_list", opt.compute_gradients, opt, loss,
           {global_step = mf.train.global_step()})
   local gv = opt:compute_gradients(loss, {var_list = {w}})
-  unknown("apply_gradients", "var_list", "global_step", opt.apply_gradients, opt, gv,
+  unknown("apply_gradients", "var_list", "global_step, nonfinite", opt.apply_gradients, opt, gv,
           {var_list = {w}})
   T.eq(w:value(), {1, 2})   -- nothing was applied by the refused calls
   opt:minimize(loss, {var_list = {w}})
