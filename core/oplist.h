@@ -106,6 +106,11 @@ MF_OP(MF_OP_RANDOM_SHUFFLE, mf_desc_random_shuffle)
 MF_OP(MF_OP_CONV2D, mf_desc_conv2d)
 MF_OP(MF_OP_CONV2D_BACKPROP_INPUT, mf_desc_conv2d_backprop_input)
 MF_OP(MF_OP_CONV2D_BACKPROP_FILTER, mf_desc_conv2d_backprop_filter)
+/* mf.linalg through LAPACK (core/ops/linalg_lapack.c) */
+MF_OP(MF_OP_MATRIX_INVERSE, mf_desc_matrix_inverse)
+MF_OP(MF_OP_MATRIX_SOLVE, mf_desc_matrix_solve)
+MF_OP(MF_OP_CHOLESKY, mf_desc_cholesky)
+MF_OP(MF_OP_MATRIX_DETERMINANT, mf_desc_matrix_determinant)
 /* depthwise conv ops (core/ops/depthwise.c) */
 MF_OP(MF_OP_DEPTHWISE_CONV2D, mf_desc_depthwise_conv2d)
 MF_OP(MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, mf_desc_depthwise_conv2d_backprop_input)

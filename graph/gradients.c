@@ -285,6 +285,22 @@ static const MfTensorSpec *input_spec(const Walk *w, const MfNode *nd, int k)
     return &mf_graph_node(w->g, nd->inputs[k].node)->out[nd->inputs[k].output];
 }
 
+/* mf.linalg's ops: every input's matrix dims (the last two) known and at
+ * most one unknown batch dim (the gradients' products fold the batch dims
+ * with a Reshape). */
+static bool matrices_known(const Walk *w, const MfNode *nd)
+{
+    for (int k = 0; k < nd->ninputs; k++) {
+        const MfTensorSpec *s = input_spec(w, nd, k);
+        int unknown = 0;
+        for (int d = 0; d < s->rank - 2; d++)
+            unknown += s->shape[d] < 0;
+        if (s->rank < 2 || s->shape[s->rank - 1] < 0 || s->shape[s->rank - 2] < 0 || unknown > 1)
+            return false;
+    }
+    return true;
+}
+
 /* Shape ops whose gradients read some dims statically: right when those
  * dims are known. Concat: each input's size along the axis (the offsets of
  * the slices). Slice: an unknown dim must be sliced whole (begin 0, size
@@ -329,6 +345,11 @@ static bool shape_op_dims_known(const Walk *w, const MfNode *nd)
                nd->attrs.ints[2] >= 0;
     case MF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER:
         return x->shape[1] >= 0 && x->shape[2] >= 0;
+    case MF_OP_MATRIX_INVERSE:
+    case MF_OP_MATRIX_SOLVE:
+    case MF_OP_CHOLESKY:
+    case MF_OP_MATRIX_DETERMINANT:
+        return matrices_known(w, nd);
     default:
         return false;
     }

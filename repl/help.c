@@ -38,7 +38,8 @@ static const Topic topics[] = {
     {"math", "elementwise: add, multiply, exp, relu, ... (also + - * / % ^)"},
     {"compare", "comparisons and logic with bool results, and where"},
     {"reduce", "reductions over axes: reduce_sum, reduce_mean, ..., argmax, argmin"},
-    {"linalg", "matmul, transpose, trace (of a matrix: t:trace()), tensordot"},
+    {"linalg", "matmul, transpose, trace (of a matrix: t:trace()), tensordot; mf.linalg: "
+               "inv, solve, cholesky, det (LAPACK)"},
     {"shape", "reshape, concat, stack, split, slice, gather, pad, one_hot, ..."},
     {"clipping", "clip_by_value, clip_by_norm, clip_by_average_norm, clip_by_global_norm, "
                  "global_norm"},
@@ -391,7 +392,7 @@ static int push_function_name(lua_State *L, int idx)
         return 1;
     static const char *const subtables[] = {"test", "nn", "profiler", "initializers",
                                             "data", "train", "dist", "layers", "losses",
-                                            "metrics"};
+                                            "metrics", "linalg"};
     for (size_t i = 0; i < sizeof subtables / sizeof subtables[0]; i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "%s.", subtables[i]);
@@ -557,7 +558,7 @@ static const struct {
     {"data", "data"},
     {"profiler", "profiling"}, {"initializers", NULL}, {"test", "autodiff"},
     {"layers", NULL}, {"losses", NULL}, {"metrics", NULL},
-    {"onnx", "interchange"}, {"summary", "interchange"},
+    {"onnx", "interchange"}, {"summary", "interchange"}, {"linalg", "linalg"},
 };
 
 /* help(mf.nn) and the like; returns 0 when the value is none of them. */

@@ -15,6 +15,7 @@
 #include "case_inputs.h"
 #include "grad_cases.h"
 #include "grad_cases_conv.h"
+#include "grad_cases_linalg.h"
 #include "grad_cases_math.h"
 #include "grad_cases_more.h"
 #include "grad_cases_nn.h"
@@ -224,7 +225,7 @@ typedef struct CaseTable {
 static const CaseTable case_tables[] = {
     GN_TABLE(cases_math), GN_TABLE(cases_shape), GN_TABLE(cases_nn),
     GN_TABLE(cases_conv), GN_TABLE(cases_nondiff), GN_TABLE(cases_more),
-    GN_TABLE(cases_more_nondiff),
+    GN_TABLE(cases_more_nondiff), GN_TABLE(cases_linalg),
 };
 
 #undef GN_TABLE

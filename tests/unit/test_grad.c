@@ -20,6 +20,7 @@
 #include "grad_cases_nn.h"
 #include "grad_cases_conv.h"
 #include "grad_cases_more.h"
+#include "grad_cases_linalg.h"
 
 #define EPS 1e-6
 #define ATOL 1e-6
@@ -368,6 +369,12 @@ static void test_cases_more(void **state)
     run_cases(cases_more, sizeof cases_more / sizeof cases_more[0]);
 }
 
+static void test_cases_linalg(void **state)
+{
+    (void)state;
+    run_cases(cases_linalg, sizeof cases_linalg / sizeof cases_linalg[0]);
+}
+
 static bool has_case(MfOpId op, const GradCase *cases, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -390,7 +397,9 @@ static void test_every_differentiable_op_has_a_case(void **state)
                      has_case((MfOpId)op, cases_shape, nshape) ||
                      has_case((MfOpId)op, cases_conv, sizeof cases_conv / sizeof cases_conv[0]) ||
                      has_case((MfOpId)op, cases_nn, sizeof cases_nn / sizeof cases_nn[0]) ||
-                     has_case((MfOpId)op, cases_more, sizeof cases_more / sizeof cases_more[0]);
+                     has_case((MfOpId)op, cases_more, sizeof cases_more / sizeof cases_more[0]) ||
+                     has_case((MfOpId)op, cases_linalg,
+                              sizeof cases_linalg / sizeof cases_linalg[0]);
         if (cased && d->backward)
             continue;
         print_error("differentiable op %s (%s) lacks:%s%s\n", d->name, d->api,
@@ -603,6 +612,7 @@ int main(void)
         TEST(test_cases_nn),
         TEST(test_cases_conv),
         TEST(test_cases_more),
+        TEST(test_cases_linalg),
         TEST(test_every_differentiable_op_has_a_case),
         TEST(test_max_min_share_ties),
         TEST(test_prod_with_zeros),
