@@ -197,16 +197,6 @@ void lmf_push_graph_variable(lua_State *L, struct MfNode *n);
  * node's symbolic output), or NULL for an eager Variable. */
 struct MfNode *lmf_variable_graph_node(const MfVariable *v);
 
-/* tape:gradient(target, sources) for a symbolic target (a GradientTape
- * inside mf.trace or g:as_default): symbolic gradients of the ops built
- * while the tape recorded (node indices in [lo, hi)), w.r.t. the sources'
- * values in the graph; variables count only when the tape watched them.
- * 'grads[i]' owned or NULL; raises on error (repl/lmf_graph_grad.c). */
-struct MfTape;
-struct MfTapeSource;
-void lmf_tape_gradient_graph(lua_State *L, struct MfTape *t, int lo, int hi, MfTensor *target,
-                             int n, const struct MfTapeSource *src, MfTensor *og, bool zero,
-                             MfTensor **grads);
 /* Makes 'L' the state custom gradient functions run on (lmf_tape.c) while
  * a gradient is computed or built; returns the previous one to restore. */
 lua_State *lmf_set_grad_state(lua_State *L);

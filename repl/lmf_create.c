@@ -319,17 +319,18 @@ static void constant_from_tensor(lua_State *L, MfTensor *t, int dt, int given)
     lua_pushvalue(L, given);
 }
 
-/* While a graph is being built, the value on top becomes a Const node named
- * 'name' (NULL: "Const"), replacing it. */
+/* The value on top, or, while a graph is being built, the Const node made
+ * of it (graph/mode.c decides) replacing it. */
 static int graph_constant(lua_State *L, const char *name)
 {
     lua_pushvalue(L, -1);   /* the value on top stays as given */
     MfTensor *v = lmf_check_tensor(L, -1), *out = NULL;
-    if (!mf_graph_default() || mf_exec_running() || v->node) {
+    lmf_check_status(L, mf_mode_constant(v, name, &out));
+    if (out == v) {          /* eager: keep the value as given */
+        mf_tensor_release(out);
         lua_pop(L, 1);
         return 1;
     }
-    lmf_check_status(L, mf_graph_constant(mf_graph_default(), v, name, &out));
     lmf_push_tensor(L, out);
     return 1;
 }

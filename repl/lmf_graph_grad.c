@@ -14,8 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/grad.h"
-#include "eager/eager.h"
 #include "graph/gradients.h"
 #include "lmf.h"
 #include "lmf_explain.h"
@@ -119,79 +117,6 @@ static int l_gradients(lua_State *L)
             lmf_note_nil_gradient(1);
         }
     return 1;
-}
-
-/* ---- tape:gradient inside a graph ------------------------------------------- */
-
-/* True when the tape watched 'v' (read it while recording, or watch(v)). */
-static bool tape_watched(MfTape *t, const MfVariable *v)
-{
-    MfVariable *vs[64];
-    int64_t n = mf_tape_variables(t, vs, 64);
-    MfVariable **all = n > 64 ? malloc((size_t)n * sizeof *all) : vs;
-    if (!all)
-        return false;
-    if (n > 64)
-        mf_tape_variables(t, all, n);
-    bool found = false;
-    for (int64_t i = 0; i < n && !found; i++)
-        found = all[i] == v;
-    if (all != vs)
-        free(all);
-    return found;
-}
-
-/* Zeros shaped like the source (run-time shape). */
-static MfStatus zeros_for(const MfTapeSource *s, MfTensor **out)
-{
-    MfTensor *like = s->variable ? mf_variable_read(s->variable) : s->tensor, *z = NULL;
-    MfStatus st = mf_grad_const(like, 0.0, &z);
-    if (st == MF_OK)
-        st = mf_grad_broadcast_like(z, like, out);
-    mf_tensor_release(z);
-    return st;
-}
-
-/* The sources' gradients (watched variables and tensors), zeros where
- * unconnected when asked. */
-static MfStatus tape_graph_run(MfTape *t, int lo, int hi, MfTensor *target, int n,
-                               const MfTapeSource *src, MfTensor *og, bool zero,
-                               MfVariable **vars, MfTensor **ts, MfTensor **grads)
-{
-    MfGraph *g = mf_tensor_graph(target);
-    for (int i = 0; i < n; i++) {
-        /* a variable the tape did not watch stays unconnected, as in eager mode */
-        vars[i] = src[i].variable && tape_watched(t, src[i].variable) ? src[i].variable : NULL;
-        ts[i] = src[i].variable ? NULL : src[i].tensor;
-    }
-    MfStatus st = mf_graph_gradients_sources(g, target, og, lo, hi, n, vars, ts, grads);
-    bool pushed = false;
-    if (st == MF_OK && zero && mf_graph_default() != g && (st = mf_graph_push_default(g)) == MF_OK)
-        pushed = true;
-    for (int i = 0; i < n && st == MF_OK && zero; i++)
-        if (!grads[i])
-            st = zeros_for(&src[i], &grads[i]);
-    if (pushed)
-        mf_graph_pop_default();
-    return st;
-}
-
-void lmf_tape_gradient_graph(lua_State *L, MfTape *t, int lo, int hi, MfTensor *target, int n,
-                             const MfTapeSource *src, MfTensor *og, bool zero, MfTensor **grads)
-{
-    MfVariable **vars = lua_newuserdatauv(L, (size_t)n * sizeof *vars, 0);
-    MfTensor **ts = lua_newuserdatauv(L, (size_t)n * sizeof *ts, 0);
-    lua_State *saved = lmf_set_grad_state(L);   /* custom gradients run on L */
-    MfStatus st = tape_graph_run(t, lo, hi, target, n, src, og, zero, vars, ts, grads);
-    lmf_set_grad_state(saved);
-    lua_pop(L, 2);
-    if (st != MF_OK) {
-        for (int i = 0; i < n; i++) {
-            mf_tensor_release(grads[i]);
-            grads[i] = NULL;
-        }
-        lmf_raise(L);
-    }
 }
 
 /* Pushes g:to_dot() for the graph at index 1. */

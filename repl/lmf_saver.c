@@ -120,7 +120,8 @@ static void add_graph_vars(lua_State *L, MfSaver *s, MfGraph *g)
  * outside a graph, an error saying what to give. */
 static int graph_saver(lua_State *L)
 {
-    if (!mf_graph_default() || mf_exec_running())
+    MfGraph *g = mf_mode_graph();
+    if (!g)
         return luaL_error(L, "Saver: give the Variables to save: mf.train.Saver{w, b} or "
                           "mf.train.Saver{var_list = {w, b}, optimizers = {opt}} (eager "
                           "Variables are not tracked; mf.train.Saver() with no argument saves "
@@ -131,7 +132,7 @@ static int graph_saver(lua_State *L)
     luaL_setmetatable(L, SAVER_MT);
     if (!(box->s = mf_saver_new()))
         return lmf_raise(L);
-    add_graph_vars(L, box->s, mf_graph_default());
+    add_graph_vars(L, box->s, g);
     return 1;
 }
 

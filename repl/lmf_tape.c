@@ -22,41 +22,25 @@
 #include "lmf_callback.h"
 #include "lmf_explain.h"
 #include "lmf.h"
+#include "train/train.h"
 
 #define TAPE_MT "mf.GradientTape"
 
-/* A tape made while a graph is built (mf.trace) records no ops (the
- * builder takes them): its 'gradient' of a symbolic target is symbolic,
- * over the nodes built while it recorded, [lo, hi) of graph 'g' (a weak
- * pointer, only compared). 'asked': a non-persistent one was used. */
+/* A tape box: the tape and its window on a graph being built (mf.trace:
+ * train/tape_window.c). */
 typedef struct TapeBox {
     MfTape *t;
-    const void *g;
-    int lo, hi;
-    bool asked;
+    MfTapeWindow win;
 } TapeBox;
 
 /* The state running the current 'gradient' (custom gradients call Lua there). */
 static lua_State *grad_L;
 
-/* A tape made while a graph is built records from the graph's next node. */
-static void open_window(TapeBox *box)
-{
-    MfGraph *g = mf_graph_default();
-    if (g && !mf_exec_running()) {
-        box->g = g;
-        box->lo = mf_graph_nnodes(g);
-    }
-}
-
 static TapeBox *push_tape(lua_State *L, MfTape *t)
 {
     TapeBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->t = t;
-    box->g = NULL;
-    box->lo = 0;
-    box->hi = -1;
-    box->asked = false;
+    box->win = (MfTapeWindow){NULL, 0, -1, false};
     luaL_setmetatable(L, TAPE_MT);
     return box;
 }
@@ -124,7 +108,7 @@ static int l_tape_new(lua_State *L)
     box->t = mf_tape_new(persistent, watch);
     if (!box->t)
         return lmf_raise(L);
-    open_window(box);
+    mf_tape_window_open(&box->win);
     return 1;
 }
 
@@ -162,12 +146,7 @@ static int t_watch(lua_State *L)
 /* Stops the tape, closing its window on the graph being built. */
 static void stop_box(TapeBox *box)
 {
-    MfGraph *g = mf_graph_default();
-    if (mf_tape_recording(box->t) && g && !mf_exec_running()) {
-        box->g = g;
-        box->hi = mf_graph_nnodes(g);
-    }
-    mf_tape_stop(box->t);
+    mf_tape_window_stop(&box->win, box->t);
 }
 
 static int t_stop(lua_State *L)
@@ -335,27 +314,6 @@ static void push_grads(lua_State *L, int n, MfTensor **grads, int sidx)
     lua_remove(L, leaves);
 }
 
-/* tape:gradient of a symbolic target: the ops built into its graph while
- * the tape recorded (all of them when the tape was made before the graph
- * was built; none when it stopped before), as in tf.function. */
-static void symbolic_gradient(lua_State *L, TapeBox *box, MfTensor *target, int n,
-                              const MfTapeSource *src, MfTensor *og, bool zero,
-                              MfTensor **grads)
-{
-    MfGraph *g = mf_tensor_graph(target);
-    bool mine = box->g == (const void *)g;
-    int lo = mine ? box->lo : 0;
-    int hi = mine && box->hi >= 0 ? box->hi : mf_tape_recording(box->t) ? INT_MAX : lo;
-    if (box->asked)
-        luaL_error(L, "gradient: a non-persistent GradientTape can only be used once; create "
-                   "it with {persistent = true}");
-    lmf_tape_gradient_graph(L, box->t, lo, hi, target, n, src, og, zero, grads);
-    if (!mf_tape_persistent(box->t)) {
-        box->asked = true;
-        mf_tape_stop(box->t);
-    }
-}
-
 /* The targets at 'idx' (one tensor or Variable, or a structure of them,
  * as TensorFlow's list or dict of targets) into a userdata array pushed
  * after the array of leaves; returns the count. */
@@ -379,34 +337,6 @@ static int read_targets(lua_State *L, int idx, MfTensor ***out)
     return (int)n;
 }
 
-/* Several symbolic targets: the gradients of each, summed (graph nodes). */
-static void symbolic_gradients(lua_State *L, TapeBox *box, int nt, MfTensor **ts, int n,
-                               const MfTapeSource *src, MfTensor *og, bool zero,
-                               MfTensor **grads)
-{
-    MfTensor **part = lua_newuserdatauv(L, (size_t)n * sizeof *part, 0);
-    bool asked = box->asked;
-    for (int k = 0; k < nt; k++) {
-        box->asked = asked;   /* one question, in as many walks as targets */
-        symbolic_gradient(L, box, ts[k], n, src, nt == 1 ? og : NULL, zero, k ? part : grads);
-        for (int i = 0; k && i < n; i++) {
-            MfTensor *sum = NULL;
-            MfStatus st = MF_OK;
-            if (grads[i] && part[i]) {
-                st = mf_binary(MF_OP_ADD, grads[i], part[i], &sum);
-                mf_tensor_release(grads[i]);
-                mf_tensor_release(part[i]);
-            } else {
-                sum = grads[i] ? grads[i] : part[i];
-            }
-            grads[i] = sum;
-            part[i] = NULL;
-            lmf_check_status(L, st);
-        }
-    }
-    lua_pop(L, 1);
-}
-
 /* tape:gradient(targets, sources [, {output_gradients, unconnected}]) */
 static int t_gradient(lua_State *L)
 {
@@ -426,18 +356,12 @@ static int t_gradient(lua_State *L)
     MfTensor **grads = lua_newuserdatauv(L, (size_t)n * sizeof *grads, 0);
     for (int i = 0; i < n; i++)
         grads[i] = NULL;
-    bool symbolic = false;
-    for (int k = 0; k < nt; k++)
-        symbolic = symbolic || ts[k]->node;
-    if (symbolic) {
-        symbolic_gradients(L, luaL_checkudata(L, 1, TAPE_MT), nt, ts, n, src, og, zero, grads);
-    } else {
-        lua_State *saved = lmf_set_grad_state(L);
-        MfStatus st = mf_tape_gradients(t, nt, ts, n, src, og ? &og : NULL, zero, grads);
-        lmf_set_grad_state(saved);
-        if (st != MF_OK)
-            lmf_raise(L);
-    }
+    TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
+    lua_State *saved = lmf_set_grad_state(L);   /* custom gradients run on L */
+    MfStatus st = mf_tape_window_gradients(&box->win, t, nt, ts, n, src, og, zero, grads);
+    lmf_set_grad_state(saved);
+    if (st != MF_OK)
+        lmf_raise(L);
     push_grads(L, n, grads, 3);
     return 1;
 }
@@ -502,11 +426,7 @@ static int t_stop_recording(lua_State *L)
 static int t_reset(lua_State *L)
 {
     TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
-    mf_tape_reset(check_tape(L, 1));
-    box->asked = false;
-    MfGraph *g = mf_graph_default();
-    if (g && box->g == (const void *)g && mf_tape_recording(box->t))
-        box->lo = mf_graph_nnodes(g);
+    mf_tape_window_reset(&box->win, check_tape(L, 1));
     return 0;
 }
 
@@ -750,7 +670,7 @@ static int grad_call(lua_State *L)
     TapeBox *box = push_tape(L, mf_tape_new(false, true));
     if (!box->t)
         return lmf_raise(L);
-    open_window(box);
+    mf_tape_window_open(&box->win);
     for (lua_Integer j = 0; j < n; j++) {
         MfStatus st = src[j].variable ? mf_tape_watch_variable(box->t, src[j].variable)
                                       : mf_tape_watch(box->t, src[j].tensor);
@@ -765,10 +685,15 @@ static int grad_call(lua_State *L)
      * the box waits for the collector */
     stop_box(box);
     MfTensor **grads = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *grads, 0);
-    if (y->node)   /* inside mf.trace: symbolic gradients */
-        symbolic_gradient(L, box, y, (int)n, src, NULL, true, grads);
-    else
-        tape_gradient(L, box->t, y, (int)n, src, NULL, true, grads);
+    for (lua_Integer j = 0; j < n; j++)
+        grads[j] = NULL;
+    /* inside mf.trace, symbolic gradients (train/tape_window.c) */
+    lua_State *saved = lmf_set_grad_state(L);
+    MfStatus st = mf_tape_window_gradients(&box->win, box->t, 1, &y, (int)n, src, NULL, true,
+                                           grads);
+    lmf_set_grad_state(saved);
+    if (st != MF_OK)
+        return lmf_raise(L);
     close_box(box);
     lua_createtable(L, (int)n, 0);
     int gleaves = lua_gettop(L);
@@ -1064,7 +989,7 @@ static void mark_graph(lua_State *L, int first, int nin, MfTensor *const *in, in
  * mf_graph_custom_gradient can look at the nodes f adds. */
 static int graph_mark(MfGraph **g)
 {
-    *g = mf_exec_running() ? NULL : mf_graph_default();
+    *g = mf_mode_graph();
     return *g ? mf_graph_nnodes(*g) : -1;
 }
 

@@ -447,7 +447,7 @@ static int fn_call(lua_State *L)
 {
     check_function(L);
     int top = lua_gettop(L);
-    if ((mf_graph_default() && !mf_exec_running()) || mf_tape_any_recording())
+    if (mf_mode_graph() || mf_tape_any_recording())
         return call_plain(L, top);
     entry_for(L, top, "traced function");
     int entry = lua_gettop(L);

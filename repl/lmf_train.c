@@ -659,27 +659,6 @@ static MfApplyNonfinite read_nonfinite(lua_State *L, int oi, const char *who)
     return (MfApplyNonfinite)k;
 }
 
-/* True when a pair's Variable is a graph Variable (graph mode). */
-static bool graph_pairs(const MfGradVar *pairs, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (pairs[i].var && pairs[i].var->value && pairs[i].var->value->node)
-            return true;
-    return false;
-}
-
-/* The graph being built (mf.trace) when eager Variables are trained in
- * it: a graph is the default, or a gradient is symbolic. NULL otherwise. */
-static MfGraph *traced_graph(const MfGradVar *pairs, int n)
-{
-    if (mf_graph_default() && !mf_exec_running())
-        return mf_graph_default();
-    for (int i = 0; i < n; i++)
-        if (pairs[i].grad && pairs[i].grad->node)
-            return mf_tensor_graph(pairs[i].grad);
-    return NULL;
-}
-
 /* Applies the pairs at 'pi' with the options at 'oi'; in graph mode pushes
  * the train op and returns 1, else returns 0. */
 static int apply(lua_State *L, int pi, int oi, const char *who)
@@ -693,18 +672,12 @@ static int apply(lua_State *L, int pi, int oi, const char *who)
     MfGradVar *pairs = copy_pairs(L, pi, n);
     if (pairs)
         mf_optimizer_next_nonfinite(o, nonfinite);   /* taken by the apply below */
-    bool graph = pairs && graph_pairs(pairs, n);
-    MfGraph *traced = !graph && pairs ? traced_graph(pairs, n) : NULL;
-    MfNode *op = NULL;
-    MfStatus st = !pairs ? MF_ENOMEM
-                  : graph  ? mf_optimizer_apply_graph(o, n, pairs, lr, gs, &op)
-                  : traced ? mf_optimizer_apply_traced(o, traced, n, pairs, lr, gs, &op)
-                           : mf_optimizer_apply(o, n, pairs, lr, gs);
-    graph = graph || traced;
+    MfNode *op = NULL;   /* train/mode.c decides: eager, graph or traced */
+    MfStatus st = pairs ? mf_train_apply_gradients(o, n, pairs, lr, gs, &op) : MF_ENOMEM;
     mf_grad_vars_free(pairs, n);
     if (st != MF_OK)
         lmf_raise(L);
-    if (!graph)
+    if (!op)
         return 0;
     lmf_push_operation(L, op);
     return 1;
@@ -768,14 +741,6 @@ static int o_get_slot(lua_State *L)
     return 1;
 }
 
-/* True when 'v' belongs where the caller is: graph 'g' being built, or
- * eager mode (g NULL): TensorFlow gives only the current graph's. */
-static bool in_context(const MfVariable *v, const MfGraph *g)
-{
-    const MfTensor *t = v->value;
-    return g ? t && t->node && mf_tensor_graph(t) == g : !(t && t->node);
-}
-
 /* opt:variables() -> the optimizer's own Variables (TensorFlow 1.x's
  * Optimizer.variables()): each trained variable's slots, in the order the
  * variables were first applied, then Adam's beta1_power and beta2_power;
@@ -785,7 +750,6 @@ static int o_variables(lua_State *L)
     MfOptimizer *o = check_opt(L, 1);
     const char *names[2];
     int ns = mf_optimizer_slot_names(o, names);
-    MfGraph *g = mf_exec_running() ? NULL : mf_graph_default();
     lua_newtable(L);
     lua_Integer k = 0;
     for (int i = 0, n = mf_optimizer_nvars(o); i < n; i++)
@@ -793,7 +757,7 @@ static int o_variables(lua_State *L)
             MfVariable *slot = NULL;
             if (mf_optimizer_get_slot(o, mf_optimizer_var(o, i), names[j], &slot) != MF_OK)
                 return lmf_raise(L);
-            if (!slot || !in_context(slot, g))
+            if (!slot || !mf_mode_variable_here(slot))
                 continue;
             mf_variable_retain(slot);
             push_var(L, slot);
@@ -802,7 +766,7 @@ static int o_variables(lua_State *L)
     for (int c = 0; c < mf_optimizer_npowers(o); c++)   /* Adam's, of this context */
         for (int j = 0; j < 2; j++) {
             MfVariable *p = mf_optimizer_power(o, c, j);
-            if (!p || !in_context(p, g))
+            if (!p || !mf_mode_variable_here(p))
                 continue;
             mf_variable_retain(p);
             push_var(L, p);
@@ -907,31 +871,30 @@ static int o_gc(lua_State *L)
 
 /* mf.train.global_step() -> eager: the process's int64 "global_step"
  * Variable (non-trainable, 0 at first), made on the first call; while a
- * graph is built: that graph's "global_step" variable, made on first use. */
+ * graph is built: that graph's "global_step" variable, made on first use
+ * (train/mode.c decides). The eager one's box is kept in the registry, so
+ * every call gives the same object; a closed step (<close> or its __close)
+ * is forgotten and a fresh one, at 0, takes its place, as TensorFlow's
+ * get_or_create_global_step makes a new step once the old one is gone. */
 static int l_global_step(lua_State *L)
 {
-    MfGraph *g = mf_graph_default();
-    if (g && !mf_exec_running()) {
-        MfVariable *v;
-        lmf_check_status(L, mf_train_graph_global_step(g, &v));
-        push_var(L, v);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key);
+    MfVariable *kept = lmf_test_variable(L, -1);   /* NULL when absent or closed */
+    if (!kept)
+        mf_train_global_step_forget();
+    MfVariable *v;
+    lmf_check_status(L, mf_train_global_step(&v));
+    if (v == kept) {
+        mf_variable_release(v);
         return 1;
     }
-    /* a closed step (<close> or its __close) is forgotten and a fresh one,
-     * at 0, takes its place, as TensorFlow's get_or_create_global_step
-     * makes a new step once the old one is gone */
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key) != LUA_TNIL &&
-        lmf_test_variable(L, -1))
-        return 1;
     lua_pop(L, 1);
-    MfTensor *zero = mf_tensor_scalar(MF_INT64, 0);
-    MfVariable *v = zero ? mf_variable_new(zero, "global_step", false) : NULL;
-    mf_tensor_release(zero);
-    if (!v)
-        return lmf_raise(L);
-    lmf_push_variable(L, v);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &global_step_key);
+    bool eager = v == mf_train_eager_global_step();
+    push_var(L, v);
+    if (eager) {
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &global_step_key);
+    }
     return 1;
 }
 

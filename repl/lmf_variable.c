@@ -28,14 +28,7 @@ static const char graph_vars_key = 0;
 
 MfNode *lmf_variable_graph_node(const MfVariable *v)
 {
-    MfNode *n = v->value && v->value->node ? v->value->node : NULL;
-    return n && n->kind == MF_NODE_VARIABLE ? n : NULL;
-}
-
-/* True while ops are being built into a graph (not while one runs). */
-static bool building_graph(void)
-{
-    return mf_graph_default() && !mf_exec_running();
+    return mf_mode_variable_node(v);
 }
 
 void lmf_push_variable(lua_State *L, MfVariable *v)
@@ -173,18 +166,6 @@ void lmf_push_graph_variable(lua_State *L, MfNode *n)
     lua_remove(L, -2);
 }
 
-/* mf.Variable inside a graph: a VARIABLE node with its initializer; the
- * value lives in each Session. */
-static int graph_variable(lua_State *L, MfTensor *initial, const char *name, bool trainable)
-{
-    MfGraph *g = building_graph() ? mf_graph_default() : mf_tensor_graph(initial);
-    MfNode *n;
-    lmf_check_status(L, mf_graph_check_name(g, "Variable", name));
-    lmf_check_status(L, mf_graph_variable(g, initial, name, trainable, &n));
-    lmf_push_graph_variable(L, n);
-    return 1;
-}
-
 /* mf.Variable(initial_value [, {name = "Variable", trainable = true, dtype}]) */
 static int l_variable(lua_State *L)
 {
@@ -200,37 +181,31 @@ static int l_variable(lua_State *L)
         luaL_error(L, "Variable: option 'name' must be a string, got %s", luaL_typename(L, -1));
     const char *name = lua_tostring(L, -1);
     int trainable = lmf_opt_bool(L, 2, "trainable", 1);
-    if (building_graph() || t->node)
-        return graph_variable(L, t, name, trainable);
-    MfVariable *v = mf_variable_new(t, name, trainable);
-    if (!v)
-        return lmf_raise(L);
-    lmf_push_variable(L, v);
+    MfVariable *v;
+    MfNode *n;
+    lmf_check_status(L, mf_mode_variable(t, name, trainable, &v, &n));
+    if (n)   /* in a graph: a VARIABLE node; the value lives in each Session */
+        lmf_push_graph_variable(L, n);
+    else
+        lmf_push_variable(L, v);
     return 1;
 }
 
 /* ---- methods ---------------------------------------------------------------------- */
 
-typedef MfStatus (*AssignFn)(MfVariable *v, MfTensor *x);
-
 /* Eager: assigns now and returns the Variable. Graph variable: returns the
  * assign node's output (run it in a Session). Eager variable while a graph
- * is built (mf.trace): an assign node that updates it when the graph runs. */
-static int assign_with(lua_State *L, AssignFn fn, MfAssignKind kind)
+ * is built (mf.trace): an assign node that updates it when the graph runs
+ * (graph/mode.c decides). */
+static int assign_with(lua_State *L, MfAssignKind kind)
 {
     MfVariable *v = lmf_check_variable(L, 1);
     if (!v->value)
         return luaL_error(L, "assign: variable '%s' has no value yet", v->name);
     luaL_checkany(L, 2);
     MfTensor *x = to_value(L, 2, v->value->dtype), *out = NULL;
-    MfNode *n = lmf_variable_graph_node(v);
-    if (n) {
-        lmf_check_status(L, mf_graph_assign(n, kind, x, &out));
-    } else if (building_graph() || x->node) {
-        MfGraph *g = building_graph() ? mf_graph_default() : mf_tensor_graph(x);
-        lmf_check_status(L, mf_graph_assign_captured(g, v, kind, x, &out));
-    } else {
-        lmf_check_status(L, fn(v, x));
+    lmf_check_status(L, mf_mode_assign(v, kind, x, &out));
+    if (!out) {
         lua_settop(L, 1);
         return 1;
     }
@@ -238,38 +213,17 @@ static int assign_with(lua_State *L, AssignFn fn, MfAssignKind kind)
     return 1;
 }
 
-static int v_assign(lua_State *L)
-{
-    return assign_with(L, mf_variable_assign_value, MF_ASSIGN_SET);
-}
-static int v_assign_add(lua_State *L)
-{
-    return assign_with(L, mf_variable_assign_add, MF_ASSIGN_ADD);
-}
-static int v_assign_sub(lua_State *L)
-{
-    return assign_with(L, mf_variable_assign_sub, MF_ASSIGN_SUB);
-}
+static int v_assign(lua_State *L) { return assign_with(L, MF_ASSIGN_SET); }
+static int v_assign_add(lua_State *L) { return assign_with(L, MF_ASSIGN_ADD); }
+static int v_assign_sub(lua_State *L) { return assign_with(L, MF_ASSIGN_SUB); }
 
 /* v:read_value(), v:value(): the current value (a tensor; later assigns do
- * not change it). */
+ * not change it); a read node for a graph Variable. */
 static int v_read_value(lua_State *L)
 {
     MfVariable *v = lmf_check_variable(L, 1);
-    MfNode *n = lmf_variable_graph_node(v);
     MfTensor *t = NULL;
-    if (n) {             /* a read node: it reads when it runs */
-        lmf_check_status(L, mf_graph_read(n, &t));
-        lmf_push_tensor(L, t);
-        return 1;
-    }
-    t = lmf_check_variable_value(L, 1);
-    if (t->node)         /* a capture: hand out a tensor that keeps the graph */
-        t = mf_graph_output(t->node, t->node_output);
-    else
-        mf_tensor_retain(t);
-    if (!t)
-        return lmf_raise(L);
+    lmf_check_status(L, mf_mode_read(v, &t));
     lmf_push_tensor(L, t);
     return 1;
 }

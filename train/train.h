@@ -263,6 +263,63 @@ MfStatus mf_train_traced_gradients(MfGraph *g, MfTensor *loss, int lo, MfGradVar
  * that name that is not a variable. */
 MfStatus mf_train_graph_global_step(MfGraph *g, MfVariable **step);
 
+/* ---- eager or graph (train/mode.c) ---------------------------------------------- */
+
+/* apply_gradients where it belongs: pairs of graph Variables ->
+ * mf_optimizer_apply_graph; eager Variables while a graph is built or with
+ * a symbolic gradient (mf.trace) -> mf_optimizer_apply_traced; otherwise
+ * mf_optimizer_apply (done now). '*train_op' (borrowed) is the train op
+ * in the first two cases, NULL when the update is done. */
+MfStatus mf_train_apply_gradients(MfOptimizer *o, int n, const MfGradVar *pairs, MfTensor *lr,
+                                  MfVariable *global_step, MfNode **train_op);
+
+/* mf.train.global_step(): while a graph is built, its "global_step"
+ * variable (a handle, mf_train_graph_global_step); otherwise the process's
+ * eager one (int64, 0, not trainable), made on first use and kept until
+ * mf_train_global_step_forget. '*step' is a reference the caller owns. */
+MfStatus mf_train_global_step(MfVariable **step);
+
+/* The process's eager global step (borrowed), NULL before the first use. */
+MfVariable *mf_train_eager_global_step(void);
+
+/* Drops the eager global step (its owner closed it, or the program ends):
+ * the next mf_train_global_step makes a fresh one at 0, as TensorFlow's
+ * get_or_create_global_step once the old one is gone. */
+void mf_train_global_step_forget(void);
+
+/* ---- a GradientTape inside a graph being built (train/tape_window.c) --------------
+ * While a graph is built (mf.trace) the builder takes the ops, so a tape
+ * records none: its gradient of a symbolic target is the symbolic gradient
+ * over the nodes built while it recorded, the window [lo, hi) of graph 'g'
+ * ('g' only compared, not kept; 'hi' -1 while it records). 'asked': a
+ * non-persistent tape already answered. Keep one window beside each tape. */
+typedef struct MfTapeWindow {
+    const MfGraph *g;
+    int lo, hi;
+    bool asked;
+} MfTapeWindow;
+
+/* At the tape's creation: opens the window at the next node of the graph
+ * being built (none: eager). */
+void mf_tape_window_open(MfTapeWindow *w);
+
+/* Stops tape 't' (mf_tape_stop), closing its window on the graph being built. */
+void mf_tape_window_stop(MfTapeWindow *w, MfTape *t);
+
+/* tape:reset(): mf_tape_reset, and a recording tape's window starts anew. */
+void mf_tape_window_reset(MfTapeWindow *w, MfTape *t);
+
+/* tape:gradient(targets, sources): with a symbolic target, the window's
+ * symbolic gradients of each of the 'nt' targets, summed ('og', the output
+ * gradient, goes with one target; 'zero': zeros for unconnected sources,
+ * built in the target's graph; a Variable the tape did not watch stays
+ * unconnected); with concrete targets, mf_tape_gradients. 'grads[0..n)'
+ * owned, NULL where unconnected; all NULL on error. A non-persistent tape
+ * answers once. Custom gradients may call back into the caller's face. */
+MfStatus mf_tape_window_gradients(MfTapeWindow *w, MfTape *t, int nt, MfTensor *const *targets,
+                                  int n, const MfTapeSource *src, MfTensor *og, bool zero,
+                                  MfTensor **grads);
+
 /* ---- Saver (train/saver.c) ---------------------------------------------------------
  * Saves and restores named Variables, the slots and non-slot variables of
  * optimizers and the global step in one safetensors file. Entry names: the
