@@ -202,4 +202,53 @@ MfTapeEntry mf_tape_entry(const MfTape *t, int64_t k);
 /* Live tapes (tests assert 0 at teardown). */
 int64_t mf_tape_live_count(void);
 
+/* ---- gradcheck (eager/gradcheck.c) ------------------------------------------------
+ * The one gradient check, shared by the op-table walk of the C tests and
+ * mf.test.gradcheck: the gradient a tape computes (each op's 'backward')
+ * against central finite differences in float64. The objective is
+ * L(x) = sum over outputs k of sum(w_k * y_k) (w_k ones without weights);
+ * element j of float64 input i passes when
+ *   |analytic - numeric| <= atol + rtol * |numeric|,
+ *   numeric = (L(x + eps e_j) - L(x - eps e_j)) / (2 eps). */
+
+#define MF_GRADCHECK_MAX_OUTPUTS 16
+
+/* The function under check: from the 'n' inputs, writes its outputs to
+ * 'outs' (owned; NULL entries allowed: no contribution) and their count
+ * (at most MF_GRADCHECK_MAX_OUTPUTS) to '*nout'. Called once under a tape,
+ * then twice per checked element; an error status stops the check. */
+typedef MfStatus (*MfGradcheckFn)(void *ctx, int n, MfTensor *const *inputs, int *nout,
+                                  MfTensor **outs);
+
+/* A failed element: input 'input' (0-based), flat row-major 'index', its
+ * value 'x', the two derivatives. */
+typedef struct MfGradcheckMismatch {
+    int input;
+    int64_t index;
+    double x, analytic, numeric;
+} MfGradcheckMismatch;
+
+typedef struct MfGradcheckOptions {
+    double eps, atol, rtol;
+    /* one per output, MF_GRADCHECK_MAX_OUTPUTS entries, NULL entry: that
+     * output is left out; NULL array: every output with weights of ones */
+    MfTensor *const *weights;
+    /* called for each mismatch (may be NULL) */
+    void (*report)(void *ctx, const MfGradcheckMismatch *m);
+    void *report_ctx;
+    int stop_after;        /* stop at this many mismatches; 0: check every element */
+} MfGradcheckOptions;
+
+/* mf.test.gradcheck's defaults: eps 1e-6, atol 1e-5, rtol 1e-3, every
+ * output, stop at the first mismatch. */
+MfGradcheckOptions mf_gradcheck_defaults(void);
+
+/* Checks 'f' at 'inputs': the contiguous float64 ones are watched and
+ * perturbed in place (restored after), the others passed as they are and
+ * not checked. '*nbad' = the mismatches found (reported through 'report').
+ * Errors: f's, the tape's, a non-contiguous float64 input, a symbolic
+ * (graph) output ("gradcheck: f returned a symbolic (graph) tensor ..."). */
+MfStatus mf_gradcheck(MfGradcheckFn f, void *ctx, int n, MfTensor *const *inputs,
+                      const MfGradcheckOptions *o, int *nbad);
+
 #endif

@@ -81,18 +81,6 @@ lua_State *lmf_set_grad_state(lua_State *L)
     return saved;
 }
 
-/* Runs mf_tape_gradient with 'grad_L' set; on error releases and raises. */
-static void tape_gradient(lua_State *L, MfTape *t, MfTensor *target, int n,
-                          const MfTapeSource *src, MfTensor *og, bool zero, MfTensor **grads)
-{
-    lua_State *saved = grad_L;
-    grad_L = L;
-    MfStatus st = mf_tape_gradient(t, target, n, src, og, zero, grads);
-    grad_L = saved;
-    if (st != MF_OK)
-        lmf_raise(L);
-}
-
 /* ---- mf.GradientTape ------------------------------------------------------ */
 
 /* mf.GradientTape{persistent = false, watch_accessed_variables = true} */
@@ -1076,60 +1064,49 @@ static MfTensor *push_f64_copy(lua_State *L, int idx)
     return x;
 }
 
-/* Calls f (slot 1) on the inputs in slots first..first+n-1; returns the sum
- * of its result's elements. */
-static double eval_sum(lua_State *L, int first, int n)
-{
-    lua_pushvalue(L, 1);
-    for (int i = 0; i < n; i++)
-        lua_pushvalue(L, first + i);
-    lua_call(L, n, 1);
-    MfTensor *y = lmf_check_tensor(L, -1);
-    if (!y->storage)
-        luaL_error(L, "gradcheck: f returned a symbolic (graph) tensor; gradcheck runs eagerly "
-                   "on values");
-    double s = 0;
-    for (int64_t k = 0, m = mf_tensor_numel(y); k < m; k++)
-        s += mf_tensor_get(y, k);
-    lua_pop(L, 1);
-    return s;
-}
+/* What the check calls: f (slot 1) on the input boxes in slots
+ * first..first+n-1, which hold the very tensors eager/gradcheck.c perturbs;
+ * run protected, its error object left on top ('lua_failed'). The first
+ * mismatch is kept in 'bad'. */
+typedef struct CheckCtx {
+    lua_State *L;
+    int first;
+    bool lua_failed, found;
+    MfGradcheckMismatch bad;
+} CheckCtx;
 
-/* Pushes the analytic gradients of sum(f(inputs)) (zeros where unconnected). */
-static void push_analytic(lua_State *L, int first, int n, MfTensor **xs)
+static MfStatus call_checked(void *ctx, int n, MfTensor *const *inputs, int *nout,
+                             MfTensor **outs)
 {
-    int top = lua_gettop(L);
-    TapeBox *box = push_tape(L, mf_tape_new(false, false));
-    if (!box->t)
-        lmf_raise(L);
-    MfTapeSource src[MAX_ARGS];
-    for (int i = 0; i < n; i++) {
-        src[i].tensor = xs[i];
-        src[i].variable = NULL;
-        if (mf_tape_watch(box->t, xs[i]) != MF_OK) {
-            close_box(box);
-            lmf_raise(L);
-        }
-    }
+    CheckCtx *c = ctx;
+    lua_State *L = c->L;
+    (void)inputs;
     lua_pushvalue(L, 1);
     for (int i = 0; i < n; i++)
-        lua_pushvalue(L, first + i);
+        lua_pushvalue(L, c->first + i);
     if (lmf_pcall(L, n, 1) != LUA_OK) {
-        close_box(box);
-        lua_error(L);
+        c->lua_failed = true;
+        return mf_err_set(MF_EARG, "gradcheck: f raised an error");
     }
     MfTensor *y = lmf_test_tensor(L, -1);
     if (!y) {
-        close_box(box);
-        luaL_error(L, "gradcheck: f must return a tensor, got %s", luaL_typename(L, -1));
+        MfStatus st = mf_err_set(MF_EARG, "gradcheck: f must return a tensor, got %s",
+                                 luaL_typename(L, -1));
+        lua_pop(L, 1);
+        return st;
     }
-    MfTensor **grads = lua_newuserdatauv(L, (size_t)n * sizeof *grads, 0);
-    tape_gradient(L, box->t, y, n, src, NULL, true, grads);
-    close_box(box);
-    for (int i = 0; i < n; i++)
-        lmf_push_tensor(L, grads[i]);
-    for (int k = 0; k < 3; k++) /* the tape box, y and the 'grads' array */
-        lua_remove(L, top + 1);
+    mf_tensor_retain(y);
+    lua_pop(L, 1);
+    outs[0] = y;
+    *nout = 1;
+    return MF_OK;
+}
+
+static void keep_mismatch(void *ctx, const MfGradcheckMismatch *m)
+{
+    CheckCtx *c = ctx;
+    c->found = true;
+    c->bad = *m;
 }
 
 /* "{2,1}": the 1-based index of flat element 'k' of 'x'. */
@@ -1152,7 +1129,8 @@ static const char *index_str(lua_State *L, const MfTensor *x, int64_t k)
     return lua_tostring(L, -1);
 }
 
-/* mf.test.gradcheck(f, inputs [, {eps, atol, rtol}]) -> true | false, message */
+/* mf.test.gradcheck(f, inputs [, {eps, atol, rtol}]) -> true | false, message
+ * (eager/gradcheck.c checks; the inputs are float64 copies) */
 static int l_gradcheck(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -1161,42 +1139,45 @@ static int l_gradcheck(lua_State *L)
     if (!lua_isnoneornil(L, 3))
         luaL_checktype(L, 3, LUA_TTABLE);
     lmf_check_options(L, 3, "gradcheck", known);
-    double eps = lmf_opt_number(L, 3, "eps", 1e-6), atol = lmf_opt_number(L, 3, "atol", 1e-5);
-    double rtol = lmf_opt_number(L, 3, "rtol", 1e-3);
+    MfGradcheckOptions o = mf_gradcheck_defaults();
+    o.eps = lmf_opt_number(L, 3, "eps", o.eps);
+    o.atol = lmf_opt_number(L, 3, "atol", o.atol);
+    o.rtol = lmf_opt_number(L, 3, "rtol", o.rtol);
     int n = (int)luaL_len(L, 2);
     luaL_argcheck(L, n >= 1 && n <= MAX_ARGS, 2, "expected an array of 1 to 64 inputs");
     lua_settop(L, 3);
+    luaL_checkstack(L, 2 * n + 8, "gradcheck: too many inputs");
     MfTensor *xs[MAX_ARGS];
     for (int i = 0; i < n; i++) {
         lua_geti(L, 2, i + 1);
         xs[i] = push_f64_copy(L, -1);
         lua_remove(L, -2);
     }
-    push_analytic(L, 4, n, xs);
-    for (int i = 0; i < n; i++) {
-        MfTensor *g = lmf_check_tensor(L, 4 + n + i);
-        double *p = mf_tensor_data(xs[i]);
-        for (int64_t k = 0, m = mf_tensor_numel(xs[i]); k < m; k++) {
-            double v = p[k];
-            p[k] = v + eps;
-            double hi = eval_sum(L, 4, n);
-            p[k] = v - eps;
-            double lo = eval_sum(L, 4, n);
-            p[k] = v;
-            double num = (hi - lo) / (2 * eps), ana = mf_tensor_get(g, k);
-            if (fabs(ana - num) <= atol + rtol * fabs(num))
-                continue;
-            const char *where = index_str(L, xs[i], k);
-            lua_pushboolean(L, 0);
-            char msg[256];
-            snprintf(msg, sizeof msg, "gradcheck: input %d, index %s: analytic %.9g, numeric "
-                     "%.9g, difference %.3g", i + 1, where, ana, num, fabs(ana - num));
-            lua_pushstring(L, msg);
-            return 2;
-        }
+    CheckCtx c = {L, 4, false, false, {0}};
+    o.report = keep_mismatch;
+    o.report_ctx = &c;
+    int nbad = 0;
+    lua_State *saved = lmf_set_grad_state(L);   /* custom gradients run on L */
+    MfStatus st = mf_gradcheck(call_checked, &c, n, xs, &o, &nbad);
+    lmf_set_grad_state(saved);
+    if (c.lua_failed) {
+        mf_err_clear();
+        return lua_error(L);
     }
-    lua_pushboolean(L, 1);
-    return 1;
+    lmf_check_status(L, st);
+    if (!c.found) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    const char *where = index_str(L, xs[c.bad.input], c.bad.index);
+    lua_pushboolean(L, 0);
+    lua_pushfstring(L, "gradcheck: input %d, index %s: ", c.bad.input + 1, where);
+    char msg[160];
+    snprintf(msg, sizeof msg, "analytic %.9g, numeric %.9g, difference %.3g", c.bad.analytic,
+             c.bad.numeric, fabs(c.bad.analytic - c.bad.numeric));
+    lua_pushstring(L, msg);
+    lua_concat(L, 2);
+    return 2;
 }
 
 /* ---- registration ------------------------------------------------------- */

@@ -230,6 +230,23 @@ T.test("gradcheck passes and fails", function()
   T.eq(ok2, false)
   T.ok(msg2:find("gradcheck: input 1, index {1,1}: analytic 3, numeric 2",
                  1, true), msg2)
+  -- f's own error object comes through, whether under the tape or in the
+  -- differences; what f returns is checked
+  local x = mf.tensor({1, 2}, "float64")
+  local okf, err = pcall(mf.test.gradcheck, function() error({code = 7}) end, {x})
+  T.eq(okf, false)
+  T.eq(err.code, 7)
+  local calls = 0
+  T.raises(function()
+    mf.test.gradcheck(function(a)
+      calls = calls + 1
+      if calls > 2 then error("late failure") end
+      return mf.reduce_sum(a * a)
+    end, {x})
+  end, "late failure")
+  T.raises(function() mf.test.gradcheck(function() return "s" end, {x}) end,
+           "gradcheck: f must return a tensor, got string")
+  T.eq(x:totable()[2], 2, "the caller's input is not perturbed (a float64 copy is)")
 end)
 
 T.test("tape userdata errors and closing", function()

@@ -1,18 +1,19 @@
-/* test_grad.c — gradient checks: every case of grad_cases_math.h and
- * grad_cases_shape.h runs its op in float64 and compares the op's 'backward'
- * with central finite differences of sum(w * op(x)) for a fixed random w;
- * cases marked 'second_order' also check the gradient of the gradient (the
- * backward's own ops are recorded on a small tape kept here, then walked
- * backwards with their gradients). A walk of the op table fails when a
- * differentiable op has no case or no 'backward'. Value tests pin down
- * TensorFlow's conventions where finite differences cannot: ties, zeros,
- * kinks, dtypes without gradients. */
+/* test_grad.c — gradient checks: every case of the grad_cases_*.h files
+ * runs its op in float64 through the one gradient check (eager/gradcheck.c,
+ * which mf.test.gradcheck uses too): a tape's gradient of sum(w * op(x))
+ * for a fixed random w, i.e. the op's 'backward', against central finite
+ * differences; cases marked 'second_order' also check the gradient of the
+ * gradient (the backward's own ops differentiated by the tape). A walk of
+ * the op table fails when a differentiable op has no case or no
+ * 'backward'. Value tests pin down TensorFlow's conventions where finite
+ * differences cannot: ties, zeros, kinks, dtypes without gradients. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "testutil.h"
 
 #include "core/grad.h"
+#include "eager/eager.h"
 #include "case_inputs.h"
 #include "grad_cases.h"
 #include "grad_cases_math.h"
@@ -57,16 +58,6 @@ static int forward(const GradCase *gc, GnInputs *in, MfTensor **outs)
     return nout;
 }
 
-/* Sum of w[k] * outs[k] over the outputs that have a weight. */
-static double weighted_sum(MfTensor *const *outs, MfTensor *const *w, int n)
-{
-    double s = 0;
-    for (int k = 0; k < n; k++)
-        for (int64_t i = 0; w[k] && i < mf_tensor_numel(outs[k]); i++)
-            s += mf_tensor_get(w[k], i) * mf_tensor_get(outs[k], i);
-    return s;
-}
-
 /* Runs the op's gradient with 'doutputs' = w; 'din' receives owned tensors. */
 static void backward(const GradCase *gc, GnInputs *in, MfTensor *const *outs, int nout,
                      MfTensor *const *w, MfTensor **din)
@@ -82,66 +73,59 @@ static void backward(const GradCase *gc, GnInputs *in, MfTensor *const *outs, in
     }
 }
 
-/* sum(w * op(x)) at the current inputs. */
-static double objective(const GradCase *gc, GnInputs *in, MfTensor *const *w)
+/* ---- the functions eager/gradcheck.c checks ---------------------------------------
+ * First order: the op itself. Second order: the op's backward with output
+ * gradients w, its input gradients weighted by v in the check: the tape
+ * differentiates the backward's own ops, giving d<v, grad>/dx. */
+
+typedef struct CaseFn {
+    const GradCase *gc;
+    GnInputs *in;
+    MfTensor *const *w;   /* second order: the output gradients */
+    const char *what;
+} CaseFn;
+
+static MfStatus op_fn(void *ctx, int n, MfTensor *const *inputs, int *nout, MfTensor **outs)
 {
-    MfTensor *outs[MF_MAX_OUTPUTS];
-    int nout = forward(gc, in, outs);
-    double s = weighted_sum(outs, w, nout);
-    gn_release_n(outs, MF_MAX_OUTPUTS);
-    return s;
+    CaseFn *c = ctx;
+    (void)n;
+    (void)inputs;   /* the case's own tensors, perturbed in place */
+    *nout = forward(c->gc, c->in, outs);
+    return MF_OK;
 }
 
-/* sum over inputs of v[i] * backward(x)[i] (the first gradient, contracted). */
-static double grad_dot(const GradCase *gc, GnInputs *in, MfTensor *const *w, MfTensor *const *v)
+static MfStatus backward_fn(void *ctx, int n, MfTensor *const *inputs, int *nout,
+                            MfTensor **outs)
 {
-    MfTensor *outs[MF_MAX_OUTPUTS], *din[GC_MAX_INPUTS] = {0};
-    int nout = forward(gc, in, outs);
-    backward(gc, in, outs, nout, w, din);
-    double s = weighted_sum(din, v, in->n);
-    gn_release_n(din, in->n);
-    gn_release_n(outs, MF_MAX_OUTPUTS);
-    return s;
+    CaseFn *c = ctx;
+    MfTensor *y[MF_MAX_OUTPUTS];
+    (void)inputs;
+    int ny = forward(c->gc, c->in, y);
+    backward(c->gc, c->in, y, ny, c->w, outs);
+    gn_release_n(y, MF_MAX_OUTPUTS);
+    *nout = n;
+    return MF_OK;
 }
 
-/* ---- comparing with central differences --------------------------------------- */
-
-typedef double (*Objective)(const GradCase *gc, GnInputs *in, MfTensor *const *w,
-                            MfTensor *const *v);
-
-static double objective_adapter(const GradCase *gc, GnInputs *in, MfTensor *const *w,
-                                 MfTensor *const *v)
+static void report(void *ctx, const MfGradcheckMismatch *m)
 {
-    (void)v;
-    return objective(gc, in, w);
+    const CaseFn *c = ctx;
+    print_error("%s (%s): %s of input %d, element %lld (x = %.9g): analytic %.12g, "
+                "numeric %.12g\n", op_name(c->gc->op), c->gc->label, c->what, m->input + 1,
+                (long long)m->index, m->x, m->analytic, m->numeric);
 }
 
-/* Compares 'analytic[i]' (NULL: zero) with central differences of 'f' for
- * every float64 input; returns the number of mismatches (reported). */
-static int compare(const GradCase *gc, GnInputs *in, Objective f, MfTensor *const *w,
-                   MfTensor *const *v, MfTensor *const *analytic, const char *what)
+/* The shared check with this file's tolerances, reporting up to
+ * MAX_REPORTS mismatches; returns how many there were. */
+static int check(MfGradcheckFn f, CaseFn *c, MfTensor *const *weights)
 {
+    MfGradcheckOptions o = {.eps = EPS, .atol = ATOL, .rtol = RTOL, .weights = weights,
+                            .report = report, .report_ctx = c, .stop_after = MAX_REPORTS};
     int bad = 0;
-    for (int i = 0; i < in->n; i++) {
-        if (gc->dtype[i] != MF_FLOAT64)
-            continue;
-        double *x = mf_tensor_data(in->t[i]);
-        for (int64_t j = 0; j < mf_tensor_numel(in->t[i]); j++) {
-            double x0 = x[j];
-            x[j] = x0 + EPS;
-            double fp = f(gc, in, w, v);
-            x[j] = x0 - EPS;
-            double fm = f(gc, in, w, v);
-            x[j] = x0;
-            double num = (fp - fm) / (2 * EPS);
-            double ana = analytic[i] ? mf_tensor_get(analytic[i], j) : 0.0;
-            if (fabs(ana - num) <= ATOL + RTOL * fabs(num))
-                continue;
-            if (bad++ < MAX_REPORTS)
-                print_error("%s (%s): %s of input %d, element %lld (x = %.9g): analytic %.12g, "
-                            "numeric %.12g\n", op_name(gc->op), gc->label, what, i + 1,
-                            (long long)j, x0, ana, num);
-        }
+    if (mf_gradcheck(f, c, c->in->n, c->in->t, &o, &bad) != MF_OK) {
+        print_error("%s (%s): %s check failed: %s\n", op_name(c->gc->op), c->gc->label,
+                    c->what, mf_err_msg());
+        fail();
     }
     return bad;
 }
@@ -149,173 +133,38 @@ static int compare(const GradCase *gc, GnInputs *in, Objective f, MfTensor *cons
 /* Weights shaped like each float64 output (NULL for the others). */
 static void make_weights(MfTensor *const *outs, int nout, MfTensor **w)
 {
-    for (int k = 0; k < MF_MAX_OUTPUTS; k++)
+    for (int k = 0; k < MF_GRADCHECK_MAX_OUTPUTS; k++)
         w[k] = k < nout && outs[k]->dtype == MF_FLOAT64 ? rand_like(outs[k], -1, 1) : NULL;
 }
 
 static int check_first(const GradCase *gc, uint64_t seed)
 {
     GnInputs in;
-    MfTensor *outs[MF_MAX_OUTPUTS], *w[MF_MAX_OUTPUTS], *din[GC_MAX_INPUTS] = {0};
+    MfTensor *outs[MF_MAX_OUTPUTS], *w[MF_GRADCHECK_MAX_OUTPUTS];
     gn_inputs(gc, seed, &in);
-    int nout = forward(gc, &in, outs);
-    make_weights(outs, nout, w);
-    backward(gc, &in, outs, nout, w, din);
-    int bad = compare(gc, &in, objective_adapter, w, NULL, din, "gradient");
-    gn_release_n(din, in.n);
+    make_weights(outs, forward(gc, &in, outs), w);
     gn_release_n(outs, MF_MAX_OUTPUTS);
-    gn_release_n(w, MF_MAX_OUTPUTS);
+    CaseFn c = {gc, &in, NULL, "gradient"};
+    int bad = check(op_fn, &c, w);
+    gn_release_n(w, MF_GRADCHECK_MAX_OUTPUTS);
     gn_release_n(in.t, in.n);
     return bad;
-}
-
-/* ---- second order: a small tape ------------------------------------------------
- * While the first gradient is computed, every op call is recorded (inputs
- * and outputs retained). Walking the records backwards with each op's own
- * gradient, seeded with v at the first gradient, gives d<v, grad>/dx. */
-
-#define TAPE_MAX 512
-
-typedef struct Rec {
-    MfOpId op;
-    int nin, nout;
-    MfTensor **in;
-    MfTensor *out[MF_MAX_OUTPUTS];
-    MfAttrs attrs;
-} Rec;
-
-static Rec tape[TAPE_MAX];
-static int ntape;
-static MfTensor *keys[TAPE_MAX * 2], *tgrads[TAPE_MAX * 2];
-static int nkeys;
-
-static MfStatus tape_record(void *self, const MfOpCall *c, MfTensor *const *outs)
-{
-    (void)self;
-    assert_true(ntape < TAPE_MAX);
-    Rec *r = &tape[ntape++];
-    r->op = c->op;
-    r->nin = c->ninputs;
-    r->nout = c->noutputs;
-    r->attrs = *c->attrs;
-    r->in = calloc((size_t)c->ninputs, sizeof *r->in);
-    assert_non_null(r->in);
-    for (int i = 0; i < c->ninputs; i++) {
-        mf_tensor_retain(c->inputs[i]);
-        r->in[i] = c->inputs[i];
-    }
-    for (int k = 0; k < MF_MAX_OUTPUTS; k++) {
-        r->out[k] = k < c->noutputs ? outs[k] : NULL;
-        mf_tensor_retain(r->out[k]);
-    }
-    return MF_OK;
-}
-
-static const MfRecorder recorder = {.record = tape_record, .self = NULL};
-
-static MfTensor *grad_of(const MfTensor *t)
-{
-    for (int i = 0; i < nkeys; i++)
-        if (keys[i] == t)
-            return tgrads[i];
-    return NULL;
-}
-
-/* Adds 'g' (owned, consumed) to the gradient accumulated for 't'. */
-static void accumulate(MfTensor *t, MfTensor *g)
-{
-    for (int i = 0; i < nkeys; i++) {
-        if (keys[i] != t)
-            continue;
-        MfTensor *sum = NULL;
-        assert_int_equal(mf_binary(MF_OP_ADD, tgrads[i], g, &sum), MF_OK);
-        mf_tensor_release(tgrads[i]);
-        mf_tensor_release(g);
-        tgrads[i] = sum;
-        return;
-    }
-    assert_true(nkeys < TAPE_MAX * 2);
-    keys[nkeys] = t;
-    tgrads[nkeys++] = g;
-}
-
-static void walk_record(const Rec *r)
-{
-    MfTensor *dout[MF_MAX_OUTPUTS] = {0};
-    bool any = false;
-    for (int k = 0; k < r->nout; k++)
-        any |= (dout[k] = grad_of(r->out[k])) != NULL;
-    if (!any)
-        return;
-    MfOpCall call = {.op = r->op, .ninputs = r->nin, .inputs = r->in, .attrs = &r->attrs,
-                     .noutputs = r->nout};
-    MfGradCall g = {.call = &call, .outputs = r->out, .doutputs = dout};
-    MfTensor **din = calloc((size_t)r->nin, sizeof *din);
-    assert_non_null(din);
-    if (mf_grad_call(&g, din) != MF_OK) {
-        print_error("second order: backward of %s failed: %s\n", op_name(r->op), mf_err_msg());
-        fail();
-    }
-    for (int i = 0; i < r->nin; i++)
-        if (din[i])
-            accumulate(r->in[i], din[i]);
-    free(din);
-}
-
-static void tape_clear(void)
-{
-    for (int i = 0; i < ntape; i++) {
-        gn_release_n(tape[i].in, tape[i].nin);
-        free(tape[i].in);
-        gn_release_n(tape[i].out, MF_MAX_OUTPUTS);
-    }
-    ntape = 0;
-    gn_release_n(tgrads, nkeys);
-    nkeys = 0;
-}
-
-/* d<v, backward(x)>/dx through the tape, for each input (owned; NULL: 0). */
-static void second_analytic(const GradCase *gc, GnInputs *in, MfTensor *const *w,
-                            MfTensor *const *v, MfTensor **dd)
-{
-    MfTensor *outs[MF_MAX_OUTPUTS], *din[GC_MAX_INPUTS] = {0};
-    mf_op_set_recorder(&recorder);
-    int nout = forward(gc, in, outs);
-    backward(gc, in, outs, nout, w, din);
-    mf_op_set_recorder(NULL);
-    for (int i = 0; i < in->n; i++) {
-        if (din[i] && v[i]) {
-            mf_tensor_retain(v[i]);
-            accumulate(din[i], v[i]);
-        }
-    }
-    for (int r = ntape - 1; r >= 0; r--)
-        walk_record(&tape[r]);
-    for (int i = 0; i < in->n; i++) {
-        dd[i] = grad_of(in->t[i]);
-        mf_tensor_retain(dd[i]);
-    }
-    tape_clear();
-    gn_release_n(din, in->n);
-    gn_release_n(outs, MF_MAX_OUTPUTS);
 }
 
 static int check_second(const GradCase *gc, uint64_t seed)
 {
     GnInputs in;
-    MfTensor *outs[MF_MAX_OUTPUTS], *w[MF_MAX_OUTPUTS], *v[GC_MAX_INPUTS] = {0};
-    MfTensor *dd[GC_MAX_INPUTS] = {0};
+    MfTensor *outs[MF_MAX_OUTPUTS], *w[MF_GRADCHECK_MAX_OUTPUTS];
+    MfTensor *v[MF_GRADCHECK_MAX_OUTPUTS] = {0};
     gn_inputs(gc, seed, &in);
-    int nout = forward(gc, &in, outs);
-    make_weights(outs, nout, w);
+    make_weights(outs, forward(gc, &in, outs), w);
     gn_release_n(outs, MF_MAX_OUTPUTS);
     for (int i = 0; i < in.n; i++)
         v[i] = gc->dtype[i] == MF_FLOAT64 ? rand_like(in.t[i], -1, 1) : NULL;
-    second_analytic(gc, &in, w, v, dd);
-    int bad = compare(gc, &in, grad_dot, w, v, dd, "second derivative");
-    gn_release_n(dd, in.n);
+    CaseFn c = {gc, &in, w, "second derivative"};
+    int bad = check(backward_fn, &c, v);
     gn_release_n(v, in.n);
-    gn_release_n(w, MF_MAX_OUTPUTS);
+    gn_release_n(w, MF_GRADCHECK_MAX_OUTPUTS);
     gn_release_n(in.t, in.n);
     return bad;
 }
