@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "op.h"
+#include "clocale.h"
 
 #define FIELD(a, def, type) ((type *)((char *)(a) + (def)->offset))
 #define CFIELD(a, def, type) ((const type *)((const char *)(a) + (def)->offset))
@@ -181,7 +182,7 @@ static bool put_attr(Out *o, const MfAttrDef *def, const MfAttrs *a, int rank)
     return false;
 }
 
-int mf_attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size)
+static int attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size)
 {
     Out o = {buf, size, 0};
     if (size)
@@ -274,7 +275,7 @@ static void put_default(Out *o, const MfAttrDef *def)
     }
 }
 
-int mf_attrs_describe(MfOpId op, char *buf, size_t size)
+static int attrs_describe(MfOpId op, char *buf, size_t size)
 {
     Out o = {buf, size, 0};
     if (size)
@@ -293,4 +294,21 @@ int mf_attrs_describe(MfOpId op, char *buf, size_t size)
             put(&o, " (also %s)", def->alias);
     }
     return (int)o.len;
+}
+
+/* Attribute values take '.' whatever the C locale is (clocale.h). */
+int mf_attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size)
+{
+    MfCLocale loc = mf_c_locale_begin();
+    int n = attrs_format(op, a, rank, buf, size);
+    mf_c_locale_end(loc);
+    return n;
+}
+
+int mf_attrs_describe(MfOpId op, char *buf, size_t size)
+{
+    MfCLocale loc = mf_c_locale_begin();
+    int n = attrs_describe(op, buf, size);
+    mf_c_locale_end(loc);
+    return n;
 }

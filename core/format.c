@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clocale.h"
 
 /* ---- growable string ---------------------------------------------------------- */
 
@@ -428,8 +429,11 @@ MfStatus mf_format_values(const MfTensor *t, const MfPrintOptions *opt, MfStrBuf
         return mf_err_set(MF_EARG, "print: a symbolic tensor has no values to print");
     if (t->rank > 0 && mf_tensor_numel(t) == 0)
         sb_puts(out, "[]");
-    else
+    else {
+        MfCLocale loc = mf_c_locale_begin();   /* "1.5" whatever os.setlocale says */
         format_nonempty(t, opt, out);
+        mf_c_locale_end(loc);
+    }
     if (out->failed)
         return mf_err_nomem("print", (unsigned long long)out->cap * 2);
     return MF_OK;

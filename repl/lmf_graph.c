@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/clocale.h"
 #include "graph/graph.h"
 #include "lmf_callback.h"
 #include "lmf.h"
@@ -216,7 +217,9 @@ static void add_const_values(luaL_Buffer *b, lua_State *L, const MfNode *n)
         return;
     for (int64_t i = 0; i < mf_tensor_numel(v); i++) {
         char num[32];
+        MfCLocale loc = mf_c_locale_begin();   /* "0.5" whatever os.setlocale says */
         snprintf(num, sizeof num, "%s%.6g", i ? ", " : "", mf_tensor_get(v, i));
+        mf_c_locale_end(loc);
         lua_pushstring(L, num);
         luaL_addvalue(b);
     }

@@ -2,7 +2,8 @@
 # test_deps.sh [interop] — the Debian packages the tests need beyond the
 # build: the independent readers of moonflow's interchange files
 # (python3-protobuf and python3-crcmod read TensorBoard event files,
-# python3-onnx checks ONNX models). 'interop' adds what `make interop`
+# python3-onnx checks ONNX models) and 'locales' (a comma-decimal locale
+# for test_locale.lua). 'interop' adds what `make interop`
 # needs: Node.js and npm (onnxruntime comes from the npm registry) and
 # python3-sklearn (its 8x8 digits). Missing packages are installed with
 # apt-get when run as root; otherwise the apt-get line is printed and the
@@ -20,6 +21,8 @@ for c in $checks; do
     [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import ${c#*:}" 2>/dev/null ||
         missing="$missing $deb"
 done
+# test_locale.lua builds a de_DE.UTF-8 locale with localedef from its source
+[ -f /usr/share/i18n/locales/de_DE ] || missing="$missing locales"
 if [ "${1:-}" = interop ]; then
     command -v node >/dev/null 2>&1 || missing="$missing nodejs"
     command -v npm >/dev/null 2>&1 || missing="$missing npm"

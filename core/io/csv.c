@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "io.h"
+#include "core/clocale.h"
 
 #define FN "read_csv"
 
@@ -443,8 +444,10 @@ MfStatus mf_read_csv(const char *path, const MfCsvOptions *opt, MfTensor **out)
     if (st != MF_OK)
         return st;
     Csv c = {.path = path};
+    MfCLocale loc = mf_c_locale_begin();   /* strtod reads '.' in every locale */
     if ((st = read_all(&c)) == MF_OK)
         st = parse(&c, opt, out);
+    mf_c_locale_end(loc);
     free(c.text);
     free(c.f.v);
     free(c.sel);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/clocale.h"
 
 #define MAX_DEPTH 64
 #define PEAK_N 1024
@@ -347,7 +348,7 @@ static void add_collectives(Text *t, const MfProfReport *r)
          r->top_us > 0 ? 100 * us / r->top_us : 0.0);
 }
 
-char *mf_prof_report_table(const MfProfReport *r)
+static char *report_table(const MfProfReport *r)
 {
     Text t = {NULL, 0, 0, true};
     int w = name_width(r, 18, true);
@@ -394,7 +395,7 @@ static void add_gemm_line(Text *t, const MfProfReport *r, const MfProfEvent *e, 
     addf(t, " %9sB\n", si(bb, sizeof bb, e->bytes));
 }
 
-char *mf_prof_gemm_table(const MfProfReport *r)
+static char *gemm_table(const MfProfReport *r)
 {
     Text t = {NULL, 0, 0, true};
     int w = name_width(r, 12, false);
@@ -410,4 +411,21 @@ char *mf_prof_gemm_table(const MfProfReport *r)
     addf(&t, "%lld GEMM%s, %lld step%s", (long long)ngemms, ngemms == 1 ? "" : "s",
          (long long)nsteps, nsteps == 1 ? "" : "s");
     return text_done(&t);
+}
+
+/* The tables' numbers take '.' whatever the C locale is (clocale.h). */
+char *mf_prof_report_table(const MfProfReport *r)
+{
+    MfCLocale loc = mf_c_locale_begin();
+    char *s = report_table(r);
+    mf_c_locale_end(loc);
+    return s;
+}
+
+char *mf_prof_gemm_table(const MfProfReport *r)
+{
+    MfCLocale loc = mf_c_locale_begin();
+    char *s = gemm_table(r);
+    mf_c_locale_end(loc);
+    return s;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "core/clocale.h"
 
 /* The length of the well-formed UTF-8 sequence at 'p' (1 to 4), or 0 when
  * it is not one (a stray continuation byte, an overlong or cut sequence). */
@@ -121,7 +122,9 @@ MfStatus mf_prof_save_trace(const MfProfReport *r, const char *path)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return mf_err_set(MF_EIO, "save_trace: cannot write '%s': %s", path, strerror(errno));
+    MfCLocale loc = mf_c_locale_begin();   /* JSON numbers take '.' in every locale */
     put_trace(f, r);
+    mf_c_locale_end(loc);
     int failed = ferror(f);
     int err = errno;
     if (fclose(f) != 0 && !failed) {
