@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/clocale.h"
 
 /* ---- a growing string ----------------------------------------------------- */
 
@@ -258,7 +259,7 @@ static void add_legend(Buf *b, const MfPlotSeries *series, int nseries, int colo
     buf_add(b, "\n");
 }
 
-char *mf_plot_text(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
+static char *plot_text_c(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
 {
     Frame f;
     if (!frame_of(series, nseries, &f))
@@ -478,7 +479,7 @@ static void svg_legend(Buf *b, const Area *a, const MfPlotSeries *series, int ns
     }
 }
 
-char *mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
+static char *plot_svg_c(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
 {
     Frame f;
     if (!frame_of(series, nseries, &f))
@@ -504,4 +505,21 @@ char *mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *opt
     svg_legend(&b, &a, series, nseries);
     buf_add(&b, "</svg>\n");
     return buf_finish(&b);
+}
+
+/* Labels and SVG coordinates take '.' whatever os.setlocale says. */
+char *mf_plot_text(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
+{
+    MfCLocale loc = mf_c_locale_begin();
+    char *s = plot_text_c(series, nseries, opts);
+    mf_c_locale_end(loc);
+    return s;
+}
+
+char *mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
+{
+    MfCLocale loc = mf_c_locale_begin();
+    char *s = plot_svg_c(series, nseries, opts);
+    mf_c_locale_end(loc);
+    return s;
 }

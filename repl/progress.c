@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lmf.h"
+#include "core/clocale.h"
 
 #define PROGRESS_MT "mf.Progress"
 #define MAX_METRICS 8
@@ -103,7 +104,17 @@ static int fmt_timing(const Progress *p, char *out, size_t cap, double t)
 }
 
 /* Writes the whole line (no line ending) into 'out'. */
+static void fmt_line_c(const Progress *p, char *out, size_t cap, double t);
+
+/* The line with '.' decimal points whatever os.setlocale says. */
 static void fmt_line(const Progress *p, char *out, size_t cap, double t)
+{
+    MfCLocale loc = mf_c_locale_begin();
+    fmt_line_c(p, out, cap, t);
+    mf_c_locale_end(loc);
+}
+
+static void fmt_line_c(const Progress *p, char *out, size_t cap, double t)
 {
     size_t n = 0;
 #define ADD(...) n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, __VA_ARGS__)

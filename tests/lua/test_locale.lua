@@ -1,7 +1,8 @@
 -- test_locale.lua — number text does not depend on the C locale (issue #13,
 -- item 7): after os.setlocale("de_DE.UTF-8"), whose decimal point is a
--- comma, read_csv still reads "1.5", printed tensors and attribute listings
--- still show "1.5", and a Chrome trace is still valid JSON. A CI machine
+-- comma, read_csv still reads "1.5", printed tensors, graph listings and
+-- plots still show "1.5", SVG coordinates stay "x,y" pairs and a Chrome
+-- trace is still valid JSON. A CI machine
 -- may have no German locale installed: the test builds one with localedef
 -- (from Debian's 'locales' package, which tools/test_deps.sh installs) into
 -- a temporary directory and runs a child moonflow with LOCPATH pointing there.
@@ -35,6 +36,12 @@ g:as_default(function() local x = mf.placeholder("float32", {2}); local y = mf.c
 print("GRAPH", (tostring(g):gsub("\n", " ")))
 local prof = mf.profile(function() return mf.matmul(mf.ones{64, 64}, mf.ones{64, 64}) end)
 prof:save_trace(dir .. "/trace.json")
+-- SVG coordinates ("x,y" pairs) and the text plot's labels
+mf.plot({0.5, 0.25, 0.125}, {file = dir .. "/p.svg"})
+local svg = io.open(dir .. "/p.svg"):read("a")
+local points = svg:match('<polyline[^>]-points="([^"]*)"')
+print("SVG", select(2, points:gsub("[-%d]+%.%d+,[-%d]+%.%d+", "")))
+print("PLOT", (mf.plot({0.5, 0.25, 0.125}, {print = false}):gsub("\n", " ")))
 print("DONE")
 ]]
 
@@ -52,6 +59,7 @@ T.test("CSV, printing, listings and trace JSON under a comma-decimal locale", fu
   T.ok(out:find("CSV\t1500 2250 -125 1", 1, true), out)
   T.ok(out:find("%[1%.5 +2%.25%]"), out)
   T.ok(out:find("Const(1.5)", 1, true) and out:find("Const(0.5)", 1, true), out)
+  T.ok(out:find("SVG\t3", 1, true), out)
   T.ok(not out:find("%d,%d"), "no comma decimal point anywhere: " .. out)
   -- the trace is JSON a strict reader accepts
   ok, out = sh("/usr/bin/python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); " ..
