@@ -116,9 +116,10 @@ MfConvAlgo mf_conv_choose(const MfConvGeom *g, MfDType dt, MfConvAlgo wanted);
 bool mf_conv_fast_path(const MfOpCall *c, const MfConvGeom *g, MfTensor *out, MfStatus *st);
 
 /* conv_direct.c: float32, contiguous NHWC / HWIO, geometry 'g'. */
-void mf_conv_direct_forward(const MfConvGeom *g, const float *x, const float *w, float *y);
-void mf_conv_direct_backprop_input(const MfConvGeom *g, const float *w, const float *dy,
-                                   float *dx);
+MfStatus mf_conv_direct_forward(const char *op, const MfConvGeom *g, const float *x,
+                                const float *w, float *y);
+MfStatus mf_conv_direct_backprop_input(const char *op, const MfConvGeom *g, const float *w,
+                                       const float *dy, float *dx);
 MfStatus mf_conv_direct_backprop_filter(const char *op, const MfConvGeom *g, const float *x,
                                         const float *dy, float *dw);
 

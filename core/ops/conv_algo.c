@@ -69,11 +69,11 @@ static MfStatus run(const MfOpCall *c, const MfConvGeom *g, MfConvAlgo a, MfTens
     if (st != MF_OK)
         ;
     else if (c->op == MF_OP_CONV2D && a == MF_CONV_DIRECT)
-        mf_conv_direct_forward(g, p, q, y);
+        st = mf_conv_direct_forward(op, g, p, q, y);
     else if (c->op == MF_OP_CONV2D)
         st = mf_winograd_forward(op, g, p, q, y);
     else if (c->op == MF_OP_CONV2D_BACKPROP_INPUT && a == MF_CONV_DIRECT)
-        mf_conv_direct_backprop_input(g, p, q, y);
+        st = mf_conv_direct_backprop_input(op, g, p, q, y);
     else if (c->op == MF_OP_CONV2D_BACKPROP_INPUT)
         st = mf_winograd_backprop_input(op, g, p, q, y);
     else if (a == MF_CONV_DIRECT)

@@ -3,18 +3,22 @@
  * dilation (see conv.h).
  *
  * With Cin = 1 a 3x3 layer's im2col GEMM has K = 9: BLAS packs and
- * unpacks for almost no arithmetic (10-20 GFLOP/s). Here each output
- * pixel's Cout values are accumulated in registers, one tap at a time
- * (broadcast an input value, multiply-add a row of the filter), so the
- * work is vectorised over output channels and the patch matrix never
- * exists. The three passes:
+ * unpacks for almost no arithmetic (10-20 GFLOP/s). Here the work is
+ * vectorised over output channels, 32 at a time (a register block), and the
+ * patch matrix never exists. The three passes:
  *   forward:         y[p, :]  = sum over taps t, channels c of x[p+t, c] * w[t, c, :]
+ *                    (a block of PB output pixels shares each filter load)
  *   backprop-input:  dx[q, c] = sum over taps t of dot(dy[q-t, :], w[t, c, :])
  *                    (gathered per input pixel: each dx element has one writer)
  *   backprop-filter: dw[t, c, :] = sum over pixels p of x[p+t, c] * dy[p, :]
- *                    (per tap and channel, registers accumulate over a block of
- *                    output rows; the blocks' partial sums are added in block
+ *                    (up to TG taps' sums in registers while dy streams past once;
+ *                    the sums of fixed blocks of output rows are added in block
  *                    order, so the result does not depend on the thread count)
+ * Forward and backprop-filter read a copy of x with its padding written out
+ * as zeros (small: Cin <= 4), so their inner loops test no bounds;
+ * backprop-input at stride 1 reads dy's rows through a ring of zero-padded
+ * row copies for the same reason. A first layer's 3x3 filter on 1 or 3
+ * channels gets loops the compiler unrolls completely.
  * Every pass splits over the worker pool (core/parallel.c) and gives the same
  * bits on any number of threads. */
 #include <string.h>
@@ -35,11 +39,19 @@
 #define VW 4
 #endif
 #define NV32 (32 / VW)
+/* Pixels per register block (PB * NV32 = 8 accumulators: independent FMA
+ * chains enough to hide the FMA latency) and taps per register block of
+ * backprop-filter (TG * NV32 = 24 accumulators, within 32 vector registers). */
+#define PB (8 / NV32 > 0 ? 8 / NV32 : 1)
+#define TG (24 / NV32)
 typedef float vf __attribute__((vector_size(VW * sizeof(float))));
+typedef float v4 __attribute__((vector_size(4 * sizeof(float))));
 #define INLINE static inline __attribute__((always_inline))
 /* Output rows per partial sum of backprop-filter: a fixed count of about
  * 2048 pixels, so the sum's order does not depend on the thread count. */
 #define FILTER_PIXELS 2048
+/* Filter heights up to this take backprop-input's row ring. */
+#define RING_MAX_KH 32
 
 INLINE vf loadv(const float *p)
 {
@@ -53,97 +65,169 @@ INLINE void storev(float *p, vf v)
     memcpy(p, &v, sizeof v);
 }
 
+/* The sum of a vector's lanes: halves added as vectors, then four floats. */
+INLINE float hsum1(vf s)
+{
+    v4 q[VW / 4];
+    memcpy(q, &s, sizeof s);
+    v4 t = q[0];
+    for (int k = 1; k < VW / 4; k++)
+        t += q[k];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+/* The sum of NV32 vectors' lanes. */
+INLINE float hsum(const vf *acc)
+{
+    vf s = acc[0];
+    for (int v = 1; v < NV32; v++)
+        s += acc[v];
+    return hsum1(s);
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The filter geometry the kernels' loops run over: constant (so unrolled
+ * completely) for the common first layers, from MfConvGeom otherwise. */
+typedef struct Shape {
+    int64_t kh, kw, C, sw, dh, dw;
+} Shape;
+
+static const Shape SHAPE_3X3X1 = {3, 3, 1, 1, 1, 1}, SHAPE_3X3X3 = {3, 3, 3, 1, 1, 1};
+
+static Shape shape_of(const MfConvGeom *g)
+{
+    return (Shape){g->kh, g->kw, g->C, g->sw, g->dh, g->dw};
+}
+
+static bool same_shape(const Shape *a, const Shape *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* ---- the padded input (forward, backprop-filter) ---------------------------- */
+
+/* x with its padding written out as zeros: Hp x Wp pixels per image, exactly
+ * the rows and columns the taps reach, so every tap of every output pixel
+ * reads inside it. */
+typedef struct Padded {
+    const MfConvGeom *g;
+    const float *x;
+    float *p;
+    int64_t Hp, Wp, rs; /* rows, columns, floats per row */
+    size_t bytes;
+} Padded;
+
+static void pad_rows(void *ctx, int64_t r0, int64_t r1)
+{
+    const Padded *q = ctx;
+    const MfConvGeom *g = q->g;
+    int64_t C = g->C, lo = clamp64(g->pad_left, 0, q->Wp);
+    int64_t hi = clamp64(g->W + g->pad_left, lo, q->Wp);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t b = r / q->Hp, ih = r % q->Hp - g->pad_top;
+        float *dst = q->p + r * q->rs;
+        if (ih < 0 || ih >= g->H) {
+            memset(dst, 0, (size_t)q->rs * sizeof *dst);
+            continue;
+        }
+        memset(dst, 0, (size_t)(lo * C) * sizeof *dst);
+        memcpy(dst + lo * C, q->x + ((b * g->H + ih) * g->W + lo - g->pad_left) * C,
+               (size_t)((hi - lo) * C) * sizeof *dst);
+        memset(dst + hi * C, 0, (size_t)((q->Wp - hi) * C) * sizeof *dst);
+    }
+}
+
+static MfStatus pad_input(const char *op, const MfConvGeom *g, const float *x, Padded *q)
+{
+    q->g = g;
+    q->x = x;
+    q->Hp = (g->Ho - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    q->Wp = (g->Wo - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    q->rs = q->Wp * g->C;
+    q->bytes = (size_t)(g->N * q->Hp * q->rs) * sizeof(float);
+    q->p = mf_alloc(q->bytes);
+    if (!q->p)
+        return mf_err_nomem(op, q->bytes);
+    mf_parallel_for(g->N * q->Hp, 1 + (1 << 14) / q->rs, pad_rows, q);
+    return MF_OK;
+}
+
+/* ---- forward ------------------------------------------------------------------ */
+
 typedef struct DirectJob {
     const MfConvGeom *g;
+    const Padded *q;
     const float *a, *b; /* the two inputs of the pass */
     float *out;
 } DirectJob;
 
-/* y[o0 .. o0 + VW*nv) of output pixel (b, oh, ow). */
-INLINE void forward_vectors(const MfConvGeom *g, const float *x, const float *w, int64_t b,
-                            int64_t oh, int64_t ow, int64_t o0, int nv, float *y)
+/* Output pixels [0, pb) of 'y' (a row's pixel ow, channel o0), channels
+ * [o0, o0 + VW*nv): 'xr' is the padded input at the pixel's first tap,
+ * 'w' the filter at channel o0. */
+INLINE void forward_block(const MfConvGeom *g, const Padded *q, const float *xr,
+                          const float *w, float *y, int pb, int nv, const Shape *k)
 {
-    vf acc[NV32] = {{0}};
-    int64_t C = g->C, O = g->O;
-    for (int64_t i = 0; i < g->kh; i++) {
-        int64_t ih = oh * g->sh - g->pad_top + i * g->dh;
-        if (ih < 0 || ih >= g->H)
-            continue;
-        for (int64_t j = 0; j < g->kw; j++) {
-            int64_t iw = ow * g->sw - g->pad_left + j * g->dw;
-            if (iw < 0 || iw >= g->W)
-                continue;
-            const float *xp = x + ((b * g->H + ih) * g->W + iw) * C;
-            const float *wp = w + (i * g->kw + j) * C * O + o0;
-            for (int64_t c = 0; c < C; c++)
+    vf acc[PB][NV32] = {{{0}}};
+    int64_t O = g->O, kh = k->kh, kw = k->kw, C = k->C, step = k->sw * C;
+    _Pragma("GCC unroll 9")
+    for (int64_t i = 0; i < kh; i++)
+        _Pragma("GCC unroll 9")
+        for (int64_t j = 0; j < kw; j++)
+            _Pragma("GCC unroll 4")
+            for (int64_t c = 0; c < C; c++) {
+                const float *xp = xr + i * k->dh * q->rs + j * k->dw * C + c;
+                const float *wp = w + ((i * kw + j) * C + c) * O;
+                vf wv[NV32];
                 _Pragma("GCC unroll 8")
                 for (int v = 0; v < nv; v++)
-                    acc[v] += xp[c] * loadv(wp + c * O + VW * v);
-        }
-    }
-    _Pragma("GCC unroll 8")
-    for (int v = 0; v < nv; v++)
-        storev(y + o0 + VW * v, acc[v]);
-}
-
-/* y[o0 .. o0 + 32) of output pixels ow and ow + 1, every tap inside the
- * image: two pixels share each filter load, and their 8 accumulators are
- * independent chains, so the FMAs' latency hides (one pixel at a time
- * waited on 4 chains of kh*kw*C dependent FMAs). */
-INLINE void forward_pair(const MfConvGeom *g, const float *x, const float *w, int64_t b,
-                         int64_t oh, int64_t ow, int64_t o0, float *y, int64_t kh,
-                         int64_t kw, int64_t C)
-{
-    vf p[NV32] = {{0}}, q[NV32] = {{0}};
-    int64_t O = g->O, next = g->sw * C;
-    for (int64_t i = 0; i < kh; i++) {
-        int64_t ih = oh * g->sh - g->pad_top + i * g->dh;
-        const float *xr = x + ((b * g->H + ih) * g->W + ow * g->sw - g->pad_left) * C;
-        for (int64_t j = 0; j < kw; j++) {
-            const float *xp = xr + j * g->dw * C;
-            const float *wp = w + (i * kw + j) * C * O + o0;
-            for (int64_t c = 0; c < C; c++) {
+                    wv[v] = loadv(wp + VW * v);
                 _Pragma("GCC unroll 8")
-                for (int v = 0; v < NV32; v++) {
-                    vf wv = loadv(wp + c * O + VW * v);
-                    p[v] += xp[c] * wv;
-                    q[v] += xp[next + c] * wv;
-                }
+                for (int p = 0; p < pb; p++)
+                    _Pragma("GCC unroll 8")
+                    for (int v = 0; v < nv; v++)
+                        acc[p][v] += xp[p * step] * wv[v];
             }
-        }
-    }
     _Pragma("GCC unroll 8")
-    for (int v = 0; v < NV32; v++) {
-        storev(y + o0 + VW * v, p[v]);
-        storev(y + O + o0 + VW * v, q[v]);
-    }
+    for (int p = 0; p < pb; p++)
+        _Pragma("GCC unroll 8")
+        for (int v = 0; v < nv; v++)
+            storev(y + p * O + VW * v, acc[p][v]);
 }
 
-/* True when every tap of output pixel (oh, ow) lies inside the image. */
-static bool inside(const MfConvGeom *g, int64_t oh, int64_t ow)
+/* Channels [o0, o0 + VW*nv) of every pixel of output row 'y'. */
+INLINE void forward_run(const MfConvGeom *g, const Padded *q, const float *xr, const float *w,
+                        float *y, int nv, const Shape *k)
 {
-    int64_t ih = oh * g->sh - g->pad_top, iw = ow * g->sw - g->pad_left;
-    return ih >= 0 && ih + (g->kh - 1) * g->dh < g->H && iw >= 0 &&
-           iw + (g->kw - 1) * g->dw < g->W;
+    int64_t ow = 0, O = g->O, step = k->sw * k->C;
+    for (; ow + PB <= g->Wo; ow += PB)
+        forward_block(g, q, xr + ow * step, w, y + ow * O, PB, nv, k);
+    for (; ow < g->Wo; ow++)
+        forward_block(g, q, xr + ow * step, w, y + ow * O, 1, nv, k);
 }
 
-/* y[o] of output pixel (b, oh, ow), one channel. */
-static void forward_scalar(const MfConvGeom *g, const float *x, const float *w, int64_t b,
-                           int64_t oh, int64_t ow, int64_t o, float *y)
+/* Output row 'y', every channel; 'xr' is the padded input row of its first tap. */
+INLINE void forward_row(const MfConvGeom *g, const Padded *q, const float *xr, const float *w,
+                        float *y, const Shape *k)
 {
-    float acc = 0;
-    for (int64_t i = 0; i < g->kh; i++) {
-        int64_t ih = oh * g->sh - g->pad_top + i * g->dh;
-        for (int64_t j = 0; j < g->kw && ih >= 0 && ih < g->H; j++) {
-            int64_t iw = ow * g->sw - g->pad_left + j * g->dw;
-            if (iw < 0 || iw >= g->W)
-                continue;
-            const float *xp = x + ((b * g->H + ih) * g->W + iw) * g->C;
-            for (int64_t c = 0; c < g->C; c++)
-                acc += xp[c] * w[((i * g->kw + j) * g->C + c) * g->O + o];
+    int64_t o = 0, O = g->O, step = k->sw * k->C;
+    for (; o + 32 <= O; o += 32)
+        forward_run(g, q, xr, w + o, y + o, NV32, k);
+    for (; o + VW <= O; o += VW)
+        forward_run(g, q, xr, w + o, y + o, 1, k);
+    for (; o < O; o++) /* the last O % VW channels */
+        for (int64_t ow = 0; ow < g->Wo; ow++) {
+            float acc = 0;
+            for (int64_t i = 0; i < k->kh; i++)
+                for (int64_t j = 0; j < k->kw; j++)
+                    for (int64_t c = 0; c < k->C; c++)
+                        acc += xr[ow * step + i * k->dh * q->rs + j * k->dw * k->C + c] *
+                               w[((i * k->kw + j) * k->C + c) * O + o];
+            y[ow * O + o] = acc;
         }
-    }
-    y[o] = acc;
 }
 
 /* Output rows [r0, r1) (a row is (n, oh)). */
@@ -151,42 +235,38 @@ static void forward_rows(void *ctx, int64_t r0, int64_t r1)
 {
     const DirectJob *j = ctx;
     const MfConvGeom *g = j->g;
+    const Padded *q = j->q;
     for (int64_t r = r0; r < r1; r++) {
         int64_t b = r / g->Ho, oh = r % g->Ho;
-        for (int64_t ow = 0; ow < g->Wo; ow++) {
-            float *y = j->out + (r * g->Wo + ow) * g->O;
-            int64_t o = 0;
-            if (g->O % 32 == 0 && ow + 1 < g->Wo && inside(g, oh, ow) &&
-                inside(g, oh, ow + 1)) {
-                /* a first layer's 3x3 filter on 1 or 3 channels unrolls completely */
-                for (; o < g->O; o += 32) {
-                    if (g->kh == 3 && g->kw == 3 && g->C == 1)
-                        forward_pair(g, j->a, j->b, b, oh, ow, o, y, 3, 3, 1);
-                    else if (g->kh == 3 && g->kw == 3 && g->C == 3)
-                        forward_pair(g, j->a, j->b, b, oh, ow, o, y, 3, 3, 3);
-                    else
-                        forward_pair(g, j->a, j->b, b, oh, ow, o, y, g->kh, g->kw, g->C);
-                }
-                ow++;
-                continue;
-            }
-            for (; o + 32 <= g->O; o += 32)
-                forward_vectors(g, j->a, j->b, b, oh, ow, o, NV32, y);
-            for (; o + VW <= g->O; o += VW)
-                forward_vectors(g, j->a, j->b, b, oh, ow, o, 1, y);
-            for (; o < g->O; o++)
-                forward_scalar(g, j->a, j->b, b, oh, ow, o, y);
-        }
+        const float *xr = q->p + (b * q->Hp + oh * g->sh) * q->rs;
+        float *y = j->out + r * g->Wo * g->O;
+        Shape k = shape_of(g);
+        /* a first layer's 3x3 filter on 1 or 3 channels unrolls completely */
+        if (same_shape(&k, &SHAPE_3X3X1))
+            forward_row(g, q, xr, j->b, y, &SHAPE_3X3X1);
+        else if (same_shape(&k, &SHAPE_3X3X3))
+            forward_row(g, q, xr, j->b, y, &SHAPE_3X3X3);
+        else
+            forward_row(g, q, xr, j->b, y, &k);
     }
 }
 
-void mf_conv_direct_forward(const MfConvGeom *g, const float *x, const float *w, float *y)
+MfStatus mf_conv_direct_forward(const char *op, const MfConvGeom *g, const float *x,
+                                const float *w, float *y)
 {
-    DirectJob job = {g, x, w, y};
+    Padded q;
+    MfStatus st = pad_input(op, g, x, &q);
+    if (st != MF_OK)
+        return st;
+    DirectJob job = {g, &q, x, w, y};
     int64_t row_work = g->Wo * g->kh * g->kw * g->C * g->O;
     int64_t min_rows = 1 + (1 << 16) / (row_work > 0 ? row_work : 1);
     mf_parallel_for(g->N * g->Ho, min_rows, forward_rows, &job);
+    mf_dealloc(q.p, q.bytes);
+    return MF_OK;
 }
+
+/* ---- backprop-input ----------------------------------------------------------- */
 
 /* The output coordinate whose tap k (at dilation d) lands on input 'in':
  * o * s - pad + k * d = in; -1 when it is not a whole in-range position. */
@@ -222,54 +302,6 @@ INLINE void input_vectors(const MfConvGeom *g, const float *w, const float *dy, 
     }
 }
 
-/* The sum of NV32 vectors' lanes. */
-INLINE float hsum(const vf *acc)
-{
-    vf s = acc[0];
-    for (int v = 1; v < NV32; v++)
-        s += acc[v];
-    float t = 0;
-    for (int k = 0; k < VW; k++)
-        t += s[k];
-    return t;
-}
-
-/* dx of input pixels iw and iw + 1 (stride 1, every tap's source inside dy,
- * O a multiple of 32): the pair shares filter loads and runs 8 independent
- * chains of FMAs. */
-INLINE void input_pair(const MfConvGeom *g, const float *w, const float *dy, int64_t b,
-                       int64_t ih, int64_t iw, float *dx, int64_t kh, int64_t kw, int64_t C,
-                       int64_t O)
-{
-    for (int64_t c = 0; c < C; c++) {
-        vf p[NV32] = {{0}}, q[NV32] = {{0}};
-        for (int64_t i = 0; i < kh; i++) {
-            int64_t oh = ih + g->pad_top - i * g->dh;
-            for (int64_t j = 0; j < kw; j++) {
-                const float *d = dy + ((b * g->Ho + oh) * g->Wo + iw + g->pad_left - j * g->dw) * O;
-                const float *wp = w + ((i * kw + j) * C + c) * O;
-                for (int64_t o = 0; o < O; o += 32) {
-                    _Pragma("GCC unroll 8")
-                    for (int v = 0; v < NV32; v++) {
-                        vf wv = loadv(wp + o + VW * v);
-                        p[v] += loadv(d + o + VW * v) * wv;
-                        q[v] += loadv(d + O + o + VW * v) * wv;
-                    }
-                }
-            }
-        }
-        dx[c] = hsum(p);
-        dx[C + c] = hsum(q);
-    }
-}
-
-/* True when input pixel (ih, iw) at stride 1 takes every tap from inside dy. */
-static bool input_inside(const MfConvGeom *g, int64_t ih, int64_t iw)
-{
-    int64_t oh = ih + g->pad_top, ow = iw + g->pad_left;
-    return g->sh == 1 && g->sw == 1 && oh < g->Ho && oh - (g->kh - 1) * g->dh >= 0 &&
-           ow < g->Wo && ow - (g->kw - 1) * g->dw >= 0;
-}
 
 /* dx at input pixel (b, ih, iw), every channel. */
 static void input_pixel(const MfConvGeom *g, const float *w, const float *dy, int64_t b,
@@ -298,119 +330,312 @@ static void input_pixel(const MfConvGeom *g, const float *w, const float *dy, in
     }
 }
 
-/* Input rows [r0, r1) (a row is (n, ih)). */
+/* Input rows [r0, r1) (a row is (n, ih)), any stride: pixel by pixel. */
 static void input_rows(void *ctx, int64_t r0, int64_t r1)
 {
     const DirectJob *j = ctx;
     const MfConvGeom *g = j->g;
     for (int64_t r = r0; r < r1; r++)
-        for (int64_t iw = 0; iw < g->W; iw++) {
-            int64_t b = r / g->H, ih = r % g->H;
-            float *dx = j->out + (r * g->W + iw) * g->C;
-            bool pair = g->O % 32 == 0 && iw + 1 < g->W && input_inside(g, ih, iw) &&
-                        input_inside(g, ih, iw + 1);
-            /* a first layer's 3x3 filter to 32 channels unrolls completely */
-            if (pair && g->kh == 3 && g->kw == 3 && g->C == 1 && g->O == 32)
-                input_pair(g, j->a, j->b, b, ih, iw++, dx, 3, 3, 1, 32);
-            else if (pair)
-                input_pair(g, j->a, j->b, b, ih, iw++, dx, g->kh, g->kw, g->C, g->O);
-            else
-                input_pixel(g, j->a, j->b, b, ih, iw, dx);
-        }
+        for (int64_t iw = 0; iw < g->W; iw++)
+            input_pixel(g, j->a, j->b, r / g->H, r % g->H, iw, j->out + (r * g->W + iw) * g->C);
 }
 
-void mf_conv_direct_backprop_input(const MfConvGeom *g, const float *w, const float *dy,
-                                   float *dx)
+/* Backprop-input at stride 1 reads dy through a ring of row copies: dy row
+ * (b, oh) is copied once into slot oh % R (R = the dy rows one dx row reads),
+ * with zero columns where the taps of the image's edge pixels fall outside
+ * dy; taps on rows outside dy read a zero row. The kernels then test no
+ * bounds. Each of the job's row ranges (chunks) has its own ring. */
+typedef struct RingJob {
+    const MfConvGeom *g;
+    const float *w, *dy;
+    float *dx;
+    float *rings;       /* per chunk: R + 1 rows of Wq * O floats (the last: zeros) */
+    int64_t *tags;      /* per chunk: the dy row (b * Ho + oh) in each slot, -1 none */
+    int64_t R, Wq, per; /* ring rows, padded row pixels, dx rows per chunk */
+} RingJob;
+
+/* dy row 'src' (Wo pixels) into 'dst' (Wq pixels): dst's pixel s is dy's
+ * pixel s - off, zeros outside dy. */
+static void ring_fill(const MfConvGeom *g, const float *src, int64_t Wq, float *dst)
 {
-    DirectJob job = {g, w, dy, dx};
-    int64_t row_work = g->W * g->kh * g->kw * g->C * g->O;
-    int64_t min_rows = 1 + (1 << 16) / (row_work > 0 ? row_work : 1);
-    mf_parallel_for(g->N * g->H, min_rows, input_rows, &job);
+    int64_t O = g->O, off = (g->kw - 1) * g->dw - g->pad_left;
+    int64_t lo = clamp64(off, 0, Wq), hi = clamp64(off + g->Wo, lo, Wq);
+    memset(dst, 0, (size_t)(lo * O) * sizeof *dst);
+    memcpy(dst + lo * O, src + (lo - off) * O, (size_t)((hi - lo) * O) * sizeof *dst);
+    memset(dst + hi * O, 0, (size_t)((Wq - hi) * O) * sizeof *dst);
 }
 
-/* The output columns [*lo, *hi) whose tap column j lies inside the image. */
-static void valid_columns(const MfConvGeom *g, int64_t j, int64_t *lo, int64_t *hi)
+/* dx[p * C + c] for the pb pixels from dx row pixel iw: 'rows' are the ring
+ * rows of the taps i. Dot products over O, vectorised: each pixel sums its
+ * products into one vector (pb independent chains of FMAs), reduced once. */
+INLINE void input_block(const float *const *rows, const float *w, int64_t iw, int64_t c,
+                        float *dx, int pb, const Shape *k, int64_t O)
 {
-    int64_t off = j * g->dw - g->pad_left; /* iw = ow * sw + off */
-    *lo = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
-    *hi = g->W - off <= 0 ? 0 : (g->W - off - 1) / g->sw + 1;
-    *hi = *hi < g->Wo ? *hi : g->Wo;
-    *lo = *lo < *hi ? *lo : *hi;
-}
-
-/* dw[tap (i, j), c, o0 .. o0 + VW*nv) over output rows [r0, r1), into 'dst'. */
-INLINE void filter_vectors(const MfConvGeom *g, const float *x, const float *dy, int64_t r0,
-                           int64_t r1, int64_t i, int64_t j, int64_t c, int64_t o0, int nv,
-                           float *dst)
-{
-    /* two accumulator sets (even and odd output columns), added at the end:
-     * twice the independent FMA chains (one set waited on FMA latency) */
-    vf acc[NV32] = {{0}}, odd[NV32] = {{0}};
-    int64_t lo, hi, C = g->C, O = g->O, step = g->sw * C;
-    valid_columns(g, j, &lo, &hi);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t b = r / g->Ho, ih = r % g->Ho * g->sh - g->pad_top + i * g->dh;
-        if (ih < 0 || ih >= g->H)
-            continue;
-        /* index of tap column j of output column 0 (may be negative: ow >= lo) */
-        int64_t xr = ((b * g->H + ih) * g->W + j * g->dw - g->pad_left) * C + c;
-        const float *d = dy + r * g->Wo * O + o0;
-        int64_t ow = lo;
-        for (; ow + 1 < hi; ow += 2) {
-            float xv = x[xr + ow * step], xw = x[xr + ow * step + step];
-            _Pragma("GCC unroll 8")
-            for (int v = 0; v < nv; v++) {
-                acc[v] += xv * loadv(d + ow * O + VW * v);
-                odd[v] += xw * loadv(d + ow * O + O + VW * v);
-            }
+    int64_t kh = k->kh, kw = k->kw, C = k->C;
+    vf acc[8] = {{0}};
+    float tail[8] = {0};
+    _Pragma("GCC unroll 9")
+    for (int64_t i = 0; i < kh; i++)
+        _Pragma("GCC unroll 9")
+        for (int64_t j = 0; j < kw; j++) {
+            const float *d = rows[i] + (iw + (kw - 1 - j) * k->dw) * O;
+            const float *wp = w + ((i * kw + j) * C + c) * O;
+            int64_t o = 0;
+            for (; o + 32 <= O; o += 32)
+                _Pragma("GCC unroll 8")
+                for (int v = 0; v < NV32; v++) {
+                    vf wv = loadv(wp + o + VW * v);
+                    _Pragma("GCC unroll 8")
+                    for (int p = 0; p < pb; p++)
+                        acc[p] += loadv(d + p * O + o + VW * v) * wv;
+                }
+            for (; o + VW <= O; o += VW)
+                _Pragma("GCC unroll 8")
+                for (int p = 0; p < pb; p++)
+                    acc[p] += loadv(d + p * O + o) * loadv(wp + o);
+            for (; o < O; o++)
+                for (int p = 0; p < pb; p++)
+                    tail[p] += d[p * O + o] * wp[o];
         }
-        if (ow < hi) {
-            float xv = x[xr + ow * step];
-            _Pragma("GCC unroll 8")
-            for (int v = 0; v < nv; v++)
-                acc[v] += xv * loadv(d + ow * O + VW * v);
-        }
-    }
     _Pragma("GCC unroll 8")
-    for (int v = 0; v < nv; v++)
-        storev(dst + o0 + VW * v, acc[v] + odd[v]);
+    for (int p = 0; p < pb; p++)
+        dx[p * C + c] = hsum1(acc[p]) + tail[p];
 }
 
-/* The partial dw (kh*kw*C*O) of output rows [r0, r1) into 'part'. */
-static void filter_partial(const MfConvGeom *g, const float *x, const float *dy, int64_t r0,
-                           int64_t r1, float *part)
+/* input_block for a filter known at compile time (kw <= 3) and O a multiple
+ * of 32: tap row i's kw filter vectors stay in registers while each dy vector
+ * of the row is loaded once and multiplied into the (up to kw) pixels whose
+ * taps it is, instead of one load per tap and pixel. */
+INLINE void input_block_sliding(const float *const *rows, const float *w, int64_t iw,
+                                int64_t c, float *dx, int pb, const Shape *k, int64_t O)
 {
-    int64_t C = g->C, O = g->O;
-    for (int64_t i = 0; i < g->kh; i++)
-        for (int64_t j = 0; j < g->kw; j++)
-            for (int64_t c = 0; c < C; c++) {
-                float *dst = part + ((i * g->kw + j) * C + c) * O;
-                int64_t o = 0;
-                for (; o + 32 <= O; o += 32)
-                    filter_vectors(g, x, dy, r0, r1, i, j, c, o, NV32, dst);
-                for (; o + VW <= O; o += VW)
-                    filter_vectors(g, x, dy, r0, r1, i, j, c, o, 1, dst);
-                for (; o < O; o++) {
-                    int64_t lo, hi;
-                    float acc = 0;
-                    valid_columns(g, j, &lo, &hi);
-                    for (int64_t r = r0; r < r1; r++) {
-                        int64_t b = r / g->Ho, ih = r % g->Ho * g->sh - g->pad_top + i * g->dh;
-                        for (int64_t ow = lo; ow < hi && ih >= 0 && ih < g->H; ow++)
-                            acc += x[((b * g->H + ih) * g->W + ow * g->sw + j * g->dw -
-                                      g->pad_left) * C + c] * dy[(r * g->Wo + ow) * O + o];
+    int64_t kh = k->kh, kw = k->kw, C = k->C, span = pb + (kw - 1) * k->dw;
+    vf acc[8] = {{0}};
+    _Pragma("GCC unroll 9")
+    for (int64_t i = 0; i < kh; i++)
+        for (int64_t o = 0; o < O; o += 32)
+            _Pragma("GCC unroll 8")
+            for (int v = 0; v < NV32; v++) {
+                vf wv[3];
+                _Pragma("GCC unroll 3")
+                for (int64_t j = 0; j < kw; j++)
+                    wv[j] = loadv(w + ((i * kw + j) * C + c) * O + o + VW * v);
+                _Pragma("GCC unroll 3")
+                for (int64_t j = 0; j < kw; j++)
+                    __asm__("" : "+v"(wv[j]));
+                _Pragma("GCC unroll 16")
+                for (int64_t s = 0; s < span; s++) {
+                    vf dv = loadv(rows[i] + (iw + s) * O + o + VW * v);
+                    __asm__("" : "+v"(dv)); /* one load, kept in a register */
+                    _Pragma("GCC unroll 3")
+                    for (int64_t j = 0; j < kw; j++) {
+                        int64_t p = s - (kw - 1 - j) * k->dw;
+                        if (p >= 0 && p < pb)
+                            acc[p] += dv * wv[j];
                     }
-                    dst[o] = acc;
                 }
             }
+    _Pragma("GCC unroll 8")
+    for (int p = 0; p < pb; p++)
+        dx[p * C + c] = hsum1(acc[p]);
 }
+
+/* One dx row, every pixel and channel, of the compile-time filter 'k'. */
+INLINE void input_row_sliding(const MfConvGeom *g, const float *const *rows, const float *w,
+                              float *dx, const Shape *k, int64_t O)
+{
+    for (int64_t c = 0; c < k->C; c++) {
+        int64_t iw = 0;
+        for (; iw + 8 <= g->W; iw += 8)
+            input_block_sliding(rows, w, iw, c, dx + iw * k->C, 8, k, O);
+        for (; iw + 4 <= g->W; iw += 4)
+            input_block_sliding(rows, w, iw, c, dx + iw * k->C, 4, k, O);
+        for (; iw < g->W; iw++)
+            input_block_sliding(rows, w, iw, c, dx + iw * k->C, 1, k, O);
+    }
+}
+
+/* One dx row (every pixel and channel) from the ring rows of its taps. */
+INLINE void input_row(const MfConvGeom *g, const float *const *rows, const float *w, float *dx,
+                      const Shape *k, int64_t O)
+{
+    for (int64_t c = 0; c < k->C; c++) {
+        int64_t iw = 0;
+        for (; iw + 8 <= g->W; iw += 8)
+            input_block(rows, w, iw, c, dx + iw * k->C, 8, k, O);
+        for (; iw + 4 <= g->W; iw += 4)
+            input_block(rows, w, iw, c, dx + iw * k->C, 4, k, O);
+        for (; iw < g->W; iw++)
+            input_block(rows, w, iw, c, dx + iw * k->C, 1, k, O);
+    }
+}
+
+/* The ring rows of dx row (b, ih)'s taps into 'rows', copying the dy rows
+ * the ring lacks. */
+static void ring_rows(const RingJob *j, float *ring, int64_t *tags, int64_t b, int64_t ih,
+                      const float **rows)
+{
+    const MfConvGeom *g = j->g;
+    int64_t rowlen = j->Wq * g->O;
+    for (int64_t i = 0; i < g->kh; i++) {
+        int64_t oh = ih + g->pad_top - i * g->dh;
+        if (oh < 0 || oh >= g->Ho) {
+            rows[i] = ring + j->R * rowlen; /* the zero row */
+            continue;
+        }
+        int64_t slot = oh % j->R;
+        if (tags[slot] != b * g->Ho + oh) {
+            ring_fill(g, j->dy + (b * g->Ho + oh) * g->Wo * g->O, j->Wq, ring + slot * rowlen);
+            tags[slot] = b * g->Ho + oh;
+        }
+        rows[i] = ring + slot * rowlen;
+    }
+}
+
+static void ring_chunks(void *ctx, int64_t k0, int64_t k1)
+{
+    const RingJob *j = ctx;
+    const MfConvGeom *g = j->g;
+    int64_t rowlen = j->Wq * g->O, total = g->N * g->H;
+    const float *rows[RING_MAX_KH];
+    for (int64_t k = k0; k < k1; k++) {
+        float *ring = j->rings + k * (j->R + 1) * rowlen;
+        int64_t *tags = j->tags + k * j->R;
+        for (int64_t s = 0; s < j->R; s++)
+            tags[s] = -1;
+        memset(ring + j->R * rowlen, 0, (size_t)rowlen * sizeof *ring);
+        for (int64_t r = k * j->per; r < total && r < (k + 1) * j->per; r++) {
+            ring_rows(j, ring, tags, r / g->H, r % g->H, rows);
+            float *dx = j->dx + r * g->W * g->C;
+            /* a first layer's 3x3 filter to 32 channels unrolls completely */
+            Shape s = shape_of(g);
+            if (same_shape(&s, &SHAPE_3X3X1) && g->O == 32)
+                input_row_sliding(g, rows, j->w, dx, &SHAPE_3X3X1, 32);
+            else
+                input_row(g, rows, j->w, dx, &s, g->O);
+        }
+    }
+}
+
+MfStatus mf_conv_direct_backprop_input(const char *op, const MfConvGeom *g, const float *w,
+                                       const float *dy, float *dx)
+{
+    int64_t rows = g->N * g->H, row_work = g->W * g->kh * g->kw * g->C * g->O;
+    int64_t min_rows = 1 + (1 << 16) / (row_work > 0 ? row_work : 1);
+    if (g->sh != 1 || g->sw != 1 || g->kh > RING_MAX_KH) {
+        DirectJob job = {g, NULL, w, dy, dx};
+        mf_parallel_for(rows, min_rows, input_rows, &job);
+        return MF_OK;
+    }
+    int64_t chunks = mf_parallel_threads(), most = (rows + min_rows - 1) / min_rows;
+    chunks = chunks < most ? chunks : most;
+    chunks = chunks > 0 ? chunks : 1;
+    RingJob job = {.g = g, .w = w, .dy = dy, .dx = dx, .R = (g->kh - 1) * g->dh + 1,
+                   .Wq = g->W + (g->kw - 1) * g->dw, .per = (rows + chunks - 1) / chunks};
+    size_t ring_bytes = (size_t)(chunks * (job.R + 1) * job.Wq * g->O) * sizeof(float);
+    size_t tag_bytes = (size_t)(chunks * job.R) * sizeof(int64_t);
+    job.rings = mf_alloc(ring_bytes);
+    job.tags = mf_alloc(tag_bytes);
+    MfStatus st = job.rings && job.tags ? MF_OK : mf_err_nomem(op, ring_bytes + tag_bytes);
+    if (st == MF_OK)
+        mf_parallel_for(chunks, 1, ring_chunks, &job);
+    mf_dealloc(job.rings, ring_bytes);
+    mf_dealloc(job.tags, tag_bytes);
+    return st;
+}
+
+/* ---- backprop-filter ---------------------------------------------------------- */
+
+#define TG_MAX 12 /* TG on AVX-512; the 'switch' below has a case for each count */
 
 typedef struct FilterJob {
     const MfConvGeom *g;
-    const float *x, *dy;
-    float *parts; /* one kh*kw*C*O partial per block */
-    int64_t rows, per; /* output rows; rows per block */
+    const Padded *q;
+    const float *dy;
+    const int64_t *off; /* tap t = (i, j, c): its offset in q from the pixel's first tap */
+    float *parts;       /* one kh*kw*C*O partial per block */
+    int64_t rows, per;  /* output rows; rows per block */
 } FilterJob;
+
+/* dw of the n taps from 'off', channels [o0, o0 + VW*nv), summed over
+ * output rows [r0, r1), into 'dst' (tap off[0]'s row at channel o0): dy
+ * streams past once while the n * nv sums stay in registers. */
+INLINE void filter_taps(const FilterJob *j, const int64_t *off, int n, int nv, int64_t o0,
+                        int64_t r0, int64_t r1, float *dst)
+{
+    const MfConvGeom *g = j->g;
+    const Padded *q = j->q;
+    vf acc[TG_MAX][NV32] = {{{0}}};
+    int64_t O = g->O, step = g->sw * g->C;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = q->p + (r / g->Ho * q->Hp + r % g->Ho * g->sh) * q->rs;
+        const float *d = j->dy + r * g->Wo * O + o0;
+        for (int64_t ow = 0; ow < g->Wo; ow++) {
+            vf dv[NV32];
+            _Pragma("GCC unroll 8")
+            for (int v = 0; v < nv; v++)
+                dv[v] = loadv(d + ow * O + VW * v);
+            const float *xp = xr + ow * step;
+            _Pragma("GCC unroll 12")
+            for (int t = 0; t < n; t++) {
+                float xv = xp[off[t]];
+                _Pragma("GCC unroll 8")
+                for (int v = 0; v < nv; v++)
+                    acc[t][v] += xv * dv[v];
+            }
+        }
+    }
+    _Pragma("GCC unroll 12")
+    for (int t = 0; t < n; t++)
+        _Pragma("GCC unroll 8")
+        for (int v = 0; v < nv; v++)
+            storev(dst + t * O + VW * v, acc[t][v]);
+}
+
+/* filter_taps with the tap count n (1 .. TG) and nv (NV32 or 1) constant. */
+static void filter_group(const FilterJob *j, const int64_t *off, int n, int nv, int64_t o0,
+                         int64_t r0, int64_t r1, float *dst)
+{
+#define TAPS(k)                                                \
+    case k:                                                    \
+        if (nv == NV32)                                        \
+            filter_taps(j, off, k, NV32, o0, r0, r1, dst);     \
+        else                                                   \
+            filter_taps(j, off, k, 1, o0, r0, r1, dst);        \
+        break;
+    switch (n) {
+        TAPS(1) TAPS(2) TAPS(3) TAPS(4) TAPS(5) TAPS(6)
+        TAPS(7) TAPS(8) TAPS(9) TAPS(10) TAPS(11) TAPS(12)
+    default:
+        break;
+    }
+#undef TAPS
+}
+
+/* The partial dw (kh*kw*C*O) of output rows [r0, r1) into 'part'. */
+static void filter_partial(const FilterJob *j, int64_t r0, int64_t r1, float *part)
+{
+    const MfConvGeom *g = j->g;
+    int64_t T = g->kh * g->kw * g->C, O = g->O, o = 0;
+    for (; o + 32 <= O; o += 32)
+        for (int64_t t = 0; t < T; t += TG)
+            filter_group(j, j->off + t, (int)(T - t < TG ? T - t : TG), NV32, o, r0, r1,
+                         part + t * O + o);
+    for (; o + VW <= O; o += VW)
+        for (int64_t t = 0; t < T; t += TG)
+            filter_group(j, j->off + t, (int)(T - t < TG ? T - t : TG), 1, o, r0, r1,
+                         part + t * O + o);
+    for (; o < O; o++) /* the last O % VW channels */
+        for (int64_t t = 0; t < T; t++) {
+            float acc = 0;
+            for (int64_t r = r0; r < r1; r++) {
+                const float *xr = j->q->p + (r / g->Ho * j->q->Hp + r % g->Ho * g->sh) * j->q->rs;
+                for (int64_t ow = 0; ow < g->Wo; ow++)
+                    acc += xr[ow * g->sw * g->C + j->off[t]] * j->dy[(r * g->Wo + ow) * O + o];
+            }
+            part[t * O + o] = acc;
+        }
+}
 
 static void filter_blocks(void *ctx, int64_t b0, int64_t b1)
 {
@@ -418,31 +643,49 @@ static void filter_blocks(void *ctx, int64_t b0, int64_t b1)
     int64_t K = j->g->kh * j->g->kw * j->g->C * j->g->O;
     for (int64_t b = b0; b < b1; b++) {
         int64_t r0 = b * j->per, r1 = r0 + j->per < j->rows ? r0 + j->per : j->rows;
-        filter_partial(j->g, j->x, j->dy, r0, r1, j->parts + b * K);
+        filter_partial(j, r0, r1, j->parts + b * K);
     }
+}
+
+/* Tap t = (i, j, c)'s offset in the padded input from a pixel's first tap. */
+static void tap_offsets(const MfConvGeom *g, const Padded *q, int64_t *off)
+{
+    for (int64_t i = 0; i < g->kh; i++)
+        for (int64_t j = 0; j < g->kw; j++)
+            for (int64_t c = 0; c < g->C; c++)
+                off[(i * g->kw + j) * g->C + c] = i * g->dh * q->rs + j * g->dw * g->C + c;
 }
 
 MfStatus mf_conv_direct_backprop_filter(const char *op, const MfConvGeom *g, const float *x,
                                         const float *dy, float *dw)
 {
-    int64_t rows = g->N * g->Ho, K = g->kh * g->kw * g->C * g->O;
+    int64_t rows = g->N * g->Ho, T = g->kh * g->kw * g->C, K = T * g->O;
     int64_t per = g->Wo > 0 && g->Wo < FILTER_PIXELS ? FILTER_PIXELS / g->Wo : 1;
     int64_t blocks = (rows + per - 1) / per;
-    if (blocks <= 1) {
-        filter_partial(g, x, dy, 0, rows, dw);
-        return MF_OK;
+    Padded q;
+    MfStatus st = pad_input(op, g, x, &q);
+    if (st != MF_OK)
+        return st;
+    size_t off_bytes = (size_t)T * sizeof(int64_t);
+    size_t bytes = blocks > 1 ? (size_t)(blocks * K) * sizeof(float) : 0;
+    int64_t *off = mf_alloc(off_bytes);
+    float *parts = blocks > 1 ? mf_alloc(bytes) : dw;
+    if (!off || !parts) {
+        st = mf_err_nomem(op, off_bytes + bytes);
+    } else {
+        tap_offsets(g, &q, off);
+        FilterJob job = {g, &q, dy, off, parts, rows, per};
+        mf_parallel_for(blocks, 1, filter_blocks, &job);
     }
-    size_t bytes = (size_t)(blocks * K) * sizeof(float);
-    float *parts = mf_alloc(bytes);
-    if (!parts)
-        return mf_err_nomem(op, bytes);
-    FilterJob job = {g, x, dy, parts, rows, per};
-    mf_parallel_for(blocks, 1, filter_blocks, &job);
-    /* block order, whatever thread made each block */
-    memcpy(dw, parts, (size_t)K * sizeof *dw);
-    for (int64_t b = 1; b < blocks; b++)
-        for (int64_t k = 0; k < K; k++)
-            dw[k] += parts[b * K + k];
-    mf_dealloc(parts, bytes);
-    return MF_OK;
+    if (st == MF_OK && blocks > 1) { /* block order, whatever thread made each block */
+        memcpy(dw, parts, (size_t)K * sizeof *dw);
+        for (int64_t b = 1; b < blocks; b++)
+            for (int64_t k = 0; k < K; k++)
+                dw[k] += parts[b * K + k];
+    }
+    if (blocks > 1)
+        mf_dealloc(parts, bytes);
+    mf_dealloc(off, off_bytes);
+    mf_dealloc(q.p, q.bytes);
+    return st;
 }

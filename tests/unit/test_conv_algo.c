@@ -221,6 +221,26 @@ static void test_direct_random(void **state)
     print_message("direct: worst |error| = %.2f K u S\n", worst_ratio);
 }
 
+/* The first layers the direct kernel unrolls completely (3x3 on 1 or 3
+ * channels, stride 1) and their neighbours, with widths that take every
+ * pixel block (8, 4 and single pixels) and both paddings. */
+static void test_direct_first_layers(void **state)
+{
+    (void)state;
+    worst_ratio = 0;
+    static const int64_t shapes[][4] = { /* C, O, stride, filter size */
+        {1, 32, 1, 3}, {3, 32, 1, 3}, {3, 64, 1, 3}, {1, 64, 1, 3}, {1, 32, 2, 3},
+        {3, 32, 2, 3}, {2, 32, 1, 3}, {1, 40, 1, 3}, {1, 32, 1, 5}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int same = 0; same <= 1; same++) {
+            Case c = {.N = 2, .H = 7 + same, .W = 13 + 2 * same, .C = shapes[i][0],
+                      .k = shapes[i][3], .O = shapes[i][1], .s = shapes[i][2], .same = same,
+                      .algo = MF_CONV_DIRECT};
+            check_case(&c, MF_FLOAT32);
+        }
+    print_message("direct first layers: worst |error| = %.2f K u S\n", worst_ratio);
+}
+
 /* float64 never takes a transform: asked for winograd or direct, it runs
  * im2col, within the summation bound of float64 (so exact to DGEMM). */
 static void test_float64_stays_im2col(void **state)
@@ -409,6 +429,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_winograd_random),
         TEST(test_direct_random),
+        TEST(test_direct_first_layers),
         TEST(test_float64_stays_im2col),
         TEST(test_auto_rule),
         TEST(test_threads_bitwise),
