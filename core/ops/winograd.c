@@ -420,53 +420,49 @@ void mf_winograd_cache_clear(void)
         slot_free(&cache[i]);
 }
 
-/* ---- the passes ------------------------------------------------------------------ */
-
-/* The 36 GEMMs of a block. On one thread, through mf_gemm. On more, whole
- * GEMMs go to the workers (each one single-threaded in OpenBLAS, so every
- * GEMM is the same call as on one thread: the same bits): a block's GEMMs
- * are too small for mf_gemm to split (a share needs 1e6 multiply-adds).
- * The profiler gets each GEMM's time from the worker that ran it. */
-typedef struct XiGemms {
-    MfGemm g[36];
-    double t0[36], dur[36];
-} XiGemms;
-
-static void xi_chunk(void *ctx, int64_t b, int64_t e)
-{
-    XiGemms *j = ctx;
-    for (int64_t xi = b; xi < e; xi++) {
-        const MfGemm *g = &j->g[xi];
-        j->t0[xi] = mf_prof_on ? mf_prof_now_us() : 0;
-        cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans,
-                    (int)g->M, (int)g->N, (int)g->K, 1.0f, g->A, (int)g->lda, g->B, (int)g->ldb,
-                    (float)g->beta, g->C, (int)g->ldc);
-        j->dur[xi] = mf_prof_on ? mf_prof_now_us() - j->t0[xi] : 0;
-    }
-}
-
 static bool fits_int(const MfGemm *g)
 {
     return g->M <= INT_MAX && g->N <= INT_MAX && g->K <= INT_MAX && g->lda <= INT_MAX &&
            g->ldb <= INT_MAX && g->ldc <= INT_MAX;
 }
 
-static MfStatus run_gemms(XiGemms *j)
+/* ---- the passes, a run of blocks per thread -------------------------------------
+ * A pass cuts its blocks of tiles into 'chunks' contiguous runs, one per
+ * thread of the worker pool (one run on one thread). Each run has its own
+ * transformed-tile buffers and does its blocks' transforms and 36 GEMMs
+ * itself (OpenBLAS single-threaded), so the threads meet once per pass
+ * instead of three times per block, and the transforms, the GEMMs and the
+ * cache reuse between them all scale with the threads. A block is computed
+ * the same way whichever thread runs it (the same GEMM calls): the same bits
+ * on any thread count. Backprop-filter sums the blocks of each of a fixed
+ * number of groups (at most FILTER_GROUPS, whatever the thread count) into
+ * the group's own dw partial, then adds the partials in group order.
+ * Each block's step and GEMM times are kept and given to the profiler in
+ * block order after the threads are done (events are only appended on the
+ * calling thread). */
+
+#define FILTER_GROUPS 8
+#define STEPS 2                  /* transforms per block: input, then output or dy */
+#define EVENTS (STEPS + 36)      /* timed events per block */
+
+typedef struct Timing {
+    double t0, dur;
+} Timing;
+
+typedef struct Pass {
+    const Wino *s;
+    bool filter;        /* backprop-filter (else forward, also backprop-input) */
+    const float *a, *b; /* forward: x and the transformed filter; filter: x and dy */
+    float *out;         /* forward: y; filter: the groups' partials [group][36][C][O] */
+    float *bufs;        /* per chunk: V [block][36][C] then M or Z [block][36][O] */
+    int64_t nblocks, units, chunks; /* units: blocks (forward) or groups (filter) */
+    Timing *times;      /* [nblocks][EVENTS] when profiling, else NULL */
+    volatile int stopped; /* set by a run that saw Ctrl-C */
+} Pass;
+
+static double clock_us(const Pass *p)
 {
-    MfStatus st = MF_OK;
-    if (mf_parallel_threads() <= 1 || !fits_int(&j->g[0]) || j->g[0].M == 0 ||
-        j->g[0].N == 0) {
-        for (int xi = 0; xi < 36 && st == MF_OK; xi++)
-            st = mf_gemm(&j->g[xi]);
-        return st;
-    }
-    int blas_threads = openblas_get_num_threads();
-    openblas_set_num_threads(1);
-    mf_parallel_for(36, 1, xi_chunk, j);
-    openblas_set_num_threads(blas_threads);
-    for (int xi = 0; xi < 36; xi++)
-        mf_prof_add_gemm(&j->g[xi], j->t0[xi], j->dur[xi]);
-    return MF_OK;
+    return p->times ? mf_prof_now_us() : 0;
 }
 
 /* The GEMM of one xi: C = op(A) B (+ C when beta is 1). */
@@ -479,45 +475,139 @@ static MfGemm xi_gemm(const Wino *s, bool ta, int64_t M, int64_t N, int64_t K, c
                     .B = B, .ldb = ldb, .C = C, .ldc = ldc};
 }
 
-/* A transform over the tiles of a block, as a profiler step. */
-static void run_tiles(const Wino *s, const char *step, MfParallelFn fn, TileJob *job,
-                      int64_t n, double bytes)
+/* Block k's 36 GEMMs (into 'acc', the group's partial, for backprop-filter;
+ * 'first': the group's first block overwrites it). */
+static MfGemm block_gemm(const Pass *p, int64_t k, int xi, const float *buf, float *acc,
+                         bool first)
 {
-    MfProfSpan span;
-    mf_prof_begin(&span);
-    mf_parallel_for(n, 16, fn, job);
-    mf_prof_end_step(&span, s->op, step, bytes);
+    const Wino *s = p->s;
+    int64_t n = s->tiles - k * s->block < s->block ? s->tiles - k * s->block : s->block;
+    const float *v = buf, *m = buf + 36 * s->block * s->C;
+    if (p->filter)
+        return xi_gemm(s, true, s->C, s->O, n, v + xi * s->C, 36 * s->C, m + xi * s->O,
+                       36 * s->O, first ? 0.0 : 1.0, acc + xi * s->C * s->O, s->O);
+    return xi_gemm(s, false, n, s->O, s->C, v + xi * s->C, 36 * s->C, p->b + xi * s->C * s->O,
+                   s->O, 0.0, (float *)m + xi * s->O, 36 * s->O);
 }
 
-/* y = the convolution described by 's' of x with transformed filter u. */
-static MfStatus wino_conv(const Wino *s, const float *x, const float *u, float *y)
+static void run_gemm(const MfGemm *g)
 {
-    size_t vbytes = (size_t)(36 * s->block * s->C) * sizeof(float);
-    size_t mbytes = (size_t)(36 * s->block * s->O) * sizeof(float);
-    float *v = mf_alloc(vbytes), *m = mf_alloc(mbytes);
-    MfStatus st = v && m ? MF_OK : mf_err_nomem(s->op, vbytes + mbytes);
-    for (int64_t t0 = 0; st == MF_OK && t0 < s->tiles; t0 += s->block) {
-        int64_t n = s->tiles - t0 < s->block ? s->tiles - t0 : s->block;
-        if (t0 > 0 && mf_interrupted) {
-            st = mf_err_set(MF_EINTR, "%s: interrupted", s->op);
-            break;
-        }
-        TileJob in = {s, t0, x, v, s->C};
-        run_tiles(s, "winograd input", input_tiles, &in, n, (double)(36 * n * s->C) * 4);
-        XiGemms gemms;
-        for (int64_t xi = 0; xi < 36; xi++)
-            gemms.g[xi] = xi_gemm(s, false, n, s->O, s->C, v + xi * s->C, 36 * s->C,
-                                  u + xi * s->C * s->O, s->O, 0.0, m + xi * s->O, 36 * s->O);
-        st = run_gemms(&gemms);
-        TileJob out = {s, t0, m, y, s->O};
-        if (st == MF_OK)
-            run_tiles(s, "winograd output", output_tiles, &out, n, (double)(36 * n * s->O) * 4);
+    cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)g->M,
+                (int)g->N, (int)g->K, 1.0f, g->A, (int)g->lda, g->B, (int)g->ldb,
+                (float)g->beta, g->C, (int)g->ldc);
+}
+
+/* Block k: transforms and GEMMs, in 'buf'. */
+static void pass_block(Pass *p, int64_t k, float *buf, float *acc, bool first)
+{
+    const Wino *s = p->s;
+    int64_t t0 = k * s->block, n = s->tiles - t0 < s->block ? s->tiles - t0 : s->block;
+    float *v = buf, *m = buf + 36 * s->block * s->C;
+    Timing *tm = p->times ? p->times + k * EVENTS : NULL, unused;
+    Timing *step = tm ? tm : &unused;
+    step->t0 = clock_us(p);
+    TileJob in = {s, t0, p->a, v, s->C};
+    input_tiles(&in, 0, n);
+    step->dur = clock_us(p) - step->t0;
+    if (p->filter) {
+        step = tm ? tm + 1 : &unused;
+        step->t0 = clock_us(p);
+        TileJob dj = {s, t0, p->b, m, s->O};
+        dy_tiles(&dj, 0, n);
+        step->dur = clock_us(p) - step->t0;
     }
-    if (v)
-        mf_dealloc(v, vbytes);
-    if (m)
-        mf_dealloc(m, mbytes);
-    return st;
+    for (int xi = 0; xi < 36; xi++) {
+        MfGemm g = block_gemm(p, k, xi, buf, acc, first);
+        Timing *e = tm ? tm + STEPS + xi : &unused;
+        e->t0 = clock_us(p);
+        run_gemm(&g);
+        e->dur = clock_us(p) - e->t0;
+    }
+    if (!p->filter) {
+        step = tm ? tm + 1 : &unused;
+        step->t0 = clock_us(p);
+        TileJob out = {s, t0, m, p->out, s->O};
+        output_tiles(&out, 0, n);
+        step->dur = clock_us(p) - step->t0;
+    }
+}
+
+/* Runs [r0, r1) of the pass: each its units' blocks in order. */
+static void pass_runs(void *ctx, int64_t r0, int64_t r1)
+{
+    Pass *p = ctx;
+    const Wino *s = p->s;
+    int64_t per_buf = 36 * s->block * (s->C + s->O);
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t u = r * p->units / p->chunks; u < (r + 1) * p->units / p->chunks; u++) {
+            int64_t b0 = u * p->nblocks / p->units, b1 = (u + 1) * p->nblocks / p->units;
+            float *acc = p->filter ? p->out + u * 36 * s->C * s->O : NULL;
+            for (int64_t k = b0; k < b1; k++) {
+                if (k > 0 && mf_interrupted)
+                    p->stopped = 1;
+                if (p->stopped)
+                    return;
+                pass_block(p, k, p->bufs + r * per_buf, acc, k == b0);
+            }
+        }
+}
+
+/* The profiler's events of the pass, in block order. */
+static void pass_report(const Pass *p)
+{
+    const Wino *s = p->s;
+    const char *second = p->filter ? "winograd dy" : "winograd output";
+    for (int64_t k = 0; k < p->nblocks && p->times; k++) {
+        const Timing *tm = p->times + k * EVENTS;
+        int64_t n = s->tiles - k * s->block < s->block ? s->tiles - k * s->block : s->block;
+        mf_prof_add_step(s->op, "winograd input", (double)(36 * n * s->C) * 4, tm[0].t0,
+                         tm[0].dur);
+        if (p->filter)
+            mf_prof_add_step(s->op, second, (double)(36 * n * s->O) * 4, tm[1].t0, tm[1].dur);
+        for (int xi = 0; xi < 36; xi++) {
+            MfGemm g = block_gemm(p, k, xi, p->bufs, p->out, false);
+            mf_prof_add_gemm(&g, tm[STEPS + xi].t0, tm[STEPS + xi].dur);
+        }
+        if (!p->filter)
+            mf_prof_add_step(s->op, second, (double)(36 * n * s->O) * 4, tm[1].t0, tm[1].dur);
+    }
+}
+
+/* Runs pass 'p' (its a, b, out and filter set) over the worker pool. */
+static MfStatus pass_run(Pass *p)
+{
+    const Wino *s = p->s;
+    MfGemm probe = xi_gemm(s, false, s->block, s->O, s->C, NULL, 36 * s->C, NULL, s->O, 0, NULL,
+                           36 * s->O);
+    if (s->block > INT_MAX || !fits_int(&probe))
+        return mf_err_set(MF_EARG, "%s: GEMM of M=%lld N=%lld K=%lld is too large for BLAS",
+                          s->op, (long long)s->block, (long long)s->O, (long long)s->C);
+    p->nblocks = s->block > 0 ? (s->tiles + s->block - 1) / s->block : 0;
+    p->units = p->filter ? (p->nblocks < FILTER_GROUPS ? p->nblocks : FILTER_GROUPS)
+                         : p->nblocks;
+    int64_t threads = mf_parallel_threads();
+    p->chunks = threads < p->units ? threads : p->units;
+    if (p->chunks == 0)
+        return MF_OK;
+    size_t bbytes = (size_t)(p->chunks * 36 * s->block * (s->C + s->O)) * sizeof(float);
+    size_t tbytes = mf_prof_on ? (size_t)(p->nblocks * EVENTS) * sizeof(Timing) : 0;
+    p->bufs = mf_alloc(bbytes);
+    p->times = tbytes ? mf_alloc(tbytes) : NULL;
+    if (!p->bufs || (tbytes && !p->times)) {
+        mf_dealloc(p->bufs, bbytes);
+        mf_dealloc(p->times, tbytes);
+        return mf_err_nomem(s->op, bbytes + tbytes);
+    }
+    int blas_threads = openblas_get_num_threads();
+    if (p->chunks > 1)
+        openblas_set_num_threads(1);
+    mf_parallel_for(p->chunks, 1, pass_runs, p);
+    if (p->chunks > 1)
+        openblas_set_num_threads(blas_threads);
+    pass_report(p);
+    mf_dealloc(p->bufs, bbytes);
+    mf_dealloc(p->times, tbytes);
+    return p->stopped ? mf_err_set(MF_EINTR, "%s: interrupted", s->op) : MF_OK;
 }
 
 static MfStatus with_filter(const Wino *s, const float *w, int64_t C, int64_t O, bool flip,
@@ -530,7 +620,8 @@ static MfStatus with_filter(const Wino *s, const float *w, int64_t C, int64_t O,
     mf_prof_end_step(&span, s->op, "winograd filter", (double)(36 * C * O) * 4);
     if (!u)
         return mf_err_nomem(s->op, (size_t)(36 * C * O) * sizeof(float));
-    MfStatus st = wino_conv(s, x, u, y);
+    Pass p = {.s = s, .a = x, .b = u, .out = y};
+    MfStatus st = pass_run(&p);
     free(own);
     return st;
 }
@@ -580,39 +671,25 @@ MfStatus mf_winograd_backprop_filter(const char *op, const MfConvGeom *g, const 
                                      const float *dy, float *dw)
 {
     Wino s = wino_make(op, g->N, g->H, g->W, g->C, g->O, g->Ho, g->Wo, g->pad_top, g->pad_left);
-    size_t vbytes = (size_t)(36 * s.block * s.C) * sizeof(float);
-    size_t zbytes = (size_t)(36 * s.block * s.O) * sizeof(float);
-    size_t abytes = (size_t)(36 * s.C * s.O) * sizeof(float);
-    float *v = mf_alloc(vbytes), *z = mf_alloc(zbytes), *acc = mf_alloc(abytes);
-    MfStatus st = v && z && acc ? MF_OK : mf_err_nomem(op, vbytes + zbytes + abytes);
-    if (st == MF_OK && s.tiles == 0)
-        memset(acc, 0, abytes);
-    for (int64_t t0 = 0; st == MF_OK && t0 < s.tiles; t0 += s.block) {
-        int64_t n = s.tiles - t0 < s.block ? s.tiles - t0 : s.block;
-        if (t0 > 0 && mf_interrupted) {
-            st = mf_err_set(MF_EINTR, "%s: interrupted", op);
-            break;
-        }
-        TileJob in = {&s, t0, x, v, s.C}, dj = {&s, t0, dy, z, s.O};
-        run_tiles(&s, "winograd input", input_tiles, &in, n, (double)(36 * n * s.C) * 4);
-        run_tiles(&s, "winograd dy", dy_tiles, &dj, n, (double)(36 * n * s.O) * 4);
-        XiGemms gemms;
-        for (int64_t xi = 0; xi < 36; xi++)
-            gemms.g[xi] = xi_gemm(&s, true, s.C, s.O, n, v + xi * s.C, 36 * s.C, z + xi * s.O,
-                                  36 * s.O, t0 == 0 ? 0.0 : 1.0, acc + xi * s.C * s.O, s.O);
-        st = run_gemms(&gemms);
-    }
+    int64_t nblocks = s.block > 0 ? (s.tiles + s.block - 1) / s.block : 0;
+    int64_t groups = nblocks < FILTER_GROUPS ? nblocks : FILTER_GROUPS, CO36 = 36 * s.C * s.O;
+    size_t abytes = (size_t)((groups > 0 ? groups : 1) * CO36) * sizeof(float);
+    float *acc = mf_alloc(abytes);
+    if (!acc)
+        return mf_err_nomem(op, abytes);
+    if (groups == 0)
+        memset(acc, 0, (size_t)CO36 * sizeof *acc);
+    Pass p = {.s = &s, .filter = true, .a = x, .b = dy, .out = acc};
+    MfStatus st = pass_run(&p);
     if (st == MF_OK) {
         MfProfSpan span;
         mf_prof_begin(&span);
+        for (int64_t u = 1; u < groups; u++) /* group order, whatever thread made each */
+            for (int64_t k = 0; k < CO36; k++)
+                acc[k] += acc[u * CO36 + k];
         filter_output(&s, acc, dw);
         mf_prof_end_step(&span, op, "winograd filter", (double)abytes);
     }
-    if (v)
-        mf_dealloc(v, vbytes);
-    if (z)
-        mf_dealloc(z, zbytes);
-    if (acc)
-        mf_dealloc(acc, abytes);
+    mf_dealloc(acc, abytes);
     return st;
 }

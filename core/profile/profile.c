@@ -165,6 +165,18 @@ void mf_prof_add_gemm(const MfGemm *g, double start_us, double dur_us)
         events[nevents - 1].dur_us = dur_us;
 }
 
+void mf_prof_add_step(const char *op, const char *step, double bytes, double start_us,
+                      double dur_us)
+{
+    MfProfSpan s;
+    mf_prof_begin(&s);
+    s.t0 = start_us;
+    int64_t before = nevents;
+    mf_prof_end_step(&s, op, step, bytes);
+    if (nevents > before)
+        events[nevents - 1].dur_us = dur_us;
+}
+
 void mf_prof_end_step(MfProfSpan *s, const char *op, const char *step, double bytes)
 {
     MfProfEvent *e = append(s, MF_PROF_STEP, step);

@@ -65,6 +65,9 @@ void mf_prof_end_step(MfProfSpan *s, const char *op, const char *step, double by
  * (timed there with mf_prof_now_us; events are only appended on the
  * calling thread, after the workers are done). */
 void mf_prof_add_gemm(const MfGemm *g, double start_us, double dur_us);
+/* The same for a step (a kernel's stage: "winograd input") timed on a worker. */
+void mf_prof_add_step(const char *op, const char *step, double bytes, double start_us,
+                      double dur_us);
 
 /* The op hook of the dispatcher: ends an op span named by the pending node
  * name (see above) or else by 'op', recording 'op' as the event's op. */
