@@ -16,7 +16,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../alloc.h"
 #include "../grad.h"
+#include "../parallel.h"
 #include "common.h"
 #include "grads_math.h"
 
@@ -92,137 +94,236 @@ static MfStatus bn_grad_infer(MfOpCall *c)
     return st;
 }
 
-/* ---- kernels ---------------------------------------------------------------- */
+/* ---- kernels ----------------------------------------------------------------
+ * Every pass over x is split over the worker pool by blocks of BN_ROWS rows.
+ * Sums over rows are taken per block (in double, vectorised over channels)
+ * and the blocks' sums added in block order, so the statistics do not
+ * depend on the thread count; the elementwise passes write each element
+ * once from per-channel constants (y = x * a + b; dx = dy * A + (x - mean)
+ * * B + C), in the tensor's dtype. */
 
-/* Per-channel statistics and the affine form y = x * a + b. */
-typedef struct BnStats {
+#define BN_ROWS 256 /* rows per partial sum */
+
+enum { BN_MEAN, BN_VAR, BN_GRAD_SUMS, BN_APPLY, BN_DX };
+
+typedef struct BnJob {
+    int phase;
     int64_t rows, ch;
-    double *mean, *var, *a, *b; /* one block of 4 * ch doubles */
-} BnStats;
+    const void *x, *dy;
+    const double *mean; /* per channel */
+    const void *k[3];   /* per channel, the dtype's: BN_APPLY a, b; BN_DX A, B, C */
+    const void *kmean;  /* the mean in the dtype (BN_DX) */
+    double *part;       /* [block][2][ch] */
+    void *out;
+    bool f64;           /* float64 data, else float32 */
+} BnJob;
 
-static MfStatus stats_alloc(BnStats *s, const MfOpCall *c, const MfTensor *x)
+#define BN_KERNELS(T)                                                                           \
+    static void sums_##T(const BnJob *j, int64_t r0, int64_t r1, double *restrict p0,           \
+                         double *restrict p1)                                                   \
+    {                                                                                           \
+        int64_t ch = j->ch;                                                                     \
+        const T *restrict x = j->x, *restrict dy = j->dy;                                       \
+        const double *restrict mean = j->mean;                                                  \
+        for (int64_t k = 0; k < ch; k++)                                                        \
+            p0[k] = p1[k] = 0;                                                                  \
+        for (int64_t r = r0; r < r1; r++) {                                                     \
+            const T *restrict xr = x + r * ch;                                                  \
+            if (j->phase == BN_MEAN)                                                            \
+                for (int64_t k = 0; k < ch; k++)                                                \
+                    p0[k] += (double)xr[k];                                                     \
+            else if (j->phase == BN_VAR)                                                        \
+                for (int64_t k = 0; k < ch; k++) {                                              \
+                    double d = (double)xr[k] - mean[k];                                         \
+                    p0[k] += d * d;                                                             \
+                }                                                                               \
+            else                                                                                \
+                for (int64_t k = 0; k < ch; k++) {                                              \
+                    double g = (double)dy[r * ch + k];                                          \
+                    p0[k] += g;                                                                 \
+                    p1[k] += g * ((double)xr[k] - mean[k]);                                     \
+                }                                                                               \
+        }                                                                                       \
+    }                                                                                           \
+    static void elementwise_##T(const BnJob *j, int64_t r0, int64_t r1)                         \
+    {                                                                                           \
+        int64_t ch = j->ch;                                                                     \
+        const T *restrict x = j->x, *restrict dy = j->dy, *restrict m = j->kmean;               \
+        const T *restrict k0 = j->k[0], *restrict k1 = j->k[1], *restrict k2 = j->k[2];         \
+        T *restrict out = j->out;                                                               \
+        for (int64_t r = r0; r < r1; r++)                                                       \
+            if (j->phase == BN_APPLY)                                                           \
+                for (int64_t k = 0; k < ch; k++)                                                \
+                    out[r * ch + k] = x[r * ch + k] * k0[k] + k1[k];                            \
+            else                                                                                \
+                for (int64_t k = 0; k < ch; k++)                                                \
+                    out[r * ch + k] = dy[r * ch + k] * k0[k] + (x[r * ch + k] - m[k]) * k1[k] + \
+                                      k2[k];                                                    \
+    }
+BN_KERNELS(float)
+BN_KERNELS(double)
+
+static void bn_blocks(void *ctx, int64_t b0, int64_t b1)
 {
-    s->ch = x->shape[x->rank - 1];
-    s->rows = s->ch > 0 ? mf_tensor_numel(x) / s->ch : 0;
-    if (s->rows < 1)
+    const BnJob *j = ctx;
+    bool elementwise = j->phase == BN_APPLY || j->phase == BN_DX;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t r0 = b * BN_ROWS, r1 = r0 + BN_ROWS < j->rows ? r0 + BN_ROWS : j->rows;
+        double *p0 = elementwise ? NULL : j->part + b * 2 * j->ch;
+        if (elementwise && j->f64)
+            elementwise_double(j, r0, r1);
+        else if (elementwise)
+            elementwise_float(j, r0, r1);
+        else if (j->f64)
+            sums_double(j, r0, r1, p0, p0 + j->ch);
+        else
+            sums_float(j, r0, r1, p0, p0 + j->ch);
+    }
+}
+
+/* Runs phase 'phase' of job 'j' over every block; a sum phase leaves its
+ * column sums in s0 (and s1), the blocks added in block order. */
+static void bn_run(BnJob *j, int phase, double *s0, double *s1)
+{
+    j->phase = phase;
+    int64_t blocks = (j->rows + BN_ROWS - 1) / BN_ROWS;
+    mf_parallel_for(blocks, 1 + (1 << 14) / (BN_ROWS * j->ch), bn_blocks, j);
+    if (phase == BN_APPLY || phase == BN_DX)
+        return;
+    for (int64_t k = 0; k < j->ch; k++)
+        s0[k] = s1[k] = 0;
+    for (int64_t b = 0; b < blocks; b++)
+        for (int64_t k = 0; k < j->ch; k++) {
+            s0[k] += j->part[b * 2 * j->ch + k];
+            s1[k] += j->part[(b * 2 + 1) * j->ch + k];
+        }
+}
+
+/* Per-channel work space: statistics in double, constants in the dtype. */
+typedef struct BnSpace {
+    double *d;         /* 6 * ch doubles: mean, var, s0, s1, two spares */
+    void *t;           /* 4 * ch values of the dtype */
+    double *part;      /* [blocks][2][ch] */
+    size_t dbytes, tbytes, pbytes;
+} BnSpace;
+
+static MfStatus space_alloc(BnSpace *w, const MfOpCall *c, const MfTensor *x, BnJob *j)
+{
+    j->f64 = x->dtype == MF_FLOAT64;
+    j->ch = x->shape[x->rank - 1];
+    j->rows = j->ch > 0 ? mf_tensor_numel(x) / j->ch : 0;
+    if (j->rows < 1)
         return mf_err_set(MF_ESHAPE, "%s: no rows to take statistics over (x has %lld elements)",
                           op_api(c), (long long)mf_tensor_numel(x));
-    s->mean = calloc((size_t)(4 * s->ch), sizeof *s->mean);
-    if (!s->mean)
-        return mf_err_nomem(op_api(c), (size_t)(4 * s->ch) * sizeof *s->mean);
-    s->var = s->mean + s->ch;
-    s->a = s->var + s->ch;
-    s->b = s->a + s->ch;
+    int64_t blocks = (j->rows + BN_ROWS - 1) / BN_ROWS;
+    w->dbytes = (size_t)(6 * j->ch) * sizeof(double);
+    w->tbytes = (size_t)(4 * j->ch) * mf_dtype_size(x->dtype);
+    w->pbytes = (size_t)(blocks * 2 * j->ch) * sizeof(double);
+    w->d = mf_alloc(w->dbytes);
+    w->t = mf_alloc(w->tbytes);
+    w->part = mf_alloc(w->pbytes);
+    j->part = w->part;
+    if (!w->d || !w->t || !w->part)
+        return mf_err_nomem(op_api(c), w->dbytes + w->tbytes + w->pbytes);
     return MF_OK;
 }
 
-/* Mean and biased variance of each channel, in two passes (stable). */
-#define BN_MOMENTS(T)                                                                           \
-    static void moments_##T(const T *x, BnStats *s)                                             \
-    {                                                                                           \
-        for (int64_t r = 0; r < s->rows; r++)                                                   \
-            for (int64_t k = 0; k < s->ch; k++)                                                 \
-                s->mean[k] += (double)x[r * s->ch + k];                                         \
-        for (int64_t k = 0; k < s->ch; k++)                                                     \
-            s->mean[k] /= (double)s->rows;                                                      \
-        for (int64_t r = 0; r < s->rows; r++)                                                   \
-            for (int64_t k = 0; k < s->ch; k++) {                                               \
-                double d = (double)x[r * s->ch + k] - s->mean[k];                               \
-                s->var[k] += d * d;                                                             \
-            }                                                                                   \
-        for (int64_t k = 0; k < s->ch; k++)                                                     \
-            s->var[k] /= (double)s->rows;                                                       \
-    }
-BN_MOMENTS(float)
-BN_MOMENTS(double)
+static void space_free(BnSpace *w)
+{
+    mf_dealloc(w->d, w->dbytes);
+    mf_dealloc(w->t, w->tbytes);
+    mf_dealloc(w->part, w->pbytes);
+}
 
-/* y = x * a + b with a = scale / sqrt(var + eps), b = offset - mean * a. */
-#define BN_APPLY(T)                                                                             \
-    static void apply_##T(const T *x, const T *scale, const T *offset, double eps,              \
-                          BnStats *s, T *y, T *mean_out, T *var_out)                            \
-    {                                                                                           \
-        for (int64_t k = 0; k < s->ch; k++) {                                                   \
-            s->a[k] = (double)scale[k] / sqrt(s->var[k] + eps);                                 \
-            s->b[k] = (double)offset[k] - s->mean[k] * s->a[k];                                 \
-            mean_out[k] = (T)s->mean[k];                                                        \
-            var_out[k] = (T)s->var[k];                                                          \
-        }                                                                                       \
-        for (int64_t r = 0; r < s->rows; r++)                                                   \
-            for (int64_t k = 0; k < s->ch; k++)                                                 \
-                y[r * s->ch + k] = (T)((double)x[r * s->ch + k] * s->a[k] + s->b[k]);           \
-    }
-BN_APPLY(float)
-BN_APPLY(double)
+/* Value k of a vector of the job's dtype, as a double; and the reverse. */
+static double get(const BnJob *j, const void *v, int64_t k)
+{
+    return j->f64 ? ((const double *)v)[k] : (double)((const float *)v)[k];
+}
+
+static void put(const BnJob *j, void *v, int64_t k, double value)
+{
+    if (j->f64)
+        ((double *)v)[k] = value;
+    else
+        ((float *)v)[k] = (float)value;
+}
+
+/* Slot i (0 to 3) of the space's per-channel vectors of the dtype. */
+static void *tslot(const BnJob *j, const BnSpace *w, int i)
+{
+    return (char *)w->t + (size_t)(i * j->ch) * (j->f64 ? sizeof(double) : sizeof(float));
+}
 
 static MfStatus bn_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *in[3] = {NULL, NULL, NULL};
-    BnStats s = {0};
+    BnSpace w = {0};
+    BnJob j = {0};
     MfStatus st = MF_OK;
     for (int i = 0; i < 3 && st == MF_OK; i++)
         if (!(in[i] = mf_tensor_contiguous(c->inputs[i])))
             st = MF_ENOMEM;
     if (st == MF_OK)
-        st = stats_alloc(&s, c, in[0]);
-    if (st == MF_OK && in[0]->dtype == MF_FLOAT32) {
-        moments_float(mf_tensor_data(in[0]), &s);
-        apply_float(mf_tensor_data(in[0]), mf_tensor_data(in[1]), mf_tensor_data(in[2]),
-                    c->attrs->scalar[0], &s, mf_tensor_data(outs[0]), mf_tensor_data(outs[1]),
-                    mf_tensor_data(outs[2]));
-    } else if (st == MF_OK) {
-        moments_double(mf_tensor_data(in[0]), &s);
-        apply_double(mf_tensor_data(in[0]), mf_tensor_data(in[1]), mf_tensor_data(in[2]),
-                     c->attrs->scalar[0], &s, mf_tensor_data(outs[0]), mf_tensor_data(outs[1]),
-                     mf_tensor_data(outs[2]));
+        st = space_alloc(&w, c, in[0], &j);
+    if (st == MF_OK) {
+        double *mean = w.d, *var = w.d + j.ch, *spare = w.d + 2 * j.ch;
+        double eps = c->attrs->scalar[0], m = (double)j.rows;
+        j.x = mf_tensor_data(in[0]);
+        bn_run(&j, BN_MEAN, mean, spare);
+        for (int64_t k = 0; k < j.ch; k++)
+            mean[k] /= m;
+        j.mean = mean;
+        bn_run(&j, BN_VAR, var, spare);
+        const void *scale = mf_tensor_data(in[1]), *offset = mf_tensor_data(in[2]);
+        for (int64_t k = 0; k < j.ch; k++) { /* y = x * a + b */
+            var[k] /= m;
+            double a = get(&j, scale, k) / sqrt(var[k] + eps);
+            put(&j, tslot(&j, &w, 0), k, a);
+            put(&j, tslot(&j, &w, 1), k, get(&j, offset, k) - mean[k] * a);
+            put(&j, mf_tensor_data(outs[1]), k, mean[k]);
+            put(&j, mf_tensor_data(outs[2]), k, var[k]);
+        }
+        j.k[0] = tslot(&j, &w, 0);
+        j.k[1] = tslot(&j, &w, 1);
+        j.out = mf_tensor_data(outs[0]);
+        bn_run(&j, BN_APPLY, NULL, NULL);
     }
-    free(s.mean);
+    space_free(&w);
     for (int i = 0; i < 3; i++)
         mf_tensor_release(in[i]);
     return st;
 }
 
-/* The backward pass. Pass 1: sums of dy and dy * xhat per channel (the
- * offset's and scale's gradients). Pass 2:
+/* The backward pass. Pass 1: sums of dy and dy * (x - mean) per channel
+ * (the offset's and, times inv, the scale's gradients). Pass 2:
  *   dx = scale * inv * (dy - sum(dy) / M - xhat * sum(dy * xhat) / M)
- *        + dmean / M + dvar * 2 (x - mean) / M. */
-#define BN_GRAD(T)                                                                              \
-    static void grad_##T(const T *const *in, int nin, double eps, BnStats *s, T *dx,            \
-                         T *dscale, T *doffset)                                                 \
-    {                                                                                           \
-        const T *dy = in[0], *x = in[1], *scale = in[2], *mean = in[3], *var = in[4];           \
-        double *inv = s->mean, *sdy = s->var, *sdyx = s->a, m = (double)s->rows;                \
-        for (int64_t k = 0; k < s->ch; k++)                                                     \
-            inv[k] = 1 / sqrt((double)var[k] + eps);                                            \
-        for (int64_t r = 0; r < s->rows; r++)                                                   \
-            for (int64_t k = 0; k < s->ch; k++) {                                               \
-                int64_t i = r * s->ch + k;                                                      \
-                sdy[k] += (double)dy[i];                                                        \
-                sdyx[k] += (double)dy[i] * ((double)x[i] - (double)mean[k]) * inv[k];           \
-            }                                                                                   \
-        for (int64_t k = 0; k < s->ch; k++) {                                                   \
-            dscale[k] = (T)sdyx[k];                                                             \
-            doffset[k] = (T)sdy[k];                                                             \
-        }                                                                                       \
-        const T *dm = nin == 7 ? in[5] : NULL, *dv = nin == 7 ? in[6] : NULL;                   \
-        for (int64_t r = 0; r < s->rows; r++)                                                   \
-            for (int64_t k = 0; k < s->ch; k++) {                                               \
-                int64_t i = r * s->ch + k;                                                      \
-                double xc = (double)x[i] - (double)mean[k], xhat = xc * inv[k];                 \
-                double g = (double)dy[i] - sdy[k] / m - xhat * sdyx[k] / m;                     \
-                g *= (double)scale[k] * inv[k];                                                 \
-                if (dm)                                                                         \
-                    g += (double)dm[k] / m + (double)dv[k] * 2 * xc / m;                        \
-                dx[i] = (T)g;                                                                   \
-            }                                                                                   \
+ *        + dmean / M + dvar * 2 (x - mean) / M
+ *      = dy * A + (x - mean) * B + C, per channel:
+ *   A = scale * inv, B = 2 dvar / M - A * inv^2 * sum(dy (x - mean)) / M,
+ *   C = dmean / M - A * sum(dy) / M. */
+static void grad_constants(const BnJob *j, const void *const *data, int nin, double eps,
+                           const double *sdy, const double *sdyx, void *A, void *B, void *C,
+                           void *dscale, void *doffset)
+{
+    double m = (double)j->rows;
+    for (int64_t k = 0; k < j->ch; k++) {
+        double inv = 1 / sqrt(get(j, data[4], k) + eps), a = get(j, data[2], k) * inv;
+        double dm = nin == 7 ? get(j, data[5], k) : 0, dv = nin == 7 ? get(j, data[6], k) : 0;
+        put(j, A, k, a);
+        put(j, B, k, 2 * dv / m - a * inv * inv * sdyx[k] / m);
+        put(j, C, k, dm / m - a * sdy[k] / m);
+        put(j, dscale, k, sdyx[k] * inv);
+        put(j, doffset, k, sdy[k]);
     }
-BN_GRAD(float)
-BN_GRAD(double)
+}
 
 static MfStatus bn_grad_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *in[7] = {NULL};
     const void *data[7];
-    BnStats s = {0};
+    BnSpace w = {0};
+    BnJob j = {0};
     MfStatus st = MF_OK;
     for (int i = 0; i < c->ninputs && st == MF_OK; i++) {
         if (!(in[i] = mf_tensor_contiguous(c->inputs[i])))
@@ -233,14 +334,25 @@ static MfStatus bn_grad_forward(const MfOpCall *c, MfTensor **outs)
     if (st == MF_OK && mf_tensor_numel(in[0]) != mf_tensor_numel(in[1]))
         st = mf_err_set(MF_ESHAPE, "%s: dy and x differ in size", op_api(c));
     if (st == MF_OK)
-        st = stats_alloc(&s, c, in[1]);
-    if (st == MF_OK && in[1]->dtype == MF_FLOAT32)
-        grad_float((const float *const *)data, c->ninputs, c->attrs->scalar[0], &s,
-                   mf_tensor_data(outs[0]), mf_tensor_data(outs[1]), mf_tensor_data(outs[2]));
-    else if (st == MF_OK)
-        grad_double((const double *const *)data, c->ninputs, c->attrs->scalar[0], &s,
-                    mf_tensor_data(outs[0]), mf_tensor_data(outs[1]), mf_tensor_data(outs[2]));
-    free(s.mean);
+        st = space_alloc(&w, c, in[1], &j);
+    if (st == MF_OK) {
+        double *mean = w.d, *sdy = w.d + j.ch, *sdyx = w.d + 2 * j.ch;
+        for (int64_t k = 0; k < j.ch; k++)
+            mean[k] = get(&j, data[3], k);
+        j.dy = data[0];
+        j.x = data[1];
+        j.mean = mean;
+        bn_run(&j, BN_GRAD_SUMS, sdy, sdyx);
+        grad_constants(&j, data, c->ninputs, c->attrs->scalar[0], sdy, sdyx, tslot(&j, &w, 0),
+                       tslot(&j, &w, 1), tslot(&j, &w, 2), mf_tensor_data(outs[1]),
+                       mf_tensor_data(outs[2]));
+        for (int i = 0; i < 3; i++)
+            j.k[i] = tslot(&j, &w, i);
+        j.kmean = data[3];
+        j.out = mf_tensor_data(outs[0]);
+        bn_run(&j, BN_DX, NULL, NULL);
+    }
+    space_free(&w);
     for (int i = 0; i < c->ninputs; i++)
         mf_tensor_release(in[i]);
     return st;
