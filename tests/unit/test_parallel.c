@@ -314,12 +314,47 @@ static void test_kernels_match_one_thread(void **state)
     mf_tensor_release(in[2]);
 }
 
+/* Fused batch norm, forward and gradient: every output (the statistics and
+ * the parameter gradients too, sums of blocks added in block order) has the
+ * same bits on 1 and 2 threads, in float32 and float64. */
+static void batch_norm_outputs(MfTensor **in, int threads, MfTensor **outs)
+{
+    MfAttrs a = mf_attrs_default();
+    a.scalar[0] = 1e-3;
+    openblas_set_num_threads(threads);
+    MfStatus st = mf_op_call(MF_OP_FUSED_BATCH_NORM, 3, in, &a, outs, NULL);
+    MfTensor *g[5] = {in[3], in[0], in[1], st == MF_OK ? outs[1] : NULL,
+                      st == MF_OK ? outs[2] : NULL};
+    if (st == MF_OK)
+        st = mf_op_call(MF_OP_FUSED_BATCH_NORM_GRAD, 5, g, &a, outs + 3, NULL);
+    openblas_set_num_threads(1);
+    assert_int_equal(st, MF_OK);
+}
+
+static void test_batch_norm_matches_one_thread(void **state)
+{
+    (void)state;
+    for (int f64 = 0; f64 <= 1; f64++) {
+        int64_t s[4] = {8, 32, 32, 24}, c[1] = {24};
+        MfTensor *(*make)(int, const int64_t *, uint32_t) = f64 ? noise64 : noise;
+        MfTensor *in[4] = {make(4, s, 11), make(1, c, 12), make(1, c, 13), make(4, s, 14)};
+        MfTensor *one[6], *two[6];
+        batch_norm_outputs(in, 1, one);
+        batch_norm_outputs(in, 2, two);
+        for (int i = 0; i < 6; i++)
+            assert_same_and_release(one[i], two[i]);
+        for (int i = 0; i < 4; i++)
+            mf_tensor_release(in[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_every_index_once),
         TEST(test_kernels_match_one_thread),
         TEST(test_gemm_split_matches_one_thread),
+        TEST(test_batch_norm_matches_one_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
