@@ -73,6 +73,8 @@ static void fill_data(MfTensor *t, double value, int64_t iv, bool exact)
     case MF_INT32: FILL_LOOP(int32_t, exact ? (int32_t)iv : (int32_t)value); break;
     case MF_INT64: FILL_LOOP(int64_t, exact ? iv : (int64_t)value); break;
     case MF_BOOL: memset(t->storage->data, exact ? iv != 0 : value != 0, (size_t)n); break;
+    case MF_UINT8: memset(t->storage->data, exact ? (uint8_t)iv : mf_sat_u8(value), (size_t)n);
+        break;
     default: break;
     }
 }

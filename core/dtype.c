@@ -8,7 +8,7 @@ static const struct {
     size_t size;
 } info[MF_NDTYPES] = {
     [MF_FLOAT32] = {"float32", 4}, [MF_FLOAT64] = {"float64", 8}, [MF_INT32] = {"int32", 4},
-    [MF_INT64] = {"int64", 8},     [MF_BOOL] = {"bool", 1},
+    [MF_INT64] = {"int64", 8},     [MF_BOOL] = {"bool", 1},      [MF_UINT8] = {"uint8", 1},
 };
 
 size_t mf_dtype_size(MfDType dt)
@@ -27,11 +27,15 @@ bool mf_dtype_fits(MfDType dt, double v)
         return v > -2147483649.0 && v < 2147483648.0;   /* false for NaN */
     if (dt == MF_INT64)
         return v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+    if (dt == MF_UINT8)
+        return v > -1.0 && v < 256.0;
     return true;
 }
 
 bool mf_dtype_fits_int(MfDType dt, int64_t v)
 {
+    if (dt == MF_UINT8)
+        return v >= 0 && v <= 255;
     return dt != MF_INT32 || (v >= INT32_MIN && v <= INT32_MAX);
 }
 

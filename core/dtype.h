@@ -1,4 +1,8 @@
-/* dtype.h — the five element types and their names. */
+/* dtype.h — the six element types and their names. uint8 (images, IDX
+ * files) is last so the older dtypes keep their numbers; it is not one of
+ * the "int" dtypes of mf_dtype_is_int (int32, int64): ops take it only
+ * where they say so (casts, comparisons, add/subtract/multiply/maximum/
+ * minimum, shape ops), and others refuse it naming the dtype. */
 #ifndef MF_DTYPE_H
 #define MF_DTYPE_H
 
@@ -12,13 +16,14 @@ typedef enum MfDType {
     MF_INT32,
     MF_INT64,
     MF_BOOL,
+    MF_UINT8,
     MF_NDTYPES
 } MfDType;
 
 /* Bytes per element. */
 size_t mf_dtype_size(MfDType dt);
 
-/* The Lua-facing name: "float32", "float64", "int32", "int64", "bool". */
+/* The Lua-facing name: "float32", "float64", "int32", "int64", "bool", "uint8". */
 const char *mf_dtype_name(MfDType dt);
 
 /* Parses a name (also "float", "double", "int", "long"); false when unknown. */
@@ -52,6 +57,15 @@ static inline int32_t mf_sat_i32(double x)
     if (x <= -2147483649.0)
         return INT32_MIN;
     return (int32_t)x;
+}
+
+static inline uint8_t mf_sat_u8(double x)
+{
+    if (x != x || x <= 0)
+        return 0;
+    if (x >= 255)
+        return 255;
+    return (uint8_t)x;
 }
 
 static inline int64_t mf_sat_i64(double x)

@@ -213,6 +213,7 @@ MfTensor *mf_tensor_scalar(MfDType dt, double value)
     case MF_INT32: *(int32_t *)p = mf_sat_i32(value); break;
     case MF_INT64: *(int64_t *)p = mf_sat_i64(value); break;
     case MF_BOOL: *(uint8_t *)p = value != 0; break;
+    case MF_UINT8: *(uint8_t *)p = mf_sat_u8(value); break;
     default: break;
     }
     return t;
@@ -305,7 +306,8 @@ double mf_tensor_get(const MfTensor *t, int64_t i)
     case MF_FLOAT64: return ((const double *)base)[off];
     case MF_INT32: return ((const int32_t *)base)[off];
     case MF_INT64: return (double)((const int64_t *)base)[off];
-    case MF_BOOL: return ((const uint8_t *)base)[off];
+    case MF_BOOL:
+    case MF_UINT8: return ((const uint8_t *)base)[off];
     default: return 0;
     }
 }
@@ -316,7 +318,8 @@ int64_t mf_tensor_get_int(const MfTensor *t, int64_t i)
     switch (t->dtype) {
     case MF_INT32: return ((const int32_t *)t->storage->data)[off];
     case MF_INT64: return ((const int64_t *)t->storage->data)[off];
-    case MF_BOOL: return ((const uint8_t *)t->storage->data)[off];
+    case MF_BOOL:
+    case MF_UINT8: return ((const uint8_t *)t->storage->data)[off];
     default: return (int64_t)mf_tensor_get(t, i);
     }
 }

@@ -21,6 +21,7 @@ static int tf_dtype(MfDType dt)
     case MF_INT32: return 3;     /* DT_INT32 */
     case MF_INT64: return 9;     /* DT_INT64 */
     case MF_BOOL: return 10;     /* DT_BOOL */
+    case MF_UINT8: return 4;     /* DT_UINT8 */
     default: return 0;           /* DT_INVALID */
     }
 }

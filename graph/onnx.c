@@ -43,7 +43,8 @@ enum { ATYPE_FLOAT = 1, ATYPE_INT = 2, ATYPE_INTS = 7 };
 enum { TENSOR_DIMS = 1, TENSOR_DTYPE = 2, TENSOR_NAME = 8, TENSOR_RAW = 9 };
 enum { VI_NAME = 1, VI_TYPE = 2, TYPE_TENSOR = 1, TT_ELEM = 1, TT_SHAPE = 2, SHAPE_DIM = 1,
        DIM_VALUE = 1, DIM_PARAM = 2 };
-enum { ONNX_FLOAT = 1, ONNX_INT32 = 6, ONNX_INT64 = 7, ONNX_BOOL = 9, ONNX_DOUBLE = 11 };
+enum { ONNX_FLOAT = 1, ONNX_UINT8 = 2, ONNX_INT32 = 6, ONNX_INT64 = 7, ONNX_BOOL = 9,
+       ONNX_DOUBLE = 11 };
 
 #define NAME_MAX_LEN 1100
 
@@ -67,6 +68,7 @@ static int onnx_dtype(MfDType dt)
     case MF_INT32: return ONNX_INT32;
     case MF_INT64: return ONNX_INT64;
     case MF_BOOL: return ONNX_BOOL;
+    case MF_UINT8: return ONNX_UINT8;
     default: return 0;
     }
 }

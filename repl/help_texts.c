@@ -630,12 +630,14 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Reads a file in the IDX format of the MNIST data set (train-images-idx3-ubyte and "
       "friends), plain or gzip-compressed (detected from its first bytes). The magic number, "
       "type code and dims are checked and the data must fill the dims exactly: a truncated "
-      "file or trailing bytes are errors. Unsigned/signed bytes, 16- and 32-bit integers give "
-      "an int32 tensor (pixels stay 0..255; cast and scale them yourself), float and double "
-      "give float32 and float64.",
+      "file or trailing bytes are errors. Unsigned bytes (MNIST's images and labels) give a "
+      "uint8 tensor (cast and scale: mf.cast(t, \"float32\") / 255; labels "
+      "mf.cast(t, \"int64\") + 1 for 1-based classes); signed bytes, 16- and 32-bit integers "
+      "give int32, float and double float32 and float64.",
       "p = os.tmpname(); f = io.open(p, \"wb\")\n"
       "f:write(string.char(0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 128, 255, 7)); f:close()\n"
       "mf.data.read_idx(p)                  --> {{0, 128}, {255, 7}}\n"
+      "mf.data.read_idx(p).dtype            --> \"uint8\"\n"
       "os.remove(p)"),
     E("data.Dataset.from_tensor_slices", "data",
       "mf.data.Dataset.from_tensor_slices(tensor | {t1, t2, ...})",

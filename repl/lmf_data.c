@@ -82,7 +82,7 @@ static int l_read_csv(lua_State *L)
     return 1;
 }
 
-/* mf.data.read_idx(path) -> a tensor (int32, float32 or float64) */
+/* mf.data.read_idx(path) -> a tensor (uint8, int32, float32 or float64) */
 static int l_read_idx(lua_State *L)
 {
     const char *path = lmf_check_path(L, 1, "read_idx");

@@ -227,7 +227,7 @@ static int read_enum(const Call *c, const Src *src, const MfAttrDef *def, int id
     return attr_error(c, src, push_choices(L, def), idx);
 }
 
-#define DTYPE_WANT "a dtype name (float32, float64, int32, int64 or bool)"
+#define DTYPE_WANT "a dtype name (float32, float64, int32, int64, bool or uint8)"
 
 /* What a value of 'def' must be, for the message of a missing one. */
 static const char *want_of(lua_State *L, const MfAttrDef *def)

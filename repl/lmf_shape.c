@@ -268,7 +268,7 @@ static MfDType opt_dtype_field(lua_State *L, int idx, const char *fname)
     lua_getfield(L, idx, "dtype");
     if (!lua_isnil(L, -1) && (lua_type(L, -1) != LUA_TSTRING ||
                               !mf_dtype_parse(lua_tostring(L, -1), &dt)))
-        luaL_error(L, "%s: unknown dtype '%s' (expected float32, float64, int32, int64 or bool)",
+        luaL_error(L, "%s: unknown dtype '%s' (expected float32, float64, int32, int64, bool or uint8)",
                    fname, luaL_tolstring(L, -1, NULL));
     lua_pop(L, 1);
     return dt;

@@ -367,6 +367,7 @@ static void put_value(lua_State *L, Filler *f, int depth)
     case MF_INT32: *(int32_t *)p = (int32_t)v; break;
     case MF_INT64: *(int64_t *)p = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : (int64_t)v; break;
     case MF_BOOL: *(uint8_t *)p = (uint8_t)(v != 0); break;
+    case MF_UINT8: *(uint8_t *)p = (uint8_t)v; break;
     default: break;
     }
     f->next++;
@@ -492,7 +493,7 @@ MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt)
                        "dtype name (\"float32\", \"float64\", \"int32\", \"int64\", \"bool\")");
     if (!mf_dtype_parse(name, &dt))
         luaL_argerror(L, idx, lua_pushfstring(L, "unknown dtype '%s' (expected float32, "
-                                              "float64, int32, int64 or bool)", name));
+                                              "float64, int32, int64, bool or uint8)", name));
     return dt;
 }
 
@@ -648,6 +649,7 @@ static void push_element(lua_State *L, const MfTensor *t, int64_t i)
     case MF_BOOL: lua_pushboolean(L, v != 0); break;
     case MF_INT32: lua_pushinteger(L, (lua_Integer)v); break;
     case MF_INT64: lua_pushinteger(L, mf_tensor_get_int(t, i)); break;
+    case MF_UINT8: lua_pushinteger(L, (lua_Integer)v); break;
     default: lua_pushnumber(L, v); break;
     }
 }

@@ -129,7 +129,7 @@ static MfTensor *initial_value(lua_State *L)
     MfDType dt = MF_FLOAT32;
     if (!lua_isnil(L, -1) && (!dname || !mf_dtype_parse(dname, &dt)))
         luaL_error(L, "Variable: option 'dtype' must be a dtype name (float32, float64, int32, "
-                   "int64 or bool), got %s", luaL_tolstring(L, -1, NULL));
+                   "int64, bool or uint8), got %s", luaL_tolstring(L, -1, NULL));
     int has_dt = !lua_isnil(L, -1);
     lua_pop(L, 1);
     if (!has_dt)

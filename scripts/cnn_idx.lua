@@ -56,7 +56,7 @@ if synthetic then
   images_path, labels_path = synthetic_mnist(500)
 end
 
--- 1. Load: read_idx gives int32 pixels 0..255 and int32 labels 0..9.
+-- 1. Load: read_idx gives uint8 pixels 0..255 and uint8 labels 0..9.
 local images = mf.data.read_idx(images_path)
 local labels = mf.data.read_idx(labels_path)
 for _, p in ipairs(tmpfiles) do os.remove(p) end

@@ -53,7 +53,8 @@ static uint32_t be32(const unsigned char *p)
 static MfDType type_dtype(int type, size_t *esize)
 {
     switch (type) {
-    case 0x08: case 0x09: *esize = 1; return MF_INT32;
+    case 0x08: *esize = 1; return MF_UINT8;   /* images: the bytes as they are */
+    case 0x09: *esize = 1; return MF_INT32;
     case 0x0B: *esize = 2; return MF_INT32;
     case 0x0C: *esize = 4; return MF_INT32;
     case 0x0D: *esize = 4; return MF_FLOAT32;
@@ -102,7 +103,7 @@ static void convert(const Idx *x, const unsigned char *raw, int64_t n, void *out
     for (int64_t i = 0; i < n; i++) {
         const unsigned char *p = raw + (size_t)i * x->esize;
         switch (x->type) {
-        case 0x08: o32[i] = p[0]; break;
+        case 0x08: ((uint8_t *)out)[i] = p[0]; break;
         case 0x09: o32[i] = (int8_t)p[0]; break;
         case 0x0B: o32[i] = (int16_t)(uint16_t)(p[0] << 8 | p[1]); break;
         case 0x0C: o32[i] = (int32_t)be32(p); break;

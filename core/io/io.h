@@ -45,7 +45,8 @@ MfStatus mf_read_csv(const char *path, const MfCsvOptions *opt, MfTensor **out);
 /* Reads the IDX file at 'path' (gzip-compressed or plain: zlib detects it).
  * Header: two zero bytes, a type code, the number of dims, then each dim as
  * a big-endian 32-bit integer; the data follow, big-endian, and must fill
- * the dims exactly. Types: 0x08 unsigned byte, 0x09 signed byte, 0x0B
+ * the dims exactly. Types: 0x08 unsigned byte gives uint8 (MNIST's pixels
+ * and labels, as stored); 0x09 signed byte, 0x0B
  * 16-bit and 0x0C 32-bit integers give int32 tensors; 0x0D float32 and
  * 0x0E float64 give float tensors. Errors: MF_EIO (cannot open or read,
  * corrupt gzip), MF_EARG (bad magic, type code or rank, truncated data,

@@ -35,7 +35,7 @@ int mf_ckpt_fail_after_write = 0;
 
 static const char *const tags[MF_NDTYPES] = {
     [MF_FLOAT32] = "F32", [MF_FLOAT64] = "F64", [MF_INT32] = "I32",
-    [MF_INT64] = "I64",   [MF_BOOL] = "BOOL",
+    [MF_INT64] = "I64",   [MF_BOOL] = "BOOL", [MF_UINT8] = "U8",
 };
 
 /* Records "VERB: <message> (in 'PATH')" and returns 'code'. */

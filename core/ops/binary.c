@@ -40,8 +40,31 @@
     }                                                                              \
     return MF_OK
 
+/* uint8 for the ops that allow it (add, subtract, multiply, maximum,
+ * minimum: wrapping, as TensorFlow's), ahead of BINARY_FORWARD. */
+#define BINARY_FORWARD_U8(EXPR)                                                    \
+    if (outs[0]->dtype == MF_UINT8) {                                              \
+        MfTensor *out = outs[0];                                                   \
+        BINARY_ROWS(uint8_t, EXPR);                                                \
+        return MF_OK;                                                              \
+    }
+
+/* add, subtract, multiply, maximum, minimum also take uint8 (wrapping). */
+static bool takes_uint8(MfOpId op)
+{
+    return op == MF_OP_ADD || op == MF_OP_SUB || op == MF_OP_MUL || op == MF_OP_MAXIMUM ||
+           op == MF_OP_MINIMUM;
+}
+
 static MfStatus infer_numeric(MfOpCall *c)
 {
+    if (takes_uint8(c->op))
+        return mf_infer_broadcast(c, MF_NUMERIC | MF_MASK(MF_UINT8),
+                                  "a numeric dtype (float32, float64, int32, int64, uint8)", -1);
+    if (c->inputs[0]->dtype == MF_UINT8 && c->inputs[1]->dtype == MF_UINT8)
+        return mf_err_set(MF_EDTYPE, "%s: uint8 is not supported (add, subtract, multiply, "
+                          "maximum and minimum are): cast it first, mf.cast(x, \"int32\") or "
+                          "\"float32\"", op_api(c));
     return mf_infer_broadcast(c, MF_NUMERIC, "a numeric dtype (float32, float64, int32, int64)",
                               -1);
 }
@@ -103,16 +126,19 @@ static bool has_negative(const MfTensor *t)
 
 static MfStatus add_forward(const MfOpCall *c, MfTensor **outs)
 {
+    BINARY_FORWARD_U8((uint8_t)(a + b))
     BINARY_FORWARD(a + b, (U)a + (U)b);
 }
 
 static MfStatus sub_forward(const MfOpCall *c, MfTensor **outs)
 {
+    BINARY_FORWARD_U8((uint8_t)(a - b))
     BINARY_FORWARD(a - b, (U)a - (U)b);
 }
 
 static MfStatus mul_forward(const MfOpCall *c, MfTensor **outs)
 {
+    BINARY_FORWARD_U8((uint8_t)(a * b))
     BINARY_FORWARD(a * b, (U)a * (U)b);
 }
 
@@ -159,11 +185,13 @@ static MfStatus pow_forward(const MfOpCall *c, MfTensor **outs)
 /* NaN propagates through maximum/minimum, as in TensorFlow. */
 static MfStatus maximum_forward(const MfOpCall *c, MfTensor **outs)
 {
+    BINARY_FORWARD_U8(a > b ? a : b)
     BINARY_FORWARD((a > b || a != a) ? a : b, a > b ? a : b);
 }
 
 static MfStatus minimum_forward(const MfOpCall *c, MfTensor **outs)
 {
+    BINARY_FORWARD_U8(a < b ? a : b)
     BINARY_FORWARD((a < b || a != a) ? a : b, a < b ? a : b);
 }
 

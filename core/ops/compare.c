@@ -34,6 +34,7 @@
     case MF_INT32: BOOL_ROWS(int32_t, EXPR); break;                                \
     case MF_INT64: BOOL_ROWS(int64_t, EXPR); break;                                \
     case MF_BOOL: BOOL_ROWS(uint8_t, EXPR); break;                                 \
+    case MF_UINT8: BOOL_ROWS(uint8_t, EXPR); break;                                \
     default: return mf_err_set(MF_EINTERNAL, "%s: no kernel for %s", op_api(c),    \
                                mf_dtype_name(c->inputs[0]->dtype));                \
     }                                                                              \
@@ -69,13 +70,14 @@
 
 static MfStatus infer_equality(MfOpCall *c)
 {
-    return mf_infer_broadcast(c, MF_ANY, "float32, float64, int32, int64 or bool", MF_BOOL);
+    return mf_infer_broadcast(c, MF_ANY | MF_MASK(MF_UINT8),
+                              "float32, float64, int32, int64, bool or uint8", MF_BOOL);
 }
 
 static MfStatus infer_ordering(MfOpCall *c)
 {
-    return mf_infer_broadcast(c, MF_NUMERIC, "a numeric dtype (float32, float64, int32, int64)",
-                              MF_BOOL);
+    return mf_infer_broadcast(c, MF_NUMERIC | MF_MASK(MF_UINT8),
+                              "a numeric dtype (float32, float64, int32, int64, uint8)", MF_BOOL);
 }
 
 static MfStatus equal_forward(const MfOpCall *c, MfTensor **outs)
@@ -281,9 +283,15 @@ static inline int32_t wrap_i32(int64_t x)
     return (int32_t)(uint32_t)(uint64_t)x;
 }
 
-/* One function per source type TI: a switch over the target. TOI32/TOI64 are
- * the conversions to the integer types (saturating for floats). */
-#define DEFINE_CAST_FROM(fname, TI, TOI32, TOI64)                                  \
+/* Integer to uint8 keeps the low 8 bits (TensorFlow's and NumPy's wrap). */
+static inline uint8_t wrap_u8(int64_t x)
+{
+    return (uint8_t)(uint64_t)x;
+}
+
+/* One function per source type TI: a switch over the target. TOI32/TOI64/
+ * TOU8 are the conversions to the integer types (saturating for floats). */
+#define DEFINE_CAST_FROM(fname, TI, TOI32, TOI64, TOU8)                            \
     static void fname(const MfOpCall *c, MfTensor *out)                            \
     {                                                                              \
         switch (out->dtype) {                                                      \
@@ -291,22 +299,25 @@ static inline int32_t wrap_i32(int64_t x)
         case MF_FLOAT64: MAP_ROWS(TI, double, a); break;                           \
         case MF_INT32: MAP_ROWS(TI, int32_t, TOI32); break;                        \
         case MF_INT64: MAP_ROWS(TI, int64_t, TOI64); break;                        \
+        case MF_UINT8: MAP_ROWS(TI, uint8_t, TOU8); break;                         \
         default: MAP_ROWS(TI, uint8_t, a != 0); break;                             \
         }                                                                          \
     }
 
-DEFINE_CAST_FROM(cast_from_f32, float, mf_sat_i32((double)a), mf_sat_i64((double)a))
-DEFINE_CAST_FROM(cast_from_f64, double, mf_sat_i32(a), mf_sat_i64(a))
-DEFINE_CAST_FROM(cast_from_i32, int32_t, a, a)
-DEFINE_CAST_FROM(cast_from_i64, int64_t, wrap_i32(a), a)
-DEFINE_CAST_FROM(cast_from_bool, uint8_t, a != 0, a != 0)
+DEFINE_CAST_FROM(cast_from_f32, float, mf_sat_i32((double)a), mf_sat_i64((double)a),
+                 mf_sat_u8((double)a))
+DEFINE_CAST_FROM(cast_from_f64, double, mf_sat_i32(a), mf_sat_i64(a), mf_sat_u8(a))
+DEFINE_CAST_FROM(cast_from_i32, int32_t, a, a, wrap_u8(a))
+DEFINE_CAST_FROM(cast_from_i64, int64_t, wrap_i32(a), a, wrap_u8(a))
+DEFINE_CAST_FROM(cast_from_bool, uint8_t, a != 0, a != 0, a != 0)
+DEFINE_CAST_FROM(cast_from_u8, uint8_t, a, a, a)
 
 static MfStatus infer_cast(MfOpCall *c)
 {
     MfDType dt = c->attrs->dtype;
     if ((unsigned)dt >= MF_NDTYPES)
         return mf_err_set(MF_EARG, "cast: unknown target dtype %d (expected float32, float64, "
-                          "int32, int64 or bool)", (int)dt);
+                          "int32, int64, bool or uint8)", (int)dt);
     mf_spec_like(c, c->inputs[0], dt);
     return MF_OK;
 }
@@ -320,6 +331,7 @@ static MfStatus cast_forward(const MfOpCall *c, MfTensor **outs)
     case MF_INT32: cast_from_i32(c, out); break;
     case MF_INT64: cast_from_i64(c, out); break;
     case MF_BOOL: cast_from_bool(c, out); break;
+    case MF_UINT8: cast_from_u8(c, out); break;
     default: return mf_err_set(MF_EINTERNAL, "cast: no kernel for %s",
                                mf_dtype_name(c->inputs[0]->dtype));
     }

@@ -142,6 +142,7 @@ static void fill_value(void *p, MfDType dt, int64_t n, double v)
     case MF_FLOAT64: FILL(double, v); break;
     case MF_INT32: FILL(int32_t, (int32_t)v); break;
     case MF_INT64: FILL(int64_t, (int64_t)v); break;
+    case MF_UINT8: FILL(uint8_t, mf_sat_u8(v)); break;
     default: FILL(uint8_t, v != 0); break;
     }
 }

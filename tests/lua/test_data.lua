@@ -101,7 +101,7 @@ T.test("read_idx: unsigned bytes, plain and gzip", function()
   local bytes = idx_bytes(0x08, {2, 3}, string.char(0, 1, 2, 253, 254, 255))
   local want = {{0, 1, 2}, {253, 254, 255}}
   local t = mf.data.read_idx(write_file(bytes))
-  T.eq(t.dtype, "int32")
+  T.eq(t.dtype, "uint8")
   T.eq(t.shape, {2, 3})
   T.eq(t, want)
   T.eq(mf.data.read_idx(gzip_file(bytes)), want)

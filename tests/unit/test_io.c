@@ -216,7 +216,7 @@ static void test_idx_ubyte_plain_and_gzip(void **state)
     size_t n = idx_file(buf, 0x08, 2, (uint32_t[]){3, 2}, px, 6);
     for (int gz = 0; gz < 2; gz++) {
         MfTensor *t = idx_ok(buf, n, gz);
-        assert_int_equal(t->dtype, MF_INT32);
+        assert_int_equal(t->dtype, MF_UINT8);
         assert_int_equal(t->rank, 2);
         assert_int_equal(t->shape[0], 3);
         assert_int_equal(t->shape[1], 2);
