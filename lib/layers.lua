@@ -132,7 +132,9 @@ function Layer:apply_(x, opts, ...)
   end
   local training = training_flag(self, opts)
   if type(x) == "table" and not lib.is_tensor(x) and not getmetatable(x) then
-    x = mf.tensor(x)
+    local ok, t = pcall(mf.tensor, x)
+    if not ok then self:fail("expected a tensor or an array of numbers (%s)", t) end
+    x = t
   elseif not lib.is_tensor(x) then
     self:fail("expected a tensor, got %s", type(x))
   end

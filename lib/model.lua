@@ -184,6 +184,12 @@ function layers.Sequential(list, opts)
   if list ~= nil and type(list) ~= "table" then
     fail(fname, "expected an array of layers, got %s", type(list))
   end
+  for k in pairs(list or {}) do
+    if math.type(k) ~= "integer" then
+      fail(fname, "expected an array of layers, got a table with the key '%s' (options go " ..
+           "second: Sequential({...}, {name = ...}))", tostring(k))
+    end
+  end
   opts = check_opts(fname, opts, {name = true, input_shape = true})
   local self = lib.new_layer(Sequential, opts)
   self.layers = {}

@@ -130,3 +130,82 @@ function lib.is_tensor(x)
   local mt = getmetatable(x)
   return mt ~= nil and (mt.__name == "mf.Tensor" or mt.__name == "mf.Variable")
 end
+
+-- ---- the public face of lib/ ------------------------------------------------
+-- Run once after every file of lib/ (repl/lmf_lib.c): each Lua function of
+-- lib/ reachable from mf's tables is replaced by a wrapper that (1) refuses arguments past its
+-- parameters, as the C bindings do, and (2) names itself in any error that
+-- escapes it: an error raised by an op it calls ("reduce_mean: axis 3 out of
+-- range", at a line of lib/) reads "moments: reduce_mean: axis 3 ..." at the
+-- caller's line; one raised under another name of the same function
+-- (MaxPooling2D for MaxPool2D) takes the name the caller used.
+
+local function lib_source(f)
+  return debug.getinfo(f, "S").source:sub(1, 5) == "@lib/"
+end
+
+-- The message of an error that escaped 'fname' (called under that name;
+-- 'aliases': its other names in the same table).
+local function rename(fname, msg, aliases)
+  if type(msg) ~= "string" then return msg, 0 end
+  for _, other in ipairs(aliases) do
+    local s, e = msg:find(other .. ":", 1, true)
+    if s then return msg:sub(1, s - 1) .. fname .. ":" .. msg:sub(e + 1), 0 end
+  end
+  -- a message at a line of lib/ is an op's, raised inside: the caller's line instead
+  local inner = msg:match("^@?lib/[%w_]+%.lua:%d+: (.*)$")
+  if msg:find(fname, 1, true) and not inner then return msg, 0 end
+  inner = inner or msg
+  if inner:find(fname, 1, true) then return inner, 2 end
+  return fname .. ": " .. inner, 2
+end
+
+local function relay(fname, aliases, ok, ...)
+  if ok then return ... end
+  local msg, level = rename(fname, (...), aliases)
+  error(msg, level)
+end
+
+local function public(fname, f, aliases)
+  local info = debug.getinfo(f, "u")
+  local nparams, vararg = info.nparams, info.isvararg
+  return function(...)
+    local n = select("#", ...)
+    while n > nparams and not vararg and select(n, ...) == nil do n = n - 1 end
+    if n > nparams and not vararg then
+      error(string.format("bad argument #%d to '%s' (no value expected: %s takes at most %d " ..
+                          "argument%s)", nparams + 1, fname, fname, nparams,
+                          nparams == 1 and "" or "s"), 2)
+    end
+    return relay(fname, aliases, pcall(f, ...))
+  end
+end
+
+function lib.publish(root)
+  local seen = {}
+  local function walk(t)
+    if seen[t] then return end
+    seen[t] = true
+    local names = {}   -- function -> its keys in t
+    for k, v in pairs(t) do
+      if type(k) == "string" and type(v) == "function" and lib_source(v) then
+        names[v] = names[v] or {}
+        table.insert(names[v], k)
+      end
+    end
+    for f, keys in pairs(names) do
+      table.sort(keys)
+      for _, k in ipairs(keys) do
+        local aliases = {}
+        for _, other in ipairs(keys) do
+          if other ~= k and not other:find(k, 1, true) then aliases[#aliases + 1] = other end
+        end
+        rawset(t, k, public(k, f, aliases))
+      end
+    end
+    for k, v in pairs(t) do
+      if type(k) == "string" and type(v) == "table" then walk(v) end
+    end
+  end
+  walk(root)
+end

@@ -53,6 +53,16 @@ local function check_count(fname, what, v)
 end
 
 -- Methods called with a dot (ds.batch(4)) get no Dataset: say so, naming the method.
+-- Refuses arguments past a function's 'n' parameters, as every mf function
+-- does (trailing nils aside).
+local function no_more(fname, n, ...)
+  local k = select("#", ...)
+  while k > 0 and select(k, ...) == nil do k = k - 1 end
+  if k > 0 then
+    fail(fname, "takes at most %d argument%s, got %d", n, n == 1 and "" or "s", n + k)
+  end
+end
+
 local function check_self(fname, self)
   if getmetatable(self) ~= Dataset then
     fail(fname, "expected a Dataset (call it as ds:%s(...)), got %s", fname, type(self))
@@ -60,7 +70,8 @@ local function check_self(fname, self)
 end
 
 -- Dataset.from_tensor_slices(t | {t1, t2, ...}): elements are the slices along axis 1.
-function Dataset.from_tensor_slices(tensors)
+function Dataset.from_tensor_slices(tensors, ...)
+  no_more("Dataset.from_tensor_slices", 1, ...)
   local fname = "Dataset.from_tensor_slices"
   if tensors == nil then
     fail(fname, "expected a tensor or an array of tensors, got nil")
@@ -97,7 +108,8 @@ end
 
 -- ds:shuffle(buffer_size [, {seed}]): TensorFlow's buffered shuffle,
 -- reshuffled on every pass.
-function Dataset:shuffle(buffer_size, opts)
+function Dataset:shuffle(buffer_size, opts, ...)
+  no_more("shuffle", 3, ...)
   check_self("shuffle", self)
   local fname = "shuffle"
   buffer_size = check_count(fname, "buffer_size", buffer_size)
@@ -110,7 +122,8 @@ function Dataset:shuffle(buffer_size, opts)
 end
 
 -- ds:batch(n [, {drop_remainder = false}])
-function Dataset:batch(n, opts)
+function Dataset:batch(n, opts, ...)
+  no_more("batch", 3, ...)
   check_self("batch", self)
   local fname = "batch"
   n = check_count(fname, "the batch size", n)
@@ -129,7 +142,8 @@ end
 -- dropped, so every process runs the same number of steps and none waits
 -- forever at the last one. Placed after a seeded shuffle (the same seed on
 -- every process) the parts are a fresh disjoint split on every pass.
-function Dataset:shard(n, i)
+function Dataset:shard(n, i, ...)
+  no_more("shard", 3, ...)
   check_self("shard", self)
   n = check_count("shard", "the number of shards", n)
   i = check_count("shard", "the shard index", i)
@@ -138,7 +152,8 @@ function Dataset:shard(n, i)
 end
 
 -- ds:epochs([n]): TensorFlow's repeat; no count repeats forever.
-function Dataset:epochs(n)
+function Dataset:epochs(n, ...)
+  no_more("epochs", 2, ...)
   check_self("epochs", self)
   if n ~= nil then n = check_count("epochs", "the number of epochs", n) end
   return derive(self, {kind = "epochs", count = n})
@@ -228,7 +243,8 @@ end
 -- ds:iter(): for x, y in ds:iter() do ... end (one value per component).
 -- Elements are row numbers until the first map or filter, which makes them
 -- tuples of tensors ({n = count, ...}); a batch of tuples stacks them.
-function Dataset:iter()
+function Dataset:iter(...)
+  no_more("iter", 1, ...)
   check_self("iter", self)
   local n, comps = self.n, self.comps
   local factory = function()
@@ -401,32 +417,37 @@ end
 
 -- ds:map(fn): each element becomes fn(x, y, ...) (its results are the new
 -- components: tensors or numbers).
-function Dataset:map(fn)
+function Dataset:map(fn, ...)
+  no_more("map", 2, ...)
   check_self("map", self)
   return derive(self, {kind = "map", fn = check_fn("map", fn), text = "map"})
 end
 
 -- ds:filter(fn): keeps the elements for which fn(x, y, ...) is true.
-function Dataset:filter(fn)
+function Dataset:filter(fn, ...)
+  no_more("filter", 2, ...)
   check_self("filter", self)
   return derive(self, {kind = "filter", fn = check_fn("filter", fn), text = "filter"})
 end
 
 -- ds:take(n) / ds:skip(n): the first n elements / all but the first n.
-function Dataset:take(n)
+function Dataset:take(n, ...)
+  no_more("take", 2, ...)
   check_self("take", self)
   n = check_count("take", "the count", n)
   return derive(self, {kind = "take", count = n, text = "take(" .. n .. ")"})
 end
 
-function Dataset:skip(n)
+function Dataset:skip(n, ...)
+  no_more("skip", 2, ...)
   check_self("skip", self)
   n = check_count("skip", "the count", n)
   return derive(self, {kind = "skip", count = n, text = "skip(" .. n .. ")"})
 end
 
 -- ds:prefetch(n): reads n elements ahead (see make.prefetch).
-function Dataset:prefetch(n)
+function Dataset:prefetch(n, ...)
+  no_more("prefetch", 2, ...)
   check_self("prefetch", self)
   n = check_count("prefetch", "the buffer size", n)
   return derive(self, {kind = "prefetch", size = n, text = "prefetch(" .. n .. ")"})
@@ -434,9 +455,12 @@ end
 
 -- Dataset.range(limit) or (start, limit [, delta]): int64 scalars as mf.range
 -- makes them (limit exclusive, as TensorFlow's range).
-function Dataset.range(a, b, d)
+function Dataset.range(a, b, d, ...)
+  no_more("Dataset.range", 3, ...)
   local fname = "Dataset.range"
-  for i, v in ipairs({a, b or 0, d or 1}) do
+  local args = {a, b or 0, d or 1}
+  for i = 1, 3 do
+    local v = args[i]
     if math.type(v) ~= "integer" and not (math.type(v) == "float" and math.tointeger(v)) then
       fail(fname, "argument %d must be an integer, got %s", i, tostring(v))
     end
@@ -451,22 +475,21 @@ end
 
 -- ds:cardinality() -> the number of elements of one pass, or nil when it
 -- is unknown without running the filters (a filter) or infinite (epochs()).
-function Dataset:cardinality()
+function Dataset:cardinality(...)
+  no_more("cardinality", 1, ...)
   check_self("cardinality", self)
+  -- counted stage by stage, without running anything (a huge epochs(n) or
+  -- take(n) stays instant)
   local n = self.n
-  local factory = function()
-    local i = 0
-    return function()
-      i = i + 1
-      if i <= n then return i end
-    end
-  end
-  local same = {shuffle = true, map = true, prefetch = true}
   for _, st in ipairs(self.stages) do
-    if st.kind == "filter" or (st.kind == "epochs" and not st.count) then return nil end
-    if not same[st.kind] then factory = make[st.kind](factory, st) end
+    local k = st.kind
+    if k == "filter" or (k == "epochs" and not st.count) then return nil end
+    if k == "batch" then n = st.drop and n // st.size or (n + st.size - 1) // st.size
+    elseif k == "shard" then n = n // st.count
+    elseif k == "epochs" then n = n * st.count
+    elseif k == "take" then n = math.min(n, st.count)
+    elseif k == "skip" then n = math.max(0, n - st.count)
+    end   -- shuffle, map, prefetch keep the count
   end
-  local count, it = 0, factory()
-  while it() ~= nil do count = count + 1 end
-  return count
+  return n
 end

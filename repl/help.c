@@ -643,6 +643,7 @@ static void help_value(lua_State *L)
 
 int lmf_help(lua_State *L)
 {
+    lmf_check_nargs(L, "help", 1);
     if (lua_isnoneornil(L, 1))
         show_topics(L);
     else if (lua_type(L, 1) == LUA_TSTRING)

@@ -189,6 +189,8 @@ struct MfOptimizer *lmf_test_optimizer(lua_State *L, int idx);
  * lmf_check_tensor accept Variables, so a Variable works wherever a tensor does. */
 #define LMF_VARIABLE_MT "mf.Variable"
 MfVariable *lmf_test_variable(lua_State *L, int idx);
+/* True when 'idx' holds a Variable box that was closed. */
+bool lmf_is_closed_variable(lua_State *L, int idx);
 MfVariable *lmf_check_variable(lua_State *L, int idx);
 /* The Variable box of graph VARIABLE node 'n' (the one mf.Variable made,
  * while it lives, else a new handle on the node); pushed. */

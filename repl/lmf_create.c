@@ -67,6 +67,9 @@ static lua_Number opt_number(lua_State *L, int idx, const char *fname, const cha
 
 /* A dtype given as a string at 'idx' or as the field 'dtype' of an options
  * table there; 'dflt' when absent. Sets '*given' when one was given. */
+/* The options of functions whose only option is the dtype. */
+static const char *const dtype_only[] = {"dtype", NULL};
+
 static MfDType dtype_arg(lua_State *L, int idx, const char *fname, MfDType dflt, int *given)
 {
     MfDType dt = dflt;
@@ -198,6 +201,7 @@ static int shaped_const(lua_State *L, const char *fname, int value)
                           lua_tostring(L, 1), lua_tostring(L, 2));
     int64_t shape[MF_MAX_RANK];
     int rank = shape_arg(L, 1, fname, shape);
+    lmf_check_options(L, 2, fname, dtype_only);
     MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
     if (rank != RUN_TIME_SHAPE)
         return fill_const(L, fname, rank, shape, dt, value);
@@ -209,18 +213,21 @@ static int shaped_const(lua_State *L, const char *fname, int value)
 /* mf.zeros(shape [, dtype]) */
 static int l_zeros(lua_State *L)
 {
+    lmf_check_nargs(L, "zeros", 2);
     return shaped_const(L, "zeros", 0);
 }
 
 /* mf.ones(shape [, dtype]) */
 static int l_ones(lua_State *L)
 {
+    lmf_check_nargs(L, "ones", 2);
     return shaped_const(L, "ones", 1);
 }
 
 static int like_const(lua_State *L, const char *fname, int value)
 {
     MfTensor *t = lmf_to_tensor(L, 1, -1), *out = NULL;
+    lmf_check_options(L, 2, fname, dtype_only);
     MfDType dt = dtype_arg(L, 2, fname, t->dtype, NULL);
     bool known = true;
     for (int d = 0; d < t->rank; d++)
@@ -236,24 +243,28 @@ static int like_const(lua_State *L, const char *fname, int value)
 /* mf.zeros_like(t [, dtype]) */
 static int l_zeros_like(lua_State *L)
 {
+    lmf_check_nargs(L, "zeros_like", 2);
     return like_const(L, "zeros_like", 0);
 }
 
 /* mf.ones_like(t [, dtype]) */
 static int l_ones_like(lua_State *L)
 {
+    lmf_check_nargs(L, "ones_like", 2);
     return like_const(L, "ones_like", 1);
 }
 
 /* mf.fill(shape, value [, dtype]) */
 static int l_fill(lua_State *L)
 {
+    lmf_check_nargs(L, "fill", 3);
     int64_t shape[MF_MAX_RANK];
     int rank = shape_arg(L, 1, "fill", shape);
     if (lua_isnoneornil(L, 2))
         return luaL_error(L, "fill: expected a value as argument 2, got %s",
                           luaL_typename(L, 2));
     int given = 0;
+    lmf_check_options(L, 3, "fill", dtype_only);
     MfDType dt = dtype_arg(L, 3, "fill", MF_FLOAT32, &given);
     push_filled(L, "fill", rank == RUN_TIME_SHAPE ? 0 : rank, shape, 2, given ? (int)dt : -1);
     if (rank == RUN_TIME_SHAPE)
@@ -338,6 +349,7 @@ static int graph_constant(lua_State *L, const char *name)
 /* mf.constant(data [, {dtype, shape, name}]) (also mf.constant(data, dtype)) */
 static int l_constant(lua_State *L)
 {
+    lmf_check_nargs(L, "constant", 2);
     static const char *const keys[] = {"dtype", "shape", "name", NULL};
     lmf_check_options(L, 2, "constant", keys);
     lua_settop(L, 2);
@@ -464,6 +476,7 @@ static int l_linspace(lua_State *L)
     lua_Number a = luaL_checknumber(L, 1), b = luaL_checknumber(L, 2);
     lua_Integer n = check_int(L, 3, "linspace", "n");
     lmf_check_options(L, 4, "linspace", keys);
+    lmf_check_options(L, 4, "linspace", dtype_only);
     MfDType dt = dtype_arg(L, 4, "linspace", MF_FLOAT32, NULL);
     MfTensor *out = NULL;
     lmf_check_status(L, mf_create_linspace(dt, a, b, n, &out));
@@ -476,6 +489,7 @@ static int l_linspace(lua_State *L)
 /* mf.random.seed(n): sets the global seed and restarts the op sequence. */
 static int l_seed(lua_State *L)
 {
+    lmf_check_nargs(L, "seed", 1);
     mf_rng_set_global_seed((uint64_t)check_int(L, 1, "random.seed", "the seed"));
     return 0;
 }
@@ -514,12 +528,14 @@ static int random_normal(lua_State *L, const char *fname, NormalFn fn, MfOpId op
 /* mf.random.normal(shape [, {mean = 0, stddev = 1, dtype, seed}]) */
 static int l_normal(lua_State *L)
 {
+    lmf_check_nargs(L, "normal", 2);
     return random_normal(L, "random.normal", mf_random_normal, MF_OP_RANDOM_NORMAL);
 }
 
 /* mf.random.truncated_normal(shape [, {mean = 0, stddev = 1, dtype, seed}]) */
 static int l_truncated_normal(lua_State *L)
 {
+    lmf_check_nargs(L, "truncated_normal", 2);
     return random_normal(L, "random.truncated_normal", mf_random_truncated_normal,
                          MF_OP_TRUNCATED_NORMAL);
 }
@@ -528,6 +544,7 @@ static int l_truncated_normal(lua_State *L)
  * integer dtypes need maxval. */
 static int l_uniform(lua_State *L)
 {
+    lmf_check_nargs(L, "uniform", 2);
     static const char *const keys[] = {"minval", "maxval", "dtype", "seed", NULL};
     const char *fname = "random.uniform";
     int64_t shape[MF_MAX_RANK];
@@ -554,6 +571,7 @@ static int l_uniform(lua_State *L)
 /* mf.random.shuffle(t [, {seed}]): slices along axis 1 in a random order. */
 static int l_shuffle(lua_State *L)
 {
+    lmf_check_nargs(L, "shuffle", 2);
     static const char *const keys[] = {"seed", NULL};
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     lmf_check_options(L, 2, "random.shuffle", keys);

@@ -58,6 +58,7 @@ static MfCsvColumn *csv_columns(lua_State *L, int *n)
 /* mf.data.read_csv(path [, {header, columns, dtype}]) -> a 2-D tensor */
 static int l_read_csv(lua_State *L)
 {
+    lmf_check_nargs(L, "read_csv", 2);
     static const char *const keys[] = {"header", "columns", "dtype", NULL};
     const char *path = lmf_check_path(L, 1, "read_csv");
     if (!lua_isnoneornil(L, 2))
@@ -85,6 +86,7 @@ static int l_read_csv(lua_State *L)
 /* mf.data.read_idx(path) -> a tensor (uint8, int32, float32 or float64) */
 static int l_read_idx(lua_State *L)
 {
+    lmf_check_nargs(L, "read_idx", 1);
     const char *path = lmf_check_path(L, 1, "read_idx");
     MfTensor *out = NULL;
     lmf_check_status(L, mf_read_idx(path, &out));

@@ -41,18 +41,21 @@ static int read_root(lua_State *L, int idx, const char *who)
 /* mf.dist.rank() -> 0-based rank; mf.dist.size(); mf.dist.is_chief() -> rank == 0 */
 static int l_rank(lua_State *L)
 {
+    lmf_check_nargs(L, "rank", 0);
     lua_pushinteger(L, mf_dist_rank());
     return 1;
 }
 
 static int l_size(lua_State *L)
 {
+    lmf_check_nargs(L, "size", 0);
     lua_pushinteger(L, mf_dist_size());
     return 1;
 }
 
 static int l_is_chief(lua_State *L)
 {
+    lmf_check_nargs(L, "is_chief", 0);
     lua_pushboolean(L, mf_dist_rank() == 0);
     return 1;
 }
@@ -60,6 +63,7 @@ static int l_is_chief(lua_State *L)
 /* mf.dist.barrier([{check}]) */
 static int l_barrier(lua_State *L)
 {
+    lmf_check_nargs(L, "barrier", 1);
     static const char *const known[] = {"check", NULL};
     bool check = read_check(L, 1, "barrier", known);
     raise_if(L, mf_dist_barrier(check));
@@ -69,6 +73,7 @@ static int l_barrier(lua_State *L)
 /* mf.dist.allreduce(t [, {op = "mean"|"sum"|"max"|"min", check}]) -> tensor */
 static int l_allreduce(lua_State *L)
 {
+    lmf_check_nargs(L, "allreduce", 2);
     static const char *const known[] = {"op", "check", NULL};
     static const char *const ops[] = {"sum", "mean", "max", "min", NULL};
     MfTensor *t = lmf_check_tensor(L, 1);
@@ -97,6 +102,7 @@ static int l_allreduce(lua_State *L)
 /* mf.dist.broadcast(t [, {root = 0, check}]) -> root's tensor */
 static int l_broadcast(lua_State *L)
 {
+    lmf_check_nargs(L, "broadcast", 2);
     static const char *const known[] = {"root", "check", NULL};
     MfTensor *t = lmf_check_tensor(L, 1);
     bool check = read_check(L, 2, "broadcast", known);
@@ -114,6 +120,7 @@ static int l_broadcast(lua_State *L)
 /* mf.dist.allgather(t [, {check}]) -> every process's t along axis 1 */
 static int l_allgather(lua_State *L)
 {
+    lmf_check_nargs(L, "allgather", 2);
     static const char *const known[] = {"check", NULL};
     MfTensor *t = lmf_check_tensor(L, 1);
     bool check = read_check(L, 2, "allgather", known);
@@ -133,6 +140,10 @@ static MfVariable **read_vars(lua_State *L, const char *who, int *n)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     *n = (int)luaL_len(L, 1);
+    for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1))
+        if (!lua_isinteger(L, -2))
+            luaL_error(L, "%s: expected an array of Variables, got a table with the key '%s'",
+                       who, luaL_tolstring(L, -2, NULL));
     MfVariable **vs = lua_newuserdatauv(L, (size_t)(*n ? *n : 1) * sizeof *vs, 0);
     for (int i = 1; i <= *n; i++) {
         lua_geti(L, 1, i);
@@ -149,6 +160,7 @@ static MfVariable **read_vars(lua_State *L, const char *who, int *n)
  * values everywhere (eager Variables, or a graph's in 'session'). */
 static int l_broadcast_variables(lua_State *L)
 {
+    lmf_check_nargs(L, "broadcast_variables", 2);
     static const char *const known[] = {"root", "session", "check", NULL};
     const char *who = "broadcast_variables";
     bool check = read_check(L, 2, who, known);

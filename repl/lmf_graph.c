@@ -92,6 +92,7 @@ static int call_protected(lua_State *L, int fn)
 
 static int l_graph_new(lua_State *L)
 {
+    lmf_check_nargs(L, "Graph", 0);
     MfGraph *g = mf_graph_new();
     if (!g)
         return lmf_raise(L);
@@ -111,6 +112,7 @@ static int g_gc(lua_State *L)
 /* g:as_default(fn): runs fn with g as the default graph; returns fn's results. */
 static int g_as_default(lua_State *L)
 {
+    lmf_check_nargs(L, "as_default", 2);
     MfGraph *g = check_graph(L, 1);
     luaL_checktype(L, 2, LUA_TFUNCTION);
     lua_settop(L, 2);
@@ -146,6 +148,7 @@ static void push_input_names(lua_State *L, const MfNode *n)
  * tensors. */
 static int g_nodes(lua_State *L)
 {
+    lmf_check_nargs(L, "nodes", 1);
     MfGraph *g = check_graph(L, 1);
     int nn = mf_graph_nnodes(g);
     lua_createtable(L, nn, 0);
@@ -181,6 +184,7 @@ static int g_nodes(lua_State *L)
 /* g:get_tensor("add:0") */
 static int g_get_tensor(lua_State *L)
 {
+    lmf_check_nargs(L, "get_tensor", 2);
     MfGraph *g = check_graph(L, 1);
     MfTensor *t = mf_graph_get_tensor(g, luaL_checkstring(L, 2), "get_tensor");
     if (!t)
@@ -389,6 +393,7 @@ static void add_dot_cluster(luaL_Buffer *b, lua_State *L, MfGraph *g, const Part
  * edges dashed. */
 static int g_to_dot(lua_State *L)
 {
+    lmf_check_nargs(L, "to_dot", 1);
     MfGraph *g = check_graph(L, 1);
     int nn = mf_graph_nnodes(g);
     Parts parts;
@@ -411,6 +416,7 @@ static int g_to_dot(lua_State *L)
  * a value of any shape, as TensorFlow 1.x's tf.placeholder(tf.float32). */
 static int l_placeholder(lua_State *L)
 {
+    lmf_check_nargs(L, "placeholder", 3);
     MfGraph *g = need_default(L, "placeholder");
     MfDType dt = lmf_opt_dtype(L, 1, MF_FLOAT32);
     int64_t shape[MF_MAX_RANK];
@@ -426,6 +432,7 @@ static int l_placeholder(lua_State *L)
 /* mf.name_scope(name, fn): nodes built in fn are named "name/...". */
 static int l_name_scope(lua_State *L)
 {
+    lmf_check_nargs(L, "name_scope", 2);
     MfGraph *g = need_default(L, "name_scope");
     const char *name = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -473,6 +480,7 @@ static int read_nodes(lua_State *L, int idx, const char *fname, MfNode ***out)
 /* mf.control_dependencies(list, fn): ops built in fn run after 'list'. */
 static int l_control_dependencies(lua_State *L)
 {
+    lmf_check_nargs(L, "control_dependencies", 2);
     MfGraph *g = need_default(L, "control_dependencies");
     luaL_checktype(L, 2, LUA_TFUNCTION);
     lua_settop(L, 2);
@@ -562,6 +570,7 @@ MfSession *lmf_test_session(lua_State *L, int idx)
 /* mf.Session([g]): a session on 'g' (default: the graph being built). */
 static int l_session_new(lua_State *L)
 {
+    lmf_check_nargs(L, "Session", 1);
     MfGraph *g = lua_isnoneornil(L, 1) ? need_default(L, "Session") : check_graph(L, 1);
     SessionBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->s = NULL;
@@ -582,6 +591,7 @@ static int s_gc(lua_State *L)
 
 static int s_close(lua_State *L)
 {
+    lmf_check_nargs(L, "close", 1);
     mf_session_close(check_session(L, 1));
     return 0;
 }
@@ -843,6 +853,7 @@ static void add_fed(lua_State *L, const Feeds *fd)
 /* sess:run(fetches [, feeds [, {schedule = true}]]) -> value(s) [, schedule] */
 static int s_run(lua_State *L)
 {
+    lmf_check_nargs(L, "run", 4);
     static const char *const known[] = {"schedule", NULL};
     MfSession *s = check_session(L, 1);
     MfGraph *g = mf_session_graph(s);

@@ -157,6 +157,7 @@ static void write_file(lua_State *L, const char *fname, const char *path, const 
 /* g:write_dot(path): writes g:to_dot() to 'path'. */
 static int g_write_dot(lua_State *L)
 {
+    lmf_check_nargs(L, "write_dot", 2);
     size_t len;
     const char *s = dot_text(L, &len);
     write_file(L, "write_dot", luaL_checkstring(L, 2), s, len);
@@ -215,6 +216,7 @@ static int run_dot(const char *format, const char *src, const char *path, int *s
  * dot's exit status); "not installed" only when no 'dot' is on $PATH. */
 static int g_render(lua_State *L)
 {
+    lmf_check_nargs(L, "render", 2);
     size_t len;
     const char *s = dot_text(L, &len);
     const char *path = luaL_checkstring(L, 2);

@@ -111,9 +111,14 @@ static void copy_options(lua_State *L, int idx, const InitDef *d)
 static int l_make(lua_State *L)
 {
     const InitDef *d = &defs[lua_tointeger(L, lua_upvalueindex(1))];
+    lmf_check_nargs(L, d->name, 1);
     lua_settop(L, 1);
     lua_newtable(L);
     if (d->kind == K_CONSTANT) {
+        int ty = lua_type(L, 1);
+        if (ty != LUA_TNIL && ty != LUA_TNUMBER && ty != LUA_TBOOLEAN && ty != LUA_TTABLE &&
+            !lmf_is_tensor(L, 1))
+            return lmf_arg_error(L, 1, "constant", "a number, boolean, array or tensor");
         if (lua_isnil(L, 1))
             lua_pushinteger(L, 0);
         else
@@ -229,6 +234,7 @@ static int init_call(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     const InitDef *d = find_def(L, 1);
+    lmf_check_nargs(L, d->name, 3);
     if (lua_isnoneornil(L, 2))
         return luaL_error(L, "%s: expected a shape such as {2, 3}, got %s", d->name,
                           luaL_typename(L, 2));

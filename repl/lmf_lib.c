@@ -57,5 +57,8 @@ void lmf_open_lib(lua_State *L)
         lua_pushvalue(L, lib);
         lua_call(L, 2, 0);
     }
+    lua_getfield(L, lib, "publish");   /* lib/util.lua: argument counts, error names */
+    lua_pushvalue(L, mf);
+    lua_call(L, 1, 0);
     lua_settop(L, mf);
 }

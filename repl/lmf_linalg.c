@@ -107,8 +107,12 @@ static int l_reshape(lua_State *L)
     int64_t shape[MF_MAX_RANK];
     int rank;
     MfTensor *s = lmf_test_tensor(L, 2), *out = NULL;
-    if (s && s->node)   /* a graph shape (mf.shape of a -1 placeholder): read when it runs */
-        return push_result(L, mf_reshape_by(t, s, &out), &out);
+    if (s && s->node) {   /* a graph shape (mf.shape of a -1 placeholder): read when it runs */
+        MfStatus st = mf_reshape_by(t, s, &out);
+        if (st != MF_OK && strncmp(mf_err_msg(), "reshape", 7) != 0)
+            mf_err_prefix("reshape");   /* its inner ops name themselves */
+        return push_result(L, st, &out);
+    }
     if (s)
         rank = shape_from_tensor(L, s, shape);
     else if (lua_isnoneornil(L, 2))

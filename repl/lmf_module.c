@@ -15,6 +15,7 @@
  * tensors, bytes kept for reuse by the caching allocator, live tensors. */
 static int l_memory(lua_State *L)
 {
+    lmf_check_nargs(L, "memory", 0);
     lua_createtable(L, 0, 3);
     lua_pushinteger(L, (lua_Integer)mf_alloc_in_use());
     lua_setfield(L, -2, "in_use");
@@ -29,6 +30,7 @@ static int l_memory(lua_State *L)
  * time of every thread, which overstates multi-threaded (BLAS) work. */
 static int l_clock(lua_State *L)
 {
+    lmf_check_nargs(L, "clock", 0);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);

@@ -421,7 +421,8 @@ static void check_keys(const Call *c)
     known[n] = NULL;
     if (n == 0) {
         lua_pushnil(c->L);
-        lua_next(c->L, c->opts); /* not empty: is_options saw a key */
+        if (!lua_next(c->L, c->opts))   /* {} (an __index may serve it): no options */
+            return;
         luaL_error(c->L, "%s: unknown option '%s' (%s takes no options)", c->fname,
                    luaL_tolstring(c->L, -2, NULL), c->fname);
     }
@@ -593,6 +594,7 @@ static const char *push_namespace(lua_State *L, int mfi, const char *path)
  * 'own': bound by hand). The op-table walk tests read it. */
 static int l_test_ops(lua_State *L)
 {
+    lmf_check_nargs(L, "ops", 0);
     lua_newtable(L);
     int n = 0;
     for (int i = 0; i < MF_NOPS; i++) {

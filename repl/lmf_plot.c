@@ -218,6 +218,7 @@ static void read_x(lua_State *L, const MfPlotSeries *series, int n, MfPlotOpts *
 /* mf.plot(values [, {title, width, height, file, labels, print, color, x}]) */
 static int l_plot(lua_State *L)
 {
+    lmf_check_nargs(L, "plot", 2);
     luaL_checkany(L, 1);
     if (!lua_isnoneornil(L, 2))
         luaL_checktype(L, 2, LUA_TTABLE);

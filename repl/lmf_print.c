@@ -101,6 +101,7 @@ static void set_field(MfPrintOptions *o, int i, lua_Integer v)
  * every field first, then applies them together; returns nothing. */
 static int l_set_printoptions(lua_State *L)
 {
+    lmf_check_nargs(L, "set_printoptions", 1);
     static const char *const known[] = {"precision", "threshold", "edgeitems", "linewidth",
                                         NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -122,6 +123,7 @@ static int l_set_printoptions(lua_State *L)
 /* mf.get_printoptions() -> a fresh table {precision, threshold, edgeitems, linewidth}. */
 static int l_get_printoptions(lua_State *L)
 {
+    lmf_check_nargs(L, "get_printoptions", 0);
     const MfPrintOptions *o = &lmf_print_options;
     lua_createtable(L, 0, 4);
     lua_pushinteger(L, o->precision);

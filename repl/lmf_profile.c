@@ -101,6 +101,7 @@ static void set_printer(lua_State *L, int box, lua_CFunction fn)
  * peak_pct}, ...} */
 static int r_rows(lua_State *L)
 {
+    lmf_check_nargs(L, "rows", 1);
     const MfProfReport *r = check_report(L, 1);
     lua_createtable(L, (int)r->nrows, 0);
     for (int64_t i = 0; i < r->nrows; i++) {
@@ -159,6 +160,7 @@ static void push_gemm_record(lua_State *L, const MfProfReport *r, const MfProfEv
  * in time order. */
 static int r_gemms(lua_State *L)
 {
+    lmf_check_nargs(L, "gemms", 1);
     const MfProfReport *r = check_report(L, 1);
     lua_newtable(L);
     lua_Integer n = 0;
@@ -175,6 +177,7 @@ static int r_gemms(lua_State *L)
 /* prof:save_trace(path) */
 static int r_save_trace(lua_State *L)
 {
+    lmf_check_nargs(L, "save_trace", 2);
     const MfProfReport *r = check_report(L, 1);
     const char *path = luaL_checkstring(L, 2);
     lmf_check_status(L, mf_prof_save_trace(r, path));
@@ -217,6 +220,7 @@ static int l_start(lua_State *L)
 
 static int l_stop(lua_State *L)
 {
+    lmf_check_nargs(L, "stop", 0);
     if (!mf_prof_on)
         return luaL_error(L, "mf.profiler.stop: the profiler is not running "
                           "(mf.profiler.start() starts it)");
@@ -227,6 +231,7 @@ static int l_stop(lua_State *L)
 
 static int l_peak(lua_State *L)
 {
+    lmf_check_nargs(L, "peak", 0);
     lua_pushnumber(L, mf_prof_peak_gflops());
     return 1;
 }

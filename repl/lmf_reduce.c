@@ -95,10 +95,10 @@ static int l_clip_by_value(lua_State *L)
 /* mf.clip_by_average_norm(t, clip_norm) */
 static int l_clip_by_average_norm(lua_State *L)
 {
+    lmf_check_nargs(L, "clip_by_average_norm", 2);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
-    MfTensor *clip = bound_arg(L, 2, "clip_by_norm", "clip_norm", (int)t->dtype), *out = NULL;
-    if (!lua_isnone(L, 3))
-        return luaL_error(L, "clip_by_average_norm: expected (t, clip_norm), got a 3rd argument");
+    MfTensor *clip = bound_arg(L, 2, "clip_by_average_norm", "clip_norm", (int)t->dtype);
+    MfTensor *out = NULL;
     if (mf_clip_by_average_norm(t, clip, &out) != MF_OK)
         return lmf_raise(L);
     lmf_push_tensor(L, out);

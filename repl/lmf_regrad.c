@@ -319,6 +319,7 @@ static int open_scopes(lua_State *L)
 /* mf.gradient_override_map(map, fn) -> fn's results */
 static int l_gradient_override_map(lua_State *L)
 {
+    lmf_check_nargs(L, "gradient_override_map", 2);
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checktype(L, 2, LUA_TFUNCTION);
     lua_settop(L, 2);
@@ -333,6 +334,7 @@ static int l_gradient_override_map(lua_State *L)
 /* mf.ops() -> array of {name, api, inputs, attrs, differentiable} */
 static int l_ops(lua_State *L)
 {
+    lmf_check_nargs(L, "ops", 0);
     lua_createtable(L, MF_NOPS, 0);
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
@@ -360,6 +362,9 @@ static int oplist_tostring(lua_State *L)
 {
     luaL_Buffer b;
     luaL_buffinit(L, &b);
+    if (!lua_istable(L, 1))
+        return luaL_error(L, "OpList: __tostring expects the list mf.ops() made, got %s",
+                          luaL_typename(L, 1));
     luaL_addstring(&b, "op type                     api                         inputs  gradient");
     lua_Integer n = luaL_len(L, 1);
     for (lua_Integer i = 1; i <= n; i++) {

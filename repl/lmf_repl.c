@@ -38,6 +38,7 @@ static int config_tostring(lua_State *L)
  * coretype_env is the OPENBLAS_CORETYPE variable, or nil when unset. */
 static int l_config(lua_State *L)
 {
+    lmf_check_nargs(L, "config", 1);
     const char *env = getenv("OPENBLAS_CORETYPE");
     if (!lua_isnoneornil(L, 1)) {
         static const char *const known[] = {"conv_algorithm", NULL};
@@ -74,6 +75,7 @@ static int l_config(lua_State *L)
 /* mf.set_num_threads(n): OpenBLAS threads for matmul and convolutions. */
 static int l_set_num_threads(lua_State *L)
 {
+    lmf_check_nargs(L, "set_num_threads", 1);
     int isint = 0;
     lua_Integer n = lua_tointegerx(L, 1, &isint);
     if (!isint || n < 1 || n > 4096) {

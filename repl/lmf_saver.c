@@ -201,6 +201,8 @@ static const char *path_arg(lua_State *L, const char *who, MfSession **sess, int
 {
     *sess = lmf_test_session(L, 2);
     *pi = *sess ? 3 : 2;
+    bool restore = strcmp(who, "Saver.restore") == 0;   /* restore(path [, {strict}]) */
+    lmf_check_nargs(L, strrchr(who, '.') + 1, *pi + restore);
     if (lua_type(L, *pi) != LUA_TSTRING)
         luaL_error(L, "%s: expected %s, got %s", who,
                    *sess ? "a path string after the session" : "a path string (eager) or a "
@@ -299,6 +301,7 @@ static int s_gc(lua_State *L)
  * file is written (test hook; the old file must stay intact). */
 static int l_fail_next_save(lua_State *L)
 {
+    lmf_check_nargs(L, "fail_next_save", 0);
     (void)L;
     fail_next_save = true;
     return 0;

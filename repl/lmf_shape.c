@@ -248,7 +248,11 @@ static int l_broadcast_to(lua_State *L)
     lmf_check_nargs(L, "broadcast_to", 2);
     MfTensor *t = lmf_to_tensor(L, 1, -1), *s = lmf_test_tensor(L, 2), *out = NULL;
     if (s && s->node) {   /* a graph shape (mf.shape of a -1 placeholder): read when it runs */
-        lmf_check_status(L, mf_broadcast_to_by(t, s, &out));
+        if (mf_broadcast_to_by(t, s, &out) != MF_OK) {   /* its inner ops name themselves */
+            if (strncmp(mf_err_msg(), "broadcast_to", 12) != 0)
+                mf_err_prefix("broadcast_to");
+            return lmf_raise(L);
+        }
         lmf_push_tensor(L, out);
         return 1;
     }

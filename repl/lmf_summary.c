@@ -248,7 +248,11 @@ static void push_run_writer(lua_State *L, const char *logdir, const char *run)
 {
     lua_pushcfunction(L, l_create_file_writer);
     lua_pushfstring(L, "%s/%s", logdir, run);
-    lua_call(L, 1, 1);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {   /* the error names TensorBoard, called */
+        lua_pushfstring(L, "TensorBoard: %s", lua_isstring(L, -1) ? lua_tostring(L, -1)
+                                                                 : luaL_typename(L, -1));
+        lua_error(L);
+    }
 }
 
 /* mf.summary.TensorBoard(logdir [, {validation = false}]) -> a callback
@@ -257,6 +261,7 @@ static void push_run_writer(lua_State *L, const char *logdir, const char *run)
  * model:fit{logdir = d} adds one itself. */
 static int l_tensorboard(lua_State *L)
 {
+    lmf_check_nargs(L, "TensorBoard", 2);
     if (lua_type(L, 1) != LUA_TSTRING)
         return luaL_error(L, "TensorBoard: logdir must be a directory name (a string), got %s",
                           luaL_typename(L, 1));

@@ -86,6 +86,7 @@ lua_State *lmf_set_grad_state(lua_State *L)
 /* mf.GradientTape{persistent = false, watch_accessed_variables = true} */
 static int l_tape_new(lua_State *L)
 {
+    lmf_check_nargs(L, "GradientTape", 1);
     static const char *const known[] = {"persistent", "watch_accessed_variables", NULL};
     if (!lua_isnoneornil(L, 1))
         luaL_checktype(L, 1, LUA_TTABLE);
@@ -117,6 +118,7 @@ static void watch_one(lua_State *L, MfTape *t, int idx)
 /* tape:watch(t or Variable or array of them) */
 static int t_watch(lua_State *L)
 {
+    lmf_check_nargs(L, "watch", 2);
     MfTape *t = check_tape(L, 1);
     if (!lua_istable(L, 2)) {
         watch_one(L, t, 2);
@@ -139,6 +141,7 @@ static void stop_box(TapeBox *box)
 
 static int t_stop(lua_State *L)
 {
+    lmf_check_nargs(L, "stop", 1);
     check_tape(L, 1);
     stop_box(luaL_checkudata(L, 1, TAPE_MT));
     return 0;
@@ -249,7 +252,7 @@ static int read_sources(lua_State *L, int idx, MfTapeSource **out)
 /* The options of tape:gradient at 'idx': 'unconnected', and
  * 'output_gradients' (a tensor, or TensorFlow's list of one), which is
  * pushed (nil when absent) so the stack keeps it alive. */
-static MfTensor *read_grad_opts(lua_State *L, int idx, bool *zero)
+static MfTensor *read_grad_opts(lua_State *L, int idx, bool *zero, const char *fname)
 {
     static const char *const modes[] = {"none", "zero", NULL};
     *zero = false;
@@ -259,7 +262,7 @@ static MfTensor *read_grad_opts(lua_State *L, int idx, bool *zero)
     }
     static const char *const known[] = {"output_gradients", "unconnected", NULL};
     luaL_checktype(L, idx, LUA_TTABLE);
-    lmf_check_options(L, idx, "gradient", known);
+    lmf_check_options(L, idx, fname, known);
     lua_getfield(L, idx, "unconnected");
     if (!lua_isnil(L, -1))
         *zero = luaL_checkoption(L, -1, NULL, modes) == 1;
@@ -328,12 +331,13 @@ static int read_targets(lua_State *L, int idx, MfTensor ***out)
 /* tape:gradient(targets, sources [, {output_gradients, unconnected}]) */
 static int t_gradient(lua_State *L)
 {
+    lmf_check_nargs(L, "gradient", 4);
     MfTape *t = check_tape(L, 1);
     luaL_checkany(L, 2);
     luaL_checkany(L, 3);
     bool zero;
     lua_settop(L, 4);
-    MfTensor *og = read_grad_opts(L, 4, &zero);
+    MfTensor *og = read_grad_opts(L, 4, &zero, "gradient");
     MfTensor **ts;
     int nt = read_targets(L, 2, &ts);
     if (og && nt > 1)
@@ -362,7 +366,7 @@ static int jacobian(lua_State *L, bool batch)
     MfTapeSource src = check_source(L, 3);
     bool zero;
     lua_settop(L, 4);
-    if (read_grad_opts(L, 4, &zero))
+    if (read_grad_opts(L, 4, &zero, batch ? "batch_jacobian" : "jacobian"))
         return luaL_error(L, "%s: output_gradients is not an option of a jacobian",
                           batch ? "batch_jacobian" : "jacobian");
     if (y->node)
@@ -384,11 +388,13 @@ static int jacobian(lua_State *L, bool batch)
 
 static int t_jacobian(lua_State *L)
 {
+    lmf_check_nargs(L, "jacobian", 4);
     return jacobian(L, false);
 }
 
 static int t_batch_jacobian(lua_State *L)
 {
+    lmf_check_nargs(L, "batch_jacobian", 4);
     return jacobian(L, true);
 }
 
@@ -397,7 +403,9 @@ static int t_batch_jacobian(lua_State *L)
 static int t_stop_recording(lua_State *L)
 {
     MfTape *t = check_tape(L, 1);
-    luaL_checkany(L, 2);
+    if (!lua_isfunction(L, 2) && luaL_getmetafield(L, 2, "__call") == LUA_TNIL)
+        return lmf_arg_error(L, 2, "stop_recording", "a function");
+    lua_settop(L, lua_gettop(L) - (lua_isfunction(L, 2) ? 0 : 1));
     int base = 1;
     mf_tape_pause(t);
     int rc = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
@@ -413,6 +421,7 @@ static int t_stop_recording(lua_State *L)
  * tape.reset()); a recording tape goes on recording. */
 static int t_reset(lua_State *L)
 {
+    lmf_check_nargs(L, "reset", 1);
     TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
     mf_tape_window_reset(&box->win, check_tape(L, 1));
     return 0;
@@ -422,6 +431,7 @@ static int t_reset(lua_State *L)
  * creation order (TensorFlow's order of first use is not kept). */
 static int t_watched_variables(lua_State *L)
 {
+    lmf_check_nargs(L, "watched_variables", 1);
     MfTape *t = check_tape(L, 1);
     int64_t n = mf_tape_variables(t, NULL, 0);
     MfVariable **vs = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *vs, 0);
@@ -444,6 +454,7 @@ static int t_watched_variables(lua_State *L)
 /* tape:explain(target, source) -> string */
 static int t_explain(lua_State *L)
 {
+    lmf_check_nargs(L, "explain", 3);
     MfTape *t = check_tape(L, 1);
     MfTensor *target = lmf_check_tensor(L, 2);
     MfTapeSource s = check_source(L, 3);
@@ -714,6 +725,8 @@ static int make_grad(lua_State *L, bool with_value)
     /* a function, or a callable such as an mf.trace function */
     if (!lua_isfunction(L, 1) && luaL_getmetafield(L, 1, "__call") == LUA_TNIL)
         luaL_checktype(L, 1, LUA_TFUNCTION);
+    else if (!lua_isfunction(L, 1))
+        lua_pop(L, 1);   /* the __call found */
     lua_settop(L, 2);
     lua_pushvalue(L, 1);
     if (lua_istable(L, 2)) {
@@ -723,6 +736,9 @@ static int make_grad(lua_State *L, bool with_value)
         if (!lua_isnil(L, -1) && !lua_isinteger(L, -1) && !lua_istable(L, -1))
             return luaL_error(L, "%s: argnums must be an integer or an array of integers",
                               with_value ? "value_and_grad" : "grad");
+    } else if (!lua_isnil(L, 2)) {
+        return lmf_arg_error(L, 2, with_value ? "value_and_grad" : "grad",
+                             "an options table {argnums}");
     } else {
         lua_pushnil(L);
     }
@@ -734,12 +750,14 @@ static int make_grad(lua_State *L, bool with_value)
 /* mf.grad(f [, {argnums}]) -> function returning d f / d args */
 static int l_grad(lua_State *L)
 {
+    lmf_check_nargs(L, "grad", 2);
     return make_grad(L, false);
 }
 
 /* mf.value_and_grad(f [, {argnums}]) -> function returning f(args), grads... */
 static int l_value_and_grad(lua_State *L)
 {
+    lmf_check_nargs(L, "value_and_grad", 2);
     return make_grad(L, true);
 }
 
@@ -1039,6 +1057,7 @@ static int custom_call(lua_State *L)
 /* mf.custom_gradient(f): f(...) returns y, function(dy) return dx... end */
 static int l_custom_gradient(lua_State *L)
 {
+    lmf_check_nargs(L, "custom_gradient", 1);
     luaL_checktype(L, 1, LUA_TFUNCTION);
     lua_settop(L, 1);
     lua_pushcclosure(L, custom_call, 1);

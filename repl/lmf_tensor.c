@@ -412,6 +412,16 @@ static MfTensor *tensor_from_lua(lua_State *L, int idx, int dtype, const char *f
         luaL_error(L, "bad argument #%d to '%s' (mf.Tensor, number, boolean or table expected, "
                    "got %s)", idx, fname, luaL_typename(L, idx));
     }
+    if (t == LUA_TTABLE && lua_rawlen(L, idx) == 0) {   /* {} is empty data; {k = v} none */
+        lua_pushnil(L);
+        if (lua_next(L, idx)) {
+            lua_pop(L, 1);
+            luaL_error(L, "%s: expected data (a number, a boolean or an array), got a table "
+                       "with the key '%s' (an options table where data is due?)", fname,
+                       lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                                      : luaL_typename(L, -1));
+        }
+    }
     int rank = data_shape(L, idx, shape, &has_bool, fname);
     MfDType dt = dtype >= 0 ? (MfDType)dtype : has_bool ? MF_BOOL : MF_FLOAT32;
     Filler f = {.fname = fname, .t = mf_tensor_new(dt, rank, shape), .next = 0};
@@ -436,8 +446,15 @@ MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
     MfTensor *t = lmf_test_tensor(L, idx);
     if (t)
         return t;
-    if (lua_isuserdata(L, idx))
-        return lmf_check_tensor(L, idx); /* a closed box or another type: raises */
+    if (test_box(L, idx))   /* a closed tensor box */
+        luaL_error(L, "bad argument #%d to '%s' (tensor is closed)", idx, fname);
+    if (lmf_is_closed_variable(L, idx))
+        luaL_error(L, "bad argument #%d to '%s' (variable is closed)", idx, fname);
+    if (lua_isuserdata(L, idx)) {   /* another type */
+        const char *type = luaL_getmetafield(L, idx, "__name") == LUA_TSTRING
+                               ? lua_tostring(L, -1) : luaL_typename(L, idx);
+        luaL_error(L, "bad argument #%d to '%s' (mf.Tensor expected, got %s)", idx, fname, type);
+    }
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) == LUA_TNUMBER) {
         MfDType dt = like >= 0 ? (MfDType)like : MF_FLOAT32;
@@ -460,6 +477,7 @@ MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
 /* mf.tensor(data [, dtype]) */
 static int l_tensor(lua_State *L)
 {
+    lmf_check_nargs(L, "tensor", 2);
     int dt = lua_isnoneornil(L, 2) ? -1 : (int)lmf_opt_dtype(L, 2, MF_FLOAT32);
     MfTensor *src = lmf_test_tensor(L, 1);
     if (src) {
@@ -692,12 +710,15 @@ static MfTensor *peek_tensor(lua_State *L, int idx)
 static int t_index(lua_State *L)
 {
     if (lua_type(L, 2) == LUA_TSTRING) {   /* a method: the hot path */
-        peek_tensor(L, 1);
         lua_pushvalue(L, 2);
         if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
-            return 1;
+            return 1;   /* even of a closed tensor: the method's error names it */
         lua_pop(L, 1);
     }
+    LmfBox *box = test_box(L, 1);
+    if (box && !box->t)
+        return luaL_error(L, "index: the tensor is closed (reading %s)",
+                          lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "an element");
     MfTensor *t = lmf_check_tensor(L, 1);
     if (lua_type(L, 2) == LUA_TNUMBER) {
         lua_Number n = lua_tonumber(L, 2);
@@ -748,6 +769,7 @@ static int t_len(lua_State *L)
 
 static int t_numel(lua_State *L)
 {
+    lmf_check_nargs(L, "numel", 1);
     lua_pushinteger(L, mf_tensor_numel(peek_tensor(L, 1)));
     return 1;
 }
@@ -761,6 +783,7 @@ static void check_concrete(lua_State *L, const MfTensor *t, const char *fname)
 
 static int t_item(lua_State *L)
 {
+    lmf_check_nargs(L, "item", 1);
     MfTensor *t = lmf_check_tensor(L, 1);
     check_concrete(L, t, "item");
     if (mf_tensor_numel(t) != 1) {
@@ -790,6 +813,7 @@ static void push_nested(lua_State *L, const MfTensor *t, int d, int64_t *next)
 
 static int t_totable(lua_State *L)
 {
+    lmf_check_nargs(L, "totable", 1);
     MfTensor *t = lmf_check_tensor(L, 1);
     check_concrete(L, t, "totable");
     mf_tape_note_export(t);

@@ -504,6 +504,7 @@ static int fn_graph(lua_State *L)
 /* fn:trace_count() -> how many signatures have been traced. */
 static int fn_trace_count(lua_State *L)
 {
+    lmf_check_nargs(L, "trace_count", 1);
     check_function(L);
     lua_getiuservalue(L, 1, 1);
     lua_getfield(L, -1, "count");

@@ -250,6 +250,7 @@ static void keyword_form(lua_State *L, MfOptKind kind, int oi)
 static MfOptConfig opt_begin(lua_State *L, MfOptKind kind, int oi, const char *const *keys)
 {
     MfOptConfig c = mf_opt_config_default(kind, 0);
+    lmf_check_nargs(L, class_of(kind), oi);
     keyword_form(L, kind, oi);
     if (!lua_isnoneornil(L, oi))
         luaL_checktype(L, oi, LUA_TTABLE);
@@ -713,6 +714,7 @@ static int o_minimize(lua_State *L)
 /* opt:get_slot_names() -> {"m", "v"} */
 static int o_get_slot_names(lua_State *L)
 {
+    lmf_check_nargs(L, "get_slot_names", 1);
     const char *names[2];
     int n = mf_optimizer_slot_names(check_opt(L, 1), names);
     lua_createtable(L, n, 0);
@@ -726,6 +728,7 @@ static int o_get_slot_names(lua_State *L)
 /* opt:get_slot(var, name) -> Variable, or nil before the first apply. */
 static int o_get_slot(lua_State *L)
 {
+    lmf_check_nargs(L, "get_slot", 3);
     MfOptimizer *o = check_opt(L, 1);
     MfVariable *var = lmf_check_variable(L, 2);
     const char *name = luaL_checkstring(L, 3);
@@ -747,6 +750,7 @@ static int o_get_slot(lua_State *L)
  * inside g:as_default those of that graph, else the eager ones. */
 static int o_variables(lua_State *L)
 {
+    lmf_check_nargs(L, "variables", 1);
     MfOptimizer *o = check_opt(L, 1);
     const char *names[2];
     int ns = mf_optimizer_slot_names(o, names);
@@ -778,6 +782,7 @@ static int o_variables(lua_State *L)
 /* opt:get_name() -> "Adam" */
 static int o_get_name(lua_State *L)
 {
+    lmf_check_nargs(L, "get_name", 1);
     lua_pushstring(L, mf_optimizer_config(check_opt(L, 1))->name);
     return 1;
 }
@@ -878,6 +883,7 @@ static int o_gc(lua_State *L)
  * get_or_create_global_step makes a new step once the old one is gone. */
 static int l_global_step(lua_State *L)
 {
+    lmf_check_nargs(L, "global_step", 0);
     lua_rawgetp(L, LUA_REGISTRYINDEX, &global_step_key);
     MfVariable *kept = lmf_test_variable(L, -1);   /* NULL when absent or closed */
     if (!kept)
@@ -948,6 +954,7 @@ static int decayed(lua_State *L)
  * graph tensor (TensorFlow 1.x), evaluated when the graph runs. */
 static int l_exponential_decay(lua_State *L)
 {
+    lmf_check_nargs(L, "exponential_decay", 5);
     static const char *const known[] = {"staircase", NULL};
     const char *who = "exponential_decay";
     lmf_check_options(L, 5, who, known);

@@ -53,6 +53,12 @@ static VarBox *test_box(lua_State *L, int idx)
     return same ? box : NULL;
 }
 
+bool lmf_is_closed_variable(lua_State *L, int idx)
+{
+    VarBox *box = test_box(L, idx);
+    return box && !box->v;
+}
+
 MfVariable *lmf_test_variable(lua_State *L, int idx)
 {
     VarBox *box = test_box(L, idx);
@@ -169,6 +175,7 @@ void lmf_push_graph_variable(lua_State *L, MfNode *n)
 /* mf.Variable(initial_value [, {name = "Variable", trainable = true, dtype}]) */
 static int l_variable(lua_State *L)
 {
+    lmf_check_nargs(L, "Variable", 2);
     lua_settop(L, 2);
     check_options(L, 2);
     if (lua_isnil(L, 2)) {
@@ -199,6 +206,8 @@ static int l_variable(lua_State *L)
  * (graph/mode.c decides). */
 static int assign_with(lua_State *L, MfAssignKind kind)
 {
+    lmf_check_nargs(L, kind == MF_ASSIGN_SET ? "assign" : kind == MF_ASSIGN_ADD ? "assign_add"
+                                                                                 : "assign_sub", 2);
     MfVariable *v = lmf_check_variable(L, 1);
     if (!v->value)
         return luaL_error(L, "assign: variable '%s' has no value yet", v->name);
@@ -221,6 +230,7 @@ static int v_assign_sub(lua_State *L) { return assign_with(L, MF_ASSIGN_SUB); }
  * not change it); a read node for a graph Variable. */
 static int v_read_value(lua_State *L)
 {
+    lmf_check_nargs(L, "read_value", 1);
     MfVariable *v = lmf_check_variable(L, 1);
     MfTensor *t = NULL;
     lmf_check_status(L, mf_mode_read(v, &t));
@@ -234,6 +244,7 @@ static int v_read_value(lua_State *L)
  * is initialised when made: its value. */
 static int v_initialized_value(lua_State *L)
 {
+    lmf_check_nargs(L, "initialized_value", 1);
     MfVariable *v = lmf_check_variable(L, 1);
     MfNode *n = lmf_variable_graph_node(v);
     if (!n)
@@ -296,6 +307,7 @@ static int l_global_variables_initializer(lua_State *L)
 /* mf.variables_initializer(var_list [, name]) -> an operation. */
 static int l_variables_initializer(lua_State *L)
 {
+    lmf_check_nargs(L, "variables_initializer", 2);
     lua_settop(L, 3);   /* the scratch array below must not land on an argument */
     luaL_checktype(L, 1, LUA_TTABLE);
     int n = (int)luaL_len(L, 1);

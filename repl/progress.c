@@ -271,6 +271,7 @@ static void next_position(lua_State *L, Progress *p, int idx, lua_Integer *step,
 /* p:update([{step =, epoch =, loss =, <metric> = ...} | step]) */
 static int l_update(lua_State *L)
 {
+    lmf_check_nargs(L, "update", 2);
     Progress *p = check_progress(L);
     int idx = 0;
     if (lua_type(L, 2) == LUA_TNUMBER) {
@@ -306,8 +307,9 @@ static int l_update(lua_State *L)
     return 0;
 }
 
-/* p:done(): ends the line (prints the final state with the total time). */
-static int l_done(lua_State *L)
+/* p:done(): ends the line (prints the final state with the total time);
+ * also the '__close' of p (which Lua calls with the error, if any). */
+static int end_line(lua_State *L)
 {
     Progress *p = check_progress(L);
     if (p->finished && p->last_draw >= 0)
@@ -318,6 +320,12 @@ static int l_done(lua_State *L)
     if (p->step)
         draw(p, now());
     return 0;
+}
+
+static int l_done(lua_State *L)
+{
+    lmf_check_nargs(L, "done", 1);
+    return end_line(L);
 }
 
 static int l_tostring(lua_State *L)
@@ -332,6 +340,7 @@ static int l_tostring(lua_State *L)
 /* mf.progress{total, epochs, interval, tty} */
 static int l_progress(lua_State *L)
 {
+    lmf_check_nargs(L, "progress", 1);
     static const char *const known[] = {"total", "epochs", "interval", "tty", NULL};
     if (!lua_isnoneornil(L, 1))
         luaL_checktype(L, 1, LUA_TTABLE);
@@ -363,7 +372,7 @@ void lmf_open_progress(lua_State *L)
     luaL_newmetatable(L, PROGRESS_MT);
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, l_done);
+    lua_pushcfunction(L, end_line);
     lua_setfield(L, -2, "__close");
     lua_pushcfunction(L, l_tostring);
     lua_setfield(L, -2, "__tostring");

@@ -857,7 +857,8 @@ end
 local aliases = {__add = {"add"}, __sub = {"subtract"}, __mul = {"multiply"},
                  __div = {"divide"}, __mod = {"mod"}, __pow = {"pow"}, __unm = {"negative"},
                  assign_add = {"add"}, assign_sub = {"subtract"},
-                 minimize = {"compute_gradients", "apply_gradients"}}
+                 minimize = {"compute_gradients", "apply_gradients"},
+                 export_onnx = {"onnx.export"}}
 
 local function names_function(t, msg)
   local short = t.short:gsub("^__", "")
@@ -868,8 +869,8 @@ local function names_function(t, msg)
     if msg:find(alias, 1, true) then return true end
   end
   if t.short:match("^__") and t.class then
-    local word = t.class:match("([%w]+)$"):lower()
-    return msg:lower():find(word, 1, true) ~= nil
+    local word = t.class:match("([%w]+)$"):lower()   -- "profile report" names ProfileReport
+    return msg:lower():gsub(" ", ""):find(word, 1, true) ~= nil
   end
   return false
 end
@@ -888,7 +889,10 @@ local makers = {custom_gradient = true, grad = true, value_and_grad = true, trac
 
 local function names_initializer(args, n, msg)
   if msg:find("^traced function: ") then return true end   -- a Function from mf.trace
-  local head = msg:match("^([%w_]+)[:.]")
+  -- a layer or model passed where a callable goes (a Variable's initial value,
+  -- a loss) names itself when it is called: "dense_1 (Dense): ..."
+  if msg:find("%f[%w][%w_]+ %(%u[%w]*%): ") then return true end
+  local head = msg:match("^([%w_]+)[:.]") or msg:match("^bad argument #%d+ to '([%w_]+)'")
   return head ~= nil and (init_names[head] or makers[head]) == true
 end
 
@@ -930,7 +934,8 @@ local function fail(t, args, n, msg)
   seen_failure[key] = true
   local d = {}
   for i = 1, n do d[i] = describe(args[i]) end
-  local line = string.format("%s(%s) -> %s", t.name, table.concat(d, ", "), tostring(msg))
+  local line = string.format("%s(%s) -> %s [call %d]", t.name, table.concat(d, ", "),
+                             tostring(msg), stats.calls)
   failures[#failures + 1] = line
   if LOG then
     local f = io.open(LOG, "a")
@@ -1024,29 +1029,95 @@ local function make_hostile(args, n)
   end
 end
 
+-- ---- strict calls: extra arguments and unknown options ----------------------
+
+-- The first STRICT_TRIES calls of each target that return normally (not
+-- hostile ones) are made again twice, in the same graph: with one more
+-- positional argument (a coroutine, a type no parameter takes), and with an
+-- unknown option key (added to a final options table, or as a new final
+-- table). Each must raise an error naming the function, as for any other
+-- bad input; one that returns silently accepts what it ignores.
+-- FUZZ_STRICT=0 turns the check off.
+local STRICT_TRIES = tonumber(os.getenv("FUZZ_STRICT") or "") or 2
+local EXTRA = coroutine.create(function() end)
+local UNKNOWN = "fuzz_unknown_option"
+local strict_stats = {calls = 0}
+
+-- Functions that take any number of arguments by design.
+local VARIADIC = {
+  ["mf.Function:__call"] = "a traced function takes its function's arguments",
+  ["mf.init_scope"] = "init_scope(fn, ...) passes the rest to fn",
+  ["mf.help"] = "help(x) explains any value",
+  ["mf.Function:graph"] = "fn:graph(...) takes the traced function's arguments",
+  ["mf.Function:export_onnx"] = "fn:export_onnx(path, ...) takes example arguments",
+  ["mf.profile"] = "mf.profile(fn, ...) passes the rest to fn",
+  ["mf.GradientTape:stop_recording"] = "tape:stop_recording(fn, ...) passes the rest to fn",
+}
+
+local function is_options(v)
+  if type(v) ~= "table" or getmetatable(v) ~= nil or #v > 0 then return false end
+  for k in pairs(v) do if type(k) ~= "string" then return false end end
+  return next(v) ~= nil
+end
+
+local function strict_calls(t, args, n, run)
+  -- Lua calls a metamethod with its fixed arguments (__call aside: it
+  -- takes the caller's)
+  if VARIADIC[t.name] or (t.short:match("^__") and t.short ~= "__call") then return end
+  local extra = {table.unpack(args, 1, n)}
+  extra[n + 1] = EXTRA
+  local unknown = {table.unpack(args, 1, n)}
+  local m = n
+  if n > 0 and is_options(args[n]) then
+    local o = {}
+    for k, v in pairs(args[n]) do o[k] = v end
+    o[UNKNOWN] = true
+    unknown[n] = o
+  else
+    m = n + 1
+    unknown[m] = {[UNKNOWN] = true}
+  end
+  for _, c in ipairs{{extra, n + 1, "an extra argument #" .. (n + 1)},
+                     {unknown, m, "an unknown option '" .. UNKNOWN .. "'"}} do
+    strict_stats.calls = strict_stats.calls + 1
+    local res = run(c[1], c[2])
+    if hang then                      -- a hang is the main walk's business
+      hang = false
+    elseif res and res[1] then
+      fail(t, c[1], c[2], "silently accepts " .. c[3])
+    elseif res and type(res[2]) == "string" and not names_function(t, res[2]) and
+           not names_initializer(c[1], c[2], res[2]) then
+      fail(t, c[1], c[2], "refuses " .. c[3] .. " without naming the function: " .. res[2])
+    end
+  end
+end
+
 local function call_one(t)
   local args, n, shaped_g = gen_args(t)
-  if R() < HOSTILE_P then make_hostile(args, n) end
+  local hostile = R() < HOSTILE_P
+  if hostile then make_hostile(args, n) end
   if TRACE then
     local d = {}
     for i = 1, n do d[i] = describe(args[i]) end
     eprint(string.format("%d %s(%s)", stats.calls + 1, t.name, table.concat(d, ", ")))
   end
-  local res
-  local function go() res = table.pack(pcall(t.fn, table.unpack(args, 1, n))) end
   -- a shaped call runs in its own graph or none (false); a random one
   -- sometimes inside a graph of the pool
   local g
   if shaped_g ~= nil then g = shaped_g else g = R() < 0.15 and pick("mf.Graph") end
-  hang = false
-  local t0 = os.clock()
-  debug.sethook(hook, "", MAX_STEPS)
-  if g then
-    stats.graph_ctx = stats.graph_ctx + 1
-    pcall(g.as_default, g, go)   -- fails when the graph was freed by hand
+  local function run(a, k)
+    local res
+    local function go() res = table.pack(pcall(t.fn, table.unpack(a, 1, k))) end
+    hang = false
+    debug.sethook(hook, "", MAX_STEPS)
+    if g then pcall(g.as_default, g, go) end   -- fails when the graph was freed by hand
+    if not res then go() end
+    debug.sethook()
+    return res
   end
-  if not res then go() end
-  debug.sethook()
+  if g then stats.graph_ctx = stats.graph_ctx + 1 end
+  local t0 = os.clock()
+  local res = run(args, n)
   local dt = os.clock() - t0
   if dt > slowest.t then slowest = {t = dt, name = t.name} end
   stats.calls = stats.calls + 1
@@ -1059,6 +1130,7 @@ local function call_one(t)
   if res[1] then
     stats.ok = stats.ok + 1
     t.ok = t.ok + 1
+    if not hostile and t.ok <= STRICT_TRIES then strict_calls(t, args, n, run) end
     for i = 2, math.min(res.n, 5) do keep(res[i]) end
     if MODE ~= "random" and t.short == "iter" and type(res[2]) == "function" then
       drain(t, res[2], args, n)
@@ -1120,6 +1192,8 @@ eprint(string.format("api_fuzz: mode %s: %d shaped calls (%d with one argument m
                      MODE, shaped_calls.shaped, shaped_calls.mutated))
 eprint(string.format("api_fuzz: %d hostile calls (operands assigned or closed %d times " ..
                      "by metamethods and finalizers)", hostile_stats.calls, hostile_stats.fired))
+eprint(string.format("api_fuzz: %d strict calls (an extra argument, an unknown option)",
+                     strict_stats.calls))
 eprint(string.format("api_fuzz: %d targets never returned normally: %s", #never_ok,
                      table.concat(never_ok, " ")))
 for _, k in ipairs(KNOWN) do

@@ -1,0 +1,69 @@
+-- test_strict_args.lua — what `make fuzz` checks for every function, pinned
+-- for the cases it found: an extra argument or an unknown option is an
+-- error naming the function; errors from inside lib/ functions name the
+-- function called; a closed tensor's method names the method.
+local T = dofile("tests/lua/harness.lua")
+
+T.test("extra arguments and unknown options are errors naming the function", function()
+  local x = mf.ones{2}
+  T.raises(function() mf.zeros({2}, {bogus = 1}) end, "zeros: unknown option 'bogus'")
+  T.raises(function() mf.ones_like(x, {bogus = 1}) end, "ones_like: unknown option 'bogus'")
+  T.raises(function() mf.fill({2}, 1, nil, 4) end, "bad argument #4 to 'fill'")
+  T.raises(function() mf.random.normal({2}, {}, 3) end, "bad argument #3 to 'normal'")
+  T.raises(function() mf.clock(1) end, "bad argument #1 to 'clock'")
+  T.raises(function() mf.Graph(1) end, "bad argument #1 to 'Graph'")
+  T.raises(function() mf.grad(function(a) return a end, 5) end, "bad argument #2 to 'grad'")
+  T.raises(function() mf.initializers.zeros({}, 1) end, "bad argument #2 to 'zeros'")
+  T.raises(function() mf.initializers.constant(coroutine.create(print)) end,
+           "bad argument #1 to 'constant'")
+  T.raises(function() mf.train.GradientDescentOptimizer(0.1, {}, 3) end,
+           "GradientDescentOptimizer")
+  T.raises(function() x:numel(1) end, "bad argument #2 to 'numel'")
+  T.raises(function() mf.ceil({a = 1}) end, "ceil: expected data")
+  T.raises(function() mf.dist.broadcast_variables({a = 1}) end, "broadcast_variables: expected")
+  local ds = mf.data.Dataset.range(4)
+  T.raises(function() ds:batch(2, {}, 3) end, "batch: takes at most 3 arguments")
+  T.raises(function() ds:take(1, 2) end, "take: takes at most 2 arguments")
+  -- lib/ functions: refused by their parameter count
+  T.raises(function() mf.nn.elu(x, nil, nil, 1) end, "bad argument #4 to 'elu'")
+  T.raises(function() mf.layers.Sequential({name = "m"}) end, "Sequential: expected an array")
+  -- an options table with no keys is no option
+  T.eq(mf.relu(mf.tensor{-1, 2}, setmetatable({}, {__index = function() end})), {0, 2})
+end)
+
+T.test("errors from inside lib/ name the function called, at the caller's line", function()
+  local ok, err = pcall(function()
+    local m = mf.nn.moments(mf.ones{2, 2}, 5)
+    return m
+  end)
+  T.ok(not ok and err:find("test_strict_args.lua:%d+: moments: reduce_mean: axis 5"), err)
+  T.raises(function() mf.layers.MaxPool2D("s") end, "MaxPool2D: pool_size")
+  T.raises(function() mf.train.AdamW(mf.ones{2, 2, 2}) end, "AdamW: AdamOptimizer")
+  T.raises(function() mf.clip_by_average_norm(mf.ones{2}) end,
+           "bad argument #2 to 'clip_by_average_norm'")
+  T.raises(function() mf.data.Dataset.range() end, "Dataset.range: argument 1 must be")
+end)
+
+T.test("a closed tensor or Variable: the method or function called is named", function()
+  local c = mf.ones{2}
+  getmetatable(c).__close(c)
+  T.raises(function() return c:relu() end, "bad argument #1 to 'relu' (tensor is closed)")
+  T.raises(function() return mf.add(c, 1) end, "bad argument #1 to 'add' (tensor is closed)")
+  T.raises(function() return c.shape end, "index: the tensor is closed (reading shape)")
+  local v = mf.Variable(mf.ones{2})
+  getmetatable(v).__close(v)
+  T.raises(function() return mf.exp(v) end, "bad argument #1 to 'exp' (variable is closed)")
+  T.raises(function() return mf.trace(mf.progress{total = 1}) end,
+           "bad argument #1 to 'trace' (mf.Tensor expected, got mf.Progress)")
+end)
+
+T.test("Dataset:cardinality counts without iterating", function()
+  local d = mf.data.Dataset.range(10)
+  T.eq(d:epochs(2 ^ 40):cardinality(), 10 * 2 ^ 40)
+  T.eq(d:batch(3, {drop_remainder = true}):cardinality(), 3)
+  T.eq(d:shard(3, 1):cardinality(), 3)
+  T.eq(d:epochs(2):take(15):skip(2):cardinality(), 13)
+  T.eq(d:epochs():cardinality(), nil)
+end)
+
+T.done()
