@@ -183,6 +183,61 @@ void mf_dealloc(void *p, size_t nbytes)
     bytes_cached += class_bytes;
 }
 
+/* ---- malloc-style blocks: a header before the block keeps its size ---- */
+
+#define HEADER 16   /* keeps the block aligned as malloc's (max_align_t) */
+
+void *mf_malloc(size_t nbytes)
+{
+    if (nbytes > SIZE_MAX - HEADER)
+        return NULL;
+    char *b = mf_alloc(nbytes + HEADER);
+    if (!b)
+        return NULL;
+    *(size_t *)b = nbytes;
+    return b + HEADER;
+}
+
+void *mf_calloc(size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    void *p = mf_malloc(count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
+void mf_free(void *p)
+{
+    if (!p)
+        return;
+    char *b = (char *)p - HEADER;
+    mf_dealloc(b, *(size_t *)b + HEADER);
+}
+
+void *mf_realloc(void *p, size_t nbytes)
+{
+    if (!p)
+        return mf_malloc(nbytes);
+    size_t old = *(size_t *)((char *)p - HEADER);
+    void *q = mf_malloc(nbytes);
+    if (!q)
+        return NULL;
+    memcpy(q, p, old < nbytes ? old : nbytes);
+    mf_free(p);
+    return q;
+}
+
+char *mf_strdup(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *p = mf_malloc(len);
+    if (p)
+        memcpy(p, s, len);
+    return p;
+}
+
 size_t mf_alloc_in_use(void)
 {
     return bytes_in_use;

@@ -27,6 +27,20 @@ void *mf_alloc_zeroed(size_t nbytes);
 /* Returns a block from 'mf_alloc'; 'nbytes' must be the size asked for. */
 void mf_dealloc(void *p, size_t nbytes);
 
+/* malloc-style blocks for the engine's bookkeeping (graph nodes, names,
+ * executor tables, profiler labels): each keeps its size in a 16-byte
+ * header, so 'mf_free' needs none. They come from 'mf_alloc', so they count
+ * in 'mf_alloc_in_use' and fail under 'mf_alloc_fail_at' like tensors do.
+ * Each returns NULL when memory runs out (no message is set) and is aligned
+ * for any type, as malloc's blocks are. 'mf_calloc' zeroes and refuses a
+ * 'count * size' that overflows; 'mf_realloc' of NULL allocates, and on
+ * failure leaves 'p' as it was; 'mf_free' of NULL does nothing. */
+void *mf_malloc(size_t nbytes);
+void *mf_calloc(size_t count, size_t size);
+void *mf_realloc(void *p, size_t nbytes);
+void mf_free(void *p);
+char *mf_strdup(const char *s);
+
 /* Bytes handed out and not yet returned (what the engine holds live). */
 size_t mf_alloc_in_use(void);
 

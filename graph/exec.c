@@ -10,7 +10,7 @@
  * the error walks back through unrun producers to name one. Ctrl-C
  * (mf_interrupted) is checked between nodes. In a session, writes to
  * variables are staged and committed once every needed node has run, so a
- * failed train step changes nothing (see "all-or-nothing writes").
+ * failed train step changes nothing (staged_writes.h).
  *
  * Nodes run through the dispatcher with the builder switched off
  * ('mf_exec_running'), so ops execute eagerly even inside as_default. */
@@ -18,22 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/profile/profile.h"
 #include "core/shape.h"
 #include "graph.h"
+#include "staged_writes.h"
 
 enum { UNNEEDED = 0, NEEDED = 1, DONE = 2 };
-
-/* A write staged by a session run (see "all-or-nothing writes" below). */
-typedef struct Pending {
-    const MfNode *n;
-    MfTensor *value;     /* ASSIGN: the variable's new value (owned) */
-    MfTensor **in;       /* in-place op: its inputs, owned from 'inplace' on (the
-                          * buffers it updates are the store's, taken at commit) */
-} Pending;
-
-enum { PEND_VAR = 1, PEND_OUT = 2 }; /* Run.pend: a VARIABLE with a staged write; an
-                                       * in-place node whose outputs wait for its commit */
 
 typedef struct Run {
     MfGraph *g;
@@ -50,9 +41,7 @@ typedef struct Run {
     int nneeded;
     MfSchedule *sched;
     MfVarStore *vars;    /* the session's variable values, or NULL */
-    char *pend;          /* per node: PEND_VAR, PEND_OUT flags (with 'pending') */
-    Pending *pending;    /* staged writes in run order; made by the first one */
-    int npending;
+    MfStagedWrites staged; /* the session's writes, committed at the end */
 } Run;
 
 static int exec_depth;
@@ -74,35 +63,29 @@ MfStatus mf_exec_eager(MfOpId op, int ninputs, MfTensor *const *inputs, const Mf
 void mf_schedule_free(MfSchedule *s)
 {
     if (s) {
-        free(s->steps);
-        free(s);
+        mf_free(s->steps);
+        mf_free(s);
     }
 }
 
-static void pending_drop(Pending *p);
-
 static void run_free(Run *r)
 {
-    /* staged writes not committed (the run failed): dropped, never written */
-    for (int i = 0; i < r->npending; i++)
-        pending_drop(&r->pending[i]);
-    free(r->pending);
-    free(r->pend);
+    mf_staged_free(&r->staged); /* not committed (the run failed): never written */
     /* Most slots are empty by now (values die after their last consumer):
      * test before calling, this loop runs over every node of the graph. */
     if (r->vals)
         for (int i = 0; i < r->nn * MF_MAX_OUTPUTS; i++)
             if (r->vals[i])
                 mf_tensor_release(r->vals[i]);
-    free(r->state);
-    free(r->indeg);
-    free(r->indeg0);
-    free(r->cstart);
-    free(r->cons);
-    free(r->vals);
-    free(r->fed);
-    free(r->uses);
-    free(r->queue);
+    mf_free(r->state);
+    mf_free(r->indeg);
+    mf_free(r->indeg0);
+    mf_free(r->cstart);
+    mf_free(r->cons);
+    mf_free(r->vals);
+    mf_free(r->fed);
+    mf_free(r->uses);
+    mf_free(r->queue);
     mf_schedule_free(r->sched);
 }
 
@@ -112,14 +95,14 @@ static MfStatus run_alloc(Run *r, MfGraph *g)
     size_t nv = (size_t)nn * MF_MAX_OUTPUTS + 1;
     r->g = g;
     r->nn = nn;
-    r->state = calloc((size_t)nn + 1, 1);
-    r->indeg = calloc((size_t)nn + 1, sizeof *r->indeg);
-    r->indeg0 = calloc((size_t)nn + 1, sizeof *r->indeg0);
-    r->cstart = calloc((size_t)nn + 2, sizeof *r->cstart);
-    r->vals = calloc(nv, sizeof *r->vals);
-    r->fed = calloc(nv, sizeof *r->fed);
-    r->uses = calloc(nv, sizeof *r->uses);
-    r->queue = calloc((size_t)nn + 1, sizeof *r->queue);
+    r->state = mf_calloc((size_t)nn + 1, 1);
+    r->indeg = mf_calloc((size_t)nn + 1, sizeof *r->indeg);
+    r->indeg0 = mf_calloc((size_t)nn + 1, sizeof *r->indeg0);
+    r->cstart = mf_calloc((size_t)nn + 2, sizeof *r->cstart);
+    r->vals = mf_calloc(nv, sizeof *r->vals);
+    r->fed = mf_calloc(nv, sizeof *r->fed);
+    r->uses = mf_calloc(nv, sizeof *r->uses);
+    r->queue = mf_calloc((size_t)nn + 1, sizeof *r->queue);
     if (!r->state || !r->indeg || !r->indeg0 || !r->cstart || !r->vals || !r->fed || !r->uses ||
         !r->queue)
         return mf_err_nomem("run", (unsigned long long)nv * 3 * sizeof(void *));
@@ -216,7 +199,7 @@ static MfStatus prune(Run *r, int nfetch, MfTensor *const *fetches, int ntargets
         const MfNode *n = mf_graph_node(r->g, i);
         cap += (size_t)n->ninputs + (size_t)n->ncontrol;
     }
-    int *stack = malloc(cap * sizeof *stack);
+    int *stack = mf_malloc(cap * sizeof *stack);
     if (!stack)
         return mf_err_nomem("run", (unsigned long long)cap * sizeof *stack);
     int top = 0;
@@ -226,7 +209,7 @@ static MfStatus prune(Run *r, int nfetch, MfTensor *const *fetches, int ntargets
     for (int i = 0; i < ntargets; i++)
         stack[top++] = targets[i]->index;
     mark_needed(r, stack, top);
-    free(stack);
+    mf_free(stack);
     return MF_OK;
 }
 
@@ -266,15 +249,15 @@ static MfStatus build_table(Run *r)
     for (int i = 0; i < r->nn; i++)
         r->cstart[i + 1] += r->cstart[i];
     size_t ne = (size_t)r->cstart[r->nn] + 1;
-    r->cons = malloc(ne * sizeof *r->cons);
-    int *pos = malloc(((size_t)r->nn + 1) * sizeof *pos);
+    r->cons = mf_malloc(ne * sizeof *r->cons);
+    int *pos = mf_malloc(((size_t)r->nn + 1) * sizeof *pos);
     if (!r->cons || !pos) {
-        free(pos);
+        mf_free(pos);
         return mf_err_nomem("run", (unsigned long long)ne * sizeof *r->cons);
     }
     memcpy(pos, r->cstart, (size_t)r->nn * sizeof *pos);
     scan_edges(r, true, pos);
-    free(pos);
+    mf_free(pos);
     memcpy(r->indeg0, r->indeg, (size_t)r->nn * sizeof *r->indeg);
     for (int i = 0; i < r->nn; i++)
         if (r->state[i] == NEEDED && r->indeg[i] == 0)
@@ -300,13 +283,11 @@ static MfTensor *input_value(const Run *r, MfNodeInput in)
 }
 
 static MfStatus take_inplace(Run *r, const MfNode *n, MfTensor **in);
-static bool stageable_op(const Run *r, const MfNode *n);
-static MfStatus stage_op(Run *r, const MfNode *n, MfTensor **in);
 
 static MfStatus run_op(Run *r, const MfNode *n)
 {
     MfTensor *small[8];
-    MfTensor **in = n->ninputs <= 8 ? small : malloc((size_t)n->ninputs * sizeof *in);
+    MfTensor **in = n->ninputs <= 8 ? small : mf_malloc((size_t)n->ninputs * sizeof *in);
     if (!in)
         return mf_err_nomem("run", (unsigned long long)n->ninputs * sizeof *in);
     for (int k = 0; k < n->ninputs; k++)
@@ -315,17 +296,15 @@ static MfStatus run_op(Run *r, const MfNode *n)
     int nout = 0;
     mf_prof_set_node(n->name);
     bool inplace = mf_op_table[n->op]->inplace > 0;
-    bool staged = inplace && stageable_op(r, n);
-    MfStatus st = MF_OK;
-    if (staged)
-        st = stage_op(r, n, in);  /* written at the end of the run */
-    else if (inplace)
-        st = take_inplace(r, n, in);
+    bool staged = inplace && mf_staged_can_stage_op(&r->staged, n, r->fed);
+    MfStatus st = inplace ? take_inplace(r, n, in) : MF_OK;
+    if (st == MF_OK && staged)
+        st = mf_staged_add_op(&r->staged, n, in);  /* written at the end of the run */
     if (st == MF_OK && !staged)
         st = mf_op_call(n->op, n->ninputs, in, &n->attrs, outs, &nout);
     mf_prof_set_node(NULL);
     if (in != small)
-        free(in);
+        mf_free(in);
     if (st != MF_OK) {
         mf_err_prefix("run: node '%s' (%s)", n->name, mf_node_op_name(n));
         return st;
@@ -344,7 +323,7 @@ static MfStatus run_op(Run *r, const MfNode *n)
 static bool feeds_initializer(const MfGraph *g, const MfNode *var)
 {
     int nn = mf_graph_nnodes(g);
-    char *reach = calloc((size_t)nn, 1);
+    char *reach = mf_calloc((size_t)nn, 1);
     if (!reach)
         return false;
     reach[var->index] = 1;
@@ -358,7 +337,7 @@ static bool feeds_initializer(const MfGraph *g, const MfNode *var)
         const MfNode *target = mf_graph_node(g, n->ref);
         found = target->kind == MF_NODE_VARIABLE && target->ref == i;
     }
-    free(reach);
+    mf_free(reach);
     return found;
 }
 
@@ -462,195 +441,6 @@ static MfStatus take_inplace(Run *r, const MfNode *n, MfTensor **in)
     return MF_OK;
 }
 
-/* ---- all-or-nothing writes: staged when their node runs, committed at the end ----
- *
- * A session run that writes variables (a train op: one Apply node per
- * variable, Adam's beta-power assigns, the global_step increment) writes
- * all of them or none, as eager apply_gradients does. Each write is staged
- * when its node's turn comes in the in-degree order: everything that can
- * fail is done then (the copy-on-write copy, a contiguous gradient, the
- * op's checks, an assign's new value), and only the write itself (the
- * in-place kernel, the swap in the store), which cannot fail, waits in
- * 'pending' until every needed node has run. An error before that drops
- * the list, so a failed or interrupted run leaves every variable as it was.
- * Why staging: undoing in-place updates would need a copy of every buffer
- * they write, and running the updates last is not enough, since nodes after
- * them (Adam's beta powers, the step increment) allocate too.
- * A staged write is invisible until committed, so a node that would see it
- * commits the list first, in run order (the values are those of the plain
- * in-degree order): one that reads a variable with a staged write, writes
- * it again, or consumes a staged in-place node's output. A train op does
- * none of these (each variable is written once and read before), so it
- * stays all-or-nothing. The price: the staged inputs (the gradients) live
- * until the end of the run, as they do in eager apply_gradients. Runs
- * without a session (no store) and writes of captured eager variables
- * (mf.trace) are not staged. */
-
-static void pending_drop(Pending *p)
-{
-    if (p->in) {
-        for (int k = mf_op_table[p->n->op]->inplace; k < p->n->ninputs; k++)
-            mf_tensor_release(p->in[k]);
-        free(p->in);
-    }
-    mf_tensor_release(p->value);
-    memset(p, 0, sizeof *p);
-}
-
-/* The list of staged writes, made by the first one (a run that writes
- * nothing pays nothing); at most one write per needed node. */
-static MfStatus need_pending(Run *r)
-{
-    if (!r->pend)
-        r->pend = calloc((size_t)r->nn + 1, 1);
-    if (!r->pending)
-        r->pending = calloc((size_t)r->nneeded + 1, sizeof *r->pending);
-    if (!r->pend || !r->pending)
-        return mf_err_nomem("run", ((unsigned long long)r->nneeded + 1) * sizeof *r->pending);
-    return MF_OK;
-}
-
-/* In-place op 'n' updates only VARIABLEs of this session's store. */
-static bool stageable_op(const Run *r, const MfNode *n)
-{
-    if (!r->vars)
-        return false;
-    for (int k = 0; k < mf_op_table[n->op]->inplace; k++)
-        if (mf_graph_node(r->g, n->inputs[k].node)->kind != MF_NODE_VARIABLE ||
-            r->fed[slot(n->inputs[k])])
-            return false;
-    return true;
-}
-
-/* Stages in-place op 'n': its buffers taken (copied when shared), every
- * check its forward makes passed (shapes, dtypes, each buffer given once),
- * its other inputs held contiguous (the kernel would copy a strided
- * gradient). Its outputs (the variable) come at commit. */
-static MfStatus stage_op(Run *r, const MfNode *n, MfTensor **in)
-{
-    const MfOpDesc *d = mf_op_table[n->op];
-    MfStatus st = need_pending(r);
-    if (st == MF_OK)
-        st = take_inplace(r, n, in);
-    for (int k = 1; k < d->inplace && st == MF_OK; k++)
-        for (int j = 0; j < k && st == MF_OK; j++)
-            if (in[j] == in[k])
-                st = mf_err_set(MF_EARG, "%s: inputs %d and %d are the same variable ('%s'); "
-                                "each buffer updated in place must be given once", d->api,
-                                j + 1, k + 1, mf_graph_node(r->g, n->inputs[k].node)->name);
-    MfOpCall c = {.op = n->op, .ninputs = n->ninputs, .inputs = in, .attrs = &n->attrs};
-    if (st == MF_OK)
-        st = d->infer(&c);
-    if (st != MF_OK)
-        return st;
-    Pending *p = &r->pending[r->npending];
-    p->n = n;
-    p->in = calloc((size_t)n->ninputs, sizeof *p->in);
-    if (!p->in)
-        st = mf_err_nomem("run", (unsigned long long)n->ninputs * sizeof *p->in);
-    for (int k = d->inplace; k < n->ninputs && st == MF_OK; k++)
-        if (!(p->in[k] = mf_tensor_contiguous(in[k]))) {
-            mf_err_prefix("%s", d->api);
-            st = MF_ENOMEM;
-        }
-    if (st != MF_OK) {
-        pending_drop(p);
-        return st;
-    }
-    r->npending++;
-    for (int k = 0; k < d->inplace; k++)
-        r->pend[n->inputs[k].node] |= PEND_VAR;
-    r->pend[n->index] |= PEND_OUT;
-    return MF_OK;
-}
-
-/* Runs a staged in-place op on the store's buffers. Its checks passed at
- * staging and nothing has touched the buffers since, so it cannot fail; the
- * kernel is called from the op table directly, not through mf_op_call,
- * whose tape recorder could ask for memory. */
-static MfStatus commit_op(Run *r, Pending *p)
-{
-    const MfNode *n = p->n;
-    const MfOpDesc *d = mf_op_table[n->op];
-    for (int k = 0; k < d->inplace; k++)
-        p->in[k] = mf_varstore_get(r->vars, n->inputs[k].node);
-    MfOpCall c = {.op = n->op, .ninputs = n->ninputs, .inputs = p->in, .attrs = &n->attrs};
-    MfTensor *outs[MF_MAX_OUTPUTS] = {NULL};
-    bool prof = mf_prof_on;
-    MfProfSpan span;
-    if (prof)
-        mf_prof_begin(&span);
-    MfStatus st = d->infer(&c);
-    if (st == MF_OK)
-        st = d->forward(&c, outs);
-    if (prof) {
-        MfCost cost = {0, 0};
-        if (st == MF_OK && d->cost)
-            cost = d->cost(&c);
-        mf_prof_end_op_call(&span, n->name, d->name, cost.flops, cost.bytes);
-    }
-    for (int k = 0; k < d->inplace; k++)
-        p->in[k] = NULL; /* the store's, not ours */
-    for (int k = 0; k < MF_MAX_OUTPUTS; k++) {
-        int s = n->index * MF_MAX_OUTPUTS + k;
-        if (st == MF_OK && r->uses[s] > 0)
-            r->vals[s] = outs[k];
-        else
-            mf_tensor_release(outs[k]);
-    }
-    if (st != MF_OK) {
-        char why[400];
-        snprintf(why, sizeof why, "%s", mf_err_msg());
-        return mf_err_set(MF_EINTERNAL, "run: node '%s' (%s) failed at its commit, after its "
-                          "checks passed (internal error): %s", n->name, d->name, why);
-    }
-    return MF_OK;
-}
-
-/* Writes every staged value, in run order; then nothing is pending. */
-static MfStatus flush(Run *r)
-{
-    MfStatus st = MF_OK;
-    for (int i = 0; i < r->npending; i++) {
-        Pending *p = &r->pending[i];
-        MfStatus s = MF_OK;
-        if (p->in)
-            s = commit_op(r, p);
-        else
-            mf_varstore_set(r->vars, p->n->ref, p->value); /* cannot fail: the slot exists */
-        if (st == MF_OK)
-            st = s;
-        pending_drop(p);
-    }
-    r->npending = 0;
-    if (r->pend)
-        memset(r->pend, 0, (size_t)r->nn);
-    return st;
-}
-
-/* Node 'n' would see a staged write: it consumes a staged node's output,
- * reads a variable with a staged write, or writes it again. */
-static bool sees_staged(const Run *r, const MfNode *n)
-{
-    for (int k = 0; k < n->ninputs; k++)
-        if (!r->fed[slot(n->inputs[k])] && (r->pend[n->inputs[k].node] & PEND_OUT))
-            return true;
-    switch (n->kind) {
-    case MF_NODE_VARIABLE:
-        return r->pend[n->index] & PEND_VAR;
-    case MF_NODE_READ:
-    case MF_NODE_ASSIGN:
-        return !n->var && n->ref >= 0 && (r->pend[n->ref] & PEND_VAR);
-    case MF_NODE_OP:
-        for (int k = 0; k < mf_op_table[n->op]->inplace; k++)
-            if (r->pend[n->inputs[k].node] & PEND_VAR)
-                return true;
-        return false;
-    default:
-        return false;
-    }
-}
-
 /* VARIABLE and READ: the value now (a snapshot: assigns swap in new
  * tensors, so what was read stays as it was). A READ with an input
  * (v:initialized_value()) gives that input, the initial value, while the
@@ -725,15 +515,12 @@ static MfStatus assign_value(Run *r, const MfNode *n, MfTensor *x, MfTensor **ou
  * (a first initialisation may grow the store). */
 static MfStatus assign_store(Run *r, const MfNode *n, MfTensor *x, MfTensor **out)
 {
+    bool staged = false;
     MfStatus st = assign_value(r, n, x, out);
-    if (st == MF_OK && r->vars && n->ref < r->vars->cap && (st = need_pending(r)) == MF_OK) {
-        Pending *p = &r->pending[r->npending++];
-        p->n = n;
-        p->value = *out;
-        mf_tensor_retain(*out);
-        r->pend[n->ref] |= PEND_VAR;
+    if (st == MF_OK)
+        st = mf_staged_add_assign(&r->staged, n, *out, &staged);
+    if (st == MF_OK && staged)
         return MF_OK;
-    }
     if (st == MF_OK)
         st = mf_varstore_set(r->vars, n->ref, *out);
     if (st != MF_OK) {
@@ -871,7 +658,8 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
         if (mf_interrupted)
             return mf_err_set(MF_EINTR, "run: interrupted (Ctrl-C) before node '%s', after %d "
                               "of %d nodes; nothing is returned", n->name, ran, r->nneeded);
-        MfStatus st = r->npending && sees_staged(r, n) ? flush(r) : MF_OK;
+        MfStatus st = mf_staged_seen_by(&r->staged, n, r->fed)
+                          ? mf_staged_commit(&r->staged, r->vals, r->uses) : MF_OK;
         if (st == MF_OK)
             st = run_node(r, n);
         if (st != MF_OK)
@@ -888,7 +676,8 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
             opt->on_node(opt->ctx, n);
     }
     /* every needed node ran: now the staged writes, which cannot fail */
-    return ran < r->nneeded ? cycle_error(r, ran) : flush(r);
+    return ran < r->nneeded ? cycle_error(r, ran)
+                            : mf_staged_commit(&r->staged, r->vals, r->uses);
 }
 
 static MfStatus prepare(Run *r, int nfetch, MfTensor *const *fetches, int ntargets,
@@ -907,6 +696,7 @@ static MfStatus prepare(Run *r, int nfetch, MfTensor *const *fetches, int ntarge
         st = prune(r, nfetch, fetches, ntargets, targets);
     if (st == MF_OK)
         st = build_table(r);
+    r->staged.cap = r->nneeded;
     for (int i = 0; i < nfetch && st == MF_OK; i++)
         r->uses[slot(edge_of(fetches[i]))]++;
     return st;
@@ -914,9 +704,9 @@ static MfStatus prepare(Run *r, int nfetch, MfTensor *const *fetches, int ntarge
 
 static MfStatus alloc_schedule(Run *r)
 {
-    r->sched = calloc(1, sizeof *r->sched);
+    r->sched = mf_calloc(1, sizeof *r->sched);
     if (r->sched)
-        r->sched->steps = calloc((size_t)r->nneeded + 1, sizeof *r->sched->steps);
+        r->sched->steps = mf_calloc((size_t)r->nneeded + 1, sizeof *r->sched->steps);
     if (!r->sched || !r->sched->steps)
         return mf_err_nomem("run", ((unsigned long long)r->nneeded + 1) * sizeof(MfSchedStep));
     return MF_OK;
@@ -944,6 +734,8 @@ MfStatus mf_exec_run_vars(MfVarStore *vars, MfGraph *g, int nfetch, MfTensor *co
         *sched = NULL;
     MfStatus st = run_alloc(&r, g);
     r.vars = vars;
+    r.staged.vars = vars;
+    r.staged.nn = r.nn;
     if (st == MF_OK)
         st = prepare(&r, nfetch, fetches, ntargets, targets, nfeed, fed, feeds);
     if (st == MF_OK && opt && opt->schedule && sched)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/create.h"
 #include "core/grad.h"
 #include "core/shape.h"
@@ -51,10 +52,10 @@ static void walk_free(Walk *w)
     if (w->grads)
         for (int i = 0; i < w->n * MF_MAX_OUTPUTS; i++)
             mf_tensor_release(w->grads[i]);
-    free(w->grads);
-    free(w->from_x);
-    free(w->to_y);
-    free(w->is_x);
+    mf_free(w->grads);
+    mf_free(w->from_x);
+    mf_free(w->to_y);
+    mf_free(w->is_x);
 }
 
 static MfStatus walk_init(Walk *w, MfGraph *g)
@@ -64,10 +65,10 @@ static MfStatus walk_init(Walk *w, MfGraph *g)
     w->n = mf_graph_nnodes(g);
     w->hi = INT_MAX;
     size_t nt = (size_t)(w->n ? w->n : 1) * MF_MAX_OUTPUTS;
-    w->from_x = calloc((size_t)(w->n ? w->n : 1), 1);
-    w->to_y = calloc((size_t)(w->n ? w->n : 1), 1);
-    w->is_x = calloc(nt, 1);
-    w->grads = calloc(nt, sizeof *w->grads);
+    w->from_x = mf_calloc((size_t)(w->n ? w->n : 1), 1);
+    w->to_y = mf_calloc((size_t)(w->n ? w->n : 1), 1);
+    w->is_x = mf_calloc(nt, 1);
+    w->grads = mf_calloc(nt, sizeof *w->grads);
     if (!w->from_x || !w->to_y || !w->is_x || !w->grads)
         return mf_err_nomem("gradients", (unsigned long long)nt * (sizeof *w->grads + 1));
     return MF_OK;
@@ -456,8 +457,8 @@ static MfStatus run_node(Walk *w, MfNode *nd)
     if (st != MF_OK)
         return st;
     int ni = nd->ninputs, nt = ni + nd->noutputs;
-    MfTensor **ts = calloc((size_t)(nt + ni + 1), sizeof *ts);
-    bool *needs = calloc((size_t)(ni + 1), sizeof *needs);
+    MfTensor **ts = mf_calloc((size_t)(nt + ni + 1), sizeof *ts);
+    bool *needs = mf_calloc((size_t)(ni + 1), sizeof *needs);
     if (!ts || !needs)
         st = mf_err_nomem("gradients", (unsigned long long)(nt + 2 * ni) * sizeof *ts);
     if (st == MF_OK && (st = node_tensors(w, nd, ts, needs)) == MF_OK) {
@@ -481,8 +482,8 @@ static MfStatus run_node(Walk *w, MfNode *nd)
     }
     for (int k = 0; ts && k < nt + ni; k++)
         mf_tensor_release(ts[k]);
-    free(ts);
-    free(needs);
+    mf_free(ts);
+    mf_free(needs);
     return st;
 }
 
@@ -527,7 +528,7 @@ static MfStatus run_custom(Walk *w, MfNode *nd)
                           "released when its trace finished; ask for gradients inside the "
                           "traced function", nd->name);
     int ni = f->ninputs;
-    MfTensor **ts = calloc((size_t)(2 * ni + 1), sizeof *ts);
+    MfTensor **ts = mf_calloc((size_t)(2 * ni + 1), sizeof *ts);
     MfStatus st = ts ? MF_OK : mf_err_nomem("gradients", (2ULL * ni + 1) * sizeof *ts);
     for (int k = 0; k < ni && st == MF_OK; k++) {
         MfNodeInput in = f->inputs[k];
@@ -550,7 +551,7 @@ static MfStatus run_custom(Walk *w, MfNode *nd)
     }
     for (int k = 0; ts && k < 2 * ni; k++)
         mf_tensor_release(ts[k]);
-    free(ts);
+    mf_free(ts);
     return st;
 }
 
@@ -634,7 +635,7 @@ MfStatus mf_graph_gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int 
                                    MfTensor *const *xs, MfTensor *const *grad_ys, int lo,
                                    int hi, MfTensor **grads)
 {
-    MfTensor **all = calloc((size_t)(ny + nx + 1), sizeof *all);
+    MfTensor **all = mf_calloc((size_t)(ny + nx + 1), sizeof *all);
     if (!all)
         return mf_err_nomem("gradients", (unsigned long long)(ny + nx + 1) * sizeof *all);
     MfStatus st = graph_tensors(g, ny, ys, all);
@@ -647,7 +648,7 @@ MfStatus mf_graph_gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int 
             grads[i] = NULL;
     for (int i = 0; i < ny + nx; i++)
         mf_tensor_release(all[i]);
-    free(all);
+    mf_free(all);
     return st;
 }
 
@@ -779,8 +780,8 @@ MfStatus mf_graph_gradients_sources(MfGraph *g, MfTensor *y, MfTensor *grad_y, i
     for (int i = 0; i < n; i++)
         grads[i] = NULL;
     size_t cap = (size_t)(n ? n : 1) * PER_SOURCE;
-    int *first = calloc((size_t)n + 1, sizeof *first);
-    MfTensor **xs = calloc(cap, sizeof *xs), **gs = calloc(cap, sizeof *gs);
+    int *first = mf_calloc((size_t)n + 1, sizeof *first);
+    MfTensor **xs = mf_calloc(cap, sizeof *xs), **gs = mf_calloc(cap, sizeof *gs);
     MfStatus st = first && xs && gs ? MF_OK
                   : mf_err_nomem("gradients", (unsigned long long)cap * 2 * sizeof *xs);
     if (st == MF_OK)
@@ -789,9 +790,9 @@ MfStatus mf_graph_gradients_sources(MfGraph *g, MfTensor *y, MfTensor *grad_y, i
         mf_tensor_release(xs[i]);
         mf_tensor_release(gs[i]);
     }
-    free(first);
-    free(xs);
-    free(gs);
+    mf_free(first);
+    mf_free(xs);
+    mf_free(gs);
     if (st != MF_OK)
         for (int i = 0; i < n; i++) {
             mf_tensor_release(grads[i]);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/grad_registry.h"
 #include "core/rng.h"
 
@@ -71,7 +72,7 @@ static MfStatus names_grow(MfGraph *g)
     int old_cap = g->names_cap;
     NameSlot *old = g->names;
     int cap = old_cap ? old_cap * 2 : 64;
-    NameSlot *fresh = calloc((size_t)cap, sizeof *fresh);
+    NameSlot *fresh = mf_calloc((size_t)cap, sizeof *fresh);
     if (!fresh)
         return mf_err_nomem("graph", (unsigned long long)cap * sizeof *fresh);
     g->names = fresh;
@@ -79,7 +80,7 @@ static MfStatus names_grow(MfGraph *g)
     for (int i = 0; i < old_cap; i++)
         if (old[i].key)
             *name_slot(g, old[i].key) = old[i];
-    free(old);
+    mf_free(old);
     return MF_OK;
 }
 
@@ -93,7 +94,7 @@ static MfStatus name_insert(MfGraph *g, const char *key)
     }
     NameSlot *s = name_slot(g, key);
     size_t len = strlen(key) + 1;
-    s->key = malloc(len);
+    s->key = mf_malloc(len);
     if (!s->key)
         return mf_err_nomem("graph", (unsigned long long)len);
     memcpy(s->key, key, len);
@@ -152,7 +153,7 @@ MfGraph *mf_graph_new(void)
         mf_variable_set_value_hook(mf_graph_capture_hook_);
         hooked = true;
     }
-    MfGraph *g = calloc(1, sizeof *g);
+    MfGraph *g = mf_calloc(1, sizeof *g);
     if (!g) {
         mf_err_nomem("Graph", sizeof *g);
         return NULL;
@@ -169,15 +170,15 @@ void mf_graph_retain(MfGraph *g)
 
 static void node_free(MfNode *n)
 {
-    free(n->name);
-    free(n->inputs);
-    free(n->control);
+    mf_free(n->name);
+    mf_free(n->inputs);
+    mf_free(n->control);
     mf_tensor_release(n->value);
     mf_variable_release(n->var);
     mf_rng_runs_free(n->attrs.runs);
     if (n->grad)   /* custom_gradient: releases the user's function */
         n->grad->free(n->grad);
-    free(n);
+    mf_free(n);
 }
 
 void mf_graph_release(MfGraph *g)
@@ -189,17 +190,17 @@ void mf_graph_release(MfGraph *g)
     g->refcount = INT64_MAX / 2;
     for (int i = 0; i < g->nweak; i++)
         mf_tensor_release(g->weak[i]);
-    free(g->weak);
+    mf_free(g->weak);
     mf_graph_vars_free_(g->vars);
     for (int i = 0; i < g->nnodes; i++)
         node_free(g->nodes[i]);
     for (int i = 0; i < g->names_cap; i++)
-        free(g->names[i].key);
-    free(g->names);
-    free(g->nodes);
-    free(g->ctrl);
-    free(g->consts);
-    free(g);
+        mf_free(g->names[i].key);
+    mf_free(g->names);
+    mf_free(g->nodes);
+    mf_free(g->ctrl);
+    mf_free(g->consts);
+    mf_free(g);
 }
 
 int mf_graph_nnodes(const MfGraph *g)
@@ -252,7 +253,7 @@ static MfStatus reserve_node(MfGraph *g)
     if (g->nnodes < g->cap)
         return MF_OK;
     int cap = g->cap ? g->cap * 2 : 16;
-    MfNode **p = realloc(g->nodes, (size_t)cap * sizeof *p);
+    MfNode **p = mf_realloc(g->nodes, (size_t)cap * sizeof *p);
     if (!p)
         return mf_err_nomem("graph", (unsigned long long)cap * sizeof *p);
     g->nodes = p;
@@ -297,12 +298,12 @@ static MfStatus node_add_in(MfGraph *g, MfNodeKind kind, const char *base, const
     g->scope[0] = saved;
     if (st != MF_OK)
         return st;
-    MfNode *n = calloc(1, sizeof *n);
+    MfNode *n = mf_calloc(1, sizeof *n);
     size_t len = strlen(full) + 1;
     if (n)
-        n->name = malloc(len);
+        n->name = mf_malloc(len);
     if (n && g->nctrl)
-        n->control = malloc((size_t)g->nctrl * sizeof *n->control);
+        n->control = mf_malloc((size_t)g->nctrl * sizeof *n->control);
     if (!n || !n->name || (g->nctrl && !n->control)) {
         if (n)
             node_free(n);
@@ -356,7 +357,7 @@ MfTensor *mf_graph_weak_output_(MfNode *n, int k)
     MfGraph *g = n->graph;
     if (g->nweak == g->weak_cap) {
         int cap = g->weak_cap ? 2 * g->weak_cap : 8;
-        MfTensor **p = realloc(g->weak, (size_t)cap * sizeof *p);
+        MfTensor **p = mf_realloc(g->weak, (size_t)cap * sizeof *p);
         if (!p) {
             mf_err_nomem("graph", (unsigned long long)cap * sizeof *p);
             return NULL;
@@ -493,7 +494,7 @@ MfStatus mf_graph_push_control(MfGraph *g, int n, MfNode *const *deps, int *mark
                               "graph", i + 1, deps[i]->name);
     if (g->nctrl + n > g->ctrl_cap) {
         int cap = 2 * (g->nctrl + n);
-        int *p = realloc(g->ctrl, (size_t)cap * sizeof *p);
+        int *p = mf_realloc(g->ctrl, (size_t)cap * sizeof *p);
         if (!p)
             return mf_err_nomem("control_dependencies", (unsigned long long)cap * sizeof *p);
         g->ctrl = p;
@@ -515,7 +516,7 @@ MfStatus mf_graph_add_control(MfNode *n, MfNode *dep)
     if (n->graph != dep->graph)
         return mf_err_set(MF_EARG, "control_dependencies: '%s' and '%s' are in different "
                           "graphs", n->name, dep->name);
-    int *p = realloc(n->control, (size_t)(n->ncontrol + 1) * sizeof *p);
+    int *p = mf_realloc(n->control, (size_t)(n->ncontrol + 1) * sizeof *p);
     if (!p)
         return mf_err_nomem("control_dependencies", sizeof *p);
     n->control = p;
@@ -649,7 +650,7 @@ static MfStatus consts_grow(MfGraph *g)
 {
     int old_cap = g->consts_cap, *old = g->consts;
     int cap = old_cap ? 2 * old_cap : 32;
-    g->consts = calloc((size_t)cap, sizeof *g->consts);
+    g->consts = mf_calloc((size_t)cap, sizeof *g->consts);
     if (!g->consts) {
         g->consts = old;
         return mf_err_nomem("graph", (unsigned long long)cap * sizeof *old);
@@ -658,7 +659,7 @@ static MfStatus consts_grow(MfGraph *g)
     for (int i = 0; i < old_cap; i++)
         if (old[i])
             *const_slot(g, g->nodes[old[i] - 1]->value->id) = old[i];
-    free(old);
+    mf_free(old);
     return MF_OK;
 }
 
@@ -728,7 +729,7 @@ static MfStatus build(void *self, MfOpCall *c, MfTensor **outs)
             mf_err_prefix("%s", d->api);
     if (st != MF_OK)
         return st;
-    MfNodeInput *ins = malloc((size_t)(c->ninputs ? c->ninputs : 1) * sizeof *ins);
+    MfNodeInput *ins = mf_malloc((size_t)(c->ninputs ? c->ninputs : 1) * sizeof *ins);
     if (!ins)
         return mf_err_nomem(d->api, (unsigned long long)c->ninputs * sizeof *ins);
     MfNode *n = NULL;
@@ -743,7 +744,7 @@ static MfStatus build(void *self, MfOpCall *c, MfTensor **outs)
         st = node_add(g, MF_NODE_OP, d->api, NULL, &n);
     if (st != MF_OK) {
         mf_rng_runs_free(runs);
-        free(ins);
+        mf_free(ins);
         return st;
     }
     n->op = c->op;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/io/protobuf.h"
 #include "interchange.h"
 
@@ -216,8 +217,8 @@ static const MfNode *value_owner(const Ctx *c, const MfNode *n)
 static MfStatus name_source(Ctx *c, MfNode *n)
 {
     const MfNode *owner = value_owner(c, n);
-    free(c->value[n->index]);
-    c->value[n->index] = strdup(owner->name);
+    mf_free(c->value[n->index]);
+    c->value[n->index] = mf_strdup(owner->name);
     return c->value[n->index] ? MF_OK : mf_err_nomem("onnx.export", strlen(owner->name) + 1);
 }
 
@@ -691,7 +692,7 @@ static MfStatus filter_oihw(Ctx *c, MfNode *n, const char *w, char *buf)
         return MF_ENOMEM;
     int64_t H = v->shape[0], W = v->shape[1], I = v->shape[2], O = v->shape[3];
     size_t es = mf_dtype_size(v->dtype);
-    char *dst = malloc((size_t)(H * W * I * O) * es + 1);
+    char *dst = mf_malloc((size_t)(H * W * I * O) * es + 1);
     if (!dst) {
         mf_tensor_release(hwio);
         return mf_err_nomem("onnx.export", (unsigned long long)(H * W * I * O) * es);
@@ -705,7 +706,7 @@ static MfStatus filter_oihw(Ctx *c, MfNode *n, const char *w, char *buf)
                            s + (size_t)(((h * W + x) * I + i) * O + o) * es, es);
     const int64_t shape[4] = {O, I, H, W};
     initializer(c, buf, v->dtype, 4, shape, dst, (size_t)(H * W * I * O) * es);
-    free(dst);
+    mf_free(dst);
     mf_tensor_release(hwio);
     return MF_OK;
 }
@@ -843,7 +844,7 @@ static MfStatus emit_op(Ctx *c, MfNode *n)
 
 static MfStatus emit_node(Ctx *c, MfNode *n)
 {
-    if (!(c->value[n->index] = strdup(n->name)))
+    if (!(c->value[n->index] = mf_strdup(n->name)))
         return mf_err_nomem("onnx.export", strlen(n->name) + 1);
     switch (n->kind) {
     case MF_NODE_PLACEHOLDER:
@@ -975,10 +976,10 @@ static void ctx_free(Ctx *c, int nnodes)
 {
     if (c->value)
         for (int i = 0; i < nnodes; i++)
-            free(c->value[i]);
-    free(c->value);
-    free(c->needed);
-    free(c->emitted);
+            mf_free(c->value[i]);
+    mf_free(c->value);
+    mf_free(c->needed);
+    mf_free(c->emitted);
     mf_pb_free(&c->nodes);
     mf_pb_free(&c->inits);
 }
@@ -1029,9 +1030,9 @@ MfStatus mf_onnx_encode(MfGraph *g, int ninputs, MfTensor *const *inputs, int no
         return st;
     int nn = mf_graph_nnodes(g);
     Ctx c = {.g = g, .opt = opt, .nodes = mf_pb_new(), .inits = mf_pb_new()};
-    c.value = calloc((size_t)nn + 1, sizeof *c.value);
-    c.needed = calloc((size_t)nn + 1, sizeof *c.needed);
-    c.emitted = calloc((size_t)nn + 1, sizeof *c.emitted);
+    c.value = mf_calloc((size_t)nn + 1, sizeof *c.value);
+    c.needed = mf_calloc((size_t)nn + 1, sizeof *c.needed);
+    c.emitted = mf_calloc((size_t)nn + 1, sizeof *c.emitted);
     if (!c.value || !c.needed || !c.emitted) {
         ctx_free(&c, nn);
         return mf_err_nomem("onnx.export", (unsigned long long)nn * 10);
@@ -1070,7 +1071,7 @@ static bool write_and_close(FILE *f, const void *data, size_t len)
 static MfStatus write_file(const char *path, const MfPbuf *b)
 {
     size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
+    char *tmp = mf_malloc(n);
     if (!tmp)
         return mf_err_nomem("onnx.export", n);
     snprintf(tmp, n, "%s.tmp", path);
@@ -1086,7 +1087,7 @@ static MfStatus write_file(const char *path, const MfPbuf *b)
                         strerror(errno));
         remove(tmp);
     }
-    free(tmp);
+    mf_free(tmp);
     return st;
 }
 

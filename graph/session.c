@@ -6,6 +6,7 @@
 
 #include "graph.h"
 
+#include "core/alloc.h"
 #include "core/rng.h"
 
 struct MfSession {
@@ -20,7 +21,7 @@ struct MfSession {
 
 MfSession *mf_session_new(MfGraph *g)
 {
-    MfSession *s = calloc(1, sizeof *s);
+    MfSession *s = mf_calloc(1, sizeof *s);
     if (!s) {
         mf_err_nomem("Session", sizeof *s);
         return NULL;
@@ -37,7 +38,7 @@ void mf_session_free(MfSession *s)
         return;
     mf_varstore_clear(&s->vars);
     mf_graph_release(s->g);
-    free(s);
+    mf_free(s);
 }
 
 MfGraph *mf_session_graph(const MfSession *s)

@@ -11,6 +11,7 @@
  * ends. */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "gradients.h"
 #include "graph_impl.h"
 #include "interchange.h"
@@ -28,7 +29,7 @@ struct MfTrace {
 
 MfTrace *mf_trace_new(void)
 {
-    MfTrace *t = calloc(1, sizeof *t);
+    MfTrace *t = mf_calloc(1, sizeof *t);
     if (!t) {
         mf_err_nomem("trace", sizeof *t);
         return NULL;
@@ -52,14 +53,14 @@ void mf_trace_free(MfTrace *t)
         mf_tensor_release(t->args[i]);
     for (int i = 0; i < t->nres; i++)
         mf_tensor_release(t->res[i]);
-    free(t->args);
-    free(t->res);
-    free(t->targets);
+    mf_free(t->args);
+    mf_free(t->res);
+    mf_free(t->targets);
     mf_session_free(t->s);
     if (t->g)   /* a custom gradient's function may hold the graph: a cycle */
         mf_graph_drop_custom_gradients(t->g);
     mf_graph_release(t->g);
-    free(t);
+    mf_free(t);
 }
 
 MfGraph *mf_trace_graph(const MfTrace *t)
@@ -77,7 +78,7 @@ MfStatus mf_trace_add_arg(MfTrace *t, const MfTensor *example, const char *name,
     *ph = NULL;
     if (t->nargs == t->cap) {
         int cap = t->cap ? 2 * t->cap : 4;
-        MfTensor **p = realloc(t->args, (size_t)cap * sizeof *p);
+        MfTensor **p = mf_realloc(t->args, (size_t)cap * sizeof *p);
         if (!p)
             return mf_err_nomem("trace", (unsigned long long)cap * sizeof *p);
         t->args = p;
@@ -123,7 +124,7 @@ static MfStatus init_variables(MfTrace *t)
 
 MfStatus mf_trace_finish(MfTrace *t, int n, MfTensor *const *results)
 {
-    t->res = calloc((size_t)n + 1, sizeof *t->res);
+    t->res = mf_calloc((size_t)n + 1, sizeof *t->res);
     if (!t->res)
         return mf_err_nomem("trace", ((unsigned long long)n + 1) * sizeof *t->res);
     MfStatus st = MF_OK;
@@ -133,7 +134,7 @@ MfStatus mf_trace_finish(MfTrace *t, int n, MfTensor *const *results)
     if (st != MF_OK)
         return st;
     t->ntargets = mf_graph_captured_assigns(t->g, NULL, 0);
-    t->targets = calloc((size_t)t->ntargets + 1, sizeof *t->targets);
+    t->targets = mf_calloc((size_t)t->ntargets + 1, sizeof *t->targets);
     if (!t->targets)
         return mf_err_nomem("trace", ((unsigned long long)t->ntargets + 1) * sizeof(MfNode *));
     mf_graph_captured_assigns(t->g, t->targets, t->ntargets);

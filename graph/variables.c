@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "graph_impl.h"
 
 typedef struct Capture {
@@ -41,16 +42,16 @@ void mf_graph_vars_free_(struct GraphVars *gv)
 {
     if (!gv)
         return;
-    free(gv->vars.a);
-    free(gv->assigns.a);
-    free(gv->caps);
-    free(gv);
+    mf_free(gv->vars.a);
+    mf_free(gv->assigns.a);
+    mf_free(gv->caps);
+    mf_free(gv);
 }
 
 static struct GraphVars *vars_of(MfGraph *g)
 {
     struct GraphVars **slot = mf_graph_vars_slot_(g);
-    if (!*slot && !(*slot = calloc(1, sizeof **slot)))
+    if (!*slot && !(*slot = mf_calloc(1, sizeof **slot)))
         mf_err_nomem("graph", sizeof **slot);
     return *slot;
 }
@@ -59,7 +60,7 @@ static MfStatus list_push(IntList *l, int x)
 {
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 8;
-        int *p = realloc(l->a, (size_t)cap * sizeof *p);
+        int *p = mf_realloc(l->a, (size_t)cap * sizeof *p);
         if (!p)
             return mf_err_nomem("graph", (unsigned long long)cap * sizeof *p);
         l->a = p;
@@ -97,12 +98,12 @@ static MfStatus add_assign(MfGraph *g, int ref, MfVariable *var, MfAssignKind ki
                            MfNode **out)
 {
     MfNode *a;
-    MfNodeInput *ins = malloc(sizeof *ins);
+    MfNodeInput *ins = mf_malloc(sizeof *ins);
     if (!ins)
         return mf_err_nomem("assign", sizeof *ins);
     MfStatus st = mf_graph_add_node_(g, MF_NODE_ASSIGN, "Assign", name, true, &a);
     if (st != MF_OK) {
-        free(ins);
+        mf_free(ins);
         return st;
     }
     *ins = in;
@@ -207,7 +208,7 @@ MfStatus mf_graph_variables_initializer(MfGraph *g, int n, MfNode *const *vars,
                                         const char *name, MfNode **op)
 {
     int total = vars ? n : mf_graph_variables(g, false, NULL, 0);
-    MfNode **deps = malloc((size_t)(total + 1) * sizeof *deps);
+    MfNode **deps = mf_malloc((size_t)(total + 1) * sizeof *deps);
     if (!deps)
         return mf_err_nomem("global_variables_initializer",
                             (unsigned long long)(total + 1) * sizeof *deps);
@@ -227,7 +228,7 @@ MfStatus mf_graph_variables_initializer(MfGraph *g, int n, MfNode *const *vars,
         st = mf_graph_group(g, total, deps, name ? name : "init", op);
         mf_graph_resume_control_(g, mark);
     }
-    free(deps);
+    mf_free(deps);
     return st;
 }
 
@@ -318,7 +319,7 @@ MfStatus mf_graph_initialized_value(MfNode *var, MfTensor **out)
     *out = NULL;
     if (var->kind != MF_NODE_VARIABLE)
         return mf_err_set(MF_EARG, "initialized_value: '%s' is not a variable", var->name);
-    MfNodeInput *ins = malloc(sizeof *ins);
+    MfNodeInput *ins = mf_malloc(sizeof *ins);
     if (!ins)
         return mf_err_nomem("initialized_value", sizeof *ins);
     *ins = mf_graph_node(var->graph, var->ref)->inputs[0]; /* what the initializer assigns */
@@ -330,7 +331,7 @@ MfStatus mf_graph_initialized_value(MfNode *var, MfTensor **out)
     MfStatus st = mf_graph_add_node_(var->graph, MF_NODE_READ, "read", full, true, &r);
     mf_graph_resume_control_(var->graph, mark);
     if (st != MF_OK) {
-        free(ins);
+        mf_free(ins);
         return st;
     }
     r->inputs = ins;
@@ -362,7 +363,7 @@ static MfStatus capture_of(MfGraph *g, MfVariable *v, Capture **out)
         return MF_OK;
     if (gv->ncaps == gv->caps_cap) {
         int cap = gv->caps_cap ? 2 * gv->caps_cap : 4;
-        Capture *p = realloc(gv->caps, (size_t)cap * sizeof *p);
+        Capture *p = mf_realloc(gv->caps, (size_t)cap * sizeof *p);
         if (!p)
             return mf_err_nomem("graph", (unsigned long long)cap * sizeof *p);
         gv->caps = p;
@@ -517,7 +518,7 @@ MfStatus mf_varstore_set(MfVarStore *s, int node, MfTensor *value)
 {
     if (node >= s->cap) {
         int cap = 2 * (node + 1);
-        MfTensor **p = realloc(s->vals, (size_t)cap * sizeof *p);
+        MfTensor **p = mf_realloc(s->vals, (size_t)cap * sizeof *p);
         if (!p)
             return mf_err_nomem("variables", (unsigned long long)cap * sizeof *p);
         memset(p + s->cap, 0, (size_t)(cap - s->cap) * sizeof *p);
@@ -534,7 +535,7 @@ void mf_varstore_clear(MfVarStore *s)
 {
     for (int i = 0; i < s->cap; i++)
         mf_tensor_release(s->vals[i]);
-    free(s->vals);
+    mf_free(s->vals);
     s->vals = NULL;
     s->cap = 0;
 }

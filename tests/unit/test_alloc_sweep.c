@@ -12,7 +12,11 @@
  * values of the reference step. A third test sweeps one apply_gradients of
  * each optimizer (first apply and a later one, with a global_step): a
  * failed apply must leave every variable, slot, beta power and the step
- * bit-identical, and the same apply retried must give the reference. */
+ * bit-identical, and the same apply retried must give the reference. A
+ * fourth sweeps a graph's whole life (building, mf_graph_gradients, the
+ * initializer, the session and its runs): graph memory comes from the
+ * engine allocator, so each of its allocations fails once too, and after
+ * each failure the engine holds exactly the bytes it held before. */
 #include "testutil.h"
 
 #include "core/alloc.h"
@@ -475,11 +479,155 @@ static void test_graph_step_sweep(void **state)
     graph_free(&m);
 }
 
+/* ---- a graph's whole life: build, gradients, initializer, session, runs ------ */
+
+/* The concrete values the model is built from, made before a sweep starts. */
+typedef struct BuildInputs {
+    MfTensor *init[4], *y, *lr, *x;
+} BuildInputs;
+
+static void inputs_new(BuildInputs *in)
+{
+    const int64_t *shapes[4] = {W1_SHAPE, B1_SHAPE, W2_SHAPE, B2_SHAPE};
+    const int ranks[4] = {2, 1, 2, 1};
+    for (int i = 0; i < 4; i++)
+        in->init[i] = filled(3 + i, ranks[i], shapes[i]);
+    in->y = filled(2, 2, Y_SHAPE);
+    in->lr = make_tensor(MF_FLOAT32, 0, NULL, (double[]){0.05});
+    in->x = filled(1, 2, X_SHAPE);
+}
+
+static void inputs_free(BuildInputs *in)
+{
+    release_all(in->init, 4);
+    mf_tensor_release(in->y);
+    mf_tensor_release(in->lr);
+    mf_tensor_release(in->x);
+}
+
+/* The SGD updates of 'vars': var -= lr * grad, their outputs in 'updates'. */
+static MfStatus add_updates(MfNode **vars, MfTensor **grads, MfTensor *lr, MfTensor **updates)
+{
+    MfStatus st = MF_OK;
+    for (int i = 0; i < 4 && st == MF_OK; i++) {
+        MfTensor *step = NULL;
+        st = mf_binary(MF_OP_MUL, grads[i], lr, &step);
+        if (st == MF_OK)
+            st = mf_graph_assign(vars[i], MF_ASSIGN_SUB, step, &updates[i]);
+        mf_tensor_release(step);
+    }
+    return st;
+}
+
+/* The graph of graph_build, every step allowed to fail (no assert): the
+ * graph, its placeholder and variables, the forward ops, mf_graph_gradients,
+ * the updates, the initializer and the session. 'm' zeroed first; on failure
+ * what was made stays in 'm' for graph_free. */
+static MfStatus graph_try_build(GraphModel *m, const BuildInputs *in)
+{
+    memset(m, 0, sizeof *m);
+    MfTensor *p[4] = {NULL}, *grads[4] = {NULL};
+    if (!(m->g = mf_graph_new()))
+        return MF_ENOMEM;
+    MfStatus st = mf_graph_push_default(m->g);
+    if (st != MF_OK)
+        return st;
+    st = mf_graph_placeholder(m->g, MF_FLOAT32, 2, X_SHAPE, "x", &m->x_ph);
+    for (int i = 0; i < 4 && st == MF_OK; i++) {
+        st = mf_graph_variable(m->g, in->init[i], NULL, true, &m->vars[i]);
+        if (st == MF_OK && !(p[i] = mf_graph_output(m->vars[i], 0)))
+            st = MF_ENOMEM;
+    }
+    if (st == MF_OK)
+        st = forward(m->x_ph, in->y, p, &m->loss);
+    if (st == MF_OK)
+        st = mf_graph_gradients(m->g, 1, &m->loss, 4, p, NULL, grads);
+    if (st == MF_OK)
+        st = add_updates(m->vars, grads, in->lr, m->updates);
+    if (st == MF_OK)
+        st = mf_graph_variables_initializer(m->g, 0, NULL, NULL, &m->init);
+    mf_graph_pop_default();
+    release_all(p, 4);
+    release_all(grads, 4);
+    if (st == MF_OK && !(m->s = mf_session_new(m->g)))
+        st = MF_ENOMEM;
+    return st;
+}
+
+/* Builds, initialises and runs one step: the step's 5 values in 'out'. */
+static MfStatus graph_life(const BuildInputs *in, MfTensor **out)
+{
+    GraphModel m;
+    for (int i = 0; i < 5; i++)
+        out[i] = NULL;
+    MfStatus st = graph_try_build(&m, in);
+    m.x = in->x;
+    mf_tensor_retain(m.x);
+    if (st == MF_OK)
+        st = mf_session_run(m.s, 0, NULL, 1, &m.init, 0, NULL, NULL, NULL, NULL, NULL);
+    if (st == MF_OK)
+        st = graph_step(&m, out);
+    graph_free(&m);
+    return st;
+}
+
+/* Every allocation of a graph's life fails once: building (names, nodes,
+ * edges, control lists, Const nodes), mf_graph_gradients (its tables and
+ * the backward nodes), the initializer, the session and the executor's
+ * tables in both runs. Each failure is MF_ENOMEM "out of memory", and once
+ * everything is freed the engine holds exactly the bytes it held before
+ * (mf_alloc_in_use: graph memory is counted since it comes from the engine
+ * allocator) and no tensor; the sweep ends with a life that succeeds and
+ * gives the reference values. */
+static void test_graph_build_sweep(void **state)
+{
+    (void)state;
+    BuildInputs in;
+    inputs_new(&in);
+    MfTensor *ref[5], *out[5];
+    assert_int_equal(graph_life(&in, ref), MF_OK);   /* also warms lazy global state */
+    size_t base = mf_alloc_in_use();
+    int64_t before = mf_alloc_count();
+    assert_int_equal(graph_life(&in, out), MF_OK);
+    int64_t total = mf_alloc_count() - before;
+    release_all(out, 5);
+    assert_int_equal(mf_alloc_in_use(), base);
+    int64_t n = 1;
+    for (;; n++) {
+        mf_alloc_fail_at(n);
+        MfStatus st = graph_life(&in, out);
+        mf_alloc_fail_at(0);
+        if (st == MF_OK)
+            break;
+        expect_oom(st, n);
+        for (int i = 0; i < 5; i++)
+            assert_null(out[i]);
+        if (mf_alloc_in_use() != base) {
+            print_error("allocation %lld: %zu bytes held after the failed life, %zu before\n",
+                        (long long)n, mf_alloc_in_use(), base);
+            fail();
+        }
+    }
+    print_message("graph life: %lld allocations, each failed once\n", (long long)n - 1);
+    assert_int_equal(n - 1, total);
+    for (int i = 0; i < 5; i++) {
+        double expect[64];
+        int64_t k = mf_tensor_numel(ref[i]);
+        for (int64_t j = 0; j < k; j++)
+            expect[j] = mf_tensor_get(ref[i], j);
+        assert_values(out[i], expect, k, 0);
+    }
+    release_all(out, 5);
+    release_all(ref, 5);
+    inputs_free(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_eager_step_sweep),
         TEST(test_graph_step_sweep),
+        TEST(test_graph_build_sweep),
         TEST(test_apply_all_or_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -152,12 +152,14 @@ static void expect_same(const Snapshot *a, const Snapshot *b, const char *what, 
         }
 }
 
-/* The failure is reported as out of memory, naming the node and its op. */
+/* The failure is reported as out of memory, naming the node and its op
+ * (or the run itself, for the executor's own tables, made before any node). */
 static void expect_oom(MfStatus st, int64_t n)
 {
     const char *msg = mf_err_msg();
-    if (st != MF_ENOMEM || !strstr(msg, "out of memory") || strncmp(msg, "run: node '", 11) != 0 ||
-        !strstr(msg, "' (")) {
+    bool names_node = strncmp(msg, "run: node '", 11) == 0 && strstr(msg, "' (");
+    if (st != MF_ENOMEM || !strstr(msg, "out of memory") ||
+        !(names_node || strncmp(msg, "run: out of memory", 18) == 0)) {
         print_error("allocation %lld: status %d, message '%s'\n", (long long)n, (int)st, msg);
         fail();
     }
