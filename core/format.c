@@ -15,6 +15,7 @@
 #include "format.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,30 @@ void mf_strbuf_free(MfStrBuf *b)
     b->len = 0;
     b->cap = 0;
     b->failed = 0;
+}
+
+void mf_strbuf_add(MfStrBuf *b, const char *s)
+{
+    sb_puts(b, s);
+}
+
+void mf_strbuf_addf(MfStrBuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !sb_reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+MfStatus mf_strbuf_status(const MfStrBuf *b, const char *fname)
+{
+    return b->failed ? mf_err_nomem(fname, (unsigned long long)b->len * 2 + 256) : MF_OK;
 }
 
 /* ---- which elements are shown --------------------------------------------------- */

@@ -43,6 +43,16 @@ typedef struct MfStrBuf {
 /* Frees the text and resets 'b' to empty. */
 void mf_strbuf_free(MfStrBuf *b);
 
+/* Append 's', or text formatted as snprintf does, to 'b' (the engine's
+ * listings are built with them). When memory runs out 'b->failed' is set
+ * and later appends do nothing: check it once at the end. */
+void mf_strbuf_add(MfStrBuf *b, const char *s);
+void mf_strbuf_addf(MfStrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* MF_OK when every append to 'b' succeeded, else MF_ENOMEM with the message
+ * "'fname': out of memory ..." (the text is incomplete). */
+MfStatus mf_strbuf_status(const MfStrBuf *b, const char *fname);
+
 /* Appends the values block of 't' (no shape line) to 'out': a rank-0 tensor
  * gives just its value, an empty one "[]". 't' must have storage.
  * Returns MF_OK, or MF_ENOMEM with a message ('out' must still be freed). */

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/format.h"
 #include "core/op.h"
 #include "core/variable.h"
 
@@ -198,6 +199,13 @@ int64_t mf_tape_variables(const MfTape *t, MfVariable **out, int64_t cap);
 /* Number of records, and record 'k' (0-based, k < count). */
 int64_t mf_tape_count(const MfTape *t);
 MfTapeEntry mf_tape_entry(const MfTape *t, int64_t k);
+
+/* Appends what print(tape) shows to 'out' (core/format.h; the caller frees
+ * it): "<GradientTape persistent, recording, 2 records>", then one line per
+ * record, "    1  t1 = Sum[axis=2](w)   (2,3) -> (2,)", inputs named as
+ * mf_tape_label names them, "[custom_gradient]" / "[gradient: name]" marks.
+ * MF_OK, or MF_ENOMEM with a message (the text is then incomplete). */
+MfStatus mf_tape_listing(const MfTape *t, MfStrBuf *out);
 
 /* Live tapes (tests assert 0 at teardown). */
 int64_t mf_tape_live_count(void);

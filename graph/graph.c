@@ -221,18 +221,6 @@ MfNode *mf_graph_find(const MfGraph *g, const char *name)
     return NULL;
 }
 
-const char *mf_node_label(const MfNode *n, char *buf, size_t size)
-{
-    char attrs[200] = "";
-    if (n->kind == MF_NODE_OP) {
-        int rank = n->ninputs ? n->graph->nodes[n->inputs[0].node]->out[n->inputs[0].output].rank
-                              : -1;
-        mf_attrs_format(n->op, &n->attrs, rank, attrs, sizeof attrs);
-    }
-    snprintf(buf, size, attrs[0] ? "%s[%s]" : "%s", mf_node_op_name(n), attrs);
-    return buf;
-}
-
 const char *mf_node_op_name(const MfNode *n)
 {
     switch (n->kind) {

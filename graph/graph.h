@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/format.h"
 #include "core/op.h"
 #include "core/variable.h"
 
@@ -119,6 +120,26 @@ const char *mf_node_op_name(const MfNode *n);
  * shows it: "MatMul[transpose_a]", "Sum[axis=2, keepdims]", "Relu"
  * (mf_attrs_format, core/op.h). Returns 'buf'. */
 const char *mf_node_label(const MfNode *n, char *buf, size_t size);
+
+/* Only the attributes of that label: "axis=2, keepdims", "" when none
+ * (g:nodes()'s 'attrs'). Returns 'buf'. */
+const char *mf_node_attrs_text(const MfNode *n, char *buf, size_t size);
+
+/* The text listings of graph/listing.c and graph/dot.c, appended to 'out'
+ * (core/format.h; the caller frees it). Each returns MF_OK, or MF_ENOMEM
+ * with a message (the text is then incomplete).
+ * - mf_graph_listing: what print(g) shows, "mf.Graph with 3 nodes" then one
+ *   line per node in creation order;
+ * - mf_node_listing_line: one such line, "add_1 = AddV2(add:0, Const:0; ^init)
+ *   -> float32 (?,3)": the label, '&v' for the variable a read or assign
+ *   refers to, the data inputs, the control inputs after ';' as '^name', a
+ *   small Const's values, then each output's dtype and shape;
+ * - mf_graph_dot: Graphviz text (g:to_dot()): forward, backward
+ *   ("gradients/") and training (an optimizer's updates) nodes in separate
+ *   clusters, control edges dashed, variable references dotted. */
+MfStatus mf_graph_listing(const MfGraph *g, MfStrBuf *out);
+MfStatus mf_node_listing_line(const MfNode *n, MfStrBuf *out);
+MfStatus mf_graph_dot(const MfGraph *g, MfStrBuf *out);
 
 /* The default graph stack. 'push' retains 'g' and makes it the graph that
  * ops are built into (NULL: eager execution until the pop, TensorFlow's

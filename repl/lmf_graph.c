@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/clocale.h"
 #include "graph/graph.h"
 #include "lmf_callback.h"
+#include "lmf_print.h"
 #include "lmf.h"
 
 #define GRAPH_MT "mf.Graph"
@@ -159,12 +159,8 @@ static int g_nodes(lua_State *L)
         lua_setfield(L, -2, "name");
         lua_pushstring(L, mf_node_op_name(n));
         lua_setfield(L, -2, "op");
-        char label[256];
-        const char *open = strchr(mf_node_label(n, label, sizeof label), '[');
-        if (open)   /* "Sum[axis=2, keepdims]" -> "axis=2, keepdims" */
-            lua_pushlstring(L, open + 1, strlen(open + 1) - 1);
-        else
-            lua_pushliteral(L, "");
+        char attrs[200];
+        lua_pushstring(L, mf_node_attrs_text(n, attrs, sizeof attrs));
         lua_setfield(L, -2, "attrs");
         push_input_names(L, n);
         lua_createtable(L, n->noutputs, 0);
@@ -193,73 +189,7 @@ static int g_get_tensor(lua_State *L)
     return 1;
 }
 
-static void add_spec(luaL_Buffer *b, const MfTensorSpec *s)
-{
-    char shape[MF_MAX_RANK * 24 + 8];
-    luaL_addstring(b, mf_dtype_name(s->dtype));
-    luaL_addchar(b, ' ');
-    luaL_addstring(b, mf_shape_str(s->rank, s->shape, shape, sizeof shape));
-}
-
-/* The variable a READ or ASSIGN node refers to (a graph variable's node, or
- * a captured eager variable's name), or NULL. */
-static const char *ref_name(const MfNode *n)
-{
-    if (n->kind != MF_NODE_READ && n->kind != MF_NODE_ASSIGN)
-        return NULL;
-    if (n->var)
-        return n->var->name;
-    return n->ref >= 0 ? mf_graph_node(n->graph, n->ref)->name : NULL;
-}
-
-/* A small Const shows its values: "Const(2)", "Const(0.5, 1)"; larger
- * ones only their shape (after the arrow). */
-static void add_const_values(luaL_Buffer *b, lua_State *L, const MfNode *n)
-{
-    const MfTensor *v = n->value;
-    if (n->kind != MF_NODE_CONST || !v || v->rank > 1 || mf_tensor_numel(v) > 4)
-        return;
-    for (int64_t i = 0; i < mf_tensor_numel(v); i++) {
-        char num[32];
-        MfCLocale loc = mf_c_locale_begin();   /* "0.5" whatever os.setlocale says */
-        snprintf(num, sizeof num, "%s%.6g", i ? ", " : "", mf_tensor_get(v, i));
-        mf_c_locale_end(loc);
-        lua_pushstring(L, num);
-        luaL_addvalue(b);
-    }
-}
-
-/* One line of the listing: "add_1 = AddV2(add:0, Const:0; ^init) -> float32 (?,3)",
- * "s = Sum[axis=2, keepdims](x:0) -> ...". */
-static void add_node_line(luaL_Buffer *b, lua_State *L, const MfNode *n)
-{
-    MfGraph *g = n->graph;
-    char label[256];
-    lua_pushfstring(L, "\n  %s = %s(", n->name, mf_node_label(n, label, sizeof label));
-    luaL_addvalue(b);
-    const char *ref = ref_name(n);
-    if (ref) {           /* the variable an assign writes or a read reads */
-        lua_pushfstring(L, "&%s%s", ref, n->ninputs ? ", " : "");
-        luaL_addvalue(b);
-    }
-    for (int k = 0; k < n->ninputs; k++) {
-        lua_pushfstring(L, "%s%s:%d", k ? ", " : "", mf_graph_node(g, n->inputs[k].node)->name,
-                        n->inputs[k].output);
-        luaL_addvalue(b);
-    }
-    for (int k = 0; k < n->ncontrol; k++) {
-        lua_pushfstring(L, "%s^%s", k ? ", " : (n->ninputs ? "; " : ""),
-                        mf_graph_node(g, n->control[k])->name);
-        luaL_addvalue(b);
-    }
-    add_const_values(b, L, n);
-    luaL_addchar(b, ')');
-    for (int k = 0; k < n->noutputs; k++) {
-        luaL_addstring(b, k ? ", " : " -> ");
-        add_spec(b, &n->out[k]);
-    }
-}
-
+/* print(g): the graph's listing (graph/listing.c). */
 static int g_tostring(lua_State *L)
 {
     MfGraph *g = ((GraphBox *)luaL_checkudata(L, 1, GRAPH_MT))->g;
@@ -267,146 +197,18 @@ static int g_tostring(lua_State *L)
         lua_pushliteral(L, "<closed mf.Graph>");
         return 1;
     }
-    int nn = mf_graph_nnodes(g);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    lua_pushfstring(L, "mf.Graph with %d node%s", nn, nn == 1 ? "" : "s");
-    luaL_addvalue(&b);
-    for (int i = 0; i < nn; i++)
-        add_node_line(&b, L, mf_graph_node(g, i));
-    luaL_pushresult(&b);
+    MfStrBuf *b = lmf_new_strbuf(L);
+    lmf_push_strbuf(L, b, mf_graph_listing(g, b));
     return 1;
 }
 
-/* Adds 's' to a DOT string with '"' and '\' escaped. */
-static void add_dot_escaped(luaL_Buffer *b, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            luaL_addchar(b, '\\');
-        luaL_addchar(b, *s);
-    }
-}
-
-static void add_dot_node(luaL_Buffer *b, lua_State *L, const MfNode *n)
-{
-    static const char *const shapes[] = {"box", "invhouse", "plaintext", "circle",
-                                         "cylinder", "ellipse", "cds"};
-    lua_pushfstring(L, "    n%d [shape=%s, label=\"", n->index, shapes[n->kind]);
-    luaL_addvalue(b);
-    char label[256];
-    add_dot_escaped(b, n->name);
-    luaL_addstring(b, "\\n");
-    add_dot_escaped(b, mf_node_label(n, label, sizeof label));
-    if (n->noutputs) {
-        luaL_addstring(b, "\\n");
-        add_spec(b, &n->out[0]);
-    }
-    luaL_addstring(b, "\"];\n");
-}
-
-static void add_dot_edges(luaL_Buffer *b, lua_State *L, const MfNode *n)
-{
-    for (int k = 0; k < n->ninputs; k++) {
-        lua_pushfstring(L, "  n%d -> n%d;\n", n->inputs[k].node, n->index);
-        luaL_addvalue(b);
-    }
-    for (int k = 0; k < n->ncontrol; k++) {
-        lua_pushfstring(L, "  n%d -> n%d [style=dashed];\n", n->control[k], n->index);
-        luaL_addvalue(b);
-    }
-    if (n->kind == MF_NODE_ASSIGN && n->ref >= 0) {  /* the variable it writes */
-        lua_pushfstring(L, "  n%d -> n%d [style=dotted, arrowhead=diamond];\n", n->index,
-                        n->ref);
-        luaL_addvalue(b);
-    } else if (n->kind == MF_NODE_READ && n->ref >= 0) {
-        lua_pushfstring(L, "  n%d -> n%d [style=dotted];\n", n->ref, n->index);
-        luaL_addvalue(b);
-    }
-}
-
-/* The picture's parts: the forward graph, the backward one (names under
- * "gradients/") and the training updates (the top-level scopes of the
- * in-place Apply* ops, "Adam/...": an optimizer's nodes). */
-enum { PART_FORWARD, PART_BACKWARD, PART_TRAIN, NPARTS };
-#define MAX_TRAIN_SCOPES 8
-
-typedef struct Parts {
-    const char *scope[MAX_TRAIN_SCOPES];   /* borrowed node names; 'len' chars */
-    size_t len[MAX_TRAIN_SCOPES];
-    int nscopes;
-} Parts;
-
-static void find_train_scopes(MfGraph *g, Parts *p)
-{
-    p->nscopes = 0;
-    for (int i = 0; i < mf_graph_nnodes(g); i++) {
-        const MfNode *n = mf_graph_node(g, i);
-        const char *slash = strchr(n->name, '/');
-        if (n->kind != MF_NODE_OP || !mf_op_table[n->op]->inplace || !slash)
-            continue;
-        size_t len = (size_t)(slash - n->name);
-        bool seen = false;
-        for (int k = 0; k < p->nscopes && !seen; k++)
-            seen = p->len[k] == len && strncmp(p->scope[k], n->name, len) == 0;
-        if (!seen && p->nscopes < MAX_TRAIN_SCOPES) {
-            p->scope[p->nscopes] = n->name;
-            p->len[p->nscopes++] = len;
-        }
-    }
-}
-
-static int part_of(const Parts *p, const MfNode *n)
-{
-    if (strncmp(n->name, "gradients/", 10) == 0)
-        return PART_BACKWARD;
-    for (int k = 0; k < p->nscopes; k++)
-        if (strncmp(n->name, p->scope[k], p->len[k]) == 0
-            && (n->name[p->len[k]] == '/' || n->name[p->len[k]] == '\0'))
-            return PART_TRAIN;
-    return PART_FORWARD;
-}
-
-/* Adds the cluster of 'part' (when it has nodes). */
-static void add_dot_cluster(luaL_Buffer *b, lua_State *L, MfGraph *g, const Parts *p, int part)
-{
-    static const char *const labels[NPARTS] = {"forward", "backward", "train"};
-    bool any = false;
-    for (int i = 0; i < mf_graph_nnodes(g); i++) {
-        const MfNode *n = mf_graph_node(g, i);
-        if (part_of(p, n) != part)
-            continue;
-        if (!any) {
-            lua_pushfstring(L, "  subgraph cluster_%s {\n    label=\"%s\";\n", labels[part],
-                            labels[part]);
-            luaL_addvalue(b);
-            any = true;
-        }
-        add_dot_node(b, L, n);
-    }
-    if (any)
-        luaL_addstring(b, "  }\n");
-}
-
-/* g:to_dot() -> Graphviz text: forward, backward ("gradients/") and
- * training (an optimizer's updates) nodes in separate clusters, control
- * edges dashed. */
+/* g:to_dot() -> Graphviz text (graph/dot.c). */
 static int g_to_dot(lua_State *L)
 {
     lmf_check_nargs(L, "to_dot", 1);
     MfGraph *g = check_graph(L, 1);
-    int nn = mf_graph_nnodes(g);
-    Parts parts;
-    find_train_scopes(g, &parts);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    luaL_addstring(&b, "digraph moonflow {\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n");
-    for (int part = 0; part < NPARTS; part++)
-        add_dot_cluster(&b, L, g, &parts, part);
-    for (int i = 0; i < nn; i++)
-        add_dot_edges(&b, L, mf_graph_node(g, i));
-    luaL_addstring(&b, "}\n");
-    luaL_pushresult(&b);
+    MfStrBuf *b = lmf_new_strbuf(L);
+    lmf_push_strbuf(L, b, mf_graph_dot(g, b));
     return 1;
 }
 

@@ -34,22 +34,33 @@ static void push_symbolic_string(lua_State *L, const MfTensor *t)
                     mf_dtype_name(t->dtype), mf_node_op_name(t->node));
 }
 
+MfStrBuf *lmf_new_strbuf(lua_State *L)
+{
+    MfStrBuf *b = lua_newuserdatauv(L, sizeof *b, 0);
+    *b = (MfStrBuf){0};
+    luaL_setmetatable(L, STRBUF_MT);
+    return b;
+}
+
+void lmf_push_strbuf(lua_State *L, MfStrBuf *b, MfStatus st)
+{
+    if (st != MF_OK) {
+        mf_strbuf_free(b);
+        lmf_raise(L);
+    }
+    lua_pushlstring(L, b->data ? b->data : "", b->len);
+    mf_strbuf_free(b);
+    lua_remove(L, -2);
+}
+
 void lmf_push_tensor_string(lua_State *L, const MfTensor *t)
 {
     if (t->node) {
         push_symbolic_string(L, t);
         return;
     }
-    MfStrBuf *b = lua_newuserdatauv(L, sizeof *b, 0);
-    *b = (MfStrBuf){0};
-    luaL_setmetatable(L, STRBUF_MT);
-    if (mf_format_tensor(t, &lmf_print_options, b) != MF_OK) {
-        mf_strbuf_free(b);
-        lmf_raise(L);
-    }
-    lua_pushlstring(L, b->data, b->len);
-    mf_strbuf_free(b);
-    lua_remove(L, -2);
+    MfStrBuf *b = lmf_new_strbuf(L);
+    lmf_push_strbuf(L, b, mf_format_tensor(t, &lmf_print_options, b));
 }
 
 /* ---- options ------------------------------------------------------------------------ */

@@ -21,6 +21,7 @@
 #include "graph/graph.h"
 #include "lmf_callback.h"
 #include "lmf_explain.h"
+#include "lmf_print.h"
 #include "lmf.h"
 #include "train/train.h"
 
@@ -464,66 +465,7 @@ static int t_explain(lua_State *L)
     return 1;
 }
 
-static void add_shapes(luaL_Buffer *b, int n, MfTensor *const *ts)
-{
-    for (int i = 0; i < n; i++) {
-        char shape[96];
-        mf_shape_str(ts[i]->rank, ts[i]->shape, shape, sizeof shape);
-        if (i)
-            luaL_addstring(b, ", ");
-        luaL_addstring(b, shape);
-    }
-}
-
-/* Adds "name(in1, in2)" naming each tensor as the listing does. */
-static void add_call(luaL_Buffer *b, const MfTape *t, const MfTapeEntry *e)
-{
-    char label[96];
-    luaL_addstring(b, e->name);
-    if (e->attrs[0]) {   /* "Sum[axis=2, keepdims]" */
-        luaL_addchar(b, '[');
-        luaL_addstring(b, e->attrs);
-        luaL_addchar(b, ']');
-    }
-    luaL_addchar(b, '(');
-    for (int i = 0; i < e->ninputs; i++) {
-        mf_tape_label(t, e->inputs[i], label, sizeof label);
-        if (i)
-            luaL_addstring(b, ", ");
-        luaL_addstring(b, label);
-    }
-    luaL_addchar(b, ')');
-}
-
-/* One record: "  3  t3 = Mul(t1, w)     (2,3), (3,) -> (2,3)  [marks]". */
-static void add_record(lua_State *L, luaL_Buffer *b, const MfTape *t, int64_t k)
-{
-    MfTapeEntry e = mf_tape_entry(t, k);
-    luaL_Buffer line;
-    luaL_buffinit(L, &line);
-    char head[64];
-    snprintf(head, sizeof head, "\n%5lld  t%lld = ", (long long)k + 1, (long long)k + 1);
-    luaL_addstring(&line, head);
-    add_call(&line, t, &e);
-    for (size_t n = luaL_bufflen(&line); n < 35; n++)   /* align the shapes */
-        luaL_addchar(&line, ' ');
-    luaL_addchar(&line, ' ');
-    luaL_pushresult(&line);
-    luaL_addvalue(b);   /* 'b' may grow only with its own box on top */
-    add_shapes(b, e.ninputs, e.inputs);
-    luaL_addstring(b, " -> ");
-    add_shapes(b, e.noutputs, e.outputs);
-    if (e.custom)
-        luaL_addstring(b, "  [custom_gradient]");
-    if (e.gradient) {
-        lua_pushfstring(L, "  [gradient: %s]", e.gradient);
-        luaL_addvalue(b);
-    }
-}
-
-/* print(tape): a header, then one line per record: k, "tk = Op(inputs)"
- * naming inputs by record (t1), Variable name or value, then input shapes
- * -> output shapes and marks for custom and registered gradients. */
+/* print(tape): the tape's listing (eager/listing.c). */
 static int t_tostring(lua_State *L)
 {
     TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
@@ -531,17 +473,8 @@ static int t_tostring(lua_State *L)
         lua_pushliteral(L, "<GradientTape (closed)>");
         return 1;
     }
-    MfTape *t = box->t;
-    int64_t n = mf_tape_count(t);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    lua_pushfstring(L, "<GradientTape %s, %s, %d record%s>", mf_tape_persistent(t) ?
-                    "persistent" : "non-persistent", mf_tape_recording(t) ? "recording" :
-                    "stopped", (int)n, n == 1 ? "" : "s");
-    luaL_addvalue(&b);
-    for (int64_t k = 0; k < n; k++)
-        add_record(L, &b, t, k);
-    luaL_pushresult(&b);
+    MfStrBuf *b = lmf_new_strbuf(L);
+    lmf_push_strbuf(L, b, mf_tape_listing(box->t, b));
     return 1;
 }
 

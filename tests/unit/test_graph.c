@@ -4,7 +4,9 @@
  * releasing intermediates) and its error messages. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "core/alloc.h"
 #include "graph/graph.h"
 #include "testutil.h"
 
@@ -396,6 +398,57 @@ static void test_session_and_group(void **state)
     leave(g);
 }
 
+/* print(g)'s and to_dot's text come from graph/listing.c and graph/dot.c:
+ * attributes from the op schema, control inputs as '^name' after ';', a
+ * small Const's values; every allocation of the text may fail (MF_ENOMEM,
+ * nothing leaked). */
+static void test_listing_and_dot(void **state)
+{
+    (void)state;
+    MfGraph *g = enter();
+    MfTensor *x, *m = NULL;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 2, (int64_t[]){2, 3}, "x", &x), MF_OK);
+    MfAttrs at = mf_attrs_default();
+    at.transpose_b = true;
+    MfTensor *xx[2] = {x, x};
+    assert_int_equal(mf_op1(MF_OP_MATMUL, 2, xx, &at, &m), MF_OK);
+    MfTensor *two = mf_tensor_scalar(MF_FLOAT32, 2), *a = sym_add(m, two);
+    assert_int_equal(mf_graph_add_control(a->node, mf_graph_find(g, "x")), MF_OK);
+    MfStrBuf b = {0};
+    assert_int_equal(mf_graph_listing(g, &b), MF_OK);
+    assert_string_equal(b.data, "mf.Graph with 4 nodes\n"
+                        "  x = Placeholder() -> float32 (2,3)\n"
+                        "  matmul = MatMul[transpose_b](x:0, x:0) -> float32 (2,2)\n"
+                        "  Const = Const(2) -> float32 ()\n"
+                        "  add = AddV2(matmul:0, Const:0; ^x) -> float32 (2,2)");
+    mf_strbuf_free(&b);
+    char attrs[64];
+    assert_string_equal(mf_node_attrs_text(m->node, attrs, sizeof attrs), "transpose_b");
+    assert_int_equal(mf_graph_dot(g, &b), MF_OK);
+    assert_non_null(strstr(b.data, "n1 [shape=box, label=\"matmul\\nMatMul[transpose_b]\\n"
+                           "float32 (2,2)\"];"));
+    assert_non_null(strstr(b.data, "  n0 -> n3 [style=dashed];\n"));
+    mf_strbuf_free(&b);
+    MfStatus st = MF_ENOMEM;
+    for (int64_t k = 1; st != MF_OK; k++) {
+        size_t before = mf_alloc_in_use();
+        mf_alloc_fail_at(k);
+        st = k % 2 ? mf_graph_listing(g, &b) : mf_graph_dot(g, &b);
+        mf_alloc_fail_at(0);
+        if (st != MF_OK) {
+            assert_int_equal(st, MF_ENOMEM);
+            assert_error_contains("out of memory");
+            mf_err_clear();
+        }
+        mf_strbuf_free(&b);
+        assert_int_equal(mf_alloc_in_use(), before);
+    }
+    MfTensor *all[] = {x, m, two, a};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        mf_tensor_release(all[i]);
+    leave(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -410,6 +463,7 @@ int main(void)
         TEST(test_op_error_names_node),
         TEST(test_interrupt_stops_cleanly),
         TEST(test_session_and_group),
+        TEST(test_listing_and_dot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -245,9 +245,34 @@ static void test_explain(void **state)
         mf_tensor_release(all[i]);
 }
 
+/* print(tape)'s text comes from eager/listing.c: records with attributes,
+ * inputs named as the tape names them, shapes aligned. */
+static void test_listing(void **state)
+{
+    (void)state;
+    MfTensor *x = scalar(3.0), *c = scalar(5.0), *s = NULL;
+    MfTape *t = mf_tape_new(true, true);
+    assert_int_equal(mf_tape_watch(t, x), MF_OK);
+    MfTensor *y = mul(x, c);
+    assert_int_equal(mf_reduce(MF_OP_SUM, y, NULL, 0, true, &s), MF_OK);
+    mf_tape_stop(t);
+    MfStrBuf b = {0};
+    assert_int_equal(mf_tape_listing(t, &b), MF_OK);
+    assert_string_equal(b.data, "<GradientTape persistent, stopped, 2 records>\n"
+                        "    1  t1 = Mul(watched, 5)        (), () -> ()\n"
+                        "    2  t2 = Sum[keepdims](t1)      () -> ()");
+    mf_strbuf_free(&b);
+    mf_tape_release(t);
+    mf_tensor_release(s);
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+    mf_tensor_release(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        TEST(test_listing),
         TTEST(test_watch_and_gradient),
         TTEST(test_unconnected_and_output_gradient),
         TTEST(test_nested_second_derivative),

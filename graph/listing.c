@@ -1,0 +1,95 @@
+/* listing.c — the text of print(g) and g:nodes(): one line per node, with
+ * the op's non-default attributes from its schema (core/attrs.c), inputs
+ * as "name:k", control inputs as "^name" after a ';', and output specs.
+ * Pure text: the face (repl/lmf_graph.c) only binds it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/clocale.h"
+#include "graph.h"
+
+const char *mf_node_attrs_text(const MfNode *n, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (n->kind == MF_NODE_OP) {
+        /* the first input's rank: negative axes and 'all axes' read from it */
+        const MfNode *in0 = n->ninputs ? mf_graph_node(n->graph, n->inputs[0].node) : NULL;
+        int rank = in0 ? in0->out[n->inputs[0].output].rank : -1;
+        mf_attrs_format(n->op, &n->attrs, rank, buf, size);
+    }
+    return buf;
+}
+
+const char *mf_node_label(const MfNode *n, char *buf, size_t size)
+{
+    char attrs[200];
+    mf_node_attrs_text(n, attrs, sizeof attrs);
+    snprintf(buf, size, attrs[0] ? "%s[%s]" : "%s", mf_node_op_name(n), attrs);
+    return buf;
+}
+
+/* "float32 (?,3)" */
+static void add_spec(MfStrBuf *b, const MfTensorSpec *s)
+{
+    char shape[MF_MAX_RANK * 24 + 8];
+    mf_strbuf_addf(b, "%s %s", mf_dtype_name(s->dtype),
+                   mf_shape_str(s->rank, s->shape, shape, sizeof shape));
+}
+
+/* The variable a READ or ASSIGN node refers to (a graph variable's node, or
+ * a captured eager variable's name), or NULL. */
+static const char *ref_name(const MfNode *n)
+{
+    if (n->kind != MF_NODE_READ && n->kind != MF_NODE_ASSIGN)
+        return NULL;
+    if (n->var)
+        return n->var->name;
+    return n->ref >= 0 ? mf_graph_node(n->graph, n->ref)->name : NULL;
+}
+
+/* A small Const shows its values: "Const(2)", "Const(0.5, 1)"; larger
+ * ones only their shape (after the arrow). */
+static void add_const_values(MfStrBuf *b, const MfNode *n)
+{
+    const MfTensor *v = n->value;
+    if (n->kind != MF_NODE_CONST || !v || v->rank > 1 || mf_tensor_numel(v) > 4)
+        return;
+    MfCLocale loc = mf_c_locale_begin();   /* "0.5" whatever os.setlocale says */
+    for (int64_t i = 0; i < mf_tensor_numel(v); i++)
+        mf_strbuf_addf(b, "%s%.6g", i ? ", " : "", mf_tensor_get(v, i));
+    mf_c_locale_end(loc);
+}
+
+MfStatus mf_node_listing_line(const MfNode *n, MfStrBuf *out)
+{
+    const MfGraph *g = n->graph;
+    char label[256];
+    mf_strbuf_addf(out, "%s = %s(", n->name, mf_node_label(n, label, sizeof label));
+    const char *ref = ref_name(n);
+    if (ref)             /* the variable an assign writes or a read reads */
+        mf_strbuf_addf(out, "&%s%s", ref, n->ninputs ? ", " : "");
+    for (int k = 0; k < n->ninputs; k++)
+        mf_strbuf_addf(out, "%s%s:%d", k ? ", " : "", mf_graph_node(g, n->inputs[k].node)->name,
+                       n->inputs[k].output);
+    for (int k = 0; k < n->ncontrol; k++)
+        mf_strbuf_addf(out, "%s^%s", k ? ", " : (n->ninputs ? "; " : ""),
+                       mf_graph_node(g, n->control[k])->name);
+    add_const_values(out, n);
+    mf_strbuf_add(out, ")");
+    for (int k = 0; k < n->noutputs; k++) {
+        mf_strbuf_add(out, k ? ", " : " -> ");
+        add_spec(out, &n->out[k]);
+    }
+    return mf_strbuf_status(out, "Graph listing");
+}
+
+MfStatus mf_graph_listing(const MfGraph *g, MfStrBuf *out)
+{
+    int nn = mf_graph_nnodes(g);
+    mf_strbuf_addf(out, "mf.Graph with %d node%s", nn, nn == 1 ? "" : "s");
+    for (int i = 0; i < nn; i++) {
+        mf_strbuf_add(out, "\n  ");
+        mf_node_listing_line(mf_graph_node(g, i), out);
+    }
+    return mf_strbuf_status(out, "Graph listing");
+}
