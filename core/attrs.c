@@ -312,3 +312,11 @@ int mf_attrs_describe(MfOpId op, char *buf, size_t size)
     mf_c_locale_end(loc);
     return n;
 }
+
+const char *mf_op_label(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size)
+{
+    char attrs[200];
+    mf_attrs_format(op, a, rank, attrs, sizeof attrs);
+    snprintf(buf, size, attrs[0] ? "%s[%s]" : "%s", mf_op_table[op]->name, attrs);
+    return buf;
+}

@@ -101,18 +101,21 @@ run_kernel(const MfOpDesc *d, MfOpCall *c, MfTensor **outs)
 }
 
 /* run_kernel inside an op span of the profiler, named by the pending graph
- * node or else the op's TensorFlow name, with the descriptor's cost (an
+ * node or else the op's label (its name and non-default attributes), with the descriptor's cost (an
  * elementwise estimate when it has none; zero when 'infer' failed). */
 static MfStatus run_kernel_profiled(const MfOpDesc *d, MfOpCall *c, MfTensor **outs)
 {
     const char *node = mf_prof_take_node();
+    char label[256];   /* formatted before the span: its time is not the op's */
+    int rank = c->ninputs && c->inputs[0] ? c->inputs[0]->rank : -1;
+    mf_op_label(c->op, c->attrs, rank, label, sizeof label);
     MfProfSpan span;
     mf_prof_begin(&span);
     MfStatus st = run_kernel(d, c, outs);
     MfCost cost = {0, 0};
     if (st == MF_OK)
         cost = d->cost ? d->cost(c) : mf_cost_elementwise(c);
-    mf_prof_end_op_call(&span, node, d->name, cost.flops, cost.bytes);
+    mf_prof_end_op_call(&span, node, d->name, label, cost.flops, cost.bytes);
     return st;
 }
 

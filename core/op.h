@@ -126,6 +126,11 @@ int mf_attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t siz
  * default, required, alias). Returns the length, as mf_attrs_format. */
 int mf_attrs_describe(MfOpId op, char *buf, size_t size);
 
+/* The op's TensorFlow name with those attributes, as listings and profiler
+ * rows show it: "MatMul[transpose_a]", "Conv2D[strides=2, SAME]", "Relu".
+ * Returns 'buf'. */
+const char *mf_op_label(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size);
+
 /* The schema's defaults written into 'a' (over mf_attrs_default). */
 void mf_attrs_apply_defaults(MfOpId op, MfAttrs *a);
 

@@ -8,23 +8,27 @@
 #include "core/clocale.h"
 #include "graph.h"
 
+/* The rank of the first input of op node 'n' (-1 when none or unknown). */
+static int first_rank(const MfNode *n)
+{
+    if (!n->ninputs)
+        return -1;
+    return mf_graph_node(n->graph, n->inputs[0].node)->out[n->inputs[0].output].rank;
+}
+
 const char *mf_node_attrs_text(const MfNode *n, char *buf, size_t size)
 {
     buf[0] = '\0';
-    if (n->kind == MF_NODE_OP) {
-        /* the first input's rank: negative axes and 'all axes' read from it */
-        const MfNode *in0 = n->ninputs ? mf_graph_node(n->graph, n->inputs[0].node) : NULL;
-        int rank = in0 ? in0->out[n->inputs[0].output].rank : -1;
-        mf_attrs_format(n->op, &n->attrs, rank, buf, size);
-    }
+    if (n->kind == MF_NODE_OP)
+        mf_attrs_format(n->op, &n->attrs, first_rank(n), buf, size);
     return buf;
 }
 
 const char *mf_node_label(const MfNode *n, char *buf, size_t size)
 {
-    char attrs[200];
-    mf_node_attrs_text(n, attrs, sizeof attrs);
-    snprintf(buf, size, attrs[0] ? "%s[%s]" : "%s", mf_node_op_name(n), attrs);
+    if (n->kind == MF_NODE_OP)
+        return mf_op_label(n->op, &n->attrs, first_rank(n), buf, size);
+    snprintf(buf, size, "%s", mf_node_op_name(n));
     return buf;
 }
 

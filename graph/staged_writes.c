@@ -163,8 +163,11 @@ static MfStatus forward_profiled(const MfNode *n, MfOpCall *c, MfTensor **outs)
     const MfOpDesc *d = mf_op_table[n->op];
     bool prof = mf_prof_on;
     MfProfSpan span;
-    if (prof)
+    char label[256] = "";
+    if (prof) {
+        mf_node_label(n, label, sizeof label);
         mf_prof_begin(&span);
+    }
     MfStatus st = d->infer(c);
     if (st == MF_OK)
         st = d->forward(c, outs);
@@ -172,7 +175,7 @@ static MfStatus forward_profiled(const MfNode *n, MfOpCall *c, MfTensor **outs)
         MfCost cost = {0, 0};
         if (st == MF_OK && d->cost)
             cost = d->cost(c);
-        mf_prof_end_op_call(&span, n->name, d->name, cost.flops, cost.bytes);
+        mf_prof_end_op_call(&span, n->name, d->name, label, cost.flops, cost.bytes);
     }
     return st;
 }

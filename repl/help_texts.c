@@ -403,8 +403,10 @@ const LmfHelpEntry lmf_help_entries[] = {
       "Runs fn(...) under the profiler and returns a report, then fn's results. print(prof) "
       "shows one row per op (or graph node): calls, total and self ms (self excludes ops "
       "nested inside), average, FLOPs, GFLOP/s and % of mf.profiler.peak(), longest first. "
-      "prof:rows() gives the rows as records {op, type, calls, total_ms, self_ms, avg_ms, "
-      "flops, gflops, peak_pct}; prof:gemms() every GEMM {op, M, N, K, trans_a, trans_b, ms, "
+      "prof:rows() gives the rows as records {op, type, label, calls, total_ms, self_ms, "
+      "avg_ms, flops, gflops, peak_pct} (op: the op with its non-default attributes as "
+      "listings show them, \"Conv2D[strides=2, SAME]\", or the graph node's name; type: "
+      "the op's name; label: the op with its attributes); prof:gemms() every GEMM {op, M, N, K, trans_a, trans_b, ms, "
       "gflops, peak_pct} and every im2col/col2im step {op, step, ms, bytes}, in time order "
       "(it prints as a table); prof:save_trace(path) writes Chrome trace-event JSON for "
       "Perfetto or chrome://tracing. An error in fn stops the profiler and propagates.",

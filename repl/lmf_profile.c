@@ -97,7 +97,7 @@ static void set_printer(lua_State *L, int box, lua_CFunction fn)
     lua_setmetatable(L, -2);
 }
 
-/* prof:rows() -> {{op, type, calls, total_ms, self_ms, avg_ms, flops, bytes, gflops,
+/* prof:rows() -> {{op, type, label, calls, total_ms, self_ms, avg_ms, flops, bytes, gflops,
  * peak_pct}, ...} */
 static int r_rows(lua_State *L)
 {
@@ -110,6 +110,7 @@ static int r_rows(lua_State *L)
         lua_createtable(L, 0, 9);
         set_string(L, "op", row->name);
         set_string(L, "type", row->op ? row->op : row->name);
+        set_string(L, "label", row->label ? row->label : row->name);
         lua_pushinteger(L, (lua_Integer)row->calls);
         lua_setfield(L, -2, "calls");
         set_number(L, "total_ms", row->total_us * 1e-3);

@@ -81,9 +81,9 @@ end
 local total = 0
 for _, r in ipairs(prof:rows()) do
   total = total + r.self_ms
-  local rest = r.self_ms - (inside[r.op] or 0)
+  local rest = r.self_ms - (inside[r.type] or 0)   -- type: the op's name, as gemms' op
   if rest > 0.0005 then
-    by[r.op .. (inside[r.op] and " (rest)" or "")] = rest
+    by[r.op .. (inside[r.type] and " (rest)" or "")] = rest
   end
 end
 local keys = {}

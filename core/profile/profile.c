@@ -119,19 +119,24 @@ void mf_prof_end_op(MfProfSpan *s, const char *name, double flops, double bytes)
     MfProfEvent *e = append(s, MF_PROF_OP, n);
     if (e) {
         e->op = n;
+        e->label = n;
         e->flops = flops;
         e->bytes = bytes;
     }
 }
 
-void mf_prof_end_op_call(MfProfSpan *s, const char *node, const char *op, double flops,
-                         double bytes)
+void mf_prof_end_op_call(MfProfSpan *s, const char *node, const char *op, const char *label,
+                         double flops, double bytes)
 {
     if (!s->on)
         return;
-    MfProfEvent *e = append(s, MF_PROF_OP, node ? intern(node) : op);
+    const char *l = label && strcmp(label, op) != 0 ? intern(label) : NULL;
+    if (!l)   /* no attributes shown, or out of memory: the op's name */
+        l = op;
+    MfProfEvent *e = append(s, MF_PROF_OP, node ? intern(node) : l);
     if (e) {
         e->op = op;
+        e->label = l;
         e->flops = flops;
         e->bytes = bytes;
     }

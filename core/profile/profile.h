@@ -38,6 +38,8 @@ typedef struct MfProfEvent {
     MfProfKind kind;
     const char *name;     /* op name ("Conv2D"), node name, or step name; static or interned */
     const char *op;       /* op events: the TF op name; GEMMs and steps: the calling op */
+    const char *label;    /* op events: the op with its non-default attributes, as
+                           * listings show it ("MatMul[transpose_a]"); interned */
     double start_us, dur_us;
     double flops, bytes;
     int64_t M, N, K;
@@ -70,9 +72,13 @@ void mf_prof_add_step(const char *op, const char *step, double bytes, double sta
                       double dur_us);
 
 /* The op hook of the dispatcher: ends an op span named by the pending node
- * name (see above) or else by 'op', recording 'op' as the event's op. */
-void mf_prof_end_op_call(MfProfSpan *s, const char *node, const char *op, double flops,
-                         double bytes);
+ * name (see above) or else by 'label', recording 'op' (the TF op name) as
+ * the event's op and 'label' (the op with its non-default attributes,
+ * mf_op_label: "Conv2D[strides=2, SAME]"; NULL: 'op') as its label. So
+ * eager rows are told apart by their attributes, as listings show them,
+ * and a graph node's row carries its label. */
+void mf_prof_end_op_call(MfProfSpan *s, const char *node, const char *op, const char *label,
+                         double flops, double bytes);
 
 /* The graph executor's hook: the name of the node about to run (borrowed
  * until the next call; NULL clears). Costs one store when profiling is off. */

@@ -67,7 +67,7 @@ static MfProfRow *row_for(MfProfReport *r, RowMap *m, const MfProfEvent *e)
             return &r->rows[m->slot[j]];
     m->slot[j] = r->nrows;
     MfProfRow *row = &r->rows[r->nrows++];
-    *row = (MfProfRow){.name = e->name, .op = e->op};
+    *row = (MfProfRow){.name = e->name, .op = e->op, .label = e->label ? e->label : e->op};
     return row;
 }
 
@@ -294,12 +294,27 @@ static const char *si(char *buf, size_t size, double v)
     return buf;
 }
 
+/* A row's name in the table: an eager op's label ("Sum[axis=2]"), or a
+ * graph node's name with its label, "gradients/matmul_grad/matmul
+ * (MatMul[transpose_a])". Returns 'buf'. */
+static const char *row_title(const MfProfRow *row, char *buf, size_t size)
+{
+    if (!row->label || strcmp(row->label, row->name) == 0)
+        snprintf(buf, size, "%s", row->name);
+    else
+        snprintf(buf, size, "%s (%s)", row->name, row->label);
+    return buf;
+}
+
 /* The width of the name column: the longest name, at least 'min'. */
 static int name_width(const MfProfReport *r, int min, bool rows)
 {
     size_t w = (size_t)min;
-    for (int64_t i = 0; rows && i < r->nrows; i++)
-        w = strlen(r->rows[i].name) > w ? strlen(r->rows[i].name) : w;
+    char title[512];
+    for (int64_t i = 0; rows && i < r->nrows; i++) {
+        size_t len = strlen(row_title(&r->rows[i], title, sizeof title));
+        w = len > w ? len : w;
+    }
     for (int64_t i = 0; !rows && i < r->nevents; i++)
         if (r->events[i].kind != MF_PROF_OP && r->events[i].op)
             w = strlen(r->events[i].op) > w ? strlen(r->events[i].op) : w;
@@ -356,8 +371,9 @@ static char *report_table(const MfProfReport *r)
          "avg ms", "FLOPs", "GFLOP/s", "% peak");
     for (int64_t i = 0; i < r->nrows; i++) {
         const MfProfRow *row = &r->rows[i];
-        addf(&t, "%-*s %7lld %10.3f %10.3f %10.4f", w, row->name, (long long)row->calls,
-             row->total_us * 1e-3, row->self_us * 1e-3,
+        char title[512];
+        addf(&t, "%-*s %7lld %10.3f %10.3f %10.4f", w, row_title(row, title, sizeof title),
+             (long long)row->calls, row->total_us * 1e-3, row->self_us * 1e-3,
              row->total_us * 1e-3 / (double)row->calls);
         add_perf(&t, r, row->flops, row->total_us);
         addf(&t, "\n");

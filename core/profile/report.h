@@ -15,6 +15,7 @@
 typedef struct MfProfRow {
     const char *name;     /* op or node name (static or interned) */
     const char *op;       /* the TF op name of the first event of the row */
+    const char *label;    /* its op with non-default attributes ("MatMul[transpose_a]") */
     int64_t calls;
     double total_us, self_us;
     double flops, bytes;

@@ -70,6 +70,11 @@ static void put_args(FILE *f, const MfProfEvent *e)
 {
     fputs("\"args\": {\"op\": ", f);
     put_string(f, e->op ? e->op : e->name);
+    /* with its non-default attributes, as listings show it */
+    if (e->kind == MF_PROF_OP && e->label && e->op && strcmp(e->label, e->op) != 0) {
+        fputs(", \"label\": ", f);
+        put_string(f, e->label);
+    }
     if (e->kind == MF_PROF_GEMM)
         fprintf(f, ", \"M\": %lld, \"N\": %lld, \"K\": %lld, \"trans_a\": %s, \"trans_b\": %s",
                 (long long)e->M, (long long)e->N, (long long)e->K,

@@ -82,7 +82,7 @@ end)
 -- Conv2DBackpropInput never runs.
 local function ops_of(prof)
   local seen = {}
-  for _, r in ipairs(prof:rows()) do seen[r.op] = true end
+  for _, r in ipairs(prof:rows()) do seen[r.type] = true end   -- op name without attributes
   return seen
 end
 

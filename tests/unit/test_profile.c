@@ -134,6 +134,39 @@ static void test_node_names(void **state)
     assert_null(mf_prof_take_node());
 }
 
+/* An op event carries the op with its non-default attributes, as listings
+ * show it (mf_op_label): an eager event is named by it, so rows are told
+ * apart by attributes; a graph node's event keeps the node's name and the
+ * label. The report's rows and the table carry it too. */
+static void test_attribute_labels(void **state)
+{
+    (void)state;
+    mf_prof_start();
+    run_matmul(2, 2, 2, true);
+    run_matmul(2, 2, 2, false);
+    mf_prof_set_node("grad/MatMul");
+    run_matmul(2, 2, 2, true);
+    mf_prof_stop();
+    const MfProfEvent *t = find_event(MF_PROF_OP, "MatMul[transpose_b]", 0);
+    assert_non_null(t);
+    assert_string_equal(t->op, "MatMul");
+    assert_string_equal(t->label, "MatMul[transpose_b]");
+    const MfProfEvent *plain = find_event(MF_PROF_OP, "MatMul", 0);
+    assert_non_null(plain);
+    assert_string_equal(plain->label, "MatMul");
+    const MfProfEvent *node = find_event(MF_PROF_OP, "grad/MatMul", 0);
+    assert_non_null(node);
+    assert_string_equal(node->label, "MatMul[transpose_b]");
+    MfProfReport *r = mf_prof_report_new();
+    assert_non_null(r);
+    assert_int_equal(r->nrows, 3);
+    char *table = mf_prof_report_table(r);
+    assert_non_null(strstr(table, "\nMatMul[transpose_b] "));
+    assert_non_null(strstr(table, "\ngrad/MatMul (MatMul[transpose_b]) "));
+    free(table);
+    mf_prof_report_free(r);
+}
+
 static const MfProfRow *find_row(const MfProfReport *r, const char *name)
 {
     for (int64_t i = 0; i < r->nrows; i++)
@@ -315,6 +348,7 @@ int main(void)
         TEST(test_off_records_nothing),
         TEST(test_errors_keep_spans_balanced),
         TEST(test_node_names),
+        TEST(test_attribute_labels),
         TEST(test_report_rows),
         TEST(test_tables),
         TEST(test_trace_json),
