@@ -195,9 +195,6 @@ MfVariable *lmf_check_variable(lua_State *L, int idx);
 /* The Variable box of graph VARIABLE node 'n' (the one mf.Variable made,
  * while it lives, else a new handle on the node); pushed. */
 void lmf_push_graph_variable(lua_State *L, struct MfNode *n);
-/* The VARIABLE node behind a graph Variable handle (its value is that
- * node's symbolic output), or NULL for an eager Variable. */
-struct MfNode *lmf_variable_graph_node(const MfVariable *v);
 
 /* Makes 'L' the state custom gradient functions run on (lmf_tape.c) while
  * a gradient is computed or built; returns the previous one to restore. */

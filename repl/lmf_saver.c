@@ -67,7 +67,7 @@ static void add_vars(lua_State *L, SaverBox *box, int idx)
                        (int)lua_tointeger(L, -2), luaL_typename(L, -1));
         if (mf_saver_add_variable(s, named ? lua_tostring(L, -2) : v->name, v) != MF_OK)
             lmf_raise(L);
-        box->graph |= lmf_variable_graph_node(v) != NULL;
+        box->graph |= mf_mode_variable_node(v) != NULL;
         lua_pop(L, 1);
     }
     if (mf_saver_nvars(s) == 0)

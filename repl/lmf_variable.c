@@ -26,11 +26,6 @@ static const char metatable_key = 0;
 static const char tensor_fn_key = 0;
 static const char graph_vars_key = 0;
 
-MfNode *lmf_variable_graph_node(const MfVariable *v)
-{
-    return mf_mode_variable_node(v);
-}
-
 void lmf_push_variable(lua_State *L, MfVariable *v)
 {
     VarBox *box = lua_newuserdatauv(L, sizeof *box, 0);
@@ -246,7 +241,7 @@ static int v_initialized_value(lua_State *L)
 {
     lmf_check_nargs(L, "initialized_value", 1);
     MfVariable *v = lmf_check_variable(L, 1);
-    MfNode *n = lmf_variable_graph_node(v);
+    MfNode *n = mf_mode_variable_node(v);
     if (!n)
         return v_read_value(L);
     MfTensor *t = NULL;
@@ -316,7 +311,7 @@ static int l_variables_initializer(lua_State *L)
     for (int i = 0; i < n; i++) {
         lua_geti(L, 1, i + 1);
         MfVariable *v = lmf_test_variable(L, -1);
-        nodes[i] = v ? lmf_variable_graph_node(v) : NULL;
+        nodes[i] = v ? mf_mode_variable_node(v) : NULL;
         if (!nodes[i])
             luaL_error(L, "variables_initializer: item %d must be a graph Variable, got %s",
                        i + 1, v ? "an eager Variable" : luaL_typename(L, -1));
@@ -353,8 +348,8 @@ static int push_property(lua_State *L, MfVariable *v, const char *key)
         lua_pushstring(L, v->name);
     } else if (strcmp(key, "trainable") == 0) {
         lua_pushboolean(L, v->trainable);
-    } else if (strcmp(key, "initializer") == 0 && lmf_variable_graph_node(v)) {
-        MfNode *n = lmf_variable_graph_node(v);   /* TF1's v.initializer: its Assign op */
+    } else if (strcmp(key, "initializer") == 0 && mf_mode_variable_node(v)) {
+        MfNode *n = mf_mode_variable_node(v);   /* TF1's v.initializer: its Assign op */
         lmf_push_operation(L, mf_graph_node(n->graph, n->ref));
     } else if (!v->value) {
         lua_pushnil(L);
