@@ -480,8 +480,13 @@ const MfOpDesc mf_desc_cast = {
     .details =
         "Converts 't' to another dtype. Float to integer truncates toward zero; anything to bool "
         "is t ~= 0; bool to a number gives 0 or 1. Ops refuse to mix dtypes, so mf.cast is how "
-        "two tensors are brought to one dtype. Also a method: t:cast(\"float64\").",
+        "two tensors are brought to one dtype. Also a method: t:cast(\"float64\"). To uint8 "
+        "(images: add, subtract, multiply, maximum, minimum and comparisons take it, wrapping "
+        "modulo 256; other ops ask for a cast): int32/int64 keep the low 8 bits (TensorFlow, "
+        "NumPy), floats truncate and saturate to 0..255 (NaN 0).",
     .example =
         "mf.cast(mf.tensor{1.7, -1.7}, \"int32\")   --> {1, -1}\n"
-        "mf.cast(mf.tensor{0, 2}, \"bool\")         --> {false, true}",
+        "mf.cast(mf.tensor{0, 2}, \"bool\")         --> {false, true}\n"
+        "mf.cast(mf.tensor{-3, 7.9, 300}, \"uint8\")  --> {0, 7, 255}\n"
+        "mf.cast(mf.tensor({256, 257}, \"int32\"), \"uint8\")  --> {0, 1}",
 };

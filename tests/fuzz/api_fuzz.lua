@@ -167,7 +167,7 @@ end
 local numbers = {0, 1, 2, 3, -1, -2, 0.5, -0.5, 1e-3, 7, 100, 65536, 2 ^ 40, 2 ^ 62,
                  math.maxinteger, math.mininteger, 1e308, -1e308, 1 / 0, -1 / 0, 0 / 0, 5e-324,
                  0.1, 1e6}
-local strings = {"", "float32", "float64", "int32", "int64", "bool", "float16", "SAME", "VALID",
+local strings = {"", "float32", "float64", "int32", "int64", "bool", "uint8", "float16", "SAME", "VALID",
                  "NHWC", "NCHW", "none", "zero", "x", "a/b", "w:0", "add", "m", "v", "momentum",
                  "ok.safetensors", "ok.csv", "ok.idx", "ok.idx.gz", "bad.bin", "out.safetensors",
                  "out.dot", "missing/none.csv", ".", "data", "training", "ops", "\0x",
@@ -277,7 +277,7 @@ local callbacks = {
 -- ---- seed objects -----------------------------------------------------------
 
 local function setup()
-  local dts = {"float32", "float64", "int32", "int64", "bool"}
+  local dts = {"float32", "float64", "int32", "int64", "bool", "uint8"}
   for _, dt in ipairs(dts) do
     pool_add("mf.Tensor", mf.ones({2, 3}, dt))
     pool_add("mf.Tensor", mf.zeros({}, dt))
