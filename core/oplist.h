@@ -144,6 +144,9 @@ MF_OP(MF_OP_SORT, mf_desc_sort) /* core/ops/sort.c */
 MF_OP(MF_OP_ARGSORT, mf_desc_argsort) /* core/ops/sort.c */
 MF_OP(MF_OP_GATHER_ALONG_AXIS, mf_desc_gather_along_axis) /* core/ops/along_axis.c */
 MF_OP(MF_OP_SCATTER_ALONG_AXIS, mf_desc_scatter_along_axis) /* core/ops/along_axis.c */
+MF_OP(MF_OP_GATHER_ND, mf_desc_gather_nd) /* core/ops/gather_nd.c */
+MF_OP(MF_OP_SCATTER_ND, mf_desc_scatter_nd) /* core/ops/gather_nd.c */
+MF_OP(MF_OP_SCATTER_ND_LIKE, mf_desc_scatter_nd_like) /* core/ops/gather_nd.c */
 
 /* batch normalization, fused (core/ops/batchnorm.c) */
 MF_OP(MF_OP_FUSED_BATCH_NORM, mf_desc_fused_batch_norm)

@@ -65,6 +65,8 @@ MfTensor *lmf_to_tensor(lua_State *L, int idx, int like);
 /* The same, naming 'fname' in conversion errors (lmf_to_tensor guesses the
  * name from the Lua stack; new code names its function). */
 MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname);
+/* The same for positions: Lua data converts to int64. */
+MfTensor *lmf_arg_index_tensor(lua_State *L, int idx, const char *fname);
 
 /* Raises a Lua error with the engine's pending message, after the caller's
  * position ("script.lua:12: ", as luaL_error gives), and clears it.

@@ -515,8 +515,19 @@ static int read_list(const Call *c, int idx, MfTensor ***items)
     return n;
 }
 
-/* The inputs 1..arity converted in place (numbers take the first tensor's
- * dtype). */
+/* Whether input 'i' (0-based) is named "indices" in the descriptor's
+ * 'inputs' ("params, indices"): Lua data given for it converts to int64. */
+static bool is_indices(const MfOpDesc *d, int i)
+{
+    const char *s = d->inputs ? d->inputs : "";
+    for (; i > 0 && s; i--)
+        if ((s = strchr(s, ',')))
+            s += strspn(s, ", ");
+    return s && strncmp(s, "indices", 7) == 0 && (s[7] == ',' || s[7] == '\0');
+}
+
+/* The inputs 1..arity converted in place (numbers take the dtype of the
+ * first tensor that is not an "indices" input; indices convert to int64). */
 static void read_inputs(Call *c, MfTensor **in)
 {
     lua_State *L = c->L;
@@ -527,13 +538,14 @@ static void read_inputs(Call *c, MfTensor **in)
             luaL_error(L, "bad argument #%d to '%s' (mf.Tensor expected, got %s)", i, c->fname,
                        i > c->given ? "no value" : "nil");
         in[i - 1] = lmf_test_tensor(L, i);   /* its stack slot owns it (lmf.h) */
-        if (in[i - 1] && like < 0)
+        if (in[i - 1] && like < 0 && !is_indices(c->d, i - 1))
             like = (int)in[i - 1]->dtype;
         converted |= !in[i - 1];
     }
     for (int i = 1; i <= c->nin && converted; i++)
         if (!in[i - 1])
-            in[i - 1] = lmf_arg_tensor(L, i, like, c->fname);
+            in[i - 1] = is_indices(c->d, i - 1) ? lmf_arg_index_tensor(L, i, c->fname)
+                                                : lmf_arg_tensor(L, i, like, c->fname);
 }
 
 static int l_op(lua_State *L)

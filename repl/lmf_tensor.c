@@ -474,6 +474,18 @@ MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
     return t;
 }
 
+MfTensor *lmf_arg_index_tensor(lua_State *L, int idx, const char *fname)
+{
+    MfTensor *t = lmf_test_tensor(L, idx);
+    if (t || lua_isuserdata(L, idx) || lua_type(L, idx) == LUA_TNUMBER)
+        return lmf_arg_tensor(L, idx, MF_INT64, fname);
+    idx = lua_absindex(L, idx);
+    t = tensor_from_lua(L, idx, MF_INT64, fname);
+    lmf_push_tensor(L, t);
+    lua_replace(L, idx);
+    return t;
+}
+
 /* mf.tensor(data [, dtype]) */
 static int l_tensor(lua_State *L)
 {

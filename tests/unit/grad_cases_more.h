@@ -53,7 +53,71 @@ static void gcm_positions(int input, MfTensor *t)
         p[i] = 1 + (i * 5 + 1) % 3;
 }
 
+/* Index tuples for a (3,4) params: {1,2}, {3,4}, {1,2} (a repeat), {2,1};
+ * input 'ix' holds them. */
+static void gcm_tuples(int ix, MfTensor *t)
+{
+    static const int64_t v[] = {1, 2, 3, 4, 1, 2, 2, 1};
+    int64_t *p = mf_tensor_data(t);
+    for (int64_t i = 0; i < mf_tensor_numel(t) && i < 8; i++)
+        p[i] = v[i];
+    (void)ix;
+}
+
+static void gcm_tuples_1(int input, MfTensor *t)
+{
+    if (input == 1)
+        gcm_tuples(input, t);
+}
+
+static void gcm_tuples_0(int input, MfTensor *t)
+{
+    if (input == 0)
+        gcm_tuples(input, t);
+}
+
+/* Rows 3, 1, 3 of a (3,2) output (input 0, or input 1 for the gather). */
+static void gcm_rows(int input, MfTensor *t)
+{
+    static const int64_t v[] = {3, 1, 3};
+    if (input != 0)
+        return;
+    int64_t *p = mf_tensor_data(t);
+    for (int64_t i = 0; i < mf_tensor_numel(t) && i < 3; i++)
+        p[i] = v[i];
+}
+
+static void gcm_rows_1(int input, MfTensor *t)
+{
+    if (input == 1)
+        gcm_rows(0, t);
+}
+
+static void gcm_shape_3x4(MfAttrs *a)
+{
+    a->nints = 2;
+    a->ints[0] = 3;
+    a->ints[1] = 4;
+}
+
+static void gcm_shape_3x2(MfAttrs *a)
+{
+    a->nints = 2;
+    a->ints[0] = 3;
+    a->ints[1] = 2;
+}
+
 static const GradCase cases_more[] = {
+    {MF_OP_GATHER_ND, "gather_nd (3,4) by (4,2)", 2, {2, 2}, {{3, 4}, {4, 2}},
+     {GCM_F, MF_INT64}, -2, 2, NULL, gcm_tuples_1, true},
+    {MF_OP_GATHER_ND, "gather_nd rows of (3,2) by (3,1)", 2, {2, 2}, {{3, 2}, {3, 1}},
+     {GCM_F, MF_INT64}, -2, 2, NULL, gcm_rows_1, false},
+    {MF_OP_SCATTER_ND, "scatter_nd (4,2) into (3,4)", 2, {2, 1}, {{4, 2}, {4}},
+     {MF_INT64, GCM_F}, -2, 2, gcm_shape_3x4, gcm_tuples_0, true},
+    {MF_OP_SCATTER_ND, "scatter_nd rows (3,1), (3,2) into (3,2)", 2, {2, 2}, {{3, 1}, {3, 2}},
+     {MF_INT64, GCM_F}, -2, 2, gcm_shape_3x2, gcm_rows, false},
+    {MF_OP_SCATTER_ND_LIKE, "scatter_nd_like (3,4), (4,2), (4,)", 3, {2, 2, 1},
+     {{3, 4}, {4, 2}, {4}}, {GCM_F, MF_INT64, GCM_F}, -2, 2, NULL, gcm_tuples_1, false},
     {MF_OP_TOP_K, "top_k (3,5) k 2", 1, {2}, {{3, 5}}, {GCM_F}, -2, 2, gcm_k2, NULL, true},
     {MF_OP_SORT, "sort (3,4) axis 2", 1, {2}, {{3, 4}}, {GCM_F}, -2, 2, gcm_axis_1, NULL, true},
     {MF_OP_SORT, "sort (3,4) axis 1 descending", 1, {2}, {{3, 4}}, {GCM_F}, -2, 2,

@@ -195,6 +195,10 @@ static int check_case(const GradCase *gc, uint64_t seed, Mode mode)
     /* the output's rank is the length of Fill's shape input: it must be known */
     if (gc->op == MF_OP_FILL && mode == UNKNOWN_DIMS)
         return check_refuses(gc, seed, mode, "of known length");
+    /* so is GatherNd's / ScatterNd's tuple length (the last dim of indices) */
+    if ((gc->op == MF_OP_GATHER_ND || gc->op == MF_OP_SCATTER_ND ||
+         gc->op == MF_OP_SCATTER_ND_LIKE) && mode == UNKNOWN_DIMS)
+        return check_refuses(gc, seed, mode, "(the tuple length) must be known");
     GnInputs ein, gin;
     gn_inputs(gc, seed, &ein);
     gn_inputs(gc, seed, &gin);
