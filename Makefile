@@ -92,7 +92,7 @@ $(BUILD)/repl/lmf_data.o: CFLAGS_ALL += -I$(BUILD)/gen
 # lib/*.lua in load order, embedded by repl/lmf_lib.c as one entry per file.
 LIB_LUA := lib/util.lua lib/activations.lua lib/composed_ops.lua lib/layers.lua lib/layers_norm.lua lib/layers_rnn.lua \
            lib/model.lua lib/losses.lua \
-           lib/metrics.lua lib/fit.lua lib/schedules.lua
+           lib/metrics.lua lib/fit.lua lib/schedules.lua lib/einsum.lua
 $(BUILD)/gen/lib_lua.inc: $(LIB_LUA) tools/embed_lua.sh Makefile
 	@mkdir -p $(dir $@)
 	@echo "  GEN $@"

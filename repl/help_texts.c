@@ -1089,6 +1089,18 @@ const LmfHelpEntry lmf_help_entries[] = {
 
 #include "help_prompt.inc"
 
+    /* ---- einsum (lib/einsum.lua): a composition of ops ---- */
+    E("einsum", "linalg", "mf.einsum(equation, a [, b])",
+      "Einstein summation (tf.einsum / NumPy's rules) over one or two tensors: letters name "
+      "axes, a letter missing from the output is summed over; without '->' the output is the "
+      "letters met once, in alphabetical order. Written with reduce_sum, transpose, reshape "
+      "and one (batched) matmul, so gradients, graphs and mf.trace come from those ops and "
+      "matmul-like equations run as one OpenBLAS product. Not supported (errors say so): "
+      "'...', a letter repeated in one operand (diagonals: use trace), size-1 broadcasting, "
+      "more than two operands.",
+      "mf.einsum(\"ij,jk->ik\", mf.tensor{{1, 2}}, mf.tensor{{3}, {4}}) --> {{11}}\n"
+      "mf.einsum(\"ij->j\", mf.tensor{{1, 2}, {3, 4}}) --> {4, 6}"),
+
     /* ---- activations (lib/activations.lua): compositions of ops ---- */
     E("nn.leaky_relu", "nn", "mf.nn.leaky_relu(x [, {alpha = 0.2}])",
       "max(x, alpha * x) (TensorFlow's default alpha 0.2). "
