@@ -7,10 +7,10 @@
  *
  * Gradients (TensorFlow's math_grad.py):
  *   Cumsum   the cumsum of dy the other way along the same axis.
- *   Cumprod  cumsum(cumprod(x) * dy) the other way, divided by x, and 0
- *            where x is 0 (TensorFlow's div_no_nan): exact while no
- *            element is 0; where some are, the gradients of the zero
- *            elements are 0 (PyTorch's are exact there). */
+ *   Cumprod  cumsum(cumprod(x) * dy) the other way, divided by x
+ *            (TensorFlow's formula), where no zero comes before; exact
+ *            with zeros too, as PyTorch's (TensorFlow's div_no_nan gives
+ *            0 at a zero): see cumprod_grad. */
 #include "common.h"
 #include "compare.h"
 #include "grads_math.h"
@@ -84,23 +84,57 @@ static MfStatus cumsum_grad(const MfGradCall *g, MfTensor **dinputs)
     return mf_op1(MF_OP_CUMSUM, 1, &g->doutputs[0], &a, &dinputs[0]);
 }
 
-/* dx = cumsum(y * dy) the other way / x; 0 where x is 0 (see the top). */
+/* Which elements of x come at or after the first zero of their row, in
+ * the scan's direction: '*first' is that zero, '*after' every element past
+ * it (owned bool tensors). */
+static MfStatus zero_masks(MfTensor *x, const MfAttrs *a, MfTensor **first, MfTensor **after)
+{
+    MfTensor *t[5] = {0};
+    MfAttrs before = *a;
+    before.exclusive = true;
+    MfStatus st;
+    MF_GRAD_TRY(mf_grad_const(x, 0, &t[0]));
+    MF_GRAD_TRY(mf_binary(MF_OP_EQUAL, x, t[0], &t[1]));
+    MF_GRAD_TRY(mf_cast(t[1], x->dtype, &t[2]));
+    MF_GRAD_TRY(mf_op1(MF_OP_CUMSUM, 1, &t[2], &before, &t[3])); /* zeros strictly before */
+    MF_GRAD_TRY(mf_binary(MF_OP_GREATER, t[3], t[0], after));
+    MF_GRAD_TRY(mf_unary(MF_OP_LOGICAL_NOT, *after, &t[4]));
+    st = mf_binary(MF_OP_LOGICAL_AND, t[1], t[4], first);
+done:
+    mf_grad_release_n(t, 5);
+    return st;
+}
+
+/* Exact with zeros (as PyTorch's): with b = the scan the other way,
+ *   before the row's first zero: cumsum_b(y * dy) / x (TensorFlow's rule);
+ *   at the first zero z: cumsum_b(cumprod(x with x_z = 1) * dy);
+ *   after it: 0 (every product it enters holds x_z = 0). */
 static MfStatus cumprod_grad(const MfGradCall *g, MfTensor **dinputs)
 {
-    MfTensor *x = g->call->inputs[0], *t[7] = {0};
-    MfAttrs a = *g->call->attrs;
-    a.reverse = !a.reverse;
+    MfTensor *x = g->call->inputs[0], *dy = g->doutputs[0], *t[12] = {0};
+    MfAttrs b = *g->call->attrs;
+    b.reverse = !b.reverse;
     MfStatus st;
-    MF_GRAD_TRY(mf_binary(MF_OP_MUL, g->outputs[0], g->doutputs[0], &t[0]));
-    MF_GRAD_TRY(mf_op1(MF_OP_CUMSUM, 1, &t[0], &a, &t[1]));
-    MF_GRAD_TRY(mf_grad_const(x, 0, &t[2]));
-    MF_GRAD_TRY(mf_grad_const(x, 1, &t[3]));
-    MF_GRAD_TRY(mf_binary(MF_OP_EQUAL, x, t[2], &t[4]));
-    MF_GRAD_TRY(mf_where(t[4], t[3], x, &t[5]));     /* x, with 1 for 0: no 0/0 */
-    MF_GRAD_TRY(mf_binary(MF_OP_DIV, t[1], t[5], &t[6]));
-    st = mf_where(t[4], t[2], t[6], &dinputs[0]);
+    MF_GRAD_TRY(zero_masks(x, g->call->attrs, &t[0], &t[1]));       /* first, after */
+    MF_GRAD_TRY(mf_grad_const(x, 1, &t[2]));
+    MF_GRAD_TRY(mf_grad_const(x, 0, &t[3]));
+    MF_GRAD_TRY(mf_binary(MF_OP_MUL, g->outputs[0], dy, &t[4]));
+    MF_GRAD_TRY(mf_op1(MF_OP_CUMSUM, 1, &t[4], &b, &t[5]));
+    MF_GRAD_TRY(mf_binary(MF_OP_EQUAL, x, t[3], &t[6]));
+    MF_GRAD_TRY(mf_where(t[6], t[2], x, &t[7]));                     /* x, no 0/0 */
+    MF_GRAD_TRY(mf_binary(MF_OP_DIV, t[5], t[7], &t[8]));            /* before the zero */
+    MF_GRAD_TRY(mf_where(t[0], t[2], x, &t[9]));                     /* x with x_z = 1 */
+    MF_GRAD_TRY(mf_op1(MF_OP_CUMPROD, 1, &t[9], g->call->attrs, &t[10]));
+    MF_GRAD_TRY(mf_binary(MF_OP_MUL, t[10], dy, &t[11]));
+    mf_tensor_release(t[9]);
+    t[9] = NULL;
+    MF_GRAD_TRY(mf_op1(MF_OP_CUMSUM, 1, &t[11], &b, &t[9]));          /* at the zero */
+    mf_tensor_release(t[10]);
+    t[10] = NULL;
+    MF_GRAD_TRY(mf_where(t[0], t[9], t[8], &t[10]));
+    st = mf_where(t[1], t[3], t[10], &dinputs[0]);
 done:
-    mf_grad_release_n(t, 7);
+    mf_grad_release_n(t, 12);
     return st;
 }
 
@@ -134,8 +168,9 @@ const MfOpDesc mf_desc_cumprod = {
     .details =
         "Running products along axis (1-based, 1 by default), TensorFlow's Cumprod; exclusive "
         "leaves each element out of its own product (the first is 1), reverse runs from the "
-        "last element. Gradient: TensorFlow's, cumsum(cumprod(x) * dy) the other way divided by "
-        "x, and 0 where x is 0 (div_no_nan; PyTorch's gradient is exact at zeros).",
+        "last element. Gradient: TensorFlow's formula, cumsum(cumprod(x) * dy) the other way "
+        "divided by x, before a row's first zero; exact at and after zeros too (as PyTorch's; "
+        "TensorFlow's div_no_nan gives 0 at a zero).",
     .example =
         "mf.cumprod(mf.tensor{2, 3, 4})       --> {2, 6, 24}\n"
         "mf.cumprod(mf.tensor{2, 3, 4}, {exclusive = true, reverse = true}) --> {12, 4, 1}",

@@ -1,7 +1,7 @@
 -- test_cumprod.lua — mf.cumprod and mf.cumsum's exclusive option: values
 -- against PyTorch (torch.cumprod, float64, printed by /usr/bin/python3) and
 -- TensorFlow's documented examples for exclusive/reverse, gradients
--- (TensorFlow's formula, 0 at zeros), graph mode with an unknown batch dim,
+-- (exact with zeros, as torch's), graph mode with an unknown batch dim,
 -- and errors naming the function.
 local T = dofile("tests/lua/harness.lua")
 
@@ -25,16 +25,31 @@ T.test("exclusive and reverse (TensorFlow's documented examples)", function()
   T.eq(mf.cumsum(a, {exclusive = true, reverse = true}), {7, 4, 0})  -- [b + c, c, 0]
 end)
 
-T.test("gradients: torch's values without zeros, TensorFlow's rule with them", function()
+T.test("gradients: torch's values, with and without zeros", function()
   local z = mf.tensor({2, -1, 3, 0.5}, "float64")
   local wt = mf.tensor({1, 2, 3, 4}, "float64")
   local g = mf.grad(function(v) return mf.reduce_sum(mf.cumprod(v) * wt) end)(z)
   T.eq(g, {-16.0, 34.0, -10.0, -24.0}, 1e-12)
-  -- with a zero: torch gives {1, 32, 0, 0}; TensorFlow's div_no_nan rule gives 0 at the zero
-  -- and the exact value elsewhere
+  -- with zeros: exact, as torch (TensorFlow's div_no_nan rule would give 0 at each zero)
   local z0 = mf.tensor({2, 0, 3, 4}, "float64")
   local g0 = mf.grad(function(v) return mf.reduce_sum(mf.cumprod(v)) end)(z0)
-  T.eq(g0, {1, 0, 0, 0}, 1e-12)
+  T.eq(g0, {1, 32, 0, 0}, 1e-12)
+  local w5 = mf.tensor({1, 2, 3, 4, 5}, "float64")
+  local cases = {  -- data, then torch's gradients for {}, reverse, exclusive, both
+    {{2, 0, 3, 0, 5}, {1, 22, 0, 0, 0}, {0, 0, 0, 65, 5}, {2, 30, 0, 0, 0}, {0, 0, 0, 45, 4}},
+    {{0, 2, 3, 4, 0.5}, {179, 0, 0, 0, 0}, {12, 12, 14, 12.5, 105}, {152, 0, 0, 0, 0},
+     {0, 6, 8, 7.5, 64}},
+    {{1.5, 2, 0, -1, 3}, {5, 3, -48, 0, 0}, {0, 0, -30, 12, 1}, {8, 4.5, -3, 0, 0},
+     {0, 0, -12, 9, 1}},
+  }
+  local opts = {{}, {reverse = true}, {exclusive = true}, {exclusive = true, reverse = true}}
+  for _, case in ipairs(cases) do
+    for k, opt in ipairs(opts) do
+      local gz = mf.grad(function(v) return mf.reduce_sum(mf.cumprod(v, 1, opt) * w5) end)(
+        mf.tensor(case[1], "float64"))
+      T.eq(gz, case[k + 1], 1e-12)
+    end
+  end
   for _, opt in ipairs{{}, {exclusive = true}, {reverse = true},
                        {exclusive = true, reverse = true}} do
     T.ok(mf.test.gradcheck(function(v) return mf.reduce_sum(mf.cumprod(v, 2, opt) * t) end,

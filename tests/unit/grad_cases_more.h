@@ -18,6 +18,15 @@ static void gcm_axis_1_excl_rev(MfAttrs *a)
 }
 static void gcm_axis_0_rev(MfAttrs *a) { a->axis = 0; a->reverse = true; }
 
+/* Zeros in the rows of a (2,4): one at the start, two in the middle. */
+static void gcm_zeros(int input, MfTensor *t)
+{
+    (void)input;
+    double *p = mf_tensor_data(t);
+    p[0] = 0;
+    p[5] = p[6] = 0;
+}
+
 static void gcm_reduce_axis_1(MfAttrs *a)
 {
     a->naxes = 1;
@@ -139,6 +148,10 @@ static const GradCase cases_more[] = {
      1.5, gcm_axis_1_excl_rev, NULL, false},
     {MF_OP_CUMPROD, "cumprod (3,2) axis 1 reverse", 1, {2}, {{3, 2}}, {GCM_F}, 0.5, 1.5,
      gcm_axis_0_rev, NULL, false},
+    {MF_OP_CUMPROD, "cumprod (2,4) axis 2 with zeros", 1, {2}, {{2, 4}}, {GCM_F}, 0.5, 1.5,
+     gcm_axis_1, gcm_zeros, false},
+    {MF_OP_CUMPROD, "cumprod (2,4) axis 2 exclusive reverse with zeros", 1, {2}, {{2, 4}},
+     {GCM_F}, 0.5, 1.5, gcm_axis_1_excl_rev, gcm_zeros, false},
     {MF_OP_CUMSUM, "cumsum (2,4) axis 2 exclusive reverse", 1, {2}, {{2, 4}}, {GCM_F}, -2, 2,
      gcm_axis_1_excl_rev, NULL, true},
 };
