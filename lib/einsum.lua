@@ -77,6 +77,20 @@ local function parse(eq, n)
   return terms, out
 end
 
+-- parse's results by equation and operand count: parsing costs more than a
+-- small matmul, and a training loop repeats the same few equations.
+-- (At most 256 kept: a program making equations on the fly starts over.)
+local cache, ncached = {}, 0
+local function parsed(eq, n)
+  local key = type(eq) == "string" and eq .. "\0" .. n
+  local hit = key and cache[key]
+  if hit then return hit[1], hit[2] end
+  local terms, out = parse(eq, n)
+  if ncached >= 256 then cache, ncached = {}, 0 end
+  cache[key], ncached = {terms, out}, ncached + 1
+  return terms, out
+end
+
 local function index_of(list, ch)
   for i, v in ipairs(list) do if v == ch then return i end end
 end
@@ -135,9 +149,11 @@ local function product(size, list)
   return p
 end
 
--- x reshaped to 'shape' unless it has it already; at most one unknown dim.
-local function reshape(x, shape)
-  local cur, same, unknown = x.shape, #x.shape == #shape, 0
+-- x (of shape 'cur', as the letters' sizes give it: reading x.shape again
+-- costs more than this whole check) reshaped to 'shape' unless it has it
+-- already; at most one unknown dim.
+local function reshape(x, cur, shape)
+  local same, unknown = #cur == #shape, 0
   for i, d in ipairs(shape) do
     same = same and cur[i] == d
     if d < 0 then unknown = unknown + 1 end
@@ -193,11 +209,11 @@ local function two_operands(a, b, ta, tb, out, size)
   b = arrange(b, tb, concat(batch, con, fb))
   local m, k, n = product(size, fa), product(size, con), product(size, fb)
   local bd = dims(batch)
-  a = reshape(a, concat(bd, {m, k}))
-  b = reshape(b, concat(bd, {k, n}))
+  a = reshape(a, dims(concat(batch, fa, con)), concat(bd, {m, k}))
+  b = reshape(b, dims(concat(batch, con, fb)), concat(bd, {k, n}))
   local y = mf.matmul(a, b)
   local have = concat(batch, fa, fb)
-  y = reshape(y, dims(have))
+  y = reshape(y, concat(bd, {m, n}), dims(have))
   return arrange(y, have, out)
 end
 
@@ -208,7 +224,7 @@ function mf.einsum(eq, ...)
   if xs.n > 2 then
     fail(F, "at most 2 operands are supported, got %d (chain einsum calls)", xs.n)
   end
-  local terms, out = parse(eq, xs.n)
+  local terms, out = parsed(eq, xs.n)
   for k = 1, xs.n do
     local x = xs[k]
     if not lib.is_tensor(x) then

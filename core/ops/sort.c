@@ -11,7 +11,6 @@
  * (along_axis.c); Sort recomputes its positions with Argsort. The
  * positions have no gradient. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../alloc.h"
@@ -20,61 +19,85 @@
 
 /* ---- the row sort ------------------------------------------------------ */
 
-/* One element of a row: its value as a sort key, and its position. */
+/* One element of a row: an unsigned key whose order is the wanted order
+ * (ascending keys = the output's order), and its position. */
 typedef struct Item {
-    union {
-        double f;
-        int64_t i;
-    } key;
+    uint64_t key;
     int64_t pos;
 } Item;
 
-static int nan_last(double a, double b)
+/* Order-preserving keys: a double's bits with the sign flipped in (NaN,
+ * any payload, above +inf), an integer's with its sign bit flipped;
+ * descending orders take the complement. */
+static uint64_t float_key(double v)
 {
-    bool na = a != a, nb = b != b;
-    if (na || nb)
-        return na - nb;
-    return (a > b) - (a < b);
+    uint64_t u;
+    if (v != v)
+        return UINT64_MAX;
+    v = v == 0 ? 0.0 : v; /* -0 sorts with 0, keeping input order */
+    memcpy(&u, &v, sizeof u);
+    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
 }
 
-/* Ascending, ties by position (qsort is not stable; the position makes it). */
-static int cmp_f_up(const void *pa, const void *pb)
-{
-    const Item *a = pa, *b = pb;
-    int r = nan_last(a->key.f, b->key.f);
-    return r ? r : (a->pos > b->pos) - (a->pos < b->pos);
-}
-
-static int cmp_f_down(const void *pa, const void *pb)
-{
-    const Item *a = pa, *b = pb;
-    int r = nan_last(b->key.f, a->key.f);
-    return r ? r : (a->pos > b->pos) - (a->pos < b->pos);
-}
-
-static int cmp_i_up(const void *pa, const void *pb)
-{
-    const Item *a = pa, *b = pb;
-    int r = (a->key.i > b->key.i) - (a->key.i < b->key.i);
-    return r ? r : (a->pos > b->pos) - (a->pos < b->pos);
-}
-
-static int cmp_i_down(const void *pa, const void *pb)
-{
-    const Item *a = pa, *b = pb;
-    int r = (b->key.i > a->key.i) - (b->key.i < a->key.i);
-    return r ? r : (a->pos > b->pos) - (a->pos < b->pos);
-}
-
-/* Element 'at' of contiguous 'x' as a key. */
-static void load_key(const MfTensor *x, int64_t at, Item *it)
+static uint64_t row_key(const MfTensor *x, int64_t at, bool descending)
 {
     const void *p = mf_tensor_data(x);
+    uint64_t k;
     switch (x->dtype) {
-    case MF_FLOAT32: it->key.f = (double)((const float *)p)[at]; break;
-    case MF_FLOAT64: it->key.f = ((const double *)p)[at]; break;
-    case MF_INT32: it->key.i = ((const int32_t *)p)[at]; break;
-    default: it->key.i = ((const int64_t *)p)[at]; break;
+    case MF_FLOAT32: k = float_key((double)((const float *)p)[at]); break;
+    case MF_FLOAT64: k = float_key(((const double *)p)[at]); break;
+    case MF_INT32: k = (uint64_t)(int64_t)((const int32_t *)p)[at] ^ (UINT64_C(1) << 63); break;
+    default: k = (uint64_t)((const int64_t *)p)[at] ^ (UINT64_C(1) << 63); break;
+    }
+    return descending ? ~k : k;
+}
+
+/* Stable bottom-up merge sort of row[0..n) by key; 'tmp' holds n items. */
+static void merge_sort(Item *row, Item *tmp, int64_t n)
+{
+    Item *src = row, *dst = tmp;
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                dst[o++] = src[j].key < src[i].key ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+        }
+        Item *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != row)
+        memcpy(row, src, (size_t)n * sizeof *row);
+}
+
+/* The k first of row[0..n) in order into row[0..k): a sorted list of the
+ * best so far takes an element only when it beats the k-th (strictly: an
+ * earlier equal one stays ahead), so a long row costs about one compare
+ * per element. */
+static void select_first(Item *row, int64_t n, int64_t k)
+{
+    int64_t have = 0;
+    for (int64_t j = 0; j < n; j++) {
+        Item it = row[j];
+        if (have == k && it.key >= row[k - 1].key)
+            continue;
+        int64_t lo = 0, hi = have; /* after every key <= it.key */
+        while (lo < hi) {
+            int64_t mid = (lo + hi) / 2;
+            if (row[mid].key <= it.key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int64_t last = have < k ? have : k - 1;
+        memmove(&row[lo + 1], &row[lo], (size_t)(last - lo) * sizeof *row);
+        row[lo] = it;
+        have += have < k;
     }
 }
 
@@ -91,7 +114,7 @@ static MfStatus sort_rows(const MfOpCall *c, const SortJob *job)
 {
     MfTensor *x = mf_tensor_contiguous(job->x);
     int64_t n = x ? x->shape[job->axis] : 0, outer = 1, inner = 1, k = job->k;
-    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(Item);
+    size_t bytes = (size_t)(n > 0 ? 2 * n : 1) * sizeof(Item);
     Item *row = x ? mf_alloc(bytes) : NULL;
     if (!row) {
         mf_tensor_release(x);
@@ -102,9 +125,7 @@ static MfStatus sort_rows(const MfOpCall *c, const SortJob *job)
             outer *= x->shape[d];
         else if (d > job->axis)
             inner *= x->shape[d];
-    bool fl = mf_dtype_is_float(x->dtype);
-    int (*cmp)(const void *, const void *) =
-        fl ? (job->descending ? cmp_f_down : cmp_f_up) : (job->descending ? cmp_i_down : cmp_i_up);
+    bool select = k > 0 && k * 16 <= n; /* a few of many: no full sort */
     size_t es = mf_dtype_size(x->dtype);
     const char *src = mf_tensor_data(x);
     char *vals = job->vals ? mf_tensor_data(job->vals) : NULL;
@@ -112,10 +133,13 @@ static MfStatus sort_rows(const MfOpCall *c, const SortJob *job)
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             for (int64_t j = 0; j < n; j++) {
-                load_key(x, (o * n + j) * inner + i, &row[j]);
+                row[j].key = row_key(x, (o * n + j) * inner + i, job->descending);
                 row[j].pos = j;
             }
-            qsort(row, (size_t)n, sizeof *row, cmp);
+            if (select)
+                select_first(row, n, k);
+            else
+                merge_sort(row, row + n, n);
             for (int64_t j = 0; j < k; j++) {
                 int64_t at = (o * k + j) * inner + i;
                 if (vals)

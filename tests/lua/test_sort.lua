@@ -19,6 +19,11 @@ T.test("top_k against torch.topk: values, 1-based int64 positions", function()
   local _, it = mf.top_k(mf.tensor{2, 1, 2, 1}, 4)  -- ties: the lower position first (TF)
   T.eq(it, {1, 3, 2, 4})
   T.eq(mf.top_k(mf.tensor({7, 9, 8}, "int32"), 2), {9, 8})
+  -- a long row (k << n: selection without a full sort), ties keep the lower position
+  local long = {}
+  for i = 0, 39 do long[i + 1] = (i * 37) % 11 end
+  local vl, il = mf.top_k(mf.tensor(long, "float64"), 3)
+  T.eq(vl, {10, 10, 10}); T.eq(il, {9, 20, 31})
 end)
 
 T.test("sort and argsort against torch.sort(stable=True)", function()
@@ -32,6 +37,8 @@ T.test("sort and argsort against torch.sort(stable=True)", function()
   local s = mf.sort(mf.tensor({2, 0 / 0, 1}, "float64"))
   T.eq(s:totable()[1], 1); T.eq(s:totable()[2], 2); T.ok(s:totable()[3] ~= s:totable()[3])
   T.eq(mf.argsort(mf.tensor({5, -3, 2}, "int64")), {2, 3, 1})
+  T.eq(mf.argsort(mf.tensor({5, -7, math.maxinteger, math.mininteger, 0}, "int64")),
+       {4, 2, 5, 1, 3})
 end)
 
 T.test("gradients go back to the positions (torch's values)", function()
