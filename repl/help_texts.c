@@ -456,6 +456,29 @@ const LmfHelpEntry lmf_help_entries[] = {
       "dy = mf.ones{1, 2, 2, 1}\n"
       "mf.nn.conv2d_backprop_filter(x, {2, 2, 1, 1}, dy, 1, \"VALID\")  "
       "--> {{{{4}}, {{4}}}, {{{4}}, {{4}}}}"),
+    E("nn.depthwise_conv2d_backprop_input", "nn",
+      "mf.nn.depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, "
+      "padding [, {data_format, dilations}])",
+      "The gradient of mf.nn.depthwise_conv2d with respect to its input, of shape "
+      "'input_sizes' (4 sizes in the data format's order), given the filter [kh, kw, C, M] "
+      "and the gradient of the output (C * M channels); options as mf.nn.depthwise_conv2d. "
+      "TensorFlow's DepthwiseConv2dNativeBackpropInput: a direct kernel, each input pixel "
+      "gathering the output pixels that read it.",
+      "w = mf.ones{2, 2, 1, 1}\n"
+      "dy = mf.ones{1, 2, 2, 1}\n"
+      "mf.nn.depthwise_conv2d_backprop_input({1, 3, 3, 1}, w, dy, 1, \"VALID\")   "
+      "--> {{{{1}, {2}, {1}}, {{2}, {4}, {2}}, {{1}, {2}, {1}}}}"),
+    E("nn.depthwise_conv2d_backprop_filter", "nn",
+      "mf.nn.depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, "
+      "padding [, {data_format, dilations}])",
+      "The gradient of mf.nn.depthwise_conv2d with respect to its filter, of shape "
+      "'filter_sizes' ([kh, kw, C, M]), given the input and the gradient of the output; "
+      "options as mf.nn.depthwise_conv2d. TensorFlow's DepthwiseConv2dNativeBackpropFilter: "
+      "a direct kernel split over the filter taps.",
+      "x = mf.ones{1, 3, 3, 2}\n"
+      "dy = mf.ones{1, 2, 2, 2}\n"
+      "mf.nn.depthwise_conv2d_backprop_filter(x, {2, 2, 2, 1}, dy, 1, \"VALID\")  "
+      "--> {{{{4}, {4}}, {{4}, {4}}}, {{{4}, {4}}, {{4}, {4}}}}"),
     E("nn.conv2d_transpose", "nn",
       "mf.nn.conv2d_transpose(input, filter, output_shape, strides, padding [, {data_format, "
       "dilations}])",

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/ops/conv.h"
+#include "core/ops/depthwise.h"
 #include "lmf.h"
 
 /* Options: 'nchw' from data_format, dilations in NHWC-or-NCHW order. */
@@ -212,9 +213,41 @@ static int l_conv2d_transpose(lua_State *L)
     return push_result(L, st, out);
 }
 
+/* mf.nn.depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding
+ * [, opts]) */
+static int l_depthwise_backprop_input(lua_State *L)
+{
+    const char *fname = "depthwise_conv2d_backprop_input";
+    lmf_check_nargs(L, fname, 6);
+    int64_t sizes[4];
+    MfTensor *w, *dy, *out = NULL;
+    two_tensors(L, 2, 3, &w, &dy);
+    sizes_arg(L, 1, fname, "input_sizes", sizes);
+    ConvArgs a = conv_args(L, 4, fname);
+    MfStatus st = mf_depthwise_conv2d_backprop_input(sizes, w, dy, &a.attrs, a.nchw, &out);
+    return push_result(L, st, out);
+}
+
+/* mf.nn.depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding
+ * [, opts]) */
+static int l_depthwise_backprop_filter(lua_State *L)
+{
+    const char *fname = "depthwise_conv2d_backprop_filter";
+    lmf_check_nargs(L, fname, 6);
+    int64_t sizes[4];
+    MfTensor *x, *dy, *out = NULL;
+    two_tensors(L, 1, 3, &x, &dy);
+    sizes_arg(L, 2, fname, "filter_sizes", sizes);
+    ConvArgs a = conv_args(L, 4, fname);
+    MfStatus st = mf_depthwise_conv2d_backprop_filter(x, sizes, dy, &a.attrs, a.nchw, &out);
+    return push_result(L, st, out);
+}
+
 void lmf_open_conv(lua_State *L)
 {
     static const luaL_Reg fns[] = {
+        {"depthwise_conv2d_backprop_input", l_depthwise_backprop_input},
+        {"depthwise_conv2d_backprop_filter", l_depthwise_backprop_filter},
         {"conv2d_transpose", l_conv2d_transpose},
         {"conv2d_backprop_input", l_conv2d_backprop_input},
         {"conv2d_backprop_filter", l_conv2d_backprop_filter},

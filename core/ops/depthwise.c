@@ -31,6 +31,7 @@
 #include "../parallel.h"
 #include "common.h"
 #include "conv.h"
+#include "depthwise.h"
 #include "view.h"
 
 #define SHAPE_BUF 160
@@ -500,6 +501,51 @@ static MfStatus dw_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor 
     return st;
 }
 
+/* Runs the backprop 'op' on (a, b) with sizes 'sizes' (input_sizes in the
+ * caller's order, or filter_sizes); with 'nchw', transposes the activations
+ * 'a'/'b' named by 'ta'/'tb' to NHWC and, with 'back', the result to NCHW. */
+static MfStatus backprop_nchw(MfOpId op, MfTensor *a, MfTensor *b, const int64_t sizes[4],
+                              const MfAttrs *at, bool nchw, MfTensor **out)
+{
+    MfAttrs n = *at;
+    n.data_format = 0;
+    n.nints = 4;
+    bool input = op == MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT;
+    for (int i = 0; i < 4; i++) {
+        n.ints[i] = nchw && input ? sizes[to_nhwc[i]] : sizes[i];
+        n.strides[i] = nchw ? at->strides[to_nhwc[i]] : at->strides[i];
+        n.dilations[i] = nchw ? at->dilations[to_nhwc[i]] : at->dilations[i];
+    }
+    MfTensor *t[3] = {0}, *args[2] = {a, b};
+    MfStatus st = MF_OK;
+    for (int k = input ? 1 : 0; nchw && k < 2 && st == MF_OK; k++)
+        if (args[k]->rank == 4 && (st = mf_transpose(args[k], to_nhwc, 4, &t[k])) == MF_OK)
+            args[k] = t[k];
+    if (st == MF_OK)
+        st = mf_op1(op, 2, args, &n, nchw && input ? &t[2] : out);
+    if (st == MF_OK && nchw && input)
+        st = mf_transpose(t[2], to_nchw, 4, out);
+    if (st != MF_OK && nchw)
+        mf_err_suffix("data_format NCHW: shapes shown after transposing to NHWC");
+    for (int k = 0; k < 3; k++)
+        mf_tensor_release(t[k]);
+    return st;
+}
+
+MfStatus mf_depthwise_conv2d_backprop_input(const int64_t sizes[4], MfTensor *w, MfTensor *dy,
+                                            const MfAttrs *a, bool nchw, MfTensor **out)
+{
+    *out = NULL;
+    return backprop_nchw(MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, w, dy, sizes, a, nchw, out);
+}
+
+MfStatus mf_depthwise_conv2d_backprop_filter(MfTensor *x, const int64_t sizes[4], MfTensor *dy,
+                                             const MfAttrs *a, bool nchw, MfTensor **out)
+{
+    *out = NULL;
+    return backprop_nchw(MF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, x, dy, sizes, a, nchw, out);
+}
+
 static const char *const paddings[] = {"VALID", "SAME", NULL};
 static const char *const formats[] = {"NHWC", "NCHW", NULL};
 
@@ -534,19 +580,22 @@ const MfOpDesc mf_desc_depthwise_conv2d = {
         "mf.nn.depthwise_conv2d(x, w, 2, \"VALID\")         --> {{{{4, 4, 4, 4, 4, 4}}}}",
 };
 
-/* Internal (gradients): the sizes are attributes, as Conv2D's backprops. */
+/* Bound by hand (repl/lmf_conv.c): the sizes come first, as Lua arrays; in
+ * the op they are attributes, as Conv2D's backprops. */
 const MfOpDesc mf_desc_depthwise_conv2d_backprop_input = {
     .name = "DepthwiseConv2dNativeBackpropInput", .api = "depthwise_conv2d_backprop_input",
-    .arity = 2, .infer = dw_infer, .forward = dw_backprop_input_forward,
+    .arity = 2, .flags = MF_OP_OWN_BINDING, .lua = "nn.depthwise_conv2d_backprop_input",
+    .infer = dw_infer, .forward = dw_backprop_input_forward,
     .backward = dw_backprop_input_grad, .cost = dw_cost, .attrs = dw_attrs,
-    .nattrs = MF_NATTRS(dw_attrs), .inputs = "filter, out_backprop",
+    .nattrs = MF_NATTRS(dw_attrs), .inputs = "input_sizes, filter, out_backprop",
     .summary = "the gradient of depthwise_conv2d with respect to its input",
 };
 
 const MfOpDesc mf_desc_depthwise_conv2d_backprop_filter = {
     .name = "DepthwiseConv2dNativeBackpropFilter", .api = "depthwise_conv2d_backprop_filter",
-    .arity = 2, .infer = dw_infer, .forward = dw_backprop_filter_forward,
+    .arity = 2, .flags = MF_OP_OWN_BINDING, .lua = "nn.depthwise_conv2d_backprop_filter",
+    .infer = dw_infer, .forward = dw_backprop_filter_forward,
     .backward = dw_backprop_filter_grad, .cost = dw_cost, .attrs = dw_attrs,
-    .nattrs = MF_NATTRS(dw_attrs), .inputs = "input, out_backprop",
+    .nattrs = MF_NATTRS(dw_attrs), .inputs = "input, filter_sizes, out_backprop",
     .summary = "the gradient of depthwise_conv2d with respect to its filter",
 };

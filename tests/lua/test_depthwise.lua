@@ -161,6 +161,31 @@ T.test("DepthwiseConv2D trains in mf.trace and in a graph", function()
   T.eq(y.shape, {-1, 3, 3, 2})
 end)
 
+T.test("the backprops' Lua faces equal the tape's gradients (NHWC and NCHW)", function()
+  local c = ref.dw_same_s21
+  local x, w = formula(c.x, 0.37, 0.1), formula(c.w, 0.53, -0.4)
+  local y = mf.nn.depthwise_conv2d(x, w, {2, 1}, "SAME")
+  local gy = formula(y.shape, 0.29, 0.7)
+  T.eq(flat(mf.nn.depthwise_conv2d_backprop_input(c.x, w, gy, {2, 1}, "SAME")), c.dx, 1e-12)
+  T.eq(flat(mf.nn.depthwise_conv2d_backprop_filter(x, c.w, gy, {2, 1}, "SAME")), c.dw, 1e-12)
+  local xn, gn = mf.transpose(x, {1, 4, 2, 3}), mf.transpose(gy, {1, 4, 2, 3})
+  local opts = {data_format = "NCHW"}
+  local dxn = mf.nn.depthwise_conv2d_backprop_input({1, 4, 5, 5}, w, gn, {1, 1, 2, 1}, "SAME",
+                                                    opts)
+  T.eq(flat(mf.transpose(dxn, {1, 3, 4, 2})), c.dx, 1e-12)
+  T.eq(flat(mf.nn.depthwise_conv2d_backprop_filter(xn, c.w, gn, {1, 1, 2, 1}, "SAME", opts)),
+       c.dw, 1e-12)
+  T.ok(mf.test.gradcheck(function(b, d)
+    return mf.reduce_sum(mf.nn.depthwise_conv2d_backprop_input(c.x, b, d, {2, 1}, "SAME") ^ 2)
+  end, {w, gy}))
+  T.raises(function() mf.nn.depthwise_conv2d_backprop_input({1, 5, 5, 4}, w, x, 2, "SAME") end,
+           "depthwise_conv2d_backprop_input: out_backprop has shape (1,5,5,4), but the "
+           .. "depthwise convolution of an input (1,5,5,4) with a (3,3,4,1) filter gives "
+           .. "(1,3,3,4)")
+  T.raises(function() mf.nn.depthwise_conv2d_backprop_filter(x, {3, 3, 4}, gy, 1, "SAME") end,
+           "depthwise_conv2d_backprop_filter: filter_sizes must be an array of 4 integers")
+end)
+
 T.test("errors name depthwise_conv2d", function()
   local x, w = mf.zeros{1, 5, 5, 3}, mf.zeros{3, 3, 3, 2}
   T.raises(function() mf.nn.depthwise_conv2d(x, mf.zeros{3, 3, 4, 2}, 1, "SAME") end,

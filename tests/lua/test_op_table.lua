@@ -14,6 +14,8 @@ local own_nargs = {
   sparse_softmax_cross_entropy_with_logits = 3,
   conv2d_backprop_input = 5,                         -- sizes, filter, dy, strides, padding
   conv2d_backprop_filter = 5,
+  depthwise_conv2d_backprop_input = 5,
+  depthwise_conv2d_backprop_filter = 5,
 }
 
 local function lookup(path)
