@@ -1,7 +1,8 @@
 /* test_tape.c — the gradient tape (eager/): recording only what depends on
  * watched tensors, gradient values, persistent and non-persistent tapes,
  * unconnected sources, output gradients, nesting (second derivatives),
- * custom functions, suspension, Variables, 'explain' and the records list.
+ * custom functions, suspension, Variables, 'explain' and the records list;
+ * the walk's hooks (a source's gradient handed over as soon as it is final).
  * Teardown checks that no tensor, variable or tape is left alive and that
  * the recorder is unregistered. */
 #include "testutil.h"
@@ -39,6 +40,75 @@ static MfTapeSource src(MfTensor *t)
 {
     MfTapeSource s = {t, NULL};
     return s;
+}
+
+/* What the hooks saw: the sources in the order handed over, their
+ * gradients, and the calls between records. */
+typedef struct Seen {
+    int order[8], n, between;
+    MfTensor *grads[8];
+    int fail_at;   /* 'ready' fails on this call (1-based; 0: never) */
+} Seen;
+
+static MfStatus seen_ready(void *ctx, int source, MfTensor *grad)
+{
+    Seen *s = ctx;
+    s->grads[source] = grad;
+    s->order[s->n++] = source;
+    return s->n == s->fail_at ? mf_err_set(MF_EARG, "hook failed") : MF_OK;
+}
+
+static MfStatus seen_between(void *ctx)
+{
+    ((Seen *)ctx)->between++;
+    return MF_OK;
+}
+
+static void test_gradient_hooks(void **state)
+{
+    (void)state;
+    for (int fail = 0; fail <= 1; fail++) {
+        MfTensor *a = scalar(2.0), *b = scalar(3.0), *c = scalar(5.0), *d = scalar(7.0);
+        MfTape *t = mf_tape_new(false, true);
+        MfTensor *in[4] = {a, b, c, d};
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(mf_tape_watch(t, in[i]), MF_OK);
+        MfTensor *h = mul(a, b), *y = mul(h, c);   /* records: a*b, then h*c */
+        MfTapeSource s[4] = {src(a), src(b), src(c), src(d)};
+        MfTensor *g[4] = {NULL, NULL, NULL, NULL};
+        Seen seen = {.fail_at = fail ? 2 : 0};
+        MfTapeHooks hooks = {seen_ready, seen_between, &seen};
+        MfStatus st = mf_tape_gradient_hooked(t, y, 4, s, &hooks, g);
+        if (fail) {   /* the walk ends with the hook's error, nothing returned */
+            assert_int_equal(st, MF_EARG);
+            assert_string_equal(mf_err_msg(), "hook failed");
+            assert_int_equal(seen.n, 2);
+            for (int i = 0; i < 4; i++)
+                assert_null(g[i]);
+        } else {
+            /* c is final after the last record (h*c), a and b after the first,
+             * d (read by none) at the end, without a gradient */
+            assert_int_equal(st, MF_OK);
+            assert_int_equal(seen.n, 4);
+            int want[4] = {2, 0, 1, 3};
+            for (int i = 0; i < 4; i++) {
+                assert_int_equal(seen.order[i], want[i]);
+                assert_ptr_equal(seen.grads[i], g[i]);
+            }
+            assert_int_equal(seen.between, 2);
+            assert_values(g[0], (double[]){15.0}, 1, 0);
+            assert_values(g[1], (double[]){10.0}, 1, 0);
+            assert_values(g[2], (double[]){6.0}, 1, 0);
+            assert_null(g[3]);
+        }
+        for (int i = 0; i < 4; i++) {
+            mf_tensor_release(g[i]);
+            mf_tensor_release(in[i]);
+        }
+        mf_tensor_release(h);
+        mf_tensor_release(y);
+        mf_tape_release(t);
+    }
 }
 
 static void test_watch_and_gradient(void **state)
@@ -273,7 +343,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_listing),
-        TTEST(test_watch_and_gradient),
+        TTEST(test_watch_and_gradient), TTEST(test_gradient_hooks),
         TTEST(test_unconnected_and_output_gradient),
         TTEST(test_nested_second_derivative),
         TTEST(test_custom_function_and_suspend),
