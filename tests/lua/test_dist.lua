@@ -43,6 +43,10 @@ T.test("bad arguments name the function and what it expected", function()
   local adam = mf.train.AdamOptimizer(0.1)
   T.raises(function() mf.dist.DistributedOptimizer(adam, {fusion_bytes = 0}) end,
            "DistributedOptimizer: fusion_bytes must be >= 1, got 0")
+  T.raises(function() mf.dist.DistributedOptimizer(adam, {bucket_bytes = 0}) end,
+           "DistributedOptimizer: bucket_bytes must be >= 1, got 0")
+  T.raises(function() mf.dist.DistributedOptimizer(adam, {overlap = 1}) end,
+           "DistributedOptimizer: option 'overlap' must be a boolean, got number")
 end)
 
 T.test("DistributedOptimizer over one process is its optimizer, bit for bit", function()
