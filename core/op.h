@@ -228,6 +228,9 @@ typedef struct MfOpDesc {
     const char *lua;
     const char *inputs;
     const char *summary;
+    /* Tensor inputs after the 'arity' required ones that a Lua call may
+     * leave out (lstm_cell's c_prev): the binder passes those given. */
+    int optional_inputs;
     /* Help (repl/help.c) for an op with a Lua name, next to what it
      * documents: the topic help() lists it under ("math", "nn"), an optional
      * paragraph after the summary, and an example: lines of prompt input,

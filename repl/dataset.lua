@@ -462,7 +462,8 @@ function Dataset.range(a, b, d, ...)
   for i = 1, 3 do
     local v = args[i]
     if math.type(v) ~= "integer" and not (math.type(v) == "float" and math.tointeger(v)) then
-      fail(fname, "argument %d must be an integer, got %s", i, tostring(v))
+      fail(fname, "argument %d must be an integer, got %s", i,
+           type(v) == "number" and tostring(v) or type(v))
     end
   end
   if b == nil then a, b = 0, a end

@@ -1228,27 +1228,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "params as a scatter-add of the rows used (mf.layers.Embedding uses it).",
       "e = mf.tensor{{1, 2}, {3, 4}, {5, 6}}\n"
       "mf.nn.embedding_lookup(e, mf.tensor({3, 1}, \"int64\"))  --> {{5, 6}, {1, 2}}"),
-    E("nn.fused_batch_norm", "nn", "mf.nn.fused_batch_norm(x, scale, offset [, {epsilon = "
-      "0.001}]) -> y, batch_mean, batch_variance",
-      "Batch normalization in training mode as one fused op (TensorFlow's FusedBatchNormV3): "
-      "channels on the last axis, statistics over every other axis, y = (x - mean) / "
-      "sqrt(variance + epsilon) * scale + offset with the biased batch variance. Its gradient "
-      "is one fused op too (FusedBatchNormGradV3), covering gradients that reach the mean and "
-      "variance outputs. mf.layers.BatchNormalization calls it and keeps the moving "
-      "statistics.",
-      "x = mf.tensor{{1}, {3}}\n"
-      "y, m, v = mf.nn.fused_batch_norm(x, mf.ones{1}, mf.zeros{1}, {epsilon = 0})\n"
-      "y                                    --> {{-1}, {1}}\n"
-      "m                                    --> {2}\n"
-      "v                                    --> {1}"),
-    E("nn.lstm_cell", "nn", "mf.nn.lstm_cell(z [, c_prev]) -> h, c",
-      "The elementwise core of one LSTM step as one fused op (and one for its gradient): z is "
-      "(batch, 4 units) of gate pre-activations x W + h U + b in the order i, f, g, o (Keras's "
-      "and PyTorch's); c = sigmoid(f) * c_prev + sigmoid(i) * tanh(g), h = sigmoid(o) * "
-      "tanh(c); without c_prev the state starts at zero. mf.layers.LSTM calls it per step.",
-      "h, c = mf.nn.lstm_cell(mf.zeros{1, 4})\n"
-      "c                                    --> {{0}}\n"
-      "h                                    --> {{0}}"),
     E("layers.Sequential", "layers", "mf.layers.Sequential{layer, ...};  model:add(layer);  "
       "model.trainable_variables;  model.variables;  model:summary();  model:state_dict();  "
       "model:load_state_dict(t);  model:save(path);  model:load(path);  model:build(shape)",

@@ -164,7 +164,6 @@ void lmf_open_ckpt(lua_State *L);                 /* mf.save, mf.load (safetenso
 void lmf_open_saver(lua_State *L);                /* mf.train.Saver, mf.test.fail_next_save */
 void lmf_open_plot(lua_State *L);                 /* mf.plot (repl/lmf_plot.c) */
 void lmf_open_progress(lua_State *L);             /* mf.progress (repl/progress.c) */
-void lmf_open_fused(lua_State *L);                /* fused_batch_norm, lstm_cell (after nn) */
 void lmf_open_lib(lua_State *L);                  /* lib/: mf.layers, fit, losses... (last) */
 void lmf_open_summary(lua_State *L);              /* mf.summary (repl/lmf_summary.c) */
 void lmf_open_onnx(lua_State *L);                 /* mf.onnx (repl/lmf_onnx.c) */

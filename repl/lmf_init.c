@@ -119,6 +119,9 @@ static int l_make(lua_State *L)
         if (ty != LUA_TNIL && ty != LUA_TNUMBER && ty != LUA_TBOOLEAN && ty != LUA_TTABLE &&
             !lmf_is_tensor(L, 1))
             return lmf_arg_error(L, 1, "constant", "a number, boolean, array or tensor");
+        if (ty == LUA_TTABLE && lua_rawlen(L, 1) == 0 && (lua_pushnil(L), lua_next(L, 1)))
+            return luaL_error(L, "constant: the value must be an array, got a table with the "
+                              "key '%s'", luaL_tolstring(L, -2, NULL));
         if (lua_isnil(L, 1))
             lua_pushinteger(L, 0);
         else

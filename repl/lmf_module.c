@@ -82,7 +82,6 @@ int luaopen_moonflow(lua_State *L)
     lua_setfield(L, -2, "memory");
     lua_pushcfunction(L, l_clock);
     lua_setfield(L, -2, "clock");
-    lmf_open_fused(L);
     lmf_open_lib(L);           /* written on the mf API above: last */
     lua_pop(L, 2);             /* mf copy and methods */
     lmf_open_strict(L);        /* last: every metatable exists */

@@ -526,14 +526,19 @@ static bool is_indices(const MfOpDesc *d, int i)
     return s && strncmp(s, "indices", 7) == 0 && (s[7] == ',' || s[7] == '\0');
 }
 
-/* The inputs 1..arity converted in place (numbers take the dtype of the
- * first tensor that is not an "indices" input; indices convert to int64). */
-static void read_inputs(Call *c, MfTensor **in)
+/* The inputs 1..nin converted in place (numbers take the dtype of the
+ * first tensor that is not an "indices" input; indices convert to int64);
+ * returns how many were given (optional ones may be left out, from the
+ * last). */
+static int read_inputs(Call *c, MfTensor **in)
 {
     lua_State *L = c->L;
     int like = -1;
     bool converted = false;
-    for (int i = 1; i <= c->nin; i++) {
+    int given = c->nin;
+    while (given > c->d->arity && lua_isnil(L, given))
+        given--;
+    for (int i = 1; i <= given; i++) {
         if (lua_isnoneornil(L, i))
             luaL_error(L, "bad argument #%d to '%s' (mf.Tensor expected, got %s)", i, c->fname,
                        i > c->given ? "no value" : "nil");
@@ -542,10 +547,11 @@ static void read_inputs(Call *c, MfTensor **in)
             like = (int)in[i - 1]->dtype;
         converted |= !in[i - 1];
     }
-    for (int i = 1; i <= c->nin && converted; i++)
+    for (int i = 1; i <= given && converted; i++)
         if (!in[i - 1])
             in[i - 1] = is_indices(c->d, i - 1) ? lmf_arg_index_tensor(L, i, c->fname)
                                                 : lmf_arg_tensor(L, i, like, c->fname);
+    return given;
 }
 
 static int l_op(lua_State *L)
@@ -553,18 +559,17 @@ static int l_op(lua_State *L)
     Call c = {.L = L, .op = (MfOpId)lua_tointeger(L, lua_upvalueindex(1))};
     c.d = mf_op_table[c.op];
     c.fname = lmf_op_fname(c.d);
-    bool variadic = c.d->flags & MF_OP_VARIADIC;
-    c.nin = variadic ? 1 : c.d->arity;
+    bool variadic = (c.d->flags & MF_OP_VARIADIC) && !c.d->optional_inputs;
+    c.nin = variadic ? 1 : c.d->arity + c.d->optional_inputs;
     split_args(&c);
     if (c.opts)
         check_keys(&c);
     MfTensor *fixed[16], **in = fixed; /* room for every fixed arity */
     int n = c.nin;
-    if (variadic) {
+    if (variadic)
         n = read_list(&c, 1, &in);
-    } else {
-        read_inputs(&c, in);
-    }
+    else
+        n = read_inputs(&c, in);
     c.rank = in[0]->rank;
     MfAttrs a = mf_attrs_default();
     mf_attrs_apply_defaults(c.op, &a);
@@ -620,7 +625,8 @@ static int l_test_ops(lua_State *L)
         lua_setfield(L, -2, "lua");
         lua_pushstring(L, lmf_op_fname(d));
         lua_setfield(L, -2, "fname");
-        int nin = (d->flags & MF_OP_VARIADIC) ? 1 : d->arity;
+        int nin = (d->flags & MF_OP_VARIADIC) && !d->optional_inputs
+                      ? 1 : d->arity + d->optional_inputs;
         lua_pushinteger(L, nin + npositional(d));
         lua_setfield(L, -2, "nargs");
         lua_pushboolean(L, (d->flags & MF_OP_OWN_BINDING) != 0);

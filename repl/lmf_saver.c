@@ -142,6 +142,7 @@ static int graph_saver(lua_State *L)
 static int l_saver(lua_State *L)
 {
     static const char *const known[] = {"var_list", "optimizers", NULL};
+    lmf_check_nargs(L, "Saver", 2);
     if (lua_isnoneornil(L, 1))
         return graph_saver(L);
     luaL_checktype(L, 1, LUA_TTABLE);

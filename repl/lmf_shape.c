@@ -43,6 +43,10 @@ static int read_ints(lua_State *L, int idx, const char *fname, const char *what,
     if (n > max)
         return luaL_error(L, "%s: %s has %d entries, at most %d are supported", fname, what, n,
                           max);
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1))
+        if (!lua_isinteger(L, -2))
+            return luaL_error(L, "%s: %s must be an array of integers, got a table with the "
+                              "key '%s'", fname, what, luaL_tolstring(L, -2, NULL));
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, idx, i + 1);
         out[i] = check_int(L, -1, fname, what, i + 1);

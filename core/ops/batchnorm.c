@@ -411,15 +411,27 @@ static const MfAttrDef bn_attrs[] = {
     {"epsilon", MF_ATTR_FLOAT, 0, MF_ATTR_AT(scalar[0]), 0, 1e-3, NULL, NULL},
 };
 
-/* MF_OP_OWN_BINDING: bound by repl/lmf_fused.c for now */
 const MfOpDesc mf_desc_fused_batch_norm = {
     .name = "FusedBatchNormV3", .api = "fused_batch_norm", .arity = 3,
-    .flags = MF_OP_OWN_BINDING,
     .infer = bn_infer, .forward = bn_forward, .backward = bn_grad, .cost = bn_cost,
     .attrs = bn_attrs, .nattrs = MF_NATTRS(bn_attrs), .lua = "nn.fused_batch_norm",
     .inputs = "x, scale, offset",
-    .summary = "y, batch mean, biased batch variance of training-mode batch normalization "
-               "(channels last)",
+    .summary = "training-mode batch normalization (channels last): y, the batch mean and "
+               "the biased batch variance",
+    .topic = "nn",
+    .details =
+        "Batch normalization in training mode as one fused op (TensorFlow's FusedBatchNormV3): "
+        "channels on the last axis, statistics over every other axis, y = (x - mean) / "
+        "sqrt(variance + epsilon) * scale + offset with the biased batch variance. Its gradient "
+        "is one fused op too (FusedBatchNormGradV3), covering gradients that reach the mean and "
+        "variance outputs. mf.layers.BatchNormalization calls it and keeps the moving "
+        "statistics.",
+    .example =
+        "x = mf.tensor{{1}, {3}}\n"
+        "y, m, v = mf.nn.fused_batch_norm(x, mf.ones{1}, mf.zeros{1}, {epsilon = 0})\n"
+        "y                                    --> {{-1}, {1}}\n"
+        "m                                    --> {2}\n"
+        "v                                    --> {1}",
 };
 
 const MfOpDesc mf_desc_fused_batch_norm_grad = {

@@ -217,6 +217,19 @@ static MfCost cell_cost(const MfOpCall *c)
 const MfOpDesc mf_desc_lstm_cell = {
     .name = "LSTMCell", .api = "lstm_cell", .arity = 1, .flags = MF_OP_VARIADIC,
     .infer = cell_infer, .forward = cell_forward, .backward = cell_grad, .cost = cell_cost,
+    .lua = "nn.lstm_cell", .inputs = "z [, c_prev]", .optional_inputs = 1,
+    .summary = "one LSTM step: h, c from the gate pre-activations z and the previous cell "
+               "state",
+    .topic = "nn",
+    .details =
+        "The elementwise core of one LSTM step as one fused op (and one for its gradient): z is "
+        "(batch, 4 units) of gate pre-activations x W + h U + b in the order i, f, g, o (Keras's "
+        "and PyTorch's); c = sigmoid(f) * c_prev + sigmoid(i) * tanh(g), h = sigmoid(o) * "
+        "tanh(c); without c_prev the state starts at zero. mf.layers.LSTM calls it per step.",
+    .example =
+        "h, c = mf.nn.lstm_cell(mf.zeros{1, 4})\n"
+        "c                                    --> {{0}}\n"
+        "h                                    --> {{0}}",
 };
 
 const MfOpDesc mf_desc_lstm_cell_grad = {

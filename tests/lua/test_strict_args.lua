@@ -57,6 +57,25 @@ T.test("a closed tensor or Variable: the method or function called is named", fu
            "bad argument #1 to 'trace' (mf.Tensor expected, got mf.Progress)")
 end)
 
+T.test("the binder: an optional tensor input (lstm_cell's c_prev), fused_batch_norm", function()
+  local z = mf.tensor{{0.5, -1, 2, 0.25}}
+  local h0, c0 = mf.nn.lstm_cell(z)
+  local h1, c1 = mf.nn.lstm_cell(z, mf.zeros{1, 1})
+  local h2, c2 = mf.nn.lstm_cell(z, nil)
+  T.eq(h0, h1); T.eq(c0, c1); T.eq(h2, h1); T.eq(c2, c1)
+  local sig = function(v) return 1 / (1 + math.exp(-v)) end
+  local c = sig(0.5) * math.tanh(2)   -- gates i, f, g, o; c_prev = 0
+  T.eq(c0, {{c}}, 1e-6)
+  T.eq(h0, {{sig(0.25) * math.tanh(c)}}, 1e-6)
+  T.raises(function() mf.nn.lstm_cell(z, mf.zeros{1, 1}, 3) end, "bad argument #3 to 'lstm_cell'")
+  T.raises(function() mf.nn.lstm_cell(z, {bogus = 1}) end, "lstm_cell: expected data")
+  T.raises(function() mf.nn.lstm_cell() end, "bad argument #1 to 'lstm_cell'")
+  T.raises(function() mf.nn.fused_batch_norm(mf.ones{2, 1}, mf.ones{1}, mf.zeros{1}, {eps = 1}) end,
+           "fused_batch_norm: unknown option 'eps'")
+  local y = mf.nn.fused_batch_norm(mf.tensor{{1}, {3}}, mf.ones{1}, mf.zeros{1}, {epsilon = 0})
+  T.eq(y, {{-1}, {1}})
+end)
+
 T.test("Dataset:cardinality counts without iterating", function()
   local d = mf.data.Dataset.range(10)
   T.eq(d:epochs(2 ^ 40):cardinality(), 10 * 2 ^ 40)
