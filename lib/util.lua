@@ -186,25 +186,30 @@ function lib.publish(root)
   local function walk(t)
     if seen[t] then return end
     seen[t] = true
-    local names = {}   -- function -> its keys in t
-    for k, v in pairs(t) do
-      if type(k) == "string" and type(v) == "function" and lib_source(v) then
+    local keys, names = {}, {}   -- names: function -> its keys in t
+    for k in pairs(t) do
+      if type(k) == "string" then keys[#keys + 1] = k end
+    end
+    table.sort(keys)   -- the same order on every run
+    for _, k in ipairs(keys) do
+      local v = rawget(t, k)
+      if type(v) == "function" and lib_source(v) then
         names[v] = names[v] or {}
         table.insert(names[v], k)
       end
     end
-    for f, keys in pairs(names) do
-      table.sort(keys)
-      for _, k in ipairs(keys) do
+    for _, k in ipairs(keys) do
+      local f = rawget(t, k)
+      if names[f] then
         local aliases = {}
-        for _, other in ipairs(keys) do
+        for _, other in ipairs(names[f]) do
           if other ~= k and not other:find(k, 1, true) then aliases[#aliases + 1] = other end
         end
         rawset(t, k, public(k, f, aliases))
       end
     end
-    for k, v in pairs(t) do
-      if type(k) == "string" and type(v) == "table" then walk(v) end
+    for _, k in ipairs(keys) do
+      if type(rawget(t, k)) == "table" then walk(rawget(t, k)) end
     end
   end
   walk(root)

@@ -143,7 +143,11 @@ static int l_sigmoid_xent(lua_State *L)
     if (!lua_isnil(L, 4) && (!lua_istable(L, 4) || lmf_opt_integer(L, 4, "axis", -99) != -99))
         return luaL_error(L, "sigmoid_cross_entropy_with_logits: takes no axis (it is "
                           "elementwise)");
-    return push_result(L, mf_sigmoid_cross_entropy(labels, logits, &out), &out);
+    MfStatus st = mf_sigmoid_cross_entropy(labels, logits, &out);
+    /* an error of an op inside it (relu, log1p...) still names the function */
+    if (st != MF_OK && strncmp(mf_err_msg(), "sigmoid_cross_entropy_with_logits", 33) != 0)
+        mf_err_prefix("sigmoid_cross_entropy_with_logits");
+    return push_result(L, st, &out);
 }
 
 /* mf.nn.l2_loss(t) */

@@ -956,9 +956,12 @@ local function drain(t, it, args, n)
   if ok then return end
   local msg = hang and ("hang: " .. hang) or err
   if type(msg) ~= "string" then return fail(t, args, n, "iterating: non-string error") end
-  for _, w in ipairs{"batch", "shuffle", "epochs", "iter", "from_tensor_slices", "fuzzfn:"} do
+  for _, w in ipairs{"batch", "shuffle", "epochs", "iter", "from_tensor_slices", "map", "filter",
+                     "take", "skip", "prefetch", "shard", "fuzzfn:"} do
     if not hang and msg:find(w, 1, true) then return end
   end
+  -- a layer or model given to map/filter names itself: "sequential_6 (Sequential): ..."
+  if not hang and msg:find("%f[%w][%w_]+ %(%u[%w]*%): ") then return end
   if count_known(t, msg) then return end
   return fail(t, args, n, "iterating: " .. msg)
 end
