@@ -134,9 +134,12 @@ end)
 -- and prints its memory after 10,000 and at the end.
 local function prompt_script(path, n)
   local f = assert(io.open(path, "w"))
+  -- mem() counts after a full collection: the live-tensor figure then measures what is
+  -- still reachable (a leak), not how far the collector happened to get (dropped tapes wait
+  -- for it; under load the count varied 9..86). RSS, read first, still shows growth.
   f:write("function mem() local s = io.open('/proc/self/statm'); local _, r = s:read('n', 'n'); " ..
-          "s:close(); local m = mf.memory(); print('MEM', m.tensors, m.in_use, " ..
-          "r * 4 - m.cached // 1024) end\n")
+          "s:close(); collectgarbage(); collectgarbage(); local m = mf.memory(); " ..
+          "print('MEM', m.tensors, m.in_use, r * 4 - m.cached // 1024) end\n")
   f:write("keep = {}\na = mf.ones{8, 8}\nx = a\ny = mf.reduce_sum(x)\n")
   -- short lines, to keep the script small
   local kinds = {
