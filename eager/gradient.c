@@ -17,6 +17,7 @@
 #include "core/grad.h"
 #include "core/ops/view.h"
 #include "core/shape.h"
+#include "slice_accumulate.h"
 
 #define STACK_INPUTS 16
 
@@ -208,6 +209,26 @@ static bool take_outputs(Walk *w, const MfTapeRecord *r, MfTensor **dout)
     return any;
 }
 
+/* A Slice's gradient added into the one held for its input (see
+ * slice_accumulate.c); false: nothing done, take the op's gradient. */
+static bool slice_in_place(Walk *w, const MfTapeRecord *r, MfTensor *x, MfTensor *dy)
+{
+    if (r->op != MF_OP_SLICE || !mf_idmap_get(&w->reach, x->id))
+        return false;
+    MfTensor *acc = mf_idmap_get(&w->grads, x->id);
+    bool fresh = !acc;
+    if (!mf_slice_accumulate(r->op, r->attrs, mf_tape_any_recording(), x, dy, &acc)) {
+        mf_err_clear();
+        return false;
+    }
+    if (fresh && mf_idmap_put(&w->grads, x->id, acc, "gradient") != MF_OK) {
+        mf_tensor_release(acc);   /* out of memory: the op's gradient tries again */
+        mf_err_clear();
+        return false;
+    }
+    return true;
+}
+
 static MfStatus step(Walk *w, const MfTapeRecord *r, MfTensor **din)
 {
     MfTensor *const *in = mf_rec_inputs(r);
@@ -222,6 +243,10 @@ static MfStatus step(Walk *w, const MfTapeRecord *r, MfTensor **din)
         for (int i = 0; i < r->ninputs; i++)
             needs_buf[i] = mf_idmap_get(&w->reach, in[i]->id) != NULL;
         needs = needs_buf;
+    }
+    if (!r->fn && !r->override && slice_in_place(w, r, in[0], dout[0])) {
+        mf_tensor_release(dout[0]);
+        return MF_OK;
     }
     MfStatus st = run_backward(r, dout, din, needs);
     for (int j = 0; j < r->noutputs; j++)

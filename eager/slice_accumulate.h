@@ -1,0 +1,17 @@
+/* slice_accumulate.h — a Slice's gradient added in place (slice_accumulate.c). */
+#ifndef MF_EAGER_SLICE_ACCUMULATE_H
+#define MF_EAGER_SLICE_ACCUMULATE_H
+
+#include <stdbool.h>
+
+#include "core/op.h"
+#include "core/tensor.h"
+
+/* For a record of 'op' with 'attrs' reading 'x': when it is a Slice the walk
+ * may handle in place, adds 'dy' into the window of '*acc' (the gradient
+ * held for 'x', owned by the walk; NULL: a new zero tensor is made there)
+ * and returns true. False: nothing changed, take the op's gradient. */
+bool mf_slice_accumulate(MfOpId op, const MfAttrs *attrs, bool higher_order, MfTensor *x,
+                         MfTensor *dy, MfTensor **acc);
+
+#endif
