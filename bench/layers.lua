@@ -8,7 +8,9 @@
 --           calls model(x); MODE "hand" writes the same ops by hand on the
 --           same Variables: the difference is the per-layer overhead.
 --   MODE    eager: a tape and apply_gradients every step; trace: the step as
---           one mf.trace'd function (as model:fit runs it).
+--           one mf.trace'd function (as model:fit runs it); overhead (mlp):
+--           "layers" and "hand" steps alternating in one process, CPU time,
+--           printed as "layers mlp overhead LAYERS_MS HAND_MS PERCENT".
 -- Threads: OPENBLAS_NUM_THREADS (bench/layers.sh). PyTorch: bench/torch_layers.py.
 local workload, mode = arg[1] or "mlp", arg[2] or "eager"
 local runs = tonumber(arg[3]) or 7
@@ -42,15 +44,15 @@ y = mf.tensor(labels, "int64")
 if workload == "lstm" then y = mf.reshape(y, {batch, 50}) end
 model(x) -- build
 
-local function forward(ids)
-  if mode ~= "hand" then return model(ids, {training = true}) end
+local function forward(ids, how)
+  if (how or mode) ~= "hand" then return model(ids, {training = true}) end
   local d1, d2 = model.layers[1], model.layers[2]
   local h = mf.nn.relu(mf.matmul(ids, d1.kernel) + d1.bias)
   return mf.matmul(h, d2.kernel) + d2.bias
 end
 
-loss_of = function(inputs, lab)
-  local logits = forward(inputs)
+loss_of = function(inputs, lab, how)
+  local logits = forward(inputs, how)
   if workload == "lstm" then
     logits, lab = mf.reshape(logits, {-1, 64}), mf.reshape(lab, {-1})
   end
@@ -59,9 +61,9 @@ loss_of = function(inputs, lab)
 end
 
 local vars = model.trainable_variables
-local function train_step(inputs, lab)
+local function train_step(inputs, lab, how)
   local tape = mf.GradientTape()
-  local loss = loss_of(inputs, lab)
+  local loss = loss_of(inputs, lab, how)
   tape:stop()
   local g = tape:gradient(loss, vars)
   local gv = {}
@@ -72,6 +74,30 @@ end
 local step = mode == "trace" and mf.trace(train_step) or train_step
 
 local iters = workload == "mlp" and 50 or (workload == "lstm" and 2 or 5)
+local function median(t)
+  table.sort(t)
+  return t[(#t + 1) // 2]
+end
+
+if mode == "overhead" then
+  -- model(x) against the same ops by hand, in one process, alternating
+  -- batches of steps (same allocator and cache state, same load on a shared
+  -- machine), timed in process CPU time (os.clock: time the scheduler gives
+  -- to other processes is not counted; 1 thread), medians of 'runs' pairs.
+  for _ = 1, iters do train_step(x, y, "layers"); train_step(x, y, "hand") end
+  local tl, th = {}, {}
+  for r = 1, runs do
+    for _, how in ipairs(r % 2 == 1 and {"layers", "hand"} or {"hand", "layers"}) do
+      local t0 = os.clock()
+      for _ = 1, iters do train_step(x, y, how) end
+      local ms = (os.clock() - t0) / iters * 1e3
+      if how == "layers" then tl[#tl + 1] = ms else th[#th + 1] = ms end
+    end
+  end
+  local l, h = median(tl), median(th)
+  print(string.format("layers %s overhead %.3f %.3f %+.1f", workload, l, h, (l / h - 1) * 100))
+  return
+end
 for _ = 1, iters do step(x, y) end
 local times = {}
 for r = 1, runs do
@@ -79,5 +105,4 @@ for r = 1, runs do
   for _ = 1, iters do step(x, y) end
   times[r] = (mf.clock() - t0) / iters * 1e3
 end
-table.sort(times)
-print(string.format("layers %s %s %.3f", workload, mode, times[(runs + 1) // 2]))
+print(string.format("layers %s %s %.3f", workload, mode, median(times)))

@@ -32,7 +32,10 @@ for threads in 1 2; do
         fi
         printf "%-34s %9s ms %9s ms %10s\n" "$1 $2, $threads thread(s)" "$ms" "$t" "$ratio"
     done
-    awk '$2 == "mlp" && $3 == "layers" {l = $4} $2 == "mlp" && $3 == "hand" {h = $4}
-         END {if (l && h) printf "%-34s %+9.1f %%\n", "model(x) overhead over hand ops", \
-              (l / h - 1) * 100}' "$out"
+    # the overhead from both steps alternating in one process, in CPU time
+    # (bench/layers.lua mlp overhead): separate wall-time runs differ by more
+    # than 5% on a loaded machine
+    OPENBLAS_NUM_THREADS=$threads "$build/moonflow" bench/layers.lua mlp overhead 15 \
+        2>/dev/null | awk '{printf "%-34s %+9.1f %% (%s vs %s ms CPU)\n", \
+                          "model(x) overhead over hand ops", $6, $4, $5}'
 done
