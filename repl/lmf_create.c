@@ -447,6 +447,7 @@ static int l_range(lua_State *L)
     lua_Integer iv[3];
     int all_int;
     int oi = range_args(L, v, iv, &all_int);
+    lmf_check_nargs(L, "range", oi);   /* nothing after the options */
     lmf_check_options(L, oi, "range", keys);
     MfDType dt = dtype_arg(L, oi, "range", all_int ? MF_INT32 : MF_FLOAT32, NULL);
     MfTensor *out = NULL;
