@@ -378,6 +378,9 @@ static int jacobian(lua_State *L, bool batch)
     MfStatus st = batch ? mf_tape_batch_jacobian(t, y, &src, zero, &out)
                         : mf_tape_jacobian(t, y, &src, zero, &out);
     lmf_set_grad_state(saved);
+    const char *fname = batch ? "batch_jacobian" : "jacobian";
+    if (st != MF_OK && strncmp(mf_err_msg(), fname, strlen(fname)) != 0)
+        mf_err_prefix("%s", fname);   /* the tape's own message ("gradient: ...") */
     if (st != MF_OK)
         return lmf_raise(L);
     if (out)
