@@ -330,6 +330,7 @@ static int l_adam(lua_State *L)
 typedef struct LossCtx {
     lua_State *L;
     int fn;
+    const char *who;   /* the function called: minimize or compute_gradients */
     bool lua_failed;   /* the error object is on top of the stack */
 } LossCtx;
 
@@ -341,12 +342,12 @@ static MfStatus call_loss(void *ctx, MfTensor **loss)
     lua_pushvalue(L, c->fn);
     if (lmf_pcall(L, 0, 1) != LUA_OK) {
         c->lua_failed = true;
-        return mf_err_set(MF_EARG, "compute_gradients: the loss function raised an error");
+        return mf_err_set(MF_EARG, "%s: the loss function raised an error", c->who);
     }
     MfTensor *t = lmf_test_tensor(L, -1);
     if (!t) {
-        MfStatus st = mf_err_set(MF_EARG, "compute_gradients: the loss function must return a "
-                                 "tensor, got %s", type_name(L, -1));
+        MfStatus st = mf_err_set(MF_EARG, "%s: the loss function must return a tensor, got %s",
+                                 c->who, type_name(L, -1));
         lua_pop(L, 1);
         return st;
     }
@@ -483,7 +484,7 @@ static void compute(lua_State *L, const char *who)
                    "(in graph mode: a graph tensor)", who, type_name(L, 2));
     MfVariable **vs = NULL;
     int nv = read_var_list(L, 3, who, &vs);
-    LossCtx ctx = {L, 2, false};
+    LossCtx ctx = {L, 2, who, false};
     MfGradVar *pairs = NULL;
     int n = 0;
     MfTensor *loss = NULL;

@@ -273,7 +273,9 @@ T.test("errors", function()
   T.raises(function() opt:minimize(mf.reduce_sum(w)) end,
            "minimize: in eager mode the loss must be a function of no arguments")
   T.raises(function() opt:minimize(function() return 3 end) end,
-           "the loss function must return a tensor, got number")
+           "minimize: the loss function must return a tensor, got number")
+  T.raises(function() opt:compute_gradients(function() return {} end) end,
+           "compute_gradients: the loss function must return a tensor, got table")
   T.raises(function() opt:minimize(function() error("boom") end) end, "boom")
   T.raises(function() opt:minimize(function() return mf.reduce_sum(w) end, {var_list = {w, 3}}) end,
            "minimize: var_list[2] must be a Variable, got number")
