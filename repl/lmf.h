@@ -85,7 +85,7 @@ MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt);
 
 /* Reads a shape {2, 3} (or a single number) at 'idx' into 'shape'; returns
  * the rank. 'allow_unknown' lets -1 through (placeholders, reshape). */
-int lmf_check_shape(lua_State *L, int idx, int64_t *shape, int allow_unknown);
+int lmf_check_shape(lua_State *L, int idx, const char *fname, int64_t *shape, int allow_unknown);
 
 /* Converts a 1-based (or negative) Lua axis to 0-based for rank 'rank';
  * raises naming 'fname' when out of range. 'extra' widens the range by one

@@ -104,7 +104,7 @@ static int shape_arg(lua_State *L, int idx, const char *fname, int64_t *shape)
 {
     MfTensor *t = lmf_test_tensor(L, idx);
     if (!t)
-        return lmf_check_shape(L, idx, shape, 0);
+        return lmf_check_shape(L, idx, fname, shape, 0);
     if (t->node && mf_dtype_is_int(t->dtype) && t->rank == 1 && t->shape[0] >= 0 &&
         t->shape[0] <= MF_MAX_RANK)
         return RUN_TIME_SHAPE;

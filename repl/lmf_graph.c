@@ -222,7 +222,7 @@ static int l_placeholder(lua_State *L)
     MfGraph *g = need_default(L, "placeholder");
     MfDType dt = lmf_opt_dtype(L, 1, MF_FLOAT32);
     int64_t shape[MF_MAX_RANK];
-    int rank = lua_isnoneornil(L, 2) ? -1 : lmf_check_shape(L, 2, shape, 1);
+    int rank = lua_isnoneornil(L, 2) ? -1 : lmf_check_shape(L, 2, "placeholder", shape, 1);
     const char *name = luaL_optstring(L, 3, NULL);
     MfTensor *t;
     if (mf_graph_placeholder(g, dt, rank, shape, name, &t) != MF_OK)

@@ -242,7 +242,7 @@ static int init_call(lua_State *L)
         return luaL_error(L, "%s: expected a shape such as {2, 3}, got %s", d->name,
                           luaL_typename(L, 2));
     int64_t shape[MF_MAX_RANK];
-    int rank = lmf_check_shape(L, 2, shape, 0);
+    int rank = lmf_check_shape(L, 2, d->name, shape, 0);
     MfDType dt = lmf_opt_dtype(L, 3, MF_FLOAT32);
     MfTensor *out = NULL;
     MfStatus st;

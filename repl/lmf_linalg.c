@@ -119,7 +119,7 @@ static int l_reshape(lua_State *L)
         return luaL_error(L, "reshape: expected a shape as argument 2 (an array such as {2, 3}; "
                           "one -1 is inferred)");
     else
-        rank = lmf_check_shape(L, 2, shape, 1);
+        rank = lmf_check_shape(L, 2, "reshape", shape, 1);
     return push_result(L, mf_reshape(t, rank, shape, &out), &out);
 }
 

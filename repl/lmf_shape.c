@@ -261,7 +261,7 @@ static int l_broadcast_to(lua_State *L)
         return 1;
     }
     MfAttrs a = mf_attrs_default();
-    a.nints = lmf_check_shape(L, 2, a.ints, 0);
+    a.nints = lmf_check_shape(L, 2, "broadcast_to", a.ints, 0);
     return lmf_call_op(L, MF_OP_BROADCAST_TO, 1, &t, &a);
 }
 

@@ -527,36 +527,43 @@ MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt)
     return dt;
 }
 
-static int64_t shape_dim(lua_State *L, int idx, int i, int allow_unknown)
+/* Shape errors name the function explicitly (fname), not by looking at the
+ * Lua stack: a callable object or a field such as st.fn would be named wrongly. */
+static int64_t shape_dim(lua_State *L, int idx, const char *fname, int i, int allow_unknown)
 {
     int isint = 0;
     lua_Number n = lua_tonumberx(L, -1, &isint);
     if (!isint || n != (lua_Number)(int64_t)n)
-        luaL_argerror(L, idx, lua_pushfstring(L, "shape entry %d must be an integer, got %s", i,
-                                              luaL_typename(L, -1)));
+        luaL_error(L, "bad argument #%d to '%s' (shape entry %d must be an integer, got %s)",
+                   idx, fname, i, luaL_typename(L, -1));
     int64_t d = (int64_t)n;
     if (d < 0 && !(allow_unknown && d == -1))
-        luaL_argerror(L, idx, lua_pushfstring(L, "shape entry %d must be >= 0, got %d", i, (int)d));
+        luaL_error(L, "bad argument #%d to '%s' (shape entry %d must be >= 0, got %I)", idx,
+                   fname, i, (lua_Integer)d);
     return d;
 }
 
-int lmf_check_shape(lua_State *L, int idx, int64_t *shape, int allow_unknown)
+int lmf_check_shape(lua_State *L, int idx, const char *fname, int64_t *shape, int allow_unknown)
 {
     if (lua_type(L, idx) == LUA_TNUMBER) {
         lua_pushvalue(L, idx);
-        shape[0] = shape_dim(L, idx, 1, allow_unknown);
+        shape[0] = shape_dim(L, idx, fname, 1, allow_unknown);
         lua_pop(L, 1);
         return 1;
     }
-    if (!lua_istable(L, idx))
-        luaL_typeerror(L, idx, "shape (array of integers)");
+    if (!lua_istable(L, idx)) {
+        const char *got = luaL_getmetafield(L, idx, "__name") == LUA_TSTRING
+                              ? lua_tostring(L, -1) : luaL_typename(L, idx);
+        luaL_error(L, "bad argument #%d to '%s' (shape (array of integers) expected, got %s)",
+                   idx, fname, got);
+    }
     int rank = (int)lua_rawlen(L, idx);
     if (rank > MF_MAX_RANK)
-        luaL_argerror(L, idx, lua_pushfstring(L, "shape has rank %d, at most %d is supported",
-                                              rank, MF_MAX_RANK));
+        luaL_error(L, "bad argument #%d to '%s' (shape has rank %d, at most %d is supported)",
+                   idx, fname, rank, MF_MAX_RANK);
     for (int i = 0; i < rank; i++) {
         lua_rawgeti(L, idx, i + 1);
-        shape[i] = shape_dim(L, idx, i + 1, allow_unknown);
+        shape[i] = shape_dim(L, idx, fname, i + 1, allow_unknown);
         lua_pop(L, 1);
     }
     return rank;

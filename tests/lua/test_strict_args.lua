@@ -85,4 +85,15 @@ T.test("Dataset:cardinality counts without iterating", function()
   T.eq(d:epochs():cardinality(), nil)
 end)
 
+T.test("shape errors name the function called, not the field it was called through", function()
+  -- a callable object as a map function was named 'fn' (Lua's guess from dataset.lua's st.fn)
+  local ds = mf.data.Dataset.from_tensor_slices(mf.ones{4, 2})
+  ds = ds:map(mf.initializers.glorot_uniform())
+  T.raises(function() for _ in ds:iter() do end end,
+           "bad argument #2 to 'glorot_uniform' (shape (array of integers) expected, got mf.Tensor)")
+  local f = {fn = mf.zeros}
+  T.raises(function() f.fn({2, -3}) end, "bad argument #1 to 'zeros' (shape entry 2 must be >= 0")
+  T.raises(function() f.fn({2, "a"}) end, "bad argument #1 to 'zeros' (shape entry 2 must be an integer")
+end)
+
 T.done()
