@@ -886,12 +886,17 @@ for k in pairs(mf.initializers) do init_names[k] = true end
 -- function that made them ("custom_gradient: f must return ...").
 local makers = {custom_gradient = true, grad = true, value_and_grad = true, trace = true,
                 random = true}
+-- mf.losses.X{options} makes a loss object; called (as minimize's loss, a
+-- map function) its errors name X ("mean_squared_error: expected ...")
+for k in pairs(mf.losses) do makers[k] = true end
 
 local function names_initializer(args, n, msg)
   if msg:find("^traced function: ") then return true end   -- a Function from mf.trace
   -- a layer or model passed where a callable goes (a Variable's initial value,
   -- a loss) names itself when it is called: "dense_1 (Dense): ..."
   if msg:find("%f[%w][%w_]+ %(%u[%w]*%): ") then return true end
+  -- an error raised from Lua code (dataset.lua calling a map function) carries its position
+  msg = msg:gsub("^[^%s:]+:%d+: ", "")
   local head = msg:match("^([%w_]+)[:.]") or msg:match("^bad argument #%d+ to '([%w_]+)'")
   return head ~= nil and (init_names[head] or makers[head]) == true
 end
@@ -962,6 +967,8 @@ local function drain(t, it, args, n)
   end
   -- a layer or model given to map/filter names itself: "sequential_6 (Sequential): ..."
   if not hang and msg:find("%f[%w][%w_]+ %(%u[%w]*%): ") then return end
+  -- so does an initializer or loss object given to map
+  if not hang and names_initializer(args, n, msg) then return end
   if count_known(t, msg) then return end
   return fail(t, args, n, "iterating: " .. msg)
 end
