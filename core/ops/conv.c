@@ -22,17 +22,15 @@
 
 /* ---- geometry ------------------------------------------------------------------ */
 
-/* A stride or dilation entry: 0 means 1. */
-static int64_t one_if_zero(int64_t v)
+int64_t mf_conv_one_if_zero(int64_t v)
 {
     return v == 0 ? 1 : v;
 }
 
-/* The span (k - 1) * d + 1 of a dilated filter axis (1 for k < 1).
- * Dilations and the sizes attributes may be anything up to INT64_MAX: a span
+/* Dilations and the sizes attributes may be anything up to INT64_MAX: a span
  * that does not fit is INT64_MAX, which check_fit refuses before any kernel
  * (or any arithmetic on it) runs. */
-static int64_t dilated_extent(int64_t k, int64_t d)
+int64_t mf_conv_dilated_extent(int64_t k, int64_t d)
 {
     int64_t e;
     if (k < 1)
@@ -42,12 +40,10 @@ static int64_t dilated_extent(int64_t k, int64_t d)
     return e + 1;
 }
 
-/* Output size and leading pad of one spatial axis (TensorFlow's rules);
- * unknown (-1) in, unknown out. */
-static void axis_size(int padding, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *out,
-                      int64_t *pad)
+void mf_conv_axis_size(int padding, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *out,
+                       int64_t *pad)
 {
-    int64_t ek = dilated_extent(k, d);
+    int64_t ek = mf_conv_dilated_extent(k, d);
     *pad = 0;
     if (in < 0 || k < 0) {
         *out = -1;
@@ -91,11 +87,11 @@ static MfConvGeom call_geom(const MfOpCall *c)
     const MfAttrs *a = c->attrs;
     MfConvGeom g = {
         .N = xs[0], .H = xs[1], .W = xs[2], .C = xs[3], .kh = ws[0], .kw = ws[1], .O = ws[3],
-        .sh = one_if_zero(a->strides[1]), .sw = one_if_zero(a->strides[2]),
-        .dh = one_if_zero(a->dilations[1]), .dw = one_if_zero(a->dilations[2]),
+        .sh = mf_conv_one_if_zero(a->strides[1]), .sw = mf_conv_one_if_zero(a->strides[2]),
+        .dh = mf_conv_one_if_zero(a->dilations[1]), .dw = mf_conv_one_if_zero(a->dilations[2]),
     };
-    axis_size(a->padding, g.H, g.kh, g.sh, g.dh, &g.Ho, &g.pad_top);
-    axis_size(a->padding, g.W, g.kw, g.sw, g.dw, &g.Wo, &g.pad_left);
+    mf_conv_axis_size(a->padding, g.H, g.kh, g.sh, g.dh, &g.Ho, &g.pad_top);
+    mf_conv_axis_size(a->padding, g.W, g.kw, g.sw, g.dw, &g.Wo, &g.pad_left);
     return g;
 }
 
@@ -117,7 +113,7 @@ static MfStatus check_window(const MfOpCall *c, const int64_t *v, const char *wh
 {
     int64_t e[4];
     for (int i = 0; i < 4; i++)
-        e[i] = one_if_zero(v[i]);
+        e[i] = mf_conv_one_if_zero(v[i]);
     if (e[1] < 1 || e[2] < 1)
         return mf_err_set(MF_EARG, "%s: %s must be positive, got {%lld, %lld, %lld, %lld}",
                           op_api(c), what, (long long)e[0], (long long)e[1], (long long)e[2],
@@ -151,7 +147,7 @@ static MfStatus check_fit(const MfOpCall *c, const MfConvGeom *g)
     if ((g->kh >= 0 && g->kh < 1) || (g->kw >= 0 && g->kw < 1))
         return mf_err_set(MF_ESHAPE, "%s: the filter's height and width must be at least 1, "
                           "got %lld x %lld", op_api(c), (long long)g->kh, (long long)g->kw);
-    int64_t ekh = dilated_extent(g->kh, g->dh), ekw = dilated_extent(g->kw, g->dw);
+    int64_t ekh = mf_conv_dilated_extent(g->kh, g->dh), ekw = mf_conv_dilated_extent(g->kw, g->dw);
     if (ekh == INT64_MAX || ekw == INT64_MAX)
         return mf_err_set(MF_ESHAPE, "%s: the filter (%lld x %lld) with dilations {%lld, %lld} "
                           "is too large: its dilated span (k - 1) * dilation + 1 does not fit "
@@ -596,12 +592,14 @@ static MfStatus nhwc_attrs(const char *fname, const MfAttrs *a, bool nchw, MfAtt
         return MF_OK;
     for (int i = 0; i < 2; i++) {
         const int64_t *v = i == 0 ? a->strides : a->dilations;
-        if (one_if_zero(v[0]) != 1 || one_if_zero(v[1]) != 1)
+        if (mf_conv_one_if_zero(v[0]) != 1 || mf_conv_one_if_zero(v[1]) != 1)
             return mf_err_set(MF_EARG, "%s: %s on the batch and channel axes must be 1, got "
                               "{%lld, %lld, %lld, %lld} (NCHW)", fname,
-                              i == 0 ? "strides" : "dilations", (long long)one_if_zero(v[0]),
-                              (long long)one_if_zero(v[1]), (long long)one_if_zero(v[2]),
-                              (long long)one_if_zero(v[3]));
+                              i == 0 ? "strides" : "dilations",
+                              (long long)mf_conv_one_if_zero(v[0]),
+                              (long long)mf_conv_one_if_zero(v[1]),
+                              (long long)mf_conv_one_if_zero(v[2]),
+                              (long long)mf_conv_one_if_zero(v[3]));
     }
     for (int i = 0; i < 4; i++) {
         out->strides[i] = a->strides[to_nhwc[i]];

@@ -55,6 +55,17 @@ typedef struct MfConvGeom {
     int64_t pad_top, pad_left;
 } MfConvGeom;
 
+/* Axis geometry shared by conv.c and depthwise.c (defined in conv.c).
+ * A stride or dilation entry: 0 means 1. */
+int64_t mf_conv_one_if_zero(int64_t v);
+/* The span (k - 1) * d + 1 of a dilated filter axis (1 for k < 1); INT64_MAX
+ * when it does not fit, which the ops refuse before any kernel runs. */
+int64_t mf_conv_dilated_extent(int64_t k, int64_t d);
+/* Output size and leading pad of one spatial axis (TensorFlow's rules;
+ * padding 1 is SAME); unknown (-1) in, unknown out. */
+void mf_conv_axis_size(int padding, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *out,
+                       int64_t *pad);
+
 /* ---- im2col.c ---------------------------------------------------------------- */
 
 /* Writes rows [r0, r1) of the patch matrix of 'x' (contiguous NHWC of

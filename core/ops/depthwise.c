@@ -42,39 +42,6 @@ typedef struct DwGeom {
     int64_t M;
 } DwGeom;
 
-static int64_t one_if_zero(int64_t v)
-{
-    return v == 0 ? 1 : v;
-}
-
-/* (k - 1) * d + 1, INT64_MAX when it does not fit (refused by check_fit). */
-static int64_t span(int64_t k, int64_t d)
-{
-    int64_t e;
-    if (k < 1)
-        return 1;
-    if (__builtin_mul_overflow(k - 1, d, &e) || e == INT64_MAX)
-        return INT64_MAX;
-    return e + 1;
-}
-
-/* TensorFlow's output size and leading pad of one axis; unknown in, unknown out. */
-static void axis_out(int same, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *out,
-                     int64_t *pad)
-{
-    int64_t ek = span(k, d);
-    *pad = 0;
-    if (in < 0 || k < 0) {
-        *out = -1;
-    } else if (same) {
-        *out = in == 0 ? 0 : (in - 1) / s + 1;
-        int64_t total = in == 0 ? 0 : ek - (in - (*out - 1) * s);
-        *pad = total > 0 ? total / 2 : 0;
-    } else {
-        *out = ek > in ? 0 : (in - ek) / s + 1;
-    }
-}
-
 /* The input and filter shapes of the call (see the file comment). */
 static void dw_shapes(const MfOpCall *c, int64_t xs[4], int64_t ws[4])
 {
@@ -100,13 +67,14 @@ static DwGeom dw_geom(const MfOpCall *c)
     dw_shapes(c, xs, ws);
     const MfAttrs *a = c->attrs;
     DwGeom d = {.g = {.N = xs[0], .H = xs[1], .W = xs[2], .C = xs[3], .kh = ws[0],
-                      .kw = ws[1], .sh = one_if_zero(a->strides[1]),
-                      .sw = one_if_zero(a->strides[2]), .dh = one_if_zero(a->dilations[1]),
-                      .dw = one_if_zero(a->dilations[2])},
+                      .kw = ws[1], .sh = mf_conv_one_if_zero(a->strides[1]),
+                      .sw = mf_conv_one_if_zero(a->strides[2]),
+                      .dh = mf_conv_one_if_zero(a->dilations[1]),
+                      .dw = mf_conv_one_if_zero(a->dilations[2])},
                 .M = ws[3]};
     d.g.O = xs[3] >= 0 && ws[3] >= 0 ? xs[3] * ws[3] : -1;
-    axis_out(a->padding, d.g.H, d.g.kh, d.g.sh, d.g.dh, &d.g.Ho, &d.g.pad_top);
-    axis_out(a->padding, d.g.W, d.g.kw, d.g.sw, d.g.dw, &d.g.Wo, &d.g.pad_left);
+    mf_conv_axis_size(a->padding, d.g.H, d.g.kh, d.g.sh, d.g.dh, &d.g.Ho, &d.g.pad_top);
+    mf_conv_axis_size(a->padding, d.g.W, d.g.kw, d.g.sw, d.g.dw, &d.g.Wo, &d.g.pad_left);
     return d;
 }
 
@@ -128,7 +96,7 @@ static MfStatus check_window(const MfOpCall *c, const int64_t *v, const char *wh
 {
     int64_t e[4];
     for (int i = 0; i < 4; i++)
-        e[i] = one_if_zero(v[i]);
+        e[i] = mf_conv_one_if_zero(v[i]);
     if (e[1] >= 1 && e[2] >= 1 && e[0] == 1 && e[3] == 1)
         return MF_OK;
     return mf_err_set(MF_EARG, "%s: %s must be positive, and 1 on the batch and channel axes; "
@@ -189,7 +157,7 @@ static MfStatus check_fit(const MfOpCall *c, const DwGeom *d, const int64_t *xs,
         return mf_err_set(MF_ESHAPE, "%s: the filter's height, width and depth multiplier must "
                           "be at least 1, got filter %s", op_api(c),
                           mf_shape_str(4, ws, sw, sizeof sw));
-    int64_t ekh = span(g->kh, g->dh), ekw = span(g->kw, g->dw);
+    int64_t ekh = mf_conv_dilated_extent(g->kh, g->dh), ekw = mf_conv_dilated_extent(g->kw, g->dw);
     if (ekh == INT64_MAX || ekw == INT64_MAX)
         return mf_err_set(MF_ESHAPE, "%s: the dilated filter is too large", op_api(c));
     bool tall = g->H >= 0 && g->kh >= 0 && ekh > g->H;
