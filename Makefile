@@ -78,21 +78,11 @@ $(BUILD)/core/ops/apply.o: CFLAGS_ALL += -fno-math-errno
 $(BUILD)/core/ops/conv_direct.o $(BUILD)/core/ops/winograd.o: CFLAGS_ALL += -ffp-contract=fast \
     -Wno-psabi
 
-# mf.data.Dataset is written in Lua (repl/dataset.lua); lmf_data.c includes
-# it as C string literals generated into $(BUILD)/gen/ by tools/embed_lua.sh.
-$(BUILD)/gen/dataset_lua.inc: repl/dataset.lua tools/embed_lua.sh
-	@mkdir -p $(dir $@)
-	@echo "  GEN $@"
-	@sh tools/embed_lua.sh $< > $@.tmp && mv $@.tmp $@
-
-$(BUILD)/repl/lmf_data.o: $(BUILD)/gen/dataset_lua.inc
-$(BUILD)/repl/lmf_data.o: CFLAGS_ALL += -I$(BUILD)/gen
-
 # The Lua library (../shared/DESIGN.md "The Lua library above the face"):
 # lib/*.lua in load order, embedded by repl/lmf_lib.c as one entry per file.
 LIB_LUA := lib/util.lua lib/activations.lua lib/composed_ops.lua lib/layers.lua lib/layers_norm.lua lib/layers_rnn.lua \
            lib/model.lua lib/losses.lua \
-           lib/metrics.lua lib/fit.lua lib/schedules.lua lib/einsum.lua
+           lib/metrics.lua lib/fit.lua lib/schedules.lua lib/einsum.lua lib/dataset.lua
 $(BUILD)/gen/lib_lua.inc: $(LIB_LUA) tools/embed_lua.sh Makefile
 	@mkdir -p $(dir $@)
 	@echo "  GEN $@"

@@ -1,6 +1,6 @@
 /* lmf_data.c — mf.data: read_csv and read_idx (parsed in C, core/io/) and
- * mf.data.Dataset, whose pipeline (from_tensor_slices, shuffle, batch,
- * epochs, iter) is the Lua chunk repl/dataset.lua, embedded at build time.
+ * the C helpers of mf.data.Dataset, whose pipeline (from_tensor_slices,
+ * shuffle, batch, epochs, iter) is lib/dataset.lua, a file of the Lua library.
  *
  * A Dataset moves 1-based row numbers (or arrays of them, once batched)
  * through its stages and makes tensors only at the end, with one GatherV2
@@ -191,14 +191,6 @@ static int l_range_int64(lua_State *L)
     return 1;
 }
 
-/* The Dataset pipeline (repl/dataset.lua), run once by lmf_open_data with
- * (data, take, tensor_of, op_seed, rand_index, mf.stack, range_int64); the build turns it into one
- * string literal per line (tools/embed_lua.sh -> $(BUILD)/gen/). */
-static const char *const dataset_lua[] = {
-#include "dataset_lua.inc"
-    NULL,
-};
-
 void lmf_open_data(lua_State *L)
 {
     lua_newtable(L);
@@ -206,23 +198,18 @@ void lmf_open_data(lua_State *L)
     lua_setfield(L, -2, "read_csv");
     lua_pushcfunction(L, l_read_idx);
     lua_setfield(L, -2, "read_idx");
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    for (int i = 0; dataset_lua[i]; i++)
-        luaL_addstring(&b, dataset_lua[i]);
-    luaL_pushresult(&b);
-    size_t len;
-    const char *code = lua_tolstring(L, -1, &len);
-    if (luaL_loadbuffer(L, code, len, "@repl/dataset.lua") != LUA_OK)
-        lua_error(L);
-    lua_remove(L, -2);
-    lua_pushvalue(L, -2);
-    lua_pushcfunction(L, l_take);
-    lua_pushcfunction(L, l_tensor_of);
-    lua_pushcfunction(L, l_op_seed);
-    lua_pushcfunction(L, l_rand_index);
-    lua_getfield(L, -8, "stack"); /* mf.stack (repl/lmf_shape.c, opened before) */
-    lua_pushcfunction(L, l_range_int64);
-    lua_call(L, 7, 0);
     lua_setfield(L, -2, "data");
+}
+
+void lmf_push_data_helpers(lua_State *L)
+{
+    static const luaL_Reg helpers[] = {
+        {"take", l_take},
+        {"tensor_of", l_tensor_of},
+        {"op_seed", l_op_seed},
+        {"rand_index", l_rand_index},
+        {"range_int64", l_range_int64},
+        {NULL, NULL},
+    };
+    luaL_newlib(L, helpers);
 }

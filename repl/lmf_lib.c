@@ -1,6 +1,6 @@
 /* lmf_lib.c — the Lua library above the face (../shared/DESIGN.md): the
  * files of lib/ (mf.layers, models and fit, mf.losses, mf.metrics, the
- * learning-rate schedules, AdamW), written in Lua on the public mf API and
+ * learning-rate schedules, AdamW, mf.data.Dataset), written in Lua on the public mf API and
  * embedded at build time: the Makefile runs tools/embed_lua.sh on each file
  * in LIB_LUA's order into $(BUILD)/gen/lib_lua.inc, one entry per file.
  *
@@ -42,6 +42,8 @@ void lmf_open_lib(lua_State *L)
     int lib = lua_gettop(L);
     lua_pushcfunction(L, l_eager);
     lua_setfield(L, lib, "eager");
+    lmf_push_data_helpers(L);
+    lua_setfield(L, lib, "data");
     for (const LibFile *f = lib_files; f->chunkname; f++) {
         luaL_Buffer b;
         luaL_buffinit(L, &b);

@@ -1,4 +1,4 @@
--- test_dataset_source.lua — mf.data.Dataset is repl/dataset.lua embedded at
+-- test_dataset_source.lua — mf.data.Dataset is lib/dataset.lua embedded at
 -- build time (tools/embed_lua.sh): its chunk is named after that file and
 -- its line numbers are the file's, so errors and tracebacks point at the
 -- source. Run from the repository root, as tests/run.sh does.
@@ -7,17 +7,17 @@ local Dataset = mf.data.Dataset
 
 local function source_lines()
   local lines = {}
-  for line in io.lines("repl/dataset.lua") do lines[#lines + 1] = line end
+  for line in io.lines("lib/dataset.lua") do lines[#lines + 1] = line end
   return lines
 end
 
-T.test("each Dataset method is defined at its line of repl/dataset.lua", function()
+T.test("each Dataset method is defined at its line of lib/dataset.lua", function()
   local lines = source_lines()
   local methods = {from_tensor_slices = ".", shuffle = ":", batch = ":", epochs = ":",
                    iter = ":", __tostring = ":"}
   for name, sep in pairs(methods) do
     local info = debug.getinfo(Dataset[name], "S")
-    T.eq(info.source, "@repl/dataset.lua", nil, name .. ": chunk name")
+    T.eq(info.source, "@lib/dataset.lua", nil, name .. ": chunk name")
     local want = "function Dataset" .. sep .. name .. "("
     local line = lines[info.linedefined] or ""
     T.ok(line:find(want, 1, true) == 1,
@@ -26,7 +26,7 @@ T.test("each Dataset method is defined at its line of repl/dataset.lua", functio
   end
 end)
 
-T.test("a Dataset argument error points at the user's line, not into repl/dataset.lua", function()
+T.test("a Dataset argument error points at the user's line, not into lib/dataset.lua", function()
   local ds = Dataset.from_tensor_slices(mf.zeros{4})
   local here = debug.getinfo(1, "l").currentline
   local ok, err = pcall(function() return ds:batch(0) end)   -- checked two calls deep
@@ -45,7 +45,7 @@ T.test("a runtime error inside Dataset code gives a traceback into the file", fu
   local bad = setmetatable({comps = {}, n = 1, stages = {{kind = "nope"}}}, Dataset)
   local ok, tb = xpcall(bad.iter, debug.traceback, bad)
   T.ok(not ok, "iter over an unknown stage should fail")
-  T.ok(tb:find("repl/dataset.lua:%d+: attempt to call a nil value"), tb)
+  T.ok(tb:find("lib/dataset.lua:%d+: attempt to call a nil value"), tb)
   T.ok(tb:find("stack traceback:", 1, true), tb)
 end)
 

@@ -2,7 +2,7 @@
 -- (a loss for minimize, f for mf.grad, a traced, profiled or graph-building
 -- function, a custom gradient) shows the user's own frames in the traceback,
 -- as calling the function directly does; moonflow's own Lua frames
--- (repl/dataset.lua) are not shown.
+-- (lib/dataset.lua) are not shown.
 local T = dofile("tests/lua/harness.lua")
 local exe = assert(arg and arg[-1], "run with the moonflow program")
 

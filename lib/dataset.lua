@@ -1,16 +1,21 @@
--- dataset.lua — mf.data.Dataset, written in Lua and embedded in the moonflow
--- binary: tools/embed_lua.sh turns this file into string literals at build
--- time ($(BUILD)/gen/dataset_lua.inc) and lmf_open_data (repl/lmf_data.c)
--- runs it once, as chunk "@repl/dataset.lua", with seven arguments: the
--- mf.data table to fill, the C helpers take, tensor_of, op_seed and
--- rand_index, and mf.stack and mf.range (int64).
+-- dataset.lua — mf.data.Dataset, part of the Lua library above the face
+-- (../shared/DESIGN.md: "the Dataset pipeline"), embedded with the other
+-- files of lib/ by repl/lmf_lib.c. Besides the public mf API it uses the
+-- private C helpers lib.data (repl/lmf_data.c): take, tensor_of, op_seed,
+-- rand_index and range_int64 (mf.range as int64).
 --
 -- mf.data.Dataset: a pipeline of row indices; tensors are made only at the end.
-local data, take, tensor_of, op_seed, rand_index, stack, range = ...
+local mf, lib = ...
+local data, stack = mf.data, mf.stack
+local take, tensor_of, op_seed = lib.data.take, lib.data.tensor_of, lib.data.op_seed
+local rand_index, range = lib.data.rand_index, lib.data.range_int64
 local Dataset = {}
 Dataset.__index = Dataset
 Dataset.__name = "mf.data.Dataset"
 data.Dataset = Dataset
+-- Dataset checks its own arguments and names itself (fail and no_more below),
+-- and its methods keep their lines for tracebacks: lib.publish leaves it as it is.
+lib.publish_skip[Dataset] = true
 
 -- Raises "fname: message" at the user's line: the first caller outside this
 -- file (and outside C functions such as pcall), however deep the check was.
