@@ -20,6 +20,13 @@ local function no_opts(fname, opts)
   if opts ~= nil then check_opts(fname, opts, {}) end
 end
 
+lib.help("nn.leaky_relu", "nn",
+  "mf.nn.leaky_relu(x [, {alpha = 0.2}])",
+  "max(x, alpha * x) (TensorFlow's default alpha 0.2). " ..
+  "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come " ..
+  "from them; layers take the name as an activation.",
+  [[
+mf.nn.leaky_relu(mf.tensor{-1, 2})   --> {-0.2, 2}]])
 -- leaky_relu(x, {alpha = 0.2}): max(x, alpha x) (alpha <= 1), else where(x > 0, x, alpha x)
 function nn.leaky_relu(x, opts, extra)
   x = tensor_arg("leaky_relu", x, extra)
@@ -36,6 +43,13 @@ end
 -- gradient would be inf * 0 there).
 local function neg_expm1(x) return mf.expm1(mf.minimum(x, 0)) end
 
+lib.help("nn.elu", "nn",
+  "mf.nn.elu(x)",
+  "x where x > 0, else exp(x) - 1. " ..
+  "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come " ..
+  "from them; layers take the name as an activation.",
+  [[
+mf.nn.elu(mf.tensor{0, 2})           --> {0, 2}]])
 -- elu(x): x where x > 0, else exp(x) - 1
 function nn.elu(x, opts, extra)
   x = tensor_arg("elu", x, extra)
@@ -45,6 +59,13 @@ end
 
 local SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717,
                                1.0507009873554804934193349852946
+lib.help("nn.selu", "nn",
+  "mf.nn.selu(x)",
+  "scale * elu-like with alpha 1.6733 and scale 1.0507 (self-normalizing networks). " ..
+  "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come " ..
+  "from them; layers take the name as an activation.",
+  [[
+mf.nn.selu(mf.tensor{0})             --> {0}]])
 -- selu(x): scale * (x where x > 0, else alpha (exp(x) - 1)) (Klambauer et al.)
 function nn.selu(x, opts, extra)
   x = tensor_arg("selu", x, extra)
@@ -52,6 +73,13 @@ function nn.selu(x, opts, extra)
   return mf.where(mf.greater(x, 0), x * SELU_SCALE, neg_expm1(x) * (SELU_ALPHA * SELU_SCALE))
 end
 
+lib.help("nn.gelu", "nn",
+  "mf.nn.gelu(x [, {approximate = false}])",
+  "x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); approximate = true: the tanh form. " ..
+  "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come " ..
+  "from them; layers take the name as an activation.",
+  [[
+mf.nn.gelu(mf.tensor{0})             --> {0}]])
 -- gelu(x, {approximate = false}): x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); approximate:
 -- 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
 function nn.gelu(x, opts, extra)
@@ -64,6 +92,13 @@ function nn.gelu(x, opts, extra)
   return x * 0.5 * (mf.erf(x * (1 / math.sqrt(2))) + 1)
 end
 
+lib.help("nn.silu", "nn",
+  "mf.nn.silu(x)",
+  "x * sigmoid(x) (swish). " ..
+  "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come " ..
+  "from them; layers take the name as an activation.",
+  [[
+mf.nn.silu(mf.tensor{0})             --> {0}]])
 -- silu(x) (swish): x sigmoid(x)
 function nn.silu(x, opts, extra)
   x = tensor_arg("silu", x, extra)
@@ -71,6 +106,13 @@ function nn.silu(x, opts, extra)
   return x * mf.sigmoid(x)
 end
 
+lib.help("nn.softsign", "nn",
+  "mf.nn.softsign(x)",
+  "x / (1 + |x|). " ..
+  "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come " ..
+  "from them; layers take the name as an activation.",
+  [[
+mf.nn.softsign(mf.tensor{1, -3})     --> {0.5, -0.75}]])
 -- softsign(x): x / (1 + |x|)
 function nn.softsign(x, opts, extra)
   x = tensor_arg("softsign", x, extra)
@@ -78,6 +120,13 @@ function nn.softsign(x, opts, extra)
   return x / (mf.abs(x) + 1)
 end
 
+lib.help("nn.relu6", "nn",
+  "mf.nn.relu6(x)",
+  "min(max(x, 0), 6). " ..
+  "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come " ..
+  "from them; layers take the name as an activation.",
+  [[
+mf.nn.relu6(mf.tensor{-1, 3, 9})     --> {0, 3, 6}]])
 -- relu6(x): min(max(x, 0), 6)
 function nn.relu6(x, opts, extra)
   x = tensor_arg("relu6", x, extra)

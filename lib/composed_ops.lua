@@ -21,6 +21,14 @@ local function reduce_opts(fname, axis, opts, extra)
   return {axis = axis or opts.axis, keepdims = opts.keepdims == true}
 end
 
+lib.help("nn.moments", "nn",
+  "mf.nn.moments(x, axes [, {keepdims}]) -> mean, variance",
+  "The mean and (biased) variance of x over 'axes' (1-based), as tf.nn.moments: written " ..
+  "with reduce_mean, so gradients and graphs follow.",
+  [[
+m, v = mf.nn.moments(mf.tensor{{1, 3}, {3, 5}}, {1})
+m                                    --> {2, 4}
+v                                    --> {1, 1}]])
 -- mf.nn.moments(x, axes [, {keepdims}]) -> mean, variance (biased)
 function mf.nn.moments(x, axes, opts, extra)
   local fname = "moments"
@@ -35,6 +43,13 @@ function mf.nn.moments(x, axes, opts, extra)
   return mf.squeeze(mean, axes), mf.squeeze(var, axes)
 end
 
+lib.help("nn.batch_normalization", "nn",
+  "mf.nn.batch_normalization(x, mean, variance, offset, scale, variance_epsilon)",
+  "(x - mean) / sqrt(variance + variance_epsilon) * scale + offset, as " ..
+  "tf.nn.batch_normalization (offset and scale may be nil); plain ops. The fused " ..
+  "training-mode op is mf.nn.fused_batch_norm.",
+  [[
+mf.nn.batch_normalization(mf.tensor{1, 3}, 2, 1, nil, nil, 0)  --> {-1, 1}]])
 -- mf.nn.batch_normalization(x, mean, variance, offset, scale, variance_epsilon):
 -- (x - mean) / sqrt(variance + eps) * scale + offset; offset and scale may be nil.
 function mf.nn.batch_normalization(x, mean, variance, offset, scale, eps, extra)
@@ -52,6 +67,12 @@ function mf.nn.batch_normalization(x, mean, variance, offset, scale, eps, extra)
   return y
 end
 
+lib.help("reduce_logsumexp", "reduce",
+  "mf.reduce_logsumexp(x [, axis] [, {axis, keepdims}])",
+  "log(sum(exp(x))) over the axes (all when none), computed as m + log(sum(exp(x - m))) " ..
+  "with m the maximum, so large values do not overflow; plain ops.",
+  [[
+mf.reduce_logsumexp(mf.tensor{1000, 1000}):item() == 1000 + math.log(2)  --> true]])
 -- mf.reduce_logsumexp(x [, axis] [, {axis, keepdims}]): log(sum(exp(x))) as
 -- max + log(sum(exp(x - max))), so large values do not overflow.
 function mf.reduce_logsumexp(x, axis, opts, extra)
@@ -65,6 +86,13 @@ function mf.reduce_logsumexp(x, axis, opts, extra)
   return mf.squeeze(s, o.axis)
 end
 
+lib.help("norm", "reduce",
+  "mf.norm(x [, {ord = 2, axis, keepdims}])",
+  "The vector norm of x over 'axis' (all elements when absent): ord 2 (\"euclidean\"), 1, " ..
+  "or math.huge (the largest magnitude); plain ops.",
+  [[
+mf.norm(mf.tensor{3, 4})                 --> 5
+mf.norm(mf.tensor{3, -4}, {ord = 1})     --> 7]])
 -- mf.norm(x [, {ord = 2, axis, keepdims}]): the vector norm over 'axis'
 -- (all elements when absent): ord 2 (or "euclidean"), 1, or math.huge.
 function mf.norm(x, opts, extra)

@@ -9,6 +9,29 @@ local mf, lib = ...
 local data, stack = mf.data, mf.stack
 local take, tensor_of, op_seed = lib.data.take, lib.data.tensor_of, lib.data.op_seed
 local rand_index, range = lib.data.rand_index, lib.data.range_int64
+lib.help("data.Dataset", "data",
+  "ds:shuffle(buffer_size [, {seed}]) ds:batch(n [, {drop_remainder}]) " ..
+  "ds:epochs([n]) ds:map(fn) ds:filter(fn) ds:take(n) ds:skip(n) ds:prefetch(n) " ..
+  "ds:shard(n, i) ds:cardinality() Dataset.range([start,] limit [, delta]) ds:iter()",
+  "The methods of a mf.data.Dataset (see help \"data.Dataset.from_tensor_slices\"). " ..
+  "shuffle keeps a buffer of buffer_size elements and picks from it at random (a buffer " ..
+  "at least as long as the data gives a uniform shuffle); batch groups n elements, keeping " ..
+  "a smaller last batch unless drop_remainder = true; epochs(n) repeats the whole pipeline " ..
+  "before it n times; iter() returns a Lua iterator. map(fn) makes each element " ..
+  "fn(x, y, ...) (a batch after it stacks the results), filter(fn) keeps those for which " ..
+  "fn is true, take/skip the first n or all but them; prefetch(n) reads n elements ahead " ..
+  "(Lua runs one thing at a time: it keeps the pipeline's shape but overlaps nothing); " ..
+  "cardinality() is the elements of one pass (nil after a filter or with epochs()). " ..
+  "shard(n, i) keeps element i of every group of n (data-parallel training: " ..
+  "ds:shard(mf.dist.size(), mf.dist.rank() + 1)); an incomplete last group is dropped, so " ..
+  "all n parts have the same length. " ..
+  "Dataset.range gives int64 scalars as mf.range (limit exclusive).",
+  [[
+ds = mf.data.Dataset.from_tensor_slices(mf.range(1, 6))
+sizes = {}; for x in ds:batch(2):iter() do sizes[#sizes + 1] = #x end
+sizes                                --> {2, 2, 1}
+c = 0; for x in ds:epochs(2):batch(2, {drop_remainder = true}):iter() do c = c + 1 end
+c                                    --> 5]])
 local Dataset = {}
 Dataset.__index = Dataset
 Dataset.__name = "mf.data.Dataset"
@@ -74,6 +97,22 @@ local function check_self(fname, self)
   end
 end
 
+lib.help("data.Dataset.from_tensor_slices", "data",
+  "mf.data.Dataset.from_tensor_slices(tensor | {t1, t2, ...})",
+  "A Dataset whose elements are the slices of the tensors along axis 1 (each component " ..
+  "must have the same length there). Chain ds:shuffle(buffer_size, {seed}), " ..
+  "ds:batch(n, {drop_remainder}) and ds:epochs(n) (TensorFlow's repeat; no n repeats " ..
+  "forever), each returning a new Dataset, then iterate with for x, y in ds:iter() do ... " ..
+  "end (one value per component). Batches stack rows along a new axis 1 with one gather. " ..
+  "The shuffle is TensorFlow's buffered one; a seed (or mf.random.seed) makes it " ..
+  "reproducible, and every pass (each epoch, each new ds:iter()) draws a new order.",
+  [[
+ds = mf.data.Dataset.from_tensor_slices{mf.tensor{{1, 2}, {3, 4}, {5, 6}}, {7, 8, 9}}
+x, y = ds:batch(2):iter()()
+x                                    --> {{1, 2}, {3, 4}}
+y                                    --> {7, 8}
+n = 0; for x, y in ds:shuffle(3, {seed = 1}):batch(2):epochs(2):iter() do n = n + 1 end
+n                                    --> 4]])
 -- Dataset.from_tensor_slices(t | {t1, t2, ...}): elements are the slices along axis 1.
 function Dataset.from_tensor_slices(tensors, ...)
   no_more("Dataset.from_tensor_slices", 1, ...)

@@ -217,6 +217,18 @@ local function two_operands(a, b, ta, tb, out, size)
   return arrange(y, have, out)
 end
 
+lib.help("einsum", "linalg",
+  "mf.einsum(equation, a [, b])",
+  "Einstein summation (tf.einsum / NumPy's rules) over one or two tensors: letters name " ..
+  "axes, a letter missing from the output is summed over; without '->' the output is the " ..
+  "letters met once, in alphabetical order. Written with reduce_sum, transpose, reshape " ..
+  "and one (batched) matmul, so gradients, graphs and mf.trace come from those ops and " ..
+  "matmul-like equations run as one OpenBLAS product. Not supported (errors say so): " ..
+  "'...', a letter repeated in one operand (diagonals: use trace), size-1 broadcasting, " ..
+  "more than two operands.",
+  [[
+mf.einsum("ij,jk->ik", mf.tensor{{1, 2}}, mf.tensor{{3}, {4}}) --> {{11}}
+mf.einsum("ij->j", mf.tensor{{1, 2}, {3, 4}}) --> {4, 6}]])
 -- mf.einsum(equation, a [, b])
 function mf.einsum(eq, ...)
   local xs = table.pack(...)

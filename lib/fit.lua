@@ -106,6 +106,30 @@ local function steps_of(ds)
   return ds.cardinality and ds:cardinality() or nil
 end
 
+lib.help("layers.fit", "layers",
+  "model:fit(dataset, {loss, optimizer = \"adam\", epochs = 1, " ..
+  "metrics, validation_data, verbose = 1, callbacks, trace = true, global_step, logdir}) " ..
+  "-> " ..
+  "history;  model:evaluate(dataset [, {loss, metrics}]) -> {loss =, ...};  " ..
+  "model:predict(x [, {batch_size}])",
+  "Keras's training loop (lib/fit.lua). Each step records the model and the loss on a " ..
+  "GradientTape and applies the optimizer to model.trainable_variables, as one mf.trace'd " ..
+  "function (trace = false: eagerly). loss: a name of mf.losses, a function(labels, " ..
+  "outputs) or an mf.losses object; metrics: {\"accuracy\"} or metric objects. The " ..
+  "progress line shows the running loss and metrics; history has one number per epoch " ..
+  "for loss, each metric and, with validation_data, val_loss and val_<metric>. " ..
+  "callbacks: functions on_epoch_end(epoch, logs, model) or tables with on_train_begin, " ..
+  "on_epoch_end, on_train_end. logdir: TensorBoard event files as Keras lays them out, " ..
+  "logdir/train and logdir/validation with scalars epoch_loss, epoch_accuracy... per " ..
+  "epoch and a histogram of every variable (mf.summary). evaluate uses the loss and " ..
+  "metrics of the last fit.",
+  [[
+x = mf.tensor{{0}, {1}, {2}, {3}}; y = x * 2
+ds = mf.data.Dataset.from_tensor_slices{x, y}:batch(4)
+m = mf.layers.Sequential{mf.layers.Dense(1)}
+h = m:fit(ds, {loss = "mean_squared_error", epochs = 3, verbose = 0})
+#h.loss                              --> 3
+m:predict(x).shape                   --> {4, 1}]])
 -- model:fit(dataset, {loss, optimizer = "adam", epochs = 1, metrics = {"accuracy"},
 --   validation_data, verbose = 1, callbacks, trace = true, global_step}) -> history
 function ModelBase:fit(ds, opts)

@@ -11,6 +11,37 @@
 local mf, lib = ...
 local fail, check_opts, pair = lib.fail, lib.check_opts, lib.pair
 
+lib.help("layers", "layers",
+  "mf.layers.Dense Conv2D DepthwiseConv2D MaxPool2D AvgPool2D " ..
+  "GlobalAveragePooling2D " ..
+  "Flatten Dropout BatchNormalization LayerNormalization Embedding Activation ReLU " ..
+  "LSTM GRU SimpleRNN Sequential Model reset_names",
+  "Keras's layers, written in Lua on the mf API (lib/layers.lua). A layer is called like " ..
+  "a function, y = layer(x [, {training = true}]); its first call makes its Variables from " ..
+  "x's shape (named \"dense_1/kernel\"), eagerly, in a graph (g:as_default: graph " ..
+  "Variables) or inside mf.trace (eager Variables, via mf.init_scope). " ..
+  "Dense(units, {activation, use_bias, kernel_initializer, bias_initializer, name}), " ..
+  "Conv2D(filters, kernel_size, {strides, padding = \"VALID\", activation, use_bias, " ..
+  "dilation_rate, data_format}), DepthwiseConv2D(kernel_size, {depth_multiplier = 1, " ..
+  "strides, padding, activation, use_bias, dilation_rate, data_format}) (weights " ..
+  "depthwise_kernel [kh, kw, C, M] and bias [C * M]), " ..
+  "MaxPool2D(pool_size, {strides, padding}), AvgPool2D, " ..
+  "GlobalAveragePooling2D(), Flatten(), Dropout(rate, {seed}) (only with training = true), " ..
+  "BatchNormalization{momentum = 0.99, epsilon = 1e-3, axis = -1} (the fused op and batch " ..
+  "statistics with training = true, which also update the moving mean and variance in " ..
+  "every mode with nothing extra to run; the moving statistics otherwise), " ..
+  "LayerNormalization{epsilon}, Embedding(input_dim, output_dim) (1-based ids), " ..
+  "LSTM(units, {return_sequences, return_state}), GRU, SimpleRNN (Keras's weights; " ..
+  "unrolled over time with ops, so BPTT is the tape's or graph's own backward pass; " ..
+  "layer(x, {initial_state = {h, c}}) starts from a state). " ..
+  "Every layer takes {input_shape = {...}} (without the batch) so summary() can build it. " ..
+  "Shape errors at the first call name the layer: \"dense_1 (Dense): ...\". " ..
+  "mf.layers.reset_names() restarts the names (Keras's clear_session).",
+  [[
+d = mf.layers.Dense(2, {kernel_initializer = "ones"})
+d(mf.tensor{{1, 2, 3}})              --> {{6, 6}}
+d.kernel.shape                       --> {3, 2}
+#d.trainable_variables               --> 2]])
 local layers = {}
 mf.layers = layers
 lib.layer_classes = {}

@@ -209,6 +209,14 @@ function Embedding:forward(ids)
   return mf.nn.embedding_lookup(self.embeddings, ids)
 end
 
+lib.help("nn.embedding_lookup", "nn",
+  "mf.nn.embedding_lookup(params, ids)",
+  "The rows of params picked by ids (1-based integers of any shape): a gather along axis " ..
+  "1, so the result has ids' shape followed by params' other axes; the gradient reaches " ..
+  "params as a scatter-add of the rows used (mf.layers.Embedding uses it).",
+  [[
+e = mf.tensor{{1, 2}, {3, 4}, {5, 6}}
+mf.nn.embedding_lookup(e, mf.tensor({3, 1}, "int64"))  --> {{5, 6}, {1, 2}}]])
 -- mf.nn.embedding_lookup(params, ids): rows of params by 1-based ids (a gather).
 if not mf.nn.embedding_lookup then
   function mf.nn.embedding_lookup(params, ids)

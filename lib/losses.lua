@@ -7,6 +7,18 @@
 local mf, lib = ...
 local fail, check_opts = lib.fail, lib.check_opts
 
+lib.help("losses", "layers",
+  "mf.losses.sparse_categorical_crossentropy categorical_crossentropy " ..
+  "binary_crossentropy mean_squared_error: f(labels, outputs [, opts]) or f{opts}",
+  "Keras's losses: called with (labels, outputs) they return the mean loss; called with " ..
+  "an options table ({from_logits = false, reduction = \"mean\"|\"sum\"|\"none\"}) they " ..
+  "return a loss function for fit. Sparse labels are 1-based classes. As in Keras the " ..
+  "outputs are probabilities unless from_logits = true (then the fused softmax / sigmoid " ..
+  "cross-entropies of mf.nn are used).",
+  [[
+mf.losses.mean_squared_error(mf.tensor{1, 2}, mf.tensor{1, 4})  --> 2
+f = mf.losses.sparse_categorical_crossentropy{from_logits = true}
+f(mf.tensor({1}, "int64"), mf.tensor{{0, 0}}):item() == math.log(2)  --> true]])
 local losses = {}
 mf.losses = losses
 local EPS = 1e-7 -- Keras's epsilon: probabilities are clipped to [eps, 1 - eps]

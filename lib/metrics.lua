@@ -7,6 +7,15 @@
 local mf, lib = ...
 local fail = lib.fail
 
+lib.help("metrics", "layers",
+  "mf.metrics.accuracy(labels, outputs);  mf.metrics.Mean();  " ..
+  "mf.metrics.Accuracy();  m:update_state(...);  m:result();  m:reset_state()",
+  "accuracy: the fraction of rows whose argmax is the label (1-based classes or one-hot " ..
+  "rows), a scalar tensor. Mean and Accuracy are Keras's streaming metrics: update_state " ..
+  "adds a batch (values, or labels and outputs), result() is a Lua number.",
+  [[
+mf.metrics.accuracy(mf.tensor({2, 1}, "int64"), mf.tensor{{0, 1}, {0, 1}}):item()  --> 0.5
+m = mf.metrics.Mean(); m:update_state(mf.tensor{1, 2, 3}); m:result()  --> 2]])
 local metrics = {}
 mf.metrics = metrics
 

@@ -175,6 +175,26 @@ end
 
 -- ---- Sequential -----------------------------------------------------------------------
 
+lib.help("layers.Sequential", "layers",
+  "mf.layers.Sequential{layer, ...};  model:add(layer);  " ..
+  "model.trainable_variables;  model.variables;  model:summary();  model:state_dict();  " ..
+  "model:load_state_dict(t);  model:save(path);  model:load(path);  model:build(shape)",
+  "A model of layers applied in order (Keras's Sequential, Torch7's nn.Sequential); " ..
+  "mf.layers.Model(t) makes any table with layers in its fields and a method " ..
+  "call(self, x, training) a model too. model.trainable_variables and model.variables " ..
+  "are fresh arrays of the same Variables in the same order on every read. summary() " ..
+  "prints Keras's table (output shapes, parameter counts) and returns nothing; " ..
+  "summary{print_fn = f} hands the text to f and returns it. state_dict() maps names such " ..
+  "as \"dense/kernel\" to values; load_state_dict checks every name, shape and dtype " ..
+  "first and reports every mismatch; save/load use a safetensors file. " ..
+  "Training: help \"layers.fit\".",
+  [[
+mf.layers.reset_names()
+m = mf.layers.Sequential{mf.layers.Dense(4, {input_shape = {3}}), mf.layers.Dense(2)}
+m:build{-1, 3}
+#m.trainable_variables               --> 4
+m:state_dict()["dense_1/kernel"].shape  --> {4, 2}
+m(mf.ones{5, 3}).shape               --> {5, 2}]])
 local Sequential = lib.class("Sequential", ModelBase, "sequential")
 local TRAINING = {training = true}
 

@@ -31,6 +31,17 @@ local function check_numbers(fname, what, list)
   end
 end
 
+lib.help("train.piecewise_constant", "training",
+  "mf.train.piecewise_constant(global_step, boundaries, values) -> lr function",
+  "TensorFlow 1.x's schedule: values[1] while the step is <= boundaries[1], values[2] " ..
+  "while <= boundaries[2], ..., the last value after the last boundary. Like every " ..
+  "schedule here (polynomial_decay, cosine_decay, exponential_decay) it returns a function " ..
+  "of no arguments that an optimizer takes as its learning rate and reads on every step; " ..
+  "the step is a Variable (mf.train.global_step()), a tensor or a number.",
+  [[
+step = mf.Variable(15, {dtype = "int64", trainable = false})
+lr = mf.train.piecewise_constant(step, {10, 20}, {1.0, 0.5, 0.1})
+lr():item()                          --> 0.5]])
 -- piecewise_constant(global_step, boundaries, values): values[1] while step
 -- <= boundaries[1], values[2] while step <= boundaries[2], ..., values[n+1]
 -- after the last boundary (tf.train.piecewise_constant).
@@ -58,6 +69,15 @@ function train.piecewise_constant(step, boundaries, values)
   end
 end
 
+lib.help("train.polynomial_decay", "training",
+  "mf.train.polynomial_decay(lr, global_step, " ..
+  "decay_steps [, {end_learning_rate = 0.0001, power = 1, cycle = false}])",
+  "TensorFlow 1.x's polynomial decay: (lr - end) * (1 - min(step, decay_steps) / " ..
+  "decay_steps) ^ power + end; with cycle = true decay_steps grows to the next multiple " ..
+  "of itself past the step.",
+  [[
+lr = mf.train.polynomial_decay(0.1, 50, 100, {end_learning_rate = 0})
+lr():item()                          --> 0.05]])
 -- polynomial_decay(lr, global_step, decay_steps [, {end_learning_rate =
 -- 0.0001, power = 1, cycle = false}]) (tf.train.polynomial_decay).
 function train.polynomial_decay(lr, step, decay_steps, opts)
@@ -81,6 +101,13 @@ function train.polynomial_decay(lr, step, decay_steps, opts)
   end
 end
 
+lib.help("train.cosine_decay", "training",
+  "mf.train.cosine_decay(lr, global_step, decay_steps [, {alpha = 0}])",
+  "TensorFlow 1.x's cosine decay: lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, " ..
+  "decay_steps) / decay_steps)) + alpha).",
+  [[
+lr = mf.train.cosine_decay(0.1, 100, 100)
+lr():item()                          --> 0]])
 -- cosine_decay(lr, global_step, decay_steps [, {alpha = 0}]):
 -- lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha)
 -- (tf.train.cosine_decay).
@@ -100,6 +127,18 @@ end
 
 -- ---- AdamW ------------------------------------------------------------------------------
 
+lib.help("train.AdamW", "training",
+  "mf.train.AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8})",
+  "Adam with decoupled weight decay (Loshchilov and Hutter, as Keras's and PyTorch's " ..
+  "AdamW): apply_gradients first shrinks each variable by lr * weight_decay * var, then " ..
+  "applies TensorFlow's Adam update (AdamOptimizer). lr and weight_decay take a number, " ..
+  "a tensor, a Variable or a function; compute_gradients, minimize and get_slot are " ..
+  "Adam's.",
+  [[
+w = mf.Variable({1.0})
+opt = mf.train.AdamW(0.1, {weight_decay = 0.5})
+opt:apply_gradients{{mf.tensor{0.0}, w}}
+w                                    --> {0.95}]])
 local AdamW = {}
 AdamW.__index = AdamW
 AdamW.__name = "mf.train.AdamW"

@@ -4,6 +4,19 @@
 -- small class maker the layers use.
 local mf, lib = ...
 
+-- lib.help(name, topic, signature, text, example): the help() entry of a
+-- function of lib/, declared beside it (as an op's is in its descriptor and
+-- the C functions' in repl/help_texts.c; the fields are help.h's). The
+-- example is prompt input; tests/lua/test_shell.lua runs it and checks each
+-- "--> value". repl/lmf_lib.c hands lib.help_entries to help().
+lib.help_entries = {}
+function lib.help(name, topic, signature, text, example)
+  for i, v in ipairs{name, topic, signature, text, example} do
+    assert(type(v) == "string", "lib.help: field " .. i .. " must be a string")
+  end
+  lib.help_entries[#lib.help_entries + 1] = {name, topic, signature, text, example}
+end
+
 -- Raises "fname: message" at the first caller outside lib/ (and outside C
 -- functions such as pcall), however deep inside the library the check was.
 function lib.fail(fname, fmt, ...)

@@ -115,37 +115,75 @@ static void add_wrapped(luaL_Buffer *b, const char *text, const char *indent)
     add_wrapped_at(b, text, indent, 0);
 }
 
-/* The hand-written entries, then one per op the schema binder registers
- * whose descriptor has an example (a hand-written entry of the same name
- * wins: mf.trace is tf.function, the matrix trace its tensor case), ended
- * by a NULL name. Filled once; the texts are the descriptors' own. */
-static const LmfHelpEntry *all_entries(void)
+/* The entries lib/'s files declare beside their functions (lib.help in
+ * lib/util.lua), one {name, topic, signature, text, example} array each,
+ * copied into 'out' as LmfHelpEntry: the strings stay anchored in the array
+ * that lmf_open_lib keeps in the registry. Returns the count. */
+static size_t lib_entries(lua_State *L, LmfHelpEntry *out, size_t room)
 {
-    static LmfHelpEntry all[1024 + MF_NOPS];
-    static size_t n;
-    if (n)
+    size_t n = 0;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, LMF_LIB_HELP) == LUA_TTABLE) {
+        size_t len = (size_t)lua_rawlen(L, -1);
+        for (size_t i = 1; i <= len && n < room; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i);
+            const char *f[5] = {NULL};
+            for (int k = 0; k < 5 && lua_istable(L, -1); k++) {
+                lua_rawgeti(L, -1, k + 1);
+                f[k] = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+                lua_pop(L, 1); /* the string stays in the entry's array */
+            }
+            lua_pop(L, 1);
+            if (f[0] && f[1] && f[2] && f[3] && f[4])
+                out[n++] = (LmfHelpEntry){f[0], f[1], f[2], f[3], f[4], -1};
+        }
+    }
+    lua_pop(L, 1);
+    return n;
+}
+
+/* The hand-written entries, lib/'s entries, then one per op the schema
+ * binder registers whose descriptor has an example (an entry of the same
+ * name written by hand or in lib/ wins: mf.trace is tf.function, the matrix
+ * trace its tensor case), ended by a NULL name. Built once per Lua state,
+ * in a userdata kept in the registry; the texts are their owners' own. */
+#define ALL_ENTRIES "lmf.help_entries"
+#define MAX_LIB_ENTRIES 256
+
+static const LmfHelpEntry *all_entries(lua_State *L)
+{
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ALL_ENTRIES) == LUA_TUSERDATA) {
+        const LmfHelpEntry *all = lua_touserdata(L, -1);
+        lua_pop(L, 1); /* the registry keeps it */
         return all;
-    for (const LmfHelpEntry *e = lmf_help_entries; e->name && n < 1024; e++)
-        all[n++] = *e;
-    size_t nhand = n;
+    }
+    lua_pop(L, 1);
+    size_t nhand = 0;
+    while (lmf_help_entries[nhand].name)
+        nhand++;
+    LmfHelpEntry *all =
+        lua_newuserdatauv(L, (nhand + MAX_LIB_ENTRIES + MF_NOPS + 1) * sizeof *all, 0);
+    memcpy(all, lmf_help_entries, nhand * sizeof *all);
+    size_t n = nhand + lib_entries(L, all + nhand, MAX_LIB_ENTRIES);
+    size_t nnamed = n;
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
         if (!d->example || !d->lua || (d->flags & MF_OP_OWN_BINDING))
             continue;
         bool shadowed = false;
-        for (size_t k = 0; k < nhand && !shadowed; k++)
+        for (size_t k = 0; k < nnamed && !shadowed; k++)
             shadowed = strcmp(all[k].name, d->lua) == 0;
         if (!shadowed)
             all[n++] = (LmfHelpEntry){d->lua, d->topic ? d->topic : "math", NULL, d->summary,
                                       d->example, i};
     }
     all[n].name = NULL;
+    lua_setfield(L, LUA_REGISTRYINDEX, ALL_ENTRIES);
     return all;
 }
 
-static const LmfHelpEntry *find_entry(const char *name)
+static const LmfHelpEntry *find_entry(lua_State *L, const char *name)
 {
-    for (const LmfHelpEntry *e = all_entries(); e->name; e++)
+    for (const LmfHelpEntry *e = all_entries(L); e->name; e++)
         if (strcmp(e->name, name) == 0)
             return e;
     return NULL;
@@ -153,10 +191,10 @@ static const LmfHelpEntry *find_entry(const char *name)
 
 /* The entry whose name ends with "." .. 'name' ("train.Saver" for
  * "Saver"), the first in table order, or NULL. */
-static const LmfHelpEntry *find_suffix(const char *name)
+static const LmfHelpEntry *find_suffix(lua_State *L, const char *name)
 {
     size_t n = strlen(name);
-    for (const LmfHelpEntry *e = all_entries(); e->name; e++) {
+    for (const LmfHelpEntry *e = all_entries(L); e->name; e++) {
         size_t m = strlen(e->name);
         if (m > n && e->name[m - n - 1] == '.' && strcmp(e->name + m - n, name) == 0)
             return e;
@@ -254,7 +292,7 @@ static void show_topic(lua_State *L, const Topic *t)
     luaL_addvalue(&b);
     add_wrapped_at(&b, t->about, "  ", strlen(t->name) + 1);
     luaL_addchar(&b, '\n');
-    for (const LmfHelpEntry *e = all_entries(); e->name; e++) {
+    for (const LmfHelpEntry *e = all_entries(L); e->name; e++) {
         if (strcmp(e->topic, t->name) != 0)
             continue;
         if (e->op >= 0)
@@ -345,7 +383,7 @@ static void suggest(lua_State *L, const char *query)
     luaL_addvalue(&b);
     int shown = 0;
     for (size_t d = 0; d <= 48 && shown < MAX_SUGGESTIONS; d++) {
-        for (const LmfHelpEntry *e = all_entries(); e->name && shown < MAX_SUGGESTIONS; e++) {
+        for (const LmfHelpEntry *e = all_entries(L); e->name && shown < MAX_SUGGESTIONS; e++) {
             if (closeness(query, e->name) != d)
                 continue;
             luaL_addstring(&b, shown++ ? ", " : " Did you mean: ");
@@ -435,21 +473,21 @@ static void help_name(lua_State *L, const char *query, bool concepts)
     const LmfHelpEntry *e = NULL;
     if (concepts) {
         lua_pushfstring(L, "concept.%s", name);
-        e = find_entry(lua_tostring(L, -1));
+        e = find_entry(L, lua_tostring(L, -1));
         lua_pop(L, 1);
     }
     if (!e)
-        e = find_entry(name);
+        e = find_entry(L, name);
     const Topic *t = find_topic(name);
     if (!e && !t)
-        e = find_suffix(name);   /* "Saver" -> "train.Saver", "conv2d_backprop_input" */
+        e = find_suffix(L, name);   /* "Saver" -> "train.Saver", "conv2d_backprop_input" */
     /* "initializers.zeros", "data.Dataset.batch": the longest prefix with
      * an entry (the table's or the class's, which covers its members). */
     for (size_t n = strlen(name); !e && !t && n > 0; n--) {
         if (name[n - 1] != '.')
             continue;
         lua_pushlstring(L, name, n - 1);
-        e = find_entry(lua_tostring(L, -1));
+        e = find_entry(L, lua_tostring(L, -1));
         lua_pop(L, 1);
     }
     if (e)
@@ -534,8 +572,8 @@ static int help_method(lua_State *L, int idx)
     for (size_t i = 0; i < sizeof method_owners / sizeof method_owners[0]; i++) {
         if (!search_methods(L, idx, method_owners[i].metatable))
             continue;
-        const LmfHelpEntry *owner = find_entry(method_owners[i].entry);
-        const LmfHelpEntry *own = find_entry(lua_tostring(L, -1));
+        const LmfHelpEntry *owner = find_entry(L, method_owners[i].entry);
+        const LmfHelpEntry *own = find_entry(L, lua_tostring(L, -1));
         if (own && owner && strcmp(own->topic, owner->topic) != 0)
             own = NULL;
         lua_pushfstring(L, "%s is a method of %s; help for %s:\n", lua_tostring(L, -1),
@@ -570,7 +608,7 @@ static int help_table(lua_State *L, int idx)
         lua_pop(L, 1);
         if (!same)
             continue;
-        const LmfHelpEntry *e = find_entry(table_topics[i].field);
+        const LmfHelpEntry *e = find_entry(L, table_topics[i].field);
         if (e)
             show_entry(L, e);
         else
@@ -583,7 +621,7 @@ static int help_table(lua_State *L, int idx)
                   lua_rawequal(L, idx, -1);
     lua_settop(L, top);
     if (dataset)
-        show_entry(L, find_entry("data.Dataset"));
+        show_entry(L, find_entry(L, "data.Dataset"));
     return dataset;
 }
 
@@ -595,10 +633,10 @@ static int help_object(lua_State *L, int idx)
     const char *cls = luaL_getmetafield(L, idx, "__name") == LUA_TSTRING ? lua_tostring(L, -1)
                                                                          : "";
     for (size_t i = 0; i < sizeof method_owners / sizeof method_owners[0]; i++)
-        if (strcmp(cls, method_owners[i].metatable) == 0 && find_entry(method_owners[i].entry))
-            show_entry(L, find_entry(method_owners[i].entry));
+        if (strcmp(cls, method_owners[i].metatable) == 0 && find_entry(L, method_owners[i].entry))
+            show_entry(L, find_entry(L, method_owners[i].entry));
     if (strcmp(cls, "mf.data.Dataset") == 0)
-        show_entry(L, find_entry("data.Dataset"));
+        show_entry(L, find_entry(L, "data.Dataset"));
     if (!lmf_help_methods(L, idx))
         return 0;
     emit(L);
@@ -623,7 +661,7 @@ static void help_value(lua_State *L)
         return;
     if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING &&
         strcmp(lua_tostring(L, -1), "mf.Tensor") == 0) {
-        show_entry(L, find_entry("Tensor"));
+        show_entry(L, find_entry(L, "Tensor"));
         return;
     }
     if (help_object(L, 1))

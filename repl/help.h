@@ -26,6 +26,11 @@ typedef struct LmfHelpEntry {
  * signature and options from its attribute schema). */
 extern const LmfHelpEntry lmf_help_entries[];
 
+/* The registry key of the entries lib/'s files declare beside their
+ * functions (lib.help, lib/util.lua): an array of {name, topic, signature,
+ * text, example}, stored there by lmf_open_lib. */
+#define LMF_LIB_HELP "lmf.lib_help"
+
 /* help([topic | name | function | value]): a lua_CFunction. Without an
  * argument lists the topics; with a topic lists its functions; with a
  * function name or value prints its entry; an unknown name prints the

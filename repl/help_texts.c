@@ -1,8 +1,9 @@
 /* help_texts.c — the hand-written help entries: one per user-facing function
  * of mf that is not an op of the table (an op's help is in its descriptor,
- * core/ops/; see help.h for the fields). Examples are prompt input; "--> v" shows the
- * value the line prints, with tensors written as nested tables of their
- * values (what t:totable() gives). tests/lua/test_shell.lua runs every
+ * core/ops/; see help.h for the fields) nor written in Lua (the files of
+ * lib/ declare theirs beside the functions, with lib.help). Examples are
+ * prompt input; "--> v" shows the value the line prints, with tensors
+ * written as nested tables of their values (what t:totable() gives). tests/lua/test_shell.lua runs every
  * example and checks each "-->" value, so keep them true. */
 #include <stddef.h>
 
@@ -664,42 +665,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.data.read_idx(p)                  --> {{0, 128}, {255, 7}}\n"
       "mf.data.read_idx(p).dtype            --> \"uint8\"\n"
       "os.remove(p)"),
-    E("data.Dataset.from_tensor_slices", "data",
-      "mf.data.Dataset.from_tensor_slices(tensor | {t1, t2, ...})",
-      "A Dataset whose elements are the slices of the tensors along axis 1 (each component "
-      "must have the same length there). Chain ds:shuffle(buffer_size, {seed}), "
-      "ds:batch(n, {drop_remainder}) and ds:epochs(n) (TensorFlow's repeat; no n repeats "
-      "forever), each returning a new Dataset, then iterate with for x, y in ds:iter() do ... "
-      "end (one value per component). Batches stack rows along a new axis 1 with one gather. "
-      "The shuffle is TensorFlow's buffered one; a seed (or mf.random.seed) makes it "
-      "reproducible, and every pass (each epoch, each new ds:iter()) draws a new order.",
-      "ds = mf.data.Dataset.from_tensor_slices{mf.tensor{{1, 2}, {3, 4}, {5, 6}}, {7, 8, 9}}\n"
-      "x, y = ds:batch(2):iter()()\n"
-      "x                                    --> {{1, 2}, {3, 4}}\n"
-      "y                                    --> {7, 8}\n"
-      "n = 0; for x, y in ds:shuffle(3, {seed = 1}):batch(2):epochs(2):iter() do n = n + 1 end\n"
-      "n                                    --> 4"),
-    E("data.Dataset", "data", "ds:shuffle(buffer_size [, {seed}]) ds:batch(n [, {drop_remainder}]) "
-      "ds:epochs([n]) ds:map(fn) ds:filter(fn) ds:take(n) ds:skip(n) ds:prefetch(n) "
-      "ds:shard(n, i) ds:cardinality() Dataset.range([start,] limit [, delta]) ds:iter()",
-      "The methods of a mf.data.Dataset (see help \"data.Dataset.from_tensor_slices\"). "
-      "shuffle keeps a buffer of buffer_size elements and picks from it at random (a buffer "
-      "at least as long as the data gives a uniform shuffle); batch groups n elements, keeping "
-      "a smaller last batch unless drop_remainder = true; epochs(n) repeats the whole pipeline "
-      "before it n times; iter() returns a Lua iterator. map(fn) makes each element "
-      "fn(x, y, ...) (a batch after it stacks the results), filter(fn) keeps those for which "
-      "fn is true, take/skip the first n or all but them; prefetch(n) reads n elements ahead "
-      "(Lua runs one thing at a time: it keeps the pipeline's shape but overlaps nothing); "
-      "cardinality() is the elements of one pass (nil after a filter or with epochs()). "
-      "shard(n, i) keeps element i of every group of n (data-parallel training: "
-      "ds:shard(mf.dist.size(), mf.dist.rank() + 1)); an incomplete last group is dropped, so "
-      "all n parts have the same length. "
-      "Dataset.range gives int64 scalars as mf.range (limit exclusive).",
-      "ds = mf.data.Dataset.from_tensor_slices(mf.range(1, 6))\n"
-      "sizes = {}; for x in ds:batch(2):iter() do sizes[#sizes + 1] = #x end\n"
-      "sizes                                --> {2, 2, 1}\n"
-      "c = 0; for x in ds:epochs(2):batch(2, {drop_remainder = true}):iter() do c = c + 1 end\n"
-      "c                                    --> 5"),
 
     /* ---- progress and plots (repl/progress.c, repl/plot.c, repl/lmf_plot.c) ---- */
     E("progress", "training", "mf.progress([{total, epochs, interval, tty}])",
@@ -1113,76 +1078,10 @@ const LmfHelpEntry lmf_help_entries[] = {
 #include "help_prompt.inc"
 
     /* ---- einsum (lib/einsum.lua): a composition of ops ---- */
-    E("einsum", "linalg", "mf.einsum(equation, a [, b])",
-      "Einstein summation (tf.einsum / NumPy's rules) over one or two tensors: letters name "
-      "axes, a letter missing from the output is summed over; without '->' the output is the "
-      "letters met once, in alphabetical order. Written with reduce_sum, transpose, reshape "
-      "and one (batched) matmul, so gradients, graphs and mf.trace come from those ops and "
-      "matmul-like equations run as one OpenBLAS product. Not supported (errors say so): "
-      "'...', a letter repeated in one operand (diagonals: use trace), size-1 broadcasting, "
-      "more than two operands.",
-      "mf.einsum(\"ij,jk->ik\", mf.tensor{{1, 2}}, mf.tensor{{3}, {4}}) --> {{11}}\n"
-      "mf.einsum(\"ij->j\", mf.tensor{{1, 2}, {3, 4}}) --> {4, 6}"),
 
     /* ---- activations (lib/activations.lua): compositions of ops ---- */
-    E("nn.leaky_relu", "nn", "mf.nn.leaky_relu(x [, {alpha = 0.2}])",
-      "max(x, alpha * x) (TensorFlow's default alpha 0.2). "
-      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
-      "from them; layers take the name as an activation.",
-      "mf.nn.leaky_relu(mf.tensor{-1, 2})   --> {-0.2, 2}"),
-    E("nn.elu", "nn", "mf.nn.elu(x)",
-      "x where x > 0, else exp(x) - 1. "
-      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
-      "from them; layers take the name as an activation.",
-      "mf.nn.elu(mf.tensor{0, 2})           --> {0, 2}"),
-    E("nn.selu", "nn", "mf.nn.selu(x)",
-      "scale * elu-like with alpha 1.6733 and scale 1.0507 (self-normalizing networks). "
-      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
-      "from them; layers take the name as an activation.",
-      "mf.nn.selu(mf.tensor{0})             --> {0}"),
-    E("nn.gelu", "nn", "mf.nn.gelu(x [, {approximate = false}])",
-      "x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); approximate = true: the tanh form. "
-      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
-      "from them; layers take the name as an activation.",
-      "mf.nn.gelu(mf.tensor{0})             --> {0}"),
-    E("nn.silu", "nn", "mf.nn.silu(x)",
-      "x * sigmoid(x) (swish). "
-      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
-      "from them; layers take the name as an activation.",
-      "mf.nn.silu(mf.tensor{0})             --> {0}"),
-    E("nn.softsign", "nn", "mf.nn.softsign(x)",
-      "x / (1 + |x|). "
-      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
-      "from them; layers take the name as an activation.",
-      "mf.nn.softsign(mf.tensor{1, -3})     --> {0.5, -0.75}"),
-    E("nn.relu6", "nn", "mf.nn.relu6(x)",
-      "min(max(x, 0), 6). "
-      "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come "
-      "from them; layers take the name as an activation.",
-      "mf.nn.relu6(mf.tensor{-1, 3, 9})     --> {0, 3, 6}"),
 
     /* ---- compositions of ops (lib/composed_ops.lua) ---- */
-    E("nn.moments", "nn", "mf.nn.moments(x, axes [, {keepdims}]) -> mean, variance",
-      "The mean and (biased) variance of x over 'axes' (1-based), as tf.nn.moments: written "
-      "with reduce_mean, so gradients and graphs follow.",
-      "m, v = mf.nn.moments(mf.tensor{{1, 3}, {3, 5}}, {1})\n"
-      "m                                    --> {2, 4}\n"
-      "v                                    --> {1, 1}"),
-    E("nn.batch_normalization", "nn",
-      "mf.nn.batch_normalization(x, mean, variance, offset, scale, variance_epsilon)",
-      "(x - mean) / sqrt(variance + variance_epsilon) * scale + offset, as "
-      "tf.nn.batch_normalization (offset and scale may be nil); plain ops. The fused "
-      "training-mode op is mf.nn.fused_batch_norm.",
-      "mf.nn.batch_normalization(mf.tensor{1, 3}, 2, 1, nil, nil, 0)  --> {-1, 1}"),
-    E("reduce_logsumexp", "reduce", "mf.reduce_logsumexp(x [, axis] [, {axis, keepdims}])",
-      "log(sum(exp(x))) over the axes (all when none), computed as m + log(sum(exp(x - m))) "
-      "with m the maximum, so large values do not overflow; plain ops.",
-      "mf.reduce_logsumexp(mf.tensor{1000, 1000}):item() == 1000 + math.log(2)  --> true"),
-    E("norm", "reduce", "mf.norm(x [, {ord = 2, axis, keepdims}])",
-      "The vector norm of x over 'axis' (all elements when absent): ord 2 (\"euclidean\"), 1, "
-      "or math.huge (the largest magnitude); plain ops.",
-      "mf.norm(mf.tensor{3, 4})                 --> 5\n"
-      "mf.norm(mf.tensor{3, -4}, {ord = 1})     --> 7"),
 
     /* ---- the Lua library (lib/): layers, models, fit, losses, metrics ---- */
     E("init_scope", "graph", "mf.init_scope(fn, ...) -> fn(...)",
@@ -1193,133 +1092,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "f = mf.trace(function(x) local v = mf.init_scope(function() return mf.ones{2} end)\n"
       "  return x * v end)\n"
       "f(mf.tensor{1, 2})                   --> {1, 2}"),
-    E("layers", "layers", "mf.layers.Dense Conv2D DepthwiseConv2D MaxPool2D AvgPool2D "
-      "GlobalAveragePooling2D "
-      "Flatten Dropout BatchNormalization LayerNormalization Embedding Activation ReLU "
-      "LSTM GRU SimpleRNN Sequential Model reset_names",
-      "Keras's layers, written in Lua on the mf API (lib/layers.lua). A layer is called like "
-      "a function, y = layer(x [, {training = true}]); its first call makes its Variables from "
-      "x's shape (named \"dense_1/kernel\"), eagerly, in a graph (g:as_default: graph "
-      "Variables) or inside mf.trace (eager Variables, via mf.init_scope). "
-      "Dense(units, {activation, use_bias, kernel_initializer, bias_initializer, name}), "
-      "Conv2D(filters, kernel_size, {strides, padding = \"VALID\", activation, use_bias, "
-      "dilation_rate, data_format}), DepthwiseConv2D(kernel_size, {depth_multiplier = 1, "
-      "strides, padding, activation, use_bias, dilation_rate, data_format}) (weights "
-      "depthwise_kernel [kh, kw, C, M] and bias [C * M]), "
-      "MaxPool2D(pool_size, {strides, padding}), AvgPool2D, "
-      "GlobalAveragePooling2D(), Flatten(), Dropout(rate, {seed}) (only with training = true), "
-      "BatchNormalization{momentum = 0.99, epsilon = 1e-3, axis = -1} (the fused op and batch "
-      "statistics with training = true, which also update the moving mean and variance in "
-      "every mode with nothing extra to run; the moving statistics otherwise), "
-      "LayerNormalization{epsilon}, Embedding(input_dim, output_dim) (1-based ids), "
-      "LSTM(units, {return_sequences, return_state}), GRU, SimpleRNN (Keras's weights; "
-      "unrolled over time with ops, so BPTT is the tape's or graph's own backward pass; "
-      "layer(x, {initial_state = {h, c}}) starts from a state). "
-      "Every layer takes {input_shape = {...}} (without the batch) so summary() can build it. "
-      "Shape errors at the first call name the layer: \"dense_1 (Dense): ...\". "
-      "mf.layers.reset_names() restarts the names (Keras's clear_session).",
-      "d = mf.layers.Dense(2, {kernel_initializer = \"ones\"})\n"
-      "d(mf.tensor{{1, 2, 3}})              --> {{6, 6}}\n"
-      "d.kernel.shape                       --> {3, 2}\n"
-      "#d.trainable_variables               --> 2"),
-    E("nn.embedding_lookup", "nn", "mf.nn.embedding_lookup(params, ids)",
-      "The rows of params picked by ids (1-based integers of any shape): a gather along axis "
-      "1, so the result has ids' shape followed by params' other axes; the gradient reaches "
-      "params as a scatter-add of the rows used (mf.layers.Embedding uses it).",
-      "e = mf.tensor{{1, 2}, {3, 4}, {5, 6}}\n"
-      "mf.nn.embedding_lookup(e, mf.tensor({3, 1}, \"int64\"))  --> {{5, 6}, {1, 2}}"),
-    E("layers.Sequential", "layers", "mf.layers.Sequential{layer, ...};  model:add(layer);  "
-      "model.trainable_variables;  model.variables;  model:summary();  model:state_dict();  "
-      "model:load_state_dict(t);  model:save(path);  model:load(path);  model:build(shape)",
-      "A model of layers applied in order (Keras's Sequential, Torch7's nn.Sequential); "
-      "mf.layers.Model(t) makes any table with layers in its fields and a method "
-      "call(self, x, training) a model too. model.trainable_variables and model.variables "
-      "are fresh arrays of the same Variables in the same order on every read. summary() "
-      "prints Keras's table (output shapes, parameter counts) and returns nothing; "
-      "summary{print_fn = f} hands the text to f and returns it. state_dict() maps names such "
-      "as \"dense/kernel\" to values; load_state_dict checks every name, shape and dtype "
-      "first and reports every mismatch; save/load use a safetensors file. "
-      "Training: help \"layers.fit\".",
-      "mf.layers.reset_names()\n"
-      "m = mf.layers.Sequential{mf.layers.Dense(4, {input_shape = {3}}), mf.layers.Dense(2)}\n"
-      "m:build{-1, 3}\n"
-      "#m.trainable_variables               --> 4\n"
-      "m:state_dict()[\"dense_1/kernel\"].shape  --> {4, 2}\n"
-      "m(mf.ones{5, 3}).shape               --> {5, 2}"),
-    E("layers.fit", "layers", "model:fit(dataset, {loss, optimizer = \"adam\", epochs = 1, "
-      "metrics, validation_data, verbose = 1, callbacks, trace = true, global_step, logdir}) "
-      "-> "
-      "history;  model:evaluate(dataset [, {loss, metrics}]) -> {loss =, ...};  "
-      "model:predict(x [, {batch_size}])",
-      "Keras's training loop (lib/fit.lua). Each step records the model and the loss on a "
-      "GradientTape and applies the optimizer to model.trainable_variables, as one mf.trace'd "
-      "function (trace = false: eagerly). loss: a name of mf.losses, a function(labels, "
-      "outputs) or an mf.losses object; metrics: {\"accuracy\"} or metric objects. The "
-      "progress line shows the running loss and metrics; history has one number per epoch "
-      "for loss, each metric and, with validation_data, val_loss and val_<metric>. "
-      "callbacks: functions on_epoch_end(epoch, logs, model) or tables with on_train_begin, "
-      "on_epoch_end, on_train_end. logdir: TensorBoard event files as Keras lays them out, "
-      "logdir/train and logdir/validation with scalars epoch_loss, epoch_accuracy... per "
-      "epoch and a histogram of every variable (mf.summary). evaluate uses the loss and "
-      "metrics of the last fit.",
-      "x = mf.tensor{{0}, {1}, {2}, {3}}; y = x * 2\n"
-      "ds = mf.data.Dataset.from_tensor_slices{x, y}:batch(4)\n"
-      "m = mf.layers.Sequential{mf.layers.Dense(1)}\n"
-      "h = m:fit(ds, {loss = \"mean_squared_error\", epochs = 3, verbose = 0})\n"
-      "#h.loss                              --> 3\n"
-      "m:predict(x).shape                   --> {4, 1}"),
-    E("losses", "layers", "mf.losses.sparse_categorical_crossentropy categorical_crossentropy "
-      "binary_crossentropy mean_squared_error: f(labels, outputs [, opts]) or f{opts}",
-      "Keras's losses: called with (labels, outputs) they return the mean loss; called with "
-      "an options table ({from_logits = false, reduction = \"mean\"|\"sum\"|\"none\"}) they "
-      "return a loss function for fit. Sparse labels are 1-based classes. As in Keras the "
-      "outputs are probabilities unless from_logits = true (then the fused softmax / sigmoid "
-      "cross-entropies of mf.nn are used).",
-      "mf.losses.mean_squared_error(mf.tensor{1, 2}, mf.tensor{1, 4})  --> 2\n"
-      "f = mf.losses.sparse_categorical_crossentropy{from_logits = true}\n"
-      "f(mf.tensor({1}, \"int64\"), mf.tensor{{0, 0}}):item() == math.log(2)  --> true"),
-    E("metrics", "layers", "mf.metrics.accuracy(labels, outputs);  mf.metrics.Mean();  "
-      "mf.metrics.Accuracy();  m:update_state(...);  m:result();  m:reset_state()",
-      "accuracy: the fraction of rows whose argmax is the label (1-based classes or one-hot "
-      "rows), a scalar tensor. Mean and Accuracy are Keras's streaming metrics: update_state "
-      "adds a batch (values, or labels and outputs), result() is a Lua number.",
-      "mf.metrics.accuracy(mf.tensor({2, 1}, \"int64\"), mf.tensor{{0, 1}, {0, 1}}):item()  "
-      "--> 0.5\n"
-      "m = mf.metrics.Mean(); m:update_state(mf.tensor{1, 2, 3}); m:result()  --> 2"),
-    E("train.piecewise_constant", "training",
-      "mf.train.piecewise_constant(global_step, boundaries, values) -> lr function",
-      "TensorFlow 1.x's schedule: values[1] while the step is <= boundaries[1], values[2] "
-      "while <= boundaries[2], ..., the last value after the last boundary. Like every "
-      "schedule here (polynomial_decay, cosine_decay, exponential_decay) it returns a function "
-      "of no arguments that an optimizer takes as its learning rate and reads on every step; "
-      "the step is a Variable (mf.train.global_step()), a tensor or a number.",
-      "step = mf.Variable(15, {dtype = \"int64\", trainable = false})\n"
-      "lr = mf.train.piecewise_constant(step, {10, 20}, {1.0, 0.5, 0.1})\n"
-      "lr():item()                          --> 0.5"),
-    E("train.polynomial_decay", "training", "mf.train.polynomial_decay(lr, global_step, "
-      "decay_steps [, {end_learning_rate = 0.0001, power = 1, cycle = false}])",
-      "TensorFlow 1.x's polynomial decay: (lr - end) * (1 - min(step, decay_steps) / "
-      "decay_steps) ^ power + end; with cycle = true decay_steps grows to the next multiple "
-      "of itself past the step.",
-      "lr = mf.train.polynomial_decay(0.1, 50, 100, {end_learning_rate = 0})\n"
-      "lr():item()                          --> 0.05"),
-    E("train.cosine_decay", "training",
-      "mf.train.cosine_decay(lr, global_step, decay_steps [, {alpha = 0}])",
-      "TensorFlow 1.x's cosine decay: lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, "
-      "decay_steps) / decay_steps)) + alpha).",
-      "lr = mf.train.cosine_decay(0.1, 100, 100)\n"
-      "lr():item()                          --> 0"),
-    E("train.AdamW", "training",
-      "mf.train.AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8})",
-      "Adam with decoupled weight decay (Loshchilov and Hutter, as Keras's and PyTorch's "
-      "AdamW): apply_gradients first shrinks each variable by lr * weight_decay * var, then "
-      "applies TensorFlow's Adam update (AdamOptimizer). lr and weight_decay take a number, "
-      "a tensor, a Variable or a function; compute_gradients, minimize and get_slot are "
-      "Adam's.",
-      "w = mf.Variable({1.0})\n"
-      "opt = mf.train.AdamW(0.1, {weight_decay = 0.5})\n"
-      "opt:apply_gradients{{mf.tensor{0.0}, w}}\n"
-      "w                                    --> {0.95}"),
 
     /* ---- compat: TensorFlow 1.x calls side by side (README: Coming from ...) ---- */
     E("compat.rules", "compat", "the three rules first: 1-based axes, * is elementwise, ==",

@@ -8,6 +8,7 @@
  * mf table and a table private to the library ('lib'), through which the
  * files share helpers; a later file may use what an earlier one defined. */
 #include "graph/graph.h"
+#include "help.h"
 #include "lmf.h"
 
 typedef struct LibFile {
@@ -59,6 +60,8 @@ void lmf_open_lib(lua_State *L)
         lua_pushvalue(L, lib);
         lua_call(L, 2, 0);
     }
+    lua_getfield(L, lib, "help_entries"); /* lib.help's entries, for help() */
+    lua_setfield(L, LUA_REGISTRYINDEX, LMF_LIB_HELP);
     lua_getfield(L, lib, "publish");   /* lib/util.lua: argument counts, error names */
     lua_pushvalue(L, mf);
     lua_call(L, 1, 0);
