@@ -1,4 +1,5 @@
-/* init.c — fans, variance scaling and orthogonal initialisers (see init.h).
+/* init.c — fans, variance scaling and orthogonal initialisers, and the
+ * table of named initialisers with their options (see init.h).
  *
  * The orthogonal initialiser factors a normal matrix with LAPACK's
  * Householder QR (dgeqrf + dorgqr, provided by OpenBLAS; declared here
@@ -7,11 +8,15 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "create.h"
 #include "ops/compare.h"
 #include "ops/random.h"
+#include "ops/view.h"
+#include "shape.h"
 
 /* LAPACK (Fortran calling convention, 32-bit integers). */
 void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work,
@@ -210,5 +215,116 @@ MfStatus mf_init_orthogonal(int rank, const int64_t *shape, MfDType dt, double g
     }
     st = mf_cast(w, dt, out);
     mf_tensor_release(w);
+    return st;
+}
+
+/* ---- the named initialisers ---------------------------------------------- */
+
+const MfInitDef mf_init_defs[] = {
+    {"zeros", MF_INIT_KIND_ZEROS, {NULL}, {0}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"ones", MF_INIT_KIND_ONES, {NULL}, {0}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"constant", MF_INIT_KIND_CONSTANT, {NULL}, {0}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"random_normal", MF_INIT_KIND_NORMAL, {"mean", "stddev", "seed", NULL}, {0, 0.05}, 0,
+     MF_FAN_IN, MF_INIT_UNIFORM},
+    {"truncated_normal", MF_INIT_KIND_TRUNCATED_NORMAL, {"mean", "stddev", "seed", NULL},
+     {0, 0.05}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"random_uniform", MF_INIT_KIND_RANDOM_UNIFORM, {"minval", "maxval", "seed", NULL},
+     {-0.05, 0.05}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
+    {"glorot_uniform", MF_INIT_KIND_VARIANCE_SCALING, {"seed", NULL}, {0}, 1, MF_FAN_AVG,
+     MF_INIT_UNIFORM},
+    {"glorot_normal", MF_INIT_KIND_VARIANCE_SCALING, {"seed", NULL}, {0}, 1, MF_FAN_AVG,
+     MF_INIT_TRUNCATED_NORMAL},
+    {"he_normal", MF_INIT_KIND_VARIANCE_SCALING, {"seed", NULL}, {0}, 2, MF_FAN_IN,
+     MF_INIT_TRUNCATED_NORMAL},
+    {"he_uniform", MF_INIT_KIND_VARIANCE_SCALING, {"seed", NULL}, {0}, 2, MF_FAN_IN,
+     MF_INIT_UNIFORM},
+    {"lecun_normal", MF_INIT_KIND_VARIANCE_SCALING, {"seed", NULL}, {0}, 1, MF_FAN_IN,
+     MF_INIT_TRUNCATED_NORMAL},
+    {"lecun_uniform", MF_INIT_KIND_VARIANCE_SCALING, {"seed", NULL}, {0}, 1, MF_FAN_IN,
+     MF_INIT_UNIFORM},
+    {"orthogonal", MF_INIT_KIND_ORTHOGONAL, {"gain", "seed", NULL}, {1}, 0, MF_FAN_IN,
+     MF_INIT_UNIFORM},
+};
+
+const int mf_init_ndefs = (int)(sizeof mf_init_defs / sizeof mf_init_defs[0]);
+
+const MfInitDef *mf_init_find(const char *name)
+{
+    for (int i = 0; name && i < mf_init_ndefs; i++)
+        if (strcmp(mf_init_defs[i].name, name) == 0)
+            return &mf_init_defs[i];
+    return NULL;
+}
+
+/* random_normal, truncated_normal, random_uniform: opt = {mean, stddev} or
+ * {minval, maxval}. */
+static MfStatus run_random(const MfInitDef *d, const double *opt, uint64_t seed, int rank,
+                           const int64_t *shape, MfDType dt, MfTensor **out)
+{
+    MfStatus st = mf_create_check_size(d->name, dt, rank, shape);
+    if (st != MF_OK)
+        return st;
+    bool uniform = d->kind == MF_INIT_KIND_RANDOM_UNIFORM;
+    if (!uniform && !mf_dtype_is_float(dt))
+        return mf_err_set(MF_EDTYPE, "%s: expected a float dtype (float32 or float64), got %s",
+                          d->name, mf_dtype_name(dt));
+    if (uniform && dt == MF_BOOL)
+        return mf_err_set(MF_EDTYPE, "%s: expected a float or integer dtype, got bool", d->name);
+    if (uniform)
+        return mf_random_uniform(rank, shape, dt, opt[0], opt[1], seed, out);
+    if (!(opt[1] >= 0))
+        return mf_err_set(MF_EARG, "%s: stddev must be >= 0, got %g", d->name, opt[1]);
+    if (d->kind == MF_INIT_KIND_NORMAL)
+        return mf_random_normal(rank, shape, dt, opt[0], opt[1], seed, out);
+    return mf_random_truncated_normal(rank, shape, dt, opt[0], opt[1], seed, out);
+}
+
+MfStatus mf_init_run(const MfInitDef *d, const double *opt, uint64_t seed, int rank,
+                     const int64_t *shape, MfDType dt, MfTensor **out)
+{
+    *out = NULL;
+    switch (d->kind) {
+    case MF_INIT_KIND_ZEROS:
+    case MF_INIT_KIND_ONES:
+        return mf_create_fill(d->name, dt, rank, shape, d->kind == MF_INIT_KIND_ONES, out);
+    case MF_INIT_KIND_VARIANCE_SCALING:
+        return mf_init_variance_scaling(d->name, rank, shape, dt, d->scale, d->mode, d->dist,
+                                        seed, out);
+    case MF_INIT_KIND_ORTHOGONAL: return mf_init_orthogonal(rank, shape, dt, opt[0], seed, out);
+    case MF_INIT_KIND_CONSTANT:
+        return mf_err_set(MF_EARG, "constant: its value is the caller's (mf_init_constant)");
+    default: return run_random(d, opt, seed, rank, shape, dt, out);
+    }
+}
+
+MfStatus mf_init_constant(MfTensor *value, int rank, const int64_t *shape, MfDType dt,
+                          MfTensor **out)
+{
+    char want[160], got[160];
+    *out = NULL;
+    MfStatus st = mf_create_check_size("constant", dt, rank, shape);
+    if (st != MF_OK)   /* before counting: the count could overflow */
+        return st;
+    int64_t n = mf_shape_numel(rank, shape);
+    if (mf_tensor_numel(value) == 1 && !value->node)
+        return mf_create_fill("constant", dt, rank, shape, mf_tensor_get(value, 0), out);
+    if (mf_tensor_numel(value) != n)
+        return mf_err_set(MF_ESHAPE, "constant: the value has shape %s (%lld elements), which "
+                          "does not fill shape %s (%lld elements)",
+                          mf_shape_str(value->rank, value->shape, got, sizeof got),
+                          (long long)mf_tensor_numel(value),
+                          mf_shape_str(rank, shape, want, sizeof want), (long long)n);
+    MfTensor *c = NULL;
+    st = mf_reshape(value, rank, shape, &c);
+    if (st != MF_OK || c->dtype == dt) {
+        if (st != MF_OK)   /* the user called the initializer, not reshape */
+            mf_err_prefix("constant");
+        *out = c;
+        return st;
+    }
+    st = mf_cast(c, dt, out);
+    if (st != MF_OK)
+        mf_err_prefix("constant");
+    mf_tensor_release(c);
     return st;
 }

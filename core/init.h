@@ -61,4 +61,54 @@ MfStatus mf_init_he_normal(int rank, const int64_t *shape, MfDType dt, uint64_t 
 MfStatus mf_init_orthogonal(int rank, const int64_t *shape, MfDType dt, double gain,
                             uint64_t seed, MfTensor **out);
 
+/* ---- the named initialisers of mf.initializers -------------------------- */
+
+typedef enum MfInitKind {
+    MF_INIT_KIND_ZEROS,
+    MF_INIT_KIND_ONES,
+    MF_INIT_KIND_CONSTANT,
+    MF_INIT_KIND_NORMAL,
+    MF_INIT_KIND_TRUNCATED_NORMAL,
+    MF_INIT_KIND_RANDOM_UNIFORM,
+    MF_INIT_KIND_VARIANCE_SCALING,
+    MF_INIT_KIND_ORTHOGONAL
+} MfInitKind;
+
+/* One named initialiser (Keras's and TensorFlow's names): its options, in
+ * order, with "seed" last when it draws random values, and the defaults of
+ * the options before "seed"; variance scaling's scale, fan mode and
+ * distribution. */
+typedef struct MfInitDef {
+    const char *name;      /* "glorot_uniform" */
+    MfInitKind kind;
+    const char *keys[4];   /* option names, NULL-terminated */
+    double dflt[3];        /* defaults of keys[0..] before "seed" */
+    double scale;          /* variance scaling */
+    MfFanMode mode;
+    MfInitDist dist;
+} MfInitDef;
+
+/* The initialisers: zeros, ones, constant, random_normal, truncated_normal,
+ * random_uniform, glorot_uniform, glorot_normal, he_normal, he_uniform,
+ * lecun_normal, lecun_uniform, orthogonal. */
+extern const MfInitDef mf_init_defs[];
+extern const int mf_init_ndefs;
+
+/* The initialiser named 'name', or NULL. */
+const MfInitDef *mf_init_find(const char *name);
+
+/* Runs initialiser 'd' (any kind but constant, whose value is the caller's:
+ * mf_init_constant) for 'shape' and 'dt': opt[k] is the value of option
+ * d->keys[k] (those before "seed"), 'seed' the op seed already resolved
+ * (mf_rng_op_seed). random_normal and truncated_normal need a float dtype
+ * and stddev >= 0, random_uniform any dtype but bool. Errors name d->name. */
+MfStatus mf_init_run(const MfInitDef *d, const double *opt, uint64_t seed, int rank,
+                     const int64_t *shape, MfDType dt, MfTensor **out);
+
+/* constant(value) for a tensor value: a one-element (non-graph) value fills
+ * 'shape'; otherwise the value must have as many elements as 'shape' and is
+ * reshaped to it, then cast to 'dt'. Errors are "constant: ...". */
+MfStatus mf_init_constant(MfTensor *value, int rank, const int64_t *shape, MfDType dt,
+                          MfTensor **out);
+
 #endif

@@ -7,57 +7,20 @@
  * options (and 'kind', its name) with metatable "mf.Initializer", callable as
  * init(shape [, dtype]) -> tensor (dtype float32 by default). A seeded
  * initialiser gives the same values at every call (TensorFlow's rule for op
- * seeds, core/rng.h); an unseeded one draws a new seed each call. The math
- * is in core/init.c and the random ops. */
-#include <math.h>
+ * seeds, core/rng.h); an unseeded one draws a new seed each call. The
+ * table of initialisers, their options and their math are in core/init.c. */
 #include <string.h>
 
 #include "core/create.h"
 #include "core/init.h"
-#include "core/ops/compare.h"
-#include "core/ops/random.h"
-#include "core/ops/view.h"
 #include "core/rng.h"
 #include "lmf.h"
 #include "lmf_init.h"
 
 #define INIT_MT "mf.Initializer"
 
-typedef enum Kind { K_ZEROS, K_ONES, K_CONSTANT, K_NORMAL, K_TRUNC, K_UNIFORM, K_VS, K_ORTHO } Kind;
-
-typedef struct InitDef {
-    const char *name;
-    Kind kind;
-    const char *keys[4];   /* options, NULL-terminated */
-    double dflt[3];        /* defaults of the options before 'seed' */
-    double scale;          /* variance scaling */
-    MfFanMode mode;
-    MfInitDist dist;
-} InitDef;
-
-static const InitDef defs[] = {
-    {"zeros", K_ZEROS, {NULL}, {0}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
-    {"ones", K_ONES, {NULL}, {0}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
-    {"constant", K_CONSTANT, {NULL}, {0}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
-    {"random_normal", K_NORMAL, {"mean", "stddev", "seed", NULL}, {0, 0.05}, 0, MF_FAN_IN,
-     MF_INIT_UNIFORM},
-    {"truncated_normal", K_TRUNC, {"mean", "stddev", "seed", NULL}, {0, 0.05}, 0, MF_FAN_IN,
-     MF_INIT_UNIFORM},
-    {"random_uniform", K_UNIFORM, {"minval", "maxval", "seed", NULL}, {-0.05, 0.05}, 0,
-     MF_FAN_IN, MF_INIT_UNIFORM},
-    {"glorot_uniform", K_VS, {"seed", NULL}, {0}, 1, MF_FAN_AVG, MF_INIT_UNIFORM},
-    {"glorot_normal", K_VS, {"seed", NULL}, {0}, 1, MF_FAN_AVG, MF_INIT_TRUNCATED_NORMAL},
-    {"he_normal", K_VS, {"seed", NULL}, {0}, 2, MF_FAN_IN, MF_INIT_TRUNCATED_NORMAL},
-    {"he_uniform", K_VS, {"seed", NULL}, {0}, 2, MF_FAN_IN, MF_INIT_UNIFORM},
-    {"lecun_normal", K_VS, {"seed", NULL}, {0}, 1, MF_FAN_IN, MF_INIT_TRUNCATED_NORMAL},
-    {"lecun_uniform", K_VS, {"seed", NULL}, {0}, 1, MF_FAN_IN, MF_INIT_UNIFORM},
-    {"orthogonal", K_ORTHO, {"gain", "seed", NULL}, {1}, 0, MF_FAN_IN, MF_INIT_UNIFORM},
-};
-
-#define NDEFS ((int)(sizeof defs / sizeof defs[0]))
-
 /* Lists the options of 'd' as "a, b, c" into 'buf'. */
-static const char *key_list(const InitDef *d, char *buf, size_t cap)
+static const char *key_list(const MfInitDef *d, char *buf, size_t cap)
 {
     buf[0] = '\0';
     for (int i = 0; d->keys[i]; i++) {
@@ -70,7 +33,7 @@ static const char *key_list(const InitDef *d, char *buf, size_t cap)
 
 /* Checks the type of the option whose key (known, lmf_check_options ran)
  * and value lua_next pushed; pops the value. */
-static void check_option(lua_State *L, const InitDef *d)
+static void check_option(lua_State *L, const MfInitDef *d)
 {
     const char *name = lua_tostring(L, -2);
     int is_seed = strcmp(name, "seed") == 0;
@@ -82,7 +45,7 @@ static void check_option(lua_State *L, const InitDef *d)
 
 /* Copies the options at 'idx' (nil or a table) into the table on top,
  * checking names and types and filling defaults. */
-static void copy_options(lua_State *L, int idx, const InitDef *d)
+static void copy_options(lua_State *L, int idx, const MfInitDef *d)
 {
     char keys[64];
     if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx))
@@ -110,11 +73,11 @@ static void copy_options(lua_State *L, int idx, const InitDef *d)
 /* mf.initializers.NAME([opts]) / constant(value): the initialiser object. */
 static int l_make(lua_State *L)
 {
-    const InitDef *d = &defs[lua_tointeger(L, lua_upvalueindex(1))];
+    const MfInitDef *d = &mf_init_defs[lua_tointeger(L, lua_upvalueindex(1))];
     lmf_check_nargs(L, d->name, 1);
     lua_settop(L, 1);
     lua_newtable(L);
-    if (d->kind == K_CONSTANT) {
+    if (d->kind == MF_INIT_KIND_CONSTANT) {
         int ty = lua_type(L, 1);
         if (ty != LUA_TNIL && ty != LUA_TNUMBER && ty != LUA_TBOOLEAN && ty != LUA_TTABLE &&
             !lmf_is_tensor(L, 1))
@@ -136,18 +99,16 @@ static int l_make(lua_State *L)
     return 1;
 }
 
-static const InitDef *find_def(lua_State *L, int idx)
+static const MfInitDef *find_def(lua_State *L, int idx)
 {
     luaL_checktype(L, idx, LUA_TTABLE);   /* getmetatable(init).__call(2) */
     lua_getfield(L, idx, "kind");
     const char *kind = lua_tostring(L, -1);
-    for (int i = 0; kind && i < NDEFS; i++)
-        if (strcmp(defs[i].name, kind) == 0) {
-            lua_pop(L, 1);
-            return &defs[i];
-        }
-    luaL_error(L, "initializer: unknown kind '%s'", kind ? kind : "?");
-    return NULL;
+    const MfInitDef *d = mf_init_find(kind);
+    if (!d)
+        luaL_error(L, "initializer: unknown kind '%s'", kind ? kind : "?");
+    lua_pop(L, 1);
+    return d;
 }
 
 static double field_number(lua_State *L, int idx, const char *key)
@@ -167,11 +128,11 @@ static uint64_t field_seed(lua_State *L, int idx)
     return mf_rng_op_seed(has, has ? s : 0);
 }
 
-/* constant(value)(shape, dtype): a fill, or the value's elements reshaped. */
+/* constant(value)(shape, dtype): a fill by a Lua number or boolean, or the
+ * value as a tensor (mf_init_constant). */
 static MfStatus constant_call(lua_State *L, int rank, const int64_t *shape, MfDType dt,
                               MfTensor **out)
 {
-    char want[160], got[160];
     lua_getfield(L, 1, "value");
     int top = lua_gettop(L);
     if (lua_isinteger(L, top) && mf_dtype_is_int(dt))
@@ -180,63 +141,14 @@ static MfStatus constant_call(lua_State *L, int rank, const int64_t *shape, MfDT
         return mf_create_fill("constant", dt, rank, shape,
                               lua_isboolean(L, top) ? lua_toboolean(L, top) : lua_tonumber(L, top),
                               out);
-    MfTensor *v = lmf_to_tensor(L, top, -1);
-    MfTensor *c = NULL;
-    MfStatus size_ok = mf_create_check_size("constant", dt, rank, shape);
-    if (size_ok != MF_OK)   /* before counting: the count could overflow */
-        return size_ok;
-    int64_t n = mf_shape_numel(rank, shape);
-    if (mf_tensor_numel(v) == 1 && !v->node)
-        return mf_create_fill("constant", dt, rank, shape, mf_tensor_get(v, 0), out);
-    if (mf_tensor_numel(v) != n)
-        return mf_err_set(MF_ESHAPE, "constant: the value has shape %s (%lld elements), which "
-                          "does not fill shape %s (%lld elements)",
-                          mf_shape_str(v->rank, v->shape, got, sizeof got),
-                          (long long)mf_tensor_numel(v), mf_shape_str(rank, shape, want,
-                                                                      sizeof want),
-                          (long long)n);
-    MfStatus st = mf_reshape(v, rank, shape, &c);
-    if (st != MF_OK || c->dtype == dt) {
-        if (st != MF_OK)   /* the user called the initializer, not reshape */
-            mf_err_prefix("constant");
-        *out = c;
-        return st;
-    }
-    st = mf_cast(c, dt, out);
-    if (st != MF_OK)
-        mf_err_prefix("constant");
-    mf_tensor_release(c);
-    return st;
-}
-
-/* The random initialisers other than variance scaling. */
-static MfStatus random_call(lua_State *L, const InitDef *d, int rank, const int64_t *shape,
-                            MfDType dt, MfTensor **out)
-{
-    MfStatus st = mf_create_check_size(d->name, dt, rank, shape);
-    if (st != MF_OK)
-        return st;
-    if (d->kind != K_UNIFORM && !mf_dtype_is_float(dt))
-        return mf_err_set(MF_EDTYPE, "%s: expected a float dtype (float32 or float64), got %s",
-                          d->name, mf_dtype_name(dt));
-    if (d->kind == K_UNIFORM && dt == MF_BOOL)
-        return mf_err_set(MF_EDTYPE, "%s: expected a float or integer dtype, got bool", d->name);
-    double a = field_number(L, 1, d->keys[0]), b = field_number(L, 1, d->keys[1]);
-    uint64_t seed = field_seed(L, 1);
-    if (d->kind == K_UNIFORM)
-        return mf_random_uniform(rank, shape, dt, a, b, seed, out);
-    if (!(b >= 0))
-        return mf_err_set(MF_EARG, "%s: stddev must be >= 0, got %g", d->name, b);
-    if (d->kind == K_NORMAL)
-        return mf_random_normal(rank, shape, dt, a, b, seed, out);
-    return mf_random_truncated_normal(rank, shape, dt, a, b, seed, out);
+    return mf_init_constant(lmf_to_tensor(L, top, -1), rank, shape, dt, out);
 }
 
 /* init(shape [, dtype]) */
 static int init_call(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    const InitDef *d = find_def(L, 1);
+    const MfInitDef *d = find_def(L, 1);
     lmf_check_nargs(L, d->name, 3);
     if (lua_isnoneornil(L, 2))
         return luaL_error(L, "%s: expected a shape such as {2, 3}, got %s", d->name,
@@ -246,21 +158,13 @@ static int init_call(lua_State *L)
     MfDType dt = lmf_opt_dtype(L, 3, MF_FLOAT32);
     MfTensor *out = NULL;
     MfStatus st;
-    switch (d->kind) {
-    case K_ZEROS:
-    case K_ONES:
-        st = mf_create_fill(d->name, dt, rank, shape, d->kind == K_ONES, &out);
-        break;
-    case K_CONSTANT: st = constant_call(L, rank, shape, dt, &out); break;
-    case K_VS:
-        st = mf_init_variance_scaling(d->name, rank, shape, dt, d->scale, d->mode, d->dist,
-                                      field_seed(L, 1), &out);
-        break;
-    case K_ORTHO:
-        st = mf_init_orthogonal(rank, shape, dt, field_number(L, 1, "gain"), field_seed(L, 1),
-                                &out);
-        break;
-    default: st = random_call(L, d, rank, shape, dt, &out); break;
+    if (d->kind == MF_INIT_KIND_CONSTANT) {
+        st = constant_call(L, rank, shape, dt, &out);
+    } else {
+        double opt[3] = {0};
+        for (int k = 0; k < 3 && d->keys[k] && strcmp(d->keys[k], "seed") != 0; k++)
+            opt[k] = field_number(L, 1, d->keys[k]);
+        st = mf_init_run(d, opt, field_seed(L, 1), rank, shape, dt, &out);
     }
     lmf_check_status(L, st);
     lmf_push_tensor(L, out);
@@ -271,10 +175,10 @@ static int init_call(lua_State *L)
 static int init_tostring(lua_State *L)
 {
     lua_settop(L, 1);   /* extra arguments would end up in the concatenation */
-    const InitDef *d = find_def(L, 1);
+    const MfInitDef *d = find_def(L, 1);
     int n = 1, opened = 0;
     lua_pushfstring(L, "mf.initializers.%s", d->name);
-    if (d->kind == K_CONSTANT) {
+    if (d->kind == MF_INIT_KIND_CONSTANT) {
         lua_getfield(L, 1, "value");
         int num = lua_type(L, -1) == LUA_TNUMBER || lua_isboolean(L, -1);
         lua_pushfstring(L, "(%s)", num ? luaL_tolstring(L, -1, NULL) : luaL_typename(L, -1));
@@ -311,11 +215,11 @@ void lmf_open_init(lua_State *L)
     lua_pushcfunction(L, init_tostring);
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);
-    lua_createtable(L, 0, NDEFS);
-    for (int i = 0; i < NDEFS; i++) {
+    lua_createtable(L, 0, mf_init_ndefs);
+    for (int i = 0; i < mf_init_ndefs; i++) {
         lua_pushinteger(L, i);
         lua_pushcclosure(L, l_make, 1);
-        lua_setfield(L, -2, defs[i].name);
+        lua_setfield(L, -2, mf_init_defs[i].name);
     }
     lua_setfield(L, -2, "initializers");
 }
