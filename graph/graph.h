@@ -141,6 +141,18 @@ MfStatus mf_graph_listing(const MfGraph *g, MfStrBuf *out);
 MfStatus mf_node_listing_line(const MfNode *n, MfStrBuf *out);
 MfStatus mf_graph_dot(const MfGraph *g, MfStrBuf *out);
 
+/* The picture on disk (graph/render.c). mf_graph_write_dot writes
+ * mf_graph_dot's text to 'path' (g:write_dot); mf_graph_render runs
+ * Graphviz's 'dot' on it (through '<path>.dot', removed after), writing
+ * 'path' in the format its extension names (png svg pdf jpg gif ps; png
+ * otherwise) (g:render). A failed write leaves no partial file. Errors,
+ * MF_EIO: "write_dot: cannot write '<path>': <reason>", "render: Graphviz
+ * 'dot' is not installed ..." (only when no 'dot' is on $PATH), "render:
+ * cannot start dot: ...", "render: 'dot' failed writing '<path>' (exit
+ * status N)"; MF_ENOMEM. */
+MfStatus mf_graph_write_dot(const MfGraph *g, const char *path);
+MfStatus mf_graph_render(const MfGraph *g, const char *path);
+
 /* The default graph stack. 'push' retains 'g' and makes it the graph that
  * ops are built into (NULL: eager execution until the pop, TensorFlow's
  * init_scope); 'pop' undoes the latest push. mf_graph_default is borrowed

@@ -1,20 +1,12 @@
 /* lmf_graph_grad.c — mf.gradients (symbolic gradients, graph/gradients.h)
  * and the graph methods that write pictures: g:write_dot(path) and
- * g:render(path) (Graphviz 'dot'). They are added to the mf.Graph
+ * g:render(path) (Graphviz 'dot', graph/render.c). They are added to the mf.Graph
  * metatable that lmf_graph.c makes, so lmf_open_graph must run first.
  *
  * Tensors read from Lua stay on the Lua stack (or in the caller's tables)
  * while they are used, so the C arrays here only borrow them. */
-#include <errno.h>
-#include <spawn.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "graph/gradients.h"
+#include "graph/graph.h"
 #include "lmf.h"
 #include "lmf_explain.h"
 
@@ -119,120 +111,22 @@ static int l_gradients(lua_State *L)
     return 1;
 }
 
-/* Pushes g:to_dot() for the graph at index 1. */
-static const char *dot_text(lua_State *L, size_t *len)
-{
-    if (!*(void **)luaL_checkudata(L, 1, GRAPH_MT))   /* its __gc was called by hand */
-        luaL_argerror(L, 1, "Graph is freed");
-    lua_getfield(L, 1, "to_dot");
-    lua_pushvalue(L, 1);
-    lua_call(L, 1, 1);
-    return lua_tolstring(L, -1, len);
-}
-
-/* Writes 'len' bytes to 'path' through "path.tmp" and a rename, so a
- * failed write never leaves a half-written file in place. Raises naming
- * 'fname'. */
-static void write_file(lua_State *L, const char *fname, const char *path, const char *s,
-                       size_t len)
-{
-    const char *tmp = lua_pushfstring(L, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        luaL_error(L, "%s: cannot write '%s': %s", fname, path, strerror(errno));
-    bool ok = fwrite(s, 1, len, f) == len;
-    int err = errno;
-    ok = (fclose(f) == 0) && ok;
-    if (ok && rename(tmp, path) != 0) {
-        err = errno;
-        ok = false;
-    }
-    if (!ok) {
-        remove(tmp);
-        luaL_error(L, "%s: cannot write '%s': %s", fname, path, strerror(err ? err : EIO));
-    }
-    lua_pop(L, 1);
-}
-
-/* g:write_dot(path): writes g:to_dot() to 'path'. */
+/* g:write_dot(path): writes g:to_dot() to 'path' (graph/render.c). */
 static int g_write_dot(lua_State *L)
 {
     lmf_check_nargs(L, "write_dot", 2);
-    size_t len;
-    const char *s = dot_text(L, &len);
-    write_file(L, "write_dot", luaL_checkstring(L, 2), s, len);
+    MfGraph *g = lmf_check_graph(L, 1);
+    lmf_check_status(L, mf_graph_write_dot(g, luaL_checkstring(L, 2)));
     return 0;
 }
 
-/* The output format for 'path': its extension when dot knows it, else png. */
-static const char *format_of(const char *path)
-{
-    static const char *const known[] = {"png", "svg", "pdf", "jpg", "gif", "ps", NULL};
-    const char *dot = strrchr(path, '.');
-    if (dot && !strchr(dot, '/'))
-        for (int i = 0; known[i]; i++)
-            if (strcmp(dot + 1, known[i]) == 0)
-                return known[i];
-    return "png";
-}
-
-/* Whether an executable 'dot' is on $PATH. Looked up here, not by a
- * shell's "command -v": a shell fails for other reasons (no file
- * descriptor left for its >/dev/null), which read as "not installed". */
-static bool dot_installed(void)
-{
-    const char *dirs = getenv("PATH");
-    for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d;) {
-        size_t n = strcspn(d, ":");
-        char path[4096];
-        int w = snprintf(path, sizeof path, "%.*s/dot", (int)n, n ? d : ".");
-        if (w > 0 && (size_t)w < sizeof path && access(path, X_OK) == 0)
-            return true;
-        d += n + (d[n] == ':');
-    }
-    return false;
-}
-
-/* Runs "dot -T<format> <src> -o <path>" (no shell: nothing to quote) and
- * waits for it. Returns 0 and its wait status, or the errno that kept it
- * from starting. */
-static int run_dot(const char *format, const char *src, const char *path, int *status)
-{
-    extern char **environ;
-    char prog[] = "dot", tflag[16], oflag[] = "-o";
-    snprintf(tflag, sizeof tflag, "-T%s", format);
-    char *argv[] = {prog, tflag, (char *)src, oflag, (char *)path, NULL};
-    pid_t pid;
-    int err = posix_spawnp(&pid, "dot", NULL, NULL, argv, environ);
-    while (err == 0 && waitpid(pid, status, 0) < 0)
-        if (errno != EINTR)
-            err = errno;
-    return err;
-}
-
-/* g:render(path): runs Graphviz 'dot' on g:to_dot(), writing 'path' in the
- * format its extension names (.png .svg .pdf; png otherwise). Errors say
- * what failed (a file that cannot be written, no file descriptor left,
- * dot's exit status); "not installed" only when no 'dot' is on $PATH. */
+/* g:render(path): Graphviz 'dot' on g:to_dot(), writing 'path' in the format
+ * its extension names (graph/render.c). */
 static int g_render(lua_State *L)
 {
     lmf_check_nargs(L, "render", 2);
-    size_t len;
-    const char *s = dot_text(L, &len);
-    const char *path = luaL_checkstring(L, 2);
-    if (!dot_installed())
-        return luaL_error(L, "render: Graphviz 'dot' is not installed (apt-get install "
-                          "graphviz)");
-    const char *src = lua_pushfstring(L, "%s.dot", path);
-    write_file(L, "render", src, s, len);
-    int status = 0;
-    int err = run_dot(format_of(path), src, path, &status);
-    remove(src);
-    if (err)
-        return luaL_error(L, "render: cannot start dot: %s", strerror(err));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return luaL_error(L, "render: 'dot' failed writing '%s' (exit status %d)", path,
-                          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    MfGraph *g = lmf_check_graph(L, 1);
+    lmf_check_status(L, mf_graph_render(g, luaL_checkstring(L, 2)));
     return 0;
 }
 

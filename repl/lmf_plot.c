@@ -5,13 +5,13 @@
  * Ownership: each series' values are copied into a userdata left on the Lua
  * stack and the labels stay on the stack too, so a raised error leaks
  * nothing; the rendered text is freed before any error is raised. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/io/write_file.h"
 #include "lmf.h"
 #include "plot.h"
 
@@ -139,29 +139,6 @@ static void read_labels(lua_State *L, MfPlotSeries *series, int n)
     }
 }
 
-/* Writes 'text' to 'path' through a temporary file and a rename, so a
- * browser never sees half a document. The temporary name carries the pid:
- * two runs plotting to one file must not write into each other's
- * temporary. Returns 0 or an errno value. */
-static int write_atomic(const char *path, const char *text)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return ENAMETOOLONG;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return errno;
-    size_t len = strlen(text);
-    int err = fwrite(text, 1, len, f) == len ? 0 : errno;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    if (!err && rename(tmp, path) != 0)
-        err = errno;
-    if (err)
-        remove(tmp);
-    return err;
-}
-
 static int render(lua_State *L, const MfPlotSeries *series, int n, const MfPlotOpts *o,
                   const char *file)
 {
@@ -170,10 +147,11 @@ static int render(lua_State *L, const MfPlotSeries *series, int n, const MfPlotO
         return luaL_error(L, "plot: nothing to draw: no series has a finite value "
                           "(or out of memory)");
     if (file) {
-        int err = write_atomic(file, text);
+        /* through a temporary named with the pid: a browser never sees half a
+         * document, and two runs plotting to one file do not mix */
+        MfStatus st = mf_write_file_atomic("plot", file, text, strlen(text));
         free(text);
-        if (err)
-            return luaL_error(L, "plot: cannot write '%s': %s", file, strerror(err));
+        lmf_check_status(L, st);
         lua_pushstring(L, file);
         return 1;
     }
