@@ -1,10 +1,10 @@
 /* lmf_plot.c — mf.plot(values [, opts]): a loss history as a braille plot
- * in the terminal, or as an SVG file. The drawing is in plot.c; this file
- * converts and checks the Lua arguments.
+ * in the terminal, or as an SVG file. The drawing is in core/plot.c; this
+ * file converts and checks the Lua arguments.
  *
  * Ownership: each series' values are copied into a userdata left on the Lua
  * stack and the labels stay on the stack too, so a raised error leaks
- * nothing; the rendered text is freed before any error is raised. */
+ * nothing; the rendered text lives in a Lua-owned buffer (lmf_new_strbuf). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "core/io/write_file.h"
+#include "core/plot.h"
 #include "lmf.h"
-#include "plot.h"
+#include "lmf_print.h"
 
 #define MAX_SERIES 16
 
@@ -142,27 +143,21 @@ static void read_labels(lua_State *L, MfPlotSeries *series, int n)
 static int render(lua_State *L, const MfPlotSeries *series, int n, const MfPlotOpts *o,
                   const char *file)
 {
-    char *text = file ? mf_plot_svg(series, n, o) : mf_plot_text(series, n, o);
-    if (!text)
-        return luaL_error(L, "plot: nothing to draw: no series has a finite value "
-                          "(or out of memory)");
+    MfStrBuf *b = lmf_new_strbuf(L);   /* freed by its __gc if anything raises */
+    lmf_push_strbuf(L, b, file ? mf_plot_svg(series, n, o, b) : mf_plot_text(series, n, o, b));
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
     if (file) {
         /* through a temporary named with the pid: a browser never sees half a
          * document, and two runs plotting to one file do not mix */
-        MfStatus st = mf_write_file_atomic("plot", file, text, strlen(text));
-        free(text);
-        lmf_check_status(L, st);
+        lmf_check_status(L, mf_write_file_atomic("plot", file, text, len));
         lua_pushstring(L, file);
         return 1;
     }
-    if (!lmf_opt_bool(L, 2, "print", 1)) {
-        lua_pushstring(L, text);
-        free(text);
+    if (!lmf_opt_bool(L, 2, "print", 1))
         return 1;
-    }
     fputs(text, stdout);
     fflush(stdout);
-    free(text);
     return 0;
 }
 

@@ -4,8 +4,8 @@
  * series, y over the finite values of all series (a flat series gets a unit
  * range around its value so it draws as a line in the middle). Non-finite
  * values (a diverged loss) leave gaps rather than stretching the axis.
- * Output is built in a growing malloc'd buffer; every allocation failure
- * makes the functions return NULL after freeing what they hold. */
+ * Output is appended to the caller's MfStrBuf (core/format.h); an
+ * allocation failure makes the text incomplete and the call MF_ENOMEM. */
 #include "plot.h"
 
 #include <math.h>
@@ -13,68 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/clocale.h"
 
-/* ---- a growing string ----------------------------------------------------- */
+#include "alloc.h"
+#include "clocale.h"
 
-typedef struct Buf {
-    char *s;
-    size_t len, cap;
-    int failed; /* sticky: after one failed growth every append is a no-op */
-} Buf;
-
-static void buf_grow(Buf *b, size_t extra)
-{
-    if (b->failed || b->len + extra + 1 <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-        b->failed = 1;
-        return;
-    }
-    b->s = s;
-    b->cap = cap;
-}
-
-static void buf_add(Buf *b, const char *s)
-{
-    size_t n = strlen(s);
-    buf_grow(b, n);
-    if (b->failed)
-        return;
-    memcpy(b->s + b->len, s, n + 1);
-    b->len += n;
-}
-
-static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void buf_printf(Buf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    buf_add(b, tmp);
-}
-
-static void buf_repeat(Buf *b, const char *s, int times)
+/* Appends 's' 'times' times. */
+static void add_repeat(MfStrBuf *b, const char *s, int times)
 {
     for (int i = 0; i < times; i++)
-        buf_add(b, s);
-}
-
-/* Hands the text to the caller, or frees it and returns NULL on failure. */
-static char *buf_finish(Buf *b)
-{
-    if (b->failed || !b->s) {
-        free(b->s);
-        return NULL;
-    }
-    return b->s;
+        mf_strbuf_add(b, s);
 }
 
 /* ---- the shared frame ------------------------------------------------------ */
@@ -199,23 +146,23 @@ static void canvas_series(Canvas *c, const Frame *f, const MfPlotSeries *s, int 
     }
 }
 
-static void add_cell(Buf *b, const Canvas *c, size_t cell, int color)
+static void add_cell(MfStrBuf *b, const Canvas *c, size_t cell, int color)
 {
     unsigned bits = c->bits[cell];
     if (!bits) {
-        buf_add(b, " ");
+        mf_strbuf_add(b, " ");
         return;
     }
     char utf8[4] = {(char)0xE2, (char)(0xA0 | (bits >> 6)), (char)(0x80 | (bits & 0x3F)), 0};
     if (color)
-        buf_add(b, ansi[c->color[cell] - 1]);
-    buf_add(b, utf8);
+        mf_strbuf_add(b, ansi[c->color[cell] - 1]);
+    mf_strbuf_add(b, utf8);
     if (color)
-        buf_add(b, "\033[0m");
+        mf_strbuf_add(b, "\033[0m");
 }
 
 /* The canvas rows with the y labels (max on top, middle, min at the bottom). */
-static void add_rows(Buf *b, const Canvas *c, const Frame *f, int color)
+static void add_rows(MfStrBuf *b, const Canvas *c, const Frame *f, int color)
 {
     char lab[3][32];
     snprintf(lab[0], sizeof lab[0], "%.4g", f->ymax);
@@ -227,13 +174,13 @@ static void add_rows(Buf *b, const Canvas *c, const Frame *f, int color)
     for (int r = 0; r < c->h; r++) {
         const char *l = r == 0 ? lab[0] : r == c->h - 1 ? lab[2]
                         : (c->h >= 5 && r == (c->h - 1) / 2) ? lab[1] : NULL;
-        buf_printf(b, "%*s %s", lw, l ? l : "", l ? "\xe2\x94\xa4" : "\xe2\x94\x82");
+        mf_strbuf_addf(b, "%*s %s", lw, l ? l : "", l ? "\xe2\x94\xa4" : "\xe2\x94\x82");
         for (int x = 0; x < c->w; x++)
             add_cell(b, c, (size_t)r * (size_t)c->w + (size_t)x, color);
-        buf_add(b, "\n");
+        mf_strbuf_add(b, "\n");
     }
-    buf_printf(b, "%*s \xe2\x94\x94", lw, "");
-    buf_repeat(b, "\xe2\x94\x80", c->w);
+    mf_strbuf_addf(b, "%*s \xe2\x94\x94", lw, "");
+    add_repeat(b, "\xe2\x94\x80", c->w);
     char first[32] = "1", last[32];
     int nl = snprintf(last, sizeof last, "%zu", f->nmax);
     if (f->has_x) {   /* the x values of the first and last points */
@@ -241,10 +188,10 @@ static void add_rows(Buf *b, const Canvas *c, const Frame *f, int color)
         nl = snprintf(last, sizeof last, "%.4g", f->x_last);
     }
     int w = c->w - (int)strlen(first);
-    buf_printf(b, "\n%*s  %s%*s\n", lw, "", first, w > nl ? w : nl, last);
+    mf_strbuf_addf(b, "\n%*s  %s%*s\n", lw, "", first, w > nl ? w : nl, last);
 }
 
-static void add_legend(Buf *b, const MfPlotSeries *series, int nseries, int color)
+static void add_legend(MfStrBuf *b, const MfPlotSeries *series, int nseries, int color)
 {
     int any = 0;
     for (int k = 0; k < nseries; k++)
@@ -252,43 +199,40 @@ static void add_legend(Buf *b, const MfPlotSeries *series, int nseries, int colo
     if (!any)
         return;
     for (int k = 0; k < nseries; k++) {
-        buf_printf(b, "%s%s\xe2\xa3\xbf%s ", k ? "   " : "  ", color ? ansi[k % 6] : "",
+        mf_strbuf_addf(b, "%s%s\xe2\xa3\xbf%s ", k ? "   " : "  ", color ? ansi[k % 6] : "",
                    color ? "\033[0m" : "");
-        buf_add(b, series[k].label ? series[k].label : "?");
+        mf_strbuf_add(b, series[k].label ? series[k].label : "?");
     }
-    buf_add(b, "\n");
+    mf_strbuf_add(b, "\n");
 }
 
-static char *plot_text_c(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
+static void plot_text_c(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts,
+                        const Frame *frame, MfStrBuf *b)
 {
-    Frame f;
-    if (!frame_of(series, nseries, &f))
-        return NULL;
+    Frame f = *frame;
     f.has_x = opts->has_x;
     f.x_first = opts->x_first;
     f.x_last = opts->x_last;
     Canvas c = {opts->width, opts->height, NULL, NULL};
     size_t cells = (size_t)c.w * (size_t)c.h;
-    c.bits = calloc(cells, 1);
-    c.color = calloc(cells, 1);
-    Buf b = {0};
+    c.bits = mf_calloc(cells, 1);
+    c.color = mf_calloc(cells, 1);
     if (!c.bits || !c.color)
-        b.failed = 1;
+        b->failed = 1;
     else
         for (int k = 0; k < nseries; k++)
             canvas_series(&c, &f, &series[k], k);
     if (opts->title && *opts->title) {
         int pad = (c.w - (int)strlen(opts->title)) / 2 + 8;
-        buf_printf(&b, "%*s", pad > 0 ? pad : 0, "");
-        buf_add(&b, opts->title);
-        buf_add(&b, "\n");
+        mf_strbuf_addf(b, "%*s", pad > 0 ? pad : 0, "");
+        mf_strbuf_add(b, opts->title);
+        mf_strbuf_add(b, "\n");
     }
-    if (!b.failed)
-        add_rows(&b, &c, &f, opts->color);
-    add_legend(&b, series, nseries, opts->color);
-    free(c.bits);
-    free(c.color);
-    return buf_finish(&b);
+    if (!b->failed)
+        add_rows(b, &c, &f, opts->color);
+    add_legend(b, series, nseries, opts->color);
+    mf_free(c.bits);
+    mf_free(c.color);
 }
 
 /* ---- SVG -------------------------------------------------------------------- */
@@ -301,25 +245,25 @@ typedef struct Area {
 } Area;
 
 /* Appends 's' with XML's five special characters escaped. */
-static void add_xml(Buf *b, const char *s)
+static void add_xml(MfStrBuf *b, const char *s)
 {
     char one[2] = {0, 0};
     for (; *s; s++) {
         switch (*s) {
-        case '<': buf_add(b, "&lt;"); break;
-        case '>': buf_add(b, "&gt;"); break;
-        case '&': buf_add(b, "&amp;"); break;
-        case '"': buf_add(b, "&quot;"); break;
-        case '\'': buf_add(b, "&apos;"); break;
+        case '<': mf_strbuf_add(b, "&lt;"); break;
+        case '>': mf_strbuf_add(b, "&gt;"); break;
+        case '&': mf_strbuf_add(b, "&amp;"); break;
+        case '"': mf_strbuf_add(b, "&quot;"); break;
+        case '\'': mf_strbuf_add(b, "&apos;"); break;
         default:
             /* XML 1.0 forbids control characters other than tab and newlines
              * (a parser rejects the whole file): show U+FFFD instead. */
             if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r') {
-                buf_add(b, "\xef\xbf\xbd");
+                mf_strbuf_add(b, "\xef\xbf\xbd");
                 break;
             }
             one[0] = *s;
-            buf_add(b, one);
+            mf_strbuf_add(b, one);
             break;
         }
     }
@@ -340,7 +284,7 @@ static double nice_step(double raw)
 
 /* A tick label at x, anchored at its middle, or at its end when it would
  * stick out past 'right' (the last step label of a long run). */
-static void svg_x_tick(Buf *b, const Area *a, const Frame *f, double x, size_t step,
+static void svg_x_tick(MfStrBuf *b, const Area *a, const Frame *f, double x, size_t step,
                        double right)
 {
     char lab[32];
@@ -349,13 +293,13 @@ static void svg_x_tick(Buf *b, const Area *a, const Frame *f, double x, size_t s
                            (f->x_last - f->x_first) / (double)(f->nmax - 1))
                 : snprintf(lab, sizeof lab, "%zu", step);
     const char *anchor = x + 3.6 * n > right ? "end" : "middle";
-    buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"
+    mf_strbuf_addf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>"
                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n",
                x, a->top + a->h, x, a->top + a->h + 5, x, a->top + a->h + 19, anchor, lab);
 }
 
 /* Steps 1 and every multiple of a nice integer spacing up to the last. */
-static void svg_x_ticks(Buf *b, const Area *a, const Frame *f, double right)
+static void svg_x_ticks(MfStrBuf *b, const Area *a, const Frame *f, double right)
 {
     svg_x_tick(b, a, f, a->left, 1, right);
     if (f->nmax < 2)
@@ -371,7 +315,7 @@ static void svg_x_ticks(Buf *b, const Area *a, const Frame *f, double right)
 /* Grid lines at multiples of a nice spacing inside the value range, with
  * enough digits that neighbouring labels differ (values near 1e6 that
  * vary by 0.01 need more than %.4g). */
-static void svg_y_ticks(Buf *b, const Area *a, const Frame *f)
+static void svg_y_ticks(MfStrBuf *b, const Area *a, const Frame *f)
 {
     double step = nice_step(0.4 * frame_half_range(f)); /* 4 to 10 intervals */
     double kmin = ceil(f->ymin / step), kmax = floor(f->ymax / step);
@@ -384,7 +328,7 @@ static void svg_y_ticks(Buf *b, const Area *a, const Frame *f)
         double y = a->top + frame_y(f, v, a->h);
         if (!isfinite(y) || y < a->top - 0.5 || y > a->top + a->h + 0.5)
             continue;
-        buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+        mf_strbuf_addf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*g</text>\n",
                    a->left, y, a->left + a->w, y, a->left - 6, y + 4, digits, v);
     }
@@ -392,21 +336,21 @@ static void svg_y_ticks(Buf *b, const Area *a, const Frame *f)
 
 /* Frame, grid lines and labelled ticks on both axes; 'right' is the
  * document's right edge. */
-static void svg_axes(Buf *b, const Area *a, const Frame *f, double right)
+static void svg_axes(MfStrBuf *b, const Area *a, const Frame *f, double right)
 {
-    buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+    mf_strbuf_addf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
                "stroke=\"#333\"/>\n", a->left, a->top, a->w, a->h);
-    buf_add(b, "<g font-family=\"sans-serif\" font-size=\"12\" fill=\"#333\">\n");
+    mf_strbuf_add(b, "<g font-family=\"sans-serif\" font-size=\"12\" fill=\"#333\">\n");
     svg_y_ticks(b, a, f);
     svg_x_ticks(b, a, f, right);
-    buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n</g>\n",
+    mf_strbuf_addf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n</g>\n",
                a->left + a->w / 2, a->top + a->h + 36, f->has_x ? "x" : "step");
 }
 
-static void svg_point(Buf *b, const Area *a, const Frame *f, const double *y, size_t i,
+static void svg_point(MfStrBuf *b, const Area *a, const Frame *f, const double *y, size_t i,
                       int first)
 {
-    buf_printf(b, "%s%.2f,%.2f", first ? "" : " ", a->left + frame_x(f, i, a->w),
+    mf_strbuf_addf(b, "%s%.2f,%.2f", first ? "" : " ", a->left + frame_x(f, i, a->w),
                a->top + frame_y(f, y[i], a->h));
 }
 
@@ -414,7 +358,7 @@ static void svg_point(Buf *b, const Area *a, const Frame *f, const double *y, si
  * the plot's width in pixels keeps, per pixel column, only its first,
  * lowest, highest and last point (M4 aggregation): the line drawn is the
  * same, and a 100k-step history does not make a file of megabytes. */
-static void svg_points(Buf *b, const Area *a, const Frame *f, const double *y, size_t i,
+static void svg_points(MfStrBuf *b, const Area *a, const Frame *f, const double *y, size_t i,
                        size_t j)
 {
     int decimate = (double)(j - i) > 2.0 * a->w, first = 1;
@@ -439,7 +383,7 @@ static void svg_points(Buf *b, const Area *a, const Frame *f, const double *y, s
 
 /* One polyline per run of finite values; a run of one value (between NaNs,
  * or a one-step series) is a dot, since a one-point polyline draws nothing. */
-static void svg_series(Buf *b, const Area *a, const Frame *f, const MfPlotSeries *s, int k)
+static void svg_series(MfStrBuf *b, const Area *a, const Frame *f, const MfPlotSeries *s, int k)
 {
     for (size_t i = 0; i < s->n;) {
         if (!isfinite(s->y[i])) {
@@ -450,76 +394,84 @@ static void svg_series(Buf *b, const Area *a, const Frame *f, const MfPlotSeries
         while (j < s->n && isfinite(s->y[j]))
             j++;
         if (j - i == 1) {
-            buf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n",
+            mf_strbuf_addf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n",
                        a->left + frame_x(f, i, a->w), a->top + frame_y(f, s->y[i], a->h),
                        palette[k % 6]);
         } else {
-            buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+            mf_strbuf_addf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
                        "points=\"", palette[k % 6]);
             svg_points(b, a, f, s->y, i, j);
-            buf_add(b, "\"/>\n");
+            mf_strbuf_add(b, "\"/>\n");
         }
         i = j;
     }
 }
 
-static void svg_legend(Buf *b, const Area *a, const MfPlotSeries *series, int nseries)
+static void svg_legend(MfStrBuf *b, const Area *a, const MfPlotSeries *series, int nseries)
 {
     double y = a->top + 16;
     for (int k = 0; k < nseries; k++) {
         if (!series[k].label)
             continue;
         double x = a->left + a->w - 140;
-        buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+        mf_strbuf_addf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                    "stroke-width=\"3\"/><text x=\"%.1f\" y=\"%.1f\" font-family=\"sans-serif\" "
                    "font-size=\"12\">", x, y - 4, x + 20, y - 4, palette[k % 6], x + 26, y);
         add_xml(b, series[k].label);
-        buf_add(b, "</text>\n");
+        mf_strbuf_add(b, "</text>\n");
         y += 16;
     }
 }
 
-static char *plot_svg_c(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
+static void plot_svg_c(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts,
+                       const Frame *frame, MfStrBuf *b)
 {
-    Frame f;
-    if (!frame_of(series, nseries, &f))
-        return NULL;
+    Frame f = *frame;
     f.has_x = opts->has_x;
     f.x_first = opts->x_first;
     f.x_last = opts->x_last;
     Area a = {70, 40, opts->width - 90.0, opts->height - 90.0};
-    Buf b = {0};
-    buf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    mf_strbuf_addf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
                opts->width, opts->height, opts->width, opts->height);
     if (opts->title && *opts->title) {
-        buf_printf(&b, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" "
+        mf_strbuf_addf(b, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" "
                    "font-family=\"sans-serif\" font-size=\"16\">", opts->width / 2.0);
-        add_xml(&b, opts->title);
-        buf_add(&b, "</text>\n");
+        add_xml(b, opts->title);
+        mf_strbuf_add(b, "</text>\n");
     }
-    svg_axes(&b, &a, &f, opts->width);
+    svg_axes(b, &a, &f, opts->width);
     for (int k = 0; k < nseries; k++)
-        svg_series(&b, &a, &f, &series[k], k);
-    svg_legend(&b, &a, series, nseries);
-    buf_add(&b, "</svg>\n");
-    return buf_finish(&b);
+        svg_series(b, &a, &f, &series[k], k);
+    svg_legend(b, &a, series, nseries);
+    mf_strbuf_add(b, "</svg>\n");
 }
 
-/* Labels and SVG coordinates take '.' whatever os.setlocale says. */
-char *mf_plot_text(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
+/* Draws with 'draw' into 'out', labels and SVG coordinates with '.'
+ * whatever os.setlocale says. */
+static MfStatus plot(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts,
+                     MfStrBuf *out,
+                     void (*draw)(const MfPlotSeries *, int, const MfPlotOpts *, const Frame *,
+                                  MfStrBuf *))
 {
+    Frame f;
+    if (!frame_of(series, nseries, &f))
+        return mf_err_set(MF_EARG, "plot: nothing to draw: no series has a finite value");
     MfCLocale loc = mf_c_locale_begin();
-    char *s = plot_text_c(series, nseries, opts);
+    draw(series, nseries, opts, &f, out);
     mf_c_locale_end(loc);
-    return s;
+    return mf_strbuf_status(out, "plot");
 }
 
-char *mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts)
+MfStatus mf_plot_text(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts,
+                      MfStrBuf *out)
 {
-    MfCLocale loc = mf_c_locale_begin();
-    char *s = plot_svg_c(series, nseries, opts);
-    mf_c_locale_end(loc);
-    return s;
+    return plot(series, nseries, opts, out, plot_text_c);
+}
+
+MfStatus mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *opts,
+                     MfStrBuf *out)
+{
+    return plot(series, nseries, opts, out, plot_svg_c);
 }
