@@ -10,11 +10,15 @@
  *   LSTMCellGrad(z, c, dh, dc [, c_prev]) -> dz [, dc_prev]
  *     the backward pass of one step in one pass over memory.
  *
- * Kernels for float32 and float64, computed in double. */
+ * Float64 kernels use libm's exp and tanh. Float32 kernels compute in float
+ * with the vectorizable approximations of fast_mathf.h (a few ulp, as
+ * PyTorch's float kernels): with libm in double the cells were half of an
+ * LSTM training step (bench/layers.lua lstm). */
 #include <math.h>
 
 #include "../grad.h"
 #include "common.h"
+#include "fast_mathf.h"
 #include "grads_math.h"
 
 /* ---- shape inference ----------------------------------------------------- */
@@ -88,49 +92,108 @@ static MfStatus cell_grad_infer(MfOpCall *c)
 static double sigm(double v) { return 1 / (1 + exp(-v)); }
 
 /* One step, forward: rows of z (4 u wide), c_prev and the outputs (u wide). */
-#define CELL_FORWARD(T)                                                                     \
-    static void cell_##T(const T *z, const T *cp, T *h, T *cc, int64_t rows, int64_t u)     \
-    {                                                                                       \
-        for (int64_t r = 0; r < rows; r++) {                                                \
-            const T *zr = z + r * 4 * u;                                                    \
-            for (int64_t j = 0; j < u; j++) {                                               \
-                double i = sigm((double)zr[j]), f = sigm((double)zr[u + j]);                \
-                double g = tanh((double)zr[2 * u + j]), o = sigm((double)zr[3 * u + j]);    \
-                double c = i * g + (cp ? f * (double)cp[r * u + j] : 0);                    \
-                cc[r * u + j] = (T)c;                                                       \
-                h[r * u + j] = (T)(o * tanh(c));                                            \
-            }                                                                               \
-        }                                                                                   \
+static void cell_double(const double *z, const double *cp, double *h, double *cc, int64_t rows,
+                        int64_t u)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const double *zr = z + r * 4 * u;
+        for (int64_t j = 0; j < u; j++) {
+            double i = sigm(zr[j]), f = sigm(zr[u + j]);
+            double g = tanh(zr[2 * u + j]), o = sigm(zr[3 * u + j]);
+            double c = i * g + (cp ? f * cp[r * u + j] : 0);
+            cc[r * u + j] = c;
+            h[r * u + j] = o * tanh(c);
+        }
     }
-CELL_FORWARD(float)
-CELL_FORWARD(double)
+}
 
-/* One step, backward: dz (4 u wide) and dc_prev from z, c, dh, dc, c_prev. */
-#define CELL_BACKWARD(T)                                                                    \
-    static void cell_grad_##T(const T *const *in, T *dz, T *dcp, int64_t rows, int64_t u)   \
-    {                                                                                       \
-        const T *z = in[0], *cc = in[1], *dh = in[2], *dc = in[3], *cp = in[4];             \
-        for (int64_t r = 0; r < rows; r++) {                                                \
-            const T *zr = z + r * 4 * u;                                                    \
-            T *dzr = dz + r * 4 * u;                                                        \
-            for (int64_t j = 0; j < u; j++) {                                               \
-                int64_t k = r * u + j;                                                      \
-                double i = sigm((double)zr[j]), f = sigm((double)zr[u + j]);                \
-                double g = tanh((double)zr[2 * u + j]), o = sigm((double)zr[3 * u + j]);    \
-                double tc = tanh((double)cc[k]);                                            \
-                double dct = (double)dc[k] + (double)dh[k] * o * (1 - tc * tc);             \
-                double prev = cp ? (double)cp[k] : 0;                                       \
-                dzr[j] = (T)(dct * g * i * (1 - i));                                        \
-                dzr[u + j] = (T)(dct * prev * f * (1 - f));                                 \
-                dzr[2 * u + j] = (T)(dct * i * (1 - g * g));                                \
-                dzr[3 * u + j] = (T)((double)dh[k] * tc * o * (1 - o));                     \
-                if (dcp)                                                                    \
-                    dcp[k] = (T)(dct * f);                                                  \
-            }                                                                               \
-        }                                                                                   \
+/* The float32 step on n columns of one row (the gates u apart): a loop GCC
+ * vectorizes (no calls, no branches). */
+static void cell_cols_float(const float *restrict z, const float *restrict cp, float *restrict h,
+                            float *restrict cc, int64_t u, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        float i = mf_sigmoidf_fast(z[j]), f = mf_sigmoidf_fast(z[u + j]);
+        float g = mf_tanhf_fast(z[2 * u + j]), o = mf_sigmoidf_fast(z[3 * u + j]);
+        float c = i * g + f * cp[j];
+        cc[j] = c;
+        h[j] = o * mf_tanhf_fast(c);
     }
-CELL_BACKWARD(float)
-CELL_BACKWARD(double)
+}
+
+#define ZERO_BLOCK 256 /* columns of the zero state passed at a time */
+
+static void cell_float(const float *z, const float *cp, float *h, float *cc, int64_t rows,
+                       int64_t u)
+{
+    static const float zero[ZERO_BLOCK]; /* c_prev of the zero state, a block at a time */
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < u; j += cp ? u : ZERO_BLOCK) {
+            int64_t n = cp ? u : (u - j < ZERO_BLOCK ? u - j : ZERO_BLOCK), k = r * u + j;
+            cell_cols_float(z + r * 4 * u + j, cp ? cp + k : zero, h + k, cc + k, u, n);
+        }
+    }
+}
+
+static void cell_grad_double(const double *const *in, double *dz, double *dcp, int64_t rows,
+                             int64_t u)
+{
+    const double *z = in[0], *cc = in[1], *dh = in[2], *dc = in[3], *cp = in[4];
+    for (int64_t r = 0; r < rows; r++) {
+        const double *zr = z + r * 4 * u;
+        double *dzr = dz + r * 4 * u;
+        for (int64_t j = 0; j < u; j++) {
+            int64_t k = r * u + j;
+            double i = sigm(zr[j]), f = sigm(zr[u + j]);
+            double g = tanh(zr[2 * u + j]), o = sigm(zr[3 * u + j]);
+            double tc = tanh(cc[k]);
+            double dct = dc[k] + dh[k] * o * (1 - tc * tc);
+            double prev = cp ? cp[k] : 0;
+            dzr[j] = dct * g * i * (1 - i);
+            dzr[u + j] = dct * prev * f * (1 - f);
+            dzr[2 * u + j] = dct * i * (1 - g * g);
+            dzr[3 * u + j] = dh[k] * tc * o * (1 - o);
+            if (dcp)
+                dcp[k] = dct * f;
+        }
+    }
+}
+
+/* The float32 backward step on n columns of one row, vectorized as the
+ * forward (it recomputes the gates rather than keeping them: cheaper than
+ * the memory of a saved copy at these sizes). */
+static void cell_grad_cols_float(const float *restrict z, const float *restrict cc,
+                                 const float *restrict dh, const float *restrict dc,
+                                 const float *restrict cp, float *restrict dz,
+                                 float *restrict dcp, int64_t u, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        float i = mf_sigmoidf_fast(z[j]), f = mf_sigmoidf_fast(z[u + j]);
+        float g = mf_tanhf_fast(z[2 * u + j]), o = mf_sigmoidf_fast(z[3 * u + j]);
+        float tc = mf_tanhf_fast(cc[j]);
+        float dct = dc[j] + dh[j] * o * (1 - tc * tc);
+        dz[j] = dct * g * i * (1 - i);
+        dz[u + j] = dct * cp[j] * f * (1 - f);
+        dz[2 * u + j] = dct * i * (1 - g * g);
+        dz[3 * u + j] = dh[j] * tc * o * (1 - o);
+        dcp[j] = dct * f;
+    }
+}
+
+static void cell_grad_float(const float *const *in, float *dz, float *dcp, int64_t rows,
+                            int64_t u)
+{
+    static const float zero[ZERO_BLOCK];
+    float unused[ZERO_BLOCK]; /* dc_prev of the zero state: not an output */
+    const float *z = in[0], *cc = in[1], *dh = in[2], *dc = in[3], *cp = in[4];
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < u; j += cp ? u : ZERO_BLOCK) {
+            int64_t n = cp ? u : (u - j < ZERO_BLOCK ? u - j : ZERO_BLOCK), k = r * u + j;
+            cell_grad_cols_float(z + r * 4 * u + j, cc + k, dh + k, dc + k, cp ? cp + k : zero,
+                                 dz + r * 4 * u + j, cp ? dcp + k : unused, u, n);
+        }
+    }
+}
 
 /* Contiguous copies of the inputs (NULL past 'n'); false when out of memory. */
 static bool contiguous_all(const MfOpCall *c, MfTensor **in, const void **data)
