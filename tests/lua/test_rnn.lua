@@ -143,4 +143,41 @@ T.test("Keras's parameter counts and errors naming the layer", function()
            "option 'initial_state' must be an array")
 end)
 
+T.test("lstm_cell float32 (vectorized exp/sigmoid/tanh) against float64 (libm)", function()
+  -- pre-activations over the whole useful range and past float's exp limits,
+  -- the state from tiny (tanh near 0) to large; columns not a multiple of 8
+  local rows, u = 7, 37
+  local z64 = mf.reshape(mf.linspace(-120, 120, rows * 4 * u, "float64"), {rows, 4 * u})
+  z64 = z64 * mf.reshape(mf.linspace(1e-6, 1, rows * 4 * u, "float64") ^ 3, {rows, 4 * u})
+  local c64 = mf.reshape(mf.linspace(-30, 30, rows * u, "float64"), {rows, u}) ^ 3 / 900
+  local z32, c32 = mf.cast(z64, "float32"), mf.cast(c64, "float32")
+  z64, c64 = mf.cast(z32, "float64"), mf.cast(c32, "float64") -- the same inputs
+  local function rel(a, b)
+    local d = mf.abs(mf.cast(a, "float64") - b) / (mf.abs(b) + 1e-30)
+    return mf.reduce_max(d):item()
+  end
+  for _, with_state in ipairs({true, false}) do
+    local h32, cc32 = mf.nn.lstm_cell(z32, with_state and c32 or nil)
+    local h64, cc64 = mf.nn.lstm_cell(z64, with_state and c64 or nil)
+    T.ok(rel(cc32, cc64) < 2e-6, "c: relative error " .. rel(cc32, cc64))
+    T.ok(rel(h32, h64) < 2e-6, "h: relative error " .. rel(h32, h64))
+    local dh, dc = c32 * 0.5 + 0.25, c32 * -0.3 + 1
+    local tape32 = mf.GradientTape()
+    tape32:watch(z32)
+    local a, b = mf.nn.lstm_cell(z32, with_state and c32 or nil)
+    local g32 = tape32:gradient(mf.reduce_sum(a * dh + b * dc), {z32})[1]
+    local tape64 = mf.GradientTape()
+    tape64:watch(z64)
+    a, b = mf.nn.lstm_cell(z64, with_state and c64 or nil)
+    local g64 = tape64:gradient(mf.reduce_sum(a * mf.cast(dh, "float64") +
+                                              b * mf.cast(dc, "float64")), {z64})[1]
+    -- relative to the largest |dz|: float rounding of dh * o * (1 - tc^2) ...
+    local err = mf.reduce_max(mf.abs(mf.cast(g32, "float64") - g64)):item() /
+                mf.reduce_max(mf.abs(g64)):item()
+    T.ok(err < 1e-6, "dz: error relative to max |dz| " .. err)
+  end
+  local h, c = mf.nn.lstm_cell(mf.tensor({{0 / 0, 1 / 0, -1 / 0, 0}}))
+  T.ok(h:item() ~= h:item() and c:item() ~= c:item(), "NaN in the input gate propagates")
+end)
+
 T.done()
