@@ -77,6 +77,8 @@ $(BUILD)/core/ops/apply.o: CFLAGS_ALL += -fno-math-errno
 # helpers would return vectors by another ABI (they are never called as functions).
 $(BUILD)/core/ops/conv_direct.o $(BUILD)/core/ops/winograd.o: CFLAGS_ALL += -ffp-contract=fast \
     -Wno-psabi
+# The fused LSTM cell's exp/tanh polynomials (fast_mathf.h): multiply-adds as FMAs too.
+$(BUILD)/core/ops/lstm_cell.o: CFLAGS_ALL += -ffp-contract=fast
 
 # The Lua library (../shared/DESIGN.md "The Lua library above the face"):
 # lib/*.lua in load order, embedded by repl/lmf_lib.c as one entry per file.

@@ -17,6 +17,7 @@
 #include "core/grad.h"
 #include "core/ops/view.h"
 #include "core/shape.h"
+#include "matmul_accumulate.h"
 #include "slice_accumulate.h"
 
 #define STACK_INPUTS 16
@@ -229,6 +230,20 @@ static bool slice_in_place(Walk *w, const MfTapeRecord *r, MfTensor *x, MfTensor
     return true;
 }
 
+/* A MatMul's db added into the gradient held for b by one GEMM (see
+ * matmul_accumulate.c); false: nothing done, take the op's gradient. */
+static bool matmul_in_place(Walk *w, const MfTapeRecord *r, MfTensor *const *in, MfTensor *dy)
+{
+    if (r->op != MF_OP_MATMUL || r->ninputs != 2 || !dy)
+        return false;
+    MfTensor *acc = mf_idmap_get(&w->grads, in[1]->id);
+    if (!mf_matmul_accumulate(r->op, r->attrs, mf_tape_any_recording(), in[0], dy, acc)) {
+        mf_err_clear();
+        return false;
+    }
+    return true;
+}
+
 static MfStatus step(Walk *w, const MfTapeRecord *r, MfTensor **din)
 {
     MfTensor *const *in = mf_rec_inputs(r);
@@ -247,6 +262,13 @@ static MfStatus step(Walk *w, const MfTapeRecord *r, MfTensor **din)
     if (!r->fn && !r->override && slice_in_place(w, r, in[0], dout[0])) {
         mf_tensor_release(dout[0]);
         return MF_OK;
+    }
+    if (!r->fn && !r->override && needs && needs[1] && matmul_in_place(w, r, in, dout[0])) {
+        needs_buf[1] = false; /* added in place: the op's gradient makes da alone */
+        if (!needs_buf[0]) {
+            mf_tensor_release(dout[0]);
+            return MF_OK;
+        }
     }
     MfStatus st = run_backward(r, dout, din, needs);
     for (int j = 0; j < r->noutputs; j++)

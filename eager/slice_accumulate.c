@@ -15,7 +15,7 @@
 
 #include "core/tensor.h"
 
-static bool owned_alone(const MfTensor *t)
+bool mf_accumulator_owned(const MfTensor *t)
 {
     return t->refcount == 1 && t->storage && t->storage->refcount == 1 && t->offset == 0 &&
            mf_tensor_is_contiguous(t);
@@ -59,7 +59,7 @@ bool mf_slice_accumulate(MfOpId op, const MfAttrs *attrs, bool higher_order, MfT
     for (int k = 0; k < dy->rank; k++)
         if (dy->shape[k] == 0)
             return false;
-    if (*acc && !owned_alone(*acc))
+    if (*acc && !mf_accumulator_owned(*acc))
         return false;
     if (!*acc && !(*acc = mf_tensor_zeros(x->dtype, x->rank, x->shape)))
         return false;

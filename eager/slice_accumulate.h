@@ -14,4 +14,8 @@
 bool mf_slice_accumulate(MfOpId op, const MfAttrs *attrs, bool higher_order, MfTensor *x,
                          MfTensor *dy, MfTensor **acc);
 
+/* True when the walk alone owns 't' (one reference to it and to its
+ * storage, contiguous from offset 0): it may be written in place. */
+bool mf_accumulator_owned(const MfTensor *t);
+
 #endif

@@ -314,4 +314,56 @@ T.test("split gradients accumulate in place, equal to the Pad + AddV2 path", fun
   end
 end)
 
+T.test("a weight read by several MatMuls: its gradient accumulated in place by GEMM", function()
+  -- w read by 5 MatMuls in every transpose combination (and once as the
+  -- first operand): the walk adds each db into the held gradient with one
+  -- GEMM (beta = 1); under an outer recording tape it takes MatMul + AddV2.
+  -- Same values (float64 exactly here: small K), and the analytic gradient.
+  for _, dt in ipairs{"float32", "float64"} do
+    local w = mf.reshape(mf.cast(mf.range(0, 12), dt), {3, 4}) * 0.125 - 0.5
+    local xs = {}
+    for i = 1, 5 do
+      xs[i] = mf.reshape(mf.cast(mf.range(0, 6), dt), {2, 3}) * (0.1 * i) + 0.05 * i
+    end
+    local function grads(outer)
+      local o = outer and mf.GradientTape() or nil
+      if o then o:watch(w) end
+      local tape = mf.GradientTape()
+      tape:watch(w)
+      local y = mf.reduce_sum(mf.matmul(xs[1], w))                                  -- (2,3)(3,4)
+      y = y + mf.reduce_sum(mf.square(mf.matmul(xs[2], w)))
+      y = y + mf.reduce_sum(mf.matmul(mf.transpose(xs[3]), w, {transpose_a = true}) * 2)
+      y = y + mf.reduce_sum(mf.matmul(mf.ones({2, 4}, dt), w, {transpose_b = true}) * xs[4])
+      y = y + mf.reduce_sum(mf.matmul(mf.ones({4, 2}, dt), w,
+                                      {transpose_a = true, transpose_b = true}) * xs[5])
+      y = y + mf.reduce_sum(mf.matmul(w, mf.ones({4, 1}, dt)))                      -- w as a
+      tape:stop()
+      local g = tape:gradient(y, w)
+      if o then o:stop() end
+      return g
+    end
+    local fast, slow = grads(false), grads(true)
+    T.ok(mf.reduce_max(mf.abs(fast - slow)):item() <= (dt == "float32" and 1e-5 or 0),
+         dt .. ": in place equals MatMul + AddV2")
+    -- analytic: sum over the products of x^T dy
+    local ones = function(r, c) return mf.ones({r, c}, dt) end
+    local want = mf.matmul(xs[1], ones(2, 4), {transpose_a = true})
+               + mf.matmul(xs[2], mf.matmul(xs[2], w) * 2, {transpose_a = true})
+               + mf.matmul(xs[3], ones(2, 4), {transpose_a = true}) * 2
+               + mf.matmul(xs[4], ones(2, 4), {transpose_a = true})
+               + mf.matmul(xs[5], ones(2, 4), {transpose_a = true})
+               + ones(3, 4)
+    T.ok(mf.reduce_max(mf.abs(fast - want)):item() <= 1e-5, dt .. ": the analytic gradient")
+  end
+  local prof = mf.profile(function()
+    local w = mf.Variable(mf.ones{3, 4})
+    local tape = mf.GradientTape()
+    local y = mf.reduce_sum(mf.matmul(mf.ones{2, 3}, w) + mf.matmul(mf.ones{2, 3}, w))
+    tape:gradient(y, {w})
+  end)
+  local rows = {}
+  for _, r in ipairs(prof:rows()) do rows[r.op] = r.calls end
+  T.eq(rows["MatMul[gradient accumulated]"], 1)
+end)
+
 T.done()
