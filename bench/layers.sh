@@ -14,7 +14,12 @@ for threads in 1 2; do
     out=/tmp/mf_bench_layers_$threads.txt
     : > "$out"
     if [ $torch_ok = 1 ]; then
-        /usr/bin/python3 bench/torch_layers.py "$threads" >> "$out" 2>/dev/null
+        # OpenBLAS single-threaded under PyTorch too: torch.set_num_threads does
+        # not reach Debian's OpenBLAS, which otherwise takes every core for the
+        # GEMMs ("1 thread" LSTM 18 ms on 2 cores vs 23.5 ms on one) and, on 2
+        # threads, oversubscribes them beside OpenMP (44-190 ms vs 22 ms)
+        OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_layers.py "$threads" >> "$out" \
+            2>/dev/null
     fi
     for run in "cnn_bn eager" "cnn_bn trace" "lstm eager" "lstm trace" "mlp layers" "mlp hand"; do
         # shellcheck disable=SC2086
