@@ -12,6 +12,7 @@
 #ifndef MF_COLLECTIVE_H
 #define MF_COLLECTIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -32,9 +33,19 @@ const char *mf_reduce_name(MfReduceOp op);
  * 'out' (contiguous, same dtype and shape) may not alias. 'sig' as above.
  * Returns MF_OK or an error with its message set (a signature mismatch, an
  * MPI failure). */
+/* The nonblocking form (MPIAllreduceStart / MPIAllreduceWait): 'start'
+ * begins the same reduction and returns a request in '*req' ('in' and
+ * 'out' stay untouched until it ends; a transport may also finish it at
+ * once); 'test' moves it on and says whether it is done; 'wait' completes
+ * it and frees it, also after an error. NULL 'start': the blocking
+ * 'allreduce' serves both ops. */
 typedef struct MfCollective {
     MfStatus (*allreduce)(void *self, const MfTensor *in, MfTensor *out, MfReduceOp op,
                           uint64_t sig);
+    MfStatus (*start)(void *self, const MfTensor *in, MfTensor *out, MfReduceOp op,
+                      uint64_t sig, void **req);
+    MfStatus (*test)(void *self, void *req, bool *done);
+    MfStatus (*wait)(void *self, void *req);
     void *self;
 } MfCollective;
 
@@ -42,5 +53,26 @@ typedef struct MfCollective {
  * registration. */
 void mf_collective_set(const MfCollective *c);
 const MfCollective *mf_collective_get(void);
+
+/* ---- started allreduces (MPIAllreduceStart, core/ops/collective.c) --------
+ * A start records its request with the tensors it reads and writes (both
+ * retained until it ends); MPIAllreduceWait on the result ends it. The
+ * graph executor (graph/exec.c) calls 'mf_collective_progress' between
+ * nodes while any is pending, since the transport moves only inside its
+ * own calls (Open MPI has no progress thread for shared memory), and
+ * 'mf_collective_wait_all' when a run ends, so no request outlives the run
+ * that started it, also when the run fails (every process started it: it
+ * completes). */
+
+/* The number of started, not yet waited-for allreduces. */
+int mf_collective_pending(void);
+
+/* Moves the pending requests on (the oldest not yet done first); the time
+ * shows in the profiler as MPIAllreduceWait, as the eager overlap's. */
+MfStatus mf_collective_progress(void);
+
+/* Completes every pending request; the first error is returned (an error
+ * message set before the call is kept when every wait succeeds). */
+MfStatus mf_collective_wait_all(void);
 
 #endif

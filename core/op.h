@@ -196,6 +196,12 @@ enum {
     MF_OP_NO_METHOD = 1u << 5, /* Lua: mf.X only, no tensor method (list input, property name) */
     MF_OP_OWN_BINDING = 1u << 6, /* Lua: bound by hand in repl/ (composite arguments), not by
                                   * the schema binder; still strict and in the op-table walk */
+    /* Work that goes on between graph nodes (a nonblocking collective): the
+     * graph executor runs a START node as soon as it is ready, ahead of the
+     * other ready nodes, and a WAIT node only when no other node is ready,
+     * so the work overlaps whatever can run meanwhile. */
+    MF_OP_ASYNC_START = 1u << 7,
+    MF_OP_ASYNC_WAIT = 1u << 8,
 };
 
 typedef struct MfOpDesc {

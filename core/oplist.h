@@ -171,3 +171,5 @@ MF_OP(MF_OP_APPLY_ADAM, mf_desc_apply_adam)
 
 /* collectives over the processes of a distributed run (core/ops/collective.c) */
 MF_OP(MF_OP_ALLREDUCE, mf_desc_allreduce)
+MF_OP(MF_OP_ALLREDUCE_START, mf_desc_allreduce_start)
+MF_OP(MF_OP_ALLREDUCE_WAIT, mf_desc_allreduce_wait)

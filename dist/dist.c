@@ -22,7 +22,29 @@ static MfStatus hook_allreduce(void *self, const MfTensor *in, MfTensor *out, Mf
     return mf_dist_allreduce_into(in, out, op, sig);
 }
 
-static const MfCollective collective = {hook_allreduce, NULL};
+static MfStatus hook_start(void *self, const MfTensor *in, MfTensor *out, MfReduceOp op,
+                           uint64_t sig, void **req)
+{
+    (void)self;
+    MfDistRequest *r = NULL;
+    MfStatus st = mf_dist_iallreduce(in, out, op, sig, &r);
+    *req = r;
+    return st;
+}
+
+static MfStatus hook_test(void *self, void *req, bool *done)
+{
+    (void)self;
+    return mf_dist_progress(req, done);
+}
+
+static MfStatus hook_wait(void *self, void *req)
+{
+    (void)self;
+    return mf_dist_wait(req);
+}
+
+static const MfCollective collective = {hook_allreduce, hook_start, hook_test, hook_wait, NULL};
 
 bool mf_dist_launched(void)
 {
@@ -111,6 +133,7 @@ void mf_dist_finalize(void)
     mf_dist_signatures_free();
     if (!mpi_on)
         return;
+    mf_collective_wait_all();   /* no request may outlive MPI */
     mf_collective_set(NULL);
     MPI_Finalize();
     mpi_on = false;

@@ -6,7 +6,14 @@
  * node of in-degree 0 in creation order, then pop (FIFO), run, decrement
  * consumers and queue those that reach 0. A value is released when its
  * last consumer in this run has run (fetched values are kept), so peak
- * memory follows the live set. Fewer nodes run than needed means a cycle:
+ * memory follows the live set. Nonblocking collectives (core/collective.h)
+ * change the order: a start node (MF_OP_ASYNC_START) goes to the head of
+ * the queue, a wait node (MF_OP_ASYNC_WAIT) to a second queue that runs
+ * only when the first is empty, and while a started collective is pending
+ * the transport is driven between nodes; a run ends (also on an error) with
+ * none pending. So DistributedOptimizer's allreduce of the last layers'
+ * gradients travels while the backward pass computes the first layers'.
+ * Fewer nodes run than needed means a cycle:
  * the error walks back through unrun producers to name one. Ctrl-C
  * (mf_interrupted) is checked between nodes. In a session, writes to
  * variables are staged and committed once every needed node has run, so a
@@ -19,6 +26,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/collective.h"
 #include "core/profile/profile.h"
 #include "core/shape.h"
 #include "graph.h"
@@ -38,6 +46,8 @@ typedef struct Run {
     int *uses;           /* remaining consumers per value */
     int *queue;
     int qhead, qtail;
+    int *late;           /* ready wait nodes (MF_OP_ASYNC_WAIT), run when 'queue' is empty */
+    int lhead, ltail;
     int nneeded;
     MfSchedule *sched;
     MfVarStore *vars;    /* the session's variable values, or NULL */
@@ -86,6 +96,7 @@ static void run_free(Run *r)
     mf_free(r->fed);
     mf_free(r->uses);
     mf_free(r->queue);
+    mf_free(r->late);
     mf_schedule_free(r->sched);
 }
 
@@ -103,8 +114,9 @@ static MfStatus run_alloc(Run *r, MfGraph *g)
     r->fed = mf_calloc(nv, sizeof *r->fed);
     r->uses = mf_calloc(nv, sizeof *r->uses);
     r->queue = mf_calloc((size_t)nn + 1, sizeof *r->queue);
+    r->late = mf_calloc((size_t)nn + 1, sizeof *r->late);
     if (!r->state || !r->indeg || !r->indeg0 || !r->cstart || !r->vals || !r->fed || !r->uses ||
-        !r->queue)
+        !r->queue || !r->late)
         return mf_err_nomem("run", (unsigned long long)nv * 3 * sizeof(void *));
     return MF_OK;
 }
@@ -243,6 +255,21 @@ static void scan_edges(Run *r, bool fill, int *pos)
     }
 }
 
+/* Queues ready node 'i': in creation order (FIFO), except the nonblocking
+ * collectives' start (first, when a slot before the head is free: one is
+ * after every pop) and wait (last) nodes. */
+static void enqueue(Run *r, int i)
+{
+    const MfNode *n = mf_graph_node(r->g, i);
+    unsigned flags = n->kind == MF_NODE_OP ? mf_op_table[n->op]->flags : 0;
+    if (flags & MF_OP_ASYNC_WAIT)
+        r->late[r->ltail++] = i;
+    else if ((flags & MF_OP_ASYNC_START) && r->qhead > 0)
+        r->queue[--r->qhead] = i;
+    else
+        r->queue[r->qtail++] = i;
+}
+
 static MfStatus build_table(Run *r)
 {
     scan_edges(r, false, NULL);
@@ -261,7 +288,7 @@ static MfStatus build_table(Run *r)
     memcpy(r->indeg0, r->indeg, (size_t)r->nn * sizeof *r->indeg);
     for (int i = 0; i < r->nn; i++)
         if (r->state[i] == NEEDED && r->indeg[i] == 0)
-            r->queue[r->qtail++] = i;
+            enqueue(r, i);
     return MF_OK;
 }
 
@@ -652,8 +679,8 @@ static MfStatus cycle_error(Run *r, int ran)
 static MfStatus execute(Run *r, const MfExecOptions *opt)
 {
     int ran = 0;
-    while (r->qhead < r->qtail) {
-        int i = r->queue[r->qhead++];
+    while (r->qhead < r->qtail || r->lhead < r->ltail) {
+        int i = r->qhead < r->qtail ? r->queue[r->qhead++] : r->late[r->lhead++];
         const MfNode *n = mf_graph_node(r->g, i);
         if (mf_interrupted)
             return mf_err_set(MF_EINTR, "run: interrupted (Ctrl-C) before node '%s', after %d "
@@ -662,13 +689,15 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
                           ? mf_staged_commit(&r->staged, r->vals, r->uses) : MF_OK;
         if (st == MF_OK)
             st = run_node(r, n);
+        if (st == MF_OK && mf_collective_pending() > 0)
+            st = mf_collective_progress();
         if (st != MF_OK)
             return st;
         r->state[i] = DONE;
         ran++;
         for (int k = r->cstart[i]; k < r->cstart[i + 1]; k++)
             if (--r->indeg[r->cons[k]] == 0)
-                r->queue[r->qtail++] = r->cons[k];
+                enqueue(r, r->cons[k]);
         release_dead(r, n);
         if (r->sched)
             record_step(r, i);
@@ -744,6 +773,8 @@ MfStatus mf_exec_run_vars(MfVarStore *vars, MfGraph *g, int nfetch, MfTensor *co
         exec_depth++;
         st = execute(&r, opt);
         exec_depth--;
+        MfStatus done = mf_collective_wait_all();   /* none outlives the run */
+        st = st == MF_OK ? done : st;
     }
     for (int i = 0; i < nfetch && st == MF_OK; i++) {
         results[i] = input_value(&r, edge_of(fetches[i]));

@@ -21,9 +21,9 @@
 
 /* 'distributed': a DistributedOptimizer (mf.dist) around the same
  * MfOptimizer: compute_gradients averages over the processes, with the
- * signature exchange when 'check', fusion buffers of 'fusion_bytes'; in
- * eager mode with 'overlap', during the backward pass in buckets of
- * 'bucket_bytes' (train/overlap.c). */
+ * signature exchange when 'check', fusion buffers of 'fusion_bytes'; with
+ * 'overlap', during the backward pass in buckets of 'bucket_bytes' (eager:
+ * train/overlap.c; graph: start and wait nodes, train/distributed.c). */
 typedef struct OptBox {
     MfOptimizer *o;
     bool lr_callable;
@@ -456,9 +456,12 @@ static void compute_graph(lua_State *L, const char *who)
     int nv = read_var_list(L, 3, who, &vs);
     MfGradVar *pairs = NULL;
     int n = 0;
+    OptBox *box = luaL_checkudata(L, 1, OPT_MT);
     MfStatus st = mf_train_compute_gradients_graph(loss, nv < 0 ? 0 : nv, nv < 0 ? NULL : vs,
                                                    &pairs, &n);
-    if (st == MF_OK)
+    if (st == MF_OK && box->distributed && box->overlap)
+        st = mf_train_allreduce_gradients_overlapped(pairs, n, box->check, box->bucket_bytes);
+    else if (st == MF_OK)
         st = average(L, pairs, n);
     if (st != MF_OK) {
         mf_grad_vars_free(pairs, n);

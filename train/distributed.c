@@ -9,12 +9,20 @@
  * the same code runs eagerly and adds nodes to a graph (Reshape, ConcatV2,
  * MPIAllreduce, Slice, Reshape), where print(g) and the profiler show the
  * allreduce. Each buffer's signature ("w float32 (2,3); b float32 (3)") is
- * exchanged before it is reduced when 'check' is on (dist.h). */
+ * exchanged before it is reduced when 'check' is on (dist.h).
+ *
+ * Graph mode with overlap (mf_train_allreduce_gradients_overlapped): the
+ * buckets of train/overlap.c, in the order the backward pass produces the
+ * gradients (their nodes' creation order), each reduced by an
+ * MPIAllreduceStart / MPIAllreduceWait pair of nodes, which the executor
+ * runs as early and as late as it can (graph/exec.c): the allreduce of the
+ * last layers travels while the first layers' gradients are computed. */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "dist/dist.h"
+#include "graph/graph.h"
 #include "train.h"
 
 /* One fusion buffer: the pairs idx[0..n). */
@@ -85,11 +93,18 @@ static MfStatus pack(const MfGradVar *pairs, const Bucket *b, MfTensor **buf)
     return st;
 }
 
-/* Reduces one bucket and puts the averaged gradients into 'pairs'. */
-static MfStatus reduce_bucket(MfGradVar *pairs, const Bucket *b, int k, int nb, bool check)
+/* Reduces one bucket and puts the averaged gradients into 'pairs': one
+ * MPIAllreduce, or with 'started' a start and a wait (a gradient alone in
+ * its bucket is reduced in its shape: the start then follows the node that
+ * computes it, nothing in between). */
+static MfStatus reduce_bucket(MfGradVar *pairs, const Bucket *b, int k, int nb, bool check,
+                              bool started)
 {
     MfTensor *buf = NULL, *sum = NULL;
-    MfStatus st = pack(pairs, b, &buf);
+    bool whole = started && b->n == 1;
+    if (whole)
+        mf_tensor_retain(buf = pairs[b->idx[0]].grad);
+    MfStatus st = whole ? MF_OK : pack(pairs, b, &buf);
     MfAttrs a = mf_attrs_default();
     a.n = MF_REDUCE_MEAN;
     if (st == MF_OK && check && mf_dist_size() > 1) {
@@ -97,13 +112,23 @@ static MfStatus reduce_bucket(MfGradVar *pairs, const Bucket *b, int k, int nb, 
         bucket_text(pairs, b, k, nb, text, sizeof text);
         a.seed = mf_dist_signature(text);
     }
-    if (st == MF_OK)
+    if (st == MF_OK && !started)
         st = mf_op1(MF_OP_ALLREDUCE, 1, &buf, &a, &sum);
+    if (st == MF_OK && started) {
+        MfTensor *going = NULL;
+        st = mf_op1(MF_OP_ALLREDUCE_START, 1, &buf, &a, &going);
+        if (st == MF_OK)
+            st = mf_op1(MF_OP_ALLREDUCE_WAIT, 1, &going, &a, &sum);
+        mf_tensor_release(going);
+    }
     int64_t at = 0;
     for (int i = 0; i < b->n && st == MF_OK; i++) {
         MfGradVar *p = &pairs[b->idx[i]];
         MfTensor *g = NULL;
-        st = unflatten(sum, at, p->grad, &g);
+        if (whole)
+            mf_tensor_retain(g = sum);
+        else
+            st = unflatten(sum, at, p->grad, &g);
         at += mf_tensor_numel(p->grad);
         if (st == MF_OK) {
             mf_tensor_release(p->grad);
@@ -165,9 +190,100 @@ MfStatus mf_train_allreduce_gradients(MfGradVar *pairs, int n, bool check,
     }
     MfStatus st = MF_OK;
     for (int k = 0; k < nb && st == MF_OK; k++)
-        st = reduce_bucket(pairs, &buckets[k], k, nb, check);
+        st = reduce_bucket(pairs, &buckets[k], k, nb, check, false);
     mf_dealloc(idx, (size_t)n * sizeof *idx);
     mf_dealloc(buckets, (size_t)n * sizeof *buckets);
+    if (st != MF_OK)
+        mf_err_prefix("DistributedOptimizer");
+    return st;
+}
+
+/* ---- graph mode, overlapped ----------------------------------------------------- */
+
+static int64_t grad_bytes(const MfTensor *g)
+{
+    return mf_tensor_numel(g) * (int64_t)mf_dtype_size(g->dtype);
+}
+
+static int node_index(const MfTensor *t)
+{
+    return ((const MfNode *)t->node)->index;
+}
+
+/* The float gradients' pair indices into 'idx', in their nodes' creation
+ * order (insertion sort: a few per model); returns the count. */
+static int backward_order(const MfGradVar *pairs, int n, int *idx)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const MfTensor *g = pairs[i].grad;
+        if (!g || !g->node || (g->dtype != MF_FLOAT32 && g->dtype != MF_FLOAT64))
+            continue;
+        int j = m++;
+        for (; j > 0 && node_index(pairs[idx[j - 1]].grad) > node_index(g); j--)
+            idx[j] = idx[j - 1];
+        idx[j] = i;
+    }
+    return m;
+}
+
+/* Appends the 'n' pairs of 'open' as a bucket (their indices copied to
+ * 'order' at '*used'). */
+static void emit(const int *open, int n, int *order, int *used, Bucket *out, int *nb)
+{
+    if (n == 0)
+        return;
+    memcpy(order + *used, open, (size_t)n * sizeof *open);
+    out[(*nb)++] = (Bucket){order + *used, n};
+    *used += n;
+}
+
+/* train/overlap.c's buckets: in the order of 'idx[0..m)', a gradient of
+ * 'limit' bytes or more alone, smaller ones packed per dtype, a pack
+ * closed when it reaches 'limit' (the rest at the end). 'open' has room
+ * for 2 m entries. Returns the count. */
+static int cut_started(const MfGradVar *pairs, const int *idx, int m, int64_t limit, int *order,
+                       int *open, Bucket *out)
+{
+    int nb = 0, used = 0, nopen[2] = {0, 0};
+    int64_t bytes[2] = {0, 0};
+    for (int i = 0; i < m; i++) {
+        const MfTensor *g = pairs[idx[i]].grad;
+        int d = g->dtype == MF_FLOAT32 ? 0 : 1;
+        if (grad_bytes(g) >= limit) {
+            emit(&idx[i], 1, order, &used, out, &nb);
+            continue;
+        }
+        open[d * m + nopen[d]++] = idx[i];
+        bytes[d] += grad_bytes(g);
+        if (bytes[d] >= limit) {
+            emit(open + d * m, nopen[d], order, &used, out, &nb);
+            nopen[d] = 0;
+            bytes[d] = 0;
+        }
+    }
+    for (int d = 0; d < 2; d++)
+        emit(open + d * m, nopen[d], order, &used, out, &nb);
+    return nb;
+}
+
+MfStatus mf_train_allreduce_gradients_overlapped(MfGradVar *pairs, int n, bool check,
+                                                 int64_t bucket_bytes)
+{
+    if (n == 0)
+        return MF_OK;
+    size_t bytes = (size_t)n * (4 * sizeof(int) + sizeof(Bucket));
+    int *idx = mf_alloc(bytes);
+    if (!idx)
+        return mf_err_nomem("DistributedOptimizer", bytes);
+    int *order = idx + n, *open = idx + 2 * n;
+    Bucket *buckets = (Bucket *)(void *)(idx + 4 * n);
+    int m = backward_order(pairs, n, idx);
+    int nb = cut_started(pairs, idx, m, bucket_bytes, order, open, buckets);
+    MfStatus st = MF_OK;
+    for (int k = 0; k < nb && st == MF_OK; k++)
+        st = reduce_bucket(pairs, &buckets[k], k, nb, check, true);
+    mf_dealloc(idx, bytes);
     if (st != MF_OK)
         mf_err_prefix("DistributedOptimizer");
     return st;

@@ -174,6 +174,15 @@ MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariabl
 MfStatus mf_train_allreduce_gradients(MfGradVar *pairs, int n, bool check,
                                       int64_t fusion_bytes);
 
+/* The same for symbolic gradients, overlapped with the backward pass in
+ * graph mode: the buckets of the eager overlap below, in the order the
+ * gradients' nodes were made (the backward pass's), each an
+ * MPIAllreduceStart and an MPIAllreduceWait node (mean), which the
+ * executor runs as early and as late as it can. Non-symbolic or non-float
+ * gradients are left alone. */
+MfStatus mf_train_allreduce_gradients_overlapped(MfGradVar *pairs, int n, bool check,
+                                                 int64_t bucket_bytes);
+
 /* DistributedOptimizer's eager allreduce overlapped with the backward pass
  * (train/overlap.c): buckets of gradients in the order the walk finishes
  * them, each allreduced (mean, nonblocking) as soon as it holds

@@ -5,11 +5,21 @@
  * any other op. The transport is dist/'s (core/collective.h); with none
  * registered (one process), the result is the input.
  *
- * No gradient: DistributedOptimizer applies it to gradients, after the
+ * Its nonblocking pair, for graph mode's overlap with the backward pass:
+ * MPIAllreduceStart(x) starts the reduction into its output and returns at
+ * once (the output's values are not ready yet); MPIAllreduceWait(that
+ * output) completes it and gives the result. Between the two the graph
+ * executor runs other nodes and moves the request on (collective.h). The
+ * requests started and not yet waited for are kept here.
+ *
+ * No gradient: DistributedOptimizer applies them to gradients, after the
  * backward pass (MF_OP_NONDIFF). */
+#include <stdio.h>
 #include <string.h>
 
+#include "../alloc.h"
 #include "../collective.h"
+#include "../profile/profile.h"
 #include "common.h"
 
 static const MfCollective *hook;
@@ -65,4 +75,148 @@ static MfCost allreduce_cost(const MfOpCall *c)
 const MfOpDesc mf_desc_allreduce = {
     .name = "MPIAllreduce", .api = "allreduce", .arity = 1, .flags = MF_OP_NONDIFF,
     .infer = allreduce_infer, .forward = allreduce_forward, .cost = allreduce_cost,
+};
+
+/* ---- the nonblocking pair ------------------------------------------------------ */
+
+/* One started allreduce: it reads 'in' and writes 'out' (both retained). */
+typedef struct Pending {
+    MfTensor *in, *out;
+    void *req;
+    bool done;   /* 'test' said so: only 'wait' (which frees it) is left */
+} Pending;
+
+static Pending *pending;
+static int npending, cap_pending;
+
+int mf_collective_pending(void)
+{
+    return npending;
+}
+
+static MfStatus remember(MfTensor *in, MfTensor *out, void *req)
+{
+    if (npending == cap_pending) {
+        int cap = cap_pending ? 2 * cap_pending : 8;
+        Pending *p = mf_realloc(pending, (size_t)cap * sizeof *p);
+        if (!p)
+            return mf_err_nomem("allreduce_start", (size_t)cap * sizeof *p);
+        pending = p;
+        cap_pending = cap;
+    }
+    mf_tensor_retain(in);
+    mf_tensor_retain(out);
+    pending[npending++] = (Pending){in, out, req, false};
+    return MF_OK;
+}
+
+/* Waits for pending request 'k' and forgets it (keeping the order);
+ * 'timed': a profiler row of its own (not inside a Wait node's). */
+static MfStatus finish(int k, bool timed)
+{
+    Pending p = pending[k];
+    memmove(pending + k, pending + k + 1, (size_t)(npending - k - 1) * sizeof *pending);
+    npending--;
+    MfProfSpan span;
+    if (timed)
+        mf_prof_begin(&span);
+    MfStatus st = hook->wait(hook->self, p.req);
+    if (timed)
+        mf_prof_end_op(&span, "MPIAllreduceWait", 0, 0);
+    mf_tensor_release(p.in);
+    mf_tensor_release(p.out);
+    return st;
+}
+
+MfStatus mf_collective_progress(void)
+{
+    if (npending == 0)
+        return MF_OK;
+    MfProfSpan span;
+    mf_prof_begin(&span);
+    MfStatus st = MF_OK;
+    bool done = true;
+    /* one transport call moves every request on: test the oldest not done */
+    for (int k = 0; k < npending && done && st == MF_OK; k++)
+        if (!pending[k].done && (st = hook->test(hook->self, pending[k].req, &done)) == MF_OK)
+            pending[k].done = done;
+    mf_prof_end_op(&span, "MPIAllreduceWait", 0, 0);
+    return st;
+}
+
+MfStatus mf_collective_wait_all(void)
+{
+    if (npending == 0)
+        return MF_OK;
+    char saved[1024];   /* the message of an error being reported */
+    snprintf(saved, sizeof saved, "%s", mf_err_msg() ? mf_err_msg() : "");
+    MfStatus first = MF_OK;
+    while (npending > 0) {
+        MfStatus st = finish(0, true);
+        if (first == MF_OK && st != MF_OK) {
+            first = st;
+            snprintf(saved, sizeof saved, "%s", mf_err_msg() ? mf_err_msg() : "");
+        }
+    }
+    if (saved[0])
+        mf_err_set(first == MF_OK ? MF_EARG : first, "%s", saved);
+    return first;
+}
+
+/* MPIAllreduceStart: the reduction of x into the output, started; without
+ * a nonblocking transport it is done when the op returns. */
+static MfStatus start_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *x = c->inputs[0];
+    if (!hook || !hook->start)
+        return allreduce_forward(c, outs);
+    void *req = NULL;
+    MfStatus st = hook->start(hook->self, x, outs[0], (MfReduceOp)c->attrs->n, c->attrs->seed,
+                              &req);
+    if (st == MF_OK && (st = remember(x, outs[0], req)) != MF_OK)
+        hook->wait(hook->self, req);   /* no room to remember it: complete it now */
+    return st;
+}
+
+/* MPIAllreduceWait: the result of the allreduce that writes x (x itself,
+ * through a new handle), once it is complete; a tensor no pending
+ * allreduce writes is complete already. */
+static MfStatus wait_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *x = c->inputs[0];
+    MfStatus st = MF_OK;
+    for (int k = 0; k < npending; k++)
+        if (pending[k].out->storage == x->storage) {
+            st = finish(k, false);
+            break;
+        }
+    if (st != MF_OK)
+        return st;
+    outs[0] = mf_tensor_view(x, x->rank, x->shape, x->strides, x->offset);
+    return outs[0] ? MF_OK : MF_ENOMEM;
+}
+
+static MfStatus wait_infer(MfOpCall *c)
+{
+    mf_spec_like(c, c->inputs[0], c->inputs[0]->dtype);
+    return MF_OK;
+}
+
+static MfCost no_cost(const MfOpCall *c)
+{
+    (void)c;
+    MfCost cost = {0, 0};
+    return cost;
+}
+
+const MfOpDesc mf_desc_allreduce_start = {
+    .name = "MPIAllreduceStart", .api = "allreduce_start", .arity = 1,
+    .flags = MF_OP_NONDIFF | MF_OP_ASYNC_START, .infer = allreduce_infer,
+    .forward = start_forward, .cost = allreduce_cost,
+};
+
+const MfOpDesc mf_desc_allreduce_wait = {
+    .name = "MPIAllreduceWait", .api = "allreduce_wait", .arity = 1,
+    .flags = MF_OP_NONDIFF | MF_OP_VIEW | MF_OP_ASYNC_WAIT, .infer = wait_infer,
+    .forward = wait_forward, .cost = no_cost,
 };

@@ -338,16 +338,18 @@ static void add_perf(Text *t, const MfProfReport *r, double flops, double us)
 
 /* The collectives' share (mf.dist): calls, bytes reduced, time and its
  * part of the top-level time, on a line of its own. An overlapped
- * allreduce (DistributedOptimizer, eager) is a start ("MPIAllreduce", the
- * call and its bytes) and the time spent progressing and waiting for it
- * ("MPIAllreduceWait"): both are time the step spent in the allreduce. */
+ * allreduce is a start (eager: "MPIAllreduce"; graph: an
+ * "MPIAllreduceStart" node; the call and its bytes) and the time spent
+ * progressing and waiting for it ("MPIAllreduceWait": rows and nodes):
+ * all of it is time the step spent in the allreduce. */
 static void add_collectives(Text *t, const MfProfReport *r)
 {
     int64_t calls = 0;
     double bytes = 0, us = 0;
     char bb[32], pb[32];
     for (int64_t i = 0; i < r->nrows; i++) {
-        if (r->rows[i].op && strcmp(r->rows[i].op, "MPIAllreduce") == 0) {
+        if (r->rows[i].op && (strcmp(r->rows[i].op, "MPIAllreduce") == 0 ||
+                              strcmp(r->rows[i].op, "MPIAllreduceStart") == 0)) {
             calls += r->rows[i].calls;
             bytes += r->rows[i].bytes;
             us += r->rows[i].total_us;

@@ -6,11 +6,12 @@
 --   * after K steps every process holds bit-identical weights and slots;
 --   * they equal (allclose) a single-process run, in this process, over the
 --     union of the shards' batches (same clip, same Adam);
---   * graph mode: the allreduce is a node (MPIAllreduce) in print(g);
---   * eager mode three ways: the allreduce overlapped with the backward pass
---     (the default buckets; bucket_bytes = 1, every gradient started alone
---     as soon as the walk finishes it) and the blocking fused buffer
---     (overlap = false): the same bits.
+--   * eager and graph mode three ways each: the allreduce overlapped with
+--     the backward pass (the default buckets; bucket_bytes = 1, every
+--     gradient started alone as soon as it is computed) and the blocking
+--     fused buffer (overlap = false): the same bits. In graph mode the
+--     overlapped allreduce is MPIAllreduceStart / MPIAllreduceWait nodes in
+--     print(g), the blocking one an MPIAllreduce node.
 -- Prints "PASS train MODE rank R" or raises (every process then ends).
 local mode, K = arg[1] or "eager", tonumber(arg[2] or 3)
 local rank, size = mf.dist.rank(), mf.dist.size()
@@ -98,7 +99,7 @@ local function eager(options)
   return start, values, slots, opt
 end
 
-local function graph()
+local function graph(options)
   local g = mf.Graph()
   local p, train_op, x, y, opt
   g:as_default(function()
@@ -106,10 +107,20 @@ local function graph()
     y = mf.placeholder("float64", {-1, 1}, "y")
     p = {}
     for i, s in ipairs(shapes) do p[i] = mf.Variable(initial(s), {name = names[i]}) end
-    opt = mf.dist.DistributedOptimizer(mf.train.AdamOptimizer(0.05))
+    opt = mf.dist.DistributedOptimizer(mf.train.AdamOptimizer(0.05), options)
     train_op = opt:apply_gradients(clip(opt:compute_gradients(loss_of(p, x, y))))
   end)
-  assert(tostring(g):find("MPIAllreduce"), "print(g) shows no MPIAllreduce node")
+  local text = tostring(g)
+  if options.overlap == false then
+    assert(text:find("MPIAllreduce%(") and not text:find("MPIAllreduceStart"),
+           "print(g) shows no blocking MPIAllreduce node:\n" .. text)
+  else
+    local _, starts = text:gsub("= MPIAllreduceStart%(", "")
+    local _, waits = text:gsub("= MPIAllreduceWait%(", "")
+    local want = options.bucket_bytes == 1 and 4 or 1   -- each alone, or one 4 KiB bucket
+    assert(starts == want and waits == want and not text:find("MPIAllreduce%("),
+           string.format("print(g): %d starts, %d waits, want %d:\n%s", starts, waits, want, text))
+  end
   local sess = mf.Session(g)
   sess:run(g:as_default(function() return mf.global_variables_initializer() end))
   mf.dist.broadcast_variables(p, {session = sess})
@@ -140,12 +151,10 @@ local function check(start, values, slots)
   return values
 end
 
-if mode == "graph" then
-  check(graph())
-else
+do
   local runs = {}
   for j, options in ipairs{{}, {bucket_bytes = 1}, {overlap = false}} do
-    runs[j] = check(eager(options))
+    runs[j] = check((mode == "graph" and graph or eager)(options))
   end
   for j = 2, #runs do
     for i = 1, #names do

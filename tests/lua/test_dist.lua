@@ -71,13 +71,25 @@ T.test("DistributedOptimizer over one process is its optimizer, bit for bit", fu
   T.eq(opt:get_name(), "Adam")
 end)
 
+-- The Chrome trace of a profile, as text.
+local function trace_json(prof)
+  local trace = os.tmpname()
+  prof:save_trace(trace)
+  local f = assert(io.open(trace))
+  local json = f:read("a")
+  f:close()
+  os.remove(trace)
+  return json
+end
+
 T.test("graph mode: the allreduce is a node of the graph and of the profile", function()
   local g = mf.Graph()
   local train_op, x
   g:as_default(function()
     x = mf.placeholder("float32", {-1, 2}, "x")
     local w = mf.Variable(mf.ones{2, 1}, {name = "w"})
-    local opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.1))
+    local opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.1),
+                                             {overlap = false})
     train_op = opt:minimize(mf.reduce_mean(mf.matmul(x, w)))
   end)
   T.ok(tostring(g):find("MPIAllreduce"), "print(g) shows no MPIAllreduce:\n" .. tostring(g))
@@ -92,13 +104,62 @@ T.test("graph mode: the allreduce is a node of the graph and of the profile", fu
   T.ok(found and found.calls == 1 and found.bytes == 8, "no MPIAllreduce row:\n" .. text)
   -- one fused buffer: w (2,1) float32 = 8 bytes, one call per step
   T.ok(text:find("allreduce: 1 call, 8B reduced (8B per call)", 1, true), text)
-  local trace = os.tmpname()
-  prof:save_trace(trace)
-  local f = assert(io.open(trace))
-  local json = f:read("a")
-  f:close()
-  os.remove(trace)
+  local json = trace_json(prof)
   T.ok(json:find('"op": "MPIAllreduce", "flops": 0, "gflops": 0.000, "bytes": 8', 1, true), json)
+end)
+
+T.test("graph mode overlapped: start and wait nodes, run as early and as late as they can",
+       function()
+  local g = mf.Graph()
+  local train_op, x, w1
+  g:as_default(function()
+    x = mf.placeholder("float32", {-1, 4}, "x")
+    w1 = mf.Variable(mf.ones{4, 3}, {name = "w1"})
+    local w2 = mf.Variable(mf.ones{3, 2}, {name = "w2"})
+    local opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.1),
+                                             {bucket_bytes = 1})
+    train_op = opt:minimize(mf.reduce_mean(mf.matmul(mf.nn.relu(mf.matmul(x, w1)), w2)))
+  end)
+  local text = tostring(g)
+  local _, starts = text:gsub("= MPIAllreduceStart%(", "")
+  local _, waits = text:gsub("= MPIAllreduceWait%(allreduce_start", "")
+  T.eq({starts, waits}, {2, 2}, nil, text)
+  T.ok(not text:find("= MPIAllreduce%("), text)
+  local sess = mf.Session(g)
+  sess:run(g:as_default(function() return mf.global_variables_initializer() end))
+  local _, sched = sess:run(train_op, {[x] = mf.ones{2, 4}}, {schedule = true})
+  local at = {}   -- step of each op's first and last run
+  for _, s in ipairs(sched) do
+    at[s.op] = at[s.op] or {first = s.step}
+    at[s.op].last = s.step
+  end
+  -- w2's allreduce starts before w1's gradient (the last MatMul) is computed,
+  -- and no wait runs before the last MatMul: the allreduce overlaps it
+  T.ok(at.MPIAllreduceStart.first < at.MatMul.last, "no start before the last MatMul")
+  T.ok(at.MPIAllreduceWait.first > at.MatMul.last, "a wait ran before the last MatMul")
+  local prof = mf.profile(function() sess:run(train_op, {[x] = mf.ones{2, 4}}) end)
+  local seen = {}
+  for _, row in ipairs(prof:rows()) do seen[row.type] = (seen[row.type] or 0) + row.calls end
+  T.eq({seen.MPIAllreduceStart, seen.MPIAllreduceWait}, {2, 2}, nil, tostring(prof))
+  -- w2 (3,2) and w1 (4,3) float32: 24 + 48 bytes
+  T.ok(tostring(prof):find("allreduce: 2 calls, 72B reduced", 1, true), tostring(prof))
+  local json = trace_json(prof)
+  T.ok(json:find('"op": "MPIAllreduceStart", "flops": 0, "gflops": 0.000, "bytes": 24', 1, true)
+       and json:find('"op": "MPIAllreduceWait"', 1, true), json)
+  -- one process: the same step as the optimizer alone
+  local g2 = mf.Graph()
+  local w, op2, x2
+  g2:as_default(function()
+    x2 = mf.placeholder("float32", {-1, 4}, "x")
+    w = {mf.Variable(mf.ones{4, 3}), mf.Variable(mf.ones{3, 2})}
+    op2 = mf.train.GradientDescentOptimizer(0.1):minimize(
+      mf.reduce_mean(mf.matmul(mf.nn.relu(mf.matmul(x2, w[1])), w[2])))
+  end)
+  local s2 = mf.Session(g2)
+  s2:run(g2:as_default(function() return mf.global_variables_initializer() end))
+  s2:run(op2, {[x2] = mf.ones{2, 4}})
+  s2:run(op2, {[x2] = mf.ones{2, 4}})
+  T.eq(sess:run(w1), s2:run(w[1]):totable())
 end)
 
 T.test("ds:shard: disjoint, equal parts, the remainder dropped", function()

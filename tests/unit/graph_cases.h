@@ -175,6 +175,12 @@ static const GradCase cases_nondiff[] = {
     /* one process (no mpirun): the reduction of one tensor is the tensor */
     {MF_OP_ALLREDUCE, "allreduce (2,3) sum", 1, {2}, {GN_2x3}, {GN_F64}, -1, 1, NULL, NULL,
      false},
+    /* ... started and waited for: the same; a wait on a tensor no allreduce
+     * writes gives the tensor */
+    {MF_OP_ALLREDUCE_START, "allreduce_start (2,3) sum", 1, {2}, {GN_2x3}, {GN_F64}, -1, 1,
+     NULL, NULL, false},
+    {MF_OP_ALLREDUCE_WAIT, "allreduce_wait (2,3)", 1, {2}, {GN_2x3}, {GN_F64}, -1, 1, NULL,
+     NULL, false},
     {MF_OP_RANDOM_NORMAL, "random normal (3,5) float32", 0, {0}, {{0}}, {GN_F64}, 0, 0,
      gn_random_f32, NULL, false},
     {MF_OP_RANDOM_NORMAL, "random normal (3,5) float64", 0, {0}, {{0}}, {GN_F64}, 0, 0,
