@@ -11,8 +11,16 @@
 #     the efficiency t(1) / t(2), the allreduce's share of the 2-process
 #     step, and how much of it the overlap hid; 1 process x 2 threads on the
 #     2-process global batch, the honest alternative on a 2-core machine;
-#     and two 1-process runs at once (no MPI), one per core: what sharing the
-#     machine's memory system costs the step before any communication;
+#     and two 1-process runs at once (no MPI), one per core (100 steps a
+#     run, so the two measure at the same time): what sharing the machine
+#     costs the step before any communication, the ceiling of the weak-
+#     scaling efficiency here (t1 alone / t1 with the other core busy);
+#   * graph mode (the step built once, run by a Session): 1 x 1, 2 x 1
+#     overlapped (MPIAllreduceStart/Wait nodes) and blocking;
+#   * bench/dist_probe.c (built with mpicc when installed): the MLP's last
+#     backward GEMM (dW1) and its 814 kB allreduce without moonflow: alone,
+#     one after the other, and the allreduce pipelined inside the GEMM in
+#     2-16 row blocks;
 #   * the same MLP on a batch of 512 per process (8 times the compute for the
 #     same gradient bytes), a second, larger workload;
 #   * the model's predicted efficiency t1 / (t1 + T(n, p)) for 8, 64 and 512
@@ -32,19 +40,31 @@ out=/tmp/mf_bench_dist.txt
 $mpi -np 2 "$build/moonflow" bench/dist_comm.lua >> "$out"
 pin0=; pin1=
 command -v taskset > /dev/null 2>&1 && pin0="taskset -c 0" && pin1="taskset -c 1"
+if command -v mpicc > /dev/null 2>&1 &&
+    mpicc -O2 -march=native -I/usr/include/x86_64-linux-gnu/openblas-pthread/ bench/dist_probe.c \
+        -L/usr/lib/x86_64-linux-gnu/openblas-pthread/ -lopenblas -o /tmp/mf_dist_probe; then
+    $mpi -np 1 /tmp/mf_dist_probe >> "$out"
+    $mpi -np 2 /tmp/mf_dist_probe >> "$out"
+fi
 for model in mlp cnn mlp512; do
     m=${model%512}
-    b=; [ "$model" = mlp512 ] && b=512
-    "$build/moonflow" bench/dist_step.lua "$m" 20 7 $b | sed "s/^dist $m /dist $model /" >> "$out"
-    for o in on off; do
-        $mpi -np 2 "$build/moonflow" bench/dist_step.lua "$m" 20 7 "$b" $o |
+    b=64; [ "$m" = cnn ] && b=32; [ "$model" = mlp512 ] && b=512
+    execs=eager; [ "$model" = mlp512 ] || execs="eager graph"
+    for e in $execs; do
+        "$build/moonflow" bench/dist_step.lua "$m" 20 7 $b on $e |
             sed "s/^dist $m /dist $model /" >> "$out"
+        for o in on off; do
+            $mpi -np 2 "$build/moonflow" bench/dist_step.lua "$m" 20 7 "$b" $o $e |
+                sed "s/^dist $m /dist $model /" >> "$out"
+        done
     done
-    $pin0 "$build/moonflow" bench/dist_step.lua "$m" 20 7 $b |
-        sed "s/^dist $m 1 1 /dist $model 1 both /" >> "$out" &
-    $pin1 "$build/moonflow" bench/dist_step.lua "$m" 20 7 $b |
-        sed "s/^dist $m 1 1 /dist $model 1 both /" >> "$out"
+    for pin in "$pin0" "$pin1"; do
+        $pin "$build/moonflow" bench/dist_step.lua "$m" 100 7 $b |
+            sed "s/^dist $m 1 1 /dist $model 1 both /" >> "$out" &
+    done
     wait
+    $pin0 "$build/moonflow" bench/dist_step.lua "$m" 100 7 $b |
+        sed "s/^dist $m 1 1 /dist $model 1 alone /" >> "$out"
     b2=$(awk -v m="$model" '$1 == "dist" && $2 == m && $3 == 2 {print 2 * $5; exit}' "$out")
     OPENBLAS_NUM_THREADS=2 "$build/moonflow" bench/dist_step.lua "$m" 20 7 "$b2" |
         sed "s/^dist $m /dist $model /" >> "$out"
@@ -57,44 +77,80 @@ awk '$1 == "allreduce" {printf "allreduce %10d B   median %10.1f us   fastest %1
 awk '
 $1 == "allreduce" && $2 == 8 { a = $4 / 2 }
 $1 == "allreduce" && $2 == 4194304 { t4 = $4 }
-$1 == "dist" && $3 == 1 && $4 == 1 { t1[$2] = $6; m1[$2] = $7; bt1[$2] = $5 }
-$1 == "dist" && $3 == 1 && $4 == "both" { if ($6 > tb[$2]) tb[$2] = $6 }
-$1 == "dist" && $3 == 2 && $10 == "on" { t2[$2] = $6; m2[$2] = $7; ar[$2] = $8; bytes[$2] = $9 }
-$1 == "dist" && $3 == 2 && $10 == "off" { u2[$2] = $6; n2[$2] = $7; au[$2] = $8 }
+$1 == "probe" { pm[$2 " " $3] = $4; pf[$2 " " $3] = $5 }
+$1 == "dist" && $3 == 1 && $4 == 1 && $11 == "eager" { t1[$2] = $6; m1[$2] = $7; bt1[$2] = $5 }
+$1 == "dist" && $3 == 1 && $4 == 1 && $11 == "graph" { g1[$2] = $6; gm1[$2] = $7 }
+$1 == "dist" && $3 == 1 && $4 == "both" { if ($6 > tb[$2]) tb[$2] = $6; if ($7 > mb[$2]) mb[$2] = $7 }
+$1 == "dist" && $3 == 1 && $4 == "alone" { ta[$2] = $6; ma[$2] = $7 }
+$1 == "dist" && $3 == 2 && $10 == "on" && $11 == "eager" {
+    t2[$2] = $6; m2[$2] = $7; ar[$2] = $8; bytes[$2] = $9 }
+$1 == "dist" && $3 == 2 && $10 == "off" && $11 == "eager" { u2[$2] = $6; n2[$2] = $7; au[$2] = $8 }
+$1 == "dist" && $3 == 2 && $10 == "on" && $11 == "graph" { g2[$2] = $6; gm2[$2] = $7 }
+$1 == "dist" && $3 == 2 && $10 == "off" && $11 == "graph" { h2[$2] = $6; hm2[$2] = $7 }
 $1 == "dist" && $3 == 1 && $4 == 2 { tt[$2] = $6; bt[$2] = $5 }
+function row(m, what, med, fast) {
+    if (fast != "")
+        printf "%-7s %-50s %7.3f ms %7.3f ms\n", m, what, med, fast
+    else
+        printf "%-7s %-50s %7.3f ms\n", m, what, med
+}
+function pct(m, what, med, fast) {
+    if (fast != "")
+        printf "%-7s %-50s %9.1f%% %9.1f%%\n", m, what, med, fast
+    else
+        printf "%-7s %-50s %9.1f%%\n", m, what, med
+}
 END {
     b = (t4 - 2 * a) / 4194304 * 1e-6
     a = a * 1e-6
     printf "ring model fitted to the fastest runs: a = %.2f us, b = %.3f ns/B (%.2f GB/s)\n",
         a * 1e6, b * 1e9, 1 / b / 1e9
+    if (pm["gemm 1"] != "") {
+        print ""
+        print "without moonflow (bench/dist_probe.c, us, median and fastest of 201):"
+        printf "  dW1 GEMM (784x64 by 64x256, 1 thread): alone %.1f, both cores at once %.1f\n",
+            pm["gemm 1"], pm["gemm 2"]
+        printf "  814 kB: memcpy %.1f, a += b (plain loop) %.1f\n", pm["copy 1"], pm["add 1"]
+        printf "  814 kB MPI_Allreduce %.1f (%.1f), MPI_Iallreduce + MPI_Wait %.1f (%.1f)\n",
+            pm["allreduce 2"], pf["allreduce 2"], pm["iallreduce 2"], pf["iallreduce 2"]
+        printf "  dW1 GEMM then MPI_Allreduce %.1f; pipelined in 2/4/8/16 row blocks " \
+            "%.1f/%.1f/%.1f/%.1f\n", pm["gemm+ar 2"], pm["chunks2 2"], pm["chunks4 2"],
+            pm["chunks8 2"], pm["chunks16 2"]
+    }
     print ""
-    printf "%-7s %-44s %10s %10s\n", "model", "configuration", "median", "fastest"
+    printf "%-7s %-50s %10s %10s\n", "model", "configuration", "median", "fastest"
     n = split("mlp cnn mlp512", ms, " ")
     for (i = 1; i <= n; i++) {
         m = ms[i]
-        printf "%-7s %-44s %7.3f ms %7.3f ms\n", m, "1 process x 1 thread, step", t1[m], m1[m]
-        printf "%-7s %-44s %7.3f ms\n", m, "2 x (1 process x 1 thread), no MPI, step", tb[m]
-        printf "%-7s %-44s %7.3f ms\n", m, "allreduce of the gradients alone (ring model)",
-            (2 * a + bytes[m] * b) * 1e3
-        printf "%-7s %-44s %7.3f ms %7.3f ms\n", m, "2 processes x 1 thread, overlapped", \
-            t2[m], m2[m]
-        printf "%-7s %-44s %7.3f ms %7.3f ms\n", m, "2 processes x 1 thread, blocking", \
-            u2[m], n2[m]
-        printf "%-7s %-44s %9.1f%% %9.1f%%\n", m, "weak-scaling efficiency t1/t2, overlapped", \
-            100 * t1[m] / t2[m], 100 * m1[m] / m2[m]
-        printf "%-7s %-44s %9.1f%% %9.1f%%\n", m, "weak-scaling efficiency t1/t2, blocking", \
-            100 * t1[m] / u2[m], 100 * m1[m] / n2[m]
-        printf "%-7s %-44s %9.1f%%\n", m, "allreduce share of the step, blocking", \
-            100 * au[m] / u2[m]
-        printf "%-7s %-44s %9.1f%%\n", m, "allreduce share of the step, overlapped", \
-            100 * ar[m] / t2[m]
-        printf "%-7s %-44s %9.1f%%\n", m, "allreduce time hidden by the overlap", \
-            (au[m] > 0 ? 100 * (1 - ar[m] / au[m]) : 0)
-        printf "%-7s %-44s %7.0f /s\n", m, "1 x 1 thread: examples per second", \
+        row(m, "1 process x 1 thread, step", t1[m], m1[m])
+        row(m, "the same, 100 steps a run, core 0, alone", ta[m], ma[m])
+        row(m, "the same, one on each core at once, no MPI", tb[m], mb[m])
+        pct(m, "no-communication ceiling t(alone)/t(at once)", 100 * ta[m] / tb[m],
+            100 * ma[m] / mb[m])
+        row(m, "allreduce of the gradients alone (ring model)", (2 * a + bytes[m] * b) * 1e3)
+        row(m, "2 processes x 1 thread, overlapped", t2[m], m2[m])
+        row(m, "2 processes x 1 thread, blocking", u2[m], n2[m])
+        pct(m, "weak-scaling efficiency t1/t2, overlapped", 100 * t1[m] / t2[m],
+            100 * m1[m] / m2[m])
+        pct(m, "weak-scaling efficiency t1/t2, blocking", 100 * t1[m] / u2[m],
+            100 * m1[m] / n2[m])
+        pct(m, "allreduce share of the step, blocking", 100 * au[m] / u2[m])
+        pct(m, "allreduce share of the step, overlapped", 100 * ar[m] / t2[m])
+        pct(m, "allreduce time hidden by the overlap", au[m] > 0 ? 100 * (1 - ar[m] / au[m]) : 0)
+        if (g1[m] != "") {
+            row(m, "graph: 1 process x 1 thread, step", g1[m], gm1[m])
+            row(m, "graph: 2 processes x 1 thread, overlapped", g2[m], gm2[m])
+            row(m, "graph: 2 processes x 1 thread, blocking", h2[m], hm2[m])
+            pct(m, "graph: weak-scaling efficiency, overlapped", 100 * g1[m] / g2[m],
+                100 * gm1[m] / gm2[m])
+            pct(m, "graph: weak-scaling efficiency, blocking", 100 * g1[m] / h2[m],
+                100 * gm1[m] / hm2[m])
+        }
+        printf "%-7s %-50s %7.0f /s\n", m, "1 x 1 thread: examples per second", \
             bt1[m] / t1[m] * 1e3
-        printf "%-7s %-44s %7.0f /s\n", m, "2 x 1 thread: examples per second", \
+        printf "%-7s %-50s %7.0f /s\n", m, "2 x 1 thread: examples per second", \
             2 * bt1[m] / t2[m] * 1e3
-        printf "%-7s %-44s %7.0f /s\n", m, "1 x 2 threads: examples per second", \
+        printf "%-7s %-50s %7.0f /s\n", m, "1 x 2 threads: examples per second", \
             bt[m] / tt[m] * 1e3
     }
     print ""

@@ -64,6 +64,12 @@ const MfCollective *mf_collective_get(void);
  * that started it, also when the run fails (every process started it: it
  * completes). */
 
+/* While on, MPIAllreduceStart reduces at once with the blocking
+ * 'allreduce' (the same sum; here faster than a nonblocking start and
+ * wait): the graph executor turns it on for a start with no other node
+ * ready to run, which nothing could overlap. */
+void mf_collective_set_immediate(bool on);
+
 /* The number of started, not yet waited-for allreduces. */
 int mf_collective_pending(void);
 

@@ -76,7 +76,8 @@ MfStatus mf_tape_gradient(MfTape *t, MfTensor *target, int nsources,
  * first record reading it, so its gradient is final ('grad' borrowed: the
  * one that will be in 'grads[source]', NULL when none reaches it); sources
  * no record reads come last, in order. 'between' (may be NULL) runs after
- * each record. An error from either ends the walk with it. */
+ * each record but the last (so work started there has a record to overlap
+ * with). An error from either ends the walk with it. */
 typedef struct MfTapeHooks {
     MfStatus (*ready)(void *ctx, int source, MfTensor *grad);
     MfStatus (*between)(void *ctx);

@@ -330,7 +330,7 @@ static MfStatus report_ready(Walk *w, int64_t k)
         if (st == MF_OK)
             st = w->hooks->ready(w->hooks->ctx, i, w->out[i]);
     }
-    if (st == MF_OK && k >= 0 && w->hooks->between)
+    if (st == MF_OK && k > 0 && w->hooks->between)   /* another record follows */
         st = w->hooks->between(w->hooks->ctx);
     return st;
 }

@@ -10,8 +10,9 @@
  * change the order: a start node (MF_OP_ASYNC_START) goes to the head of
  * the queue, a wait node (MF_OP_ASYNC_WAIT) to a second queue that runs
  * only when the first is empty, and while a started collective is pending
- * the transport is driven between nodes; a run ends (also on an error) with
- * none pending. So DistributedOptimizer's allreduce of the last layers'
+ * the transport is driven between nodes; a start with no other node ready
+ * (nothing to overlap) reduces at once, the blocking way; a run ends (also
+ * on an error) with none pending. So DistributedOptimizer's allreduce of the last layers'
  * gradients travels while the backward pass computes the first layers'.
  * Fewer nodes run than needed means a cycle:
  * the error walks back through unrun producers to name one. Ctrl-C
@@ -687,8 +688,13 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
                               "of %d nodes; nothing is returned", n->name, ran, r->nneeded);
         MfStatus st = mf_staged_seen_by(&r->staged, n, r->fed)
                           ? mf_staged_commit(&r->staged, r->vals, r->uses) : MF_OK;
+        /* a start with nothing else ready: nothing to overlap, reduce now */
+        bool alone = r->qhead == r->qtail && n->kind == MF_NODE_OP &&
+                     (mf_op_table[n->op]->flags & MF_OP_ASYNC_START);
+        mf_collective_set_immediate(alone);
         if (st == MF_OK)
             st = run_node(r, n);
+        mf_collective_set_immediate(false);
         if (st == MF_OK && mf_collective_pending() > 0)
             st = mf_collective_progress();
         if (st != MF_OK)

@@ -88,6 +88,12 @@ typedef struct Pending {
 
 static Pending *pending;
 static int npending, cap_pending;
+static bool immediate;
+
+void mf_collective_set_immediate(bool on)
+{
+    immediate = on;
+}
 
 int mf_collective_pending(void)
 {
@@ -163,12 +169,23 @@ MfStatus mf_collective_wait_all(void)
     return first;
 }
 
-/* MPIAllreduceStart: the reduction of x into the output, started; without
- * a nonblocking transport it is done when the op returns. */
+/* MPIAllreduceStart: the reduction of x into a new output, started;
+ * without a nonblocking transport (or 'immediate') it is done when the op
+ * returns, and
+ * with no transport at all (one process) the output is x itself (a view:
+ * no copy, a one-process graph pays nothing). */
 static MfStatus start_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *x = c->inputs[0];
-    if (!hook || !hook->start)
+    if (!hook)
+        outs[0] = mf_tensor_view(x, x->rank, x->shape, x->strides, x->offset);
+    else
+        outs[0] = mf_tensor_new(x->dtype, x->rank, x->shape);
+    if (!outs[0])
+        return MF_ENOMEM;
+    if (!hook)
+        return MF_OK;
+    if (!hook->start || immediate)
         return allreduce_forward(c, outs);
     void *req = NULL;
     MfStatus st = hook->start(hook->self, x, outs[0], (MfReduceOp)c->attrs->n, c->attrs->seed,
@@ -211,7 +228,7 @@ static MfCost no_cost(const MfOpCall *c)
 
 const MfOpDesc mf_desc_allreduce_start = {
     .name = "MPIAllreduceStart", .api = "allreduce_start", .arity = 1,
-    .flags = MF_OP_NONDIFF | MF_OP_ASYNC_START, .infer = allreduce_infer,
+    .flags = MF_OP_NONDIFF | MF_OP_VIEW | MF_OP_ASYNC_START, .infer = allreduce_infer,
     .forward = start_forward, .cost = allreduce_cost,
 };
 

@@ -5,8 +5,9 @@
  * processes) and says a request is done only after a few tests. Checked:
  * the values; the start runs as soon as it is ready, ahead of other ready
  * nodes, the wait only when nothing else is ready; the transport is tested
- * between nodes meanwhile; nothing is left pending after a run, also when
- * it fails (the run's error message kept); eager calls. */
+ * between nodes meanwhile; a start with nothing else ready reduces at once
+ * (blocking); nothing is left pending after a run, also when it fails (the
+ * run's error message kept); eager calls. */
 #include "testutil.h"
 
 #include "core/alloc.h"
@@ -189,6 +190,34 @@ static void test_graph_overlap(void **state)
     unbuild(&n);
 }
 
+/* A start with no other node ready has nothing to overlap: it reduces at
+ * once through the blocking call (no request), and the wait passes its
+ * result on. */
+static void test_start_alone_is_immediate(void **state)
+{
+    (void)state;
+    MfGraph *g = mf_graph_new();
+    assert_non_null(g);
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    int64_t shape[1] = {2};
+    MfTensor *x = NULL, *going = NULL, *y = NULL, *out = NULL;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT64, 1, shape, "x", &x), MF_OK);
+    MfAttrs a = mf_attrs_default();
+    assert_int_equal(mf_op1(MF_OP_ALLREDUCE_START, 1, &x, &a, &going), MF_OK);
+    assert_int_equal(mf_op1(MF_OP_ALLREDUCE_WAIT, 1, &going, &a, &y), MF_OK);
+    mf_graph_pop_default();
+    const double xs[2] = {1, 2.5}, want[2] = {2, 5};
+    MfTensor *xv = make_tensor(MF_FLOAT64, 1, shape, xs);
+    assert_int_equal(mf_exec_run(g, 1, &y, 0, NULL, 1, &x, &xv, NULL, &out, NULL), MF_OK);
+    assert_values(out, want, 2, 0);
+    assert_int_equal(fake.starts, 0);
+    assert_int_equal(fake.waits, 0);
+    MfTensor *all[] = {x, going, y, out, xv};
+    for (int i = 0; i < 5; i++)
+        mf_tensor_release(all[i]);
+    mf_graph_release(g);
+}
+
 /* A run that fails while an allreduce is under way completes it before
  * returning, and keeps its own error. */
 static void test_failed_run_waits(void **state)
@@ -248,6 +277,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         CTEST(test_graph_overlap),
+        CTEST(test_start_alone_is_immediate),
         CTEST(test_failed_run_waits),
         CTEST(test_eager),
     };
