@@ -620,19 +620,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "w:close()\n"
       "os.execute(\"rm -rf \" .. d)"),
 
-    E("summary.TensorBoard", "interchange",
-      "mf.summary.TensorBoard(logdir [, {validation = false}]) -> {on_epoch_end, on_train_end}",
-      "Keras's TensorBoard callback for model:fit{callbacks = {...}} (model:fit{logdir = d} "
-      "adds one itself): per epoch, each number of the logs as the scalar epoch_<name> in "
-      "logdir/train, val_<name> as epoch_<name> in logdir/validation (so TensorBoard draws "
-      "the two runs in one chart), and a histogram of every variable of model.variables in "
-      "logdir/train; on_train_end closes the files.",
-      "d = os.tmpname()\n"
-      "os.remove(d)\n"
-      "cb = mf.summary.TensorBoard(d)\n"
-      "cb.on_epoch_end(1, {loss = 0.5}, {variables = {}})\n"
-      "cb.on_train_end()\n"
-      "os.execute(\"rm -rf \" .. d)"),
 
     /* ---- data (API.md "Data": repl/lmf_data.c, core/io/) ---------------------- */
     E("data.read_csv", "data", "mf.data.read_csv(path [, {header, columns, dtype}])",

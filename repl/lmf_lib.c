@@ -36,6 +36,16 @@ static int l_eager(lua_State *L)
     return lua_gettop(L);
 }
 
+/* lib.numeric_values(x) -> whether x is an open tensor or Variable with
+ * numbers to read now: not symbolic (a graph tensor or Variable), not bool.
+ * Private to lib/ (TensorBoard's histograms). */
+static int l_numeric_values(lua_State *L)
+{
+    MfTensor *t = lmf_test_tensor(L, 1);   /* a Variable gives its value */
+    lua_pushboolean(L, t && !t->node && t->dtype != MF_BOOL);
+    return 1;
+}
+
 void lmf_open_lib(lua_State *L)
 {
     int mf = lua_gettop(L);
@@ -43,6 +53,8 @@ void lmf_open_lib(lua_State *L)
     int lib = lua_gettop(L);
     lua_pushcfunction(L, l_eager);
     lua_setfield(L, lib, "eager");
+    lua_pushcfunction(L, l_numeric_values);
+    lua_setfield(L, lib, "numeric_values");
     lmf_push_data_helpers(L);
     lua_setfield(L, lib, "data");
     for (const LibFile *f = lib_files; f->chunkname; f++) {

@@ -8,7 +8,8 @@
  *   w:flush(); w:close()                  -- also closed by the collector
  *
  * A step is a Lua integer or an integer tensor / Variable (the global
- * step). Each record is flushed as it is written. */
+ * step). Each record is flushed as it is written. model:fit's callback
+ * mf.summary.TensorBoard is written on these writers in lib/tensorboard.lua. */
 #include <string.h>
 
 #include "core/io/events.h"
@@ -169,126 +170,6 @@ static int w_gc(lua_State *L)
     return 0;
 }
 
-/* ---- mf.summary.TensorBoard: model:fit's callback ----------------------------- */
-
-/* The open writer in upvalue 'k' (NULL: none, e.g. no validation run). */
-static MfEventWriter *upvalue_writer(lua_State *L, int k)
-{
-    WriterBox *box = luaL_testudata(L, lua_upvalueindex(k), WRITER_MT);
-    if (box && !box->w)
-        luaL_error(L, "TensorBoard: the callback's writer is closed (train ended)");
-    return box ? box->w : NULL;
-}
-
-/* on_epoch_end(epoch, logs, model): every number in 'logs' as a scalar
- * "epoch_<key>" (val_<key> to the validation run as "epoch_<key>", as
- * Keras's TensorBoard callback), in key order, and a histogram of every
- * variable of model.variables to the train run. */
-static int tb_epoch_end(lua_State *L)
-{
-    MfEventWriter *train = upvalue_writer(L, 1), *val = upvalue_writer(L, 2);
-    int64_t epoch = (int64_t)luaL_checkinteger(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    enum { MAX_KEYS = 64 };
-    const char *keys[MAX_KEYS];
-    int n = 0;
-    for (lua_pushnil(L); lua_next(L, 2) && n < MAX_KEYS; lua_pop(L, 1))
-        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TNUMBER) {
-            const char *k = lua_tostring(L, -2);   /* the table keeps the key alive */
-            int i = n++;
-            for (; i > 0 && strcmp(keys[i - 1], k) > 0; i--)
-                keys[i] = keys[i - 1];
-            keys[i] = k;
-        }
-    for (int i = 0; i < n; i++) {
-        bool is_val = strncmp(keys[i], "val_", 4) == 0;
-        MfEventWriter *w = is_val ? val : train;
-        if (!w)
-            continue;
-        lua_pushstring(L, keys[i]);
-        lua_rawget(L, 2);   /* raw: no metamethod may drop the keys while we hold them */
-        lua_pushfstring(L, "epoch_%s", keys[i] + (is_val ? 4 : 0));
-        lmf_check_status(L, mf_event_scalar(w, lua_tostring(L, -1), lua_tonumber(L, -2),
-                                            epoch));
-        lua_pop(L, 2);
-    }
-    if (lua_type(L, 3) == LUA_TTABLE && lua_getfield(L, 3, "variables") == LUA_TTABLE) {
-        int vars = lua_gettop(L);
-        for (lua_Integer i = 1; lua_geti(L, vars, i) != LUA_TNIL; i++, lua_pop(L, 1)) {
-            MfVariable *v = lmf_test_variable(L, -1);
-            MfTensor *t = lmf_test_tensor(L, -1);
-            if (!t || t->node || t->dtype == MF_BOOL)
-                continue;
-            const char *tag = v && v->name && *v->name
-                                  ? v->name : lua_pushfstring(L, "variable_%d", (int)i);
-            lmf_check_status(L, mf_event_histogram(train, tag, t, epoch));
-            if (!(v && v->name && *v->name))
-                lua_pop(L, 1);
-        }
-    }
-    return 0;
-}
-
-/* on_train_end(): closes the runs' files. */
-static int tb_train_end(lua_State *L)
-{
-    for (int k = 1; k <= 2; k++) {
-        WriterBox *box = luaL_testudata(L, lua_upvalueindex(k), WRITER_MT);
-        if (box && box->w) {
-            MfEventWriter *w = box->w;
-            box->w = NULL;
-            lmf_check_status(L, mf_event_writer_close(w));
-        }
-    }
-    return 0;
-}
-
-/* Pushes a writer for logdir/<run>. */
-static void push_run_writer(lua_State *L, const char *logdir, const char *run)
-{
-    lua_pushcfunction(L, l_create_file_writer);
-    lua_pushfstring(L, "%s/%s", logdir, run);
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {   /* the error names TensorBoard, called */
-        lua_pushfstring(L, "TensorBoard: %s", lua_isstring(L, -1) ? lua_tostring(L, -1)
-                                                                 : luaL_typename(L, -1));
-        lua_error(L);
-    }
-}
-
-/* mf.summary.TensorBoard(logdir [, {validation = false}]) -> a callback
- * {on_epoch_end, on_train_end} for model:fit, writing logdir/train (and
- * logdir/validation) as Keras's TensorBoard callback does;
- * model:fit{logdir = d} adds one itself. */
-static int l_tensorboard(lua_State *L)
-{
-    lmf_check_nargs(L, "TensorBoard", 2);
-    if (lua_type(L, 1) != LUA_TSTRING)
-        return luaL_error(L, "TensorBoard: logdir must be a directory name (a string), got %s",
-                          luaL_typename(L, 1));
-    const char *dir = lua_tostring(L, 1);
-    static const char *const known[] = {"validation", NULL};
-    if (!lua_isnoneornil(L, 2))
-        luaL_checktype(L, 2, LUA_TTABLE);
-    lmf_check_options(L, 2, "TensorBoard", known);
-    bool validation = lmf_opt_bool(L, 2, "validation", 0);
-    lua_settop(L, 1);
-    push_run_writer(L, dir, "train");
-    if (validation)
-        push_run_writer(L, dir, "validation");
-    else
-        lua_pushboolean(L, 0);
-    lua_createtable(L, 0, 2);
-    lua_pushvalue(L, 2);
-    lua_pushvalue(L, 3);
-    lua_pushcclosure(L, tb_epoch_end, 2);
-    lua_setfield(L, -2, "on_epoch_end");
-    lua_pushvalue(L, 2);
-    lua_pushvalue(L, 3);
-    lua_pushcclosure(L, tb_train_end, 2);
-    lua_setfield(L, -2, "on_train_end");
-    return 1;
-}
-
 static int w_index(lua_State *L)
 {
     WriterBox *box = check_box(L);
@@ -341,7 +222,5 @@ void lmf_open_summary(lua_State *L)
     lua_newtable(L);
     lua_pushcfunction(L, l_create_file_writer);
     lua_setfield(L, -2, "create_file_writer");
-    lua_pushcfunction(L, l_tensorboard);
-    lua_setfield(L, -2, "TensorBoard");
     lua_setfield(L, -2, "summary");
 }
