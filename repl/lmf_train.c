@@ -15,6 +15,7 @@
 #include "dist/dist.h"
 #include "lmf_callback.h"
 #include "lmf.h"
+#include "lmf_print.h"
 #include "train/train.h"
 
 #define OPT_MT "mf.train.Optimizer"
@@ -173,33 +174,15 @@ static void refresh_hypers(lua_State *L, int oi, MfOptimizer *o, const char *who
     lua_pop(L, 1);
 }
 
-static const char *class_of(MfOptKind kind)
-{
-    switch (kind) {
-    case MF_OPT_SGD: return "GradientDescentOptimizer";
-    case MF_OPT_MOMENTUM: return "MomentumOptimizer";
-    case MF_OPT_ADAGRAD: return "AdagradOptimizer";
-    case MF_OPT_RMSPROP: return "RMSPropOptimizer";
-    case MF_OPT_ADAM: return "AdamOptimizer";
-    }
-    return "Optimizer";
-}
-
 /* Makes the optimizer from 'c' and pushes it; the options table is at 'oi'. */
 static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
 {
     c->name = NULL;
     if (lua_istable(L, oi) && lua_getfield(L, oi, "name") != LUA_TNIL) {
         if (lua_type(L, -1) != LUA_TSTRING)
-            luaL_error(L, "%s: name must be a non-empty string, got %s", class_of(c->kind),
-                       type_name(L, -1));
-        /* in graph mode the name is the scope of the update ops: checked
-         * here, naming the constructor, rather than at minimize */
-        const char *name = lua_tostring(L, -1);
-        if (!*name || strchr(name, ':') || strchr(name, '/'))
-            luaL_error(L, "%s: invalid name '%s' (expected a non-empty name without ':' or "
-                       "'/')", class_of(c->kind), name);
-        c->name = name;
+            luaL_error(L, "%s: name must be a non-empty string, got %s",
+                       mf_opt_kind_class(c->kind), type_name(L, -1));
+        c->name = lua_tostring(L, -1);   /* mf_optimizer_new checks it */
     }
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
     *box = (OptBox){NULL, callable, false, true, false, 0, 0};
@@ -250,11 +233,11 @@ static void keyword_form(lua_State *L, MfOptKind kind, int oi)
 static MfOptConfig opt_begin(lua_State *L, MfOptKind kind, int oi, const char *const *keys)
 {
     MfOptConfig c = mf_opt_config_default(kind, 0);
-    lmf_check_nargs(L, class_of(kind), oi);
+    lmf_check_nargs(L, mf_opt_kind_class(kind), oi);
     keyword_form(L, kind, oi);
     if (!lua_isnoneornil(L, oi))
         luaL_checktype(L, oi, LUA_TTABLE);
-    lmf_check_options(L, oi, class_of(kind), keys);
+    lmf_check_options(L, oi, mf_opt_kind_class(kind), keys);
     lua_settop(L, oi);
     lua_newtable(L);
     return c;
@@ -264,7 +247,7 @@ static MfOptConfig opt_begin(lua_State *L, MfOptKind kind, int oi, const char *c
  * the learning rate, then makes and pushes the optimizer. */
 static int opt_end(lua_State *L, MfOptConfig *c, int oi)
 {
-    bool callable = read_lr(L, class_of(c->kind), c);
+    bool callable = read_lr(L, mf_opt_kind_class(c->kind), c);
     return push_opt(L, c, callable, oi);
 }
 
@@ -299,7 +282,8 @@ static int l_adagrad(lua_State *L)
 {
     static const char *const keys[] = {"initial_accumulator_value", "name", NULL};
     MfOptConfig c = opt_begin(L, MF_OPT_ADAGRAD, 2, keys);
-    c.initial_accumulator_value = lmf_opt_number(L, 2, "initial_accumulator_value", 0.1);
+    c.initial_accumulator_value =
+        lmf_opt_number(L, 2, "initial_accumulator_value", c.initial_accumulator_value);
     return opt_end(L, &c, 2);
 }
 
@@ -308,9 +292,9 @@ static int l_rmsprop(lua_State *L)
     static const char *const who = "RMSPropOptimizer";
     static const char *const keys[] = {"decay", "momentum", "epsilon", "name", NULL};
     MfOptConfig c = opt_begin(L, MF_OPT_RMSPROP, 2, keys);
-    c.decay = opt_num(L, 2, "decay", 0.9, 3, who);
-    c.momentum = opt_num(L, 2, "momentum", 0, 3, who);
-    c.epsilon = opt_num(L, 2, "epsilon", 1e-10, 3, who);
+    c.decay = opt_num(L, 2, "decay", c.decay, 3, who);
+    c.momentum = opt_num(L, 2, "momentum", c.momentum, 3, who);
+    c.epsilon = opt_num(L, 2, "epsilon", c.epsilon, 3, who);
     return opt_end(L, &c, 2);
 }
 
@@ -319,9 +303,9 @@ static int l_adam(lua_State *L)
     static const char *const who = "AdamOptimizer";
     static const char *const keys[] = {"beta1", "beta2", "epsilon", "name", NULL};
     MfOptConfig c = opt_begin(L, MF_OPT_ADAM, 2, keys);
-    c.beta1 = opt_num(L, 2, "beta1", 0.9, 3, who);
-    c.beta2 = opt_num(L, 2, "beta2", 0.999, 3, who);
-    c.epsilon = opt_num(L, 2, "epsilon", 1e-8, 3, who);
+    c.beta1 = opt_num(L, 2, "beta1", c.beta1, 3, who);
+    c.beta2 = opt_num(L, 2, "beta2", c.beta2, 3, who);
+    c.epsilon = opt_num(L, 2, "epsilon", c.epsilon, 3, who);
     return opt_end(L, &c, 2);
 }
 
@@ -791,47 +775,6 @@ static int o_get_name(lua_State *L)
     return 1;
 }
 
-static void add_lr(luaL_Buffer *b, const OptBox *box)
-{
-    const MfOptConfig *c = mf_optimizer_config(box->o);
-    const MfTensor *t = c->lr_var ? c->lr_var->value : c->lr_tensor;
-    char num[64];
-    if (box->lr_callable) {
-        luaL_addstring(b, "<function>");
-    } else if (c->lr_var) {
-        luaL_addstring(b, "<Variable '");
-        luaL_addstring(b, c->lr_var->name);
-        luaL_addstring(b, "'>");
-    } else if (t && !t->storage) {   /* a symbolic (graph) tensor: no value to show */
-        luaL_addstring(b, "<graph tensor>");
-    } else {
-        snprintf(num, sizeof num, "%g", t ? mf_tensor_get(t, 0) : c->lr);
-        luaL_addstring(b, num);
-    }
-}
-
-/* The hyperparameters after the learning rate, as the constructor takes them. */
-static void add_params(char *buf, size_t cap, const MfOptConfig *c)
-{
-    switch (c->kind) {
-    case MF_OPT_SGD: buf[0] = 0; break;
-    case MF_OPT_MOMENTUM:
-        snprintf(buf, cap, ", momentum=%g, use_nesterov=%s", c->momentum,
-                 c->use_nesterov ? "true" : "false");
-        break;
-    case MF_OPT_ADAGRAD:
-        snprintf(buf, cap, ", initial_accumulator_value=%g", c->initial_accumulator_value);
-        break;
-    case MF_OPT_RMSPROP:
-        snprintf(buf, cap, ", decay=%g, momentum=%g, epsilon=%g", c->decay, c->momentum,
-                 c->epsilon);
-        break;
-    case MF_OPT_ADAM:
-        snprintf(buf, cap, ", beta1=%g, beta2=%g, epsilon=%g", c->beta1, c->beta2, c->epsilon);
-        break;
-    }
-}
-
 /* print(opt): AdamOptimizer(learning_rate=0.001, beta1=0.9, ...) name="Adam", slots m, v
  * for 2 variables */
 static int o_tostring(lua_State *L)
@@ -841,30 +784,14 @@ static int o_tostring(lua_State *L)
         lua_pushliteral(L, "<Optimizer (closed)>");
         return 1;
     }
-    const MfOptConfig *c = mf_optimizer_config(box->o);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
+    MfStrBuf *b = lmf_new_strbuf(L);
     if (box->distributed)
-        luaL_addstring(&b, "DistributedOptimizer(");
-    luaL_addstring(&b, mf_optimizer_class(box->o));
-    luaL_addstring(&b, "(learning_rate=");
-    add_lr(&b, box);
-    char buf[160];
-    add_params(buf, sizeof buf, c);
-    luaL_addstring(&b, buf);
-    const char *names[2];
-    int n = mf_optimizer_slot_names(box->o, names);
-    snprintf(buf, sizeof buf, ") name=\"%s\", slots: %s%s%s", c->name, n ? names[0] : "none",
-             n > 1 ? ", " : "", n > 1 ? names[1] : "");
-    luaL_addstring(&b, buf);
-    snprintf(buf, sizeof buf, " (for %d variables)", mf_optimizer_nvars(box->o));
-    luaL_addstring(&b, n ? buf : "");
-    if (box->distributed) {
-        snprintf(buf, sizeof buf, ", averaged over %d process%s)", mf_dist_size(),
-                 mf_dist_size() == 1 ? "" : "es");
-        luaL_addstring(&b, buf);
-    }
-    luaL_pushresult(&b);
+        mf_strbuf_add(b, "DistributedOptimizer(");
+    MfStatus st = mf_optimizer_describe(box->o, box->lr_callable, b);
+    if (box->distributed)
+        mf_strbuf_addf(b, ", averaged over %d process%s)", mf_dist_size(),
+                       mf_dist_size() == 1 ? "" : "es");
+    lmf_push_strbuf(L, b, st == MF_OK ? mf_strbuf_status(b, "tostring") : st);
     return 1;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/clocale.h"
 #include "eager/eager.h"
 #include "optimizer_impl.h"
 
@@ -54,10 +55,20 @@ static MfStatus check_lr(const char *who, const MfOptConfig *c)
     return MF_OK;
 }
 
+static MfStatus check_name(const char *who, const char *name)
+{
+    if (name && (!*name || strchr(name, ':') || strchr(name, '/')))
+        return mf_err_set(MF_EARG, "%s: invalid name '%s' (expected a non-empty name without "
+                          "':' or '/')", who, name);
+    return MF_OK;
+}
+
 static MfStatus check_config(const MfOptConfig *c)
 {
     const char *who = class_names[c->kind];
-    MfStatus st = check_lr(who, c);
+    MfStatus st = check_name(who, c->name);
+    if (st == MF_OK)
+        st = check_lr(who, c);
     if (st == MF_OK && c->kind == MF_OPT_MOMENTUM)
         st = check_range(who, "momentum", c->momentum, 0, HUGE_VAL, false);
     if (st == MF_OK && c->kind == MF_OPT_ADAGRAD && !(c->initial_accumulator_value > 0))
@@ -159,6 +170,65 @@ const MfOptConfig *mf_optimizer_config(const MfOptimizer *o)
 const char *mf_optimizer_class(const MfOptimizer *o)
 {
     return class_names[o->cfg.kind];
+}
+
+const char *mf_opt_kind_class(MfOptKind kind)
+{
+    return kind <= MF_OPT_ADAM ? class_names[kind] : "Optimizer";
+}
+
+/* The learning rate as print(opt) shows it. */
+static void describe_lr(const MfOptConfig *c, bool lr_callable, MfStrBuf *out)
+{
+    const MfTensor *t = c->lr_var ? c->lr_var->value : c->lr_tensor;
+    if (lr_callable)
+        mf_strbuf_add(out, "<function>");
+    else if (c->lr_var)
+        mf_strbuf_addf(out, "<Variable '%s'>", c->lr_var->name);
+    else if (t && !t->storage)   /* a symbolic (graph) tensor: no value to show */
+        mf_strbuf_add(out, "<graph tensor>");
+    else
+        mf_strbuf_addf(out, "%g", t ? mf_tensor_get(t, 0) : c->lr);
+}
+
+/* The hyperparameters after the learning rate, as the constructor takes them. */
+static void describe_params(const MfOptConfig *c, MfStrBuf *out)
+{
+    switch (c->kind) {
+    case MF_OPT_SGD: break;
+    case MF_OPT_MOMENTUM:
+        mf_strbuf_addf(out, ", momentum=%g, use_nesterov=%s", c->momentum,
+                       c->use_nesterov ? "true" : "false");
+        break;
+    case MF_OPT_ADAGRAD:
+        mf_strbuf_addf(out, ", initial_accumulator_value=%g", c->initial_accumulator_value);
+        break;
+    case MF_OPT_RMSPROP:
+        mf_strbuf_addf(out, ", decay=%g, momentum=%g, epsilon=%g", c->decay, c->momentum,
+                       c->epsilon);
+        break;
+    case MF_OPT_ADAM:
+        mf_strbuf_addf(out, ", beta1=%g, beta2=%g, epsilon=%g", c->beta1, c->beta2,
+                       c->epsilon);
+        break;
+    }
+}
+
+MfStatus mf_optimizer_describe(const MfOptimizer *o, bool lr_callable, MfStrBuf *out)
+{
+    const MfOptConfig *c = &o->cfg;
+    MfCLocale loc = mf_c_locale_begin();
+    mf_strbuf_addf(out, "%s(learning_rate=", class_names[c->kind]);
+    describe_lr(c, lr_callable, out);
+    describe_params(c, out);
+    const char *names[2];
+    int n = mf_optimizer_slot_names(o, names);
+    mf_strbuf_addf(out, ") name=\"%s\", slots: %s%s%s", c->name, n ? names[0] : "none",
+                   n > 1 ? ", " : "", n > 1 ? names[1] : "");
+    if (n)
+        mf_strbuf_addf(out, " (for %d variables)", mf_optimizer_nvars(o));
+    mf_c_locale_end(loc);
+    return mf_strbuf_status(out, "tostring");
 }
 
 /* ---- slots ------------------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 
+#include "core/format.h"
 #include "core/op.h"
 #include "core/variable.h"
 #include "eager/eager.h"
@@ -59,9 +60,11 @@ typedef struct MfOptimizer MfOptimizer;
 MfStatus mf_optimizer_set_hyper(MfOptimizer *o, const char *name, double v);
 
 /* A new optimizer. Errors (NULL with a message naming the constructor,
- * e.g. "AdamOptimizer: beta1 must be in [0, 1), got 1"): a learning rate
- * number <= 0 or not finite, a learning-rate tensor that is not a scalar of
- * a real dtype, hyperparameters out of range, MF_ENOMEM. */
+ * e.g. "AdamOptimizer: beta1 must be in [0, 1), got 1"): a name that is
+ * empty or holds ':' or '/' (in graph mode it is the scope of the update
+ * ops), a learning rate number <= 0 or not finite, a learning-rate tensor
+ * that is not a scalar of a real dtype, hyperparameters out of range,
+ * MF_ENOMEM. */
 MfOptimizer *mf_optimizer_new(const MfOptConfig *cfg);
 void mf_optimizer_retain(MfOptimizer *o);
 void mf_optimizer_release(MfOptimizer *o);
@@ -70,6 +73,15 @@ void mf_optimizer_release(MfOptimizer *o);
  * user typed ("AdamOptimizer"). */
 const MfOptConfig *mf_optimizer_config(const MfOptimizer *o);
 const char *mf_optimizer_class(const MfOptimizer *o);
+/* The class name of 'kind' ("MomentumOptimizer"), "Optimizer" when unknown. */
+const char *mf_opt_kind_class(MfOptKind kind);
+
+/* What print(opt) shows, appended to 'out': "AdamOptimizer(learning_rate=
+ * 0.001, beta1=0.9, beta2=0.999, epsilon=1e-08) name=\"Adam\", slots: m, v
+ * (for 2 variables)"; the learning rate as its number, "<Variable 'lr'>",
+ * "<graph tensor>", or "<function>" when 'lr_callable' (the face calls a
+ * function for it). MF_ENOMEM when 'out' could not grow. */
+MfStatus mf_optimizer_describe(const MfOptimizer *o, bool lr_callable, MfStrBuf *out);
 
 /* One (gradient, variable) pair: 'grad' NULL means no gradient (skipped by
  * apply). In arrays made by this module both are owned references. */

@@ -278,6 +278,54 @@ static void test_compute_gradients(void **state)
     assert_int_equal(mf_variable_live_count(), 0);
 }
 
+/* ---- description and names ------------------------------------------------------------ */
+
+/* print(opt)'s text for 'c' ('lr_callable' as the face says). */
+static void expect_description(const MfOptConfig *c, bool lr_callable, const char *want)
+{
+    MfOptimizer *o = mf_optimizer_new(c);
+    assert_non_null(o);
+    MfStrBuf b = {0};
+    assert_int_equal(mf_optimizer_describe(o, lr_callable, &b), MF_OK);
+    assert_string_equal(b.data, want);
+    mf_strbuf_free(&b);
+    mf_optimizer_release(o);
+}
+
+static void test_describe_and_names(void **state)
+{
+    (void)state;
+    MfOptConfig c = mf_opt_config_default(MF_OPT_ADAM, 0.001);
+    expect_description(&c, false, "AdamOptimizer(learning_rate=0.001, beta1=0.9, beta2=0.999, "
+                                  "epsilon=1e-08) name=\"Adam\", slots: m, v (for 0 variables)");
+    c = mf_opt_config_default(MF_OPT_MOMENTUM, 0.5);
+    c.momentum = 0.9;
+    c.use_nesterov = true;
+    c.name = "mom";
+    expect_description(&c, true, "MomentumOptimizer(learning_rate=<function>, momentum=0.9, "
+                                 "use_nesterov=true) name=\"mom\", slots: momentum (for 0 "
+                                 "variables)");
+    c = mf_opt_config_default(MF_OPT_SGD, 1);
+    MfTensor *quarter = mf_tensor_scalar(MF_FLOAT32, 0.25);
+    MfVariable *lr = mf_variable_new(quarter, "lr", false);   /* retains its value */
+    mf_tensor_release(quarter);
+    assert_non_null(lr);
+    c.lr_var = lr;
+    expect_description(&c, false, "GradientDescentOptimizer(learning_rate=<Variable 'lr'>) "
+                                  "name=\"GradientDescent\", slots: none");
+    mf_variable_release(lr);
+    assert_string_equal(mf_opt_kind_class(MF_OPT_RMSPROP), "RMSPropOptimizer");
+    assert_string_equal(mf_opt_kind_class((MfOptKind)99), "Optimizer");
+    c = mf_opt_config_default(MF_OPT_ADAGRAD, 0.1);
+    const char *bad[] = {"", "a:b", "a/b"};
+    for (int i = 0; i < 3; i++) {
+        c.name = bad[i];
+        assert_null(mf_optimizer_new(&c));
+        assert_error_contains("' (expected a non-empty name without ':' or '/')");
+    }
+    assert_int_equal(mf_variable_live_count(), 0);
+}
+
 /* ---- errors ------------------------------------------------------------------------ */
 
 static void expect_bad_config(MfOptConfig c, const char *part)
@@ -421,7 +469,7 @@ int main(void)
         TEST(test_sgd),          TEST(test_momentum),          TEST(test_adagrad),
         TEST(test_rmsprop),      TEST(test_adam),              TEST(test_slots_and_step),
         TEST(test_compute_gradients), TEST(test_config_errors), TEST(test_apply_errors),
-        TEST(test_exponential_decay), TEST(test_clip_edge_cases),
+        TEST(test_exponential_decay), TEST(test_clip_edge_cases), TEST(test_describe_and_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
