@@ -17,7 +17,7 @@
  * when needed) when the file has it: a file without it is not an error. In
  * graph mode it is the graph's "global_step" variable, and the values come
  * from and go to the session. A saver of graph variables needs the Session,
- * one of eager Variables only refuses it ('SaverBox.graph'). */
+ * one of eager Variables only refuses it (mf_saver_check_session). */
 #include <string.h>
 
 #include "core/io/safetensors.h"
@@ -27,12 +27,8 @@
 
 #define SAVER_MT "mf.train.Saver"
 
-/* 'graph': the saver holds a graph variable, whose value lives in a Session,
- * so save and restore need one; a saver of eager Variables only must not be
- * given one (it would silently act on the eager values). */
 typedef struct SaverBox {
     MfSaver *s;
-    bool graph;
 } SaverBox;
 
 static bool fail_next_save = false;
@@ -46,9 +42,8 @@ static MfSaver *check_saver(lua_State *L, int idx)
 }
 
 /* Adds the Variables of the list or map at 'idx'. */
-static void add_vars(lua_State *L, SaverBox *box, int idx)
+static void add_vars(lua_State *L, MfSaver *s, int idx)
 {
-    MfSaver *s = box->s;
     if (!lua_istable(L, idx))
         luaL_error(L, "Saver: var_list must be an array of Variables or a map {name = "
                    "Variable}, got %s", luaL_typename(L, idx));
@@ -67,7 +62,6 @@ static void add_vars(lua_State *L, SaverBox *box, int idx)
                        (int)lua_tointeger(L, -2), luaL_typename(L, -1));
         if (mf_saver_add_variable(s, named ? lua_tostring(L, -2) : v->name, v) != MF_OK)
             lmf_raise(L);
-        box->graph |= mf_mode_variable_node(v) != NULL;
         lua_pop(L, 1);
     }
     if (mf_saver_nvars(s) == 0)
@@ -95,25 +89,6 @@ static void add_opts(lua_State *L, MfSaver *s, int idx)
     }
 }
 
-/* Graph mode, no var_list: every global variable of 'g' under its node name
- * (slots, beta powers and the global step are global variables there). */
-static void add_graph_vars(lua_State *L, MfSaver *s, MfGraph *g)
-{
-    int n = mf_graph_variables(g, false, NULL, 0);
-    MfNode **nodes = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *nodes, 0);
-    mf_graph_variables(g, false, nodes, n);
-    for (int i = 0; i < n; i++) {
-        MfVariable *h = mf_train_graph_handle(nodes[i]);
-        MfStatus st = h ? mf_saver_add_variable(s, nodes[i]->name, h) : MF_ENOMEM;
-        mf_variable_release(h);
-        if (st != MF_OK)
-            lmf_raise(L);
-    }
-    lua_pop(L, 1);
-    if (n == 0)
-        luaL_error(L, "Saver: the graph has no variables to save");
-}
-
 /* mf.train.Saver() while a graph is built: every global variable of it.
  * Eager Variables are registered nowhere (a live one may be garbage not
  * collected yet, or an optimizer's slot), so "all of them" is unknowable:
@@ -128,11 +103,10 @@ static int graph_saver(lua_State *L)
                           "every variable of a graph, while it is built)");
     SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->s = NULL;
-    box->graph = true;
     luaL_setmetatable(L, SAVER_MT);
     if (!(box->s = mf_saver_new()))
         return lmf_raise(L);
-    add_graph_vars(L, box->s, g);
+    lmf_check_status(L, mf_saver_add_graph_variables(box->s, g));
     return 1;
 }
 
@@ -149,7 +123,6 @@ static int l_saver(lua_State *L)
     lua_settop(L, 2);
     SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0); /* 3 */
     box->s = NULL;
-    box->graph = false;
     luaL_setmetatable(L, SAVER_MT);
     if (!(box->s = mf_saver_new()))
         return lmf_raise(L);
@@ -173,7 +146,7 @@ static int l_saver(lua_State *L)
         luaL_checktype(L, 2, LUA_TTABLE);
         lmf_check_options(L, 2, "Saver", known);
     }
-    add_vars(L, box, 4);
+    add_vars(L, box->s, 4);
     if (lua_isnil(L, 2))
         lua_pushnil(L);
     else
@@ -187,13 +160,10 @@ static int l_saver(lua_State *L)
  * handle pushed on the stack (so it is released), or NULL (nothing pushed). */
 static MfVariable *graph_step(lua_State *L, MfSession *sess)
 {
-    MfNode *n = mf_graph_find(mf_session_graph(sess), "global_step");
-    if (!n || n->kind != MF_NODE_VARIABLE)
-        return NULL;
-    MfVariable *h = mf_train_graph_handle(n);
-    if (!h)
-        lmf_raise(L);
-    lmf_push_variable(L, h);
+    MfVariable *h;
+    lmf_check_status(L, mf_saver_session_global_step(sess, &h));
+    if (h)
+        lmf_push_variable(L, h);
     return h;
 }
 
@@ -211,21 +181,6 @@ static const char *path_arg(lua_State *L, const char *who, MfSession **sess, int
     return lua_tostring(L, *pi);
 }
 
-/* Raises when a Session is given to a saver of eager Variables only, or
- * none to a saver of graph variables. */
-static void check_session(lua_State *L, const MfSession *sess, const char *who)
-{
-    SaverBox *box = lua_touserdata(L, 1);
-    const char *verb = strcmp(who, "Saver.save") == 0 ? "save" : "restore";
-    if (sess && !box->graph)
-        luaL_error(L, "%s: this Saver holds eager Variables, which keep their own values: call "
-                   "saver:%s(path) without the Session (a Saver of graph variables is made "
-                   "while the graph is built, inside g:as_default)", who, verb);
-    if (!sess && box->graph)
-        luaL_error(L, "%s: this Saver holds graph variables, whose values live in a Session: "
-                   "call saver:%s(sess, path)", who, verb);
-}
-
 /* saver:save(path) (eager) or saver:save(sess, path) (graph) -> path */
 static int s_save(lua_State *L)
 {
@@ -233,7 +188,7 @@ static int s_save(lua_State *L)
     MfSession *sess;
     int pi;
     const char *path = path_arg(L, "Saver.save", &sess, &pi);
-    check_session(L, sess, "Saver.save");
+    lmf_check_status(L, mf_saver_check_session(s, sess, "Saver.save"));
     MfVariable *gs = sess ? graph_step(L, sess) : lmf_global_step(L, false);
     int saved_hook = mf_ckpt_fail_after_write;
     if (fail_next_save)
@@ -256,7 +211,7 @@ static int s_restore(lua_State *L)
     MfSession *sess;
     int pi;
     const char *path = path_arg(L, "Saver.restore", &sess, &pi);
-    check_session(L, sess, "Saver.restore");
+    lmf_check_status(L, mf_saver_check_session(s, sess, "Saver.restore"));
     if (!lua_isnoneornil(L, pi + 1))
         luaL_checktype(L, pi + 1, LUA_TTABLE);
     lmf_check_options(L, pi + 1, "Saver.restore", restore_keys);

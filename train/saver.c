@@ -33,6 +33,7 @@ struct MfSaver {
     int nopts, capopts;
     char **extras; /* names of the last restore's unexpected entries (owned) */
     int nextras;
+    bool graph;    /* holds a graph variable: save and restore need its Session */
 };
 
 /* One entry of a save or restore. */
@@ -140,7 +141,51 @@ MfStatus mf_saver_add_variable(MfSaver *s, const char *name, MfVariable *v)
         return st;
     mf_variable_retain(v);
     s->vars[s->nvars++] = (SaverVar){copy, v};
+    s->graph |= mf_mode_variable_node(v) != NULL;
     return MF_OK;
+}
+
+MfStatus mf_saver_add_graph_variables(MfSaver *s, MfGraph *g)
+{
+    int n = mf_graph_variables(g, false, NULL, 0);
+    if (n == 0)
+        return mf_err_set(MF_EARG, "Saver: the graph has no variables to save");
+    MfNode **nodes = mf_malloc((size_t)n * sizeof *nodes);
+    if (!nodes)
+        return mf_err_nomem("Saver", (size_t)n * sizeof *nodes);
+    mf_graph_variables(g, false, nodes, n);
+    MfStatus st = MF_OK;
+    for (int i = 0; i < n && st == MF_OK; i++) {
+        MfVariable *h = mf_train_graph_handle(nodes[i]);
+        st = h ? mf_saver_add_variable(s, nodes[i]->name, h) : MF_ENOMEM;
+        mf_variable_release(h);
+    }
+    mf_free(nodes);
+    return st;
+}
+
+MfStatus mf_saver_check_session(const MfSaver *s, const MfSession *sess, const char *who)
+{
+    const char *verb = strcmp(who, "Saver.save") == 0 ? "save" : "restore";
+    if (sess && !s->graph)
+        return mf_err_set(MF_EARG, "%s: this Saver holds eager Variables, which keep their own "
+                          "values: call saver:%s(path) without the Session (a Saver of graph "
+                          "variables is made while the graph is built, inside g:as_default)",
+                          who, verb);
+    if (!sess && s->graph)
+        return mf_err_set(MF_EARG, "%s: this Saver holds graph variables, whose values live in "
+                          "a Session: call saver:%s(sess, path)", who, verb);
+    return MF_OK;
+}
+
+MfStatus mf_saver_session_global_step(MfSession *sess, MfVariable **out)
+{
+    MfNode *n = mf_graph_find(mf_session_graph(sess), "global_step");
+    *out = NULL;
+    if (!n || n->kind != MF_NODE_VARIABLE)
+        return MF_OK;
+    *out = mf_train_graph_handle(n);
+    return *out ? MF_OK : MF_ENOMEM;
 }
 
 MfStatus mf_saver_add_optimizer(MfSaver *s, MfOptimizer *o)

@@ -361,6 +361,22 @@ MfStatus mf_saver_add_variable(MfSaver *s, const char *name, MfVariable *v);
 /* Adds an optimizer whose slots (of the saver's Variables) are saved too. */
 MfStatus mf_saver_add_optimizer(MfSaver *s, MfOptimizer *o);
 
+/* Adds every global variable of graph 'g' under its node name (slots, beta
+ * powers and the global step are global variables there): TensorFlow 1.x's
+ * Saver() while a graph is built. MF_EARG "Saver: the graph has no
+ * variables to save" when it has none. */
+MfStatus mf_saver_add_graph_variables(MfSaver *s, MfGraph *g);
+
+/* A saver of graph variables reads and writes their values in a Session, so
+ * save and restore need one; a saver of eager Variables only must not be
+ * given one (it would act on the eager values). MF_EARG naming 'who'
+ * ("Saver.save" or "Saver.restore") when 'sess' does not fit. */
+MfStatus mf_saver_check_session(const MfSaver *s, const MfSession *sess, const char *who);
+
+/* The "global_step" variable of the session's graph as a new handle in
+ * '*out', or NULL when that graph has none. MF_ENOMEM. */
+MfStatus mf_saver_session_global_step(MfSession *sess, MfVariable **out);
+
 /* Writes every entry that exists now (slots made so far) to 'path',
  * atomically. 'global_step' (may be NULL) is saved as "global_step". Errors
  * name "Saver.save": two entries with one name (both named), a Variable

@@ -186,6 +186,52 @@ static void test_saver_round_trip(void **state)
     remove(path);
 }
 
+/* TensorFlow's Saver() in a graph: every global variable under its node
+ * name; the Session rule of graph and eager savers; the session's step. */
+static void test_saver_of_the_graph(void **state)
+{
+    (void)state;
+    Model m;
+    build(&m, true);
+    MfSaver *s = mf_saver_new();
+    assert_int_equal(mf_saver_add_graph_variables(s, m.g), MF_OK);
+    assert_int_equal(mf_saver_nvars(s), 6);   /* w, 2 slots, 2 beta powers, global_step */
+    assert_int_equal(mf_saver_check_session(s, m.sess, "Saver.save"), MF_OK);
+    assert_int_equal(mf_saver_check_session(s, NULL, "Saver.restore"), MF_EARG);
+    assert_error_contains("Saver.restore: this Saver holds graph variables, whose values live "
+                          "in a Session: call saver:restore(sess, path)");
+    MfVariable *gs = NULL;
+    assert_int_equal(mf_saver_session_global_step(m.sess, &gs), MF_OK);
+    assert_non_null(gs);
+    assert_ptr_equal(mf_mode_variable_node(gs), mf_graph_find(m.g, "global_step"));
+    mf_variable_release(gs);
+    mf_saver_free(s);
+
+    MfTensor *one = mf_tensor_scalar(MF_FLOAT32, 1);
+    MfVariable *eager = mf_variable_new(one, "e", true);
+    mf_tensor_release(one);
+    s = mf_saver_new();
+    assert_int_equal(mf_saver_add_variable(s, "e", eager), MF_OK);
+    assert_int_equal(mf_saver_check_session(s, NULL, "Saver.save"), MF_OK);
+    assert_int_equal(mf_saver_check_session(s, m.sess, "Saver.save"), MF_EARG);
+    assert_error_contains("Saver.save: this Saver holds eager Variables, which keep their own "
+                          "values: call saver:save(path) without the Session");
+    mf_saver_free(s);
+    mf_variable_release(eager);
+    destroy(&m);
+
+    MfGraph *empty = mf_graph_new();
+    MfSession *es = mf_session_new(empty);
+    s = mf_saver_new();
+    assert_int_equal(mf_saver_add_graph_variables(s, empty), MF_EARG);
+    assert_error_contains("Saver: the graph has no variables to save");
+    assert_int_equal(mf_saver_session_global_step(es, &gs), MF_OK);
+    assert_null(gs);
+    mf_saver_free(s);
+    mf_session_free(es);
+    mf_graph_release(empty);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -230,7 +276,7 @@ int main(void)
         TEST(test_train_op_nodes),
         TEST(test_updates_in_place),
         TEST(test_held_value_is_copied),
-        TEST(test_saver_round_trip),
+        TEST(test_saver_round_trip), TEST(test_saver_of_the_graph),
         TEST(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
