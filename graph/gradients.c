@@ -24,6 +24,7 @@
 #include "core/grad.h"
 #include "core/shape.h"
 #include "graph_impl.h"
+#include "slice_tiling.h"
 
 #define SCOPE_MAX 256
 
@@ -34,6 +35,9 @@ typedef struct Walk {
     unsigned char *to_y;     /* per node: a y depends on it */
     unsigned char *is_x;     /* per tensor (node * MF_MAX_OUTPUTS + output) */
     MfTensor **grads;        /* per tensor: accumulated gradient (owned) */
+    int *pend_head;          /* per tensor: the last Slice of it whose gradient waits
+                              * (node index + 1; 0: none), see defer_slice */
+    int *pend_next;          /* per node: the Slice deferred before it (index + 1) */
     int lo, hi;              /* ops built outside [lo, hi) are constants */
 } Walk;
 
@@ -53,6 +57,8 @@ static void walk_free(Walk *w)
         for (int i = 0; i < w->n * MF_MAX_OUTPUTS; i++)
             mf_tensor_release(w->grads[i]);
     mf_free(w->grads);
+    mf_free(w->pend_head);
+    mf_free(w->pend_next);
     mf_free(w->from_x);
     mf_free(w->to_y);
     mf_free(w->is_x);
@@ -69,8 +75,11 @@ static MfStatus walk_init(Walk *w, MfGraph *g)
     w->to_y = mf_calloc((size_t)(w->n ? w->n : 1), 1);
     w->is_x = mf_calloc(nt, 1);
     w->grads = mf_calloc(nt, sizeof *w->grads);
-    if (!w->from_x || !w->to_y || !w->is_x || !w->grads)
-        return mf_err_nomem("gradients", (unsigned long long)nt * (sizeof *w->grads + 1));
+    w->pend_head = mf_calloc(nt, sizeof *w->pend_head);
+    w->pend_next = mf_calloc((size_t)(w->n ? w->n : 1), sizeof *w->pend_next);
+    if (!w->from_x || !w->to_y || !w->is_x || !w->grads || !w->pend_head || !w->pend_next)
+        return mf_err_nomem("gradients", (unsigned long long)nt * (sizeof *w->grads + 1 +
+                                                                   sizeof *w->pend_head));
     return MF_OK;
 }
 
@@ -571,6 +580,76 @@ static MfStatus check_args(MfGraph *g, int ny, MfTensor *const *ys, int nx,
     return st;
 }
 
+/* A Slice cutting its input along one axis: its gradient waits until the
+ * walk reaches the input (flush_slices), so that Slices tiling the input
+ * (mf.split, a recurrent layer's steps) give one ConcatV2 of their dys
+ * instead of a full-size Pad each, added up (see slice_tiling.c). */
+static bool defer_slice(Walk *w, const MfNode *nd)
+{
+    if (nd->op != MF_OP_SLICE || nd->override || !w->grads[slot(nd->index, 0)] ||
+        !reached(w, nd->inputs[0]) || mf_slice_window_axis(nd) < 0)
+        return false;
+    int s = slot(nd->inputs[0].node, nd->inputs[0].output);
+    w->pend_next[nd->index] = w->pend_head[s];
+    w->pend_head[s] = nd->index + 1;
+    return true;
+}
+
+/* ConcatV2 of the Slices' gradients in position order, added to 'in's. */
+static MfStatus concat_slices(Walk *w, MfNodeInput in, int n, MfNode **nodes,
+                              const int *order, int axis)
+{
+    MfTensor **parts = mf_calloc((size_t)n, sizeof *parts);
+    if (!parts)
+        return mf_err_nomem("gradients", (unsigned long long)n * sizeof *parts);
+    for (int i = 0; i < n; i++)
+        parts[i] = w->grads[slot(nodes[order[i]]->index, 0)];
+    MfAttrs a = mf_attrs_default();
+    a.axis = axis;
+    MfTensor *sum = NULL;
+    int mark = push_op_scope(w->g, nodes[order[0]]->name);
+    MfStatus st = mf_op1(MF_OP_CONCAT, n, parts, &a, &sum);
+    if (mark >= 0)
+        mf_graph_pop_scope(w->g, mark);
+    mf_free(parts);
+    return st != MF_OK ? st : accumulate(w, in, sum, nodes[order[0]]->name);
+}
+
+/* The waiting Slice gradients of tensor 'in': one ConcatV2 when they tile
+ * it, else each Slice's own gradient (in the walk's order: latest first). */
+static MfStatus flush_slices(Walk *w, MfNodeInput in)
+{
+    int s = slot(in.node, in.output), n = 0;
+    for (int k = w->pend_head[s]; k; k = w->pend_next[k - 1])
+        n++;
+    if (n == 0)
+        return MF_OK;
+    MfNode **nodes = mf_calloc((size_t)n, sizeof *nodes);
+    int *order = mf_calloc((size_t)n, sizeof *order);
+    MfStatus st = nodes && order ? MF_OK : mf_err_nomem("gradients", (unsigned long long)n *
+                                                        (sizeof *nodes + sizeof *order));
+    int i = 0, axis = -1;
+    for (int k = w->pend_head[s]; k && st == MF_OK; k = w->pend_next[k - 1])
+        nodes[i++] = mf_graph_node(w->g, k - 1);
+    w->pend_head[s] = 0;
+    if (st == MF_OK && mf_slices_tile(n, (const MfNode *const *)nodes, order, &axis))
+        st = concat_slices(w, in, n, nodes, order, axis);
+    else
+        for (i = n - 1; i >= 0 && st == MF_OK; i--)
+            st = run_node(w, nodes[i]);
+    mf_free(nodes);
+    mf_free(order);
+    return st;
+}
+
+static MfStatus flush_outputs(Walk *w, const MfNode *nd)
+{
+    MfStatus st = MF_OK;
+    for (int j = 0; j < nd->noutputs && st == MF_OK; j++)
+        st = flush_slices(w, (MfNodeInput){nd->index, j});
+    return st;
+}
+
 /* Seeds, walks back from the latest y, and collects the xs' gradients. */
 static MfStatus walk(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *xs,
                      MfTensor *const *grad_ys, MfTensor **grads)
@@ -588,9 +667,13 @@ static MfStatus walk(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *con
         MfNode *nd = mf_graph_node(w->g, i);
         if (!w->from_x[i] || !w->to_y[i] || !passes(w, nd))
             continue;
+        if ((st = flush_outputs(w, nd)) != MF_OK)
+            break;
         st = read_source(nd) >= 0 ? run_read(w, nd) : nd->grad ? run_custom(w, nd)
-                                                               : run_node(w, nd);
+             : defer_slice(w, nd) ? MF_OK : run_node(w, nd);
     }
+    for (int i = 0; i < nx && st == MF_OK; i++)
+        st = flush_slices(w, (MfNodeInput){((MfNode *)xs[i]->node)->index, xs[i]->node_output});
     for (int i = 0; i < nx && st == MF_OK; i++) {
         MfTensor *gr = w->grads[slot(((MfNode *)xs[i]->node)->index, xs[i]->node_output)];
         if (gr && mf_grad_is_float(xs[i]->dtype)) {

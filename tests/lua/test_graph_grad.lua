@@ -243,4 +243,44 @@ print("RENDERED")
   for _, ext in ipairs({".lua", ".svg", ""}) do os.remove(base .. ext) end
 end)
 
+T.test("split gradients: one ConcatV2 when the slices tile the input, else Pads", function()
+  -- x (-1, 6): split into 3 column blocks (tiling: ConcatV2, no Pad), and
+  -- 2 overlapping row windows of y (not tiling: each Slice's Pad); the
+  -- values against the eager tape (whose walk adds in place)
+  local g = mf.Graph()
+  local x, y, gx, gy
+  g:as_default(function()
+    x = mf.placeholder("float32", {-1, 6}, "x")
+    y = mf.placeholder("float32", {4, 3}, "y")
+    local cols = mf.split(x, 3, 2)
+    local f = mf.reduce_sum(cols[1] * 1) + mf.reduce_sum(cols[2] * cols[2]) +
+              mf.reduce_sum(cols[3] * 3)
+    local r1, r2 = mf.slice(y, {1, 1}, {3, 3}), mf.slice(y, {2, 1}, {3, 3})
+    f = f + mf.reduce_sum(r1 * r1) + mf.reduce_sum(r2 * 2)
+    local gr = mf.gradients(f, {x, y})
+    gx, gy = gr[1], gr[2]
+  end)
+  local text = tostring(g)
+  local _, concats = text:gsub("= ConcatV2", "")
+  local _, pads = text:gsub("= Pad", "")
+  T.ok(concats == 1, "one ConcatV2 for the tiling split:\n" .. text)
+  T.ok(pads == 2, "a Pad per overlapping slice:\n" .. text)
+  local xv = mf.reshape(mf.cast(mf.range(0, 12), "float32"), {2, 6}) * 0.5
+  local yv = mf.reshape(mf.cast(mf.range(0, 12), "float32"), {4, 3}) * 0.25
+  local got = mf.Session(g):run({gx, gy}, {[x] = xv, [y] = yv})
+  local tape = mf.GradientTape()
+  tape:watch(xv)
+  tape:watch(yv)
+  local cols = mf.split(xv, 3, 2)
+  local f = mf.reduce_sum(cols[1] * 1) + mf.reduce_sum(cols[2] * cols[2]) +
+            mf.reduce_sum(cols[3] * 3)
+  local r1, r2 = mf.slice(yv, {1, 1}, {3, 3}), mf.slice(yv, {2, 1}, {3, 3})
+  f = f + mf.reduce_sum(r1 * r1) + mf.reduce_sum(r2 * 2)
+  tape:stop()
+  local want = tape:gradient(f, {xv, yv})
+  T.eq(mf.reduce_max(mf.abs(got[1] - want[1])):item(), 0)
+  T.eq(mf.reduce_max(mf.abs(got[2] - want[2])):item(), 0)
+  T.eq(got[1], {{1, 1, 2, 3, 3, 3}, {1, 1, 8, 9, 3, 3}})
+end)
+
 T.done()
