@@ -288,7 +288,9 @@ const MfOpDesc mf_desc_lstm_cell = {
         "The elementwise core of one LSTM step as one fused op (and one for its gradient): z is "
         "(batch, 4 units) of gate pre-activations x W + h U + b in the order i, f, g, o (Keras's "
         "and PyTorch's); c = sigmoid(f) * c_prev + sigmoid(i) * tanh(g), h = sigmoid(o) * "
-        "tanh(c); without c_prev the state starts at zero. mf.layers.LSTM calls it per step.",
+        "tanh(c); without c_prev the state starts at zero. mf.layers.LSTM calls it per step. "
+        "Float32 computes in float with vectorized exp/sigmoid/tanh (within about 2 ulp); "
+        "float64 with libm.",
     .example =
         "h, c = mf.nn.lstm_cell(mf.zeros{1, 4})\n"
         "c                                    --> {{0}}\n"
