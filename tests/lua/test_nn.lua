@@ -189,4 +189,28 @@ T.test("gradcheck: softmax cross-entropy, sparse, sigmoid, pools, bias_add", fun
                          {logits, mf.tensor({1, 2, 3}, "float64")}))
 end)
 
+T.test("sparse_softmax_cross_entropy_with_logits float32 (fast exp) against float64", function()
+  -- logits from -80 to 80 (rows of near-ties and of one dominant class), the
+  -- loss and its gradient against the float64 kernel (libm) on the same values
+  local rows, n = 40, 67
+  local l64 = mf.reshape(mf.linspace(-80, 80, rows * n, "float64"), {rows, n})
+  l64 = l64 * mf.reshape(mf.linspace(0, 1, rows, "float64") ^ 4, {rows, 1})
+  local l32 = mf.cast(l64, "float32")
+  l64 = mf.cast(l32, "float64")
+  local labels = {}
+  for i = 1, rows do labels[i] = (i * 13) % n + 1 end
+  local function run(logits)
+    local tape = mf.GradientTape()
+    tape:watch(logits)
+    local loss = mf.nn.sparse_softmax_cross_entropy_with_logits{labels = labels, logits = logits}
+    return loss, tape:gradient(mf.reduce_sum(loss), {logits})[1]
+  end
+  local a, ga = run(l32)
+  local b, gb = run(l64)
+  local rel = mf.reduce_max(mf.abs(mf.cast(a, "float64") - b) / (mf.abs(b) + 1e-3)):item()
+  T.ok(rel < 2e-6, "loss: relative error " .. rel)
+  local err = mf.reduce_max(mf.abs(mf.cast(ga, "float64") - gb)):item()
+  T.ok(err < 1e-6, "gradient: absolute error " .. err)
+end)
+
 T.done()
