@@ -257,6 +257,17 @@ MfGradcheckOptions mf_gradcheck_defaults(void);
  * not checked. '*nbad' = the mismatches found (reported through 'report').
  * Errors: f's, the tape's, a non-contiguous float64 input, a symbolic
  * (graph) output ("gradcheck: f returned a symbolic (graph) tensor ..."). */
+/* The mismatch as mf.test.gradcheck reports it, into 'buf': "gradcheck:
+ * input 1, index {2,1}: analytic 0.5, numeric 0.25, difference 0.25", the
+ * input and index 1-based; 'x' is that input. Returns 'buf'. */
+const char *mf_gradcheck_message(const MfGradcheckMismatch *m, const MfTensor *x, char *buf,
+                                 size_t cap);
+
+/* A float64 contiguous copy of 't' (values read now), as the check wants
+ * its inputs (it perturbs them in place). NULL with MF_EARG "gradcheck: an
+ * input is a symbolic (graph) tensor ..." or MF_ENOMEM. */
+MfTensor *mf_gradcheck_input(const MfTensor *t);
+
 MfStatus mf_gradcheck(MfGradcheckFn f, void *ctx, int n, MfTensor *const *inputs,
                       const MfGradcheckOptions *o, int *nbad);
 

@@ -8,8 +8,11 @@
  * Ownership: the inputs are borrowed and perturbed in place, each element
  * restored before the next; f's outputs are released after each call. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "core/clocale.h"
 #include "eager.h"
 
 MfGradcheckOptions mf_gradcheck_defaults(void)
@@ -175,4 +178,41 @@ MfStatus mf_gradcheck(MfGradcheckFn f, void *ctx, int n, MfTensor *const *inputs
     free(grads);
     free(src);
     return st;
+}
+
+const char *mf_gradcheck_message(const MfGradcheckMismatch *m, const MfTensor *x, char *buf,
+                                 size_t cap)
+{
+    int64_t idx[MF_MAX_RANK], k = m->index;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        idx[d] = x->shape[d] ? k % x->shape[d] : 0;
+        k = x->shape[d] ? k / x->shape[d] : 0;
+    }
+    char where[MF_MAX_RANK * 21 + 3] = "{";
+    for (int d = 0; d < x->rank; d++)
+        snprintf(where + strlen(where), sizeof where - strlen(where), d ? ",%lld" : "%lld",
+                 (long long)idx[d] + 1);
+    strcat(where, "}");
+    MfCLocale loc = mf_c_locale_begin();
+    snprintf(buf, cap, "gradcheck: input %d, index %s: analytic %.9g, numeric %.9g, "
+             "difference %.3g", m->input + 1, where, m->analytic, m->numeric,
+             fabs(m->analytic - m->numeric));
+    mf_c_locale_end(loc);
+    return buf;
+}
+
+MfTensor *mf_gradcheck_input(const MfTensor *t)
+{
+    if (!t->storage) {   /* its values are read here */
+        mf_err_set(MF_EARG, "gradcheck: an input is a symbolic (graph) tensor; gradcheck runs "
+                   "eagerly on values");
+        return NULL;
+    }
+    MfTensor *x = mf_tensor_new(MF_FLOAT64, t->rank, t->shape);
+    if (!x)
+        return NULL;
+    double *p = mf_tensor_data(x);
+    for (int64_t i = 0, n = mf_tensor_numel(x); i < n; i++)
+        p[i] = mf_tensor_get(t, i);
+    return x;
 }

@@ -11,7 +11,6 @@
  * its trace finishes); it is called on the lua_State that is computing or
  * building the gradient ('grad_L', see lmf_set_grad_state). */
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1002,19 +1001,13 @@ static int l_custom_gradient(lua_State *L)
 
 /* ---- mf.test.gradcheck ----------------------------------------------------- */
 
-/* A float64 contiguous copy of the input at 'idx', pushed. */
+/* A float64 contiguous copy of the input at 'idx' (Lua data converted),
+ * pushed. */
 static MfTensor *push_f64_copy(lua_State *L, int idx)
 {
-    MfTensor *src = lmf_to_tensor(L, idx, MF_FLOAT64);
-    if (!src->storage)   /* its values are read here */
-        luaL_error(L, "gradcheck: an input is a symbolic (graph) tensor; gradcheck runs eagerly "
-                   "on values");
-    MfTensor *x = mf_tensor_new(MF_FLOAT64, src->rank, src->shape);
+    MfTensor *x = mf_gradcheck_input(lmf_to_tensor(L, idx, MF_FLOAT64));
     if (!x)
         lmf_raise(L);
-    double *p = mf_tensor_data(x);
-    for (int64_t i = 0, n = mf_tensor_numel(x); i < n; i++)
-        p[i] = mf_tensor_get(src, i);
     lmf_push_tensor(L, x);
     return x;
 }
@@ -1064,26 +1057,6 @@ static void keep_mismatch(void *ctx, const MfGradcheckMismatch *m)
     c->bad = *m;
 }
 
-/* "{2,1}": the 1-based index of flat element 'k' of 'x'. */
-static const char *index_str(lua_State *L, const MfTensor *x, int64_t k)
-{
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    luaL_addchar(&b, '{');
-    int64_t idx[MF_MAX_RANK];
-    for (int d = x->rank - 1; d >= 0; d--) {
-        idx[d] = k % x->shape[d];
-        k /= x->shape[d];
-    }
-    for (int d = 0; d < x->rank; d++) {
-        lua_pushfstring(L, d ? ",%d" : "%d", (int)(idx[d] + 1));
-        luaL_addvalue(&b);
-    }
-    luaL_addchar(&b, '}');
-    luaL_pushresult(&b);
-    return lua_tostring(L, -1);
-}
-
 /* mf.test.gradcheck(f, inputs [, {eps, atol, rtol}]) -> true | false, message
  * (eager/gradcheck.c checks; the inputs are float64 copies) */
 static int l_gradcheck(lua_State *L)
@@ -1124,14 +1097,9 @@ static int l_gradcheck(lua_State *L)
         lua_pushboolean(L, 1);
         return 1;
     }
-    const char *where = index_str(L, xs[c.bad.input], c.bad.index);
+    char msg[MF_MAX_RANK * 21 + 160];
     lua_pushboolean(L, 0);
-    lua_pushfstring(L, "gradcheck: input %d, index %s: ", c.bad.input + 1, where);
-    char msg[160];
-    snprintf(msg, sizeof msg, "analytic %.9g, numeric %.9g, difference %.3g", c.bad.analytic,
-             c.bad.numeric, fabs(c.bad.analytic - c.bad.numeric));
-    lua_pushstring(L, msg);
-    lua_concat(L, 2);
+    lua_pushstring(L, mf_gradcheck_message(&c.bad, xs[c.bad.input], msg, sizeof msg));
     return 2;
 }
 

@@ -106,6 +106,35 @@ static void test_wrong_gradient_is_reported(void **state)
     mf_tensor_release(x);
 }
 
+/* The face's report: 1-based input and index (row-major in the input's
+ * shape), and the float64 copy the check perturbs. */
+static void test_message_and_input(void **state)
+{
+    (void)state;
+    MfTensor *m = make_tensor(MF_FLOAT32, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6});
+    MfGradcheckMismatch bad = {.input = 1, .index = 4, .x = 5, .analytic = 0.5, .numeric = 0.25};
+    char buf[200];
+    assert_string_equal(mf_gradcheck_message(&bad, m, buf, sizeof buf),
+                        "gradcheck: input 2, index {2,2}: analytic 0.5, numeric 0.25, "
+                        "difference 0.25");
+    MfTensor *t = mf_tensor_view(m, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3}, 0);   /* m^T */
+    MfTensor *x = mf_gradcheck_input(t);
+    assert_non_null(x);
+    assert_int_equal(x->dtype, MF_FLOAT64);
+    assert_values(x, (double[]){1, 4, 2, 5, 3, 6}, 6, 0);
+    assert_ptr_not_equal(x->storage, m->storage);
+    mf_tensor_release(x);
+    mf_tensor_release(t);
+    MfGraph *g = mf_graph_new();
+    MfTensor *ph = NULL;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT64, 1, (int64_t[]){3}, "p", &ph), MF_OK);
+    assert_null(mf_gradcheck_input(ph));
+    assert_error_contains("gradcheck: an input is a symbolic (graph) tensor");
+    mf_tensor_release(ph);
+    mf_graph_release(g);
+    mf_tensor_release(m);
+}
+
 /* Weights pick outputs: only y1 = 2x with weights (1, 2, 3) counts. */
 static void test_weights_and_integer_inputs(void **state)
 {
@@ -163,6 +192,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_right_gradient_passes),
         TEST(test_wrong_gradient_is_reported),
+        TEST(test_message_and_input),
         TEST(test_weights_and_integer_inputs),
         TEST(test_errors),
     };
