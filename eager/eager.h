@@ -59,6 +59,14 @@ typedef struct MfTapeSource {
     MfVariable *variable;
 } MfTapeSource;
 
+/* Watches each of the 'n' sources. MF_ENOMEM on failure. */
+MfStatus mf_tape_watch_sources(MfTape *t, int n, const MfTapeSource *src);
+
+/* mf.grad's rule for its results: an integer or bool source (labels,
+ * indices) has no gradient, whatever a tape or graph gave for it; its entry
+ * of 'grads' is released and set to NULL (nil, as tape:gradient gives). */
+void mf_tape_drop_integer_grads(int n, const MfTapeSource *src, MfTensor **grads);
+
 /* d(sum of target * output_gradient)/d(source) for each source, into
  * 'grads[0..nsources)' (owned; NULL where unconnected unless
  * 'unconnected_zero', then zeros shaped like the source).

@@ -195,6 +195,26 @@ MfStatus mf_tape_watch_variable(MfTape *t, MfVariable *v)
     return st;
 }
 
+MfStatus mf_tape_watch_sources(MfTape *t, int n, const MfTapeSource *src)
+{
+    MfStatus st = MF_OK;
+    for (int i = 0; i < n && st == MF_OK; i++)
+        st = src[i].variable ? mf_tape_watch_variable(t, src[i].variable)
+                             : mf_tape_watch(t, src[i].tensor);
+    return st;
+}
+
+void mf_tape_drop_integer_grads(int n, const MfTapeSource *src, MfTensor **grads)
+{
+    for (int i = 0; i < n; i++) {
+        const MfTensor *v = src[i].variable ? src[i].variable->value : src[i].tensor;
+        if (grads[i] && v && !mf_dtype_is_float(v->dtype)) {
+            mf_tensor_release(grads[i]);
+            grads[i] = NULL;
+        }
+    }
+}
+
 static void on_variable_read(MfVariable *v)
 {
     if (suspended || !v->value)

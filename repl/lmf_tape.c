@@ -605,13 +605,9 @@ static int grad_call(lua_State *L)
     if (!box->t)
         return lmf_raise(L);
     mf_tape_window_open(&box->win);
-    for (lua_Integer j = 0; j < n; j++) {
-        MfStatus st = src[j].variable ? mf_tape_watch_variable(box->t, src[j].variable)
-                                      : mf_tape_watch(box->t, src[j].tensor);
-        if (st != MF_OK) {
-            close_box(box);
-            return lmf_raise(L);
-        }
+    if (mf_tape_watch_sources(box->t, (int)n, src) != MF_OK) {
+        close_box(box);
+        return lmf_raise(L);
     }
     MfTensor *y = call_scalar(L, fname, box, nargs);
     int yidx = lua_gettop(L);
@@ -631,14 +627,8 @@ static int grad_call(lua_State *L)
     close_box(box);
     lua_createtable(L, (int)n, 0);
     int gleaves = lua_gettop(L);
+    mf_tape_drop_integer_grads((int)n, src, grads);
     for (lua_Integer j = 0; j < n; j++) {
-        /* an integer or bool argument (labels, indices) has no gradient:
-         * nil, as tape:gradient gives, not zeros of its dtype */
-        const MfTensor *v = src[j].variable ? src[j].variable->value : src[j].tensor;
-        if (grads[j] && v && !mf_dtype_is_float(v->dtype)) {
-            mf_tensor_release(grads[j]);
-            grads[j] = NULL;
-        }
         if (!grads[j]) {
             lmf_note_nil_gradient(0);
             continue;

@@ -275,6 +275,36 @@ static void test_variables(void **state)
     mf_variable_release(frozen);
 }
 
+/* mf.grad's pieces: watching a Variable and a tensor in one call, and no
+ * gradient for an integer source even when one was computed. */
+static void test_watch_sources_and_integer_grads(void **state)
+{
+    (void)state;
+    MfVariable *v = mf_variable_new(scalar(3.0), "v", true);
+    mf_tensor_release(v->value);
+    MfTensor *x = scalar(2.0), *k = mf_tensor_scalar(MF_INT64, 4);
+    MfTape *t = mf_tape_new(false, false);   /* watches nothing by itself */
+    MfTapeSource s[3] = {{NULL, v}, {x, NULL}, {k, NULL}};
+    assert_int_equal(mf_tape_watch_sources(t, 3, s), MF_OK);
+    MfTensor *a = mf_variable_read(v), *y = mul(a, x);
+    MfTensor *g[3] = {NULL, NULL, NULL};
+    assert_int_equal(mf_tape_gradient(t, y, 2, s, NULL, false, g), MF_OK);
+    assert_values(g[0], (double[]){2.0}, 1, 1e-12);
+    assert_values(g[1], (double[]){3.0}, 1, 1e-12);
+    g[2] = mf_tensor_scalar(MF_INT64, 0);   /* as a graph's gradient may give one */
+    mf_tape_drop_integer_grads(3, s, g);
+    assert_non_null(g[0]);
+    assert_non_null(g[1]);
+    assert_null(g[2]);
+    for (int i = 0; i < 2; i++)
+        mf_tensor_release(g[i]);
+    mf_tape_release(t);
+    mf_tensor_release(y);   /* 'a' is borrowed from v */
+    mf_tensor_release(x);
+    mf_tensor_release(k);
+    mf_variable_release(v);
+}
+
 static void explain(MfTape *t, MfTensor *target, MfTensor *source, const char *part)
 {
     char buf[512];
@@ -347,7 +377,7 @@ int main(void)
         TTEST(test_unconnected_and_output_gradient),
         TTEST(test_nested_second_derivative),
         TTEST(test_custom_function_and_suspend),
-        TTEST(test_variables),
+        TTEST(test_variables), TTEST(test_watch_sources_and_integer_grads),
         TTEST(test_explain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
