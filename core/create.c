@@ -211,6 +211,24 @@ MfStatus mf_create_range_int(MfDType dt, int64_t start, int64_t limit, int64_t d
     return MF_OK;
 }
 
+MfStatus mf_create_range_of(const double v[3], const int64_t iv[3], bool all_int, int dt,
+                            MfTensor **out)
+{
+    *out = NULL;
+    MfDType d = dt >= 0 ? (MfDType)dt : all_int ? MF_INT32 : MF_FLOAT32;
+    if (d == MF_BOOL)
+        return mf_err_set(MF_EDTYPE, "range: dtype bool is not a number type");
+    if (!mf_dtype_is_int(d))
+        return mf_create_range(d, v[0], v[1], v[2], out);
+    if (all_int)
+        return mf_create_range_int(d, iv[0], iv[1], iv[2], out);
+    for (int i = 0; i < 3; i++)
+        if (v[i] != floor(v[i]) || fabs(v[i]) > 9007199254740992.0)
+            return mf_err_set(MF_EARG, "range: dtype %s needs integer start, limit and delta, "
+                              "got %f", mf_dtype_name(d), v[i]);
+    return mf_create_range_int(d, (int64_t)v[0], (int64_t)v[1], (int64_t)v[2], out);
+}
+
 MfStatus mf_create_linspace(MfDType dt, double a, double b, int64_t n, MfTensor **out)
 {
     *out = NULL;

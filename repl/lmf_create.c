@@ -449,22 +449,11 @@ static int l_range(lua_State *L)
     int oi = range_args(L, v, iv, &all_int);
     lmf_check_nargs(L, "range", oi);   /* nothing after the options */
     lmf_check_options(L, oi, "range", keys);
-    MfDType dt = dtype_arg(L, oi, "range", all_int ? MF_INT32 : MF_FLOAT32, NULL);
+    int given = 0;
+    MfDType dt = dtype_arg(L, oi, "range", MF_FLOAT32, &given);
+    int64_t iv64[3] = {iv[0], iv[1], iv[2]};
     MfTensor *out = NULL;
-    MfStatus st;
-    if (mf_dtype_is_int(dt)) {
-        for (int i = 0; i < 3 && !all_int; i++)
-            if (v[i] != floor(v[i]) || fabs(v[i]) > 9007199254740992.0)
-                return luaL_error(L, "range: dtype %s needs integer start, limit and delta, "
-                                  "got %f", mf_dtype_name(dt), v[i]);
-        if (!all_int)
-            iv[0] = (lua_Integer)v[0], iv[1] = (lua_Integer)v[1], iv[2] = (lua_Integer)v[2];
-        st = mf_create_range_int(dt, iv[0], iv[1], iv[2], &out);
-    } else if (dt == MF_BOOL) {
-        return luaL_error(L, "range: dtype bool is not a number type");
-    } else {
-        st = mf_create_range(dt, v[0], v[1], v[2], &out);
-    }
+    MfStatus st = mf_create_range_of(v, iv64, all_int, given ? (int)dt : -1, &out);
     lmf_check_status(L, st);
     lmf_push_tensor(L, out);
     return 1;
