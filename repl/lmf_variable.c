@@ -514,30 +514,8 @@ static int v_tostring(lua_State *L)
         lua_pushliteral(L, "<mf.Variable (closed)>");
         return 1;
     }
-    MfVariable *v = box->v;
-    if (!v->value) {
-        lua_pushfstring(L, "<mf.Variable '%s' (no value yet)>", v->name);
-        return 1;
-    }
-    char buf[160];
-    if (v->value->node) {   /* a graph variable: its value lives in a Session */
-        lua_pushfstring(L, "<mf.Variable '%s' shape=%s dtype=%s%s (graph: sess:run(v) reads it)>",
-                        v->name, mf_shape_str(v->value->rank, v->value->shape, buf, sizeof buf),
-                        mf_dtype_name(v->value->dtype), v->trainable ? "" : " trainable=false");
-        return 1;
-    }
-    lua_pushfstring(L, "<mf.Variable '%s' shape=%s dtype=%s%s>\n", v->name,
-                    mf_shape_str(v->value->rank, v->value->shape, buf, sizeof buf),
-                    mf_dtype_name(v->value->dtype), v->trainable ? "" : " trainable=false");
-    lmf_push_tensor_string(L, v->value);
-    const char *s = lua_tostring(L, -1);
-    const char *nl = strrchr(s, '\n');
-    if (nl && !v->value->node) /* drop the tensor's own shape/dtype line */
-        lua_pushlstring(L, s, (size_t)(nl - s));
-    else
-        lua_pushvalue(L, -1);
-    lua_remove(L, -2);
-    lua_concat(L, 2);
+    MfStrBuf *b = lmf_new_strbuf(L);
+    lmf_push_strbuf(L, b, mf_variable_format(box->v, &lmf_print_options, b));
     return 1;
 }
 

@@ -249,12 +249,33 @@ static void test_init_errors(void **state)
     mf_tensor_release(w);
 }
 
+/* print(v): the header line, then the values as a tensor prints them
+ * (without its shape line); a graph variable has no values to show. */
+static void test_format(void **state)
+{
+    (void)state;
+    double d[3] = {1, 2.5, 3};
+    MfTensor *t = vec(MF_FLOAT32, 3, d);
+    MfVariable *v = mf_variable_new(t, "w", false);
+    mf_tensor_release(t);
+    MfPrintOptions o = {.precision = 4, .threshold = 1000, .edgeitems = 3, .linewidth = 75};
+    MfStrBuf b = {0}, values = {0};
+    assert_int_equal(mf_variable_format(v, &o, &b), MF_OK);
+    assert_int_equal(mf_format_values(v->value, &o, &values), MF_OK);
+    const char *head = "<mf.Variable 'w' shape=(3,) dtype=float32 trainable=false>\n";
+    assert_true(strncmp(b.data, head, strlen(head)) == 0);
+    assert_string_equal(b.data + strlen(head), values.data);
+    mf_strbuf_free(&b);
+    mf_strbuf_free(&values);
+    mf_variable_release(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         VTEST(test_new_and_release), VTEST(test_assign_snapshots), VTEST(test_assign_errors),
         VTEST(test_read_hook), VTEST(test_fans), VTEST(test_glorot_uniform_bounds),
-        VTEST(test_he_normal_std), VTEST(test_orthogonal), VTEST(test_init_errors),
+        VTEST(test_he_normal_std), VTEST(test_orthogonal), VTEST(test_init_errors), VTEST(test_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
