@@ -263,7 +263,8 @@ static MfStatus step(Walk *w, const MfTapeRecord *r, MfTensor **din)
         mf_tensor_release(dout[0]);
         return MF_OK;
     }
-    if (!r->fn && !r->override && needs && needs[1] && matmul_in_place(w, r, in, dout[0])) {
+    if (r->op == MF_OP_MATMUL && r->ninputs == 2 && !r->fn && !r->override && needs[1] &&
+        matmul_in_place(w, r, in, dout[0])) {
         needs_buf[1] = false; /* added in place: the op's gradient makes da alone */
         if (!needs_buf[0]) {
             mf_tensor_release(dout[0]);
