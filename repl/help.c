@@ -20,6 +20,7 @@
 #include "help.h"
 #include "help_objects.h"
 #include "lmf.h"
+#include "lmf_strict.h"
 
 #define WRAP_WIDTH 76
 #define MAX_SUGGESTIONS 6
@@ -330,33 +331,6 @@ static void show_topics(lua_State *L)
     emit(L);
 }
 
-/* Levenshtein distance between 'a' and 'b' (both short names). */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    size_t row[64];
-    if (la >= 64 || lb >= 64)
-        return 64;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (tolower((unsigned char)a[i - 1]) !=
-                                  tolower((unsigned char)b[j - 1]));
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* How close 'name' is to 'query' (lower is closer; 128: not close), twice
  * the edit distance, plus one when only the last part after a dot is that
  * close ("matmul" before "compat.matmul"). A name containing the query
@@ -364,9 +338,9 @@ static size_t edit_distance(const char *a, const char *b)
 static size_t closeness(const char *query, const char *name)
 {
     const char *dot = strrchr(name, '.');
-    size_t d = 2 * edit_distance(query, name);
-    if (dot && 2 * edit_distance(query, dot + 1) + 1 < d)
-        d = 2 * edit_distance(query, dot + 1) + 1;
+    size_t d = 2 * (size_t)lmf_name_distance(query, name);
+    if (dot && 2 * (size_t)lmf_name_distance(query, dot + 1) + 1 < d)
+        d = 2 * (size_t)lmf_name_distance(query, dot + 1) + 1;
     size_t limit = strlen(query) / 3 > 2 ? strlen(query) / 3 : 2;
     if (d <= 2 * limit + 1)
         return d;

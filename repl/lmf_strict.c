@@ -28,7 +28,7 @@
 
 /* Optimal-string-alignment distance (edits and swaps of neighbours),
  * ignoring case; names longer than NAME_MAX_LEN are far from everything. */
-static int distance(const char *a, const char *b)
+int lmf_name_distance(const char *a, const char *b)
 {
     size_t n = strlen(a), m = strlen(b);
     if (n >= NAME_MAX_LEN || m >= NAME_MAX_LEN)
@@ -66,7 +66,7 @@ static void consider(Best *b, const char *name)
         return;
     /* ties go to a name with the same first letter, then to a longer one
      * (a typo drops a letter more often than it adds one) */
-    int d = distance(b->key, name);
+    int d = lmf_name_distance(b->key, name);
     int score = 4 * d + 2 * (tolower((unsigned char)name[0]) !=
                              tolower((unsigned char)b->key[0])) +
                 (strlen(name) < strlen(b->key));

@@ -5,6 +5,11 @@
 
 #include <lua.h>
 
+/* How many edits (insert, delete, change, swap of neighbours) apart two
+ * names are, ignoring case; names of 64 characters or more are 64 from
+ * everything. The "did you mean" of fields and of help() both use it. */
+int lmf_name_distance(const char *a, const char *b);
+
 /* Raises "<kind>: no field '<key>' (did you mean '<name>'?)", the name
  * taken from the string keys of the table at 'names' (or of the tables
  * among the upvalues of the function there; 0: none) and from 'props'
