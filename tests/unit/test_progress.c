@@ -103,7 +103,7 @@ static void test_errors(void **state)
     assert_int_equal(mf_progress_init(&p, 5, 0, -1.0, false, 0.0), MF_EARG);
     assert_error_contains("progress: 'interval' must be >= 0 seconds");
     assert_int_equal(mf_progress_init(&p, 5, 0, 1.0, false, 0.0), MF_OK);
-    char name[8];
+    char name[16];
     for (int i = 0; i < MF_PROGRESS_MAX_METRICS; i++) {
         snprintf(name, sizeof name, "m%d", i);
         assert_int_equal(mf_progress_set_metric(&p, name, i), MF_OK);
