@@ -40,35 +40,8 @@ data.Dataset = Dataset
 -- and its methods keep their lines for tracebacks: lib.publish leaves it as it is.
 lib.publish_skip[Dataset] = true
 
--- Raises "fname: message" at the user's line: the first caller outside this
--- file (and outside C functions such as pcall), however deep the check was.
-local SOURCE = debug.getinfo(1, "S").source
-local function fail(fname, fmt, ...)
-  local level = 2
-  local info = debug.getinfo(level, "S")
-  while info and (info.source == SOURCE or info.what == "C") do
-    level = level + 1
-    info = debug.getinfo(level, "S")
-  end
-  error(fname .. ": " .. string.format(fmt, ...), info and level or 1)
-end
-
-local function check_opts(fname, opts, keys)
-  if opts == nil then return {} end
-  if type(opts) ~= "table" then
-    fail(fname, "options must be a table, got %s", type(opts))
-  end
-  for k in pairs(opts) do
-    if not keys[k] then
-      -- the message of the C bindings' lmf_check_options (repl/lmf_tensor.c)
-      local known = {}
-      for name in pairs(keys) do known[#known + 1] = name end
-      table.sort(known)
-      fail(fname, "unknown option '%s' (known: %s)", tostring(k), table.concat(known, ", "))
-    end
-  end
-  return opts
-end
+-- Errors name the function at the user's line (lib.fail, lib/util.lua).
+local fail, check_opts = lib.fail, lib.check_opts
 
 -- 3.0 counts as 3; 1.5, 1e308 (no integer form), nan and non-numbers do not.
 local function check_count(fname, what, v)
