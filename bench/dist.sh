@@ -41,7 +41,7 @@ $mpi -np 2 "$build/moonflow" bench/dist_comm.lua >> "$out"
 pin0=; pin1=
 command -v taskset > /dev/null 2>&1 && pin0="taskset -c 0" && pin1="taskset -c 1"
 if command -v mpicc > /dev/null 2>&1 &&
-    mpicc -O2 -march=native -I/usr/include/x86_64-linux-gnu/openblas-pthread/ bench/dist_probe.c \
+    mpicc -O3 -march=native -I/usr/include/x86_64-linux-gnu/openblas-pthread/ bench/dist_probe.c \
         -L/usr/lib/x86_64-linux-gnu/openblas-pthread/ -lopenblas -o /tmp/mf_dist_probe; then
     $mpi -np 1 /tmp/mf_dist_probe >> "$out"
     $mpi -np 2 /tmp/mf_dist_probe >> "$out"

@@ -16,6 +16,12 @@
  *               MPI_Iallreduce started as soon as the block is computed and
  *               MPI_Test between blocks, all waited for at the end: does
  *               pipelining the allreduce inside the GEMM hide anything?
+ *   peercopy    the other process writes 814 kB into an MPI-3 shared
+ *               window, a barrier, and this one copies it out (memcpy): the
+ *               copy in and the core-to-core copy, no MPI protocol; 'shmar' a hand-written allreduce over that window
+ *               (copy in, each process sums its 1/p of the elements over
+ *               every process's copy, then copies the others' sums): what
+ *               an allreduce could cost here without Open MPI's protocol.
  * Prints "probe NAME SIZE MEDIAN_US MIN_US" lines from rank 0. */
 #include <cblas.h>
 #include <mpi.h>
@@ -27,6 +33,8 @@ enum { IN = 784, B = 64, OUT = 256, REPS = 201, MAXC = 16 };
 
 static float *x, *dh, *dw, *red, *other;
 static int rank, size;
+static float *win_base[64];   /* each process's shared window (peer pointers) */
+static MPI_Win win;
 
 static int cmp(const void *a, const void *b)
 {
@@ -61,6 +69,60 @@ static void chunked(int c)
         MPI_Testall(k + 1, req, &flag, MPI_STATUSES_IGNORE);
     }
     MPI_Waitall(c, req, MPI_STATUSES_IGNORE);
+}
+
+/* The others' window with MPI_Win_shared_query; false when unavailable. */
+static int shared_window(size_t n)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nsize;
+    MPI_Comm_size(node, &nsize);
+    if (nsize != size || size > 64)
+        return 0;
+    float *mine;
+    if (MPI_Win_allocate_shared((MPI_Aint)(n * sizeof(float)), sizeof(float), MPI_INFO_NULL, node,
+                                &mine, &win) != MPI_SUCCESS)
+        return 0;
+    for (int r = 0; r < size; r++) {
+        MPI_Aint bytes;
+        int unit;
+        MPI_Win_shared_query(win, r, &bytes, &unit, &win_base[r]);
+    }
+    memset(mine, 0, n * sizeof(float));
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    return 1;
+}
+
+/* Writes, then a barrier that makes them visible to the others. */
+static void fence(void)
+{
+    MPI_Win_sync(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+}
+
+static void shm_allreduce(const float *in, float *out, size_t n)
+{
+    memcpy(win_base[rank], in, n * sizeof *in);
+    fence();
+    size_t per = (n + (size_t)size - 1) / (size_t)size;
+    size_t lo = per * (size_t)rank, hi = lo + per < n ? lo + per : n;
+    float *acc = out;
+    for (size_t i = lo; i < hi; i++)
+        acc[i] = win_base[0][i];
+    for (int r = 1; r < size; r++)
+        for (size_t i = lo; i < hi; i++)
+            acc[i] += win_base[r][i];
+    fence();
+    memcpy(win_base[rank] + lo, acc + lo, (hi - lo) * sizeof *acc);   /* publish my sums */
+    fence();
+    for (int r = 0; r < size; r++) {
+        size_t a = per * (size_t)r, b = a + per < n ? a + per : n;
+        if (r != rank)
+            memcpy(out + a, win_base[r] + a, (b - a) * sizeof *out);
+    }
+    fence();   /* nobody overwrites a window before everyone has read it */
 }
 
 /* Runs 'what' REPS times (after 20 warm-up runs) and reports it. */
@@ -107,6 +169,14 @@ int main(int argc, char **argv)
              MPI_Wait(&rq, MPI_STATUS_IGNORE));
         TIME("gemm+ar", gemm_rows(0, IN);
              MPI_Allreduce(dw, red, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        if (shared_window(n)) {
+            /* the owner rewrites its window first: the copy reads the other core's cache */
+            TIME("peercopy", memcpy(win_base[rank], other, n * sizeof *red); fence();
+                 memcpy(red, win_base[(rank + 1) % size], n * sizeof *red));
+            TIME("shmar", shm_allreduce(dw, red, n));
+            MPI_Win_unlock_all(win);
+            MPI_Win_free(&win);
+        }
         const int cs[] = {2, 4, 8, 16};
         for (int k = 0; k < 4; k++) {
             char name[32];
