@@ -20,7 +20,8 @@
 #   * bench/dist_probe.c (built with mpicc when installed): the MLP's last
 #     backward GEMM (dW1) and its 814 kB allreduce without moonflow: alone,
 #     one after the other, and the allreduce pipelined inside the GEMM in
-#     2-16 row blocks;
+#     2-16 row blocks; the machine's floor (memcpy, add, a core-to-core
+#     copy, a hand-written shared-window allreduce);
 #   * the same MLP on a batch of 512 per process (8 times the compute for the
 #     same gradient bytes), a second, larger workload;
 #   * the model's predicted efficiency t1 / (t1 + T(n, p)) for 8, 64 and 512
@@ -110,9 +111,12 @@ END {
         print "without moonflow (bench/dist_probe.c, us, median and fastest of 201):"
         printf "  dW1 GEMM (784x64 by 64x256, 1 thread): alone %.1f, both cores at once %.1f\n",
             pm["gemm 1"], pm["gemm 2"]
-        printf "  814 kB: memcpy %.1f, a += b (plain loop) %.1f\n", pm["copy 1"], pm["add 1"]
+        printf "  814 kB: memcpy %.1f, a += b (vectorized loop) %.1f\n", pm["copy 1"], pm["add 1"]
         printf "  814 kB MPI_Allreduce %.1f (%.1f), MPI_Iallreduce + MPI_Wait %.1f (%.1f)\n",
             pm["allreduce 2"], pf["allreduce 2"], pm["iallreduce 2"], pf["iallreduce 2"]
+        printf "  814 kB from the other core (written there, copied here) %.1f; hand-written " \
+            "shared-window allreduce %.1f (%.1f)\n", pm["peercopy 2"], pm["shmar 2"],
+            pf["shmar 2"]
         printf "  dW1 GEMM then MPI_Allreduce %.1f; pipelined in 2/4/8/16 row blocks " \
             "%.1f/%.1f/%.1f/%.1f\n", pm["gemm+ar 2"], pm["chunks2 2"], pm["chunks4 2"],
             pm["chunks8 2"], pm["chunks16 2"]
