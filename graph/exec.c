@@ -7,15 +7,17 @@
  * consumers and queue those that reach 0. A value is released when its
  * last consumer in this run has run (fetched values are kept), so peak
  * memory follows the live set. Nonblocking collectives (core/collective.h)
- * change the order: a start node (MF_OP_ASYNC_START) goes to the head of
- * the queue, a wait node (MF_OP_ASYNC_WAIT) to a second queue that runs
- * only when the first is empty, and while a started collective is pending
- * the transport is driven between nodes; a start with no other node ready
- * (nothing to overlap) reduces at once, the blocking way; a run ends (also
- * on an error) with none pending. So DistributedOptimizer's allreduce of the last layers'
- * gradients travels while the backward pass computes the first layers'.
- * Fewer nodes run than needed means a cycle:
- * the error walks back through unrun producers to name one. Ctrl-C
+ * change the order: urgent nodes, a start (MF_OP_ASYNC_START) and the
+ * nodes that only feed urgent ones (the backward pass, a bucket's packing),
+ * go to the head of the queue; a wait (MF_OP_ASYNC_WAIT) to a second queue
+ * that runs only when the first is empty; a start with no other urgent node
+ * ready has nothing to overlap and reduces at once (the blocking call);
+ * while a started collective is pending the transport is driven between
+ * nodes; a run ends (also on an error) with none pending. So
+ * DistributedOptimizer's allreduce of the last layers' gradients travels
+ * while the backward pass computes the first layers'. Fewer nodes run than
+ * needed means a cycle: the error walks back through unrun producers to
+ * name one. Ctrl-C
  * (mf_interrupted) is checked between nodes. In a session, writes to
  * variables are staged and committed once every needed node has run, so a
  * failed train step changes nothing (staged_writes.h).
@@ -48,6 +50,8 @@ typedef struct Run {
     int *queue;
     int qhead, qtail;
     int *late;           /* ready wait nodes (MF_OP_ASYNC_WAIT), run when 'queue' is empty */
+    char *urgent;        /* per node: a start, or feeds only urgent nodes (run first) */
+    int nurgent;         /* urgent nodes in 'queue' */
     int lhead, ltail;
     int nneeded;
     MfSchedule *sched;
@@ -98,6 +102,7 @@ static void run_free(Run *r)
     mf_free(r->uses);
     mf_free(r->queue);
     mf_free(r->late);
+    mf_free(r->urgent);
     mf_schedule_free(r->sched);
 }
 
@@ -116,8 +121,9 @@ static MfStatus run_alloc(Run *r, MfGraph *g)
     r->uses = mf_calloc(nv, sizeof *r->uses);
     r->queue = mf_calloc((size_t)nn + 1, sizeof *r->queue);
     r->late = mf_calloc((size_t)nn + 1, sizeof *r->late);
+    r->urgent = mf_calloc((size_t)nn + 1, 1);
     if (!r->state || !r->indeg || !r->indeg0 || !r->cstart || !r->vals || !r->fed || !r->uses ||
-        !r->queue || !r->late)
+        !r->queue || !r->late || !r->urgent)
         return mf_err_nomem("run", (unsigned long long)nv * 3 * sizeof(void *));
     return MF_OK;
 }
@@ -256,16 +262,38 @@ static void scan_edges(Run *r, bool fill, int *pos)
     }
 }
 
-/* Queues ready node 'i': in creation order (FIFO), except the nonblocking
- * collectives' start (first, when a slot before the head is free: one is
- * after every pop) and wait (last) nodes. */
-static void enqueue(Run *r, int i)
+static unsigned op_flags(const Run *r, int i)
 {
     const MfNode *n = mf_graph_node(r->g, i);
-    unsigned flags = n->kind == MF_NODE_OP ? mf_op_table[n->op]->flags : 0;
-    if (flags & MF_OP_ASYNC_WAIT)
+    return n->kind == MF_NODE_OP ? mf_op_table[n->op]->flags : 0;
+}
+
+/* Urgent: the nonblocking collectives' starts and the nodes whose every
+ * consumer is urgent (a bucket's packing: Reshape, ConcatV2, and a
+ * gradient only a bucket reads), so a bucket starts as soon as its
+ * gradients exist, not after the ops queued before them. Consumers were
+ * made after their producers: one pass from the last node back. */
+static void mark_urgent(Run *r)
+{
+    for (int i = r->nn - 1; i >= 0; i--) {
+        if (r->state[i] != NEEDED)
+            continue;
+        bool all = r->cstart[i + 1] > r->cstart[i];
+        for (int k = r->cstart[i]; k < r->cstart[i + 1] && all; k++)
+            all = r->urgent[r->cons[k]];
+        r->urgent[i] = (op_flags(r, i) & MF_OP_ASYNC_START) || all;
+    }
+}
+
+/* Queues ready node 'i': in creation order (FIFO), except urgent nodes
+ * (first, when a slot before the head is free: one is after every pop)
+ * and the nonblocking collectives' waits (last). */
+static void enqueue(Run *r, int i)
+{
+    r->nurgent += r->urgent[i];
+    if (op_flags(r, i) & MF_OP_ASYNC_WAIT)
         r->late[r->ltail++] = i;
-    else if ((flags & MF_OP_ASYNC_START) && r->qhead > 0)
+    else if (r->urgent[i] && r->qhead > 0)
         r->queue[--r->qhead] = i;
     else
         r->queue[r->qtail++] = i;
@@ -287,6 +315,7 @@ static MfStatus build_table(Run *r)
     scan_edges(r, true, pos);
     mf_free(pos);
     memcpy(r->indeg0, r->indeg, (size_t)r->nn * sizeof *r->indeg);
+    mark_urgent(r);
     for (int i = 0; i < r->nn; i++)
         if (r->state[i] == NEEDED && r->indeg[i] == 0)
             enqueue(r, i);
@@ -683,14 +712,16 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
     while (r->qhead < r->qtail || r->lhead < r->ltail) {
         int i = r->qhead < r->qtail ? r->queue[r->qhead++] : r->late[r->lhead++];
         const MfNode *n = mf_graph_node(r->g, i);
+        r->nurgent -= r->urgent[i];
         if (mf_interrupted)
             return mf_err_set(MF_EINTR, "run: interrupted (Ctrl-C) before node '%s', after %d "
                               "of %d nodes; nothing is returned", n->name, ran, r->nneeded);
         MfStatus st = mf_staged_seen_by(&r->staged, n, r->fed)
                           ? mf_staged_commit(&r->staged, r->vals, r->uses) : MF_OK;
-        /* a start with nothing else ready: nothing to overlap, reduce now */
-        bool alone = r->qhead == r->qtail && n->kind == MF_NODE_OP &&
-                     (mf_op_table[n->op]->flags & MF_OP_ASYNC_START);
+        /* a start with no other urgent node ready (no gradient work left to
+         * run now, only bookkeeping such as the update's casts): nothing to
+         * overlap, reduce now */
+        bool alone = r->nurgent == 0 && (op_flags(r, i) & MF_OP_ASYNC_START);
         mf_collective_set_immediate(alone);
         if (st == MF_OK)
             st = run_node(r, n);
