@@ -9,7 +9,7 @@
  * memory follows the live set. Nonblocking collectives (core/collective.h)
  * change the order: urgent nodes, a start (MF_OP_ASYNC_START) and the
  * nodes that only feed urgent ones (the backward pass, a bucket's packing),
- * go to the head of the queue; a wait (MF_OP_ASYNC_WAIT) to a second queue
+ * run first, smallest output first; a wait (MF_OP_ASYNC_WAIT) goes to a second queue
  * that runs only when the first is empty; a start with no other urgent node
  * ready has nothing to overlap and reduces at once (the blocking call);
  * while a started collective is pending the transport is driven between
@@ -51,6 +51,7 @@ typedef struct Run {
     int qhead, qtail;
     int *late;           /* ready wait nodes (MF_OP_ASYNC_WAIT), run when 'queue' is empty */
     char *urgent;        /* per node: a start, or feeds only urgent nodes (run first) */
+    int64_t *size;       /* per urgent node: elements of its first output (unknown dims: 64) */
     int nurgent;         /* urgent nodes in 'queue' */
     int lhead, ltail;
     int nneeded;
@@ -103,6 +104,7 @@ static void run_free(Run *r)
     mf_free(r->queue);
     mf_free(r->late);
     mf_free(r->urgent);
+    mf_free(r->size);
     mf_schedule_free(r->sched);
 }
 
@@ -122,8 +124,9 @@ static MfStatus run_alloc(Run *r, MfGraph *g)
     r->queue = mf_calloc((size_t)nn + 1, sizeof *r->queue);
     r->late = mf_calloc((size_t)nn + 1, sizeof *r->late);
     r->urgent = mf_calloc((size_t)nn + 1, 1);
+    r->size = mf_calloc((size_t)nn + 1, sizeof *r->size);
     if (!r->state || !r->indeg || !r->indeg0 || !r->cstart || !r->vals || !r->fed || !r->uses ||
-        !r->queue || !r->late || !r->urgent)
+        !r->queue || !r->late || !r->urgent || !r->size)
         return mf_err_nomem("run", (unsigned long long)nv * 3 * sizeof(void *));
     return MF_OK;
 }
@@ -268,11 +271,18 @@ static unsigned op_flags(const Run *r, int i)
     return n->kind == MF_NODE_OP ? mf_op_table[n->op]->flags : 0;
 }
 
+static int64_t out_size(const MfNode *n)
+{
+    int64_t e = 1;
+    for (int d = 0; d < n->out[0].rank; d++)
+        e *= n->out[0].shape[d] >= 0 ? n->out[0].shape[d] : 64;
+    return e;
+}
+
 /* Urgent: the nonblocking collectives' starts and the nodes whose every
- * consumer is urgent (a bucket's packing: Reshape, ConcatV2, and a
- * gradient only a bucket reads), so a bucket starts as soon as its
- * gradients exist, not after the ops queued before them. Consumers were
- * made after their producers: one pass from the last node back. */
+ * consumer is urgent (the backward pass, a bucket's packing: what the
+ * gradients of a bucket wait for). Consumers were made after their
+ * producers: one pass from the last node back. */
 static void mark_urgent(Run *r)
 {
     for (int i = r->nn - 1; i >= 0; i--) {
@@ -282,21 +292,43 @@ static void mark_urgent(Run *r)
         for (int k = r->cstart[i]; k < r->cstart[i + 1] && all; k++)
             all = r->urgent[r->cons[k]];
         r->urgent[i] = (op_flags(r, i) & MF_OP_ASYNC_START) || all;
+        r->size[i] = out_size(mf_graph_node(r->g, i));
     }
 }
 
-/* Queues ready node 'i': in creation order (FIFO), except urgent nodes
- * (first, when a slot before the head is free: one is after every pop)
- * and the nonblocking collectives' waits (last). */
+/* Queues ready node 'i' (FIFO), a nonblocking collective's wait apart. */
 static void enqueue(Run *r, int i)
 {
     r->nurgent += r->urgent[i];
     if (op_flags(r, i) & MF_OP_ASYNC_WAIT)
         r->late[r->ltail++] = i;
-    else if (r->urgent[i] && r->qhead > 0)
-        r->queue[--r->qhead] = i;
     else
         r->queue[r->qtail++] = i;
+}
+
+/* The next node: while urgent nodes are ready, the urgent one with the
+ * smallest output (then the first made), moved to the head: small work
+ * first (a bias's gradient, a bucket's packing, a start), so buckets start
+ * early and the large gradient (a first layer's weights) comes last, when
+ * its allreduce has nothing left to overlap; otherwise FIFO, then waits. */
+static int next_node(Run *r)
+{
+    if (r->qhead == r->qtail)
+        return r->late[r->lhead++];
+    if (r->nurgent > 0) {
+        int best = -1;
+        for (int q = r->qhead; q < r->qtail; q++) {
+            int i = r->queue[q];
+            if (r->urgent[i] && (best < 0 || r->size[i] < r->size[r->queue[best]] ||
+                                 (r->size[i] == r->size[r->queue[best]] && i < r->queue[best])))
+                best = q;
+        }
+        int i = r->queue[best];
+        memmove(r->queue + r->qhead + 1, r->queue + r->qhead,
+                (size_t)(best - r->qhead) * sizeof *r->queue);
+        r->queue[r->qhead] = i;
+    }
+    return r->queue[r->qhead++];
 }
 
 static MfStatus build_table(Run *r)
@@ -710,7 +742,7 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
 {
     int ran = 0;
     while (r->qhead < r->qtail || r->lhead < r->ltail) {
-        int i = r->qhead < r->qtail ? r->queue[r->qhead++] : r->late[r->lhead++];
+        int i = next_node(r);
         const MfNode *n = mf_graph_node(r->g, i);
         r->nurgent -= r->urgent[i];
         if (mf_interrupted)
