@@ -89,16 +89,15 @@ static int shares(int threads, int64_t n, double line)
     return 1;
 }
 
-/* Runs 'g' on our threads with OpenBLAS single-threaded, restoring its
- * thread count (which is also ours: mf.set_num_threads) afterwards. */
+/* Runs 'g' on our threads (OpenBLAS itself is single-threaded: see
+ * parallel.h). */
 static void run(const MfGemm *g)
 {
-    int threads = mf_parallel_threads(), blas_threads = openblas_get_num_threads();
+    int threads = mf_parallel_threads();
     if (threads <= 1) {
         blas(g, g->M, g->N, g->A, g->B, g->C);
         return;
     }
-    openblas_set_num_threads(1);
     bool by_rows = g->M >= g->N || g->N < 2 * SPLIT_MIN_WIDTH;
     int64_t n = by_rows ? g->M : g->N;
     GemmShare s = {g, by_rows, n};
@@ -107,7 +106,6 @@ static void run(const MfGemm *g)
         blas(g, g->M, g->N, g->A, g->B, g->C);
     else
         mf_parallel_for_threads(use, (n + SPLIT_ALIGN - 1) / SPLIT_ALIGN, 1, gemm_share, &s);
-    openblas_set_num_threads(blas_threads); /* as set, even above our 16 */
 }
 
 MfStatus mf_gemm(const MfGemm *g)

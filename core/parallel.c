@@ -1,53 +1,136 @@
 /* parallel.c — a small worker pool for mf_parallel_for (see parallel.h).
  *
- * One job at a time: the caller publishes (fn, ctx, n, chunks), bumps
- * 'generation' and broadcasts; worker w runs chunk w + 1 and counts itself
- * done; the caller runs chunk 0 and waits for the count.
+ * One job at a time: the caller publishes (fn, ctx, n, chunk), then the
+ * claim word (chunk count << 32 | next chunk), bumps 'generation' and
+ * broadcasts. Every thread, the caller first, takes chunks by incrementing
+ * the claim word until they run out, and counts each chunk done; the caller
+ * then waits for the count. A worker that has not reached a core by the
+ * time the caller is free finds nothing left: the job never waits for a
+ * thread that is not running (on a busy or oversubscribed machine a worker
+ * may sit behind the caller on the caller's own core).
  *
  * A training step is a chain of short parallel loops and GEMMs (tens of
  * microseconds each). Sleeping on a condition variable right after each
- * would make every loop pay a futex wake-up, which in a VM costs as much as
- * the loop, so both sides first spin briefly (SPIN_ROUNDS pauses, about
- * 100 us) and only then sleep. Since mf_gemm keeps OpenBLAS
- * single-threaded, nothing else of ours wants the other cores meanwhile. */
+ * would make every loop pay a futex wake-up (16-30 us measured in this KVM
+ * guest, against 0.3 us for a spinning worker), so both sides first spin
+ * briefly (SPIN_ROUNDS pauses, about 100 us), yielding now and then in case
+ * the other side waits for this core, and only then sleep. */
 #include "parallel.h"
 
 #include <cblas.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 
 #define MAX_THREADS 16
 #define SPIN_ROUNDS 4000
+#define YIELD_EVERY 64 /* pauses between two sched_yield calls while spinning */
+
+/* OpenBLAS's thread shutdown, the one its own fork handler calls: weak, so a
+ * build of OpenBLAS without it (serial) leaves it null. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
 static int nworkers;                /* started so far (under 'lock') */
-static _Atomic uint64_t generation; /* bumped per job, after 'job' is written */
-static atomic_int pending;          /* worker chunks of the current job not yet done */
+static _Atomic uint64_t generation; /* bumped per job, after the job is written */
+static _Atomic uint64_t claims;     /* chunks << 32 | the next chunk to take */
+static atomic_int pending;          /* chunks of the current job not yet done */
+static atomic_int job_threads;      /* threads that ran a chunk of the current job */
 static bool running;                /* a job is in flight (nested calls run serially) */
+static int last_threads = 1;
+static atomic_bool one_chunk_each;
 
 static struct {
     MfParallelFn fn;
     void *ctx;
     int64_t n, chunk;
 } job;
-static atomic_int job_chunks; /* threads used by the job of the current generation */
 
-static void run_chunk(int c)
-{
-    int64_t b = (int64_t)c * job.chunk, e = b + job.chunk < job.n ? b + job.chunk : job.n;
-    if (b < e)
-        job.fn(job.ctx, b, e);
-}
+static pthread_once_t settled = PTHREAD_ONCE_INIT;
+static int thread_count = 1; /* the setting (mf.set_num_threads) */
 
-static void cpu_relax(void)
+static void cpu_relax(int round)
 {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
+    if (round % YIELD_EVERY == YIELD_EVERY - 1)
+        sched_yield(); /* the other side may be waiting behind us on this core */
+}
+
+/* OpenBLAS single-threaded, its spinning threads joined (they come back at the
+ * next threaded call or openblas_set_num_threads). */
+static void stop_blas_threads(void)
+{
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_)
+        blas_thread_shutdown_();
+}
+
+/* Takes the thread count from OpenBLAS (its environment variables) once. */
+static void settle(void)
+{
+    int t = openblas_get_num_threads();
+    thread_count = t < 1 ? 1 : t;
+    stop_blas_threads();
+}
+
+int mf_parallel_threads(void)
+{
+    pthread_once(&settled, settle);
+    return thread_count > MAX_THREADS ? MAX_THREADS : thread_count;
+}
+
+void mf_parallel_set_threads(int threads)
+{
+    pthread_once(&settled, settle);
+    thread_count = threads < 1 ? 1 : threads;
+}
+
+int mf_parallel_last_threads(void)
+{
+    return last_threads;
+}
+
+void mf_parallel_set_one_chunk_each(bool on)
+{
+    atomic_store(&one_chunk_each, on);
+}
+
+void mf_parallel_blas_threads(bool on)
+{
+    pthread_once(&settled, settle);
+    if (on)
+        openblas_set_num_threads(thread_count);
+    else
+        stop_blas_threads();
+}
+
+/* Runs chunks of the current job until none is left to take. */
+static void run_claims(void)
+{
+    bool counted = false, once = atomic_load_explicit(&one_chunk_each, memory_order_relaxed);
+    while (!(once && counted)) {
+        uint64_t c = atomic_fetch_add_explicit(&claims, 1, memory_order_acq_rel);
+        uint32_t chunk = (uint32_t)c, chunks = (uint32_t)(c >> 32);
+        if (chunk >= chunks)
+            return;
+        if (!counted) {
+            atomic_fetch_add_explicit(&job_threads, 1, memory_order_relaxed);
+            counted = true;
+        }
+        int64_t b = (int64_t)chunk * job.chunk, e = b + job.chunk < job.n ? b + job.chunk : job.n;
+        if (b < e)
+            job.fn(job.ctx, b, e);
+        if (atomic_fetch_sub_explicit(&pending, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&lock); /* the caller may be about to sleep */
+            pthread_cond_signal(&finished);
+            pthread_mutex_unlock(&lock);
+        }
+    }
 }
 
 /* The generation after 'seen': spins a while, then sleeps on 'wake'. */
@@ -57,7 +140,7 @@ static uint64_t next_job(uint64_t seen)
         uint64_t g = atomic_load_explicit(&generation, memory_order_acquire);
         if (g != seen)
             return g;
-        cpu_relax();
+        cpu_relax(i);
     }
     pthread_mutex_lock(&lock);
     while (atomic_load(&generation) == seen)
@@ -68,7 +151,7 @@ static uint64_t next_job(uint64_t seen)
 
 static void *worker(void *arg)
 {
-    int id = (int)(intptr_t)arg; /* runs chunk id + 1 */
+    (void)arg;
     uint64_t seen = 0;
     /* Ctrl-C belongs to the thread running Lua (the REPL's handler sets a
      * hook there), never to a worker. */
@@ -77,18 +160,7 @@ static void *worker(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     for (;;) {
         seen = next_job(seen);
-        /* A job that does not need this worker does not wait for it either:
-         * the next one may be published meanwhile, so 'chunks' only counts
-         * when the generation is still the one just seen. */
-        int chunks = atomic_load(&job_chunks);
-        if (atomic_load(&generation) != seen || id + 1 >= chunks)
-            continue; /* not needed for this job (or a newer one is out) */
-        run_chunk(id + 1);
-        if (atomic_fetch_sub(&pending, 1) == 1) {
-            pthread_mutex_lock(&lock); /* the caller may be about to sleep */
-            pthread_cond_signal(&finished);
-            pthread_mutex_unlock(&lock);
-        }
+        run_claims(); /* nothing, if the job was done without us */
     }
     return NULL;
 }
@@ -101,7 +173,7 @@ static int ensure_workers(int want)
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        int rc = pthread_create(&t, &attr, worker, (void *)(intptr_t)nworkers);
+        int rc = pthread_create(&t, &attr, worker, NULL);
         pthread_attr_destroy(&attr);
         if (rc != 0)
             break; /* run with what we have */
@@ -110,20 +182,27 @@ static int ensure_workers(int want)
     return nworkers;
 }
 
-int mf_parallel_threads(void)
-{
-    int t = openblas_get_num_threads();
-    return t < 1 ? 1 : t > MAX_THREADS ? MAX_THREADS : t;
-}
-
 void mf_parallel_for(int64_t n, int64_t min_chunk, MfParallelFn fn, void *ctx)
 {
     mf_parallel_for_threads(mf_parallel_threads(), n, min_chunk, fn, ctx);
 }
 
+/* Waits until every chunk of the job is done. */
+static void wait_chunks(void)
+{
+    for (int i = 0; i < SPIN_ROUNDS && atomic_load_explicit(&pending, memory_order_acquire) > 0;
+         i++)
+        cpu_relax(i);
+    pthread_mutex_lock(&lock);
+    while (atomic_load(&pending) > 0)
+        pthread_cond_wait(&finished, &lock);
+    pthread_mutex_unlock(&lock);
+}
+
 void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParallelFn fn,
                              void *ctx)
 {
+    pthread_once(&settled, settle);
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
     if (min_chunk < 1)
@@ -143,27 +222,25 @@ void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParall
     }
     if (threads <= 1 || running) {
         pthread_mutex_unlock(&lock);
-        if (n > 0)
-            fn(ctx, 0, n);
+        fn(ctx, 0, n);
         return;
     }
     running = true;
     job.fn = fn;
     job.ctx = ctx;
     job.n = n;
-    atomic_store(&job_chunks, threads);
     job.chunk = (n + threads - 1) / threads;
-    atomic_store(&pending, threads - 1);
+    int chunks = (int)((n + job.chunk - 1) / job.chunk);
+    atomic_store(&pending, chunks);
+    atomic_store(&job_threads, 0);
+    atomic_store_explicit(&claims, (uint64_t)chunks << 32, memory_order_release);
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
     pthread_cond_broadcast(&wake);
     pthread_mutex_unlock(&lock);
-    run_chunk(0);
-    for (int i = 0; i < SPIN_ROUNDS && atomic_load_explicit(&pending, memory_order_acquire) > 0;
-         i++)
-        cpu_relax();
+    run_claims();
+    wait_chunks();
+    last_threads = atomic_load(&job_threads);
     pthread_mutex_lock(&lock);
-    while (atomic_load(&pending) > 0)
-        pthread_cond_wait(&finished, &lock);
     running = false;
     pthread_mutex_unlock(&lock);
 }

@@ -3,21 +3,29 @@
  *
  * With more than one thread the memory-bound kernels of a training step
  * (im2col, ReLU gradient, pooling gradient, ...) would otherwise run on one
- * core while the others idle. 'mf_parallel_for' hands contiguous chunks of
- * an index range to a small pool of worker threads (created on first use;
- * between calls they spin briefly, then sleep on a condition variable) and
- * runs the first chunk itself. mf_gemm (core/gemm.c) splits large GEMMs
- * over the same pool and keeps OpenBLAS single-threaded, so OpenBLAS's own
- * spinning workers never compete with ours.
+ * core while the others idle. 'mf_parallel_for' cuts an index range into one
+ * contiguous chunk per thread and hands them to a small pool of worker
+ * threads (created on first use; between calls they spin briefly, then
+ * sleep on a condition variable); the calling thread takes chunks too, and
+ * runs any chunk no worker has taken by the time it is free (a worker that
+ * is not on a core yet costs nothing). mf_gemm (core/gemm.c) splits large
+ * GEMMs over the same pool.
  *
- * The thread count follows OpenBLAS's setting (mf.set_num_threads,
- * OPENBLAS_NUM_THREADS). Ranges too small to pay for a wake-up, a failed
- * thread creation, or a call from inside a chunk run serially: the result
- * never depends on the split. Chunks must write disjoint memory. Called
- * from the engine's (single) calling thread only. */
+ * The pool owns the thread count: OPENBLAS_NUM_THREADS (or
+ * MOONFLOW_NUM_THREADS, mf.set_num_threads) at start, read from OpenBLAS
+ * once; OpenBLAS itself is then kept single-threaded and its own worker
+ * threads are stopped, because they spin (sched_yield) for ~0.1 s after
+ * their creation and after each threaded call: on a 2-core machine such a
+ * thread holds one core and puts our worker on the caller's core.
+ *
+ * Ranges too small to pay for a wake-up, a failed thread creation, or a
+ * call from inside a chunk run serially: the chunks are the same whoever
+ * runs them, and the result never depends on the split. Chunks must write
+ * disjoint memory. Called from the engine's (single) calling thread only. */
 #ifndef MF_PARALLEL_H
 #define MF_PARALLEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Processes indices [begin, end) of the caller's range. */
@@ -28,12 +36,26 @@ typedef void (*MfParallelFn)(void *ctx, int64_t begin, int64_t end);
  * are done. */
 void mf_parallel_for(int64_t n, int64_t min_chunk, MfParallelFn fn, void *ctx);
 
-/* The same with an explicit thread count (at most 16), for callers that
- * change OpenBLAS's count around the call (mf_gemm). */
+/* The same with an explicit thread count (at most 16). */
 void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParallelFn fn,
                              void *ctx);
 
 /* The number of threads mf_parallel_for would use for a large range. */
 int mf_parallel_threads(void);
+
+/* Sets it (1 to 4096; the pool uses at most 16). */
+void mf_parallel_set_threads(int threads);
+
+/* How many threads ran chunks of the last range that was split over the
+ * pool (the caller counts as one). */
+int mf_parallel_last_threads(void);
+
+/* For tests: each thread runs at most one chunk of a job (normally a thread
+ * runs whatever chunks are left), so a job of k chunks runs on k threads. */
+void mf_parallel_set_one_chunk_each(bool on);
+
+/* OpenBLAS's own threads for a threaded BLAS or LAPACK call (true: as many
+ * as ours), then stopped again (false). */
+void mf_parallel_blas_threads(bool on);
 
 #endif

@@ -292,8 +292,9 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.config().conv_algorithm        --> auto\n"
       "mf.config().threads >= 1          --> true"),
     E("set_num_threads", "shell", "mf.set_num_threads(n)",
-      "Sets the number of OpenBLAS threads used by matmul and convolutions (n >= 1). The "
-      "environment variable MOONFLOW_NUM_THREADS does the same at start-up.",
+      "Sets the number of threads moonflow's kernels (matmul, convolutions, elementwise loops) "
+      "share their work among (n >= 1). At start-up it is MOONFLOW_NUM_THREADS, else "
+      "OPENBLAS_NUM_THREADS; OpenBLAS itself runs single-threaded inside them.",
       "mf.set_num_threads(1)\n"
       "mf.config().threads               --> 1"),
     E("memory", "shell", "mf.memory()",

@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include "core/ops/conv.h"
+#include "core/parallel.h"
 #include "help.h"
 #include "lmf.h"
 #include "version.h"
@@ -62,7 +63,7 @@ static int l_config(lua_State *L)
     lua_setfield(L, -2, "blas");
     lua_pushstring(L, openblas_get_corename());
     lua_setfield(L, -2, "corename");
-    lua_pushinteger(L, openblas_get_num_threads());
+    lua_pushinteger(L, mf_parallel_threads());
     lua_setfield(L, -2, "threads");
     if (env && *env) {
         lua_pushstring(L, env);
@@ -72,7 +73,7 @@ static int l_config(lua_State *L)
     return 1;
 }
 
-/* mf.set_num_threads(n): OpenBLAS threads for matmul and convolutions. */
+/* mf.set_num_threads(n): the worker pool's threads (core/parallel.h). */
 static int l_set_num_threads(lua_State *L)
 {
     lmf_check_nargs(L, "set_num_threads", 1);
@@ -85,7 +86,7 @@ static int l_set_num_threads(lua_State *L)
         return luaL_error(L, "bad argument #1 to 'set_num_threads' (number expected, got %s)",
                           luaL_typename(L, 1));
     }
-    openblas_set_num_threads((int)n);
+    mf_parallel_set_threads((int)n);
     return 0;
 }
 

@@ -23,11 +23,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cblas.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
 
+#include "core/parallel.h"
 #include "dist/dist.h"
 #include "lmf.h"
 #include "lua_alloc.h"
@@ -204,7 +204,7 @@ static void apply_thread_env(void)
                 progname, s);
         return;
     }
-    openblas_set_num_threads((int)n);
+    mf_parallel_set_threads((int)n);
 }
 
 /* Opens the standard libraries and moonflow: globals 'mf' and 'help'. The

@@ -29,6 +29,7 @@
 #include <readline/readline.h>
 
 #include "core/op.h"
+#include "core/parallel.h"
 #include "lmf_callback.h"
 #include "lmf_explain.h"
 #include "prompt.h"
@@ -169,8 +170,7 @@ void lmf_print_banner(void)
     printf("BLAS: %s; core %s", openblas_get_config(), openblas_get_corename());
     if (coretype && *coretype)
         printf(" (OPENBLAS_CORETYPE=%s)", coretype);
-    printf("; %d thread%s\n", openblas_get_num_threads(),
-           openblas_get_num_threads() == 1 ? "" : "s");
+    printf("; %d thread%s\n", mf_parallel_threads(), mf_parallel_threads() == 1 ? "" : "s");
     fflush(stdout);
 }
 

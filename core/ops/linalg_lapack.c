@@ -22,11 +22,15 @@
 #include <string.h>
 
 #include "../alloc.h"
+#include "../parallel.h"
 #include "common.h"
 #include "lapack.h"
 #include "linalg_lapack.h"
 
 #define SHAPE_BUF 160
+/* Matrices from this size run LAPACK on OpenBLAS's threads (starting and
+ * stopping them costs ~0.1 ms; a 256 x 256 LU is ~10 MFLOP). */
+#define LAPACK_THREADED_N 256
 
 /* ---- shape inference ------------------------------------------------------------ */
 
@@ -305,6 +309,11 @@ static MfStatus lapack_forward(const MfOpCall *c, MfTensor **outs)
                                                  : batch_init(c, &bt);
     const void *x = a ? mf_tensor_data(a) : NULL;
     void *y = mf_tensor_data(outs[0]);
+    /* OpenBLAS is kept single-threaded (core/parallel.h); a large matrix's
+     * LAPACK calls get its threads back for the loop */
+    bool blas_threads = st == MF_OK && bt.n >= LAPACK_THREADED_N && mf_parallel_threads() > 1;
+    if (blas_threads)
+        mf_parallel_blas_threads(true);
     for (int64_t b = 0; st == MF_OK && b < bt.count && bt.n > 0; b++) {
         if (mf_interrupted)
             st = mf_err_set(MF_EINTR, "%s: interrupted", op_api(c));
@@ -317,6 +326,8 @@ static MfStatus lapack_forward(const MfOpCall *c, MfTensor **outs)
         else
             st = solve_one(&bt, b, x, mf_tensor_data(rhs), y);
     }
+    if (blas_threads)
+        mf_parallel_blas_threads(false);
     /* the determinant of a 0 x 0 matrix is 1 */
     for (int64_t b = 0; st == MF_OK && bt.n == 0 && c->op == MF_OP_MATRIX_DETERMINANT &&
                         b < bt.count; b++)

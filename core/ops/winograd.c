@@ -598,14 +598,7 @@ static MfStatus pass_run(Pass *p)
         mf_dealloc(p->times, tbytes);
         return mf_err_nomem(s->op, bbytes + tbytes);
     }
-    int blas_threads = openblas_get_num_threads();
-    if (p->chunks > 1)
-        openblas_set_num_threads(1);
-    /* the count read above: mf_parallel_for would read OpenBLAS's, now 1, and run the
-     * chunks one after the other on this thread */
     mf_parallel_for_threads((int)p->chunks, p->chunks, 1, pass_runs, p);
-    if (p->chunks > 1)
-        openblas_set_num_threads(blas_threads);
     pass_report(p);
     mf_dealloc(p->bufs, bbytes);
     mf_dealloc(p->times, tbytes);

@@ -24,6 +24,7 @@
 #include "testutil.h"
 
 #include "core/ops/conv.h"
+#include "core/parallel.h"
 #include "core/profile/profile.h"
 
 static uint64_t rng_state = 20261125u;
@@ -313,7 +314,10 @@ static bool same_bits(const MfTensor *a, const MfTensor *b)
 /* The direct and Winograd kernels give the same bits on 1 and 2 threads:
  * each output element has one writer, dw's partial sums are added in
  * block order, and Winograd's 36 GEMMs are shared out whole (each one the
- * same single-threaded call as on one thread). */
+ * same single-threaded call as on one thread). Run 1: 1 thread; run 2: 2
+ * threads, each running one chunk of a job only, so each pass's split loop
+ * must have run on two threads (the pool counts them); run 3: 2 threads as
+ * usual (a thread takes any chunk the other has not). */
 static void threads_bitwise(MfConvAlgo algo, int64_t C, int64_t O)
 {
     MfTensor *x = noise((int64_t[]){8, 30, 30, C}, 1), *w = noise((int64_t[]){3, 3, C, O}, 2);
@@ -321,25 +325,35 @@ static void threads_bitwise(MfConvAlgo algo, int64_t C, int64_t O)
     MfAttrs a = mf_attrs_default();
     a.padding = 1;
     a.conv_algorithm = (int)algo;
-    MfTensor *out[2][3];
-    for (int t = 0; t < 2; t++) {
-        openblas_set_num_threads(t + 1);
+    MfTensor *out[3][3];
+    int ran_on[3] = {0, 0, 0};
+    for (int t = 0; t < 3; t++) {
+        mf_parallel_set_threads(t == 0 ? 1 : 2);
+        mf_parallel_set_one_chunk_each(t == 1);
         MfAttrs b = a;
         assert_int_equal(mf_op1(MF_OP_CONV2D, 2, (MfTensor *[]){x, w}, &b, &out[t][0]), MF_OK);
+        ran_on[0] = t == 1 ? mf_parallel_last_threads() : ran_on[0];
         b.nints = 4;
         memcpy(b.ints, x->shape, 4 * sizeof(int64_t));
         assert_int_equal(mf_op1(MF_OP_CONV2D_BACKPROP_INPUT, 2, (MfTensor *[]){w, dy}, &b,
                                 &out[t][1]), MF_OK);
+        ran_on[1] = t == 1 ? mf_parallel_last_threads() : ran_on[1];
         memcpy(b.ints, w->shape, 4 * sizeof(int64_t));
         assert_int_equal(mf_op1(MF_OP_CONV2D_BACKPROP_FILTER, 2, (MfTensor *[]){x, dy}, &b,
                                 &out[t][2]), MF_OK);
+        ran_on[2] = t == 1 ? mf_parallel_last_threads() : ran_on[2];
     }
-    openblas_set_num_threads(1);
+    mf_parallel_set_threads(1);
+    mf_parallel_set_one_chunk_each(false);
     bool same = true;
     for (int p = 0; p < 3; p++) {
-        same = same && same_bits(out[0][p], out[1][p]);
+        same = same && same_bits(out[0][p], out[1][p]) && same_bits(out[0][p], out[2][p]);
         mf_tensor_release(out[0][p]);
         mf_tensor_release(out[1][p]);
+        mf_tensor_release(out[2][p]);
+        if (ran_on[p] != 2)
+            fail_msg("pass %d of algorithm %d ran on %d thread(s), expected 2", p, (int)algo,
+                     ran_on[p]);
     }
     mf_tensor_release(x), mf_tensor_release(w), mf_tensor_release(dy);
     assert_true(same);

@@ -7,8 +7,10 @@
  * whole. Those results must agree within the rounding bound of a K-term dot
  * product, 2 * K * u * (|A||B|)_ij, where |A||B| is the same kernel run on
  * the inputs' absolute values (every kernel here is bilinear in them). */
-#include <cblas.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -36,10 +38,51 @@ static void nested(void *ctx, int64_t b, int64_t e)
     (void)b;
 }
 
+/* Chunk 0 waits for chunk 1 to start: only a second thread running at the
+ * same time can start it, so chunk 0 sees it only if the pool really runs
+ * two threads at once. The wait gives up after ~20 s (a hang, not a
+ * timing: the test then fails instead of blocking make test). */
+static atomic_int chunk1_started;
+static _Atomic(pthread_t) chunk_thread[2];
+
+static void rendezvous(void *ctx, int64_t b, int64_t e)
+{
+    bool *met = ctx;
+    (void)e;
+    atomic_store(&chunk_thread[b], pthread_self());
+    if (b == 1) {
+        atomic_store(&chunk1_started, 1);
+        return;
+    }
+    for (int i = 0; i < 20000 && !atomic_load(&chunk1_started); i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    *met = atomic_load(&chunk1_started) == 1;
+}
+
+static void test_two_threads_run_at_once(void **state)
+{
+    (void)state;
+    mf_parallel_set_threads(2);
+    for (int each = 0; each <= 1; each++) {
+        mf_parallel_set_one_chunk_each(each);
+        for (int rep = 0; rep < 20; rep++) {
+            bool met = false;
+            atomic_store(&chunk1_started, 0);
+            mf_parallel_for(2, 1, rendezvous, &met);
+            assert_true(met);
+            assert_false(pthread_equal(atomic_load(&chunk_thread[0]),
+                                       atomic_load(&chunk_thread[1])));
+            assert_int_equal(mf_parallel_last_threads(), 2);
+        }
+    }
+    mf_parallel_set_one_chunk_each(false);
+    mf_parallel_set_threads(1);
+}
+
 static void test_every_index_once(void **state)
 {
     (void)state;
-    openblas_set_num_threads(2);
+    mf_parallel_set_threads(2);
     assert_int_equal(mf_parallel_threads(), 2);
     int64_t sizes[] = {0, 1, 7, 100, 4097};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
@@ -56,7 +99,7 @@ static void test_every_index_once(void **state)
     mf_parallel_for(64, 1, nested, NULL); /* each chunk marks [0, its length) */
     assert_int_equal(hits[0], 2);
     free(hits);
-    openblas_set_num_threads(1);
+    mf_parallel_set_threads(1);
 }
 
 /* A float32 tensor of 'shape' with values in [-1, 1) from a fixed LCG. */
@@ -89,9 +132,9 @@ typedef MfStatus (*Kernel)(MfTensor **in, MfTensor **out);
 
 static void run_threads(Kernel k, MfTensor **in, int threads, MfTensor **out)
 {
-    openblas_set_num_threads(threads);
+    mf_parallel_set_threads(threads);
     MfStatus st = k(in, out);
-    openblas_set_num_threads(1);
+    mf_parallel_set_threads(1);
     assert_int_equal(st, MF_OK);
 }
 
@@ -322,12 +365,12 @@ static void batch_norm_outputs(MfTensor **in, int threads, MfTensor **outs)
     MfAttrs a = mf_attrs_default();
     a.scalar[0] = 1e-3;
     MfTensor *y[MF_MAX_OUTPUTS], *d[MF_MAX_OUTPUTS]; /* mf_op_call fills MF_MAX_OUTPUTS */
-    openblas_set_num_threads(threads);
+    mf_parallel_set_threads(threads);
     MfStatus st = mf_op_call(MF_OP_FUSED_BATCH_NORM, 3, in, &a, y, NULL);
     MfTensor *g[5] = {in[3], in[0], in[1], y[1], y[2]};
     if (st == MF_OK)
         st = mf_op_call(MF_OP_FUSED_BATCH_NORM_GRAD, 5, g, &a, d, NULL);
-    openblas_set_num_threads(1);
+    mf_parallel_set_threads(1);
     assert_int_equal(st, MF_OK);
     memcpy(outs, y, 3 * sizeof *outs);
     memcpy(outs + 3, d, 3 * sizeof *outs);
@@ -355,6 +398,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_every_index_once),
+        TEST(test_two_threads_run_at_once),
         TEST(test_kernels_match_one_thread),
         TEST(test_gemm_split_matches_one_thread),
         TEST(test_batch_norm_matches_one_thread),
