@@ -157,7 +157,7 @@ static MfStatus pad_input(const char *op, const MfConvGeom *g, const float *x, P
     q->p = mf_alloc(q->bytes);
     if (!q->p)
         return mf_err_nomem(op, q->bytes);
-    mf_parallel_for(g->N * q->Hp, 1 + (1 << 14) / q->rs, pad_rows, q);
+    mf_parallel_for(g->N * q->Hp, 1 + (1 << 12) / q->rs, pad_rows, q);
     return MF_OK;
 }
 
@@ -445,31 +445,23 @@ INLINE void input_block_sliding(const float *const *rows, const float *w, int64_
         dx[p * C + c] = hsum1(acc[p]);
 }
 
-/* dx[0 .. pb) = the lane sums of acc[0 .. pb) (pb <= 8). With 16-float
- * vectors the 8 sums come out of one transposing tree (three rounds of
- * shuffles and adds, ~3 instructions a pixel against ~10 for a sum per
- * pixel); elsewhere each vector is summed on its own. */
+/* dx[0 .. pb) = the lane sums of acc[0 .. pb). With 16-float vectors a
+ * block of 8 folds each vector to 8 lanes, then sums the 8 in one tree of
+ * 256-bit horizontal adds (measured: 0.227 -> 0.215 ms for layer a's pass
+ * against a 512-bit shuffle tree, 0.219 against a sum per pixel). */
 INLINE void store_sums(const vf *acc, int pb, float *dx)
 {
 #if defined(__AVX512F__)
-    if (pb > 1) {
-        __m512 a[8];
-        for (int p = 0; p < 8; p++)
-            a[p] = p < pb ? (__m512)acc[p] : _mm512_setzero_ps();
-        __m512 b[4], c[2];
-        for (int p = 0; p < 4; p++) /* 256-bit halves: a_p's 8 sums | a_p+4's */
-            b[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[p], a[p + 4], 0x44),
-                                 _mm512_shuffle_f32x4(a[p], a[p + 4], 0xEE));
-        for (int p = 0; p < 2; p++) /* quarters: a_p, a_p+4, a_p+2, a_p+6, 4 sums each */
-            c[p] = _mm512_add_ps(_mm512_shuffle_f32x4(b[p], b[p + 2], 0x88),
-                                 _mm512_shuffle_f32x4(b[p], b[p + 2], 0xDD));
-        __m512 d = _mm512_add_ps(_mm512_unpacklo_ps(c[0], c[1]), _mm512_unpackhi_ps(c[0], c[1]));
-        d = _mm512_add_ps(d, _mm512_permute_ps(d, 0x4E)); /* quarter q: lanes 0, 1 */
-        __m512 r = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 1, 8, 9, 4, 5, 12, 13, 0, 0, 0, 0,
-                                                           0, 0, 0, 0), d);
-        float out[16];
-        _mm512_storeu_ps(out, r);
-        memcpy(dx, out, (size_t)pb * sizeof *dx);
+    if (pb == 8) {
+        __m256 h[8];
+        for (int p = 0; p < 8; p++) /* 16 lanes -> 8: the two halves added */
+            h[p] = _mm256_add_ps(_mm512_castps512_ps256((__m512)acc[p]),
+                                 _mm512_extractf32x8_ps((__m512)acc[p], 1));
+        __m256 t0 = _mm256_hadd_ps(h[0], h[1]), t1 = _mm256_hadd_ps(h[2], h[3]);
+        __m256 t2 = _mm256_hadd_ps(h[4], h[5]), t3 = _mm256_hadd_ps(h[6], h[7]);
+        __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+        _mm256_storeu_ps(dx, _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
+                                           _mm256_permute2f128_ps(u0, u1, 0x31)));
         return;
     }
 #endif
@@ -497,6 +489,7 @@ INLINE void input_block_first(const float *const *rows, const float *w, int64_t 
     for (int i = 0; i < 3; i++) {
         _Pragma("GCC unroll 8")
         for (int v = 0; v < NV32; v++) {
+            const float *rp = rows[i] + iw * O + VW * v; /* dy pixel iw, vector v */
             vf wv[3];
             _Pragma("GCC unroll 3")
             for (int j = 0; j < 3; j++)
@@ -505,14 +498,14 @@ INLINE void input_block_first(const float *const *rows, const float *w, int64_t 
             for (int j = 0; j < 3; j++)
                 __asm__("" : "+v"(wv[j]));
             _Pragma("GCC unroll 16")
-            for (int s = 0; s < span; s++) {
-                if ((s == 0 && !first) || (s == span - 1 && !last))
+            for (int t = 0; t < span; t++) {
+                if ((t == 0 && !first) || (t == span - 1 && !last))
                     continue;
-                vf dv = loadv(rows[i] + (iw - 1 + s) * O + VW * v);
+                vf dv = loadv(rp + (t - 1) * O);
                 __asm__("" : "+v"(dv)); /* one load, kept in a register */
                 _Pragma("GCC unroll 3")
                 for (int j = 0; j < 3; j++) {
-                    int p = s - 2 + j;
+                    int p = t - 2 + j;
                     if (p >= 0 && p < pb)
                         acc[p] += dv * wv[j];
                 }
@@ -804,7 +797,11 @@ MfStatus mf_conv_direct_backprop_filter(const char *op, const MfConvGeom *g, con
                                         const float *dy, float *dw)
 {
     int64_t rows = g->N * g->Ho, T = g->kh * g->kw * g->C, K = T * g->O;
+    /* about FILTER_PIXELS pixels a block, an even count of equal blocks (2
+     * threads get the same work): fixed by the shape, not the thread count */
     int64_t per = g->Wo > 0 && g->Wo < FILTER_PIXELS ? FILTER_PIXELS / g->Wo : 1;
+    int64_t pairs = (rows + 2 * per - 1) / (2 * per);
+    per = pairs > 0 ? (rows + 2 * pairs - 1) / (2 * pairs) : 1;
     int64_t blocks = (rows + per - 1) / per;
     Padded q;
     MfStatus st = pad_input(op, g, x, &q);

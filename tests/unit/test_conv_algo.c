@@ -239,6 +239,14 @@ static void test_direct_first_layers(void **state)
                       .algo = MF_CONV_DIRECT};
             check_case(&c, MF_FLOAT32);
         }
+    /* the first layer's backprop-input reads dy in place: every block of 8, 4
+     * and 1 pixels at either edge of a row, or both, and images 1 to 3 rows tall */
+    static const int64_t widths[] = {2, 3, 4, 5, 8, 9, 12, 16, 28};
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        Case c = {.N = 2, .H = 1 + (int64_t)i % 3, .W = widths[i], .C = 1, .k = 3, .O = 32,
+                  .s = 1, .same = 1, .algo = MF_CONV_DIRECT};
+        check_case(&c, MF_FLOAT32);
+    }
     print_message("direct first layers: worst |error| = %.2f K u S\n", worst_ratio);
 }
 
