@@ -44,12 +44,20 @@ if algorithm and algorithm ~= "" then
   if not ok then io.stderr:write("conv.lua: conv_algorithm not set: ", tostring(err), "\n") end
 end
 
+-- One call whose result is freed as it goes out of scope (<close>), as
+-- PyTorch frees by reference count: otherwise each 3 MB output waits for a
+-- garbage collection, and the timed calls pay fresh pages (~1.5 ms for layer
+-- a's forward) and every third one a full collection.
+local function call(f)
+  local out <close> = f()
+end
+
 local function median(f)
-  f(); f()                                          -- warm-up: caches, threads, filter transforms
+  call(f); call(f)                                  -- warm-up: caches, threads, filter transforms
   local times = {}
   for r = 1, runs do
     local t0 = mf.clock()
-    f()
+    call(f)
     times[r] = (mf.clock() - t0) * 1e3
   end
   table.sort(times)
