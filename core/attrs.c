@@ -10,9 +10,27 @@
 #include "op.h"
 #include "clocale.h"
 
-#define FIELD(a, def, type) ((type *)((char *)(a) + (def)->offset))
-#define CFIELD(a, def, type) ((const type *)((const char *)(a) + (def)->offset))
-#define COUNT(a, def) (*(const int *)((const char *)(a) + (def)->count_offset))
+#define FIELD MF_ATTR_FIELD
+#define CFIELD MF_ATTR_CFIELD
+#define COUNT MF_ATTR_CCOUNT
+
+const char *mf_attr_choice(const MfAttrDef *def, int v)
+{
+    int n = 0;
+    while (def->choices[n])
+        n++;
+    return v >= 0 && v < n ? def->choices[v] : NULL;
+}
+
+const char *mf_attr_type_name(MfAttrType type)
+{
+    static const char *const names[] = {
+        [MF_ATTR_BOOL] = "bool", [MF_ATTR_INT] = "int", [MF_ATTR_FLOAT] = "float",
+        [MF_ATTR_DTYPE] = "dtype", [MF_ATTR_ENUM] = "enum", [MF_ATTR_AXIS] = "axis",
+        [MF_ATTR_AXES] = "axes", [MF_ATTR_INTS] = "ints", [MF_ATTR_WINDOW] = "window",
+    };
+    return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "?";
+}
 
 void mf_attrs_apply_defaults(MfOpId op, MfAttrs *a)
 {
@@ -137,10 +155,8 @@ static bool put_attr(Out *o, const MfAttrDef *def, const MfAttrs *a, int rank)
         int v = *CFIELD(a, def, int);
         if (v == (int)def->dflt)
             return false;
-        int n = 0;
-        while (def->choices[n])
-            n++;
-        put(o, "%s", v >= 0 && v < n ? def->choices[v] : "?");
+        const char *choice = mf_attr_choice(def, v);
+        put(o, "%s", choice ? choice : "?");
         return true;
     }
     case MF_ATTR_AXIS: {

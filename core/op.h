@@ -113,6 +113,20 @@ typedef struct MfAttrDef {
 #define MF_ATTR_AT(field) offsetof(MfAttrs, field)
 #define MF_NATTRS(arr) ((int)(sizeof(arr) / sizeof((arr)[0])))
 
+/* The value of attribute 'def' in 'a' as its declared C type, and the
+ * count of an AXES or INTS attribute. */
+#define MF_ATTR_FIELD(a, def, type) ((type *)((char *)(a) + (def)->offset))
+#define MF_ATTR_CFIELD(a, def, type) ((const type *)((const char *)(a) + (def)->offset))
+#define MF_ATTR_COUNT(a, def) (*(int *)((char *)(a) + (def)->count_offset))
+#define MF_ATTR_CCOUNT(a, def) (*(const int *)((const char *)(a) + (def)->count_offset))
+
+/* The string of value 'v' of ENUM attribute 'def', or NULL out of range. */
+const char *mf_attr_choice(const MfAttrDef *def, int v);
+
+/* The name of an attribute type as mf.ops() shows it: "bool", "int",
+ * "float", "dtype", "enum", "axis", "axes", "ints", "window". */
+const char *mf_attr_type_name(MfAttrType type);
+
 /* Formats the attributes of 'op' that differ from their defaults, as the
  * listings show them: "transpose_a", "axis=2, keepdims", "strides=2, SAME"
  * (axes 1-based, as at the face). 'rank' is the rank of the first input

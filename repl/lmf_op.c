@@ -255,7 +255,6 @@ static const char *want_of(lua_State *L, const MfAttrDef *def)
     return "a value";
 }
 
-#define AT(a, def, type) ((type *)((char *)(a) + (def)->offset))
 
 /* Converts the value at 'idx' for attribute 'def' into 'a'. */
 static void read_attr(const Call *c, const Src *src, const MfAttrDef *def, int idx, MfAttrs *a)
@@ -266,41 +265,41 @@ static void read_attr(const Call *c, const Src *src, const MfAttrDef *def, int i
     case MF_ATTR_BOOL:
         if (!lua_isboolean(L, idx))
             attr_error(c, src, "a boolean", idx);
-        *AT(a, def, bool) = lua_toboolean(L, idx);
+        *MF_ATTR_FIELD(a, def, bool) = lua_toboolean(L, idx);
         break;
     case MF_ATTR_INT:
-        *AT(a, def, int64_t) = read_int(c, src, idx, "an integer");
+        *MF_ATTR_FIELD(a, def, int64_t) = read_int(c, src, idx, "an integer");
         break;
     case MF_ATTR_FLOAT:
         if (lua_type(L, idx) != LUA_TNUMBER)
             attr_error(c, src, "a number", idx);
-        *AT(a, def, double) = lua_tonumber(L, idx);
+        *MF_ATTR_FIELD(a, def, double) = lua_tonumber(L, idx);
         break;
     case MF_ATTR_DTYPE:
         if (lua_type(L, idx) != LUA_TSTRING || !mf_dtype_parse(lua_tostring(L, idx), &dt))
             attr_error(c, src, DTYPE_WANT, idx);
-        *AT(a, def, MfDType) = dt;
+        *MF_ATTR_FIELD(a, def, MfDType) = dt;
         break;
     case MF_ATTR_ENUM:
-        *AT(a, def, int) = read_enum(c, src, def, idx);
+        *MF_ATTR_FIELD(a, def, int) = read_enum(c, src, def, idx);
         break;
     case MF_ATTR_AXIS: {
         lua_Integer ax = read_int(c, src, idx, "an integer");
-        *AT(a, def, int64_t) = lmf_axis(L, c->fname, ax, c->rank,
+        *MF_ATTR_FIELD(a, def, int64_t) = lmf_axis(L, c->fname, ax, c->rank,
                                         (def->flags & MF_ATTR_PAST_END) ? 1 : 0);
         break;
     }
     case MF_ATTR_AXES:
-        *(int *)((char *)a + def->count_offset) = read_axes(c, src, idx, AT(a, def, int64_t));
+        MF_ATTR_COUNT(a, def) = read_axes(c, src, idx, MF_ATTR_FIELD(a, def, int64_t));
         if (def->flags & MF_ATTR_ALL_AXES)
             a->all_axes = false;
         break;
     case MF_ATTR_INTS:
-        *(int *)((char *)a + def->count_offset) = read_ints(c, src, def, idx,
-                                                            AT(a, def, int64_t));
+        MF_ATTR_COUNT(a, def) = read_ints(c, src, def, idx,
+                                                            MF_ATTR_FIELD(a, def, int64_t));
         break;
     case MF_ATTR_WINDOW:
-        read_window(c, src, idx, a, AT(a, def, int64_t));
+        read_window(c, src, idx, a, MF_ATTR_FIELD(a, def, int64_t));
         break;
     }
 }
@@ -312,7 +311,8 @@ static void default_axis(const Call *c, const MfAttrDef *def, MfAttrs *a)
     int extra = (def->flags & MF_ATTR_PAST_END) ? 1 : 0;
     if (c->rank + extra == 0)
         return;
-    *AT(a, def, int64_t) = lmf_axis(c->L, c->fname, (lua_Integer)def->dflt, c->rank, extra);
+    *MF_ATTR_FIELD(a, def, int64_t) =
+        lmf_axis(c->L, c->fname, (lua_Integer)def->dflt, c->rank, extra);
 }
 
 /* ---- the call ------------------------------------------------------------ */

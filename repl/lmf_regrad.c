@@ -47,18 +47,6 @@ static void push_tensor_array(lua_State *L, int n, MfTensor *const *ts)
     }
 }
 
-/* The attribute types as mf.ops() names them. */
-static const char *const attr_type_names[] = {
-    [MF_ATTR_BOOL] = "bool", [MF_ATTR_INT] = "int", [MF_ATTR_FLOAT] = "float",
-    [MF_ATTR_DTYPE] = "dtype", [MF_ATTR_ENUM] = "enum", [MF_ATTR_AXIS] = "axis",
-    [MF_ATTR_AXES] = "axes", [MF_ATTR_INTS] = "ints", [MF_ATTR_WINDOW] = "window",
-};
-
-static const void *attr_field(const MfAttrs *a, const MfAttrDef *def)
-{
-    return (const char *)a + def->offset;
-}
-
 /* An axis as the face shows it: 1-based, or negative when not resolved. */
 static lua_Integer face_axis(int64_t ax)
 {
@@ -80,22 +68,13 @@ static void push_int_list(lua_State *L, const int64_t *v, int n, bool axes)
  * enums as their strings); nil for an AXES attribute meaning every axis. */
 static void push_attr_value(lua_State *L, const MfAttrDef *def, const MfAttrs *a)
 {
-    const void *f = attr_field(a, def);
+    const void *f = MF_ATTR_CFIELD(a, def, char);
     switch (def->type) {
     case MF_ATTR_BOOL: lua_pushboolean(L, *(const bool *)f); return;
     case MF_ATTR_INT: lua_pushinteger(L, (lua_Integer) * (const int64_t *)f); return;
     case MF_ATTR_FLOAT: lua_pushnumber(L, *(const double *)f); return;
     case MF_ATTR_DTYPE: lua_pushstring(L, mf_dtype_name(*(const MfDType *)f)); return;
-    case MF_ATTR_ENUM: {
-        int v = *(const int *)f, n = 0;
-        while (def->choices[n])
-            n++;
-        if (v >= 0 && v < n)
-            lua_pushstring(L, def->choices[v]);
-        else
-            lua_pushnil(L);
-        return;
-    }
+    case MF_ATTR_ENUM: lua_pushstring(L, mf_attr_choice(def, *(const int *)f)); return;
     case MF_ATTR_AXIS: lua_pushinteger(L, face_axis(*(const int64_t *)f)); return;
     case MF_ATTR_AXES:
         if ((def->flags & MF_ATTR_ALL_AXES) && a->all_axes) {
@@ -104,8 +83,7 @@ static void push_attr_value(lua_State *L, const MfAttrDef *def, const MfAttrs *a
         }
         /* fall through */
     case MF_ATTR_INTS: {
-        int n = *(const int *)((const char *)a + def->count_offset);
-        push_int_list(L, f, n, def->type == MF_ATTR_AXES);
+        push_int_list(L, f, MF_ATTR_CCOUNT(a, def), def->type == MF_ATTR_AXES);
         return;
     }
     case MF_ATTR_WINDOW: push_int_list(L, f, 4, false); return;
@@ -135,7 +113,7 @@ static void push_attr_schema(lua_State *L, const MfOpDesc *d)
         lua_createtable(L, 0, 6);
         lua_pushstring(L, def->name);
         lua_setfield(L, -2, "name");
-        lua_pushstring(L, attr_type_names[def->type]);
+        lua_pushstring(L, mf_attr_type_name(def->type));
         lua_setfield(L, -2, "type");
         lua_pushboolean(L, (def->flags & MF_ATTR_POSITIONAL) != 0);
         lua_setfield(L, -2, "positional");
