@@ -59,13 +59,6 @@ static const char *check_tag(lua_State *L, int idx, const char *fname)
     return tag;
 }
 
-static void check_nargs(lua_State *L, int max, const char *fname)
-{
-    if (lua_gettop(L) > max)
-        luaL_error(L, "%s: expected at most %d arguments, got %d", fname, max - 1,
-                   lua_gettop(L) - 1);
-}
-
 /* mf.summary.create_file_writer(logdir) -> writer */
 static int l_create_file_writer(lua_State *L)
 {
@@ -92,7 +85,7 @@ static int l_create_file_writer(lua_State *L)
 static int w_scalar(lua_State *L)
 {
     MfEventWriter *w = check_writer(L, "scalar");
-    check_nargs(L, 4, "scalar");
+    lmf_check_nargs(L, "scalar", 4);
     const char *tag = check_tag(L, 2, "scalar");
     double v;
     MfTensor *t = lua_type(L, 3) == LUA_TNUMBER ? NULL : lmf_test_tensor(L, 3);
@@ -114,7 +107,7 @@ static int w_scalar(lua_State *L)
 static int w_histogram(lua_State *L)
 {
     MfEventWriter *w = check_writer(L, "histogram");
-    check_nargs(L, 4, "histogram");
+    lmf_check_nargs(L, "histogram", 4);
     const char *tag = check_tag(L, 2, "histogram");
     MfTensor *t = lmf_to_tensor(L, 3, -1);
     int64_t step = check_step(L, 4, "histogram");
@@ -131,7 +124,7 @@ static int w_graph(lua_State *L)
         lua_remove(L, 1);   /* the Function at 1, its arguments after */
         g = mf_trace_graph(lmf_function_trace(L, lua_gettop(L), "graph"));
     } else {
-        check_nargs(L, 2, "graph");
+        lmf_check_nargs(L, "graph", 2);
         g = lmf_check_graph(L, 2);
     }
     MfPbuf b = mf_pb_new();
@@ -145,7 +138,7 @@ static int w_graph(lua_State *L)
 
 static int w_flush(lua_State *L)
 {
-    check_nargs(L, 1, "flush");
+    lmf_check_nargs(L, "flush", 1);
     lmf_check_status(L, mf_event_flush(check_writer(L, "flush")));
     return 0;
 }

@@ -113,7 +113,7 @@ T.test("bad arguments name the method and what it expected", function()
   T.raises(function() w:scalar("a", mf.ones({2}), 1) end, "a tensor of another size or dtype")
   T.raises(function() w:scalar("a", 1, 1.5) end, "scalar: step must be an integer")
   T.raises(function() w:scalar("a", 1) end, "scalar: step must be an integer")
-  T.raises(function() w:scalar("a", 1, 1, 2) end, "scalar: expected at most 3 arguments")
+  T.raises(function() w:scalar("a", 1, 1, 2) end, "bad argument #5 to 'scalar' (no value expected")
   T.raises(function() w:histogram("h", mf.tensor({1, 0 / 0}), 1) end,
            "histogram: 'h' has a non-finite value")
   T.raises(function() w:histogram("h", mf.tensor({true}), 1) end, "dtype bool")
