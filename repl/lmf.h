@@ -91,6 +91,9 @@ int lmf_check_shape(lua_State *L, int idx, const char *fname, int64_t *shape, in
  * raises naming 'fname' when out of range. 'extra' widens the range by one
  * (expand_dims, stack take an axis after the last). */
 int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, int extra);
+/* The axis at 'idx' (an integer, 1-based or negative) through lmf_axis;
+ * raises "FNAME: an axis must be an integer, got ..." for anything else. */
+int64_t lmf_check_axis(lua_State *L, int idx, const char *fname, int rank, int extra);
 
 /* Options table helpers: the field 'key' of the table at 'idx' (which may be
  * absent or nil). */

@@ -36,24 +36,12 @@ static void check_two(lua_State *L, const char *fname, MfTensor **in)
         in[i] = lmf_to_tensor(L, i + 1, like);
 }
 
-/* One 1-based axis: the integer at 'idx', converted to 0-based. */
-static int64_t check_axis(lua_State *L, int idx, const char *fname, int rank, int extra)
-{
-    int isint = 0;
-    lua_Integer ax = lua_tointegerx(L, idx, &isint);
-    if (!isint)
-        luaL_error(L, "%s: an axis must be an integer, got %s", fname,
-                   lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx)
-                                                   : luaL_typename(L, idx));
-    return lmf_axis(L, fname, ax, rank, extra);
-}
-
 /* An axis or an array of axes at 'idx' into 'axes' (0-based); returns the count. */
 static int check_axes(lua_State *L, int idx, const char *fname, int rank, int64_t *axes)
 {
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) == LUA_TNUMBER) {
-        axes[0] = check_axis(L, idx, fname, rank, 0);
+        axes[0] = lmf_check_axis(L, idx, fname, rank, 0);
         return 1;
     }
     if (!lua_istable(L, idx))
@@ -64,7 +52,7 @@ static int check_axes(lua_State *L, int idx, const char *fname, int rank, int64_
         luaL_error(L, "%s: %d axes given, but the tensor has rank %d", fname, (int)n, rank);
     for (int i = 0; i < (int)n; i++) {
         lua_rawgeti(L, idx, i + 1);
-        axes[i] = check_axis(L, -1, fname, rank, 0);
+        axes[i] = lmf_check_axis(L, -1, fname, rank, 0);
         lua_pop(L, 1);
     }
     return (int)n;
@@ -127,7 +115,7 @@ static int l_reshape(lua_State *L)
 static int dot_side(lua_State *L, int idx, const MfTensor *t, int64_t *axes)
 {
     if (lua_type(L, idx) == LUA_TNUMBER) {
-        axes[0] = check_axis(L, idx, "tensordot", t->rank, 0);
+        axes[0] = lmf_check_axis(L, idx, "tensordot", t->rank, 0);
         return 1;
     }
     if (!lua_istable(L, idx))

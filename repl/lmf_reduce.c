@@ -20,18 +20,6 @@
 
 /* ---- axes ------------------------------------------------------------------- */
 
-/* The integer axis in the value on top of the stack (popped), 0-based. */
-static int64_t pop_axis(lua_State *L, const char *fname, int rank)
-{
-    int isint = 0;
-    lua_Integer ax = lua_tointegerx(L, -1, &isint);
-    if (!isint)
-        luaL_error(L, "%s: an axis must be an integer, got %s", fname,
-                   lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1));
-    lua_pop(L, 1);
-    return lmf_axis(L, fname, ax, rank, 0);
-}
-
 /* Reads a number or an array of numbers at 'idx' into a->axes / a->naxes;
  * refuses repeated axes. */
 static void read_axes(lua_State *L, int idx, const char *fname, int rank, MfAttrs *a)
@@ -40,15 +28,15 @@ static void read_axes(lua_State *L, int idx, const char *fname, int rank, MfAttr
     a->all_axes = false;
     a->naxes = 0;
     if (!lua_istable(L, idx)) {
-        lua_pushvalue(L, idx);
-        a->axes[a->naxes++] = pop_axis(L, fname, rank);
+        a->axes[a->naxes++] = lmf_check_axis(L, idx, fname, rank, 0);
         return;
     }
     int n = (int)lua_rawlen(L, idx);
     /* distinct in-range axes never outnumber 'rank', so a->axes cannot overflow */
     for (int i = 1; i <= n; i++) {
         lua_rawgeti(L, idx, i);
-        int64_t ax = pop_axis(L, fname, rank);
+        int64_t ax = lmf_check_axis(L, -1, fname, rank, 0);
+        lua_pop(L, 1);
         for (int k = 0; k < a->naxes; k++)
             if (a->axes[k] == ax)
                 luaL_error(L, "%s: axis %d is listed twice (axes are 1-based)", fname,

@@ -583,6 +583,17 @@ int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, in
                       "(axes are 1-based: 1..%I, or -%I..-1)", fname, axis, rank, n, n);
 }
 
+int64_t lmf_check_axis(lua_State *L, int idx, const char *fname, int rank, int extra)
+{
+    int isint = 0;
+    lua_Integer ax = lua_tointegerx(L, idx, &isint);
+    if (!isint)
+        luaL_error(L, "%s: an axis must be an integer, got %s", fname,
+                   lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx)
+                                                   : luaL_typename(L, idx));
+    return lmf_axis(L, fname, ax, rank, extra);
+}
+
 static int opt_field(lua_State *L, int idx, const char *key)
 {
     if (!lua_istable(L, idx))
