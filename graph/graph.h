@@ -289,6 +289,23 @@ typedef struct MfSchedule {
 
 void mf_schedule_free(MfSchedule *s);
 
+/* One row of a printed schedule: a step (its node's name and op, in-degree,
+ * the ready queue after it ran) or a fed node (name and op only). NULL
+ * strings print as "?". */
+typedef struct MfSchedRow {
+    const char *name, *op;
+    int indegree;
+    int nready;
+    const char *const *ready;
+} MfSchedRow;
+
+/* Appends the schedule as a table to 'out' (graph/schedule_text.c): a
+ * header, the 'fed' rows marked "fed, not run", then one numbered row per
+ * step, columns as wide as the longest name and op (within limits).
+ * MF_ENOMEM naming "Schedule" when the text is incomplete. */
+MfStatus mf_schedule_text(const MfSchedRow *steps, int nsteps, const MfSchedRow *fed, int nfed,
+                          MfStrBuf *out);
+
 /* The values of a graph's variables in one session: 'vals[i]' is the
  * current value of VARIABLE node i (owned), NULL before it is initialised. */
 typedef struct MfVarStore {
@@ -348,6 +365,14 @@ MfStatus mf_session_run(MfSession *s, int nfetch, MfTensor *const *fetches, int 
                         MfNode *const *targets, int nfeed, MfTensor *const *fed,
                         MfTensor *const *feeds, const MfExecOptions *opt,
                         MfTensor **results, MfSchedule **sched);
+
+/* A fetch given by name, as TensorFlow 1.x's sess.run reads it: "node"
+ * naming a node without outputs (an operation: "init", a train op) is run
+ * for its effect ('*op', borrowed; '*t' NULL); any other "node" or
+ * "node:index" fetches that tensor ('*t', owned; '*op' NULL). Fails naming
+ * 'fname' when the graph has no such tensor. */
+MfStatus mf_session_fetch_name(MfGraph *g, const char *name, const char *fname, MfTensor **t,
+                               MfNode **op);
 
 /* The current value of VARIABLE node 'var' in the session ('*out' owned);
  * fails naming the variable when it is not initialised. */

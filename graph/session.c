@@ -3,6 +3,7 @@
  * a variable's state lives in the session, so two sessions on one graph
  * have independent values). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "graph.h"
 
@@ -44,6 +45,19 @@ void mf_session_free(MfSession *s)
 MfGraph *mf_session_graph(const MfSession *s)
 {
     return s->g;
+}
+
+MfStatus mf_session_fetch_name(MfGraph *g, const char *name, const char *fname, MfTensor **t,
+                               MfNode **op)
+{
+    /* A node with outputs keeps fetching its first output ("v" as "v:0"). */
+    MfNode *n = strchr(name, ':') ? NULL : mf_graph_find(g, name);
+    *t = NULL;
+    *op = n && n->noutputs == 0 ? n : NULL;
+    if (*op)
+        return MF_OK;
+    *t = mf_graph_get_tensor(g, name, fname);
+    return *t ? MF_OK : MF_EARG;
 }
 
 /* Closing frees the variables' values too (TensorFlow frees a closed

@@ -8,6 +8,7 @@
  * MfSession. Functions that take a Lua callback (as_default, name_scope,
  * control_dependencies) call it protected, undo what they pushed, then
  * rethrow, so an error inside never leaves a graph or scope in force. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -407,15 +408,6 @@ static int s_tostring(lua_State *L)
     return 1;
 }
 
-/* The node named 'name' (no ":index") when it has no outputs, as TensorFlow
- * fetches an operation by its name ("init", a train op); else NULL. A node
- * with outputs keeps fetching its first output ("v" as "v:0"). */
-static MfNode *output_less_node(MfGraph *g, const char *name)
-{
-    MfNode *n = strchr(name, ':') ? NULL : mf_graph_find(g, name);
-    return n && n->noutputs == 0 ? n : NULL;
-}
-
 /* Reads fetch item 'i' (at 'idx') into 'tensors' or 'targets'; names are
  * looked up in 'g' and anchored in the table at 'anchor'. Returns the
  * tensor's position, or -1 for an operation. */
@@ -428,14 +420,12 @@ static int read_fetch(lua_State *L, int idx, int i, MfGraph *g, int anchor, MfTe
         return -1;
     }
     MfTensor *t = NULL;
-    if (lua_type(L, idx) == LUA_TSTRING && (n = output_less_node(g, lua_tostring(L, idx)))) {
-        targets[(*ntg)++] = n;
-        return -1;
-    }
     if (lua_type(L, idx) == LUA_TSTRING) {
-        t = mf_graph_get_tensor(g, lua_tostring(L, idx), "run");
-        if (!t)
-            lmf_raise(L);
+        lmf_check_status(L, mf_session_fetch_name(g, lua_tostring(L, idx), "run", &t, &n));
+        if (n) {
+            targets[(*ntg)++] = n;
+            return -1;
+        }
         lmf_push_tensor(L, t);
         lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
     } else if (!(t = lmf_test_tensor(L, idx))) {
@@ -693,92 +683,69 @@ static int s_run(lua_State *L)
     return 2;
 }
 
-/* The widths of the name and op columns: the longest entry, at least the
- * header's, so long scoped names keep the columns aligned. */
-static void column_widths(lua_State *L, int *wname, int *wop)
+/* Reads field 'key' of the record on top as a string kept alive in the
+ * table at 'keep' (a field may come from a metamethod); NULL when it is not
+ * a string or number (printed "?"). */
+static const char *field_text(lua_State *L, const char *key, int keep)
 {
-    *wname = 22;
-    *wop = 16;
-    lua_Integer n = luaL_len(L, 1);
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, 1, i);
-        if (lua_istable(L, -1)) {
-            lua_getfield(L, -1, "name");
-            lua_getfield(L, -2, "op");
-            int a = (int)(lua_isstring(L, -2) ? lua_rawlen(L, -2) : 1);
-            int o = (int)(lua_isstring(L, -1) ? lua_rawlen(L, -1) : 1);
-            *wname = a > *wname ? a : *wname;
-            *wop = o > *wop ? o : *wop;
-            lua_pop(L, 2);
-        }
-        lua_pop(L, 1);
-    }
-    if (lua_getfield(L, 1, "fed") == LUA_TTABLE)
-        for (lua_Integer i = 1, m = luaL_len(L, -1); i <= m; i++) {
-            int top = lua_gettop(L);
-            lua_geti(L, top, i);
-            int a = lua_istable(L, -1) && lua_getfield(L, -1, "name") == LUA_TSTRING
-                        ? (int)lua_rawlen(L, -1) : 1;
-            *wname = a > *wname ? a : *wname;
-            lua_settop(L, top);
-        }
-    lua_pop(L, 1);
-    *wname = *wname > 200 ? 200 : *wname;
-    *wop = *wop > 60 ? 60 : *wop;
+    lua_getfield(L, -1, key);
+    const char *s = lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER
+                        ? lua_tostring(L, -1) : NULL;
+    lua_seti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
+    return s;
 }
 
-/* Adds record 'i' of the schedule at 1 (a row of the table) to 'b'. */
-static void add_step(lua_State *L, luaL_Buffer *b, lua_Integer i, int wname, int wop)
+/* Reads the record on top into 'r' (the ready queue too, when 'steps');
+ * strings and arrays are kept in the table at 'keep'. */
+static void read_row(lua_State *L, MfSchedRow *r, bool steps, int keep)
 {
-    char line[1024];
-    lua_geti(L, 1, i);
-    int rec = lua_gettop(L);
-    lua_getfield(L, rec, "name");
-    lua_getfield(L, rec, "op");
-    lua_getfield(L, rec, "indegree");
-    size_t used = (size_t)snprintf(line, sizeof line, "\n%4d  %-*s  %-*s  %8d  ", (int)i,
-                                   wname, luaL_optstring(L, rec + 1, "?"), wop,
-                                   luaL_optstring(L, rec + 2, "?"),
-                                   (int)luaL_optinteger(L, rec + 3, 0));
-    lua_getfield(L, rec, "ready");
-    lua_Integer nr = lua_istable(L, -1) ? luaL_len(L, -1) : 0;
-    for (lua_Integer k = 1; k <= nr && used < sizeof line; k++) {
-        lua_geti(L, -1, k);
-        used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", k > 1 ? ", " : "",
-                                 luaL_optstring(L, -1, "?"));
-        lua_pop(L, 1);
-    }
-    lua_settop(L, rec - 1);
-    luaL_addstring(b, line);
-}
-
-/* The fed nodes, first: "   -  a   Placeholder   fed, not run". */
-static void add_fed_rows(lua_State *L, luaL_Buffer *b, int wname, int wop)
-{
-    if (lua_getfield(L, 1, "fed") != LUA_TTABLE) {
-        lua_pop(L, 1);
+    r->name = field_text(L, "name", keep);
+    r->op = field_text(L, "op", keep);
+    r->nready = 0;
+    r->ready = NULL;
+    if (!steps)
         return;
-    }
-    int fed = lua_gettop(L);
-    for (lua_Integer i = 1, m = luaL_len(L, fed); i <= m; i++) {
-        char line[512];
-        if (lua_geti(L, fed, i) != LUA_TTABLE) {
-            lua_pop(L, 1);
-            continue;
+    lua_getfield(L, -1, "indegree");
+    r->indegree = (int)lua_tointeger(L, -1);   /* 0 when not a number */
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "ready") == LUA_TTABLE) {
+        lua_Integer n = luaL_len(L, -1);
+        n = n < 0 ? 0 : n > MF_SCHED_READY_MAX ? MF_SCHED_READY_MAX : n;
+        const char **ready = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *ready, 0);
+        lua_seti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
+        for (lua_Integer k = 1; k <= n; k++) {
+            lua_geti(L, -1, k);
+            ready[k - 1] = lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER
+                               ? lua_tostring(L, -1) : NULL;
+            lua_seti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
         }
-        lua_getfield(L, -1, "name");
-        lua_getfield(L, -2, "op");
-        snprintf(line, sizeof line, "\n   -  %-*s  %-*s  fed, not run (a value given to run: "
-                 "not counted)", wname, luaL_optstring(L, -2, "?"), wop,
-                 luaL_optstring(L, -1, "?"));
-        lua_pop(L, 3);
-        luaL_addstring(b, line);
+        r->nready = (int)n;
+        r->ready = ready;
     }
     lua_pop(L, 1);
 }
 
-/* The schedule prints as a table: step, node, op, in-degree, ready queue;
- * fed placeholders first, marked. */
+/* Reads the records of the array at 'idx' ('steps': a schedule's steps,
+ * else its fed nodes) into rows (a userdata kept in 'keep'); returns the
+ * count. Entries that are not tables are skipped. */
+static int read_rows(lua_State *L, int idx, bool steps, int keep, MfSchedRow **rows)
+{
+    lua_Integer n = luaL_len(L, idx);
+    if (n < 0 || n > INT_MAX / 2)
+        luaL_error(L, "Schedule: %I records", n);
+    *rows = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof **rows, 0);
+    lua_seti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
+    int m = 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_geti(L, idx, i) == LUA_TTABLE)
+            read_row(L, &(*rows)[m++], steps, keep);
+        lua_pop(L, 1);
+    }
+    return m;
+}
+
+/* The schedule prints as a table (graph/schedule_text.c): step, node, op,
+ * in-degree, ready queue; fed placeholders first, marked. */
 static int sched_tostring(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -790,18 +757,13 @@ static int sched_tostring(lua_State *L)
                               luaL_typename(L, -1));
         lua_pop(L, 1);
     }
-    int wname, wop;
-    column_widths(L, &wname, &wop);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    char head[512];
-    snprintf(head, sizeof head, "step  %-*s  %-*s  indegree  ready queue after it ran", wname,
-             "node", wop, "op");
-    luaL_addstring(&b, head);
-    add_fed_rows(L, &b, wname, wop);
-    for (lua_Integer i = 1; i <= n; i++)
-        add_step(L, &b, i, wname, wop);
-    luaL_pushresult(&b);
+    lua_newtable(L);   /* 2: keeps the strings and rows read */
+    MfSchedRow *steps, *fed = NULL;
+    int nsteps = read_rows(L, 1, true, 2, &steps), nfed = 0;
+    if (lua_getfield(L, 1, "fed") == LUA_TTABLE)
+        nfed = read_rows(L, 3, false, 2, &fed);
+    MfStrBuf *b = lmf_new_strbuf(L);
+    lmf_push_strbuf(L, b, mf_schedule_text(steps, nsteps, fed, nfed, b));
     return 1;
 }
 

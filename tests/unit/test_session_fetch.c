@@ -1,0 +1,110 @@
+/* test_session_fetch.c — what a session's face asks the engine: a fetch
+ * given by name (an operation without outputs runs for its effect, any
+ * other name is a tensor, unknown names fail naming the caller), and a
+ * schedule printed as a table (fed rows first, aligned columns, the ready
+ * queue joined). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "testutil.h"
+
+static void test_fetch_by_name(void **state)
+{
+    (void)state;
+    MfGraph *g = mf_graph_new();
+    assert_non_null(g);
+    MfTensor *x, *t;
+    MfNode *op, *init;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 0, NULL, "x", &x), MF_OK);
+    assert_int_equal(mf_graph_group(g, 1, (MfNode *const[]){x->node}, "init", &init), MF_OK);
+
+    /* a node without outputs: the operation itself */
+    assert_int_equal(mf_session_fetch_name(g, "init", "run", &t, &op), MF_OK);
+    assert_ptr_equal(op, init);
+    assert_null(t);
+
+    /* a node with outputs: "x" is "x:0" */
+    assert_int_equal(mf_session_fetch_name(g, "x", "run", &t, &op), MF_OK);
+    assert_null(op);
+    assert_ptr_equal(t->node, x->node);
+    mf_tensor_release(t);
+    assert_int_equal(mf_session_fetch_name(g, "x:0", "run", &t, &op), MF_OK);
+    assert_ptr_equal(t->node, x->node);
+    mf_tensor_release(t);
+
+    /* "init:0" asks for an output the operation does not have */
+    assert_int_equal(mf_session_fetch_name(g, "init:0", "run", &t, &op), MF_EARG);
+    assert_null(t);
+    assert_null(op);
+    assert_non_null(strstr(mf_err_msg(), "run: no tensor 'init:0'"));
+    mf_err_clear();
+    assert_int_equal(mf_session_fetch_name(g, "nope", "fetch", &t, &op), MF_EARG);
+    assert_non_null(strstr(mf_err_msg(), "fetch: no tensor 'nope'"));
+    mf_err_clear();
+
+    mf_tensor_release(x);
+    mf_graph_release(g);
+}
+
+/* The text's line 'i' (0-based), copied into 'buf'. */
+static const char *line_of(const char *text, int i, char *buf, size_t cap)
+{
+    for (; i > 0 && text; i--)
+        text = strchr(text, '\n') ? strchr(text, '\n') + 1 : NULL;
+    assert_non_null(text);
+    size_t n = strcspn(text, "\n");
+    assert_true(n < cap);
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void test_schedule_text(void **state)
+{
+    (void)state;
+    const char *ready2[] = {"add", "multiply"};
+    MfSchedRow steps[] = {
+        {"Const", "Const", 0, 0, NULL},
+        {"Const_1", "Const", 0, 2, ready2},
+        {"a_rather_long_scope_name/relu_of_something", "Relu", 1, 0, NULL},
+        {NULL, NULL, 2, 0, NULL},
+    };
+    MfSchedRow fed[] = {{"x", "Placeholder", 0, 0, NULL}};
+    MfStrBuf b = {0};
+    assert_int_equal(mf_schedule_text(steps, 4, fed, 1, &b), MF_OK);
+    char l[512];
+    /* the name column is as wide as the longest name (42 > 22) */
+    const char *name = "a_rather_long_scope_name/relu_of_something";
+    int w = (int)strlen(name);
+    char want[512];
+    snprintf(want, sizeof want, "step  %-*s  %-16s  indegree  ready queue after it ran", w,
+             "node", "op");
+    assert_string_equal(line_of(b.data, 0, l, sizeof l), want);
+    snprintf(want, sizeof want, "   -  %-*s  %-16s  fed, not run (a value given to run: not "
+             "counted)", w, "x", "Placeholder");
+    assert_string_equal(line_of(b.data, 1, l, sizeof l), want);
+    snprintf(want, sizeof want, "   2  %-*s  %-16s         0  add, multiply", w, "Const_1",
+             "Const");
+    assert_string_equal(line_of(b.data, 3, l, sizeof l), want);
+    snprintf(want, sizeof want, "   4  %-*s  %-16s         2  ", w, "?", "?");
+    assert_string_equal(line_of(b.data, 5, l, sizeof l), want);
+    mf_strbuf_free(&b);
+
+    /* no steps, no fed rows: the header at its minimum widths */
+    assert_int_equal(mf_schedule_text(NULL, 0, NULL, 0, &b), MF_OK);
+    snprintf(want, sizeof want, "step  %-22s  %-16s  indegree  ready queue after it ran",
+             "node", "op");
+    assert_string_equal(b.data, want);
+    mf_strbuf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_fetch_by_name, setup_engine, teardown_engine),
+        cmocka_unit_test_setup_teardown(test_schedule_text, setup_engine, teardown_engine),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
