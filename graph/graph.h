@@ -485,6 +485,33 @@ int mf_trace_nresults(const MfTrace *t);
  * captured assign run; 'results' gets mf_trace_nresults owned values. */
 MfStatus mf_trace_call(MfTrace *t, int nargs, MfTensor *const *args, MfTensor **results);
 
+/* ---- a traced call's signature (graph/trace_signature.c) -------------------
+ * The key of a traced function's cache of traces, appended part by part as
+ * the face walks the call's arguments: a tensor by dtype and shape; an
+ * integer, float, string, boolean or nil by value; an array's items between
+ * mf_sig_array_begin and mf_sig_array_end, each followed by
+ * mf_sig_array_item_end; anything else by identity (its type name and
+ * address). mf_sig_arg_end ends each argument. Two calls get one key only
+ * when every part is equal. */
+void mf_sig_tensor(MfStrBuf *b, const MfTensor *t);
+void mf_sig_integer(MfStrBuf *b, long long v);
+void mf_sig_number(MfStrBuf *b, double v);
+void mf_sig_string(MfStrBuf *b, const char *s, size_t n);
+void mf_sig_boolean(MfStrBuf *b, bool v);
+void mf_sig_nil(MfStrBuf *b);
+void mf_sig_identity(MfStrBuf *b, const char *type, const void *p);
+void mf_sig_array_begin(MfStrBuf *b);
+void mf_sig_array_item_end(MfStrBuf *b);
+void mf_sig_array_end(MfStrBuf *b);
+void mf_sig_arg_end(MfStrBuf *b);
+
+/* TensorFlow warns when a tf.function keeps retracing; so does mf.trace,
+ * once per function, at its MF_TRACE_RETRACE_WARNING-th trace. True when
+ * trace number 'count' is that one, with the warning in 'buf' ('where': the
+ * caller's place, e.g. " (called at x.lua:3)", or ""); the face prints it. */
+#define MF_TRACE_RETRACE_WARNING 10
+bool mf_trace_retrace_warning(int count, const char *where, char *buf, size_t cap);
+
 /* Writes into 'buf' why mf.gradients(y, {x}) is nil, or that it is
  * connected (graph/explain.c): the target does not depend on the source,
  * or the first node that cut the path (stop_gradient, an op without a

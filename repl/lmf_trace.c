@@ -20,9 +20,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "eager/eager.h"
 #include "graph/graph.h"
+#include "train/train.h"
 #include "lmf_callback.h"
+#include "lmf_print.h"
 #include "lmf.h"
 
 #define FUNCTION_MT "mf.Function"
@@ -56,63 +57,52 @@ static bool is_array(lua_State *L, int idx)
     return false;
 }
 
-/* Appends the signature of the value at 'idx' to 'b'. */
-static void add_signature(lua_State *L, luaL_Buffer *b, int idx, int depth)
+/* Appends the signature of the value at 'idx' to 'b' (the parts and their
+ * encoding: graph/trace_signature.c). */
+static void add_signature(lua_State *L, MfStrBuf *b, int idx, int depth)
 {
     idx = lua_absindex(L, idx);
     MfVariable *v = lmf_test_variable(L, idx);
     MfTensor *t = v ? NULL : lmf_test_tensor(L, idx);
-    char buf[MF_MAX_RANK * 24 + 64];
     if (t) {
-        snprintf(buf, sizeof buf, "T%s", mf_dtype_name(t->dtype));
-        luaL_addstring(b, buf);
-        luaL_addstring(b, mf_shape_str(t->rank, t->shape, buf, sizeof buf));
-    } else if (lua_type(L, idx) == LUA_TNUMBER) {  /* by value, exactly */
+        mf_sig_tensor(b, t);
+    } else if (lua_type(L, idx) == LUA_TNUMBER) {
         if (lua_isinteger(L, idx))
-            snprintf(buf, sizeof buf, "I%lld", (long long)lua_tointeger(L, idx));
+            mf_sig_integer(b, (long long)lua_tointeger(L, idx));
         else
-            snprintf(buf, sizeof buf, "N%.17g", lua_tonumber(L, idx));
-        luaL_addstring(b, buf);
+            mf_sig_number(b, lua_tonumber(L, idx));
     } else if (lua_type(L, idx) == LUA_TSTRING) {
-        lua_pushfstring(L, "S%d:", (int)luaL_len(L, idx));
-        luaL_addvalue(b);
-        lua_pushvalue(L, idx);
-        luaL_addvalue(b);
-    } else if (lua_type(L, idx) == LUA_TBOOLEAN || lua_isnil(L, idx)) {
-        luaL_addstring(b, lua_isnil(L, idx) ? "nil" : lua_toboolean(L, idx) ? "true" : "false");
+        size_t n;
+        const char *str = lua_tolstring(L, idx, &n);
+        mf_sig_string(b, str, n);
+    } else if (lua_type(L, idx) == LUA_TBOOLEAN) {
+        mf_sig_boolean(b, lua_toboolean(L, idx));
+    } else if (lua_isnil(L, idx)) {
+        mf_sig_nil(b);
     } else if (is_array(L, idx) && depth < MAX_DEPTH) {
         lua_Integer n = luaL_len(L, idx);
-        luaL_addchar(b, '{');
+        mf_sig_array_begin(b);
         for (lua_Integer i = 1; i <= n; i++) {
-            /* 'b' must find its own slot on top of the stack whenever it
-             * grows: the element and its signature are built above it in a
-             * buffer of their own, then added as one string */
             lua_geti(L, idx, i);
-            luaL_Buffer e;
-            luaL_buffinit(L, &e);
-            add_signature(L, &e, -2, depth + 1);
-            luaL_pushresult(&e);
-            lua_remove(L, -2);
-            luaL_addvalue(b);
-            luaL_addchar(b, ',');
+            add_signature(L, b, -1, depth + 1);
+            lua_pop(L, 1);
+            mf_sig_array_item_end(b);
         }
-        luaL_addchar(b, '}');
+        mf_sig_array_end(b);
     } else {           /* Variables, functions, other objects: by identity */
-        lua_pushfstring(L, "%s@%p", luaL_typename(L, idx), lua_topointer(L, idx));
-        luaL_addvalue(b);
+        mf_sig_identity(b, luaL_typename(L, idx), lua_topointer(L, idx));
     }
 }
 
 /* Pushes the signature of arguments 2..top. */
 static void push_signature(lua_State *L, int top)
 {
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
+    MfStrBuf *b = lmf_new_strbuf(L);   /* freed by its box if an error ends the walk */
     for (int i = 2; i <= top; i++) {
-        add_signature(L, &b, i, 0);
-        luaL_addchar(&b, ';');
+        add_signature(L, b, i, 0);
+        mf_sig_arg_end(b);
     }
-    luaL_pushresult(&b);
+    lmf_push_strbuf(L, b, mf_strbuf_status(b, "trace"));
 }
 
 /* ---- arguments: placeholders while tracing, fed values when running ---- */
@@ -342,13 +332,9 @@ static void trace_call(lua_State *L, int fn, int top, const char *who)
     lua_setfield(L, -2, "n");
 }
 
-/* TensorFlow warns when a tf.function keeps retracing; so do we, once per
- * function, at its RETRACE_WARNING-th trace: usually a Lua number that
- * changes every call (a learning rate, a step), which is part of the
- * signature by value. */
-#define RETRACE_WARNING 10
-
-static void warn_retracing(lua_State *L)
+/* Prints the warning of graph/trace_signature.c (a function traced again
+ * and again) with the place of the call, when trace 'count' deserves it. */
+static void warn_retracing(lua_State *L, int count)
 {
     int base = lua_gettop(L);
     lua_Debug ar;
@@ -357,10 +343,9 @@ static void warn_retracing(lua_State *L)
                             ? lua_pushfstring(L, " (called at %s:%d)", ar.short_src,
                                               ar.currentline)
                             : "";
-    fprintf(stderr, "moonflow: warning: a traced function has been traced %d times%s: one "
-            "trace per new signature (tensor dtypes and shapes, the values of Lua numbers, "
-            "strings and booleans); pass values that change from call to call as tensors "
-            "to reuse one trace\n", RETRACE_WARNING, where);
+    char msg[640];
+    if (mf_trace_retrace_warning(count, where, msg, sizeof msg))
+        fprintf(stderr, "moonflow: warning: %s\n", msg);
     lua_settop(L, base);
 }
 
@@ -391,8 +376,7 @@ static void entry_for(lua_State *L, int top, const char *who)
     lua_pop(L, 1);
     lua_pushinteger(L, c);
     lua_setfield(L, state, "count");
-    if (c == RETRACE_WARNING)
-        warn_retracing(L);
+    warn_retracing(L, (int)c);
     lua_replace(L, state);
     lua_settop(L, state);
 }
@@ -404,9 +388,8 @@ static void check_function(lua_State *L)
     luaL_checkudata(L, 1, FUNCTION_MT);
 }
 
-/* Calls 'f' itself on args 2..top (inside another trace or graph, the ops
- * join that graph: nested traced functions are inlined; under a recording
- * GradientTape, eagerly so that the tape sees the ops). */
+/* Calls 'f' itself on args 2..top (when mf_train_trace_runs_inline: inside
+ * another graph, or under a recording GradientTape). */
 static int call_plain(lua_State *L, int top)
 {
     lua_getiuservalue(L, 1, 1);
@@ -447,7 +430,7 @@ static int fn_call(lua_State *L)
 {
     check_function(L);
     int top = lua_gettop(L);
-    if (mf_mode_graph() || mf_tape_any_recording())
+    if (mf_train_trace_runs_inline())
         return call_plain(L, top);
     entry_for(L, top, "traced function");
     int entry = lua_gettop(L);

@@ -9,7 +9,10 @@
  *
  * The global step: while a graph is built, that graph's "global_step"
  * variable; otherwise the process's eager one, made on first use and kept
- * here (one reference) until mf_train_global_step_forget. */
+ * here (one reference) until mf_train_global_step_forget.
+ *
+ * A traced function's call: its body (inlined into the graph being built,
+ * or seen by a recording tape) or its trace run. */
 #include "train.h"
 
 static MfVariable *eager_step;
@@ -73,4 +76,9 @@ void mf_train_global_step_forget(void)
 {
     mf_variable_release(eager_step);
     eager_step = NULL;
+}
+
+bool mf_train_trace_runs_inline(void)
+{
+    return mf_mode_graph() || mf_tape_any_recording();
 }

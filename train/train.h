@@ -308,6 +308,12 @@ MfVariable *mf_train_eager_global_step(void);
  * get_or_create_global_step once the old one is gone. */
 void mf_train_global_step_forget(void);
 
+/* Whether a traced function (mf.trace) called now runs its own body
+ * instead of its trace: inside another trace or graph its ops join that
+ * graph (nested traced functions are inlined, as tf.function's), and under
+ * a recording GradientTape they run eagerly so that the tape sees them. */
+bool mf_train_trace_runs_inline(void);
+
 /* ---- a GradientTape inside a graph being built (train/tape_window.c) --------------
  * While a graph is built (mf.trace) the builder takes the ops, so a tape
  * records none: its gradient of a symbolic target is the symbolic gradient
