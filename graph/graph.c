@@ -19,7 +19,7 @@
 #include "core/rng.h"
 
 #define MAX_DEFAULT_DEPTH 64
-#define MAX_NAME 256
+#define MAX_NAME 256   /* graph.h's MF_INPUT_NAME_CAP leaves room for ":index" */
 #define MAX_USER_NAME (MAX_NAME - 32)   /* a user's name, with the scope */
 
 typedef struct NameSlot {
@@ -388,6 +388,13 @@ MfGraph *mf_tensor_graph(const MfTensor *t)
     return t->node ? ((const MfNode *)t->node)->graph : NULL;
 }
 
+char *mf_node_input_name(const MfNode *n, int k, char *buf, int cap)
+{
+    snprintf(buf, (size_t)cap, "%s:%d", mf_graph_node(n->graph, n->inputs[k].node)->name,
+             n->inputs[k].output);
+    return buf;
+}
+
 char *mf_graph_tensor_name(const MfTensor *t, char *buf, int cap)
 {
     if (t->node)
@@ -444,6 +451,15 @@ void mf_graph_pop_default(void)
 MfGraph *mf_graph_default(void)
 {
     return default_depth ? default_stack[default_depth - 1] : NULL;
+}
+
+MfGraph *mf_graph_default_for(const char *fname)
+{
+    MfGraph *g = mf_graph_default();
+    if (!g)
+        mf_err_set(MF_EARG, "%s: no graph is being built; call it inside "
+                   "g:as_default(function() ... end) with g = mf.Graph()", fname);
+    return g;
 }
 
 void mf_graph_mark_function(MfGraph *g)

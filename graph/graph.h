@@ -161,6 +161,11 @@ MfStatus mf_graph_push_default(MfGraph *g);
 void mf_graph_pop_default(void);
 MfGraph *mf_graph_default(void);
 
+/* The default graph for 'fname' (placeholder, name_scope, a Session without
+ * a graph ...), borrowed; NULL with a message saying how to build one when
+ * no graph is being built. */
+MfGraph *mf_graph_default_for(const char *fname);
+
 /* A function graph is one mf.trace builds: variables a layer makes while
  * tracing are made eagerly, outside it (mf.init_scope). */
 void mf_graph_mark_function(MfGraph *g);
@@ -217,6 +222,12 @@ MfGraph *mf_tensor_graph(const MfTensor *t);
 
 /* Writes "add:0" for a symbolic tensor ("" otherwise); returns 'buf'. */
 char *mf_graph_tensor_name(const MfTensor *t, char *buf, int cap);
+
+/* Writes the name of data input 'k' of 'n', "add:0", as listings and
+ * g:nodes() show it; returns 'buf' (MF_INPUT_NAME_CAP holds any: node
+ * names are shorter than 256 bytes). */
+#define MF_INPUT_NAME_CAP 288
+char *mf_node_input_name(const MfNode *n, int k, char *buf, int cap);
 
 /* The tensor named "node:index" (or "node", index 0), owned; NULL with a
  * message naming 'fname' when there is none. */

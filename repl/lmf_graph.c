@@ -71,13 +71,13 @@ static MfNode *test_operation(lua_State *L, int idx)
     return box ? box->n : NULL;
 }
 
-/* The default graph, or raises naming 'fname'. */
+/* The default graph, or raises naming 'fname' (graph/graph.c says how to
+ * make one). */
 static MfGraph *need_default(lua_State *L, const char *fname)
 {
-    MfGraph *g = mf_graph_default();
+    MfGraph *g = mf_graph_default_for(fname);
     if (!g)
-        luaL_error(L, "%s: no graph is being built; call it inside g:as_default(function() ... "
-                   "end) with g = mf.Graph()", fname);
+        lmf_raise(L);
     return g;
 }
 
@@ -130,8 +130,8 @@ static void push_input_names(lua_State *L, const MfNode *n)
     MfGraph *g = n->graph;
     lua_createtable(L, n->ninputs, 0);
     for (int k = 0; k < n->ninputs; k++) {
-        lua_pushfstring(L, "%s:%d", mf_graph_node(g, n->inputs[k].node)->name,
-                        n->inputs[k].output);
+        char name[MF_INPUT_NAME_CAP];
+        lua_pushstring(L, mf_node_input_name(n, k, name, sizeof name));
         lua_seti(L, -2, k + 1);
     }
     lua_setfield(L, -2, "inputs");

@@ -1,8 +1,9 @@
-/* test_session_fetch.c — what a session's face asks the engine: a fetch
- * given by name (an operation without outputs runs for its effect, any
- * other name is a tensor, unknown names fail naming the caller), and a
+/* test_session_fetch.c — what the graph and session faces ask the engine: a
+ * fetch given by name (an operation without outputs runs for its effect,
+ * any other name is a tensor, unknown names fail naming the caller), a
  * schedule printed as a table (fed rows first, aligned columns, the ready
- * queue joined). */
+ * queue joined), the default graph a building function needs, and the
+ * names of a node's data inputs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,34 @@ static void test_fetch_by_name(void **state)
     mf_err_clear();
 
     mf_tensor_release(x);
+    mf_graph_release(g);
+}
+
+/* The faces' building functions need a default graph and say how to make
+ * one; g:nodes() names data inputs "node:index". */
+static void test_default_and_input_names(void **state)
+{
+    (void)state;
+    assert_null(mf_graph_default_for("placeholder"));
+    assert_non_null(strstr(mf_err_msg(), "placeholder: no graph is being built; call it "
+                                         "inside g:as_default("));
+    mf_err_clear();
+    MfGraph *g = mf_graph_new();
+    assert_non_null(g);
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    assert_ptr_equal(mf_graph_default_for("group"), g);
+    MfTensor *x, *y, *sum;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 0, NULL, "x", &x), MF_OK);
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 0, NULL, "y", &y), MF_OK);
+    assert_int_equal(mf_binary(MF_OP_ADD, y, x, &sum), MF_OK);
+    char name[MF_INPUT_NAME_CAP];
+    const MfNode *add = sum->node;
+    assert_string_equal(mf_node_input_name(add, 0, name, sizeof name), "y:0");
+    assert_string_equal(mf_node_input_name(add, 1, name, sizeof name), "x:0");
+    mf_graph_pop_default();
+    mf_tensor_release(sum);
+    mf_tensor_release(x);
+    mf_tensor_release(y);
     mf_graph_release(g);
 }
 
@@ -105,6 +134,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fetch_by_name, setup_engine, teardown_engine),
         cmocka_unit_test_setup_teardown(test_schedule_text, setup_engine, teardown_engine),
+        cmocka_unit_test_setup_teardown(test_default_and_input_names, setup_engine,
+                                        teardown_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
