@@ -385,6 +385,14 @@ MfStatus mf_session_run(MfSession *s, int nfetch, MfTensor *const *fetches, int 
 MfStatus mf_session_fetch_name(MfGraph *g, const char *name, const char *fname, MfTensor **t,
                                MfNode **op);
 
+/* A value fed to 'key' that the face made from plain data (a number or an
+ * array) is converted to the key's dtype, as TensorFlow converts a fed list
+ * to the placeholder's dtype; a tensor given as it is stays unconverted
+ * (mf_exec_run checks its dtype). '*out' owned: 'value' retained, or its
+ * cast. */
+MfStatus mf_session_feed_value(const MfTensor *key, MfTensor *value, bool from_data,
+                               MfTensor **out);
+
 /* The current value of VARIABLE node 'var' in the session ('*out' owned);
  * fails naming the variable when it is not initialised. */
 MfStatus mf_session_variable_value(MfSession *s, const MfNode *var, MfTensor **out);

@@ -60,6 +60,19 @@ MfStatus mf_session_fetch_name(MfGraph *g, const char *name, const char *fname, 
     return *t ? MF_OK : MF_EARG;
 }
 
+MfStatus mf_session_feed_value(const MfTensor *key, MfTensor *value, bool from_data,
+                               MfTensor **out)
+{
+    if (!from_data || value->dtype == key->dtype) {
+        mf_tensor_retain(value);
+        *out = value;
+        return MF_OK;
+    }
+    MfAttrs a = mf_attrs_default();
+    a.dtype = key->dtype;
+    return mf_exec_eager(MF_OP_CAST, 1, &value, &a, out);
+}
+
 /* Closing frees the variables' values too (TensorFlow frees a closed
  * session's resources). */
 void mf_session_close(MfSession *s)

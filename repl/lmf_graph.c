@@ -521,21 +521,20 @@ typedef struct Feeds {
     MfTensor **keys, **vals;
 } Feeds;
 
-/* The value on top (a tensor, or Lua data converted to 'dt' as TensorFlow
- * converts a fed array to the placeholder's dtype), replacing it. */
-static MfTensor *feed_value(lua_State *L, MfDType dt)
+/* The value on top fed to 'key' (a tensor, or Lua data converted as
+ * mf_session_feed_value says), replacing it. */
+static MfTensor *feed_value(lua_State *L, const MfTensor *key)
 {
     bool data = !lua_isuserdata(L, -1);
-    MfTensor *v = lmf_to_tensor(L, lua_gettop(L), (int)dt), *c;
-    if (!data || v->dtype == dt)
+    MfTensor *v = lmf_to_tensor(L, lua_gettop(L), (int)key->dtype), *fed;
+    lmf_check_status(L, mf_session_feed_value(key, v, data, &fed));
+    if (fed == v) {   /* fed as it is: its box on top keeps it */
+        mf_tensor_release(fed);
         return v;
-    MfAttrs a = mf_attrs_default();
-    a.dtype = dt;
-    if (mf_exec_eager(MF_OP_CAST, 1, &v, &a, &c) != MF_OK)
-        lmf_raise(L);
-    lmf_push_tensor(L, c);
+    }
+    lmf_push_tensor(L, fed);
     lua_replace(L, -2);
-    return c;
+    return fed;
 }
 
 /* Reads the feeds table at 3 ({[x] = value, ["y:0"] = value}); converted
@@ -568,7 +567,7 @@ static void read_feeds(lua_State *L, MfGraph *g, int anchor, Feeds *f)
             lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
         }
         f->keys[i] = k;
-        f->vals[i] = feed_value(L, k->dtype);
+        f->vals[i] = feed_value(L, k);
         lua_pushvalue(L, -1);
         lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
         i++;

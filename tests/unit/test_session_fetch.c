@@ -2,8 +2,8 @@
  * fetch given by name (an operation without outputs runs for its effect,
  * any other name is a tensor, unknown names fail naming the caller), a
  * schedule printed as a table (fed rows first, aligned columns, the ready
- * queue joined), the default graph a building function needs, and the
- * names of a node's data inputs. */
+ * queue joined), the default graph a building function needs, the names
+ * of a node's data inputs, and a fed value's conversion. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +77,34 @@ static void test_default_and_input_names(void **state)
     mf_graph_release(g);
 }
 
+/* Data fed to a placeholder takes its dtype; a tensor is fed as it is. */
+static void test_feed_value(void **state)
+{
+    (void)state;
+    MfGraph *g = mf_graph_new();
+    assert_non_null(g);
+    MfTensor *x, *out;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 1, (int64_t[]){2}, "x", &x), MF_OK);
+    const int64_t data[2] = {3, -4};
+    MfTensor *v = mf_tensor_from_data(MF_INT64, 1, (int64_t[]){2}, data);
+    assert_non_null(v);
+    assert_int_equal(mf_session_feed_value(x, v, true, &out), MF_OK);
+    assert_int_equal(out->dtype, MF_FLOAT32);
+    assert_true(mf_tensor_get(out, 0) == 3.0 && mf_tensor_get(out, 1) == -4.0);
+    mf_tensor_release(out);
+    assert_int_equal(mf_session_feed_value(x, v, false, &out), MF_OK);
+    assert_ptr_equal(out, v);   /* the executor says the dtype is wrong */
+    mf_tensor_release(out);
+    MfTensor *f = mf_tensor_zeros(MF_FLOAT32, 1, (int64_t[]){2});
+    assert_int_equal(mf_session_feed_value(x, f, true, &out), MF_OK);
+    assert_ptr_equal(out, f);
+    mf_tensor_release(out);
+    mf_tensor_release(f);
+    mf_tensor_release(v);
+    mf_tensor_release(x);
+    mf_graph_release(g);
+}
+
 /* The text's line 'i' (0-based), copied into 'buf'. */
 static const char *line_of(const char *text, int i, char *buf, size_t cap)
 {
@@ -136,6 +164,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_schedule_text, setup_engine, teardown_engine),
         cmocka_unit_test_setup_teardown(test_default_and_input_names, setup_engine,
                                         teardown_engine),
+        cmocka_unit_test_setup_teardown(test_feed_value, setup_engine, teardown_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
