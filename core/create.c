@@ -107,6 +107,10 @@ MfStatus mf_create_fill_int(const char *who, MfDType dt, int rank, const int64_t
 
 MfStatus mf_create_eye(MfDType dt, int64_t rows, int64_t cols, MfTensor **out)
 {
+    *out = NULL;
+    if (rows < 0 || cols < 0)
+        return mf_err_set(MF_ESHAPE, "eye: sizes must be >= 0, got %lld x %lld", (long long)rows,
+                          (long long)cols);
     int64_t shape[2] = {rows, cols};
     MfStatus st = mf_create_fill("eye", dt, 2, shape, 0.0, out);
     if (st != MF_OK)
@@ -250,4 +254,27 @@ MfStatus mf_create_linspace(MfDType dt, double a, double b, int64_t n, MfTensor 
             ((double *)(*out)->storage->data)[i] = v;
     }
     return MF_OK;
+}
+
+MfStatus mf_create_reshaped(MfTensor *t, int rank, const int64_t *shape, MfTensor **out)
+{
+    char want[160], got[160];
+    *out = NULL;
+    if (t->node)
+        return mf_err_set(MF_ESHAPE, "constant: cannot give a shape to a symbolic (graph) "
+                          "tensor; use mf.reshape");
+    if (mf_shape_numel(rank, shape) != mf_tensor_numel(t))
+        return mf_err_set(MF_ESHAPE, "constant: data has %lld element(s) (shape %s) but shape "
+                          "%s needs %lld", (long long)mf_tensor_numel(t),
+                          mf_shape_str(t->rank, t->shape, got, sizeof got),
+                          mf_shape_str(rank, shape, want, sizeof want),
+                          (long long)mf_shape_numel(rank, shape));
+    MfTensor *c = mf_tensor_contiguous(t);   /* NULL: out of memory, said by it */
+    if (!c)
+        return MF_ENOMEM;
+    int64_t strides[MF_MAX_RANK];
+    mf_shape_strides(rank, shape, strides);
+    *out = mf_tensor_view(c, rank, shape, strides, c->offset);
+    mf_tensor_release(c);
+    return *out ? MF_OK : MF_ENOMEM;
 }

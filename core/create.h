@@ -28,8 +28,14 @@ MfStatus mf_create_fill(const char *who, MfDType dt, int rank, const int64_t *sh
 MfStatus mf_create_fill_int(const char *who, MfDType dt, int rank, const int64_t *shape,
                             int64_t value, MfTensor **out);
 
-/* A 'rows' x 'cols' matrix with ones on the main diagonal ("eye"). */
+/* A 'rows' x 'cols' matrix with ones on the main diagonal ("eye");
+ * MF_ESHAPE "eye: sizes must be >= 0, got R x C" for a negative size. */
 MfStatus mf_create_eye(MfDType dt, int64_t rows, int64_t cols, MfTensor **out);
+
+/* mf.constant(data, {shape}): the concrete tensor 't' (its data) as a view
+ * of 'shape', which must hold as many elements. Errors (MF_ESHAPE,
+ * "constant: ..."): a symbolic tensor, another element count; MF_ENOMEM. */
+MfStatus mf_create_reshaped(MfTensor *t, int rank, const int64_t *shape, MfTensor **out);
 
 /* start, start + delta, ... while before 'limit' (exclusive), as tf.range;
  * empty when delta points away from limit. Float dtypes. MF_EARG when delta

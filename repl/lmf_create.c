@@ -293,28 +293,11 @@ static MfTensor *constant_from_data(lua_State *L, int dt)
     return lmf_check_tensor(L, -1);
 }
 
-/* Pushes a view of the (concrete) tensor at the top with 'shape', whose
- * element count must match; replaces the top. */
+/* Replaces the tensor at the top by its view of 'shape' (mf_create_reshaped). */
 static void reshape_top(lua_State *L, int rank, const int64_t *shape)
 {
-    MfTensor *t = lmf_check_tensor(L, -1);
-    char want[160], got[160];
-    if (t->node)
-        luaL_error(L, "constant: cannot give a shape to a symbolic (graph) tensor; use "
-                   "mf.reshape");
-    if (mf_shape_numel(rank, shape) != mf_tensor_numel(t))
-        luaL_error(L, "constant: data has %I element(s) (shape %s) but shape %s needs %I",
-                   (lua_Integer)mf_tensor_numel(t), mf_shape_str(t->rank, t->shape, got, 160),
-                   mf_shape_str(rank, shape, want, 160), (lua_Integer)mf_shape_numel(rank, shape));
-    MfTensor *c = mf_tensor_contiguous(t);
-    if (!c)
-        lmf_raise(L);
-    int64_t strides[MF_MAX_RANK];
-    mf_shape_strides(rank, shape, strides);
-    MfTensor *v = mf_tensor_view(c, rank, shape, strides, c->offset);
-    mf_tensor_release(c);
-    if (!v)
-        lmf_raise(L);
+    MfTensor *v = NULL;
+    lmf_check_status(L, mf_create_reshaped(lmf_check_tensor(L, -1), rank, shape, &v));
     lmf_push_tensor(L, v);
     lua_replace(L, -2);
 }
@@ -406,8 +389,6 @@ static int l_eye(lua_State *L)
         cols = check_int(L, -1, "eye", "num_columns");
         lua_pop(L, 1);
     }
-    if (rows < 0 || cols < 0)
-        return luaL_error(L, "eye: sizes must be >= 0, got %I x %I", rows, cols);
     MfTensor *out = NULL;
     lmf_check_status(L, mf_create_eye(dtype_arg(L, 2, "eye", MF_FLOAT32, NULL), rows, cols,
                                       &out));
@@ -542,12 +523,7 @@ static int l_uniform(lua_State *L)
     lmf_check_options(L, 2, fname, keys);
     MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
     double lo = opt_number(L, 2, fname, "minval", 0.0);
-    double hi = opt_number(L, 2, fname, "maxval", (double)NAN);
-    if (isnan(hi) && mf_dtype_is_int(dt))
-        return luaL_error(L, "%s: maxval is required for integer dtypes (%s)", fname,
-                          mf_dtype_name(dt));
-    if (isnan(hi))
-        hi = 1.0;
+    double hi = opt_number(L, 2, fname, "maxval", (double)NAN);   /* NaN: none given */
     MfTensor *out = NULL;
     uint64_t seed = seed_opt(L, 2, fname);
     lmf_check_status(L, rank == RUN_TIME_SHAPE

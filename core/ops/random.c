@@ -359,9 +359,25 @@ MfStatus mf_random_truncated_normal(int rank, const int64_t *shape, MfDType dt, 
     return call_shaped(MF_OP_TRUNCATED_NORMAL, rank, shape, dt, mean, stddev, seed, out);
 }
 
+/* TensorFlow's maxval=None (NaN here): 1 for floats, required for integers. */
+static MfStatus default_maxval(MfDType dt, double *maxval)
+{
+    if (!isnan(*maxval))
+        return MF_OK;
+    if (mf_dtype_is_int(dt))
+        return mf_err_set(MF_EARG, "random.uniform: maxval is required for integer dtypes (%s)",
+                          mf_dtype_name(dt));
+    *maxval = 1.0;
+    return MF_OK;
+}
+
 MfStatus mf_random_uniform(int rank, const int64_t *shape, MfDType dt, double minval,
                            double maxval, uint64_t seed, MfTensor **out)
 {
+    *out = NULL;
+    MfStatus st = default_maxval(dt, &maxval);
+    if (st != MF_OK)
+        return st;
     MfOpId op = mf_dtype_is_int(dt) ? MF_OP_RANDOM_UNIFORM_INT : MF_OP_RANDOM_UNIFORM;
     return call_shaped(op, rank, shape, dt, minval, maxval, seed, out);
 }
@@ -369,6 +385,9 @@ MfStatus mf_random_uniform(int rank, const int64_t *shape, MfDType dt, double mi
 MfStatus mf_random_shaped_by(MfOpId op, MfTensor *shape, MfDType dt, double a, double b,
                              uint64_t seed, MfTensor **out)
 {
+    *out = NULL;
+    if (op == MF_OP_RANDOM_UNIFORM && default_maxval(dt, &b) != MF_OK)
+        return MF_EARG;
     MfAttrs at = mf_attrs_default();
     if (op == MF_OP_RANDOM_UNIFORM && mf_dtype_is_int(dt))
         op = MF_OP_RANDOM_UNIFORM_INT;

@@ -33,7 +33,10 @@ MfStatus mf_random_truncated_normal(int rank, const int64_t *shape, MfDType dt, 
                                     double stddev, uint64_t seed, MfTensor **out);
 
 /* Uniform values in [minval, maxval): RandomUniform for float dtypes,
- * RandomUniformInt for int32 / int64 (integer bounds, minval < maxval). */
+ * RandomUniformInt for int32 / int64 (integer bounds, minval < maxval).
+ * A NaN maxval means none was given (TensorFlow's maxval=None): 1 for float
+ * dtypes; integer dtypes need one (MF_EARG "random.uniform: maxval is
+ * required ..."). The same holds for mf_random_shaped_by's uniform. */
 MfStatus mf_random_uniform(int rank, const int64_t *shape, MfDType dt, double minval,
                            double maxval, uint64_t seed, MfTensor **out);
 

@@ -104,7 +104,7 @@ static void test_eye(void **state)
     mf_tensor_release(c);
     mf_tensor_release(d);
     assert_int_equal(mf_create_eye(MF_FLOAT32, -1, 2, &a), MF_ESHAPE);
-    assert_error_contains("eye: dimensions must be >= 0");
+    assert_error_contains("eye: sizes must be >= 0, got -1 x 2");
 }
 
 static void test_range_float(void **state)
@@ -235,6 +235,21 @@ static void test_range_of(void **state)
     assert_error_contains("range: dtype bool is not a number type");
 }
 
+/* mf.constant(data, {shape}): the data as a view of the shape. */
+static void test_reshaped_and_eye_sizes(void **state)
+{
+    (void)state;
+    MfTensor *d = make_tensor(MF_FLOAT32, 1, (int64_t[]){4}, (double[]){1, 2, 3, 4}), *t = NULL;
+    assert_int_equal(mf_create_reshaped(d, 2, (int64_t[]){2, 2}, &t), MF_OK);
+    assert_int_equal(t->rank, 2);
+    assert_values(t, (double[]){1, 2, 3, 4}, 4, 0);
+    mf_tensor_release(t);
+    assert_int_equal(mf_create_reshaped(d, 2, (int64_t[]){3, 1}, &t), MF_ESHAPE);
+    assert_error_contains("constant: data has 4 element(s) (shape (4,)) but shape (3,1) needs 3");
+    assert_null(t);
+    mf_tensor_release(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +262,7 @@ int main(void)
         TEST(test_range_int),
         TEST(test_range_errors),
         TEST(test_range_of),
+        TEST(test_reshaped_and_eye_sizes),
         TEST(test_linspace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -509,6 +509,34 @@ static void test_graph_build_out_of_memory(void **state)
     assert_true(ok);
 }
 
+/* TensorFlow's maxval=None (NaN): 1 for floats, an error for integers,
+ * with a concrete shape and with a shape tensor alike. */
+static void test_uniform_default_maxval(void **state)
+{
+    (void)state;
+    int64_t n = 64;
+    MfTensor *t = NULL;
+    assert_int_equal(mf_random_uniform(1, &n, MF_FLOAT64, 0, (double)NAN, 3, &t), MF_OK);
+    for (int64_t i = 0; i < n; i++)
+        assert_true(mf_tensor_get(t, i) >= 0 && mf_tensor_get(t, i) < 1);
+    mf_tensor_release(t);
+    assert_int_equal(mf_random_uniform(1, &n, MF_INT32, 0, (double)NAN, 3, &t), MF_EARG);
+    assert_error_contains("random.uniform: maxval is required for integer dtypes (int32)");
+    assert_null(t);
+    int64_t one = 1;
+    MfTensor *shape = make_tensor(MF_INT64, 1, &one, (double[]){4});
+    assert_int_equal(mf_random_shaped_by(MF_OP_RANDOM_UNIFORM, shape, MF_INT64, 0, (double)NAN,
+                                         3, &t),
+                     MF_EARG);
+    assert_error_contains("maxval is required");
+    assert_int_equal(mf_random_shaped_by(MF_OP_RANDOM_UNIFORM, shape, MF_FLOAT32, 0, (double)NAN,
+                                         3, &t),
+                     MF_OK);
+    assert_int_equal(mf_tensor_numel(t), 4);
+    mf_tensor_release(t);
+    mf_tensor_release(shape);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +556,7 @@ int main(void)
         TEST(test_run_counters_out_of_memory),
         TEST(test_graph_runs_draw_fresh_values),
         TEST(test_graph_build_out_of_memory),
+        TEST(test_uniform_default_maxval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
