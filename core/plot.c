@@ -210,9 +210,6 @@ static void plot_text_c(const MfPlotSeries *series, int nseries, const MfPlotOpt
                         const Frame *frame, MfStrBuf *b)
 {
     Frame f = *frame;
-    f.has_x = opts->has_x;
-    f.x_first = opts->x_first;
-    f.x_last = opts->x_last;
     Canvas c = {opts->width, opts->height, NULL, NULL};
     size_t cells = (size_t)c.w * (size_t)c.h;
     c.bits = mf_calloc(cells, 1);
@@ -427,9 +424,6 @@ static void plot_svg_c(const MfPlotSeries *series, int nseries, const MfPlotOpts
                        const Frame *frame, MfStrBuf *b)
 {
     Frame f = *frame;
-    f.has_x = opts->has_x;
-    f.x_first = opts->x_first;
-    f.x_last = opts->x_last;
     Area a = {70, 40, opts->width - 90.0, opts->height - 90.0};
     mf_strbuf_addf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -458,6 +452,9 @@ static MfStatus plot(const MfPlotSeries *series, int nseries, const MfPlotOpts *
     Frame f;
     if (!frame_of(series, nseries, &f))
         return mf_err_set(MF_EARG, "plot: nothing to draw: no series has a finite value");
+    f.has_x = opts->has_x; /* both renderers label the x axis from the options */
+    f.x_first = opts->x_first;
+    f.x_last = opts->x_last;
     MfCLocale loc = mf_c_locale_begin();
     draw(series, nseries, opts, &f, out);
     mf_c_locale_end(loc);
