@@ -1,6 +1,7 @@
 /* grad.c — undoing broadcasting, and running an op's gradient (see grad.h). */
 #include "grad.h"
 
+#include "grad_registry.h"
 #include "shape.h"
 #include "ops/reduce.h"
 #include "ops/view.h"
@@ -63,6 +64,9 @@ MfStatus mf_grad_call(const MfGradCall *g, MfTensor **dinputs)
         return MF_OK;
     MfStatus st = g->override ? g->override->backward(g->override, g, dinputs)
                               : mf_op_table[c->op]->backward(g, dinputs);
+    /* a registered gradient is the user's code: its results are checked */
+    for (int i = 0; g->override && st == MF_OK && i < c->ninputs; i++)
+        st = mf_grad_check_result(g->override, g, i, dinputs[i]);
     if (st != MF_OK) {
         for (int i = 0; i < c->ninputs; i++) {
             mf_tensor_release(dinputs[i]);

@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "grad_registry.h"
+#include "shape.h"
 
 typedef struct Entry {
     char *name;
@@ -94,4 +95,42 @@ MfGradFn *mf_grad_override(MfOpId op)
         if (scopes[i].op == op)
             return scopes[i].fn;
     return NULL;
+}
+
+int mf_grad_override_begin_named(const char *type, const char *name)
+{
+    MfOpId op = mf_op_find(type);
+    if (op == MF_NOPS) {
+        mf_err_set(MF_EARG, "gradient_override_map: no op type '%s' (op types are "
+                   "TensorFlow's names, e.g. Square, AddV2, MatMul; mf.ops() lists them)", type);
+        return -1;
+    }
+    MfGradFn *f = mf_grad_find(name);
+    if (!f) {
+        mf_err_set(MF_EARG, "gradient_override_map: no gradient registered as '%s' (register "
+                   "it first with mf.RegisterGradient(\"%s\", fn))", name, name);
+        return -1;
+    }
+    return mf_grad_override_begin(op, f);
+}
+
+/* Whether every dim the two shapes both have is known (>= 0). */
+static bool dims_known(const MfTensor *a, const MfTensor *b)
+{
+    for (int k = 0; k < a->rank && k < b->rank; k++)
+        if (a->shape[k] < 0 || b->shape[k] < 0)
+            return false;
+    return true;
+}
+
+MfStatus mf_grad_check_result(const MfGradFn *f, const MfGradCall *g, int i, const MfTensor *dx)
+{
+    const MfTensor *x = g->call->inputs[i];
+    if (!dx || !dims_known(x, dx) || mf_shape_equal_t(dx, x))
+        return MF_OK;
+    char want[96], got[96];
+    return mf_err_set(MF_EARG, "gradient '%s' (registered for %s): result %d has shape %s, but "
+                      "input %d has shape %s", f->name, mf_op_table[g->call->op]->name, i + 1,
+                      mf_shape_str(dx->rank, dx->shape, got, sizeof got), i + 1,
+                      mf_shape_str(x->rank, x->shape, want, sizeof want));
 }

@@ -31,4 +31,17 @@ void mf_grad_override_end(int mark);
 /* The gradient an op 'op' created now gets (borrowed), or NULL: its own. */
 MfGradFn *mf_grad_override(MfOpId op);
 
+/* gradient_override_map's entry 'type' -> 'name': opens the scope of
+ * 'mf_grad_override_begin' for the op type named 'type' (TensorFlow's name,
+ * "Square") and the gradient registered as 'name'. Returns the mark, or -1
+ * with MF_EARG naming gradient_override_map when there is no such op type
+ * or no such gradient, MF_ENOMEM. */
+int mf_grad_override_begin_named(const char *type, const char *name);
+
+/* Checks what registered gradient 'f' returned for input 'i' of the op of
+ * 'g': 'dx' must have the input's shape wherever both shapes are known
+ * (unknown dims, -1, match anything). MF_EARG "gradient 'F' (registered for
+ * Square): result 1 has shape (3,), but input 1 has shape (2,)". */
+MfStatus mf_grad_check_result(const MfGradFn *f, const MfGradCall *g, int i, const MfTensor *dx);
+
 #endif

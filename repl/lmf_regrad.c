@@ -12,7 +12,6 @@
  * freed. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/grad_registry.h"
 #include "core/grad.h"
@@ -165,7 +164,8 @@ static void push_op(lua_State *L, const GradArgs *a)
     lua_setfield(L, -2, "attrs");
 }
 
-/* Checks the gradient at 'idx' for input 'i' and stores it (retained). */
+/* Stores the gradient at 'idx' for input 'i' (retained); its shape is
+ * checked by the engine ('mf_grad_check_result', in 'mf_grad_call'). */
 static void take_gradient(lua_State *L, const GradArgs *a, int idx, int i)
 {
     const MfTensor *x = a->g->call->inputs[i];
@@ -173,16 +173,6 @@ static void take_gradient(lua_State *L, const GradArgs *a, int idx, int i)
         luaL_error(L, "gradient '%s': result %d must be a tensor or nil, got %s",
                    a->fn->base.name, i + 1, luaL_typename(L, idx));
     MfTensor *dx = lmf_to_tensor(L, idx, (int)x->dtype);
-    bool known = true;
-    for (int k = 0; k < x->rank && k < dx->rank; k++)
-        known = known && x->shape[k] >= 0 && dx->shape[k] >= 0;
-    if (known && (dx->rank != x->rank ||
-                  memcmp(dx->shape, x->shape, (size_t)x->rank * sizeof *x->shape) != 0)) {
-        char want[96], got[96];
-        luaL_error(L, "gradient '%s': result %d has shape %s, but input %d of %s has shape %s",
-                   a->fn->base.name, i + 1, mf_shape_str(dx->rank, dx->shape, got, 96), i + 1,
-                   mf_op_table[a->g->call->op]->name, mf_shape_str(x->rank, x->shape, want, 96));
-    }
     mf_tensor_retain(dx);
     a->din[i] = dx;
 }
@@ -239,10 +229,6 @@ static int l_register_gradient(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TFUNCTION);
-    if (mf_grad_find(name))
-        return luaL_error(L, "RegisterGradient: a gradient named '%s' is registered already "
-                          "(TensorFlow: \"Registering two gradient with name\"); pick another "
-                          "name", name);
     LuaGradFn *f = malloc(sizeof *f);
     if (!f)
         return luaL_error(L, "RegisterGradient: out of memory");
@@ -272,19 +258,7 @@ static int open_scopes(lua_State *L)
                        "e.g. {Square = \"MyGrad\"}, got a %s key and a %s value",
                        luaL_typename(L, -2), luaL_typename(L, -1));
         }
-        const char *type = lua_tostring(L, -2), *name = lua_tostring(L, -1);
-        MfOpId op = mf_op_find(type);
-        MfGradFn *f = mf_grad_find(name);
-        if (op == MF_NOPS || !f) {
-            mf_grad_override_end(first);
-            if (op == MF_NOPS)
-                luaL_error(L, "gradient_override_map: no op type '%s' (op types are "
-                           "TensorFlow's names, e.g. Square, AddV2, MatMul; mf.ops() lists "
-                           "them)", type);
-            luaL_error(L, "gradient_override_map: no gradient registered as '%s' (register "
-                       "it first with mf.RegisterGradient(\"%s\", fn))", name, name);
-        }
-        int mark = mf_grad_override_begin(op, f);
+        int mark = mf_grad_override_begin_named(lua_tostring(L, -2), lua_tostring(L, -1));
         if (mark < 0) {
             mf_grad_override_end(first);
             lmf_raise(L);
