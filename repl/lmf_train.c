@@ -9,6 +9,7 @@
  * handed to apply_gradients are read twice: first checked with Lua errors
  * allowed, then copied into a C array with their own references, so nothing
  * leaks when Lua raises. The global step Variable lives in the registry. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,15 +22,13 @@
 #define OPT_MT "mf.train.Optimizer"
 
 /* 'distributed': a DistributedOptimizer (mf.dist) around the same
- * MfOptimizer: compute_gradients averages over the processes, with the
- * signature exchange when 'check', fusion buffers of 'fusion_bytes'; with
- * 'overlap', during the backward pass in buckets of 'bucket_bytes' (eager:
- * train/overlap.c; graph: start and wait nodes, train/distributed.c). */
+ * MfOptimizer: compute_gradients averages over the processes as 'dist'
+ * says (train/dist_optimizer.c). */
 typedef struct OptBox {
     MfOptimizer *o;
     bool lr_callable;
-    bool distributed, check, overlap;
-    int64_t fusion_bytes, bucket_bytes;
+    bool distributed;
+    MfDistOptions dist;
 } OptBox;
 
 static const char global_step_key = 0;
@@ -76,17 +75,16 @@ static bool is_callable(lua_State *L, int idx)
 /* ---- constructors ------------------------------------------------------------------- */
 
 /* The learning rate at 1 into 'c': a number, a scalar tensor, a Variable or a
- * callable (returns true for a callable). None: Adam's TensorFlow 1.x
- * default 0.001; the other optimizers have none in TensorFlow 1.x. */
+ * callable (returns true for a callable). None: the class's default
+ * (train/opt_classes.c; only Adam has one, as in TensorFlow 1.x). */
 static bool read_lr(lua_State *L, const char *who, MfOptConfig *c)
 {
-    if (lua_isnoneornil(L, 1) && c->kind == MF_OPT_ADAM) {
-        c->lr = 0.001;
+    if (lua_isnoneornil(L, 1)) {
+        c->lr = mf_opt_class(c->kind)->default_lr;
+        if (isnan(c->lr))
+            lmf_check_status(L, mf_opt_missing(c->kind, "learning_rate"));
         return false;
     }
-    if (lua_isnoneornil(L, 1))
-        return luaL_error(L, "%s: learning_rate is required (TensorFlow 1.x gives it no "
-                          "default; e.g. %s(0.01))", who, who);
     if (lua_type(L, 1) == LUA_TNUMBER) {
         c->lr = lua_tonumber(L, 1);
         return false;
@@ -138,25 +136,37 @@ static double hyper_value(lua_State *L, int idx, const char *who, const char *ke
     return mf_tensor_get(t, 0);
 }
 
-/* Option 'key' of the table at 'oi' (or 'dflt'); a value that is not a
- * plain number is also kept in the table at 'hi' to be read again at every
- * apply (refresh_hypers). */
-static double opt_num(lua_State *L, int oi, const char *key, double dflt, int hi, const char *who)
+/* Hyperparameter 'h' given at 'idx' into 'c'; a value that is not a plain
+ * number is also kept in the table at 'hi' to be read again at every apply
+ * (refresh_hypers). */
+static void take_hyper(lua_State *L, int idx, const MfOptHyper *h, int hi, MfOptConfig *c)
 {
-    if (!lua_istable(L, oi) || lua_getfield(L, oi, key) == LUA_TNIL) {
-        if (lua_istable(L, oi))
-            lua_pop(L, 1);
-        return dflt;
+    const char *who = mf_opt_kind_class(c->kind);
+    mf_opt_hyper_set(c, h, hyper_value(L, idx, who, h->name));
+    if (lua_type(L, idx) != LUA_TNUMBER) {
+        lua_pushvalue(L, idx);
+        lua_setfield(L, hi, h->name);
     }
-    double v = hyper_value(L, -1, who, key);
-    if (lua_type(L, -1) != LUA_TNUMBER)
-        lua_setfield(L, hi, key);
-    else
-        lua_pop(L, 1);
-    return v;
 }
 
-/* Before an apply: the hyperparameters kept by opt_num, read again. */
+/* Option 'h' of the table at 'oi' into 'c' (its default stays when absent),
+ * read as the class table says: a bool, a number read once, or a number,
+ * tensor, Variable or function read at every apply. */
+static void read_hyper_option(lua_State *L, int oi, const MfOptHyper *h, int hi, MfOptConfig *c)
+{
+    double dflt = mf_opt_hyper_get(c, h);
+    if (h->is_bool || !h->per_apply) {
+        double v = h->is_bool ? lmf_opt_bool(L, oi, h->name, dflt != 0)
+                              : lmf_opt_number(L, oi, h->name, dflt);
+        mf_opt_hyper_set(c, h, v);
+        return;
+    }
+    if (lua_istable(L, oi) && lua_getfield(L, oi, h->name) != LUA_TNIL)
+        take_hyper(L, lua_gettop(L), h, hi, c);
+    lua_settop(L, hi);
+}
+
+/* Before an apply: the hyperparameters kept by take_hyper, read again. */
 static void refresh_hypers(lua_State *L, int oi, MfOptimizer *o, const char *who)
 {
     if (lua_getiuservalue(L, oi, 2) != LUA_TTABLE) {
@@ -185,7 +195,7 @@ static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
         c->name = lua_tostring(L, -1);   /* mf_optimizer_new checks it */
     }
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
-    *box = (OptBox){NULL, callable, false, true, false, 0, 0};
+    *box = (OptBox){NULL, callable, false, mf_dist_options_default()};
     luaL_setmetatable(L, OPT_MT);
     if (callable) {
         lua_pushvalue(L, 1);
@@ -200,9 +210,10 @@ static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
 }
 
 /* TensorFlow's keyword form, Class{learning_rate = 0.1, momentum = 0.9, ...}:
- * the table at 1 becomes the positional arguments (learning_rate, and
- * momentum for Momentum) and an options table at 'oi' with the rest. */
-static void keyword_form(lua_State *L, MfOptKind kind, int oi)
+ * the table at 1 becomes the positional arguments (learning_rate, then the
+ * class's positional hyperparameters: Momentum's momentum) and an options
+ * table after them with the rest. */
+static void keyword_form(lua_State *L, const MfOptClass *k)
 {
     if (lua_type(L, 1) != LUA_TTABLE || !lua_isnoneornil(L, 2))
         return;
@@ -218,95 +229,60 @@ static void keyword_form(lua_State *L, MfOptKind kind, int oi)
     lua_pushnil(L);
     lua_setfield(L, 2, "learning_rate");
     lua_replace(L, 1);                       /* learning_rate at 1, options at 2 */
-    if (kind == MF_OPT_MOMENTUM) {
-        lua_getfield(L, 2, "momentum");
+    int oi = 2;
+    for (int i = 0; i < k->nhypers; i++) {
+        if (!k->hypers[i].positional)
+            continue;
+        lua_getfield(L, oi, k->hypers[i].name);
         lua_pushnil(L);
-        lua_setfield(L, 2, "momentum");
-        lua_insert(L, 2);                    /* momentum at 2, options at 3 */
+        lua_setfield(L, oi, k->hypers[i].name);
+        lua_insert(L, oi++);                 /* the value at oi, the options after it */
     }
-    (void)oi;
 }
 
-/* What every constructor does first: the defaults of 'kind', a learning
- * rate at 1, no unknown key in the options table at 'oi' (the last slot);
- * a table at 'oi' + 1 collects the hyperparameters read at every apply. */
-static MfOptConfig opt_begin(lua_State *L, MfOptKind kind, int oi, const char *const *keys)
+/* A positional hyperparameter (at 'idx') is required (mf_opt_missing). */
+static void check_required(lua_State *L, int idx, MfOptKind kind, const MfOptHyper *h)
 {
-    MfOptConfig c = mf_opt_config_default(kind, 0);
-    lmf_check_nargs(L, mf_opt_kind_class(kind), oi);
-    keyword_form(L, kind, oi);
+    if (!lua_isnoneornil(L, idx))
+        return;
+    const char *got = type_name(L, idx);
+    mf_opt_missing(kind, h->name);
+    lua_pushstring(L, mf_err_msg());
+    mf_err_clear();
+    luaL_error(L, "%s, got %s", lua_tostring(L, -1), got);
+}
+
+/* mf.train.<Class>(learning_rate [, positional hyperparameters] [, {options}])
+ * and the keyword form <Class>{learning_rate = ..., ...}: one binding for
+ * every class of train/'s table (its kind is the upvalue). The options
+ * table, at 'oi', is checked for unknown keys; a table at 'oi' + 1 collects
+ * the hyperparameters read at every apply. */
+static int l_optimizer(lua_State *L)
+{
+    MfOptKind kind = (MfOptKind)lua_tointeger(L, lua_upvalueindex(1));
+    const MfOptClass *k = mf_opt_class(kind);
+    const char *keys[MF_OPT_MAX_OPTIONS + 1];
+    int oi = 2 + mf_opt_option_names(kind, keys);
+    lmf_check_nargs(L, k->class_name, oi);
+    keyword_form(L, k);
+    /* checked before the stack is cut, so a missing one says "no value" */
+    for (int i = 0, idx = 2; i < k->nhypers; i++)
+        if (k->hypers[i].positional)
+            check_required(L, idx++, kind, &k->hypers[i]);
     if (!lua_isnoneornil(L, oi))
         luaL_checktype(L, oi, LUA_TTABLE);
-    lmf_check_options(L, oi, mf_opt_kind_class(kind), keys);
+    lmf_check_options(L, oi, k->class_name, keys);
     lua_settop(L, oi);
     lua_newtable(L);
-    return c;
-}
-
-/* What every constructor does last, once its own options are in 'c': reads
- * the learning rate, then makes and pushes the optimizer. */
-static int opt_end(lua_State *L, MfOptConfig *c, int oi)
-{
-    bool callable = read_lr(L, mf_opt_kind_class(c->kind), c);
-    return push_opt(L, c, callable, oi);
-}
-
-static int l_sgd(lua_State *L)
-{
-    static const char *const keys[] = {"name", NULL};
-    MfOptConfig c = opt_begin(L, MF_OPT_SGD, 2, keys);
-    return opt_end(L, &c, 2);
-}
-
-static int l_momentum(lua_State *L)
-{
-    static const char *const who = "MomentumOptimizer";
-    static const char *const keys[] = {"use_nesterov", "name", NULL};
-    keyword_form(L, MF_OPT_MOMENTUM, 3);
-    /* checked before opt_begin cuts the stack, so a missing one says "no value" */
-    if (lua_isnoneornil(L, 2))
-        return luaL_error(L, "MomentumOptimizer(learning_rate, momentum [, {use_nesterov}]): "
-                          "momentum is required (TensorFlow 1.x gives it no default), got %s",
-                          type_name(L, 2));
-    MfOptConfig c = opt_begin(L, MF_OPT_MOMENTUM, 3, keys);
-    c.momentum = hyper_value(L, 2, who, "momentum");
-    if (lua_type(L, 2) != LUA_TNUMBER) {
-        lua_pushvalue(L, 2);
-        lua_setfield(L, 4, "momentum");
+    MfOptConfig c = mf_opt_config_default(kind, 0);
+    for (int i = 0, idx = 2; i < k->nhypers; i++) {
+        if (k->hypers[i].positional)
+            take_hyper(L, idx++, &k->hypers[i], oi + 1, &c);
+        else
+            read_hyper_option(L, oi, &k->hypers[i], oi + 1, &c);
     }
-    c.use_nesterov = lmf_opt_bool(L, 3, "use_nesterov", 0);
-    return opt_end(L, &c, 3);
-}
-
-static int l_adagrad(lua_State *L)
-{
-    static const char *const keys[] = {"initial_accumulator_value", "name", NULL};
-    MfOptConfig c = opt_begin(L, MF_OPT_ADAGRAD, 2, keys);
-    c.initial_accumulator_value =
-        lmf_opt_number(L, 2, "initial_accumulator_value", c.initial_accumulator_value);
-    return opt_end(L, &c, 2);
-}
-
-static int l_rmsprop(lua_State *L)
-{
-    static const char *const who = "RMSPropOptimizer";
-    static const char *const keys[] = {"decay", "momentum", "epsilon", "name", NULL};
-    MfOptConfig c = opt_begin(L, MF_OPT_RMSPROP, 2, keys);
-    c.decay = opt_num(L, 2, "decay", c.decay, 3, who);
-    c.momentum = opt_num(L, 2, "momentum", c.momentum, 3, who);
-    c.epsilon = opt_num(L, 2, "epsilon", c.epsilon, 3, who);
-    return opt_end(L, &c, 2);
-}
-
-static int l_adam(lua_State *L)
-{
-    static const char *const who = "AdamOptimizer";
-    static const char *const keys[] = {"beta1", "beta2", "epsilon", "name", NULL};
-    MfOptConfig c = opt_begin(L, MF_OPT_ADAM, 2, keys);
-    c.beta1 = opt_num(L, 2, "beta1", c.beta1, 3, who);
-    c.beta2 = opt_num(L, 2, "beta2", c.beta2, 3, who);
-    c.epsilon = opt_num(L, 2, "epsilon", c.epsilon, 3, who);
-    return opt_end(L, &c, 2);
+    bool callable = read_lr(L, k->class_name, &c);
+    return push_opt(L, &c, callable, oi);
 }
 
 /* ---- compute_gradients ------------------------------------------------------------- */
@@ -422,13 +398,11 @@ static void push_pairs(lua_State *L, MfGradVar *pairs, int n)
     lua_setfield(L, -2, "n");
 }
 
-/* A DistributedOptimizer (at 1) averages the gradients over the processes. */
-static MfStatus average(lua_State *L, MfGradVar *pairs, int n)
+/* The options of the DistributedOptimizer at 1, NULL for a plain one. */
+static const MfDistOptions *dist_options(lua_State *L)
 {
     OptBox *box = luaL_checkudata(L, 1, OPT_MT);
-    if (!box->distributed)
-        return MF_OK;
-    return mf_train_allreduce_gradients(pairs, n, box->check, box->fusion_bytes);
+    return box->distributed ? &box->dist : NULL;
 }
 
 /* Graph mode: the symbolic loss at 2 with the options at 3; pushes the
@@ -440,17 +414,9 @@ static void compute_graph(lua_State *L, const char *who)
     int nv = read_var_list(L, 3, who, &vs);
     MfGradVar *pairs = NULL;
     int n = 0;
-    OptBox *box = luaL_checkudata(L, 1, OPT_MT);
-    MfStatus st = mf_train_compute_gradients_graph(loss, nv < 0 ? 0 : nv, nv < 0 ? NULL : vs,
-                                                   &pairs, &n);
-    if (st == MF_OK && box->distributed && box->overlap)
-        st = mf_train_allreduce_gradients_overlapped(pairs, n, box->check, box->bucket_bytes);
-    else if (st == MF_OK)
-        st = average(L, pairs, n);
-    if (st != MF_OK) {
-        mf_grad_vars_free(pairs, n);
-        lmf_raise(L);
-    }
+    lmf_check_status(L, mf_train_compute_gradients_graph_dist(loss, nv < 0 ? 0 : nv,
+                                                              nv < 0 ? NULL : vs,
+                                                              dist_options(L), &pairs, &n));
     if (nv >= 0)
         lua_pop(L, 1);
     push_pairs(L, pairs, n);
@@ -475,30 +441,14 @@ static void compute(lua_State *L, const char *who)
     MfGradVar *pairs = NULL;
     int n = 0;
     MfTensor *loss = NULL;
-    /* one process: the mean of one gradient is itself (no copy, no cost) */
-    OptBox *box = luaL_checkudata(L, 1, OPT_MT);
-    bool reduce = box->distributed && mf_dist_size() > 1;
-    MfOverlap *ov = reduce && box->overlap
-                        ? mf_train_overlap_new(box->check, box->bucket_bytes, box->fusion_bytes)
-                        : NULL;
-    if (reduce && box->overlap && !ov)
-        lmf_raise(L);
-    MfStatus st = mf_train_compute_gradients_overlapped(call_loss, &ctx, nv < 0 ? 0 : nv,
-                                                        nv < 0 ? NULL : vs, ov, &loss, &pairs,
-                                                        &n);
+    MfStatus st = mf_train_compute_gradients_dist(call_loss, &ctx, nv < 0 ? 0 : nv,
+                                                  nv < 0 ? NULL : vs, dist_options(L), &loss,
+                                                  &pairs, &n);
     if (ctx.lua_failed) {
-        mf_train_overlap_free(ov);
         mf_err_clear();
         lua_error(L);
     }
-    if (st == MF_OK)
-        st = ov ? mf_train_overlap_finish(ov, pairs, n) : reduce ? average(L, pairs, n) : MF_OK;
-    mf_train_overlap_free(ov);
-    if (st != MF_OK) {
-        mf_grad_vars_free(pairs, n);
-        mf_tensor_release(loss);
-        lmf_raise(L);
-    }
+    lmf_check_status(L, st);
     if (nv >= 0)
         lua_pop(L, 1);
     push_pairs(L, pairs, n);
@@ -931,17 +881,14 @@ int lmf_distributed_optimizer(lua_State *L)
     if (!lua_isnoneornil(L, 2))
         luaL_checktype(L, 2, LUA_TTABLE);
     lmf_check_options(L, 2, who, known);
-    bool check = lmf_opt_bool(L, 2, "check", 1);
-    lua_Integer fusion = lmf_opt_integer(L, 2, "fusion_bytes", 64 << 20);
-    if (fusion < 1)
-        return luaL_error(L, "%s: fusion_bytes must be >= 1, got %I", who, (LUAI_UACINT)fusion);
-    bool overlap = lmf_opt_bool(L, 2, "overlap", 1);
-    lua_Integer bucket = lmf_opt_integer(L, 2, "bucket_bytes", 4096);
-    if (bucket < 1)
-        return luaL_error(L, "%s: bucket_bytes must be >= 1, got %I", who, (LUAI_UACINT)bucket);
+    MfDistOptions d = mf_dist_options_default();
+    d.check = lmf_opt_bool(L, 2, "check", d.check);
+    d.fusion_bytes = lmf_opt_integer(L, 2, "fusion_bytes", d.fusion_bytes);
+    d.overlap = lmf_opt_bool(L, 2, "overlap", d.overlap);
+    d.bucket_bytes = lmf_opt_integer(L, 2, "bucket_bytes", d.bucket_bytes);
+    lmf_check_status(L, mf_dist_options_check(&d));
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
-    *box = (OptBox){NULL, inner->lr_callable, true, check, overlap, (int64_t)fusion,
-                    (int64_t)bucket};
+    *box = (OptBox){NULL, inner->lr_callable, true, d};
     luaL_setmetatable(L, OPT_MT);
     for (int k = 1; k <= 2; k++) {   /* the learning rate and the hyperparameters */
         lua_getiuservalue(L, 1, k);
@@ -960,10 +907,8 @@ void lmf_open_train(lua_State *L)
         {"get_slot", o_get_slot}, {"get_name", o_get_name}, {"variables", o_variables},
         {NULL, NULL}};
     static const luaL_Reg fns[] = {
-        {"GradientDescentOptimizer", l_sgd}, {"MomentumOptimizer", l_momentum},
-        {"AdagradOptimizer", l_adagrad}, {"RMSPropOptimizer", l_rmsprop},
-        {"AdamOptimizer", l_adam}, {"global_step", l_global_step},
-        {"exponential_decay", l_exponential_decay}, {NULL, NULL}};
+        {"global_step", l_global_step}, {"exponential_decay", l_exponential_decay},
+        {NULL, NULL}};
     luaL_newmetatable(L, OPT_MT);
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");
@@ -979,5 +924,10 @@ void lmf_open_train(lua_State *L)
         lua_setfield(L, -3, "train");
     }
     luaL_setfuncs(L, fns, 0);
+    for (int kind = 0; kind < MF_OPT_NKINDS; kind++) {
+        lua_pushinteger(L, kind);
+        lua_pushcclosure(L, l_optimizer, 1);
+        lua_setfield(L, -2, mf_opt_kind_class((MfOptKind)kind));
+    }
     lua_pop(L, 1);
 }

@@ -11,100 +11,18 @@
 #include "eager/eager.h"
 #include "optimizer_impl.h"
 
-static const char *const class_names[] = {
-    [MF_OPT_SGD] = "GradientDescentOptimizer", [MF_OPT_MOMENTUM] = "MomentumOptimizer",
-    [MF_OPT_ADAGRAD] = "AdagradOptimizer", [MF_OPT_RMSPROP] = "RMSPropOptimizer",
-    [MF_OPT_ADAM] = "AdamOptimizer",
-};
-
-static const char *const default_names[] = {
-    [MF_OPT_SGD] = "GradientDescent", [MF_OPT_MOMENTUM] = "Momentum",
-    [MF_OPT_ADAGRAD] = "Adagrad", [MF_OPT_RMSPROP] = "RMSProp", [MF_OPT_ADAM] = "Adam",
-};
-
-MfOptConfig mf_opt_config_default(MfOptKind kind, double lr)
-{
-    MfOptConfig c = {.kind = kind, .lr = lr, .initial_accumulator_value = 0.1,
-                     .decay = 0.9, .epsilon = kind == MF_OPT_ADAM ? 1e-8 : 1e-10,
-                     .beta1 = 0.9, .beta2 = 0.999};
-    return c;
-}
-
-/* ---- construction ------------------------------------------------------------------ */
-
-static MfStatus check_range(const char *who, const char *what, double v, double lo, double hi,
-                            bool hi_open)
-{
-    if (v >= lo && (hi_open ? v < hi : v <= hi))
-        return MF_OK;
-    return mf_err_set(MF_EARG, "%s: %s must be in [%g, %g%s, got %g", who, what, lo, hi,
-                      hi_open ? ")" : "]", v);
-}
-
-static MfStatus check_lr(const char *who, const MfOptConfig *c)
-{
-    if (c->lr_tensor || c->lr_var) {
-        const MfTensor *t = c->lr_var ? c->lr_var->value : c->lr_tensor;
-        if (t && (mf_tensor_numel(t) != 1 || t->rank != 0 || t->dtype == MF_BOOL))
-            return mf_err_set(MF_EARG, "%s: learning_rate must be a scalar number, got a %s "
-                              "tensor of rank %d", who, mf_dtype_name(t->dtype), t->rank);
-        return MF_OK;
-    }
-    if (!(c->lr > 0) || !isfinite(c->lr))
-        return mf_err_set(MF_EARG, "%s: learning_rate must be > 0, got %g", who, c->lr);
-    return MF_OK;
-}
-
-static MfStatus check_name(const char *who, const char *name)
-{
-    if (name && (!*name || strchr(name, ':') || strchr(name, '/')))
-        return mf_err_set(MF_EARG, "%s: invalid name '%s' (expected a non-empty name without "
-                          "':' or '/')", who, name);
-    return MF_OK;
-}
-
-static MfStatus check_config(const MfOptConfig *c)
-{
-    const char *who = class_names[c->kind];
-    MfStatus st = check_name(who, c->name);
-    if (st == MF_OK)
-        st = check_lr(who, c);
-    if (st == MF_OK && c->kind == MF_OPT_MOMENTUM)
-        st = check_range(who, "momentum", c->momentum, 0, HUGE_VAL, false);
-    if (st == MF_OK && c->kind == MF_OPT_ADAGRAD && !(c->initial_accumulator_value > 0))
-        st = mf_err_set(MF_EARG, "%s: initial_accumulator_value must be > 0, got %g", who,
-                        c->initial_accumulator_value);
-    if (st == MF_OK && c->kind == MF_OPT_RMSPROP) {
-        st = check_range(who, "decay", c->decay, 0, 1, false);
-        if (st == MF_OK)
-            st = check_range(who, "momentum", c->momentum, 0, HUGE_VAL, false);
-    }
-    if (st == MF_OK && c->kind == MF_OPT_ADAM) {
-        st = check_range(who, "beta1", c->beta1, 0, 1, true);
-        if (st == MF_OK)
-            st = check_range(who, "beta2", c->beta2, 0, 1, true);
-    }
-    if (st == MF_OK && (c->kind == MF_OPT_ADAM || c->kind == MF_OPT_RMSPROP))
-        st = check_range(who, "epsilon", c->epsilon, 0, HUGE_VAL, false);
-    return st;
-}
-
 MfOptimizer *mf_optimizer_new(const MfOptConfig *cfg)
 {
-    if (cfg->kind > MF_OPT_ADAM) {
-        mf_err_set(MF_EARG, "optimizer: unknown kind %d", (int)cfg->kind);
+    if (mf_opt_check_config(cfg) != MF_OK)
         return NULL;
-    }
-    if (check_config(cfg) != MF_OK)
-        return NULL;
-    const char *name = cfg->name ? cfg->name : default_names[cfg->kind];
+    const char *name = cfg->name ? cfg->name : mf_opt_class(cfg->kind)->default_name;
     size_t len = strlen(name) + 1;
     MfOptimizer *o = mf_alloc_zeroed(sizeof *o);
     char *copy = mf_alloc(len);
     if (!o || !copy) {
         mf_dealloc(o, sizeof *o);
         mf_dealloc(copy, len);
-        mf_err_nomem(class_names[cfg->kind], sizeof *o + len);
+        mf_err_nomem(mf_opt_kind_class(cfg->kind), sizeof *o + len);
         return NULL;
     }
     memcpy(copy, name, len);
@@ -119,15 +37,11 @@ MfOptimizer *mf_optimizer_new(const MfOptConfig *cfg)
 MfStatus mf_optimizer_set_hyper(MfOptimizer *o, const char *name, double v)
 {
     MfOptConfig c = o->cfg;
-    double *field = strcmp(name, "momentum") == 0 ? &c.momentum
-                    : strcmp(name, "beta1") == 0  ? &c.beta1
-                    : strcmp(name, "beta2") == 0  ? &c.beta2
-                    : strcmp(name, "decay") == 0  ? &c.decay
-                    : strcmp(name, "epsilon") == 0 ? &c.epsilon : NULL;
-    if (!field)
-        return mf_err_set(MF_EARG, "%s: no hyperparameter '%s'", class_names[c.kind], name);
-    *field = v;
-    MfStatus st = check_config(&c);
+    const MfOptHyper *h = mf_opt_find_hyper(c.kind, name);
+    if (!h)
+        return mf_err_set(MF_EARG, "%s: no hyperparameter '%s'", mf_optimizer_class(o), name);
+    mf_opt_hyper_set(&c, h, v);
+    MfStatus st = mf_opt_check_config(&c);
     if (st == MF_OK)
         o->cfg = c;   /* the same name and rate references: only the field differs */
     return st;
@@ -169,12 +83,7 @@ const MfOptConfig *mf_optimizer_config(const MfOptimizer *o)
 
 const char *mf_optimizer_class(const MfOptimizer *o)
 {
-    return class_names[o->cfg.kind];
-}
-
-const char *mf_opt_kind_class(MfOptKind kind)
-{
-    return kind <= MF_OPT_ADAM ? class_names[kind] : "Optimizer";
+    return mf_opt_kind_class(o->cfg.kind);
 }
 
 /* The learning rate as print(opt) shows it. */
@@ -191,36 +100,13 @@ static void describe_lr(const MfOptConfig *c, bool lr_callable, MfStrBuf *out)
         mf_strbuf_addf(out, "%g", t ? mf_tensor_get(t, 0) : c->lr);
 }
 
-/* The hyperparameters after the learning rate, as the constructor takes them. */
-static void describe_params(const MfOptConfig *c, MfStrBuf *out)
-{
-    switch (c->kind) {
-    case MF_OPT_SGD: break;
-    case MF_OPT_MOMENTUM:
-        mf_strbuf_addf(out, ", momentum=%g, use_nesterov=%s", c->momentum,
-                       c->use_nesterov ? "true" : "false");
-        break;
-    case MF_OPT_ADAGRAD:
-        mf_strbuf_addf(out, ", initial_accumulator_value=%g", c->initial_accumulator_value);
-        break;
-    case MF_OPT_RMSPROP:
-        mf_strbuf_addf(out, ", decay=%g, momentum=%g, epsilon=%g", c->decay, c->momentum,
-                       c->epsilon);
-        break;
-    case MF_OPT_ADAM:
-        mf_strbuf_addf(out, ", beta1=%g, beta2=%g, epsilon=%g", c->beta1, c->beta2,
-                       c->epsilon);
-        break;
-    }
-}
-
 MfStatus mf_optimizer_describe(const MfOptimizer *o, bool lr_callable, MfStrBuf *out)
 {
     const MfOptConfig *c = &o->cfg;
     MfCLocale loc = mf_c_locale_begin();
-    mf_strbuf_addf(out, "%s(learning_rate=", class_names[c->kind]);
+    mf_strbuf_addf(out, "%s(learning_rate=", mf_opt_kind_class(c->kind));
     describe_lr(c, lr_callable, out);
-    describe_params(c, out);
+    mf_opt_describe_hypers(c, out);
     const char *names[2];
     int n = mf_optimizer_slot_names(o, names);
     mf_strbuf_addf(out, ") name=\"%s\", slots: %s%s%s", c->name, n ? names[0] : "none",

@@ -29,6 +29,13 @@ struct MfOptimizer {
     MfApplyNonfinite nonfinite; /* the next apply's (mf_optimizer_next_nonfinite) */
 };
 
+/* The checks of mf_optimizer_new (the name, the learning rate, each
+ * hyperparameter's range; opt_classes.c). */
+MfStatus mf_opt_check_config(const MfOptConfig *c);
+
+/* print(opt)'s ", beta1=0.9, beta2=0.999, epsilon=1e-08" after the rate. */
+void mf_opt_describe_hypers(const MfOptConfig *c, MfStrBuf *out);
+
 /* The policy of this apply, taken from 'o' (reset for the next). */
 MfApplyNonfinite mf_opt_take_nonfinite(MfOptimizer *o);
 

@@ -30,6 +30,8 @@ typedef enum MfOptKind {
     MF_OPT_ADAM,
 } MfOptKind;
 
+#define MF_OPT_NKINDS (MF_OPT_ADAM + 1)
+
 /* What an optimizer is made of. 'lr' is the learning rate when neither
  * 'lr_tensor' nor 'lr_var' is set (those are read at every apply, so a
  * decaying rate works). Fields an optimizer does not use are ignored. */
@@ -46,13 +48,62 @@ typedef struct MfOptConfig {
     double beta1, beta2;           /* Adam */
 } MfOptConfig;
 
-/* TensorFlow's defaults for 'kind' with learning rate 'lr'. */
+/* TensorFlow's defaults for 'kind' with learning rate 'lr' (those of the
+ * class table; a positional hyperparameter, which has none, is 0). */
 MfOptConfig mf_opt_config_default(MfOptKind kind, double lr);
+
+/* One hyperparameter of an optimizer class, as its constructor takes it
+ * (train/opt_classes.c holds the table). Accepted values: [lo, hi], or
+ * (lo, hi] with 'lo_open', [lo, hi) with 'hi_open'; a bool takes any. */
+typedef struct MfOptHyper {
+    const char *name;     /* "beta1": the option key and print(opt)'s label */
+    size_t offset;        /* of its field in MfOptConfig: a double, or a bool */
+    bool is_bool;         /* use_nesterov */
+    bool positional;      /* the argument after learning_rate, required (momentum) */
+    bool per_apply;       /* a tensor, Variable or function given is read at every apply */
+    double dflt;          /* when not given (a positional one has none) */
+    double lo, hi;
+    bool lo_open, hi_open;
+} MfOptHyper;
+
+/* An optimizer class: what a user types ("AdamOptimizer"), the default
+ * name of its scope ("Adam"), the learning rate's default (NaN: required,
+ * as TensorFlow 1.x gives none but Adam's) and its hyperparameters in the
+ * constructor's order. */
+typedef struct MfOptClass {
+    const char *class_name;
+    const char *default_name;
+    double default_lr;
+    int nhypers;
+    const MfOptHyper *hypers;
+} MfOptClass;
+
+/* The class of 'kind' (static), NULL when 'kind' is not one. */
+const MfOptClass *mf_opt_class(MfOptKind kind);
+
+/* The hyperparameter 'name' of 'kind' (static), NULL when it has none. */
+const MfOptHyper *mf_opt_find_hyper(MfOptKind kind, const char *name);
+
+/* The options a constructor of 'kind' takes, in 'names' (NULL-terminated):
+ * its hyperparameters that are not positional, then "name". Returns how
+ * many hyperparameters come positionally after the learning rate. */
+#define MF_OPT_MAX_OPTIONS 7
+int mf_opt_option_names(MfOptKind kind, const char *names[MF_OPT_MAX_OPTIONS + 1]);
+
+/* MF_EARG for a required argument 'name' ("learning_rate", or a positional
+ * hyperparameter) given no value: "GradientDescentOptimizer: learning_rate
+ * is required (...)", "MomentumOptimizer(learning_rate, momentum [,
+ * {use_nesterov}]): momentum is required (...)". */
+MfStatus mf_opt_missing(MfOptKind kind, const char *name);
+
+/* The value of 'h' in 'c' (a bool as 0 or 1), and setting it. */
+double mf_opt_hyper_get(const MfOptConfig *c, const MfOptHyper *h);
+void mf_opt_hyper_set(MfOptConfig *c, const MfOptHyper *h, double v);
 
 typedef struct MfOptimizer MfOptimizer;
 
-/* Sets the hyperparameter 'name' ("momentum", "beta1", "beta2", "decay",
- * "epsilon") of 'o' for the applies that follow, checked as the constructor
+/* Sets the hyperparameter 'name' (one of its class's: "momentum",
+ * "beta1", ...) of 'o' for the applies that follow, checked as the constructor
  * checks it. TensorFlow 1.x reads a hyperparameter given as a tensor,
  * Variable or callable when it applies: the bindings read such values and
  * set them here before each apply. MF_EARG for an unknown name or a value
@@ -218,6 +269,36 @@ void mf_train_overlap_free(MfOverlap *ov);
 MfStatus mf_train_compute_gradients_overlapped(MfLossFn fn, void *ctx, int nvars,
                                                MfVariable *const *var_list, MfOverlap *ov,
                                                MfTensor **loss, MfGradVar **pairs, int *npairs);
+
+/* DistributedOptimizer's options (train/dist_optimizer.c): 'check', the
+ * signature exchange before each buffer; 'fusion_bytes', the fused
+ * buffers' limit; 'overlap', the allreduce during the backward pass in
+ * buckets of 'bucket_bytes'. Defaults: true, 64 MiB, true, 4 KiB.
+ * mf_dist_options_check: MF_EARG for a size < 1, naming
+ * DistributedOptimizer. */
+typedef struct MfDistOptions {
+    bool check, overlap;
+    int64_t fusion_bytes, bucket_bytes;
+} MfDistOptions;
+MfDistOptions mf_dist_options_default(void);
+MfStatus mf_dist_options_check(const MfDistOptions *d);
+
+/* compute_gradients of a DistributedOptimizer with options 'dist' (NULL:
+ * a plain optimizer): mf_train_compute_gradients, then the gradients
+ * averaged over the processes, overlapped with the backward walk or by the
+ * fused blocking allreduce; nothing to average with one process. On error
+ * '*pairs' and '*loss' are NULL. */
+MfStatus mf_train_compute_gradients_dist(MfLossFn fn, void *ctx, int nvars,
+                                         MfVariable *const *var_list, const MfDistOptions *dist,
+                                         MfTensor **loss, MfGradVar **pairs, int *npairs);
+
+/* The same in graph mode: mf_train_compute_gradients_graph, then the
+ * allreduce nodes (start and wait nodes with 'overlap', else the fused
+ * MPIAllreduce ones). */
+MfStatus mf_train_compute_gradients_graph_dist(MfTensor *loss, int nvars,
+                                               MfVariable *const *var_list,
+                                               const MfDistOptions *dist, MfGradVar **pairs,
+                                               int *npairs);
 
 /* broadcast_variables for graph Variable handles: root's values in 'sess'
  * assigned in every process's 'sess'. Errors name "broadcast_variables". */

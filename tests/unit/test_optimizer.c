@@ -326,6 +326,59 @@ static void test_describe_and_names(void **state)
     assert_int_equal(mf_variable_live_count(), 0);
 }
 
+/* The class table (train/opt_classes.c): names, defaults, the options each
+ * constructor takes, the required arguments' messages, set_hyper's checks. */
+static void test_class_table(void **state)
+{
+    (void)state;
+    const MfOptClass *adam = mf_opt_class(MF_OPT_ADAM);
+    assert_string_equal(adam->class_name, "AdamOptimizer");
+    assert_string_equal(adam->default_name, "Adam");
+    assert_true(adam->default_lr == 0.001);
+    assert_true(isnan(mf_opt_class(MF_OPT_SGD)->default_lr));
+    assert_null(mf_opt_class((MfOptKind)MF_OPT_NKINDS));
+    assert_string_equal(mf_opt_kind_class((MfOptKind)MF_OPT_NKINDS), "Optimizer");
+    MfOptConfig c = mf_opt_config_default(MF_OPT_ADAM, 0.1);
+    assert_true(c.beta1 == 0.9 && c.beta2 == 0.999 && c.epsilon == 1e-8);
+    c = mf_opt_config_default(MF_OPT_RMSPROP, 0.1);
+    assert_true(c.decay == 0.9 && c.momentum == 0 && c.epsilon == 1e-10);
+    assert_true(mf_opt_config_default(MF_OPT_ADAGRAD, 0.1).initial_accumulator_value == 0.1);
+    const char *names[MF_OPT_MAX_OPTIONS + 1];
+    assert_int_equal(mf_opt_option_names(MF_OPT_MOMENTUM, names), 1);
+    assert_string_equal(names[0], "use_nesterov");
+    assert_string_equal(names[1], "name");
+    assert_null(names[2]);
+    assert_int_equal(mf_opt_option_names(MF_OPT_ADAM, names), 0);
+    assert_string_equal(names[2], "epsilon");
+    assert_int_equal(mf_opt_option_names(MF_OPT_SGD, names), 0);
+    assert_string_equal(names[0], "name");
+    const MfOptHyper *h = mf_opt_find_hyper(MF_OPT_MOMENTUM, "use_nesterov");
+    assert_true(h && h->is_bool && !h->per_apply);
+    c = mf_opt_config_default(MF_OPT_MOMENTUM, 0.1);
+    mf_opt_hyper_set(&c, h, 1);
+    assert_true(c.use_nesterov && mf_opt_hyper_get(&c, h) == 1);
+    assert_true(mf_opt_find_hyper(MF_OPT_MOMENTUM, "momentum")->positional);
+    assert_null(mf_opt_find_hyper(MF_OPT_ADAM, "momentum"));
+    assert_int_equal(mf_opt_missing(MF_OPT_SGD, "learning_rate"), MF_EARG);
+    assert_error_contains("GradientDescentOptimizer: learning_rate is required (TensorFlow 1.x "
+                          "gives it no default; e.g. GradientDescentOptimizer(0.01))");
+    assert_int_equal(mf_opt_missing(MF_OPT_MOMENTUM, "momentum"), MF_EARG);
+    assert_error_contains("MomentumOptimizer(learning_rate, momentum [, {use_nesterov}]): "
+                          "momentum is required (TensorFlow 1.x gives it no default)");
+    /* set_hyper: names of the class only, checked as the constructor checks */
+    MfOptimizer *o = mf_optimizer_new(&(MfOptConfig){.kind = MF_OPT_ADAM, .lr = 0.1,
+                                                      .beta1 = 0.9, .beta2 = 0.999});
+    assert_non_null(o);
+    assert_int_equal(mf_optimizer_set_hyper(o, "beta1", 0.5), MF_OK);
+    assert_true(mf_optimizer_config(o)->beta1 == 0.5);
+    assert_int_equal(mf_optimizer_set_hyper(o, "beta1", 1), MF_EARG);
+    assert_error_contains("AdamOptimizer: beta1 must be in [0, 1), got 1");
+    assert_true(mf_optimizer_config(o)->beta1 == 0.5);
+    assert_int_equal(mf_optimizer_set_hyper(o, "momentum", 0.5), MF_EARG);
+    assert_error_contains("AdamOptimizer: no hyperparameter 'momentum'");
+    mf_optimizer_release(o);
+}
+
 /* ---- errors ------------------------------------------------------------------------ */
 
 static void expect_bad_config(MfOptConfig c, const char *part)
@@ -468,7 +521,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_sgd),          TEST(test_momentum),          TEST(test_adagrad),
         TEST(test_rmsprop),      TEST(test_adam),              TEST(test_slots_and_step),
-        TEST(test_compute_gradients), TEST(test_config_errors), TEST(test_apply_errors),
+        TEST(test_compute_gradients), TEST(test_config_errors), TEST(test_class_table),
+        TEST(test_apply_errors),
         TEST(test_exponential_decay), TEST(test_clip_edge_cases), TEST(test_describe_and_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,74 @@
+/* dist_optimizer.c — DistributedOptimizer's rules (see train.h): its
+ * options (Horovod's defaults: the signature check on, 64 MiB fusion
+ * buffers, the allreduce overlapped with the backward pass in 4 KiB
+ * buckets) and which way compute_gradients averages the gradients: eager
+ * with one process, nothing (the mean of one gradient is itself); eager
+ * with overlap, buckets reduced during the backward walk (overlap.c);
+ * eager without, the fused blocking allreduce (distributed.c); graph mode,
+ * start and wait nodes (overlap) or the fused MPIAllreduce nodes. */
+#include "dist/dist.h"
+#include "train.h"
+
+MfDistOptions mf_dist_options_default(void)
+{
+    return (MfDistOptions){.check = true, .overlap = true, .fusion_bytes = 64 << 20,
+                           .bucket_bytes = 4096};
+}
+
+MfStatus mf_dist_options_check(const MfDistOptions *d)
+{
+    if (d->fusion_bytes < 1)
+        return mf_err_set(MF_EARG, "DistributedOptimizer: fusion_bytes must be >= 1, got %lld",
+                          (long long)d->fusion_bytes);
+    if (d->bucket_bytes < 1)
+        return mf_err_set(MF_EARG, "DistributedOptimizer: bucket_bytes must be >= 1, got %lld",
+                          (long long)d->bucket_bytes);
+    return MF_OK;
+}
+
+MfStatus mf_train_compute_gradients_dist(MfLossFn fn, void *ctx, int nvars,
+                                         MfVariable *const *var_list, const MfDistOptions *dist,
+                                         MfTensor **loss, MfGradVar **pairs, int *npairs)
+{
+    bool reduce = dist && mf_dist_size() > 1;
+    MfOverlap *ov = NULL;
+    *pairs = NULL;
+    *npairs = 0;
+    *loss = NULL;
+    if (reduce && dist->overlap &&
+        !(ov = mf_train_overlap_new(dist->check, dist->bucket_bytes, dist->fusion_bytes)))
+        return MF_ENOMEM;
+    MfStatus st = mf_train_compute_gradients_overlapped(fn, ctx, nvars, var_list, ov, loss,
+                                                        pairs, npairs);
+    if (st == MF_OK && reduce)
+        st = ov ? mf_train_overlap_finish(ov, *pairs, *npairs)
+                : mf_train_allreduce_gradients(*pairs, *npairs, dist->check, dist->fusion_bytes);
+    mf_train_overlap_free(ov);
+    if (st != MF_OK) {
+        mf_grad_vars_free(*pairs, *npairs);
+        mf_tensor_release(*loss);
+        *pairs = NULL;
+        *npairs = 0;
+        *loss = NULL;
+    }
+    return st;
+}
+
+MfStatus mf_train_compute_gradients_graph_dist(MfTensor *loss, int nvars,
+                                               MfVariable *const *var_list,
+                                               const MfDistOptions *dist, MfGradVar **pairs,
+                                               int *npairs)
+{
+    MfStatus st = mf_train_compute_gradients_graph(loss, nvars, var_list, pairs, npairs);
+    if (st == MF_OK && dist && dist->overlap)
+        st = mf_train_allreduce_gradients_overlapped(*pairs, *npairs, dist->check,
+                                                     dist->bucket_bytes);
+    else if (st == MF_OK && dist)
+        st = mf_train_allreduce_gradients(*pairs, *npairs, dist->check, dist->fusion_bytes);
+    if (st != MF_OK) {
+        mf_grad_vars_free(*pairs, *npairs);
+        *pairs = NULL;
+        *npairs = 0;
+    }
+    return st;
+}
