@@ -28,6 +28,7 @@ const char *mf_attr_type_name(MfAttrType type)
         [MF_ATTR_BOOL] = "bool", [MF_ATTR_INT] = "int", [MF_ATTR_FLOAT] = "float",
         [MF_ATTR_DTYPE] = "dtype", [MF_ATTR_ENUM] = "enum", [MF_ATTR_AXIS] = "axis",
         [MF_ATTR_AXES] = "axes", [MF_ATTR_INTS] = "ints", [MF_ATTR_WINDOW] = "window",
+        [MF_ATTR_PAIRS] = "pairs",
     };
     return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "?";
 }
@@ -63,9 +64,32 @@ void mf_attrs_apply_defaults(MfOpId op, MfAttrs *a)
             break;
         case MF_ATTR_AXIS:
         case MF_ATTR_INTS:
+        case MF_ATTR_PAIRS:
             break;
         }
     }
+}
+
+/* One axis as the face writes it: 0-based 'ax', negative when unresolved. */
+static int64_t face_axis(int64_t ax)
+{
+    return ax >= 0 ? ax + 1 : ax;
+}
+
+int mf_attr_face_ints(const MfAttrDef *def, const MfAttrs *a, int64_t *out)
+{
+    int n = MF_ATTR_CCOUNT(a, def);
+    const int64_t *v = CFIELD(a, def, int64_t);
+    if (n < 0 || n > 2 * MF_MAX_RANK)
+        return 0;
+    if (def->flags & (MF_ATTR_FIRST_HALF | MF_ATTR_SECOND_HALF)) {
+        n /= 2;
+        v += (def->flags & MF_ATTR_SECOND_HALF) ? n : 0;
+    }
+    for (int i = 0; i < n; i++)
+        out[i] = def->type == MF_ATTR_AXES ? face_axis(v[i])
+                 : (def->flags & MF_ATTR_ONE_BASED) ? v[i] + 1 : v[i];
+    return n;
 }
 
 /* Appends to the buffer, keeping it terminated when it fills. */
@@ -88,22 +112,28 @@ static void put(Out *o, const char *fmt, ...)
         o->len += (size_t)n < o->size - o->len ? (size_t)n : o->size - o->len - 1;
 }
 
-/* One axis as the face writes it: 0-based 'ax' of a tensor of rank 'rank'. */
-static long long face_axis(int64_t ax)
-{
-    return ax >= 0 ? (long long)ax + 1 : (long long)ax;
-}
-
-static void put_list(Out *o, const int64_t *v, int n, bool axes)
+/* A list as the face writes it: "2", "{1,3}", or for pairs "{{1,1},{0,2}}". */
+static void put_list(Out *o, const int64_t *v, int n, bool pairs)
 {
     if (n == 1) {
-        put(o, "%lld", axes ? face_axis(v[0]) : (long long)v[0]);
+        put(o, "%lld", (long long)v[0]);
         return;
     }
     put(o, "{");
-    for (int k = 0; k < n; k++)
-        put(o, "%s%lld", k ? "," : "", axes ? face_axis(v[k]) : (long long)v[k]);
+    for (int k = 0; pairs && k + 1 < n; k += 2)
+        put(o, "%s{%lld,%lld}", k ? "," : "", (long long)v[k], (long long)v[k + 1]);
+    for (int k = 0; !pairs && k < n; k++)
+        put(o, "%s%lld", k ? "," : "", (long long)v[k]);
     put(o, "}");
+}
+
+/* Whether every entry of a PER_AXIS list is its default (slice's size -1). */
+static bool all_default(const MfAttrDef *def, const int64_t *v, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (v[k] != (int64_t)def->dflt)
+            return false;
+    return (def->flags & MF_ATTR_PER_AXIS) != 0;
 }
 
 /* The default of an AXIS attribute, 0-based for a tensor of rank 'rank'
@@ -163,22 +193,24 @@ static bool put_attr(Out *o, const MfAttrDef *def, const MfAttrs *a, int rank)
         int64_t v = *CFIELD(a, def, int64_t);
         if (v == axis_default(def, rank))
             return false;
-        put(o, "%s=%lld", def->name, face_axis(v));
+        put(o, "%s=%lld", def->name, (long long)face_axis(v));
         return true;
     }
     case MF_ATTR_AXES:
-    case MF_ATTR_INTS: {
-        int n = COUNT(a, def);
+    case MF_ATTR_INTS:
+    case MF_ATTR_PAIRS: {
+        int64_t v[2 * MF_MAX_RANK];
+        int n = mf_attr_face_ints(def, a, v);
         bool axes = def->type == MF_ATTR_AXES;
         if (axes && (def->flags & MF_ATTR_ALL_AXES) && a->all_axes)
             return false;
-        if (n == 0 && !(axes && (def->flags & MF_ATTR_ALL_AXES)))
+        if ((n == 0 && !(axes && (def->flags & MF_ATTR_ALL_AXES))) || all_default(def, v, n))
             return false;
         put(o, "%s=", def->name);
         if (n == 0)
             put(o, "{}");
         else
-            put_list(o, CFIELD(a, def, int64_t), n < 0 ? 0 : n > 2 * MF_MAX_RANK ? 0 : n, axes);
+            put_list(o, v, n, def->type == MF_ATTR_PAIRS);
         return true;
     }
     case MF_ATTR_WINDOW: {
@@ -246,9 +278,19 @@ static void put_kind(Out *o, const MfAttrDef *def)
         put(o, "axis or array of axes (1-based)");
         break;
     case MF_ATTR_INTS:
-        put(o, (def->flags & MF_ATTR_SHAPE) ? "shape (array of integers%s)"
-                                            : "integer or array of integers%s",
-            def->dflt < 0 ? ", one -1 inferred" : "");
+        if (def->flags & MF_ATTR_ONE_BASED)
+            put(o, "array of 1-based positions, one per axis");
+        else if (def->flags & MF_ATTR_PER_AXIS)
+            put(o, "array of integers, one per axis");
+        else
+            put(o, (def->flags & MF_ATTR_SHAPE) ? "shape (array of integers%s)"
+                                                : "integer or array of integers%s",
+                def->dflt < 0 ? ", one -1 inferred" : "");
+        if (def->flags & MF_ATTR_BY_TENSOR)
+            put(o, " or a 1-D integer tensor");
+        break;
+    case MF_ATTR_PAIRS:
+        put(o, "array of {before, after} pairs, one per axis");
         break;
     case MF_ATTR_WINDOW:
         put(o, "n, {h, w} or 4 integers in the data format's order");
@@ -284,6 +326,10 @@ static void put_default(Out *o, const MfAttrDef *def)
         put(o, (def->flags & MF_ATTR_ALL_AXES) ? ", default every axis" : ", default none");
         break;
     case MF_ATTR_INTS:
+        if (def->flags & MF_ATTR_PER_AXIS)
+            put(o, ", default %lld per axis", (long long)def->dflt);
+        break;
+    case MF_ATTR_PAIRS:
         break;
     case MF_ATTR_WINDOW:
         put(o, ", default 1");

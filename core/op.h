@@ -61,6 +61,7 @@ typedef struct MfAttrs {
     int data_format;              /* 0 = NHWC, 1 = NCHW (bias_add; conv/pool entries) */
     int64_t strides[4], ksize[4], dilations[4];
     int nonfinite;                /* Apply ops: MfApplyNonfinite */
+    int mode;                     /* pad: 0 = CONSTANT (the one mode supported) */
 } MfAttrs;
 
 /* What an Apply op does with a gradient holding NaN or Inf (attrs.nonfinite;
@@ -88,6 +89,7 @@ typedef enum MfAttrType {
     MF_ATTR_AXES,    /* int64_t[] + int count: an axis or a list of axes, 1-based at the face */
     MF_ATTR_INTS,    /* int64_t[] + int count: a number or a list of integers */
     MF_ATTR_WINDOW,  /* int64_t[4]: n, {h, w} or four entries in the data format's order */
+    MF_ATTR_PAIRS,   /* int64_t[] + int count: {{before, after}, ...}, stored flat (paddings) */
 } MfAttrType;
 
 enum {                              /* MfAttrDef.flags */
@@ -96,6 +98,19 @@ enum {                              /* MfAttrDef.flags */
     MF_ATTR_ALL_AXES = 1u << 2,     /* AXES: absent means every axis (attrs.all_axes) */
     MF_ATTR_PAST_END = 1u << 3,     /* AXIS: one past the last axis is valid (stack) */
     MF_ATTR_SHAPE = 1u << 4,        /* INTS: a shape (sizes >= 0; with 'dflt' < 0, one -1) */
+    MF_ATTR_ONE_BASED = 1u << 5,    /* INTS: positions, 1-based at the face (>= 1), stored
+                                     * 0-based (slice's begin) */
+    MF_ATTR_PER_AXIS = 1u << 6,     /* INTS: one entry per axis of the first input; absent:
+                                     * every entry is 'dflt' (slice's size, -1) */
+    /* INTS: two attributes share one array and count, in equal halves
+     * (slice: begin, then size) */
+    MF_ATTR_FIRST_HALF = 1u << 7,
+    MF_ATTR_SECOND_HALF = 1u << 8,
+    MF_ATTR_ARG = 1u << 9,          /* given among the tensor inputs, where its name stands
+                                     * in the descriptor's 'inputs' (a conv backprop's sizes) */
+    MF_ATTR_BY_TENSOR = 1u << 10,   /* INTS: a symbolic (graph) tensor is accepted; the binder
+                                     * passes it to 'entry' as one more input (reshape to a
+                                     * shape known when the graph runs) */
 };
 
 typedef struct MfAttrDef {
@@ -119,6 +134,12 @@ typedef struct MfAttrDef {
 #define MF_ATTR_CFIELD(a, def, type) ((const type *)((const char *)(a) + (def)->offset))
 #define MF_ATTR_COUNT(a, def) (*(int *)((char *)(a) + (def)->count_offset))
 #define MF_ATTR_CCOUNT(a, def) (*(const int *)((const char *)(a) + (def)->count_offset))
+
+/* The entries of INTS, AXES or PAIRS attribute 'def' in 'a' as the face
+ * writes them (axes and ONE_BASED positions 1-based; a FIRST_HALF or
+ * SECOND_HALF attribute its own half; PAIRS flat) into 'out' (room for
+ * 2 * MF_MAX_RANK); returns the count (0 for a bad one). */
+int mf_attr_face_ints(const MfAttrDef *def, const MfAttrs *a, int64_t *out);
 
 /* The string of value 'v' of ENUM attribute 'def', or NULL out of range. */
 const char *mf_attr_choice(const MfAttrDef *def, int v);
@@ -251,6 +272,15 @@ typedef struct MfOpDesc {
     /* Tensor inputs after the 'arity' required ones that a Lua call may
      * leave out (lstm_cell's c_prev): the binder passes those given. */
     int optional_inputs;
+    /* Bit i set: input i is a tensor of 1-based positions at the face
+     * (gather's and one_hot's indices). Lua data converts to int64; the
+     * binder checks the dtype is an integer one and subtracts 1 with a Sub
+     * op, so symbolic (graph) indices work too. */
+    unsigned one_based_inputs;
+    /* Bit i set: input i gives its dtype to Lua numbers and tables passed
+     * for the others of this set (where's x and y, not its condition);
+     * 0: every input but those named "indices". */
+    unsigned like_inputs;
     /* Help (repl/help.c) for an op with a Lua name, next to what it
      * documents: the topic help() lists it under ("math", "nn"), an optional
      * paragraph after the summary, and an example: lines of prompt input,

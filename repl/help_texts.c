@@ -138,13 +138,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "x.shape                   --> {5}\n"
       "mf.reduce_sum(x)          --> 10"),
 
-    /* ---- compare ---------------------------------------------------------------- */
-    E("where", "compare", "mf.where(cond, x, y)",
-      "Elementwise choice: x where the bool tensor 'cond' is true, y where it is false, with "
-      "broadcasting of all three. A Lua number for x or y takes the other's dtype.",
-      "x = mf.tensor{-1, 2, -3}\n"
-      "mf.where(mf.greater(x, 0), x, 0)         --> {0, 2, 0}"),
-
     /* ---- linalg (mf.trace: tf.function, and the matrix trace of a tensor) ------- */
     E("trace", "graph", "mf.trace(f) -> fn;  fn(...);  fn:graph(...);  mf.trace(t)",
       "TensorFlow's tf.function (function is a Lua keyword). mf.trace(f) returns a callable: "
@@ -177,12 +170,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.tensordot(a, b, {{2}, {1}})            --> {{3, 3, 3, 3}, {3, 3, 3, 3}}"),
 
     /* ---- shape ------------------------------------------------------------------ */
-    E("reshape", "shape", "mf.reshape(t, shape)",
-      "The same elements in a new shape with the same number of elements; one entry may be -1 "
-      "and is then inferred. A view when 't' is contiguous.",
-      "x = mf.reshape(mf.range(6), {2, 3})\n"
-      "x                                --> {{0, 1, 2}, {3, 4, 5}}\n"
-      "mf.reshape(x, {-1}).shape        --> {6}"),
     E("split", "shape", "mf.split(t, n_or_sizes, axis)",
       "Cuts 't' along 'axis' into n equal parts, or into parts of the given sizes (an array); "
       "returns a Lua array of tensors.",
@@ -195,31 +182,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "returns a Lua array of tensors (the inverse of mf.stack).",
       "rows = mf.unstack(mf.tensor{{1, 2}, {3, 4}})\n"
       "rows[2]                                     --> {3, 4}"),
-    E("slice", "shape", "mf.slice(t, begin, size)",
-      "The block of 't' starting at 'begin' (1-based, one entry per axis) with the given "
-      "'size' per axis; a size of -1 takes everything to the end of that axis. A view.",
-      "x = mf.reshape(mf.range(12), {3, 4})\n"
-      "mf.slice(x, {2, 2}, {2, 2})                 --> {{5, 6}, {9, 10}}\n"
-      "mf.slice(x, {3, 1}, {1, -1})                --> {{8, 9, 10, 11}}"),
-    E("gather", "shape", "mf.gather(t, indices, axis)",
-      "Picks slices of 't' along 'axis' at the given 1-based indices (a Lua array or an int "
-      "tensor, of any shape: the result has the indices' shape in place of that axis).",
-      "mf.gather(mf.tensor{10, 20, 30}, {3, 1}, 1)               --> {30, 10}\n"
-      "mf.gather(mf.tensor{{1, 2}, {3, 4}}, {2}, 2)              --> {{2}, {4}}"),
-    E("pad", "shape", "mf.pad(t, paddings [, constant_values])",
-      "Adds values around 't': paddings is one {before, after} pair per axis; the new "
-      "elements are 'constant_values' (default 0).",
-      "mf.pad(mf.tensor{{1, 2}}, {{1, 0}, {0, 1}})                --> {{0, 0, 0}, {1, 2, 0}}\n"
-      "mf.pad(mf.tensor{1}, {{1, 1}}, 9)                          --> {9, 1, 9}"),
-    E("broadcast_to", "shape", "mf.broadcast_to(t, shape)",
-      "'t' stretched to 'shape' by the broadcasting rules (axes of size 1 repeat, new axes "
-      "go in front).",
-      "mf.broadcast_to(mf.tensor{1, 2}, {2, 2})                   --> {{1, 2}, {1, 2}}"),
-    E("one_hot", "shape", "mf.one_hot(indices, depth [, {on_value, off_value, dtype}])",
-      "For class labels 1..depth (a Lua array or an int tensor), a tensor with a new last "
-      "axis of size 'depth' holding on_value (1) at the label and off_value (0) elsewhere; "
-      "float32 unless 'dtype' says otherwise.",
-      "mf.one_hot({2, 1, 3}, 3)       --> {{0, 1, 0}, {1, 0, 0}, {0, 0, 1}}"),
 
     /* ---- clipping --------------------------------------------------------------- */
     E("clip_by_value", "clipping", "mf.clip_by_value(t, lo, hi)",
@@ -437,50 +399,6 @@ const LmfHelpEntry lmf_help_entries[] = {
       "mf.profiler.peak() > 0            --> true"),
 
     /* ---- nn: convolution (repl/lmf_conv.c) ----------------------------------------- */
-    E("nn.conv2d_backprop_input", "nn",
-      "mf.nn.conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, {...}])",
-      "The gradient of mf.nn.conv2d with respect to its input, of shape 'input_sizes' (an "
-      "array of 4, in the data format's order), given the filter and the gradient of the "
-      "output; options as mf.nn.conv2d. With im2col it runs as a GEMM out_backprop x "
-      "filter^T, then col2im adds the patches back, 64 MiB of patches at a time; Winograd "
-      "convolves out_backprop with the filter turned 180 degrees.",
-      "w = mf.ones{2, 2, 1, 1}\n"
-      "dy = mf.ones{1, 2, 2, 1}\n"
-      "mf.nn.conv2d_backprop_input({1, 3, 3, 1}, w, dy, 1, \"VALID\")   "
-      "--> {{{{1}, {2}, {1}}, {{2}, {4}, {2}}, {{1}, {2}, {1}}}}"),
-    E("nn.conv2d_backprop_filter", "nn",
-      "mf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, {...}])",
-      "The gradient of mf.nn.conv2d with respect to its filter, of shape 'filter_sizes' (HWIO), "
-      "given the input and the gradient of the output; options as mf.nn.conv2d. With im2col it "
-      "runs as im2col and a GEMM patches^T x out_backprop, 64 MiB of patches at a time; "
-      "Winograd sums the tiles' products in the transform domain (36 GEMMs).",
-      "x = mf.ones{1, 3, 3, 1}\n"
-      "dy = mf.ones{1, 2, 2, 1}\n"
-      "mf.nn.conv2d_backprop_filter(x, {2, 2, 1, 1}, dy, 1, \"VALID\")  "
-      "--> {{{{4}}, {{4}}}, {{{4}}, {{4}}}}"),
-    E("nn.depthwise_conv2d_backprop_input", "nn",
-      "mf.nn.depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, "
-      "padding [, {data_format, dilations}])",
-      "The gradient of mf.nn.depthwise_conv2d with respect to its input, of shape "
-      "'input_sizes' (4 sizes in the data format's order), given the filter [kh, kw, C, M] "
-      "and the gradient of the output (C * M channels); options as mf.nn.depthwise_conv2d. "
-      "TensorFlow's DepthwiseConv2dNativeBackpropInput: a direct kernel, each input pixel "
-      "gathering the output pixels that read it.",
-      "w = mf.ones{2, 2, 1, 1}\n"
-      "dy = mf.ones{1, 2, 2, 1}\n"
-      "mf.nn.depthwise_conv2d_backprop_input({1, 3, 3, 1}, w, dy, 1, \"VALID\")   "
-      "--> {{{{1}, {2}, {1}}, {{2}, {4}, {2}}, {{1}, {2}, {1}}}}"),
-    E("nn.depthwise_conv2d_backprop_filter", "nn",
-      "mf.nn.depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, "
-      "padding [, {data_format, dilations}])",
-      "The gradient of mf.nn.depthwise_conv2d with respect to its filter, of shape "
-      "'filter_sizes' ([kh, kw, C, M]), given the input and the gradient of the output; "
-      "options as mf.nn.depthwise_conv2d. TensorFlow's DepthwiseConv2dNativeBackpropFilter: "
-      "a direct kernel split over the filter taps.",
-      "x = mf.ones{1, 3, 3, 2}\n"
-      "dy = mf.ones{1, 2, 2, 2}\n"
-      "mf.nn.depthwise_conv2d_backprop_filter(x, {2, 2, 2, 1}, dy, 1, \"VALID\")  "
-      "--> {{{{4}, {4}}, {{4}, {4}}}, {{{4}, {4}}, {{4}, {4}}}}"),
     E("nn.conv2d_transpose", "nn",
       "mf.nn.conv2d_transpose(input, filter, output_shape, strides, padding [, {data_format, "
       "dilations}])",

@@ -126,7 +126,6 @@ int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want);
 /* Pushes the signature help() shows for 'op', from its schema: "mf.matmul(a,
  * b [, {transpose_a, transpose_b}]) or a:matmul(...)"; returns 1. */
 int lmf_op_help_signature(lua_State *L, MfOpId op);
-void lmf_open_compare(lua_State *L, int methods); /* compare, logic, where, cast */
 void lmf_open_reduce(lua_State *L, int methods);  /* reductions, argmax, clipping */
 void lmf_open_linalg(lua_State *L, int methods);  /* matmul, transpose, reshape, ... */
 void lmf_open_shape(lua_State *L, int methods);   /* concat, stack, slice, gather, ... */

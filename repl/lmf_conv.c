@@ -1,13 +1,13 @@
-/* lmf_conv.c — Lua bindings for 2-D convolution in the table mf.nn:
- *   mf.nn.conv2d(input, filter, strides, padding [, {data_format, dilations}])
- *   mf.nn.conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, {...}])
- *   mf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, {...}])
+/* lmf_conv.c — the Lua binding of mf.nn.conv2d_transpose(input, filter,
+ * output_shape, strides, padding [, {...}]), which is not one op (conv2d and
+ * its backprops are bound from their descriptors by lmf_op.c), and the
+ * reader of a conv algorithm option (mf.config's too).
  * Layouts as TensorFlow: input NHWC (data_format = "NCHW" also accepted:
  * the engine transposes around the NHWC op, so gradients flow), filter
  * HWIO. 'strides' and 'dilations' are a number s (meaning 1, s, s, 1), a
  * pair {sh, sw}, or 4 entries in the data format's order; 'padding' is
- * "SAME" or "VALID". The sizes are Lua arrays of 4 integers (or 1-D integer
- * tensors) in the data format's order (filter_sizes always HWIO). The ops
+ * "SAME" or "VALID". The output shape is a Lua array of 4 integers (or a 1-D
+ * integer tensor) in the data format's order. The ops
  * (core/ops/conv.h) run im2col / col2im and GEMMs with a patch buffer of at
  * most 64 MiB, or the direct and Winograd kernels: the option
  * {algorithm = "auto" | "im2col" | "winograd" | "direct"} picks one for the
@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "core/ops/conv.h"
-#include "core/ops/depthwise.h"
 #include "lmf.h"
 
 /* Options: 'nchw' from data_format, dilations in NHWC-or-NCHW order. */
@@ -114,19 +113,10 @@ static ConvArgs conv_args(lua_State *L, int idx, const char *fname)
     return a;
 }
 
-/* Four sizes at 'idx': a Lua array or a 1-D integer tensor. With
- * 'any_batch', a batch entry (the first) of -1 means "as the other input's"
- * (conv2d_transpose in a graph with an unknown batch). */
-static void sizes_arg_batch(lua_State *L, int idx, const char *fname, const char *what,
-                            int64_t *s, bool any_batch);
-
+/* Four sizes at 'idx': a Lua array or a 1-D integer tensor. A batch entry
+ * (the first) of -1 means "as the other input's" (conv2d_transpose in a
+ * graph with an unknown batch). */
 static void sizes_arg(lua_State *L, int idx, const char *fname, const char *what, int64_t *s)
-{
-    sizes_arg_batch(L, idx, fname, what, s, false);
-}
-
-static void sizes_arg_batch(lua_State *L, int idx, const char *fname, const char *what,
-                            int64_t *s, bool any_batch)
 {
     MfTensor *t = lmf_test_tensor(L, idx);
     if (t && t->rank == 1 && t->shape[0] == 4 && mf_dtype_is_int(t->dtype) && t->storage) {
@@ -140,9 +130,9 @@ static void sizes_arg_batch(lua_State *L, int idx, const char *fname, const char
             int isint = 0;
             s[i] = lua_tointegerx(L, -1, &isint);
             lua_pop(L, 1);
-            if (!isint || (s[i] < 0 && !(any_batch && i == 0 && s[i] == -1)))
+            if (!isint || (s[i] < 0 && !(i == 0 && s[i] == -1)))
                 luaL_error(L, "%s: %s entry %d must be a non-negative integer%s", fname, what,
-                           i + 1, any_batch && i == 0 ? " (or -1: the input's batch)" : "");
+                           i + 1, i == 0 ? " (or -1: the input's batch)" : "");
         }
         return;
     }
@@ -167,32 +157,6 @@ static int push_result(lua_State *L, MfStatus st, MfTensor *out)
     return 1;
 }
 
-/* mf.nn.conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding [, opts]) */
-static int l_conv2d_backprop_input(lua_State *L)
-{
-    lmf_check_nargs(L, "conv2d_backprop_input", 6);
-    int64_t sizes[4];
-    MfTensor *w, *dy, *out = NULL;
-    two_tensors(L, 2, 3, &w, &dy);
-    sizes_arg(L, 1, "conv2d_backprop_input", "input_sizes", sizes);
-    ConvArgs a = conv_args(L, 4, "conv2d_backprop_input");
-    MfStatus st = mf_conv2d_backprop_input(sizes, w, dy, &a.attrs, a.nchw, &out);
-    return push_result(L, st, out);
-}
-
-/* mf.nn.conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding [, opts]) */
-static int l_conv2d_backprop_filter(lua_State *L)
-{
-    lmf_check_nargs(L, "conv2d_backprop_filter", 6);
-    int64_t sizes[4];
-    MfTensor *x, *dy, *out = NULL;
-    two_tensors(L, 1, 3, &x, &dy);
-    sizes_arg(L, 2, "conv2d_backprop_filter", "filter_sizes", sizes);
-    ConvArgs a = conv_args(L, 4, "conv2d_backprop_filter");
-    MfStatus st = mf_conv2d_backprop_filter(x, sizes, dy, &a.attrs, a.nchw, &out);
-    return push_result(L, st, out);
-}
-
 /* mf.nn.conv2d_transpose(input, filter, output_shape, strides, padding [, opts]):
  * TensorFlow's, which is conv2d's backprop-input with the input as
  * out_backprop; the filter is [kh, kw, out_channels, in_channels] (the
@@ -204,7 +168,7 @@ static int l_conv2d_transpose(lua_State *L)
     int64_t sizes[4];
     MfTensor *x, *w, *out = NULL;
     two_tensors(L, 1, 2, &x, &w);
-    sizes_arg_batch(L, 3, "conv2d_transpose", "output_shape", sizes, true);
+    sizes_arg(L, 3, "conv2d_transpose", "output_shape", sizes);
     ConvArgs a = conv_args(L, 4, "conv2d_transpose");
     MfStatus st = mf_conv2d_backprop_input(sizes, w, x, &a.attrs, a.nchw, &out);
     if (st != MF_OK)
@@ -213,44 +177,10 @@ static int l_conv2d_transpose(lua_State *L)
     return push_result(L, st, out);
 }
 
-/* mf.nn.depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding
- * [, opts]) */
-static int l_depthwise_backprop_input(lua_State *L)
-{
-    const char *fname = "depthwise_conv2d_backprop_input";
-    lmf_check_nargs(L, fname, 6);
-    int64_t sizes[4];
-    MfTensor *w, *dy, *out = NULL;
-    two_tensors(L, 2, 3, &w, &dy);
-    sizes_arg(L, 1, fname, "input_sizes", sizes);
-    ConvArgs a = conv_args(L, 4, fname);
-    MfStatus st = mf_depthwise_conv2d_backprop_input(sizes, w, dy, &a.attrs, a.nchw, &out);
-    return push_result(L, st, out);
-}
-
-/* mf.nn.depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding
- * [, opts]) */
-static int l_depthwise_backprop_filter(lua_State *L)
-{
-    const char *fname = "depthwise_conv2d_backprop_filter";
-    lmf_check_nargs(L, fname, 6);
-    int64_t sizes[4];
-    MfTensor *x, *dy, *out = NULL;
-    two_tensors(L, 1, 3, &x, &dy);
-    sizes_arg(L, 2, fname, "filter_sizes", sizes);
-    ConvArgs a = conv_args(L, 4, fname);
-    MfStatus st = mf_depthwise_conv2d_backprop_filter(x, sizes, dy, &a.attrs, a.nchw, &out);
-    return push_result(L, st, out);
-}
-
 void lmf_open_conv(lua_State *L)
 {
     static const luaL_Reg fns[] = {
-        {"depthwise_conv2d_backprop_input", l_depthwise_backprop_input},
-        {"depthwise_conv2d_backprop_filter", l_depthwise_backprop_filter},
         {"conv2d_transpose", l_conv2d_transpose},
-        {"conv2d_backprop_input", l_conv2d_backprop_input},
-        {"conv2d_backprop_filter", l_conv2d_backprop_filter},
         {NULL, NULL},
     };
     if (lua_getfield(L, -1, "nn") != LUA_TTABLE) {

@@ -1,19 +1,13 @@
-/* lmf_linalg.c — Lua bindings for linear algebra and the view ops:
- *   mf.matmul(a, b [, {transpose_a =, transpose_b =}])   rank 2, or batched rank 3
- *   mf.transpose(t [, perm | {perm =}])                  perm 1-based; default reverses
- *   mf.reshape(t, shape)        shape: array, number or 1-D int tensor; one -1 is inferred
- *   mf.expand_dims(t, axis)     axis 1..rank+1 (or negative)
- *   mf.squeeze(t [, axis | axes | {axis =}])             none: every size-1 axis
- *   mf.trace(t)                 sum of the diagonal of a matrix
- *   mf.tensordot(a, b, axes)    axes: N, or a pair {{axes of a}, {axes of b}}
- * Each is also a tensor method: a:matmul(b), t:reshape{2, 3}, t:squeeze().
+/* lmf_linalg.c — the Lua binding of mf.tensordot(a, b, axes) (axes: N, or
+ * a pair {{axes of a}, {axes of b}}), also a tensor method. It is not one
+ * op; matmul, transpose, reshape, expand_dims, squeeze and trace are bound
+ * from their descriptors by lmf_op.c.
  *
  * Axes are 1-based (negative from the end) here and 0-based in the engine.
  * No C temporary outlives a call that can raise: arguments converted from
  * Lua data sit on the stack, and results are pushed as soon as they exist. */
 #include <string.h>
 
-#include "core/ops/fill.h"
 #include "core/ops/linalg.h"
 #include "core/ops/view.h"
 #include "lmf.h"
@@ -69,48 +63,6 @@ static int push_result(lua_State *L, MfStatus st, MfTensor *const *out)
 
 /* ---- functions ---------------------------------------------------------------- */
 
-/* A shape given as a 1-D (or scalar) integer tensor, e.g. from mf.shape. */
-static int shape_from_tensor(lua_State *L, const MfTensor *s, int64_t *shape)
-{
-    if (s->node)
-        luaL_error(L, "reshape: a shape from a symbolic (graph) tensor is not supported; "
-                   "pass a Lua array");
-    if (!mf_dtype_is_int(s->dtype) || s->rank > 1)
-        luaL_error(L, "reshape: a shape tensor must be a 1-D int32 or int64 tensor, got %s of "
-                   "rank %d", mf_dtype_name(s->dtype), s->rank);
-    int64_t n = mf_tensor_numel(s);
-    if (n > MF_MAX_RANK)
-        luaL_error(L, "reshape: shape has rank %d, at most %d is supported", (int)n,
-                   MF_MAX_RANK);
-    for (int64_t i = 0; i < n; i++)
-        shape[i] = mf_tensor_get_int(s, i);
-    return (int)n;
-}
-
-/* mf.reshape(t, shape) */
-static int l_reshape(lua_State *L)
-{
-    lmf_check_nargs(L, "reshape", 2);
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    int64_t shape[MF_MAX_RANK];
-    int rank;
-    MfTensor *s = lmf_test_tensor(L, 2), *out = NULL;
-    if (s && s->node) {   /* a graph shape (mf.shape of a -1 placeholder): read when it runs */
-        MfStatus st = mf_reshape_by(t, s, &out);
-        if (st != MF_OK && strncmp(mf_err_msg(), "reshape", 7) != 0)
-            mf_err_prefix("reshape");   /* its inner ops name themselves */
-        return push_result(L, st, &out);
-    }
-    if (s)
-        rank = shape_from_tensor(L, s, shape);
-    else if (lua_isnoneornil(L, 2))
-        return luaL_error(L, "reshape: expected a shape as argument 2 (an array such as {2, 3}; "
-                          "one -1 is inferred)");
-    else
-        rank = lmf_check_shape(L, 2, "reshape", shape, 1);
-    return push_result(L, mf_reshape(t, rank, shape, &out), &out);
-}
-
 /* One side of tensordot's axes pair: a number or an array, 1-based. */
 static int dot_side(lua_State *L, int idx, const MfTensor *t, int64_t *axes)
 {
@@ -154,7 +106,6 @@ static int l_tensordot(lua_State *L)
 }
 
 static const luaL_Reg funcs[] = {
-    {"reshape", l_reshape},
     {"tensordot", l_tensordot},
     {NULL, NULL},
 };

@@ -50,7 +50,6 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_tensor(L, methods);
     lmf_open_ops(L, methods);
     lmf_open_print(L);
-    lmf_open_compare(L, methods);
     lmf_open_reduce(L, methods);
     lmf_open_linalg(L, methods);
     lmf_open_shape(L, methods);

@@ -28,7 +28,11 @@ typedef struct Call {
     int npos;            /* positional attribute values given */
     int opts;            /* stack index of the options table, 0: none */
     int rank;            /* rank of the first input (axes are relative to it) */
+    const MfTensor *first; /* the first tensor input (per-axis lists are checked on it) */
     int given;           /* the number of arguments given */
+    int by_tensor;       /* stack index of a symbolic tensor given for a BY_TENSOR list, 0:
+                          * none */
+    int first_half;      /* the entries of a FIRST_HALF list */
 } Call;
 
 /* Where an attribute's value came from, for messages. */
@@ -141,12 +145,16 @@ static int read_axes(const Call *c, const Src *src, int idx, int64_t *out)
 
 /* A list of integers, a number, or a concrete 1-D integer tensor (a shape
  * from mf.shape); SHAPE: sizes >= 0, and one -1 when the default is < 0. */
-static int read_ints(const Call *c, const Src *src, const MfAttrDef *def, int idx, int64_t *out)
+static int read_ints(Call *c, const Src *src, const MfAttrDef *def, int idx, int64_t *out)
 {
     lua_State *L = c->L;
     int max = (def->flags & MF_ATTR_SHAPE) ? MF_MAX_RANK : 2 * MF_MAX_RANK;
     MfTensor *t = lmf_test_tensor(L, idx);
     int n;
+    if (t && (t->node || !t->storage) && (def->flags & MF_ATTR_BY_TENSOR)) {
+        c->by_tensor = idx;   /* read when the graph runs: 'entry' takes it as an input */
+        return 0;
+    }
     if (t) {
         if (t->node || !t->storage)
             luaL_error(L, "%s: %s from a symbolic (graph) tensor is not supported; pass a Lua "
@@ -167,6 +175,71 @@ static int read_ints(const Call *c, const Src *src, const MfAttrDef *def, int id
             luaL_error(L, "%s: %s entry %d must be >= 0%s, got %I", c->fname, def->name, i + 1,
                        unknown ? " (or -1, inferred)" : "", (lua_Integer)out[i]);
     return n;
+}
+
+/* ONE_BASED positions: each at least 1 (checked here, where subtracting
+ * cannot overflow), stored 0-based; the op checks the upper bound. */
+static void to_zero_based(const Call *c, const MfAttrDef *def, int64_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t size = i < c->first->rank ? c->first->shape[i] : 0;
+        if (v[i] < 1)
+            luaL_error(c->L, "%s: %s %I out of range for axis %d of size %I (%s is 1-based: "
+                       "1..%I)", c->fname, def->name, (lua_Integer)v[i], i + 1,
+                       (lua_Integer)size, def->name, (lua_Integer)size);
+        v[i] -= 1;
+    }
+}
+
+/* An INTS attribute into its field; a SECOND_HALF one after the entries of
+ * the FIRST_HALF one (read before it: declaration order). */
+static void read_ints_attr(Call *c, const Src *src, const MfAttrDef *def, int idx, MfAttrs *a)
+{
+    int64_t *field = MF_ATTR_FIELD(a, def, int64_t);
+    int at = (def->flags & MF_ATTR_SECOND_HALF) ? MF_ATTR_COUNT(a, def) : 0;
+    int64_t v[2 * MF_MAX_RANK];
+    int n = read_ints(c, src, def, idx, v);
+    if (at + n > 2 * MF_MAX_RANK)
+        luaL_error(c->L, "%s: %s has %d entries, at most %d are supported", c->fname, def->name,
+                   n, 2 * MF_MAX_RANK - at);
+    if (def->flags & MF_ATTR_ONE_BASED)
+        to_zero_based(c, def, v, n);
+    memcpy(field + at, v, (size_t)n * sizeof *v);
+    MF_ATTR_COUNT(a, def) = at + n;
+    if (def->flags & MF_ATTR_FIRST_HALF)
+        c->first_half = n;
+}
+
+/* {{before, after}, ...} at 'idx' into 'out', flat; returns the number of
+ * values (twice the pairs). */
+static int read_pairs(const Call *c, const Src *src, int idx, int64_t *out)
+{
+    lua_State *L = c->L;
+    if (!lua_istable(L, idx))
+        return attr_error(c, src, "an array of {before, after} pairs", idx);
+    refuse_mixed(c, idx, src->key);
+    int n = (int)lua_rawlen(L, idx);
+    if (n > MF_MAX_RANK)
+        luaL_error(L, "%s: %s has %d pairs, at most %d are supported", c->fname, src->key, n,
+                   MF_MAX_RANK);
+    for (int i = 0; i < n; i++, lua_pop(L, 1)) {
+        lua_rawgeti(L, idx, i + 1);
+        if (!lua_istable(L, -1) || lua_rawlen(L, -1) != 2)
+            luaL_error(L, "%s: %s entry %d must be a {before, after} pair, got %s", c->fname,
+                       src->key, i + 1, lua_istable(L, -1)
+                           ? lua_pushfstring(L, "%d entries", (int)lua_rawlen(L, -2))
+                           : luaL_typename(L, -1));
+        for (int k = 0; k < 2; k++, lua_pop(L, 1)) {
+            lua_rawgeti(L, -1, k + 1);
+            int ok = 0;
+            out[2 * i + k] = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
+            if (!ok)
+                luaL_error(L, "%s: %s entry %d must be a pair of integers, got %s", c->fname,
+                           src->key, i + 1, lua_type(L, -1) == LUA_TNUMBER
+                                                ? lua_tostring(L, -1) : luaL_typename(L, -1));
+        }
+    }
+    return 2 * n;
 }
 
 /* The index of the data_format attribute's value (1: NCHW). */
@@ -251,13 +324,15 @@ static const char *want_of(lua_State *L, const MfAttrDef *def)
                                             : "an integer or an array of integers";
     case MF_ATTR_WINDOW:
         return "a number or an array of 1, 2 or 4 integers";
+    case MF_ATTR_PAIRS:
+        return "an array of {before, after} pairs";
     }
     return "a value";
 }
 
 
 /* Converts the value at 'idx' for attribute 'def' into 'a'. */
-static void read_attr(const Call *c, const Src *src, const MfAttrDef *def, int idx, MfAttrs *a)
+static void read_attr(Call *c, const Src *src, const MfAttrDef *def, int idx, MfAttrs *a)
 {
     lua_State *L = c->L;
     MfDType dt = MF_FLOAT32;   /* set below; attr_error raises otherwise */
@@ -295,12 +370,45 @@ static void read_attr(const Call *c, const Src *src, const MfAttrDef *def, int i
             a->all_axes = false;
         break;
     case MF_ATTR_INTS:
-        MF_ATTR_COUNT(a, def) = read_ints(c, src, def, idx,
-                                                            MF_ATTR_FIELD(a, def, int64_t));
+        read_ints_attr(c, src, def, idx, a);
         break;
     case MF_ATTR_WINDOW:
         read_window(c, src, idx, a, MF_ATTR_FIELD(a, def, int64_t));
         break;
+    case MF_ATTR_PAIRS:
+        MF_ATTR_COUNT(a, def) = read_pairs(c, src, idx, MF_ATTR_FIELD(a, def, int64_t));
+        break;
+    }
+}
+
+/* A PER_AXIS list left out: 'dflt' for every axis of the first input. */
+static void default_per_axis(Call *c, const MfAttrDef *def, MfAttrs *a)
+{
+    int at = (def->flags & MF_ATTR_SECOND_HALF) ? MF_ATTR_COUNT(a, def) : 0;
+    for (int i = 0; i < c->rank; i++)
+        MF_ATTR_FIELD(a, def, int64_t)[at + i] = (int64_t)def->dflt;
+    MF_ATTR_COUNT(a, def) = at + c->rank;
+    if (def->flags & MF_ATTR_FIRST_HALF)
+        c->first_half = c->rank;
+}
+
+/* PER_AXIS lists have one entry per axis of the first input: "slice:
+ * begin and size need 2 entries each (one per axis), got 1 and 2". */
+static void check_per_axis(const Call *c, const MfAttrs *a)
+{
+    const MfOpDesc *d = c->d;
+    for (int i = 0; i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        if (!(def->flags & MF_ATTR_PER_AXIS) || (def->flags & MF_ATTR_FIRST_HALF))
+            continue;
+        int n = MF_ATTR_CCOUNT(a, def);
+        if (!(def->flags & MF_ATTR_SECOND_HALF) && n != c->rank)
+            luaL_error(c->L, "%s: %s needs %d entries (one per axis), got %d", c->fname,
+                       def->name, c->rank, n);
+        int first = c->first_half;
+        if ((def->flags & MF_ATTR_SECOND_HALF) && (first != c->rank || n - first != c->rank))
+            luaL_error(c->L, "%s: %s and %s need %d entries each (one per axis), got %d and %d",
+                       c->fname, d->attrs[i - 1].name, def->name, c->rank, first, n - first);
     }
 }
 
@@ -369,8 +477,8 @@ static bool is_options(lua_State *L, int idx, const MfAttrDef *due)
 {
     if (!lua_istable(L, idx) || lua_rawlen(L, idx) > 0)
         return false;
-    bool list = due && (due->type == MF_ATTR_INTS || due->type == MF_ATTR_AXES) &&
-                !(due->flags & MF_ATTR_ALL_AXES);
+    bool list = due && (due->type == MF_ATTR_INTS || due->type == MF_ATTR_AXES ||
+                        due->type == MF_ATTR_PAIRS) && !(due->flags & MF_ATTR_ALL_AXES);
     if (list && lua_getmetatable(L, idx)) { /* a table with an __index: options */
         lua_pop(L, 1);
         return true;
@@ -442,8 +550,22 @@ static bool push_option(const Call *c, const char *key)
     return false;
 }
 
+/* The attribute given among the inputs at Lua argument 'slot' (0-based),
+ * or NULL (see MF_ATTR_ARG). */
+static const MfAttrDef *arg_attr(const MfOpDesc *d, int slot);
+
+/* The argument number of attribute 'def', the 'k'-th positional one (for
+ * the message of a missing one). */
+static int arg_number(const Call *c, const MfAttrDef *def, int k)
+{
+    for (int slot = 0; (def->flags & MF_ATTR_ARG) && slot < c->nin; slot++)
+        if (arg_attr(c->d, slot) == def)
+            return slot + 1;
+    return c->nin + 1 + (k >= 0 ? k : 0);
+}
+
 /* Reads every attribute (data_format before the windows that depend on it). */
-static void read_attrs(const Call *c, MfAttrs *a)
+static void read_attrs(Call *c, MfAttrs *a)
 {
     lua_State *L = c->L;
     luaL_checkstack(L, 2 * c->d->nattrs + 8, "too many attributes");
@@ -454,13 +576,16 @@ static void read_attrs(const Call *c, MfAttrs *a)
             k += (def->flags & MF_ATTR_POSITIONAL) != 0;
             if ((def->type == MF_ATTR_WINDOW) != (pass == 1))
                 continue;
-                    Src src = {0, def->name};
+            Src src = {0, def->name};
             int idx = 0;
             if ((def->flags & MF_ATTR_POSITIONAL) && k < c->npos &&
                 !lua_isnil(L, c->nin + 1 + k)) {
                 idx = c->nin + 1 + k;
                 src.arg = idx;
             }
+            for (int slot = 0; (def->flags & MF_ATTR_ARG) && slot < c->nin; slot++)
+                if (arg_attr(c->d, slot) == def && !lua_isnil(L, slot + 1))
+                    idx = src.arg = slot + 1;
             bool named = push_option(c, def->name);
             bool aliased = push_option(c, def->alias);
             if (named && aliased)
@@ -477,12 +602,15 @@ static void read_attrs(const Call *c, MfAttrs *a)
                 read_attr(c, &src, def, idx, a);
             else if (def->flags & MF_ATTR_REQUIRED)
                 luaL_error(L, "bad argument #%d to '%s' (%s expected: %s; called as %s)",
-                           c->nin + 1 + (k >= 0 ? k : 0), c->fname, def->name,
-                           want_of(L, def), push_signature(L, c->d));
+                           arg_number(c, def, k), c->fname, def->name, want_of(L, def),
+                           push_signature(L, c->d));
             else if (def->type == MF_ATTR_AXIS)
                 default_axis(c, def, a);
+            else if (def->flags & MF_ATTR_PER_AXIS)
+                default_per_axis(c, def, a);
         }
     }
+    check_per_axis(c, a);
 }
 
 /* The list at 'idx' (a variadic op's input) as a C array kept alive by a
@@ -515,43 +643,118 @@ static int read_list(const Call *c, int idx, MfTensor ***items)
     return n;
 }
 
-/* Whether input 'i' (0-based) is named "indices" in the descriptor's
- * 'inputs' ("params, indices"): Lua data given for it converts to int64. */
-static bool is_indices(const MfOpDesc *d, int i)
+/* The name of Lua argument 'slot' (0-based) in the descriptor's 'inputs'
+ * ("params, indices"), its length in '*len'; NULL past the last. */
+static const char *input_name(const MfOpDesc *d, int slot, size_t *len)
 {
-    const char *s = d->inputs ? d->inputs : "";
-    for (; i > 0 && s; i--)
+    const char *s = d->inputs ? d->inputs : "x";
+    for (; slot > 0 && s; slot--)
         if ((s = strchr(s, ',')))
             s += strspn(s, ", ");
-    return s && strncmp(s, "indices", 7) == 0 && (s[7] == ',' || s[7] == '\0');
+    *len = s ? strcspn(s, ", ") : 0;
+    return s;
 }
 
-/* The inputs 1..nin converted in place (numbers take the dtype of the
- * first tensor that is not an "indices" input; indices convert to int64);
- * returns how many were given (optional ones may be left out, from the
- * last). */
+static const MfAttrDef *arg_attr(const MfOpDesc *d, int slot)
+{
+    size_t len;
+    const char *s = input_name(d, slot, &len);
+    for (int i = 0; s && i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        if ((def->flags & MF_ATTR_ARG) && strlen(def->name) == len &&
+            strncmp(def->name, s, len) == 0)
+            return def;
+    }
+    return NULL;
+}
+
+/* The Lua arguments before the positional attributes: the tensor inputs
+ * (one list for a variadic op) and the attributes given among them. */
+static int input_slots(const MfOpDesc *d)
+{
+    if ((d->flags & MF_OP_VARIADIC) && !d->optional_inputs)
+        return 1;
+    int n = d->arity + d->optional_inputs;
+    for (int i = 0; i < d->nattrs; i++)
+        n += (d->attrs[i].flags & MF_ATTR_ARG) != 0;
+    return n;
+}
+
+/* Whether Lua data for tensor input 'k' (at argument 'slot') converts to
+ * int64: positions (ONE_BASED) or an input named "indices". */
+static bool is_indices(const MfOpDesc *d, int k, int slot)
+{
+    size_t len;
+    const char *s = input_name(d, slot, &len);
+    return (d->one_based_inputs & (1u << k)) ||
+           (s && len == 7 && strncmp(s, "indices", 7) == 0);
+}
+
+/* Whether tensor input 'k' gives its dtype to Lua data (like_inputs). */
+static bool gives_dtype(const MfOpDesc *d, int k, int slot)
+{
+    return d->like_inputs ? (d->like_inputs & (1u << k)) != 0 : !is_indices(d, k, slot);
+}
+
+/* The input at argument 'idx' holds 1-based positions: checks they are
+ * integers and replaces them with the 0-based ones (a Sub op, so symbolic
+ * indices work too); returns the new tensor (its stack slot owns it). */
+static MfTensor *zero_based(const Call *c, int idx, MfTensor *t)
+{
+    lua_State *L = c->L;
+    size_t len;
+    const char *name = input_name(c->d, idx - 1, &len);
+    if (!mf_dtype_is_int(t->dtype))
+        luaL_error(L, "%s: %s must be int32 or int64, got %s (convert with mf.cast)", c->fname,
+                   lua_pushlstring(L, name, len), mf_dtype_name(t->dtype));
+    MfTensor *one = mf_tensor_scalar(t->dtype, 1), *out = NULL;
+    if (!one)
+        lmf_raise(L);
+    MfStatus st = mf_binary(MF_OP_SUB, t, one, &out);
+    mf_tensor_release(one);
+    if (st != MF_OK)   /* name the function called, not the subtract inside it */
+        mf_err_prefix("%s", c->fname);
+    lmf_check_status(L, st);
+    lmf_push_tensor(L, out);
+    lua_replace(L, idx);
+    return out;
+}
+
+/* The tensor inputs among arguments 1..nin converted in place (Lua data
+ * takes the dtype of the first tensor that gives its dtype; indices
+ * convert to int64; 1-based positions become 0-based); returns how many
+ * were given (optional ones may be left out, from the last). */
 static int read_inputs(Call *c, MfTensor **in)
 {
     lua_State *L = c->L;
-    int like = -1;
+    int like = -1, slot[16], n = 0;
     bool converted = false;
     int given = c->nin;
-    while (given > c->d->arity && lua_isnil(L, given))
+    while (given > c->nin - c->d->optional_inputs && lua_isnil(L, given))
         given--;
     for (int i = 1; i <= given; i++) {
+        if (arg_attr(c->d, i - 1))
+            continue;
         if (lua_isnoneornil(L, i))
             luaL_error(L, "bad argument #%d to '%s' (mf.Tensor expected, got %s)", i, c->fname,
                        i > c->given ? "no value" : "nil");
-        in[i - 1] = lmf_test_tensor(L, i);   /* its stack slot owns it (lmf.h) */
-        if (in[i - 1] && like < 0 && !is_indices(c->d, i - 1))
-            like = (int)in[i - 1]->dtype;
-        converted |= !in[i - 1];
+        slot[n] = i;
+        in[n] = lmf_test_tensor(L, i);   /* its stack slot owns it (lmf.h) */
+        if (in[n] && like < 0 && gives_dtype(c->d, n, i - 1))
+            like = (int)in[n]->dtype;
+        converted |= !in[n++];
     }
-    for (int i = 1; i <= given && converted; i++)
-        if (!in[i - 1])
-            in[i - 1] = is_indices(c->d, i - 1) ? lmf_arg_index_tensor(L, i, c->fname)
-                                                : lmf_arg_tensor(L, i, like, c->fname);
-    return given;
+    for (int k = 0; k < n && converted; k++)
+        if (!in[k])
+            in[k] = is_indices(c->d, k, slot[k] - 1)
+                        ? lmf_arg_index_tensor(L, slot[k], c->fname)
+                        : lmf_arg_tensor(L, slot[k], gives_dtype(c->d, k, slot[k] - 1) ? like
+                                                                                    : -1,
+                                         c->fname);
+    for (int k = 0; k < n; k++)
+        if (c->d->one_based_inputs & (1u << k))
+            in[k] = zero_based(c, slot[k], in[k]);
+    return n;
 }
 
 static int l_op(lua_State *L)
@@ -560,7 +763,7 @@ static int l_op(lua_State *L)
     c.d = mf_op_table[c.op];
     c.fname = lmf_op_fname(c.d);
     bool variadic = (c.d->flags & MF_OP_VARIADIC) && !c.d->optional_inputs;
-    c.nin = variadic ? 1 : c.d->arity + c.d->optional_inputs;
+    c.nin = input_slots(c.d);
     split_args(&c);
     if (c.opts)
         check_keys(&c);
@@ -571,9 +774,12 @@ static int l_op(lua_State *L)
     else
         n = read_inputs(&c, in);
     c.rank = in[0]->rank;
+    c.first = in[0];
     MfAttrs a = mf_attrs_default();
     mf_attrs_apply_defaults(c.op, &a);
     read_attrs(&c, &a);
+    if (c.by_tensor)   /* its stack slot (an argument or a pushed option) owns it */
+        in[n++] = lmf_test_tensor(L, c.by_tensor);
     MfTensor *outs[MF_MAX_OUTPUTS];
     int nout = 0;
     MfStatus st = c.d->entry ? c.d->entry(n, in, &a, outs, &nout)
@@ -625,9 +831,7 @@ static int l_test_ops(lua_State *L)
         lua_setfield(L, -2, "lua");
         lua_pushstring(L, lmf_op_fname(d));
         lua_setfield(L, -2, "fname");
-        int nin = (d->flags & MF_OP_VARIADIC) && !d->optional_inputs
-                      ? 1 : d->arity + d->optional_inputs;
-        lua_pushinteger(L, nin + npositional(d));
+        lua_pushinteger(L, input_slots(d) + npositional(d));
         lua_setfield(L, -2, "nargs");
         lua_pushboolean(L, (d->flags & MF_OP_OWN_BINDING) != 0);
         lua_setfield(L, -2, "own");
@@ -701,6 +905,8 @@ int lmf_op_help_signature(lua_State *L, MfOpId op)
     int open = 0, named = 0;
     for (int i = 0; i < d->nattrs; i++) {
         const MfAttrDef *def = &d->attrs[i];
+        if (def->flags & MF_ATTR_ARG)
+            continue;
         if (!(def->flags & MF_ATTR_POSITIONAL)) {
             named++;
             continue;
@@ -713,7 +919,7 @@ int lmf_op_help_signature(lua_State *L, MfOpId op)
     while (open-- > 0)
         luaL_addstring(&b, "]");
     for (int i = 0, k = 0; i < d->nattrs && named; i++) {
-        if (d->attrs[i].flags & MF_ATTR_POSITIONAL)
+        if (d->attrs[i].flags & (MF_ATTR_POSITIONAL | MF_ATTR_ARG))
             continue;
         lua_pushfstring(L, "%s%s", k++ ? ", " : " [, {", d->attrs[i].name);
         luaL_addvalue(&b);

@@ -81,8 +81,10 @@ static void push_attr_value(lua_State *L, const MfAttrDef *def, const MfAttrs *a
             return;
         }
         /* fall through */
-    case MF_ATTR_INTS: {
-        push_int_list(L, f, MF_ATTR_CCOUNT(a, def), def->type == MF_ATTR_AXES);
+    case MF_ATTR_INTS:
+    case MF_ATTR_PAIRS: {
+        int64_t v[2 * MF_MAX_RANK];
+        push_int_list(L, v, mf_attr_face_ints(def, a, v), false);
         return;
     }
     case MF_ATTR_WINDOW: push_int_list(L, f, 4, false); return;

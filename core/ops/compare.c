@@ -458,10 +458,18 @@ BOOL_OP(mf_desc_is_finite, "IsFinite", "is_finite", 1, infer_float_class, is_fin
 
 /* Differentiable in x and y (the condition gets no gradient). */
 const MfOpDesc mf_desc_select = {
-    .name = "SelectV2", .api = "where", .arity = 3, .flags = MF_OP_OWN_BINDING,
+    .name = "SelectV2", .api = "where", .arity = 3,
     .infer = infer_select, .forward = select_forward, .backward = mf_select_grad,
     .cost = mf_cost_elementwise, .lua = "where", .inputs = "cond, x, y",
+    .like_inputs = 1u << 1 | 1u << 2,
     .summary = "elementwise cond ? x : y (numbers take the other operand's dtype)",
+    .topic = "compare",
+    .details =
+        "Elementwise choice: x where the bool tensor 'cond' is true, y where it is false, with "
+        "broadcasting of all three. A Lua number for x or y takes the other's dtype.",
+    .example =
+        "x = mf.tensor{-1, 2, -3}\n"
+        "mf.where(mf.greater(x, 0), x, 0)         --> {0, 2, 0}",
 };
 
 /* Differentiable between float dtypes; casts to or from integers pass no

@@ -509,16 +509,31 @@ static MfCost conv_cost(const MfOpCall *c)
 static const char *const paddings[] = {"VALID", "SAME", NULL};
 static const char *const formats[] = {"NHWC", "NCHW", NULL};
 
-/* strides, dilations: n, {h, w} or four entries in the data format's order */
-static const MfAttrDef conv_attrs[] = {
-    {"strides", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(strides), 0,
-     0, NULL, NULL},
-    {"padding", MF_ATTR_ENUM, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(padding), 0, 0,
-     paddings, NULL},
-    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},
-    {"dilations", MF_ATTR_WINDOW, 0, MF_ATTR_AT(dilations), 0, 0, NULL, NULL},
-    {"algorithm", MF_ATTR_ENUM, 0, MF_ATTR_AT(conv_algorithm), 0, MF_CONV_AUTO,
-     mf_conv_algo_names, NULL},
+/* strides, dilations: n, {h, w} or four entries in the data format's order
+ * (one list for the three ops; the backprops add their sizes in front) */
+#define CONV_ATTRS                                                                              \
+    {"strides", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(strides), 0,  \
+     0, NULL, NULL},                                                                            \
+    {"padding", MF_ATTR_ENUM, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(padding), 0, 0, \
+     paddings, NULL},                                                                           \
+    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},            \
+    {"dilations", MF_ATTR_WINDOW, 0, MF_ATTR_AT(dilations), 0, 0, NULL, NULL},                  \
+    {"algorithm", MF_ATTR_ENUM, 0, MF_ATTR_AT(conv_algorithm), 0, MF_CONV_AUTO,                 \
+     mf_conv_algo_names, NULL}
+
+static const MfAttrDef conv_attrs[] = {CONV_ATTRS};
+
+/* The backprops' sizes: a Lua array of 4 (or a 1-D int tensor) given among
+ * the inputs, in the data format's order (filter_sizes HWIO). */
+static const MfAttrDef backprop_input_attrs[] = {
+    {"input_sizes", MF_ATTR_INTS, MF_ATTR_ARG | MF_ATTR_REQUIRED | MF_ATTR_SHAPE,
+     MF_ATTR_AT(ints), MF_ATTR_AT(nints), 0, NULL, NULL},
+    CONV_ATTRS,
+};
+static const MfAttrDef backprop_filter_attrs[] = {
+    {"filter_sizes", MF_ATTR_INTS, MF_ATTR_ARG | MF_ATTR_REQUIRED | MF_ATTR_SHAPE,
+     MF_ATTR_AT(ints), MF_ATTR_AT(nints), 0, NULL, NULL},
+    CONV_ATTRS,
 };
 
 /* Lua's conv2d: NCHW by transposing around the NHWC op (mf_conv2d). */
@@ -560,23 +575,54 @@ const MfOpDesc mf_desc_conv2d = {
         "mf.nn.conv2d(x, w, 2, \"VALID\")           --> {{{{9, 9}}}}",
 };
 
-/* Bound by hand (repl/lmf_conv.c): the sizes come first, as Lua arrays. */
+/* Lua's backprops (below): NCHW by transposing around the NHWC op, the
+ * sizes from the attributes. */
+static MfStatus backprop_input_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                     MfTensor **outs, int *nout);
+static MfStatus backprop_filter_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                      MfTensor **outs, int *nout);
+
 const MfOpDesc mf_desc_conv2d_backprop_input = {
     .name = "Conv2DBackpropInput", .api = "conv2d_backprop_input", .arity = 2,
-    .flags = MF_OP_OWN_BINDING, .infer = conv_infer, .forward = backprop_input_forward,
+    .infer = conv_infer, .forward = backprop_input_forward,
     .backward = mf_conv2d_backprop_input_grad, .cost = conv_cost,
-    .attrs = conv_attrs, .nattrs = MF_NATTRS(conv_attrs), .lua = "nn.conv2d_backprop_input",
-    .inputs = "input_sizes, filter, out_backprop",
+    .attrs = backprop_input_attrs, .nattrs = MF_NATTRS(backprop_input_attrs),
+    .lua = "nn.conv2d_backprop_input", .inputs = "input_sizes, filter, out_backprop",
+    .entry = backprop_input_entry,
     .summary = "the gradient of conv2d with respect to its input",
+    .topic = "nn",
+    .details =
+        "The gradient of mf.nn.conv2d with respect to its input, of shape 'input_sizes' (an "
+        "array of 4, in the data format's order), given the filter and the gradient of the "
+        "output; options as mf.nn.conv2d. With im2col it runs as a GEMM out_backprop x "
+        "filter^T, then col2im adds the patches back, 64 MiB of patches at a time; Winograd "
+        "convolves out_backprop with the filter turned 180 degrees.",
+    .example =
+        "w = mf.ones{2, 2, 1, 1}\n"
+        "dy = mf.ones{1, 2, 2, 1}\n"
+        "mf.nn.conv2d_backprop_input({1, 3, 3, 1}, w, dy, 1, \"VALID\")   "
+        "--> {{{{1}, {2}, {1}}, {{2}, {4}, {2}}, {{1}, {2}, {1}}}}",
 };
 
 const MfOpDesc mf_desc_conv2d_backprop_filter = {
     .name = "Conv2DBackpropFilter", .api = "conv2d_backprop_filter", .arity = 2,
-    .flags = MF_OP_OWN_BINDING, .infer = conv_infer, .forward = backprop_filter_forward,
+    .infer = conv_infer, .forward = backprop_filter_forward,
     .backward = mf_conv2d_backprop_filter_grad, .cost = conv_cost,
-    .attrs = conv_attrs, .nattrs = MF_NATTRS(conv_attrs), .lua = "nn.conv2d_backprop_filter",
-    .inputs = "input, filter_sizes, out_backprop",
+    .attrs = backprop_filter_attrs, .nattrs = MF_NATTRS(backprop_filter_attrs),
+    .lua = "nn.conv2d_backprop_filter", .inputs = "input, filter_sizes, out_backprop",
+    .entry = backprop_filter_entry,
     .summary = "the gradient of conv2d with respect to its filter",
+    .topic = "nn",
+    .details =
+        "The gradient of mf.nn.conv2d with respect to its filter, of shape 'filter_sizes' "
+        "(HWIO), given the input and the gradient of the output; options as mf.nn.conv2d. With "
+        "im2col it runs as im2col and a GEMM patches^T x out_backprop, 64 MiB of patches at a "
+        "time; Winograd sums the tiles' products in the transform domain (36 GEMMs).",
+    .example =
+        "x = mf.ones{1, 3, 3, 1}\n"
+        "dy = mf.ones{1, 2, 2, 1}\n"
+        "mf.nn.conv2d_backprop_filter(x, {2, 2, 1, 1}, dy, 1, \"VALID\")  "
+        "--> {{{{4}}, {{4}}}, {{{4}}, {{4}}}}",
 };
 
 /* ---- composites: NCHW by transposing -------------------------------------------- */
@@ -667,6 +713,39 @@ MfStatus mf_conv2d_backprop_input(const int64_t sizes[4], MfTensor *w, MfTensor 
         st = call_maybe_nchw(MF_OP_CONV2D_BACKPROP_INPUT, w, du, &at, nchw, out);
     mf_tensor_release(dt);
     return st;
+}
+
+/* The 4 sizes a backprop needs (a Lua call may give another count). */
+MfStatus mf_conv_check_sizes(const char *fname, const char *what, const MfAttrs *a)
+{
+    if (a->nints != 4)
+        return mf_err_set(MF_EARG, "%s: %s must be an array of 4 integers (or a 1-D integer "
+                          "tensor of 4), got %d entries", fname, what, a->nints);
+    return MF_OK;
+}
+
+static MfStatus backprop_input_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                     MfTensor **outs, int *nout)
+{
+    (void)n;
+    *nout = 1;
+    MfAttrs at = *a;
+    at.data_format = 0;
+    MfStatus st = mf_conv_check_sizes("conv2d_backprop_input", "input_sizes", a);
+    return st != MF_OK ? st : mf_conv2d_backprop_input(a->ints, in[0], in[1], &at,
+                                                       a->data_format == 1, outs);
+}
+
+static MfStatus backprop_filter_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                      MfTensor **outs, int *nout)
+{
+    (void)n;
+    *nout = 1;
+    MfAttrs at = *a;
+    at.data_format = 0;
+    MfStatus st = mf_conv_check_sizes("conv2d_backprop_filter", "filter_sizes", a);
+    return st != MF_OK ? st : mf_conv2d_backprop_filter(in[0], a->ints, in[1], &at,
+                                                        a->data_format == 1, outs);
 }
 
 MfStatus mf_conv2d_backprop_filter(MfTensor *x, const int64_t sizes[4], MfTensor *dy,

@@ -162,6 +162,10 @@ MfStatus mf_conv2d_backprop_input(const int64_t sizes[4], MfTensor *w, MfTensor 
 MfStatus mf_conv2d_backprop_filter(MfTensor *x, const int64_t sizes[4], MfTensor *dy,
                                    const MfAttrs *a, bool nchw, MfTensor **out);
 
+/* MF_EARG naming 'fname' unless 'a' holds the 4 sizes ('what': "input_sizes",
+ * "filter_sizes") a backprop called from a front end needs (ints, nints). */
+MfStatus mf_conv_check_sizes(const char *fname, const char *what, const MfAttrs *a);
+
 /* ---- gradients (conv_grad.c) ------------------------------------------------------ */
 
 MfStatus mf_conv2d_grad(const MfGradCall *g, MfTensor **dinputs);

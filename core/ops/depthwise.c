@@ -517,14 +517,55 @@ MfStatus mf_depthwise_conv2d_backprop_filter(MfTensor *x, const int64_t sizes[4]
 static const char *const paddings[] = {"VALID", "SAME", NULL};
 static const char *const formats[] = {"NHWC", "NCHW", NULL};
 
-static const MfAttrDef dw_attrs[] = {
-    {"strides", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(strides), 0,
-     0, NULL, NULL},
-    {"padding", MF_ATTR_ENUM, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(padding), 0, 0,
-     paddings, NULL},
-    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},
-    {"dilations", MF_ATTR_WINDOW, 0, MF_ATTR_AT(dilations), 0, 0, NULL, NULL},
+/* the forward op's attributes; the backprops add their sizes in front */
+#define DW_ATTRS                                                                                \
+    {"strides", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(strides), 0,  \
+     0, NULL, NULL},                                                                            \
+    {"padding", MF_ATTR_ENUM, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(padding), 0, 0, \
+     paddings, NULL},                                                                           \
+    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},            \
+    {"dilations", MF_ATTR_WINDOW, 0, MF_ATTR_AT(dilations), 0, 0, NULL, NULL}
+
+static const MfAttrDef dw_attrs[] = {DW_ATTRS};
+
+/* The backprops' sizes: a Lua array of 4 (or a 1-D int tensor) given among
+ * the inputs, in the data format's order (filter_sizes [kh, kw, C, M]). */
+static const MfAttrDef dw_input_attrs[] = {
+    {"input_sizes", MF_ATTR_INTS, MF_ATTR_ARG | MF_ATTR_REQUIRED | MF_ATTR_SHAPE,
+     MF_ATTR_AT(ints), MF_ATTR_AT(nints), 0, NULL, NULL},
+    DW_ATTRS,
 };
+static const MfAttrDef dw_filter_attrs[] = {
+    {"filter_sizes", MF_ATTR_INTS, MF_ATTR_ARG | MF_ATTR_REQUIRED | MF_ATTR_SHAPE,
+     MF_ATTR_AT(ints), MF_ATTR_AT(nints), 0, NULL, NULL},
+    DW_ATTRS,
+};
+
+/* Lua's backprops: NCHW by transposing around the NHWC op, the sizes from
+ * the attributes. */
+static MfStatus dw_backprop_input_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                        MfTensor **outs, int *nout)
+{
+    (void)n;
+    *nout = 1;
+    MfAttrs at = *a;
+    at.data_format = 0;
+    MfStatus st = mf_conv_check_sizes("depthwise_conv2d_backprop_input", "input_sizes", a);
+    return st != MF_OK ? st : mf_depthwise_conv2d_backprop_input(a->ints, in[0], in[1], &at,
+                                                                 a->data_format == 1, outs);
+}
+
+static MfStatus dw_backprop_filter_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                         MfTensor **outs, int *nout)
+{
+    (void)n;
+    *nout = 1;
+    MfAttrs at = *a;
+    at.data_format = 0;
+    MfStatus st = mf_conv_check_sizes("depthwise_conv2d_backprop_filter", "filter_sizes", a);
+    return st != MF_OK ? st : mf_depthwise_conv2d_backprop_filter(in[0], a->ints, in[1], &at,
+                                                                  a->data_format == 1, outs);
+}
 
 const MfOpDesc mf_desc_depthwise_conv2d = {
     .name = "DepthwiseConv2dNative", .api = "depthwise_conv2d", .arity = 2, .infer = dw_infer,
@@ -548,22 +589,47 @@ const MfOpDesc mf_desc_depthwise_conv2d = {
         "mf.nn.depthwise_conv2d(x, w, 2, \"VALID\")         --> {{{{4, 4, 4, 4, 4, 4}}}}",
 };
 
-/* Bound by hand (repl/lmf_conv.c): the sizes come first, as Lua arrays; in
- * the op they are attributes, as Conv2D's backprops. */
+/* The sizes come first, as Lua arrays; in the op they are attributes, as
+ * Conv2D's backprops. */
 const MfOpDesc mf_desc_depthwise_conv2d_backprop_input = {
     .name = "DepthwiseConv2dNativeBackpropInput", .api = "depthwise_conv2d_backprop_input",
-    .arity = 2, .flags = MF_OP_OWN_BINDING, .lua = "nn.depthwise_conv2d_backprop_input",
+    .arity = 2, .lua = "nn.depthwise_conv2d_backprop_input",
     .infer = dw_infer, .forward = dw_backprop_input_forward,
-    .backward = dw_backprop_input_grad, .cost = dw_cost, .attrs = dw_attrs,
-    .nattrs = MF_NATTRS(dw_attrs), .inputs = "input_sizes, filter, out_backprop",
+    .backward = dw_backprop_input_grad, .cost = dw_cost, .attrs = dw_input_attrs,
+    .nattrs = MF_NATTRS(dw_input_attrs), .inputs = "input_sizes, filter, out_backprop",
+    .entry = dw_backprop_input_entry,
     .summary = "the gradient of depthwise_conv2d with respect to its input",
+    .topic = "nn",
+    .details =
+        "The gradient of mf.nn.depthwise_conv2d with respect to its input, of shape "
+        "'input_sizes' (4 sizes in the data format's order), given the filter [kh, kw, C, M] "
+        "and the gradient of the output (C * M channels); options as mf.nn.depthwise_conv2d. "
+        "TensorFlow's DepthwiseConv2dNativeBackpropInput: a direct kernel, each input pixel "
+        "gathering the output pixels that read it.",
+    .example =
+        "w = mf.ones{2, 2, 1, 1}\n"
+        "dy = mf.ones{1, 2, 2, 1}\n"
+        "mf.nn.depthwise_conv2d_backprop_input({1, 3, 3, 1}, w, dy, 1, \"VALID\")   "
+        "--> {{{{1}, {2}, {1}}, {{2}, {4}, {2}}, {{1}, {2}, {1}}}}",
 };
 
 const MfOpDesc mf_desc_depthwise_conv2d_backprop_filter = {
     .name = "DepthwiseConv2dNativeBackpropFilter", .api = "depthwise_conv2d_backprop_filter",
-    .arity = 2, .flags = MF_OP_OWN_BINDING, .lua = "nn.depthwise_conv2d_backprop_filter",
+    .arity = 2, .lua = "nn.depthwise_conv2d_backprop_filter",
     .infer = dw_infer, .forward = dw_backprop_filter_forward,
-    .backward = dw_backprop_filter_grad, .cost = dw_cost, .attrs = dw_attrs,
-    .nattrs = MF_NATTRS(dw_attrs), .inputs = "input, filter_sizes, out_backprop",
+    .backward = dw_backprop_filter_grad, .cost = dw_cost, .attrs = dw_filter_attrs,
+    .nattrs = MF_NATTRS(dw_filter_attrs), .inputs = "input, filter_sizes, out_backprop",
+    .entry = dw_backprop_filter_entry,
     .summary = "the gradient of depthwise_conv2d with respect to its filter",
+    .topic = "nn",
+    .details =
+        "The gradient of mf.nn.depthwise_conv2d with respect to its filter, of shape "
+        "'filter_sizes' ([kh, kw, C, M]), given the input and the gradient of the output; "
+        "options as mf.nn.depthwise_conv2d. TensorFlow's DepthwiseConv2dNativeBackpropFilter: "
+        "a direct kernel split over the filter taps.",
+    .example =
+        "x = mf.ones{1, 3, 3, 2}\n"
+        "dy = mf.ones{1, 2, 2, 2}\n"
+        "mf.nn.depthwise_conv2d_backprop_filter(x, {2, 2, 2, 1}, dy, 1, \"VALID\")  "
+        "--> {{{{4}, {4}}, {{4}, {4}}}, {{{4}, {4}}, {{4}, {4}}}}",
 };

@@ -18,6 +18,7 @@
 
 #include "../alloc.h"
 #include "common.h"
+#include "fill.h"
 #include "shape_grad.h"
 
 /* ---- block copies ------------------------------------------------------- */
@@ -749,10 +750,15 @@ static const MfAttrDef stack_attrs[] = {
     {"axis", MF_ATTR_AXIS, MF_ATTR_POSITIONAL | MF_ATTR_PAST_END, MF_ATTR_AT(axis), 0, 1, NULL,
      NULL},
 };
-/* begin (0-based) then size, per axis (the binding converts Lua's 1-based begin) */
+/* begin (1-based at the face, 0-based here) then size (-1: to the end), one
+ * entry per axis each, in one array */
 static const MfAttrDef slice_attrs[] = {
-    {"begin_size", MF_ATTR_INTS, MF_ATTR_REQUIRED, MF_ATTR_AT(ints), MF_ATTR_AT(nints), 0, NULL,
-     NULL},
+    {"begin", MF_ATTR_INTS,
+     MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED | MF_ATTR_ONE_BASED | MF_ATTR_PER_AXIS |
+         MF_ATTR_FIRST_HALF,
+     MF_ATTR_AT(ints), MF_ATTR_AT(nints), 0, NULL, NULL},
+    {"size", MF_ATTR_INTS, MF_ATTR_POSITIONAL | MF_ATTR_PER_AXIS | MF_ATTR_SECOND_HALF,
+     MF_ATTR_AT(ints), MF_ATTR_AT(nints), -1, NULL, NULL},
 };
 static const MfAttrDef reverse_attrs[] = {
     {"axis", MF_ATTR_AXES, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(axes),
@@ -762,16 +768,34 @@ static const MfAttrDef tile_attrs[] = {
     {"multiples", MF_ATTR_INTS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(ints),
      MF_ATTR_AT(nints), 0, NULL, NULL},
 };
+static const char *const pad_modes[] = {"CONSTANT", NULL};
 static const MfAttrDef pad_attrs[] = {
-    {"paddings", MF_ATTR_INTS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(ints),
+    {"paddings", MF_ATTR_PAIRS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(ints),
      MF_ATTR_AT(nints), 0, NULL, NULL},
     {"constant_values", MF_ATTR_FLOAT, MF_ATTR_POSITIONAL, MF_ATTR_AT(scalar[0]), 0, 0, NULL,
      NULL},
+    {"mode", MF_ATTR_ENUM, 0, MF_ATTR_AT(mode), 0, 0, pad_modes, NULL},
 };
+/* a symbolic shape (mf.shape of a -1 placeholder) is read when the graph runs */
 static const MfAttrDef broadcast_to_attrs[] = {
-    {"shape", MF_ATTR_INTS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED | MF_ATTR_SHAPE,
+    {"shape", MF_ATTR_INTS,
+     MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED | MF_ATTR_SHAPE | MF_ATTR_BY_TENSOR,
      MF_ATTR_AT(ints), MF_ATTR_AT(nints), 0, NULL, NULL},
 };
+
+/* Lua's broadcast_to: with a shape given as a symbolic tensor (a second
+ * input) it is BroadcastToLike against Fill(shape, 0) (fill.h). */
+static MfStatus broadcast_to_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                   MfTensor **outs, int *nout)
+{
+    if (n == 1)
+        return mf_op_call(MF_OP_BROADCAST_TO, 1, in, a, outs, nout);
+    *nout = 1;
+    MfStatus st = mf_broadcast_to_by(in[0], in[1], outs);
+    if (st != MF_OK && strncmp(mf_err_msg(), "broadcast_to", 12) != 0)
+        mf_err_prefix("broadcast_to");   /* its inner ops name themselves */
+    return st;
+}
 static const MfAttrDef one_hot_attrs[] = {
     {"depth", MF_ATTR_INT, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(n), 0, 0, NULL,
      NULL},
@@ -780,8 +804,6 @@ static const MfAttrDef one_hot_attrs[] = {
     {"dtype", MF_ATTR_DTYPE, 0, MF_ATTR_AT(dtype), 0, MF_FLOAT32, NULL, NULL},
 };
 
-/* MF_OP_OWN_BINDING: repl/lmf_shape.c binds them by hand (lists, 1-based
- * indices shifted by an op, pairs of paddings). */
 SHAPE_OP(mf_desc_concat, "ConcatV2", "concat", 1, MF_OP_VARIADIC | MF_OP_NO_METHOD,
          concat_infer, concat_forward, mf_concat_grad, cost_copy, axis_1, "list",
          "tensors joined along an existing axis",
@@ -805,12 +827,29 @@ SHAPE_OP(mf_desc_stack, "Pack", "stack", 1, MF_OP_VARIADIC | MF_OP_NO_METHOD, st
         "b = mf.tensor{3, 4}\n"
         "mf.stack({a, b}, 1)                         --> {{1, 2}, {3, 4}}\n"
         "mf.stack({a, b}, 2)                         --> {{1, 3}, {2, 4}}");
-SHAPE_OP(mf_desc_slice, "Slice", "slice", 1, MF_OP_VIEW | MF_OP_OWN_BINDING, slice_infer,
+SHAPE_OP(mf_desc_slice, "Slice", "slice", 1, MF_OP_VIEW, slice_infer,
          slice_forward, mf_slice_grad, cost_none, slice_attrs, "x",
-         "the block at begin (1-based) of size (-1: to the end), a view");
-SHAPE_OP(mf_desc_gather, "GatherV2", "gather", 2, MF_OP_OWN_BINDING, gather_infer,
+         "the block at begin (1-based) of size (-1: to the end), a view",
+    .topic = "shape",
+    .details =
+        "The block of 'x' starting at 'begin' (1-based, one entry per axis) with the given "
+        "'size' per axis; a size of -1 takes everything to the end of that axis (size left "
+        "out: all of it). A view.",
+    .example =
+        "x = mf.reshape(mf.range(12), {3, 4})\n"
+        "mf.slice(x, {2, 2}, {2, 2})                 --> {{5, 6}, {9, 10}}\n"
+        "mf.slice(x, {3, 1}, {1, -1})                --> {{8, 9, 10, 11}}");
+SHAPE_OP(mf_desc_gather, "GatherV2", "gather", 2, 0, gather_infer,
          gather_forward, mf_gather_grad, cost_copy, axis_1, "x, indices",
-         "the slices of x at 1-based indices along axis");
+         "the slices of x at 1-based indices along axis",
+    .one_based_inputs = 1u << 1,
+    .topic = "shape",
+    .details =
+        "Picks slices of 'x' along 'axis' at the given 1-based indices (a Lua array or an int "
+        "tensor, of any shape: the result has the indices' shape in place of that axis).",
+    .example =
+        "mf.gather(mf.tensor{10, 20, 30}, {3, 1}, 1)               --> {30, 10}\n"
+        "mf.gather(mf.tensor{{1, 2}, {3, 4}}, {2}, 2)              --> {{2}, {4}}");
 SHAPE_OP(mf_desc_reverse, "ReverseV2", "reverse", 1, 0, reverse_infer, reverse_forward,
          mf_reverse_grad, cost_copy, reverse_attrs, "x", "x with the given axes reversed",
     .topic = "shape",
@@ -827,15 +866,38 @@ SHAPE_OP(mf_desc_tile, "Tile", "tile", 1, 0, tile_infer, tile_forward, mf_tile_g
     .example =
         "mf.tile(mf.tensor{1, 2}, {2})                              --> {1, 2, 1, 2}\n"
         "mf.tile(mf.tensor{{1, 2}}, {2, 1})                         --> {{1, 2}, {1, 2}}");
-SHAPE_OP(mf_desc_pad, "Pad", "pad", 1, MF_OP_OWN_BINDING, pad_infer, pad_forward, mf_pad_grad,
-         cost_copy, pad_attrs, "x", "x padded with {before, after} per axis by a constant");
-SHAPE_OP(mf_desc_broadcast_to, "BroadcastTo", "broadcast_to", 1, MF_OP_OWN_BINDING,
+SHAPE_OP(mf_desc_pad, "Pad", "pad", 1, 0, pad_infer, pad_forward, mf_pad_grad,
+         cost_copy, pad_attrs, "x", "x padded with {before, after} per axis by a constant",
+    .topic = "shape",
+    .details =
+        "Adds values around 'x': paddings is one {before, after} pair per axis; the new "
+        "elements are 'constant_values' (default 0).",
+    .example =
+        "mf.pad(mf.tensor{{1, 2}}, {{1, 0}, {0, 1}})                --> {{0, 0, 0}, {1, 2, 0}}\n"
+        "mf.pad(mf.tensor{1}, {{1, 1}}, 9)                          --> {9, 1, 9}");
+SHAPE_OP(mf_desc_broadcast_to, "BroadcastTo", "broadcast_to", 1, 0,
          broadcast_to_infer,
          broadcast_to_forward, mf_broadcast_to_grad, cost_copy, broadcast_to_attrs, "x",
-         "x stretched to shape by broadcasting");
-SHAPE_OP(mf_desc_one_hot, "OneHot", "one_hot", 1, MF_OP_NONDIFF | MF_OP_OWN_BINDING,
+         "x stretched to shape by broadcasting",
+    .entry = broadcast_to_entry,
+    .topic = "shape",
+    .details =
+        "'x' stretched to 'shape' by the broadcasting rules (axes of size 1 repeat, new axes "
+        "go in front). The shape may be a 1-D int tensor, also a symbolic one (mf.shape of a "
+        "placeholder with -1 dims), read when the graph runs.",
+    .example =
+        "mf.broadcast_to(mf.tensor{1, 2}, {2, 2})                   --> {{1, 2}, {1, 2}}");
+SHAPE_OP(mf_desc_one_hot, "OneHot", "one_hot", 1, MF_OP_NONDIFF,
          one_hot_infer, one_hot_forward, NULL, cost_copy, one_hot_attrs, "indices",
-         "1-based class indices as one-hot vectors of length depth (class axis last)");
+         "1-based class indices as one-hot vectors of length depth (class axis last)",
+    .one_based_inputs = 1u << 0,
+    .topic = "shape",
+    .details =
+        "For class labels 1..depth (a Lua array or an int tensor), a tensor with a new last "
+        "axis of size 'depth' holding on_value (1) at the label and off_value (0) elsewhere; "
+        "float32 unless 'dtype' says otherwise.",
+    .example =
+        "mf.one_hot({2, 1, 3}, 3)       --> {{0, 1, 0}, {1, 0, 0}, {0, 0, 1}}");
 QUERY_OP(mf_desc_identity, "Identity", "identity", MF_OP_VIEW | MF_OP_SIMPLE, identity_infer,
          identity_forward, mf_identity_grad, "x itself (a new handle on the same data)",
     .topic = "shape",

@@ -17,8 +17,10 @@
 #include "view.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "common.h"
+#include "fill.h"
 #include "linalg_grad.h"
 
 #define SHAPE_BUF 160
@@ -213,20 +215,44 @@ static MfStatus reshape_forward(const MfOpCall *c, MfTensor **outs)
     return st;
 }
 
-/* shape: an array, a number or a 1-D int tensor; one -1 is inferred */
+/* shape: an array, a number or a 1-D int tensor; one -1 is inferred; a
+ * symbolic one (mf.shape of a -1 placeholder) is read when the graph runs */
 static const MfAttrDef reshape_attrs[] = {
-    {"shape", MF_ATTR_INTS, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED | MF_ATTR_SHAPE,
+    {"shape", MF_ATTR_INTS,
+     MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED | MF_ATTR_SHAPE | MF_ATTR_BY_TENSOR,
      MF_ATTR_AT(ints), MF_ATTR_AT(nints), -1, NULL, NULL},
 };
 
-/* MF_OP_OWN_BINDING: repl/lmf_linalg.c also takes a graph tensor as the
- * shape (ReshapeBy) */
+/* Lua's reshape: with a shape given as a symbolic tensor (a second input)
+ * it is ReshapeLike against Fill(shape, 0) (fill.h). */
+static MfStatus reshape_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor **outs,
+                              int *nout)
+{
+    if (n == 1)
+        return mf_op_call(MF_OP_RESHAPE, 1, in, a, outs, nout);
+    *nout = 1;
+    MfStatus st = mf_reshape_by(in[0], in[1], outs);
+    if (st != MF_OK && strncmp(mf_err_msg(), "reshape", 7) != 0)
+        mf_err_prefix("reshape");   /* its inner ops name themselves */
+    return st;
+}
+
 const MfOpDesc mf_desc_reshape = {
-    .name = "Reshape", .api = "reshape", .arity = 1, .flags = MF_OP_VIEW | MF_OP_OWN_BINDING,
+    .name = "Reshape", .api = "reshape", .arity = 1, .flags = MF_OP_VIEW,
     .infer = reshape_infer, .forward = reshape_forward,
     .backward = mf_reshape_back_grad, .cost = view_cost,
     .attrs = reshape_attrs, .nattrs = MF_NATTRS(reshape_attrs), .lua = "reshape",
     .inputs = "x", .summary = "the same elements in a new shape (one -1 is inferred)",
+    .entry = reshape_entry,
+    .topic = "shape",
+    .details =
+        "The same elements in a new shape with the same number of elements; one entry may be -1 "
+        "and is then inferred. A view when 'x' is contiguous. The shape may be a 1-D int tensor, "
+        "also a symbolic one (mf.shape of a placeholder with -1 dims), read when the graph runs.",
+    .example =
+        "x = mf.reshape(mf.range(6), {2, 3})\n"
+        "x                                --> {{0, 1, 2}, {3, 4, 5}}\n"
+        "mf.reshape(x, {-1}).shape        --> {6}",
 };
 
 /* ---- ExpandDims ------------------------------------------------------------ */

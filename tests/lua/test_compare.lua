@@ -110,7 +110,8 @@ T.test("errors", function()
            "where: dtypes differ: float32 and int32")
   T.raises(function() return mf.where(mf.tensor({true, false}), mf.tensor({1, 2, 3}), f) end,
            "where: shapes of condition (2,), x (3,) and y (2,) do not broadcast")
-  T.raises(function() return mf.where(mf.tensor({true})) end, "one-argument form")
+  T.raises(function() return mf.where(mf.tensor({true})) end,
+           "bad argument #2 to 'where' (mf.Tensor expected, got no value)")
   T.raises(function() return mf.where(nil, 1, 2) end, "bad argument #1 to 'where'")
   T.raises(function() return mf.cast(f) end,
            "bad argument #2 to 'cast' (dtype expected: a dtype name")

@@ -191,7 +191,7 @@ T.test("errors name the function and say what was expected", function()
   T.raises(function() mf.nn.conv2d_backprop_filter(x, {3, 3, 4, 2}, mf.zeros{1, 5, 5, 2}, 1, "SAME") end,
            "conv2d_backprop_filter: the input has 3 channels but the filter expects 4")
   T.raises(function() mf.nn.conv2d_backprop_filter(x, {3, 3, "a", 2}, dy, 1, "SAME") end,
-           "conv2d_backprop_filter: filter_sizes entry 3 must be a non-negative integer")
+           "conv2d_backprop_filter: filter_sizes entry 3 must be an integer, got string")
 end)
 
 T.done()

@@ -9,13 +9,8 @@ local T = dofile("tests/lua/harness.lua")
 -- Hand-written bindings whose Lua arguments differ from arity + positional
 -- attributes: the number of positional arguments they take.
 local own_nargs = {
-  slice = 3,                                         -- t, begin, size
   softmax_cross_entropy_with_logits = 3,             -- labels, logits, axis
   sparse_softmax_cross_entropy_with_logits = 3,
-  conv2d_backprop_input = 5,                         -- sizes, filter, dy, strides, padding
-  conv2d_backprop_filter = 5,
-  depthwise_conv2d_backprop_input = 5,
-  depthwise_conv2d_backprop_filter = 5,
 }
 
 local function lookup(path)

@@ -59,10 +59,10 @@ T.test("shape, linear algebra, creation, random", function()
   unknown("split", "axes", "axis", mf.split, t, 2, {axes = 1})
   unknown("unstack", "num", "axis", mf.unstack, t, {num = 2})
   unknown("gather", "axes", "axis", mf.gather, t, {1}, {axes = 1})
-  unknown("pad", "constant_value", "constant_values, mode", mf.pad, t, {{1, 1}, {0, 0}},
+  unknown("pad", "constant_value", "paddings, constant_values, mode", mf.pad, t, {{1, 1}, {0, 0}},
           {constant_value = 1})
-  unknown("one_hot", "on", "on_value, off_value, dtype", mf.one_hot, {1, 2}, 3, {on = 2})
-  T.raises(mf.one_hot, "one_hot' (options table expected, got number)", {1}, 2, 5)
+  unknown("one_hot", "on", "depth, on_value, off_value, dtype", mf.one_hot, {1, 2}, 3, {on = 2})
+  T.raises(mf.one_hot, "bad argument #3 to 'one_hot' (no value expected", {1}, 2, 5)
   unknown("matmul", "transpose_c", "transpose_a, transpose_b", mf.matmul, t, t,
           {transpose_c = true})
   unknown("transpose", "axes", "perm", mf.transpose, t, {axes = {2, 1}})

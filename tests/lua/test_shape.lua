@@ -124,7 +124,7 @@ T.test("pad", function()
   T.raises(mf.pad, "pad: expected 2 {before, after} pairs (one per axis)", a, {{1, 1}})
   T.raises(mf.pad, "pad: paddings must be >= 0, got {-1, 0} for axis 2", a, {{0, 0}, {-1, 0}})
   T.raises(mf.pad, "pad: paddings entry 1 must be a {before, after} pair", a, {1, 2})
-  T.raises(mf.pad, "pad: only mode \"CONSTANT\" is supported", a, {{0, 0}, {0, 0}},
+  T.raises(mf.pad, "pad: option 'mode' must be \"CONSTANT\", got REFLECT", a, {{0, 0}, {0, 0}},
            {mode = "REFLECT"})
 end)
 
@@ -151,7 +151,8 @@ T.test("one_hot", function()
   T.raises(mf.gather, "gather: index 1 out of range (axis 1 is empty)", mf.zeros{0}, {1})
   T.raises(mf.one_hot, "one_hot: depth must be >= 0, got -2", {1}, -2)
   T.raises(mf.one_hot, "one_hot: indices must be int32 or int64, got float32", mf.tensor{1}, 2)
-  T.raises(mf.one_hot, "one_hot: unknown dtype 'int8'", {1}, 2, {dtype = "int8"})
+  T.raises(mf.one_hot, "one_hot: option 'dtype' must be a dtype name (float32, float64, int32, "
+           .. "int64, bool or uint8), got int8", {1}, 2, {dtype = "int8"})
 end)
 
 T.test("identity, stop_gradient, size, rank, shape", function()
