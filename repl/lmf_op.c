@@ -227,7 +227,7 @@ static int read_pairs(const Call *c, const Src *src, int idx, int64_t *out)
         if (!lua_istable(L, -1) || lua_rawlen(L, -1) != 2)
             luaL_error(L, "%s: %s entry %d must be a {before, after} pair, got %s", c->fname,
                        src->key, i + 1, lua_istable(L, -1)
-                           ? lua_pushfstring(L, "%d entries", (int)lua_rawlen(L, -2))
+                           ? lua_pushfstring(L, "%d entries", (int)lua_rawlen(L, -1))
                            : luaL_typename(L, -1));
         for (int k = 0; k < 2; k++, lua_pop(L, 1)) {
             lua_rawgeti(L, -1, k + 1);

@@ -38,10 +38,49 @@ static void test_schema_access(void **state)
     assert_string_equal(buf, "axis=2, keepdims");
 }
 
+/* Slice's begin and size share one array in halves; begin is shown
+ * 1-based, size only when not -1 everywhere; Pad's paddings as pairs. */
+static void test_halves_and_pairs(void **state)
+{
+    (void)state;
+    MfAttrs a = mf_attrs_default();
+    mf_attrs_apply_defaults(MF_OP_SLICE, &a);
+    int64_t packed[] = {1, 0, -1, -1};   /* begin {2, 1} (0-based {1, 0}), size -1 */
+    memcpy(a.ints, packed, sizeof packed);
+    a.nints = 4;
+    char buf[96];
+    mf_attrs_format(MF_OP_SLICE, &a, 2, buf, sizeof buf);
+    assert_string_equal(buf, "begin={2,1}");
+    a.ints[3] = 2;
+    mf_attrs_format(MF_OP_SLICE, &a, 2, buf, sizeof buf);
+    assert_string_equal(buf, "begin={2,1}, size={-1,2}");
+    int64_t v[2 * MF_MAX_RANK];
+    assert_int_equal(mf_attr_face_ints(attr(MF_OP_SLICE, "size"), &a, v), 2);
+    assert_int_equal(v[1], 2);
+    a.nints = 2 * MF_MAX_RANK + 1;   /* a bad count shows nothing, reads nothing */
+    assert_int_equal(mf_attr_face_ints(attr(MF_OP_SLICE, "begin"), &a, v), 0);
+
+    MfAttrs p = mf_attrs_default();
+    mf_attrs_apply_defaults(MF_OP_PAD, &p);
+    int64_t pairs[] = {1, 0, 0, 2};
+    memcpy(p.ints, pairs, sizeof pairs);
+    p.nints = 4;
+    mf_attrs_format(MF_OP_PAD, &p, 2, buf, sizeof buf);
+    assert_string_equal(buf, "paddings={{1,0},{0,2}}");
+    assert_string_equal(mf_attr_type_name(MF_ATTR_PAIRS), "pairs");
+    char desc[512];
+    mf_attrs_describe(MF_OP_PAD, desc, sizeof desc);
+    assert_non_null(strstr(desc, "paddings: array of {before, after} pairs, one per axis, "
+                                 "required"));
+    mf_attrs_describe(MF_OP_SLICE, desc, sizeof desc);
+    assert_non_null(strstr(desc, "size: array of integers, one per axis, default -1 per axis"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_schema_access),
+        TEST(test_halves_and_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
