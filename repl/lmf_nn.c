@@ -10,7 +10,6 @@
 #include "core/ops/compare.h"
 #include "core/ops/nn.h"
 #include "core/ops/pool.h"
-#include "core/rng.h"
 #include "lmf.h"
 
 /* Pushes '*out', the result of a core call that returned 'st', or raises
@@ -209,19 +208,14 @@ static int l_dropout(lua_State *L)
         has_seed = dropout_opts(L, oi, opts_at_2 ? 0 : 2, &keep, &seed);
     int pi = opts_at_2 ? lua_gettop(L) : 2;
     const char *what = keep ? "keep_prob" : "rate";
-    if (lua_type(L, pi) == LUA_TNUMBER) {
-        double v = lua_tonumber(L, pi), rate = keep ? 1 - v : v;
-        if (keep && !(v > 0 && v <= 1))
-            return luaL_error(L, "dropout: keep_prob must be in (0, 1], got %f", v);
-        uint64_t s = rate > 0 && rate < 1 ? mf_rng_op_seed(has_seed, seed) : 0;
-        return push_result(L, mf_dropout(x, rate, s, &out), &out);
-    }
+    if (lua_type(L, pi) == LUA_TNUMBER)
+        return push_result(L, mf_dropout_number(x, lua_tonumber(L, pi), keep, has_seed, seed,
+                                                &out), &out);
     if (!lmf_test_tensor(L, pi))
         return luaL_error(L, "dropout: %s must be a number or a scalar tensor (a placeholder), "
                           "got %s", what, luaL_typename(L, pi));
     MfTensor *p = lmf_to_tensor(L, pi, (int)x->dtype);
-    uint64_t s = mf_rng_op_seed(has_seed, seed);
-    return push_result(L, mf_dropout_by(x, p, keep, s, &out), &out);
+    return push_result(L, mf_dropout_tensor(x, p, keep, has_seed, seed, &out), &out);
 }
 
 void lmf_open_nn(lua_State *L)

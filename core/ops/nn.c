@@ -13,6 +13,7 @@
 
 #include "../alloc.h"
 #include "../parallel.h"
+#include "../rng.h"
 #include "common.h"
 #include "fast_mathf.h"
 #include "compare.h"
@@ -760,4 +761,22 @@ MfStatus mf_dropout_by(MfTensor *x, MfTensor *p, bool keep_prob, uint64_t seed, 
     mf_tensor_release(other);
     mf_tensor_release(scale);
     return st;
+}
+
+MfStatus mf_dropout_number(MfTensor *x, double v, bool keep_prob, bool has_seed, int64_t seed,
+                           MfTensor **out)
+{
+    *out = NULL;
+    if (keep_prob && !(v > 0 && v <= 1))
+        return mf_err_set(MF_EARG, "dropout: keep_prob must be in (0, 1], got %g", v);
+    double rate = keep_prob ? 1 - v : v;
+    /* no mask is drawn at rate 0 (or refused at 1): the seed sequence stays */
+    uint64_t s = rate > 0 && rate < 1 ? mf_rng_op_seed(has_seed, seed) : 0;
+    return mf_dropout(x, rate, s, out);
+}
+
+MfStatus mf_dropout_tensor(MfTensor *x, MfTensor *p, bool keep_prob, bool has_seed,
+                           int64_t seed, MfTensor **out)
+{
+    return mf_dropout_by(x, p, keep_prob, mf_rng_op_seed(has_seed, seed), out);
 }

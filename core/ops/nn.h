@@ -69,6 +69,17 @@ MfStatus mf_dropout(MfTensor *x, double rate, uint64_t seed, MfTensor **out);
  * takes x's run-time shape. */
 MfStatus mf_dropout_by(MfTensor *x, MfTensor *p, bool keep_prob, uint64_t seed, MfTensor **out);
 
+/* dropout as a front end calls it (mf.nn.dropout): the rate, or with
+ * 'keep_prob' TensorFlow 1.x's keep probability (checked: in (0, 1]; rate
+ * = 1 - keep_prob), as a number 'v' or as a rank-0 tensor 'p'; the op seed
+ * is resolved here from the call's optional 'seed' (core/rng.h
+ * mf_rng_op_seed), for a number only when a mask is drawn (0 < rate < 1),
+ * so a rate of 0 leaves the seed sequence as it was. '*out' is owned. */
+MfStatus mf_dropout_number(MfTensor *x, double v, bool keep_prob, bool has_seed, int64_t seed,
+                           MfTensor **out);
+MfStatus mf_dropout_tensor(MfTensor *x, MfTensor *p, bool keep_prob, bool has_seed,
+                           int64_t seed, MfTensor **out);
+
 /* Relu's gradient as one op (ReluGrad, nn_relu.c): 'dy' where 'x' > 0, else
  * 0; 'dy' and 'x' share one shape and one numeric dtype. */
 MfStatus mf_relu_backprop(MfTensor *dy, MfTensor *x, MfTensor **out);

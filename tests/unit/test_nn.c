@@ -302,6 +302,43 @@ static void test_dropout(void **state)
     mf_tensor_release(x);
 }
 
+/* The front end's rule: keep_prob checked and turned into a rate, the op
+ * seed resolved from the call's seed (the same seed, the same mask), and
+ * no seed drawn when no mask is (rate 0). */
+static void test_dropout_front_end(void **state)
+{
+    (void)state;
+    int64_t n = 200;
+    MfTensor *x = mf_tensor_new(MF_FLOAT32, 1, &n), *y = NULL, *y2 = NULL;
+    for (int64_t i = 0; i < n; i++)
+        ((float *)mf_tensor_data(x))[i] = 1.0f;
+    assert_int_equal(mf_dropout_number(x, 0.5, true, true, 3, &y), MF_OK);
+    assert_int_equal(mf_dropout_number(x, 0.5, false, true, 3, &y2), MF_OK);
+    for (int64_t i = 0; i < n; i++) {
+        assert_true(mf_tensor_get(y, i) == 0 || mf_tensor_get(y, i) == 2);
+        assert_true(mf_tensor_get(y, i) == mf_tensor_get(y2, i));   /* keep 0.5 = rate 0.5 */
+    }
+    mf_tensor_release(y);
+    mf_tensor_release(y2);
+    assert_int_equal(mf_dropout_number(x, 1, true, false, 0, &y), MF_OK);
+    assert_ptr_equal(x, y);   /* keep everything: x itself */
+    mf_tensor_release(y);
+    assert_int_equal(mf_dropout_number(x, 0, true, false, 0, &y), MF_EARG);
+    assert_error_contains("dropout: keep_prob must be in (0, 1], got 0");
+    assert_null(y);
+    assert_int_equal(mf_dropout_number(x, 1.5, true, false, 0, &y), MF_EARG);
+    assert_error_contains("got 1.5");
+    MfTensor *p = mf_tensor_scalar(MF_FLOAT32, 0.75);
+    assert_int_equal(mf_dropout_tensor(x, p, true, true, 5, &y), MF_OK);
+    assert_int_equal(mf_dropout_number(x, 0.25, false, true, 5, &y2), MF_OK);
+    for (int64_t i = 0; i < n; i++)
+        assert_true(fabs(mf_tensor_get(y, i) - mf_tensor_get(y2, i)) < 1e-6);
+    mf_tensor_release(y);
+    mf_tensor_release(y2);
+    mf_tensor_release(p);
+    mf_tensor_release(x);
+}
+
 /* ---- pooling against naive loops ---------------------------------------------- */
 
 typedef struct PoolCfg {
@@ -553,6 +590,7 @@ int main(void)
         TEST(test_bias_add),
         TEST(test_relu_grad),
         TEST(test_dropout),
+        TEST(test_dropout_front_end),
         TEST(test_pool_against_naive),
         TEST(test_max_pool_grad_ties_and_nan),
         TEST(test_pool_sizes_and_values),
