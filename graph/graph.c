@@ -462,6 +462,15 @@ MfGraph *mf_graph_default_for(const char *fname)
     return g;
 }
 
+MfGraph *mf_graph_given_or_default(MfGraph *given, const char *fname)
+{
+    MfGraph *g = given ? given : mf_graph_default();
+    if (!g)
+        mf_err_set(MF_EARG, "%s: no graph is being built; call it inside "
+                   "g:as_default(function() ... end), or pass the graph: %s(g)", fname, fname);
+    return g;
+}
+
 void mf_graph_mark_function(MfGraph *g)
 {
     g->function = true;

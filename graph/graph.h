@@ -166,6 +166,11 @@ MfGraph *mf_graph_default(void);
  * no graph is being built. */
 MfGraph *mf_graph_default_for(const char *fname);
 
+/* 'given' when not NULL, else the default graph for 'fname', a function
+ * that also takes the graph as its argument (mf.global_variables(g) ...):
+ * without either, NULL with a message saying both ways. Borrowed. */
+MfGraph *mf_graph_given_or_default(MfGraph *given, const char *fname);
+
 /* A function graph is one mf.trace builds: variables a layer makes while
  * tracing are made eagerly, outside it (mf.init_scope). */
 void mf_graph_mark_function(MfGraph *g);

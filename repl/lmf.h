@@ -82,6 +82,9 @@ int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
 
 /* Reads a dtype name at 'idx' (or 'dflt' when absent/nil). */
 MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt);
+/* The 'dtype' option of the table at 'idx': its MfDType, or -1 when absent;
+ * raises "FNAME: option 'dtype' must be a dtype name (...), got X". */
+int lmf_opt_dtype_field(lua_State *L, int idx, const char *fname);
 
 /* Reads a shape {2, 3} (or a single number) at 'idx' into 'shape'; returns
  * the rank. 'allow_unknown' lets -1 through (placeholders, reshape). */
@@ -95,11 +98,21 @@ int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, in
  * raises "FNAME: an axis must be an integer, got ..." for anything else. */
 int64_t lmf_check_axis(lua_State *L, int idx, const char *fname, int rank, int extra);
 
+/* The integer at 'idx' (a Lua integer or a whole float), or raises
+ * "FNAME: WHAT must be an integer, got ...". */
+lua_Integer lmf_check_integer(lua_State *L, int idx, const char *fname, const char *what);
+
 /* Options table helpers: the field 'key' of the table at 'idx' (which may be
- * absent or nil). */
-int lmf_opt_bool(lua_State *L, int idx, const char *key, int dflt);
-lua_Number lmf_opt_number(lua_State *L, int idx, const char *key, lua_Number dflt);
-lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *key, lua_Integer dflt);
+ * absent or nil). 'lmf_opt_field' pushes it and returns 1, or pushes nothing
+ * and returns 0 when 'idx' is not a table or the field is nil; the typed
+ * readers return 'dflt' then, else raise "FNAME: option 'key' must be a
+ * number, got ...". */
+int lmf_opt_field(lua_State *L, int idx, const char *key);
+int lmf_opt_bool(lua_State *L, int idx, const char *fname, const char *key, int dflt);
+lua_Number lmf_opt_number(lua_State *L, int idx, const char *fname, const char *key,
+                          lua_Number dflt);
+lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *fname, const char *key,
+                            lua_Integer dflt);
 
 /* Raises "fname: unknown option 'k' (known: a, b)" when the table at 'idx'
  * has a key outside the NULL-terminated 'known', so a misspelled option is an

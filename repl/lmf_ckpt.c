@@ -124,7 +124,7 @@ static int l_load(lua_State *L)
     if (!lua_isnoneornil(L, 2))
         luaL_checktype(L, 2, LUA_TTABLE);
     lmf_check_options(L, 2, "load", known);
-    bool with_meta = lmf_opt_bool(L, 2, "metadata", 0);
+    bool with_meta = lmf_opt_bool(L, 2, "load", "metadata", 0);
     int n;
     char **names, **meta;
     MfTensor **tensors;

@@ -21,50 +21,6 @@
 
 /* ---- argument helpers ------------------------------------------------------- */
 
-/* Pushes field 'key' of the table at 'idx'; returns 0 (pushing nothing)
- * when 'idx' is not a table or the field is nil. */
-static int get_opt(lua_State *L, int idx, const char *key)
-{
-    if (!lua_istable(L, idx))
-        return 0;
-    if (lua_getfield(L, idx, key) == LUA_TNIL) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    return 1;
-}
-
-/* The integer at 'idx' (a Lua integer or an integral float), or raises
- * "FNAME: WHAT must be an integer, got ...". */
-static lua_Integer check_int(lua_State *L, int idx, const char *fname, const char *what)
-{
-    lua_Integer v = 0;
-    if (lua_isinteger(L, idx))
-        return lua_tointeger(L, idx);
-    /* 'lua_numbertointeger' truncates; only whole floats are integers. */
-    lua_Number x = lua_tonumber(L, idx);
-    if (lua_type(L, idx) == LUA_TNUMBER && x == floor(x) && lua_numbertointeger(x, &v))
-        return v;
-    if (lua_type(L, idx) == LUA_TNUMBER)
-        return luaL_error(L, "%s: %s must be an integer, got %s", fname, what,
-                          luaL_tolstring(L, idx, NULL));
-    return luaL_error(L, "%s: %s must be an integer, got %s", fname, what,
-                      luaL_typename(L, idx));
-}
-
-static lua_Number opt_number(lua_State *L, int idx, const char *fname, const char *key,
-                             lua_Number dflt)
-{
-    if (!get_opt(L, idx, key))
-        return dflt;
-    if (lua_type(L, -1) != LUA_TNUMBER)
-        luaL_error(L, "%s: option '%s' must be a number, got %s", fname, key,
-                   luaL_typename(L, -1));
-    lua_Number v = lua_tonumber(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
 /* A dtype given as a string at 'idx' or as the field 'dtype' of an options
  * table there; 'dflt' when absent. Sets '*given' when one was given. */
 /* The options of functions whose only option is the dtype. */
@@ -73,16 +29,13 @@ static const char *const dtype_only[] = {"dtype", NULL};
 static MfDType dtype_arg(lua_State *L, int idx, const char *fname, MfDType dflt, int *given)
 {
     MfDType dt = dflt;
+    int field = lua_istable(L, idx) ? lmf_opt_dtype_field(L, idx, fname) : -1;
     if (given)
         *given = 0;
     if (lua_type(L, idx) == LUA_TSTRING) {
         dt = lmf_opt_dtype(L, idx, dflt);
-    } else if (get_opt(L, idx, "dtype")) {
-        const char *name = lua_tostring(L, -1);
-        if (lua_type(L, -1) != LUA_TSTRING || !mf_dtype_parse(name, &dt))
-            luaL_error(L, "%s: unknown dtype %s (expected float32, float64, int32, int64 or "
-                       "bool)", fname, luaL_tolstring(L, -1, NULL));
-        lua_pop(L, 1);
+    } else if (field >= 0) {
+        dt = (MfDType)field;
     } else if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx)) {
         luaL_typeerror(L, idx, "dtype name or options table");
     } else {
@@ -163,7 +116,7 @@ static void push_filled(lua_State *L, const char *fname, int rank, const int64_t
     if (vt == LUA_TBOOLEAN) {
         st = mf_create_fill_int(fname, MF_BOOL, rank, shape, lua_toboolean(L, vidx), &out);
     } else if (mf_dtype_is_int((MfDType)dt)) {
-        lua_Integer v = check_int(L, vidx, fname, "the value for an integer dtype");
+        lua_Integer v = lmf_check_integer(L, vidx, fname, "the value for an integer dtype");
         if (dt == MF_INT32 && (v < INT32_MIN || v > INT32_MAX))
             luaL_error(L, "%s: value %I does not fit int32", fname, v);
         st = mf_create_fill_int(fname, (MfDType)dt, rank, shape, v, &out);
@@ -341,7 +294,7 @@ static int l_constant(lua_State *L)
     int dt = (int)dtype_arg(L, 2, "constant", MF_FLOAT32, &given);
     dt = given ? dt : -1;
     const char *name = NULL; /* eager tensors carry no name; a graph's Const does */
-    if (get_opt(L, 2, "name")) {
+    if (lmf_opt_field(L, 2, "name")) {
         if (lua_type(L, -1) != LUA_TSTRING)
             return luaL_error(L, "constant: option 'name' must be a string, got %s",
                               luaL_typename(L, -1));
@@ -350,7 +303,7 @@ static int l_constant(lua_State *L)
     }
     int64_t shape[MF_MAX_RANK];
     int rank = -1;
-    if (get_opt(L, 2, "shape"))
+    if (lmf_opt_field(L, 2, "shape"))
         rank = shape_arg(L, lua_gettop(L), "constant", shape);
     if (rank == RUN_TIME_SHAPE)
         return luaL_error(L, "constant: the shape must be known when the constant is made; for "
@@ -379,14 +332,14 @@ static int l_constant(lua_State *L)
 static int l_eye(lua_State *L)
 {
     static const char *const keys[] = {"num_columns", "dtype", NULL};
-    lua_Integer rows = check_int(L, 1, "eye", "n"), cols = rows;
+    lua_Integer rows = lmf_check_integer(L, 1, "eye", "n"), cols = rows;
     if (lua_type(L, 2) == LUA_TNUMBER) {
-        cols = check_int(L, 2, "eye", "num_columns");
+        cols = lmf_check_integer(L, 2, "eye", "num_columns");
         lua_remove(L, 2);
     }
     lmf_check_options(L, 2, "eye", keys);
-    if (get_opt(L, 2, "num_columns")) {
-        cols = check_int(L, -1, "eye", "num_columns");
+    if (lmf_opt_field(L, 2, "num_columns")) {
+        cols = lmf_check_integer(L, -1, "eye", "num_columns");
         lua_pop(L, 1);
     }
     MfTensor *out = NULL;
@@ -445,7 +398,7 @@ static int l_linspace(lua_State *L)
 {
     static const char *const keys[] = {"dtype", NULL};
     lua_Number a = luaL_checknumber(L, 1), b = luaL_checknumber(L, 2);
-    lua_Integer n = check_int(L, 3, "linspace", "n");
+    lua_Integer n = lmf_check_integer(L, 3, "linspace", "n");
     lmf_check_options(L, 4, "linspace", keys);
     lmf_check_options(L, 4, "linspace", dtype_only);
     MfDType dt = dtype_arg(L, 4, "linspace", MF_FLOAT32, NULL);
@@ -461,16 +414,16 @@ static int l_linspace(lua_State *L)
 static int l_seed(lua_State *L)
 {
     lmf_check_nargs(L, "seed", 1);
-    mf_rng_set_global_seed((uint64_t)check_int(L, 1, "random.seed", "the seed"));
+    mf_rng_set_global_seed((uint64_t)lmf_check_integer(L, 1, "random.seed", "the seed"));
     return 0;
 }
 
 /* The op seed for a call with options at 'idx' (see core/rng.h). */
 static uint64_t seed_opt(lua_State *L, int idx, const char *fname)
 {
-    if (!get_opt(L, idx, "seed"))
+    if (!lmf_opt_field(L, idx, "seed"))
         return mf_rng_op_seed(false, 0);
-    lua_Integer s = check_int(L, -1, fname, "option 'seed'");
+    lua_Integer s = lmf_check_integer(L, -1, fname, "option 'seed'");
     lua_pop(L, 1);
     return mf_rng_op_seed(true, s);
 }
@@ -484,8 +437,8 @@ static int random_normal(lua_State *L, const char *fname, NormalFn fn, MfOpId op
     int64_t shape[MF_MAX_RANK];
     int rank = shape_arg(L, 1, fname, shape);
     lmf_check_options(L, 2, fname, keys);
-    double mean = opt_number(L, 2, fname, "mean", 0.0);
-    double stddev = opt_number(L, 2, fname, "stddev", 1.0);
+    double mean = lmf_opt_number(L, 2, fname, "mean", 0.0);
+    double stddev = lmf_opt_number(L, 2, fname, "stddev", 1.0);
     MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
     MfTensor *out = NULL;
     uint64_t seed = seed_opt(L, 2, fname);
@@ -522,8 +475,8 @@ static int l_uniform(lua_State *L)
     int rank = shape_arg(L, 1, fname, shape);
     lmf_check_options(L, 2, fname, keys);
     MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
-    double lo = opt_number(L, 2, fname, "minval", 0.0);
-    double hi = opt_number(L, 2, fname, "maxval", (double)NAN);   /* NaN: none given */
+    double lo = lmf_opt_number(L, 2, fname, "minval", 0.0);
+    double hi = lmf_opt_number(L, 2, fname, "maxval", (double)NAN);   /* NaN: none given */
     MfTensor *out = NULL;
     uint64_t seed = seed_opt(L, 2, fname);
     lmf_check_status(L, rank == RUN_TIME_SHAPE

@@ -26,12 +26,12 @@ static bool read_check(lua_State *L, int idx, const char *who, const char *const
     if (!lua_isnoneornil(L, idx))
         luaL_checktype(L, idx, LUA_TTABLE);
     lmf_check_options(L, idx, who, known);
-    return lmf_opt_bool(L, idx, "check", 1);
+    return lmf_opt_bool(L, idx, who, "check", 1);
 }
 
 static int read_root(lua_State *L, int idx, const char *who)
 {
-    lua_Integer root = lmf_opt_integer(L, idx, "root", 0);
+    lua_Integer root = lmf_opt_integer(L, idx, who, "root", 0);
     if (root < 0 || root >= mf_dist_size())
         return luaL_error(L, "%s: root must be a rank in 0..%d, got %I", who,
                           mf_dist_size() - 1, (LUAI_UACINT)root);

@@ -651,7 +651,7 @@ static int s_run(lua_State *L)
     if (!lua_isnoneornil(L, 4))
         luaL_checktype(L, 4, LUA_TTABLE);
     lmf_check_options(L, 4, "run", known);
-    bool want_sched = lmf_opt_bool(L, 4, "schedule", 0);
+    bool want_sched = lmf_opt_bool(L, 4, "run", "schedule", 0);
     lua_settop(L, 4);
     lua_newtable(L);   /* 5: anchor for temporaries */
     Fetches f;

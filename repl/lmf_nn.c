@@ -103,7 +103,7 @@ static int64_t xent_axis_arg(lua_State *L, const char *fname, int rank)
     if (lua_type(L, 4) == LUA_TNUMBER) {
         axis = luaL_checkinteger(L, 4);
     } else if (lua_istable(L, 4)) {
-        axis = lmf_opt_integer(L, 4, "axis", lmf_opt_integer(L, 4, "dim", -1));
+        axis = lmf_opt_integer(L, 4, fname, "axis", lmf_opt_integer(L, 4, fname, "dim", -1));
     } else if (!lua_isnil(L, 4)) {
         luaL_error(L, "%s: axis must be an integer, got %s", fname, luaL_typename(L, 4));
     }
@@ -138,8 +138,10 @@ static int l_sigmoid_xent(lua_State *L)
 {
     lmf_check_nargs(L, "sigmoid_cross_entropy_with_logits", 3);
     MfTensor *logits, *labels, *out = NULL;
-    xent_args(L, "sigmoid_cross_entropy_with_logits", -1, &logits, &labels);
-    if (!lua_isnil(L, 4) && (!lua_istable(L, 4) || lmf_opt_integer(L, 4, "axis", -99) != -99))
+    const char *fname = "sigmoid_cross_entropy_with_logits";
+    xent_args(L, fname, -1, &logits, &labels);
+    if (!lua_isnil(L, 4) &&
+        (!lua_istable(L, 4) || lmf_opt_integer(L, 4, fname, "axis", -99) != -99))
         return luaL_error(L, "sigmoid_cross_entropy_with_logits: takes no axis (it is "
                           "elementwise)");
     MfStatus st = mf_sigmoid_cross_entropy(labels, logits, &out);

@@ -113,7 +113,7 @@ static void check_option_names(lua_State *L)
 
 static int opt_int_in(lua_State *L, const char *key, int dflt, int lo, int hi, const char *unit)
 {
-    lua_Integer v = lmf_opt_integer(L, 2, key, dflt);
+    lua_Integer v = lmf_opt_integer(L, 2, "plot", key, dflt);
     if (v < lo || v > hi)
         luaL_error(L, "plot: '%s' must be between %d and %d %s, got %d", key, lo, hi, unit,
                    (int)v);
@@ -154,7 +154,7 @@ static int render(lua_State *L, const MfPlotSeries *series, int n, const MfPlotO
         lua_pushstring(L, file);
         return 1;
     }
-    if (!lmf_opt_bool(L, 2, "print", 1))
+    if (!lmf_opt_bool(L, 2, "plot", "print", 1))
         return 1;
     fputs(text, stdout);
     fflush(stdout);
@@ -222,7 +222,7 @@ static int l_plot(lua_State *L)
         /* Colours only where they render: a terminal that is not "dumb". */
         const char *term = getenv("TERM");
         int tty = isatty(fileno(stdout)) && term && strcmp(term, "dumb") != 0;
-        o.color = lmf_opt_bool(L, 2, "color", tty && n > 1);
+        o.color = lmf_opt_bool(L, 2, "plot", "color", tty && n > 1);
     }
     return render(L, series, n, &o, file);
 }

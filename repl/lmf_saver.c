@@ -215,7 +215,7 @@ static int s_restore(lua_State *L)
     if (!lua_isnoneornil(L, pi + 1))
         luaL_checktype(L, pi + 1, LUA_TTABLE);
     lmf_check_options(L, pi + 1, "Saver.restore", restore_keys);
-    bool strict = lmf_opt_bool(L, pi + 1, "strict", 0);
+    bool strict = lmf_opt_bool(L, pi + 1, "restore", "strict", 0);
     MfVariable *gs = sess ? graph_step(L, sess) : lmf_global_step(L, true);
     if (mf_saver_restore_session(s, sess, path, strict, gs, true) != MF_OK)
         return lmf_raise(L);

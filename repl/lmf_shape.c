@@ -28,7 +28,7 @@ static lua_Integer arg_axis(lua_State *L, int idx, const char *fname, lua_Intege
     static const char *const known[] = {"axis", NULL};
     lmf_check_options(L, idx, fname, known);
     if (lua_istable(L, idx))
-        return lmf_opt_integer(L, idx, "axis", dflt);
+        return lmf_opt_integer(L, idx, fname, "axis", dflt);
     if (lua_isnoneornil(L, idx))
         return dflt;
     if (!lua_isinteger(L, idx))

@@ -91,8 +91,8 @@ static int l_tape_new(lua_State *L)
     if (!lua_isnoneornil(L, 1))
         luaL_checktype(L, 1, LUA_TTABLE);
     lmf_check_options(L, 1, "GradientTape", known);
-    bool persistent = lmf_opt_bool(L, 1, "persistent", 0);
-    bool watch = lmf_opt_bool(L, 1, "watch_accessed_variables", 1);
+    bool persistent = lmf_opt_bool(L, 1, "GradientTape", "persistent", 0);
+    bool watch = lmf_opt_bool(L, 1, "GradientTape", "watch_accessed_variables", 1);
     TapeBox *box = push_tape(L, NULL);
     box->t = mf_tape_new(persistent, watch);
     if (!box->t)
@@ -1058,9 +1058,9 @@ static int l_gradcheck(lua_State *L)
         luaL_checktype(L, 3, LUA_TTABLE);
     lmf_check_options(L, 3, "gradcheck", known);
     MfGradcheckOptions o = mf_gradcheck_defaults();
-    o.eps = lmf_opt_number(L, 3, "eps", o.eps);
-    o.atol = lmf_opt_number(L, 3, "atol", o.atol);
-    o.rtol = lmf_opt_number(L, 3, "rtol", o.rtol);
+    o.eps = lmf_opt_number(L, 3, "gradcheck", "eps", o.eps);
+    o.atol = lmf_opt_number(L, 3, "gradcheck", "atol", o.atol);
+    o.rtol = lmf_opt_number(L, 3, "gradcheck", "rtol", o.rtol);
     int n = (int)luaL_len(L, 2);
     luaL_argcheck(L, n >= 1 && n <= MAX_ARGS, 2, "expected an array of 1 to 64 inputs");
     lua_settop(L, 3);

@@ -1,5 +1,6 @@
 /* lmf_tensor.c — the "mf.Tensor" userdata: boxing, argument conversion,
  * properties, indexing and operators. See lmf.h for the ownership rules. */
+#include <math.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -527,6 +528,19 @@ MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt)
     return dt;
 }
 
+int lmf_opt_dtype_field(lua_State *L, int idx, const char *fname)
+{
+    if (!lmf_opt_field(L, idx, "dtype"))
+        return -1;
+    const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    MfDType dt;
+    if (!name || !mf_dtype_parse(name, &dt))
+        luaL_error(L, "%s: option 'dtype' must be a dtype name (float32, float64, int32, int64, "
+                   "bool or uint8), got %s", fname, luaL_tolstring(L, -1, NULL));
+    lua_pop(L, 1);
+    return (int)dt;
+}
+
 /* Shape errors name the function explicitly (fname), not by looking at the
  * Lua stack: a callable object or a field such as st.fn would be named wrongly. */
 static int64_t shape_dim(lua_State *L, int idx, const char *fname, int i, int allow_unknown)
@@ -594,51 +608,68 @@ int64_t lmf_check_axis(lua_State *L, int idx, const char *fname, int rank, int e
     return lmf_axis(L, fname, ax, rank, extra);
 }
 
-static int opt_field(lua_State *L, int idx, const char *key)
+lua_Integer lmf_check_integer(lua_State *L, int idx, const char *fname, const char *what)
+{
+    lua_Integer v = 0;
+    if (lua_isinteger(L, idx))
+        return lua_tointeger(L, idx);
+    /* 'lua_numbertointeger' truncates; only whole floats are integers. */
+    lua_Number x = lua_tonumber(L, idx);
+    if (lua_type(L, idx) == LUA_TNUMBER && x == floor(x) && lua_numbertointeger(x, &v))
+        return v;
+    if (lua_type(L, idx) == LUA_TNUMBER)
+        return luaL_error(L, "%s: %s must be an integer, got %s", fname, what,
+                          luaL_tolstring(L, idx, NULL));
+    return luaL_error(L, "%s: %s must be an integer, got %s", fname, what,
+                      luaL_typename(L, idx));
+}
+
+int lmf_opt_field(lua_State *L, int idx, const char *key)
 {
     if (!lua_istable(L, idx))
         return 0;
-    lua_getfield(L, idx, key);
-    if (lua_isnil(L, -1)) {
+    if (lua_getfield(L, idx, key) == LUA_TNIL) {
         lua_pop(L, 1);
         return 0;
     }
     return 1;
 }
 
-int lmf_opt_bool(lua_State *L, int idx, const char *key, int dflt)
+int lmf_opt_bool(lua_State *L, int idx, const char *fname, const char *key, int dflt)
 {
-    if (!opt_field(L, idx, key))
+    if (!lmf_opt_field(L, idx, key))
         return dflt;
     if (!lua_isboolean(L, -1))
-        luaL_error(L, "%s: option '%s' must be a boolean, got %s", binding_name(L), key,
+        luaL_error(L, "%s: option '%s' must be a boolean, got %s", fname, key,
                    luaL_typename(L, -1));
     int v = lua_toboolean(L, -1);
     lua_pop(L, 1);
     return v;
 }
 
-lua_Number lmf_opt_number(lua_State *L, int idx, const char *key, lua_Number dflt)
+lua_Number lmf_opt_number(lua_State *L, int idx, const char *fname, const char *key,
+                          lua_Number dflt)
 {
-    if (!opt_field(L, idx, key))
+    if (!lmf_opt_field(L, idx, key))
         return dflt;
     if (lua_type(L, -1) != LUA_TNUMBER)
-        luaL_error(L, "%s: option '%s' must be a number, got %s", binding_name(L), key,
+        luaL_error(L, "%s: option '%s' must be a number, got %s", fname, key,
                    luaL_typename(L, -1));
     lua_Number v = lua_tonumber(L, -1);
     lua_pop(L, 1);
     return v;
 }
 
-lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *key, lua_Integer dflt)
+lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *fname, const char *key,
+                            lua_Integer dflt)
 {
-    if (!opt_field(L, idx, key))
+    if (!lmf_opt_field(L, idx, key))
         return dflt;
     /* lua_tointegerx takes 3.0 but refuses 1e308 (a C cast of it is undefined) */
     int exact = 0;
     lua_Integer v = lua_tointegerx(L, -1, &exact);
     if (!exact || lua_type(L, -1) != LUA_TNUMBER)
-        luaL_error(L, "%s: option '%s' must be an integer, got %s", binding_name(L), key,
+        luaL_error(L, "%s: option '%s' must be an integer, got %s", fname, key,
                    lua_type(L, -1) == LUA_TNUMBER ? "a non-integer number" : luaL_typename(L, -1));
     lua_pop(L, 1);
     return v;

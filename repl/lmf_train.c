@@ -155,9 +155,10 @@ static void take_hyper(lua_State *L, int idx, const MfOptHyper *h, int hi, MfOpt
 static void read_hyper_option(lua_State *L, int oi, const MfOptHyper *h, int hi, MfOptConfig *c)
 {
     double dflt = mf_opt_hyper_get(c, h);
+    const char *who = mf_opt_kind_class(c->kind);
     if (h->is_bool || !h->per_apply) {
-        double v = h->is_bool ? lmf_opt_bool(L, oi, h->name, dflt != 0)
-                              : lmf_opt_number(L, oi, h->name, dflt);
+        double v = h->is_bool ? lmf_opt_bool(L, oi, who, h->name, dflt != 0)
+                              : lmf_opt_number(L, oi, who, h->name, dflt);
         mf_opt_hyper_set(c, h, v);
         return;
     }
@@ -846,7 +847,7 @@ static int l_exponential_decay(lua_State *L)
         return luaL_error(L, "%s: global_step must be a Variable, tensor or number, got %s",
                           who, type_name(L, 2));
     lua_Number steps = luaL_checknumber(L, 3), rate = luaL_checknumber(L, 4);
-    bool staircase = lua_istable(L, 5) ? lmf_opt_bool(L, 5, "staircase", 0)
+    bool staircase = lua_istable(L, 5) ? lmf_opt_bool(L, 5, who, "staircase", 0)
                                        : lua_toboolean(L, 5);
     MfVariable *sv = lmf_test_variable(L, 2);   /* the Variable itself is kept */
     MfTensor *step = sv ? sv->value : lmf_test_tensor(L, 2);
@@ -882,10 +883,10 @@ int lmf_distributed_optimizer(lua_State *L)
         luaL_checktype(L, 2, LUA_TTABLE);
     lmf_check_options(L, 2, who, known);
     MfDistOptions d = mf_dist_options_default();
-    d.check = lmf_opt_bool(L, 2, "check", d.check);
-    d.fusion_bytes = lmf_opt_integer(L, 2, "fusion_bytes", d.fusion_bytes);
-    d.overlap = lmf_opt_bool(L, 2, "overlap", d.overlap);
-    d.bucket_bytes = lmf_opt_integer(L, 2, "bucket_bytes", d.bucket_bytes);
+    d.check = lmf_opt_bool(L, 2, who, "check", d.check);
+    d.fusion_bytes = lmf_opt_integer(L, 2, who, "fusion_bytes", d.fusion_bytes);
+    d.overlap = lmf_opt_bool(L, 2, who, "overlap", d.overlap);
+    d.bucket_bytes = lmf_opt_integer(L, 2, who, "bucket_bytes", d.bucket_bytes);
     lmf_check_status(L, mf_dist_options_check(&d));
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
     *box = (OptBox){NULL, inner->lr_callable, true, d};

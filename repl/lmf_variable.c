@@ -125,16 +125,10 @@ static MfTensor *initial_value(lua_State *L)
     if (lua_isnoneornil(L, 1))
         luaL_argerror(L, 1, "Variable: expected an initial value (tensor, number, table or "
                       "function), got nil");
-    lua_getfield(L, 2, "dtype");
-    const char *dname = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-    MfDType dt = MF_FLOAT32;
-    if (!lua_isnil(L, -1) && (!dname || !mf_dtype_parse(dname, &dt)))
-        luaL_error(L, "Variable: option 'dtype' must be a dtype name (float32, float64, int32, "
-                   "int64, bool or uint8), got %s", luaL_tolstring(L, -1, NULL));
-    int has_dt = !lua_isnil(L, -1);
-    lua_pop(L, 1);
-    if (!has_dt)
+    int field = lmf_opt_dtype_field(L, 2, "Variable");
+    if (field < 0)
         return lmf_to_tensor(L, 1, -1);
+    MfDType dt = (MfDType)field;
     MfTensor *t = to_value(L, 1, dt);
     if (t->dtype == dt)
         return t;
@@ -182,7 +176,7 @@ static int l_variable(lua_State *L)
     if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
         luaL_error(L, "Variable: option 'name' must be a string, got %s", luaL_typename(L, -1));
     const char *name = lua_tostring(L, -1);
-    int trainable = lmf_opt_bool(L, 2, "trainable", 1);
+    int trainable = lmf_opt_bool(L, 2, "Variable", "trainable", 1);
     MfVariable *v;
     MfNode *n;
     lmf_check_status(L, mf_mode_variable(t, name, trainable, &v, &n));
@@ -250,19 +244,14 @@ static int v_initialized_value(lua_State *L)
     return 1;
 }
 
-/* The graph of the optional argument 'idx' (an mf.Graph), else the default. */
+/* The graph of the optional argument 'idx' (an mf.Graph), else the default
+ * (graph/graph.c says how to give one). */
 static MfGraph *graph_arg(lua_State *L, int idx, const char *fname)
 {
-    if (!lua_isnoneornil(L, idx)) {
-        MfGraph **box = luaL_checkudata(L, idx, "mf.Graph");
-        if (!*box)   /* its __gc was called by hand */
-            luaL_argerror(L, idx, "Graph is freed");
-        return *box;
-    }
-    MfGraph *g = mf_graph_default();
+    MfGraph *g = lua_isnoneornil(L, idx) ? NULL : lmf_check_graph(L, idx);
+    g = mf_graph_given_or_default(g, fname);
     if (!g)
-        luaL_error(L, "%s: no graph is being built; call it inside g:as_default(function() ... "
-                   "end), or pass the graph: %s(g)", fname, fname);
+        lmf_raise(L);
     return g;
 }
 

@@ -144,9 +144,9 @@ static int l_progress(lua_State *L)
         total = opt_count(L, 1, "total", 0, 0, "progress");
         epochs = opt_count(L, 1, "epochs", 0, 0, "progress");
     }
-    lmf_check_status(L, mf_progress_init(p, total, epochs, lmf_opt_number(L, 1, "interval", 1.0),
-                                         lmf_opt_bool(L, 1, "tty", isatty(fileno(stdout))),
-                                         mf_progress_now()));
+    double interval = lmf_opt_number(L, 1, "progress", "interval", 1.0);
+    bool tty = lmf_opt_bool(L, 1, "progress", "tty", isatty(fileno(stdout)));
+    lmf_check_status(L, mf_progress_init(p, total, epochs, interval, tty, mf_progress_now()));
     luaL_setmetatable(L, PROGRESS_MT);
     return 1;
 }

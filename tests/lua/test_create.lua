@@ -78,7 +78,7 @@ T.test("constant", function()
   T.raises(mf.constant, "constant: option 'name' must be a string", 1, {name = 3})
   T.raises(mf.constant, "constant' (number, boolean, table or mf.Tensor expected, got string)",
            "text")
-  T.raises(mf.constant, "constant: unknown dtype", 1, {dtype = "half"})
+  T.raises(mf.constant, "constant: option 'dtype' must be a dtype name", 1, {dtype = "half"})
 end)
 
 T.test("eye", function()

@@ -58,10 +58,17 @@ static void test_default_and_input_names(void **state)
     assert_non_null(strstr(mf_err_msg(), "placeholder: no graph is being built; call it "
                                          "inside g:as_default("));
     mf_err_clear();
+    assert_null(mf_graph_given_or_default(NULL, "global_variables"));
+    assert_non_null(strstr(mf_err_msg(), "global_variables: no graph is being built; call it "
+                                         "inside g:as_default(function() ... end), or pass "
+                                         "the graph: global_variables(g)"));
+    mf_err_clear();
     MfGraph *g = mf_graph_new();
     assert_non_null(g);
+    assert_ptr_equal(mf_graph_given_or_default(g, "global_variables"), g);
     assert_int_equal(mf_graph_push_default(g), MF_OK);
     assert_ptr_equal(mf_graph_default_for("group"), g);
+    assert_ptr_equal(mf_graph_given_or_default(NULL, "global_variables"), g);
     MfTensor *x, *y, *sum;
     assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 0, NULL, "x", &x), MF_OK);
     assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 0, NULL, "y", &y), MF_OK);
