@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/fill.h"
+
 MfStatus mf_create_check_size(const char *who, MfDType dt, int rank, const int64_t *shape)
 {
     char buf[160];
@@ -103,6 +105,34 @@ MfStatus mf_create_fill_int(const char *who, MfDType dt, int rank, const int64_t
     if (st == MF_OK)
         fill_data(*out, (double)value, value, true);
     return st;
+}
+
+MfStatus mf_create_fill_scalar(const char *who, int dt, const MfScalar *v, int rank,
+                               const int64_t *shape, MfTensor **out)
+{
+    *out = NULL;
+    MfDType d = dt >= 0 ? (MfDType)dt : v->dtype >= 0 ? (MfDType)v->dtype
+                : v->is_bool ? MF_BOOL : MF_FLOAT32;
+    if (v->is_bool != (d == MF_BOOL))
+        return mf_err_set(MF_EARG, "%s: a %s value does not fit dtype %s", who,
+                          v->is_bool ? "boolean" : "number", mf_dtype_name(d));
+    if (v->is_int)
+        return mf_create_fill_int(who, d, rank, shape, v->i, out);
+    if (!mf_dtype_is_int(d))
+        return mf_create_fill(who, d, rank, shape, v->x, out);
+    /* a whole float in int64's range is the integer it writes */
+    if (!(v->x == floor(v->x) && v->x >= -0x1p63 && v->x < 0x1p63))
+        return mf_err_set(MF_EARG, "%s: the value for an integer dtype must be an integer, got "
+                          "%.14g", who, v->x);
+    return mf_create_fill_int(who, d, rank, shape, (int64_t)v->x, out);
+}
+
+MfStatus mf_create_like(const char *who, MfTensor *t, MfDType dt, int value, MfTensor **out)
+{
+    for (int d = 0; d < t->rank; d++)
+        if (t->shape[d] < 0)
+            return mf_fill_like(t, dt, value, out);
+    return mf_create_fill_int(who, dt, t->rank, t->shape, value, out);
 }
 
 MfStatus mf_create_eye(MfDType dt, int64_t rows, int64_t cols, MfTensor **out)

@@ -28,6 +28,32 @@ MfStatus mf_create_fill(const char *who, MfDType dt, int rank, const int64_t *sh
 MfStatus mf_create_fill_int(const char *who, MfDType dt, int rank, const int64_t *shape,
                             int64_t value, MfTensor **out);
 
+/* A value given to fill with (mf.fill's, mf.constant(value, {shape})'s):
+ * a boolean or a number as the user wrote it; 'is_int' when 'i' holds it
+ * exactly (a Lua integer, a boolean as 0 or 1, an integer tensor's
+ * element), else 'x' does; 'dtype' is the dtype of a one-element tensor
+ * given as the value, -1 for a plain value. */
+typedef struct MfScalar {
+    bool is_bool, is_int;
+    int64_t i;
+    double x;
+    int dtype;
+} MfScalar;
+
+/* A tensor of 'shape' filled with 'v', of dtype 'dt' (< 0: the value
+ * decides: a tensor's dtype, bool for a boolean, float32 for a number).
+ * MF_EARG "WHO: a boolean value does not fit dtype float32" (or a number
+ * for bool), "WHO: the value for an integer dtype must be an integer, got
+ * 2.5", "WHO: the value 3000000000 does not fit int32". */
+MfStatus mf_create_fill_scalar(const char *who, int dt, const MfScalar *v, int rank,
+                               const int64_t *shape, MfTensor **out);
+
+/* zeros_like / ones_like: 'value' (0 or 1) in dtype 'dt' in the shape of
+ * 't': a concrete tensor when the shape is known, else (a graph tensor
+ * with unknown dims) the FillLike op, which takes the shape when the graph
+ * runs. */
+MfStatus mf_create_like(const char *who, MfTensor *t, MfDType dt, int value, MfTensor **out);
+
 /* A 'rows' x 'cols' matrix with ones on the main diagonal ("eye");
  * MF_ESHAPE "eye: sizes must be >= 0, got R x C" for a negative size. */
 MfStatus mf_create_eye(MfDType dt, int64_t rows, int64_t cols, MfTensor **out);

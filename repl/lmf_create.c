@@ -97,33 +97,21 @@ static int untensor_value(lua_State *L, int idx, const char *fname)
 }
 
 /* Pushes a tensor of 'shape' filled with the value at 'vidx' (number,
- * boolean or one-element tensor). 'dt' < 0: the value's kind decides
- * (boolean -> bool, number -> float32, tensor -> its dtype). */
+ * boolean or one-element tensor); 'dt' < 0: the value decides
+ * (mf_create_fill_scalar). */
 static void push_filled(lua_State *L, const char *fname, int rank, const int64_t *shape,
                         int vidx, int dt)
 {
-    int tdt = untensor_value(L, vidx, fname);
+    MfScalar v = {.dtype = untensor_value(L, vidx, fname)};
     int vt = lua_type(L, vidx);
     if (vt != LUA_TNUMBER && vt != LUA_TBOOLEAN)
         luaL_typeerror(L, vidx, "number, boolean or one-element mf.Tensor");
-    if (dt < 0)
-        dt = tdt >= 0 ? tdt : vt == LUA_TBOOLEAN ? (int)MF_BOOL : (int)MF_FLOAT32;
-    if ((vt == LUA_TBOOLEAN) != (dt == MF_BOOL))
-        luaL_error(L, "%s: a %s value does not fit dtype %s", fname, lua_typename(L, vt),
-                   mf_dtype_name((MfDType)dt));
+    v.is_bool = vt == LUA_TBOOLEAN;
+    v.is_int = v.is_bool || lua_isinteger(L, vidx);
+    v.i = v.is_bool ? lua_toboolean(L, vidx) : lua_tointeger(L, vidx);
+    v.x = lua_tonumber(L, vidx);
     MfTensor *out = NULL;
-    MfStatus st;
-    if (vt == LUA_TBOOLEAN) {
-        st = mf_create_fill_int(fname, MF_BOOL, rank, shape, lua_toboolean(L, vidx), &out);
-    } else if (mf_dtype_is_int((MfDType)dt)) {
-        lua_Integer v = lmf_check_integer(L, vidx, fname, "the value for an integer dtype");
-        if (dt == MF_INT32 && (v < INT32_MIN || v > INT32_MAX))
-            luaL_error(L, "%s: value %I does not fit int32", fname, v);
-        st = mf_create_fill_int(fname, (MfDType)dt, rank, shape, v, &out);
-    } else {
-        st = mf_create_fill(fname, (MfDType)dt, rank, shape, lua_tonumber(L, vidx), &out);
-    }
-    lmf_check_status(L, st);
+    lmf_check_status(L, mf_create_fill_scalar(fname, dt, &v, rank, shape, &out));
     lmf_push_tensor(L, out);
 }
 
@@ -163,48 +151,27 @@ static int shaped_const(lua_State *L, const char *fname, int value)
     return 1;
 }
 
-/* mf.zeros(shape [, dtype]) */
-static int l_zeros(lua_State *L)
-{
-    lmf_check_nargs(L, "zeros", 2);
-    return shaped_const(L, "zeros", 0);
-}
-
-/* mf.ones(shape [, dtype]) */
-static int l_ones(lua_State *L)
-{
-    lmf_check_nargs(L, "ones", 2);
-    return shaped_const(L, "ones", 1);
-}
-
 static int like_const(lua_State *L, const char *fname, int value)
 {
     MfTensor *t = lmf_to_tensor(L, 1, -1), *out = NULL;
     lmf_check_options(L, 2, fname, dtype_only);
     MfDType dt = dtype_arg(L, 2, fname, t->dtype, NULL);
-    bool known = true;
-    for (int d = 0; d < t->rank; d++)
-        known = known && t->shape[d] >= 0;
-    if (known)
-        return fill_const(L, fname, t->rank, t->shape, dt, value);
-    /* a graph tensor with unknown dims: its shape when the graph runs */
-    lmf_check_status(L, mf_fill_like(t, dt, value, &out));
+    lmf_check_status(L, mf_create_like(fname, t, dt, value, &out));
     lmf_push_tensor(L, out);
     return 1;
 }
 
-/* mf.zeros_like(t [, dtype]) */
-static int l_zeros_like(lua_State *L)
+/* mf.zeros(shape [, dtype]), mf.ones, mf.zeros_like(t [, dtype]) and
+ * mf.ones_like: upvalues the name, the value (0 or 1), and whether the
+ * shape is another tensor's. */
+static int l_const_fill(lua_State *L)
 {
-    lmf_check_nargs(L, "zeros_like", 2);
-    return like_const(L, "zeros_like", 0);
-}
-
-/* mf.ones_like(t [, dtype]) */
-static int l_ones_like(lua_State *L)
-{
-    lmf_check_nargs(L, "ones_like", 2);
-    return like_const(L, "ones_like", 1);
+    const char *fname = lua_tostring(L, lua_upvalueindex(1));
+    int value = (int)lua_tointeger(L, lua_upvalueindex(2));
+    lmf_check_nargs(L, fname, 2);
+    if (lua_toboolean(L, lua_upvalueindex(3)))
+        return like_const(L, fname, value);
+    return shaped_const(L, fname, value);
 }
 
 /* mf.fill(shape, value [, dtype]) */
@@ -505,14 +472,21 @@ static int l_shuffle(lua_State *L)
 void lmf_open_create(lua_State *L, int methods)
 {
     static const luaL_Reg funcs[] = {
-        {"zeros", l_zeros}, {"ones", l_ones}, {"fill", l_fill}, {"zeros_like", l_zeros_like},
-        {"ones_like", l_ones_like}, {"eye", l_eye}, {"range", l_range},
-        {"linspace", l_linspace}, {NULL, NULL}};
+        {"fill", l_fill}, {"eye", l_eye}, {"range", l_range}, {"linspace", l_linspace},
+        {NULL, NULL}};
+    static const char *const const_fills[] = {"zeros", "ones", "zeros_like", "ones_like"};
     static const luaL_Reg random[] = {
         {"seed", l_seed}, {"normal", l_normal}, {"uniform", l_uniform},
         {"truncated_normal", l_truncated_normal}, {"shuffle", l_shuffle}, {NULL, NULL}};
     (void)methods;
     luaL_setfuncs(L, funcs, 0);
+    for (int i = 0; i < 4; i++) {
+        lua_pushstring(L, const_fills[i]);
+        lua_pushinteger(L, i % 2);
+        lua_pushboolean(L, i >= 2);
+        lua_pushcclosure(L, l_const_fill, 3);
+        lua_setfield(L, -2, const_fills[i]);
+    }
     /* mf.constant converts its data with mf.tensor (registered before us). */
     lua_getfield(L, -1, "tensor");
     lua_pushcclosure(L, l_constant, 1);

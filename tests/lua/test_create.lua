@@ -37,7 +37,7 @@ T.test("fill", function()
            {2}, 2.5, "int32")
   T.raises(mf.fill, "fill: a boolean value does not fit dtype float32", {2}, true, "float32")
   T.raises(mf.fill, "fill: a number value does not fit dtype bool", {2}, 1, "bool")
-  T.raises(mf.fill, "fill: value 3000000000 does not fit int32", {2}, 3000000000, "int32")
+  T.raises(mf.fill, "fill: the value 3000000000 does not fit int32", {2}, 3000000000, "int32")
   T.raises(mf.fill, "fill: expected a value as argument 2", {2})
   T.raises(mf.fill, "fill: value must be a number, a boolean or a one-element tensor",
            {2}, mf.tensor{1, 2})

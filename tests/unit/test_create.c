@@ -250,6 +250,64 @@ static void test_reshaped_and_eye_sizes(void **state)
     mf_tensor_release(d);
 }
 
+/* mf.fill's value rules (mf_create_fill_scalar): the dtype a value picks,
+ * booleans only for bool, whole numbers only for integer dtypes, ranges. */
+static void test_fill_scalar(void **state)
+{
+    (void)state;
+    const int64_t two[] = {2};
+    MfTensor *t = NULL;
+    MfScalar num = {.x = 2.5, .dtype = -1};
+    assert_int_equal(mf_create_fill_scalar("fill", -1, &num, 1, two, &t), MF_OK);
+    assert_int_equal(t->dtype, MF_FLOAT32);
+    assert_values(t, (double[]){2.5, 2.5}, 2, 0);
+    mf_tensor_release(t);
+    MfScalar yes = {.is_bool = true, .is_int = true, .i = 1, .dtype = -1};
+    assert_int_equal(mf_create_fill_scalar("fill", -1, &yes, 1, two, &t), MF_OK);
+    assert_int_equal(t->dtype, MF_BOOL);
+    mf_tensor_release(t);
+    MfScalar elem = {.is_int = true, .i = 7, .x = 7, .dtype = MF_INT32};   /* a tensor's */
+    assert_int_equal(mf_create_fill_scalar("fill", -1, &elem, 1, two, &t), MF_OK);
+    assert_int_equal(t->dtype, MF_INT32);
+    mf_tensor_release(t);
+    MfScalar whole = {.x = 3.0, .dtype = -1};
+    assert_int_equal(mf_create_fill_scalar("fill", MF_INT64, &whole, 1, two, &t), MF_OK);
+    assert_int_equal(mf_tensor_get_int(t, 1), 3);
+    mf_tensor_release(t);
+    assert_int_equal(mf_create_fill_scalar("fill", MF_INT32, &num, 1, two, &t), MF_EARG);
+    assert_null(t);
+    assert_error_contains("fill: the value for an integer dtype must be an integer, got 2.5");
+    MfScalar huge = {.x = 1e300, .dtype = -1};
+    assert_int_equal(mf_create_fill_scalar("fill", MF_INT64, &huge, 1, two, &t), MF_EARG);
+    assert_error_contains("must be an integer, got 1e+300");
+    assert_int_equal(mf_create_fill_scalar("fill", MF_FLOAT32, &yes, 1, two, &t), MF_EARG);
+    assert_error_contains("fill: a boolean value does not fit dtype float32");
+    assert_int_equal(mf_create_fill_scalar("fill", MF_BOOL, &num, 1, two, &t), MF_EARG);
+    assert_error_contains("fill: a number value does not fit dtype bool");
+    MfScalar big = {.is_int = true, .i = 3000000000LL, .dtype = -1};
+    assert_int_equal(mf_create_fill_scalar("fill", MF_INT32, &big, 1, two, &t), MF_EARG);
+    assert_error_contains("fill: the value 3000000000 does not fit int32");
+}
+
+/* zeros_like / ones_like: concrete for a known shape. */
+static void test_like(void **state)
+{
+    (void)state;
+    MfTensor *x = mf_tensor_new(MF_FLOAT64, 2, (const int64_t[]){2, 3}), *t = NULL;
+    assert_non_null(x);
+    assert_int_equal(mf_create_like("ones_like", x, MF_INT32, 1, &t), MF_OK);
+    assert_int_equal(t->rank, 2);
+    assert_int_equal(t->shape[1], 3);
+    assert_int_equal(t->dtype, MF_INT32);
+    assert_int_equal(mf_tensor_get_int(t, 5), 1);
+    assert_non_null(t->storage);
+    mf_tensor_release(t);
+    assert_int_equal(mf_create_like("ones_like", x, MF_BOOL, 1, &t), MF_OK);
+    assert_int_equal(mf_tensor_get_int(t, 0), 1);
+    mf_tensor_release(t);
+    mf_tensor_release(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +322,8 @@ int main(void)
         TEST(test_range_of),
         TEST(test_reshaped_and_eye_sizes),
         TEST(test_linspace),
+        TEST(test_fill_scalar),
+        TEST(test_like),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
