@@ -114,6 +114,16 @@ lua_Number lmf_opt_number(lua_State *L, int idx, const char *fname, const char *
 lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *fname, const char *key,
                             lua_Integer dflt);
 
+/* Nested structures (lmf_nest.c, TensorFlow's nest): a table without a
+ * metatable nests, anything else is a leaf. 'lmf_nest_flatten' appends the
+ * leaves of the value at 'idx' to the array at 'out' ('*n' so far; errors
+ * name 'fname'); 'lmf_nest_rebuild' pushes a copy of that structure whose
+ * leaves are taken in the same order from the array at 'leaves' ('*k' taken
+ * so far), a rebuilt array also getting 'n' when 'count'. */
+bool lmf_nest_is_structure(lua_State *L, int idx);
+void lmf_nest_flatten(lua_State *L, int idx, int out, lua_Integer *n, const char *fname);
+void lmf_nest_rebuild(lua_State *L, int idx, int leaves, lua_Integer *k, bool count);
+
 /* Raises "fname: unknown option 'k' (known: a, b)" when the table at 'idx'
  * has a key outside the NULL-terminated 'known', so a misspelled option is an
  * error rather than silently ignored. Does nothing when 'idx' holds no table

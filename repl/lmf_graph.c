@@ -443,54 +443,9 @@ typedef struct Fetches {
     MfNode **targets;
 } Fetches;
 
-/* Fetch structures as TensorFlow 1.x's: sess:run({loss = l, {a, b}}) walks
- * the tables (string keys and arrays, nested) in 'lua_next' order, runs the
- * leaves, and rebuilds the same structure with their values. The walk and
- * the rebuild see the same unmodified tables, so their orders agree. */
-#define FETCH_DEPTH 16
-
-/* Whether the value at 'idx' is a structure of fetches (a plain table). */
-static bool is_structure(lua_State *L, int idx)
-{
-    if (!lua_istable(L, idx))
-        return false;
-    if (!lua_getmetatable(L, idx))
-        return true;
-    lua_pop(L, 1);
-    return false;
-}
-
-/* Appends the leaves of the fetch value at 'idx' to the array at 'flat'. */
-static void flatten_fetches(lua_State *L, int idx, int flat, int depth)
-{
-    if (!is_structure(L, idx)) {
-        lua_pushvalue(L, idx);
-        lua_seti(L, flat, (lua_Integer)lua_rawlen(L, flat) + 1);
-        return;
-    }
-    if (depth >= FETCH_DEPTH)
-        luaL_error(L, "run: fetches nested deeper than %d tables (a cycle?)", FETCH_DEPTH);
-    luaL_checkstack(L, 4, "run: fetches");
-    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1))
-        flatten_fetches(L, lua_gettop(L), flat, depth + 1);
-}
-
-/* Pushes a copy of the fetch structure at 'idx' with each leaf replaced by
- * the next value of the array at 'vals' ('*pos' counts them). */
-static void rebuild_fetches(lua_State *L, int idx, int vals, lua_Integer *pos)
-{
-    if (!is_structure(L, idx)) {
-        lua_geti(L, vals, ++*pos);
-        return;
-    }
-    luaL_checkstack(L, 4, "run: fetches");
-    lua_newtable(L);
-    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
-        lua_pushvalue(L, -2);
-        rebuild_fetches(L, lua_gettop(L) - 1, vals, pos);
-        lua_rawset(L, -5);
-    }
-}
+/* Fetch structures as TensorFlow 1.x's: sess:run({loss = l, {a, b}}) runs
+ * the leaves of the structure (lmf_nest.c) and rebuilds it with their
+ * values. */
 
 /* Reads the fetches at 'src' (one value when 'single', else an array of
  * leaves). */
@@ -620,7 +575,7 @@ static void push_results(lua_State *L, const Fetches *f, MfTensor **res)
     if (single)
         return;
     lua_Integer pos = 0;
-    rebuild_fetches(L, 2, lua_gettop(L), &pos);
+    lmf_nest_rebuild(L, 2, lua_gettop(L), &pos, false);
     lua_remove(L, -2);
 }
 
@@ -659,7 +614,8 @@ static int s_run(lua_State *L)
     bool single = !lua_istable(L, 2);
     if (!single) {
         lua_newtable(L);
-        flatten_fetches(L, 2, lua_gettop(L), 0);
+        lua_Integer n = 0;
+        lmf_nest_flatten(L, 2, lua_gettop(L), &n, "run");
         lua_pushvalue(L, -1);
         lua_seti(L, 5, (lua_Integer)luaL_len(L, 5) + 1);
     }

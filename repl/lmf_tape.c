@@ -147,86 +147,6 @@ static int t_stop(lua_State *L)
     return 0;
 }
 
-/* ---- nested structures of tensors (TensorFlow's nest) ---------------------------- */
-
-#define MAX_NEST 32
-
-/* The length of an array part: t.n when it is an integer (arrays with nil
- * holes, as gradient results), else #t; 0 for a string-keyed table. */
-static lua_Integer array_len(lua_State *L, int idx)
-{
-    lua_getfield(L, idx, "n");
-    lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : (lua_Integer)lua_rawlen(L, idx);
-    lua_pop(L, 1);
-    return n;
-}
-
-static bool is_structure(lua_State *L, int idx)
-{
-    return lua_type(L, idx) == LUA_TTABLE;
-}
-
-/* Appends the leaves of the structure at 'idx' to the array at 'out'
- * (*n of them so far): a table nests (an array in order, else each key in
- * lua_next order, the order 'rebuild' walks); anything else is a leaf. */
-static void flatten(lua_State *L, int idx, int out, lua_Integer *n, int depth)
-{
-    idx = lua_absindex(L, idx);
-    if (!is_structure(L, idx)) {
-        lua_pushvalue(L, idx);
-        lua_seti(L, out, ++*n);
-        return;
-    }
-    if (depth > MAX_NEST)
-        luaL_error(L, "gradient: structures nest at most %d deep", MAX_NEST);
-    lua_Integer len = array_len(L, idx);
-    if (len > 0) {
-        for (lua_Integer i = 1; i <= len; i++) {
-            lua_geti(L, idx, i);
-            flatten(L, -1, out, n, depth + 1);
-            lua_pop(L, 1);
-        }
-        return;
-    }
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        flatten(L, -1, out, n, depth + 1);
-        lua_pop(L, 1);
-    }
-}
-
-/* Pushes a copy of the structure at 'idx' whose leaves are taken in order
- * from the array at 'leaves' (*k taken so far); nil leaves leave holes
- * (arrays get 'n'). */
-static void rebuild(lua_State *L, int idx, int leaves, lua_Integer *k)
-{
-    idx = lua_absindex(L, idx);
-    if (!is_structure(L, idx)) {
-        lua_geti(L, leaves, ++*k);
-        return;
-    }
-    lua_Integer len = array_len(L, idx);
-    lua_createtable(L, len > 0 ? (int)len : 0, len > 0 ? 1 : 4);
-    if (len > 0) {
-        for (lua_Integer i = 1; i <= len; i++) {
-            lua_geti(L, idx, i);
-            rebuild(L, -1, leaves, k);
-            lua_seti(L, -3, i);
-            lua_pop(L, 1);
-        }
-        lua_pushinteger(L, len);
-        lua_setfield(L, -2, "n");
-        return;
-    }
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pushvalue(L, -2);
-        rebuild(L, -2, leaves, k);
-        lua_settable(L, -5);
-        lua_pop(L, 1);
-    }
-}
-
 /* The sources at 'idx' (one, or a structure: an array, a string-keyed
  * table, nested) into a userdata array pushed on the stack, after the
  * array of their leaves (also pushed); returns the count. */
@@ -236,7 +156,7 @@ static int read_sources(lua_State *L, int idx, MfTapeSource **out)
     lua_newtable(L);
     int leaves = lua_gettop(L);
     lua_Integer n = 0;
-    flatten(L, idx, leaves, &n, 0);
+    lmf_nest_flatten(L, idx, leaves, &n, "gradient");
     luaL_argcheck(L, n >= 1 && n <= 100000, idx, "expected at least one source");
     *out = lua_newuserdatauv(L, (size_t)n * sizeof **out, 1);
     for (lua_Integer i = 1; i <= n; i++) {
@@ -283,7 +203,7 @@ static void push_grads(lua_State *L, int n, MfTensor **grads, int sidx)
         if (!grads[i])
             lmf_note_nil_gradient(0);
     sidx = lua_absindex(L, sidx);
-    if (!is_structure(L, sidx)) {
+    if (!lmf_nest_is_structure(L, sidx)) {
         if (grads[0])
             lmf_push_tensor(L, grads[0]);
         else
@@ -301,7 +221,7 @@ static void push_grads(lua_State *L, int n, MfTensor **grads, int sidx)
         }
     }
     lua_Integer k = 0;
-    rebuild(L, sidx, leaves, &k);
+    lmf_nest_rebuild(L, sidx, leaves, &k, true);
     lua_remove(L, leaves);
 }
 
@@ -314,7 +234,7 @@ static int read_targets(lua_State *L, int idx, MfTensor ***out)
     lua_newtable(L);
     int leaves = lua_gettop(L);
     lua_Integer n = 0;
-    flatten(L, idx, leaves, &n, 0);
+    lmf_nest_flatten(L, idx, leaves, &n, "gradient");
     luaL_argcheck(L, n >= 1 && n <= 100000, idx, "expected a target tensor or a table of them");
     *out = lua_newuserdatauv(L, (size_t)n * sizeof **out, 0);
     for (lua_Integer i = 1; i <= n; i++) {
@@ -561,8 +481,8 @@ static lua_Integer collect_args(lua_State *L, const char *fname, int nsel, const
 {
     lua_Integer n = 0;
     for (int j = 0; j < nsel; j++) {
-        if (is_structure(L, sel[j])) {
-            flatten(L, sel[j], leaves, &n, 0);
+        if (lmf_nest_is_structure(L, sel[j])) {
+            lmf_nest_flatten(L, sel[j], leaves, &n, fname);
             continue;
         }
         arg_source(L, fname, sel[j]);   /* checks it; a number becomes a tensor */
@@ -641,7 +561,7 @@ static int grad_call(lua_State *L)
         lua_pushvalue(L, yidx);
     lua_Integer k = 0;
     for (int j = 0; j < nsel; j++)   /* each argument's gradient, in its structure */
-        rebuild(L, sel[j], gleaves, &k);
+        lmf_nest_rebuild(L, sel[j], gleaves, &k, true);
     return nsel + (with_value ? 1 : 0);
 }
 

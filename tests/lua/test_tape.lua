@@ -366,4 +366,17 @@ T.test("a weight read by several MatMuls: its gradient accumulated in place by G
   T.eq(rows["MatMul[gradient accumulated]"], 1)
 end)
 
+T.test("nested sources: mixed tables keep their shape, a cycle is an error", function()
+  local a, b = mf.tensor(2.0), mf.tensor(3.0)
+  local tape = mf.GradientTape{persistent = true}
+  tape:watch{a, b}
+  local y = a * b
+  local g = tape:gradient(y, {a, named = {b}})
+  T.eq(g[1]:item(), 3, 1e-6)
+  T.eq(g.named[1]:item(), 2, 1e-6)
+  local c = {a}
+  c[2] = c
+  T.raises(function() tape:gradient(y, c) end, "gradient: structures nested deeper than 32")
+end)
+
 T.done()
