@@ -98,6 +98,19 @@ $(BUILD)/gen/lib_lua.inc: $(LIB_LUA) tools/embed_lua.sh Makefile
 $(BUILD)/repl/lmf_lib.o: $(BUILD)/gen/lib_lua.inc
 $(BUILD)/repl/lmf_lib.o: CFLAGS_ALL += -I$(BUILD)/gen
 
+# The help texts (doc/help/README.md): one file per topic, in the order
+# help() lists the topics, made into C for repl/help.c.
+HELP_TOPICS := compat creation random math compare reduce linalg shape clipping printing \
+               autodiff variables graph nn profiling data training layers interchange shell \
+               concepts
+$(BUILD)/gen/help_doc.inc: $(wildcard doc/help/*.txt) tools/embed_help.sh Makefile
+	@mkdir -p $(dir $@)
+	@echo "  GEN $@"
+	@sh tools/embed_help.sh doc/help $(HELP_TOPICS) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/repl/help.o: $(BUILD)/gen/help_doc.inc
+$(BUILD)/repl/help.o: CFLAGS_ALL += -I$(BUILD)/gen
+
 $(LIB): $(ENGINE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

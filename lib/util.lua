@@ -6,7 +6,7 @@ local mf, lib = ...
 
 -- lib.help(name, topic, signature, text, example): the help() entry of a
 -- function of lib/, declared beside it (as an op's is in its descriptor and
--- the C functions' in repl/help_texts.c; the fields are help.h's). The
+-- the C functions' in doc/help/<topic>.txt; the fields are help.h's). The
 -- example is prompt input; tests/lua/test_shell.lua runs it and checks each
 -- "--> value". repl/lmf_lib.c hands lib.help_entries to help().
 lib.help_entries = {}

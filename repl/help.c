@@ -2,7 +2,8 @@
  *
  * An op's entry comes from its descriptor (summary, topic, details,
  * example) with the signature and options generated from its schema; the
- * other texts live in help_texts.c as one C table. help is a closure with the
+ * other texts are plain text in doc/help/, one file per topic, made into C
+ * at build time (tools/embed_help.sh). help is a closure with the
  * 'mf' table as upvalue 1, so help(f) can find a function's name by
  * searching mf and its tables for that value; a method (sess.run) is found
  * in its class's metatable, and a function of Lua's own library points to
@@ -21,6 +22,7 @@
 #include "help_objects.h"
 #include "lmf.h"
 #include "lmf_strict.h"
+#include "version.h"
 
 #define WRAP_WIDTH 76
 #define MAX_SUGGESTIONS 6
@@ -30,42 +32,27 @@ typedef struct Topic {
     const char *about;
 } Topic;
 
+/* The topics and the hand-written entries, from doc/help/<topic>.txt: the
+ * build makes them C (tools/embed_help.sh) as one HELP_TOPIC row per file
+ * and one HELP_ENTRY row per entry, read here twice. */
+#define HELP_TOPIC(name, about) {name, about},
+#define HELP_ENTRY(name, topic, signature, text, example)
 static const Topic topics[] = {
-    {"compat", "coming from TensorFlow 1.x / TF2 / PyTorch: 1-based axes, * vs matmul, ==, "
-               "and the common TF1 calls side by side"},
-    {"creation", "making and reading tensors: tensor, constant, zeros, range, cast, t:item()"},
-    {"random", "seeded random tensors: mf.random.seed, normal, uniform, truncated_normal, "
-               "shuffle"},
-    {"math", "elementwise: add, multiply, exp, relu, ... (also + - * / % ^)"},
-    {"compare", "comparisons and logic with bool results, and where"},
-    {"reduce", "reductions over axes: reduce_sum, reduce_mean, ..., argmax, argmin"},
-    {"linalg", "matmul, transpose, trace (of a matrix: t:trace()), tensordot; mf.linalg: "
-               "inv, solve, cholesky, det (LAPACK)"},
-    {"shape", "reshape, concat, stack, split, slice, gather, pad, one_hot, ..."},
-    {"clipping", "clip_by_value, clip_by_norm, clip_by_average_norm, clip_by_global_norm, "
-                 "global_norm"},
-    {"printing", "how tensors print: set_printoptions, get_printoptions"},
-    {"autodiff", "gradients: GradientTape, grad, value_and_grad, custom_gradient, gradcheck"},
-    {"variables", "state that changes: Variable, initializers"},
-    {"graph", "graph mode: Graph, placeholder, name_scope, control_dependencies, group, "
-              "Session (run, schedule), global_variables_initializer, trainable_variables, "
-              "trace (tf.function)"},
-    {"nn", "neural-network ops (mf.nn): softmax, cross-entropies, bias_add, dropout, "
-           "max_pool, avg_pool, conv2d and its backprops"},
-    {"profiling", "where time goes: mf.profile, mf.profiler.start/stop/peak, "
-                  "prof:gemms(), prof:save_trace"},
-    {"data", "loading data (mf.data): read_csv, read_idx, Dataset.from_tensor_slices"},
-    {"training", "optimizers and checkpoints (mf.train): minimize, compute_gradients, "
-                 "apply_gradients, save, load"},
-    {"layers", "layers and models (mf.layers, lib/): Dense, Conv2D, Sequential, fit, "
-               "mf.losses, mf.metrics"},
-    {"interchange", "models and runs that leave moonflow: onnx.export (fn:export_onnx), "
-                    "summary.create_file_writer (TensorBoard)"},
-    {"shell", "the program and prompt: help, config, set_num_threads, memory"},
-    {"concepts", "the ideas, each with a runnable example: broadcasting, padding, layouts, "
-                 "executor, slots, gradients, equality"},
+#include "help_doc.inc"
     {NULL, NULL},
 };
+#undef HELP_TOPIC
+#undef HELP_ENTRY
+
+#define HELP_TOPIC(name, about)
+#define HELP_ENTRY(name, topic, signature, text, example) \
+    {name, topic, signature, text, example, -1},
+static const LmfHelpEntry written[] = {
+#include "help_doc.inc"
+    {NULL, NULL, NULL, NULL, NULL, -1},
+};
+#undef HELP_TOPIC
+#undef HELP_ENTRY
 
 /* Prints the string on top through the global 'print' and pops it. */
 static void emit(lua_State *L)
@@ -158,13 +145,17 @@ static const LmfHelpEntry *all_entries(lua_State *L)
         return all;
     }
     lua_pop(L, 1);
-    size_t nhand = 0;
-    while (lmf_help_entries[nhand].name)
-        nhand++;
+    size_t nwritten = sizeof written / sizeof written[0] - 1;
     LmfHelpEntry *all =
-        lua_newuserdatauv(L, (nhand + MAX_LIB_ENTRIES + MF_NOPS + 1) * sizeof *all, 0);
-    memcpy(all, lmf_help_entries, nhand * sizeof *all);
-    size_t n = nhand + lib_entries(L, all + nhand, MAX_LIB_ENTRIES);
+        lua_newuserdatauv(L, (nwritten + MAX_LIB_ENTRIES + MF_NOPS + 1) * sizeof *all, 0);
+    /* compat's entries last: they are TensorFlow's calls side by side, and a
+     * short name (help "GradientDescentOptimizer") finds moonflow's own. */
+    size_t n = 0;
+    for (int compat = 0; compat <= 1; compat++)
+        for (size_t i = 0; i < nwritten; i++)
+            if ((strcmp(written[i].topic, "compat") == 0) == compat)
+                all[n++] = written[i];
+    n += lib_entries(L, all + n, MAX_LIB_ENTRIES);
     size_t nnamed = n;
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];

@@ -3,8 +3,12 @@
  * Every user-facing function of mf has one entry: its name as a user types
  * it after "mf." ("matmul", "random.normal"), its topic, its signature, one
  * paragraph and an example. The example is prompt input: each line is what
- * a user types, and "--> value" shows what the prompt prints. The texts
- * are static strings. */
+ * a user types, and "--> value" shows what the prompt prints. The
+ * hand-written entries, for what is not one op of the table (creation,
+ * graphs, training, concepts...), are plain text in doc/help/<topic>.txt,
+ * made into C at build time; an op bound by the schema binder gets its
+ * entry from its descriptor instead (core/op.h: summary, topic, details,
+ * example; the signature and options from its attribute schema). */
 #ifndef LMF_HELP_H
 #define LMF_HELP_H
 
@@ -16,15 +20,8 @@ typedef struct LmfHelpEntry {
     const char *signature;  /* "mf.matmul(a, b [, {transpose_a, transpose_b}])" */
     const char *text;       /* one paragraph, wrapped when printed */
     const char *example;    /* lines separated by '\n' */
-    int op;                 /* an op's entry (MfOpId), from its descriptor; -1: written here */
+    int op;                 /* an op's entry (MfOpId), from its descriptor; -1: a text's */
 } LmfHelpEntry;
-
-/* The hand-written entries, for what is not one op of the table (creation,
- * graphs, training, concepts...), ended by an entry whose name is NULL
- * (help_texts.c). An op bound by the schema binder gets its entry from its
- * descriptor instead (core/op.h: summary, topic, details, example; the
- * signature and options from its attribute schema). */
-extern const LmfHelpEntry lmf_help_entries[];
 
 /* The registry key of the entries lib/'s files declare beside their
  * functions (lib.help, lib/util.lua): an array of {name, topic, signature,

@@ -3,7 +3,8 @@
  * help(obj) on any moonflow object (an optimizer, a graph, a session, a
  * tape, a Variable, a Dataset, a Saver, a layer: anything with methods)
  * lists its methods; help "Saver" finds "train.Saver" without the prefix.
- * help.c calls these; the entries themselves are in help_texts.c. */
+ * help.c calls these; the entries themselves are in doc/help/ (and in the
+ * ops' descriptors and lib/). */
 #include <stdio.h>
 #include <string.h>
 
