@@ -18,7 +18,7 @@ lib.help("losses", "layers",
   [[
 mf.losses.mean_squared_error(mf.tensor{1, 2}, mf.tensor{1, 4})  --> 2
 f = mf.losses.sparse_categorical_crossentropy{from_logits = true}
-f(mf.tensor({1}, "int64"), mf.tensor{{0, 0}}):item() == math.log(2)  --> true]])
+f(mf.tensor({1}, "int64"), mf.tensor{{0, 0}}):item()  --> 0.6931]])
 local losses = {}
 mf.losses = losses
 local EPS = 1e-7 -- Keras's epsilon: probabilities are clipped to [eps, 1 - eps]

@@ -15,7 +15,8 @@ lib.help("metrics", "layers",
   "adds a batch (values, or labels and outputs), result() is a Lua number.",
   [[
 mf.metrics.accuracy(mf.tensor({2, 1}, "int64"), mf.tensor{{0, 1}, {0, 1}}):item()  --> 0.5
-m = mf.metrics.Mean(); m:update_state(mf.tensor{1, 2, 3}); m:result()  --> 2]])
+m = mf.metrics.Mean(); m:update_state(mf.tensor{1, 2, 3})
+m:result()  --> 2]])
 local metrics = {}
 mf.metrics = metrics
 

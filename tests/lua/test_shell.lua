@@ -1,7 +1,8 @@
 -- test_shell.lua — the moonflow program (options, scripts, piped stdin, exit
 -- codes), mf.config / mf.set_num_threads / mf.__version, and help(): every
 -- function of the API has a help text, every present mf function has one,
--- and every example in the help runs and prints what its "-->" says.
+-- and every example in the help (doc/help/*.txt, the ops' descriptors, lib/)
+-- runs and prints what its "-->" says; a malformed doc/help file is an error.
 -- Run as: BUILD/moonflow tests/lua/test_shell.lua (arg[-1] is the program).
 local T = dofile("tests/lua/harness.lua")
 
@@ -285,6 +286,12 @@ local function example_lines(text)
   return lines
 end
 
+-- Whether 'code' is a statement the prompt would continue on the next line.
+local function incomplete(code, env)
+  local f, err = load(code, "=example", "t", env)
+  return not f and err:find("<eof>$") ~= nil and not load("return " .. code, "=example", "t", env)
+end
+
 -- Runs one example line as the prompt would; returns ok, message.
 local checked = 0
 
@@ -307,51 +314,135 @@ local function run_example(line, env)
   return true
 end
 
--- Whether mf has the function an entry documents (methods count as present).
-local concepts = {broadcasting = true, padding = true, layouts = true, executor = true,
-                  slots = true, gradients = true, equality = true}
-local function present(name)
-  if name == "Tensor" or name == "item" or name == "totable" or name == "numel" or concepts[name]
-     or name:match("^compat%.") then
-    return true
+-- The help topics' files, doc/help/<topic>.txt: {topic, names of its entries} each.
+local function doc_topics()
+  local topics = {}
+  local ls = assert(io.popen("ls doc/help/*.txt"))
+  for path in ls:lines() do
+    local names = {}
+    for line in io.lines(path) do names[#names + 1] = line:match("^== (%S+)$") end
+    topics[#topics + 1] = {path:match("([^/]+)%.txt$"), names}
   end
+  ls:close()
+  return topics
+end
+
+-- help for the entry 'name' of doc/help: a typed name finds a concept first
+-- ("gradients": the idea), so a function with a concept twin is asked by value.
+local function entry_text(name, names)
+  if not names["concept." .. name] then return help_text(name) end
+  local v = mf
+  for part in name:gmatch("[^.]+") do v = v[part] end
+  return help_text(v)
+end
+
+-- Whether mf has the function an API.md name documents (the methods of Tensor count).
+local function present(name)
+  if name == "item" or name == "totable" or name == "numel" or name == "help" then return true end
   local v = mf
   for part in name:gmatch("[^.]+") do v = type(v) == "table" and rawget(v, part) or nil end
-  return v ~= nil or name == "help"
+  return v ~= nil
 end
+
+T.test("help: every doc/help entry is shown under its file's topic", function()
+  local n, all = 0, {}
+  for _, topic in ipairs(doc_topics()) do
+    for _, name in ipairs(topic[2]) do all[name] = true end
+  end
+  for _, topic in ipairs(doc_topics()) do
+    T.ok(not has(help_text(topic[1]), "no entry"), "help " .. topic[1])
+    for _, name in ipairs(topic[2]) do
+      n = n + 1
+      T.ok(has(entry_text(name, all), "(topic: " .. topic[1] .. ";"),
+           name .. " not under " .. topic[1])
+    end
+  end
+  T.ok(n >= 134, "only " .. n .. " entries in doc/help")
+end)
 
 T.test("help: every example runs and prints what it says", function()
   local failures = {}
-  local names = {"Tensor", "item", "totable", "numel", "memory", "GradientTape", "grad",
-                 "value_and_grad", "custom_gradient", "test.gradcheck", "Variable", "initializers",
-                 "explain_gradients", "ops", "RegisterGradient", "gradient_override_map",
-                 "broadcasting", "padding", "layouts", "executor", "slots", "gradients",
-                 "equality"}
-  for name in api_names:gmatch("%S+") do names[#names + 1] = name end
-  for _, op in ipairs(mf.test.ops()) do   -- every op whose descriptor holds an example
-    if op.example then names[#names + 1] = op.lua end
+  local names, seen = {}, {}
+  local function add(name)
+    if not seen[name] then names[#names + 1], seen[name] = name, true end
   end
-  for _, c in ipairs{"rules", "placeholder", "Variable", "matmul", "reduce_mean", "argmax",
-                     "softmax_cross_entropy_with_logits", "dropout", "GradientDescentOptimizer",
-                     "Session", "global_variables_initializer", "cast", "GradientTape"} do
-    names[#names + 1] = "compat." .. c   -- the TF1 calls side by side (issue 16)
+  for _, topic in ipairs(doc_topics()) do   -- every hand-written entry
+    for _, name in ipairs(topic[2]) do add(name) end
+  end
+  for name in api_names:gmatch("%S+") do
+    if present(name) then add(name) end
+  end
+  for _, op in ipairs(mf.test.ops()) do   -- every op whose descriptor holds an example
+    if op.example then add(op.lua) end
+  end
+  for _, entry in ipairs(debug.getregistry()["lmf.lib_help"]) do   -- lib.help's, lib/*.lua
+    add(entry[1])
   end
   local old_print = print
   for _, name in ipairs(names) do
-    if present(name) then
-      local env = setmetatable({}, {__index = _G})
-      print = function() end
-      for _, line in ipairs(example_lines(help_text(name))) do
+    local env, pending = setmetatable({}, {__index = _G}), nil
+    print = function() end
+    for _, line in ipairs(example_lines(entry_text(name, seen))) do
+      line = pending and pending .. "\n" .. line or line
+      pending = incomplete(line:gsub("%s*%-%->.*$", ""), env) and line or nil
+      if not pending then
         local ok, msg = run_example(line, env)
         if not ok then failures[#failures + 1] = name .. ": " .. msg end
       end
-      print = old_print
     end
+    print = old_print
+    if pending then failures[#failures + 1] = name .. ": unfinished: " .. pending end
   end
   mf.set_printoptions{precision = 4}
-  T.ok(checked >= 100, "only " .. checked .. " example values were checked")
-  T.ok(same_text("{1.0, -2.00001}", "{1, -2}") and not same_text("{1.0, 3.0}", "{1, 2}"))
   T.ok(#failures == 0, "\n  " .. table.concat(failures, "\n  "))
+  T.ok(checked >= 350, "only " .. checked .. " example values were checked")
+  T.ok(same_text("{1.0, -2.00001}", "{1, -2}") and not same_text("{1.0, 3.0}", "{1, 2}"))
+end)
+
+-- tools/embed_help.sh, which makes doc/help/*.txt C at build time, stops at a
+-- malformed file with an error naming the file and line: no entry is dropped.
+T.test("help files: a malformed one is an error naming its file and line", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir " .. quote(dir)))
+  local good = "# comment\n\nsummary\n\n== a\nmf.a()\n\nText.\n\n    mf.a()   --> 1\n\n"
+  local function embed(text, topics)
+    local f = assert(io.open(dir .. "/t.txt", "w"))
+    f:write(text)
+    f:close()
+    local p = assert(io.popen("sh tools/embed_help.sh " .. quote(dir) .. " " .. (topics or "t")
+                              .. " 2>&1; echo rc=$?"))
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+  local out = embed(good .. "== b\nmf.b(x, \\\n    y)\n\nB.\n\n    mf.b(1, \\\n        2)\n")
+  T.ok(has(out, "rc=0") and has(out, 'HELP_TOPIC("t",') and has(out, '"mf.b(x, y)"')
+       and has(out, '"mf.b(1, 2)"'), out)
+  for _, case in ipairs{
+    {good .. "== b\n\nText.\n\n    x\n", 13, "expected the signature line of \"b\""},
+    {good .. "== b\nmf.b()\n\nText.\n\n== c\n", 17, "expected the example of \"b\""},
+    {good .. "== b\nmf.b()\n\nText.\n    x = 1\n", 16, "a paragraph line of \"b\" is indented"},
+    {good .. "== b\nmf.b()\n\nText.\n", 15, "the entry \"b\" ends before its example"},
+    {good .. "== b\nmf.b()\nText.\n", 14, "expected a blank line after the signature"},
+    {good .. "== a\nmf.a()\n\nT.\n\n    x\n", 12, '"a" has an entry already, at ' .. dir .. "/t.txt:5"},
+    {good .. "b()\n", 12, 'expected "== name"'},
+    {good:gsub("Text%.", "Text. "), 8, "trailing whitespace"},
+    {good .. "== b\nmf.b()\n\nB.\n\n    x = \\\n\n", 18, "followed by a blank line"},
+    {"# only a comment\n", 1, "no topic summary"},
+  } do
+    out = embed(case[1])
+    T.ok(has(out, "rc=1") and has(out, "embed_help.sh: " .. dir .. "/t.txt:" .. case[2] .. ":")
+         and (not case[3] or has(out, case[3])), out)
+  end
+  out = embed(good, "t other")
+  T.ok(has(out, "rc=1") and has(out, dir .. "/other.txt:1: missing or empty"), out)
+  local f = assert(io.open(dir .. "/extra.txt", "w"))
+  f:write(good)
+  f:close()
+  out = embed(good)
+  T.ok(has(out, "rc=1") and has(out, dir .. "/extra.txt:1: not a topic"), out)
+  os.execute("rm -r " .. quote(dir))
 end)
 
 T.done()
