@@ -14,7 +14,10 @@
  * would make every loop pay a futex wake-up (16-30 us measured in this KVM
  * guest, against 0.3 us for a spinning worker), so both sides first spin
  * briefly (SPIN_ROUNDS pauses, about 100 us), yielding now and then in case
- * the other side waits for this core, and only then sleep. */
+ * the other side waits for this core, and only then sleep.
+ *
+ * The workers are kept off the cpu the caller runs on (keep_workers_off). */
+#define _GNU_SOURCE /* sched_getcpu, cpu_set_t, pthread_setaffinity_np */
 #include "parallel.h"
 
 #include <cblas.h>
@@ -26,6 +29,9 @@
 #define MAX_THREADS 16
 #define SPIN_ROUNDS 4000
 #define YIELD_EVERY 64 /* pauses between two sched_yield calls while spinning */
+/* Jobs between two reads of the caller's allowed cpus while it stays on one
+ * cpu (a read is a system call, ~0.6 us in this KVM guest). */
+#define AFFINITY_EVERY 256
 
 /* OpenBLAS's thread shutdown, the one its own fork handler calls: weak, so a
  * build of OpenBLAS without it (serial) leaves it null. */
@@ -35,6 +41,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
 static int nworkers;                /* started so far (under 'lock') */
+static pthread_t workers[MAX_THREADS - 1];
 static _Atomic uint64_t generation; /* bumped per job, after the job is written */
 static _Atomic uint64_t claims;     /* chunks << 32 | the next chunk to take */
 static atomic_int pending;          /* chunks of the current job not yet done */
@@ -48,6 +55,12 @@ static struct {
     void *ctx;
     int64_t n, chunk;
 } job;
+
+/* Where the workers may run (under 'lock'): the caller's cpu they were kept
+ * off (-1: not yet), the set they were given, jobs since it was checked. */
+static int kept_off = -1;
+static cpu_set_t workers_set;
+static unsigned placed_jobs;
 
 static pthread_once_t settled = PTHREAD_ONCE_INIT;
 static int thread_count = 1; /* the setting (mf.set_num_threads) */
@@ -165,6 +178,35 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Keeps the workers off the caller's cpu (lock held). Why: measured in this
+ * 2-vCPU KVM guest (kernel 6.18), the scheduler now and then puts the worker
+ * on the caller's cpu (woken there while the other cpu ran some other task
+ * for a moment) and then leaves both threads there, time-sliced, for tens of
+ * milliseconds while the other cpu idles: both chunks of a job then run one
+ * after the other, and whole passes of bench/conv.sh ran at 1-thread speed
+ * or slower. Only the workers are restricted, never the caller (the user's
+ * thread): to the caller's own allowed cpus minus the one it is on, or to
+ * that one cpu when it is the only one allowed (taskset, a 1-cpu machine),
+ * so they follow the caller when it moves. Checked at each job by a cpu
+ * query (a few ns); the allowed set is read again when the caller's cpu
+ * changed, and every AFFINITY_EVERY jobs in case the user restricted it. */
+static void keep_workers_off(void)
+{
+    int cpu = sched_getcpu();
+    if (cpu < 0 || (cpu == kept_off && ++placed_jobs % AFFINITY_EVERY != 0))
+        return;
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return;
+    if (CPU_COUNT(&allowed) > 1)
+        CPU_CLR(cpu, &allowed);
+    if (cpu != kept_off || !CPU_EQUAL(&allowed, &workers_set))
+        for (int i = 0; i < nworkers; i++)
+            pthread_setaffinity_np(workers[i], sizeof allowed, &allowed);
+    kept_off = cpu;
+    workers_set = allowed;
+}
+
 /* Starts workers up to 'want' (lock held); returns how many exist. */
 static int ensure_workers(int want)
 {
@@ -177,7 +219,8 @@ static int ensure_workers(int want)
         pthread_attr_destroy(&attr);
         if (rc != 0)
             break; /* run with what we have */
-        nworkers++;
+        workers[nworkers++] = t;
+        kept_off = -1; /* place the new one at the next job */
     }
     return nworkers;
 }
@@ -226,6 +269,7 @@ void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParall
         return;
     }
     running = true;
+    keep_workers_off();
     job.fn = fn;
     job.ctx = ctx;
     job.n = n;

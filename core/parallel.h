@@ -18,6 +18,12 @@
  * their creation and after each threaded call: on a 2-core machine such a
  * thread holds one core and puts our worker on the caller's core.
  *
+ * The workers are kept off the cpu the caller is on (restricted to the
+ * caller's allowed cpus minus that one, or to it when it is the only one);
+ * the caller itself is never restricted. Without it the scheduler at times
+ * left worker and caller time-sliced on one cpu for tens of milliseconds
+ * while the other idled (parallel.c, keep_workers_off).
+ *
  * Ranges too small to pay for a wake-up, a failed thread creation, or a
  * call from inside a chunk run serially: the chunks are the same whoever
  * runs them, and the result never depends on the split. Chunks must write

@@ -7,7 +7,10 @@
  * whole. Those results must agree within the rounding bound of a K-term dot
  * product, 2 * K * u * (|A||B|)_ij, where |A||B| is the same kernel run on
  * the inputs' absolute values (every kernel here is bilinear in them). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_* and gettid */
 #include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -100,6 +103,97 @@ static void test_every_index_once(void **state)
     assert_int_equal(hits[0], 2);
     free(hits);
     mf_parallel_set_threads(1);
+}
+
+/* Each chunk notes the thread id and the cpu that ran it. */
+static _Atomic pid_t chunk_tid[2];
+static atomic_int chunk_cpu[2];
+
+static void note_tid(void *ctx, int64_t b, int64_t e)
+{
+    (void)ctx;
+    for (int64_t i = b; i < e; i++) {
+        atomic_store(&chunk_tid[i], gettid());
+        atomic_store(&chunk_cpu[i], sched_getcpu());
+        hits[i]++;
+    }
+}
+
+/* Runs a 2-chunk job, one chunk per thread; returns the worker's thread id
+ * and sets *caller_cpu to the cpu the caller ran its chunk on. */
+static pid_t two_chunk_job(int *caller_cpu)
+{
+    hits[0] = hits[1] = 0;
+    mf_parallel_for(2, 1, note_tid, NULL);
+    assert_int_equal(hits[0], 1);
+    assert_int_equal(hits[1], 1);
+    assert_int_equal(mf_parallel_last_threads(), 2);
+    pid_t self = gettid(), a = atomic_load(&chunk_tid[0]), b = atomic_load(&chunk_tid[1]);
+    assert_true(a == self || b == self);
+    assert_true(a != b);
+    *caller_cpu = atomic_load(&chunk_cpu[a == self ? 0 : 1]);
+    return a == self ? b : a;
+}
+
+/* The pool keeps its worker off the caller's cpu (core/parallel.c,
+ * keep_workers_off) and never restricts the caller: with several allowed
+ * cpus the worker may run on all of them but the one the caller was on
+ * (checked when the caller stayed on one cpu around the job: it is not
+ * pinned). When the caller may use one cpu only (taskset), the worker gets
+ * that cpu and the job still runs on two threads, every chunk once. On a
+ * 1-cpu machine only the second case runs. */
+static void test_worker_kept_off_callers_cpu(void **state)
+{
+    (void)state;
+    cpu_set_t all, got;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    hits = calloc(2, sizeof *hits);
+    assert_non_null(hits);
+    mf_parallel_set_threads(2);
+    mf_parallel_set_one_chunk_each(true);
+    int checked = 0;
+    for (int rep = 0; rep < 200 && CPU_COUNT(&all) > 1; rep++) {
+        int before = sched_getcpu(), during;
+        pid_t worker = two_chunk_job(&during);
+        int after = sched_getcpu();
+        assert_int_equal(sched_getaffinity(worker, sizeof got, &got), 0);
+        assert_int_equal(CPU_COUNT(&got), CPU_COUNT(&all) - 1);
+        cpu_set_t both;
+        CPU_AND(&both, &got, &all);
+        assert_true(CPU_EQUAL(&both, &got)); /* within the allowed cpus */
+        if (before == during && during == after) {
+            assert_false(CPU_ISSET(during, &got));
+            checked++;
+        }
+        assert_int_equal(sched_getaffinity(0, sizeof got, &got), 0); /* ours untouched */
+        assert_true(CPU_EQUAL(&got, &all));
+    }
+    assert_true(CPU_COUNT(&all) == 1 || checked > 0);
+    int first = -1, last = -1, during;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all)) {
+            first = first < 0 ? c : first;
+            last = c;
+        }
+    cpu_set_t one;
+    if (first != last) { /* the caller then moves from 'first' to 'last': the pool sees it */
+        CPU_ZERO(&one);
+        CPU_SET(first, &one);
+        assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+        two_chunk_job(&during);
+    }
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    for (int rep = 0; rep < 5; rep++) {
+        pid_t worker = two_chunk_job(&during);
+        assert_int_equal(sched_getaffinity(worker, sizeof got, &got), 0);
+        assert_true(CPU_EQUAL(&got, &one));
+    }
+    assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+    mf_parallel_set_one_chunk_each(false);
+    mf_parallel_set_threads(1);
+    free(hits);
 }
 
 /* A float32 tensor of 'shape' with values in [-1, 1) from a fixed LCG. */
@@ -399,6 +493,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_every_index_once),
         TEST(test_two_threads_run_at_once),
+        TEST(test_worker_kept_off_callers_cpu),
         TEST(test_kernels_match_one_thread),
         TEST(test_gemm_split_matches_one_thread),
         TEST(test_batch_norm_matches_one_thread),
