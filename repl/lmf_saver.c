@@ -89,24 +89,16 @@ static void add_opts(lua_State *L, MfSaver *s, int idx)
     }
 }
 
-/* mf.train.Saver() while a graph is built: every global variable of it.
- * Eager Variables are registered nowhere (a live one may be garbage not
- * collected yet, or an optimizer's slot), so "all of them" is unknowable:
- * outside a graph, an error saying what to give. */
+/* mf.train.Saver() while a graph is built: every global variable of it
+ * (outside a graph, train/saver.c says what to give instead). */
 static int graph_saver(lua_State *L)
 {
-    MfGraph *g = mf_mode_graph();
-    if (!g)
-        return luaL_error(L, "Saver: give the Variables to save: mf.train.Saver{w, b} or "
-                          "mf.train.Saver{var_list = {w, b}, optimizers = {opt}} (eager "
-                          "Variables are not tracked; mf.train.Saver() with no argument saves "
-                          "every variable of a graph, while it is built)");
     SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     box->s = NULL;
     luaL_setmetatable(L, SAVER_MT);
     if (!(box->s = mf_saver_new()))
         return lmf_raise(L);
-    lmf_check_status(L, mf_saver_add_graph_variables(box->s, g));
+    lmf_check_status(L, mf_saver_add_graph_variables(box->s, NULL));
     return 1;
 }
 

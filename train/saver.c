@@ -147,6 +147,14 @@ MfStatus mf_saver_add_variable(MfSaver *s, const char *name, MfVariable *v)
 
 MfStatus mf_saver_add_graph_variables(MfSaver *s, MfGraph *g)
 {
+    g = g ? g : mf_mode_graph();
+    /* Eager Variables are registered nowhere (a live one may be garbage not
+     * collected yet, or an optimizer's slot): "all of them" is unknowable */
+    if (!g)
+        return mf_err_set(MF_EARG, "Saver: give the Variables to save: mf.train.Saver{w, b} or "
+                          "mf.train.Saver{var_list = {w, b}, optimizers = {opt}} (eager "
+                          "Variables are not tracked; mf.train.Saver() with no argument saves "
+                          "every variable of a graph, while it is built)");
     int n = mf_graph_variables(g, false, NULL, 0);
     if (n == 0)
         return mf_err_set(MF_EARG, "Saver: the graph has no variables to save");

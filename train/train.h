@@ -448,10 +448,11 @@ MfStatus mf_saver_add_variable(MfSaver *s, const char *name, MfVariable *v);
 /* Adds an optimizer whose slots (of the saver's Variables) are saved too. */
 MfStatus mf_saver_add_optimizer(MfSaver *s, MfOptimizer *o);
 
-/* Adds every global variable of graph 'g' under its node name (slots, beta
- * powers and the global step are global variables there): TensorFlow 1.x's
- * Saver() while a graph is built. MF_EARG "Saver: the graph has no
- * variables to save" when it has none. */
+/* Adds every global variable of graph 'g' (NULL: the graph being built)
+ * under its node name (slots, beta powers and the global step are global
+ * variables there): TensorFlow 1.x's Saver() while a graph is built.
+ * MF_EARG "Saver: the graph has no variables to save" when it has none,
+ * "Saver: give the Variables to save: ..." when no graph is being built. */
 MfStatus mf_saver_add_graph_variables(MfSaver *s, MfGraph *g);
 
 /* A saver of graph variables reads and writes their values in a Session, so

@@ -225,6 +225,13 @@ static void test_saver_of_the_graph(void **state)
     s = mf_saver_new();
     assert_int_equal(mf_saver_add_graph_variables(s, empty), MF_EARG);
     assert_error_contains("Saver: the graph has no variables to save");
+    /* NULL: the graph being built; none (eager): what to give instead */
+    assert_int_equal(mf_saver_add_graph_variables(s, NULL), MF_EARG);
+    assert_error_contains("Saver: give the Variables to save: mf.train.Saver{w, b}");
+    assert_int_equal(mf_graph_push_default(empty), MF_OK);
+    assert_int_equal(mf_saver_add_graph_variables(s, NULL), MF_EARG);
+    assert_error_contains("Saver: the graph has no variables to save");
+    mf_graph_pop_default();
     assert_int_equal(mf_saver_session_global_step(es, &gs), MF_OK);
     assert_null(gs);
     mf_saver_free(s);
