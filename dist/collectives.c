@@ -110,10 +110,21 @@ static MfStatus check_root(const char *who, int root)
     return MF_OK;
 }
 
+/* broadcast and allgather move values now: a graph tensor has none yet. */
+static MfStatus check_eager(const char *who, const MfTensor *t)
+{
+    if (t->node)
+        return mf_err_set(MF_EARG, "%s: expected an eager tensor, got a graph tensor (run it "
+                          "with a Session first)", who);
+    return MF_OK;
+}
+
 MfStatus mf_dist_broadcast(MfTensor *t, int root, bool check, MfTensor **out)
 {
     *out = NULL;
-    MfStatus st = check_root("broadcast", root);
+    MfStatus st = check_eager("broadcast", t);
+    if (st == MF_OK)
+        st = check_root("broadcast", root);
     char text[256], desc[200];
     snprintf(text, sizeof text, "broadcast(root=%d) %s", root, describe(t, desc, sizeof desc));
     if (st == MF_OK && check)
@@ -187,6 +198,8 @@ static void allgather_text(const MfTensor *t, char *text, int cap)
 MfStatus mf_dist_allgather(MfTensor *t, bool check, MfTensor **out)
 {
     *out = NULL;
+    if (check_eager("allgather", t) != MF_OK)
+        return MF_EARG;
     int size = mf_dist_size();
     char text[256];
     allgather_text(t, text, sizeof text);

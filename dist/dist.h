@@ -62,12 +62,14 @@ MfStatus mf_dist_progress(MfDistRequest *r, bool *done);
 MfStatus mf_dist_wait(MfDistRequest *r);
 
 /* Root's tensor on every process: '*out' has 't's shape and dtype, which
- * must be the same on every process (checked with 'check'). */
+ * must be the same on every process (checked with 'check'). MF_EARG for a
+ * graph tensor (no value yet) or a root outside 0..size-1. */
 MfStatus mf_dist_broadcast(MfTensor *t, int root, bool check, MfTensor **out);
 
 /* The tensors of every process concatenated along the first axis, in rank
  * order (scalars are stacked: shape (size)). The first dimension may differ
- * between processes; the rest and the dtype may not. */
+ * between processes; the rest and the dtype may not. MF_EARG for a graph
+ * tensor. */
 MfStatus mf_dist_allgather(MfTensor *t, bool check, MfTensor **out);
 
 /* Assigns root's values to the eager Variables 'vars[0..n)' of every

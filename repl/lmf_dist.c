@@ -107,9 +107,6 @@ static int l_broadcast(lua_State *L)
     MfTensor *t = lmf_check_tensor(L, 1);
     bool check = read_check(L, 2, "broadcast", known);
     int root = read_root(L, 2, "broadcast");
-    if (t->node)
-        return luaL_error(L, "broadcast: expected an eager tensor, got a graph tensor (run it "
-                          "with a Session first)");
     MfTensor *out = NULL;
     lua_settop(L, 1);
     raise_if(L, mf_dist_broadcast(t, root, check, &out));
@@ -124,9 +121,6 @@ static int l_allgather(lua_State *L)
     static const char *const known[] = {"check", NULL};
     MfTensor *t = lmf_check_tensor(L, 1);
     bool check = read_check(L, 2, "allgather", known);
-    if (t->node)
-        return luaL_error(L, "allgather: expected an eager tensor, got a graph tensor (run it "
-                          "with a Session first)");
     MfTensor *out = NULL;
     lua_settop(L, 1);
     raise_if(L, mf_dist_allgather(t, check, &out));

@@ -8,6 +8,7 @@
 
 #include "core/ops/reduce.h"
 #include "core/variable.h"
+#include "dist/dist.h"
 #include "graph/graph.h"
 #include "train/train.h"
 
@@ -131,12 +132,40 @@ static void test_eager_one_process(void **state)
     assert_int_equal(mf_variable_live_count(), 0);
 }
 
+/* dist/'s broadcast and allgather take eager tensors only. */
+static void test_collectives_need_values(void **state)
+{
+    (void)state;
+    MfGraph *g = mf_graph_new();
+    MfTensor *x = NULL, *out = NULL;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 0, NULL, "x", &x), MF_OK);
+    assert_int_equal(mf_dist_broadcast(x, 0, true, &out), MF_EARG);
+    assert_null(out);
+    assert_error_contains("broadcast: expected an eager tensor, got a graph tensor (run it "
+                          "with a Session first)");
+    assert_int_equal(mf_dist_allgather(x, true, &out), MF_EARG);
+    assert_error_contains("allgather: expected an eager tensor, got a graph tensor");
+    mf_tensor_release(x);
+    mf_graph_release(g);
+    MfTensor *v = make_tensor(MF_FLOAT32, 1, (int64_t[]){2}, (double[]){1, 2});
+    assert_int_equal(mf_dist_broadcast(v, 1, true, &out), MF_EARG);
+    assert_error_contains("broadcast: root must be a rank in 0..0, got 1");
+    assert_int_equal(mf_dist_broadcast(v, 0, true, &out), MF_OK);
+    assert_values(out, (double[]){1, 2}, 2, 0);
+    mf_tensor_release(out);
+    assert_int_equal(mf_dist_allgather(v, true, &out), MF_OK);
+    assert_values(out, (double[]){1, 2}, 2, 0);
+    mf_tensor_release(out);
+    mf_tensor_release(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_options),
         TEST(test_graph_paths),
         TEST(test_eager_one_process),
+        TEST(test_collectives_need_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
