@@ -146,6 +146,13 @@ void lmf_check_nargs(lua_State *L, const char *fname, int max);
 /* Raises "bad argument #arg to 'fname' (want expected, got <type>)", naming
  * the function explicitly (luaL_argerror guesses it from the stack). */
 int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want);
+/* For a hand-written binding 'fname' (signature 'sig', for messages) that
+ * takes the attributes of 'op': reads them as the binder does, positional
+ * ones from argument 'first' on, then an options table, relative to the
+ * tensor 'x' (axes, per-axis lists), into 'a'; raises on extra arguments,
+ * unknown keys and bad values, naming 'fname'. */
+void lmf_op_attrs(lua_State *L, MfOpId op, const char *fname, const char *sig, int first,
+                  const MfTensor *x, MfAttrs *a);
 /* Pushes the signature help() shows for 'op', from its schema: "mf.matmul(a,
  * b [, {transpose_a, transpose_b}]) or a:matmul(...)"; returns 1. */
 int lmf_op_help_signature(lua_State *L, MfOpId op);

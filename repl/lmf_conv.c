@@ -14,16 +14,9 @@
  * call and its gradients (mf.config{conv_algorithm = ...} for all calls; see
  * core/ops/conv.h "Algorithms"). repl/lmf_nn.c fills the rest of mf.nn; whichever opener runs
  * first creates the table. */
-#include <string.h>
 
 #include "core/ops/conv.h"
 #include "lmf.h"
-
-/* Options: 'nchw' from data_format, dilations in NHWC-or-NCHW order. */
-typedef struct ConvArgs {
-    MfAttrs attrs;
-    bool nchw;
-} ConvArgs;
 
 int lmf_conv_algorithm_option(lua_State *L, int opt, const char *key, const char *fname)
 {
@@ -36,80 +29,6 @@ int lmf_conv_algorithm_option(lua_State *L, int opt, const char *key, const char
                    "got %s", fname, key, name ? lua_pushfstring(L, "\"%s\"", name)
                                               : luaL_typename(L, -1));
     lua_pop(L, 1);
-    return a;
-}
-
-/* Reads strides or dilations at 'idx' into 'out' (the data format's order). */
-static void window_arg(lua_State *L, int idx, const char *fname, const char *what, bool nchw,
-                       int64_t *out)
-{
-    int h = nchw ? 2 : 1;
-    for (int i = 0; i < 4; i++)
-        out[i] = 1;
-    bool number = lua_type(L, idx) == LUA_TNUMBER;
-    if (number)
-        out[h] = out[h + 1] = lua_isinteger(L, idx)
-                                  ? lua_tointeger(L, idx)
-                                  : (lmf_arg_error(L, idx, fname, "integer strides"), 0);
-    int n = number ? 0 : lua_istable(L, idx) ? (int)lua_rawlen(L, idx) : -1;
-    if (!number && n != 2 && n != 4)
-        luaL_error(L, "%s: %s must be a number or an array of 2 or 4 integers, got %s", fname,
-                   what, n < 0 ? luaL_typename(L, idx) : lua_pushfstring(L, "%d entries", n));
-    for (int i = 0; i < n; i++) {
-        lua_rawgeti(L, idx, i + 1);
-        int isint = 0;
-        lua_Integer v = lua_tointegerx(L, -1, &isint);
-        if (!isint)
-            luaL_error(L, "%s: %s entry %d must be an integer, got %s", fname, what, i + 1,
-                       luaL_typename(L, -1));
-        out[n == 2 ? h + i : i] = v;
-        lua_pop(L, 1);
-    }
-    for (int i = 0; i < 4; i++)
-        if (out[i] < 1)
-            luaL_error(L, "%s: %s must be positive, got %d at position %d", fname, what,
-                       (int)out[i], i + 1);
-}
-
-/* strides at 'idx', padding at 'idx' + 1, options at 'idx' + 2. */
-static ConvArgs conv_args(lua_State *L, int idx, const char *fname)
-{
-    static const char *const pads[] = {"VALID", "SAME", NULL};
-    ConvArgs a = {.attrs = mf_attrs_default(), .nchw = false};
-    int opt = idx + 2;
-    if (!lua_isnoneornil(L, opt)) {
-        if (!lua_istable(L, opt))
-            luaL_error(L, "%s: expected an options table {data_format, dilations} as argument "
-                       "%d, got %s", fname, opt, luaL_typename(L, opt));
-        static const char *const known[] = {"data_format", "dilations", "algorithm", NULL};
-        lmf_check_options(L, opt, fname, known);
-        lua_getfield(L, opt, "data_format");
-        const char *df = lua_isnil(L, -1) ? "NHWC" : lua_tostring(L, -1);
-        if (!df || (strcmp(df, "NHWC") != 0 && strcmp(df, "NCHW") != 0))
-            luaL_error(L, "%s: data_format must be \"NHWC\" or \"NCHW\", got %s", fname,
-                       luaL_tolstring(L, -1, NULL));
-        a.nchw = strcmp(df, "NCHW") == 0;
-        lua_pop(L, 1);
-    }
-    window_arg(L, idx, fname, "strides", a.nchw, a.attrs.strides);
-    const char *pad = lua_tostring(L, idx + 1);
-    int p = -1;
-    for (int i = 0; pad && pads[i]; i++)
-        p = strcmp(pad, pads[i]) == 0 ? i : p;
-    if (p < 0)
-        luaL_error(L, "%s: padding must be \"SAME\" or \"VALID\", got %s", fname,
-                   pad ? lua_pushfstring(L, "\"%s\"", pad) : luaL_typename(L, idx + 1));
-    a.attrs.padding = p;
-    if (!lua_isnoneornil(L, opt))
-        a.attrs.conv_algorithm = lmf_conv_algorithm_option(L, opt, "algorithm", fname);
-    for (int i = 0; i < 4; i++)
-        a.attrs.dilations[i] = 1;
-    if (!lua_isnoneornil(L, opt)) {
-        lua_getfield(L, opt, "dilations");
-        if (!lua_isnil(L, -1))
-            window_arg(L, lua_gettop(L), fname, "dilations", a.nchw, a.attrs.dilations);
-        lua_pop(L, 1);
-    }
     return a;
 }
 
@@ -164,13 +83,17 @@ static int push_result(lua_State *L, MfStatus st, MfTensor *out)
  * conv2d (input) and conv2d_backprop_filter (filter). */
 static int l_conv2d_transpose(lua_State *L)
 {
-    lmf_check_nargs(L, "conv2d_transpose", 6);
     int64_t sizes[4];
     MfTensor *x, *w, *out = NULL;
+    MfAttrs a;
     two_tensors(L, 1, 2, &x, &w);
     sizes_arg(L, 3, "conv2d_transpose", "output_shape", sizes);
-    ConvArgs a = conv_args(L, 4, "conv2d_transpose");
-    MfStatus st = mf_conv2d_backprop_input(sizes, w, x, &a.attrs, a.nchw, &out);
+    /* conv2d's attributes (strides, padding, then options) through the binder */
+    lmf_op_attrs(L, MF_OP_CONV2D, "conv2d_transpose", "conv2d_transpose(input, filter, "
+                 "output_shape, strides, padding [, {options}])", 4, x, &a);
+    MfAttrs at = a;
+    at.data_format = 0;
+    MfStatus st = mf_conv2d_backprop_input(sizes, w, x, &at, a.data_format == 1, &out);
     if (st != MF_OK)
         mf_err_prefix("conv2d_transpose (the input is conv2d_backprop_input's "
                       "out_backprop)");

@@ -33,6 +33,7 @@ typedef struct Call {
     int by_tensor;       /* stack index of a symbolic tensor given for a BY_TENSOR list, 0:
                           * none */
     int first_half;      /* the entries of a FIRST_HALF list */
+    const char *sig;     /* a hand-written binding's signature (lmf_op_attrs), NULL: the op's */
 } Call;
 
 /* Where an attribute's value came from, for messages. */
@@ -469,6 +470,15 @@ static const char *push_signature(lua_State *L, const MfOpDesc *d)
     return lua_tostring(L, -1);
 }
 
+/* The signature of the function called, for messages. */
+static const char *call_signature(const Call *c)
+{
+    if (!c->sig)
+        return push_signature(c->L, c->d);
+    lua_pushstring(c->L, c->sig);
+    return c->sig;
+}
+
 /* Whether the argument at 'idx' is the options table: a plain table with
  * no array part. An empty one is a value where a list is due ({} as a
  * shape: a scalar), except for reductions, where {} has always meant "no
@@ -512,7 +522,7 @@ static void split_args(Call *c)
         luaL_error(L, "bad argument #%d to '%s' (no value expected: %s takes %d argument%s%s; "
                    "called as %s)", bad, c->fname, c->fname, c->nin + np,
                    c->nin + np == 1 ? "" : "s", c->d->nattrs ? " and an options table" : "",
-                   push_signature(L, c->d));
+                   call_signature(c));
     }
 }
 
@@ -603,7 +613,7 @@ static void read_attrs(Call *c, MfAttrs *a)
             else if (def->flags & MF_ATTR_REQUIRED)
                 luaL_error(L, "bad argument #%d to '%s' (%s expected: %s; called as %s)",
                            arg_number(c, def, k), c->fname, def->name, want_of(L, def),
-                           push_signature(L, c->d));
+                           call_signature(c));
             else if (def->type == MF_ATTR_AXIS)
                 default_axis(c, def, a);
             else if (def->flags & MF_ATTR_PER_AXIS)
@@ -788,6 +798,19 @@ static int l_op(lua_State *L)
     for (int i = 0; i < nout; i++)
         lmf_push_tensor(L, outs[i]);
     return nout;
+}
+
+void lmf_op_attrs(lua_State *L, MfOpId op, const char *fname, const char *sig, int first,
+                  const MfTensor *x, MfAttrs *a)
+{
+    Call c = {.L = L, .op = op, .d = mf_op_table[op], .fname = fname, .nin = first - 1,
+              .rank = x->rank, .first = x, .sig = sig};
+    split_args(&c);
+    if (c.opts)
+        check_keys(&c);
+    *a = mf_attrs_default();
+    mf_attrs_apply_defaults(op, a);
+    read_attrs(&c, a);
 }
 
 /* The table for 'path' ("nn.max_pool": mf.nn, made when missing) pushed;

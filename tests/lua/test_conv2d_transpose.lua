@@ -102,7 +102,8 @@ T.test("errors name conv2d_transpose", function()
   T.raises(function() mf.nn.conv2d_transpose(x, w, {1, -1, 6, 2}, 2, "SAME") end,
            "conv2d_transpose: output_shape entry 2 must be a non-negative integer")
   T.raises(function() mf.nn.conv2d_transpose(x, w, {1, 6, 6, 2}, 2, "FULL") end,
-           "conv2d_transpose: padding must be \"SAME\" or \"VALID\", got \"FULL\"")
+           "bad argument #5 to 'conv2d_transpose' (padding must be \"VALID\" or \"SAME\", got "
+           .. "FULL)")
   T.raises(function() mf.nn.conv2d_transpose(x, w, {1, 6, 6, 2}, 2, "SAME", {bogus = 1}) end,
            "conv2d_transpose: unknown option 'bogus'")
   T.raises(function() mf.nn.conv2d_transpose(x, w, {1, 6, 6, 2}, 2, "SAME", {}, 1) end,
