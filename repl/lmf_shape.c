@@ -21,19 +21,14 @@ static int64_t check_int(lua_State *L, int idx, const char *fname, const char *w
     return v;
 }
 
-/* The axis argument at 'idx': a number, or the field 'axis' of an options
- * table (no other key, naming 'fname'); 'dflt' when absent. Still 1-based. */
-static lua_Integer arg_axis(lua_State *L, int idx, const char *fname, lua_Integer dflt)
+/* The axis at argument 'idx' (1-based; default 1; or {axis =}) for a tensor
+ * 't', 0-based: ConcatV2's one attribute, read by the binder. */
+static int64_t arg_axis(lua_State *L, int idx, const char *fname, const char *sig,
+                        const MfTensor *t)
 {
-    static const char *const known[] = {"axis", NULL};
-    lmf_check_options(L, idx, fname, known);
-    if (lua_istable(L, idx))
-        return lmf_opt_integer(L, idx, fname, "axis", dflt);
-    if (lua_isnoneornil(L, idx))
-        return dflt;
-    if (!lua_isinteger(L, idx))
-        lmf_arg_error(L, idx, fname, "an integer axis or an options table {axis =}");
-    return lua_tointeger(L, idx);
+    MfAttrs a;
+    lmf_op_attrs(L, MF_OP_CONCAT, fname, sig, idx, t, &a);
+    return a.axis;
 }
 
 /* Pushes 'outs[0..n)' as a Lua array, handing over their references. */
@@ -52,9 +47,8 @@ static int push_array(lua_State *L, MfTensor **outs, int64_t n)
 /* mf.split(t, n_or_sizes, axis) -> array of tensors */
 static int l_split(lua_State *L)
 {
-    lmf_check_nargs(L, "split", 3);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
-    int64_t axis = lmf_axis(L, "split", arg_axis(L, 3, "split", 1), t->rank, 0), n, *sizes = NULL;
+    int64_t axis = arg_axis(L, 3, "split", "split(x, n_or_sizes [, axis])", t), n, *sizes = NULL;
     if (lua_istable(L, 2)) {
         n = (int64_t)lua_rawlen(L, 2);
         sizes = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *sizes, 0);
@@ -76,11 +70,10 @@ static int l_split(lua_State *L)
 /* mf.unstack(t, axis) -> array of tensors of rank t.ndim - 1 */
 static int l_unstack(lua_State *L)
 {
-    lmf_check_nargs(L, "unstack", 2);
     MfTensor *t = lmf_to_tensor(L, 1, -1);
     if (t->rank == 0)
         return luaL_error(L, "unstack: a scalar (rank 0) cannot be unstacked");
-    int64_t axis = lmf_axis(L, "unstack", arg_axis(L, 2, "unstack", 1), t->rank, 0);
+    int64_t axis = arg_axis(L, 2, "unstack", "unstack(x [, axis])", t);
     int64_t n = t->shape[axis];
     MfTensor **outs = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *outs, 0);
     lmf_check_status(L, mf_unstack(t, axis, outs));
