@@ -229,14 +229,18 @@ enum {
     MF_OP_VARIADIC = 1u << 3,  /* takes a list of any length (concat, stack, add_n) */
     MF_OP_SIMPLE = 1u << 4,    /* no attributes: f(x) / f(x, y) */
     MF_OP_NO_METHOD = 1u << 5, /* Lua: mf.X only, no tensor method (list input, property name) */
-    MF_OP_OWN_BINDING = 1u << 6, /* Lua: bound by hand in repl/ (composite arguments), not by
-                                  * the schema binder; still strict and in the op-table walk */
+    /* (1u << 6 was MF_OP_OWN_BINDING: every op with a Lua name is now bound
+     * by the schema binder) */
     /* Work that goes on between graph nodes (a nonblocking collective): the
      * graph executor runs a START node as soon as it is ready, ahead of the
      * other ready nodes, and a WAIT node only when no other node is ready,
      * so the work overlaps whatever can run meanwhile. */
     MF_OP_ASYNC_START = 1u << 7,
     MF_OP_ASYNC_WAIT = 1u << 8,
+    /* Lua: the inputs may also be given by name in one table, TensorFlow's
+     * keyword form (mf.nn.softmax_cross_entropy_with_logits{labels =, logits =}),
+     * with the options in that table */
+    MF_OP_KEYWORD_INPUTS = 1u << 9,
 };
 
 typedef struct MfOpDesc {
@@ -281,6 +285,12 @@ typedef struct MfOpDesc {
      * for the others of this set (where's x and y, not its condition);
      * 0: every input but those named "indices". */
     unsigned like_inputs;
+    /* Bit i set: Lua data given for input i converts to int64 (class
+     * labels); inputs named "indices" do so too. */
+    unsigned index_inputs;
+    /* The input whose rank the attributes' axes are relative to (0: the
+     * first; the cross-entropies' logits come second at the face). */
+    int axis_input;
     /* Help (repl/help.c) for an op with a Lua name, next to what it
      * documents: the topic help() lists it under ("math", "nn"), an optional
      * paragraph after the summary, and an example: lines of prompt input,

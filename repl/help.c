@@ -159,7 +159,7 @@ static const LmfHelpEntry *all_entries(lua_State *L)
     size_t nnamed = n;
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
-        if (!d->example || !d->lua || (d->flags & MF_OP_OWN_BINDING))
+        if (!d->example || !d->lua)
             continue;
         bool shadowed = false;
         for (size_t k = 0; k < nnamed && !shadowed; k++)

@@ -1,9 +1,9 @@
 /* lmf_nn.c — the hand-written part of mf.nn: relu, sigmoid, tanh,
- * softplus (the same functions as mf.relu, ...), the three cross-entropies
- * ({labels =, logits =}), l2_loss and dropout (core/ops/nn.h). The ops
- * softmax, log_softmax, bias_add, max_pool, avg_pool, conv2d and
- * fused_batch_norm are bound from their descriptors by repl/lmf_op.c, the
- * conv backprops by repl/lmf_conv.c. Sparse labels are class numbers 1..C. */
+ * softplus (the same functions as mf.relu, ...), and the functions that are
+ * not one op: sigmoid_cross_entropy_with_logits ({labels =, logits =}),
+ * l2_loss and dropout (core/ops/nn.h). The ops (softmax, the softmax
+ * cross-entropies, bias_add, pooling, conv2d and its backprops,
+ * fused_batch_norm...) are bound from their descriptors by repl/lmf_op.c. */
 #include <ctype.h>
 #include <string.h>
 
@@ -48,13 +48,13 @@ static bool keyword_form(lua_State *L, int idx)
     return kw;
 }
 
-/* The arguments of a cross-entropy: {labels = , logits = [, axis]} (the
- * preferred form) or TensorFlow 2's positional (labels, logits [, axis |
- * {axis}]). Leaves logits at slot 2, labels at slot 3 (converted to
- * tensors), the options table or axis at slot 4 (nil when none). Numbers
- * in labels take 'label_dtype' (-1: logits' dtype). */
-static void xent_args(lua_State *L, const char *fname, int label_dtype, MfTensor **logits,
-                      MfTensor **labels)
+/* The arguments of sigmoid_cross_entropy_with_logits: {labels = , logits =
+ * [, axis]} (the preferred form) or TensorFlow 2's positional (labels,
+ * logits [, axis | {axis}]). Leaves logits at slot 2, labels at slot 3
+ * (converted to tensors; Lua data in labels takes logits' dtype), the
+ * options table or axis at slot 4 (nil when none). (The softmax ones are
+ * bound from their descriptors by lmf_op.c.) */
+static void xent_args(lua_State *L, const char *fname, MfTensor **logits, MfTensor **labels)
 {
     static const char *const known[] = {"labels", "logits", "axis", "dim", NULL};
     lua_settop(L, 3);
@@ -86,51 +86,7 @@ static void xent_args(lua_State *L, const char *fname, int label_dtype, MfTensor
         luaL_error(L, "%s: missing '%s' (call it as %s{labels = ..., logits = ...})", fname,
                    lua_isnil(L, 2) ? "logits" : "labels", fname);
     *logits = lmf_to_tensor(L, 2, -1);
-    *labels = to_tensor_as(L, 3, label_dtype < 0 ? (*logits)->dtype : (MfDType)label_dtype);
-    /* (logits, labels), PyTorch's order, is caught where the dtypes tell */
-    if (label_dtype == MF_INT64 && mf_dtype_is_float((*labels)->dtype) &&
-        (!mf_dtype_is_float((*logits)->dtype) || (*logits)->rank < (*labels)->rank))
-        luaL_error(L, "%s: labels are %s and logits %s: the order is (labels, logits), as "
-                   "TensorFlow's; prefer %s{labels = ..., logits = ...}", fname,
-                   mf_dtype_name((*labels)->dtype), mf_dtype_name((*logits)->dtype), fname);
-}
-
-/* The class axis at slot 4 (a number, or a table's 'axis' or TF1's 'dim'),
- * 0-based for logits of rank 'rank'; -1 (the last) when absent. */
-static int64_t xent_axis_arg(lua_State *L, const char *fname, int rank)
-{
-    lua_Integer axis = -1;
-    if (lua_type(L, 4) == LUA_TNUMBER) {
-        axis = luaL_checkinteger(L, 4);
-    } else if (lua_istable(L, 4)) {
-        axis = lmf_opt_integer(L, 4, fname, "axis", lmf_opt_integer(L, 4, fname, "dim", -1));
-    } else if (!lua_isnil(L, 4)) {
-        luaL_error(L, "%s: axis must be an integer, got %s", fname, luaL_typename(L, 4));
-    }
-    return lmf_axis(L, fname, axis, rank, 0);
-}
-
-/* mf.nn.softmax_cross_entropy_with_logits{labels = , logits = [, axis]} */
-static int l_softmax_xent(lua_State *L)
-{
-    const char *fname = "softmax_cross_entropy_with_logits";
-    lmf_check_nargs(L, fname, 3);
-    MfTensor *logits, *labels, *out = NULL;
-    xent_args(L, fname, -1, &logits, &labels);
-    int64_t axis = xent_axis_arg(L, fname, logits->rank);
-    return push_result(L, mf_softmax_cross_entropy_axis(labels, logits, axis, &out), &out);
-}
-
-/* mf.nn.sparse_softmax_cross_entropy_with_logits{labels = , logits = [, axis]} */
-static int l_sparse_softmax_xent(lua_State *L)
-{
-    const char *fname = "sparse_softmax_cross_entropy_with_logits";
-    lmf_check_nargs(L, fname, 3);
-    MfTensor *logits, *labels, *out = NULL;
-    xent_args(L, fname, MF_INT64, &logits, &labels);
-    int64_t axis = xent_axis_arg(L, fname, logits->rank);
-    return push_result(L, mf_sparse_softmax_cross_entropy_axis(labels, logits, axis, &out),
-                       &out);
+    *labels = to_tensor_as(L, 3, (*logits)->dtype);
 }
 
 /* mf.nn.sigmoid_cross_entropy_with_logits{labels = , logits = } */
@@ -139,7 +95,7 @@ static int l_sigmoid_xent(lua_State *L)
     lmf_check_nargs(L, "sigmoid_cross_entropy_with_logits", 3);
     MfTensor *logits, *labels, *out = NULL;
     const char *fname = "sigmoid_cross_entropy_with_logits";
-    xent_args(L, fname, -1, &logits, &labels);
+    xent_args(L, fname, &logits, &labels);
     if (!lua_isnil(L, 4) &&
         (!lua_istable(L, 4) || lmf_opt_integer(L, 4, fname, "axis", -99) != -99))
         return luaL_error(L, "sigmoid_cross_entropy_with_logits: takes no axis (it is "
@@ -223,8 +179,6 @@ static int l_dropout(lua_State *L)
 void lmf_open_nn(lua_State *L)
 {
     static const luaL_Reg fns[] = {
-        {"softmax_cross_entropy_with_logits", l_softmax_xent},
-        {"sparse_softmax_cross_entropy_with_logits", l_sparse_softmax_xent},
         {"sigmoid_cross_entropy_with_logits", l_sigmoid_xent},
         {"l2_loss", l_l2_loss},
         {"dropout", l_dropout},

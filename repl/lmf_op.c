@@ -10,12 +10,14 @@
  * attribute may also be given by name in a final options table. Axes are
  * 1-based (negative from the end). Extra arguments, unknown option keys and
  * values of the wrong type are errors naming X; nothing is guessed from the
- * Lua stack. Ops with MF_OP_OWN_BINDING are bound by hand elsewhere in
- * repl/ with the same helpers. Every value stays in a stack slot for the
- * whole call, so a raised error leaks nothing. */
+ * Lua stack. Functions that are not one op (split, tensordot, clipping...)
+ * are bound by hand elsewhere in repl/, some reading an op's schema through
+ * lmf_op_attrs. Every value stays in a stack slot for the whole call, so a
+ * raised error leaks nothing. */
 #include <ctype.h>
 #include <string.h>
 
+#include "core/ops/compare.h"
 #include "lmf.h"
 
 /* One call being parsed. */
@@ -34,6 +36,7 @@ typedef struct Call {
                           * none */
     int first_half;      /* the entries of a FIRST_HALF list */
     const char *sig;     /* a hand-written binding's signature (lmf_op_attrs), NULL: the op's */
+    bool keyword;        /* the inputs came by name in one table (MF_OP_KEYWORD_INPUTS) */
 } Call;
 
 /* Where an attribute's value came from, for messages. */
@@ -41,6 +44,8 @@ typedef struct Src {
     int arg;             /* argument number, 0: the options table */
     const char *key;     /* the key used in the options table */
 } Src;
+
+static const char *input_name(const MfOpDesc *d, int slot, size_t *len);
 
 /* The Lua name of 'd', or NULL: an op without attributes (MF_OP_SIMPLE)
  * whose descriptor names no 'lua' is bound under its 'api' name. */
@@ -529,8 +534,13 @@ static void split_args(Call *c)
 /* Refuses option keys outside the schema. */
 static void check_keys(const Call *c)
 {
-    const char *known[2 * 16 + 1];
+    const char *known[2 * 16 + 4 + 1];
     int n = 0;
+    for (int i = 0; c->keyword && i < c->nin && i < 4; i++) {   /* the inputs' names */
+        size_t len;
+        const char *name = input_name(c->d, i, &len);
+        known[n++] = lua_pushlstring(c->L, name, len);   /* the stack keeps it */
+    }
     for (int i = 0; i < c->d->nattrs && n < 2 * 16; i++) {
         known[n++] = c->d->attrs[i].name;
         if (c->d->attrs[i].alias)
@@ -545,6 +555,62 @@ static void check_keys(const Call *c)
                    luaL_tolstring(c->L, -2, NULL), c->fname);
     }
     lmf_check_options(c->L, c->opts, c->fname, known);
+}
+
+/* Pushes the field of the table at 1 named as input 'i' ("labels"). */
+static int push_input_field(const Call *c, int i)
+{
+    size_t len;
+    const char *name = input_name(c->d, i, &len);
+    lua_pushlstring(c->L, name, len);
+    return lua_gettable(c->L, 1);
+}
+
+/* Pushes and returns "{labels = ..., logits = ...}". */
+static const char *push_keyword_form(const Call *c)
+{
+    luaL_Buffer b;
+    luaL_buffinit(c->L, &b);
+    luaL_addchar(&b, '{');
+    for (int i = 0; i < c->nin; i++) {
+        size_t len;
+        const char *name = input_name(c->d, i, &len);
+        luaL_addstring(&b, i ? ", " : "");
+        luaL_addlstring(&b, name, len);
+        luaL_addstring(&b, " = ...");
+    }
+    luaL_addchar(&b, '}');
+    luaL_pushresult(&b);
+    return lua_tostring(c->L, -1);
+}
+
+/* TensorFlow's keyword form f{labels = ..., logits = ...} of an op with
+ * MF_OP_KEYWORD_INPUTS: a lone table naming one of the inputs (read as Lua
+ * reads fields) becomes the inputs, each in its slot, followed by itself
+ * as the options table. */
+static void keyword_inputs(Call *c)
+{
+    lua_State *L = c->L;
+    if (!(c->d->flags & MF_OP_KEYWORD_INPUTS) || !lua_istable(L, 1) || lua_rawlen(L, 1) > 0)
+        return;
+    int top = lua_gettop(L);
+    bool named = false;
+    for (int i = 0; i < c->nin; i++)
+        named |= push_input_field(c, i) != LUA_TNIL;
+    lua_settop(L, top);
+    if (!named)
+        return;
+    while (top > 1 && lua_isnil(L, top))
+        top--;
+    if (top > 1)
+        luaL_error(L, "%s: with %s the options go in that table, got a 2nd argument (%s)",
+                   c->fname, push_keyword_form(c), luaL_typename(L, 2));
+    lua_settop(L, 1);
+    for (int i = 0; i < c->nin; i++)
+        push_input_field(c, i);
+    lua_pushvalue(L, 1);   /* the options, after the inputs */
+    lua_remove(L, 1);
+    c->keyword = true;
 }
 
 /* Pushes the option 'key' when it is set. Read as Lua reads a field (an
@@ -665,6 +731,14 @@ static const char *input_name(const MfOpDesc *d, int slot, size_t *len)
     return s;
 }
 
+/* Pushes and returns the name of Lua argument 'slot' (0-based). */
+static const char *push_input_name(const Call *c, int slot)
+{
+    size_t len;
+    const char *s = input_name(c->d, slot, &len);
+    return lua_pushlstring(c->L, s ? s : "x", s ? len : 1);
+}
+
 static const MfAttrDef *arg_attr(const MfOpDesc *d, int slot)
 {
     size_t len;
@@ -696,7 +770,7 @@ static bool is_indices(const MfOpDesc *d, int k, int slot)
 {
     size_t len;
     const char *s = input_name(d, slot, &len);
-    return (d->one_based_inputs & (1u << k)) ||
+    return ((d->one_based_inputs | d->index_inputs) & (1u << k)) ||
            (s && len == 7 && strncmp(s, "indices", 7) == 0);
 }
 
@@ -712,11 +786,9 @@ static bool gives_dtype(const MfOpDesc *d, int k, int slot)
 static MfTensor *zero_based(const Call *c, int idx, MfTensor *t)
 {
     lua_State *L = c->L;
-    size_t len;
-    const char *name = input_name(c->d, idx - 1, &len);
     if (!mf_dtype_is_int(t->dtype))
         luaL_error(L, "%s: %s must be int32 or int64, got %s (convert with mf.cast)", c->fname,
-                   lua_pushlstring(L, name, len), mf_dtype_name(t->dtype));
+                   push_input_name(c, idx - 1), mf_dtype_name(t->dtype));
     MfTensor *one = mf_tensor_scalar(t->dtype, 1), *out = NULL;
     if (!one)
         lmf_raise(L);
@@ -727,6 +799,22 @@ static MfTensor *zero_based(const Call *c, int idx, MfTensor *t)
     lmf_check_status(L, st);
     lmf_push_tensor(L, out);
     lua_replace(L, idx);
+    return out;
+}
+
+/* Lua data at argument 'idx', converted to 't': a table of numbers comes
+ * as float32, so in an op's declared dtype group (like_inputs) it takes the
+ * float dtype 'like' of the tensor beside it (the cross-entropies' labels
+ * as float64 logits). */
+static MfTensor *take_float_dtype(const Call *c, int idx, MfTensor *t, int like)
+{
+    if (!c->d->like_inputs || like < 0 || !mf_dtype_is_float((MfDType)like) ||
+        !mf_dtype_is_float(t->dtype) || t->dtype == (MfDType)like)
+        return t;
+    MfTensor *out = NULL;
+    lmf_check_status(c->L, mf_cast(t, (MfDType)like, &out));
+    lmf_push_tensor(c->L, out);
+    lua_replace(c->L, idx);
     return out;
 }
 
@@ -745,6 +833,13 @@ static int read_inputs(Call *c, MfTensor **in)
     for (int i = 1; i <= given; i++) {
         if (arg_attr(c->d, i - 1))
             continue;
+        if (lua_isnoneornil(L, i) && c->keyword)
+            luaL_error(L, "%s: missing '%s' (call it as %s%s)", c->fname,
+                       push_input_name(c, i - 1), c->fname, push_keyword_form(c));
+        if (lua_isnoneornil(L, i) && (c->d->flags & MF_OP_KEYWORD_INPUTS))
+            luaL_error(L, "%s: expected %s or (%s), got %s as argument #%d", c->fname,
+                       push_keyword_form(c), c->d->inputs, i > c->given ? "no value" : "nil",
+                       i);
         if (lua_isnoneornil(L, i))
             luaL_error(L, "bad argument #%d to '%s' (mf.Tensor expected, got %s)", i, c->fname,
                        i > c->given ? "no value" : "nil");
@@ -754,13 +849,17 @@ static int read_inputs(Call *c, MfTensor **in)
             like = (int)in[n]->dtype;
         converted |= !in[n++];
     }
-    for (int k = 0; k < n && converted; k++)
-        if (!in[k])
-            in[k] = is_indices(c->d, k, slot[k] - 1)
-                        ? lmf_arg_index_tensor(L, slot[k], c->fname)
-                        : lmf_arg_tensor(L, slot[k], gives_dtype(c->d, k, slot[k] - 1) ? like
-                                                                                    : -1,
-                                         c->fname);
+    for (int k = 0; k < n && converted; k++) {
+        if (in[k])
+            continue;
+        bool gives = gives_dtype(c->d, k, slot[k] - 1);
+        if (is_indices(c->d, k, slot[k] - 1))
+            in[k] = lmf_arg_index_tensor(L, slot[k], c->fname);
+        else
+            in[k] = take_float_dtype(c, slot[k],
+                                     lmf_arg_tensor(L, slot[k], gives ? like : -1, c->fname),
+                                     gives ? like : -1);
+    }
     for (int k = 0; k < n; k++)
         if (c->d->one_based_inputs & (1u << k))
             in[k] = zero_based(c, slot[k], in[k]);
@@ -774,6 +873,7 @@ static int l_op(lua_State *L)
     c.fname = lmf_op_fname(c.d);
     bool variadic = (c.d->flags & MF_OP_VARIADIC) && !c.d->optional_inputs;
     c.nin = input_slots(c.d);
+    keyword_inputs(&c);
     split_args(&c);
     if (c.opts)
         check_keys(&c);
@@ -783,8 +883,8 @@ static int l_op(lua_State *L)
         n = read_list(&c, 1, &in);
     else
         n = read_inputs(&c, in);
-    c.rank = in[0]->rank;
-    c.first = in[0];
+    c.first = in[c.d->axis_input < n ? c.d->axis_input : 0];
+    c.rank = c.first->rank;
     MfAttrs a = mf_attrs_default();
     mf_attrs_apply_defaults(c.op, &a);
     read_attrs(&c, &a);
@@ -834,10 +934,10 @@ static const char *push_namespace(lua_State *L, int mfi, const char *path)
 }
 
 /* mf.test.ops() -> an array of {name = "MatMul", lua = "matmul", fname = "matmul",
- * nargs = 2, own = false, method = true, signature = "...", summary = "...",
+ * nargs = 2, method = true, signature = "...", summary = "...",
  * topic = "linalg", example = true}
- * for every op with a Lua name ('nargs': inputs plus positional attributes;
- * 'own': bound by hand). The op-table walk tests read it. */
+ * for every op with a Lua name ('nargs': inputs plus positional attributes).
+ * The op-table walk tests read it. */
 static int l_test_ops(lua_State *L)
 {
     lmf_check_nargs(L, "ops", 0);
@@ -856,8 +956,6 @@ static int l_test_ops(lua_State *L)
         lua_setfield(L, -2, "fname");
         lua_pushinteger(L, input_slots(d) + npositional(d));
         lua_setfield(L, -2, "nargs");
-        lua_pushboolean(L, (d->flags & MF_OP_OWN_BINDING) != 0);
-        lua_setfield(L, -2, "own");
         lua_pushboolean(L, !(d->flags & MF_OP_NO_METHOD) && !strchr(lua_name(d), '.'));
         lua_setfield(L, -2, "method");
         push_signature(L, d);
@@ -879,7 +977,7 @@ void lmf_open_ops(lua_State *L, int methods)
     int mfi = lua_gettop(L);
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
-        if (!lua_name(d) || (d->flags & MF_OP_OWN_BINDING))
+        if (!lua_name(d))
             continue;
         const char *name = push_namespace(L, mfi, lua_name(d));
         lua_pushinteger(L, i);

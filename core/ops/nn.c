@@ -262,12 +262,39 @@ static MfCost xent_cost(const MfOpCall *c)
     return cost;
 }
 
+/* The face's class axis (TF 1.x's dim): the entries below move it last; the
+ * op itself always finds it last (xent_loss sets it so). */
+static const MfAttrDef xent_attrs[] = {
+    {"axis", MF_ATTR_AXIS, MF_ATTR_POSITIONAL, MF_ATTR_AT(axis), 0, -1, NULL, "dim"},
+};
+
+/* Lua's cross-entropies take (labels, logits), TensorFlow's order, or the
+ * keyword form; the op takes (logits, labels). */
+static MfStatus xent_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor **outs,
+                           int *nout)
+{
+    (void)n;
+    *nout = 1;
+    return mf_softmax_cross_entropy_axis(in[0], in[1], a->axis, outs);
+}
+
 const MfOpDesc mf_desc_softmax_xent = {
     .name = "SoftmaxCrossEntropyWithLogits", .api = "softmax_cross_entropy_with_logits",
-    .arity = 2, .flags = MF_OP_OWN_BINDING, .infer = xent_infer, .forward = xent_forward,
+    .arity = 2, .flags = MF_OP_KEYWORD_INPUTS, .infer = xent_infer, .forward = xent_forward,
     .backward = mf_xent_grad, .cost = xent_cost, .lua = "nn.softmax_cross_entropy_with_logits",
-    .inputs = "{labels =, logits =}",
+    .attrs = xent_attrs, .nattrs = MF_NATTRS(xent_attrs), .inputs = "labels, logits",
+    .like_inputs = 1u << 0 | 1u << 1, .axis_input = 1, .entry = xent_entry,
     .summary = "cross-entropy of softmax(logits) against label distributions, per row",
+    .topic = "nn",
+    .details =
+        "-sum(labels * log_softmax(logits)) over the class axis (the last by default): one loss "
+        "per row (the shape of logits without that axis). Each row of 'labels' is a probability "
+        "distribution of logits' shape and dtype (Lua arrays take logits' dtype). Call it with "
+        "TensorFlow's keywords, {labels = ..., logits = ...} (options in that table), or as "
+        "(labels, logits). Differentiable with respect to both, as TensorFlow's v2.",
+    .example =
+        "mf.nn.softmax_cross_entropy_with_logits{labels = {{0, 1}}, logits = mf.tensor{{0, 0}}}"
+        "   --> {0.6931}",
 };
 
 static MfStatus sparse_xent_infer(MfOpCall *c)
@@ -355,13 +382,42 @@ static MfStatus sparse_xent_forward(const MfOpCall *c, MfTensor **outs)
     return st;
 }
 
+/* As xent_entry; float labels beside integer or lower-rank logits are
+ * PyTorch's (logits, labels) order, refused by name. */
+static MfStatus sparse_xent_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                  MfTensor **outs, int *nout)
+{
+    static const char fname[] = "sparse_softmax_cross_entropy_with_logits";
+    const MfTensor *labels = in[0], *logits = in[1];
+    (void)n;
+    *nout = 1;
+    if (mf_dtype_is_float(labels->dtype) &&
+        (!mf_dtype_is_float(logits->dtype) || logits->rank < labels->rank))
+        return mf_err_set(MF_EARG, "%s: labels are %s and logits %s: the order is (labels, "
+                          "logits), as TensorFlow's; prefer %s{labels = ..., logits = ...}",
+                          fname, mf_dtype_name(labels->dtype), mf_dtype_name(logits->dtype),
+                          fname);
+    return mf_sparse_softmax_cross_entropy_axis(in[0], in[1], a->axis, outs);
+}
+
 const MfOpDesc mf_desc_sparse_softmax_xent = {
     .name = "SparseSoftmaxCrossEntropyWithLogits",
     .api = "sparse_softmax_cross_entropy_with_logits",
-    .arity = 2, .flags = MF_OP_OWN_BINDING, .infer = sparse_xent_infer,
+    .arity = 2, .flags = MF_OP_KEYWORD_INPUTS, .infer = sparse_xent_infer,
     .forward = sparse_xent_forward, .backward = mf_sparse_xent_grad, .cost = xent_cost,
-    .lua = "nn.sparse_softmax_cross_entropy_with_logits", .inputs = "{labels =, logits =}",
+    .lua = "nn.sparse_softmax_cross_entropy_with_logits", .inputs = "labels, logits",
+    .attrs = xent_attrs, .nattrs = MF_NATTRS(xent_attrs), .index_inputs = 1u << 0,
+    .like_inputs = 1u << 1, .axis_input = 1, .entry = sparse_xent_entry,
     .summary = "cross-entropy of softmax(logits) against 1-based class labels, per row",
+    .topic = "nn",
+    .details =
+        "Softmax cross-entropy with 'labels' given as class numbers 1..C (1-based; an int32 / "
+        "int64 tensor or a Lua array) shaped like logits without its class axis (of size C; the "
+        "last by default). A label outside 1..C is an error. Called as "
+        "mf.nn.softmax_cross_entropy_with_logits is. The gradient flows to the logits only.",
+    .example =
+        "mf.nn.sparse_softmax_cross_entropy_with_logits{labels = {2}, logits = mf.tensor{{0, 0}}}"
+        "   --> {0.6931}",
 };
 
 /* ---- BiasAdd ------------------------------------------------------------------ */
@@ -499,6 +555,7 @@ static MfStatus xent_loss(MfOpId op, MfTensor *labels, MfTensor *logits, MfTenso
 {
     MfTensor *in[2] = {logits, labels}, *outs[MF_MAX_OUTPUTS];
     MfAttrs a = mf_attrs_default();
+    a.axis = logits->rank - 1;   /* the class axis is last here (the schema's default) */
     *out = NULL;
     MfStatus st = mf_op_call(op, 2, in, &a, outs, NULL);
     if (st != MF_OK)

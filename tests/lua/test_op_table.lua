@@ -1,17 +1,10 @@
 -- test_op_table.lua — walks the op table (mf.test.ops()): every op with a
 -- Lua name is reachable where its descriptor says (mf.X or mf.nn.X, and as
--- a method when it is one), and every one, bound by the schema binder or by
--- hand, refuses one extra positional argument and an unknown option key
+-- a method when it is one), and every one (all bound by the schema binder)
+-- refuses one extra positional argument and an unknown option key
 -- with an error naming the function (not guessed from the Lua stack: the
 -- calls go through pcall, a wrapper and a method, and still name it).
 local T = dofile("tests/lua/harness.lua")
-
--- Hand-written bindings whose Lua arguments differ from arity + positional
--- attributes: the number of positional arguments they take.
-local own_nargs = {
-  softmax_cross_entropy_with_logits = 3,             -- labels, logits, axis
-  sparse_softmax_cross_entropy_with_logits = 3,
-}
 
 local function lookup(path)
   local f = mf
@@ -65,7 +58,7 @@ T.test("every op the binder registers has its help from its descriptor", functio
     return table.concat(out, "\n")
   end
   for _, op in ipairs(ops) do
-    if not op.own and op.lua ~= "trace" then
+    if op.lua ~= "trace" then
       T.ok(op.example and op.topic, op.lua .. ": no example or topic in its descriptor")
       local text = help_text(lookup(op.lua))
       T.ok(text:find("mf." .. op.lua .. "(", 1, true) and text:find("Example:", 1, true),
@@ -89,7 +82,7 @@ end)
 -- Calls op with its full positional arguments and then 'last'; returns the
 -- error (the call must fail) and the position of 'last'.
 local function fails_with(op, last)
-  local n = (op.own and own_nargs[op.fname]) or op.nargs
+  local n = op.nargs
   local a = args_for(op)
   a[n + 1] = last
   local ok, err = pcall(lookup(op.lua), table.unpack(a, 1, n + 1))
@@ -103,19 +96,15 @@ end
 T.test("one extra positional argument is an error naming the function", function()
   for _, op in ipairs(ops) do
     local err, n = fails_with(op, 7)
-    if not op.own then
-      T.ok(err:find("bad argument #" .. n .. " to '" .. op.fname .. "' (no value expected",
-                    1, true), op.lua .. ": " .. err)
-    end
+    T.ok(err:find("bad argument #" .. n .. " to '" .. op.fname .. "' (no value expected",
+                  1, true), op.lua .. ": " .. err)
   end
 end)
 
 T.test("an unknown option key is an error naming the function", function()
   for _, op in ipairs(ops) do
     local err = fails_with(op, {bogus = true})
-    if not op.own then
-      T.ok(err:find(op.fname .. ": unknown option 'bogus'", 1, true), op.lua .. ": " .. err)
-    end
+    T.ok(err:find(op.fname .. ": unknown option 'bogus'", 1, true), op.lua .. ": " .. err)
   end
 end)
 
