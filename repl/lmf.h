@@ -153,6 +153,11 @@ int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want);
  * unknown keys and bad values, naming 'fname'. */
 void lmf_op_attrs(lua_State *L, MfOpId op, const char *fname, const char *sig, int first,
                   const MfTensor *x, MfAttrs *a);
+/* An axis or an array of distinct axes (1-based or negative) at 'idx',
+ * 0-based for rank 'rank', into 'out' (room for MF_MAX_RANK); returns the
+ * count. Errors name 'fname' and 'what' as the binder's do. */
+int lmf_read_axes(lua_State *L, int idx, const char *fname, const char *what, int rank,
+                  int64_t *out);
 /* Pushes the signature help() shows for 'op', from its schema: "mf.matmul(a,
  * b [, {transpose_a, transpose_b}]) or a:matmul(...)"; returns 1. */
 int lmf_op_help_signature(lua_State *L, MfOpId op);

@@ -1,12 +1,10 @@
-/* lmf_reduce.c — Lua bindings for reductions, arg-reductions and clipping:
- *   mf.reduce_sum / reduce_mean / reduce_max / reduce_min / reduce_prod
- *       (t [, axis | axes | {axis =, keepdims =}] [, keepdims | {keepdims =}])
- *   mf.argmax(t [, axis | {axis =}]), mf.argmin (1-based int64 positions)
+/* lmf_reduce.c — Lua bindings for clipping, which is not one op (core/clip.h):
  *   mf.clip_by_value(t, lo, hi), mf.clip_by_norm(t, clip_norm [, {axes =}]),
  *   mf.global_norm(list), mf.clip_by_global_norm(list, clip_norm [, {use_norm =,
  *   nonfinite = "nan"|"error"}])
- * The reductions, arg-reductions, clip_by_value and clip_by_norm are also
- * tensor methods (t:reduce_sum(2), t:clip_by_norm(5)).
+ * clip_by_value and clip_by_norm are also tensor methods (t:clip_by_norm(5)).
+ * (The reductions and arg-reductions are bound from their descriptors by
+ * lmf_op.c.)
  *
  * Axes are 1-based (negative from the end) here and 0-based in the engine.
  * Lists may have holes (nil entries): their length is the field 'n' when
@@ -17,39 +15,6 @@
 #include "core/clip.h"
 #include "core/ops/reduce.h"
 #include "lmf.h"
-
-/* ---- axes ------------------------------------------------------------------- */
-
-/* Reads a number or an array of numbers at 'idx' into a->axes / a->naxes;
- * refuses repeated axes. */
-static void read_axes(lua_State *L, int idx, const char *fname, int rank, MfAttrs *a)
-{
-    idx = lua_absindex(L, idx);
-    a->all_axes = false;
-    a->naxes = 0;
-    if (!lua_istable(L, idx)) {
-        a->axes[a->naxes++] = lmf_check_axis(L, idx, fname, rank, 0);
-        return;
-    }
-    int n = (int)lua_rawlen(L, idx);
-    /* distinct in-range axes never outnumber 'rank', so a->axes cannot overflow */
-    for (int i = 1; i <= n; i++) {
-        lua_rawgeti(L, idx, i);
-        int64_t ax = lmf_check_axis(L, -1, fname, rank, 0);
-        lua_pop(L, 1);
-        for (int k = 0; k < a->naxes; k++)
-            if (a->axes[k] == ax)
-                luaL_error(L, "%s: axis %d is listed twice (axes are 1-based)", fname,
-                           (int)ax + 1);
-        a->axes[a->naxes++] = ax;
-    }
-}
-
-/* An array (not an options table): has element 1. */
-static int is_array(lua_State *L, int idx)
-{
-    return lua_istable(L, idx) && lua_rawlen(L, idx) > 0;
-}
 
 /* ---- clipping -------------------------------------------------------------------- */
 
@@ -100,14 +65,17 @@ static int l_clip_by_norm(lua_State *L)
     MfTensor *clip = bound_arg(L, 2, "clip_by_norm", "clip_norm", (int)t->dtype);
     MfAttrs a = mf_attrs_default();
     a.all_axes = true;
-    if (lua_type(L, 3) == LUA_TNUMBER || is_array(L, 3)) {
-        read_axes(L, 3, "clip_by_norm", t->rank, &a);
+    if (lua_type(L, 3) == LUA_TNUMBER || (lua_istable(L, 3) && lua_rawlen(L, 3) > 0)) {
+        a.naxes = lmf_read_axes(L, 3, "clip_by_norm", "axes", t->rank, a.axes);
+        a.all_axes = false;
     } else if (lua_istable(L, 3)) {
         static const char *const known[] = {"axes", NULL};
         lmf_check_options(L, 3, "clip_by_norm", known);
         lua_getfield(L, 3, "axes");
-        if (!lua_isnil(L, -1))
-            read_axes(L, -1, "clip_by_norm", t->rank, &a);
+        if (!lua_isnil(L, -1)) {
+            a.naxes = lmf_read_axes(L, -1, "clip_by_norm", "axes", t->rank, a.axes);
+            a.all_axes = false;
+        }
         lua_pop(L, 1);
     } else if (!lua_isnoneornil(L, 3)) {
         return lmf_arg_error(L, 3, "clip_by_norm", "axes (number or array) or options table "
