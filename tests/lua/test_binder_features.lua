@@ -134,6 +134,35 @@ T.test("per-axis 1-based positions: slice's begin and size", function()
   T.raises(mf.slice, "slice: size entry 1 must be an integer, got string", a, {1, 1}, {"a", 1})
 end)
 
+T.test("keyword inputs: the cross-entropies' {labels =, logits =}", function()
+  local nn = mf.nn
+  local lg = mf.tensor({{1, 2, 3}, {1, 1, 1}}, "float64")
+  local want = nn.softmax_cross_entropy_with_logits(mf.tensor({{0, 0, 1}, {1, 0, 0}}, "float64"),
+                                                    lg)
+  -- a Lua table of labels takes the logits' float dtype
+  T.eq(nn.softmax_cross_entropy_with_logits{labels = {{0, 0, 1}, {1, 0, 0}}, logits = lg}, want)
+  T.eq(nn.softmax_cross_entropy_with_logits{labels = {{0, 1}, {0, 0}, {1, 0}},
+                                            logits = mf.transpose(lg), dim = 1}, want, 1e-12)
+  T.eq(nn.sparse_softmax_cross_entropy_with_logits({3, 1}, lg, {axis = -1}), want, 1e-12)
+  T.raises(nn.softmax_cross_entropy_with_logits, "softmax_cross_entropy_with_logits: missing "
+           .. "'logits' (call it as softmax_cross_entropy_with_logits{labels = ..., logits = "
+           .. "...})", {labels = {{1, 0}}})
+  T.raises(nn.softmax_cross_entropy_with_logits, "softmax_cross_entropy_with_logits: with "
+           .. "{labels = ..., logits = ...} the options go in that table, got a 2nd argument "
+           .. "(number)", {labels = {{1, 0}}, logits = lg}, 2)
+  T.raises(nn.sparse_softmax_cross_entropy_with_logits, "sparse_softmax_cross_entropy_with_"
+           .. "logits: unknown option 'label' (known: labels, logits, axis, dim)",
+           {label = {1}, logits = lg})
+  T.raises(nn.softmax_cross_entropy_with_logits, "softmax_cross_entropy_with_logits: give axis "
+           .. "or its alias dim (TensorFlow 1.x), not both", {labels = {{0, 0, 1}, {1, 0, 0}},
+           logits = lg, axis = 2, dim = 2})
+  T.raises(nn.sparse_softmax_cross_entropy_with_logits, "sparse_softmax_cross_entropy_with_"
+           .. "logits: expected {labels = ..., logits = ...} or (labels, logits), got no value "
+           .. "as argument #2", {3, 1})
+  T.raises(nn.sparse_softmax_cross_entropy_with_logits, "axis 3 out of range for rank 2",
+           {3, 1}, lg, 3)
+end)
+
 T.test("help shows the generated signatures of the moved ops", function()
   local function help_text(f)
     local old, out = print, {}
@@ -158,6 +187,8 @@ T.test("help shows the generated signatures of the moved ops", function()
       .. "out_backprop, strides, padding [, {data_format, dilations, algorithm}])")
   has(mf.one_hot, "mf.one_hot(indices, depth [, {on_value, off_value, dtype}]) or "
       .. "indices:one_hot(...)")
+  has(mf.nn.softmax_cross_entropy_with_logits,
+      "mf.nn.softmax_cross_entropy_with_logits(labels, logits [, axis])")
 end)
 
 T.done()
