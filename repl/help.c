@@ -383,23 +383,29 @@ static int search_table(lua_State *L, int idx, const char *prefix)
     return 0;
 }
 
-/* The name of the function at 'idx' in mf (upvalue 1), mf.random, mf.test
+/* The tables of mf, in the order help(f) searches them for a function's
+ * name, and what help(t) shows for each: the entry of that name, or a topic. */
+static const struct {
+    const char *field;
+    const char *topic;
+} mf_tables[] = {
+    {"random", "random"}, {"test", "autodiff"}, {"nn", "nn"}, {"profiler", "profiling"},
+    {"initializers", NULL}, {"data", "data"}, {"train", "training"}, {"dist", "training"},
+    {"layers", NULL}, {"losses", NULL}, {"metrics", NULL}, {"linalg", "linalg"},
+    {"onnx", "interchange"}, {"summary", "interchange"},
+};
+
+/* The name of the function at 'idx' in mf (upvalue 1), one of its tables
  * or the tensor methods, pushed; returns 0 (nothing pushed) when it is in none. */
 static int push_function_name(lua_State *L, int idx)
 {
     lua_pushvalue(L, lua_upvalueindex(1));
     if (search_table(L, idx, ""))
         return 1;
-    lua_getfield(L, lua_upvalueindex(1), "random");
-    if (search_table(L, idx, "random."))
-        return 1;
-    static const char *const subtables[] = {"test", "nn", "profiler", "initializers",
-                                            "data", "train", "dist", "layers", "losses",
-                                            "metrics", "linalg"};
-    for (size_t i = 0; i < sizeof subtables / sizeof subtables[0]; i++) {
+    for (size_t i = 0; i < sizeof mf_tables / sizeof mf_tables[0]; i++) {
         char prefix[32];
-        snprintf(prefix, sizeof prefix, "%s.", subtables[i]);
-        lua_getfield(L, lua_upvalueindex(1), subtables[i]);
+        snprintf(prefix, sizeof prefix, "%s.", mf_tables[i].field);
+        lua_getfield(L, lua_upvalueindex(1), mf_tables[i].field);
         if (search_table(L, idx, prefix))
             return 1;
     }
@@ -552,32 +558,20 @@ static int help_method(lua_State *L, int idx)
     return 0;
 }
 
-/* The tables of mf that help(t) explains: an entry of that name, or a topic. */
-static const struct {
-    const char *field;
-    const char *topic;
-} table_topics[] = {
-    {"random", "random"}, {"nn", "nn"}, {"train", "training"}, {"dist", "training"},
-    {"data", "data"},
-    {"profiler", "profiling"}, {"initializers", NULL}, {"test", "autodiff"},
-    {"layers", NULL}, {"losses", NULL}, {"metrics", NULL},
-    {"onnx", "interchange"}, {"summary", "interchange"}, {"linalg", "linalg"},
-};
-
 /* help(mf.nn) and the like; returns 0 when the value is none of them. */
 static int help_table(lua_State *L, int idx)
 {
-    for (size_t i = 0; i < sizeof table_topics / sizeof table_topics[0]; i++) {
-        int same = lua_getfield(L, lua_upvalueindex(1), table_topics[i].field) == LUA_TTABLE &&
+    for (size_t i = 0; i < sizeof mf_tables / sizeof mf_tables[0]; i++) {
+        int same = lua_getfield(L, lua_upvalueindex(1), mf_tables[i].field) == LUA_TTABLE &&
                    lua_rawequal(L, idx, -1);
         lua_pop(L, 1);
         if (!same)
             continue;
-        const LmfHelpEntry *e = find_entry(L, table_topics[i].field);
+        const LmfHelpEntry *e = find_entry(L, mf_tables[i].field);
         if (e)
             show_entry(L, e);
         else
-            show_topic(L, find_topic(table_topics[i].topic));
+            show_topic(L, find_topic(mf_tables[i].topic));
         return 1;
     }
     int top = lua_gettop(L);

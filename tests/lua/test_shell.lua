@@ -193,6 +193,9 @@ T.test("help: topics, names, values, suggestions", function()
   T.ok(has(s, "no entry for 'zzzzzz'") and has(s, "help() lists the topics"), s)
   T.ok(has(help_text(print), "no entry for this function"))
   T.ok(has(help_text(mf.config), "mf.config()"))
+  -- every table of mf is searched for a function's name (mf.onnx, mf.summary too)
+  T.ok(has(help_text(mf.onnx.export), "mf.onnx.export("))
+  T.ok(has(help_text(mf.summary.create_file_writer), "mf.summary.create_file_writer("))
 end)
 
 -- Every name API.md lists for Tensors, Ops (not mf.nn), Clipping and Shell.
