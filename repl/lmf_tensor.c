@@ -535,7 +535,7 @@ int lmf_opt_dtype_field(lua_State *L, int idx, const char *fname)
     const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     MfDType dt;
     if (!name || !mf_dtype_parse(name, &dt))
-        luaL_error(L, "%s: option 'dtype' must be a dtype name (float32, float64, int32, int64, "
+        return luaL_error(L, "%s: option 'dtype' must be a dtype name (float32, float64, int32, int64, "
                    "bool or uint8), got %s", fname, luaL_tolstring(L, -1, NULL));
     lua_pop(L, 1);
     return (int)dt;

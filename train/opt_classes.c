@@ -39,12 +39,15 @@ static const MfOptHyper adam_hypers[] = {
 
 #define HYPERS(a) (int)(sizeof a / sizeof a[0]), a
 
+/* NaN marks "no default" (a double, so -Wdouble-promotion holds under clang). */
+#define NO_DEFAULT ((double)NAN)
+
 /* TensorFlow 1.x's: only Adam's learning rate has a default (0.001). */
 static const MfOptClass classes[] = {
-    [MF_OPT_SGD] = {"GradientDescentOptimizer", "GradientDescent", NAN, 0, NULL},
-    [MF_OPT_MOMENTUM] = {"MomentumOptimizer", "Momentum", NAN, HYPERS(momentum_hypers)},
-    [MF_OPT_ADAGRAD] = {"AdagradOptimizer", "Adagrad", NAN, HYPERS(adagrad_hypers)},
-    [MF_OPT_RMSPROP] = {"RMSPropOptimizer", "RMSProp", NAN, HYPERS(rmsprop_hypers)},
+    [MF_OPT_SGD] = {"GradientDescentOptimizer", "GradientDescent", NO_DEFAULT, 0, NULL},
+    [MF_OPT_MOMENTUM] = {"MomentumOptimizer", "Momentum", NO_DEFAULT, HYPERS(momentum_hypers)},
+    [MF_OPT_ADAGRAD] = {"AdagradOptimizer", "Adagrad", NO_DEFAULT, HYPERS(adagrad_hypers)},
+    [MF_OPT_RMSPROP] = {"RMSPropOptimizer", "RMSProp", NO_DEFAULT, HYPERS(rmsprop_hypers)},
     [MF_OPT_ADAM] = {"AdamOptimizer", "Adam", 0.001, HYPERS(adam_hypers)},
 };
 
