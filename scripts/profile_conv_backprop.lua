@@ -114,8 +114,9 @@ local function layer_profile(algorithm)
   for run = 1, 3 do -- the median of three profiled runs, per op
     p = mf.profile(pass)
     for _, r in ipairs(p:rows()) do
-      ms[r.op] = ms[r.op] or {}
-      table.insert(ms[r.op], r.self_ms)
+      -- r.type: the op's name (r.op also lists its attributes)
+      ms[r.type] = ms[r.type] or {}
+      table.insert(ms[r.type], r.self_ms)
     end
   end
   local med = {}

@@ -134,6 +134,9 @@ local scripts = {
     T.ok(has(out, "One layer, both algorithms") and
          out:find("%d+ GEMMs Conv2D winograd M=") and out:find("%d+ GEMMs? +Conv2D im2col M="),
          "im2col and winograd side by side: " .. out)
+    local im, wg = out:match("\n  the three passes +([%d.]+) +([%d.]+) ")
+    T.ok(im and tonumber(im) > 0 and tonumber(wg) > 0,
+         "both algorithms' times are measured (not zero): " .. out)
   end},
   -- PyTorch's MNIST network with mf.layers and fit, on Debian's digits when
   -- python3-sklearn is installed (CI installs nothing heavy for it: SKIP);
