@@ -126,14 +126,9 @@ static double hyper_value(lua_State *L, int idx, const char *who, const char *ke
     if (!t)
         luaL_error(L, "%s: %s must be a number, a scalar tensor or Variable, or a function "
                    "returning one; got %s", who, key, type_name(L, idx));
-    if (!t->storage)
-        luaL_error(L, "%s: %s is a graph tensor; moonflow reads hyperparameters other than the "
-                   "learning rate as values (a number, a concrete tensor or eager Variable, or "
-                   "a function)", who, key);
-    if (mf_tensor_numel(t) != 1 || t->dtype == MF_BOOL)
-        luaL_error(L, "%s: %s must be a scalar number, got a %s tensor of rank %d", who, key,
-                   mf_dtype_name(t->dtype), t->rank);
-    return mf_tensor_get(t, 0);
+    double value = 0;
+    lmf_check_status(L, mf_opt_hyper_from_tensor(who, key, t, &value));
+    return value;
 }
 
 /* Hyperparameter 'h' given at 'idx' into 'c'; a value that is not a plain

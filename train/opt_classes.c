@@ -202,3 +202,17 @@ MfStatus mf_opt_missing(MfOptKind kind, const char *name)
     return mf_err_set(MF_EARG, "%s: %s is required (TensorFlow 1.x gives it no default)", sig,
                       name);
 }
+
+MfStatus mf_opt_hyper_from_tensor(const char *who, const char *key, const MfTensor *t,
+                                  double *out)
+{
+    if (!t->storage)
+        return mf_err_set(MF_EARG, "%s: %s is a graph tensor; moonflow reads hyperparameters "
+                          "other than the learning rate as values (a number, a concrete tensor "
+                          "or eager Variable, or a function)", who, key);
+    if (mf_tensor_numel(t) != 1 || t->dtype == MF_BOOL)
+        return mf_err_set(MF_EARG, "%s: %s must be a scalar number, got a %s tensor of rank %d",
+                          who, key, mf_dtype_name(t->dtype), t->rank);
+    *out = mf_tensor_get(t, 0);
+    return MF_OK;
+}

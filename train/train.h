@@ -96,6 +96,13 @@ int mf_opt_option_names(MfOptKind kind, const char *names[MF_OPT_MAX_OPTIONS + 1
  * {use_nesterov}]): momentum is required (...)". */
 MfStatus mf_opt_missing(MfOptKind kind, const char *name);
 
+/* The number a hyperparameter given as tensor 't' (or a Variable's value)
+ * stands for now, in '*out'. MF_EARG, naming 'who' and 'key', for a graph
+ * tensor (it has no value before the graph runs; only the learning rate
+ * may be one) and for anything but one element of a number dtype. */
+MfStatus mf_opt_hyper_from_tensor(const char *who, const char *key, const MfTensor *t,
+                                  double *out);
+
 /* The value of 'h' in 'c' (a bool as 0 or 1), and setting it. */
 double mf_opt_hyper_get(const MfOptConfig *c, const MfOptHyper *h);
 void mf_opt_hyper_set(MfOptConfig *c, const MfOptHyper *h, double v);
@@ -254,8 +261,9 @@ MfStatus mf_train_allreduce_gradients_overlapped(MfGradVar *pairs, int n, bool c
  * to 'pairs' (mf_train_compute_gradients_overlapped does this);
  * 'mf_train_overlap_finish' starts what is left, waits, and replaces the
  * pairs' gradients by the averages (when no walk ran, as for a traced loss,
- * it reduces them the blocking way, mf_train_allreduce_gradients); 'mf_train_overlap_free' (also after an
- * error) completes what was started and frees. Errors name
+ * it reduces them the blocking way, mf_train_allreduce_gradients);
+ * 'mf_train_overlap_free' (also after an error) completes what was started
+ * and frees. Errors name
  * "DistributedOptimizer". */
 typedef struct MfOverlap MfOverlap;
 MfOverlap *mf_train_overlap_new(bool check, int64_t bucket_bytes, int64_t fusion_bytes);

@@ -9,6 +9,7 @@
 #include "core/ops/reduce.h"
 #include "core/variable.h"
 #include "eager/eager.h"
+#include "graph/graph.h"
 #include "train/train.h"
 
 #define N 3
@@ -328,6 +329,33 @@ static void test_describe_and_names(void **state)
 
 /* The class table (train/opt_classes.c): names, defaults, the options each
  * constructor takes, the required arguments' messages, set_hyper's checks. */
+/* A hyperparameter given as a tensor: a concrete scalar of a number dtype is
+ * read; a bool, a vector or a graph tensor (no value yet) is refused, and the
+ * message names the constructor and the hyperparameter. */
+static void test_hyper_from_tensor(void **state)
+{
+    (void)state;
+    double v = 0;
+    MfTensor *half = mf_tensor_scalar(MF_FLOAT64, 0.5), *yes = mf_tensor_scalar(MF_BOOL, 1);
+    assert_int_equal(mf_opt_hyper_from_tensor("AdamOptimizer", "beta1", half, &v), MF_OK);
+    assert_true(v == 0.5);
+    assert_int_equal(mf_opt_hyper_from_tensor("AdamOptimizer", "beta1", yes, &v), MF_EARG);
+    assert_error_contains("AdamOptimizer: beta1 must be a scalar number, got a bool tensor");
+    MfTensor *pair = make_tensor(MF_FLOAT32, 1, (int64_t[]){2}, (double[]){1, 2});
+    assert_int_equal(mf_opt_hyper_from_tensor("MomentumOptimizer", "momentum", pair, &v), MF_EARG);
+    assert_error_contains("momentum must be a scalar number, got a float32 tensor of rank 1");
+    MfGraph *g = mf_graph_new();
+    MfTensor *ph = NULL;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 0, NULL, "b", &ph), MF_OK);
+    assert_int_equal(mf_opt_hyper_from_tensor("AdamOptimizer", "beta2", ph, &v), MF_EARG);
+    assert_error_contains("AdamOptimizer: beta2 is a graph tensor");
+    assert_true(v == 0.5);   /* a refused value leaves the result alone */
+    MfTensor *all[] = {half, yes, pair, ph};
+    for (int i = 0; i < 4; i++)
+        mf_tensor_release(all[i]);
+    mf_graph_release(g);
+}
+
 static void test_class_table(void **state)
 {
     (void)state;
@@ -522,7 +550,7 @@ int main(void)
         TEST(test_sgd),          TEST(test_momentum),          TEST(test_adagrad),
         TEST(test_rmsprop),      TEST(test_adam),              TEST(test_slots_and_step),
         TEST(test_compute_gradients), TEST(test_config_errors), TEST(test_class_table),
-        TEST(test_apply_errors),
+        TEST(test_hyper_from_tensor), TEST(test_apply_errors),
         TEST(test_exponential_decay), TEST(test_clip_edge_cases), TEST(test_describe_and_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
