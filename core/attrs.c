@@ -113,9 +113,22 @@ static void put(Out *o, const char *fmt, ...)
 }
 
 /* A list as the face writes it: "2", "{1,3}", or for pairs "{{1,1},{0,2}}". */
-static void put_list(Out *o, const int64_t *v, int n, bool pairs)
+/* Whether the face accepts a bare integer for this list attribute (an axis, a
+ * stride): only then is a one-element list shown bare. A shape, per-axis
+ * values and pairs keep their braces, so Reshape[shape={1}] does not read
+ * like a scalar. */
+static bool takes_integer(const MfAttrDef *def)
 {
-    if (n == 1) {
+    if (def->type == MF_ATTR_AXES)
+        return true;
+    return def->type == MF_ATTR_INTS &&
+           !(def->flags & (MF_ATTR_SHAPE | MF_ATTR_PER_AXIS | MF_ATTR_ONE_BASED));
+}
+
+static void put_list(Out *o, const int64_t *v, int n, const MfAttrDef *def)
+{
+    bool pairs = def->type == MF_ATTR_PAIRS;
+    if (n == 1 && takes_integer(def)) {
         put(o, "%lld", (long long)v[0]);
         return;
     }
@@ -204,13 +217,16 @@ static bool put_attr(Out *o, const MfAttrDef *def, const MfAttrs *a, int rank)
         bool axes = def->type == MF_ATTR_AXES;
         if (axes && (def->flags & MF_ATTR_ALL_AXES) && a->all_axes)
             return false;
-        if ((n == 0 && !(axes && (def->flags & MF_ATTR_ALL_AXES))) || all_default(def, v, n))
+        /* An empty shape is a value (a scalar); an empty list elsewhere is "not given". */
+        bool shown_empty = (axes && (def->flags & MF_ATTR_ALL_AXES)) ||
+                           (def->flags & MF_ATTR_SHAPE);
+        if ((n == 0 && !shown_empty) || all_default(def, v, n))
             return false;
         put(o, "%s=", def->name);
         if (n == 0)
             put(o, "{}");
         else
-            put_list(o, v, n, def->type == MF_ATTR_PAIRS);
+            put_list(o, v, n, def);
         return true;
     }
     case MF_ATTR_WINDOW: {

@@ -76,11 +76,38 @@ static void test_halves_and_pairs(void **state)
     assert_non_null(strstr(desc, "size: array of integers, one per axis, default -1 per axis"));
 }
 
+/* A one-element list is shown bare only where the face takes an integer (an
+ * axis); a shape keeps its braces, and an empty shape (a scalar) is shown. */
+static void test_one_element_lists(void **state)
+{
+    (void)state;
+    char buf[64];
+    MfAttrs r = mf_attrs_default();
+    mf_attrs_apply_defaults(MF_OP_RESHAPE, &r);
+    const MfAttrDef *shape = attr(MF_OP_RESHAPE, "shape");
+    MF_ATTR_FIELD(&r, shape, int64_t)[0] = 1;
+    MF_ATTR_COUNT(&r, shape) = 1;
+    mf_attrs_format(MF_OP_RESHAPE, &r, 1, buf, sizeof buf);
+    assert_string_equal(buf, "shape={1}");
+    MF_ATTR_COUNT(&r, shape) = 0;
+    mf_attrs_format(MF_OP_RESHAPE, &r, 1, buf, sizeof buf);
+    assert_string_equal(buf, "shape={}");
+
+    MfAttrs s = mf_attrs_default();
+    mf_attrs_apply_defaults(MF_OP_SLICE, &s);
+    int64_t packed[] = {1, -1};   /* begin {2} (0-based {1}), size -1 */
+    memcpy(s.ints, packed, sizeof packed);
+    s.nints = 2;
+    mf_attrs_format(MF_OP_SLICE, &s, 1, buf, sizeof buf);
+    assert_string_equal(buf, "begin={2}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_schema_access),
         TEST(test_halves_and_pairs),
+        TEST(test_one_element_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
