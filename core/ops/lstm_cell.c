@@ -30,10 +30,11 @@ static MfStatus check_cell(const MfOpCall *c, const MfTensor *z, int nothers,
     MfStatus st = mf_check_dtype(c, z, MF_FLOATS, "a float dtype");
     if (st != MF_OK)
         return st;
-    if (z->rank != 2 || (z->shape[1] >= 0 && z->shape[1] % 4 != 0))
+    if (z->rank != 2 || (z->shape[1] >= 0 && z->shape[1] % 4 != 0)) {
+        char s[96];
         return mf_err_set(MF_ESHAPE, "%s: z must be (batch, 4 * units) (gates i, f, g, o), got "
-                          "rank %d with %lld columns", op_api(c), z->rank,
-                          (long long)(z->rank == 2 ? z->shape[1] : -1));
+                          "shape %s", op_api(c), mf_shape_str(z->rank, z->shape, s, sizeof s));
+    }
     int64_t units = z->shape[1] >= 0 ? z->shape[1] / 4 : -1;
     for (int k = 0; k < nothers; k++) {
         const MfTensor *t = others[k];

@@ -141,6 +141,9 @@ T.test("Keras's parameter counts and errors naming the layer", function()
   T.raises(function() L.GRU(0) end, "GRU: units must be a positive integer")
   T.raises(function() L.LSTM(2)(mf.zeros{1, 2, 3}, {initial_state = 5}) end,
            "option 'initial_state' must be an array")
+  T.raises(function() mf.nn.lstm_cell(1) end,
+           "lstm_cell: z must be (batch, 4 * units) (gates i, f, g, o), got shape ()")
+  T.raises(function() mf.nn.lstm_cell(mf.zeros{2, 6}) end, "got shape (2,6)")
 end)
 
 T.test("lstm_cell float32 (vectorized exp/sigmoid/tanh) against float64 (libm)", function()
