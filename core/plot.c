@@ -472,3 +472,50 @@ MfStatus mf_plot_svg(const MfPlotSeries *series, int nseries, const MfPlotOpts *
 {
     return plot(series, nseries, opts, out, plot_svg_c);
 }
+
+void mf_plot_default_size(int svg, int *width, int *height)
+{
+    *width = svg ? 640 : 60;
+    *height = svg ? 400 : 12;
+}
+
+static MfStatus check_in(const char *key, long long v, int lo, int hi, const char *unit)
+{
+    if (v < lo || v > hi)
+        return mf_err_set(MF_EARG, "plot: '%s' must be between %d and %d %s, got %lld", key, lo,
+                          hi, unit, v);
+    return MF_OK;
+}
+
+MfStatus mf_plot_check_size(int svg, long long width, long long height)
+{
+    const char *unit = svg ? "pixels" : "columns";
+    MfStatus st = svg ? check_in("width", width, 200, 10000, unit)
+                      : check_in("width", width, 10, 400, unit);
+    if (st != MF_OK)
+        return st;
+    return svg ? check_in("height", height, 150, 10000, "pixels")
+               : check_in("height", height, 2, 200, "rows");
+}
+
+MfStatus mf_plot_set_x(MfPlotOpts *opts, const MfPlotSeries *series, int nseries,
+                       const double *x, size_t n)
+{
+    size_t len = 0;
+    for (int k = 0; k < nseries; k++)
+        len = series[k].n > len ? series[k].n : len;
+    if (n != len)
+        return mf_err_set(MF_EARG, "plot: 'x' has %zu values but the longest series has %zu", n,
+                          len);
+    double span = n > 1 ? x[n - 1] - x[0] : 0;
+    for (size_t i = 1; i < n; i++) {
+        double want = x[0] + span * (double)i / (double)(n - 1);
+        if (!(fabs(x[i] - want) <= 1e-4 * fabs(span) + 1e-12))
+            return mf_err_set(MF_EARG, "plot: 'x' values must be evenly spaced (as mf.linspace "
+                              "gives); x[%zu] = %f, expected %f", i + 1, x[i], want);
+    }
+    opts->has_x = n > 0;
+    opts->x_first = n ? x[0] : 0;
+    opts->x_last = n ? x[n - 1] : 0;
+    return MF_OK;
+}

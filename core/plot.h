@@ -28,6 +28,22 @@ typedef struct MfPlotOpts {
     double x_first, x_last; /* the x of step 1 and of the last step */
 } MfPlotOpts;
 
+/* The default size: 60 columns by 12 rows of text, or 640 by 400 pixels. */
+void mf_plot_default_size(int svg, int *width, int *height);
+
+/* Checks a size given by the caller against the range each renderer can
+ * draw (text 10-400 columns and 2-200 rows, svg 200-10000 by 150-10000
+ * pixels). Errors: MF_EARG "plot: 'width' must be between 10 and 400
+ * columns, got 3" and the like. */
+MfStatus mf_plot_check_size(int svg, long long width, long long height);
+
+/* Sets opts' x axis from the x values 'x' (n of them, 0 for none): as many
+ * as the longest series' steps and evenly spaced (as mf.linspace gives),
+ * since the plot places points by step. Errors: MF_EARG naming the count
+ * or the first value off the even spacing. */
+MfStatus mf_plot_set_x(MfPlotOpts *opts, const MfPlotSeries *series, int nseries,
+                       const double *x, size_t n);
+
 /* The braille plot as UTF-8 text: an optional title line, 'height' canvas
  * rows with the y axis labelled with max, middle and min, the x axis and
  * its first and last step, and a legend line when a series has a label.

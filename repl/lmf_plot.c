@@ -5,7 +5,6 @@
  * Ownership: each series' values are copied into a userdata left on the Lua
  * stack and the labels stay on the stack too, so a raised error leaks
  * nothing; the rendered text lives in a Lua-owned buffer (lmf_new_strbuf). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,15 +110,6 @@ static void check_option_names(lua_State *L)
     lmf_check_options(L, 2, "plot", known);
 }
 
-static int opt_int_in(lua_State *L, const char *key, int dflt, int lo, int hi, const char *unit)
-{
-    lua_Integer v = lmf_opt_integer(L, 2, "plot", key, dflt);
-    if (v < lo || v > hi)
-        luaL_error(L, "plot: '%s' must be between %d and %d %s, got %d", key, lo, hi, unit,
-                   (int)v);
-    return (int)v;
-}
-
 /* Reads opts.labels (pushed, kept on the stack) into the series. */
 static void read_labels(lua_State *L, MfPlotSeries *series, int n)
 {
@@ -161,31 +151,15 @@ static int render(lua_State *L, const MfPlotSeries *series, int n, const MfPlotO
     return 0;
 }
 
-/* Reads opts.x (an array or tensor of x values, pushed and kept): as long
- * as the longest series and evenly spaced (mf.linspace), since the plot
- * places points by step; it labels the x axis with the values. */
+/* Reads opts.x (an array or tensor of x values, pushed and kept); the plot
+ * labels its x axis with them (core/plot.c checks their count and spacing). */
 static void read_x(lua_State *L, const MfPlotSeries *series, int n, MfPlotOpts *o)
 {
     if (!lua_istable(L, 2) || lua_getfield(L, 2, "x") == LUA_TNIL)
         return;
     MfPlotSeries xs;
     read_series(L, -1, 0, &xs);
-    size_t len = 0;
-    for (int k = 0; k < n; k++)
-        len = series[k].n > len ? series[k].n : len;
-    if (xs.n != len)
-        luaL_error(L, "plot: 'x' has %d values but the longest series has %d", (int)xs.n,
-                   (int)len);
-    double span = xs.n > 1 ? xs.y[xs.n - 1] - xs.y[0] : 0;
-    for (size_t i = 1; i < xs.n; i++) {
-        double want = xs.y[0] + span * (double)i / (double)(xs.n - 1);
-        if (!(fabs(xs.y[i] - want) <= 1e-4 * fabs(span) + 1e-12))
-            luaL_error(L, "plot: 'x' values must be evenly spaced (as mf.linspace gives); "
-                       "x[%d] = %f, expected %f", (int)i + 1, xs.y[i], want);
-    }
-    o->has_x = xs.n > 0;
-    o->x_first = xs.n ? xs.y[0] : 0;
-    o->x_last = xs.n ? xs.y[xs.n - 1] : 0;
+    lmf_check_status(L, mf_plot_set_x(o, series, n, xs.y, xs.n));
 }
 
 /* mf.plot(values [, {title, width, height, file, labels, print, color, x}]) */
@@ -213,12 +187,13 @@ static int l_plot(lua_State *L)
     read_x(L, series, n, &o);
     if (lua_istable(L, 2) && lua_getfield(L, 2, "title") != LUA_TNIL)
         o.title = luaL_tolstring(L, -1, NULL);
-    if (file) {
-        o.width = opt_int_in(L, "width", 640, 200, 10000, "pixels");
-        o.height = opt_int_in(L, "height", 400, 150, 10000, "pixels");
-    } else {
-        o.width = opt_int_in(L, "width", 60, 10, 400, "columns");
-        o.height = opt_int_in(L, "height", 12, 2, 200, "rows");
+    mf_plot_default_size(file != NULL, &o.width, &o.height);
+    lua_Integer width = lmf_opt_integer(L, 2, "plot", "width", o.width);
+    lua_Integer height = lmf_opt_integer(L, 2, "plot", "height", o.height);
+    lmf_check_status(L, mf_plot_check_size(file != NULL, width, height));
+    o.width = (int)width;
+    o.height = (int)height;
+    if (!file) {
         /* Colours only where they render: a terminal that is not "dumb". */
         const char *term = getenv("TERM");
         int tty = isatty(fileno(stdout)) && term && strcmp(term, "dumb") != 0;

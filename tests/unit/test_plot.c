@@ -93,12 +93,44 @@ static void test_errors_and_memory(void **state)
     }
 }
 
+/* The size each renderer can draw, and the x values' count and spacing. */
+static void test_size_and_x(void **state)
+{
+    (void)state;
+    int w, h;
+    mf_plot_default_size(0, &w, &h);
+    assert_int_equal(mf_plot_check_size(0, w, h), MF_OK);
+    mf_plot_default_size(1, &w, &h);
+    assert_int_equal(mf_plot_check_size(1, w, h), MF_OK);
+    assert_int_equal(mf_plot_check_size(0, 3, 12), MF_EARG);
+    assert_string_equal(mf_err_msg(), "plot: 'width' must be between 10 and 400 columns, got 3");
+    mf_err_clear();
+    assert_int_equal(mf_plot_check_size(1, 640, 10), MF_EARG);
+    assert_string_equal(mf_err_msg(),
+                        "plot: 'height' must be between 150 and 10000 pixels, got 10");
+    mf_err_clear();
+    assert_int_equal(mf_plot_check_size(0, 60, 1LL << 40), MF_EARG);   /* no int overflow */
+    mf_err_clear();
+
+    double y[4] = {4, 3, 2, 1}, x[4] = {0, 0.5, 1, 1.5}, bent[4] = {0, 0.5, 1.2, 1.5};
+    MfPlotSeries s = {y, 4, NULL};
+    MfPlotOpts o = {0};
+    assert_int_equal(mf_plot_set_x(&o, &s, 1, x, 4), MF_OK);
+    assert_true(o.has_x && o.x_first == 0 && o.x_last == 1.5);
+    assert_int_equal(mf_plot_set_x(&o, &s, 1, x, 3), MF_EARG);
+    assert_string_equal(mf_err_msg(), "plot: 'x' has 3 values but the longest series has 4");
+    mf_err_clear();
+    assert_int_equal(mf_plot_set_x(&o, &s, 1, bent, 4), MF_EARG);
+    assert_non_null(strstr(mf_err_msg(), "evenly spaced (as mf.linspace gives); x[3] = 1.2"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_text),
         TEST(test_svg),
         TEST(test_errors_and_memory),
+        TEST(test_size_and_x),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
