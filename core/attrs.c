@@ -2,7 +2,11 @@
  * MfAttrDef): defaults, and the one formatter every listing uses (print(g),
  * g:nodes(), DOT, tape listings, profiler rows), so an attribute reads the
  * same everywhere: "MatMul[transpose_a]", "Sum[axis=2, keepdims]",
- * "Conv2D[strides=2, SAME]". Axes are shown 1-based, as Lua writes them. */
+ * "Conv2D[strides=2, SAME]". Axes are shown 1-based, as Lua writes them.
+ * Also the face the descriptor declares (input names, positional
+ * attributes, signatures, what a value must be), which the Lua binder and
+ * help read. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -266,6 +270,13 @@ static int attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t
     return (int)o.len;
 }
 
+/* An ENUM's choices: "\"VALID\" or \"SAME\"". */
+static void put_choices(Out *o, const MfAttrDef *def)
+{
+    for (int i = 0; def->choices[i]; i++)
+        put(o, "%s\"%s\"", i == 0 ? "" : def->choices[i + 1] ? ", " : " or ", def->choices[i]);
+}
+
 /* What a value of 'def' is, as help shows it. */
 static void put_kind(Out *o, const MfAttrDef *def)
 {
@@ -283,9 +294,7 @@ static void put_kind(Out *o, const MfAttrDef *def)
         put(o, "dtype name");
         break;
     case MF_ATTR_ENUM:
-        for (int i = 0; def->choices[i]; i++)
-            put(o, "%s\"%s\"", i == 0 ? "" : def->choices[i + 1] ? ", " : " or ",
-                def->choices[i]);
+        put_choices(o, def);
         break;
     case MF_ATTR_AXIS:
         put(o, "axis (1-based, negative from the end)");
@@ -397,4 +406,161 @@ const char *mf_op_label(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t
     mf_attrs_format(op, a, rank, attrs, sizeof attrs);
     snprintf(buf, size, attrs[0] ? "%s[%s]" : "%s", mf_op_table[op]->name, attrs);
     return buf;
+}
+
+/* ---- the face an op's descriptor declares ------------------------------- */
+
+const char *mf_op_lua_name(const MfOpDesc *d)
+{
+    return d->lua ? d->lua : (d->flags & MF_OP_SIMPLE) ? d->api : NULL;
+}
+
+const char *mf_op_input_name(const MfOpDesc *d, int slot, size_t *len)
+{
+    const char *s = d->inputs ? d->inputs : "x";
+    for (; slot > 0 && s; slot--)
+        if ((s = strchr(s, ',')))
+            s += strspn(s, ", ");
+    *len = s ? strcspn(s, ", ") : 0;
+    return s;
+}
+
+const MfAttrDef *mf_op_arg_attr(const MfOpDesc *d, int slot)
+{
+    size_t len;
+    const char *s = mf_op_input_name(d, slot, &len);
+    for (int i = 0; s && i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        if ((def->flags & MF_ATTR_ARG) && strlen(def->name) == len &&
+            strncmp(def->name, s, len) == 0)
+            return def;
+    }
+    return NULL;
+}
+
+int mf_op_input_slots(const MfOpDesc *d)
+{
+    if ((d->flags & MF_OP_VARIADIC) && !d->optional_inputs)
+        return 1;
+    int n = d->arity + d->optional_inputs;
+    for (int i = 0; i < d->nattrs; i++)
+        n += (d->attrs[i].flags & MF_ATTR_ARG) != 0;
+    return n;
+}
+
+bool mf_op_input_is_index(const MfOpDesc *d, int k, int slot)
+{
+    size_t len;
+    const char *s = mf_op_input_name(d, slot, &len);
+    return ((d->one_based_inputs | d->index_inputs) & (1u << k)) ||
+           (s && len == 7 && strncmp(s, "indices", 7) == 0);
+}
+
+bool mf_op_input_gives_dtype(const MfOpDesc *d, int k, int slot)
+{
+    return d->like_inputs ? (d->like_inputs & (1u << k)) != 0 : !mf_op_input_is_index(d, k, slot);
+}
+
+int mf_op_npositional(const MfOpDesc *d)
+{
+    int n = 0;
+    for (int i = 0; i < d->nattrs; i++)
+        n += (d->attrs[i].flags & MF_ATTR_POSITIONAL) != 0;
+    return n;
+}
+
+const MfAttrDef *mf_op_positional(const MfOpDesc *d, int k)
+{
+    for (int i = 0; i < d->nattrs; i++)
+        if ((d->attrs[i].flags & MF_ATTR_POSITIONAL) && k-- == 0)
+            return &d->attrs[i];
+    return NULL;
+}
+
+/* Help's " or x:matmul(...)" for an op that is also a tensor method. */
+static void put_method_form(Out *o, const MfOpDesc *d)
+{
+    const char *lua = mf_op_lua_name(d);
+    if ((d->flags & MF_OP_NO_METHOD) || strchr(lua, '.'))
+        return;
+    const char *in = d->inputs ? d->inputs : "x";
+    bool more = d->nattrs > 0 || (d->flags & MF_OP_VARIADIC) || d->arity > 1;
+    put(o, " or %.*s:%s(%s)", (int)strcspn(in, ","), in, lua, more ? "..." : "");
+}
+
+int mf_op_signature(const MfOpDesc *d, MfSigStyle style, char *buf, size_t size)
+{
+    Out o = {buf, size, 0};
+    if (!size)
+        return 0;
+    buf[0] = '\0';
+    const char *lua = mf_op_lua_name(d);
+    if (!lua)
+        return 0;
+    bool help = style == MF_SIG_HELP;
+    const char *dot = strrchr(lua, '.');
+    put(&o, "%s%s(%s", help ? "mf." : "", help || !dot ? lua : dot + 1,
+        d->inputs ? d->inputs : "x");
+    int open = 0, named = 0;
+    for (int i = 0; i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        if (help && (def->flags & MF_ATTR_ARG))
+            continue;
+        named += !(def->flags & (MF_ATTR_POSITIONAL | MF_ATTR_ARG));
+        if (!(def->flags & MF_ATTR_POSITIONAL))
+            continue;
+        bool req = def->flags & MF_ATTR_REQUIRED;
+        put(&o, "%s%s", req ? ", " : " [, ", def->name);
+        open += !req;
+    }
+    if (!help && d->nattrs > 0)   /* the call form names every option "{options}" */
+        put(&o, " [, {options}]");
+    for (; open > 0; open--)
+        put(&o, "]");
+    for (int i = 0, k = 0; help && i < d->nattrs && named; i++)
+        if (!(d->attrs[i].flags & (MF_ATTR_POSITIONAL | MF_ATTR_ARG)))
+            put(&o, "%s%s", k++ ? ", " : " [, {", d->attrs[i].name);
+    put(&o, help && named ? "}])" : ")");
+    if (help)
+        put_method_form(&o, d);
+    return (int)o.len;
+}
+
+const char *mf_attr_want(const MfAttrDef *def, char *buf, size_t size)
+{
+    static const char *const wants[] = {
+        [MF_ATTR_BOOL] = "a boolean",
+        [MF_ATTR_INT] = "an integer",
+        [MF_ATTR_FLOAT] = "a number",
+        [MF_ATTR_DTYPE] = "a dtype name (float32, float64, int32, int64, bool or uint8)",
+        [MF_ATTR_AXIS] = "an integer",
+        [MF_ATTR_AXES] = "an integer or an array of integers (1-based axes)",
+        [MF_ATTR_INTS] = "an integer or an array of integers",
+        [MF_ATTR_WINDOW] = "a number or an array of 1, 2 or 4 integers",
+        [MF_ATTR_PAIRS] = "an array of {before, after} pairs",
+    };
+    Out o = {buf, size, 0};
+    if (!size)
+        return buf;
+    buf[0] = '\0';
+    if (def->type == MF_ATTR_ENUM)
+        put_choices(&o, def);
+    else if (def->type == MF_ATTR_INTS && (def->flags & MF_ATTR_SHAPE))
+        put(&o, "a shape (an array of integers)");
+    else
+        put(&o, "%s", (unsigned)def->type < sizeof wants / sizeof *wants && wants[def->type]
+                          ? wants[def->type] : "a value");
+    return buf;
+}
+
+int mf_attr_enum_parse(const MfAttrDef *def, const char *s)
+{
+    for (int i = 0; s && def->choices[i]; i++) {
+        const char *a = s, *b = def->choices[i];
+        while (*a && toupper((unsigned char)*a) == toupper((unsigned char)*b))
+            a++, b++;
+        if (!*a && !*b)
+            return i;
+    }
+    return -1;
 }

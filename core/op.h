@@ -309,6 +309,59 @@ typedef struct MfOpDesc {
 
 extern const MfOpDesc *const mf_op_table[MF_NOPS];
 
+/* ---- the face an op's descriptor declares (core/attrs.c) ------------------
+ * What the Lua binder (repl/lmf_op.c), help and mf.test.ops() read from a
+ * descriptor, written once here. Inputs are counted in "slots": the Lua
+ * arguments before the positional attributes (one list for a variadic op;
+ * an MF_ATTR_ARG attribute takes the slot its name has in 'inputs'). */
+
+/* The Lua name of 'd' ("reduce_sum", "nn.max_pool"), or NULL: an op
+ * without attributes (MF_OP_SIMPLE) whose descriptor names no 'lua' is
+ * bound under its 'api' name. */
+const char *mf_op_lua_name(const MfOpDesc *d);
+
+/* The name of Lua argument 'slot' (0-based) in 'inputs' ("params,
+ * indices"; "x" when the descriptor names none), its length in '*len';
+ * NULL past the last. */
+const char *mf_op_input_name(const MfOpDesc *d, int slot, size_t *len);
+
+/* The attribute given among the inputs at argument 'slot' (MF_ATTR_ARG), or NULL. */
+const MfAttrDef *mf_op_arg_attr(const MfOpDesc *d, int slot);
+
+/* The number of input slots: 1 for a variadic op without optional inputs,
+ * else the inputs (optional ones too) and the MF_ATTR_ARG attributes. */
+int mf_op_input_slots(const MfOpDesc *d);
+
+/* Whether Lua data for tensor input 'k' (at argument 'slot') converts to
+ * int64: one_based_inputs, index_inputs, or an input named "indices". */
+bool mf_op_input_is_index(const MfOpDesc *d, int k, int slot);
+
+/* Whether tensor input 'k' (at argument 'slot') gives its dtype to Lua
+ * data given for the others: like_inputs when declared, else every input
+ * that is not an index. */
+bool mf_op_input_gives_dtype(const MfOpDesc *d, int k, int slot);
+
+/* The number of positional attributes, and the 'k'-th of them (0-based;
+ * NULL past the last). */
+int mf_op_npositional(const MfOpDesc *d);
+const MfAttrDef *mf_op_positional(const MfOpDesc *d, int k);
+
+/* The signature of 'd' from its schema. MF_SIG_CALL, for error messages:
+ * "reduce_sum(x [, axis [, keepdims]] [, {options}])"; MF_SIG_HELP, as help()
+ * shows it: "mf.matmul(a, b [, {transpose_a, transpose_b}]) or a:matmul(...)".
+ * Returns the length ('buf' is always terminated). */
+typedef enum MfSigStyle { MF_SIG_CALL, MF_SIG_HELP } MfSigStyle;
+int mf_op_signature(const MfOpDesc *d, MfSigStyle style, char *buf, size_t size);
+
+/* What a value of attribute 'def' must be, for messages: "a boolean", the
+ * quoted choices ("VALID" or "SAME", quotes included), "a shape (an array
+ * of integers)"... Returns 'buf'. */
+const char *mf_attr_want(const MfAttrDef *def, char *buf, size_t size);
+
+/* The index of 's' among the choices of ENUM attribute 'def', in any
+ * letter case ("same" is "SAME"), or -1. */
+int mf_attr_enum_parse(const MfAttrDef *def, const char *s);
+
 /* Looks an op up by its TensorFlow name; MF_NOPS when unknown. */
 MfOpId mf_op_find(const char *name);
 

@@ -14,7 +14,6 @@
  * are bound by hand elsewhere in repl/, some reading an op's schema through
  * lmf_op_attrs. Every value stays in a stack slot for the whole call, so a
  * raised error leaks nothing. */
-#include <ctype.h>
 #include <string.h>
 
 #include "core/ops/compare.h"
@@ -45,19 +44,10 @@ typedef struct Src {
     const char *key;     /* the key used in the options table */
 } Src;
 
-static const char *input_name(const MfOpDesc *d, int slot, size_t *len);
-
-/* The Lua name of 'd', or NULL: an op without attributes (MF_OP_SIMPLE)
- * whose descriptor names no 'lua' is bound under its 'api' name. */
-static const char *lua_name(const MfOpDesc *d)
-{
-    return d->lua ? d->lua : (d->flags & MF_OP_SIMPLE) ? d->api : NULL;
-}
-
 const char *lmf_op_fname(const MfOpDesc *d)
 {
-    const char *dot = strrchr(lua_name(d), '.');
-    return dot ? dot + 1 : lua_name(d);
+    const char *dot = strrchr(mf_op_lua_name(d), '.');
+    return dot ? dot + 1 : mf_op_lua_name(d);
 }
 
 /* Raises about the value of an attribute from 'src': "bad argument #3 to
@@ -276,72 +266,21 @@ static void read_window(const Call *c, const Src *src, int idx, const MfAttrs *a
                        (lua_Integer)out[i], i + 1);
 }
 
-/* Pushes and returns '"VALID" or "SAME"'. */
-static const char *push_choices(lua_State *L, const MfAttrDef *def)
-{
-    luaL_Buffer want;
-    luaL_buffinit(L, &want);
-    for (int i = 0; def->choices[i]; i++) {
-        if (i)
-            luaL_addstring(&want, def->choices[i + 1] ? ", " : " or ");
-        lua_pushfstring(L, "\"%s\"", def->choices[i]);
-        luaL_addvalue(&want);
-    }
-    luaL_pushresult(&want);
-    return lua_tostring(L, -1);
-}
-
-/* A string of 'choices', in any letter case. */
+/* A string of the choices of ENUM attribute 'def', in any letter case. */
 static int read_enum(const Call *c, const Src *src, const MfAttrDef *def, int idx)
 {
-    lua_State *L = c->L;
-    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
-    for (int i = 0; s && def->choices[i]; i++) {
-        const char *a = s, *b = def->choices[i];
-        while (*a && toupper((unsigned char)*a) == toupper((unsigned char)*b))
-            a++, b++;
-        if (!*a && !*b)
-            return i;
-    }
-    return attr_error(c, src, push_choices(L, def), idx);
+    const char *s = lua_type(c->L, idx) == LUA_TSTRING ? lua_tostring(c->L, idx) : NULL;
+    int i = mf_attr_enum_parse(def, s);
+    char want[256];
+    return i >= 0 ? i : attr_error(c, src, mf_attr_want(def, want, sizeof want), idx);
 }
-
-#define DTYPE_WANT "a dtype name (float32, float64, int32, int64, bool or uint8)"
-
-/* What a value of 'def' must be, for the message of a missing one. */
-static const char *want_of(lua_State *L, const MfAttrDef *def)
-{
-    switch (def->type) {
-    case MF_ATTR_BOOL:
-        return "a boolean";
-    case MF_ATTR_INT:
-    case MF_ATTR_AXIS:
-        return "an integer";
-    case MF_ATTR_FLOAT:
-        return "a number";
-    case MF_ATTR_DTYPE:
-        return DTYPE_WANT;
-    case MF_ATTR_ENUM:
-        return push_choices(L, def);
-    case MF_ATTR_AXES:
-        return "an integer or an array of integers (1-based axes)";
-    case MF_ATTR_INTS:
-        return (def->flags & MF_ATTR_SHAPE) ? "a shape (an array of integers)"
-                                            : "an integer or an array of integers";
-    case MF_ATTR_WINDOW:
-        return "a number or an array of 1, 2 or 4 integers";
-    case MF_ATTR_PAIRS:
-        return "an array of {before, after} pairs";
-    }
-    return "a value";
-}
-
 
 /* Converts the value at 'idx' for attribute 'def' into 'a'. */
 static void read_attr(Call *c, const Src *src, const MfAttrDef *def, int idx, MfAttrs *a)
 {
     lua_State *L = c->L;
     MfDType dt = MF_FLOAT32;   /* set below; attr_error raises otherwise */
+    char want[256];
     switch (def->type) {
     case MF_ATTR_BOOL:
         if (!lua_isboolean(L, idx))
@@ -358,7 +297,7 @@ static void read_attr(Call *c, const Src *src, const MfAttrDef *def, int idx, Mf
         break;
     case MF_ATTR_DTYPE:
         if (lua_type(L, idx) != LUA_TSTRING || !mf_dtype_parse(lua_tostring(L, idx), &dt))
-            attr_error(c, src, DTYPE_WANT, idx);
+            attr_error(c, src, mf_attr_want(def, want, sizeof want), idx);
         *MF_ATTR_FIELD(a, def, MfDType) = dt;
         break;
     case MF_ATTR_ENUM:
@@ -431,55 +370,19 @@ static void default_axis(const Call *c, const MfAttrDef *def, MfAttrs *a)
 
 /* ---- the call ------------------------------------------------------------ */
 
-static int npositional(const MfOpDesc *d)
+/* Pushes and returns the signature of 'd' in 'style' (core/op.h). */
+static const char *push_signature(lua_State *L, const MfOpDesc *d, MfSigStyle style)
 {
-    int n = 0;
-    for (int i = 0; i < d->nattrs; i++)
-        n += (d->attrs[i].flags & MF_ATTR_POSITIONAL) != 0;
-    return n;
-}
-
-/* The positional attribute number 'k' (0-based), or NULL. */
-static const MfAttrDef *positional(const MfOpDesc *d, int k)
-{
-    for (int i = 0; i < d->nattrs; i++)
-        if ((d->attrs[i].flags & MF_ATTR_POSITIONAL) && k-- == 0)
-            return &d->attrs[i];
-    return NULL;
-}
-
-/* "relu(x)", "reduce_sum(x [, axis [, keepdims]] [, {options}])" */
-static const char *push_signature(lua_State *L, const MfOpDesc *d)
-{
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    lua_pushfstring(L, "%s(%s", lmf_op_fname(d), d->inputs ? d->inputs : "x");
-    luaL_addvalue(&b);
-    int open = 0;
-    for (int i = 0; i < d->nattrs; i++) {
-        const MfAttrDef *def = &d->attrs[i];
-        if (!(def->flags & MF_ATTR_POSITIONAL))
-            continue;
-        bool req = def->flags & MF_ATTR_REQUIRED;
-        lua_pushfstring(L, "%s%s", req ? ", " : " [, ", def->name);
-        luaL_addvalue(&b);
-        open += !req;
-    }
-    bool opts = d->nattrs > 0;
-    if (opts)
-        luaL_addstring(&b, " [, {options}]");
-    while (open-- > 0)
-        luaL_addstring(&b, "]");
-    luaL_addstring(&b, ")");
-    luaL_pushresult(&b);
-    return lua_tostring(L, -1);
+    char sig[512];
+    mf_op_signature(d, style, sig, sizeof sig);
+    return lua_pushstring(L, sig);
 }
 
 /* The signature of the function called, for messages. */
 static const char *call_signature(const Call *c)
 {
     if (!c->sig)
-        return push_signature(c->L, c->d);
+        return push_signature(c->L, c->d, MF_SIG_CALL);
     lua_pushstring(c->L, c->sig);
     return c->sig;
 }
@@ -516,8 +419,8 @@ static void split_args(Call *c)
         top--;
     lua_settop(L, top > c->nin ? top : c->nin);
     int last = top;
-    int np = npositional(c->d);
-    if (top > c->nin && is_options(L, top, positional(c->d, top - c->nin - 1))) {
+    int np = mf_op_npositional(c->d);
+    if (top > c->nin && is_options(L, top, mf_op_positional(c->d, top - c->nin - 1))) {
         c->opts = top;
         last = top - 1;
     }
@@ -538,7 +441,7 @@ static void check_keys(const Call *c)
     int n = 0;
     for (int i = 0; c->keyword && i < c->nin && i < 4; i++) {   /* the inputs' names */
         size_t len;
-        const char *name = input_name(c->d, i, &len);
+        const char *name = mf_op_input_name(c->d, i, &len);
         known[n++] = lua_pushlstring(c->L, name, len);   /* the stack keeps it */
     }
     for (int i = 0; i < c->d->nattrs && n < 2 * 16; i++) {
@@ -561,7 +464,7 @@ static void check_keys(const Call *c)
 static int push_input_field(const Call *c, int i)
 {
     size_t len;
-    const char *name = input_name(c->d, i, &len);
+    const char *name = mf_op_input_name(c->d, i, &len);
     lua_pushlstring(c->L, name, len);
     return lua_gettable(c->L, 1);
 }
@@ -574,7 +477,7 @@ static const char *push_keyword_form(const Call *c)
     luaL_addchar(&b, '{');
     for (int i = 0; i < c->nin; i++) {
         size_t len;
-        const char *name = input_name(c->d, i, &len);
+        const char *name = mf_op_input_name(c->d, i, &len);
         luaL_addstring(&b, i ? ", " : "");
         luaL_addlstring(&b, name, len);
         luaL_addstring(&b, " = ...");
@@ -626,16 +529,12 @@ static bool push_option(const Call *c, const char *key)
     return false;
 }
 
-/* The attribute given among the inputs at Lua argument 'slot' (0-based),
- * or NULL (see MF_ATTR_ARG). */
-static const MfAttrDef *arg_attr(const MfOpDesc *d, int slot);
-
 /* The argument number of attribute 'def', the 'k'-th positional one (for
  * the message of a missing one). */
 static int arg_number(const Call *c, const MfAttrDef *def, int k)
 {
     for (int slot = 0; (def->flags & MF_ATTR_ARG) && slot < c->nin; slot++)
-        if (arg_attr(c->d, slot) == def)
+        if (mf_op_arg_attr(c->d, slot) == def)
             return slot + 1;
     return c->nin + 1 + (k >= 0 ? k : 0);
 }
@@ -644,6 +543,7 @@ static int arg_number(const Call *c, const MfAttrDef *def, int k)
 static void read_attrs(Call *c, MfAttrs *a)
 {
     lua_State *L = c->L;
+    char want[256];
     luaL_checkstack(L, 2 * c->d->nattrs + 8, "too many attributes");
     for (int pass = 0; pass < 2; pass++) {
         int k = -1;
@@ -660,7 +560,7 @@ static void read_attrs(Call *c, MfAttrs *a)
                 src.arg = idx;
             }
             for (int slot = 0; (def->flags & MF_ATTR_ARG) && slot < c->nin; slot++)
-                if (arg_attr(c->d, slot) == def && !lua_isnil(L, slot + 1))
+                if (mf_op_arg_attr(c->d, slot) == def && !lua_isnil(L, slot + 1))
                     idx = src.arg = slot + 1;
             bool named = push_option(c, def->name);
             bool aliased = push_option(c, def->alias);
@@ -678,8 +578,8 @@ static void read_attrs(Call *c, MfAttrs *a)
                 read_attr(c, &src, def, idx, a);
             else if (def->flags & MF_ATTR_REQUIRED)
                 luaL_error(L, "bad argument #%d to '%s' (%s expected: %s; called as %s)",
-                           arg_number(c, def, k), c->fname, def->name, want_of(L, def),
-                           call_signature(c));
+                           arg_number(c, def, k), c->fname, def->name,
+                           mf_attr_want(def, want, sizeof want), call_signature(c));
             else if (def->type == MF_ATTR_AXIS)
                 default_axis(c, def, a);
             else if (def->flags & MF_ATTR_PER_AXIS)
@@ -719,65 +619,12 @@ static int read_list(const Call *c, int idx, MfTensor ***items)
     return n;
 }
 
-/* The name of Lua argument 'slot' (0-based) in the descriptor's 'inputs'
- * ("params, indices"), its length in '*len'; NULL past the last. */
-static const char *input_name(const MfOpDesc *d, int slot, size_t *len)
-{
-    const char *s = d->inputs ? d->inputs : "x";
-    for (; slot > 0 && s; slot--)
-        if ((s = strchr(s, ',')))
-            s += strspn(s, ", ");
-    *len = s ? strcspn(s, ", ") : 0;
-    return s;
-}
-
 /* Pushes and returns the name of Lua argument 'slot' (0-based). */
 static const char *push_input_name(const Call *c, int slot)
 {
     size_t len;
-    const char *s = input_name(c->d, slot, &len);
+    const char *s = mf_op_input_name(c->d, slot, &len);
     return lua_pushlstring(c->L, s ? s : "x", s ? len : 1);
-}
-
-static const MfAttrDef *arg_attr(const MfOpDesc *d, int slot)
-{
-    size_t len;
-    const char *s = input_name(d, slot, &len);
-    for (int i = 0; s && i < d->nattrs; i++) {
-        const MfAttrDef *def = &d->attrs[i];
-        if ((def->flags & MF_ATTR_ARG) && strlen(def->name) == len &&
-            strncmp(def->name, s, len) == 0)
-            return def;
-    }
-    return NULL;
-}
-
-/* The Lua arguments before the positional attributes: the tensor inputs
- * (one list for a variadic op) and the attributes given among them. */
-static int input_slots(const MfOpDesc *d)
-{
-    if ((d->flags & MF_OP_VARIADIC) && !d->optional_inputs)
-        return 1;
-    int n = d->arity + d->optional_inputs;
-    for (int i = 0; i < d->nattrs; i++)
-        n += (d->attrs[i].flags & MF_ATTR_ARG) != 0;
-    return n;
-}
-
-/* Whether Lua data for tensor input 'k' (at argument 'slot') converts to
- * int64: positions (ONE_BASED) or an input named "indices". */
-static bool is_indices(const MfOpDesc *d, int k, int slot)
-{
-    size_t len;
-    const char *s = input_name(d, slot, &len);
-    return ((d->one_based_inputs | d->index_inputs) & (1u << k)) ||
-           (s && len == 7 && strncmp(s, "indices", 7) == 0);
-}
-
-/* Whether tensor input 'k' gives its dtype to Lua data (like_inputs). */
-static bool gives_dtype(const MfOpDesc *d, int k, int slot)
-{
-    return d->like_inputs ? (d->like_inputs & (1u << k)) != 0 : !is_indices(d, k, slot);
 }
 
 /* The input at argument 'idx' holds 1-based positions: checks they are
@@ -831,7 +678,7 @@ static int read_inputs(Call *c, MfTensor **in)
     while (given > c->nin - c->d->optional_inputs && lua_isnil(L, given))
         given--;
     for (int i = 1; i <= given; i++) {
-        if (arg_attr(c->d, i - 1))
+        if (mf_op_arg_attr(c->d, i - 1))
             continue;
         if (lua_isnoneornil(L, i) && c->keyword)
             luaL_error(L, "%s: missing '%s' (call it as %s%s)", c->fname,
@@ -845,15 +692,15 @@ static int read_inputs(Call *c, MfTensor **in)
                        i > c->given ? "no value" : "nil");
         slot[n] = i;
         in[n] = lmf_test_tensor(L, i);   /* its stack slot owns it (lmf.h) */
-        if (in[n] && like < 0 && gives_dtype(c->d, n, i - 1))
+        if (in[n] && like < 0 && mf_op_input_gives_dtype(c->d, n, i - 1))
             like = (int)in[n]->dtype;
         converted |= !in[n++];
     }
     for (int k = 0; k < n && converted; k++) {
         if (in[k])
             continue;
-        bool gives = gives_dtype(c->d, k, slot[k] - 1);
-        if (is_indices(c->d, k, slot[k] - 1))
+        bool gives = mf_op_input_gives_dtype(c->d, k, slot[k] - 1);
+        if (mf_op_input_is_index(c->d, k, slot[k] - 1))
             in[k] = lmf_arg_index_tensor(L, slot[k], c->fname);
         else
             in[k] = take_float_dtype(c, slot[k],
@@ -872,7 +719,7 @@ static int l_op(lua_State *L)
     c.d = mf_op_table[c.op];
     c.fname = lmf_op_fname(c.d);
     bool variadic = (c.d->flags & MF_OP_VARIADIC) && !c.d->optional_inputs;
-    c.nin = input_slots(c.d);
+    c.nin = mf_op_input_slots(c.d);
     keyword_inputs(&c);
     split_args(&c);
     if (c.opts)
@@ -953,20 +800,20 @@ static int l_test_ops(lua_State *L)
     int n = 0;
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
-        if (!lua_name(d))
+        if (!mf_op_lua_name(d))
             continue;
         lua_createtable(L, 0, 8);
         lua_pushstring(L, d->name);
         lua_setfield(L, -2, "name");
-        lua_pushstring(L, lua_name(d));
+        lua_pushstring(L, mf_op_lua_name(d));
         lua_setfield(L, -2, "lua");
         lua_pushstring(L, lmf_op_fname(d));
         lua_setfield(L, -2, "fname");
-        lua_pushinteger(L, input_slots(d) + npositional(d));
+        lua_pushinteger(L, mf_op_input_slots(d) + mf_op_npositional(d));
         lua_setfield(L, -2, "nargs");
-        lua_pushboolean(L, !(d->flags & MF_OP_NO_METHOD) && !strchr(lua_name(d), '.'));
+        lua_pushboolean(L, !(d->flags & MF_OP_NO_METHOD) && !strchr(mf_op_lua_name(d), '.'));
         lua_setfield(L, -2, "method");
-        push_signature(L, d);
+        push_signature(L, d, MF_SIG_CALL);
         lua_setfield(L, -2, "signature");
         lua_pushstring(L, d->summary ? d->summary : "");
         lua_setfield(L, -2, "summary");
@@ -985,12 +832,12 @@ void lmf_open_ops(lua_State *L, int methods)
     int mfi = lua_gettop(L);
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
-        if (!lua_name(d))
+        if (!mf_op_lua_name(d))
             continue;
-        const char *name = push_namespace(L, mfi, lua_name(d));
+        const char *name = push_namespace(L, mfi, mf_op_lua_name(d));
         lua_pushinteger(L, i);
         lua_pushcclosure(L, l_op, 1);
-        if (!(d->flags & MF_OP_NO_METHOD) && name == lua_name(d)) {
+        if (!(d->flags & MF_OP_NO_METHOD) && name == mf_op_lua_name(d)) {
             lua_pushvalue(L, -1);
             lua_setfield(L, methods, name);
         }
@@ -1026,43 +873,6 @@ void lmf_check_nargs(lua_State *L, const char *fname, int max)
 
 int lmf_op_help_signature(lua_State *L, MfOpId op)
 {
-    const MfOpDesc *d = mf_op_table[op];
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    lua_pushfstring(L, "mf.%s(%s", lua_name(d), d->inputs ? d->inputs : "x");
-    luaL_addvalue(&b);
-    int open = 0, named = 0;
-    for (int i = 0; i < d->nattrs; i++) {
-        const MfAttrDef *def = &d->attrs[i];
-        if (def->flags & MF_ATTR_ARG)
-            continue;
-        if (!(def->flags & MF_ATTR_POSITIONAL)) {
-            named++;
-            continue;
-        }
-        bool req = def->flags & MF_ATTR_REQUIRED;
-        lua_pushfstring(L, "%s%s", req ? ", " : " [, ", def->name);
-        luaL_addvalue(&b);
-        open += !req;
-    }
-    while (open-- > 0)
-        luaL_addstring(&b, "]");
-    for (int i = 0, k = 0; i < d->nattrs && named; i++) {
-        if (d->attrs[i].flags & (MF_ATTR_POSITIONAL | MF_ATTR_ARG))
-            continue;
-        lua_pushfstring(L, "%s%s", k++ ? ", " : " [, {", d->attrs[i].name);
-        luaL_addvalue(&b);
-    }
-    luaL_addstring(&b, named ? "}])" : ")");
-    if (!(d->flags & MF_OP_NO_METHOD) && !strchr(lua_name(d), '.')) {
-        const char *in = d->inputs ? d->inputs : "x";
-        size_t first = strcspn(in, ",");
-        bool more = d->nattrs > 0 || (d->flags & MF_OP_VARIADIC) || d->arity > 1;
-        lua_pushfstring(L, " or %s:%s(%s)", lua_pushlstring(L, in, first), lua_name(d),
-                        more ? "..." : "");
-        lua_remove(L, -2);
-        luaL_addvalue(&b);
-    }
-    luaL_pushresult(&b);
+    push_signature(L, mf_op_table[op], MF_SIG_HELP);
     return 1;
 }

@@ -1,7 +1,8 @@
 /* test_attrs.c — reading an op's attributes through its schema (core/op.h,
  * core/attrs.c), as the binder, mf.ops() and the listings do: the field
- * and count macros, enum choices by index, type names, and the formatted
- * non-default attributes. */
+ * and count macros, enum choices by index, type names, the formatted
+ * non-default attributes, and the face a descriptor declares (input names,
+ * positional attributes, signatures, what a value must be). */
 #include "testutil.h"
 
 /* The definition named 'name' among the attributes of 'op'. */
@@ -102,12 +103,89 @@ static void test_one_element_lists(void **state)
     assert_string_equal(buf, "begin={2}");
 }
 
+/* The face a descriptor declares, as the binder, help and mf.test.ops() read it. */
+static void test_face(void **state)
+{
+    (void)state;
+    const MfOpDesc *gather = mf_op_table[MF_OP_GATHER];
+    const MfOpDesc *bpi = mf_op_table[MF_OP_CONV2D_BACKPROP_INPUT];
+    size_t len;
+    const char *name = mf_op_input_name(gather, 1, &len);
+    assert_int_equal(len, 7);
+    assert_memory_equal(name, "indices", 7);
+    assert_null(mf_op_input_name(gather, 2, &len));
+    assert_memory_equal(mf_op_input_name(mf_op_table[MF_OP_EXP], 0, &len), "x", 1);
+    assert_true(mf_op_input_is_index(gather, 1, 1));
+    assert_false(mf_op_input_gives_dtype(gather, 1, 1));
+    assert_true(mf_op_input_gives_dtype(gather, 0, 0));
+    assert_false(mf_op_input_gives_dtype(mf_op_table[MF_OP_SELECT], 0, 0));   /* cond */
+    assert_string_equal(mf_op_arg_attr(bpi, 0)->name, "input_sizes");
+    assert_null(mf_op_arg_attr(bpi, 1));
+    assert_int_equal(mf_op_input_slots(bpi), 3);
+    assert_int_equal(mf_op_input_slots(mf_op_table[MF_OP_CONCAT]), 1);
+    const MfOpDesc *sum = mf_op_table[MF_OP_SUM];
+    assert_int_equal(mf_op_npositional(sum), 2);
+    assert_string_equal(mf_op_positional(sum, 1)->name, "keepdims");
+    assert_null(mf_op_positional(sum, 2));
+    assert_string_equal(mf_op_lua_name(mf_op_table[MF_OP_MAX_POOL]), "nn.max_pool");
+    assert_null(mf_op_lua_name(mf_op_table[MF_OP_MAX_POOL_GRAD]));
+}
+
+static void test_signature(void **state)
+{
+    (void)state;
+    char buf[160];
+    mf_op_signature(mf_op_table[MF_OP_SUM], MF_SIG_CALL, buf, sizeof buf);
+    assert_string_equal(buf, "reduce_sum(x [, axis [, keepdims [, {options}]]])");
+    mf_op_signature(mf_op_table[MF_OP_SUM], MF_SIG_HELP, buf, sizeof buf);
+    assert_string_equal(buf, "mf.reduce_sum(x [, axis [, keepdims]]) or x:reduce_sum(...)");
+    mf_op_signature(mf_op_table[MF_OP_MATMUL], MF_SIG_HELP, buf, sizeof buf);
+    assert_string_equal(buf, "mf.matmul(a, b [, {transpose_a, transpose_b}]) or a:matmul(...)");
+    mf_op_signature(mf_op_table[MF_OP_EXP], MF_SIG_HELP, buf, sizeof buf);
+    assert_string_equal(buf, "mf.exp(x) or x:exp()");
+    mf_op_signature(mf_op_table[MF_OP_EXP], MF_SIG_CALL, buf, sizeof buf);
+    assert_string_equal(buf, "exp(x)");
+    mf_op_signature(mf_op_table[MF_OP_MAX_POOL], MF_SIG_CALL, buf, sizeof buf);
+    assert_string_equal(buf, "max_pool(x, ksize, strides, padding [, {options}])");
+    mf_op_signature(mf_op_table[MF_OP_MAX_POOL], MF_SIG_HELP, buf, sizeof buf);
+    assert_string_equal(buf, "mf.nn.max_pool(x, ksize, strides, padding [, {data_format}])");
+    mf_op_signature(mf_op_table[MF_OP_CONCAT], MF_SIG_HELP, buf, sizeof buf);
+    assert_string_equal(buf, "mf.concat(list [, axis])");
+    assert_int_equal(mf_op_signature(mf_op_table[MF_OP_SUM], MF_SIG_CALL, buf, 8), 7);
+    assert_string_equal(buf, "reduce_");   /* cut, still terminated */
+    assert_int_equal(mf_op_signature(mf_op_table[MF_OP_MAX_POOL_GRAD], MF_SIG_HELP, buf,
+                                     sizeof buf), 0);   /* internal: no face */
+}
+
+/* What the binder's messages say a value must be, and enum names in any case. */
+static void test_want_and_enum(void **state)
+{
+    (void)state;
+    char buf[128];
+    const MfAttrDef *pad = attr(MF_OP_CONV2D, "padding");
+    assert_string_equal(mf_attr_want(pad, buf, sizeof buf), "\"VALID\" or \"SAME\"");
+    assert_string_equal(mf_attr_want(attr(MF_OP_RESHAPE, "shape"), buf, sizeof buf),
+                        "a shape (an array of integers)");
+    assert_string_equal(mf_attr_want(attr(MF_OP_CAST, "dtype"), buf, sizeof buf),
+                        "a dtype name (float32, float64, int32, int64, bool or uint8)");
+    assert_string_equal(mf_attr_want(attr(MF_OP_SUM, "keepdims"), buf, sizeof buf),
+                        "a boolean");
+    assert_int_equal(mf_attr_enum_parse(pad, "same"), 1);
+    assert_int_equal(mf_attr_enum_parse(pad, "VALID"), 0);
+    assert_int_equal(mf_attr_enum_parse(pad, "SAM"), -1);
+    assert_int_equal(mf_attr_enum_parse(pad, "SAMEE"), -1);
+    assert_int_equal(mf_attr_enum_parse(pad, NULL), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_schema_access),
         TEST(test_halves_and_pairs),
         TEST(test_one_element_lists),
+        TEST(test_face),
+        TEST(test_signature),
+        TEST(test_want_and_enum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
