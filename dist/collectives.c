@@ -2,6 +2,7 @@
  * on tensors (see dist.h). Each one: the signature exchange, then the MPI
  * call on a contiguous buffer, in pieces of at most 2^30 elements because
  * MPI counts are ints. A world of one process copies. */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,10 +103,10 @@ static MfStatus bcast_bytes(void *data, int64_t n, MfDType dt, int root, const c
     return st;
 }
 
-static MfStatus check_root(const char *who, int root)
+MfStatus mf_dist_check_root(const char *who, int64_t root)
 {
     if (root < 0 || root >= mf_dist_size())
-        return mf_err_set(MF_EARG, "%s: root must be a rank in 0..%d, got %d", who,
+        return mf_err_set(MF_EARG, "%s: root must be a rank in 0..%d, got %" PRId64, who,
                           mf_dist_size() - 1, root);
     return MF_OK;
 }
@@ -124,7 +125,7 @@ MfStatus mf_dist_broadcast(MfTensor *t, int root, bool check, MfTensor **out)
     *out = NULL;
     MfStatus st = check_eager("broadcast", t);
     if (st == MF_OK)
-        st = check_root("broadcast", root);
+        st = mf_dist_check_root("broadcast", root);
     char text[256], desc[200];
     snprintf(text, sizeof text, "broadcast(root=%d) %s", root, describe(t, desc, sizeof desc));
     if (st == MF_OK && check)
@@ -266,7 +267,7 @@ static MfStatus check_variables(int n, MfVariable *const *vars)
 
 MfStatus mf_dist_broadcast_variables(int n, MfVariable *const *vars, int root, bool check)
 {
-    MfStatus st = check_root("broadcast_variables", root);
+    MfStatus st = mf_dist_check_root("broadcast_variables", root);
     if (st == MF_OK)
         st = check_variables(n, vars);
     if (st != MF_OK || mf_dist_size() == 1)

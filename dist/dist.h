@@ -61,6 +61,10 @@ MfStatus mf_dist_iallreduce(const MfTensor *in, MfTensor *out, MfReduceOp op, ui
 MfStatus mf_dist_progress(MfDistRequest *r, bool *done);
 MfStatus mf_dist_wait(MfDistRequest *r);
 
+/* MF_EARG "WHO: root must be a rank in 0..size-1, got ROOT" unless 'root'
+ * is a rank of this run (any 64-bit value, as a Lua integer may be). */
+MfStatus mf_dist_check_root(const char *who, int64_t root);
+
 /* Root's tensor on every process: '*out' has 't's shape and dtype, which
  * must be the same on every process (checked with 'check'). MF_EARG for a
  * graph tensor (no value yet) or a root outside 0..size-1. */

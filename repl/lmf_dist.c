@@ -32,9 +32,7 @@ static bool read_check(lua_State *L, int idx, const char *who, const char *const
 static int read_root(lua_State *L, int idx, const char *who)
 {
     lua_Integer root = lmf_opt_integer(L, idx, who, "root", 0);
-    if (root < 0 || root >= mf_dist_size())
-        return luaL_error(L, "%s: root must be a rank in 0..%d, got %I", who,
-                          mf_dist_size() - 1, (LUAI_UACINT)root);
+    lmf_check_status(L, mf_dist_check_root(who, root));
     return (int)root;
 }
 

@@ -64,8 +64,7 @@ static void add_vars(lua_State *L, MfSaver *s, int idx)
             lmf_raise(L);
         lua_pop(L, 1);
     }
-    if (mf_saver_nvars(s) == 0)
-        luaL_error(L, "Saver: no Variables to save (var_list is empty)");
+    lmf_check_status(L, mf_saver_check_not_empty(s));
 }
 
 /* Adds the optimizers of the array at 'idx' (nil: none). */

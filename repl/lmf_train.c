@@ -313,16 +313,16 @@ static MfStatus call_loss(void *ctx, MfTensor **loss)
     return MF_OK;
 }
 
-/* The var_list option of the table at 'oi' into a userdata array (pushed);
- * returns the count, or -1 (nothing pushed) when absent. */
+/* The var_list option of the table at 'oi' into a userdata array (pushed;
+ * nil and '*out' NULL when absent); returns the count. */
 static int read_var_list(lua_State *L, int oi, const char *who, MfVariable ***out)
 {
-    if (lua_isnoneornil(L, oi))
-        return -1;
-    luaL_checktype(L, oi, LUA_TTABLE);
-    if (lua_getfield(L, oi, "var_list") == LUA_TNIL) {
-        lua_pop(L, 1);
-        return -1;
+    *out = NULL;
+    if (!lua_isnoneornil(L, oi))
+        luaL_checktype(L, oi, LUA_TTABLE);
+    if (!lmf_opt_field(L, oi, "var_list")) {
+        lua_pushnil(L);
+        return 0;
     }
     if (!lua_istable(L, -1))
         luaL_error(L, "%s: var_list must be an array of Variables, got %s", who,
@@ -343,33 +343,16 @@ static int read_var_list(lua_State *L, int oi, const char *who, MfVariable ***ou
 }
 
 /* Pushes the Variable box for 'v' (a reference the caller owns, stolen):
- * for a graph Variable handle, the very box mf.Variable made when
- * mf.global_variables(g) finds it (so `pair[2] == w` holds), else a box
- * for 'v'. */
+ * for a graph Variable handle, the very box mf.Variable made for its node
+ * (so `pair[2] == w` holds), else a box for 'v'. */
 static void push_var(lua_State *L, MfVariable *v)
 {
-    MfNode *node = v->value && v->value->node ? v->value->node : NULL;
-    if (node && lua_getglobal(L, "mf") == LUA_TTABLE &&
-        lua_getfield(L, -1, "global_variables") == LUA_TFUNCTION) {
-        lmf_push_graph(L, node->graph);
-        if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
-            for (lua_Integer i = 1; lua_geti(L, -1, i) != LUA_TNIL; i++) {
-                MfVariable *b = lmf_test_variable(L, -1);
-                if (b && b->value && b->value->node == (void *)node) {
-                    lua_replace(L, -3);
-                    lua_pop(L, 1);
-                    mf_variable_release(v);
-                    return;
-                }
-                lua_pop(L, 1);
-            }
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 2);
-    } else if (node) {
-        lua_pop(L, lua_type(L, -1) == LUA_TTABLE ? 1 : 2);
-    }
+    MfNode *node = mf_mode_variable_node(v);
     lmf_push_variable(L, v);
+    if (node) {   /* v's box keeps the node's graph alive meanwhile */
+        lmf_push_graph_variable(L, node);
+        lua_remove(L, -2);
+    }
 }
 
 /* Pushes the pairs as an array of {grad, var, n = 2} (n set on the array too). */
@@ -401,55 +384,37 @@ static const MfDistOptions *dist_options(lua_State *L)
     return box->distributed ? &box->dist : NULL;
 }
 
-/* Graph mode: the symbolic loss at 2 with the options at 3; pushes the
- * pairs and the loss. */
-static void compute_graph(lua_State *L, const char *who)
-{
-    MfTensor *loss = lmf_test_tensor(L, 2);
-    MfVariable **vs = NULL;
-    int nv = read_var_list(L, 3, who, &vs);
-    MfGradVar *pairs = NULL;
-    int n = 0;
-    lmf_check_status(L, mf_train_compute_gradients_graph_dist(loss, nv < 0 ? 0 : nv,
-                                                              nv < 0 ? NULL : vs,
-                                                              dist_options(L), &pairs, &n));
-    if (nv >= 0)
-        lua_pop(L, 1);
-    push_pairs(L, pairs, n);
-    mf_grad_vars_free(pairs, n);
-    lua_pushvalue(L, 2);
-}
-
-/* Runs the loss at 2 with the options at 3; pushes pairs and the loss. */
+/* Runs the loss at 2 (eager: a function; graph mode: a graph tensor) with
+ * the options at 3; pushes the pairs and the loss. */
 static void compute(lua_State *L, const char *who)
 {
     MfTensor *sym = lmf_test_tensor(L, 2);
-    if (sym && sym->node) {
-        compute_graph(L, who);
-        return;
-    }
-    if (!is_callable(L, 2))
+    bool graph = sym && sym->node;
+    if (!graph && !is_callable(L, 2))
         luaL_error(L, "%s: in eager mode the loss must be a function of no arguments, got %s "
                    "(in graph mode: a graph tensor)", who, type_name(L, 2));
-    MfVariable **vs = NULL;
+    MfVariable **vs;
     int nv = read_var_list(L, 3, who, &vs);
     LossCtx ctx = {L, 2, who, false};
     MfGradVar *pairs = NULL;
     int n = 0;
     MfTensor *loss = NULL;
-    MfStatus st = mf_train_compute_gradients_dist(call_loss, &ctx, nv < 0 ? 0 : nv,
-                                                  nv < 0 ? NULL : vs, dist_options(L), &loss,
-                                                  &pairs, &n);
+    MfStatus st = graph ? mf_train_compute_gradients_graph_dist(sym, nv, vs, dist_options(L),
+                                                                &pairs, &n)
+                        : mf_train_compute_gradients_dist(call_loss, &ctx, nv, vs,
+                                                          dist_options(L), &loss, &pairs, &n);
     if (ctx.lua_failed) {
         mf_err_clear();
         lua_error(L);
     }
     lmf_check_status(L, st);
-    if (nv >= 0)
-        lua_pop(L, 1);
+    lua_pop(L, 1);
     push_pairs(L, pairs, n);
     mf_grad_vars_free(pairs, n);
-    lmf_push_tensor(L, loss);
+    if (graph)
+        lua_pushvalue(L, 2);
+    else
+        lmf_push_tensor(L, loss);
 }
 
 /* TensorFlow 1.x's positional forms into the options table at 3:
@@ -679,37 +644,21 @@ static int o_get_slot(lua_State *L)
 }
 
 /* opt:variables() -> the optimizer's own Variables (TensorFlow 1.x's
- * Optimizer.variables()): each trained variable's slots, in the order the
- * variables were first applied, then Adam's beta1_power and beta2_power;
- * inside g:as_default those of that graph, else the eager ones. */
+ * Optimizer.variables(), train/'s mf_optimizer_variables): inside
+ * g:as_default those of that graph, else the eager ones. */
 static int o_variables(lua_State *L)
 {
     lmf_check_nargs(L, "variables", 1);
     MfOptimizer *o = check_opt(L, 1);
-    const char *names[2];
-    int ns = mf_optimizer_slot_names(o, names);
-    lua_newtable(L);
-    lua_Integer k = 0;
-    for (int i = 0, n = mf_optimizer_nvars(o); i < n; i++)
-        for (int j = 0; j < ns; j++) {
-            MfVariable *slot = NULL;
-            if (mf_optimizer_get_slot(o, mf_optimizer_var(o, i), names[j], &slot) != MF_OK)
-                return lmf_raise(L);
-            if (!slot || !mf_mode_variable_here(slot))
-                continue;
-            mf_variable_retain(slot);
-            push_var(L, slot);
-            lua_seti(L, -2, ++k);
-        }
-    for (int c = 0; c < mf_optimizer_npowers(o); c++)   /* Adam's, of this context */
-        for (int j = 0; j < 2; j++) {
-            MfVariable *p = mf_optimizer_power(o, c, j);
-            if (!p || !mf_mode_variable_here(p))
-                continue;
-            mf_variable_retain(p);
-            push_var(L, p);
-            lua_seti(L, -2, ++k);
-        }
+    int n = mf_optimizer_variables(o, NULL, 0);
+    MfVariable **vs = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *vs, 0);
+    mf_optimizer_variables(o, vs, n);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        mf_variable_retain(vs[i]);   /* the optimizer at 1 holds them meanwhile */
+        push_var(L, vs[i]);
+        lua_seti(L, -2, i + 1);
+    }
     return 1;
 }
 
@@ -845,9 +794,7 @@ static int l_exponential_decay(lua_State *L)
     bool staircase = lua_istable(L, 5) ? lmf_opt_bool(L, 5, who, "staircase", 0)
                                        : lua_toboolean(L, 5);
     MfVariable *sv = lmf_test_variable(L, 2);   /* the Variable itself is kept */
-    MfTensor *step = sv ? sv->value : lmf_test_tensor(L, 2);
-    /* graph mode (a graph global step): TensorFlow 1.x's decayed-rate tensor */
-    bool graph = step && step->node;
+    bool graph = mf_train_decay_is_tensor(sv ? sv->value : lmf_test_tensor(L, 2));
     lua_settop(L, 2);
     lua_pushnumber(L, steps);
     lua_pushnumber(L, rate);

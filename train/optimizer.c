@@ -170,16 +170,6 @@ MfVariable *mf_optimizer_nonslot(const MfOptimizer *o, const char *name)
     return NULL;
 }
 
-int mf_optimizer_npowers(const MfOptimizer *o)
-{
-    return 1 + o->naside;
-}
-
-MfVariable *mf_optimizer_power(const MfOptimizer *o, int k, int i)
-{
-    return k == 0 ? o->beta_power[i] : o->aside[k - 1][i];
-}
-
 int mf_optimizer_nvars(const MfOptimizer *o)
 {
     return o->nentries;
@@ -188,6 +178,31 @@ int mf_optimizer_nvars(const MfOptimizer *o)
 MfVariable *mf_optimizer_var(const MfOptimizer *o, int k)
 {
     return o->entries[k].var;
+}
+
+/* Counts 'v' (a slot or power, may be NULL) when it belongs to the current
+ * context, storing it while 'out' has room; returns the new count. */
+static int add_here(MfVariable *v, MfVariable **out, int cap, int n)
+{
+    if (!v || !mf_mode_variable_here(v))
+        return n;
+    if (n < cap)
+        out[n] = v;
+    return n + 1;
+}
+
+int mf_optimizer_variables(const MfOptimizer *o, MfVariable **out, int cap)
+{
+    int n = 0;
+    for (int i = 0; i < o->nentries; i++)
+        for (int k = 0; k < MF_OPT_MAX_SLOTS; k++)
+            n = add_here(o->entries[i].slot[k], out, cap, n);
+    for (int j = 0; j < 2; j++)   /* Adam's powers: the current pair, then those aside */
+        n = add_here(o->beta_power[j], out, cap, n);
+    for (int c = 0; c < o->naside; c++)
+        for (int j = 0; j < 2; j++)
+            n = add_here(o->aside[c][j], out, cap, n);
+    return n;
 }
 
 /* A slot variable of 'var' named as TensorFlow names it: "w/Adam", "w/Adam_1". */
@@ -709,6 +724,11 @@ static MfStatus check_decay(const MfTensor *lr, const MfTensor *step, double dec
         return mf_err_set(MF_EARG, "exponential_decay: decay_rate must be > 0, got %g",
                           decay_rate);
     return MF_OK;
+}
+
+bool mf_train_decay_is_tensor(const MfTensor *step)
+{
+    return step && step->node;
 }
 
 MfStatus mf_train_exponential_decay(MfTensor *lr, MfTensor *step, double decay_steps,

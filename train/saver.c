@@ -206,6 +206,13 @@ MfStatus mf_saver_add_optimizer(MfSaver *s, MfOptimizer *o)
     return MF_OK;
 }
 
+MfStatus mf_saver_check_not_empty(const MfSaver *s)
+{
+    if (s->nvars == 0)
+        return mf_err_set(MF_EARG, "Saver: no Variables to save (var_list is empty)");
+    return MF_OK;
+}
+
 int mf_saver_nvars(const MfSaver *s)
 {
     return s->nvars;

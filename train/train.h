@@ -204,12 +204,12 @@ MfStatus mf_optimizer_get_slot(const MfOptimizer *o, const MfVariable *var, cons
  * apply or for other optimizers). */
 MfVariable *mf_optimizer_nonslot(const MfOptimizer *o, const char *name);
 
-/* Adam's beta powers of every context it trained in (eager mode, each
- * graph: TensorFlow keys them by graph): 'mf_optimizer_npowers' pairs,
- * pair 0 the current one (mf_optimizer_nonslot's); power 'i' (0: beta1, 1:
- * beta2) of pair 'k', borrowed, may be NULL. */
-int mf_optimizer_npowers(const MfOptimizer *o);
-MfVariable *mf_optimizer_power(const MfOptimizer *o, int k, int i);
+/* The optimizer's own Variables of the current context (the graph being
+ * built, else eager mode), TensorFlow 1.x's Optimizer.variables(): each
+ * trained variable's slots, in the order the variables were first applied,
+ * then Adam's beta powers (kept per context: eager mode, each graph).
+ * Returns how many; stores the first 'cap' of them (borrowed) in 'out'. */
+int mf_optimizer_variables(const MfOptimizer *o, MfVariable **out, int cap);
 
 /* Number of variables with slots, and variable 'k' of them (borrowed). */
 int mf_optimizer_nvars(const MfOptimizer *o);
@@ -319,6 +319,13 @@ MfStatus mf_train_broadcast_session(MfSession *sess, int n, MfVariable *const *v
  * decay_rate <= 0, non-scalar or non-float arguments. */
 MfStatus mf_train_exponential_decay(MfTensor *lr, MfTensor *step, double decay_steps,
                                     double decay_rate, bool staircase, MfTensor **out);
+
+/* exponential_decay's form for 'step' (NULL: a number): of a symbolic step
+ * (a graph's global step) the rate is one graph tensor, built now and
+ * evaluated when the graph runs (TensorFlow 1.x); otherwise a function of
+ * no arguments that an optimizer calls at every step, reading the step's
+ * current value. */
+bool mf_train_decay_is_tensor(const MfTensor *step);
 
 /* ---- graph mode (train/graph_train.c) ---------------------------------------------
  * A graph Variable is passed as a handle: an MfVariable whose value is the
@@ -452,6 +459,10 @@ void mf_saver_free(MfSaver *s);
 /* Adds 'v' under 'name' (copied). MF_EARG for an empty name or one already
  * used (the message names both Variables). */
 MfStatus mf_saver_add_variable(MfSaver *s, const char *name, MfVariable *v);
+
+/* MF_EARG "Saver: no Variables to save (var_list is empty)" when no
+ * Variable was added (a saver of optimizers alone saves nothing they own). */
+MfStatus mf_saver_check_not_empty(const MfSaver *s);
 
 /* Adds an optimizer whose slots (of the saver's Variables) are saved too. */
 MfStatus mf_saver_add_optimizer(MfSaver *s, MfOptimizer *o);

@@ -150,6 +150,12 @@ static void test_collectives_need_values(void **state)
     MfTensor *v = make_tensor(MF_FLOAT32, 1, (int64_t[]){2}, (double[]){1, 2});
     assert_int_equal(mf_dist_broadcast(v, 1, true, &out), MF_EARG);
     assert_error_contains("broadcast: root must be a rank in 0..0, got 1");
+    /* a Lua integer is 64 bits: checked before it is narrowed to an int */
+    assert_int_equal(mf_dist_check_root("broadcast_variables", INT64_C(1) << 32), MF_EARG);
+    assert_error_contains("broadcast_variables: root must be a rank in 0..0, got 4294967296");
+    assert_int_equal(mf_dist_check_root("broadcast", -1), MF_EARG);
+    assert_error_contains("broadcast: root must be a rank in 0..0, got -1");
+    assert_int_equal(mf_dist_check_root("broadcast", 0), MF_OK);
     assert_int_equal(mf_dist_broadcast(v, 0, true, &out), MF_OK);
     assert_values(out, (double[]){1, 2}, 2, 0);
     mf_tensor_release(out);

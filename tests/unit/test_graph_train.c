@@ -211,7 +211,11 @@ static void test_saver_of_the_graph(void **state)
     MfVariable *eager = mf_variable_new(one, "e", true);
     mf_tensor_release(one);
     s = mf_saver_new();
+    /* Saver{var_list = {}} (optimizers alone): nothing of theirs to save */
+    assert_int_equal(mf_saver_check_not_empty(s), MF_EARG);
+    assert_error_contains("Saver: no Variables to save (var_list is empty)");
     assert_int_equal(mf_saver_add_variable(s, "e", eager), MF_OK);
+    assert_int_equal(mf_saver_check_not_empty(s), MF_OK);
     assert_int_equal(mf_saver_check_session(s, NULL, "Saver.save"), MF_OK);
     assert_int_equal(mf_saver_check_session(s, m.sess, "Saver.save"), MF_EARG);
     assert_error_contains("Saver.save: this Saver holds eager Variables, which keep their own "

@@ -197,6 +197,15 @@ static void test_slots_and_step(void **state)
     assert_values(u->value, W0, N, 1e-7);
     double b1p = 0.9 * 0.9 * 0.9 * 0.9;
     assert_values(mf_optimizer_nonslot(o, "beta1_power")->value, &b1p, 1, 1e-7);
+    /* opt:variables(): w's slots (u got none), then the beta powers */
+    MfVariable *own[4];
+    assert_int_equal(mf_optimizer_variables(o, NULL, 0), 4);
+    assert_int_equal(mf_optimizer_variables(o, own, 4), 4);
+    assert_string_equal(own[0]->name, "w/Adam");
+    assert_string_equal(own[1]->name, "w/Adam_1");
+    assert_ptr_equal(own[2], mf_optimizer_nonslot(o, "beta1_power"));
+    assert_ptr_equal(own[3], mf_optimizer_nonslot(o, "beta2_power"));
+    assert_int_equal(mf_optimizer_variables(o, own, 1), 4);   /* counts past 'cap' */
     assert_int_equal(mf_optimizer_get_slot(o, w, "rms", &slot), MF_EARG);
     assert_error_contains("get_slot: AdamOptimizer has slots \"m\" and \"v\", got \"rms\"");
     /* a learning rate given per apply (float64 on a float32 variable) */
@@ -501,6 +510,15 @@ static void test_exponential_decay(void **state)
     assert_int_equal(mf_train_exponential_decay(step, step, 10, 0.5, false, &out), MF_EARG);
     assert_error_contains("learning_rate must be a float scalar");
     assert_null(out);
+    /* a number or an eager step: a function read per step; a graph's step: a tensor */
+    assert_false(mf_train_decay_is_tensor(NULL));
+    assert_false(mf_train_decay_is_tensor(step));
+    MfGraph *g = mf_graph_new();
+    MfTensor *sym = NULL;
+    assert_int_equal(mf_graph_placeholder(g, MF_INT64, 0, NULL, "step", &sym), MF_OK);
+    assert_true(mf_train_decay_is_tensor(sym));
+    mf_tensor_release(sym);
+    mf_graph_release(g);
     mf_tensor_release(lr);
     mf_tensor_release(step);
 }
