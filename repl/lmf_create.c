@@ -21,11 +21,11 @@
 
 /* ---- argument helpers ------------------------------------------------------- */
 
-/* A dtype given as a string at 'idx' or as the field 'dtype' of an options
- * table there; 'dflt' when absent. Sets '*given' when one was given. */
 /* The options of functions whose only option is the dtype. */
 static const char *const dtype_only[] = {"dtype", NULL};
 
+/* A dtype given as a string at 'idx' or as the field 'dtype' of an options
+ * table there; 'dflt' when absent. Sets '*given' when one was given. */
 static MfDType dtype_arg(lua_State *L, int idx, const char *fname, MfDType dflt, int *given)
 {
     MfDType dt = dflt;
@@ -194,25 +194,6 @@ static int l_fill(lua_State *L)
 
 /* ---- constant ----------------------------------------------------------------- */
 
-/* Converts the data at 1 with mf.tensor (upvalue 1) in dtype 'dt' (< 0:
- * inferred), renaming its "tensor:" errors to "constant:". Pushes it. */
-static MfTensor *constant_from_data(lua_State *L, int dt)
-{
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_pushvalue(L, 1);
-    if (dt >= 0)
-        lua_pushstring(L, mf_dtype_name((MfDType)dt));
-    else
-        lua_pushnil(L);
-    if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
-        if (msg && strncmp(msg, "tensor: ", 8) == 0)
-            luaL_error(L, "constant: %s", msg + 8);
-        lua_error(L);
-    }
-    return lmf_check_tensor(L, -1);
-}
-
 /* Replaces the tensor at the top by its view of 'shape' (mf_create_reshaped). */
 static void reshape_top(lua_State *L, int rank, const int64_t *shape)
 {
@@ -286,7 +267,7 @@ static int l_constant(lua_State *L)
         if (t)
             constant_from_tensor(L, t, dt, 3);
         else
-            constant_from_data(L, dt);
+            lmf_push_data(L, 1, dt, "constant");
         if (rank >= 0)
             reshape_top(L, rank, shape);
     }
@@ -343,13 +324,12 @@ static int range_args(lua_State *L, lua_Number v[3], lua_Integer iv[3], int *all
 /* mf.range(start, limit [, delta [, {dtype}]]) or mf.range(limit) */
 static int l_range(lua_State *L)
 {
-    static const char *const keys[] = {"dtype", NULL};
     lua_Number v[3];
     lua_Integer iv[3];
     int all_int;
     int oi = range_args(L, v, iv, &all_int);
     lmf_check_nargs(L, "range", oi);   /* nothing after the options */
-    lmf_check_options(L, oi, "range", keys);
+    lmf_check_options(L, oi, "range", dtype_only);
     int given = 0;
     MfDType dt = dtype_arg(L, oi, "range", MF_FLOAT32, &given);
     int64_t iv64[3] = {iv[0], iv[1], iv[2]};
@@ -363,10 +343,8 @@ static int l_range(lua_State *L)
 /* mf.linspace(a, b, n [, {dtype}]) */
 static int l_linspace(lua_State *L)
 {
-    static const char *const keys[] = {"dtype", NULL};
     lua_Number a = luaL_checknumber(L, 1), b = luaL_checknumber(L, 2);
     lua_Integer n = lmf_check_integer(L, 3, "linspace", "n");
-    lmf_check_options(L, 4, "linspace", keys);
     lmf_check_options(L, 4, "linspace", dtype_only);
     MfDType dt = dtype_arg(L, 4, "linspace", MF_FLOAT32, NULL);
     MfTensor *out = NULL;
@@ -395,61 +373,44 @@ static uint64_t seed_opt(lua_State *L, int idx, const char *fname)
     return mf_rng_op_seed(true, s);
 }
 
-typedef MfStatus (*NormalFn)(int, const int64_t *, MfDType, double, double, uint64_t,
-                             MfTensor **);
+/* mf.random.normal / truncated_normal (shape [, {mean = 0, stddev = 1,
+ * dtype, seed}]) and uniform (shape [, {minval = 0, maxval = 1, dtype,
+ * seed}]; integer dtypes need maxval): the op and its two parameters. */
+typedef struct RandomFn {
+    const char *name, *fname;   /* "normal", "random.normal" */
+    MfStatus (*fn)(int, const int64_t *, MfDType, double, double, uint64_t, MfTensor **);
+    MfOpId op;
+    const char *a, *b;          /* the parameters' option names and defaults */
+    double a0, b0;
+} RandomFn;
 
-static int random_normal(lua_State *L, const char *fname, NormalFn fn, MfOpId op)
+static const RandomFn random_fns[] = {
+    {"normal", "random.normal", mf_random_normal, MF_OP_RANDOM_NORMAL, "mean", "stddev", 0, 1},
+    {"truncated_normal", "random.truncated_normal", mf_random_truncated_normal,
+     MF_OP_TRUNCATED_NORMAL, "mean", "stddev", 0, 1},
+    /* maxval NaN: none given (core/ops/random.h) */
+    {"uniform", "random.uniform", mf_random_uniform, MF_OP_RANDOM_UNIFORM, "minval", "maxval", 0,
+     (double)NAN},
+};
+
+/* upvalue 1: the index in random_fns */
+static int l_random(lua_State *L)
 {
-    static const char *const keys[] = {"mean", "stddev", "dtype", "seed", NULL};
+    const RandomFn *r = &random_fns[lua_tointeger(L, lua_upvalueindex(1))];
+    const char *fname = r->fname;
+    lmf_check_nargs(L, r->name, 2);
+    const char *const keys[] = {r->a, r->b, "dtype", "seed", NULL};
     int64_t shape[MF_MAX_RANK];
     int rank = shape_arg(L, 1, fname, shape);
     lmf_check_options(L, 2, fname, keys);
-    double mean = lmf_opt_number(L, 2, fname, "mean", 0.0);
-    double stddev = lmf_opt_number(L, 2, fname, "stddev", 1.0);
+    double a = lmf_opt_number(L, 2, fname, r->a, r->a0);
+    double b = lmf_opt_number(L, 2, fname, r->b, r->b0);
     MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
     MfTensor *out = NULL;
     uint64_t seed = seed_opt(L, 2, fname);
     lmf_check_status(L, rank == RUN_TIME_SHAPE
-                     ? mf_random_shaped_by(op, lmf_check_tensor(L, 1), dt, mean, stddev, seed, &out)
-                     : fn(rank, shape, dt, mean, stddev, seed, &out));
-    lmf_push_tensor(L, out);
-    return 1;
-}
-
-/* mf.random.normal(shape [, {mean = 0, stddev = 1, dtype, seed}]) */
-static int l_normal(lua_State *L)
-{
-    lmf_check_nargs(L, "normal", 2);
-    return random_normal(L, "random.normal", mf_random_normal, MF_OP_RANDOM_NORMAL);
-}
-
-/* mf.random.truncated_normal(shape [, {mean = 0, stddev = 1, dtype, seed}]) */
-static int l_truncated_normal(lua_State *L)
-{
-    lmf_check_nargs(L, "truncated_normal", 2);
-    return random_normal(L, "random.truncated_normal", mf_random_truncated_normal,
-                         MF_OP_TRUNCATED_NORMAL);
-}
-
-/* mf.random.uniform(shape [, {minval = 0, maxval = 1, dtype, seed}]);
- * integer dtypes need maxval. */
-static int l_uniform(lua_State *L)
-{
-    lmf_check_nargs(L, "uniform", 2);
-    static const char *const keys[] = {"minval", "maxval", "dtype", "seed", NULL};
-    const char *fname = "random.uniform";
-    int64_t shape[MF_MAX_RANK];
-    int rank = shape_arg(L, 1, fname, shape);
-    lmf_check_options(L, 2, fname, keys);
-    MfDType dt = dtype_arg(L, 2, fname, MF_FLOAT32, NULL);
-    double lo = lmf_opt_number(L, 2, fname, "minval", 0.0);
-    double hi = lmf_opt_number(L, 2, fname, "maxval", (double)NAN);   /* NaN: none given */
-    MfTensor *out = NULL;
-    uint64_t seed = seed_opt(L, 2, fname);
-    lmf_check_status(L, rank == RUN_TIME_SHAPE
-                     ? mf_random_shaped_by(MF_OP_RANDOM_UNIFORM, lmf_check_tensor(L, 1), dt, lo,
-                                           hi, seed, &out)
-                     : mf_random_uniform(rank, shape, dt, lo, hi, seed, &out));
+                     ? mf_random_shaped_by(r->op, lmf_check_tensor(L, 1), dt, a, b, seed, &out)
+                     : r->fn(rank, shape, dt, a, b, seed, &out));
     lmf_push_tensor(L, out);
     return 1;
 }
@@ -475,11 +436,11 @@ void lmf_open_create(lua_State *L, int methods)
         {"fill", l_fill}, {"eye", l_eye}, {"range", l_range}, {"linspace", l_linspace},
         {NULL, NULL}};
     static const char *const const_fills[] = {"zeros", "ones", "zeros_like", "ones_like"};
-    static const luaL_Reg random[] = {
-        {"seed", l_seed}, {"normal", l_normal}, {"uniform", l_uniform},
-        {"truncated_normal", l_truncated_normal}, {"shuffle", l_shuffle}, {NULL, NULL}};
+    static const luaL_Reg random[] = {{"seed", l_seed}, {"shuffle", l_shuffle}, {NULL, NULL}};
     (void)methods;
     luaL_setfuncs(L, funcs, 0);
+    lua_pushcfunction(L, l_constant);
+    lua_setfield(L, -2, "constant");
     for (int i = 0; i < 4; i++) {
         lua_pushstring(L, const_fills[i]);
         lua_pushinteger(L, i % 2);
@@ -487,10 +448,11 @@ void lmf_open_create(lua_State *L, int methods)
         lua_pushcclosure(L, l_const_fill, 3);
         lua_setfield(L, -2, const_fills[i]);
     }
-    /* mf.constant converts its data with mf.tensor (registered before us). */
-    lua_getfield(L, -1, "tensor");
-    lua_pushcclosure(L, l_constant, 1);
-    lua_setfield(L, -2, "constant");
     luaL_newlib(L, random);
+    for (int i = 0; i < 3; i++) {
+        lua_pushinteger(L, i);
+        lua_pushcclosure(L, l_random, 1);
+        lua_setfield(L, -2, random_fns[i].name);
+    }
     lua_setfield(L, -2, "random");
 }

@@ -271,8 +271,8 @@ int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
 /* ---- converting Lua data ------------------------------------------------ */
 
 /* The name of the running binding ("matmul" for mf.matmul({...}, b)), so a
- * conversion error names the function called. Bindings that convert by
- * calling mf.tensor from C (one_hot, gather, assign_add) leave level 0
+ * conversion error of lmf_to_tensor names the function called (new code
+ * names it: lmf_arg_tensor). A binding called from C leaves level 0
  * nameless: then the C function one level up is the one the user called
  * (unless it is pcall itself). "tensor" when Lua knows none. */
 static const char *api_name(const char *name)
@@ -475,16 +475,34 @@ MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
     return t;
 }
 
-MfTensor *lmf_arg_index_tensor(lua_State *L, int idx, const char *fname)
+MfTensor *lmf_push_data(lua_State *L, int idx, int dt, const char *fname)
 {
-    MfTensor *t = lmf_test_tensor(L, idx);
-    if (t || lua_isuserdata(L, idx) || lua_type(L, idx) == LUA_TNUMBER)
-        return lmf_arg_tensor(L, idx, MF_INT64, fname);
-    idx = lua_absindex(L, idx);
-    t = tensor_from_lua(L, idx, MF_INT64, fname);
+    MfTensor *t = tensor_from_lua(L, idx, dt, fname);
     lmf_push_tensor(L, t);
+    return t;
+}
+
+/* The Lua data at 'idx' replaced by its tensor of dtype 'dt' (mf.tensor's rules). */
+static MfTensor *replace_by_data(lua_State *L, int idx, int dt, const char *fname)
+{
+    idx = lua_absindex(L, idx);
+    MfTensor *t = lmf_push_data(L, idx, dt, fname);
     lua_replace(L, idx);
     return t;
+}
+
+MfTensor *lmf_arg_index_tensor(lua_State *L, int idx, const char *fname)
+{
+    if (lmf_test_tensor(L, idx) || lua_isuserdata(L, idx) || lua_type(L, idx) == LUA_TNUMBER)
+        return lmf_arg_tensor(L, idx, MF_INT64, fname);
+    return replace_by_data(L, idx, MF_INT64, fname);
+}
+
+MfTensor *lmf_arg_data(lua_State *L, int idx, MfDType dt, const char *fname)
+{
+    if (!lua_istable(L, idx))
+        return lmf_arg_tensor(L, idx, (int)dt, fname);
+    return replace_by_data(L, idx, (int)dt, fname);
 }
 
 /* mf.tensor(data [, dtype]) */
@@ -505,9 +523,7 @@ static int l_tensor(lua_State *L)
             luaL_error(L, "tensor: use mf.cast to change the dtype of a tensor");
         return 1;
     }
-    /* called from C by bindings that convert data (one_hot, assign_add):
-     * binding_name finds the function the user called */
-    lmf_push_tensor(L, tensor_from_lua(L, 1, dt, binding_name(L)));
+    lmf_push_data(L, 1, dt, "tensor");
     return 1;
 }
 

@@ -19,11 +19,10 @@ typedef struct VarBox {
     uint32_t tag;
 } VarBox;
 
-/* The metatable and mf.tensor, kept in the registry under these addresses;
+/* The metatable, kept in the registry under this address;
  * 'graph_vars_key': a weak-valued table, VARIABLE node -> its Variable box,
  * so mf.trainable_variables() gives back the very objects mf.Variable made. */
 static const char metatable_key = 0;
-static const char tensor_fn_key = 0;
 static const char graph_vars_key = 0;
 
 void lmf_push_variable(lua_State *L, MfVariable *v)
@@ -84,22 +83,6 @@ MfTensor *lmf_check_variable_value(lua_State *L, int idx)
     return t;
 }
 
-/* The value at 'idx' as a tensor for a variable of dtype 'dt': tensors and
- * Variables as they are, numbers and nested tables converted to 'dt'. The
- * converted tensor replaces the argument. Borrowed. */
-static MfTensor *to_value(lua_State *L, int idx, MfDType dt)
-{
-    idx = lua_absindex(L, idx);
-    if (lua_istable(L, idx)) {
-        lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_fn_key);
-        lua_pushvalue(L, idx);
-        lua_pushstring(L, mf_dtype_name(dt));
-        lua_call(L, 2, 1);
-        lua_replace(L, idx);
-    }
-    return lmf_to_tensor(L, idx, (int)dt);
-}
-
 /* ---- mf.Variable ------------------------------------------------------------------ */
 
 static void check_options(lua_State *L, int idx)
@@ -129,7 +112,7 @@ static MfTensor *initial_value(lua_State *L)
     if (field < 0)
         return lmf_to_tensor(L, 1, -1);
     MfDType dt = (MfDType)field;
-    MfTensor *t = to_value(L, 1, dt);
+    MfTensor *t = lmf_arg_data(L, 1, dt, "Variable");
     if (t->dtype == dt)
         return t;
     MfTensor *c = NULL;
@@ -195,13 +178,14 @@ static int l_variable(lua_State *L)
  * (graph/mode.c decides). */
 static int assign_with(lua_State *L, MfAssignKind kind)
 {
-    lmf_check_nargs(L, kind == MF_ASSIGN_SET ? "assign" : kind == MF_ASSIGN_ADD ? "assign_add"
-                                                                                 : "assign_sub", 2);
+    const char *fname = kind == MF_ASSIGN_SET ? "assign"
+                        : kind == MF_ASSIGN_ADD ? "assign_add" : "assign_sub";
+    lmf_check_nargs(L, fname, 2);
     MfVariable *v = lmf_check_variable(L, 1);
-    if (!v->value)
-        return luaL_error(L, "assign: variable '%s' has no value yet", v->name);
     luaL_checkany(L, 2);
-    MfTensor *x = to_value(L, 2, v->value->dtype), *out = NULL;
+    /* no value yet: mf_mode_assign says so */
+    MfDType dt = v->value ? v->value->dtype : MF_FLOAT32;
+    MfTensor *x = lmf_arg_data(L, 2, dt, fname), *out = NULL;
     lmf_check_status(L, mf_mode_assign(v, kind, x, &out));
     if (!out) {
         lua_settop(L, 1);
@@ -529,8 +513,6 @@ void lmf_open_variable(lua_State *L, int methods)
         {"__gc", v_gc}, {"__close", v_close}, {"__newindex", v_newindex},
         {"__tostring", v_tostring}, {NULL, NULL}};
     methods = lua_absindex(L, methods);
-    lua_getfield(L, -1, "tensor");
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_fn_key);
     luaL_getmetatable(L, LMF_TENSOR_MT);
     int tensor_mt = lua_gettop(L);
     luaL_newmetatable(L, LMF_VARIABLE_MT);
