@@ -101,6 +101,49 @@ void mf_strbuf_addf(MfStrBuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+/* Each print option: its field and the integers it takes. */
+typedef struct PrintOptionDef {
+    const char *name;
+    int64_t lo, hi;   /* hi INT64_MAX: threshold, which also takes +inf */
+} PrintOptionDef;
+
+static const PrintOptionDef print_option_defs[] = {
+    {"precision", 0, MF_PRINT_MAX_PRECISION},
+    {"threshold", 0, INT64_MAX},
+    {"edgeitems", 1, MF_PRINT_MAX_ITEMS},
+    {"linewidth", 1, MF_PRINT_MAX_ITEMS},
+};
+
+static void set_print_option(MfPrintOptions *o, int k, int64_t v)
+{
+    switch (k) {
+    case 0: o->precision = (int)v; break;
+    case 1: o->threshold = v; break;
+    case 2: o->edgeitems = (int)v; break;
+    default: o->linewidth = (int)v; break;
+    }
+}
+
+MfStatus mf_print_option_set(MfPrintOptions *o, const char *name, bool is_int, int64_t i,
+                             double x, const char *got)
+{
+    int k = 0;
+    while (k < 3 && strcmp(print_option_defs[k].name, name) != 0)
+        k++;
+    const PrintOptionDef *d = &print_option_defs[k];
+    if (!is_int && d->hi == INT64_MAX && x == HUGE_VAL)
+        is_int = true, i = INT64_MAX;
+    if (is_int && i >= d->lo && i <= d->hi) {
+        set_print_option(o, k, i);
+        return MF_OK;
+    }
+    if (d->hi == INT64_MAX)
+        return mf_err_set(MF_EARG, "set_printoptions: %s must be an integer >= %d (or "
+                          "math.huge), got %s", d->name, (int)d->lo, got);
+    return mf_err_set(MF_EARG, "set_printoptions: %s must be an integer from %d to %d, got %s",
+                      d->name, (int)d->lo, (int)d->hi, got);
+}
+
 MfStatus mf_strbuf_status(const MfStrBuf *b, const char *fname)
 {
     return b->failed ? mf_err_nomem(fname, (unsigned long long)b->len * 2 + 256) : MF_OK;

@@ -13,6 +13,7 @@
 #ifndef MF_FORMAT_H
 #define MF_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,17 @@ typedef struct MfPrintOptions {
 /* Limits accepted for each option (set_printoptions checks them). */
 #define MF_PRINT_MAX_PRECISION 17
 #define MF_PRINT_MAX_ITEMS 1000000
+
+/* mf.set_printoptions' rule for one option: sets option 'name' of 'o'
+ * (precision 0..17, threshold >= 0 or +inf: never summarise, stored as
+ * INT64_MAX; edgeitems and linewidth 1..MF_PRINT_MAX_ITEMS) to a value given
+ * as a number: 'is_int' when 'i' holds it exactly, else 'x' (NaN for a value
+ * that is not a number). 'got' shows the value as given, for the message:
+ * MF_EARG "set_printoptions: precision must be an integer from 0 to 17, got
+ * -1" ("threshold must be an integer >= 0 (or math.huge), got -5"). 'name'
+ * must be one of the four. */
+MfStatus mf_print_option_set(MfPrintOptions *o, const char *name, bool is_int, int64_t i,
+                             double x, const char *got);
 
 /* A growable NUL-terminated string; zero-initialise before first use. */
 typedef struct MfStrBuf {

@@ -7,7 +7,6 @@
 #include <lauxlib.h>
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "graph/graph.h"
 #include "lmf.h"
@@ -65,49 +64,6 @@ void lmf_push_tensor_string(lua_State *L, const MfTensor *t)
 
 /* ---- options ------------------------------------------------------------------------ */
 
-typedef struct OptField {
-    const char *name;
-    lua_Integer lo, hi;
-} OptField;
-
-static const OptField fields[] = {
-    {"precision", 0, MF_PRINT_MAX_PRECISION},
-    {"threshold", 0, LUA_MAXINTEGER},
-    {"edgeitems", 1, MF_PRINT_MAX_ITEMS},
-    {"linewidth", 1, MF_PRINT_MAX_ITEMS},
-};
-
-/* The value on top of the stack for field 'f', or a raised error naming it.
- * 'threshold' also takes math.huge (never summarise). */
-static lua_Integer opt_value(lua_State *L, const OptField *f)
-{
-    int isint = 0;
-    lua_Integer v = lua_tointegerx(L, -1, &isint);
-    if (lua_type(L, -1) == LUA_TNUMBER && !isint && f->hi == LUA_MAXINTEGER &&
-        lua_tonumber(L, -1) == (lua_Number)HUGE_VAL)
-        return LUA_MAXINTEGER;
-    if (lua_type(L, -1) == LUA_TNUMBER && isint && v >= f->lo && v <= f->hi)
-        return v;
-    const char *got = lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL)
-                                                      : luaL_typename(L, -1);
-    if (f->hi == LUA_MAXINTEGER)
-        luaL_error(L, "set_printoptions: %s must be an integer >= %d (or math.huge), got %s",
-                   f->name, (int)f->lo, got);
-    luaL_error(L, "set_printoptions: %s must be an integer from %d to %d, got %s", f->name,
-               (int)f->lo, (int)f->hi, got);
-    return 0;
-}
-
-static void set_field(MfPrintOptions *o, int i, lua_Integer v)
-{
-    switch (i) {
-    case 0: o->precision = (int)v; break;
-    case 1: o->threshold = (int64_t)v; break;
-    case 2: o->edgeitems = (int)v; break;
-    default: o->linewidth = (int)v; break;
-    }
-}
-
 /* mf.set_printoptions{precision=, threshold=, edgeitems=, linewidth=}: checks
  * every field first, then applies them together; returns nothing. */
 static int l_set_printoptions(lua_State *L)
@@ -119,13 +75,14 @@ static int l_set_printoptions(lua_State *L)
     lmf_check_options(L, 1, "set_printoptions", known);
     MfPrintOptions o = lmf_print_options;
     lua_pushnil(L);
-    while (lua_next(L, 1)) {
-        const char *key = lua_tostring(L, -2);
-        int i = 0;
-        while (strcmp(fields[i].name, key) != 0)   /* a known key: checked above */
-            i++;
-        set_field(&o, i, opt_value(L, &fields[i]));
-        lua_pop(L, 1);
+    while (lua_next(L, 1)) {   /* the keys are known ones: checked above */
+        int isint = 0, num = lua_type(L, -1) == LUA_TNUMBER;
+        lua_Integer i = lua_tointegerx(L, -1, &isint);
+        double x = num ? lua_tonumber(L, -1) : (double)NAN;
+        const char *got = num ? luaL_tolstring(L, -1, NULL) : luaL_typename(L, -1);
+        lmf_check_status(L, mf_print_option_set(&o, lua_tostring(L, -2 - num), num && isint, i,
+                                                x, got));
+        lua_pop(L, 1 + num);
     }
     lmf_print_options = o;
     return 0;
@@ -139,7 +96,7 @@ static int l_get_printoptions(lua_State *L)
     lua_createtable(L, 0, 4);
     lua_pushinteger(L, o->precision);
     lua_setfield(L, -2, "precision");
-    if (o->threshold == (int64_t)LUA_MAXINTEGER)
+    if (o->threshold == INT64_MAX)
         lua_pushnumber(L, (lua_Number)HUGE_VAL);
     else
         lua_pushinteger(L, (lua_Integer)o->threshold);

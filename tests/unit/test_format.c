@@ -1,6 +1,7 @@
 /* test_format.c — NumPy-style printing (core/format.c): exact strings for
  * every dtype, float modes, summarising, wrapping, views, symbolic tensors,
  * and the out-of-memory path. */
+#include <math.h>
 #include <stdio.h>
 
 #include "testutil.h"
@@ -239,6 +240,31 @@ static void test_out_of_memory(void **state)
     mf_tensor_release(t);
 }
 
+/* mf.set_printoptions' rule: ranges, math.huge for threshold only, messages. */
+static void test_print_option_set(void **state)
+{
+    (void)state;
+    MfPrintOptions o = defaults;
+    assert_int_equal(mf_print_option_set(&o, "precision", true, 17, 17, "17"), MF_OK);
+    assert_int_equal(o.precision, 17);
+    assert_int_equal(mf_print_option_set(&o, "threshold", false, 0, HUGE_VAL, "inf"), MF_OK);
+    assert_true(o.threshold == INT64_MAX);
+    assert_int_equal(mf_print_option_set(&o, "linewidth", true, 1, 1, "1"), MF_OK);
+    assert_int_equal(o.linewidth, 1);
+    assert_int_equal(mf_print_option_set(&o, "edgeitems", true, 0, 0, "0"), MF_EARG);
+    assert_error_contains("set_printoptions: edgeitems must be an integer from 1 to 1000000, "
+                          "got 0");
+    assert_int_equal(mf_print_option_set(&o, "precision", false, 0, 2.5, "2.5"), MF_EARG);
+    assert_error_contains("precision must be an integer from 0 to 17, got 2.5");
+    assert_int_equal(mf_print_option_set(&o, "edgeitems", false, 0, HUGE_VAL, "inf"), MF_EARG);
+    assert_error_contains("edgeitems must be an integer from 1 to 1000000, got inf");
+    assert_int_equal(mf_print_option_set(&o, "threshold", true, -5, -5, "-5"), MF_EARG);
+    assert_error_contains("threshold must be an integer >= 0 (or math.huge), got -5");
+    assert_int_equal(mf_print_option_set(&o, "linewidth", false, 0, NAN, "string"), MF_EARG);
+    assert_error_contains("linewidth must be an integer from 1 to 1000000, got string");
+    assert_int_equal(o.edgeitems, 3);   /* refused values change nothing */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +280,7 @@ int main(void)
         TEST(test_strided_view),
         TEST(test_symbolic),
         TEST(test_out_of_memory),
+        TEST(test_print_option_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
