@@ -325,6 +325,50 @@ int64_t mf_tensor_get_int(const MfTensor *t, int64_t i)
     }
 }
 
+void mf_tensor_set(MfTensor *t, int64_t i, double v)
+{
+    int64_t off = element_offset(t, i);
+    void *base = t->storage->data;
+    switch (t->dtype) {
+    case MF_FLOAT32: ((float *)base)[off] = (float)v; break;
+    case MF_FLOAT64: ((double *)base)[off] = v; break;
+    case MF_INT32: ((int32_t *)base)[off] = (int32_t)v; break;
+    case MF_INT64: ((int64_t *)base)[off] = (int64_t)v; break;
+    case MF_BOOL: ((uint8_t *)base)[off] = v != 0; break;
+    case MF_UINT8: ((uint8_t *)base)[off] = (uint8_t)v; break;
+    default: break;
+    }
+}
+
+void mf_tensor_set_int(MfTensor *t, int64_t i, int64_t v)
+{
+    if (t->dtype == MF_INT64)
+        ((int64_t *)t->storage->data)[element_offset(t, i)] = v;
+    else
+        mf_tensor_set(t, i, (double)v);
+}
+
+MfStatus mf_tensor_index(MfTensor *t, int64_t i, int64_t *k, MfTensor **view)
+{
+    *view = NULL;
+    if (t->node)
+        return mf_err_set(MF_EARG, "index: a symbolic (graph) tensor has no values; use "
+                          "mf.gather or mf.slice");
+    if (t->rank == 0)
+        return mf_err_set(MF_EARG, "index: a scalar cannot be indexed (use t:item())");
+    int64_t n = t->shape[0];
+    *k = i >= 1 ? i - 1 : n + i;
+    if (i == 0 || *k < 0 || *k >= n)
+        return mf_err_set(MF_EARG, "index: index %lld out of range for axis 1 of size %lld "
+                          "(indices are 1-based: 1..%lld, or -%lld..-1)", (long long)i,
+                          (long long)n, (long long)n, (long long)n);
+    if (t->rank == 1)
+        return MF_OK;
+    *view = mf_tensor_view(t, t->rank - 1, t->shape + 1, t->strides + 1,
+                           t->offset + *k * t->strides[0]);
+    return *view ? MF_OK : mf_err_nomem("index", sizeof **view);
+}
+
 /* Copies rows of the innermost dimension; the outer index walks like an odometer. */
 /* n elements of es bytes, 'stride' elements apart, to 'out' packed: one
  * memcpy for a contiguous row, else fixed-size copies the compiler turns

@@ -113,6 +113,19 @@ double mf_tensor_get(const MfTensor *t, int64_t i);
 /* Element 'i' of an integer or bool tensor, exactly (no trip through double). */
 int64_t mf_tensor_get_int(const MfTensor *t, int64_t i);
 
+/* Sets element 'i' in row-major order (works for views) to 'v' converted
+ * to the dtype (bool: v != 0); the '_int' form stores an int64 tensor's
+ * element exactly (past 2^53 too). The caller checked that 'v' fits. */
+void mf_tensor_set(MfTensor *t, int64_t i, double v);
+void mf_tensor_set_int(MfTensor *t, int64_t i, int64_t v);
+
+/* t[i] as Lua indexes: 'i' is 1-based along axis 1, or from the end when
+ * negative (-1 the last). Returns MF_OK with '*k' the 0-based position and,
+ * for rank >= 2, '*view' a new view of that slice (NULL for rank 1: element
+ * '*k'). MF_EARG "index: ..." for a symbolic tensor (no values), a scalar,
+ * or an index out of range; MF_ENOMEM. */
+MfStatus mf_tensor_index(MfTensor *t, int64_t i, int64_t *k, MfTensor **view);
+
 /* Copies 'src' element by element into contiguous 'dst' of the same shape
  * and dtype. */
 void mf_tensor_copy_into(MfTensor *dst, const MfTensor *src);

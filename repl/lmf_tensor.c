@@ -361,17 +361,10 @@ static void put_value(lua_State *L, Filler *f, int depth)
         fill_error(L, f, depth, lua_pushfstring(L, "expected a %s (got %s)",
                                                 t->dtype == MF_BOOL ? "boolean" : "number",
                                                 luaL_typename(L, -1)));
-    void *p = (char *)t->storage->data + f->next * (int64_t)mf_dtype_size(t->dtype);
-    switch (t->dtype) {
-    case MF_FLOAT32: *(float *)p = (float)v; break;
-    case MF_FLOAT64: *(double *)p = v; break;
-    case MF_INT32: *(int32_t *)p = (int32_t)v; break;
-    case MF_INT64: *(int64_t *)p = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : (int64_t)v; break;
-    case MF_BOOL: *(uint8_t *)p = (uint8_t)(v != 0); break;
-    case MF_UINT8: *(uint8_t *)p = (uint8_t)v; break;
-    default: break;
-    }
-    f->next++;
+    if (t->dtype == MF_INT64 && lua_isinteger(L, -1))
+        mf_tensor_set_int(t, f->next++, lua_tointeger(L, -1));
+    else
+        mf_tensor_set(t, f->next++, v);
 }
 
 /* Copies the nested table on top of the stack into f->t, checking it is
@@ -464,7 +457,7 @@ MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
                        fname, lua_tostring(L, idx), mf_dtype_name(dt));
         t = mf_tensor_scalar(dt, lua_tonumber(L, idx));
         if (dt == MF_INT64 && t && lua_isinteger(L, idx))
-            *(int64_t *)t->storage->data = lua_tointeger(L, idx);
+            mf_tensor_set_int(t, 0, lua_tointeger(L, idx));
         if (!t)
             lmf_raise(L);
     } else {
@@ -752,25 +745,13 @@ static void push_element(lua_State *L, const MfTensor *t, int64_t i)
 /* t[i]: 1-based along axis 1; a 1-D tensor gives a Lua value, else a view. */
 static int index_tensor(lua_State *L, MfTensor *t, lua_Integer i)
 {
-    if (t->node)
-        return luaL_error(L, "index: a symbolic (graph) tensor has no values; use mf.gather "
-                          "or mf.slice");
-    if (t->rank == 0)
-        return luaL_error(L, "index: a scalar cannot be indexed (use t:item())");
-    int64_t n = t->shape[0];
-    int64_t k = i >= 1 ? i - 1 : n + i;
-    if (i == 0 || k < 0 || k >= n)
-        return luaL_error(L, "index: index %d out of range for axis 1 of size %d (indices are "
-                          "1-based: 1..%d, or -%d..-1)", (int)i, (int)n, (int)n, (int)n);
-    if (t->rank == 1) {
+    int64_t k = 0;
+    MfTensor *v = NULL;
+    lmf_check_status(L, mf_tensor_index(t, i, &k, &v));
+    if (v)
+        lmf_push_tensor(L, v);
+    else
         push_element(L, t, k);
-        return 1;
-    }
-    MfTensor *v = mf_tensor_view(t, t->rank - 1, t->shape + 1, t->strides + 1,
-                                 t->offset + k * t->strides[0]);
-    if (!v)
-        return lmf_raise(L);
-    lmf_push_tensor(L, v);
     return 1;
 }
 

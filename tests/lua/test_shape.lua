@@ -181,4 +181,19 @@ T.test("strided (view) inputs", function()
   T.eq(mf.unstack(v, 2)[1], {2, 5, 8})
 end)
 
+T.test("t[i]: 1-based rows and elements, and its errors", function()
+  local t = mf.tensor{{1, 2}, {3, 4}, {5, 6}}
+  T.eq(t[-1], {5, 6}); T.eq(t[1][2], 2); T.eq(t[2.0][-2], 3)
+  T.raises(function() return t[0] end, "index: index 0 out of range for axis 1 of size 3 " ..
+           "(indices are 1-based: 1..3, or -3..-1)")
+  T.raises(function() return t[4] end, "index: index 4 out of range")
+  T.raises(function() return t[1.5] end, "index: expected an integer index, got 1.5")
+  T.raises(function() return mf.tensor(3)[1] end, "index: a scalar cannot be indexed")
+  local g = mf.Graph()
+  g:as_default(function()
+    local x = mf.placeholder("float32", {2})
+    T.raises(function() return x[1] end, "index: a symbolic (graph) tensor has no values")
+  end)
+end)
+
 T.done()

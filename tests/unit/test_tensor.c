@@ -140,6 +140,38 @@ static void test_first_error_message_wins_and_prefix(void **state)
     assert_string_equal(mf_err_msg(), "");
 }
 
+/* Writing elements (views too; int64 exactly) and t[i]'s rule. */
+static void test_set_and_index(void **state)
+{
+    (void)state;
+    int64_t s[2] = {3, 2};
+    MfTensor *t = make_tensor(MF_FLOAT32, 2, s, (double[]){1, 2, 3, 4, 5, 6});
+    int64_t k = -7;
+    MfTensor *row = NULL;
+    assert_int_equal(mf_tensor_index(t, -1, &k, &row), MF_OK);   /* the last row */
+    assert_int_equal(k, 2);
+    assert_int_equal(row->rank, 1);
+    mf_tensor_set(row, 1, 9.5);
+    assert_true(mf_tensor_get(t, 5) == 9.5);   /* a view writes its base */
+    MfTensor *none = t;
+    assert_int_equal(mf_tensor_index(row, 2, &k, &none), MF_OK);
+    assert_null(none);                           /* rank 1: the element's position */
+    assert_int_equal(k, 1);
+    assert_int_equal(mf_tensor_index(t, 0, &k, &none), MF_EARG);
+    assert_error_contains("index: index 0 out of range for axis 1 of size 3 (indices are "
+                          "1-based: 1..3, or -3..-1)");
+    assert_int_equal(mf_tensor_index(t, -4, &k, &none), MF_EARG);
+    assert_error_contains("index -4 out of range");
+    MfTensor *sc = mf_tensor_scalar(MF_INT64, 0);
+    assert_int_equal(mf_tensor_index(sc, 1, &k, &none), MF_EARG);
+    assert_error_contains("index: a scalar cannot be indexed (use t:item())");
+    mf_tensor_set_int(sc, 0, INT64_MAX - 1);   /* past 2^53: exact */
+    assert_true(mf_tensor_get_int(sc, 0) == INT64_MAX - 1);
+    mf_tensor_release(sc);
+    mf_tensor_release(row);
+    mf_tensor_release(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +184,7 @@ int main(void)
         TEST(test_allocator_reuses_blocks),
         TEST(test_allocation_failure_sweep),
         TEST(test_first_error_message_wins_and_prefix),
+        TEST(test_set_and_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
