@@ -127,6 +127,41 @@ MfStatus mf_create_fill_scalar(const char *who, int dt, const MfScalar *v, int r
     return mf_create_fill_int(who, d, rank, shape, (int64_t)v->x, out);
 }
 
+MfStatus mf_create_scalar_of(const char *who, const MfTensor *t, MfScalar *v)
+{
+    if (t->node || mf_tensor_numel(t) != 1)
+        return mf_err_set(MF_EARG, "%s: value must be a number, a boolean or a one-element "
+                          "tensor", who);
+    *v = (MfScalar){.dtype = (int)t->dtype, .is_bool = t->dtype == MF_BOOL,
+                    .is_int = mf_dtype_is_int(t->dtype) || t->dtype == MF_BOOL};
+    v->i = v->is_int ? mf_tensor_get_int(t, 0) : 0;
+    v->x = mf_tensor_get(t, 0);
+    return MF_OK;
+}
+
+MfStatus mf_create_shape_of(const char *who, const MfTensor *t, int64_t *shape, int *rank)
+{
+    *rank = 0;
+    if (t->node && mf_dtype_is_int(t->dtype) && t->rank == 1 && t->shape[0] >= 0 &&
+        t->shape[0] <= MF_MAX_RANK) {
+        *rank = MF_CREATE_RUN_TIME_SHAPE;
+        return MF_OK;
+    }
+    if (t->node || !mf_dtype_is_int(t->dtype) || t->rank > 1 ||
+        mf_tensor_numel(t) > MF_MAX_RANK)
+        return mf_err_set(MF_EARG, "%s: a shape tensor must be a 1-D int32/int64 tensor of at "
+                          "most %d entries", who, MF_MAX_RANK);
+    int n = (int)mf_tensor_numel(t);
+    for (int i = 0; i < n; i++) {
+        shape[i] = mf_tensor_get_int(t, i);
+        if (shape[i] < 0)
+            return mf_err_set(MF_EARG, "%s: shape entry %d must be >= 0, got %lld", who, i + 1,
+                              (long long)shape[i]);
+    }
+    *rank = n;
+    return MF_OK;
+}
+
 MfStatus mf_create_like(const char *who, MfTensor *t, MfDType dt, int value, MfTensor **out)
 {
     for (int d = 0; d < t->rank; d++)

@@ -48,6 +48,20 @@ typedef struct MfScalar {
 MfStatus mf_create_fill_scalar(const char *who, int dt, const MfScalar *v, int rank,
                                const int64_t *shape, MfTensor **out);
 
+/* The value of a one-element concrete tensor given to fill with, as an
+ * MfScalar keeping its dtype. MF_EARG "WHO: value must be a number, a
+ * boolean or a one-element tensor" for a symbolic or larger tensor. */
+MfStatus mf_create_scalar_of(const char *who, const MfTensor *t, MfScalar *v);
+
+/* A shape given as a tensor (mf.shape(x)): a 1-D int32/int64 tensor of at
+ * most MF_MAX_RANK entries, each >= 0, read into 'shape' with '*rank' their
+ * count; a symbolic one gives '*rank' MF_CREATE_RUN_TIME_SHAPE (its values
+ * exist when the graph runs: the caller builds the op with that tensor as
+ * its shape input). MF_EARG "WHO: a shape tensor must be a 1-D int32/int64
+ * tensor of at most 8 entries", "WHO: shape entry 2 must be >= 0, got -1". */
+#define MF_CREATE_RUN_TIME_SHAPE (-2)
+MfStatus mf_create_shape_of(const char *who, const MfTensor *t, int64_t *shape, int *rank);
+
 /* zeros_like / ones_like: 'value' (0 or 1) in dtype 'dt' in the shape of
  * 't': a concrete tensor when the shape is known, else (a graph tensor
  * with unknown dims) the FillLike op, which takes the shape when the graph

@@ -47,9 +47,9 @@ static MfDType dtype_arg(lua_State *L, int idx, const char *fname, MfDType dflt,
 }
 
 /* shape_arg's answer for a symbolic shape tensor (mf.shape(x) of a graph
- * tensor): the values exist when the graph runs, so the caller builds the
- * op with the tensor (left at 'idx') as its shape input. */
-#define RUN_TIME_SHAPE (-2)
+ * tensor): the caller builds the op with the tensor (left at 'idx') as its
+ * shape input. */
+#define RUN_TIME_SHAPE MF_CREATE_RUN_TIME_SHAPE
 
 /* A shape given as a Lua array, a number, or a 1-D integer tensor (such as
  * mf.shape(x) returns). Returns the rank, or RUN_TIME_SHAPE. */
@@ -58,43 +58,12 @@ static int shape_arg(lua_State *L, int idx, const char *fname, int64_t *shape)
     MfTensor *t = lmf_test_tensor(L, idx);
     if (!t)
         return lmf_check_shape(L, idx, fname, shape, 0);
-    if (t->node && mf_dtype_is_int(t->dtype) && t->rank == 1 && t->shape[0] >= 0 &&
-        t->shape[0] <= MF_MAX_RANK)
-        return RUN_TIME_SHAPE;
-    if (t->node || !mf_dtype_is_int(t->dtype) || t->rank > 1 ||
-        mf_tensor_numel(t) > MF_MAX_RANK)
-        return luaL_error(L, "%s: a shape tensor must be a 1-D int32/int64 tensor of at most %d "
-                          "entries", fname, MF_MAX_RANK);
-    int rank = (int)mf_tensor_numel(t);
-    for (int i = 0; i < rank; i++) {
-        shape[i] = mf_tensor_get_int(t, i);
-        if (shape[i] < 0)
-            return luaL_error(L, "%s: shape entry %d must be >= 0, got %d", fname, i + 1,
-                              (int)shape[i]);
-    }
+    int rank = 0;
+    lmf_check_status(L, mf_create_shape_of(fname, t, shape, &rank));
     return rank;
 }
 
 /* ---- fill, zeros, ones ------------------------------------------------------- */
-
-/* Replaces a one-element tensor at 'idx' by its Lua value; returns its
- * dtype, or -1 when the value is not a tensor. */
-static int untensor_value(lua_State *L, int idx, const char *fname)
-{
-    MfTensor *t = lmf_test_tensor(L, idx);
-    if (!t)
-        return -1;
-    if (t->node || mf_tensor_numel(t) != 1)
-        luaL_error(L, "%s: value must be a number, a boolean or a one-element tensor", fname);
-    if (t->dtype == MF_BOOL)
-        lua_pushboolean(L, mf_tensor_get_int(t, 0) != 0);
-    else if (mf_dtype_is_int(t->dtype))
-        lua_pushinteger(L, mf_tensor_get_int(t, 0));
-    else
-        lua_pushnumber(L, mf_tensor_get(t, 0));
-    lua_replace(L, idx);
-    return (int)t->dtype;
-}
 
 /* Pushes a tensor of 'shape' filled with the value at 'vidx' (number,
  * boolean or one-element tensor); 'dt' < 0: the value decides
@@ -102,15 +71,19 @@ static int untensor_value(lua_State *L, int idx, const char *fname)
 static void push_filled(lua_State *L, const char *fname, int rank, const int64_t *shape,
                         int vidx, int dt)
 {
-    MfScalar v = {.dtype = untensor_value(L, vidx, fname)};
+    MfScalar v = {.dtype = -1};
+    MfTensor *t = lmf_test_tensor(L, vidx), *out = NULL;
     int vt = lua_type(L, vidx);
-    if (vt != LUA_TNUMBER && vt != LUA_TBOOLEAN)
+    if (t) {
+        lmf_check_status(L, mf_create_scalar_of(fname, t, &v));
+    } else if (vt == LUA_TNUMBER || vt == LUA_TBOOLEAN) {
+        v.is_bool = vt == LUA_TBOOLEAN;
+        v.is_int = v.is_bool || lua_isinteger(L, vidx);
+        v.i = v.is_bool ? lua_toboolean(L, vidx) : lua_tointeger(L, vidx);
+        v.x = lua_tonumber(L, vidx);
+    } else {
         luaL_typeerror(L, vidx, "number, boolean or one-element mf.Tensor");
-    v.is_bool = vt == LUA_TBOOLEAN;
-    v.is_int = v.is_bool || lua_isinteger(L, vidx);
-    v.i = v.is_bool ? lua_toboolean(L, vidx) : lua_tointeger(L, vidx);
-    v.x = lua_tonumber(L, vidx);
-    MfTensor *out = NULL;
+    }
     lmf_check_status(L, mf_create_fill_scalar(fname, dt, &v, rank, shape, &out));
     lmf_push_tensor(L, out);
 }

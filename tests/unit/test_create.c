@@ -308,6 +308,35 @@ static void test_like(void **state)
     mf_tensor_release(x);
 }
 
+/* fill's value given as a one-element tensor, and a shape given as a tensor. */
+static void test_scalar_and_shape_of(void **state)
+{
+    (void)state;
+    MfScalar v;
+    MfTensor *b = mf_tensor_scalar(MF_BOOL, 1), *f = mf_tensor_scalar(MF_FLOAT64, 2.5);
+    assert_int_equal(mf_create_scalar_of("fill", b, &v), MF_OK);
+    assert_true(v.is_bool && v.is_int && v.i == 1 && v.dtype == MF_BOOL);
+    assert_int_equal(mf_create_scalar_of("fill", f, &v), MF_OK);
+    assert_true(!v.is_bool && !v.is_int && v.x == 2.5 && v.dtype == MF_FLOAT64);
+    int64_t s2[1] = {2}, shape[MF_MAX_RANK];
+    MfTensor *two = make_tensor(MF_INT64, 1, s2, (double[]){3, 0});
+    assert_int_equal(mf_create_scalar_of("constant", two, &v), MF_EARG);
+    assert_error_contains("constant: value must be a number, a boolean or a one-element tensor");
+    int rank = -1;
+    assert_int_equal(mf_create_shape_of("zeros", two, shape, &rank), MF_OK);
+    assert_int_equal(rank, 2);
+    assert_true(shape[0] == 3 && shape[1] == 0);
+    assert_int_equal(mf_create_shape_of("zeros", f, shape, &rank), MF_EARG);
+    assert_error_contains("zeros: a shape tensor must be a 1-D int32/int64 tensor of at most 8");
+    MfTensor *neg = make_tensor(MF_INT32, 1, s2, (double[]){1, -1});
+    assert_int_equal(mf_create_shape_of("ones", neg, shape, &rank), MF_EARG);
+    assert_error_contains("ones: shape entry 2 must be >= 0, got -1");
+    mf_tensor_release(neg);
+    mf_tensor_release(two);
+    mf_tensor_release(f);
+    mf_tensor_release(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +353,7 @@ int main(void)
         TEST(test_linspace),
         TEST(test_fill_scalar),
         TEST(test_like),
+        TEST(test_scalar_and_shape_of),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
