@@ -17,16 +17,21 @@ function lib.help(name, topic, signature, text, example)
   lib.help_entries[#lib.help_entries + 1] = {name, topic, signature, text, example}
 end
 
--- Raises "fname: message" at the first caller outside lib/ (and outside C
--- functions such as pcall), however deep inside the library the check was.
-function lib.fail(fname, fmt, ...)
+-- Raises 'msg' at the first caller outside lib/ (and outside C functions
+-- such as pcall), however deep inside the library the check was.
+function lib.raise(msg)
   local level = 2
   local info = debug.getinfo(level, "S")
   while info and (info.source:sub(1, 5) == "@lib/" or info.what == "C") do
     level = level + 1
     info = debug.getinfo(level, "S")
   end
-  error(fname .. ": " .. string.format(fmt, ...), info and level or 1)
+  error(msg, info and level or 1)
+end
+
+-- Raises "fname: message" the same way.
+function lib.fail(fname, fmt, ...)
+  lib.raise(fname .. ": " .. string.format(fmt, ...))
 end
 local fail = lib.fail
 

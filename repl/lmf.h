@@ -171,13 +171,14 @@ void lmf_open_reduce(lua_State *L, int methods);  /* reductions, argmax, clippin
 void lmf_open_linalg(lua_State *L, int methods);  /* matmul, transpose, reshape, ... */
 void lmf_open_shape(lua_State *L, int methods);   /* concat, stack, slice, gather, ... */
 void lmf_open_create(lua_State *L, int methods);  /* zeros, ones, eye, range, random */
-void lmf_open_variable(lua_State *L, int methods); /* mf.Variable, mf.initializers */
+void lmf_open_variable(lua_State *L, int methods); /* mf.Variable */
 void lmf_open_tape(lua_State *L, int methods);     /* GradientTape, grad, gradcheck */
 void lmf_open_profile(lua_State *L);              /* mf.profile, mf.profiler */
 void lmf_open_nn(lua_State *L);                   /* mf.nn (except conv2d) */
 void lmf_open_conv(lua_State *L);                 /* mf.nn.conv2d and its backprops */
 void lmf_open_data(lua_State *L);                 /* mf.data: read_csv, read_idx */
 void lmf_push_data_helpers(lua_State *L);         /* lib.data: lib/dataset.lua's C helpers */
+void lmf_push_init_helpers(lua_State *L);  /* lib.init: lib/initializers.lua's (lmf_init.c) */
 void lmf_open_repl(lua_State *L);                 /* help, config, set_num_threads */
 void lmf_open_graph(lua_State *L);                /* Graph, placeholder, Session, ... */
 /* An "mf.Operation" for graph node 'n' (repl/lmf_graph.c). */

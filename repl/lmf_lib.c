@@ -57,6 +57,8 @@ void lmf_open_lib(lua_State *L)
     lua_setfield(L, lib, "numeric_values");
     lmf_push_data_helpers(L);
     lua_setfield(L, lib, "data");
+    lmf_push_init_helpers(L);
+    lua_setfield(L, lib, "init");
     for (const LibFile *f = lib_files; f->chunkname; f++) {
         luaL_Buffer b;
         luaL_buffinit(L, &b);

@@ -1,14 +1,12 @@
 /* lmf_variable.c — the "mf.Variable" userdata: mf.Variable(initial [, opts]),
  * assign / assign_add / assign_sub / read_value, properties, and the tensor
  * methods and operators, which work on a Variable through its current value
- * (lmf_check_tensor accepts Variables). Also opens mf.initializers
- * (repl/lmf_init.c). */
+ * (lmf_check_tensor accepts Variables). */
 #include <string.h>
 
 #include "core/ops/compare.h"
 #include "graph/graph.h"
 #include "lmf.h"
-#include "lmf_init.h"
 #include "lmf_print.h"
 
 /* 'tag': VAR_TAG, so a userdata given this metatable with debug.setmetatable
@@ -540,5 +538,4 @@ void lmf_open_variable(lua_State *L, int methods)
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &graph_vars_key);
-    lmf_open_init(L);
 }
