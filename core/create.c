@@ -280,10 +280,14 @@ MfStatus mf_create_range_int(MfDType dt, int64_t start, int64_t limit, int64_t d
     return MF_OK;
 }
 
-MfStatus mf_create_range_of(const double v[3], const int64_t iv[3], bool all_int, int dt,
-                            MfTensor **out)
+MfStatus mf_create_range_of(int n, const double given[3], const int64_t igiven[3], bool all_int,
+                            int dt, MfTensor **out)
 {
     *out = NULL;
+    double v[3] = {0, given[0], 1};   /* range(limit) */
+    int64_t iv[3] = {0, igiven[0], 1};
+    for (int i = 0; n > 1 && i < n; i++)
+        v[i] = given[i], iv[i] = igiven[i];
     MfDType d = dt >= 0 ? (MfDType)dt : all_int ? MF_INT32 : MF_FLOAT32;
     if (d == MF_BOOL)
         return mf_err_set(MF_EDTYPE, "range: dtype bool is not a number type");

@@ -87,12 +87,14 @@ MfStatus mf_create_range(MfDType dt, double start, double limit, double delta, M
 MfStatus mf_create_range_int(MfDType dt, int64_t start, int64_t limit, int64_t delta,
                              MfTensor **out);
 
-/* mf.range's choice of kernel and dtype: 'v' holds start, limit and delta;
- * 'all_int' says the three were given as integers (then 'iv' holds them
- * exactly, past 2^53 too). The dtype is 'dt' when >= 0, else int32 for
- * integers and float32 otherwise. An integer dtype needs integral values
- * (within 2^53 when not given as integers); bool is refused (MF_EDTYPE). */
-MfStatus mf_create_range_of(const double v[3], const int64_t iv[3], bool all_int, int dt,
+/* mf.range's arguments and choice of kernel and dtype: 'v' holds the 'n'
+ * (1 to 3) numbers given, as tf.range takes them: limit; start, limit; or
+ * start, limit, delta (start 0 and delta 1 when not given). 'all_int' says
+ * they were given as integers (then 'iv' holds them exactly, past 2^53
+ * too). The dtype is 'dt' when >= 0, else int32 for integers and float32
+ * otherwise. An integer dtype needs integral values (within 2^53 when not
+ * given as integers); bool is refused (MF_EDTYPE). */
+MfStatus mf_create_range_of(int n, const double v[3], const int64_t iv[3], bool all_int, int dt,
                             MfTensor **out);
 
 /* 'n' >= 1 evenly spaced values from 'a' to 'b', both included (float

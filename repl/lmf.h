@@ -74,6 +74,10 @@ MfTensor *lmf_arg_data(lua_State *L, int idx, MfDType dt, const char *fname);
  * conversion); errors name 'fname'. */
 MfTensor *lmf_push_data(lua_State *L, int idx, int dt, const char *fname);
 
+/* Pushes the property 'key' of 't' (shape, dtype, ndim, name) and returns
+ * 1, or pushes nothing and returns 0 for another key. */
+int lmf_push_tensor_property(lua_State *L, const MfTensor *t, const char *key);
+
 /* Raises a Lua error with the engine's pending message, after the caller's
  * position ("script.lua:12: ", as luaL_error gives), and clears it.
  * Call only after releasing every C temporary. */

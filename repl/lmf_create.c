@@ -270,8 +270,8 @@ static int l_eye(lua_State *L)
     return 1;
 }
 
-/* Reads start, limit, delta (1 to 3 numbers, then options) into 'v';
- * returns the index of the options argument and sets '*all_int'. */
+/* Reads the 1 to 3 numbers that lead the arguments (then options) into
+ * 'v' and 'iv'; returns how many and sets '*all_int'. */
 static int range_args(lua_State *L, lua_Number v[3], lua_Integer iv[3], int *all_int)
 {
     int n = 0;
@@ -285,29 +285,23 @@ static int range_args(lua_State *L, lua_Number v[3], lua_Integer iv[3], int *all
     if (n == 0)
         return luaL_error(L, "range: expected a number as argument 1 (limit, or start and "
                           "limit), got %s", luaL_typename(L, 1));
-    if (n == 1) {
-        v[1] = v[0], iv[1] = iv[0];
-        v[0] = 0, iv[0] = 0;
-    }
-    if (n < 3)
-        v[2] = 1, iv[2] = 1;
-    return n == 1 ? 2 : n + 1;
+    return n;
 }
 
 /* mf.range(start, limit [, delta [, {dtype}]]) or mf.range(limit) */
 static int l_range(lua_State *L)
 {
-    lua_Number v[3];
-    lua_Integer iv[3];
+    lua_Number v[3] = {0};
+    lua_Integer iv[3] = {0};
     int all_int;
-    int oi = range_args(L, v, iv, &all_int);
+    int n = range_args(L, v, iv, &all_int), oi = n + 1;
     lmf_check_nargs(L, "range", oi);   /* nothing after the options */
     lmf_check_options(L, oi, "range", dtype_only);
     int given = 0;
     MfDType dt = dtype_arg(L, oi, "range", MF_FLOAT32, &given);
     int64_t iv64[3] = {iv[0], iv[1], iv[2]};
     MfTensor *out = NULL;
-    MfStatus st = mf_create_range_of(v, iv64, all_int, given ? (int)dt : -1, &out);
+    MfStatus st = mf_create_range_of(n, v, iv64, all_int, given ? (int)dt : -1, &out);
     lmf_check_status(L, st);
     lmf_push_tensor(L, out);
     return 1;

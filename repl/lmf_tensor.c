@@ -544,8 +544,8 @@ int lmf_opt_dtype_field(lua_State *L, int idx, const char *fname)
     const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     MfDType dt;
     if (!name || !mf_dtype_parse(name, &dt))
-        return luaL_error(L, "%s: option 'dtype' must be a dtype name (float32, float64, int32, int64, "
-                   "bool or uint8), got %s", fname, luaL_tolstring(L, -1, NULL));
+        return luaL_error(L, "%s: option 'dtype' must be a dtype name (float32, float64, int32, "
+                          "int64, bool or uint8), got %s", fname, luaL_tolstring(L, -1, NULL));
     lua_pop(L, 1);
     return (int)dt;
 }
@@ -742,6 +742,25 @@ static void push_element(lua_State *L, const MfTensor *t, int64_t i)
     }
 }
 
+int lmf_push_tensor_property(lua_State *L, const MfTensor *t, const char *key)
+{
+    if (strcmp(key, "shape") == 0) {
+        push_shape(L, t);
+    } else if (strcmp(key, "dtype") == 0) {
+        lua_pushstring(L, mf_dtype_name(t->dtype));
+    } else if (strcmp(key, "ndim") == 0) {
+        lua_pushinteger(L, t->rank);
+    } else if (strcmp(key, "name") == 0 && t->node) {
+        char name[300];
+        lua_pushstring(L, mf_graph_tensor_name(t, name, sizeof name));
+    } else if (strcmp(key, "name") == 0) {
+        lua_pushnil(L);   /* an eager tensor has no name */
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 /* t[i]: 1-based along axis 1; a 1-D tensor gives a Lua value, else a view. */
 static int index_tensor(lua_State *L, MfTensor *t, lua_Integer i)
 {
@@ -788,22 +807,8 @@ static int t_index(lua_State *L)
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
         return 1;
-    if (!key || lua_type(L, 2) != LUA_TSTRING)
+    if (!key || lua_type(L, 2) != LUA_TSTRING || !lmf_push_tensor_property(L, t, key))
         return lmf_tensor_no_field(L, lua_upvalueindex(1));
-    if (strcmp(key, "shape") == 0) {
-        push_shape(L, t);
-    } else if (strcmp(key, "dtype") == 0) {
-        lua_pushstring(L, mf_dtype_name(t->dtype));
-    } else if (strcmp(key, "ndim") == 0) {
-        lua_pushinteger(L, t->rank);
-    } else if (strcmp(key, "name") == 0 && t->node) {
-        char name[300];
-        lua_pushstring(L, mf_graph_tensor_name(t, name, sizeof name));
-    } else if (strcmp(key, "name") == 0) {
-        lua_pushnil(L);   /* an eager tensor has no name */
-    } else {
-        return lmf_tensor_no_field(L, lua_upvalueindex(1));
-    }
     return 1;
 }
 

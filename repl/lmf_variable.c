@@ -83,16 +83,6 @@ MfTensor *lmf_check_variable_value(lua_State *L, int idx)
 
 /* ---- mf.Variable ------------------------------------------------------------------ */
 
-static void check_options(lua_State *L, int idx)
-{
-    if (lua_isnoneornil(L, idx))
-        return;
-    if (!lua_istable(L, idx))
-        luaL_typeerror(L, idx, "options table {name, trainable, dtype}");
-    static const char *const known[] = {"name", "trainable", "dtype", NULL};
-    lmf_check_options(L, idx, "Variable", known);
-}
-
 /* The initial value at 1, converted to the dtype option when one is given. */
 static MfTensor *initial_value(lua_State *L)
 {
@@ -147,7 +137,10 @@ static int l_variable(lua_State *L)
 {
     lmf_check_nargs(L, "Variable", 2);
     lua_settop(L, 2);
-    check_options(L, 2);
+    static const char *const known[] = {"name", "trainable", "dtype", NULL};
+    if (!lua_isnil(L, 2) && !lua_istable(L, 2))
+        luaL_typeerror(L, 2, "options table {name, trainable, dtype}");
+    lmf_check_options(L, 2, "Variable", known);
     if (lua_isnil(L, 2)) {
         lua_newtable(L);
         lua_replace(L, 2);
@@ -303,15 +296,6 @@ static int l_variables_initializer(lua_State *L)
 
 /* ---- metamethods ------------------------------------------------------------------ */
 
-static void push_shape(lua_State *L, const MfTensor *t)
-{
-    lua_createtable(L, t->rank, 0);
-    for (int i = 0; i < t->rank; i++) {
-        lua_pushinteger(L, t->shape[i]);
-        lua_rawseti(L, -2, i + 1);
-    }
-}
-
 /* Properties that do not read the value (so a tape does not watch it). */
 static int push_property(lua_State *L, MfVariable *v, const char *key)
 {
@@ -322,16 +306,8 @@ static int push_property(lua_State *L, MfVariable *v, const char *key)
     } else if (strcmp(key, "initializer") == 0 && mf_mode_variable_node(v)) {
         MfNode *n = mf_mode_variable_node(v);   /* TF1's v.initializer: its Assign op */
         lmf_push_operation(L, mf_graph_node(n->graph, n->ref));
-    } else if (!v->value) {
-        lua_pushnil(L);
-    } else if (strcmp(key, "shape") == 0) {
-        push_shape(L, v->value);
-    } else if (strcmp(key, "dtype") == 0) {
-        lua_pushstring(L, mf_dtype_name(v->value->dtype));
-    } else if (strcmp(key, "ndim") == 0) {
-        lua_pushinteger(L, v->value->rank);
-    } else {
-        lua_pushnil(L);
+    } else if (!v->value || !lmf_push_tensor_property(L, v->value, key)) {
+        lua_pushnil(L);   /* shape, dtype and ndim as its value's */
     }
     return 1;
 }

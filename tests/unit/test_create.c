@@ -202,34 +202,46 @@ static void test_range_of(void **state)
 {
     (void)state;
     MfTensor *t = NULL;
-    assert_int_equal(mf_create_range_of((double[]){1, 4, 1}, (int64_t[]){1, 4, 1}, true, -1, &t),
+    assert_int_equal(mf_create_range_of(3, (double[]){1, 4, 1}, (int64_t[]){1, 4, 1}, true, -1,
+                                        &t),
                      MF_OK);
     assert_int_equal(t->dtype, MF_INT32);
     assert_values(t, (double[]){1, 2, 3}, 3, 0);
     mf_tensor_release(t);
-    assert_int_equal(mf_create_range_of((double[]){0.5, 2, 1}, (int64_t[]){0, 0, 0}, false, -1,
+    /* tf.range's forms: (limit) and (start, limit) */
+    assert_int_equal(mf_create_range_of(1, (double[]){3, 0, 0}, (int64_t[]){3, 0, 0}, true, -1,
+                                        &t),
+                     MF_OK);
+    assert_values(t, (double[]){0, 1, 2}, 3, 0);
+    mf_tensor_release(t);
+    assert_int_equal(mf_create_range_of(2, (double[]){-1.5, 1, 0}, (int64_t[]){0, 0, 0}, false,
+                                        -1, &t),
+                     MF_OK);
+    assert_values(t, (double[]){-1.5, -0.5, 0.5}, 3, 0);
+    mf_tensor_release(t);
+    assert_int_equal(mf_create_range_of(3, (double[]){0.5, 2, 1}, (int64_t[]){0, 0, 0}, false, -1,
                                         &t),
                      MF_OK);
     assert_int_equal(t->dtype, MF_FLOAT32);
     assert_values(t, (double[]){0.5, 1.5}, 2, 0);
     mf_tensor_release(t);
-    assert_int_equal(mf_create_range_of((double[]){1, 3, 1}, (int64_t[]){0, 0, 0}, false,
+    assert_int_equal(mf_create_range_of(3, (double[]){1, 3, 1}, (int64_t[]){0, 0, 0}, false,
                                         MF_INT64, &t),
                      MF_OK);   /* 1.0, 3.0: integral floats are fine */
     assert_values(t, (double[]){1, 2}, 2, 0);
     mf_tensor_release(t);
     int64_t big = ((int64_t)1 << 53) + 1;
-    assert_int_equal(mf_create_range_of((double[]){(double)big, (double)big + 1, 1},
+    assert_int_equal(mf_create_range_of(3, (double[]){(double)big, (double)big + 1, 1},
                                         (int64_t[]){big, big + 1, 1}, true, MF_INT64, &t),
                      MF_OK);
     assert_true(((int64_t *)mf_tensor_data(t))[0] == big);
     mf_tensor_release(t);
-    assert_int_equal(mf_create_range_of((double[]){1.5, 3, 1}, (int64_t[]){0, 0, 0}, false,
+    assert_int_equal(mf_create_range_of(3, (double[]){1.5, 3, 1}, (int64_t[]){0, 0, 0}, false,
                                         MF_INT32, &t),
                      MF_EARG);
     assert_error_contains("range: dtype int32 needs integer start, limit and delta, got 1.5");
     assert_null(t);
-    assert_int_equal(mf_create_range_of((double[]){0, 3, 1}, (int64_t[]){0, 3, 1}, true, MF_BOOL,
+    assert_int_equal(mf_create_range_of(3, (double[]){0, 3, 1}, (int64_t[]){0, 3, 1}, true, MF_BOOL,
                                         &t),
                      MF_EDTYPE);
     assert_error_contains("range: dtype bool is not a number type");
