@@ -398,6 +398,39 @@ MfStatus mf_session_fetch_name(MfGraph *g, const char *name, const char *fname, 
 MfStatus mf_session_feed_value(const MfTensor *key, MfTensor *value, bool from_data,
                                MfTensor **out);
 
+/* ---- one sess:run call (graph/run_request.c) -----------------------------
+ * TensorFlow 1.x's fetches and feeds, added one by one, then the run. The
+ * request owns a reference to every tensor it holds (free it with
+ * mf_run_request_free, also after an error); the session is borrowed.
+ * A fetch is a tensor, an operation (run for its effects; no value) or a
+ * name (mf_session_fetch_name). A feed is a key, a graph tensor or a
+ * tensor name ('key' NULL; '*out' is the key, borrowed, whose dtype plain
+ * data takes), then its value (mf_session_feed_value). Errors name "run": a
+ * key with values, an unknown name, the executor's. */
+typedef struct MfRunRequest MfRunRequest;
+MfRunRequest *mf_run_request_new(MfSession *s);
+void mf_run_request_free(MfRunRequest *r);
+MfStatus mf_run_request_fetch(MfRunRequest *r, MfTensor *t);
+MfStatus mf_run_request_fetch_op(MfRunRequest *r, MfNode *op);
+MfStatus mf_run_request_fetch_name(MfRunRequest *r, const char *name);
+MfStatus mf_run_request_feed_key(MfRunRequest *r, MfTensor *key, const char *name,
+                                 const MfTensor **out);
+MfStatus mf_run_request_feed_value(MfRunRequest *r, MfTensor *value, bool from_data);
+
+/* Runs the request once; with 'schedule' its schedule is kept as rows. */
+MfStatus mf_run_request_run(MfRunRequest *r, bool schedule);
+
+/* The number of fetches, and the value of fetch 'i' after the run (a new
+ * reference; NULL for an operation). */
+int mf_run_request_nfetch(const MfRunRequest *r);
+MfTensor *mf_run_request_result(const MfRunRequest *r, int i);
+
+/* The run's schedule as mf_schedule_text's rows (borrowed from the
+ * request): returns the number of steps; '*fed' the fed nodes ('*nfed').
+ * 0 and none when no schedule was asked for. */
+int mf_run_request_schedule(const MfRunRequest *r, const MfSchedRow **steps,
+                            const MfSchedRow **fed, int *nfed);
+
 /* The current value of VARIABLE node 'var' in the session ('*out' owned);
  * fails naming the variable when it is not initialised. */
 MfStatus mf_session_variable_value(MfSession *s, const MfNode *var, MfTensor **out);

@@ -21,6 +21,7 @@
 #define OPERATION_MT "mf.Operation"
 #define SESSION_MT "mf.Session"
 #define SCHEDULE_MT "mf.Schedule"
+#define REQUEST_MT "mf.RunRequest"
 
 typedef struct GraphBox {
     MfGraph *g;
@@ -408,192 +409,147 @@ static int s_tostring(lua_State *L)
     return 1;
 }
 
-/* Reads fetch item 'i' (at 'idx') into 'tensors' or 'targets'; names are
- * looked up in 'g' and anchored in the table at 'anchor'. Returns the
- * tensor's position, or -1 for an operation. */
-static int read_fetch(lua_State *L, int idx, int i, MfGraph *g, int anchor, MfTensor **tensors,
-                      int *nt, MfNode **targets, int *ntg)
+/* A sess:run request (graph/run_request.c) in a box whose __gc frees it,
+ * with the references it holds, however the call ends. */
+static MfRunRequest *push_request(lua_State *L, MfSession *s)
 {
-    MfNode *n = test_operation(L, idx);
-    if (n) {
-        targets[(*ntg)++] = n;
-        return -1;
-    }
+    MfRunRequest **box = lua_newuserdatauv(L, sizeof *box, 0);
+    *box = NULL;
+    luaL_setmetatable(L, REQUEST_MT);
+    if (!(*box = mf_run_request_new(s)))
+        lmf_raise(L);
+    return *box;
+}
+
+static int request_gc(lua_State *L)
+{
+    MfRunRequest **box = luaL_checkudata(L, 1, REQUEST_MT);
+    mf_run_request_free(*box);
+    *box = NULL;
+    return 0;
+}
+
+/* Adds fetch item 'i' (at 'idx') to 'r'. */
+static void add_fetch(lua_State *L, MfRunRequest *r, int idx, int i)
+{
+    MfNode *op = test_operation(L, idx);
     MfTensor *t = NULL;
-    if (lua_type(L, idx) == LUA_TSTRING) {
-        lmf_check_status(L, mf_session_fetch_name(g, lua_tostring(L, idx), "run", &t, &n));
-        if (n) {
-            targets[(*ntg)++] = n;
-            return -1;
-        }
-        lmf_push_tensor(L, t);
-        lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-    } else if (!(t = lmf_test_tensor(L, idx))) {
+    if (op)
+        lmf_check_status(L, mf_run_request_fetch_op(r, op));
+    else if (lua_type(L, idx) == LUA_TSTRING)
+        lmf_check_status(L, mf_run_request_fetch_name(r, lua_tostring(L, idx)));
+    else if ((t = lmf_test_tensor(L, idx)))
+        lmf_check_status(L, mf_run_request_fetch(r, t));
+    else
         luaL_error(L, "run: fetch %d must be a graph tensor, an operation or a tensor name "
                    "(\"add:0\"), got %s", i, luaL_typename(L, idx));
-    }
-    tensors[*nt] = t;
-    return (*nt)++;
 }
-
-typedef struct Fetches {
-    int n, nt, ntg;
-    int *which;
-    MfTensor **tensors;
-    MfNode **targets;
-} Fetches;
 
 /* Fetch structures as TensorFlow 1.x's: sess:run({loss = l, {a, b}}) runs
- * the leaves of the structure (lmf_nest.c) and rebuilds it with their
- * values. */
-
-/* Reads the fetches at 'src' (one value when 'single', else an array of
- * leaves). */
-static void read_fetches(lua_State *L, MfGraph *g, int anchor, int src, bool single, Fetches *f)
+ * the leaves of the structure at 2 (lmf_nest.c) and rebuilds it with their
+ * values; anything else at 2 is one fetch. Adds them to 'r'. */
+static void add_fetches(lua_State *L, MfRunRequest *r, bool single)
 {
-    f->n = single ? 1 : (int)luaL_len(L, src);
-    size_t n = (size_t)f->n + 1;
-    f->which = lua_newuserdatauv(L, n * sizeof *f->which, 0);
-    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-    f->tensors = lua_newuserdatauv(L, n * sizeof *f->tensors, 0);
-    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-    f->targets = lua_newuserdatauv(L, n * sizeof *f->targets, 0);
-    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-    f->nt = f->ntg = 0;
-    for (int i = 1; i <= f->n; i++) {
-        if (single)
-            lua_pushvalue(L, src);
-        else
-            lua_geti(L, src, i);
-        f->which[i - 1] = read_fetch(L, lua_gettop(L), i, g, anchor, f->tensors, &f->nt,
-                                     f->targets, &f->ntg);
+    lua_newtable(L);
+    lua_Integer n = 0;
+    if (single)
+        lua_pushvalue(L, 2);
+    else
+        lmf_nest_flatten(L, 2, lua_gettop(L), &n, "run");
+    for (lua_Integer i = 1; single ? i == 1 : i <= n; i++) {
+        if (!single)
+            lua_geti(L, -1, i);
+        add_fetch(L, r, lua_gettop(L), (int)i);
         lua_pop(L, 1);
     }
+    if (!single)
+        lua_pop(L, 1);
 }
 
-typedef struct Feeds {
-    int n;
-    MfTensor **keys, **vals;
-} Feeds;
-
-/* The value on top fed to 'key' (a tensor, or Lua data converted as
- * mf_session_feed_value says), replacing it. */
-static MfTensor *feed_value(lua_State *L, const MfTensor *key)
+/* Adds the feeds table at 3 ({[x] = value, ["y:0"] = value}) to 'r'; plain
+ * data converts to the key's dtype (mf_session_feed_value). */
+static void add_feeds(lua_State *L, MfRunRequest *r)
 {
-    bool data = !lua_isuserdata(L, -1);
-    MfTensor *v = lmf_to_tensor(L, lua_gettop(L), (int)key->dtype), *fed;
-    lmf_check_status(L, mf_session_feed_value(key, v, data, &fed));
-    if (fed == v) {   /* fed as it is: its box on top keeps it */
-        mf_tensor_release(fed);
-        return v;
-    }
-    lmf_push_tensor(L, fed);
-    lua_replace(L, -2);
-    return fed;
-}
-
-/* Reads the feeds table at 3 ({[x] = value, ["y:0"] = value}); converted
- * values and looked-up keys are anchored in the table at 'anchor'. */
-static void read_feeds(lua_State *L, MfGraph *g, int anchor, Feeds *f)
-{
-    f->n = 0;
     if (lua_isnoneornil(L, 3))
         return;
     luaL_checktype(L, 3, LUA_TTABLE);
-    for (lua_pushnil(L); lua_next(L, 3); lua_pop(L, 1))
-        f->n++;
-    f->keys = lua_newuserdatauv(L, ((size_t)f->n + 1) * sizeof *f->keys, 0);
-    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-    f->vals = lua_newuserdatauv(L, ((size_t)f->n + 1) * sizeof *f->vals, 0);
-    lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-    int i = 0;
     for (lua_pushnil(L); lua_next(L, 3); lua_pop(L, 1)) {
-        MfTensor *k = NULL;
-        if (lua_type(L, -2) == LUA_TSTRING) {
-            if (!(k = mf_graph_get_tensor(g, lua_tostring(L, -2), "run")))
-                lmf_raise(L);
-            lmf_push_tensor(L, k);
-            lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-        } else {   /* a copy of the key: lua_next needs the key itself unchanged */
-            lua_pushvalue(L, -2);
-            if (!(k = lmf_test_tensor(L, -1)) || !k->node)
-                luaL_error(L, "run: feed keys must be graph tensors (placeholders) or tensor "
-                           "names, got %s", k ? "a tensor with values" : luaL_typename(L, -1));
-            lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-        }
-        f->keys[i] = k;
-        f->vals[i] = feed_value(L, k);
-        lua_pushvalue(L, -1);
-        lua_seti(L, anchor, (lua_Integer)luaL_len(L, anchor) + 1);
-        i++;
+        lua_pushvalue(L, -2);   /* a copy of the key: lua_next needs the key itself unchanged */
+        bool named = lua_type(L, -1) == LUA_TSTRING;
+        MfTensor *k = named ? NULL : lmf_test_tensor(L, -1);
+        if (!named && !k)
+            luaL_error(L, "run: feed keys must be graph tensors (placeholders) or tensor "
+                       "names, got %s", luaL_typename(L, -1));
+        const MfTensor *key;
+        lmf_check_status(L, mf_run_request_feed_key(r, k, named ? lua_tostring(L, -1) : NULL,
+                                                    &key));
+        lua_pop(L, 1);
+        bool data = !lua_isuserdata(L, -1);
+        MfTensor *v = lmf_to_tensor(L, lua_gettop(L), (int)key->dtype);
+        lmf_check_status(L, mf_run_request_feed_value(r, v, data));
     }
-}
-
-/* Pushes the schedule as an array of {step, name, op, indegree, ready}. */
-static void push_schedule(lua_State *L, MfGraph *g, const MfSchedule *s)
-{
-    lua_createtable(L, s->nsteps, 0);
-    for (int i = 0; i < s->nsteps; i++) {
-        const MfSchedStep *st = &s->steps[i];
-        const MfNode *n = mf_graph_node(g, st->node);
-        lua_createtable(L, 0, 5);
-        lua_pushinteger(L, i + 1);
-        lua_setfield(L, -2, "step");
-        lua_pushstring(L, n->name);
-        lua_setfield(L, -2, "name");
-        lua_pushstring(L, mf_node_op_name(n));
-        lua_setfield(L, -2, "op");
-        lua_pushinteger(L, st->indegree);
-        lua_setfield(L, -2, "indegree");
-        int kept = st->nready < MF_SCHED_READY_MAX ? st->nready : MF_SCHED_READY_MAX;
-        lua_createtable(L, kept, 0);
-        for (int k = 0; k < kept; k++) {
-            lua_pushstring(L, mf_graph_node(g, st->ready[k])->name);
-            lua_seti(L, -2, k + 1);
-        }
-        lua_setfield(L, -2, "ready");
-        lua_seti(L, -2, i + 1);
-    }
-    luaL_setmetatable(L, SCHEDULE_MT);
 }
 
 /* Pushes the results: one value for a single fetch, else the fetch
  * structure at 2 rebuilt (nil where an operation was fetched). */
-static void push_results(lua_State *L, const Fetches *f, MfTensor **res)
+static void push_results(lua_State *L, const MfRunRequest *r, bool single)
 {
-    bool single = !lua_istable(L, 2);
-    if (!single)
-        lua_createtable(L, f->n, 0);
-    for (int i = 0; i < f->n; i++) {
-        if (f->which[i] < 0)
-            lua_pushnil(L);
+    int n = mf_run_request_nfetch(r);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        MfTensor *t = mf_run_request_result(r, i);
+        if (t)
+            lmf_push_tensor(L, t);
         else
-            lmf_push_tensor(L, res[f->which[i]]);
-        if (!single)
-            lua_seti(L, -2, i + 1);
+            lua_pushnil(L);
+        lua_seti(L, -2, i + 1);
     }
-    if (single)
-        return;
     lua_Integer pos = 0;
-    lmf_nest_rebuild(L, 2, lua_gettop(L), &pos, false);
+    if (single)
+        lua_geti(L, -1, 1);
+    else
+        lmf_nest_rebuild(L, 2, lua_gettop(L), &pos, false);
     lua_remove(L, -2);
 }
 
-/* Sets schedule.fed (the schedule on top) to records {name, op} of the fed
- * nodes: values given to the run, not work the executor does. */
-static void add_fed(lua_State *L, const Feeds *fd)
+/* Pushes schedule rows as an array of records {step, name, op, indegree,
+ * ready}, or of {name, op} for the fed nodes ('steps' false). */
+static void push_rows(lua_State *L, const MfSchedRow *rows, int n, bool steps)
 {
-    lua_createtable(L, fd->n, 0);
-    for (int i = 0; i < fd->n; i++) {
-        const MfNode *n = fd->keys[i]->node;
-        lua_createtable(L, 0, 2);
-        lua_pushstring(L, n ? n->name : "?");
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        const MfSchedRow *row = &rows[i];
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, row->name);
         lua_setfield(L, -2, "name");
-        lua_pushstring(L, n ? mf_node_op_name(n) : "?");
+        lua_pushstring(L, row->op);
         lua_setfield(L, -2, "op");
+        if (steps) {
+            lua_pushinteger(L, i + 1);
+            lua_setfield(L, -2, "step");
+            lua_pushinteger(L, row->indegree);
+            lua_setfield(L, -2, "indegree");
+            lua_createtable(L, row->nready, 0);
+            for (int k = 0; k < row->nready; k++) {
+                lua_pushstring(L, row->ready[k]);
+                lua_seti(L, -2, k + 1);
+            }
+            lua_setfield(L, -2, "ready");
+        }
         lua_seti(L, -2, i + 1);
     }
+}
+
+/* Pushes the schedule of the run of 'r': its steps, with schedule.fed the
+ * fed nodes (values given to the run, not work the executor does). */
+static void push_schedule(lua_State *L, const MfRunRequest *r)
+{
+    const MfSchedRow *steps, *fed;
+    int nfed, nsteps = mf_run_request_schedule(r, &steps, &fed, &nfed);
+    push_rows(L, steps, nsteps, true);
+    push_rows(L, fed, nfed, false);
     lua_setfield(L, -2, "fed");
+    luaL_setmetatable(L, SCHEDULE_MT);
 }
 
 /* sess:run(fetches [, feeds [, {schedule = true}]]) -> value(s) [, schedule] */
@@ -602,39 +558,20 @@ static int s_run(lua_State *L)
     lmf_check_nargs(L, "run", 4);
     static const char *const known[] = {"schedule", NULL};
     MfSession *s = check_session(L, 1);
-    MfGraph *g = mf_session_graph(s);
     if (!lua_isnoneornil(L, 4))
         luaL_checktype(L, 4, LUA_TTABLE);
     lmf_check_options(L, 4, "run", known);
     bool want_sched = lmf_opt_bool(L, 4, "run", "schedule", 0);
     lua_settop(L, 4);
-    lua_newtable(L);   /* 5: anchor for temporaries */
-    Fetches f;
-    Feeds fd = {0, NULL, NULL};
+    MfRunRequest *r = push_request(L, s);   /* 5 */
     bool single = !lua_istable(L, 2);
-    if (!single) {
-        lua_newtable(L);
-        lua_Integer n = 0;
-        lmf_nest_flatten(L, 2, lua_gettop(L), &n, "run");
-        lua_pushvalue(L, -1);
-        lua_seti(L, 5, (lua_Integer)luaL_len(L, 5) + 1);
-    }
-    read_fetches(L, g, 5, single ? 2 : lua_gettop(L), single, &f);
-    read_feeds(L, g, 5, &fd);
-    MfTensor **res = lua_newuserdatauv(L, ((size_t)f.nt + 1) * sizeof *res, 0);
-    lua_seti(L, 5, (lua_Integer)luaL_len(L, 5) + 1);
-    MfExecOptions opt = {want_sched, NULL, NULL};
-    MfSchedule *sched = NULL;
-    MfStatus st = mf_session_run(s, f.nt, f.tensors, f.ntg, f.targets, fd.n, fd.keys, fd.vals,
-                                 &opt, res, want_sched ? &sched : NULL);
-    if (st != MF_OK)
-        return lmf_raise(L);
-    push_results(L, &f, res);
+    add_fetches(L, r, single);
+    add_feeds(L, r);
+    lmf_check_status(L, mf_run_request_run(r, want_sched));
+    push_results(L, r, single);
     if (!want_sched)   /* one op fetched: no value (the prompt prints nothing) */
-        return lua_istable(L, 2) || f.which[0] >= 0 ? 1 : 0;
-    push_schedule(L, g, sched);
-    mf_schedule_free(sched);
-    add_fed(L, &fd);
+        return single && lua_isnil(L, -1) ? 0 : 1;
+    push_schedule(L, r);
     return 2;
 }
 
@@ -727,6 +664,10 @@ static void open_schedule_mt(lua_State *L)
     luaL_newmetatable(L, SCHEDULE_MT);
     lua_pushcfunction(L, sched_tostring);
     lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, REQUEST_MT);
+    lua_pushcfunction(L, request_gc);
+    lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
 }
 

@@ -3,7 +3,8 @@
  * any other name is a tensor, unknown names fail naming the caller), a
  * schedule printed as a table (fed rows first, aligned columns, the ready
  * queue joined), the default graph a building function needs, the names
- * of a node's data inputs, and a fed value's conversion. */
+ * of a node's data inputs, a fed value's conversion, and a whole sess:run
+ * request (fetches and feeds by tensor or name, results, schedule rows). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,73 @@ static void test_schedule_text(void **state)
     mf_strbuf_free(&b);
 }
 
+/* One sess:run as a request: a tensor fetched as a tensor and by name, an
+ * operation, a feed by tensor and one by name (plain data cast to the key's
+ * dtype), the results in fetch order and the schedule's rows; then the
+ * refused keys, and a key left without a value freed with the request. */
+static void test_run_request(void **state)
+{
+    (void)state;
+    MfGraph *g = mf_graph_new();
+    MfTensor *x, *y, *sum = NULL;
+    MfNode *init;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 0, NULL, "x", &x), MF_OK);
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 0, NULL, "y", &y), MF_OK);
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    assert_int_equal(mf_binary(MF_OP_ADD, x, y, &sum), MF_OK);
+    mf_graph_pop_default();
+    assert_int_equal(mf_graph_group(g, 1, (MfNode *const[]){sum->node}, "init", &init), MF_OK);
+    MfSession *s = mf_session_new(g);
+    MfRunRequest *r = mf_run_request_new(s);
+    const MfTensor *key;
+    assert_int_equal(mf_run_request_fetch(r, sum), MF_OK);
+    assert_int_equal(mf_run_request_fetch_name(r, "init"), MF_OK);
+    assert_int_equal(mf_run_request_fetch_name(r, "x:0"), MF_OK);
+    assert_int_equal(mf_run_request_feed_key(r, x, NULL, &key), MF_OK);
+    assert_ptr_equal(key, x);
+    MfTensor *two = mf_tensor_scalar(MF_FLOAT32, 2), *three = mf_tensor_scalar(MF_INT64, 3);
+    assert_int_equal(mf_run_request_feed_value(r, two, false), MF_OK);
+    assert_int_equal(mf_run_request_feed_key(r, NULL, "y", &key), MF_OK);
+    assert_ptr_equal(key->node, y->node);
+    assert_int_equal(mf_run_request_feed_value(r, three, true), MF_OK);
+    assert_int_equal(mf_run_request_run(r, true), MF_OK);
+    assert_int_equal(mf_run_request_nfetch(r), 3);
+    MfTensor *v = mf_run_request_result(r, 0);
+    assert_true(mf_tensor_get(v, 0) == 5.0);
+    mf_tensor_release(v);
+    assert_null(mf_run_request_result(r, 1));   /* an operation has no value */
+    v = mf_run_request_result(r, 2);
+    assert_true(mf_tensor_get(v, 0) == 2.0);
+    mf_tensor_release(v);
+    const MfSchedRow *steps, *fed;
+    int nfed, nsteps = mf_run_request_schedule(r, &steps, &fed, &nfed);
+    assert_int_equal(nsteps, 2);
+    assert_string_equal(steps[0].name, "add");
+    assert_string_equal(steps[0].op, "AddV2");
+    assert_int_equal(steps[1].indegree, 1);
+    assert_string_equal(steps[1].name, "init");
+    assert_int_equal(nfed, 2);
+    assert_string_equal(fed[1].name, "y");
+    assert_string_equal(fed[1].op, "Placeholder");
+    mf_run_request_free(r);
+
+    r = mf_run_request_new(s);
+    assert_int_equal(mf_run_request_feed_key(r, two, NULL, &key), MF_EARG);
+    assert_error_contains("run: feed keys must be graph tensors (placeholders) or tensor names, "
+                          "got a tensor with values");
+    assert_int_equal(mf_run_request_feed_key(r, NULL, "nope", &key), MF_EARG);
+    assert_error_contains("run: no tensor 'nope'");
+    assert_int_equal(mf_run_request_feed_key(r, x, NULL, &key), MF_OK);
+    assert_int_equal(mf_run_request_run(r, false), MF_OK);   /* nothing fetched, nothing fed */
+    assert_int_equal(mf_run_request_schedule(r, &steps, &fed, &nfed), 0);
+    mf_run_request_free(r);
+    MfTensor *all[] = {x, y, sum, two, three};
+    for (int i = 0; i < 5; i++)
+        mf_tensor_release(all[i]);
+    mf_session_free(s);
+    mf_graph_release(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +240,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_default_and_input_names, setup_engine,
                                         teardown_engine),
         cmocka_unit_test_setup_teardown(test_feed_value, setup_engine, teardown_engine),
+        cmocka_unit_test_setup_teardown(test_run_request, setup_engine, teardown_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
