@@ -252,6 +252,22 @@ lua_State *lmf_set_grad_state(lua_State *L);
 void lmf_push_variable(lua_State *L, MfVariable *v);
 MfTensor *lmf_check_variable_value(lua_State *L, int idx);
 
+/* Boxes (repl/lmf_box.c): a userdata of class 'mt' holding one pointer to
+ * an engine object, NULL once the object is freed. 'lmf_box_new' pushes an
+ * empty box (with 'nuv' user values); 'lmf_box_check' returns the object at
+ * 'idx' or raises "bad argument #idx ... (FREED)"; 'lmf_box_get' returns
+ * it or NULL (for __tostring); 'lmf_box_take' empties the box and returns
+ * what it held (__gc, close). 'lmf_box_class' registers class 'mt': the
+ * 'meta' functions and, unless NULL, the 'methods' as its __index.
+ * 'lmf_sub_table' pushes field 'name' of the table on top, made first as
+ * a new table when absent (mf.train, mf.test). */
+void **lmf_box_new(lua_State *L, const char *mt, int nuv);
+void *lmf_box_check(lua_State *L, int idx, const char *mt, const char *freed);
+void *lmf_box_get(lua_State *L, int idx, const char *mt);
+void *lmf_box_take(lua_State *L, int idx, const char *mt);
+void lmf_box_class(lua_State *L, const char *mt, const luaL_Reg *meta, const luaL_Reg *methods);
+void lmf_sub_table(lua_State *L, const char *name);
+
 /* Opens the whole module: the 'mf' table. */
 int luaopen_moonflow(lua_State *L);
 

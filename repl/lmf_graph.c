@@ -23,53 +23,31 @@
 #define SCHEDULE_MT "mf.Schedule"
 #define REQUEST_MT "mf.RunRequest"
 
-typedef struct GraphBox {
-    MfGraph *g;
-} GraphBox;
-
-typedef struct OpBox {
-    MfNode *n;           /* its graph is retained */
-} OpBox;
-
-typedef struct SessionBox {
-    MfSession *s;
-} SessionBox;
-
-static MfGraph *check_graph(lua_State *L, int idx)
-{
-    MfGraph *g = ((GraphBox *)luaL_checkudata(L, idx, GRAPH_MT))->g;
-    if (!g)   /* its __gc was called by hand */
-        luaL_argerror(L, idx, "Graph is freed");
-    return g;
-}
-
+/* A Graph box holds a reference to its graph; an Operation box holds its
+ * node and a reference to the node's graph; a Session box its session. */
 MfGraph *lmf_check_graph(lua_State *L, int idx)
 {
-    return check_graph(L, idx);
+    return lmf_box_check(L, idx, GRAPH_MT, "Graph is freed");
 }
 
 void lmf_push_graph(lua_State *L, MfGraph *g)
 {
-    GraphBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     mf_graph_retain(g);
-    box->g = g;
-    luaL_setmetatable(L, GRAPH_MT);
+    *lmf_box_new(L, GRAPH_MT, 0) = g;
     lmf_graph_anchor(L, -1, g);
 }
 
 void lmf_push_operation(lua_State *L, MfNode *n)
 {
-    OpBox *box = lua_newuserdatauv(L, sizeof *box, 0);
     mf_graph_retain(n->graph);
-    box->n = n;
-    luaL_setmetatable(L, OPERATION_MT);
+    *lmf_box_new(L, OPERATION_MT, 0) = n;
     lmf_graph_anchor(L, -1, n->graph);
 }
 
 static MfNode *test_operation(lua_State *L, int idx)
 {
-    OpBox *box = luaL_testudata(L, idx, OPERATION_MT);
-    return box ? box->n : NULL;
+    void **box = luaL_testudata(L, idx, OPERATION_MT);
+    return box ? *box : NULL;
 }
 
 /* The default graph, or raises naming 'fname' (graph/graph.c says how to
@@ -105,9 +83,7 @@ static int l_graph_new(lua_State *L)
 
 static int g_gc(lua_State *L)
 {
-    GraphBox *box = luaL_checkudata(L, 1, GRAPH_MT);
-    mf_graph_release(box->g);
-    box->g = NULL;
+    mf_graph_release(lmf_box_take(L, 1, GRAPH_MT));
     return 0;
 }
 
@@ -115,7 +91,7 @@ static int g_gc(lua_State *L)
 static int g_as_default(lua_State *L)
 {
     lmf_check_nargs(L, "as_default", 2);
-    MfGraph *g = check_graph(L, 1);
+    MfGraph *g = lmf_check_graph(L, 1);
     luaL_checktype(L, 2, LUA_TFUNCTION);
     lua_settop(L, 2);
     lmf_check_status(L, mf_graph_push_default(g));
@@ -151,7 +127,7 @@ static void push_input_names(lua_State *L, const MfNode *n)
 static int g_nodes(lua_State *L)
 {
     lmf_check_nargs(L, "nodes", 1);
-    MfGraph *g = check_graph(L, 1);
+    MfGraph *g = lmf_check_graph(L, 1);
     int nn = mf_graph_nnodes(g);
     lua_createtable(L, nn, 0);
     for (int i = 0; i < nn; i++) {
@@ -183,7 +159,7 @@ static int g_nodes(lua_State *L)
 static int g_get_tensor(lua_State *L)
 {
     lmf_check_nargs(L, "get_tensor", 2);
-    MfGraph *g = check_graph(L, 1);
+    MfGraph *g = lmf_check_graph(L, 1);
     MfTensor *t = mf_graph_get_tensor(g, luaL_checkstring(L, 2), "get_tensor");
     if (!t)
         return lmf_raise(L);
@@ -194,7 +170,7 @@ static int g_get_tensor(lua_State *L)
 /* print(g): the graph's listing (graph/listing.c). */
 static int g_tostring(lua_State *L)
 {
-    MfGraph *g = ((GraphBox *)luaL_checkudata(L, 1, GRAPH_MT))->g;
+    MfGraph *g = lmf_box_get(L, 1, GRAPH_MT);
     if (!g) {
         lua_pushliteral(L, "<closed mf.Graph>");
         return 1;
@@ -208,7 +184,7 @@ static int g_tostring(lua_State *L)
 static int g_to_dot(lua_State *L)
 {
     lmf_check_nargs(L, "to_dot", 1);
-    MfGraph *g = check_graph(L, 1);
+    MfGraph *g = lmf_check_graph(L, 1);
     MfStrBuf *b = lmf_new_strbuf(L);
     lmf_push_strbuf(L, b, mf_graph_dot(g, b));
     return 1;
@@ -313,30 +289,20 @@ static int l_group(lua_State *L)
 
 static int op_gc(lua_State *L)
 {
-    OpBox *box = luaL_checkudata(L, 1, OPERATION_MT);
-    if (box->n)
-        mf_graph_release(box->n->graph);
-    box->n = NULL;
+    MfNode *n = lmf_box_take(L, 1, OPERATION_MT);
+    if (n)
+        mf_graph_release(n->graph);
     return 0;
-}
-
-/* The Operation at 'idx'; raises when its __gc was called by hand. */
-static OpBox *check_operation(lua_State *L, int idx)
-{
-    OpBox *box = luaL_checkudata(L, idx, OPERATION_MT);
-    if (!box->n)
-        luaL_argerror(L, idx, "Operation is freed");
-    return box;
 }
 
 static int op_index(lua_State *L)
 {
-    OpBox *box = check_operation(L, 1);
+    MfNode *n = lmf_box_check(L, 1, OPERATION_MT, "Operation is freed");
     const char *key = luaL_checkstring(L, 2);
     if (strcmp(key, "name") == 0)
-        lua_pushstring(L, box->n->name);
+        lua_pushstring(L, n->name);
     else if (strcmp(key, "type") == 0)
-        lua_pushstring(L, mf_node_op_name(box->n));
+        lua_pushstring(L, mf_node_op_name(n));
     else
         lua_pushnil(L);
     return 1;
@@ -344,12 +310,12 @@ static int op_index(lua_State *L)
 
 static int op_tostring(lua_State *L)
 {
-    OpBox *box = luaL_checkudata(L, 1, OPERATION_MT);
-    if (!box->n) {
+    MfNode *n = lmf_box_get(L, 1, OPERATION_MT);
+    if (!n) {
         lua_pushliteral(L, "<freed mf.Operation>");
         return 1;
     }
-    lua_pushfstring(L, "<mf.Operation '%s' %s>", box->n->name, mf_node_op_name(box->n));
+    lua_pushfstring(L, "<mf.Operation '%s' %s>", n->name, mf_node_op_name(n));
     return 1;
 }
 
@@ -357,39 +323,28 @@ static int op_tostring(lua_State *L)
 
 static MfSession *check_session(lua_State *L, int idx)
 {
-    SessionBox *box = luaL_checkudata(L, idx, SESSION_MT);
-    if (!box->s)
-        luaL_argerror(L, idx, "Session is freed");
-    return box->s;
+    return lmf_box_check(L, idx, SESSION_MT, "Session is freed");
 }
 
 MfSession *lmf_test_session(lua_State *L, int idx)
 {
-    SessionBox *box = luaL_testudata(L, idx, SESSION_MT);
-    if (box && !box->s)
-        luaL_argerror(L, idx, "Session is freed");
-    return box ? box->s : NULL;
+    return luaL_testudata(L, idx, SESSION_MT) ? check_session(L, idx) : NULL;
 }
 
 /* mf.Session([g]): a session on 'g' (default: the graph being built). */
 static int l_session_new(lua_State *L)
 {
     lmf_check_nargs(L, "Session", 1);
-    MfGraph *g = lua_isnoneornil(L, 1) ? need_default(L, "Session") : check_graph(L, 1);
-    SessionBox *box = lua_newuserdatauv(L, sizeof *box, 0);
-    box->s = NULL;
-    luaL_setmetatable(L, SESSION_MT);
-    box->s = mf_session_new(g);
-    if (!box->s)
+    MfGraph *g = lua_isnoneornil(L, 1) ? need_default(L, "Session") : lmf_check_graph(L, 1);
+    void **box = lmf_box_new(L, SESSION_MT, 0);
+    if (!(*box = mf_session_new(g)))
         return lmf_raise(L);
     return 1;
 }
 
 static int s_gc(lua_State *L)
 {
-    SessionBox *box = luaL_checkudata(L, 1, SESSION_MT);
-    mf_session_free(box->s);
-    box->s = NULL;
+    mf_session_free(lmf_box_take(L, 1, SESSION_MT));
     return 0;
 }
 
@@ -402,10 +357,10 @@ static int s_close(lua_State *L)
 
 static int s_tostring(lua_State *L)
 {
-    SessionBox *box = luaL_checkudata(L, 1, SESSION_MT);
-    int nn = box->s ? mf_graph_nnodes(mf_session_graph(box->s)) : 0;
+    MfSession *s = lmf_box_get(L, 1, SESSION_MT);
+    int nn = s ? mf_graph_nnodes(mf_session_graph(s)) : 0;
     lua_pushfstring(L, "<mf.Session on a graph of %d nodes%s>", nn,
-                    box->s && mf_session_closed(box->s) ? ", closed" : "");
+                    s && mf_session_closed(s) ? ", closed" : "");
     return 1;
 }
 
@@ -413,9 +368,7 @@ static int s_tostring(lua_State *L)
  * with the references it holds, however the call ends. */
 static MfRunRequest *push_request(lua_State *L, MfSession *s)
 {
-    MfRunRequest **box = lua_newuserdatauv(L, sizeof *box, 0);
-    *box = NULL;
-    luaL_setmetatable(L, REQUEST_MT);
+    void **box = lmf_box_new(L, REQUEST_MT, 0);
     if (!(*box = mf_run_request_new(s)))
         lmf_raise(L);
     return *box;
@@ -423,9 +376,7 @@ static MfRunRequest *push_request(lua_State *L, MfSession *s)
 
 static int request_gc(lua_State *L)
 {
-    MfRunRequest **box = luaL_checkudata(L, 1, REQUEST_MT);
-    mf_run_request_free(*box);
-    *box = NULL;
+    mf_run_request_free(lmf_box_take(L, 1, REQUEST_MT));
     return 0;
 }
 
@@ -659,52 +610,27 @@ static int sched_tostring(lua_State *L)
     return 1;
 }
 
-static void open_schedule_mt(lua_State *L)
-{
-    luaL_newmetatable(L, SCHEDULE_MT);
-    lua_pushcfunction(L, sched_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
-    luaL_newmetatable(L, REQUEST_MT);
-    lua_pushcfunction(L, request_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-}
-
 void lmf_open_graph(lua_State *L)
 {
     static const luaL_Reg graph_meths[] = {
         {"as_default", g_as_default}, {"nodes", g_nodes}, {"get_tensor", g_get_tensor},
         {"to_dot", g_to_dot}, {NULL, NULL}};
+    static const luaL_Reg graph_meta[] = {{"__gc", g_gc}, {"__tostring", g_tostring}, {NULL, NULL}};
+    static const luaL_Reg op_meta[] = {
+        {"__gc", op_gc}, {"__index", op_index}, {"__tostring", op_tostring}, {NULL, NULL}};
     static const luaL_Reg session_meths[] = {{"run", s_run}, {"close", s_close}, {NULL, NULL}};
+    static const luaL_Reg session_meta[] = {
+        {"__gc", s_gc}, {"__tostring", s_tostring}, {NULL, NULL}};
+    static const luaL_Reg schedule_meta[] = {{"__tostring", sched_tostring}, {NULL, NULL}};
+    static const luaL_Reg request_meta[] = {{"__gc", request_gc}, {NULL, NULL}};
     static const luaL_Reg funcs[] = {
         {"Graph", l_graph_new}, {"placeholder", l_placeholder}, {"name_scope", l_name_scope},
         {"control_dependencies", l_control_dependencies}, {"group", l_group},
         {"Session", l_session_new}, {NULL, NULL}};
-    luaL_newmetatable(L, GRAPH_MT);
-    luaL_newlib(L, graph_meths);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, g_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, g_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
-    luaL_newmetatable(L, OPERATION_MT);
-    lua_pushcfunction(L, op_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, op_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, op_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
-    luaL_newmetatable(L, SESSION_MT);
-    luaL_newlib(L, session_meths);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, s_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, s_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pop(L, 1);
-    open_schedule_mt(L);
+    lmf_box_class(L, GRAPH_MT, graph_meta, graph_meths);
+    lmf_box_class(L, OPERATION_MT, op_meta, NULL);
+    lmf_box_class(L, SESSION_MT, session_meta, session_meths);
+    lmf_box_class(L, SCHEDULE_MT, schedule_meta, NULL);
+    lmf_box_class(L, REQUEST_MT, request_meta, NULL);
     luaL_setfuncs(L, funcs, 0);
 }

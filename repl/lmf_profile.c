@@ -13,26 +13,17 @@
 
 #define REPORT_MT "mf.ProfileReport"
 
-typedef struct ReportBox {
-    MfProfReport *r;
-} ReportBox;
-
+/* The report in the box (lmf_box.c) at 'idx'. */
 static MfProfReport *check_report(lua_State *L, int idx)
 {
-    MfProfReport *r = ((ReportBox *)luaL_checkudata(L, idx, REPORT_MT))->r;
-    if (!r)   /* its __gc was called by hand */
-        luaL_argerror(L, idx, "ProfileReport is freed");
-    return r;
+    return lmf_box_check(L, idx, REPORT_MT, "ProfileReport is freed");
 }
 
 /* Pushes a report of the events collected since the last start. */
 static void push_report(lua_State *L)
 {
-    ReportBox *box = lua_newuserdatauv(L, sizeof *box, 0);
-    box->r = NULL;
-    luaL_setmetatable(L, REPORT_MT);
-    box->r = mf_prof_report_new();
-    if (!box->r)
+    void **box = lmf_box_new(L, REPORT_MT, 0);
+    if (!(*box = mf_prof_report_new()))
         lmf_raise(L);
 }
 
@@ -48,7 +39,7 @@ static int push_text(lua_State *L, char *text)
 
 static int r_tostring(lua_State *L)
 {
-    if (!((ReportBox *)luaL_checkudata(L, 1, REPORT_MT))->r) {
+    if (!lmf_box_get(L, 1, REPORT_MT)) {
         lua_pushliteral(L, "<freed mf.ProfileReport>");
         return 1;
     }
@@ -68,9 +59,7 @@ static int rows_tostring(lua_State *L)
 
 static int r_gc(lua_State *L)
 {
-    ReportBox *box = luaL_checkudata(L, 1, REPORT_MT);
-    mf_prof_report_free(box->r);
-    box->r = NULL;
+    mf_prof_report_free(lmf_box_take(L, 1, REPORT_MT));
     return 0;
 }
 
@@ -248,11 +237,7 @@ void lmf_open_profile(lua_State *L)
     static const luaL_Reg profiler[] = {
         {"start", l_start}, {"stop", l_stop}, {"peak", l_peak}, {NULL, NULL},
     };
-    luaL_newmetatable(L, REPORT_MT);
-    luaL_setfuncs(L, meta, 0);
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    lmf_box_class(L, REPORT_MT, meta, methods);
     lua_pushcfunction(L, l_profile);
     lua_setfield(L, -2, "profile");
     luaL_newlib(L, profiler);

@@ -27,18 +27,15 @@
 
 #define SAVER_MT "mf.train.Saver"
 
-typedef struct SaverBox {
-    MfSaver *s;
-} SaverBox;
-
 static bool fail_next_save = false;
 
-static MfSaver *check_saver(lua_State *L, int idx)
+/* A Saver box (lmf_box.c) holding a new empty saver, pushed. */
+static MfSaver *push_saver(lua_State *L)
 {
-    SaverBox *box = luaL_checkudata(L, idx, SAVER_MT);
-    if (!box->s)
-        luaL_argerror(L, idx, "Saver is closed");
-    return box->s;
+    void **box = lmf_box_new(L, SAVER_MT, 0);
+    if (!(*box = mf_saver_new()))
+        lmf_raise(L);
+    return *box;
 }
 
 /* Adds the Variables of the list or map at 'idx'. */
@@ -92,12 +89,7 @@ static void add_opts(lua_State *L, MfSaver *s, int idx)
  * (outside a graph, train/saver.c says what to give instead). */
 static int graph_saver(lua_State *L)
 {
-    SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0);
-    box->s = NULL;
-    luaL_setmetatable(L, SAVER_MT);
-    if (!(box->s = mf_saver_new()))
-        return lmf_raise(L);
-    lmf_check_status(L, mf_saver_add_graph_variables(box->s, NULL));
+    lmf_check_status(L, mf_saver_add_graph_variables(push_saver(L), NULL));
     return 1;
 }
 
@@ -112,11 +104,7 @@ static int l_saver(lua_State *L)
         return graph_saver(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 2);
-    SaverBox *box = lua_newuserdatauv(L, sizeof *box, 0); /* 3 */
-    box->s = NULL;
-    luaL_setmetatable(L, SAVER_MT);
-    if (!(box->s = mf_saver_new()))
-        return lmf_raise(L);
+    MfSaver *s = push_saver(L);                             /* 3 */
     lua_getfield(L, 1, "var_list");                         /* 4 */
     bool options_form = !lua_isnil(L, -1) || lua_getfield(L, 1, "optimizers") != LUA_TNIL;
     lua_settop(L, 4);
@@ -137,12 +125,12 @@ static int l_saver(lua_State *L)
         luaL_checktype(L, 2, LUA_TTABLE);
         lmf_check_options(L, 2, "Saver", known);
     }
-    add_vars(L, box->s, 4);
+    add_vars(L, s, 4);
     if (lua_isnil(L, 2))
         lua_pushnil(L);
     else
         lua_getfield(L, 2, "optimizers");
-    add_opts(L, box->s, 5);
+    add_opts(L, s, 5);
     lua_settop(L, 3);
     return 1;
 }
@@ -158,9 +146,13 @@ static MfVariable *graph_step(lua_State *L, MfSession *sess)
     return h;
 }
 
-/* The path argument after the optional session at 2; sets '*sess'. */
-static const char *path_arg(lua_State *L, const char *who, MfSession **sess, int *pi)
+/* The arguments of 'who' ("Saver.save" or "Saver.restore"): the saver at 1
+ * into '*s', the optional session at 2 into '*sess' (mf_saver_check_session
+ * says when one is needed), and the path after it (at '*pi'). */
+static const char *saver_args(lua_State *L, const char *who, MfSaver **s, MfSession **sess,
+                              int *pi)
 {
+    *s = lmf_box_check(L, 1, SAVER_MT, "Saver is closed");
     *sess = lmf_test_session(L, 2);
     *pi = *sess ? 3 : 2;
     bool restore = strcmp(who, "Saver.restore") == 0;   /* restore(path [, {strict}]) */
@@ -169,17 +161,17 @@ static const char *path_arg(lua_State *L, const char *who, MfSession **sess, int
         luaL_error(L, "%s: expected %s, got %s", who,
                    *sess ? "a path string after the session" : "a path string (eager) or a "
                    "session and a path (graph mode)", luaL_typename(L, *pi));
+    lmf_check_status(L, mf_saver_check_session(*s, *sess, who));
     return lua_tostring(L, *pi);
 }
 
 /* saver:save(path) (eager) or saver:save(sess, path) (graph) -> path */
 static int s_save(lua_State *L)
 {
-    MfSaver *s = check_saver(L, 1);
+    MfSaver *s;
     MfSession *sess;
     int pi;
-    const char *path = path_arg(L, "Saver.save", &sess, &pi);
-    lmf_check_status(L, mf_saver_check_session(s, sess, "Saver.save"));
+    const char *path = saver_args(L, "Saver.save", &s, &sess, &pi);
     MfVariable *gs = sess ? graph_step(L, sess) : lmf_global_step(L, false);
     int saved_hook = mf_ckpt_fail_after_write;
     if (fail_next_save)
@@ -198,11 +190,10 @@ static int s_save(lua_State *L)
 static int s_restore(lua_State *L)
 {
     static const char *const restore_keys[] = {"strict", NULL};
-    MfSaver *s = check_saver(L, 1);
+    MfSaver *s;
     MfSession *sess;
     int pi;
-    const char *path = path_arg(L, "Saver.restore", &sess, &pi);
-    lmf_check_status(L, mf_saver_check_session(s, sess, "Saver.restore"));
+    const char *path = saver_args(L, "Saver.restore", &s, &sess, &pi);
     if (!lua_isnoneornil(L, pi + 1))
         luaL_checktype(L, pi + 1, LUA_TTABLE);
     lmf_check_options(L, pi + 1, "Saver.restore", restore_keys);
@@ -225,12 +216,12 @@ static int s_restore(lua_State *L)
 /* print(saver): Saver(3 variables, 1 optimizer) */
 static int s_tostring(lua_State *L)
 {
-    SaverBox *box = luaL_checkudata(L, 1, SAVER_MT);
-    if (!box->s) {
+    MfSaver *s = lmf_box_get(L, 1, SAVER_MT);
+    if (!s) {
         lua_pushliteral(L, "Saver(closed)");
         return 1;
     }
-    int nv = mf_saver_nvars(box->s), no = mf_saver_nopts(box->s);
+    int nv = mf_saver_nvars(s), no = mf_saver_nopts(s);
     lua_pushfstring(L, "Saver(%d variable%s, %d optimizer%s)", nv, nv == 1 ? "" : "s", no,
                     no == 1 ? "" : "s");
     return 1;
@@ -238,9 +229,7 @@ static int s_tostring(lua_State *L)
 
 static int s_gc(lua_State *L)
 {
-    SaverBox *box = luaL_checkudata(L, 1, SAVER_MT);
-    mf_saver_free(box->s);
-    box->s = NULL;
+    mf_saver_free(lmf_box_take(L, 1, SAVER_MT));
     return 0;
 }
 
@@ -254,33 +243,16 @@ static int l_fail_next_save(lua_State *L)
     return 0;
 }
 
-/* Pushes mf[name] (made as a new table when absent); mf is at -1. */
-static void sub_table(lua_State *L, const char *name)
-{
-    if (lua_getfield(L, -1, name) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, -3, name);
-    }
-}
-
 void lmf_open_saver(lua_State *L)
 {
     static const luaL_Reg methods[] = {{"save", s_save}, {"restore", s_restore}, {NULL, NULL}};
-    luaL_newmetatable(L, SAVER_MT);
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, s_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, s_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-    sub_table(L, "train");
+    static const luaL_Reg meta[] = {{"__tostring", s_tostring}, {"__gc", s_gc}, {NULL, NULL}};
+    lmf_box_class(L, SAVER_MT, meta, methods);
+    lmf_sub_table(L, "train");
     lua_pushcfunction(L, l_saver);
     lua_setfield(L, -2, "Saver");
     lua_pop(L, 1);
-    sub_table(L, "test");
+    lmf_sub_table(L, "test");
     lua_pushcfunction(L, l_fail_next_save);
     lua_setfield(L, -2, "fail_next_save");
     lua_pop(L, 1);

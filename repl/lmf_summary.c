@@ -18,21 +18,13 @@
 
 #define WRITER_MT "mf.SummaryWriter"
 
-typedef struct WriterBox {
-    MfEventWriter *w;
-} WriterBox;
-
-static WriterBox *check_box(lua_State *L)
-{
-    return luaL_checkudata(L, 1, WRITER_MT);
-}
-
+/* The writer in the box (lmf_box.c) at 1. */
 static MfEventWriter *check_writer(lua_State *L, const char *fname)
 {
-    WriterBox *box = check_box(L);
-    if (!box->w)
+    MfEventWriter *w = lmf_box_get(L, 1, WRITER_MT);
+    if (!w)
         luaL_error(L, "%s: the summary writer is closed", fname);
-    return box->w;
+    return w;
 }
 
 /* The step at 'idx': an integer, or a one-element integer tensor. */
@@ -69,15 +61,13 @@ static int l_create_file_writer(lua_State *L)
     if (lua_gettop(L) > 1)
         return luaL_error(L, "create_file_writer: takes only the log directory, got %d "
                           "arguments", lua_gettop(L));
-    WriterBox *box = lua_newuserdatauv(L, sizeof *box, 1);
-    box->w = NULL;
-    luaL_setmetatable(L, WRITER_MT);
+    void **box = lmf_box_new(L, WRITER_MT, 1);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);   /* the logdir string lives with the box */
     MfEventWriter *w;
     if (mf_event_writer_open(dir, &w) != MF_OK)
         return lmf_raise(L);
-    box->w = w;
+    *box = w;
     return 1;
 }
 
@@ -146,30 +136,24 @@ static int w_flush(lua_State *L)
 /* w:close(): closing twice is harmless (TensorFlow's writers allow it). */
 static int w_close(lua_State *L)
 {
-    WriterBox *box = check_box(L);
-    MfEventWriter *w = box->w;
-    box->w = NULL;
-    lmf_check_status(L, mf_event_writer_close(w));
+    lmf_check_status(L, mf_event_writer_close(lmf_box_take(L, 1, WRITER_MT)));
     return 0;
 }
 
 static int w_gc(lua_State *L)
 {
-    WriterBox *box = check_box(L);
-    MfEventWriter *w = box->w;
-    box->w = NULL;
-    mf_event_writer_close(w);
+    mf_event_writer_close(lmf_box_take(L, 1, WRITER_MT));
     mf_err_clear();   /* nobody to tell in a finalizer */
     return 0;
 }
 
 static int w_index(lua_State *L)
 {
-    WriterBox *box = check_box(L);
+    MfEventWriter *w = lmf_box_get(L, 1, WRITER_MT);
     const char *key = lua_tostring(L, 2);
     if (key && strcmp(key, "path") == 0) {
-        if (box->w)
-            lua_pushstring(L, mf_event_writer_path(box->w));
+        if (w)
+            lua_pushstring(L, mf_event_writer_path(w));
         else
             lua_pushnil(L);
         return 1;
@@ -187,9 +171,9 @@ static int w_index(lua_State *L)
 
 static int w_tostring(lua_State *L)
 {
-    WriterBox *box = check_box(L);
-    if (box->w)
-        lua_pushfstring(L, "<mf.summary writer to %s>", mf_event_writer_path(box->w));
+    MfEventWriter *w = lmf_box_get(L, 1, WRITER_MT);
+    if (w)
+        lua_pushfstring(L, "<mf.summary writer to %s>", mf_event_writer_path(w));
     else
         lua_pushstring(L, "<mf.summary writer (closed)>");
     return 1;

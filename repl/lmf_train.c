@@ -849,23 +849,12 @@ void lmf_open_train(lua_State *L)
         {"minimize", o_minimize}, {"get_slot_names", o_get_slot_names},
         {"get_slot", o_get_slot}, {"get_name", o_get_name}, {"variables", o_variables},
         {NULL, NULL}};
+    static const luaL_Reg meta[] = {{"__tostring", o_tostring}, {"__gc", o_gc}, {NULL, NULL}};
     static const luaL_Reg fns[] = {
         {"global_step", l_global_step}, {"exponential_decay", l_exponential_decay},
         {NULL, NULL}};
-    luaL_newmetatable(L, OPT_MT);
-    luaL_newlib(L, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, o_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, o_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
-    if (lua_getfield(L, -1, "train") != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, -3, "train");
-    }
+    lmf_box_class(L, OPT_MT, meta, methods);
+    lmf_sub_table(L, "train");
     luaL_setfuncs(L, fns, 0);
     for (int kind = 0; kind < MF_OPT_NKINDS; kind++) {
         lua_pushinteger(L, kind);
