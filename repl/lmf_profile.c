@@ -63,16 +63,21 @@ static int r_gc(lua_State *L)
     return 0;
 }
 
-static void set_number(lua_State *L, const char *key, double v)
+/* Pushes a record of the 'n' fields 'f' (core/profile/report.h). */
+static void push_record(lua_State *L, const MfProfField *f, int n)
 {
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, key);
-}
-
-static void set_string(lua_State *L, const char *key, const char *v)
-{
-    lua_pushstring(L, v);
-    lua_setfield(L, -2, key);
+    lua_createtable(L, 0, n);
+    for (int i = 0; i < n; i++) {
+        if (f[i].kind == MF_PROF_STRING)
+            lua_pushstring(L, f[i].str);
+        else if (f[i].kind == MF_PROF_INTEGER)
+            lua_pushinteger(L, (lua_Integer)f[i].num);
+        else if (f[i].kind == MF_PROF_BOOL)
+            lua_pushboolean(L, f[i].num != 0);
+        else
+            lua_pushnumber(L, f[i].num);
+        lua_setfield(L, -2, f[i].key);
+    }
 }
 
 /* Gives the array on top a metatable whose __tostring is 'fn' bound to the
@@ -93,55 +98,13 @@ static int r_rows(lua_State *L)
     lmf_check_nargs(L, "rows", 1);
     const MfProfReport *r = check_report(L, 1);
     lua_createtable(L, (int)r->nrows, 0);
+    MfProfField f[MF_PROF_MAX_FIELDS];
     for (int64_t i = 0; i < r->nrows; i++) {
-        const MfProfRow *row = &r->rows[i];
-        double g = mf_prof_gflops(row->flops, row->total_us);
-        lua_createtable(L, 0, 9);
-        set_string(L, "op", row->name);
-        set_string(L, "type", row->op ? row->op : row->name);
-        set_string(L, "label", row->label ? row->label : row->name);
-        lua_pushinteger(L, (lua_Integer)row->calls);
-        lua_setfield(L, -2, "calls");
-        set_number(L, "total_ms", row->total_us * 1e-3);
-        set_number(L, "self_ms", row->self_us * 1e-3);
-        set_number(L, "avg_ms", row->total_us * 1e-3 / (double)row->calls);
-        set_number(L, "flops", row->flops);
-        set_number(L, "bytes", row->bytes);
-        set_number(L, "gflops", g);
-        set_number(L, "peak_pct", mf_prof_peak_pct(g, r->peak_gflops));
+        push_record(L, f, mf_prof_row_fields(r, &r->rows[i], f));
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     set_printer(L, 1, rows_tostring);
     return 1;
-}
-
-/* One GEMM or step record for event 'e', pushed. */
-static void push_gemm_record(lua_State *L, const MfProfReport *r, const MfProfEvent *e)
-{
-    lua_createtable(L, 0, 10);
-    set_string(L, "op", e->op ? e->op : "?");
-    set_number(L, "ms", e->dur_us * 1e-3);
-    set_number(L, "bytes", e->bytes);
-    if (e->kind == MF_PROF_STEP) {
-        set_string(L, "step", e->name);
-        return;
-    }
-    lua_pushinteger(L, (lua_Integer)e->M);
-    lua_setfield(L, -2, "M");
-    lua_pushinteger(L, (lua_Integer)e->N);
-    lua_setfield(L, -2, "N");
-    lua_pushinteger(L, (lua_Integer)e->K);
-    lua_setfield(L, -2, "K");
-    lua_pushboolean(L, e->trans_a);
-    lua_setfield(L, -2, "trans_a");
-    lua_pushboolean(L, e->trans_b);
-    lua_setfield(L, -2, "trans_b");
-    if (e->algorithm)
-        set_string(L, "algorithm", e->algorithm);
-    double g = mf_prof_gflops(e->flops, e->dur_us);
-    set_number(L, "flops", e->flops);
-    set_number(L, "gflops", g);
-    set_number(L, "peak_pct", mf_prof_peak_pct(g, r->peak_gflops));
 }
 
 /* prof:gemms() -> array of GEMM records {op, M, N, K, trans_a, trans_b, ms,
@@ -154,10 +117,11 @@ static int r_gemms(lua_State *L)
     const MfProfReport *r = check_report(L, 1);
     lua_newtable(L);
     lua_Integer n = 0;
+    MfProfField f[MF_PROF_MAX_FIELDS];
     for (int64_t i = 0; i < r->nevents; i++) {
         if (r->events[i].kind == MF_PROF_OP)
             continue;
-        push_gemm_record(L, r, &r->events[i]);
+        push_record(L, f, mf_prof_event_fields(r, &r->events[i], f));
         lua_rawseti(L, -2, ++n);
     }
     set_printer(L, 1, gemms_tostring);

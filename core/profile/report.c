@@ -235,6 +235,62 @@ double mf_prof_peak_pct(double gflops, double peak)
     return peak > 0 ? 100.0 * gflops / peak : 0;
 }
 
+/* ---- records ---------------------------------------------------------------- */
+
+static MfProfField number(const char *key, double v)
+{
+    return (MfProfField){key, MF_PROF_NUMBER, v, NULL};
+}
+
+static MfProfField text(const char *key, const char *v)
+{
+    return (MfProfField){key, MF_PROF_STRING, 0, v};
+}
+
+int mf_prof_row_fields(const MfProfReport *r, const MfProfRow *row, MfProfField *out)
+{
+    double g = mf_prof_gflops(row->flops, row->total_us);
+    const MfProfField f[] = {
+        text("op", row->name),
+        text("type", row->op ? row->op : row->name),
+        text("label", row->label ? row->label : row->name),
+        {"calls", MF_PROF_INTEGER, (double)row->calls, NULL},
+        number("total_ms", row->total_us * 1e-3),
+        number("self_ms", row->self_us * 1e-3),
+        number("avg_ms", row->total_us * 1e-3 / (double)row->calls),
+        number("flops", row->flops),
+        number("bytes", row->bytes),
+        number("gflops", g),
+        number("peak_pct", mf_prof_peak_pct(g, r->peak_gflops)),
+    };
+    memcpy(out, f, sizeof f);
+    return (int)(sizeof f / sizeof *f);
+}
+
+int mf_prof_event_fields(const MfProfReport *r, const MfProfEvent *e, MfProfField *out)
+{
+    int n = 0;
+    out[n++] = text("op", e->op ? e->op : "?");
+    out[n++] = number("ms", e->dur_us * 1e-3);
+    out[n++] = number("bytes", e->bytes);
+    if (e->kind == MF_PROF_STEP) {
+        out[n++] = text("step", e->name);
+        return n;
+    }
+    out[n++] = (MfProfField){"M", MF_PROF_INTEGER, (double)e->M, NULL};
+    out[n++] = (MfProfField){"N", MF_PROF_INTEGER, (double)e->N, NULL};
+    out[n++] = (MfProfField){"K", MF_PROF_INTEGER, (double)e->K, NULL};
+    out[n++] = (MfProfField){"trans_a", MF_PROF_BOOL, e->trans_a, NULL};
+    out[n++] = (MfProfField){"trans_b", MF_PROF_BOOL, e->trans_b, NULL};
+    if (e->algorithm)
+        out[n++] = text("algorithm", e->algorithm);
+    double g = mf_prof_gflops(e->flops, e->dur_us);
+    out[n++] = number("flops", e->flops);
+    out[n++] = number("gflops", g);
+    out[n++] = number("peak_pct", mf_prof_peak_pct(g, r->peak_gflops));
+    return n;
+}
+
 /* ---- tables ----------------------------------------------------------------- */
 
 /* A growing text; 'ok' turns false at the first failed allocation. */

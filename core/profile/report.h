@@ -49,6 +49,30 @@ double mf_prof_peak_gflops(void);
 double mf_prof_gflops(double flops, double us);
 double mf_prof_peak_pct(double gflops, double peak);
 
+/* A field of a record a face lists (report:rows(), report:gemms()): its key
+ * and a number, an integer, a boolean (num != 0) or a string. */
+typedef enum MfProfFieldKind {
+    MF_PROF_NUMBER, MF_PROF_INTEGER, MF_PROF_BOOL, MF_PROF_STRING
+} MfProfFieldKind;
+typedef struct MfProfField {
+    const char *key;
+    MfProfFieldKind kind;
+    double num;
+    const char *str;      /* borrowed from the report or static */
+} MfProfField;
+#define MF_PROF_MAX_FIELDS 12
+
+/* The record of row 'row' of 'r' into 'out' (MF_PROF_MAX_FIELDS room):
+ * op (the row's name), type (its TF op), label (with attributes), calls,
+ * total_ms, self_ms, avg_ms, flops, bytes, gflops, peak_pct. Returns how
+ * many fields. */
+int mf_prof_row_fields(const MfProfReport *r, const MfProfRow *row, MfProfField *out);
+
+/* The record of GEMM or step event 'e': op (the calling op), ms, bytes, and
+ * for a step its name (step); for a GEMM M, N, K, trans_a, trans_b,
+ * algorithm (only when not a plain GEMM), flops, gflops, peak_pct. */
+int mf_prof_event_fields(const MfProfReport *r, const MfProfEvent *e, MfProfField *out);
+
 /* The report printed as a table: op, calls, total ms, self ms, avg ms,
  * FLOPs, GFLOP/s, % peak, then a total line. Owned (free()); NULL when out
  * of memory. */

@@ -214,6 +214,27 @@ static void test_report_rows(void **state)
         assert_true(r->rows[i - 1].total_us >= r->rows[i].total_us);
     assert_true(r->peak_gflops > 0);
     assert_true(fabs(r->top_us - (step->total_us + mm->total_us - first_mm->dur_us)) < 1e-6);
+    /* the records a face lists: a row, then a GEMM's (integers, booleans) */
+    MfProfField f[MF_PROF_MAX_FIELDS];
+    assert_int_equal(mf_prof_row_fields(r, ex, f), 11);
+    assert_string_equal(f[0].key, "op");
+    assert_string_equal(f[0].str, "Exp");
+    assert_string_equal(f[3].key, "calls");
+    assert_int_equal(f[3].kind, MF_PROF_INTEGER);
+    assert_true(f[3].num == 3);
+    assert_string_equal(f[6].key, "avg_ms");
+    assert_true(fabs(f[6].num - ex->total_us * 1e-3 / 3) < 1e-12);
+    const MfProfEvent *gemm = NULL;
+    for (int64_t i = 0; i < r->nevents && !gemm; i++)
+        gemm = r->events[i].kind == MF_PROF_GEMM ? &r->events[i] : NULL;
+    assert_non_null(gemm);
+    assert_int_equal(mf_prof_event_fields(r, gemm, f), 11);   /* a plain GEMM: no algorithm */
+    assert_string_equal(f[0].str, "MatMul");
+    assert_string_equal(f[3].key, "M");
+    assert_true(f[3].kind == MF_PROF_INTEGER && f[3].num == 8);
+    assert_string_equal(f[6].key, "trans_a");
+    assert_true(f[6].kind == MF_PROF_BOOL && f[6].num == 0);
+    assert_string_equal(f[10].key, "peak_pct");
     mf_prof_report_free(r);
 }
 
