@@ -103,6 +103,25 @@ static MfStatus bcast_bytes(void *data, int64_t n, MfDType dt, int root, const c
     return st;
 }
 
+MfStatus mf_dist_allreduce_attrs(const char *op, const MfTensor *t, bool check, MfAttrs *a)
+{
+    *a = mf_attrs_default();
+    int k = op ? 0 : MF_REDUCE_MEAN;
+    while (op && k < MF_NREDUCE && strcmp(mf_reduce_name((MfReduceOp)k), op) != 0)
+        k++;
+    if (k == MF_NREDUCE)
+        return mf_err_set(MF_EARG, "allreduce: op must be \"mean\", \"sum\", \"max\" or \"min\", "
+                          "got %s", op);
+    a->n = k;
+    if (check) {
+        char text[256], desc[200];
+        snprintf(text, sizeof text, "allreduce(%s) %s", mf_reduce_name((MfReduceOp)k),
+                 describe(t, desc, sizeof desc));
+        a->seed = mf_dist_signature(text);
+    }
+    return MF_OK;
+}
+
 MfStatus mf_dist_check_root(const char *who, int64_t root)
 {
     if (root < 0 || root >= mf_dist_size())

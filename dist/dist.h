@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/collective.h"
+#include "core/op.h"
 #include "core/variable.h"
 
 /* True when this process was started by mpirun (OMPI_COMM_WORLD_SIZE). */
@@ -60,6 +61,12 @@ MfStatus mf_dist_iallreduce(const MfTensor *in, MfTensor *out, MfReduceOp op, ui
                             MfDistRequest **req);
 MfStatus mf_dist_progress(MfDistRequest *r, bool *done);
 MfStatus mf_dist_wait(MfDistRequest *r);
+
+/* The attributes of mf.dist.allreduce's MPIAllreduce op: the reduction
+ * named 'op' ("sum", "mean", "max" or "min"; NULL: "mean") and, with
+ * 'check', the signature of this call on 't' (mf_dist_signature). MF_EARG
+ * naming "allreduce" for another name ('op' is shown as given). */
+MfStatus mf_dist_allreduce_attrs(const char *op, const MfTensor *t, bool check, MfAttrs *a);
 
 /* MF_EARG "WHO: root must be a rank in 0..size-1, got ROOT" unless 'root'
  * is a rank of this run (any 64-bit value, as a Lua integer may be). */

@@ -73,26 +73,13 @@ static int l_allreduce(lua_State *L)
 {
     lmf_check_nargs(L, "allreduce", 2);
     static const char *const known[] = {"op", "check", NULL};
-    static const char *const ops[] = {"sum", "mean", "max", "min", NULL};
     MfTensor *t = lmf_check_tensor(L, 1);
     bool check = read_check(L, 2, "allreduce", known);
-    int op = MF_REDUCE_MEAN;
-    if (lua_istable(L, 2) && lua_getfield(L, 2, "op") != LUA_TNIL) {
-        const char *name = lua_tostring(L, -1);
-        for (op = 0; ops[op] && (!name || strcmp(ops[op], name) != 0); op++)
-            ;
-        if (!ops[op])
-            return luaL_error(L, "allreduce: op must be \"mean\", \"sum\", \"max\" or \"min\", "
-                              "got %s", name ? name : luaL_typename(L, -1));
-    }
-    MfAttrs a = mf_attrs_default();
-    a.n = op;
-    if (check) {
-        char text[256], shape[128];
-        snprintf(text, sizeof text, "allreduce(%s) %s %s", ops[op], mf_dtype_name(t->dtype),
-                 mf_shape_str(t->rank, t->shape, shape, sizeof shape));
-        a.seed = mf_dist_signature(text);
-    }
+    const char *op = NULL;   /* a value that is no name is shown by its type */
+    if (lmf_opt_field(L, 2, "op"))
+        op = lua_tostring(L, -1) ? lua_tostring(L, -1) : luaL_typename(L, -1);
+    MfAttrs a;
+    lmf_check_status(L, mf_dist_allreduce_attrs(op, t, check, &a));
     lua_settop(L, 1);   /* keeps 't' alive for the call */
     return lmf_call_op(L, MF_OP_ALLREDUCE, 1, &t, &a);
 }
