@@ -64,18 +64,8 @@ static int l_read_csv(lua_State *L)
     if (!lua_isnoneornil(L, 2))
         luaL_checktype(L, 2, LUA_TTABLE);
     lmf_check_options(L, 2, "read_csv", keys);
-    MfCsvOptions opt = {.header = -1, .dtype = MF_FLOAT32};
-    if (lua_istable(L, 2)) {
-        if (lua_getfield(L, 2, "header") != LUA_TNIL) {
-            if (!lua_isboolean(L, -1))
-                luaL_error(L, "read_csv: option 'header' must be a boolean, got %s",
-                           luaL_typename(L, -1));
-            opt.header = lua_toboolean(L, -1);
-        }
-        lua_getfield(L, 2, "dtype");
-        opt.dtype = lmf_opt_dtype(L, -1, MF_FLOAT32);
-        lua_pop(L, 2);
-    }
+    MfCsvOptions opt = {.header = lmf_opt_bool(L, 2, "read_csv", "header", -1)};   /* -1: guess */
+    opt.dtype = lmf_opt_field(L, 2, "dtype") ? lmf_opt_dtype(L, -1, MF_FLOAT32) : MF_FLOAT32;
     opt.columns = csv_columns(L, &opt.ncolumns);
     MfTensor *out = NULL;
     lmf_check_status(L, mf_read_csv(path, &opt, &out));

@@ -27,18 +27,15 @@ static MfEventWriter *check_writer(lua_State *L, const char *fname)
     return w;
 }
 
-/* The step at 'idx': an integer, or a one-element integer tensor. */
+/* The step at 'idx': an integer, or a tensor (mf_event_step_of). */
 static int64_t check_step(lua_State *L, int idx, const char *fname)
 {
     if (lua_isinteger(L, idx))
         return (int64_t)lua_tointeger(L, idx);
-    MfTensor *t = lmf_test_tensor(L, idx);
-    if (t && !t->node && mf_dtype_is_int(t->dtype) && mf_tensor_numel(t) == 1)
-        return mf_tensor_get_int(t, 0);
-    return luaL_error(L, "%s: step must be an integer or a one-element integer tensor (e.g. "
-                      "mf.train.global_step()), got %s", fname,
-                      t ? (t->node ? "a symbolic tensor" : mf_dtype_name(t->dtype))
-                        : luaL_typename(L, idx));
+    const char *what = luaL_typename(L, idx);
+    int64_t step;
+    lmf_check_status(L, mf_event_step_of(fname, lmf_test_tensor(L, idx), what, &step));
+    return step;
 }
 
 static const char *check_tag(lua_State *L, int idx, const char *fname)
@@ -77,17 +74,11 @@ static int w_scalar(lua_State *L)
     MfEventWriter *w = check_writer(L, "scalar");
     lmf_check_nargs(L, "scalar", 4);
     const char *tag = check_tag(L, 2, "scalar");
-    double v;
-    MfTensor *t = lua_type(L, 3) == LUA_TNUMBER ? NULL : lmf_test_tensor(L, 3);
-    if (lua_type(L, 3) == LUA_TNUMBER)
-        v = lua_tonumber(L, 3);
-    else if (t && !t->node && mf_tensor_numel(t) == 1 && t->dtype != MF_BOOL)
-        v = mf_tensor_get(t, 0);
-    else
-        return luaL_error(L, "scalar: value must be a number or a one-element numeric tensor, "
-                          "got %s", t ? (t->node ? "a symbolic tensor (sess:run it first)"
-                                                 : "a tensor of another size or dtype")
-                                      : luaL_typename(L, 3));
+    double v = lua_tonumber(L, 3);
+    if (lua_type(L, 3) != LUA_TNUMBER) {   /* a tensor (mf_event_value_of) */
+        const char *what = luaL_typename(L, 3);
+        lmf_check_status(L, mf_event_value_of(lmf_test_tensor(L, 3), what, &v));
+    }
     int64_t step = check_step(L, 4, "scalar");
     lmf_check_status(L, mf_event_scalar(w, tag, v, step));
     return 0;

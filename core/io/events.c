@@ -145,6 +145,28 @@ const char *mf_event_writer_path(const MfEventWriter *w)
     return w->path;
 }
 
+MfStatus mf_event_step_of(const char *fname, const MfTensor *t, const char *what, int64_t *step)
+{
+    if (t && !t->node && mf_dtype_is_int(t->dtype) && mf_tensor_numel(t) == 1) {
+        *step = mf_tensor_get_int(t, 0);
+        return MF_OK;
+    }
+    return mf_err_set(MF_EARG, "%s: step must be an integer or a one-element integer tensor "
+                      "(e.g. mf.train.global_step()), got %s", fname,
+                      t ? (t->node ? "a symbolic tensor" : mf_dtype_name(t->dtype)) : what);
+}
+
+MfStatus mf_event_value_of(const MfTensor *t, const char *what, double *value)
+{
+    if (t && !t->node && mf_tensor_numel(t) == 1 && t->dtype != MF_BOOL) {
+        *value = mf_tensor_get(t, 0);
+        return MF_OK;
+    }
+    return mf_err_set(MF_EARG, "scalar: value must be a number or a one-element numeric tensor, "
+                      "got %s", t ? (t->node ? "a symbolic tensor (sess:run it first)"
+                                             : "a tensor of another size or dtype") : what);
+}
+
 MfStatus mf_event_scalar(MfEventWriter *w, const char *tag, double value, int64_t step)
 {
     MfPbuf b = mf_pb_new();

@@ -28,6 +28,14 @@ MfStatus mf_event_writer_open(const char *logdir, MfEventWriter **out);
 /* The event file's path (borrowed). */
 const char *mf_event_writer_path(const MfEventWriter *w);
 
+/* A record's step and a scalar's value given as tensor 't' (NULL: a value
+ * of the face's type 'what' that is no tensor): the step a one-element
+ * integer tensor with a value (e.g. the global step), the value a
+ * one-element tensor of a number dtype with a value. MF_EARG naming 'fname'
+ * ("scalar" for a value) and what was given otherwise. */
+MfStatus mf_event_step_of(const char *fname, const MfTensor *t, const char *what, int64_t *step);
+MfStatus mf_event_value_of(const MfTensor *t, const char *what, double *value);
+
 /* A scalar summary: 'value' under 'tag' at 'step'. */
 MfStatus mf_event_scalar(MfEventWriter *w, const char *tag, double value, int64_t step);
 

@@ -1,13 +1,16 @@
 /* test_io.c — core/io readers: mf_read_csv (header, columns, dtypes, every
  * error path with its line and column) and mf_read_idx (each type code,
- * plain and gzip, every validation error). Files are written to /tmp. */
+ * plain and gzip, every validation error), and the step and scalar value a
+ * summary takes as a tensor. Files are written to /tmp. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "core/alloc.h"
+#include "core/io/events.h"
 #include "core/io/io.h"
+#include "graph/graph.h"
 #include "testutil.h"
 
 static char tmp_path[64];
@@ -293,6 +296,40 @@ static void test_idx_out_of_memory(void **state)
     mf_err_clear();
 }
 
+/* A summary's step and scalar value given as tensors: one element, an
+ * integer dtype for the step, a value (not a graph tensor). */
+static void test_summary_values(void **state)
+{
+    (void)state;
+    MfTensor *step = mf_tensor_scalar(MF_INT64, 7), *x = mf_tensor_scalar(MF_FLOAT32, 0.5);
+    int64_t s = 0;
+    double v = 0;
+    assert_int_equal(mf_event_step_of("scalar", step, "?", &s), MF_OK);
+    assert_int_equal(s, 7);
+    assert_int_equal(mf_event_step_of("histogram", x, "?", &s), MF_EARG);
+    assert_error_contains("histogram: step must be an integer or a one-element integer tensor "
+                          "(e.g. mf.train.global_step()), got float32");
+    assert_int_equal(mf_event_step_of("scalar", NULL, "string", &s), MF_EARG);
+    assert_error_contains("got string");
+    assert_int_equal(mf_event_value_of(x, "?", &v), MF_OK);
+    assert_true(v == 0.5);
+    MfTensor *b = mf_tensor_scalar(MF_BOOL, 1);
+    assert_int_equal(mf_event_value_of(b, "?", &v), MF_EARG);
+    assert_error_contains("scalar: value must be a number or a one-element numeric tensor, got "
+                          "a tensor of another size or dtype");
+    MfGraph *g = mf_graph_new();
+    MfTensor *sym = NULL;
+    assert_int_equal(mf_graph_placeholder(g, MF_INT64, 0, NULL, "step", &sym), MF_OK);
+    assert_int_equal(mf_event_step_of("scalar", sym, "?", &s), MF_EARG);
+    assert_error_contains("got a symbolic tensor");
+    assert_int_equal(mf_event_value_of(sym, "?", &v), MF_EARG);
+    assert_error_contains("got a symbolic tensor (sess:run it first)");
+    MfTensor *all[] = {step, x, b, sym};
+    for (int i = 0; i < 4; i++)
+        mf_tensor_release(all[i]);
+    mf_graph_release(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,7 +337,7 @@ int main(void)
         TEST(test_csv_parse_errors),         TEST(test_csv_option_errors),
         TEST(test_csv_out_of_memory),        TEST(test_idx_ubyte_plain_and_gzip),
         TEST(test_idx_types),                TEST(test_idx_errors),
-        TEST(test_idx_out_of_memory),
+        TEST(test_idx_out_of_memory),        TEST(test_summary_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
