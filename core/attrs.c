@@ -37,9 +37,8 @@ const char *mf_attr_type_name(MfAttrType type)
     return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "?";
 }
 
-void mf_attrs_apply_defaults(MfOpId op, MfAttrs *a)
+void mf_attrs_apply_defaults(const MfOpDesc *d, MfAttrs *a)
 {
-    const MfOpDesc *d = mf_op_table[op];
     for (int i = 0; i < d->nattrs; i++) {
         const MfAttrDef *def = &d->attrs[i];
         switch (def->type) {
@@ -362,14 +361,13 @@ static void put_default(Out *o, const MfAttrDef *def)
     }
 }
 
-static int attrs_describe(MfOpId op, char *buf, size_t size)
+static int attrs_describe(const MfOpDesc *d, char *buf, size_t size)
 {
     Out o = {buf, size, 0};
     if (size)
         buf[0] = '\0';
-    if ((int)op < 0 || op >= MF_NOPS || !size)
+    if (!d || !size)
         return 0;
-    const MfOpDesc *d = mf_op_table[op];
     for (int i = 0; i < d->nattrs; i++) {
         const MfAttrDef *def = &d->attrs[i];
         put(&o, "%s%s: ", i ? "; " : "", def->name);
@@ -392,10 +390,10 @@ int mf_attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t siz
     return n;
 }
 
-int mf_attrs_describe(MfOpId op, char *buf, size_t size)
+int mf_attrs_describe(const MfOpDesc *d, char *buf, size_t size)
 {
     MfCLocale loc = mf_c_locale_begin();
-    int n = attrs_describe(op, buf, size);
+    int n = attrs_describe(d, buf, size);
     mf_c_locale_end(loc);
     return n;
 }

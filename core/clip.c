@@ -352,3 +352,66 @@ MfStatus mf_clip_by_global_norm_ex(int n, MfTensor *const *ts, MfTensor *clip_no
         mf_tensor_release(norm);
     return MF_OK;
 }
+
+/* ---- the face (bound by repl/lmf_op.c as it binds ops; core/op.h) -------- */
+
+static MfStatus clip_by_value_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                    MfTensor **outs, int *nout)
+{
+    (void)n, (void)a;
+    *nout = 1;
+    return mf_clip_by_value(in[0], in[1], in[2], outs);
+}
+
+const MfOpDesc mf_desc_clip_by_value = {
+    .name = "clip_by_value", .api = "clip_by_value", .arity = 3, .lua = "clip_by_value",
+    .inputs = "t, lo, hi", .entry = clip_by_value_entry, .topic = "clipping",
+    .summary = "each element limited to [lo, hi] (numbers or tensors that broadcast)",
+    .example = "mf.clip_by_value(mf.tensor{-2, 0.5, 3}, 0, 1)    --> {0, 0.5, 1}",
+};
+
+static MfStatus clip_by_norm_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                   MfTensor **outs, int *nout)
+{
+    (void)n;
+    *nout = 1;
+    return mf_clip_by_norm(in[0], in[1], a->all_axes ? NULL : a->axes, a->naxes, outs);
+}
+
+static const MfAttrDef clip_by_norm_attrs[] = {
+    {"axes", MF_ATTR_AXES, MF_ATTR_POSITIONAL | MF_ATTR_ALL_AXES, MF_ATTR_AT(axes),
+     MF_ATTR_AT(naxes), 0, NULL, NULL},
+};
+
+const MfOpDesc mf_desc_clip_by_norm = {
+    .name = "clip_by_norm", .api = "clip_by_norm", .arity = 2, .lua = "clip_by_norm",
+    .inputs = "t, clip_norm", .attrs = clip_by_norm_attrs,
+    .nattrs = MF_NATTRS(clip_by_norm_attrs), .entry = clip_by_norm_entry, .topic = "clipping",
+    .summary = "scales 't' so that its L2 norm (over 'axes', or all elements) is at most "
+               "clip_norm: t * clip_norm / max(norm, clip_norm), TensorFlow's formula",
+    .details = "Often applied to each gradient between compute_gradients and "
+               "apply_gradients. A zero norm leaves 't' unchanged (no NaN) and clip_norm = "
+               "math.huge clips nothing (the formula would give NaN).",
+    .example = "mf.clip_by_norm(mf.tensor{3, 4}, 1)              --> {0.6, 0.8}\n"
+               "mf.clip_by_norm(mf.tensor{3, 4}, 10)             --> {3, 4}",
+};
+
+static MfStatus clip_by_average_norm_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                           MfTensor **outs, int *nout)
+{
+    (void)n, (void)a;
+    *nout = 1;
+    return mf_clip_by_average_norm(in[0], in[1], outs);
+}
+
+const MfOpDesc mf_desc_clip_by_average_norm = {
+    .name = "clip_by_average_norm", .api = "clip_by_average_norm", .arity = 2,
+    .flags = MF_OP_NO_METHOD, .lua = "clip_by_average_norm", .inputs = "t, clip_norm",
+    .entry = clip_by_average_norm_entry, .topic = "clipping",
+    .summary = "TensorFlow's clip_by_average_norm: scales 't' so that its L2 norm divided by "
+               "its number of elements is at most clip_norm",
+    .details = "That is clip_by_norm(t, clip_norm * size(t)) (the size is taken when the op "
+               "runs, so unknown graph dims are fine).",
+    .example = "mf.clip_by_average_norm(mf.tensor{3, 4}, 3)      --> {3, 4}\n"
+               "mf.clip_by_average_norm(mf.tensor{3, 4}, 0.5)    --> {0.6, 0.8}",
+};

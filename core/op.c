@@ -21,6 +21,15 @@ const MfOpDesc *const mf_op_table[MF_NOPS] = {
 #undef MF_OP
 };
 
+/* declared next to the C functions they call */
+extern const MfOpDesc mf_desc_clip_by_value, mf_desc_clip_by_norm, mf_desc_clip_by_average_norm,
+    mf_desc_l2_loss, mf_desc_sigmoid_xent, mf_desc_conv2d_transpose;
+
+const MfOpDesc *const mf_composite_table[] = {
+    &mf_desc_clip_by_value, &mf_desc_clip_by_norm, &mf_desc_clip_by_average_norm,
+    &mf_desc_l2_loss, &mf_desc_sigmoid_xent, &mf_desc_conv2d_transpose, NULL,
+};
+
 volatile int mf_interrupted;
 
 static const MfBuilder *builder;

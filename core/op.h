@@ -148,6 +148,8 @@ const char *mf_attr_choice(const MfAttrDef *def, int v);
  * "float", "dtype", "enum", "axis", "axes", "ints", "window". */
 const char *mf_attr_type_name(MfAttrType type);
 
+typedef struct MfOpDesc MfOpDesc;   /* below */
+
 /* Formats the attributes of 'op' that differ from their defaults, as the
  * listings show them: "transpose_a", "axis=2, keepdims", "strides=2, SAME"
  * (axes 1-based, as at the face). 'rank' is the rank of the first input
@@ -156,18 +158,19 @@ const char *mf_attr_type_name(MfAttrType type);
  * default). */
 int mf_attrs_format(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size);
 
-/* The attributes of 'op' as help() lists them: "transpose_a: boolean,
- * default false; transpose_b: ...", from the schema (type, choices,
- * default, required, alias). Returns the length, as mf_attrs_format. */
-int mf_attrs_describe(MfOpId op, char *buf, size_t size);
+/* The attributes of 'd' (an op's or a composite's descriptor) as help()
+ * lists them: "transpose_a: boolean, default false; transpose_b: ...",
+ * from the schema (type, choices, default, required, alias). Returns the
+ * length, as mf_attrs_format. */
+int mf_attrs_describe(const MfOpDesc *d, char *buf, size_t size);
 
 /* The op's TensorFlow name with those attributes, as listings and profiler
  * rows show it: "MatMul[transpose_a]", "Conv2D[strides=2, SAME]", "Relu".
  * Returns 'buf'. */
 const char *mf_op_label(MfOpId op, const MfAttrs *a, int rank, char *buf, size_t size);
 
-/* The schema's defaults written into 'a' (over mf_attrs_default). */
-void mf_attrs_apply_defaults(MfOpId op, MfAttrs *a);
+/* The defaults of the schema of 'd' written into 'a' (over mf_attrs_default). */
+void mf_attrs_apply_defaults(const MfOpDesc *d, MfAttrs *a);
 
 /* The shape and dtype of one output, as 'infer' computes it. */
 typedef struct MfTensorSpec {
@@ -308,6 +311,15 @@ typedef struct MfOpDesc {
 } MfOpDesc;
 
 extern const MfOpDesc *const mf_op_table[MF_NOPS];
+
+/* Functions that are not one op but have an op's face: tensor inputs, a
+ * schema of attributes, help (mf.clip_by_value, mf.nn.l2_loss,
+ * mf.nn.conv2d_transpose...). Each is a descriptor with only the face
+ * fields and 'entry', which calls ops, declared next to the C function it
+ * calls; the Lua binder binds them as it binds the ops. They are not in
+ * mf_op_table: graphs, tapes and listings see the ops they call. Ended by
+ * NULL. */
+extern const MfOpDesc *const mf_composite_table[];
 
 /* ---- the face an op's descriptor declares (core/attrs.c) ------------------
  * What the Lua binder (repl/lmf_op.c), help and mf.test.ops() read from a

@@ -129,8 +129,8 @@ static size_t lib_entries(lua_State *L, LmfHelpEntry *out, size_t room)
     return n;
 }
 
-/* The hand-written entries, lib/'s entries, then one per op the schema
- * binder registers whose descriptor has an example (an entry of the same
+/* The hand-written entries, lib/'s entries, then one per op or composite
+ * the schema binder registers whose descriptor has an example (an entry of the same
  * name written by hand or in lib/ wins: mf.trace is tf.function, the matrix
  * trace its tensor case), ended by a NULL name. Built once per Lua state,
  * in a userdata kept in the registry; the texts are their owners' own. */
@@ -146,8 +146,11 @@ static const LmfHelpEntry *all_entries(lua_State *L)
     }
     lua_pop(L, 1);
     size_t nwritten = sizeof written / sizeof written[0] - 1;
+    int nbound = 0;   /* the ops and composites the binder binds */
+    while (lmf_op_desc(nbound))
+        nbound++;
     LmfHelpEntry *all =
-        lua_newuserdatauv(L, (nwritten + MAX_LIB_ENTRIES + MF_NOPS + 1) * sizeof *all, 0);
+        lua_newuserdatauv(L, (nwritten + MAX_LIB_ENTRIES + (size_t)nbound + 1) * sizeof *all, 0);
     /* compat's entries last: they are TensorFlow's calls side by side, and a
      * short name (help "GradientDescentOptimizer") finds moonflow's own. */
     size_t n = 0;
@@ -157,8 +160,8 @@ static const LmfHelpEntry *all_entries(lua_State *L)
                 all[n++] = written[i];
     n += lib_entries(L, all + n, MAX_LIB_ENTRIES);
     size_t nnamed = n;
-    for (int i = 0; i < MF_NOPS; i++) {
-        const MfOpDesc *d = mf_op_table[i];
+    for (int i = 0; i < nbound; i++) {
+        const MfOpDesc *d = lmf_op_desc(i);
         if (!d->example || !d->lua)
             continue;
         bool shadowed = false;
@@ -207,7 +210,7 @@ static const Topic *find_topic(const char *name)
  * added to.) */
 static void add_op_text(luaL_Buffer *b, const LmfHelpEntry *e)
 {
-    const MfOpDesc *d = mf_op_table[e->op];
+    const MfOpDesc *d = lmf_op_desc(e->op);
     char text[1280];
     snprintf(text, sizeof text, "%c%s.", toupper((unsigned char)d->summary[0]),
              d->summary + 1);
@@ -217,7 +220,7 @@ static void add_op_text(luaL_Buffer *b, const LmfHelpEntry *e)
         add_wrapped(b, d->details, "  ");
     }
     char opts[1024];
-    if (mf_attrs_describe((MfOpId)e->op, opts, sizeof opts) > 0) {
+    if (mf_attrs_describe(d, opts, sizeof opts) > 0) {
         bool positional = d->attrs[0].flags & MF_ATTR_POSITIONAL;
         snprintf(text, sizeof text, "Options (%s): %s.", positional
                  ? "the positional ones in this order, each also by name in a final table"
@@ -232,7 +235,7 @@ static void show_entry(lua_State *L, const LmfHelpEntry *e)
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     if (e->op >= 0) {
-        lmf_op_help_signature(L, (MfOpId)e->op);
+        lmf_op_help_signature(L, e->op);
         luaL_addvalue(&b);
     } else {
         luaL_addstring(&b, e->signature);
@@ -288,7 +291,7 @@ static void show_topic(lua_State *L, const Topic *t)
         if (strcmp(e->topic, t->name) != 0)
             continue;
         if (e->op >= 0)
-            lmf_op_help_signature(L, (MfOpId)e->op);
+            lmf_op_help_signature(L, e->op);
         else
             lua_pushstring(L, e->signature);
         lua_pushfstring(L, "\n  %s\n", lua_tostring(L, -1));

@@ -20,7 +20,7 @@ typedef struct LmfHelpEntry {
     const char *signature;  /* "mf.matmul(a, b [, {transpose_a, transpose_b}])" */
     const char *text;       /* one paragraph, wrapped when printed */
     const char *example;    /* lines separated by '\n' */
-    int op;                 /* an op's entry (MfOpId), from its descriptor; -1: a text's */
+    int op;                 /* from a descriptor (lmf_op_desc: an op, a composite); -1: a text's */
 } LmfHelpEntry;
 
 /* The registry key of the entries lib/'s files declare beside their

@@ -168,10 +168,14 @@ void lmf_op_attrs(lua_State *L, MfOpId op, const char *fname, const char *sig, i
  * count. Errors name 'fname' and 'what' as the binder's do. */
 int lmf_read_axes(lua_State *L, int idx, const char *fname, const char *what, int rank,
                   int64_t *out);
-/* Pushes the signature help() shows for 'op', from its schema: "mf.matmul(a,
- * b [, {transpose_a, transpose_b}]) or a:matmul(...)"; returns 1. */
-int lmf_op_help_signature(lua_State *L, MfOpId op);
-void lmf_open_reduce(lua_State *L, int methods);  /* reductions, argmax, clipping */
+/* The descriptor the binder binds as number 'k': op k (k < MF_NOPS), else
+ * composite k - MF_NOPS of mf_composite_table; NULL past the last. */
+const MfOpDesc *lmf_op_desc(int k);
+/* Pushes the signature help() shows for descriptor 'k' (lmf_op_desc), from
+ * its schema: "mf.matmul(a, b [, {transpose_a, transpose_b}]) or
+ * a:matmul(...)"; returns 1. */
+int lmf_op_help_signature(lua_State *L, int k);
+void lmf_open_reduce(lua_State *L, int methods);  /* global_norm, clip_by_global_norm */
 void lmf_open_linalg(lua_State *L, int methods);  /* matmul, transpose, reshape, ... */
 void lmf_open_shape(lua_State *L, int methods);   /* concat, stack, slice, gather, ... */
 void lmf_open_create(lua_State *L, int methods);  /* zeros, ones, eye, range, random */
@@ -179,7 +183,6 @@ void lmf_open_variable(lua_State *L, int methods); /* mf.Variable */
 void lmf_open_tape(lua_State *L, int methods);     /* GradientTape, grad, gradcheck */
 void lmf_open_profile(lua_State *L);              /* mf.profile, mf.profiler */
 void lmf_open_nn(lua_State *L);                   /* mf.nn (except conv2d) */
-void lmf_open_conv(lua_State *L);                 /* mf.nn.conv2d and its backprops */
 void lmf_open_data(lua_State *L);                 /* mf.data: read_csv, read_idx */
 void lmf_push_data_helpers(lua_State *L);         /* lib.data: lib/dataset.lua's C helpers */
 void lmf_push_init_helpers(lua_State *L);  /* lib.init: lib/initializers.lua's (lmf_init.c) */

@@ -58,7 +58,6 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_tape(L, methods);
     lmf_open_profile(L);
     lmf_open_nn(L);
-    lmf_open_conv(L);
     lmf_open_data(L);
     lmf_open_repl(L);
     lmf_open_graph(L);

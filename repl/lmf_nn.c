@@ -1,9 +1,10 @@
 /* lmf_nn.c — the hand-written part of mf.nn: relu, sigmoid, tanh,
- * softplus (the same functions as mf.relu, ...), and the functions that are
- * not one op: sigmoid_cross_entropy_with_logits ({labels =, logits =}),
- * l2_loss and dropout (core/ops/nn.h). The ops (softmax, the softmax
- * cross-entropies, bias_add, pooling, conv2d and its backprops,
- * fused_batch_norm...) are bound from their descriptors by repl/lmf_op.c. */
+ * softplus (the same functions as mf.relu, ...), and dropout (core/ops/nn.h),
+ * whose rate is a number or a tensor, positional or an option. The ops
+ * (softmax, the cross-entropies, bias_add, pooling, conv2d and its
+ * backprops, fused_batch_norm...) and the composites (l2_loss,
+ * sigmoid_cross_entropy_with_logits, conv2d_transpose) are bound from their
+ * descriptors by repl/lmf_op.c. */
 #include <ctype.h>
 #include <string.h>
 
@@ -19,104 +20,6 @@ static int push_result(lua_State *L, MfStatus st, MfTensor **out)
     lmf_check_status(L, st);
     lmf_push_tensor(L, *out);
     return 1;
-}
-
-/* The argument at 'idx' as a tensor (borrowed); Lua numbers and arrays are
- * converted to dtype 'dt' (the dtype of the tensor beside them), tensors
- * are taken as they are. */
-static MfTensor *to_tensor_as(lua_State *L, int idx, MfDType dt)
-{
-    bool from_lua = !lmf_test_tensor(L, idx);
-    MfTensor *t = lmf_to_tensor(L, idx, (int)dt), *c = NULL;
-    if (!from_lua || t->dtype == dt)
-        return t;
-    lmf_check_status(L, mf_cast(t, dt, &c));
-    lmf_push_tensor(L, c);
-    lua_replace(L, idx);
-    return c;
-}
-
-/* True when the table at 'idx' is the keyword form {labels =, logits =}. */
-static bool keyword_form(lua_State *L, int idx)
-{
-    if (!lua_istable(L, idx))
-        return false;
-    int top = lua_gettop(L);
-    bool kw = lua_getfield(L, idx, "labels") != LUA_TNIL ||
-              lua_getfield(L, idx, "logits") != LUA_TNIL;
-    lua_settop(L, top);
-    return kw;
-}
-
-/* The arguments of sigmoid_cross_entropy_with_logits: {labels = , logits =
- * [, axis]} (the preferred form) or TensorFlow 2's positional (labels,
- * logits [, axis | {axis}]). Leaves logits at slot 2, labels at slot 3
- * (converted to tensors; Lua data in labels takes logits' dtype), the
- * options table or axis at slot 4 (nil when none). (The softmax ones are
- * bound from their descriptors by lmf_op.c.) */
-static void xent_args(lua_State *L, const char *fname, MfTensor **logits, MfTensor **labels)
-{
-    static const char *const known[] = {"labels", "logits", "axis", "dim", NULL};
-    lua_settop(L, 3);
-    if (keyword_form(L, 1)) {
-        if (!lua_isnil(L, 2))
-            luaL_error(L, "%s: with {labels = ..., logits = ...} the options go in that table, "
-                       "got a 2nd argument (%s)", fname, luaL_typename(L, 2));
-        lmf_check_options(L, 1, fname, known);
-        lua_getfield(L, 1, "logits");
-        lua_getfield(L, 1, "labels");
-        lua_pushvalue(L, 1);
-    } else {   /* (labels, logits [, axis]): TensorFlow 2's order */
-        if (lua_isnil(L, 1) || lua_isnil(L, 2))
-            luaL_error(L, "%s: expected {labels = ..., logits = ...} or (labels, logits), got "
-                       "%s and %s", fname, luaL_typename(L, 1), luaL_typename(L, 2));
-        if (lua_istable(L, 3)) {
-            static const char *const opts[] = {"axis", "dim", NULL};
-            lmf_check_options(L, 3, fname, opts);
-        }
-        lua_pushvalue(L, 2);
-        lua_pushvalue(L, 1);
-        lua_pushvalue(L, 3);
-    }
-    lua_rotate(L, 1, -3);   /* logits, labels, options first */
-    lua_settop(L, 3);
-    lua_pushnil(L);
-    lua_insert(L, 1);       /* slots 2, 3, 4 */
-    if (lua_isnil(L, 2) || lua_isnil(L, 3))
-        luaL_error(L, "%s: missing '%s' (call it as %s{labels = ..., logits = ...})", fname,
-                   lua_isnil(L, 2) ? "logits" : "labels", fname);
-    *logits = lmf_to_tensor(L, 2, -1);
-    *labels = to_tensor_as(L, 3, (*logits)->dtype);
-}
-
-/* mf.nn.sigmoid_cross_entropy_with_logits{labels = , logits = } */
-static int l_sigmoid_xent(lua_State *L)
-{
-    lmf_check_nargs(L, "sigmoid_cross_entropy_with_logits", 3);
-    MfTensor *logits, *labels, *out = NULL;
-    const char *fname = "sigmoid_cross_entropy_with_logits";
-    xent_args(L, fname, &logits, &labels);
-    if (!lua_isnil(L, 4) &&
-        (!lua_istable(L, 4) || lmf_opt_integer(L, 4, fname, "axis", -99) != -99))
-        return luaL_error(L, "sigmoid_cross_entropy_with_logits: takes no axis (it is "
-                          "elementwise)");
-    MfStatus st = mf_sigmoid_cross_entropy(labels, logits, &out);
-    /* an error of an op inside it (relu, log1p...) still names the function */
-    if (st != MF_OK && strncmp(mf_err_msg(), "sigmoid_cross_entropy_with_logits", 33) != 0)
-        mf_err_prefix("sigmoid_cross_entropy_with_logits");
-    return push_result(L, st, &out);
-}
-
-/* mf.nn.l2_loss(t) */
-static int l_l2_loss(lua_State *L)
-{
-    lmf_check_nargs(L, "l2_loss", 1);
-    MfTensor *out = NULL;
-    MfStatus st = mf_l2_loss(lmf_to_tensor(L, 1, -1), &out);
-    /* an error of the square or sum inside it still names l2_loss */
-    if (st != MF_OK && strncmp(mf_err_msg(), "l2_loss:", 8) != 0)
-        mf_err_prefix("l2_loss");
-    return push_result(L, st, &out);
 }
 
 /* The dropout options at 'oi' (checked): 'seed' into *seed (returns
@@ -179,8 +82,6 @@ static int l_dropout(lua_State *L)
 void lmf_open_nn(lua_State *L)
 {
     static const luaL_Reg fns[] = {
-        {"sigmoid_cross_entropy_with_logits", l_sigmoid_xent},
-        {"l2_loss", l_l2_loss},
         {"dropout", l_dropout},
         {NULL, NULL},
     };

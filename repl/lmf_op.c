@@ -1,6 +1,8 @@
 /* lmf_op.c — the one schema-driven binder: every op of the table with a Lua
- * name ('lua' in its descriptor, core/op.h) becomes mf.X (or mf.nn.X), and
- * a tensor method t:X(...) unless MF_OP_NO_METHOD or under nn. A call is
+ * name ('lua' in its descriptor, core/op.h), and every composite of
+ * mf_composite_table (clip_by_value, nn.l2_loss...), becomes mf.X (or
+ * mf.nn.X), and a tensor method t:X(...) unless MF_OP_NO_METHOD or under
+ * nn. A call is
  *
  *     X(inputs..., positional attributes... [, {options}])
  *
@@ -10,9 +12,9 @@
  * attribute may also be given by name in a final options table. Axes are
  * 1-based (negative from the end). Extra arguments, unknown option keys and
  * values of the wrong type are errors naming X; nothing is guessed from the
- * Lua stack. Functions that are not one op (split, tensordot, clipping...)
- * are bound by hand elsewhere in repl/, some reading an op's schema through
- * lmf_op_attrs. Every value stays in a stack slot for the whole call, so a
+ * Lua stack. The functions whose face is not an op's (split, tensordot,
+ * global_norm...) are bound by hand elsewhere in repl/, some reading an
+ * op's schema through lmf_op_attrs. Every value stays in a stack slot for the whole call, so a
  * raised error leaks nothing. */
 #include <string.h>
 
@@ -713,10 +715,20 @@ static int read_inputs(Call *c, MfTensor **in)
     return n;
 }
 
+const MfOpDesc *lmf_op_desc(int k)
+{
+    static int ncomposites = -1;
+    if (ncomposites < 0)
+        for (ncomposites = 0; mf_composite_table[ncomposites];)
+            ncomposites++;
+    return k < 0 ? NULL : k < MF_NOPS ? mf_op_table[k]
+           : k < MF_NOPS + ncomposites ? mf_composite_table[k - MF_NOPS] : NULL;
+}
+
 static int l_op(lua_State *L)
 {
     Call c = {.L = L, .op = (MfOpId)lua_tointeger(L, lua_upvalueindex(1))};
-    c.d = mf_op_table[c.op];
+    c.d = lmf_op_desc((int)c.op);   /* a composite's entry is called, not its 'op' */
     c.fname = lmf_op_fname(c.d);
     bool variadic = (c.d->flags & MF_OP_VARIADIC) && !c.d->optional_inputs;
     c.nin = mf_op_input_slots(c.d);
@@ -733,7 +745,7 @@ static int l_op(lua_State *L)
     c.first = in[c.d->axis_input < n ? c.d->axis_input : 0];
     c.rank = c.first->rank;
     MfAttrs a = mf_attrs_default();
-    mf_attrs_apply_defaults(c.op, &a);
+    mf_attrs_apply_defaults(c.d, &a);
     read_attrs(&c, &a);
     if (c.by_tensor)   /* its stack slot (an argument or a pushed option) owns it */
         in[n++] = lmf_test_tensor(L, c.by_tensor);
@@ -764,7 +776,7 @@ void lmf_op_attrs(lua_State *L, MfOpId op, const char *fname, const char *sig, i
     if (c.opts)
         check_keys(&c);
     *a = mf_attrs_default();
-    mf_attrs_apply_defaults(op, a);
+    mf_attrs_apply_defaults(c.d, a);
     read_attrs(&c, a);
 }
 
@@ -791,15 +803,15 @@ static const char *push_namespace(lua_State *L, int mfi, const char *path)
 /* mf.test.ops() -> an array of {name = "MatMul", lua = "matmul", fname = "matmul",
  * nargs = 2, method = true, signature = "...", summary = "...",
  * topic = "linalg", example = true}
- * for every op with a Lua name ('nargs': inputs plus positional attributes).
- * The op-table walk tests read it. */
+ * for every op with a Lua name and every composite ('nargs': inputs plus
+ * positional attributes). The op-table walk tests read it. */
 static int l_test_ops(lua_State *L)
 {
     lmf_check_nargs(L, "ops", 0);
     lua_newtable(L);
     int n = 0;
-    for (int i = 0; i < MF_NOPS; i++) {
-        const MfOpDesc *d = mf_op_table[i];
+    for (int i = 0; lmf_op_desc(i); i++) {
+        const MfOpDesc *d = lmf_op_desc(i);
         if (!mf_op_lua_name(d))
             continue;
         lua_createtable(L, 0, 8);
@@ -830,8 +842,8 @@ void lmf_open_ops(lua_State *L, int methods)
 {
     methods = lua_absindex(L, methods);
     int mfi = lua_gettop(L);
-    for (int i = 0; i < MF_NOPS; i++) {
-        const MfOpDesc *d = mf_op_table[i];
+    for (int i = 0; lmf_op_desc(i); i++) {
+        const MfOpDesc *d = lmf_op_desc(i);
         if (!mf_op_lua_name(d))
             continue;
         const char *name = push_namespace(L, mfi, mf_op_lua_name(d));
@@ -871,8 +883,8 @@ void lmf_check_nargs(lua_State *L, const char *fname, int max)
                    "argument%s)", max + 1, fname, fname, max, max == 1 ? "" : "s");
 }
 
-int lmf_op_help_signature(lua_State *L, MfOpId op)
+int lmf_op_help_signature(lua_State *L, int k)
 {
-    push_signature(L, mf_op_table[op], MF_SIG_HELP);
+    push_signature(L, lmf_op_desc(k), MF_SIG_HELP);
     return 1;
 }

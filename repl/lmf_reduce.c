@@ -1,19 +1,15 @@
-/* lmf_reduce.c — Lua bindings for clipping, which is not one op (core/clip.h):
- *   mf.clip_by_value(t, lo, hi), mf.clip_by_norm(t, clip_norm [, {axes =}]),
- *   mf.global_norm(list), mf.clip_by_global_norm(list, clip_norm [, {use_norm =,
- *   nonfinite = "nan"|"error"}])
- * clip_by_value and clip_by_norm are also tensor methods (t:clip_by_norm(5)).
- * (The reductions and arg-reductions are bound from their descriptors by
- * lmf_op.c.)
+/* lmf_reduce.c — Lua bindings of the clipping functions over lists of
+ * tensors (core/clip.h): mf.global_norm(list), mf.clip_by_global_norm(list,
+ * clip_norm [, {use_norm =, nonfinite = "nan"|"error"}]). (clip_by_value,
+ * clip_by_norm and clip_by_average_norm are composites bound from their
+ * descriptors by lmf_op.c, as are the reductions.)
  *
- * Axes are 1-based (negative from the end) here and 0-based in the engine.
  * Lists may have holes (nil entries): their length is the field 'n' when
  * present, else the largest integer key. Every temporary is either on the
  * Lua stack or in a Lua table, so a raised error leaks nothing. */
 #include <string.h>
 
 #include "core/clip.h"
-#include "core/ops/reduce.h"
 #include "lmf.h"
 
 /* ---- clipping -------------------------------------------------------------------- */
@@ -26,66 +22,6 @@ static MfTensor *bound_arg(lua_State *L, int idx, const char *fname, const char 
         luaL_error(L, "bad argument #%d to '%s' (%s (number or mf.Tensor) expected, got %s)",
                    idx, fname, what, lua_gettop(L) < idx ? "no value" : "nil");
     return lmf_arg_tensor(L, idx, like, fname);
-}
-
-static int l_clip_by_value(lua_State *L)
-{
-    lmf_check_nargs(L, "clip_by_value", 3);
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    if (lua_type(L, 2) == LUA_TNUMBER && lua_type(L, 3) == LUA_TNUMBER &&
-        lua_tonumber(L, 2) > lua_tonumber(L, 3))
-        return luaL_error(L, "clip_by_value: lo (%s) must be <= hi (%s)", lua_tostring(L, 2),
-                          lua_tostring(L, 3));
-    MfTensor *lo = bound_arg(L, 2, "clip_by_value", "lo", (int)t->dtype);
-    MfTensor *hi = bound_arg(L, 3, "clip_by_value", "hi", (int)t->dtype);
-    MfTensor *out = NULL;
-    if (mf_clip_by_value(t, lo, hi, &out) != MF_OK)
-        return lmf_raise(L);
-    lmf_push_tensor(L, out);
-    return 1;
-}
-
-/* mf.clip_by_average_norm(t, clip_norm) */
-static int l_clip_by_average_norm(lua_State *L)
-{
-    lmf_check_nargs(L, "clip_by_average_norm", 2);
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    MfTensor *clip = bound_arg(L, 2, "clip_by_average_norm", "clip_norm", (int)t->dtype);
-    MfTensor *out = NULL;
-    if (mf_clip_by_average_norm(t, clip, &out) != MF_OK)
-        return lmf_raise(L);
-    lmf_push_tensor(L, out);
-    return 1;
-}
-
-static int l_clip_by_norm(lua_State *L)
-{
-    lmf_check_nargs(L, "clip_by_norm", 3);
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
-    MfTensor *clip = bound_arg(L, 2, "clip_by_norm", "clip_norm", (int)t->dtype);
-    MfAttrs a = mf_attrs_default();
-    a.all_axes = true;
-    if (lua_type(L, 3) == LUA_TNUMBER || (lua_istable(L, 3) && lua_rawlen(L, 3) > 0)) {
-        a.naxes = lmf_read_axes(L, 3, "clip_by_norm", "axes", t->rank, a.axes);
-        a.all_axes = false;
-    } else if (lua_istable(L, 3)) {
-        static const char *const known[] = {"axes", NULL};
-        lmf_check_options(L, 3, "clip_by_norm", known);
-        lua_getfield(L, 3, "axes");
-        if (!lua_isnil(L, -1)) {
-            a.naxes = lmf_read_axes(L, -1, "clip_by_norm", "axes", t->rank, a.axes);
-            a.all_axes = false;
-        }
-        lua_pop(L, 1);
-    } else if (!lua_isnoneornil(L, 3)) {
-        return lmf_arg_error(L, 3, "clip_by_norm", "axes (number or array) or options table "
-                             "{axes =}");
-    }
-    MfTensor *out = NULL;
-    if (mf_clip_by_norm(t, clip, a.all_axes ? NULL : a.axes, a.naxes, &out) != MF_OK)
-        return lmf_raise(L);
-    lmf_push_tensor(L, out);
-    return 1;
 }
 
 /* The length of the list at 'idx': its field 'n', else its largest
@@ -210,14 +146,8 @@ static int l_clip_by_global_norm(lua_State *L)
 void lmf_open_reduce(lua_State *L, int methods)
 {
     static const luaL_Reg funcs[] = {
-        {"clip_by_value", l_clip_by_value}, {"clip_by_norm", l_clip_by_norm},
-        {"clip_by_average_norm", l_clip_by_average_norm},
         {"global_norm", l_global_norm}, {"clip_by_global_norm", l_clip_by_global_norm},
         {NULL, NULL}};
-    methods = lua_absindex(L, methods);
+    (void)methods;
     luaL_setfuncs(L, funcs, 0);
-    lua_pushcfunction(L, l_clip_by_value);
-    lua_setfield(L, methods, "clip_by_value");
-    lua_pushcfunction(L, l_clip_by_norm);
-    lua_setfield(L, methods, "clip_by_norm");
 }

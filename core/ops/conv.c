@@ -748,6 +748,59 @@ static MfStatus backprop_filter_entry(int n, MfTensor *const *in, const MfAttrs 
                                                         a->data_format == 1, outs);
 }
 
+/* TensorFlow's conv2d_transpose is conv2d_backprop_input with the input as
+ * out_backprop: the filter is [kh, kw, out_channels, in_channels] (the HWIO
+ * filter of the conv2d it transposes), and its gradients are conv2d (input)
+ * and conv2d_backprop_filter (filter). A batch of -1 in output_shape is the
+ * input's (a graph with an unknown batch). */
+static MfStatus conv2d_transpose_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                       MfTensor **outs, int *nout)
+{
+    (void)n;
+    *nout = 1;
+    MfAttrs at = *a;
+    at.data_format = 0;
+    MfStatus st = mf_conv_check_sizes("conv2d_transpose", "output_shape", a);
+    for (int i = 1; st == MF_OK && i < 4; i++)
+        if (a->ints[i] < 0)
+            st = mf_err_set(MF_EARG, "conv2d_transpose: output_shape entry %d must be a "
+                            "non-negative integer (only the batch, entry 1, may be -1: the "
+                            "input's)", i + 1);
+    if (st != MF_OK)
+        return st;
+    st = mf_conv2d_backprop_input(a->ints, in[1], in[0], &at, a->data_format == 1, outs);
+    if (st != MF_OK)
+        mf_err_prefix("conv2d_transpose (the input is conv2d_backprop_input's out_backprop)");
+    return st;
+}
+
+static const MfAttrDef conv2d_transpose_attrs[] = {
+    {"output_shape", MF_ATTR_INTS, MF_ATTR_ARG | MF_ATTR_REQUIRED | MF_ATTR_SHAPE,
+     MF_ATTR_AT(ints), MF_ATTR_AT(nints), -1, NULL, NULL},
+    CONV_ATTRS,
+};
+
+const MfOpDesc mf_desc_conv2d_transpose = {
+    .name = "conv2d_transpose", .api = "conv2d_transpose", .arity = 2,
+    .lua = "nn.conv2d_transpose", .inputs = "input, filter, output_shape",
+    .attrs = conv2d_transpose_attrs, .nattrs = MF_NATTRS(conv2d_transpose_attrs),
+    .entry = conv2d_transpose_entry, .topic = "nn",
+    .summary = "the transposed convolution (\"deconvolution\") as TensorFlow's: it is "
+               "mf.nn.conv2d_backprop_input(output_shape, filter, input, ...)",
+    .details = "So it maps an input of conv2d's output shape back to 'output_shape' (4 sizes "
+               "in the data format's order; a batch of -1 means the input's, for graphs with "
+               "an unknown batch). The filter is [kh, kw, out_channels, in_channels], the HWIO "
+               "filter of the conv2d it transposes. Several output shapes can give the same "
+               "input shape under strides, hence the argument. Gradients: conv2d (input) and "
+               "conv2d_backprop_filter (filter).",
+    .example = "x = mf.ones{1, 2, 2, 1}\n"
+               "w = mf.ones{2, 2, 1, 1}\n"
+               "mf.nn.conv2d_transpose(x, w, {1, 4, 4, 1}, 2, \"VALID\"):reduce_sum():item()  "
+               "--> 16\n"
+               "mf.nn.conv2d_transpose(x, w, {1, 3, 3, 1}, 1, \"VALID\")   "
+               "--> {{{{1}, {2}, {1}}, {{2}, {4}, {2}}, {{1}, {2}, {1}}}}",
+};
+
 MfStatus mf_conv2d_backprop_filter(MfTensor *x, const int64_t sizes[4], MfTensor *dy,
                                    const MfAttrs *a, bool nchw, MfTensor **out)
 {

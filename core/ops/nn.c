@@ -720,6 +720,56 @@ MfStatus mf_l2_loss(MfTensor *t, MfTensor **out)
     return st;
 }
 
+/* The composites' faces (core/op.h mf_composite_table): an error of an op
+ * inside them (square, relu, log1p...) still names the function called. */
+static MfStatus named(MfStatus st, const char *fname)
+{
+    size_t n = strlen(fname);
+    if (st != MF_OK && (strncmp(mf_err_msg(), fname, n) != 0 || mf_err_msg()[n] != ':'))
+        mf_err_prefix("%s", fname);
+    return st;
+}
+
+static MfStatus l2_loss_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor **outs,
+                              int *nout)
+{
+    (void)n, (void)a;
+    *nout = 1;
+    return named(mf_l2_loss(in[0], outs), "l2_loss");
+}
+
+const MfOpDesc mf_desc_l2_loss = {
+    .name = "l2_loss", .api = "l2_loss", .arity = 1, .lua = "nn.l2_loss", .inputs = "t",
+    .entry = l2_loss_entry, .topic = "nn",
+    .summary = "half the sum of squares, sum(t ^ 2) / 2, as a scalar (no square root), e.g. "
+               "for weight decay",
+    .details = "Float dtypes.",
+    .example = "mf.nn.l2_loss(mf.tensor{1, 2, 3})                --> 7",
+};
+
+static MfStatus sigmoid_xent_entry(int n, MfTensor *const *in, const MfAttrs *a,
+                                   MfTensor **outs, int *nout)
+{
+    (void)n, (void)a;
+    *nout = 1;
+    return named(mf_sigmoid_cross_entropy(in[0], in[1], outs),
+                 "sigmoid_cross_entropy_with_logits");
+}
+
+const MfOpDesc mf_desc_sigmoid_xent = {
+    .name = "sigmoid_cross_entropy_with_logits", .api = "sigmoid_cross_entropy_with_logits",
+    .arity = 2, .flags = MF_OP_KEYWORD_INPUTS, .lua = "nn.sigmoid_cross_entropy_with_logits",
+    .inputs = "labels, logits", .like_inputs = 1u << 0 | 1u << 1,
+    .entry = sigmoid_xent_entry, .topic = "nn",
+    .summary = "elementwise logistic loss of independent binary labels z for logits x, "
+               "TensorFlow's stable form max(x, 0) - x * z + log(1 + exp(-|x|))",
+    .details = "Labels and logits have one shape (Lua arrays take logits' dtype). Call it "
+               "with TensorFlow's keywords, {labels = ..., logits = ...}, or as (labels, "
+               "logits).",
+    .example = "mf.nn.sigmoid_cross_entropy_with_logits{labels = mf.tensor{1}, "
+               "logits = mf.tensor{0}}   --> {0.6931}",
+};
+
 MfStatus mf_bias_add(MfTensor *value, MfTensor *bias, bool nchw, MfTensor **out)
 {
     MfTensor *in[2] = {value, bias};

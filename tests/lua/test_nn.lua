@@ -67,6 +67,24 @@ T.test("softmax_cross_entropy_with_logits: per-row loss", function()
   end, "labels and logits must have the same shape")
 end)
 
+-- A composite bound from its descriptor (core/ops/nn.c): TensorFlow's
+-- keywords or (labels, logits), Lua labels take the logits' dtype, and bad
+-- calls are refused naming the function.
+T.test("sigmoid_cross_entropy_with_logits: its face", function()
+  local f, z, x = mf.nn.sigmoid_cross_entropy_with_logits, mf.tensor{1, 0}, mf.tensor{0.5, -1}
+  T.eq(f(z, x), f{labels = z, logits = x})
+  T.eq(f{labels = {1, 0}, logits = mf.tensor({0.5, -1}, "float64")}.dtype, "float64")
+  T.raises(f, "sigmoid_cross_entropy_with_logits: unknown option 'axis' (known: labels, logits)",
+           {labels = z, logits = x, axis = 1})
+  T.raises(f, "sigmoid_cross_entropy_with_logits: missing 'logits'", {labels = z})
+  T.raises(f, "the options go in that table, got a 2nd argument", {labels = z, logits = x}, 2)
+  T.raises(f, "bad argument #3 to 'sigmoid_cross_entropy_with_logits' (no value expected", z, x,
+           1)
+  T.raises(f, "sigmoid_cross_entropy_with_logits: expected float logits",
+           {labels = mf.tensor({1}, "int32"), logits = mf.tensor({1}, "int32")})
+  T.raises(mf.nn.l2_loss, "bad argument #2 to 'l2_loss' (no value expected", x, 1)
+end)
+
 T.test("sparse_softmax_cross_entropy_with_logits: 1-based labels", function()
   local logits = mf.tensor{{1, 2, 3}, {0.5, -1, 2}}
   local ls = mf.nn.log_softmax(logits):totable()

@@ -27,7 +27,9 @@ T.test("the walk sees the ops of every family", function()
   for _, op in ipairs(ops) do seen[op.lua] = op end
   for _, name in ipairs({"add", "relu", "reduce_sum", "matmul", "transpose", "reshape", "cast",
                          "concat", "nn.max_pool", "nn.conv2d", "nn.softmax", "where", "slice",
-                         "one_hot"}) do
+                         "one_hot", "clip_by_value", "clip_by_norm", "clip_by_average_norm",
+                         "nn.l2_loss", "nn.sigmoid_cross_entropy_with_logits",
+                         "nn.conv2d_transpose"}) do
     T.ok(seen[name], "op table has no Lua name " .. name)
   end
   T.ok(#ops >= 60, "expected at least 60 ops with a Lua name, got " .. #ops)

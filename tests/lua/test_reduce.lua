@@ -140,7 +140,8 @@ end)
 T.test("clip_by_value errors", function()
   local t = m23()
   T.raises(function() mf.clip_by_value(t, 5, 2) end, "clip_by_value: lo (5) must be <= hi (2)")
-  T.raises(function() mf.clip_by_value(t, 1) end, "hi (number or mf.Tensor) expected, got no value")
+  T.raises(function() mf.clip_by_value(t, 1) end,
+           "bad argument #3 to 'clip_by_value' (mf.Tensor expected, got no value)")
   T.raises(function() mf.clip_by_value(t, mf.tensor{{{1}}, {{2}}}, 5) end,
            "clip_by_value: lo of shape (2,1,1) would broadcast t of shape (2,3)")
   T.raises(function() mf.clip_by_value(t, mf.tensor(1, "float64"), 5) end,
@@ -165,7 +166,11 @@ T.test("clip_by_norm errors", function()
            "clip_by_norm: expected a float tensor")
   T.raises(function() mf.clip_by_norm(t, 1, {axes = 2}) end,
            "clip_by_norm: axis 2 out of range for rank 1")
-  T.raises(function() mf.clip_by_norm(t) end, "clip_norm (number or mf.Tensor) expected")
+  T.raises(function() mf.clip_by_norm(t) end,
+           "bad argument #2 to 'clip_by_norm' (mf.Tensor expected, got no value)")
+  T.raises(function() mf.clip_by_norm(t, 1, "x") end,
+           "bad argument #3 to 'clip_by_norm' (axes must be an integer or an array of integers")
+  T.raises(function() t:clip_by_norm(1, 1, 2) end, "bad argument #4 to 'clip_by_norm' (no value")
 end)
 
 T.test("global_norm: skips nil entries (holes and n)", function()

@@ -27,7 +27,7 @@ static void test_schema_access(void **state)
     assert_string_equal(mf_attr_type_name(MF_ATTR_AXES), "axes");
     assert_string_equal(mf_attr_type_name(MF_ATTR_WINDOW), "window");
     MfAttrs a = mf_attrs_default();
-    mf_attrs_apply_defaults(MF_OP_SUM, &a);
+    mf_attrs_apply_defaults(mf_op_table[MF_OP_SUM], &a);
     const MfAttrDef *axis = attr(MF_OP_SUM, "axis");
     MF_ATTR_FIELD(&a, axis, int64_t)[0] = 1;   /* 0-based here: the face's axis 2 */
     MF_ATTR_COUNT(&a, axis) = 1;
@@ -45,7 +45,7 @@ static void test_halves_and_pairs(void **state)
 {
     (void)state;
     MfAttrs a = mf_attrs_default();
-    mf_attrs_apply_defaults(MF_OP_SLICE, &a);
+    mf_attrs_apply_defaults(mf_op_table[MF_OP_SLICE], &a);
     int64_t packed[] = {1, 0, -1, -1};   /* begin {2, 1} (0-based {1, 0}), size -1 */
     memcpy(a.ints, packed, sizeof packed);
     a.nints = 4;
@@ -62,7 +62,7 @@ static void test_halves_and_pairs(void **state)
     assert_int_equal(mf_attr_face_ints(attr(MF_OP_SLICE, "begin"), &a, v), 0);
 
     MfAttrs p = mf_attrs_default();
-    mf_attrs_apply_defaults(MF_OP_PAD, &p);
+    mf_attrs_apply_defaults(mf_op_table[MF_OP_PAD], &p);
     int64_t pairs[] = {1, 0, 0, 2};
     memcpy(p.ints, pairs, sizeof pairs);
     p.nints = 4;
@@ -70,10 +70,10 @@ static void test_halves_and_pairs(void **state)
     assert_string_equal(buf, "paddings={{1,0},{0,2}}");
     assert_string_equal(mf_attr_type_name(MF_ATTR_PAIRS), "pairs");
     char desc[512];
-    mf_attrs_describe(MF_OP_PAD, desc, sizeof desc);
+    mf_attrs_describe(mf_op_table[MF_OP_PAD], desc, sizeof desc);
     assert_non_null(strstr(desc, "paddings: array of {before, after} pairs, one per axis, "
                                  "required"));
-    mf_attrs_describe(MF_OP_SLICE, desc, sizeof desc);
+    mf_attrs_describe(mf_op_table[MF_OP_SLICE], desc, sizeof desc);
     assert_non_null(strstr(desc, "size: array of integers, one per axis, default -1 per axis"));
 }
 
@@ -84,7 +84,7 @@ static void test_one_element_lists(void **state)
     (void)state;
     char buf[64];
     MfAttrs r = mf_attrs_default();
-    mf_attrs_apply_defaults(MF_OP_RESHAPE, &r);
+    mf_attrs_apply_defaults(mf_op_table[MF_OP_RESHAPE], &r);
     const MfAttrDef *shape = attr(MF_OP_RESHAPE, "shape");
     MF_ATTR_FIELD(&r, shape, int64_t)[0] = 1;
     MF_ATTR_COUNT(&r, shape) = 1;
@@ -95,7 +95,7 @@ static void test_one_element_lists(void **state)
     assert_string_equal(buf, "shape={}");
 
     MfAttrs s = mf_attrs_default();
-    mf_attrs_apply_defaults(MF_OP_SLICE, &s);
+    mf_attrs_apply_defaults(mf_op_table[MF_OP_SLICE], &s);
     int64_t packed[] = {1, -1};   /* begin {2} (0-based {1}), size -1 */
     memcpy(s.ints, packed, sizeof packed);
     s.nints = 2;
@@ -177,6 +177,32 @@ static void test_want_and_enum(void **state)
     assert_int_equal(mf_attr_enum_parse(pad, NULL), -1);
 }
 
+/* The composites have an op's face but are no op: an entry and a Lua name,
+ * no kernel, and no place in the op table (graphs see the ops they call). */
+static void test_composites(void **state)
+{
+    (void)state;
+    int n = 0;
+    for (const MfOpDesc *const *d = mf_composite_table; *d; d++, n++) {
+        assert_non_null((*d)->entry);
+        assert_non_null(mf_op_lua_name(*d));
+        assert_non_null((*d)->summary);
+        assert_null((*d)->forward);
+        assert_int_equal(mf_op_find((*d)->name), MF_NOPS);
+    }
+    assert_true(n >= 6);
+    MfTensor *t = mf_tensor_from_data(MF_FLOAT32, 1, (int64_t[]){3}, (float[]){1, 2, 3}), *out;
+    MfAttrs a = mf_attrs_default();
+    int nout = 0;
+    for (const MfOpDesc *const *d = mf_composite_table; *d; d++)
+        if (strcmp((*d)->name, "l2_loss") == 0)
+            assert_int_equal((*d)->entry(1, &t, &a, &out, &nout), MF_OK);
+    assert_int_equal(nout, 1);
+    assert_float_equal(mf_tensor_get(out, 0), 7.0, 1e-6);
+    mf_tensor_release(out);
+    mf_tensor_release(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +212,7 @@ int main(void)
         TEST(test_face),
         TEST(test_signature),
         TEST(test_want_and_enum),
+        TEST(test_composites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
