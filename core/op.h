@@ -303,6 +303,10 @@ typedef struct MfOpDesc {
     const char *topic;
     const char *details;
     const char *example;
+    /* For help: how the gradient is computed, dy being the output's
+     * gradient ("dx = dy * 2x"); NULL: written with other ops (core/ops, the
+     * *_grad.c files). */
+    const char *grad_note;
     /* What a front end calls instead of the op itself (NULL: mf_op_call):
      * it may pick a variant (MatMul or BatchMatMulV2) or lay the data out
      * around the op (NCHW), reading the same attributes. */

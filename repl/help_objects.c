@@ -1,5 +1,6 @@
 /* help_objects.c — what help adds for ops and objects: help(mf.add) names
- * the op of the table (AddV2) and says how its gradient is computed;
+ * the op of the table (AddV2) and says how its gradient is computed (its
+ * descriptor's grad_note);
  * help(obj) on any moonflow object (an optimizer, a graph, a session, a
  * tape, a Variable, a Dataset, a Saver, a layer: anything with methods)
  * lists its methods; help "Saver" finds "train.Saver" without the prefix.
@@ -11,44 +12,13 @@
 #include "core/grad.h"
 #include "help_objects.h"
 
-/* How the gradients of the common ops are computed (the others: "written
- * with other ops in core/ops, the *_grad.c files"). dy is the output's gradient. */
-static const struct {
-    const char *op, *how;
-} grad_notes[] = {
-    {"AddV2", "dx = dy and dy_input = dy, each summed over the axes it was broadcast along"},
-    {"Sub", "dx = dy, dy_input = -dy, each summed over its broadcast axes"},
-    {"Mul", "dx = dy * y, dy_input = dy * x, each summed over its broadcast axes"},
-    {"RealDiv", "dx = dy / y, dy_input = -dy * x / y^2, each summed over its broadcast axes"},
-    {"Square", "dx = dy * 2x"},
-    {"Sqrt", "dx = dy / (2 sqrt(x))"},
-    {"Exp", "dx = dy * exp(x) (the output, reused)"},
-    {"Log", "dx = dy / x"},
-    {"Tanh", "dx = dy * (1 - tanh(x)^2) (from the output)"},
-    {"Sigmoid", "dx = dy * s (1 - s) with s the output"},
-    {"Relu", "dx = dy where x > 0, else 0 (ReluGrad)"},
-    {"Neg", "dx = -dy"},
-    {"Pow", "dx = dy * p x^(p-1), dp = dy * x^p log(x)"},
-    {"MatMul", "da = dy b^T, db = a^T dy (transposes follow transpose_a/b)"},
-    {"Sum", "dx = dy broadcast back over the reduced axes"},
-    {"Mean", "dx = dy / n broadcast back over the reduced axes (n elements averaged)"},
-    {"Reshape", "dx = dy reshaped to x's shape"},
-    {"Transpose", "dx = dy transposed by the inverse permutation"},
-    {"Conv2D", "dinput = Conv2DBackpropInput(dy, filter), dfilter = Conv2DBackpropFilter(input, "
-               "dy): two more GEMMs"},
-    {"Softmax", "dx = (dy - sum(dy * s, last axis)) * s with s the output"},
-};
-
 bool lmf_help_op_note(const char *entry, char *buf, size_t cap)
 {
     for (int i = 0; i < MF_NOPS; i++) {
         const MfOpDesc *d = mf_op_table[i];
         if (strcmp(d->api, entry) != 0 && !(d->lua && strcmp(d->lua, entry) == 0))
             continue;
-        const char *how = NULL;
-        for (size_t k = 0; k < sizeof grad_notes / sizeof *grad_notes; k++)
-            if (strcmp(grad_notes[k].op, d->name) == 0)
-                how = grad_notes[k].how;
+        const char *how = d->grad_note;
         if (!mf_op_differentiable((MfOpId)i))
             snprintf(buf, cap, "Op: %s (mf.ops() lists the op table). No gradient: it is not "
                      "differentiable (mf.RegisterGradient can give it one).", d->name);

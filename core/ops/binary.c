@@ -206,6 +206,7 @@ static MfStatus minimum_forward(const MfOpCall *c, MfTensor **outs)
 BINARY_OP(mf_desc_add, "AddV2", "add", add_forward, mf_add_grad,
          "elementwise x + y (broadcasting)",
     .topic = "math",
+    .grad_note = "dx = dy and dy_input = dy, each summed over the axes it was broadcast along",
     .details =
         "Elementwise a + b with broadcasting (NumPy/TensorFlow rules: trailing dimensions align, "
         "size 1 stretches). Either side may be a Lua number, which takes the tensor's dtype; two "
@@ -216,6 +217,7 @@ BINARY_OP(mf_desc_add, "AddV2", "add", add_forward, mf_add_grad,
 BINARY_OP(mf_desc_sub, "Sub", "subtract", sub_forward, mf_sub_grad,
          "elementwise x - y (broadcasting)",
     .topic = "math",
+    .grad_note = "dx = dy, dy_input = -dy, each summed over its broadcast axes",
     .details =
         "Elementwise a - b with broadcasting; the - operator.",
     .example =
@@ -225,6 +227,7 @@ BINARY_OP(mf_desc_sub, "Sub", "subtract", sub_forward, mf_sub_grad,
 BINARY_OP(mf_desc_mul, "Mul", "multiply", mul_forward, mf_mul_grad,
          "elementwise x * y (broadcasting)",
     .topic = "math",
+    .grad_note = "dx = dy * y, dy_input = dy * x, each summed over its broadcast axes",
     .details =
         "Elementwise a * b with broadcasting (not the matrix product: see mf.matmul); the * "
         "operator.",
@@ -234,6 +237,7 @@ BINARY_OP(mf_desc_mul, "Mul", "multiply", mul_forward, mf_mul_grad,
 BINARY_OP(mf_desc_div, "RealDiv", "divide", div_forward, mf_div_grad,
          "elementwise x / y (broadcasting)",
     .topic = "math",
+    .grad_note = "dx = dy / y, dy_input = -dy * x / y^2, each summed over its broadcast axes",
     .details =
         "Elementwise a / b with broadcasting; the / operator. Integer tensors divide with "
         "floor division.",
@@ -250,6 +254,7 @@ BINARY_OP(mf_desc_mod, "FloorMod", "mod", mod_forward, mf_mod_grad,
 BINARY_OP(mf_desc_pow, "Pow", "pow", pow_forward, mf_pow_grad,
          "elementwise x ^ y",
     .topic = "math",
+    .grad_note = "dx = dy * p x^(p-1), dp = dy * x^p log(x)",
     .details =
         "Elementwise a raised to the power b, with broadcasting; the ^ operator.",
     .example =

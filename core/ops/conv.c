@@ -554,6 +554,8 @@ const MfOpDesc mf_desc_conv2d = {
     .inputs = "input, filter", .entry = conv2d_entry,
     .summary = "2-D convolution of an NHWC input with an HWIO filter",
     .topic = "nn",
+    .grad_note = "dinput = Conv2DBackpropInput(dy, filter), dfilter = "
+                 "Conv2DBackpropFilter(input, dy): two more GEMMs",
     .details =
         "2-D convolution as TensorFlow's: input NHWC [N, H, W, Cin] (or NCHW with data_format = "
         "\"NCHW\"), filter HWIO [kh, kw, Cin, Cout]; float32 or float64. 'strides' and "

@@ -342,6 +342,7 @@ const MfOpDesc mf_desc_matmul = {
     .inputs = "a, b", .entry = matmul_entry,
     .summary = "matrix product a @ b (rank 2, or batched over leading axes)",
     .topic = "linalg",
+    .grad_note = "da = dy b^T, db = a^T dy (transposes follow transpose_a/b)",
     .details =
         "Matrix product of two rank-2 tensors ([m, k] x [k, n] gives [m, n]), or a batched "
         "product of rank-3 tensors ([batch, m, k] x [batch, k, n]; a rank-2 operand or a "

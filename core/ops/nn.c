@@ -134,6 +134,7 @@ const MfOpDesc mf_desc_softmax = {
     .lua = "nn.softmax", .inputs = "logits",
     .summary = "exp(x) / sum(exp(x)) along axis (the last by default)",
     .topic = "nn",
+    .grad_note = "dx = (dy - sum(dy * s, last axis)) * s with s the output",
     .details =
         "exp(logits) / sum(exp(logits)) along 'axis' (1-based, negative from the end; default "
         "-1, the last axis; also {axis = n}). The row maximum is subtracted first, so large "

@@ -623,6 +623,7 @@ static const MfAttrDef arg_attrs[] = {
 REDUCE_OP(mf_desc_sum, "Sum", "reduce_sum", reduce_infer, reduce_forward, 0, mf_sum_grad,
           mf_reduce_attrs, "sum over the given axes (all when none)",
     .topic = "reduce",
+    .grad_note = "dx = dy broadcast back over the reduced axes",
     .details =
         "Sum of the elements over the given axes (1-based; a number or an array; negative counts "
         "from the end), or over all of them when no axis is given (a scalar). keepdims = true "
@@ -637,6 +638,7 @@ REDUCE_OP(mf_desc_sum, "Sum", "reduce_sum", reduce_infer, reduce_forward, 0, mf_
 REDUCE_OP(mf_desc_mean, "Mean", "reduce_mean", reduce_infer, reduce_forward, 0,
           mf_mean_grad, mf_reduce_attrs, "mean over the given axes (all when none)",
     .topic = "reduce",
+    .grad_note = "dx = dy / n broadcast back over the reduced axes (n elements averaged)",
     .details =
         "Mean over the given axes (all when none), as mf.reduce_sum.",
     .example =

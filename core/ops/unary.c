@@ -162,6 +162,7 @@ UNARY_OP(mf_desc_neg, "Neg", "negative", infer_numeric, neg_forward, 0,
          mf_neg_grad,
          "elementwise -x",
     .topic = "math",
+    .grad_note = "dx = -dy",
     .details =
         "Elementwise -t; the unary - operator.",
     .example =
@@ -185,6 +186,7 @@ UNARY_OP(mf_desc_square, "Square", "square", infer_numeric, square_forward, 0,
          mf_square_grad,
          "elementwise x * x",
     .topic = "math",
+    .grad_note = "dx = dy * 2x",
     .details =
         "Elementwise t * t.",
     .example =
@@ -193,6 +195,7 @@ UNARY_OP(mf_desc_relu, "Relu", "relu", infer_numeric, relu_forward, 0,
          mf_relu_grad,
          "elementwise max(x, 0)",
     .topic = "math",
+    .grad_note = "dx = dy where x > 0, else 0 (ReluGrad)",
     .details =
         "Elementwise max(t, 0), the rectified linear unit.",
     .example =
@@ -224,6 +227,7 @@ UNARY_OP(mf_desc_sqrt, "Sqrt", "sqrt", infer_float, sqrt_forward, 0,
          mf_sqrt_grad,
          "elementwise square root",
     .topic = "math",
+    .grad_note = "dx = dy / (2 sqrt(x))",
     .details =
         "Elementwise square root (NaN for negative elements).",
     .example =
@@ -240,6 +244,7 @@ UNARY_OP(mf_desc_exp, "Exp", "exp", infer_float, exp_forward, 0,
          mf_exp_grad,
          "elementwise e^x",
     .topic = "math",
+    .grad_note = "dx = dy * exp(x) (the output, reused)",
     .details =
         "Elementwise e^t.",
     .example =
@@ -248,6 +253,7 @@ UNARY_OP(mf_desc_log, "Log", "log", infer_float, log_forward, 0,
          mf_log_grad,
          "elementwise natural logarithm",
     .topic = "math",
+    .grad_note = "dx = dy / x",
     .details =
         "Elementwise natural logarithm (-inf at 0, NaN for negative elements).",
     .example =
@@ -280,6 +286,7 @@ UNARY_OP(mf_desc_tanh, "Tanh", "tanh", infer_float, tanh_forward, 0,
          mf_tanh_grad,
          "elementwise hyperbolic tangent",
     .topic = "math",
+    .grad_note = "dx = dy * (1 - tanh(x)^2) (from the output)",
     .details =
         "Elementwise hyperbolic tangent, in (-1, 1).",
     .example =
@@ -288,6 +295,7 @@ UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", infer_float, sigmoid_forward, 0,
          mf_sigmoid_grad,
          "elementwise 1 / (1 + e^-x)",
     .topic = "math",
+    .grad_note = "dx = dy * s (1 - s) with s the output",
     .details =
         "Elementwise logistic function 1 / (1 + e^-t).",
     .example =

@@ -105,6 +105,7 @@ const MfOpDesc mf_desc_transpose = {
     .attrs = transpose_attrs, .nattrs = MF_NATTRS(transpose_attrs), .lua = "transpose",
     .inputs = "x", .summary = "axes permuted by perm (1-based; none: reversed), a view",
     .topic = "linalg",
+    .grad_note = "dx = dy transposed by the inverse permutation",
     .details =
         "Permutes the axes: axis i of the result is axis perm[i] of 't' (1-based). Without "
         "'perm' the axes are reversed (the matrix transpose for rank 2). The result is a view.",
@@ -245,6 +246,7 @@ const MfOpDesc mf_desc_reshape = {
     .inputs = "x", .summary = "the same elements in a new shape (one -1 is inferred)",
     .entry = reshape_entry,
     .topic = "shape",
+    .grad_note = "dx = dy reshaped to x's shape",
     .details =
         "The same elements in a new shape with the same number of elements; one entry may be -1 "
         "and is then inferred. A view when 'x' is contiguous. The shape may be a 1-D int tensor, "

@@ -129,6 +129,13 @@ static void test_face(void **state)
     assert_null(mf_op_positional(sum, 2));
     assert_string_equal(mf_op_lua_name(mf_op_table[MF_OP_MAX_POOL]), "nn.max_pool");
     assert_null(mf_op_lua_name(mf_op_table[MF_OP_MAX_POOL_GRAD]));
+    int notes = 0;   /* help's gradient notes describe gradients that exist */
+    for (int i = 0; i < MF_NOPS; i++)
+        if (mf_op_table[i]->grad_note) {
+            assert_non_null(mf_op_table[i]->backward);
+            notes++;
+        }
+    assert_true(notes >= 20);
 }
 
 static void test_signature(void **state)
