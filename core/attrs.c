@@ -562,3 +562,64 @@ int mf_attr_enum_parse(const MfAttrDef *def, const char *s)
     }
     return -1;
 }
+
+/* ---- the values a call gives, checked (the binder raises the messages) --- */
+
+MfStatus mf_attr_window(const char *fname, const char *key, const int64_t *v, int n, bool nchw,
+                        int64_t out[4])
+{
+    if (n != 1 && n != 2 && n != 4)
+        return mf_err_set(MF_EARG, "%s: %s must be a number or an array of 1, 2 or 4 "
+                          "integers, got %d entries", fname, key, n);
+    int h = nchw ? 2 : 1;
+    for (int i = 0; i < 4; i++)
+        out[i] = n == 4 ? v[i] : 1;
+    if (n != 4)
+        out[h] = v[0], out[h + 1] = v[n - 1];
+    for (int i = 0; i < 4; i++)
+        if (out[i] < 1)
+            return mf_err_set(MF_EARG, "%s: %s must be positive, got %lld at position %d",
+                              fname, key, (long long)out[i], i + 1);
+    return MF_OK;
+}
+
+MfStatus mf_attr_check_ints(const char *fname, const MfAttrDef *def, const MfTensor *x,
+                            int64_t *v, int n)
+{
+    bool unknown = def->dflt < 0;
+    for (int i = 0; (def->flags & MF_ATTR_SHAPE) && i < n; i++)
+        if (v[i] < 0 && !(unknown && v[i] == -1))
+            return mf_err_set(MF_EARG, "%s: %s entry %d must be >= 0%s, got %lld", fname,
+                              def->name, i + 1, unknown ? " (or -1, inferred)" : "",
+                              (long long)v[i]);
+    /* positions checked >= 1 here, where subtracting cannot overflow; the op
+     * checks the upper bound */
+    for (int i = 0; (def->flags & MF_ATTR_ONE_BASED) && i < n; i++) {
+        long long size = x && i < x->rank ? (long long)x->shape[i] : 0;
+        if (v[i] < 1)
+            return mf_err_set(MF_EARG, "%s: %s %lld out of range for axis %d of size %lld (%s "
+                              "is 1-based: 1..%lld)", fname, def->name, (long long)v[i], i + 1,
+                              size, def->name, size);
+        v[i] -= 1;
+    }
+    return MF_OK;
+}
+
+MfStatus mf_attrs_check_per_axis(const MfOpDesc *d, const char *fname, const MfAttrs *a,
+                                 int rank, int first_half)
+{
+    for (int i = 0; i < d->nattrs; i++) {
+        const MfAttrDef *def = &d->attrs[i];
+        if (!(def->flags & MF_ATTR_PER_AXIS) || (def->flags & MF_ATTR_FIRST_HALF))
+            continue;
+        int n = COUNT(a, def);
+        if (!(def->flags & MF_ATTR_SECOND_HALF) && n != rank)
+            return mf_err_set(MF_EARG, "%s: %s needs %d entries (one per axis), got %d", fname,
+                              def->name, rank, n);
+        if ((def->flags & MF_ATTR_SECOND_HALF) && (first_half != rank || n - first_half != rank))
+            return mf_err_set(MF_EARG, "%s: %s and %s need %d entries each (one per axis), got "
+                              "%d and %d", fname, d->attrs[i - 1].name, def->name, rank,
+                              first_half, n - first_half);
+    }
+    return MF_OK;
+}

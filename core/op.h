@@ -378,6 +378,22 @@ const char *mf_attr_want(const MfAttrDef *def, char *buf, size_t size);
  * letter case ("same" is "SAME"), or -1. */
 int mf_attr_enum_parse(const MfAttrDef *def, const char *s);
 
+/* Checks of the values a call gives (MF_EARG, the message naming 'fname'
+ * and the attribute or 'key', the name it was given by).
+ * mf_attr_window: a WINDOW's 'n' values (n, {h, w} or 4 in the data
+ * format's order: 'nchw') as 4, each >= 1. mf_attr_check_ints: an INTS
+ * attribute's values: a SHAPE's sizes >= 0 (one -1 when its default is
+ * < 0); ONE_BASED positions >= 1, made 0-based in place (the size of
+ * axis i of 'x' named in the message). mf_attrs_check_per_axis: every
+ * PER_AXIS list of 'd' has 'rank' entries (a FIRST_HALF list had
+ * 'first_half'). */
+MfStatus mf_attr_window(const char *fname, const char *key, const int64_t *v, int n, bool nchw,
+                        int64_t out[4]);
+MfStatus mf_attr_check_ints(const char *fname, const MfAttrDef *def, const MfTensor *x,
+                            int64_t *v, int n);
+MfStatus mf_attrs_check_per_axis(const MfOpDesc *d, const char *fname, const MfAttrs *a,
+                                 int rank, int first_half);
+
 /* Looks an op up by its TensorFlow name; MF_NOPS when unknown. */
 MfOpId mf_op_find(const char *name);
 

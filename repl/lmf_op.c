@@ -142,7 +142,7 @@ static int read_axes(const Call *c, const Src *src, int idx, int64_t *out)
 }
 
 /* A list of integers, a number, or a concrete 1-D integer tensor (a shape
- * from mf.shape); SHAPE: sizes >= 0, and one -1 when the default is < 0. */
+ * from mf.shape), checked (mf_attr_check_ints: ONE_BASED ones made 0-based). */
 static int read_ints(Call *c, const Src *src, const MfAttrDef *def, int idx, int64_t *out)
 {
     lua_State *L = c->L;
@@ -167,26 +167,8 @@ static int read_ints(Call *c, const Src *src, const MfAttrDef *def, int idx, int
     } else {
         n = read_int_list(c, src, idx, "an integer or an array of integers", out, max);
     }
-    bool unknown = def->dflt < 0;
-    for (int i = 0; (def->flags & MF_ATTR_SHAPE) && i < n; i++)
-        if (out[i] < 0 && !(unknown && out[i] == -1))
-            luaL_error(L, "%s: %s entry %d must be >= 0%s, got %I", c->fname, def->name, i + 1,
-                       unknown ? " (or -1, inferred)" : "", (lua_Integer)out[i]);
+    lmf_check_status(L, mf_attr_check_ints(c->fname, def, c->first, out, n));
     return n;
-}
-
-/* ONE_BASED positions: each at least 1 (checked here, where subtracting
- * cannot overflow), stored 0-based; the op checks the upper bound. */
-static void to_zero_based(const Call *c, const MfAttrDef *def, int64_t *v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        int64_t size = i < c->first->rank ? c->first->shape[i] : 0;
-        if (v[i] < 1)
-            luaL_error(c->L, "%s: %s %I out of range for axis %d of size %I (%s is 1-based: "
-                       "1..%I)", c->fname, def->name, (lua_Integer)v[i], i + 1,
-                       (lua_Integer)size, def->name, (lua_Integer)size);
-        v[i] -= 1;
-    }
 }
 
 /* An INTS attribute into its field; a SECOND_HALF one after the entries of
@@ -200,8 +182,6 @@ static void read_ints_attr(Call *c, const Src *src, const MfAttrDef *def, int id
     if (at + n > 2 * MF_MAX_RANK)
         luaL_error(c->L, "%s: %s has %d entries, at most %d are supported", c->fname, def->name,
                    n, 2 * MF_MAX_RANK - at);
-    if (def->flags & MF_ATTR_ONE_BASED)
-        to_zero_based(c, def, v, n);
     memcpy(field + at, v, (size_t)n * sizeof *v);
     MF_ATTR_COUNT(a, def) = at + n;
     if (def->flags & MF_ATTR_FIRST_HALF)
@@ -240,32 +220,12 @@ static int read_pairs(const Call *c, const Src *src, int idx, int64_t *out)
     return 2 * n;
 }
 
-/* The index of the data_format attribute's value (1: NCHW). */
-static bool nchw(const MfAttrs *a)
-{
-    return a->data_format == 1;
-}
-
-/* n, {n}, {h, w} or four entries (the data format's order) into 'out'. */
+/* n, {n}, {h, w} or four entries (in the data format's order) into 'out'. */
 static void read_window(const Call *c, const Src *src, int idx, const MfAttrs *a, int64_t *out)
 {
-    lua_State *L = c->L;
-    int h = nchw(a) ? 2 : 1;
     int64_t v[4];
     int n = read_int_list(c, src, idx, "a number or an array of 1, 2 or 4 integers", v, 4);
-    if (n == 3 || n == 0)
-        luaL_error(L, "%s: %s must be a number or an array of 1, 2 or 4 integers, got %d "
-                   "entries", c->fname, src->key, n);
-    for (int i = 0; i < 4; i++)
-        out[i] = 1;
-    if (n == 4)
-        memcpy(out, v, sizeof v);
-    else
-        out[h] = v[0], out[h + 1] = v[n - 1];
-    for (int i = 0; i < 4; i++)
-        if (out[i] < 1)
-            luaL_error(L, "%s: %s must be positive, got %I at position %d", c->fname, src->key,
-                       (lua_Integer)out[i], i + 1);
+    lmf_check_status(c->L, mf_attr_window(c->fname, src->key, v, n, a->data_format == 1, out));
 }
 
 /* A string of the choices of ENUM attribute 'def', in any letter case. */
@@ -337,26 +297,6 @@ static void default_per_axis(Call *c, const MfAttrDef *def, MfAttrs *a)
     MF_ATTR_COUNT(a, def) = at + c->rank;
     if (def->flags & MF_ATTR_FIRST_HALF)
         c->first_half = c->rank;
-}
-
-/* PER_AXIS lists have one entry per axis of the first input: "slice:
- * begin and size need 2 entries each (one per axis), got 1 and 2". */
-static void check_per_axis(const Call *c, const MfAttrs *a)
-{
-    const MfOpDesc *d = c->d;
-    for (int i = 0; i < d->nattrs; i++) {
-        const MfAttrDef *def = &d->attrs[i];
-        if (!(def->flags & MF_ATTR_PER_AXIS) || (def->flags & MF_ATTR_FIRST_HALF))
-            continue;
-        int n = MF_ATTR_CCOUNT(a, def);
-        if (!(def->flags & MF_ATTR_SECOND_HALF) && n != c->rank)
-            luaL_error(c->L, "%s: %s needs %d entries (one per axis), got %d", c->fname,
-                       def->name, c->rank, n);
-        int first = c->first_half;
-        if ((def->flags & MF_ATTR_SECOND_HALF) && (first != c->rank || n - first != c->rank))
-            luaL_error(c->L, "%s: %s and %s need %d entries each (one per axis), got %d and %d",
-                       c->fname, d->attrs[i - 1].name, def->name, c->rank, first, n - first);
-    }
 }
 
 /* An AXIS attribute left at its default: the face's default converted for
@@ -588,7 +528,7 @@ static void read_attrs(Call *c, MfAttrs *a)
                 default_per_axis(c, def, a);
         }
     }
-    check_per_axis(c, a);
+    lmf_check_status(L, mf_attrs_check_per_axis(c->d, c->fname, a, c->rank, c->first_half));
 }
 
 /* The list at 'idx' (a variadic op's input) as a C array kept alive by a

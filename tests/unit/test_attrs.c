@@ -184,6 +184,63 @@ static void test_want_and_enum(void **state)
     assert_int_equal(mf_attr_enum_parse(pad, NULL), -1);
 }
 
+/* The values a call gives: windows expanded in the data format's order,
+ * shapes and 1-based positions checked, per-axis lists counted. */
+static void test_value_checks(void **state)
+{
+    (void)state;
+    int64_t w[4];
+    assert_int_equal(mf_attr_window("max_pool", "ksize", (int64_t[]){2, 3}, 2, false, w), MF_OK);
+    assert_int_equal(w[0], 1);
+    assert_int_equal(w[1], 2);
+    assert_int_equal(w[2], 3);
+    assert_int_equal(mf_attr_window("max_pool", "ksize", (int64_t[]){2}, 1, true, w), MF_OK);
+    assert_int_equal(w[1], 1);   /* NCHW: h and w are the last two */
+    assert_int_equal(w[3], 2);
+    assert_int_equal(mf_attr_window("max_pool", "ksize", (int64_t[]){1, 2, 3}, 3, false, w),
+                     MF_EARG);
+    assert_string_equal(mf_err_msg(), "max_pool: ksize must be a number or an array of 1, 2 or "
+                                      "4 integers, got 3 entries");
+    mf_err_clear();
+    assert_int_equal(mf_attr_window("conv2d", "strides", (int64_t[]){1, 1, 0, 1}, 4, false, w),
+                     MF_EARG);
+    assert_string_equal(mf_err_msg(), "conv2d: strides must be positive, got 0 at position 3");
+    mf_err_clear();
+
+    int64_t shape[] = {2, -1};
+    assert_int_equal(mf_attr_check_ints("reshape", attr(MF_OP_RESHAPE, "shape"), NULL, shape, 2),
+                     MF_OK);
+    shape[1] = -2;
+    assert_int_equal(mf_attr_check_ints("reshape", attr(MF_OP_RESHAPE, "shape"), NULL, shape, 2),
+                     MF_EARG);
+    assert_string_equal(mf_err_msg(), "reshape: shape entry 2 must be >= 0 (or -1, inferred), "
+                                      "got -2");
+    mf_err_clear();
+    MfTensor *x = mf_tensor_zeros(MF_FLOAT32, 2, (int64_t[]){3, 4});
+    int64_t begin[] = {1, 4};
+    assert_int_equal(mf_attr_check_ints("slice", attr(MF_OP_SLICE, "begin"), x, begin, 2), MF_OK);
+    assert_int_equal(begin[0], 0);   /* 0-based now */
+    assert_int_equal(begin[1], 3);
+    begin[0] = 1, begin[1] = 0;
+    assert_int_equal(mf_attr_check_ints("slice", attr(MF_OP_SLICE, "begin"), x, begin, 2),
+                     MF_EARG);
+    assert_string_equal(mf_err_msg(), "slice: begin 0 out of range for axis 2 of size 4 (begin "
+                                      "is 1-based: 1..4)");
+    mf_err_clear();
+    mf_tensor_release(x);
+
+    MfAttrs a = mf_attrs_default();
+    a.nints = 3;   /* begin 2 entries, size 1 */
+    assert_int_equal(mf_attrs_check_per_axis(mf_op_table[MF_OP_SLICE], "slice", &a, 2, 2),
+                     MF_EARG);
+    assert_string_equal(mf_err_msg(), "slice: begin and size need 2 entries each (one per "
+                                      "axis), got 2 and 1");
+    mf_err_clear();
+    a.nints = 4;
+    assert_int_equal(mf_attrs_check_per_axis(mf_op_table[MF_OP_SLICE], "slice", &a, 2, 2),
+                     MF_OK);
+}
+
 /* The composites have an op's face but are no op: an entry and a Lua name,
  * no kernel, and no place in the op table (graphs see the ops they call). */
 static void test_composites(void **state)
@@ -219,6 +276,7 @@ int main(void)
         TEST(test_face),
         TEST(test_signature),
         TEST(test_want_and_enum),
+        TEST(test_value_checks),
         TEST(test_composites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
