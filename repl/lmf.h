@@ -153,6 +153,10 @@ const char *lmf_op_fname(const MfOpDesc *d);
  * 'max' arguments are given (trailing nils aside): hand-written bindings
  * call it first, as the binder does for every op. */
 void lmf_check_nargs(lua_State *L, const char *fname, int max);
+/* Pushes '*out', the result of an engine call that returned 'st' (read
+ * only after the call ran: lmf_push_result(L, mf_f(x, &out), &out)), or
+ * raises its message; returns 1. */
+int lmf_push_result(lua_State *L, MfStatus st, MfTensor *const *out);
 /* Raises "bad argument #arg to 'fname' (want expected, got <type>)", naming
  * the function explicitly (luaL_argerror guesses it from the stack). */
 int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want);

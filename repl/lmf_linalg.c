@@ -30,42 +30,13 @@ static void check_two(lua_State *L, const char *fname, MfTensor **in)
         in[i] = lmf_to_tensor(L, i + 1, like);
 }
 
-/* An axis or an array of axes at 'idx' into 'axes' (0-based); returns the count. */
-static int check_axes(lua_State *L, int idx, const char *fname, int rank, int64_t *axes)
-{
-    idx = lua_absindex(L, idx);
-    if (lua_type(L, idx) == LUA_TNUMBER) {
-        axes[0] = lmf_check_axis(L, idx, fname, rank, 0);
-        return 1;
-    }
-    if (!lua_istable(L, idx))
-        luaL_error(L, "%s: expected an axis or an array of axes, got %s", fname,
-                   luaL_typename(L, idx));
-    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
-    if (n > MF_MAX_RANK)
-        luaL_error(L, "%s: %d axes given, but the tensor has rank %d", fname, (int)n, rank);
-    for (int i = 0; i < (int)n; i++) {
-        lua_rawgeti(L, idx, i + 1);
-        axes[i] = lmf_check_axis(L, -1, fname, rank, 0);
-        lua_pop(L, 1);
-    }
-    return (int)n;
-}
+/* ---- tensordot ------------------------------------------------------------------ */
 
-/* Pushes '*out' (after the call that fills it: 'st' is evaluated first) or raises. */
-static int push_result(lua_State *L, MfStatus st, MfTensor *const *out)
-{
-    if (st != MF_OK)
-        return lmf_raise(L);
-    lmf_push_tensor(L, *out);
-    return 1;
-}
-
-/* ---- functions ---------------------------------------------------------------- */
-
-/* One side of tensordot's axes pair: a number or an array, 1-based. */
+/* One side of tensordot's axes pair at 'idx': an axis or an array of axes
+ * (1-based) of 't', into 'axes' 0-based; returns the count. */
 static int dot_side(lua_State *L, int idx, const MfTensor *t, int64_t *axes)
 {
+    idx = lua_absindex(L, idx);
     if (lua_type(L, idx) == LUA_TNUMBER) {
         axes[0] = lmf_check_axis(L, idx, "tensordot", t->rank, 0);
         return 1;
@@ -73,7 +44,15 @@ static int dot_side(lua_State *L, int idx, const MfTensor *t, int64_t *axes)
     if (!lua_istable(L, idx))
         luaL_error(L, "tensordot: each side of axes must be an axis or an array of axes, got %s",
                    luaL_typename(L, idx));
-    return check_axes(L, idx, "tensordot", t->rank, axes);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    if (n > MF_MAX_RANK)
+        luaL_error(L, "tensordot: %d axes given, but the tensor has rank %d", (int)n, t->rank);
+    for (int i = 0; i < (int)n; i++) {
+        lua_rawgeti(L, idx, i + 1);
+        axes[i] = lmf_check_axis(L, -1, "tensordot", t->rank, 0);
+        lua_pop(L, 1);
+    }
+    return (int)n;
 }
 
 /* mf.tensordot(a, b, axes) */
@@ -90,7 +69,7 @@ static int l_tensordot(lua_State *L)
             return luaL_error(L, "tensordot: axes = %s, but a has rank %d and b has rank %d "
                               "(it must be an integer 0..%d)", lua_tostring(L, 3), in[0]->rank,
                               in[1]->rank, most);
-        return push_result(L, mf_tensordot_n(in[0], in[1], (int)n, &out), &out);
+        return lmf_push_result(L, mf_tensordot_n(in[0], in[1], (int)n, &out), &out);
     }
     if (!lua_istable(L, 3) || lua_rawlen(L, 3) != 2)
         return luaL_error(L, "tensordot: axes must be a number N (the last N axes of a with the "
@@ -102,7 +81,7 @@ static int l_tensordot(lua_State *L)
     int na = dot_side(L, -2, in[0], axes_a), nb = dot_side(L, -1, in[1], axes_b);
     if (na != nb)
         return luaL_error(L, "tensordot: axes pair lists %d axes of a but %d of b", na, nb);
-    return push_result(L, mf_tensordot(in[0], in[1], na, axes_a, axes_b, &out), &out);
+    return lmf_push_result(L, mf_tensordot(in[0], in[1], na, axes_a, axes_b, &out), &out);
 }
 
 static const luaL_Reg funcs[] = {

@@ -13,15 +13,6 @@
 #include "core/ops/pool.h"
 #include "lmf.h"
 
-/* Pushes '*out', the result of a core call that returned 'st', or raises
- * its message. ('out' is read only here, after the call has run.) */
-static int push_result(lua_State *L, MfStatus st, MfTensor **out)
-{
-    lmf_check_status(L, st);
-    lmf_push_tensor(L, *out);
-    return 1;
-}
-
 /* The dropout options at 'oi' (checked): 'seed' into *seed (returns
  * whether given); 'rate' or 'keep_prob' pushed when 'p' is 0 (nothing
  * pushed otherwise), *keep says which. */
@@ -70,13 +61,13 @@ static int l_dropout(lua_State *L)
     int pi = opts_at_2 ? lua_gettop(L) : 2;
     const char *what = keep ? "keep_prob" : "rate";
     if (lua_type(L, pi) == LUA_TNUMBER)
-        return push_result(L, mf_dropout_number(x, lua_tonumber(L, pi), keep, has_seed, seed,
-                                                &out), &out);
+        return lmf_push_result(L, mf_dropout_number(x, lua_tonumber(L, pi), keep, has_seed,
+                                                    seed, &out), &out);
     if (!lmf_test_tensor(L, pi))
         return luaL_error(L, "dropout: %s must be a number or a scalar tensor (a placeholder), "
                           "got %s", what, luaL_typename(L, pi));
     MfTensor *p = lmf_to_tensor(L, pi, (int)x->dtype);
-    return push_result(L, mf_dropout_tensor(x, p, keep, has_seed, seed, &out), &out);
+    return lmf_push_result(L, mf_dropout_tensor(x, p, keep, has_seed, seed, &out), &out);
 }
 
 void lmf_open_nn(lua_State *L)

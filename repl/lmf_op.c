@@ -813,6 +813,13 @@ int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want)
                       lua_gettop(L) < arg ? "no value" : luaL_typename(L, arg));
 }
 
+int lmf_push_result(lua_State *L, MfStatus st, MfTensor *const *out)
+{
+    lmf_check_status(L, st);
+    lmf_push_tensor(L, *out);
+    return 1;
+}
+
 void lmf_check_nargs(lua_State *L, const char *fname, int max)
 {
     int top = lua_gettop(L);

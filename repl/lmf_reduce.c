@@ -82,10 +82,7 @@ static int l_global_norm(lua_State *L)
     int n;
     MfTensor **ts = read_list(L, 1, "global_norm", &n);
     MfTensor *out = NULL;
-    if (mf_global_norm(n, ts, &out) != MF_OK)
-        return lmf_raise(L);
-    lmf_push_tensor(L, out);
-    return 1;
+    return lmf_push_result(L, mf_global_norm(n, ts, &out), &out);
 }
 
 /* The dtype numbers take: the first tensor's, else float32. */
