@@ -623,3 +623,20 @@ MfStatus mf_attrs_check_per_axis(const MfOpDesc *d, const char *fname, const MfA
     }
     return MF_OK;
 }
+
+MfStatus mf_positions_zero_based(const char *fname, const char *what, MfTensor *t,
+                                 MfTensor **out)
+{
+    *out = NULL;
+    if (!mf_dtype_is_int(t->dtype))
+        return mf_err_set(MF_EDTYPE, "%s: %s must be int32 or int64, got %s (convert with "
+                          "mf.cast)", fname, what, mf_dtype_name(t->dtype));
+    MfTensor *one = mf_tensor_scalar(t->dtype, 1);
+    if (!one)
+        return mf_err_set(MF_ENOMEM, "%s: out of memory", fname);   /* or the pending one */
+    MfStatus st = mf_binary(MF_OP_SUB, t, one, out);
+    mf_tensor_release(one);
+    if (st != MF_OK)   /* name the function called, not the subtract inside it */
+        mf_err_prefix("%s", fname);
+    return st;
+}

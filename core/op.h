@@ -394,6 +394,13 @@ MfStatus mf_attr_check_ints(const char *fname, const MfAttrDef *def, const MfTen
 MfStatus mf_attrs_check_per_axis(const MfOpDesc *d, const char *fname, const MfAttrs *a,
                                  int rank, int first_half);
 
+/* An input of 1-based positions (one_based_inputs: gather's indices) as
+ * 0-based ones, t - 1 through a Sub op, so symbolic (graph) positions work
+ * too; 't' must have an integer dtype (MF_EDTYPE naming 'fname' and the
+ * input 'what'). '*out' is owned on success. */
+MfStatus mf_positions_zero_based(const char *fname, const char *what, MfTensor *t,
+                                 MfTensor **out);
+
 /* Looks an op up by its TensorFlow name; MF_NOPS when unknown. */
 MfOpId mf_op_find(const char *name);
 

@@ -569,25 +569,15 @@ static const char *push_input_name(const Call *c, int slot)
     return lua_pushlstring(c->L, s ? s : "x", s ? len : 1);
 }
 
-/* The input at argument 'idx' holds 1-based positions: checks they are
- * integers and replaces them with the 0-based ones (a Sub op, so symbolic
- * indices work too); returns the new tensor (its stack slot owns it). */
+/* The input at argument 'idx' holds 1-based positions: replaced with the
+ * 0-based ones (mf_positions_zero_based); returns the new tensor (its stack
+ * slot owns it). */
 static MfTensor *zero_based(const Call *c, int idx, MfTensor *t)
 {
-    lua_State *L = c->L;
-    if (!mf_dtype_is_int(t->dtype))
-        luaL_error(L, "%s: %s must be int32 or int64, got %s (convert with mf.cast)", c->fname,
-                   push_input_name(c, idx - 1), mf_dtype_name(t->dtype));
-    MfTensor *one = mf_tensor_scalar(t->dtype, 1), *out = NULL;
-    if (!one)
-        lmf_raise(L);
-    MfStatus st = mf_binary(MF_OP_SUB, t, one, &out);
-    mf_tensor_release(one);
-    if (st != MF_OK)   /* name the function called, not the subtract inside it */
-        mf_err_prefix("%s", c->fname);
-    lmf_check_status(L, st);
-    lmf_push_tensor(L, out);
-    lua_replace(L, idx);
+    const char *what = push_input_name(c, idx - 1);   /* the stack keeps it */
+    MfTensor *out = NULL;
+    lmf_push_result(c->L, mf_positions_zero_based(c->fname, what, t, &out), &out);
+    lua_replace(c->L, idx);
     return out;
 }
 

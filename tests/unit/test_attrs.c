@@ -241,6 +241,27 @@ static void test_value_checks(void **state)
                      MF_OK);
 }
 
+/* gather's 1-based indices become 0-based through a Sub op; a float input
+ * is refused naming the function and the input. */
+static void test_positions_zero_based(void **state)
+{
+    (void)state;
+    MfTensor *i = mf_tensor_from_data(MF_INT64, 1, (int64_t[]){2}, (int64_t[]){1, 3}), *out;
+    assert_int_equal(mf_positions_zero_based("gather", "indices", i, &out), MF_OK);
+    assert_int_equal(out->dtype, MF_INT64);
+    assert_int_equal(mf_tensor_get_int(out, 0), 0);
+    assert_int_equal(mf_tensor_get_int(out, 1), 2);
+    mf_tensor_release(out);
+    MfTensor *f = mf_tensor_scalar(MF_FLOAT32, 1);
+    assert_int_equal(mf_positions_zero_based("gather", "indices", f, &out), MF_EDTYPE);
+    assert_null(out);
+    assert_string_equal(mf_err_msg(), "gather: indices must be int32 or int64, got float32 "
+                                      "(convert with mf.cast)");
+    mf_err_clear();
+    mf_tensor_release(f);
+    mf_tensor_release(i);
+}
+
 /* The composites have an op's face but are no op: an entry and a Lua name,
  * no kernel, and no place in the op table (graphs see the ops they call). */
 static void test_composites(void **state)
@@ -277,6 +298,7 @@ int main(void)
         TEST(test_signature),
         TEST(test_want_and_enum),
         TEST(test_value_checks),
+        TEST(test_positions_zero_based),
         TEST(test_composites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
