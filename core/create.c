@@ -325,10 +325,20 @@ MfStatus mf_create_linspace(MfDType dt, double a, double b, int64_t n, MfTensor 
     return MF_OK;
 }
 
-MfStatus mf_create_reshaped(MfTensor *t, int rank, const int64_t *shape, MfTensor **out)
+MfStatus mf_create_constant(MfTensor *t, int dt, int rank, const int64_t *shape,
+                            MfTensor **out)
 {
     char want[160], got[160];
     *out = NULL;
+    if (dt >= 0 && dt != (int)t->dtype)
+        return mf_err_set(MF_EDTYPE, "constant: data has dtype %s but dtype %s was asked "
+                          "(convert with mf.cast)", mf_dtype_name(t->dtype),
+                          mf_dtype_name((MfDType)dt));
+    if (rank < 0) {
+        mf_tensor_retain(t);
+        *out = t;
+        return MF_OK;
+    }
     if (t->node)
         return mf_err_set(MF_ESHAPE, "constant: cannot give a shape to a symbolic (graph) "
                           "tensor; use mf.reshape");

@@ -72,10 +72,14 @@ MfStatus mf_create_like(const char *who, MfTensor *t, MfDType dt, int value, MfT
  * MF_ESHAPE "eye: sizes must be >= 0, got R x C" for a negative size. */
 MfStatus mf_create_eye(MfDType dt, int64_t rows, int64_t cols, MfTensor **out);
 
-/* mf.constant(data, {shape}): the concrete tensor 't' (its data) as a view
- * of 'shape', which must hold as many elements. Errors (MF_ESHAPE,
- * "constant: ..."): a symbolic tensor, another element count; MF_ENOMEM. */
-MfStatus mf_create_reshaped(MfTensor *t, int rank, const int64_t *shape, MfTensor **out);
+/* mf.constant(data, {dtype, shape}) for the data tensor 't': 't' itself
+ * (retained) when 'rank' < 0, else the concrete 't' (its data) as a view of
+ * 'shape', which must hold as many elements. Errors ("constant: ..."):
+ * MF_EDTYPE when 'dt' (>= 0: asked) is not t's dtype (no conversion);
+ * MF_ESHAPE for a shape given to a symbolic tensor or another element
+ * count; MF_ENOMEM. */
+MfStatus mf_create_constant(MfTensor *t, int dt, int rank, const int64_t *shape,
+                            MfTensor **out);
 
 /* start, start + delta, ... while before 'limit' (exclusive), as tf.range;
  * empty when delta points away from limit. Float dtypes. MF_EARG when delta

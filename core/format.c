@@ -101,18 +101,23 @@ void mf_strbuf_addf(MfStrBuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-/* Each print option: its field and the integers it takes. */
-typedef struct PrintOptionDef {
-    const char *name;
-    int64_t lo, hi;   /* hi INT64_MAX: threshold, which also takes +inf */
-} PrintOptionDef;
+const char *const mf_print_option_names[] = {"precision", "threshold", "edgeitems", "linewidth",
+                                             NULL};
 
-static const PrintOptionDef print_option_defs[] = {
-    {"precision", 0, MF_PRINT_MAX_PRECISION},
-    {"threshold", 0, INT64_MAX},
-    {"edgeitems", 1, MF_PRINT_MAX_ITEMS},
-    {"linewidth", 1, MF_PRINT_MAX_ITEMS},
+/* The integers each option takes; hi INT64_MAX: threshold, which also takes +inf. */
+static const int64_t print_option_range[4][2] = {
+    {0, MF_PRINT_MAX_PRECISION}, {0, INT64_MAX}, {1, MF_PRINT_MAX_ITEMS}, {1, MF_PRINT_MAX_ITEMS},
 };
+
+int64_t mf_print_option_get(const MfPrintOptions *o, int k)
+{
+    switch (k) {
+    case 0: return o->precision;
+    case 1: return o->threshold;
+    case 2: return o->edgeitems;
+    default: return o->linewidth;
+    }
+}
 
 static void set_print_option(MfPrintOptions *o, int k, int64_t v)
 {
@@ -128,20 +133,20 @@ MfStatus mf_print_option_set(MfPrintOptions *o, const char *name, bool is_int, i
                              double x, const char *got)
 {
     int k = 0;
-    while (k < 3 && strcmp(print_option_defs[k].name, name) != 0)
+    while (k < 3 && strcmp(mf_print_option_names[k], name) != 0)
         k++;
-    const PrintOptionDef *d = &print_option_defs[k];
-    if (!is_int && d->hi == INT64_MAX && x == HUGE_VAL)
+    int64_t lo = print_option_range[k][0], hi = print_option_range[k][1];
+    if (!is_int && hi == INT64_MAX && x == HUGE_VAL)
         is_int = true, i = INT64_MAX;
-    if (is_int && i >= d->lo && i <= d->hi) {
+    if (is_int && i >= lo && i <= hi) {
         set_print_option(o, k, i);
         return MF_OK;
     }
-    if (d->hi == INT64_MAX)
+    if (hi == INT64_MAX)
         return mf_err_set(MF_EARG, "set_printoptions: %s must be an integer >= %d (or "
-                          "math.huge), got %s", d->name, (int)d->lo, got);
+                          "math.huge), got %s", name, (int)lo, got);
     return mf_err_set(MF_EARG, "set_printoptions: %s must be an integer from %d to %d, got %s",
-                      d->name, (int)d->lo, (int)d->hi, got);
+                      name, (int)lo, (int)hi, got);
 }
 
 MfStatus mf_strbuf_status(const MfStrBuf *b, const char *fname)

@@ -33,6 +33,12 @@ typedef struct MfPrintOptions {
 #define MF_PRINT_MAX_PRECISION 17
 #define MF_PRINT_MAX_ITEMS 1000000
 
+/* The options' names in order (precision, threshold, edgeitems,
+ * linewidth), NULL-terminated, and the value of option 'k' of 'o' (a
+ * threshold of INT64_MAX: never summarise). */
+extern const char *const mf_print_option_names[];
+int64_t mf_print_option_get(const MfPrintOptions *o, int k);
+
 /* mf.set_printoptions' rule for one option: sets option 'name' of 'o'
  * (precision 0..17, threshold >= 0 or +inf: never summarise, stored as
  * INT64_MAX; edgeitems and linewidth 1..MF_PRINT_MAX_ITEMS) to a value given

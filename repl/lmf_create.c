@@ -28,22 +28,14 @@ static const char *const dtype_only[] = {"dtype", NULL};
  * table there; 'dflt' when absent. Sets '*given' when one was given. */
 static MfDType dtype_arg(lua_State *L, int idx, const char *fname, MfDType dflt, int *given)
 {
-    MfDType dt = dflt;
-    int field = lua_istable(L, idx) ? lmf_opt_dtype_field(L, idx, fname) : -1;
-    if (given)
-        *given = 0;
-    if (lua_type(L, idx) == LUA_TSTRING) {
-        dt = lmf_opt_dtype(L, idx, dflt);
-    } else if (field >= 0) {
-        dt = (MfDType)field;
-    } else if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx)) {
+    int dt = lua_istable(L, idx) ? lmf_opt_dtype_field(L, idx, fname) : -1;
+    if (lua_type(L, idx) == LUA_TSTRING)
+        dt = (int)lmf_opt_dtype(L, idx, dflt);
+    else if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx))
         luaL_typeerror(L, idx, "dtype name or options table");
-    } else {
-        return dflt;
-    }
     if (given)
-        *given = 1;
-    return dt;
+        *given = dt >= 0;
+    return dt >= 0 ? (MfDType)dt : dflt;
 }
 
 /* shape_arg's answer for a symbolic shape tensor (mf.shape(x) of a graph
@@ -167,26 +159,6 @@ static int l_fill(lua_State *L)
 
 /* ---- constant ----------------------------------------------------------------- */
 
-/* Replaces the tensor at the top by its view of 'shape' (mf_create_reshaped). */
-static void reshape_top(lua_State *L, int rank, const int64_t *shape)
-{
-    MfTensor *v = NULL;
-    lmf_check_status(L, mf_create_reshaped(lmf_check_tensor(L, -1), rank, shape, &v));
-    lmf_push_tensor(L, v);
-    lua_replace(L, -2);
-}
-
-/* The data tensor 't' (argument 1, whose value as given is at 'given'),
- * checked against an asked dtype; pushes that value (a tensor passes
- * through as itself). */
-static void constant_from_tensor(lua_State *L, MfTensor *t, int dt, int given)
-{
-    if (dt >= 0 && dt != (int)t->dtype)
-        luaL_error(L, "constant: data has dtype %s but dtype %s was asked (convert with "
-                   "mf.cast)", mf_dtype_name(t->dtype), mf_dtype_name((MfDType)dt));
-    lua_pushvalue(L, given);
-}
-
 /* The value on top, or, while a graph is being built, the Const node made
  * of it (graph/mode.c decides) replacing it. */
 static int graph_constant(lua_State *L, const char *name)
@@ -236,13 +208,16 @@ static int l_constant(lua_State *L)
     int scalar = vt == LUA_TNUMBER || vt == LUA_TBOOLEAN || (t && t->rank == 0 && !t->node);
     if (rank >= 0 && scalar) {
         push_filled(L, "constant", rank, shape, 1, dt);
-    } else {
-        if (t)
-            constant_from_tensor(L, t, dt, 3);
-        else
-            lmf_push_data(L, 1, dt, "constant");
-        if (rank >= 0)
-            reshape_top(L, rank, shape);
+    } else {   /* converted data is pushed; a tensor passes through as itself */
+        MfTensor *data = t ? t : lmf_push_data(L, 1, dt, "constant"), *out = NULL;
+        lmf_check_status(L, mf_create_constant(data, dt, rank, shape, &out));
+        if (out != data) {
+            lmf_push_tensor(L, out);
+        } else {
+            mf_tensor_release(out);
+            if (t)
+                lua_pushvalue(L, 3);
+        }
     }
     return graph_constant(L, name);
 }

@@ -69,10 +69,8 @@ void lmf_push_tensor_string(lua_State *L, const MfTensor *t)
 static int l_set_printoptions(lua_State *L)
 {
     lmf_check_nargs(L, "set_printoptions", 1);
-    static const char *const known[] = {"precision", "threshold", "edgeitems", "linewidth",
-                                        NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
-    lmf_check_options(L, 1, "set_printoptions", known);
+    lmf_check_options(L, 1, "set_printoptions", mf_print_option_names);
     MfPrintOptions o = lmf_print_options;
     lua_pushnil(L);
     while (lua_next(L, 1)) {   /* the keys are known ones: checked above */
@@ -92,19 +90,15 @@ static int l_set_printoptions(lua_State *L)
 static int l_get_printoptions(lua_State *L)
 {
     lmf_check_nargs(L, "get_printoptions", 0);
-    const MfPrintOptions *o = &lmf_print_options;
     lua_createtable(L, 0, 4);
-    lua_pushinteger(L, o->precision);
-    lua_setfield(L, -2, "precision");
-    if (o->threshold == INT64_MAX)
-        lua_pushnumber(L, (lua_Number)HUGE_VAL);
-    else
-        lua_pushinteger(L, (lua_Integer)o->threshold);
-    lua_setfield(L, -2, "threshold");
-    lua_pushinteger(L, o->edgeitems);
-    lua_setfield(L, -2, "edgeitems");
-    lua_pushinteger(L, o->linewidth);
-    lua_setfield(L, -2, "linewidth");
+    for (int k = 0; mf_print_option_names[k]; k++) {
+        int64_t v = mf_print_option_get(&lmf_print_options, k);
+        if (v == INT64_MAX)   /* threshold: never summarise */
+            lua_pushnumber(L, (lua_Number)HUGE_VAL);
+        else
+            lua_pushinteger(L, (lua_Integer)v);
+        lua_setfield(L, -2, mf_print_option_names[k]);
+    }
     return 1;
 }
 

@@ -272,27 +272,14 @@ int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
 
 /* The name of the running binding ("matmul" for mf.matmul({...}, b)), so a
  * conversion error of lmf_to_tensor names the function called (new code
- * names it: lmf_arg_tensor). A binding called from C leaves level 0
- * nameless: then the C function one level up is the one the user called
- * (unless it is pcall itself). "tensor" when Lua knows none. */
-static const char *api_name(const char *name)
-{
-    /* Lua names an operator's metamethod by the event ("mul" for x * y) */
-    static const char *const events[][2] = {
-        {"sub", "subtract"}, {"mul", "multiply"}, {"div", "divide"}, {"unm", "negative"},
-        {"add", "add"},
-    };
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        if (strcmp(name, events[i][0]) == 0)
-            return events[i][1];
-    return name;
-}
-
+ * names it: lmf_arg_tensor; the operators do). A binding called from C
+ * leaves level 0 nameless: then the C function one level up is the one the
+ * user called (unless it is pcall itself). "tensor" when Lua knows none. */
 static const char *binding_name(lua_State *L)
 {
     lua_Debug ar;
     if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
-        return strcmp(ar.namewhat, "metamethod") == 0 ? api_name(ar.name) : ar.name;
+        return ar.name;
     if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "nS", &ar) && ar.name &&
         strcmp(ar.what, "C") == 0 && strcmp(ar.name, "pcall") != 0 &&
         strcmp(ar.name, "xpcall") != 0)
@@ -904,23 +891,23 @@ static int t_tostring(lua_State *L)
 /* ---- operators ------------------------------------------------------------------ */
 
 /* Runs a binary op where either side may be a Lua number (it takes the
- * tensor's dtype). */
-static int arith(lua_State *L, MfOpId op)
+ * tensor's dtype); errors name the op's function ("multiply" for x * y). */
+static int arith(lua_State *L, MfOpId op, const char *fname)
 {
     MfTensor *in[2] = {lmf_test_tensor(L, 1), lmf_test_tensor(L, 2)};
     if (!in[0] || !in[1]) {
         int like = in[0] ? (int)in[0]->dtype : in[1] ? (int)in[1]->dtype : -1;
-        in[0] = lmf_to_tensor(L, 1, like);
-        in[1] = lmf_to_tensor(L, 2, like);
+        in[0] = lmf_arg_tensor(L, 1, like, fname);
+        in[1] = lmf_arg_tensor(L, 2, like, fname);
     }
     return lmf_call_op(L, op, 2, in, NULL);
 }
 
-static int t_add(lua_State *L) { return arith(L, MF_OP_ADD); }
-static int t_sub(lua_State *L) { return arith(L, MF_OP_SUB); }
-static int t_mul(lua_State *L) { return arith(L, MF_OP_MUL); }
-static int t_div(lua_State *L) { return arith(L, MF_OP_DIV); }
-static int t_mod(lua_State *L) { return arith(L, MF_OP_MOD); }
+static int t_add(lua_State *L) { return arith(L, MF_OP_ADD, "add"); }
+static int t_sub(lua_State *L) { return arith(L, MF_OP_SUB, "subtract"); }
+static int t_mul(lua_State *L) { return arith(L, MF_OP_MUL, "multiply"); }
+static int t_div(lua_State *L) { return arith(L, MF_OP_DIV, "divide"); }
+static int t_mod(lua_State *L) { return arith(L, MF_OP_MOD, "mod"); }
 /* x ^ 2 is Square (as NumPy's power special-cases it): the same value, and
  * its gradient is two ops instead of Pow's general formula. */
 static int t_pow(lua_State *L)
@@ -929,7 +916,7 @@ static int t_pow(lua_State *L)
     if (x && lua_type(L, 2) == LUA_TNUMBER && lua_tonumber(L, 2) == 2 &&
         mf_dtype_is_float(x->dtype))
         return lmf_call_op(L, MF_OP_SQUARE, 1, &x, NULL);
-    return arith(L, MF_OP_POW);
+    return arith(L, MF_OP_POW, "pow");
 }
 
 static int t_unm(lua_State *L)

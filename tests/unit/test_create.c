@@ -247,17 +247,24 @@ static void test_range_of(void **state)
     assert_error_contains("range: dtype bool is not a number type");
 }
 
-/* mf.constant(data, {shape}): the data as a view of the shape. */
+/* mf.constant(data, {dtype, shape}): the data as a view of the shape. */
 static void test_reshaped_and_eye_sizes(void **state)
 {
     (void)state;
     MfTensor *d = make_tensor(MF_FLOAT32, 1, (int64_t[]){4}, (double[]){1, 2, 3, 4}), *t = NULL;
-    assert_int_equal(mf_create_reshaped(d, 2, (int64_t[]){2, 2}, &t), MF_OK);
+    assert_int_equal(mf_create_constant(d, -1, 2, (int64_t[]){2, 2}, &t), MF_OK);
     assert_int_equal(t->rank, 2);
     assert_values(t, (double[]){1, 2, 3, 4}, 4, 0);
     mf_tensor_release(t);
-    assert_int_equal(mf_create_reshaped(d, 2, (int64_t[]){3, 1}, &t), MF_ESHAPE);
+    assert_int_equal(mf_create_constant(d, MF_FLOAT32, -1, NULL, &t), MF_OK);
+    assert_ptr_equal(t, d);   /* no shape: the data itself */
+    mf_tensor_release(t);
+    assert_int_equal(mf_create_constant(d, -1, 2, (int64_t[]){3, 1}, &t), MF_ESHAPE);
     assert_error_contains("constant: data has 4 element(s) (shape (4,)) but shape (3,1) needs 3");
+    assert_null(t);
+    assert_int_equal(mf_create_constant(d, MF_INT32, -1, NULL, &t), MF_EDTYPE);
+    assert_error_contains("constant: data has dtype float32 but dtype int32 was asked (convert "
+                          "with mf.cast)");
     assert_null(t);
     mf_tensor_release(d);
 }

@@ -263,6 +263,10 @@ static void test_print_option_set(void **state)
     assert_int_equal(mf_print_option_set(&o, "linewidth", false, 0, NAN, "string"), MF_EARG);
     assert_error_contains("linewidth must be an integer from 1 to 1000000, got string");
     assert_int_equal(o.edgeitems, 3);   /* refused values change nothing */
+    assert_string_equal(mf_print_option_names[2], "edgeitems");
+    assert_null(mf_print_option_names[4]);
+    assert_true(mf_print_option_get(&o, 0) == 17 && mf_print_option_get(&o, 3) == 1);
+    assert_true(mf_print_option_get(&o, 1) == INT64_MAX);
 }
 
 int main(void)
