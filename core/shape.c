@@ -45,3 +45,18 @@ int mf_shape_equal(int ra, const int64_t *sa, int rb, const int64_t *sb)
             return 0;
     return 1;
 }
+
+MfStatus mf_axis_one_based(const char *who, int64_t axis, int rank, int extra, int64_t *out)
+{
+    int64_t n = rank + extra;
+    *out = axis >= 1 && axis <= n ? axis - 1 : n + axis;
+    if ((axis >= 1 && axis <= n) || (axis < 0 && axis >= -n))
+        return MF_OK;
+    /* the axis as given, not truncated (2^32-1 is not "axis -1") */
+    if (n == 0)
+        return mf_err_set(MF_EARG, "%s: a scalar has no axes (got axis %lld)", who,
+                          (long long)axis);
+    return mf_err_set(MF_EARG, "%s: axis %lld out of range for rank %d (axes are 1-based: "
+                      "1..%lld, or -%lld..-1)", who, (long long)axis, rank, (long long)n,
+                      (long long)n);
+}

@@ -17,6 +17,13 @@ MfStatus mf_broadcast_shapes(const char *who, int ra, const int64_t *sa, int rb,
  * 'rout' (which 't' broadcasts to): stretched dims get stride 0. */
 void mf_broadcast_strides(const MfTensor *t, int rout, const int64_t *sout, int64_t *strides);
 
+/* An axis as the Lua face gives it: 1-based (1..n) or negative from the end
+ * (-n..-1), where n = rank + 'extra' ('extra' 1: expand_dims and stack take
+ * an axis after the last). Returns MF_OK with the 0-based axis in '*out',
+ * else MF_EARG "WHO: axis 5 out of range for rank 2 (axes are 1-based:
+ * 1..2, or -2..-1)" ("WHO: a scalar has no axes (got axis 1)" when n = 0). */
+MfStatus mf_axis_one_based(const char *who, int64_t axis, int rank, int extra, int64_t *out);
+
 /* True when both shapes are equal (ranks and dims). */
 int mf_shape_equal(int ra, const int64_t *sa, int rb, const int64_t *sb);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/shape.h"
 #include "eager/eager.h"
 #include "graph/graph.h"
 #include "lmf.h"
@@ -581,16 +582,9 @@ int lmf_check_shape(lua_State *L, int idx, const char *fname, int64_t *shape, in
 
 int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, int extra)
 {
-    lua_Integer n = rank + extra;
-    if (axis >= 1 && axis <= n)
-        return axis - 1;
-    if (axis < 0 && axis >= -n)
-        return n + axis;
-    /* %I: the axis as given, not truncated (2^32-1 is not "axis -1") */
-    if (n == 0)
-        return luaL_error(L, "%s: a scalar has no axes (got axis %I)", fname, axis);
-    return luaL_error(L, "%s: axis %I out of range for rank %d "
-                      "(axes are 1-based: 1..%I, or -%I..-1)", fname, axis, rank, n, n);
+    int64_t ax = 0;
+    lmf_check_status(L, mf_axis_one_based(fname, axis, rank, extra, &ax));
+    return ax;
 }
 
 int64_t lmf_check_axis(lua_State *L, int idx, const char *fname, int rank, int extra)

@@ -140,6 +140,29 @@ static void test_first_error_message_wins_and_prefix(void **state)
     assert_string_equal(mf_err_msg(), "");
 }
 
+/* The face's 1-based axes: both ends, negative ones, one past the end
+ * with 'extra', and the messages (the axis as given, not truncated). */
+static void test_axis_one_based(void **state)
+{
+    (void)state;
+    int64_t ax = -9;
+    assert_int_equal(mf_axis_one_based("sum", 1, 2, 0, &ax), MF_OK);
+    assert_int_equal(ax, 0);
+    assert_int_equal(mf_axis_one_based("sum", -1, 2, 0, &ax), MF_OK);
+    assert_int_equal(ax, 1);
+    assert_int_equal(mf_axis_one_based("stack", 3, 2, 1, &ax), MF_OK);
+    assert_int_equal(ax, 2);
+    assert_int_equal(mf_axis_one_based("sum", 0, 2, 0, &ax), MF_EARG);
+    assert_error_contains("sum: axis 0 out of range for rank 2 (axes are 1-based: 1..2, or "
+                          "-2..-1)");
+    assert_int_equal(mf_axis_one_based("sum", 4294967295LL, 2, 0, &ax), MF_EARG);
+    assert_error_contains("axis 4294967295 out of range");
+    assert_int_equal(mf_axis_one_based("sum", -3, 2, 0, &ax), MF_EARG);
+    assert_error_contains("sum: axis -3 out of range");
+    assert_int_equal(mf_axis_one_based("sum", 1, 0, 0, &ax), MF_EARG);
+    assert_error_contains("sum: a scalar has no axes (got axis 1)");
+}
+
 /* Writing elements (views too; int64 exactly) and t[i]'s rule. */
 static void test_set_and_index(void **state)
 {
@@ -185,6 +208,7 @@ int main(void)
         TEST(test_allocation_failure_sweep),
         TEST(test_first_error_message_wins_and_prefix),
         TEST(test_set_and_index),
+        TEST(test_axis_one_based),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
