@@ -259,10 +259,12 @@ MfNode *mf_mode_variable_node(const struct MfVariable *v);
  * none, 'v' is eager (TensorFlow lists only the current graph's). */
 bool mf_mode_variable_here(const struct MfVariable *v);
 
-/* mf.Variable(initial, {name, trainable}): in a graph (mf_mode_graph_of
- * 'initial') a VARIABLE node, '*node' (borrowed; 'name' checked with
- * mf_graph_check_name); else a new eager Variable, '*eager' (owned). */
-MfStatus mf_mode_variable(MfTensor *initial, const char *name, bool trainable,
+/* mf.Variable(initial, {name, trainable, dtype}): in a graph
+ * (mf_mode_graph_of 'initial') a VARIABLE node, '*node' (borrowed; 'name'
+ * checked with mf_graph_check_name); else a new eager Variable, '*eager'
+ * (owned). 'dtype' >= 0: the initial value is cast to it first (a Cast op,
+ * so a graph's initial value is cast when the graph runs). */
+MfStatus mf_mode_variable(MfTensor *initial, int dtype, const char *name, bool trainable,
                           struct MfVariable **eager, MfNode **node);
 
 /* v:assign / assign_add / assign_sub ('kind') of 'value' (the variable's

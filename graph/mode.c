@@ -11,6 +11,7 @@
  *
  * Ownership: tensors returned through 'out' are owned by the caller; nodes
  * are borrowed from their graph. */
+#include "core/ops/compare.h"
 #include "graph_impl.h"
 
 MfGraph *mf_mode_graph(void)
@@ -37,18 +38,26 @@ bool mf_mode_variable_here(const MfVariable *v)
     return g ? t && t->node && mf_tensor_graph(t) == g : !(t && t->node);
 }
 
-MfStatus mf_mode_variable(MfTensor *initial, const char *name, bool trainable,
+MfStatus mf_mode_variable(MfTensor *initial, int dtype, const char *name, bool trainable,
                           MfVariable **eager, MfNode **node)
 {
     *eager = NULL;
     *node = NULL;
-    MfGraph *g = mf_mode_graph_of(initial);
-    if (g) {
-        MfStatus st = mf_graph_check_name(g, "Variable", name);
-        return st == MF_OK ? mf_graph_variable(g, initial, name, trainable, node) : st;
+    MfTensor *cast = NULL;
+    if (dtype >= 0 && (MfDType)dtype != initial->dtype) {
+        MfStatus st = mf_cast(initial, (MfDType)dtype, &cast);
+        if (st != MF_OK)
+            return st;
+        initial = cast;
     }
-    *eager = mf_variable_new(initial, name, trainable);
-    return *eager ? MF_OK : MF_ENOMEM;
+    MfGraph *g = mf_mode_graph_of(initial);
+    MfStatus st = g ? mf_graph_check_name(g, "Variable", name) : MF_OK;
+    if (g && st == MF_OK)
+        st = mf_graph_variable(g, initial, name, trainable, node);
+    if (!g && !(*eager = mf_variable_new(initial, name, trainable)))
+        st = MF_ENOMEM;
+    mf_tensor_release(cast);
+    return st;
 }
 
 /* The eager assign of 'kind' (core/variable.h). */

@@ -67,8 +67,9 @@ MfTensor *lmf_to_tensor(lua_State *L, int idx, int like);
 MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname);
 /* The same for positions: Lua data converts to int64. */
 MfTensor *lmf_arg_index_tensor(lua_State *L, int idx, const char *fname);
-/* The same, with a nested table converted in dtype 'dt' (a Variable's value). */
-MfTensor *lmf_arg_data(lua_State *L, int idx, MfDType dt, const char *fname);
+/* The same, with a nested table converted in dtype 'dt' (< 0: bool for
+ * boolean data, else float32), as a Variable's value is. */
+MfTensor *lmf_arg_data(lua_State *L, int idx, int dt, const char *fname);
 /* Pushes a new tensor of dtype 'dt' (< 0: bool for boolean data, else
  * float32) from the number, boolean or nested table at 'idx' (mf.tensor's
  * conversion); errors name 'fname'. */

@@ -479,11 +479,11 @@ MfTensor *lmf_arg_index_tensor(lua_State *L, int idx, const char *fname)
     return replace_by_data(L, idx, MF_INT64, fname);
 }
 
-MfTensor *lmf_arg_data(lua_State *L, int idx, MfDType dt, const char *fname)
+MfTensor *lmf_arg_data(lua_State *L, int idx, int dt, const char *fname)
 {
     if (!lua_istable(L, idx))
-        return lmf_arg_tensor(L, idx, (int)dt, fname);
-    return replace_by_data(L, idx, (int)dt, fname);
+        return lmf_arg_tensor(L, idx, dt, fname);
+    return replace_by_data(L, idx, dt, fname);
 }
 
 /* mf.tensor(data [, dtype]) */

@@ -4,7 +4,6 @@
  * (lmf_check_tensor accepts Variables). */
 #include <string.h>
 
-#include "core/ops/compare.h"
 #include "graph/graph.h"
 #include "lmf.h"
 #include "lmf_print.h"
@@ -83,8 +82,9 @@ MfTensor *lmf_check_variable_value(lua_State *L, int idx)
 
 /* ---- mf.Variable ------------------------------------------------------------------ */
 
-/* The initial value at 1, converted to the dtype option when one is given. */
-static MfTensor *initial_value(lua_State *L)
+/* The initial value at 1 (a Lua table converted in the dtype option's
+ * dtype when one is given, '*dt', else -1). */
+static MfTensor *initial_value(lua_State *L, int *dt)
 {
     if (lua_isfunction(L, 1) || (lua_istable(L, 1) && luaL_getmetafield(L, 1, "__call"))) {
         if (!lua_isfunction(L, 1))
@@ -96,18 +96,8 @@ static MfTensor *initial_value(lua_State *L)
     if (lua_isnoneornil(L, 1))
         luaL_argerror(L, 1, "Variable: expected an initial value (tensor, number, table or "
                       "function), got nil");
-    int field = lmf_opt_dtype_field(L, 2, "Variable");
-    if (field < 0)
-        return lmf_to_tensor(L, 1, -1);
-    MfDType dt = (MfDType)field;
-    MfTensor *t = lmf_arg_data(L, 1, dt, "Variable");
-    if (t->dtype == dt)
-        return t;
-    MfTensor *c = NULL;
-    lmf_check_status(L, mf_cast(t, dt, &c));
-    lmf_push_tensor(L, c);
-    lua_replace(L, 1);
-    return c;
+    *dt = lmf_opt_dtype_field(L, 2, "Variable");
+    return lmf_arg_data(L, 1, *dt, "Variable");
 }
 
 /* Pushes the Variable box of VARIABLE node 'n': the one already made, or a
@@ -145,7 +135,8 @@ static int l_variable(lua_State *L)
         lua_newtable(L);
         lua_replace(L, 2);
     }
-    MfTensor *t = initial_value(L);
+    int dt;
+    MfTensor *t = initial_value(L, &dt);
     lua_getfield(L, 2, "name");
     if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
         luaL_error(L, "Variable: option 'name' must be a string, got %s", luaL_typename(L, -1));
@@ -153,7 +144,7 @@ static int l_variable(lua_State *L)
     int trainable = lmf_opt_bool(L, 2, "Variable", "trainable", 1);
     MfVariable *v;
     MfNode *n;
-    lmf_check_status(L, mf_mode_variable(t, name, trainable, &v, &n));
+    lmf_check_status(L, mf_mode_variable(t, dt, name, trainable, &v, &n));
     if (n)   /* in a graph: a VARIABLE node; the value lives in each Session */
         lmf_push_graph_variable(L, n);
     else
@@ -176,7 +167,7 @@ static int assign_with(lua_State *L, MfAssignKind kind)
     luaL_checkany(L, 2);
     /* no value yet: mf_mode_assign says so */
     MfDType dt = v->value ? v->value->dtype : MF_FLOAT32;
-    MfTensor *x = lmf_arg_data(L, 2, dt, fname), *out = NULL;
+    MfTensor *x = lmf_arg_data(L, 2, (int)dt, fname), *out = NULL;
     lmf_check_status(L, mf_mode_assign(v, kind, x, &out));
     if (!out) {
         lua_settop(L, 1);

@@ -34,7 +34,12 @@ static void test_eager_without_a_graph(void **state)
     MfTensor *init = vec(1, 2), *one = vec(1, 1), *out = NULL;
     MfVariable *v;
     MfNode *node;
-    assert_int_equal(mf_mode_variable(init, "w", true, &v, &node), MF_OK);
+    MfVariable *d;
+    assert_int_equal(mf_mode_variable(init, MF_FLOAT64, "d", true, &d, &node), MF_OK);
+    assert_int_equal(d->value->dtype, MF_FLOAT64);   /* the dtype option: a cast */
+    assert_values(d->value, (double[]){1, 2}, 2, 0);
+    mf_variable_release(d);
+    assert_int_equal(mf_mode_variable(init, -1, "w", true, &v, &node), MF_OK);
     assert_null(node);
     assert_non_null(v);
     assert_null(mf_mode_variable_node(v));
@@ -67,11 +72,11 @@ static void test_nodes_while_a_graph_is_built(void **state)
     assert_int_equal(mf_graph_push_default(g), MF_OK);
     assert_ptr_equal(mf_mode_graph(), g);
     assert_false(mf_mode_variable_here(eager));         /* not this graph's */
-    assert_int_equal(mf_mode_variable(init, "w", true, &v, &node), MF_OK);
+    assert_int_equal(mf_mode_variable(init, -1, "w", true, &v, &node), MF_OK);
     assert_null(v);
     assert_string_equal(mf_node_op_name(node), "VariableV2");
     assert_string_equal(node->name, "w");
-    assert_int_equal(mf_mode_variable(init, "a:b", true, &v, &node), MF_EARG);
+    assert_int_equal(mf_mode_variable(init, -1, "a:b", true, &v, &node), MF_EARG);
     assert_error_contains("Variable:");
     assert_int_equal(mf_mode_constant(one, "k", &c), MF_OK);
     assert_string_equal(mf_node_op_name(c->node), "Const");
@@ -108,7 +113,7 @@ static void test_symbolic_operand_picks_its_graph(void **state)
     assert_null(mf_mode_graph_of(init));
     MfVariable *eager = mf_variable_new(init, "acc", true), *v;
     MfNode *node;
-    assert_int_equal(mf_mode_variable(x, "from_x", true, &v, &node), MF_OK);
+    assert_int_equal(mf_mode_variable(x, -1, "from_x", true, &v, &node), MF_OK);
     assert_null(v);
     assert_ptr_equal(node->graph, g);
     assert_int_equal(mf_mode_assign(eager, MF_ASSIGN_SET, x, &asg), MF_OK);
