@@ -348,6 +348,18 @@ void mf_tensor_set_int(MfTensor *t, int64_t i, int64_t v)
         mf_tensor_set(t, i, (double)v);
 }
 
+MfStatus mf_tensor_check_values(const MfTensor *t, const char *who, bool one)
+{
+    char buf[160];
+    if (t->node)
+        return mf_err_set(MF_EARG, "%s: a symbolic (graph) tensor has no values yet; run it in "
+                          "a Session", who);
+    if (one && mf_tensor_numel(t) != 1)
+        return mf_err_set(MF_EARG, "%s: expected a tensor with one element, got shape %s", who,
+                          mf_shape_str(t->rank, t->shape, buf, sizeof buf));
+    return MF_OK;
+}
+
 MfStatus mf_tensor_index(MfTensor *t, int64_t i, int64_t *k, MfTensor **view)
 {
     *view = NULL;

@@ -119,6 +119,12 @@ int64_t mf_tensor_get_int(const MfTensor *t, int64_t i);
 void mf_tensor_set(MfTensor *t, int64_t i, double v);
 void mf_tensor_set_int(MfTensor *t, int64_t i, int64_t v);
 
+/* Whether the values of 't' can be read now, for 'who' (t:item(),
+ * t:totable()): MF_EARG "WHO: a symbolic (graph) tensor has no values yet;
+ * run it in a Session"; with 'one', also "WHO: expected a tensor with one
+ * element, got shape (2,3)". */
+MfStatus mf_tensor_check_values(const MfTensor *t, const char *who, bool one);
+
 /* t[i] as Lua indexes: 'i' is 1-based along axis 1, or from the end when
  * negative (-1 the last). Returns MF_OK with '*k' the 0-based position and,
  * for rank >= 2, '*view' a new view of that slice (NULL for rank 1: element

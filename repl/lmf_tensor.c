@@ -818,23 +818,11 @@ static int t_numel(lua_State *L)
     return 1;
 }
 
-static void check_concrete(lua_State *L, const MfTensor *t, const char *fname)
-{
-    if (t->node)
-        luaL_error(L, "%s: a symbolic (graph) tensor has no values yet; run it in a Session",
-                   fname);
-}
-
 static int t_item(lua_State *L)
 {
     lmf_check_nargs(L, "item", 1);
     MfTensor *t = lmf_check_tensor(L, 1);
-    check_concrete(L, t, "item");
-    if (mf_tensor_numel(t) != 1) {
-        char buf[160];
-        return luaL_error(L, "item: expected a tensor with one element, got shape %s",
-                          mf_shape_str(t->rank, t->shape, buf, sizeof buf));
-    }
+    lmf_check_status(L, mf_tensor_check_values(t, "item", true));
     push_element(L, t, 0);
     mf_tape_note_export(t);
     return 1;
@@ -859,7 +847,7 @@ static int t_totable(lua_State *L)
 {
     lmf_check_nargs(L, "totable", 1);
     MfTensor *t = lmf_check_tensor(L, 1);
-    check_concrete(L, t, "totable");
+    lmf_check_status(L, mf_tensor_check_values(t, "totable", false));
     mf_tape_note_export(t);
     int64_t next = 0;
     push_nested(L, t, 0, &next);

@@ -193,7 +193,12 @@ T.test("t[i]: 1-based rows and elements, and its errors", function()
   g:as_default(function()
     local x = mf.placeholder("float32", {2})
     T.raises(function() return x[1] end, "index: a symbolic (graph) tensor has no values")
+    T.raises(function() return x:totable() end,
+             "totable: a symbolic (graph) tensor has no values yet; run it in a Session")
   end)
+  T.raises(function() return t:item() end,
+           "item: expected a tensor with one element, got shape (3,2)")
+  T.eq(mf.tensor{{7}}:item(), 7)
 end)
 
 T.done()

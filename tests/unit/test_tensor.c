@@ -188,6 +188,10 @@ static void test_set_and_index(void **state)
     MfTensor *sc = mf_tensor_scalar(MF_INT64, 0);
     assert_int_equal(mf_tensor_index(sc, 1, &k, &none), MF_EARG);
     assert_error_contains("index: a scalar cannot be indexed (use t:item())");
+    assert_int_equal(mf_tensor_check_values(sc, "item", true), MF_OK);
+    assert_int_equal(mf_tensor_check_values(t, "item", true), MF_EARG);
+    assert_error_contains("item: expected a tensor with one element, got shape (3,2)");
+    assert_int_equal(mf_tensor_check_values(t, "totable", false), MF_OK);
     mf_tensor_set_int(sc, 0, INT64_MAX - 1);   /* past 2^53: exact */
     assert_true(mf_tensor_get_int(sc, 0) == INT64_MAX - 1);
     mf_tensor_release(sc);
