@@ -83,7 +83,7 @@ $(BUILD)/core/ops/lstm_cell.o: CFLAGS_ALL += -ffp-contract=fast
 # The Lua library (../shared/DESIGN.md "The Lua library above the face"):
 # lib/*.lua in load order, embedded by repl/lmf_lib.c as one entry per file.
 LIB_LUA := lib/util.lua lib/initializers.lua lib/activations.lua lib/composed_ops.lua \
-           lib/layers.lua lib/layers_norm.lua lib/layers_rnn.lua \
+           lib/grad.lua lib/layers.lua lib/layers_norm.lua lib/layers_rnn.lua \
            lib/model.lua lib/losses.lua \
            lib/metrics.lua lib/fit.lua lib/schedules.lua lib/einsum.lua lib/dataset.lua \
            lib/tensorboard.lua

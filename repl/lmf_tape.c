@@ -1,11 +1,9 @@
 /* lmf_tape.c — eager autodiff from Lua: the "mf.GradientTape" userdata
- * (watch, stop, gradient, explain, printing), mf.grad, mf.value_and_grad,
- * mf.custom_gradient and mf.test.gradcheck.
+ * (watch, stop, gradient, explain, printing), mf.custom_gradient and
+ * mf.test.gradcheck (mf.grad is lib/grad.lua, over the tape).
  *
  * Ownership: a tape box owns one reference to its MfTape; __gc/__close
- * release it (which stops the tape). mf.grad and gradcheck keep their
- * internal tape in a box on the stack and release it explicitly, also when
- * 'f' raises, so no tape outlives the call. A custom gradient's Lua function
+ * release it (which stops the tape). A custom gradient's Lua function
  * is kept in the registry by the MfTapeFunction the tapes hold, or, in graph
  * mode, the graph node marking f's result (released with the graph, or when
  * its trace finishes); it is called on the lua_State that is computing or
@@ -36,27 +34,18 @@ typedef struct TapeBox {
 /* The state running the current 'gradient' (custom gradients call Lua there). */
 static lua_State *grad_L;
 
-static TapeBox *push_tape(lua_State *L, MfTape *t)
+/* The open tape box at 'idx'. */
+static TapeBox *check_box(lua_State *L, int idx)
 {
-    TapeBox *box = lua_newuserdatauv(L, sizeof *box, 0);
-    box->t = t;
-    box->win = (MfTapeWindow){NULL, 0, -1, false};
-    luaL_setmetatable(L, TAPE_MT);
+    TapeBox *box = luaL_checkudata(L, idx, TAPE_MT);
+    if (!box->t)
+        luaL_argerror(L, idx, "GradientTape is closed");
     return box;
 }
 
 static MfTape *check_tape(lua_State *L, int idx)
 {
-    TapeBox *box = luaL_checkudata(L, idx, TAPE_MT);
-    if (!box->t)
-        luaL_argerror(L, idx, "GradientTape is closed");
-    return box->t;
-}
-
-static void close_box(TapeBox *box)
-{
-    mf_tape_release(box->t);
-    box->t = NULL;
+    return check_box(L, idx)->t;
 }
 
 /* A gradient source: a Variable (checked first: a tensor check would read
@@ -93,10 +82,10 @@ static int l_tape_new(lua_State *L)
     lmf_check_options(L, 1, "GradientTape", known);
     bool persistent = lmf_opt_bool(L, 1, "GradientTape", "persistent", 0);
     bool watch = lmf_opt_bool(L, 1, "GradientTape", "watch_accessed_variables", 1);
-    TapeBox *box = push_tape(L, NULL);
-    box->t = mf_tape_new(persistent, watch);
-    if (!box->t)
+    TapeBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    if (!(box->t = mf_tape_new(persistent, watch)))
         return lmf_raise(L);
+    luaL_setmetatable(L, TAPE_MT);
     mf_tape_window_open(&box->win);
     return 1;
 }
@@ -104,7 +93,8 @@ static int l_tape_new(lua_State *L)
 static int t_gc(lua_State *L)
 {
     TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
-    close_box(box);
+    mf_tape_release(box->t);
+    box->t = NULL;
     return 0;
 }
 
@@ -133,17 +123,12 @@ static int t_watch(lua_State *L)
     return 0;
 }
 
-/* Stops the tape, closing its window on the graph being built. */
-static void stop_box(TapeBox *box)
-{
-    mf_tape_window_stop(&box->win, box->t);
-}
-
+/* tape:stop(): stops the tape, closing its window on the graph being built. */
 static int t_stop(lua_State *L)
 {
     lmf_check_nargs(L, "stop", 1);
-    check_tape(L, 1);
-    stop_box(luaL_checkudata(L, 1, TAPE_MT));
+    TapeBox *box = check_box(L, 1);
+    mf_tape_window_stop(&box->win, box->t);
     return 0;
 }
 
@@ -252,7 +237,7 @@ static int read_targets(lua_State *L, int idx, MfTensor ***out)
 static int t_gradient(lua_State *L)
 {
     lmf_check_nargs(L, "gradient", 4);
-    MfTape *t = check_tape(L, 1);
+    check_tape(L, 1);
     luaL_checkany(L, 2);
     luaL_checkany(L, 3);
     bool zero;
@@ -268,9 +253,9 @@ static int t_gradient(lua_State *L)
     MfTensor **grads = lua_newuserdatauv(L, (size_t)n * sizeof *grads, 0);
     for (int i = 0; i < n; i++)
         grads[i] = NULL;
-    TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
+    TapeBox *box = check_box(L, 1);   /* still open after the reads' metamethods */
     lua_State *saved = lmf_set_grad_state(L);   /* custom gradients run on L */
-    MfStatus st = mf_tape_window_gradients(&box->win, t, nt, ts, n, src, og, zero, grads);
+    MfStatus st = mf_tape_window_gradients(&box->win, box->t, nt, ts, n, src, og, zero, grads);
     lmf_set_grad_state(saved);
     if (st != MF_OK)
         lmf_raise(L);
@@ -345,8 +330,8 @@ static int t_stop_recording(lua_State *L)
 static int t_reset(lua_State *L)
 {
     lmf_check_nargs(L, "reset", 1);
-    TapeBox *box = luaL_checkudata(L, 1, TAPE_MT);
-    mf_tape_window_reset(&box->win, check_tape(L, 1));
+    TapeBox *box = check_box(L, 1);
+    mf_tape_window_reset(&box->win, box->t);
     return 0;
 }
 
@@ -400,211 +385,8 @@ static int t_tostring(lua_State *L)
     return 1;
 }
 
-/* ---- mf.grad, mf.value_and_grad ---------------------------------------- */
-
+/* custom_gradient and gradcheck take at most this many arguments / inputs */
 #define MAX_ARGS 64
-
-/* Which arguments are differentiated (0-based stack slots - 1 into 'sel'):
- * upvalue 2 holds argnums (a number or an array, 1-based) or nil for all. */
-static int select_args(lua_State *L, const char *fname, int nargs, int *sel)
-{
-    int nsel = 0;
-    if (lua_isnil(L, lua_upvalueindex(2))) {
-        for (int i = 1; i <= nargs; i++)
-            sel[nsel++] = i;
-        return nsel;
-    }
-    lua_pushvalue(L, lua_upvalueindex(2));
-    lua_Integer n = lua_istable(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 1;
-    for (lua_Integer k = 1; k <= n && nsel < MAX_ARGS; k++) {
-        if (lua_istable(L, -1))
-            lua_geti(L, -1, k);
-        else
-            lua_pushvalue(L, -1);
-        lua_Integer a = lua_tointeger(L, -1);
-        lua_pop(L, 1);
-        if (a < 1 || a > nargs)
-            luaL_error(L, "%s: argnums entry %d is out of range: f got %d argument(s) "
-                       "(argnums are 1-based)", fname, (int)a, nargs);
-        sel[nsel++] = (int)a;
-    }
-    lua_pop(L, 1);
-    return nsel;
-}
-
-/* Turns the argument at 'idx' into a gradient source (numbers become
- * float32 tensors in place). */
-static MfTapeSource arg_source(lua_State *L, const char *fname, int idx)
-{
-    MfTapeSource s = {NULL, lmf_test_variable(L, idx)};
-    if (s.variable)
-        return s;
-    if (lua_type(L, idx) != LUA_TNUMBER && !lmf_test_tensor(L, idx))
-        luaL_error(L, "%s: argument %d must be a tensor, a Variable or a number to be "
-                   "differentiated, got %s", fname, idx, luaL_typename(L, idx));
-    s.tensor = lmf_to_tensor(L, idx, -1);
-    return s;
-}
-
-/* Calls upvalue 1 with the arguments 1..nargs under the tape in 'box'
- * and leaves its one result on top; releases the tape and re-raises when
- * 'f' fails, so the tape never outlives the call. */
-static MfTensor *call_scalar(lua_State *L, const char *fname, TapeBox *box, int nargs)
-{
-    lua_pushvalue(L, lua_upvalueindex(1));
-    for (int i = 1; i <= nargs; i++)
-        lua_pushvalue(L, i);
-    if (lmf_pcall(L, nargs, 1) != LUA_OK) {
-        close_box(box);
-        lua_error(L);
-    }
-    MfTensor *y = lmf_test_tensor(L, -1);
-    if (!y) {
-        close_box(box);
-        luaL_error(L, "%s: f must return a scalar tensor, got %s", fname, luaL_typename(L, -1));
-    }
-    if (mf_tensor_numel(y) != 1) {
-        char shape[96];
-        mf_shape_str(y->rank, y->shape, shape, sizeof shape);
-        close_box(box);
-        luaL_error(L, "%s: f must return a scalar, got shape %s; reduce it first "
-                   "(e.g. mf.reduce_sum)", fname, shape);
-    }
-    return y;
-}
-
-/* The leaves of the selected arguments into the array at 'leaves' (a
- * table argument nests: its tensors and Variables, as TensorFlow's nest);
- * returns how many. Numbers at the top level become tensors in place. */
-static lua_Integer collect_args(lua_State *L, const char *fname, int nsel, const int *sel,
-                                int leaves)
-{
-    lua_Integer n = 0;
-    for (int j = 0; j < nsel; j++) {
-        if (lmf_nest_is_structure(L, sel[j])) {
-            lmf_nest_flatten(L, sel[j], leaves, &n, fname);
-            continue;
-        }
-        arg_source(L, fname, sel[j]);   /* checks it; a number becomes a tensor */
-        lua_pushvalue(L, sel[j]);
-        lua_seti(L, leaves, ++n);
-    }
-    return n;
-}
-
-/* The tape sources for the 'n' leaves at 'leaves' (a userdata array, pushed). */
-static MfTapeSource *leaf_sources(lua_State *L, const char *fname, int leaves, lua_Integer n)
-{
-    MfTapeSource *src = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *src, 0);
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, leaves, i);
-        if (!lmf_test_variable(L, -1) && !lmf_is_tensor(L, -1))
-            luaL_error(L, "%s: a table argument may hold tensors and Variables (nested), got "
-                       "a %s", fname, luaL_typename(L, -1));
-        src[i - 1] = check_source(L, -1);
-        lua_pop(L, 1);
-    }
-    return src;
-}
-
-static int grad_call(lua_State *L)
-{
-    bool with_value = lua_toboolean(L, lua_upvalueindex(3));
-    const char *fname = with_value ? "value_and_grad" : "grad";
-    int nargs = lua_gettop(L), sel[MAX_ARGS];
-    if (nargs > MAX_ARGS)
-        return luaL_error(L, "%s: at most %d arguments", fname, MAX_ARGS);
-    int nsel = select_args(L, fname, nargs, sel);
-    lua_newtable(L);
-    int leaves = lua_gettop(L);
-    lua_Integer n = collect_args(L, fname, nsel, sel, leaves);
-    if (n > 100000)
-        return luaL_error(L, "%s: at most 100000 tensors to differentiate", fname);
-    MfTapeSource *src = leaf_sources(L, fname, leaves, n);
-    TapeBox *box = push_tape(L, mf_tape_new(false, true));
-    if (!box->t)
-        return lmf_raise(L);
-    mf_tape_window_open(&box->win);
-    if (mf_tape_watch_sources(box->t, (int)n, src) != MF_OK) {
-        close_box(box);
-        return lmf_raise(L);
-    }
-    MfTensor *y = call_scalar(L, fname, box, nargs);
-    int yidx = lua_gettop(L);
-    /* f is done: the tape records no more, also if the gradient raises and
-     * the box waits for the collector */
-    stop_box(box);
-    MfTensor **grads = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *grads, 0);
-    for (lua_Integer j = 0; j < n; j++)
-        grads[j] = NULL;
-    /* inside mf.trace, symbolic gradients (train/tape_window.c) */
-    lua_State *saved = lmf_set_grad_state(L);
-    MfStatus st = mf_tape_window_gradients(&box->win, box->t, 1, &y, (int)n, src, NULL, true,
-                                           grads);
-    lmf_set_grad_state(saved);
-    if (st != MF_OK)
-        return lmf_raise(L);
-    close_box(box);
-    lua_createtable(L, (int)n, 0);
-    int gleaves = lua_gettop(L);
-    mf_tape_drop_integer_grads((int)n, src, grads);
-    for (lua_Integer j = 0; j < n; j++) {
-        if (!grads[j]) {
-            lmf_note_nil_gradient(0);
-            continue;
-        }
-        lmf_push_tensor(L, grads[j]);
-        grads[j] = NULL;
-        lua_seti(L, gleaves, j + 1);
-    }
-    if (with_value)
-        lua_pushvalue(L, yidx);
-    lua_Integer k = 0;
-    for (int j = 0; j < nsel; j++)   /* each argument's gradient, in its structure */
-        lmf_nest_rebuild(L, sel[j], gleaves, &k, true);
-    return nsel + (with_value ? 1 : 0);
-}
-
-static int make_grad(lua_State *L, bool with_value)
-{
-    /* a function, or a callable such as an mf.trace function */
-    if (!lua_isfunction(L, 1) && luaL_getmetafield(L, 1, "__call") == LUA_TNIL)
-        luaL_checktype(L, 1, LUA_TFUNCTION);
-    else if (!lua_isfunction(L, 1))
-        lua_pop(L, 1);   /* the __call found */
-    lua_settop(L, 2);
-    lua_pushvalue(L, 1);
-    if (lua_istable(L, 2)) {
-        static const char *const known[] = {"argnums", NULL};
-        lmf_check_options(L, 2, with_value ? "value_and_grad" : "grad", known);
-        lua_getfield(L, 2, "argnums");
-        if (!lua_isnil(L, -1) && !lua_isinteger(L, -1) && !lua_istable(L, -1))
-            return luaL_error(L, "%s: argnums must be an integer or an array of integers",
-                              with_value ? "value_and_grad" : "grad");
-    } else if (!lua_isnil(L, 2)) {
-        return lmf_arg_error(L, 2, with_value ? "value_and_grad" : "grad",
-                             "an options table {argnums}");
-    } else {
-        lua_pushnil(L);
-    }
-    lua_pushboolean(L, with_value);
-    lua_pushcclosure(L, grad_call, 3);
-    return 1;
-}
-
-/* mf.grad(f [, {argnums}]) -> function returning d f / d args */
-static int l_grad(lua_State *L)
-{
-    lmf_check_nargs(L, "grad", 2);
-    return make_grad(L, false);
-}
-
-/* mf.value_and_grad(f [, {argnums}]) -> function returning f(args), grads... */
-static int l_value_and_grad(lua_State *L)
-{
-    lmf_check_nargs(L, "value_and_grad", 2);
-    return make_grad(L, true);
-}
 
 /* ---- mf.custom_gradient ---------------------------------------------------- */
 
@@ -1025,8 +807,7 @@ void lmf_open_tape(lua_State *L, int methods)
         {"stop_recording", t_stop_recording}, {"reset", t_reset},
         {"watched_variables", t_watched_variables}, {NULL, NULL}};
     static const luaL_Reg funcs[] = {
-        {"GradientTape", l_tape_new}, {"grad", l_grad}, {"value_and_grad", l_value_and_grad},
-        {"custom_gradient", l_custom_gradient}, {NULL, NULL}};
+        {"GradientTape", l_tape_new}, {"custom_gradient", l_custom_gradient}, {NULL, NULL}};
     (void)methods;
     luaL_newmetatable(L, TAPE_MT);
     luaL_setfuncs(L, meta, 0);

@@ -50,4 +50,33 @@ T.test("a non-persistent tape answers jacobian once", function()
   T.raises(function() tape:jacobian(y, x) end, "can only be used once")
 end)
 
+T.test("mf.grad's bad input names grad or value_and_grad; a failing f leaves no tape", function()
+  T.raises(function() mf.grad(5) end, "bad argument #1 to 'grad' (function expected, got number)")
+  T.raises(function() mf.value_and_grad(print, {argnums = 1.5}) end,
+           "value_and_grad: argnums must be an integer or an array of integers")
+  local sq = function(x) return mf.reduce_sum(x * x) end
+  local many = {}
+  for i = 1, 65 do many[i] = 1 end
+  T.raises(function() mf.grad(sq)(table.unpack(many)) end, "grad: at most 64 arguments")
+  T.raises(function() mf.grad(sq)("x") end,
+           "grad: argument 1 must be a tensor, a Variable or a number to be differentiated, " ..
+           "got string")
+  T.raises(function() mf.grad(function() return 1 end)(2) end,
+           "grad: f must return a scalar tensor, got number")
+  local cycle = {}
+  cycle[1] = cycle
+  T.raises(function() mf.value_and_grad(sq)(cycle) end,
+           "value_and_grad: structures nested deeper than 32 tables (a cycle?)")
+  T.raises(function() mf.grad(sq, {argnums = {0}})(1) end, "argnums entry 0 is out of range")
+  T.raises(function() mf.grad(function() error("boom") end)(1) end, "boom")
+  -- no tape records any more: a traced function traces instead of running inline
+  local f = mf.trace(sq)
+  T.eq(f(mf.tensor{1, 2}):item(), 5)
+  T.eq(f:trace_count(), 1)
+  local ga, gb = mf.grad(function(a, b) return mf.reduce_sum(a[1] * b) end)({mf.tensor{2}}, 3)
+  T.eq(ga.n, 1)
+  T.eq(ga[1], {3})
+  T.eq(gb:item(), 2)
+end)
+
 T.done()
