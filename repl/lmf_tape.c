@@ -8,13 +8,10 @@
  * mode, the graph node marking f's result (released with the graph, or when
  * its trace finishes); it is called on the lua_State that is computing or
  * building the gradient ('grad_L', see lmf_set_grad_state). */
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eager/eager.h"
-#include "graph/gradients.h"
 #include "graph/graph.h"
 #include "lmf_callback.h"
 #include "lmf_explain.h"
@@ -506,132 +503,37 @@ static void luafn_free(MfTapeFunction *f)
     free(lf);
 }
 
-/* A LuaFn (one reference) for the gradient function on top of the stack. */
-static LuaFn *new_luafn(lua_State *L)
+/* A LuaFn (one reference) for the gradient function on top of the stack
+ * (popped) and the Variables in the array at 'vidx'. In graph mode ('g')
+ * the graph's Lua objects keep the function, not the registry: the
+ * function may hold a tensor of the graph (see lmf_graph_fns.c). */
+static LuaFn *new_luafn(lua_State *L, const MfGraph *g, int vidx)
 {
     LuaFn *lf = malloc(sizeof *lf);
     if (!lf)
         luaL_error(L, "custom_gradient: out of memory");
-    lf->base.refcount = 1;
-    lf->base.name = "custom_gradient";
-    lf->base.backward = luafn_backward;
-    lf->base.free = luafn_free;
+    *lf = (LuaFn){.base = {1, "custom_gradient", luafn_backward, luafn_free}, .graph = g,
+                  .ref = LUA_NOREF, .vars_ref = LUA_NOREF, .nvars = (int)lua_rawlen(L, vidx)};
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
     lf->main = lua_tothread(L, -1);
     lua_pop(L, 1);
-    lua_pushvalue(L, -1);
-    lf->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    lf->graph = NULL;
-    lf->key = 0;
-    lf->vars_ref = LUA_NOREF;
-    lf->nvars = 0;
-    return lf;
-}
-
-/* Eagerly, as TensorFlow 2: the tapes recorded what f did (so a gradient
- * function using f's intermediates, e.g. exp(x), has higher-order
- * gradients through them); y (at 'yidx') is replaced by an unrecorded
- * Identity of it, and the gradient function on top of the stack is
- * recorded as the op from the inputs to that Identity, so a gradient
- * reaching it never flows into what f did. */
-static void record_custom(lua_State *L, int nin, MfTensor **in, int yidx, int vidx)
-{
-    MfTensor *y2 = NULL;
-    mf_tape_suspend();
-    MfStatus st = mf_unary(MF_OP_IDENTITY, lmf_check_tensor(L, yidx), &y2);
-    mf_tape_resume();
-    lmf_check_status(L, st);
-    lmf_push_tensor(L, y2);
-    lua_replace(L, yidx);
-    LuaFn *lf = new_luafn(L);
-    /* the Variables f read: their values are inputs too, so their reads on
-     * the tapes receive what the gradient function gives for them */
-    lf->nvars = (int)lua_rawlen(L, vidx);
-    for (int j = 1; j <= lf->nvars; j++) {
-        lua_geti(L, vidx, j);
-        in[nin++] = lmf_check_variable(L, -1)->value;
-        lua_pop(L, 1);
-    }
+    if (g)
+        lf->key = lmf_graph_keep_fn(L, g);
+    else
+        lf->ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (lf->nvars) {
         lua_pushvalue(L, vidx);
         lf->vars_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     }
-    st = mf_tape_record_function(&lf->base, nin, in, 1, &y2);
-    mf_tape_function_release(&lf->base);
-    lmf_check_status(L, st);
-}
-
-/* In graph mode the gradient function hangs on a node of the graph
- * (graph/gradients.h) and runs while a gradient graph is built. */
-typedef struct GraphFn {
-    MfNodeGrad base;
-    LuaFn *fn;   /* one reference; NULL once dropped */
-    MfNodeInput inputs[];
-} GraphFn;
-
-static MfStatus graphfn_backward(MfNodeGrad *f, int noutputs, MfTensor *const *doutputs,
-                                 int ninputs, MfTensor *const *inputs, MfTensor **dinputs)
-{
-    GraphFn *gf = (GraphFn *)f;
-    return luafn_backward(&gf->fn->base, noutputs, doutputs, ninputs, inputs, dinputs);
-}
-
-static void graphfn_drop(MfNodeGrad *f)
-{
-    GraphFn *gf = (GraphFn *)f;
-    if (gf->fn)
-        mf_tape_function_release(&gf->fn->base);
-    gf->fn = NULL;
-}
-
-static void graphfn_free(MfNodeGrad *f)
-{
-    graphfn_drop(f);
-    free(f);
-}
-
-/* y = f(inputs) built into a graph: replaces y (at 'yidx') by the Identity
- * carrying the gradient function on top of the stack. */
-static void mark_graph(lua_State *L, int first, int nin, MfTensor *const *in, int yidx)
-{
-    MfTensor *y = lmf_check_tensor(L, yidx), *out = NULL;
-    LuaFn *lf = new_luafn(L);
-    /* the graph's Lua objects keep the function, not the registry: the
-     * function may hold a tensor of the graph (see lmf_graph_fns.c) */
-    lua_pushvalue(L, -1);
-    lf->graph = mf_tensor_graph(y);
-    lf->key = lmf_graph_keep_fn(L, lf->graph);
-    luaL_unref(L, LUA_REGISTRYINDEX, lf->ref);
-    lf->ref = LUA_NOREF;
-    GraphFn *gf = malloc(sizeof *gf + (size_t)(nin ? nin : 1) * sizeof gf->inputs[0]);
-    if (!gf) {
-        mf_tape_function_release(&lf->base);
-        luaL_error(L, "custom_gradient: out of memory");
-    }
-    gf->fn = lf;
-    gf->base = (MfNodeGrad){.name = "custom_gradient", .ninputs = nin, .inputs = gf->inputs,
-                            .backward = graphfn_backward, .drop = graphfn_drop,
-                            .free = graphfn_free};
-    /* the node owns 'gf' now, or it was freed */
-    lmf_check_status(L, mf_graph_custom_gradient(first, nin, in, y, &gf->base, &out));
-    lmf_push_tensor(L, out);
-    lua_replace(L, yidx);
-}
-
-/* The number of nodes of the graph being built (-1: none), so that
- * mf_graph_custom_gradient can look at the nodes f adds. */
-static int graph_mark(MfGraph **g)
-{
-    *g = mf_mode_graph();
-    return *g ? mf_graph_nnodes(*g) : -1;
+    return lf;
 }
 
 /* Pushes the array of the trainable variables f read while a tape watched
  * them that are not among its arguments (eager.h: mf_tape_custom_begin):
- * TensorFlow's 'variables' of the gradient function. */
-static void push_reads(lua_State *L, int mark, int nargs)
+ * TensorFlow's 'variables' of the gradient function; also into 'read'. */
+static int push_reads(lua_State *L, int mark, int nargs, MfVariable **read)
 {
-    MfVariable *vs[MAX_ARGS], *read[MAX_ARGS];
+    MfVariable *vs[MAX_ARGS];
     int nv = 0;
     for (int i = 1; i <= nargs; i++)
         if ((vs[nv] = lmf_test_variable(L, i)) != NULL)
@@ -642,12 +544,14 @@ static void push_reads(lua_State *L, int mark, int nargs)
         lmf_push_variable(L, read[j]);
         lua_seti(L, -2, j + 1);
     }
+    return n;
 }
 
 static int custom_call(lua_State *L)
 {
     int nargs = lua_gettop(L), nin = 0;
     MfTensor *in[MAX_ARGS];
+    MfVariable *read[MAX_ARGS];
     if (nargs > MAX_ARGS)
         return luaL_error(L, "custom_gradient: at most %d arguments", MAX_ARGS);
     for (int i = 1; i <= nargs; i++)
@@ -656,28 +560,23 @@ static int custom_call(lua_State *L)
     lua_pushvalue(L, lua_upvalueindex(1));
     for (int i = 1; i <= nargs; i++)
         lua_pushvalue(L, i);
-    MfGraph *g0;
-    int first = graph_mark(&g0), mark = mf_tape_custom_begin();
-    int rc = lmf_pcall(L, nargs, 2);
-    if (rc != LUA_OK) {
-        mf_variable_release(mf_tape_custom_end(mark, 0, NULL));
+    MfCustomScope scope = mf_custom_gradient_begin();
+    if (lmf_pcall(L, nargs, 2) != LUA_OK) {
+        mf_variable_release(mf_tape_custom_end(scope.reads, 0, NULL));
         return lua_error(L);
     }
-    push_reads(L, mark, nargs);
+    int nread = push_reads(L, scope.reads, nargs, read);
     lua_insert(L, -3);   /* under y and the gradient function */
     int vidx = lua_gettop(L) - 2;
-    MfTensor *y = lmf_test_tensor(L, -2);
+    MfTensor *y = lmf_test_tensor(L, -2), *out = NULL;
     if (!y || !lua_isfunction(L, -1))
         return luaL_error(L, "custom_gradient: f must return y (a tensor) and a gradient "
                           "function, got %s and %s", luaL_typename(L, -2), luaL_typename(L, -1));
-    if (y->node && lua_rawlen(L, vidx) > 0)
-        return luaL_error(L, "custom_gradient: %s; in a graph pass the variable to f as an "
-                          "argument", reads_text(L, vidx));
-    if (y->node)   /* building a graph: the gradient walk calls the function */
-        mark_graph(L, mf_tensor_graph(y) == g0 ? first : -1, nin, in, lua_gettop(L) - 1);
-    else if (mf_tape_any_recording())
-        record_custom(L, nin, in, lua_gettop(L) - 1, vidx);
-    lua_pop(L, 1);
+    LuaFn *lf = new_luafn(L, y->node ? mf_tensor_graph(y) : NULL, vidx);
+    lmf_check_status(L, mf_custom_gradient_attach(&scope, &lf->base, nin, in, nread, read, y,
+                                                  &out));
+    if (out)
+        lmf_push_tensor(L, out);
     return 1;
 }
 

@@ -443,6 +443,32 @@ MfStatus mf_tape_window_gradients(MfTapeWindow *w, MfTape *t, int nt, MfTensor *
                                   int n, const MfTapeSource *src, MfTensor *og, bool zero,
                                   MfTensor **grads);
 
+/* ---- mf.custom_gradient (train/custom_gradient.c) -----------------------------------
+ * Where the user's f started: the graph being built (NULL: eager) and its
+ * node count, and the mark of the trainable Variables read since
+ * (mf_tape_custom_begin: end it with mf_tape_custom_end_all, or
+ * mf_tape_custom_end when f fails). */
+typedef struct MfCustomScope {
+    MfGraph *g;
+    int first;
+    int reads;
+} MfCustomScope;
+
+MfCustomScope mf_custom_gradient_begin(void);
+
+/* f returned 'y' from the 'nin' tensors 'in' and read the 'nvars'
+ * trainable Variables 'vars' that are not among its inputs: gives y the
+ * gradient function 'fn' (takes the caller's reference, released on every
+ * path). y symbolic: an Identity node of y's graph carries it
+ * (mf_graph_custom_gradient), and f may read no such Variable (MF_EARG,
+ * naming the first); eager with a tape recording: 'fn' is recorded from
+ * the inputs and the Variables' values to an unrecorded Identity of y; else
+ * nothing happens. '*out' is the owned Identity to use in place of y, or
+ * NULL when y stays as it is. Errors: those, MF_ENOMEM. */
+MfStatus mf_custom_gradient_attach(const MfCustomScope *s, MfTapeFunction *fn, int nin,
+                                   MfTensor *const *in, int nvars, MfVariable *const *vars,
+                                   MfTensor *y, MfTensor **out);
+
 /* ---- Saver (train/saver.c) ---------------------------------------------------------
  * Saves and restores named Variables, the slots and non-slot variables of
  * optimizers and the global step in one safetensors file. Entry names: the
