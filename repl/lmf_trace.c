@@ -46,17 +46,6 @@ static int trace_gc(lua_State *L)
 
 /* ---- signatures ------------------------------------------------------------------- */
 
-/* A plain table (no metatable): an array of arguments or results. */
-static bool is_array(lua_State *L, int idx)
-{
-    if (lua_type(L, idx) != LUA_TTABLE)
-        return false;
-    if (!lua_getmetatable(L, idx))
-        return true;
-    lua_pop(L, 1);
-    return false;
-}
-
 /* Appends the signature of the value at 'idx' to 'b' (the parts and their
  * encoding: graph/trace_signature.c). */
 static void add_signature(lua_State *L, MfStrBuf *b, int idx, int depth)
@@ -79,7 +68,7 @@ static void add_signature(lua_State *L, MfStrBuf *b, int idx, int depth)
         mf_sig_boolean(b, lua_toboolean(L, idx));
     } else if (lua_isnil(L, idx)) {
         mf_sig_nil(b);
-    } else if (is_array(L, idx) && depth < MAX_DEPTH) {
+    } else if (lmf_nest_is_structure(L, idx) && depth < MAX_DEPTH) {
         lua_Integer n = luaL_len(L, idx);
         mf_sig_array_begin(b);
         for (lua_Integer i = 1; i <= n; i++) {
@@ -116,7 +105,7 @@ static void push_traced_arg(lua_State *L, MfTrace *tr, int idx, const char *name
     if (t) {
         lmf_check_status(L, mf_trace_add_arg(tr, t, name, &ph));
         lmf_push_tensor(L, ph);
-    } else if (is_array(L, idx) && depth < MAX_DEPTH) {
+    } else if (lmf_nest_is_structure(L, idx) && depth < MAX_DEPTH) {
         lua_Integer n = luaL_len(L, idx);
         lua_createtable(L, (int)n, 0);
         for (lua_Integer i = 1; i <= n; i++) {
@@ -140,7 +129,7 @@ static void collect_args(lua_State *L, int idx, int list, int depth)
     if (!lmf_test_variable(L, idx) && lmf_test_tensor(L, idx)) {
         lua_pushvalue(L, idx);
         lua_seti(L, list, (lua_Integer)luaL_len(L, list) + 1);
-    } else if (is_array(L, idx) && depth < MAX_DEPTH) {
+    } else if (lmf_nest_is_structure(L, idx) && depth < MAX_DEPTH) {
         lua_Integer n = luaL_len(L, idx);
         for (lua_Integer i = 1; i <= n; i++) {
             lua_geti(L, idx, i);
@@ -152,59 +141,29 @@ static void collect_args(lua_State *L, int idx, int list, int depth)
 
 /* ---- results: a template with markers where tensors were -------------------- */
 
-/* Pushes the template of the value at 'idx'; tensors go to the array at
- * 'outs' and are replaced by a marker {k} (metatable MARK_MT). */
-static void push_template(lua_State *L, int idx, int outs, int depth)
-{
-    idx = lua_absindex(L, idx);
-    if (lmf_test_tensor(L, idx)) {
-        lua_pushvalue(L, idx);
-        lua_Integer k = (lua_Integer)luaL_len(L, outs) + 1;
-        lua_seti(L, outs, k);
-        lua_createtable(L, 1, 0);
-        lua_pushinteger(L, k);
-        lua_rawseti(L, -2, 1);
-        luaL_setmetatable(L, MARK_MT);
-    } else if (is_array(L, idx) && depth < MAX_DEPTH) {
-        lua_newtable(L);
-        for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
-            lua_pushvalue(L, -2);
-            push_template(L, -2, outs, depth + 1);
-            lua_rawset(L, -5);
-        }
-    } else {
-        lua_pushvalue(L, idx);
-    }
-}
+/* Results are a structure (lmf_nest.c) of any values; the cache keeps a
+ * copy of it, the template, where a marker (a MARK_MT userdata holding k)
+ * stands for each tensor, the trace's k-th result. */
 
 /* Pushes the template at 'idx' filled with the values in array 'vals'. */
-static void push_filled(lua_State *L, int idx, int vals, int depth)
+static void push_filled(lua_State *L, int idx, int vals)
 {
     idx = lua_absindex(L, idx);
-    if (lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx)) {
-        luaL_getmetatable(L, MARK_MT);
-        bool mark = lua_rawequal(L, -1, -2);
-        lua_pop(L, 2);
+    lua_newtable(L);
+    int leaves = lua_gettop(L);
+    lua_Integer n = 0, k = 0;
+    lmf_nest_flatten(L, idx, leaves, &n, "trace");
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, leaves, i);
+        lua_Integer *mark = luaL_testudata(L, -1, MARK_MT);
         if (mark) {
-            lua_rawgeti(L, idx, 1);
-            lua_Integer k = lua_tointeger(L, -1);
-            lua_pop(L, 1);
-            lua_rawgeti(L, vals, k);
-            return;
+            lua_rawgeti(L, vals, *mark);
+            lua_seti(L, leaves, i);
         }
-        lua_pushvalue(L, idx);
-        return;
+        lua_pop(L, 1);
     }
-    if (lua_type(L, idx) == LUA_TTABLE && depth < MAX_DEPTH) {
-        lua_newtable(L);
-        for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
-            lua_pushvalue(L, -2);
-            push_filled(L, -2, vals, depth + 1);
-            lua_rawset(L, -5);
-        }
-        return;
-    }
-    lua_pushvalue(L, idx);
+    lmf_nest_rebuild(L, idx, leaves, &k, false);
+    lua_remove(L, leaves);
 }
 
 /* ---- tracing ----------------------------------------------------------------------- */
@@ -235,26 +194,37 @@ static int push_guard(lua_State *L, MfGraph *g)
 
 /* Reads the 'nret' results above 'base' into a template (pushed) and ends
  * the trace with the tensors in them. Runs while the graph is still the
- * default, so returned Variables read as their captures. */
-static int end_trace(lua_State *L, MfTrace *tr, int base, int nret)
+ * default, so returned Variables read as their captures. Errors name 'who'. */
+static int end_trace(lua_State *L, MfTrace *tr, int base, int nret, const char *who)
 {
-    lua_newtable(L); /* outs */
-    int outs = lua_gettop(L);
-    lua_createtable(L, nret, 0); /* template */
+    lua_createtable(L, nret, 0);   /* the results as one structure */
     for (int i = 0; i < nret; i++) {
-        push_template(L, base + i, outs, 0);
+        lua_pushvalue(L, base + i);
         lua_rawseti(L, -2, i + 1);
     }
-    int tmpl = lua_gettop(L);
-    int n = (int)luaL_len(L, outs);
+    int results = lua_gettop(L);
+    lua_newtable(L);
+    int leaves = lua_gettop(L);
+    lua_Integer n = 0, k = 0;
+    lmf_nest_flatten(L, results, leaves, &n, who);
     MfTensor **res = lua_newuserdatauv(L, ((size_t)n + 1) * sizeof *res, 0);
-    for (int i = 0; i < n; i++) {
-        lua_rawgeti(L, outs, i + 1);
-        res[i] = lmf_check_tensor(L, -1);
-        lua_rawseti(L, outs, i + 1);   /* the slot that owns res[i] */
+    lua_createtable(L, (int)n, 0);   /* the slots that own res[] */
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, leaves, i);
+        if (!(res[k] = lmf_test_tensor(L, -1))) {
+            lua_pop(L, 1);
+            continue;
+        }
+        lua_rawseti(L, -2, ++k);
+        lua_Integer *mark = lua_newuserdatauv(L, sizeof *mark, 0);
+        *mark = k;
+        luaL_setmetatable(L, MARK_MT);
+        lua_seti(L, leaves, i);
     }
-    lmf_check_status(L, mf_trace_finish(tr, n, res));
-    return tmpl;
+    lmf_check_status(L, mf_trace_finish(tr, (int)k, res));
+    lua_Integer j = 0;
+    lmf_nest_rebuild(L, results, leaves, &j, false);
+    return lua_gettop(L);
 }
 
 /* Raises the error at the top of the stack prefixed with "<who>: ", so an
@@ -291,7 +261,7 @@ static int trace_body(lua_State *L)
     if (lmf_pcall(L, top - 1, LUA_MULTRET) != LUA_OK)
         raise_as(L, who);
     int nret = lua_gettop(L) - base + 1;
-    lua_pushvalue(L, end_trace(L, tr, base, nret));
+    lua_pushvalue(L, end_trace(L, tr, base, nret, who));
     lua_pushinteger(L, nret);
     return 2;
 }
@@ -412,16 +382,13 @@ static int push_results(lua_State *L, int entry, int nres, MfTensor **res)
         lua_rawseti(L, vals, i + 1);
     }
     lua_getfield(L, entry, "template");
-    int tmpl = lua_gettop(L);
+    push_filled(L, -1, vals);
+    int filled = lua_gettop(L);
     lua_getfield(L, entry, "n");
     int nret = (int)lua_tointeger(L, -1);
-    lua_pop(L, 1);
     luaL_checkstack(L, nret + 4, "trace: too many results");
-    for (int i = 1; i <= nret; i++) {
-        lua_rawgeti(L, tmpl, i);
-        push_filled(L, -1, vals, 0);
-        lua_remove(L, -2);
-    }
+    for (int i = 1; i <= nret; i++)
+        lua_rawgeti(L, filled, i);
     return nret;
 }
 

@@ -128,6 +128,34 @@ T.test("several results, arrays of results, Variables and Lua values", function(
   T.eq(t2[2][2], 6)
 end)
 
+T.test("results: keyed tables, nil holes, deep nesting; the cache keeps its own copy", function()
+  local shared = {k = "kept"}
+  local f = mf.trace(function(x)
+    local deep = x * 3
+    for _ = 1, 20 do deep = {deep} end
+    shared.t = x + 1
+    return nil, {out = {x * 2, tag = "t"}, deep = deep}, shared
+  end)
+  local a, b, c = f(mf.tensor{1, 2})
+  T.eq(a, nil)
+  T.eq(b.out[1], {2, 4})
+  T.eq(b.out.tag, "t")
+  local d = b.deep
+  for _ = 1, 20 do d = d[1] end
+  T.eq(d, {3, 6})
+  T.eq(c.t, {2, 3})
+  T.eq(c.k, "kept")
+  shared.k = "changed"   -- the user's table, not the trace's template
+  local _, b2, c2 = f(mf.tensor{0, 1})
+  T.eq(b2.out[1], {0, 2})
+  T.eq(c2.k, "kept")
+  T.eq(c2.t, {1, 2})
+  local cycle = {}
+  cycle[1] = cycle
+  T.raises(function() mf.trace(function() return cycle end)() end,
+           "traced function: structures nested deeper than 32 tables (a cycle?)")
+end)
+
 T.test("array arguments: their tensors are placeholders too", function()
   local traces = 0
   local f = mf.trace(function(batch)
