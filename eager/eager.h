@@ -116,7 +116,9 @@ MfStatus mf_tape_gradients(MfTape *t, int ntargets, MfTensor *const *targets, in
  * NULL when unconnected unless 'unconnected_zero'. batch_jacobian: target
  * and source share their first (batch) dimension B, rows of the batch are
  * independent, the result is (B, target.shape[2..], source.shape[2..]).
- * Errors as mf_tape_gradient's, and a result rank above MF_MAX_RANK. */
+ * Errors as mf_tape_gradient's (named "jacobian: gradient: ..."), a result
+ * rank above MF_MAX_RANK, and a symbolic target (inside mf.trace a tape
+ * answers tape:gradient only). */
 MfStatus mf_tape_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
                           bool unconnected_zero, MfTensor **out);
 MfStatus mf_tape_batch_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
@@ -199,10 +201,11 @@ typedef struct MfTapeEntry {
 void mf_tape_label(const MfTape *t, const MfTensor *x, char *buf, size_t cap);
 
 /* The variables watched on this tape (read while it recorded, or watched
- * with mf_tape_watch_variable), in no particular order: writes up to 'cap'
- * borrowed pointers (valid until the tape's records are released: after a
- * non-persistent tape's 'gradient', or when it is freed) and returns how many
- * there are. */
+ * with mf_tape_watch_variable), in creation order (TensorFlow's order of
+ * first use is not kept) when all fit: writes up to 'cap' borrowed
+ * pointers (valid until the tape's records are released: after a
+ * non-persistent tape's 'gradient', or when it is freed) and returns how
+ * many there are. */
 int64_t mf_tape_variables(const MfTape *t, MfVariable **out, int64_t cap);
 
 /* Number of records, and record 'k' (0-based, k < count). */

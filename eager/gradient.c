@@ -645,14 +645,30 @@ static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *sou
     return st;
 }
 
+/* jacobian_of with its errors named: the walk's own ("gradient: ...") get
+ * the function's name before them. */
+static MfStatus named_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
+                               bool zero, bool batch, MfTensor **out)
+{
+    const char *who = batch ? "batch_jacobian" : "jacobian";
+    *out = NULL;
+    if (target->node)
+        return mf_err_set(MF_EARG, "%s: the target is a graph tensor; inside mf.trace use "
+                          "tape:gradient per element", who);
+    MfStatus st = jacobian_of(t, target, source, zero, batch, out);
+    if (st != MF_OK && strncmp(mf_err_msg(), who, strlen(who)) != 0)
+        mf_err_prefix("%s", who);
+    return st;
+}
+
 MfStatus mf_tape_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
                           bool unconnected_zero, MfTensor **out)
 {
-    return jacobian_of(t, target, source, unconnected_zero, false, out);
+    return named_jacobian(t, target, source, unconnected_zero, false, out);
 }
 
 MfStatus mf_tape_batch_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
                                 bool unconnected_zero, MfTensor **out)
 {
-    return jacobian_of(t, target, source, unconnected_zero, true, out);
+    return named_jacobian(t, target, source, unconnected_zero, true, out);
 }

@@ -437,6 +437,12 @@ int64_t mf_tape_variables(const MfTape *t, MfVariable **out, int64_t cap)
             out[n] = ((MfVarReads *)t->vars.vals[i])->var;
         n++;
     }
+    for (int64_t i = 1; i < n && n <= cap; i++)   /* insertion sort by id */
+        for (int64_t j = i; j > 0 && out[j - 1]->id > out[j]->id; j--) {
+            MfVariable *tmp = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = tmp;
+        }
     return n;
 }
 

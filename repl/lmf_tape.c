@@ -9,7 +9,6 @@
  * its trace finishes); it is called on the lua_State that is computing or
  * building the gradient ('grad_L', see lmf_set_grad_state). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "eager/eager.h"
 #include "graph/graph.h"
@@ -261,27 +260,21 @@ static int t_gradient(lua_State *L)
 }
 
 /* tape:jacobian(target, source [, {unconnected}]) and tape:batch_jacobian */
-static int jacobian(lua_State *L, bool batch)
+static int jacobian(lua_State *L, const char *fname, bool batch)
 {
-    MfTape *t = check_tape(L, 1);
-    MfTensor *y = lmf_check_tensor(L, 2);
+    lmf_check_nargs(L, fname, 4);
+    check_tape(L, 1);
+    MfTensor *y = lmf_check_tensor(L, 2), *out = NULL;
     MfTapeSource src = check_source(L, 3);
     bool zero;
     lua_settop(L, 4);
-    if (read_grad_opts(L, 4, &zero, batch ? "batch_jacobian" : "jacobian"))
-        return luaL_error(L, "%s: output_gradients is not an option of a jacobian",
-                          batch ? "batch_jacobian" : "jacobian");
-    if (y->node)
-        return luaL_error(L, "%s: the target is a graph tensor; inside mf.trace use "
-                          "tape:gradient per element", batch ? "batch_jacobian" : "jacobian");
-    MfTensor *out = NULL;
+    if (read_grad_opts(L, 4, &zero, fname))
+        return luaL_error(L, "%s: output_gradients is not an option of a jacobian", fname);
+    MfTape *t = check_tape(L, 1);   /* still open after the options' metamethods */
     lua_State *saved = lmf_set_grad_state(L);
     MfStatus st = batch ? mf_tape_batch_jacobian(t, y, &src, zero, &out)
                         : mf_tape_jacobian(t, y, &src, zero, &out);
     lmf_set_grad_state(saved);
-    const char *fname = batch ? "batch_jacobian" : "jacobian";
-    if (st != MF_OK && strncmp(mf_err_msg(), fname, strlen(fname)) != 0)
-        mf_err_prefix("%s", fname);   /* the tape's own message ("gradient: ...") */
     if (st != MF_OK)
         return lmf_raise(L);
     if (out)
@@ -293,14 +286,12 @@ static int jacobian(lua_State *L, bool batch)
 
 static int t_jacobian(lua_State *L)
 {
-    lmf_check_nargs(L, "jacobian", 4);
-    return jacobian(L, false);
+    return jacobian(L, "jacobian", false);
 }
 
 static int t_batch_jacobian(lua_State *L)
 {
-    lmf_check_nargs(L, "batch_jacobian", 4);
-    return jacobian(L, true);
+    return jacobian(L, "batch_jacobian", true);
 }
 
 /* tape:stop_recording(fn, ...) -> fn's results: what fn computes is not
@@ -341,12 +332,6 @@ static int t_watched_variables(lua_State *L)
     int64_t n = mf_tape_variables(t, NULL, 0);
     MfVariable **vs = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *vs, 0);
     mf_tape_variables(t, vs, n);
-    for (int64_t i = 1; i < n; i++)   /* insertion sort by id: creation order */
-        for (int64_t j = i; j > 0 && vs[j - 1]->id > vs[j]->id; j--) {
-            MfVariable *tmp = vs[j];
-            vs[j] = vs[j - 1];
-            vs[j - 1] = tmp;
-        }
     lua_createtable(L, (int)n, 0);
     for (int64_t i = 0; i < n; i++) {
         mf_variable_retain(vs[i]);

@@ -10,6 +10,7 @@
 #include "core/ops/reduce.h"
 #include "core/variable.h"
 #include "eager/eager.h"
+#include "graph/graph.h"
 
 static int tape_teardown(void **state)
 {
@@ -316,6 +317,60 @@ static void explain(MfTape *t, MfTensor *target, MfTensor *source, const char *p
     }
 }
 
+/* mf_tape_variables: creation order, whatever the order of the reads. */
+static void test_variables_in_creation_order(void **state)
+{
+    (void)state;
+    MfVariable *vs[3];
+    for (int i = 0; i < 3; i++) {
+        vs[i] = mf_variable_new(scalar(i + 1.0), "v", true);
+        mf_tensor_release(vs[i]->value);
+    }
+    MfTape *t = mf_tape_new(false, true);
+    for (int i = 2; i >= 0; i--)
+        mf_variable_read(vs[i]);   /* borrowed */
+    MfVariable *out[3] = {NULL, NULL, NULL};
+    assert_int_equal(mf_tape_variables(t, NULL, 0), 3);
+    assert_int_equal(mf_tape_variables(t, out, 3), 3);
+    for (int i = 0; i < 3; i++)
+        assert_ptr_equal(out[i], vs[i]);
+    mf_tape_release(t);
+    for (int i = 0; i < 3; i++)
+        mf_variable_release(vs[i]);
+}
+
+/* jacobian: values; the walk's errors named "jacobian: gradient: ..."; a
+ * symbolic target refused. */
+static void test_jacobian_errors(void **state)
+{
+    (void)state;
+    MfTensor *x = make_tensor(MF_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 2}), *j = NULL;
+    MfTape *t = mf_tape_new(false, true);
+    assert_int_equal(mf_tape_watch(t, x), MF_OK);
+    MfTensor *y = mul(x, x);
+    MfTapeSource s = src(x);
+    assert_int_equal(mf_tape_jacobian(t, y, &s, false, &j), MF_OK);
+    assert_values(j, (double[]){2, 0, 0, 4}, 4, 1e-12);
+    mf_tensor_release(j);
+    assert_int_equal(mf_tape_batch_jacobian(t, y, &s, false, &j), MF_EARG);
+    assert_null(j);
+    assert_error_contains("batch_jacobian: gradient: a non-persistent GradientTape can only be "
+                          "used once");
+    mf_err_clear();
+    MfGraph *g = mf_graph_new();
+    MfTensor *p = NULL;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT64, 0, NULL, "p", &p), MF_OK);
+    assert_int_equal(mf_tape_jacobian(t, p, &s, false, &j), MF_EARG);
+    assert_error_contains("jacobian: the target is a graph tensor; inside mf.trace use "
+                          "tape:gradient per element");
+    mf_err_clear();
+    mf_tensor_release(p);
+    mf_graph_release(g);
+    mf_tape_release(t);
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+}
+
 static void test_explain(void **state)
 {
     (void)state;
@@ -378,7 +433,8 @@ int main(void)
         TTEST(test_nested_second_derivative),
         TTEST(test_custom_function_and_suspend),
         TTEST(test_variables), TTEST(test_watch_sources_and_integer_grads),
-        TTEST(test_explain),
+        TTEST(test_explain), TTEST(test_variables_in_creation_order),
+        TTEST(test_jacobian_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
