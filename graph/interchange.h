@@ -25,8 +25,9 @@ typedef struct MfOnnxOptions {
     int opset;              /* 13..17 */
     const MfVarStore *vars; /* NULL: no graph variables */
     const char *graph_name; /* "moonflow" when NULL */
-    /* Names the ONNX graph's inputs and outputs get (NULL: the tensors'
-     * own names, "arg1:0" -> "arg1", "dense/add:0" -> "dense/add"). */
+    /* Names the ONNX graph's inputs and outputs get, NULL-terminated, one
+     * per input or output (NULL: the tensors' own names, "arg1:0" ->
+     * "arg1", "dense/add:0" -> "dense/add"). */
     const char *const *input_names;
     const char *const *output_names;
 } MfOnnxOptions;

@@ -1019,13 +1019,31 @@ static MfStatus write_graph(Ctx *c, MfPbuf *b, int nin, MfTensor *const *inputs,
     return st;
 }
 
+/* A names option ("input_names", "output_names") gives one name per tensor
+ * ('want' of them, 'what'). */
+static MfStatus check_names(const char *key, const char *const *names, int want,
+                            const char *what)
+{
+    int n = 0;
+    while (names && names[n])
+        n++;
+    if (names && n != want)
+        return mf_err_set(MF_EARG, "onnx.export: %s has %d names for %d %s", key, n, want, what);
+    return MF_OK;
+}
+
 MfStatus mf_onnx_encode(MfGraph *g, int ninputs, MfTensor *const *inputs, int noutputs,
                         MfTensor *const *outputs, const MfOnnxOptions *opt, MfPbuf *out)
 {
+    MfStatus st = check_names("input_names", opt->input_names, ninputs, "inputs");
+    if (st == MF_OK)
+        st = check_names("output_names", opt->output_names, noutputs, "outputs");
+    if (st != MF_OK)
+        return st;
     if (opt->opset < OPSET_MIN || opt->opset > OPSET_MAX)
         return mf_err_set(MF_EARG, "onnx.export: opset must be %d..%d, got %d", OPSET_MIN,
                           OPSET_MAX, opt->opset);
-    MfStatus st = check_outputs(g, noutputs, outputs);
+    st = check_outputs(g, noutputs, outputs);
     if (st != MF_OK)
         return st;
     int nn = mf_graph_nnodes(g);

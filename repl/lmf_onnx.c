@@ -48,21 +48,6 @@ static const char **opt_names(lua_State *L, int opts, const char *key)
     return names;
 }
 
-static int count_names(const char *const *names)
-{
-    int n = 0;
-    while (names && names[n])
-        n++;
-    return n;
-}
-
-static void check_count(lua_State *L, const char *key, const char *const *names, int want)
-{
-    if (names && count_names(names) != want)
-        luaL_error(L, "onnx.export: %s has %d names for %d %s", key, count_names(names), want,
-                   strcmp(key, "input_names") == 0 ? "inputs" : "outputs");
-}
-
 static int opt_opset(lua_State *L, int opts)
 {
     if (!lua_istable(L, opts))
@@ -85,8 +70,6 @@ static void export_trace(lua_State *L, MfTrace *tr, const char *path, MfOnnxOpti
     int nin, nout;
     MfTensor *const *in = mf_trace_args(tr, &nin);
     MfTensor *const *out = mf_trace_results(tr, &nout);
-    check_count(L, "input_names", o->input_names, nin);
-    check_count(L, "output_names", o->output_names, nout);
     o->vars = mf_trace_vars(tr);
     lmf_check_status(L, mf_onnx_export(mf_trace_graph(tr), nin, in, nout, out, o, path));
 }
@@ -152,8 +135,6 @@ static int export_graph(lua_State *L, const char *path, int opts, MfOnnxOptions 
     MfTensor **in, **out;
     int nin = graph_tensors(L, opts, "inputs", g, &in);
     int nout = graph_tensors(L, opts, "outputs", g, &out);
-    check_count(L, "input_names", o->input_names, nin);
-    check_count(L, "output_names", o->output_names, nout);
     lua_getfield(L, opts, "session");
     if (!lua_isnil(L, -1)) {
         MfSession *s = lmf_test_session(L, -1);

@@ -52,7 +52,7 @@ static void test_onnx_model_bytes(void **state)
     (void)state;
     MfTensor *x, *y;
     MfGraph *g = mlp_graph(&x, &y);
-    const char *names[] = {"scores"};
+    const char *names[] = {"scores", NULL};
     MfOnnxOptions opt = {.opset = 13, .output_names = names};
     MfPbuf b = mf_pb_new();
     assert_int_equal(mf_onnx_encode(g, 1, &x, 1, &y, &opt, &b), MF_OK);
@@ -72,6 +72,13 @@ static void test_onnx_model_bytes(void **state)
     opt.opset = 18;
     assert_int_equal(mf_onnx_encode(g, 1, &x, 1, &y, &opt, &b), MF_EARG);
     assert_non_null(strstr(mf_err_msg(), "opset must be 13..17, got 18"));
+    mf_pb_free(&b);
+    /* one name per output */
+    mf_err_clear();
+    const char *two[] = {"scores", "more", NULL};
+    opt = (MfOnnxOptions){.opset = 13, .output_names = two};
+    assert_int_equal(mf_onnx_encode(g, 1, &x, 1, &y, &opt, &b), MF_EARG);
+    assert_non_null(strstr(mf_err_msg(), "onnx.export: output_names has 2 names for 1 outputs"));
     mf_pb_free(&b);
     mf_tensor_release(x);
     mf_tensor_release(y);
