@@ -544,19 +544,13 @@ static MfVariable *read_global_step(lua_State *L, int oi, const char *who)
  * or Inf does (train.h): "error" (the default), "skip" or "apply". */
 static MfApplyNonfinite read_nonfinite(lua_State *L, int oi, const char *who)
 {
-    static const char *const names[] = {"apply", "error", "skip", NULL}; /* enum order */
-    if (lua_isnoneornil(L, oi))
-        return MF_APPLY_NONFINITE_ERROR;
-    lua_getfield(L, oi, "nonfinite");
-    int k = lua_isnil(L, -1) ? MF_APPLY_NONFINITE_ERROR : -1;
-    for (int i = 0; k < 0 && names[i] && lua_type(L, -1) == LUA_TSTRING; i++)
-        if (strcmp(lua_tostring(L, -1), names[i]) == 0)
-            k = i;
-    if (k < 0)
-        luaL_error(L, "%s: nonfinite must be \"error\", \"skip\" or \"apply\", got %s", who,
-                   luaL_tolstring(L, -1, NULL));
-    lua_pop(L, 1);
-    return (MfApplyNonfinite)k;
+    MfApplyNonfinite k = MF_APPLY_NONFINITE_ERROR;
+    if (lmf_opt_field(L, oi, "nonfinite")) {
+        const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        lmf_check_status(L, mf_apply_nonfinite_named(who, name, luaL_tolstring(L, -1, NULL), &k));
+        lua_pop(L, 2);
+    }
+    return k;
 }
 
 /* Applies the pairs at 'pi' with the options at 'oi'; in graph mode pushes

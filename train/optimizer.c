@@ -511,6 +511,19 @@ void mf_optimizer_next_nonfinite(MfOptimizer *o, MfApplyNonfinite policy)
     o->nonfinite = policy;
 }
 
+MfStatus mf_apply_nonfinite_named(const char *who, const char *name, const char *shown,
+                                  MfApplyNonfinite *out)
+{
+    static const char *const names[] = {"apply", "error", "skip"};   /* enum order */
+    for (int i = 0; name && i < 3; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (MfApplyNonfinite)i;
+            return MF_OK;
+        }
+    return mf_err_set(MF_EARG, "%s: nonfinite must be \"error\", \"skip\" or \"apply\", got %s",
+                      who, shown);
+}
+
 MfApplyNonfinite mf_opt_take_nonfinite(MfOptimizer *o)
 {
     MfApplyNonfinite p = o->nonfinite;

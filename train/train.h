@@ -190,6 +190,13 @@ MfStatus mf_optimizer_apply(MfOptimizer *o, int n, const MfGradVar *pairs, MfTen
  * no-op (one non-finite gradient skips them all). */
 void mf_optimizer_next_nonfinite(MfOptimizer *o, MfApplyNonfinite policy);
 
+/* The policy named 'name' (apply_gradients' nonfinite option: "error",
+ * "skip" or "apply") into '*out'. MF_EARG "WHO: nonfinite must be ...,
+ * got SHOWN" for another name or NULL (a value that is no string, shown by
+ * the face as 'shown'). */
+MfStatus mf_apply_nonfinite_named(const char *who, const char *name, const char *shown,
+                                  MfApplyNonfinite *out);
+
 /* The optimizer's slot names, in TensorFlow's order ("m", "v" for Adam);
  * returns how many (0..2) and sets 'names' (static strings). */
 int mf_optimizer_slot_names(const MfOptimizer *o, const char *names[2]);

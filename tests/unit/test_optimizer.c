@@ -197,6 +197,12 @@ static void test_slots_and_step(void **state)
     assert_values(u->value, W0, N, 1e-7);
     double b1p = 0.9 * 0.9 * 0.9 * 0.9;
     assert_values(mf_optimizer_nonslot(o, "beta1_power")->value, &b1p, 1, 1e-7);
+    /* apply_gradients' nonfinite option by name */
+    MfApplyNonfinite policy = MF_APPLY_NONFINITE_APPLY;
+    assert_int_equal(mf_apply_nonfinite_named("minimize", "skip", "skip", &policy), MF_OK);
+    assert_int_equal(policy, MF_APPLY_NONFINITE_SKIP);
+    assert_int_equal(mf_apply_nonfinite_named("minimize", NULL, "true", &policy), MF_EARG);
+    assert_error_contains("minimize: nonfinite must be \"error\", \"skip\" or \"apply\", got true");
     /* opt:variables(): w's slots (u got none), then the beta powers */
     MfVariable *own[4];
     assert_int_equal(mf_optimizer_variables(o, NULL, 0), 4);
