@@ -135,17 +135,6 @@ static int l_saver(lua_State *L)
     return 1;
 }
 
-/* Graph mode: the "global_step" variable of the session's graph, as a new
- * handle pushed on the stack (so it is released), or NULL (nothing pushed). */
-static MfVariable *graph_step(lua_State *L, MfSession *sess)
-{
-    MfVariable *h;
-    lmf_check_status(L, mf_saver_session_global_step(sess, &h));
-    if (h)
-        lmf_push_variable(L, h);
-    return h;
-}
-
 /* The arguments of 'who' ("Saver.save" or "Saver.restore"): the saver at 1
  * into '*s', the optional session at 2 into '*sess' (mf_saver_check_session
  * says when one is needed), and the path after it (at '*pi'). */
@@ -172,7 +161,7 @@ static int s_save(lua_State *L)
     MfSession *sess;
     int pi;
     const char *path = saver_args(L, "Saver.save", &s, &sess, &pi);
-    MfVariable *gs = sess ? graph_step(L, sess) : lmf_global_step(L, false);
+    MfVariable *gs = sess ? NULL : lmf_global_step(L, false);   /* NULL: the graph's */
     int saved_hook = mf_ckpt_fail_after_write;
     if (fail_next_save)
         mf_ckpt_fail_after_write = 1;
@@ -198,7 +187,7 @@ static int s_restore(lua_State *L)
         luaL_checktype(L, pi + 1, LUA_TTABLE);
     lmf_check_options(L, pi + 1, "Saver.restore", restore_keys);
     bool strict = lmf_opt_bool(L, pi + 1, "restore", "strict", 0);
-    MfVariable *gs = sess ? graph_step(L, sess) : lmf_global_step(L, true);
+    MfVariable *gs = sess ? NULL : lmf_global_step(L, true);   /* NULL: the graph's */
     if (mf_saver_restore_session(s, sess, path, strict, gs, true) != MF_OK)
         return lmf_raise(L);
     char *const *names;

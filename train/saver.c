@@ -398,11 +398,27 @@ MfStatus mf_saver_save(MfSaver *s, const char *path, MfVariable *global_step)
     return mf_saver_save_session(s, NULL, path, global_step);
 }
 
+/* In a session the global step, when none is given, is the "global_step"
+ * variable of its graph: '*step' is then a new handle, also in '*own' (to
+ * release). */
+static MfStatus session_step(MfSession *sess, MfVariable **step, MfVariable **own)
+{
+    *own = NULL;
+    if (!sess || *step)
+        return MF_OK;
+    MfStatus st = mf_saver_session_global_step(sess, own);
+    *step = *own;
+    return st;
+}
+
 static MfStatus save_here(MfSaver *s, MfSession *sess, const char *path,
                           MfVariable *global_step)
 {
     Entries es = {0};
-    MfStatus st = build(s, &es, global_step, false, false, "Saver.save");
+    MfVariable *own;
+    MfStatus st = session_step(sess, &global_step, &own);
+    if (st == MF_OK)
+        st = build(s, &es, global_step, false, false, "Saver.save");
     const char **names = NULL;
     MfTensor **tensors = NULL;
     size_t cap = (size_t)(es.n ? es.n : 1);
@@ -425,6 +441,7 @@ static MfStatus save_here(MfSaver *s, MfSession *sess, const char *path,
     mf_dealloc(names, cap * sizeof *names);
     mf_dealloc(tensors, cap * sizeof *tensors);
     free_entries(&es);
+    mf_variable_release(own);
     return st;
 }
 
@@ -628,7 +645,10 @@ MfStatus mf_saver_restore_session(MfSaver *s, MfSession *sess, const char *path,
                                   MfVariable *global_step, bool gs_optional)
 {
     Entries es = {0};
-    MfStatus st = build(s, &es, global_step, gs_optional, true, "Saver.restore");
+    MfVariable *own;
+    MfStatus st = session_step(sess, &global_step, &own);
+    if (st == MF_OK)
+        st = build(s, &es, global_step, gs_optional, true, "Saver.restore");
     int n = 0;
     char **names = NULL;
     MfTensor **tensors = NULL;
@@ -647,5 +667,6 @@ MfStatus mf_saver_restore_session(MfSaver *s, MfSession *sess, const char *path,
         st = assign_all(&es, tensors, path, sess);
     mf_safetensors_free(n, names, tensors);
     free_entries(&es);
+    mf_variable_release(own);
     return st;
 }

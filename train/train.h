@@ -535,7 +535,8 @@ MfStatus mf_saver_restore(MfSaver *s, const char *path, bool strict, MfVariable 
 
 /* The same in graph mode: the values of graph Variable handles are read
  * from (saved) or written into (restored) 'sess'; eager Variables among
- * them are handled as above. Errors: a graph variable not initialised in
+ * them are handled as above. 'global_step' NULL: the "global_step"
+ * variable of the session's graph, when it has one. Errors: a graph variable not initialised in
  * 'sess', slots in the file that the graph has not made yet (build the
  * train op first), and those of the eager versions. */
 MfStatus mf_saver_save_session(MfSaver *s, MfSession *sess, const char *path,
