@@ -100,3 +100,13 @@ MfStatus mf_graphdef_encode(const MfGraph *g, MfPbuf *out)
     mf_pb_end(out, v);
     return mf_pb_finish(out, "graph");
 }
+
+MfStatus mf_graphdef_write_event(MfEventWriter *w, const MfGraph *g)
+{
+    MfPbuf b = mf_pb_new();
+    MfStatus st = mf_graphdef_encode(g, &b);
+    if (st == MF_OK)
+        st = mf_event_graph(w, b.data, b.len);
+    mf_pb_free(&b);
+    return st;
+}

@@ -4,6 +4,7 @@
 #ifndef MF_INTERCHANGE_H
 #define MF_INTERCHANGE_H
 
+#include "core/io/events.h"
 #include "core/io/protobuf.h"
 #include "graph.h"
 
@@ -17,6 +18,10 @@
  * shape 7), tensor_shape.proto (dim 2; Dim: size 1), versions.proto
  * (VersionDef: producer 1). */
 MfStatus mf_graphdef_encode(const MfGraph *g, MfPbuf *out);
+
+/* Writes the GraphDef of 'g' as a graph event of 'w' (TensorBoard's graph
+ * view: w:graph(g)). */
+MfStatus mf_graphdef_write_event(MfEventWriter *w, const MfGraph *g);
 
 /* Where the values of a graph's variables come from when a model is
  * exported: a session's store (graph variables), or none (only eager

@@ -108,12 +108,7 @@ static int w_graph(lua_State *L)
         lmf_check_nargs(L, "graph", 2);
         g = lmf_check_graph(L, 2);
     }
-    MfPbuf b = mf_pb_new();
-    MfStatus st = mf_graphdef_encode(g, &b);
-    if (st == MF_OK)
-        st = mf_event_graph(w, b.data, b.len);
-    mf_pb_free(&b);
-    lmf_check_status(L, st);
+    lmf_check_status(L, mf_graphdef_write_event(w, g));
     return 0;
 }
 

@@ -127,6 +127,22 @@ static void test_graphdef_gradients_scope(void **state)
     assert_true(has_str(&b, "_output_shapes"));
     /* the first node: NodeDef {name "x", op "Placeholder", ...} */
     assert_int_equal(b.data[0], 0x0A);
+    /* w:graph(g): the same GraphDef as one event of a writer's file */
+    char dir[] = "/tmp/mf_graphdef_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    MfEventWriter *w = NULL;
+    assert_int_equal(mf_event_writer_open(dir, &w), MF_OK);
+    assert_int_equal(mf_graphdef_write_event(w, g), MF_OK);
+    char path[256];
+    snprintf(path, sizeof path, "%s", mf_event_writer_path(w));
+    assert_int_equal(mf_event_writer_close(w), MF_OK);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    assert_true(ftell(f) > (long)b.len);   /* the file's first event, then the graph's */
+    fclose(f);
+    remove(path);
+    rmdir(dir);
     mf_pb_free(&b);
     mf_tensor_release(dx);
     mf_tensor_release(loss);
