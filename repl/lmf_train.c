@@ -674,12 +674,8 @@ static int o_tostring(lua_State *L)
         return 1;
     }
     MfStrBuf *b = lmf_new_strbuf(L);
-    if (box->distributed)
-        mf_strbuf_add(b, "DistributedOptimizer(");
-    MfStatus st = mf_optimizer_describe(box->o, box->lr_callable, b);
-    if (box->distributed)
-        mf_strbuf_addf(b, ", averaged over %d process%s)", mf_dist_size(),
-                       mf_dist_size() == 1 ? "" : "es");
+    MfStatus st = mf_optimizer_describe_dist(box->o, box->lr_callable,
+                                             box->distributed ? &box->dist : NULL, b);
     lmf_push_strbuf(L, b, st == MF_OK ? mf_strbuf_status(b, "tostring") : st);
     return 1;
 }

@@ -26,6 +26,18 @@ MfStatus mf_dist_options_check(const MfDistOptions *d)
     return MF_OK;
 }
 
+MfStatus mf_optimizer_describe_dist(const MfOptimizer *o, bool lr_callable,
+                                    const MfDistOptions *dist, MfStrBuf *out)
+{
+    if (dist)
+        mf_strbuf_add(out, "DistributedOptimizer(");
+    MfStatus st = mf_optimizer_describe(o, lr_callable, out);
+    if (dist)
+        mf_strbuf_addf(out, ", averaged over %d process%s)", mf_dist_size(),
+                       mf_dist_size() == 1 ? "" : "es");
+    return st;
+}
+
 MfStatus mf_train_compute_gradients_dist(MfLossFn fn, void *ctx, int nvars,
                                          MfVariable *const *var_list, const MfDistOptions *dist,
                                          MfTensor **loss, MfGradVar **pairs, int *npairs)

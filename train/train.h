@@ -298,6 +298,12 @@ typedef struct MfDistOptions {
 MfDistOptions mf_dist_options_default(void);
 MfStatus mf_dist_options_check(const MfDistOptions *d);
 
+/* print(opt) of a DistributedOptimizer with options 'dist' (NULL: a plain
+ * optimizer, mf_optimizer_describe): "DistributedOptimizer(<the
+ * optimizer>, averaged over N processes)". */
+MfStatus mf_optimizer_describe_dist(const MfOptimizer *o, bool lr_callable,
+                                    const MfDistOptions *dist, MfStrBuf *out);
+
 /* compute_gradients of a DistributedOptimizer with options 'dist' (NULL:
  * a plain optimizer): mf_train_compute_gradients, then the gradients
  * averaged over the processes, overlapped with the backward walk or by the

@@ -1,9 +1,11 @@
 /* test_dist_optimizer.c — train/dist_optimizer.c: DistributedOptimizer's
- * options (defaults, checks and their messages) and which way its
- * compute_gradients averages: in graph mode the start and wait nodes with
+ * options (defaults, checks and their messages), its print(opt) text, and
+ * which way its compute_gradients averages: in graph mode the start and wait nodes with
  * overlap, the fused MPIAllreduce without, nothing for a plain optimizer;
  * eagerly in one process (no mpirun) the gradients stay the plain ones,
  * and a failing loss leaves nothing behind. */
+#include <stdio.h>
+
 #include "testutil.h"
 
 #include "core/ops/reduce.h"
@@ -27,6 +29,19 @@ static void test_options(void **state)
     d.bucket_bytes = -5;
     assert_int_equal(mf_dist_options_check(&d), MF_EARG);
     assert_error_contains("DistributedOptimizer: bucket_bytes must be >= 1, got -5");
+    /* print(opt): the plain optimizer's text, wrapped with the process count */
+    MfOptConfig c = mf_opt_config_default(MF_OPT_SGD, 0.5);
+    MfOptimizer *o = mf_optimizer_new(&c);
+    MfStrBuf plain = {0}, wrapped = {0};
+    d = mf_dist_options_default();
+    assert_int_equal(mf_optimizer_describe_dist(o, false, NULL, &plain), MF_OK);
+    assert_int_equal(mf_optimizer_describe_dist(o, false, &d, &wrapped), MF_OK);
+    char want[512];
+    snprintf(want, sizeof want, "DistributedOptimizer(%s, averaged over 1 process)", plain.data);
+    assert_string_equal(wrapped.data, want);
+    mf_strbuf_free(&plain);
+    mf_strbuf_free(&wrapped);
+    mf_optimizer_release(o);
 }
 
 /* How many nodes of 'g' run op 'name'. */
