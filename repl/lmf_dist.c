@@ -14,12 +14,6 @@
 #include "lmf.h"
 #include "train/train.h"
 
-static void raise_if(lua_State *L, MfStatus st)
-{
-    if (st != MF_OK)
-        lmf_raise(L);
-}
-
 /* The options table at 'idx' checked against 'known'; its 'check' value. */
 static bool read_check(lua_State *L, int idx, const char *who, const char *const *known)
 {
@@ -64,7 +58,7 @@ static int l_barrier(lua_State *L)
     lmf_check_nargs(L, "barrier", 1);
     static const char *const known[] = {"check", NULL};
     bool check = read_check(L, 1, "barrier", known);
-    raise_if(L, mf_dist_barrier(check));
+    lmf_check_status(L, mf_dist_barrier(check));
     return 0;
 }
 
@@ -94,7 +88,7 @@ static int l_broadcast(lua_State *L)
     int root = read_root(L, 2, "broadcast");
     MfTensor *out = NULL;
     lua_settop(L, 1);
-    raise_if(L, mf_dist_broadcast(t, root, check, &out));
+    lmf_check_status(L, mf_dist_broadcast(t, root, check, &out));
     lmf_push_tensor(L, out);
     return 1;
 }
@@ -108,7 +102,7 @@ static int l_allgather(lua_State *L)
     bool check = read_check(L, 2, "allgather", known);
     MfTensor *out = NULL;
     lua_settop(L, 1);
-    raise_if(L, mf_dist_allgather(t, check, &out));
+    lmf_check_status(L, mf_dist_allgather(t, check, &out));
     lmf_push_tensor(L, out);
     return 1;
 }
@@ -154,7 +148,7 @@ static int l_broadcast_variables(lua_State *L)
     MfVariable **vs = read_vars(L, who, &n);
     MfStatus st = sess ? mf_train_broadcast_session(sess, n, vs, root, check)
                        : mf_dist_broadcast_variables(n, vs, root, check);
-    raise_if(L, st);
+    lmf_check_status(L, st);
     return 0;
 }
 

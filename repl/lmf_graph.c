@@ -60,14 +60,6 @@ static MfGraph *need_default(lua_State *L, const char *fname)
     return g;
 }
 
-/* Calls the function at 'fn' with no arguments, protected; returns the
- * status and leaves its results (or the error) above 'base'. */
-static int call_protected(lua_State *L, int fn)
-{
-    lua_pushvalue(L, fn);
-    return lmf_pcall(L, 0, LUA_MULTRET);
-}
-
 /* ---- mf.Graph ----------------------------------------------------------------- */
 
 static int l_graph_new(lua_State *L)
@@ -95,7 +87,8 @@ static int g_as_default(lua_State *L)
     luaL_checktype(L, 2, LUA_TFUNCTION);
     lua_settop(L, 2);
     lmf_check_status(L, mf_graph_push_default(g));
-    int st = call_protected(L, 2);
+    lua_pushvalue(L, 2);   /* fn, called protected: the scope is undone on error */
+    int st = lmf_pcall(L, 0, LUA_MULTRET);
     mf_graph_pop_default();
     if (st != LUA_OK)
         return lua_error(L);
@@ -219,7 +212,8 @@ static int l_name_scope(lua_State *L)
     lua_settop(L, 2);
     int mark;
     lmf_check_status(L, mf_graph_push_scope(g, name, &mark));
-    int st = call_protected(L, 2);
+    lua_pushvalue(L, 2);   /* fn, called protected: the scope is undone on error */
+    int st = lmf_pcall(L, 0, LUA_MULTRET);
     mf_graph_pop_scope(g, mark);
     if (st != LUA_OK)
         return lua_error(L);
@@ -268,7 +262,8 @@ static int l_control_dependencies(lua_State *L)
     int n = read_nodes(L, 1, "control_dependencies", &deps);
     int mark;
     lmf_check_status(L, mf_graph_push_control(g, n, deps, &mark));
-    int st = call_protected(L, 2);
+    lua_pushvalue(L, 2);   /* fn, called protected: the scope is undone on error */
+    int st = lmf_pcall(L, 0, LUA_MULTRET);
     mf_graph_pop_control(g, mark);
     if (st != LUA_OK)
         return lua_error(L);
