@@ -495,6 +495,15 @@ int mf_op_signature(const MfOpDesc *d, MfSigStyle style, char *buf, size_t size)
     const char *lua = mf_op_lua_name(d);
     if (!lua)
         return 0;
+    if (style == MF_SIG_KEYWORDS) {
+        for (int i = 0; i < mf_op_input_slots(d); i++) {
+            size_t len;
+            const char *name = mf_op_input_name(d, i, &len);
+            put(&o, "%s%.*s = ...", i ? ", " : "{", (int)len, name);
+        }
+        put(&o, "}");
+        return (int)o.len;
+    }
     bool help = style == MF_SIG_HELP;
     const char *dot = strrchr(lua, '.');
     put(&o, "%s%s(%s", help ? "mf." : "", help || !dot ? lua : dot + 1,

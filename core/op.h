@@ -364,9 +364,10 @@ const MfAttrDef *mf_op_positional(const MfOpDesc *d, int k);
 
 /* The signature of 'd' from its schema. MF_SIG_CALL, for error messages:
  * "reduce_sum(x [, axis [, keepdims]] [, {options}])"; MF_SIG_HELP, as help()
- * shows it: "mf.matmul(a, b [, {transpose_a, transpose_b}]) or a:matmul(...)".
- * Returns the length ('buf' is always terminated). */
-typedef enum MfSigStyle { MF_SIG_CALL, MF_SIG_HELP } MfSigStyle;
+ * shows it: "mf.matmul(a, b [, {transpose_a, transpose_b}]) or a:matmul(...)";
+ * MF_SIG_KEYWORDS, the inputs by name (MF_OP_KEYWORD_INPUTS): "{labels = ...,
+ * logits = ...}". Returns the length ('buf' is always terminated). */
+typedef enum MfSigStyle { MF_SIG_CALL, MF_SIG_HELP, MF_SIG_KEYWORDS } MfSigStyle;
 int mf_op_signature(const MfOpDesc *d, MfSigStyle style, char *buf, size_t size);
 
 /* What a value of attribute 'def' must be, for messages: "a boolean", the

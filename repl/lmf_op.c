@@ -411,24 +411,6 @@ static int push_input_field(const Call *c, int i)
     return lua_gettable(c->L, 1);
 }
 
-/* Pushes and returns "{labels = ..., logits = ...}". */
-static const char *push_keyword_form(const Call *c)
-{
-    luaL_Buffer b;
-    luaL_buffinit(c->L, &b);
-    luaL_addchar(&b, '{');
-    for (int i = 0; i < c->nin; i++) {
-        size_t len;
-        const char *name = mf_op_input_name(c->d, i, &len);
-        luaL_addstring(&b, i ? ", " : "");
-        luaL_addlstring(&b, name, len);
-        luaL_addstring(&b, " = ...");
-    }
-    luaL_addchar(&b, '}');
-    luaL_pushresult(&b);
-    return lua_tostring(c->L, -1);
-}
-
 /* TensorFlow's keyword form f{labels = ..., logits = ...} of an op with
  * MF_OP_KEYWORD_INPUTS: a lone table naming one of the inputs (read as Lua
  * reads fields) becomes the inputs, each in its slot, followed by itself
@@ -449,7 +431,7 @@ static void keyword_inputs(Call *c)
         top--;
     if (top > 1)
         luaL_error(L, "%s: with %s the options go in that table, got a 2nd argument (%s)",
-                   c->fname, push_keyword_form(c), luaL_typename(L, 2));
+                   c->fname, push_signature(L, c->d, MF_SIG_KEYWORDS), luaL_typename(L, 2));
     lua_settop(L, 1);
     for (int i = 0; i < c->nin; i++)
         push_input_field(c, i);
@@ -614,11 +596,12 @@ static int read_inputs(Call *c, MfTensor **in)
             continue;
         if (lua_isnoneornil(L, i) && c->keyword)
             luaL_error(L, "%s: missing '%s' (call it as %s%s)", c->fname,
-                       push_input_name(c, i - 1), c->fname, push_keyword_form(c));
+                       push_input_name(c, i - 1), c->fname,
+                       push_signature(L, c->d, MF_SIG_KEYWORDS));
         if (lua_isnoneornil(L, i) && (c->d->flags & MF_OP_KEYWORD_INPUTS))
             luaL_error(L, "%s: expected %s or (%s), got %s as argument #%d", c->fname,
-                       push_keyword_form(c), c->d->inputs, i > c->given ? "no value" : "nil",
-                       i);
+                       push_signature(L, c->d, MF_SIG_KEYWORDS), c->d->inputs,
+                       i > c->given ? "no value" : "nil", i);
         if (lua_isnoneornil(L, i))
             luaL_error(L, "bad argument #%d to '%s' (mf.Tensor expected, got %s)", i, c->fname,
                        i > c->given ? "no value" : "nil");

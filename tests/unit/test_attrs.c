@@ -158,6 +158,8 @@ static void test_signature(void **state)
     assert_string_equal(buf, "mf.nn.max_pool(x, ksize, strides, padding [, {data_format}])");
     mf_op_signature(mf_op_table[MF_OP_CONCAT], MF_SIG_HELP, buf, sizeof buf);
     assert_string_equal(buf, "mf.concat(list [, axis])");
+    mf_op_signature(mf_op_table[MF_OP_SOFTMAX_XENT], MF_SIG_KEYWORDS, buf, sizeof buf);
+    assert_string_equal(buf, "{labels = ..., logits = ...}");
     assert_int_equal(mf_op_signature(mf_op_table[MF_OP_SUM], MF_SIG_CALL, buf, 8), 7);
     assert_string_equal(buf, "reduce_");   /* cut, still terminated */
     assert_int_equal(mf_op_signature(mf_op_table[MF_OP_MAX_POOL_GRAD], MF_SIG_HELP, buf,
