@@ -12,6 +12,7 @@ local refs = {
   expm1 = function(v) return math.exp(v) - 1 end,
   reciprocal = function(v) return 1 / v end,
   atanh = function(v) return 0.5 * math.log((1 + v) / (1 - v)) end,
+  asinh = function(v) return math.log(v + math.sqrt(v * v + 1)) end,
   -- erf by its series (enough terms for |x| < 1)
   erf = function(v)
     local sum, term = 0, v
@@ -102,4 +103,10 @@ T.test("moments, batch_normalization, reduce_logsumexp, norm", function()
   T.raises(function() mf.nn.moments(x) end, "moments: expected the axes")
 end)
 
+
+T.test("asinh against PyTorch's torch.asinh", function()
+  -- /usr/bin/python3: torch.asinh(torch.tensor([-2.0, 0.5, 3.0], dtype=torch.float64))
+  T.eq(mf.asinh(mf.tensor({-2, 0.5, 3}, "float64")),
+       {-1.4436354751788103, 0.48121182505960347, 1.8184464592320668}, 1e-15)
+end)
 T.done()

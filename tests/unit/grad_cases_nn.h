@@ -91,6 +91,7 @@ static const GradCase cases_nn[] = {
     {MF_OP_EXPM1, "expm1 (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -2, 2, NULL, NULL, true},
     {MF_OP_ERF, "erf (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -2, 2, NULL, NULL, true},
     {MF_OP_ATANH, "atanh (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -0.8, 0.8, NULL, NULL, true},
+    {MF_OP_ASINH, "asinh (2,3)", 1, {2}, {{2, 3}}, {GCN_F}, -2, 2, NULL, NULL, true},
     {MF_OP_CUMSUM, "cumsum (3,4) axis 1", 1, {2}, {{3, 4}}, {GCN_F}, -2, 2, gcn_axis_0, NULL,
      true},
     {MF_OP_CUMSUM, "cumsum (2,3) axis 2 reverse", 1, {2}, {{2, 3}}, {GCN_F}, -2, 2,
