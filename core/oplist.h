@@ -135,6 +135,7 @@ MF_OP(MF_OP_ERF, mf_desc_erf)
 MF_OP(MF_OP_RECIPROCAL, mf_desc_reciprocal)
 MF_OP(MF_OP_ATANH, mf_desc_atanh) /* core/ops/atanh.c */
 MF_OP(MF_OP_ASINH, mf_desc_asinh) /* core/ops/asinh.c */
+MF_OP(MF_OP_ROLL, mf_desc_roll)   /* core/ops/roll.c */
 MF_OP(MF_OP_CUMSUM, mf_desc_cumsum) /* core/ops/scan.c */
 MF_OP(MF_OP_CUMPROD, mf_desc_cumprod) /* core/ops/scan.c */
 MF_OP(MF_OP_ATAN2, mf_desc_atan2) /* core/ops/atan2.c */

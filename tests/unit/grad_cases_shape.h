@@ -108,6 +108,16 @@ static void gcs_slice_342(MfAttrs *a)
     memcpy(a->ints, v, sizeof v);
 }
 
+/* roll by 1 along axis 0 and by -2 along the last */
+static void gcs_roll(MfAttrs *a)
+{
+    a->nints = a->naxes = 2;
+    a->ints[0] = 1;
+    a->ints[1] = -2;
+    a->axes[0] = 0;
+    a->axes[1] = -1;
+}
+
 static void gcs_tile_21(MfAttrs *a)
 {
     a->nints = 2;
@@ -291,6 +301,9 @@ static const GradCase cases_shape[] = {
      false},
     {MF_OP_REVERSE, "reverse (2,3,4) axes -1 and 1", 1, {3}, {{2, 3, 4}}, {GCS_F}, -1, 1,
      gcs_axes_m1_0, NULL, false},
+    /* Roll */
+    {MF_OP_ROLL, "roll (2,3,4) by 1 on axis 1, -2 on the last", 1, {3}, {{2, 3, 4}}, {GCS_F},
+     -1, 1, gcs_roll, NULL, true},
     /* Tile */
     {MF_OP_TILE, "tile (2,3) by (2,1)", 1, {2}, {{2, 3}}, {GCS_F}, -1, 1, gcs_tile_21, NULL,
      false},
