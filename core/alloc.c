@@ -243,6 +243,35 @@ size_t mf_alloc_in_use(void)
     return bytes_in_use;
 }
 
+/* The host sees only small boxes, so a dead tensor's buffer waits for a
+ * full collection, due when the engine holds 'collect_low' (the lowest use
+ * since the last collection) plus the larger of COLLECT_SLACK and that
+ * amount again. A small slack keeps a loop's temporaries cycling through a
+ * few warm buffers instead of hundreds of MB of cold ones (page faults and
+ * cache misses); it is relative to the live set so that a script holding
+ * much data is not collected after every op. The low mark, not only the live
+ * set at the last collection: after a large phase whose tensors were freed
+ * (closed, or by refcount), twice that old live set would let garbage pile
+ * up far past what the loop needs. (Young collections do not help: Lua
+ * 5.4.4's generational mode never frees a finalized userdata that survived
+ * one young collection, and `local c = a + b` in a loop always survives one,
+ * held by its register until the next result replaces it.) */
+#define COLLECT_SLACK ((size_t)8 << 20)
+static size_t collect_low;
+
+bool mf_alloc_collect_due(void)
+{
+    if (bytes_in_use < collect_low)
+        collect_low = bytes_in_use;
+    return bytes_in_use >= collect_low + (collect_low > COLLECT_SLACK ? collect_low
+                                                                      : COLLECT_SLACK);
+}
+
+void mf_alloc_collected(void)
+{
+    collect_low = bytes_in_use;
+}
+
 size_t mf_alloc_peak(void)
 {
     return bytes_in_use_peak;

@@ -14,37 +14,14 @@
 
 /* ---- boxing ------------------------------------------------------------ */
 
-/* Lua sees only the small boxes, so a dead tensor's buffer waits for a
- * full collection, which runs when the engine holds gc_threshold: what
- * survived the last collection plus the larger of GC_SLACK and that amount
- * again. A small slack keeps a loop's temporaries cycling through a few
- * warm buffers instead of hundreds of MB of cold ones (page faults and
- * cache misses); it is relative to the live set so that a script holding
- * much data is not collected after every op. (Young collections do not
- * help: Lua 5.4.4's generational mode never frees a finalized userdata that
- * survived one young collection, and `local c = a + b` in a loop always
- * survives one, held by its register until the next result replaces it.) */
-#define GC_SLACK ((size_t)8 << 20)
-/* The threshold follows the lowest use seen since the last collection, not
- * only the live set then: after a large phase whose tensors were freed
- * (closed, or by refcount), a threshold of twice that old live set would
- * let garbage pile up far past what the loop needs. */
-static size_t gc_low = 0;
-
-static size_t threshold_of(size_t low)
-{
-    return low + (low > GC_SLACK ? low : GC_SLACK);
-}
-
+/* A dead tensor's buffer waits for a full collection, which runs when the
+ * engine says one is due (core/alloc.c says when and why). */
 void lmf_gc_pressure(lua_State *L)
 {
-    size_t use = mf_alloc_in_use();
-    if (use < gc_low)
-        gc_low = use;
-    if (use < threshold_of(gc_low))
+    if (!mf_alloc_collect_due())
         return;
     lua_gc(L, LUA_GCCOLLECT);
-    gc_low = mf_alloc_in_use();
+    mf_alloc_collected();
 }
 
 /* The engine allocator's reclaim hook (mf_alloc_set_reclaim): when the
@@ -63,7 +40,7 @@ static void reclaim_hook(void)
     reclaiming = true;
     lua_gc(reclaim_L, LUA_GCCOLLECT);
     reclaiming = false;
-    gc_low = mf_alloc_in_use();
+    mf_alloc_collected();
 }
 
 static void check_not_reclaiming(lua_State *L)

@@ -73,6 +73,30 @@ static void test_failure_hook_fails_the_nth_allocation(void **state)
     mf_alloc_trim();
 }
 
+/* The collection policy: due at the low mark plus max(8 MiB, the low mark);
+ * the low mark follows use down, and a collection resets it. */
+static void test_collect_due(void **state)
+{
+    (void)state;
+    const size_t mib = (size_t)1 << 20;
+    mf_alloc_collected();
+    void *a = mf_alloc(6 * mib);
+    assert_false(mf_alloc_collect_due());   /* within the 8 MiB slack */
+    void *b = mf_alloc(3 * mib);
+    assert_true(mf_alloc_collect_due());
+    mf_alloc_collected();                     /* 9 MiB live: the low mark */
+    mf_dealloc(a, 6 * mib);
+    assert_false(mf_alloc_collect_due());   /* 3 MiB: the low mark follows */
+    a = mf_alloc(6 * mib);
+    assert_false(mf_alloc_collect_due());
+    void *c = mf_alloc(3 * mib);              /* 12 MiB >= 3 + 8 (not 9 + 9) */
+    assert_true(mf_alloc_collect_due());
+    mf_dealloc(c, 3 * mib);
+    mf_dealloc(b, 3 * mib);
+    mf_dealloc(a, 6 * mib);
+    mf_alloc_trim();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -80,6 +104,7 @@ int main(void)
         TEST(test_large_blocks_start_at_different_page_offsets),
         TEST(test_freed_block_is_reused_and_counted),
         TEST(test_failure_hook_fails_the_nth_allocation),
+        TEST(test_collect_due),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
