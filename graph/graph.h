@@ -139,6 +139,10 @@ const char *mf_node_attrs_text(const MfNode *n, char *buf, size_t size);
  *   clusters, control edges dashed, variable references dotted. */
 MfStatus mf_graph_listing(const MfGraph *g, MfStrBuf *out);
 MfStatus mf_node_listing_line(const MfNode *n, MfStrBuf *out);
+/* print(t) of any tensor: a graph tensor as TensorFlow shows it, with the
+ * op that makes it, "<mf.Tensor 'add:0' shape=(?,3) dtype=float32
+ * op=AddV2>"; a concrete one as mf_format_tensor writes it with 'opt'. */
+MfStatus mf_graph_format_tensor(const MfTensor *t, const MfPrintOptions *opt, MfStrBuf *out);
 MfStatus mf_graph_dot(const MfGraph *g, MfStrBuf *out);
 
 /* The picture on disk (graph/render.c). mf_graph_write_dot writes

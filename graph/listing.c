@@ -87,6 +87,18 @@ MfStatus mf_node_listing_line(const MfNode *n, MfStrBuf *out)
     return mf_strbuf_status(out, "Graph listing");
 }
 
+MfStatus mf_graph_format_tensor(const MfTensor *t, const MfPrintOptions *opt, MfStrBuf *out)
+{
+    if (!t->node)
+        return mf_format_tensor(t, opt, out);
+    char name[300], shape[MF_MAX_RANK * 24 + 8];
+    mf_graph_tensor_name(t, name, sizeof name);
+    mf_strbuf_addf(out, "<mf.Tensor '%s' shape=%s dtype=%s op=%s>", name,
+                   mf_shape_str(t->rank, t->shape, shape, sizeof shape),
+                   mf_dtype_name(t->dtype), mf_node_op_name(t->node));
+    return mf_strbuf_status(out, "print");
+}
+
 MfStatus mf_graph_listing(const MfGraph *g, MfStrBuf *out)
 {
     int nn = mf_graph_nnodes(g);

@@ -22,17 +22,6 @@ static int strbuf_gc(lua_State *L)
     return 0;
 }
 
-/* A graph tensor: "<mf.Tensor 'add:0' shape=(?,3) dtype=float32 op=AddV2>"
- * (TensorFlow's form, with the producing op). */
-static void push_symbolic_string(lua_State *L, const MfTensor *t)
-{
-    char name[300], shape[MF_MAX_RANK * 24 + 8];
-    mf_graph_tensor_name(t, name, sizeof name);
-    lua_pushfstring(L, "<mf.Tensor '%s' shape=%s dtype=%s op=%s>", name,
-                    mf_shape_str(t->rank, t->shape, shape, sizeof shape),
-                    mf_dtype_name(t->dtype), mf_node_op_name(t->node));
-}
-
 MfStrBuf *lmf_new_strbuf(lua_State *L)
 {
     MfStrBuf *b = lua_newuserdatauv(L, sizeof *b, 0);
@@ -54,12 +43,8 @@ void lmf_push_strbuf(lua_State *L, MfStrBuf *b, MfStatus st)
 
 void lmf_push_tensor_string(lua_State *L, const MfTensor *t)
 {
-    if (t->node) {
-        push_symbolic_string(L, t);
-        return;
-    }
     MfStrBuf *b = lmf_new_strbuf(L);
-    lmf_push_strbuf(L, b, mf_format_tensor(t, &lmf_print_options, b));
+    lmf_push_strbuf(L, b, mf_graph_format_tensor(t, &lmf_print_options, b));
 }
 
 /* ---- options ------------------------------------------------------------------------ */

@@ -422,6 +422,13 @@ static void test_listing_and_dot(void **state)
                         "  Const = Const(2) -> float32 ()\n"
                         "  add = AddV2(matmul:0, Const:0; ^x) -> float32 (2,2)");
     mf_strbuf_free(&b);
+    const MfPrintOptions popt = MF_PRINT_DEFAULTS;
+    assert_int_equal(mf_graph_format_tensor(m, &popt, &b), MF_OK);
+    assert_string_equal(b.data, "<mf.Tensor 'matmul:0' shape=(2,2) dtype=float32 op=MatMul>");
+    mf_strbuf_free(&b);
+    assert_int_equal(mf_graph_format_tensor(two, &popt, &b), MF_OK);
+    assert_string_equal(b.data, "2.\nshape=(), dtype=float32");
+    mf_strbuf_free(&b);
     char attrs[64];
     assert_string_equal(mf_node_attrs_text(m->node, attrs, sizeof attrs), "transpose_b");
     assert_int_equal(mf_graph_dot(g, &b), MF_OK);
