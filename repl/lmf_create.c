@@ -118,7 +118,7 @@ static int shaped_const(lua_State *L, const char *fname, int value)
 
 static int like_const(lua_State *L, const char *fname, int value)
 {
-    MfTensor *t = lmf_to_tensor(L, 1, -1), *out = NULL;
+    MfTensor *t = lmf_arg_tensor(L, 1, -1, fname), *out = NULL;
     lmf_check_options(L, 2, fname, dtype_only);
     MfDType dt = dtype_arg(L, 2, fname, t->dtype, NULL);
     lmf_check_status(L, mf_create_like(fname, t, dt, value, &out));
@@ -362,7 +362,7 @@ static int l_shuffle(lua_State *L)
 {
     lmf_check_nargs(L, "shuffle", 2);
     static const char *const keys[] = {"seed", NULL};
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    MfTensor *t = lmf_arg_tensor(L, 1, -1, "shuffle");
     lmf_check_options(L, 2, "random.shuffle", keys);
     if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
         return luaL_typeerror(L, 2, "options table");

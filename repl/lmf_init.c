@@ -62,7 +62,7 @@ static MfStatus constant_call(lua_State *L, int rank, const int64_t *shape, MfDT
         return mf_create_fill("constant", dt, rank, shape,
                               lua_isboolean(L, top) ? lua_toboolean(L, top) : lua_tonumber(L, top),
                               out);
-    return mf_init_constant(lmf_to_tensor(L, top, -1), rank, shape, dt, out);
+    return mf_init_constant(lmf_arg_tensor(L, top, -1, "constant"), rank, shape, dt, out);
 }
 
 /* init(shape [, dtype]) */
