@@ -6,7 +6,7 @@
 -- a structure, its leaves are its tensors and Variables, in 'next' order).
 -- An unconnected argument's gradient is zeros; an integer or bool one's
 -- (labels, indices) is nil, whatever the tape gives. The tape is closed when
--- the call ends, also when 'f' raises.
+-- the call ends, also when 'f' raises; 'f' may not yield.
 local mf, lib = ...
 local fail = lib.fail
 
@@ -87,6 +87,12 @@ local function collect_leaves(fname, args, sel)
   return leaves
 end
 
+-- f(...) under 'tape', which watches the leaves first.
+local function watched_call(tape, leaves, f, ...)
+  tape:watch(leaves)
+  return f(...)
+end
+
 -- f's result, which must be a scalar tensor.
 local function check_scalar(fname, y)
   if not lib.is_tensor(y) then fail(fname, "f must return a scalar tensor, got %s", type(y)) end
@@ -132,10 +138,10 @@ local function make_grad(fname, f, opts, with_value)
     local sel = select_args(fname, argnums, nargs)
     local leaves = collect_leaves(fname, args, sel)
     local tape <close> = mf.GradientTape()
-    tape:watch(leaves)
-    local y = f(table.unpack(args, 1, nargs))
+    -- as a C binding calls f: no yield, and the tape closed if f raises
+    local y = lib.call(tape, watched_call, tape, leaves, f, table.unpack(args, 1, nargs))
+    tape:stop()   -- f is done: the tape records no more, whatever comes next
     check_scalar(fname, y)
-    tape:stop()   -- f is done: the tape records no more
     local grads = leaf_gradients(tape, y, leaves)
     local out, first, k = {}, with_value and 1 or 0, 0
     out[1] = with_value and y or nil

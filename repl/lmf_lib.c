@@ -10,6 +10,7 @@
 #include "graph/graph.h"
 #include "help.h"
 #include "lmf.h"
+#include "lmf_callback.h"
 
 typedef struct LibFile {
     const char *chunkname;
@@ -36,6 +37,21 @@ static int l_eager(lua_State *L)
     return lua_gettop(L);
 }
 
+/* lib.call(obj, fn, ...) -> fn(...), as a C binding calls the user's
+ * function: it may not yield, and when it raises, 'obj' is closed (its
+ * __close) before the error goes on. Lua code of lib/ that opens a scope
+ * (mf.grad's tape) so leaves nothing open even in a coroutine that ends
+ * with the error (a to-be-closed variable waits there for
+ * coroutine.close) or is never resumed. Private to lib/. */
+static int l_call(lua_State *L)
+{
+    if (lmf_pcall(L, lua_gettop(L) - 2, LUA_MULTRET) == LUA_OK)
+        return lua_gettop(L) - 1;
+    if (luaL_callmeta(L, 1, "__close"))
+        lua_pop(L, 1);
+    return lua_error(L);
+}
+
 /* lib.numeric_values(x) -> whether x is an open tensor or Variable with
  * numbers to read now: not symbolic (a graph tensor or Variable), not bool.
  * Private to lib/ (TensorBoard's histograms). */
@@ -53,6 +69,8 @@ void lmf_open_lib(lua_State *L)
     int lib = lua_gettop(L);
     lua_pushcfunction(L, l_eager);
     lua_setfield(L, lib, "eager");
+    lua_pushcfunction(L, l_call);
+    lua_setfield(L, lib, "call");
     lua_pushcfunction(L, l_numeric_values);
     lua_setfield(L, lib, "numeric_values");
     lmf_push_data_helpers(L);

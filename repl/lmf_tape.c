@@ -220,10 +220,9 @@ static int read_targets(lua_State *L, int idx, MfTensor ***out)
     *out = lua_newuserdatauv(L, (size_t)n * sizeof **out, 0);
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, leaves, i);
-        if (!lmf_test_tensor(L, -1))
+        if (!((*out)[i - 1] = lmf_test_tensor(L, -1)))
             luaL_error(L, "gradient: target %d must be a tensor or a Variable, got %s", (int)i,
                        luaL_typename(L, -1));
-        (*out)[i - 1] = lmf_test_tensor(L, -1);
         lua_rawseti(L, leaves, i);   /* the slot that owns the target stays */
     }
     return (int)n;

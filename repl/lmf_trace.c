@@ -399,10 +399,8 @@ static int fn_call(lua_State *L)
     int top = lua_gettop(L);
     if (mf_train_trace_runs_inline())
         return call_plain(L, top);
-    entry_for(L, top, "traced function");
+    MfTrace *tr = lmf_function_trace(L, top, "traced function");
     int entry = lua_gettop(L);
-    lua_getfield(L, entry, "trace");
-    MfTrace *tr = ((TraceBox *)luaL_checkudata(L, -1, TRACE_MT))->t;
     lua_newtable(L);
     int list = lua_gettop(L);
     for (int i = 2; i <= top; i++)
@@ -443,11 +441,7 @@ bool lmf_is_function(lua_State *L, int idx)
  * this signature is new; the function is not run). */
 static int fn_graph(lua_State *L)
 {
-    check_function(L);
-    entry_for(L, lua_gettop(L), "graph");
-    lua_getfield(L, -1, "trace");
-    MfTrace *tr = ((TraceBox *)luaL_checkudata(L, -1, TRACE_MT))->t;
-    lmf_push_graph(L, mf_trace_graph(tr));
+    lmf_push_graph(L, mf_trace_graph(lmf_function_trace(L, lua_gettop(L), "graph")));
     return 1;
 }
 

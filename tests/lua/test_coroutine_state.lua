@@ -33,4 +33,22 @@ T.test("g:as_default erroring inside a coroutine leaves eager mode on", function
   T.ok(eager_ok())
 end)
 
+T.test("mf.grad's f raising or yielding inside a coroutine leaves no tape recording", function()
+  local function no_tape()   -- a traced function traces instead of running inline
+    local f = mf.trace(function(x) return x * 2 end)
+    T.eq(f(mf.ones{2}), {2, 2})
+    T.eq(f:trace_count(), 1)
+  end
+  local raises = mf.grad(function(x) error("boom") end)
+  local co = coroutine.create(function() return raises(mf.tensor{1, 2}) end)
+  local ok, err = coroutine.resume(co)
+  T.ok(not ok and err:find("boom", 1, true), tostring(err))
+  no_tape()
+  local df = mf.grad(function(x) coroutine.yield(1); return mf.reduce_sum(x * x) end)
+  local co2 = coroutine.create(function() return df(mf.tensor{1, 2}) end)
+  local ok2, err2 = coroutine.resume(co2)
+  T.ok(not ok2 and err2:find("yield", 1, true), tostring(err2))
+  no_tape()
+end)
+
 T.done()
