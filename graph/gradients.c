@@ -687,6 +687,16 @@ static MfStatus walk(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *con
 MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
                             MfTensor *const *xs, MfTensor *const *grad_ys, MfTensor **grads)
 {
+    if (!g)
+        g = ny ? mf_tensor_graph(ys[0]) : NULL;
+    if (!g)
+        g = mf_graph_default();
+    if (!g) {
+        for (int i = 0; i < nx; i++)
+            grads[i] = NULL;
+        return mf_err_set(MF_EARG, "gradients: ys must be graph tensors (build them inside "
+                          "g:as_default); for eager gradients use mf.GradientTape");
+    }
     return mf_graph_gradients_window(g, ny, ys, nx, xs, grad_ys, 0, INT_MAX, grads);
 }
 

@@ -19,7 +19,9 @@
  * convolutions when the dims their gradients read are known (concat's axis;
  * slice and pad: an unknown dim taken whole, not padded after; the filter's
  * shape); the others (gather, tile, trace, squeeze without axes) fail with
- * MF_ESHAPE and a message naming the node and the op. */
+ * MF_ESHAPE and a message naming the node and the op.
+ * 'g' NULL: the graph of ys[0], else the default graph (g:as_default),
+ * else MF_EARG (eager ys: a GradientTape computes those). */
 MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
                             MfTensor *const *xs, MfTensor *const *grad_ys, MfTensor **grads);
 

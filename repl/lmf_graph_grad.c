@@ -88,15 +88,9 @@ static int l_gradients(lua_State *L)
     int ny = read_list(L, 1, "ys", &ys);
     int nx = read_list(L, 2, "xs", &xs);
     MfTensor **gy = read_grad_ys(L, ny, ys);
-    MfGraph *g = ny ? mf_tensor_graph(ys[0]) : NULL;
-    if (!g)
-        g = mf_graph_default();
-    if (!g)
-        return luaL_error(L, "gradients: ys must be graph tensors (build them inside "
-                          "g:as_default); for eager gradients use mf.GradientTape");
     MfTensor **grads = lua_newuserdatauv(L, (size_t)(nx ? nx : 1) * sizeof *grads, 0);
     lua_State *saved = lmf_set_grad_state(L);   /* custom gradients run on L */
-    MfStatus st = mf_graph_gradients(g, ny, ys, nx, xs, gy, grads);
+    MfStatus st = mf_graph_gradients(NULL, ny, ys, nx, xs, gy, grads);   /* ys' graph */
     lmf_set_grad_state(saved);
     if (st != MF_OK)
         return lmf_raise(L);

@@ -14,7 +14,9 @@
  * unknown batch dim; then the backward graph must take shapes at run time.
  * An op whose gradient cannot do that must refuse with a message naming the
  * node and the op; the common ops (elementwise with broadcasting,
- * reductions, reshapes, matmul, ...) must not refuse. */
+ * reductions, reshapes, matmul, ...) must not refuse.
+ * Also: with no graph given, mf_graph_gradients works in the ys' graph and
+ * refuses eager ys outside any graph. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -322,6 +324,32 @@ static void test_every_differentiable_op_walked(void **state)
     assert_int_equal(missing, 0);
 }
 
+/* No graph given: the ys' graph; eager ys with no default graph refused. */
+static void test_graph_of_the_ys(void **state)
+{
+    (void)state;
+    MfGraph *g = mf_graph_new();
+    MfTensor *x = NULL, *y = NULL, *gx = NULL;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT64, 0, NULL, "x", &x), MF_OK);
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    assert_int_equal(mf_binary(MF_OP_MUL, x, x, &y), MF_OK);
+    mf_graph_pop_default();
+    assert_int_equal(mf_graph_gradients(NULL, 1, &y, 1, &x, NULL, &gx), MF_OK);
+    assert_ptr_equal(mf_tensor_graph(gx), g);
+    mf_tensor_release(gx);
+    MfTensor *e = mf_tensor_scalar(MF_FLOAT64, 2.0);
+    gx = e;
+    assert_int_equal(mf_graph_gradients(NULL, 1, &e, 1, &e, NULL, &gx), MF_EARG);
+    assert_null(gx);
+    assert_error_contains("gradients: ys must be graph tensors (build them inside "
+                          "g:as_default); for eager gradients use mf.GradientTape");
+    mf_err_clear();
+    mf_tensor_release(e);
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+    mf_graph_release(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +357,7 @@ int main(void)
         TEST(test_symbolic_equals_tape),
         TEST(test_symbolic_equals_tape_unknown_dims),
         TEST(test_symbolic_equals_tape_unknown_batch),
+        TEST(test_graph_of_the_ys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
