@@ -240,9 +240,6 @@ static int t_gradient(lua_State *L)
     MfTensor *og = read_grad_opts(L, 4, &zero, "gradient");
     MfTensor **ts;
     int nt = read_targets(L, 2, &ts);
-    if (og && nt > 1)
-        return luaL_error(L, "gradient: output_gradients goes with one target, got %d targets",
-                          nt);
     MfTapeSource *src;
     int n = read_sources(L, 3, &src);
     MfTensor **grads = lua_newuserdatauv(L, (size_t)n * sizeof *grads, 0);

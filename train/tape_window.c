@@ -187,6 +187,9 @@ MfStatus mf_tape_window_gradients(MfTapeWindow *w, MfTape *t, int nt, MfTensor *
 {
     for (int i = 0; i < n; i++)
         grads[i] = NULL;
+    if (og && nt > 1)
+        return mf_err_set(MF_EARG, "gradient: output_gradients goes with one target, got %d "
+                          "targets", nt);
     bool symbolic = false;
     for (int k = 0; k < nt; k++)
         symbolic = symbolic || targets[k]->node;

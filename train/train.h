@@ -447,11 +447,12 @@ void mf_tape_window_reset(MfTapeWindow *w, MfTape *t);
 
 /* tape:gradient(targets, sources): with a symbolic target, the window's
  * symbolic gradients of each of the 'nt' targets, summed ('og', the output
- * gradient, goes with one target; 'zero': zeros for unconnected sources,
- * built in the target's graph; a Variable the tape did not watch stays
- * unconnected); with concrete targets, mf_tape_gradients. 'grads[0..n)'
- * owned, NULL where unconnected; all NULL on error. A non-persistent tape
- * answers once. Custom gradients may call back into the caller's face. */
+ * gradient, goes with one target, else MF_EARG; 'zero': zeros for
+ * unconnected sources, built in the target's graph; a Variable the tape did
+ * not watch stays unconnected); with concrete targets, mf_tape_gradients.
+ * 'grads[0..n)' owned, NULL where unconnected; all NULL on error. A
+ * non-persistent tape answers once. Custom gradients may call back into
+ * the caller's face. */
 MfStatus mf_tape_window_gradients(MfTapeWindow *w, MfTape *t, int nt, MfTensor *const *targets,
                                   int n, const MfTapeSource *src, MfTensor *og, bool zero,
                                   MfTensor **grads);

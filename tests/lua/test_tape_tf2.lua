@@ -77,6 +77,12 @@ T.test("mf.grad's bad input names grad or value_and_grad; a failing f leaves no 
   T.eq(ga.n, 1)
   T.eq(ga[1], {3})
   T.eq(gb:item(), 2)
+  local x = mf.tensor{1, 2}
+  local tape = mf.GradientTape()
+  tape:watch(x)
+  local y1, y2 = x * x, x + x
+  T.raises(function() tape:gradient({y1, y2}, x, {output_gradients = mf.ones{2}}) end,
+           "gradient: output_gradients goes with one target, got 2 targets")
 end)
 
 T.done()

@@ -290,6 +290,12 @@ static void test_tape_window_targets(void **state)
     assert_values(res, (double[]){8, 0}, 2, 0);         /* 2x + 2 */
     mf_tensor_release(res);
     mf_tensor_release(grad);
+    /* one output gradient goes with one target */
+    assert_int_equal(mf_tape_window_gradients(&w, t, 2, y, 1, &src, feed, false, &grad),
+                     MF_EARG);
+    assert_null(grad);
+    assert_error_contains("gradient: output_gradients goes with one target, got 2 targets");
+    mf_err_clear();
     mf_tape_release(t);
     /* eager targets: the tape's own gradient */
     MfTensor *a = vec(3, -1), *b = NULL;
