@@ -3,9 +3,11 @@
  * mf.control_dependencies, mf.group (an "mf.Operation"), and mf.Session
  * (run with fetches, feeds and an optional schedule; close).
  *
- * Ownership: a graph box owns one reference to its MfGraph; an operation
- * box owns one reference to the graph of its node; a session box owns its
- * MfSession. Functions that take a Lua callback (as_default, name_scope,
+ * Ownership (boxes of lmf_box.c): a graph box owns one reference to its
+ * MfGraph; an operation box holds its node and owns one reference to the
+ * node's graph; a session box owns its MfSession; a run request box (one
+ * per sess:run) owns the request and so every tensor the run was given.
+ * Functions that take a Lua callback (as_default, name_scope,
  * control_dependencies) call it protected, undo what they pushed, then
  * rethrow, so an error inside never leaves a graph or scope in force. */
 #include <limits.h>
@@ -23,8 +25,6 @@
 #define SCHEDULE_MT "mf.Schedule"
 #define REQUEST_MT "mf.RunRequest"
 
-/* A Graph box holds a reference to its graph; an Operation box holds its
- * node and a reference to the node's graph; a Session box its session. */
 MfGraph *lmf_check_graph(lua_State *L, int idx)
 {
     return lmf_box_check(L, idx, GRAPH_MT, "Graph is freed");
@@ -87,7 +87,7 @@ static int g_as_default(lua_State *L)
     luaL_checktype(L, 2, LUA_TFUNCTION);
     lua_settop(L, 2);
     lmf_check_status(L, mf_graph_push_default(g));
-    lua_pushvalue(L, 2);   /* fn, called protected: the scope is undone on error */
+    lua_pushvalue(L, 2);   /* fn, called protected */
     int st = lmf_pcall(L, 0, LUA_MULTRET);
     mf_graph_pop_default();
     if (st != LUA_OK)
@@ -212,7 +212,7 @@ static int l_name_scope(lua_State *L)
     lua_settop(L, 2);
     int mark;
     lmf_check_status(L, mf_graph_push_scope(g, name, &mark));
-    lua_pushvalue(L, 2);   /* fn, called protected: the scope is undone on error */
+    lua_pushvalue(L, 2);   /* fn, called protected */
     int st = lmf_pcall(L, 0, LUA_MULTRET);
     mf_graph_pop_scope(g, mark);
     if (st != LUA_OK)
@@ -262,7 +262,7 @@ static int l_control_dependencies(lua_State *L)
     int n = read_nodes(L, 1, "control_dependencies", &deps);
     int mark;
     lmf_check_status(L, mf_graph_push_control(g, n, deps, &mark));
-    lua_pushvalue(L, 2);   /* fn, called protected: the scope is undone on error */
+    lua_pushvalue(L, 2);   /* fn, called protected */
     int st = lmf_pcall(L, 0, LUA_MULTRET);
     mf_graph_pop_control(g, mark);
     if (st != LUA_OK)

@@ -1,9 +1,10 @@
 /* test_dist_optimizer.c — train/dist_optimizer.c: DistributedOptimizer's
  * options (defaults, checks and their messages), its print(opt) text, and
- * which way its compute_gradients averages: in graph mode the start and wait nodes with
- * overlap, the fused MPIAllreduce without, nothing for a plain optimizer;
- * eagerly in one process (no mpirun) the gradients stay the plain ones,
- * and a failing loss leaves nothing behind. */
+ * which way its compute_gradients averages: in graph mode the start and
+ * wait nodes with overlap, the fused MPIAllreduce without, nothing for a
+ * plain optimizer; eagerly in one process (no mpirun) the gradients stay
+ * the plain ones, and a failing loss leaves nothing behind. Also dist/'s
+ * root range and allreduce attributes. */
 #include <stdio.h>
 
 #include "testutil.h"
