@@ -49,9 +49,15 @@ int mf_shape_equal(int ra, const int64_t *sa, int rb, const int64_t *sb)
 MfStatus mf_axis_one_based(const char *who, int64_t axis, int rank, int extra, int64_t *out)
 {
     int64_t n = rank + extra;
-    *out = axis >= 1 && axis <= n ? axis - 1 : n + axis;
-    if ((axis >= 1 && axis <= n) || (axis < 0 && axis >= -n))
+    /* n + axis only once axis is known in range: math.maxinteger would overflow */
+    if (axis >= 1 && axis <= n) {
+        *out = axis - 1;
         return MF_OK;
+    }
+    if (axis < 0 && axis >= -n) {
+        *out = n + axis;
+        return MF_OK;
+    }
     /* the axis as given, not truncated (2^32-1 is not "axis -1") */
     if (n == 0)
         return mf_err_set(MF_EARG, "%s: a scalar has no axes (got axis %lld)", who,

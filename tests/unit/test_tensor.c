@@ -159,6 +159,11 @@ static void test_axis_one_based(void **state)
     assert_error_contains("axis 4294967295 out of range");
     assert_int_equal(mf_axis_one_based("sum", -3, 2, 0, &ax), MF_EARG);
     assert_error_contains("sum: axis -3 out of range");
+    /* the extremes of a Lua integer (the fuzzer's math.maxinteger overflowed n + axis) */
+    assert_int_equal(mf_axis_one_based("argmin", INT64_MAX, 2, 0, &ax), MF_EARG);
+    assert_error_contains("argmin: axis 9223372036854775807 out of range");
+    assert_int_equal(mf_axis_one_based("argmin", INT64_MIN, 2, 0, &ax), MF_EARG);
+    assert_error_contains("argmin: axis -9223372036854775808 out of range");
     assert_int_equal(mf_axis_one_based("sum", 1, 0, 0, &ax), MF_EARG);
     assert_error_contains("sum: a scalar has no axes (got axis 1)");
 }

@@ -228,4 +228,7 @@ return {
     g1:as_default(function() p = mf.placeholder("float32", {4}, "p") end)
     g2:as_default(function() return mf.split(p, 2) end)
   end, "split: "},
+  {"an axis of math.maxinteger overflowed n + axis in mf_axis_one_based (UBSan)", function()
+    return mf.tensor{1, 2}:argmin(math.maxinteger)
+  end, "argmin: axis 9223372036854775807 out of range"},
 }
