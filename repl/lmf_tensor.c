@@ -134,12 +134,19 @@ static MfTensor *anchor(lua_State *L, int idx, LmfBox *box, MfTensor *t)
     return box->t;
 }
 
-/* The tensor of the open box at 'idx', anchored (see above). */
-static MfTensor *anchor_box(lua_State *L, int idx, MfTensor *t)
+/* The tensor of the box 'arg' at 'idx', anchored (see above), or NULL when
+ * it is closed. The tensor is read after the new box is made: that
+ * allocation may run a finalizer that closes 'arg' (found by make fuzz-api:
+ * a tensor read before it was freed under the call). */
+static MfTensor *anchor_box(lua_State *L, int idx, LmfBox *arg)
 {
     idx = lua_absindex(L, idx);
     LmfBox *box = push_box(L, NULL);
-    return anchor(L, idx, box, t);
+    if (!arg->t) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    return anchor(L, idx, box, arg->t);
 }
 
 /* A Variable (checked only after the tensor test fails, so tensors keep the
@@ -148,7 +155,7 @@ MfTensor *lmf_test_tensor(lua_State *L, int idx)
 {
     LmfBox *box = test_box(L, idx);
     if (box)
-        return box->t ? anchor_box(L, idx, box->t) : NULL;
+        return anchor_box(L, idx, box);
     MfVariable *v = lmf_test_variable(L, idx);
     if (!v)
         return NULL;
@@ -198,10 +205,11 @@ void lmf_keep(lua_State *L, int holder)
 MfTensor *lmf_check_tensor(lua_State *L, int idx)
 {
     LmfBox *box = test_box(L, idx);
-    if (box && !box->t)
+    MfTensor *t = box ? anchor_box(L, idx, box) : NULL;
+    if (box && !t)
         luaL_argerror(L, idx, "tensor is closed");
     if (box)
-        return anchor_box(L, idx, box->t);
+        return t;
     idx = lua_absindex(L, idx);
     box = push_box(L, NULL);
     return anchor(L, idx, box, lmf_check_variable_value(L, idx));
