@@ -54,7 +54,13 @@ static struct {
     MfParallelFn fn;
     void *ctx;
     int64_t n, chunk;
+    uint64_t id; /* this job's number, for job_threads' count */
 } job;
+
+/* The last job this thread counted itself in (job_threads). A worker still
+ * in run_claims from the job before may claim a chunk of the next one, so
+ * "counted" cannot be a flag of one run_claims call. */
+static _Thread_local uint64_t counted_job;
 
 /* Where the workers may run (under 'lock'): the caller's cpu they were kept
  * off (-1: not yet), the set they were given, jobs since it was checked. */
@@ -125,15 +131,17 @@ void mf_parallel_blas_threads(bool on)
 /* Runs chunks of the current job until none is left to take. */
 static void run_claims(void)
 {
-    bool counted = false, once = atomic_load_explicit(&one_chunk_each, memory_order_relaxed);
-    while (!(once && counted)) {
+    bool ran = false, once = atomic_load_explicit(&one_chunk_each, memory_order_relaxed);
+    while (!(once && ran)) {
         uint64_t c = atomic_fetch_add_explicit(&claims, 1, memory_order_acq_rel);
         uint32_t chunk = (uint32_t)c, chunks = (uint32_t)(c >> 32);
         if (chunk >= chunks)
             return;
-        if (!counted) {
+        ran = true;
+        /* job is the claimed chunk's: written before 'claims' was published */
+        if (counted_job != job.id) {
             atomic_fetch_add_explicit(&job_threads, 1, memory_order_relaxed);
-            counted = true;
+            counted_job = job.id;
         }
         int64_t b = (int64_t)chunk * job.chunk, e = b + job.chunk < job.n ? b + job.chunk : job.n;
         if (b < e)
@@ -274,6 +282,7 @@ void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParall
     job.ctx = ctx;
     job.n = n;
     job.chunk = (n + threads - 1) / threads;
+    job.id++;
     int chunks = (int)((n + job.chunk - 1) / job.chunk);
     atomic_store(&pending, chunks);
     atomic_store(&job_threads, 0);

@@ -82,6 +82,43 @@ static void test_two_threads_run_at_once(void **state)
     mf_parallel_set_threads(1);
 }
 
+/* A worker still claiming from one job can take a chunk of the next:
+ * mf_parallel_last_threads counted it only for the first job (so a job run
+ * by two threads read as 1, about once in 3000 jobs). Many quick jobs in a
+ * row, each needing both threads (chunk 0 waits for chunk 1 to start),
+ * must each count 2. The wait yields the cpu, and gives up (fails) rather
+ * than hang if chunk 1 never starts. */
+static atomic_int quick_started;
+
+static void quick_rendezvous(void *ctx, int64_t b, int64_t e)
+{
+    bool *met = ctx;
+    (void)e;
+    if (b == 1) {
+        atomic_store(&quick_started, 1);
+        return;
+    }
+    for (long i = 0; i < 100000000 && !atomic_load(&quick_started); i++)
+        sched_yield();
+    *met = atomic_load(&quick_started) == 1;
+}
+
+static void test_each_job_counts_its_threads(void **state)
+{
+    (void)state;
+    mf_parallel_set_threads(2);
+    int miscounted = 0;
+    for (int rep = 0; rep < 50000; rep++) {
+        bool met = false;
+        atomic_store(&quick_started, 0);
+        mf_parallel_for(2, 1, quick_rendezvous, &met);
+        assert_true(met);
+        miscounted += mf_parallel_last_threads() != 2;
+    }
+    assert_int_equal(miscounted, 0);
+    mf_parallel_set_threads(1);
+}
+
 static void test_every_index_once(void **state)
 {
     (void)state;
@@ -493,6 +530,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_every_index_once),
         TEST(test_two_threads_run_at_once),
+        TEST(test_each_job_counts_its_threads),
         TEST(test_worker_kept_off_callers_cpu),
         TEST(test_kernels_match_one_thread),
         TEST(test_gemm_split_matches_one_thread),
