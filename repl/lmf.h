@@ -60,10 +60,8 @@ void lmf_keep(lua_State *L, int holder);
 
 /* The tensor at 'idx'; a Lua number, boolean or nested table is converted
  * (numbers take dtype 'like', or float32 when 'like' is negative) and the
- * converted tensor replaces the argument on the stack. */
-MfTensor *lmf_to_tensor(lua_State *L, int idx, int like);
-/* The same, naming 'fname' in conversion errors (lmf_to_tensor guesses the
- * name from the Lua stack; new code names its function). */
+ * converted tensor replaces the argument on the stack. Errors name 'fname',
+ * the function the user called (never guessed from the Lua stack). */
 MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname);
 /* The same for positions: Lua data converts to int64. */
 MfTensor *lmf_arg_index_tensor(lua_State *L, int idx, const char *fname);

@@ -140,7 +140,7 @@ static int l_take(lua_State *L)
  * numbers), or nothing */
 static int l_tensor_of(lua_State *L)
 {
-    MfTensor *t = lua_istable(L, 1) ? lmf_to_tensor(L, 1, -1) : lmf_test_tensor(L, 1);
+    MfTensor *t = lua_istable(L, 1) ? lmf_arg_tensor(L, 1, -1, "Dataset") : lmf_test_tensor(L, 1);
     if (!t)
         return 0;
     mf_tensor_retain(t);

@@ -431,7 +431,7 @@ static void add_feeds(lua_State *L, MfRunRequest *r)
                                                     &key));
         lua_pop(L, 1);
         bool data = !lua_isuserdata(L, -1);
-        MfTensor *v = lmf_to_tensor(L, lua_gettop(L), (int)key->dtype);
+        MfTensor *v = lmf_arg_tensor(L, lua_gettop(L), (int)key->dtype, "run");
         lmf_check_status(L, mf_run_request_feed_value(r, v, data));
     }
 }

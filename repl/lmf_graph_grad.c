@@ -75,7 +75,8 @@ static MfTensor **read_grad_ys(lua_State *L, int ny, MfTensor *const *ys)
             lua_pushvalue(L, src);
         else
             lua_geti(L, src, i + 1);
-        gy[i] = lua_isnil(L, -1) ? NULL : lmf_to_tensor(L, lua_gettop(L), ys[i]->dtype);
+        gy[i] = lua_isnil(L, -1) ? NULL
+                                 : lmf_arg_tensor(L, lua_gettop(L), ys[i]->dtype, "gradients");
     }
     return gy;
 }

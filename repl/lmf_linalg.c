@@ -27,7 +27,7 @@ static void check_two(lua_State *L, const char *fname, MfTensor **in)
             like = (int)in[i]->dtype;
     }
     for (int i = 0; i < 2; i++)
-        in[i] = lmf_to_tensor(L, i + 1, like);
+        in[i] = lmf_arg_tensor(L, i + 1, like, fname);
 }
 
 /* ---- tensordot ------------------------------------------------------------------ */

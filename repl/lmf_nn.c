@@ -47,7 +47,7 @@ static bool dropout_opts(lua_State *L, int oi, int p, bool *keep, lua_Integer *s
 static int l_dropout(lua_State *L)
 {
     lmf_check_nargs(L, "dropout", 3);
-    MfTensor *x = lmf_to_tensor(L, 1, -1), *out = NULL;
+    MfTensor *x = lmf_arg_tensor(L, 1, -1, "dropout"), *out = NULL;
     bool opts_at_2 = lua_type(L, 2) == LUA_TTABLE;
     int oi = opts_at_2 ? 2 : 3;
     if (!lua_isnoneornil(L, oi) && !lua_istable(L, oi))
@@ -66,7 +66,7 @@ static int l_dropout(lua_State *L)
     if (!lmf_test_tensor(L, pi))
         return luaL_error(L, "dropout: %s must be a number or a scalar tensor (a placeholder), "
                           "got %s", what, luaL_typename(L, pi));
-    MfTensor *p = lmf_to_tensor(L, pi, (int)x->dtype);
+    MfTensor *p = lmf_arg_tensor(L, pi, (int)x->dtype, "dropout");
     return lmf_push_result(L, mf_dropout_tensor(x, p, keep, has_seed, seed, &out), &out);
 }
 

@@ -70,7 +70,7 @@ static MfTensor **read_list(lua_State *L, int idx, const char *fname, int *n)
         if (!lmf_test_tensor(L, -1) && !lua_istable(L, -1) && !lua_isuserdata(L, -1))
             luaL_error(L, "%s: list entry %d must be a mf.Tensor or nil, got %s", fname, i + 1,
                        luaL_typename(L, -1));
-        ts[i] = lmf_to_tensor(L, -1, -1);
+        ts[i] = lmf_arg_tensor(L, -1, -1, fname);
         lua_rawseti(L, anchor, i + 1);
     }
     return ts;
@@ -115,7 +115,7 @@ static int l_clip_by_global_norm(lua_State *L)
             return luaL_error(L, "clip_by_global_norm: nonfinite must be \"nan\" or \"error\", "
                               "got %s", luaL_tolstring(L, -1, NULL));
         lua_getfield(L, 3, "use_norm");
-        use_norm = lua_isnil(L, -1) ? NULL : lmf_to_tensor(L, -1, like);
+        use_norm = lua_isnil(L, -1) ? NULL : lmf_arg_tensor(L, -1, like, "clip_by_global_norm");
     } else if (!lua_isnoneornil(L, 3)) {
         return lmf_arg_error(L, 3, "clip_by_global_norm", "options table {use_norm =} (and "
                              "nonfinite =)");

@@ -174,7 +174,7 @@ static void take_gradient(lua_State *L, const GradArgs *a, int idx, int i)
     if (lua_type(L, idx) != LUA_TNUMBER && !lmf_test_tensor(L, idx))
         luaL_error(L, "gradient '%s': result %d must be a tensor or nil, got %s",
                    a->fn->base.name, i + 1, luaL_typename(L, idx));
-    MfTensor *dx = lmf_to_tensor(L, idx, (int)x->dtype);
+    MfTensor *dx = lmf_arg_tensor(L, idx, (int)x->dtype, "RegisterGradient");
     mf_tensor_retain(dx);
     a->din[i] = dx;
 }

@@ -47,7 +47,7 @@ static int push_array(lua_State *L, MfTensor **outs, int64_t n)
 /* mf.split(t, n_or_sizes, axis) -> array of tensors */
 static int l_split(lua_State *L)
 {
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    MfTensor *t = lmf_arg_tensor(L, 1, -1, "split");
     int64_t axis = arg_axis(L, 3, "split", "split(x, n_or_sizes [, axis])", t), n, *sizes = NULL;
     if (lua_istable(L, 2)) {
         n = (int64_t)lua_rawlen(L, 2);
@@ -70,7 +70,7 @@ static int l_split(lua_State *L)
 /* mf.unstack(t, axis) -> array of tensors of rank t.ndim - 1 */
 static int l_unstack(lua_State *L)
 {
-    MfTensor *t = lmf_to_tensor(L, 1, -1);
+    MfTensor *t = lmf_arg_tensor(L, 1, -1, "unstack");
     if (t->rank == 0)
         return luaL_error(L, "unstack: a scalar (rank 0) cannot be unstacked");
     int64_t axis = arg_axis(L, 2, "unstack", "unstack(x [, axis])", t);

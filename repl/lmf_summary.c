@@ -90,7 +90,7 @@ static int w_histogram(lua_State *L)
     MfEventWriter *w = check_writer(L, "histogram");
     lmf_check_nargs(L, "histogram", 4);
     const char *tag = check_tag(L, 2, "histogram");
-    MfTensor *t = lmf_to_tensor(L, 3, -1);
+    MfTensor *t = lmf_arg_tensor(L, 3, -1, "histogram");
     int64_t step = check_step(L, 4, "histogram");
     lmf_check_status(L, mf_event_histogram(w, tag, t, step));
     return 0;

@@ -173,7 +173,7 @@ static MfTensor *read_grad_opts(lua_State *L, int idx, bool *zero, const char *f
         lua_geti(L, -1, 1);
         lua_replace(L, -2);
     }
-    return lua_isnil(L, -1) ? NULL : lmf_to_tensor(L, -1, -1);
+    return lua_isnil(L, -1) ? NULL : lmf_arg_tensor(L, -1, -1, fname);
 }
 
 /* Pushes the gradients in the structure of the sources at 'sidx' (one
@@ -444,7 +444,7 @@ static int call_grad_fn(lua_State *L)
         if (lua_type(L, idx) != LUA_TNUMBER && !lmf_test_tensor(L, idx))
             return luaL_error(L, "the gradient function returned a %s for input %d; expected "
                               "a tensor or nil", luaL_typename(L, idx), i + 1);
-        MfTensor *g = lmf_to_tensor(L, idx, (int)a->in[i]->dtype);
+        MfTensor *g = lmf_arg_tensor(L, idx, (int)a->in[i]->dtype, "custom_gradient");
         mf_tensor_retain(g);
         a->din[i] = g;
     }
@@ -537,7 +537,7 @@ static int custom_call(lua_State *L)
         return luaL_error(L, "custom_gradient: at most %d arguments", MAX_ARGS);
     for (int i = 1; i <= nargs; i++)
         if (lua_type(L, i) == LUA_TNUMBER || lmf_test_tensor(L, i))
-            in[nin++] = lmf_to_tensor(L, i, -1);
+            in[nin++] = lmf_arg_tensor(L, i, -1, "custom_gradient");
     lua_pushvalue(L, lua_upvalueindex(1));
     for (int i = 1; i <= nargs; i++)
         lua_pushvalue(L, i);
@@ -577,7 +577,7 @@ static int l_custom_gradient(lua_State *L)
  * pushed. */
 static MfTensor *push_f64_copy(lua_State *L, int idx)
 {
-    MfTensor *x = mf_gradcheck_input(lmf_to_tensor(L, idx, MF_FLOAT64));
+    MfTensor *x = mf_gradcheck_input(lmf_arg_tensor(L, idx, MF_FLOAT64, "gradcheck"));
     if (!x)
         lmf_raise(L);
     lmf_push_tensor(L, x);

@@ -256,23 +256,6 @@ int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
 
 /* ---- converting Lua data ------------------------------------------------ */
 
-/* The name of the running binding ("matmul" for mf.matmul({...}, b)), so a
- * conversion error of lmf_to_tensor names the function called (new code
- * names it: lmf_arg_tensor; the operators do). A binding called from C
- * leaves level 0 nameless: then the C function one level up is the one the
- * user called (unless it is pcall itself). "tensor" when Lua knows none. */
-static const char *binding_name(lua_State *L)
-{
-    lua_Debug ar;
-    if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
-        return ar.name;
-    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "nS", &ar) && ar.name &&
-        strcmp(ar.what, "C") == 0 && strcmp(ar.name, "pcall") != 0 &&
-        strcmp(ar.name, "xpcall") != 0)
-        return ar.name;
-    return "tensor";
-}
-
 /* Finds the shape of a nested table by following first elements. */
 static int data_shape(lua_State *L, int idx, int64_t *shape, int *has_bool, const char *fname)
 {
@@ -398,14 +381,6 @@ static MfTensor *tensor_from_lua(lua_State *L, int idx, int dtype, const char *f
     fill(L, &f, 0);
     lua_pop(L, 1);
     return f.t;
-}
-
-MfTensor *lmf_to_tensor(lua_State *L, int idx, int like)
-{
-    MfTensor *t = lmf_test_tensor(L, idx);
-    if (t)
-        return t;
-    return lmf_arg_tensor(L, idx, like, binding_name(L));
 }
 
 MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)

@@ -522,7 +522,7 @@ static MfTensor *step_lr(lua_State *L, int oi, const char *who)
     if (lua_type(L, -1) != LUA_TNUMBER && !lmf_test_tensor(L, -1))
         luaL_error(L, "%s: the learning_rate function must return a number or a scalar "
                    "tensor, got %s", who, type_name(L, -1));
-    return lmf_to_tensor(L, lua_gettop(L), MF_FLOAT64);
+    return lmf_arg_tensor(L, lua_gettop(L), MF_FLOAT64, who);
 }
 
 /* The global_step option of the table at 'oi' (NULL when absent). */
@@ -754,8 +754,8 @@ static int decayed(lua_State *L)
         if (lua_type(L, i) == LUA_TUSERDATA && !lmf_test_tensor(L, i))
             return luaL_error(L, "exponential_decay: %s is %s (closed after the schedule was "
                               "made)", what[i - 1], type_name(L, i));
-    MfTensor *lr = lmf_to_tensor(L, 1, -1);
-    MfTensor *step = lmf_to_tensor(L, 2, MF_INT64);
+    MfTensor *lr = lmf_arg_tensor(L, 1, -1, "exponential_decay");
+    MfTensor *step = lmf_arg_tensor(L, 2, MF_INT64, "exponential_decay");
     MfTensor *out = NULL;
     if (mf_train_exponential_decay(lr, step, lua_tonumber(L, 3), lua_tonumber(L, 4),
                                    lua_toboolean(L, 5), &out) != MF_OK)

@@ -96,4 +96,15 @@ T.test("shape errors name the function called, not the field it was called throu
   T.raises(function() f.fn({2, "a"}) end, "bad argument #1 to 'zeros' (shape entry 2 must be an integer")
 end)
 
+T.test("Lua data converted by a hand binding names that binding, whatever calls it", function()
+  -- the name came from the Lua stack before: a local, a field or pcall showed other names
+  local cut, t = mf.split, {f = mf.unstack}
+  local ok, err = pcall(cut, {1, "a"}, 2)
+  T.ok(not ok and err:find("split: expected a number (got string) at data[2]", 1, true), err)
+  T.raises(function() return t.f({true, 1}) end, "unstack: expected a boolean (got number)")
+  T.raises(function() return mf.nn.dropout({{1}, {1, 2}}, 0.5) end, "dropout: ragged data")
+  T.raises(function() return mf.tensordot({{1, "x"}}, mf.ones{2}, 1) end,
+           "tensordot: expected a number (got string) at data[1][2]")
+end)
+
 T.done()
