@@ -9,15 +9,6 @@
 #include "grads_math.h"
 #include "unary_loop.h"
 
-static MfStatus asinh_infer(MfOpCall *c)
-{
-    MfStatus st = mf_check_dtype(c, c->inputs[0], MF_FLOATS,
-                                 "a float dtype (float32 or float64; use mf.cast)");
-    if (st == MF_OK)
-        mf_spec_like(c, c->inputs[0], c->inputs[0]->dtype);
-    return st;
-}
-
 static MfStatus asinh_forward(const MfOpCall *c, MfTensor **outs)
 {
     UNARY_FORWARD(asinhf(a), asinh(a), NOINT);
@@ -40,7 +31,7 @@ done:
 
 const MfOpDesc mf_desc_asinh = {
     .name = "Asinh", .api = "asinh", .arity = 1, .flags = MF_OP_SIMPLE,
-    .infer = asinh_infer, .forward = asinh_forward, .backward = asinh_grad,
+    .infer = mf_infer_float_like, .forward = asinh_forward, .backward = asinh_grad,
     .cost = mf_cost_elementwise, .lua = "asinh", .inputs = "x",
     .summary = "elementwise inverse hyperbolic sine",
     .topic = "math",

@@ -9,15 +9,6 @@
 #include "grads_math.h"
 #include "unary_loop.h"
 
-static MfStatus atanh_infer(MfOpCall *c)
-{
-    MfStatus st = mf_check_dtype(c, c->inputs[0], MF_FLOATS,
-                                 "a float dtype (float32 or float64; use mf.cast)");
-    if (st == MF_OK)
-        mf_spec_like(c, c->inputs[0], c->inputs[0]->dtype);
-    return st;
-}
-
 static MfStatus atanh_forward(const MfOpCall *c, MfTensor **outs)
 {
     UNARY_FORWARD(atanhf(a), atanh(a), NOINT);
@@ -39,7 +30,7 @@ done:
 
 const MfOpDesc mf_desc_atanh = {
     .name = "Atanh", .api = "atanh", .arity = 1, .flags = MF_OP_SIMPLE,
-    .infer = atanh_infer, .forward = atanh_forward, .backward = atanh_grad,
+    .infer = mf_infer_float_like, .forward = atanh_forward, .backward = atanh_grad,
     .cost = mf_cost_elementwise, .lua = "atanh", .inputs = "x",
     .summary = "elementwise inverse hyperbolic tangent (x in (-1, 1))",
     .topic = "math",

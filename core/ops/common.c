@@ -43,6 +43,15 @@ void mf_spec_like(MfOpCall *c, const MfTensor *t, MfDType dt)
         c->out[0].shape[i] = t->shape[i];
 }
 
+MfStatus mf_infer_float_like(MfOpCall *c)
+{
+    MfStatus st = mf_check_dtype(c, c->inputs[0], MF_FLOATS,
+                                 "a float dtype (float32 or float64; use mf.cast)");
+    if (st == MF_OK)
+        mf_spec_like(c, c->inputs[0], c->inputs[0]->dtype);
+    return st;
+}
+
 MfStatus mf_infer_broadcast(MfOpCall *c, unsigned mask, const char *what, int dt)
 {
     const MfTensor *a = c->inputs[0], *b = c->inputs[1];

@@ -29,6 +29,10 @@ MfStatus mf_check_dtype(const MfOpCall *c, const MfTensor *t, unsigned mask, con
 /* One output with input 0's shape and the given dtype. */
 void mf_spec_like(MfOpCall *c, const MfTensor *t, MfDType dt);
 
+/* The elementwise float ops' infer: input 0 is float32 or float64 (an
+ * integer is refused: "use mf.cast"), the one output is like it. */
+MfStatus mf_infer_float_like(MfOpCall *c);
+
 /* Two inputs of one dtype, broadcast together; output dtype 'dt' (pass
  * a negative value to keep the inputs' dtype). */
 MfStatus mf_infer_broadcast(MfOpCall *c, unsigned mask, const char *what, int dt);

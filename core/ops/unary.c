@@ -25,15 +25,6 @@ static MfStatus infer_numeric(MfOpCall *c)
     return st;
 }
 
-static MfStatus infer_float(MfOpCall *c)
-{
-    MfStatus st = mf_check_dtype(c, c->inputs[0], MF_FLOATS,
-                                 "a float dtype (float32 or float64; use mf.cast)");
-    if (st == MF_OK)
-        mf_spec_like(c, c->inputs[0], c->inputs[0]->dtype);
-    return st;
-}
-
 static inline float sigmoidf(float a)
 {
     return a >= 0 ? 1.0f / (1.0f + expf(-a)) : expf(a) / (1.0f + expf(a));
@@ -223,7 +214,7 @@ UNARY_OP(mf_desc_round, "Round", "round", infer_numeric, round_forward, MF_OP_NO
     .example =
         "mf.round(mf.tensor{0.4, 1.6, -2.7})  --> {0, 2, -3}\n"
         "mf.round(mf.tensor{0.5, 1.5, 2.5})   --> {0, 2, 2}");
-UNARY_OP(mf_desc_sqrt, "Sqrt", "sqrt", infer_float, sqrt_forward, 0,
+UNARY_OP(mf_desc_sqrt, "Sqrt", "sqrt", mf_infer_float_like, sqrt_forward, 0,
          mf_sqrt_grad,
          "elementwise square root",
     .topic = "math",
@@ -232,7 +223,7 @@ UNARY_OP(mf_desc_sqrt, "Sqrt", "sqrt", infer_float, sqrt_forward, 0,
         "Elementwise square root (NaN for negative elements).",
     .example =
         "mf.sqrt(mf.tensor{4, 9})             --> {2, 3}");
-UNARY_OP(mf_desc_rsqrt, "Rsqrt", "rsqrt", infer_float, rsqrt_forward, 0,
+UNARY_OP(mf_desc_rsqrt, "Rsqrt", "rsqrt", mf_infer_float_like, rsqrt_forward, 0,
          mf_rsqrt_grad,
          "elementwise 1 / sqrt(x)",
     .topic = "math",
@@ -240,7 +231,7 @@ UNARY_OP(mf_desc_rsqrt, "Rsqrt", "rsqrt", infer_float, rsqrt_forward, 0,
         "Elementwise 1 / sqrt(t).",
     .example =
         "mf.rsqrt(mf.tensor{4, 16})           --> {0.5, 0.25}");
-UNARY_OP(mf_desc_exp, "Exp", "exp", infer_float, exp_forward, 0,
+UNARY_OP(mf_desc_exp, "Exp", "exp", mf_infer_float_like, exp_forward, 0,
          mf_exp_grad,
          "elementwise e^x",
     .topic = "math",
@@ -249,7 +240,7 @@ UNARY_OP(mf_desc_exp, "Exp", "exp", infer_float, exp_forward, 0,
         "Elementwise e^t.",
     .example =
         "mf.exp(mf.tensor{0, 1})              --> {1, 2.7183}");
-UNARY_OP(mf_desc_log, "Log", "log", infer_float, log_forward, 0,
+UNARY_OP(mf_desc_log, "Log", "log", mf_infer_float_like, log_forward, 0,
          mf_log_grad,
          "elementwise natural logarithm",
     .topic = "math",
@@ -258,7 +249,7 @@ UNARY_OP(mf_desc_log, "Log", "log", infer_float, log_forward, 0,
         "Elementwise natural logarithm (-inf at 0, NaN for negative elements).",
     .example =
         "mf.log(mf.tensor{1, 100})            --> {0, 4.6052}");
-UNARY_OP(mf_desc_log1p, "Log1p", "log1p", infer_float, log1p_forward, 0,
+UNARY_OP(mf_desc_log1p, "Log1p", "log1p", mf_infer_float_like, log1p_forward, 0,
          mf_log1p_grad,
          "elementwise log(1 + x), exact for small x",
     .topic = "math",
@@ -266,7 +257,7 @@ UNARY_OP(mf_desc_log1p, "Log1p", "log1p", infer_float, log1p_forward, 0,
         "Elementwise log(1 + t), accurate when t is tiny.",
     .example =
         "mf.log1p(mf.tensor{0, 1})            --> {0, 0.6931}");
-UNARY_OP(mf_desc_sin, "Sin", "sin", infer_float, sin_forward, 0,
+UNARY_OP(mf_desc_sin, "Sin", "sin", mf_infer_float_like, sin_forward, 0,
          mf_sin_grad,
          "elementwise sine",
     .topic = "math",
@@ -274,7 +265,7 @@ UNARY_OP(mf_desc_sin, "Sin", "sin", infer_float, sin_forward, 0,
         "Elementwise sine (radians).",
     .example =
         "mf.sin(mf.tensor{0, math.pi / 2})    --> {0, 1}");
-UNARY_OP(mf_desc_cos, "Cos", "cos", infer_float, cos_forward, 0,
+UNARY_OP(mf_desc_cos, "Cos", "cos", mf_infer_float_like, cos_forward, 0,
          mf_cos_grad,
          "elementwise cosine",
     .topic = "math",
@@ -282,7 +273,7 @@ UNARY_OP(mf_desc_cos, "Cos", "cos", infer_float, cos_forward, 0,
         "Elementwise cosine (radians).",
     .example =
         "mf.cos(mf.tensor{0, math.pi})        --> {1, -1}");
-UNARY_OP(mf_desc_tanh, "Tanh", "tanh", infer_float, tanh_forward, 0,
+UNARY_OP(mf_desc_tanh, "Tanh", "tanh", mf_infer_float_like, tanh_forward, 0,
          mf_tanh_grad,
          "elementwise hyperbolic tangent",
     .topic = "math",
@@ -291,7 +282,7 @@ UNARY_OP(mf_desc_tanh, "Tanh", "tanh", infer_float, tanh_forward, 0,
         "Elementwise hyperbolic tangent, in (-1, 1).",
     .example =
         "mf.tanh(mf.tensor{0, 1})             --> {0, 0.7616}");
-UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", infer_float, sigmoid_forward, 0,
+UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", mf_infer_float_like, sigmoid_forward, 0,
          mf_sigmoid_grad,
          "elementwise 1 / (1 + e^-x)",
     .topic = "math",
@@ -300,7 +291,7 @@ UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", infer_float, sigmoid_forward, 0,
         "Elementwise logistic function 1 / (1 + e^-t).",
     .example =
         "mf.sigmoid(mf.tensor{0, 2})          --> {0.5, 0.8808}");
-UNARY_OP(mf_desc_softplus, "Softplus", "softplus", infer_float, softplus_forward, 0,
+UNARY_OP(mf_desc_softplus, "Softplus", "softplus", mf_infer_float_like, softplus_forward, 0,
          mf_softplus_grad,
          "elementwise log(1 + e^x)",
     .topic = "math",

@@ -8,15 +8,6 @@
 #include "grads_math.h"
 #include "unary_loop.h"
 
-static MfStatus infer_float(MfOpCall *c)
-{
-    MfStatus st = mf_check_dtype(c, c->inputs[0], MF_FLOATS,
-                                 "a float dtype (float32 or float64; use mf.cast)");
-    if (st == MF_OK)
-        mf_spec_like(c, c->inputs[0], c->inputs[0]->dtype);
-    return st;
-}
-
 static MfStatus tan_forward(const MfOpCall *c, MfTensor **outs)
 {
     UNARY_FORWARD(tanf(a), tan(a), NOINT);
@@ -65,7 +56,7 @@ static MfStatus reciprocal_forward(const MfOpCall *c, MfTensor **outs)
 #define MORE_OP(sym, tfname, apiname, fwd, bwd, ...)                               \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE,         \
-        .infer = infer_float, .forward = fwd, .backward = bwd,                     \
+        .infer = mf_infer_float_like, .forward = fwd, .backward = bwd,                     \
         .cost = mf_cost_elementwise, .lua = apiname, .inputs = "x",                \
         .summary = __VA_ARGS__,                                                    \
     }
