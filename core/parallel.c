@@ -103,10 +103,14 @@ int mf_parallel_threads(void)
     return thread_count > MAX_THREADS ? MAX_THREADS : thread_count;
 }
 
-void mf_parallel_set_threads(int threads)
+MfStatus mf_parallel_set_threads(int64_t threads)
 {
+    if (threads < 1 || threads > 4096)
+        return mf_err_set(MF_EARG, "set_num_threads: expected an integer from 1 to 4096, "
+                          "got %lld", (long long)threads);
     pthread_once(&settled, settle);
-    thread_count = threads < 1 ? 1 : threads;
+    thread_count = (int)threads;
+    return MF_OK;
 }
 
 int mf_parallel_last_threads(void)

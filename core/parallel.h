@@ -34,6 +34,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "err.h"
+
 /* Processes indices [begin, end) of the caller's range. */
 typedef void (*MfParallelFn)(void *ctx, int64_t begin, int64_t end);
 
@@ -49,8 +51,9 @@ void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParall
 /* The number of threads mf_parallel_for would use for a large range. */
 int mf_parallel_threads(void);
 
-/* Sets it (1 to 4096; the pool uses at most 16). */
-void mf_parallel_set_threads(int threads);
+/* Sets it (the pool uses at most 16); MF_EARG ("set_num_threads: expected
+ * an integer from 1 to 4096, got N") outside 1..4096, nothing changed. */
+MfStatus mf_parallel_set_threads(int64_t threads);
 
 /* How many threads ran chunks of the last range that was split over the
  * pool (the caller counts as one). */

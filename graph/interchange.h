@@ -27,7 +27,7 @@ MfStatus mf_graphdef_write_event(MfEventWriter *w, const MfGraph *g);
  * exported: a session's store (graph variables), or none (only eager
  * variables captured by mf.trace, read at export time). */
 typedef struct MfOnnxOptions {
-    int opset;              /* 13..17 */
+    int64_t opset;          /* 13..17 (checked: a Lua integer as given) */
     const MfVarStore *vars; /* NULL: no graph variables */
     const char *graph_name; /* "moonflow" when NULL */
     /* Names the ONNX graph's inputs and outputs get, NULL-terminated, one

@@ -1041,8 +1041,8 @@ MfStatus mf_onnx_encode(MfGraph *g, int ninputs, MfTensor *const *inputs, int no
     if (st != MF_OK)
         return st;
     if (opt->opset < OPSET_MIN || opt->opset > OPSET_MAX)
-        return mf_err_set(MF_EARG, "onnx.export: opset must be %d..%d, got %d", OPSET_MIN,
-                          OPSET_MAX, opt->opset);
+        return mf_err_set(MF_EARG, "onnx.export: opset must be %d..%d, got %lld", OPSET_MIN,
+                          OPSET_MAX, (long long)opt->opset);
     st = check_outputs(g, noutputs, outputs);
     if (st != MF_OK)
         return st;

@@ -122,6 +122,10 @@ lua_Number lmf_opt_number(lua_State *L, int idx, const char *fname, const char *
                           lua_Number dflt);
 lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *fname, const char *key,
                             lua_Integer dflt);
+/* lmf_opt_integer for an option whose absence matters (no default stands
+ * for it): sets '*v' and returns true when the option is given. */
+bool lmf_opt_integer_given(lua_State *L, int idx, const char *fname, const char *key,
+                           lua_Integer *v);
 
 /* Nested structures (lmf_nest.c, TensorFlow's nest): a table without a
  * metatable nests, anything else is a leaf. 'lmf_nest_flatten' appends the

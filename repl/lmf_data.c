@@ -36,14 +36,14 @@ static MfCsvColumn *csv_columns(lua_State *L, int *n)
         luaL_error(L, "read_csv: option 'columns' must list 1 or more columns");
     MfCsvColumn *c = lua_newuserdatauv(L, (size_t)len * sizeof *c, 0);
     for (lua_Integer i = 1; i <= len; i++) {
-        int ty = lua_geti(L, cols, i), isint = 0;
-        lua_Integer k = lua_tointegerx(L, -1, &isint);
+        int ty = lua_geti(L, cols, i);
         if (ty == LUA_TSTRING) {
             c[i - 1] = (MfCsvColumn){0, lua_tostring(L, -1)}; /* anchored by 'cols' */
-        } else if (ty == LUA_TNUMBER && isint) {
-            if (k < 1)
-                luaL_error(L, "read_csv: column %d out of range (columns are 1-based)", (int)k);
-            c[i - 1] = (MfCsvColumn){k - 1, NULL};
+        } else if (ty == LUA_TNUMBER) {
+            /* its range is mf_read_csv's, which knows the file's columns */
+            const char *what = lua_pushfstring(L, "columns[%I] (a column number)", i);
+            c[i - 1] = (MfCsvColumn){lmf_check_integer(L, -2, "read_csv", what), NULL};
+            lua_pop(L, 1);
         } else {
             luaL_error(L, "read_csv: columns[%d] must be a column number or a header name, "
                        "got %s", (int)i, luaL_typename(L, -1));

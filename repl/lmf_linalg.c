@@ -62,14 +62,8 @@ static int l_tensordot(lua_State *L)
     MfTensor *in[2], *out = NULL;
     check_two(L, "tensordot", in);
     if (lua_type(L, 3) == LUA_TNUMBER) {
-        int isint = 0;
-        lua_Integer n = lua_tointegerx(L, 3, &isint);
-        int most = in[0]->rank < in[1]->rank ? in[0]->rank : in[1]->rank;
-        if (!isint || n < 0 || n > most)
-            return luaL_error(L, "tensordot: axes = %s, but a has rank %d and b has rank %d "
-                              "(it must be an integer 0..%d)", lua_tostring(L, 3), in[0]->rank,
-                              in[1]->rank, most);
-        return lmf_push_result(L, mf_tensordot_n(in[0], in[1], (int)n, &out), &out);
+        lua_Integer n = lmf_check_integer(L, 3, "tensordot", "axes (a number N)");
+        return lmf_push_result(L, mf_tensordot_n(in[0], in[1], n, &out), &out);
     }
     if (!lua_istable(L, 3) || lua_rawlen(L, 3) != 2)
         return luaL_error(L, "tensordot: axes must be a number N (the last N axes of a with the "

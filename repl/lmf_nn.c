@@ -20,15 +20,7 @@ static bool dropout_opts(lua_State *L, int oi, int p, bool *keep, lua_Integer *s
 {
     static const char *const known[] = {"seed", "rate", "keep_prob", NULL};
     lmf_check_options(L, oi, "dropout", known);
-    bool has_seed = false;
-    if (lua_getfield(L, oi, "seed") != LUA_TNIL) {
-        if (!lua_isinteger(L, -1))
-            luaL_error(L, "dropout: option 'seed' must be an integer, got %s",
-                       luaL_typename(L, -1));
-        has_seed = true;
-        *seed = lua_tointeger(L, -1);
-    }
-    lua_pop(L, 1);
+    bool has_seed = lmf_opt_integer_given(L, oi, "dropout", "seed", seed);
     int r = lua_getfield(L, oi, "rate"), k = lua_getfield(L, oi, "keep_prob");
     if (p && (r != LUA_TNIL || k != LUA_TNIL))
         luaL_error(L, "dropout: the rate is given twice (as argument 2 and as an option)");

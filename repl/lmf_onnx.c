@@ -48,22 +48,6 @@ static const char **opt_names(lua_State *L, int opts, const char *key)
     return names;
 }
 
-static int opt_opset(lua_State *L, int opts)
-{
-    if (!lua_istable(L, opts))
-        return DEFAULT_OPSET;
-    lua_getfield(L, opts, "opset");
-    int isnum;
-    lua_Integer v = lua_tointegerx(L, -1, &isnum);
-    bool absent = lua_isnil(L, -1);
-    lua_pop(L, 1);
-    if (absent)
-        return DEFAULT_OPSET;
-    if (!isnum || v < 1 || v > 1000)
-        luaL_error(L, "onnx.export: opset must be an integer (13..17)");
-    return (int)v;
-}
-
 /* Exports trace 'tr' (its entry kept on the stack by the caller). */
 static void export_trace(lua_State *L, MfTrace *tr, const char *path, MfOnnxOptions *o)
 {
@@ -160,7 +144,9 @@ static int l_export(lua_State *L)
                           "arguments", lua_gettop(L));
     lua_settop(L, 3);
     lmf_check_options(L, 3, "onnx.export", known_options);
-    MfOnnxOptions o = {.opset = opt_opset(L, 3)};
+    /* the opset's range (13..17) is checked by the exporter */
+    MfOnnxOptions o = {.opset = lmf_opt_integer(L, 3, "onnx.export", "opset",
+                                                DEFAULT_OPSET)};
     if (lua_istable(L, 3)) {
         o.input_names = opt_names(L, 3, "input_names");
         o.output_names = opt_names(L, 3, "output_names");

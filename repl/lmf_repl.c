@@ -77,16 +77,8 @@ static int l_config(lua_State *L)
 static int l_set_num_threads(lua_State *L)
 {
     lmf_check_nargs(L, "set_num_threads", 1);
-    int isint = 0;
-    lua_Integer n = lua_tointegerx(L, 1, &isint);
-    if (!isint || n < 1 || n > 4096) {
-        if (lua_type(L, 1) == LUA_TNUMBER)
-            return luaL_error(L, "set_num_threads: expected an integer from 1 to 4096, got %s",
-                              luaL_tolstring(L, 1, NULL));
-        return luaL_error(L, "bad argument #1 to 'set_num_threads' (number expected, got %s)",
-                          luaL_typename(L, 1));
-    }
-    mf_parallel_set_threads((int)n);
+    lua_Integer n = lmf_check_integer(L, 1, "set_num_threads", "the thread count");
+    lmf_check_status(L, mf_parallel_set_threads(n));
     return 0;
 }
 

@@ -10,17 +10,6 @@
 
 /* ---- argument helpers ------------------------------------------------------ */
 
-/* The integer at 'idx'; raises naming entry 'i' of 'what' otherwise. */
-static int64_t check_int(lua_State *L, int idx, const char *fname, const char *what, int i)
-{
-    int ok = 0;
-    lua_Integer v = lua_type(L, idx) == LUA_TNUMBER ? lua_tointegerx(L, idx, &ok) : 0;
-    if (!ok)
-        luaL_error(L, "%s: %s entry %d must be an integer, got %s", fname, what, i,
-                   lua_type(L, idx) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, idx));
-    return v;
-}
-
 /* The axis at argument 'idx' (1-based; default 1; or {axis =}) for a tensor
  * 't', 0-based: ConcatV2's one attribute, read by the binder. */
 static int64_t arg_axis(lua_State *L, int idx, const char *fname, const char *sig,
@@ -52,14 +41,15 @@ static int l_split(lua_State *L)
     if (lua_istable(L, 2)) {
         n = (int64_t)lua_rawlen(L, 2);
         sizes = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *sizes, 0);
-        for (int64_t i = 0; i < n; i++, lua_pop(L, 1)) {
+        for (int64_t i = 0; i < n; i++, lua_pop(L, 2)) {
             lua_rawgeti(L, 2, i + 1);
-            sizes[i] = check_int(L, -1, "split", "sizes", (int)i + 1);
+            const char *what = lua_pushfstring(L, "sizes entry %I", (lua_Integer)i + 1);
+            sizes[i] = lmf_check_integer(L, -2, "split", what);
         }
     } else {
         if (lua_type(L, 2) != LUA_TNUMBER)
             lmf_arg_error(L, 2, "split", "number of parts or array of sizes");
-        n = check_int(L, 2, "split", "number of parts", 1);
+        n = lmf_check_integer(L, 2, "split", "the number of parts");
     }
     size_t room = n > 0 && n <= INT32_MAX ? (size_t)n : 1; /* else mf_split refuses n */
     MfTensor **outs = lua_newuserdatauv(L, room * sizeof *outs, 0);

@@ -610,19 +610,22 @@ lua_Number lmf_opt_number(lua_State *L, int idx, const char *fname, const char *
     return v;
 }
 
+bool lmf_opt_integer_given(lua_State *L, int idx, const char *fname, const char *key,
+                           lua_Integer *v)
+{
+    if (!lmf_opt_field(L, idx, key))
+        return false;
+    const char *what = lua_pushfstring(L, "option '%s'", key);
+    *v = lmf_check_integer(L, -2, fname, what);
+    lua_pop(L, 2);
+    return true;
+}
+
 lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *fname, const char *key,
                             lua_Integer dflt)
 {
-    if (!lmf_opt_field(L, idx, key))
-        return dflt;
-    /* lua_tointegerx takes 3.0 but refuses 1e308 (a C cast of it is undefined) */
-    int exact = 0;
-    lua_Integer v = lua_tointegerx(L, -1, &exact);
-    if (!exact || lua_type(L, -1) != LUA_TNUMBER)
-        luaL_error(L, "%s: option '%s' must be an integer, got %s", fname, key,
-                   lua_type(L, -1) == LUA_TNUMBER ? "a non-integer number" : luaL_typename(L, -1));
-    lua_pop(L, 1);
-    return v;
+    lmf_opt_integer_given(L, idx, fname, key, &dflt);
+    return dflt;
 }
 
 /* Lists 'known' ("a, b, c") on top of the stack. */

@@ -199,12 +199,11 @@ static void apply_thread_env(void)
         return;
     char *end;
     long n = strtol(s, &end, 10);
-    if (*end != '\0' || n < 1 || n > 4096) {
-        fprintf(stderr, "%s: ignoring MOONFLOW_NUM_THREADS='%s' (expected an integer >= 1)\n",
-                progname, s);
-        return;
+    if (*end != '\0' || mf_parallel_set_threads(n) != MF_OK) {
+        mf_err_clear();
+        fprintf(stderr, "%s: ignoring MOONFLOW_NUM_THREADS='%s' (expected an integer from 1 "
+                "to 4096)\n", progname, s);
     }
-    mf_parallel_set_threads((int)n);
 }
 
 /* Opens the standard libraries and moonflow: globals 'mf' and 'help'. The

@@ -18,25 +18,15 @@ static MfProgress *check_progress(lua_State *L)
     return luaL_checkudata(L, 1, PROGRESS_MT);
 }
 
-/* Reads an integer field of the table at 'idx' in 1..hi (hi 0: no bound). */
-static lua_Integer opt_count(lua_State *L, int idx, const char *key, lua_Integer dflt,
-                             lua_Integer hi, const char *what)
+/* The integer option 'key' of the table at 'idx', or 'dflt' when absent:
+ * a count of mf.progress ('p' NULL) or a position of p:update. */
+static int64_t opt_count(lua_State *L, int idx, const char *key, int64_t dflt,
+                         const MfProgress *p)
 {
-    int type = lua_getfield(L, idx, key);
     lua_Integer v = dflt;
-    if (type != LUA_TNIL) {
-        int isint = 0;
-        v = lua_tointegerx(L, -1, &isint);
-        if (!isint)
-            luaL_error(L, "%s: '%s' must be an integer, got %s", what, key,
-                       luaL_tolstring(L, -1, NULL));
-        if (v < 1 && !hi)
-            luaL_error(L, "%s: '%s' must be at least 1, got %I", what, key, (lua_Integer)v);
-        if (v < 1 || (hi && v > hi))
-            luaL_error(L, "%s: '%s' = %I is out of range 1..%I (1-based)", what, key,
-                       (lua_Integer)v, (lua_Integer)hi);
-    }
-    lua_pop(L, 1);
+    if (lmf_opt_integer_given(L, idx, p ? "update" : "progress", key, &v))
+        lmf_check_status(L, p ? mf_progress_check_position(p, key, v)
+                              : mf_progress_check_count(key, v));
     return v;
 }
 
@@ -72,8 +62,8 @@ static void next_position(lua_State *L, MfProgress *p, int idx, int64_t *step, i
 {
     mf_progress_next(p, step, epoch);
     if (idx) {
-        *step = opt_count(L, idx, "step", *step, p->total, "update");
-        *epoch = opt_count(L, idx, "epoch", *epoch, p->epochs, "update");
+        *step = opt_count(L, idx, "step", *step, p);
+        *epoch = opt_count(L, idx, "epoch", *epoch, p);
     }
     lmf_check_status(L, mf_progress_check_epoch(p, *epoch));
 }
@@ -141,8 +131,8 @@ static int l_progress(lua_State *L)
     MfProgress *p = lua_newuserdatauv(L, sizeof *p, 0);
     int64_t total = 0, epochs = 0;
     if (lua_istable(L, 1)) {
-        total = opt_count(L, 1, "total", 0, 0, "progress");
-        epochs = opt_count(L, 1, "epochs", 0, 0, "progress");
+        total = opt_count(L, 1, "total", 0, NULL);
+        epochs = opt_count(L, 1, "epochs", 0, NULL);
     }
     double interval = lmf_opt_number(L, 1, "progress", "interval", 1.0);
     bool tty = lmf_opt_bool(L, 1, "progress", "tty", isatty(fileno(stdout)));

@@ -35,6 +35,28 @@ MfStatus mf_progress_init(MfProgress *p, int64_t total, int64_t epochs, double i
     return MF_OK;
 }
 
+/* 'v' in 1..hi ('hi' 0: no upper bound), named "fname: 'key'". */
+static MfStatus check_count(const char *fname, const char *key, int64_t v, int64_t hi)
+{
+    if (v < 1 && !hi)
+        return mf_err_set(MF_EARG, "%s: '%s' must be at least 1, got %lld", fname, key,
+                          (long long)v);
+    if (v < 1 || (hi && v > hi))
+        return mf_err_set(MF_EARG, "%s: '%s' = %lld is out of range 1..%lld (1-based)", fname,
+                          key, (long long)v, (long long)hi);
+    return MF_OK;
+}
+
+MfStatus mf_progress_check_count(const char *key, int64_t v)
+{
+    return check_count("progress", key, v, 0);
+}
+
+MfStatus mf_progress_check_position(const MfProgress *p, const char *key, int64_t v)
+{
+    return check_count("update", key, v, strcmp(key, "step") == 0 ? p->total : p->epochs);
+}
+
 void mf_progress_next(const MfProgress *p, int64_t *step, int64_t *epoch)
 {
     /* a user may have set step= or epoch= to the largest integer: saturate */

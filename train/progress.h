@@ -52,6 +52,15 @@ double mf_progress_now(void);
 MfStatus mf_progress_init(MfProgress *p, int64_t total, int64_t epochs, double interval,
                           bool tty, double now);
 
+/* MF_OK when a 'total' or 'epochs' given to mf.progress ('key') is at least
+ * 1; MF_EARG ("progress: 'total' must be at least 1, got 0") otherwise. */
+MfStatus mf_progress_check_count(const char *key, int64_t v);
+
+/* MF_OK when an update's given "step" or "epoch" ('key') is 1-based and
+ * within 'total' or 'epochs' (when known); MF_EARG ("update: 'step' = 6 is
+ * out of range 1..5 (1-based)") otherwise. */
+MfStatus mf_progress_check_position(const MfProgress *p, const char *key, int64_t v);
+
 /* The step and epoch an update without them means: the next step, rolling
  * over into the next epoch after 'total' (saturating at INT64_MAX). */
 void mf_progress_next(const MfProgress *p, int64_t *step, int64_t *epoch);

@@ -346,12 +346,12 @@ static MfStatus select_columns(Csv *c, const MfCsvOptions *opt, int header)
             MfStatus st = find_name(c, col->name, &c->sel[i]);
             if (st != MF_OK)
                 return st;
-        } else if (col->index < 0 || col->index >= c->nfields) {
+        } else if (col->number < 1 || col->number > c->nfields) {
             return mf_err_set(MF_EARG, FN ": column %lld out of range: %s has %d columns "
-                              "(columns are 1-based: 1..%d)", (long long)col->index + 1,
+                              "(columns are 1-based: 1..%d)", (long long)col->number,
                               c->path, c->nfields, c->nfields);
         } else {
-            c->sel[i] = col->index;
+            c->sel[i] = (int)col->number - 1;
         }
     }
     return MF_OK;

@@ -14,10 +14,11 @@
 #include "../err.h"
 #include "../tensor.h"
 
-/* One selected CSV column: by 0-based index, or by header name when 'name'
- * is not NULL. */
+/* One selected CSV column: by its number as a user counts it (1-based, as
+ * given: mf_read_csv checks its range), or by header name when 'name' is not
+ * NULL. */
 typedef struct MfCsvColumn {
-    int64_t index;
+    int64_t number;
     const char *name;
 } MfCsvColumn;
 

@@ -576,17 +576,17 @@ MfStatus mf_tensordot(MfTensor *a, MfTensor *b, int naxes, const int64_t *axes_a
     return st;
 }
 
-MfStatus mf_tensordot_n(MfTensor *a, MfTensor *b, int n, MfTensor **out)
+MfStatus mf_tensordot_n(MfTensor *a, MfTensor *b, int64_t n, MfTensor **out)
 {
     *out = NULL;
     if (n < 0 || n > a->rank || n > b->rank)
-        return mf_err_set(MF_EARG, "tensordot: axes = %d, but a has rank %d and b has rank %d "
-                          "(it must be 0..%d)", n, a->rank, b->rank,
+        return mf_err_set(MF_EARG, "tensordot: axes = %lld, but a has rank %d and b has rank "
+                          "%d (it must be 0..%d)", (long long)n, a->rank, b->rank,
                           a->rank < b->rank ? a->rank : b->rank);
     int64_t axes_a[MF_MAX_RANK], axes_b[MF_MAX_RANK];
     for (int i = 0; i < n; i++) {
         axes_a[i] = a->rank - n + i;
         axes_b[i] = i;
     }
-    return mf_tensordot(a, b, n, axes_a, axes_b, out);
+    return mf_tensordot(a, b, (int)n, axes_a, axes_b, out);
 }

@@ -36,6 +36,6 @@ MfStatus mf_tensordot(MfTensor *a, MfTensor *b, int naxes, const int64_t *axes_a
 
 /* tensordot over the last 'n' axes of 'a' and the first 'n' of 'b'
  * (n = 0: the outer product). Errors as 'mf_tensordot'. */
-MfStatus mf_tensordot_n(MfTensor *a, MfTensor *b, int n, MfTensor **out);
+MfStatus mf_tensordot_n(MfTensor *a, MfTensor *b, int64_t n, MfTensor **out);
 
 #endif

@@ -81,8 +81,11 @@ T.test("read_csv: bad options", function()
   local path = write_file("a,b\n1,2\n")
   T.raises(mf.data.read_csv, "column 3 out of range", path, {columns = {3}})
   T.raises(mf.data.read_csv, "columns are 1-based: 1..2", path, {columns = {3}})
-  T.raises(mf.data.read_csv, "column 0 out of range (columns are 1-based)", path,
-           {columns = {0}})
+  T.raises(mf.data.read_csv, "column 0 out of range: " .. path .. " has 2 columns (columns "
+           .. "are 1-based: 1..2)", path, {columns = {0}})
+  T.raises(mf.data.read_csv, "column -9223372036854775808 out of range", path,
+           {columns = {math.mininteger}})
+  T.raises(mf.data.read_csv, "column 4294967297 out of range", path, {columns = {2^32 + 1}})
   T.raises(mf.data.read_csv, "no column named 'z'", path, {columns = {"z"}})
   T.raises(mf.data.read_csv, "selected by name, but header = false", path,
            {columns = {"a"}, header = false})
@@ -90,8 +93,10 @@ T.test("read_csv: bad options", function()
   T.raises(mf.data.read_csv, "option 'header' must be a boolean", path, {header = 1})
   T.raises(mf.data.read_csv, "dtype must be float32, float64, int32 or int64", path,
            {dtype = "bool"})
-  T.raises(mf.data.read_csv, "columns[1] must be a column number or a header name", path,
-           {columns = {1.5}})
+  T.raises(mf.data.read_csv, "read_csv: columns[2] (a column number) must be an integer, got "
+           .. "1.5", path, {columns = {1, 1.5}})
+  T.raises(mf.data.read_csv, "read_csv: columns[1] must be a column number or a header name, "
+           .. "got boolean", path, {columns = {true}})
   T.raises(mf.data.read_csv, "bad argument #1", nil)
 end)
 

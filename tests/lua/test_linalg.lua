@@ -193,6 +193,12 @@ T.test("tensordot", function()
            mf.tensor(a), mf.tensor(a), 1)
   T.raises(mf.tensordot, "tensordot: axes = 3, but a has rank 2 and b has rank 2",
            mf.tensor(a), mf.tensor(b), 3)
+  T.raises(mf.tensordot, "tensordot: axes = -1, but a has rank 2 and b has rank 2 (it must "
+           .. "be 0..2)", mf.tensor(a), mf.tensor(b), -1)
+  T.raises(mf.tensordot, "tensordot: axes = 4294967297, but", mf.tensor(a), mf.tensor(b),
+           2^32 + 1)
+  T.raises(mf.tensordot, "tensordot: axes (a number N) must be an integer, got 1.5",
+           mf.tensor(a), mf.tensor(b), 1.5)
   T.raises(mf.tensordot, "tensordot: axis 3 out of range for rank 2 (axes are 1-based",
            mf.tensor(a), mf.tensor(b), {{3}, {1}})
   T.raises(mf.tensordot, "tensordot: axes pair lists 2 axes of a but 1 of b",

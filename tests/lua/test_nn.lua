@@ -143,7 +143,12 @@ T.test("dropout: seeded, scaled, identity at rate 0", function()
   T.eq(mf.reduce_max(a):item(), 2)
   T.raises(function() mf.nn.dropout(x, 1) end, "dropout: rate must be in [0, 1)")
   T.raises(function() mf.nn.dropout(x, "half") end, "dropout: rate must be a number")
-  T.raises(function() mf.nn.dropout(x, 0.5, {seed = 1.5}) end, "option 'seed' must be an integer")
+  T.raises(function() mf.nn.dropout(x, 0.5, {seed = 1.5}) end,
+           "dropout: option 'seed' must be an integer, got 1.5")
+  T.raises(function() mf.nn.dropout(x, {rate = 0.5, seed = "3"}) end,
+           "dropout: option 'seed' must be an integer, got string")
+  -- a whole float is the integer, as for every integer reader
+  T.eq(mf.nn.dropout(x, 0.5, {seed = 3.0}), a)
   -- the gradient is the same mask, scaled
   local tape = mf.GradientTape()
   tape:watch(x)

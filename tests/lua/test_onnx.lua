@@ -95,6 +95,13 @@ T.test("bad arguments", function()
   T.raises(function() mf.onnx.export(mlp, path) end, "needs its example arguments")
   T.raises(function() mf.onnx.export(mlp, path, {inputs = {mf.ones({2, 4})}, opset = 12}) end,
            "opset must be 13..17, got 12")
+  -- the opset's reader: an integer (the range is the exporter's, above)
+  local function export_opset(v)
+    return function() mf.onnx.export(mlp, path, {inputs = {mf.ones({2, 4})}, opset = v}) end
+  end
+  T.raises(export_opset(13.5), "onnx.export: option 'opset' must be an integer, got 13.5")
+  T.raises(export_opset("13"), "onnx.export: option 'opset' must be an integer, got string")
+  T.raises(export_opset(2^32 + 13), "opset must be 13..17, got 4294967309")
   T.raises(function() mf.onnx.export(mlp, path, {inputs = {mf.ones({2, 4})}, opsett = 13}) end,
            "unknown option 'opsett'")
   T.raises(function() mf.onnx.export(mlp, path, {inputs = {mf.ones({2, 4})},

@@ -168,12 +168,18 @@ end)
 
 T.test("progress: errors", function()
   T.raises(mf.progress, "progress: 'total' must be at least 1, got 0", {total = 0})
-  T.raises(mf.progress, "progress: 'total' must be an integer, got 2.5", {total = 2.5})
+  T.raises(mf.progress, "progress: option 'total' must be an integer, got 2.5", {total = 2.5})
+  T.raises(mf.progress, "progress: option 'epochs' must be an integer, got string",
+           {total = 2, epochs = "2"})
+  T.raises(mf.progress, "progress: 'epochs' must be at least 1, got -1", {total = 2, epochs = -1})
   T.raises(mf.progress, "progress: 'epochs' needs 'total'", {epochs = 2})
   T.raises(mf.progress, "progress' (table expected, got number)", 3)
   local p = mf.progress{total = 5, epochs = 2, tty = false, interval = 1e9}
   T.raises(p.update, "update: 'step' = 6 is out of range 1..5 (1-based)", p, {step = 6})
   T.raises(p.update, "update: 'epoch' = 3 is out of range 1..2 (1-based)", p, {epoch = 3})
+  T.raises(p.update, "update: 'step' = 0 is out of range 1..5 (1-based)", p, 0)
+  T.raises(p.update, "update: option 'step' must be an integer, got 1.5", p, 1.5)
+  T.raises(p.update, "update: option 'epoch' must be an integer, got table", p, {epoch = {}})
   T.raises(p.update, "update: 'loss' must be a number or a one-element tensor, got string",
            p, {loss = "x"})
   T.raises(p.update, "update: 'loss' must be a number or a one-element tensor, got a tensor",

@@ -132,6 +132,10 @@ T.test("MOONFLOW_NUM_THREADS", function()
   out, rc = run("-e " .. quote("print(1)"), nil, "MOONFLOW_NUM_THREADS=zero")
   T.eq(rc, 0)
   T.ok(has(out, "ignoring MOONFLOW_NUM_THREADS='zero'"), out)
+  out, rc = run("-e " .. quote("print(mf.config().threads)"), nil, "MOONFLOW_NUM_THREADS=4097")
+  T.eq(rc, 0)
+  T.ok(has(out, "ignoring MOONFLOW_NUM_THREADS='4097' (expected an integer from 1 to 4096)"),
+       out)
 end)
 
 T.test("mf.config, mf.set_num_threads, mf.__version", function()
@@ -147,9 +151,15 @@ T.test("mf.config, mf.set_num_threads, mf.__version", function()
   T.ok(has(s, "moonflow " .. mf.__version) and has(s, "threads:"), s)
   mf.set_num_threads(1)
   T.eq(mf.config().threads, 1)
-  T.raises(function() mf.set_num_threads(0) end, "set_num_threads: expected an integer from 1")
-  T.raises(function() mf.set_num_threads(1.5) end, "got 1.5")
-  T.raises(function() mf.set_num_threads("x") end, "bad argument #1 to 'set_num_threads'")
+  T.raises(function() mf.set_num_threads(0) end,
+           "set_num_threads: expected an integer from 1 to 4096, got 0")
+  T.raises(function() mf.set_num_threads(4097) end, "from 1 to 4096, got 4097")
+  T.raises(function() mf.set_num_threads(2^32 + 1) end, "from 1 to 4096, got 4294967297")
+  T.raises(function() mf.set_num_threads(1.5) end,
+           "set_num_threads: the thread count must be an integer, got 1.5")
+  T.raises(function() mf.set_num_threads("x") end,
+           "set_num_threads: the thread count must be an integer, got string")
+  T.eq(mf.config().threads, 1)
 end)
 
 -- Runs help(...) and returns what it printed.

@@ -71,7 +71,12 @@ static void test_onnx_model_bytes(void **state)
     mf_pb_free(&b);
     opt.opset = 18;
     assert_int_equal(mf_onnx_encode(g, 1, &x, 1, &y, &opt, &b), MF_EARG);
-    assert_non_null(strstr(mf_err_msg(), "opset must be 13..17, got 18"));
+    assert_error_contains("opset must be 13..17, got 18");
+    mf_pb_free(&b);
+    /* an opset as Lua gives it, not cut to an int: 2^32 + 13 is not 13 */
+    opt.opset = (INT64_C(1) << 32) + 13;
+    assert_int_equal(mf_onnx_encode(g, 1, &x, 1, &y, &opt, &b), MF_EARG);
+    assert_non_null(strstr(mf_err_msg(), "opset must be 13..17, got 4294967309"));
     mf_pb_free(&b);
     /* one name per output */
     mf_err_clear();

@@ -93,7 +93,7 @@ static void test_csv_header_auto(void **state)
 static void test_csv_columns_and_dtypes(void **state)
 {
     (void)state;
-    MfCsvColumn cols[3] = {{2, NULL}, {0, "a"}, {0, "q\"d"}};
+    MfCsvColumn cols[3] = {{3, NULL}, {0, "a"}, {0, "q\"d"}};
     MfCsvOptions o = {.header = -1, .columns = cols, .ncolumns = 3, .dtype = MF_INT64};
     MfTensor *t = csv_ok("a,name,c,\"q\"\"d\"\n1,x,9000000000,4\n-2,y,3,5\n", &o);
     assert_int_equal(t->dtype, MF_INT64);
@@ -137,10 +137,18 @@ static void test_csv_parse_errors(void **state)
 static void test_csv_option_errors(void **state)
 {
     (void)state;
-    MfCsvColumn by_index[1] = {{5, NULL}}, by_name[1] = {{0, "zz"}};
+    MfCsvColumn by_index[1] = {{3, NULL}}, by_name[1] = {{0, "zz"}};
     MfCsvOptions o = {.header = -1, .columns = by_index, .ncolumns = 1, .dtype = MF_FLOAT32};
-    csv_fails("a,b\n1,2\n", &o, MF_EARG, "column 6 out of range");
+    csv_fails("a,b\n1,2\n", &o, MF_EARG, "column 3 out of range");
     csv_fails("a,b\n1,2\n", &o, MF_EARG, "(columns are 1-based: 1..2)");
+    /* the number as given, at both ends of int64 too (not cut to an int) */
+    int64_t bad[] = {0, -1, INT64_MIN, (INT64_C(1) << 32) + 1};
+    const char *said[] = {"column 0 out", "column -1 out", "column -9223372036854775808 out",
+                          "column 4294967297 out"};
+    for (int i = 0; i < 4; i++) {
+        by_index[0].number = bad[i];
+        csv_fails("a,b\n1,2\n", &o, MF_EARG, said[i]);
+    }
     o.columns = by_name;
     csv_fails("a,b\n1,2\n", &o, MF_EARG, "has no column named 'zz'");
     o.header = 0;

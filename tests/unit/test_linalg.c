@@ -552,6 +552,11 @@ static void test_tensordot_n(void **state)
     assert_int_equal(mf_tensordot_n(a, v, 2, &c), MF_EARG);
     assert_error_contains("tensordot: axes = 2, but a has rank 2 and b has rank 1 "
                           "(it must be 0..1)");
+    /* N as Lua gives it: 2^32 + 1 is not 1 */
+    assert_int_equal(mf_tensordot_n(a, a, (INT64_C(1) << 32) + 1, &c), MF_EARG);
+    assert_error_contains("tensordot: axes = 4294967297, but a has rank 2");
+    assert_int_equal(mf_tensordot_n(a, a, -1, &c), MF_EARG);
+    assert_error_contains("tensordot: axes = -1, but");
     mf_tensor_release(a);
     mf_tensor_release(b);
     mf_tensor_release(v);

@@ -525,10 +525,32 @@ static void test_batch_norm_matches_one_thread(void **state)
     }
 }
 
+/* mf.set_num_threads' range is the pool's: 1..4096, a refused count
+ * changes nothing (a Lua integer comes in whole, 2^32 + 2 is not 2). */
+static void test_set_threads_range(void **state)
+{
+    (void)state;
+    assert_int_equal(mf_parallel_set_threads(2), MF_OK);
+    assert_int_equal(mf_parallel_threads(), 2);
+    int64_t bad[] = {0, -1, 4097, (INT64_C(1) << 32) + 2};
+    const char *said[] = {"got 0", "got -1", "got 4097", "got 4294967298"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(mf_parallel_set_threads(bad[i]), MF_EARG);
+        assert_non_null(strstr(mf_err_msg(), "set_num_threads: expected an integer from 1 to "
+                                             "4096, got "));
+        assert_error_contains(said[i]);
+        assert_int_equal(mf_parallel_threads(), 2);
+    }
+    assert_int_equal(mf_parallel_set_threads(4096), MF_OK);
+    assert_int_equal(mf_parallel_threads(), 16); /* the pool's own cap */
+    assert_int_equal(mf_parallel_set_threads(1), MF_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_every_index_once),
+        TEST(test_set_threads_range),
         TEST(test_two_threads_run_at_once),
         TEST(test_each_job_counts_its_threads),
         TEST(test_worker_kept_off_callers_cpu),

@@ -118,6 +118,30 @@ static void test_errors(void **state)
     assert_error_contains("is longer than 23 characters");
 }
 
+/* The counts of mf.progress and the positions an update names: 1-based,
+ * a step within 'total' and an epoch within 'epochs' when they are known. */
+static void test_count_and_position_ranges(void **state)
+{
+    (void)state;
+    assert_int_equal(mf_progress_check_count("total", 1), MF_OK);
+    assert_int_equal(mf_progress_check_count("total", 0), MF_EARG);
+    assert_error_contains("progress: 'total' must be at least 1, got 0");
+    assert_int_equal(mf_progress_check_count("epochs", INT64_MIN), MF_EARG);
+    assert_error_contains("progress: 'epochs' must be at least 1, got -9223372036854775808");
+    MfProgress p;
+    assert_int_equal(mf_progress_init(&p, 5, 2, 1.0, false, 0.0), MF_OK);
+    assert_int_equal(mf_progress_check_position(&p, "step", 5), MF_OK);
+    assert_int_equal(mf_progress_check_position(&p, "epoch", 2), MF_OK);
+    assert_int_equal(mf_progress_check_position(&p, "step", 6), MF_EARG);
+    assert_error_contains("update: 'step' = 6 is out of range 1..5 (1-based)");
+    assert_int_equal(mf_progress_check_position(&p, "epoch", 0), MF_EARG);
+    assert_error_contains("update: 'epoch' = 0 is out of range 1..2 (1-based)");
+    assert_int_equal(mf_progress_init(&p, 0, 0, 1.0, false, 0.0), MF_OK); /* unknown total */
+    assert_int_equal(mf_progress_check_position(&p, "step", INT64_MAX), MF_OK);
+    assert_int_equal(mf_progress_check_position(&p, "step", 0), MF_EARG);
+    assert_error_contains("update: 'step' must be at least 1, got 0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -125,6 +149,7 @@ int main(void)
         TEST(test_rollover_rate_limit_and_finish),
         TEST(test_terminal_and_unknown_total),
         TEST(test_errors),
+        TEST(test_count_and_position_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
