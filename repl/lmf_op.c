@@ -114,13 +114,9 @@ static int read_int_list(const Call *c, const Src *src, int idx, const char *wha
                    (int)n, max);
     for (int i = 0; i < (int)n; i++) {
         lua_rawgeti(L, idx, i + 1);
-        int ok = 0;
-        out[i] = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
-        if (!ok)
-            luaL_error(L, "%s: %s entry %d must be an integer, got %s", c->fname, src->key,
-                       i + 1, lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1)
-                                                            : luaL_typename(L, -1));
-        lua_pop(L, 1);
+        const char *entry = lua_pushfstring(L, "%s entry %d", src->key, i + 1);
+        out[i] = lmf_check_integer(L, -2, c->fname, entry);
+        lua_pop(L, 2);
     }
     return (int)n;
 }

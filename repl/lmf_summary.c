@@ -30,8 +30,8 @@ static MfEventWriter *check_writer(lua_State *L, const char *fname)
 /* The step at 'idx': an integer, or a tensor (mf_event_step_of). */
 static int64_t check_step(lua_State *L, int idx, const char *fname)
 {
-    if (lua_isinteger(L, idx))
-        return (int64_t)lua_tointeger(L, idx);
+    if (lua_type(L, idx) == LUA_TNUMBER)
+        return lmf_check_integer(L, idx, fname, "step");
     const char *what = luaL_typename(L, idx);
     int64_t step;
     lmf_check_status(L, mf_event_step_of(fname, lmf_test_tensor(L, idx), what, &step));

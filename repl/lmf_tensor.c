@@ -502,12 +502,9 @@ int lmf_opt_dtype_field(lua_State *L, int idx, const char *fname)
  * Lua stack: a callable object or a field such as st.fn would be named wrongly. */
 static int64_t shape_dim(lua_State *L, int idx, const char *fname, int i, int allow_unknown)
 {
-    int isint = 0;
-    lua_Number n = lua_tonumberx(L, -1, &isint);
-    if (!isint || n != (lua_Number)(int64_t)n)
-        luaL_error(L, "bad argument #%d to '%s' (shape entry %d must be an integer, got %s)",
-                   idx, fname, i, luaL_typename(L, -1));
-    int64_t d = (int64_t)n;
+    const char *what = lua_pushfstring(L, "shape entry %d", i);
+    int64_t d = lmf_check_integer(L, -2, fname, what);
+    lua_pop(L, 1);
     if (d < 0 && !(allow_unknown && d == -1))
         luaL_error(L, "bad argument #%d to '%s' (shape entry %d must be >= 0, got %I)", idx,
                    fname, i, (lua_Integer)d);
@@ -741,12 +738,8 @@ static int t_index(lua_State *L)
         return luaL_error(L, "index: the tensor is closed (reading %s)",
                           lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "an element");
     MfTensor *t = lmf_check_tensor(L, 1);
-    if (lua_type(L, 2) == LUA_TNUMBER) {
-        lua_Number n = lua_tonumber(L, 2);
-        if (!lua_isinteger(L, 2) && n != (lua_Number)(lua_Integer)n)
-            return luaL_error(L, "index: expected an integer index, got %f", n);
-        return index_tensor(L, t, lua_isinteger(L, 2) ? lua_tointeger(L, 2) : (lua_Integer)n);
-    }
+    if (lua_type(L, 2) == LUA_TNUMBER)
+        return index_tensor(L, t, lmf_check_integer(L, 2, "index", "an index"));
     const char *key = lua_tostring(L, 2);
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)

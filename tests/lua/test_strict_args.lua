@@ -93,7 +93,7 @@ T.test("shape errors name the function called, not the field it was called throu
            "bad argument #2 to 'glorot_uniform' (shape (array of integers) expected, got mf.Tensor)")
   local f = {fn = mf.zeros}
   T.raises(function() f.fn({2, -3}) end, "bad argument #1 to 'zeros' (shape entry 2 must be >= 0")
-  T.raises(function() f.fn({2, "a"}) end, "bad argument #1 to 'zeros' (shape entry 2 must be an integer")
+  T.raises(function() f.fn({2, "a"}) end, "zeros: shape entry 2 must be an integer, got string")
 end)
 
 T.test("Lua data converted by a hand binding names that binding, whatever calls it", function()

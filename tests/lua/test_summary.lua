@@ -111,7 +111,9 @@ T.test("bad arguments name the method and what it expected", function()
   T.raises(function() w:scalar(3, 1, 1) end, "scalar: tag must be a non-empty string, got number")
   T.raises(function() w:scalar("a", "x", 1) end, "scalar: value must be a number or a one-element")
   T.raises(function() w:scalar("a", mf.ones({2}), 1) end, "a tensor of another size or dtype")
-  T.raises(function() w:scalar("a", 1, 1.5) end, "scalar: step must be an integer")
+  T.raises(function() w:scalar("a", 1, 1.5) end, "scalar: step must be an integer, got 1.5")
+  T.raises(function() w:scalar("a", 1, "2") end, "scalar: step must be an integer or a "
+           .. "one-element integer tensor (e.g. mf.train.global_step()), got string")
   T.raises(function() w:scalar("a", 1) end, "scalar: step must be an integer")
   T.raises(function() w:scalar("a", 1, 1, 2) end, "bad argument #5 to 'scalar' (no value expected")
   T.raises(function() w:histogram("h", mf.tensor({1, 0 / 0}), 1) end,
