@@ -304,8 +304,8 @@ typedef struct MfOpDesc {
     const char *details;
     const char *example;
     /* For help: how the gradient is computed, dy being the output's
-     * gradient ("dx = dy * 2x"); NULL: written with other ops (core/ops, the
-     * *_grad.c files). */
+     * gradient ("dx = dy * 2x"); NULL: written with other ops (core/ops,
+     * beside the op or in a *_grad.c file). */
     const char *grad_note;
     /* What a front end calls instead of the op itself (NULL: mf_op_call):
      * it may pick a variant (MatMul or BatchMatMulV2) or lay the data out

@@ -25,8 +25,8 @@ bool lmf_help_op_note(const char *entry, char *buf, size_t cap)
         else
             snprintf(buf, cap, "Op: %s (mf.ops() lists the op table). Gradient: %s. "
                      "mf.RegisterGradient with mf.gradient_override_map({%s = name}, fn) "
-                     "replaces it.", d->name, how ? how : "written with other ops (core/ops, "
-                     "the *_grad.c files), so tapes nest", d->name);
+                     "replaces it.", d->name, how ? how : "written with other ops (in core/ops, "
+                     "beside the op or in a *_grad.c file), so tapes nest", d->name);
         return true;
     }
     return false;
