@@ -164,6 +164,42 @@ static int64_t axis_default(const MfAttrDef *def, int rank)
     return d + rank + ((def->flags & MF_ATTR_PAST_END) ? 1 : 0);
 }
 
+/* A list attribute (axes, ints, pairs) when it differs from its default. */
+static bool put_list_attr(Out *o, const MfAttrDef *def, const MfAttrs *a)
+{
+    int64_t v[2 * MF_MAX_RANK];
+    int n = mf_attr_face_ints(def, a, v);
+    bool axes = def->type == MF_ATTR_AXES;
+    if (axes && (def->flags & MF_ATTR_ALL_AXES) && a->all_axes)
+        return false;
+    /* An empty shape is a value (a scalar); an empty list elsewhere is "not given". */
+    bool shown_empty = (axes && (def->flags & MF_ATTR_ALL_AXES)) || (def->flags & MF_ATTR_SHAPE);
+    if ((n == 0 && !shown_empty) || all_default(def, v, n))
+        return false;
+    put(o, "%s=", def->name);
+    if (n == 0)
+        put(o, "{}");
+    else
+        put_list(o, v, n, def);
+    return true;
+}
+
+/* A pooling window (n, {h, w} or four entries) unless it is all ones. */
+static bool put_window(Out *o, const MfAttrDef *def, const MfAttrs *a)
+{
+    const int64_t *w = CFIELD(a, def, int64_t);
+    if (w[0] == 1 && w[1] == 1 && w[2] == 1 && w[3] == 1)
+        return false;
+    if (w[0] == 1 && w[3] == 1 && w[1] == w[2])
+        put(o, "%s=%lld", def->name, (long long)w[1]);
+    else if (w[0] == 1 && w[3] == 1)
+        put(o, "%s={%lld,%lld}", def->name, (long long)w[1], (long long)w[2]);
+    else
+        put(o, "%s={%lld,%lld,%lld,%lld}", def->name, (long long)w[0], (long long)w[1],
+            (long long)w[2], (long long)w[3]);
+    return true;
+}
+
 /* Writes attribute 'def' when it differs from its default; returns whether
  * it wrote. */
 static bool put_attr(Out *o, const MfAttrDef *def, const MfAttrs *a, int rank)
@@ -214,37 +250,10 @@ static bool put_attr(Out *o, const MfAttrDef *def, const MfAttrs *a, int rank)
     }
     case MF_ATTR_AXES:
     case MF_ATTR_INTS:
-    case MF_ATTR_PAIRS: {
-        int64_t v[2 * MF_MAX_RANK];
-        int n = mf_attr_face_ints(def, a, v);
-        bool axes = def->type == MF_ATTR_AXES;
-        if (axes && (def->flags & MF_ATTR_ALL_AXES) && a->all_axes)
-            return false;
-        /* An empty shape is a value (a scalar); an empty list elsewhere is "not given". */
-        bool shown_empty = (axes && (def->flags & MF_ATTR_ALL_AXES)) ||
-                           (def->flags & MF_ATTR_SHAPE);
-        if ((n == 0 && !shown_empty) || all_default(def, v, n))
-            return false;
-        put(o, "%s=", def->name);
-        if (n == 0)
-            put(o, "{}");
-        else
-            put_list(o, v, n, def);
-        return true;
-    }
-    case MF_ATTR_WINDOW: {
-        const int64_t *w = CFIELD(a, def, int64_t);
-        if (w[0] == 1 && w[1] == 1 && w[2] == 1 && w[3] == 1)
-            return false;
-        if (w[0] == 1 && w[3] == 1 && w[1] == w[2])
-            put(o, "%s=%lld", def->name, (long long)w[1]);
-        else if (w[0] == 1 && w[3] == 1)
-            put(o, "%s={%lld,%lld}", def->name, (long long)w[1], (long long)w[2]);
-        else
-            put(o, "%s={%lld,%lld,%lld,%lld}", def->name, (long long)w[0], (long long)w[1],
-                (long long)w[2], (long long)w[3]);
-        return true;
-    }
+    case MF_ATTR_PAIRS:
+        return put_list_attr(o, def, a);
+    case MF_ATTR_WINDOW:
+        return put_window(o, def, a);
     }
     return false;
 }
