@@ -717,10 +717,13 @@ MfStatus mf_conv2d_backprop_input(const int64_t sizes[4], MfTensor *w, MfTensor 
     return st;
 }
 
-/* The 4 sizes a backprop needs (a Lua call may give another count). */
-MfStatus mf_conv_check_sizes(const char *fname, const char *what, const MfAttrs *a)
+MfStatus mf_conv_entry_begin(const char *fname, const char *what, const MfAttrs *a,
+                             MfAttrs *nhwc, int *nout)
 {
-    if (a->nints != 4)
+    *nout = 1;
+    *nhwc = *a;
+    nhwc->data_format = 0;
+    if (a->nints != 4) /* a Lua call may give another count */
         return mf_err_set(MF_EARG, "%s: %s must be an array of 4 integers (or a 1-D integer "
                           "tensor of 4), got %d entries", fname, what, a->nints);
     return MF_OK;
@@ -730,10 +733,8 @@ static MfStatus backprop_input_entry(int n, MfTensor *const *in, const MfAttrs *
                                      MfTensor **outs, int *nout)
 {
     (void)n;
-    *nout = 1;
-    MfAttrs at = *a;
-    at.data_format = 0;
-    MfStatus st = mf_conv_check_sizes("conv2d_backprop_input", "input_sizes", a);
+    MfAttrs at;
+    MfStatus st = mf_conv_entry_begin("conv2d_backprop_input", "input_sizes", a, &at, nout);
     return st != MF_OK ? st : mf_conv2d_backprop_input(a->ints, in[0], in[1], &at,
                                                        a->data_format == 1, outs);
 }
@@ -742,10 +743,8 @@ static MfStatus backprop_filter_entry(int n, MfTensor *const *in, const MfAttrs 
                                       MfTensor **outs, int *nout)
 {
     (void)n;
-    *nout = 1;
-    MfAttrs at = *a;
-    at.data_format = 0;
-    MfStatus st = mf_conv_check_sizes("conv2d_backprop_filter", "filter_sizes", a);
+    MfAttrs at;
+    MfStatus st = mf_conv_entry_begin("conv2d_backprop_filter", "filter_sizes", a, &at, nout);
     return st != MF_OK ? st : mf_conv2d_backprop_filter(in[0], a->ints, in[1], &at,
                                                         a->data_format == 1, outs);
 }
@@ -759,10 +758,8 @@ static MfStatus conv2d_transpose_entry(int n, MfTensor *const *in, const MfAttrs
                                        MfTensor **outs, int *nout)
 {
     (void)n;
-    *nout = 1;
-    MfAttrs at = *a;
-    at.data_format = 0;
-    MfStatus st = mf_conv_check_sizes("conv2d_transpose", "output_shape", a);
+    MfAttrs at;
+    MfStatus st = mf_conv_entry_begin("conv2d_transpose", "output_shape", a, &at, nout);
     for (int i = 1; st == MF_OK && i < 4; i++)
         if (a->ints[i] < 0)
             st = mf_err_set(MF_EARG, "conv2d_transpose: output_shape entry %d must be a "

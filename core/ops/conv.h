@@ -162,9 +162,13 @@ MfStatus mf_conv2d_backprop_input(const int64_t sizes[4], MfTensor *w, MfTensor 
 MfStatus mf_conv2d_backprop_filter(MfTensor *x, const int64_t sizes[4], MfTensor *dy,
                                    const MfAttrs *a, bool nchw, MfTensor **out);
 
-/* MF_EARG naming 'fname' unless 'a' holds the 4 sizes ('what': "input_sizes",
- * "filter_sizes") a backprop called from a front end needs (ints, nints). */
-MfStatus mf_conv_check_sizes(const char *fname, const char *what, const MfAttrs *a);
+/* What each backprop entry (the binder's call of conv2d/depthwise backprops
+ * and conv2d_transpose) does first: one output (*nout), 'nhwc' = 'a' with
+ * the NHWC layout the kernels take (the caller passes a->data_format
+ * apart), and MF_EARG naming 'fname' unless 'a' holds the 4 sizes ('what':
+ * "input_sizes", "filter_sizes", "output_shape") in ints/nints. */
+MfStatus mf_conv_entry_begin(const char *fname, const char *what, const MfAttrs *a,
+                             MfAttrs *nhwc, int *nout);
 
 /* ---- gradients (conv_grad.c) ------------------------------------------------------ */
 

@@ -547,10 +547,9 @@ static MfStatus dw_backprop_input_entry(int n, MfTensor *const *in, const MfAttr
                                         MfTensor **outs, int *nout)
 {
     (void)n;
-    *nout = 1;
-    MfAttrs at = *a;
-    at.data_format = 0;
-    MfStatus st = mf_conv_check_sizes("depthwise_conv2d_backprop_input", "input_sizes", a);
+    MfAttrs at;
+    MfStatus st = mf_conv_entry_begin("depthwise_conv2d_backprop_input", "input_sizes", a, &at,
+                                      nout);
     return st != MF_OK ? st : mf_depthwise_conv2d_backprop_input(a->ints, in[0], in[1], &at,
                                                                  a->data_format == 1, outs);
 }
@@ -559,10 +558,9 @@ static MfStatus dw_backprop_filter_entry(int n, MfTensor *const *in, const MfAtt
                                          MfTensor **outs, int *nout)
 {
     (void)n;
-    *nout = 1;
-    MfAttrs at = *a;
-    at.data_format = 0;
-    MfStatus st = mf_conv_check_sizes("depthwise_conv2d_backprop_filter", "filter_sizes", a);
+    MfAttrs at;
+    MfStatus st = mf_conv_entry_begin("depthwise_conv2d_backprop_filter", "filter_sizes", a, &at,
+                                      nout);
     return st != MF_OK ? st : mf_depthwise_conv2d_backprop_filter(in[0], a->ints, in[1], &at,
                                                                   a->data_format == 1, outs);
 }
