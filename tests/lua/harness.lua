@@ -47,6 +47,17 @@ function T.raises(fn, pattern, ...)
   end
 end
 
+-- What help(...) prints, as one string (print is swapped for the call and
+-- put back even when help raises; the error is raised again after).
+function T.help_text(...)
+  local old, out = print, {}
+  print = function(...) out[#out + 1] = table.concat({...}, "\t") end
+  local ok, err = pcall(help, ...)
+  print = old
+  assert(ok, err)
+  return table.concat(out, "\n")
+end
+
 function T.test(name, fn)
   T.count = T.count + 1
   local ok, err = xpcall(fn, debug.traceback)

@@ -164,14 +164,7 @@ T.test("keyword inputs: the cross-entropies' {labels =, logits =}", function()
 end)
 
 T.test("help shows the generated signatures of the moved ops", function()
-  local function help_text(f)
-    local old, out = print, {}
-    print = function(...) out[#out + 1] = table.concat({...}, "\t") end
-    local ok, err = pcall(help, f)
-    print = old
-    assert(ok, err)
-    return table.concat(out, "\n")
-  end
+  local help_text = T.help_text
   local function has(f, s)
     local text = help_text(f)
     T.ok(text:gsub("%s+", " "):find(s, 1, true), s .. " not in:\n" .. text)

@@ -51,14 +51,7 @@ end)
 -- the signature and options generated from the schema. mf.trace is the one
 -- Lua name that is also another function (tf.function), documented by hand.
 T.test("every op the binder registers has its help from its descriptor", function()
-  local function help_text(f)
-    local old, out = print, {}
-    print = function(...) out[#out + 1] = table.concat({...}, "\t") end
-    local ok, err = pcall(help, f)
-    print = old
-    assert(ok, err)
-    return table.concat(out, "\n")
-  end
+  local help_text = T.help_text
   for _, op in ipairs(ops) do
     if op.lua ~= "trace" then
       T.ok(op.example and op.topic, op.lua .. ": no example or topic in its descriptor")

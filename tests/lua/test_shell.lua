@@ -163,14 +163,7 @@ T.test("mf.config, mf.set_num_threads, mf.__version", function()
 end)
 
 -- Runs help(...) and returns what it printed.
-local function help_text(...)
-  local old, out = print, {}
-  print = function(...) out[#out + 1] = table.concat({...}, "\t") end
-  local ok, err = pcall(help, ...)
-  print = old
-  assert(ok, err)
-  return table.concat(out, "\n")
-end
+local help_text = T.help_text
 
 T.test("help: topics, names, values, suggestions", function()
   T.ok(help == mf.help)

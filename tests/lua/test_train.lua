@@ -308,13 +308,7 @@ end)
 -- The help examples of mf.train run and print what they say (test_shell checks only the
 -- API.md names it lists).
 T.test("help examples of mf.train", function()
-  local function help_text(name)
-    local out, old = {}, print
-    print = function(...) out[#out + 1] = table.concat({...}, "\t") end
-    help(name)
-    print = old
-    return table.concat(out, "\n")
-  end
+  local help_text = T.help_text
   local function show(v)
     if type(v) == "userdata" and v.totable then v = v:totable() end
     if type(v) == "table" then
