@@ -75,10 +75,13 @@ MfStatus mf_node_listing_line(const MfNode *n, MfStrBuf *out)
     for (int k = 0; k < n->ninputs; k++)
         mf_strbuf_addf(out, "%s%s:%d", k ? ", " : "", mf_graph_node(g, n->inputs[k].node)->name,
                        n->inputs[k].output);
-    for (int k = 0; k < n->ncontrol; k++)
-        mf_strbuf_addf(out, "%s^%s", k ? ", " : (n->ninputs ? "; " : ""),
-                       mf_graph_node(g, n->control[k])->name);
+    /* a small Const's values stand where its inputs would: before the ';' */
+    size_t before_values = out->len;
     add_const_values(out, n);
+    bool any_inputs = n->ninputs || out->len > before_values;
+    for (int k = 0; k < n->ncontrol; k++)
+        mf_strbuf_addf(out, "%s^%s", k ? ", " : (any_inputs ? "; " : ""),
+                       mf_graph_node(g, n->control[k])->name);
     mf_strbuf_add(out, ")");
     for (int k = 0; k < n->noutputs; k++) {
         mf_strbuf_add(out, k ? ", " : " -> ");

@@ -399,8 +399,8 @@ static void test_session_and_group(void **state)
 }
 
 /* print(g)'s and to_dot's text come from graph/listing.c and graph/dot.c:
- * attributes from the op schema, control inputs as '^name' after ';', a
- * small Const's values; every allocation of the text may fail (MF_ENOMEM,
+ * attributes from the op schema, control inputs as '^name' after ';' (a
+ * small Const's values come first); every allocation of the text may fail (MF_ENOMEM,
  * nothing leaked). */
 static void test_listing_and_dot(void **state)
 {
@@ -414,12 +414,16 @@ static void test_listing_and_dot(void **state)
     assert_int_equal(mf_op1(MF_OP_MATMUL, 2, xx, &at, &m), MF_OK);
     MfTensor *two = mf_tensor_scalar(MF_FLOAT32, 2), *a = sym_add(m, two);
     assert_int_equal(mf_graph_add_control(a->node, mf_graph_find(g, "x")), MF_OK);
+    /* a Const's values are its inputs: its control inputs come after them
+     * ("Const(2; ^x)"), not run into them ("Const(^x2)", issue #27) */
+    assert_int_equal(mf_graph_add_control(mf_graph_find(g, "Const"), mf_graph_find(g, "x")),
+                     MF_OK);
     MfStrBuf b = {0};
     assert_int_equal(mf_graph_listing(g, &b), MF_OK);
     assert_string_equal(b.data, "mf.Graph with 4 nodes\n"
                         "  x = Placeholder() -> float32 (2,3)\n"
                         "  matmul = MatMul[transpose_b](x:0, x:0) -> float32 (2,2)\n"
-                        "  Const = Const(2) -> float32 ()\n"
+                        "  Const = Const(2; ^x) -> float32 ()\n"
                         "  add = AddV2(matmul:0, Const:0; ^x) -> float32 (2,2)");
     mf_strbuf_free(&b);
     const MfPrintOptions popt = MF_PRINT_DEFAULTS;
