@@ -1,10 +1,12 @@
 -- schedules.lua — learning-rate schedules in mf.train, TensorFlow 1.x's
 -- signatures (like mf.train.exponential_decay): each takes the global step
 -- (a Variable, tensor or number) and returns a function of no arguments
--- that gives the current rate as a float64 scalar tensor, made of ops, so
--- an optimizer given it reads the rate on every step, eagerly, in a graph
--- or inside mf.trace. Also AdamW (Loshchilov & Hutter's decoupled weight
--- decay, as Keras and PyTorch apply it) around mf.train.AdamOptimizer.
+-- that gives the current rate as a float32 scalar tensor (TensorFlow's
+-- dtype for a Python float learning rate; the step is cast to it, as TF
+-- does), made of ops, so an optimizer given it reads the rate on every
+-- step, eagerly, in a graph or inside mf.trace. Also AdamW (Loshchilov &
+-- Hutter's decoupled weight decay, as Keras and PyTorch apply it) around
+-- mf.train.AdamOptimizer.
 local mf, lib = ...
 local fail, check_opts = lib.fail, lib.check_opts
 local train = mf.train
@@ -13,12 +15,40 @@ local function step_arg(fname, step)
   if type(step) ~= "number" and not lib.is_tensor(step) then
     fail(fname, "global_step must be a Variable, tensor or number, got %s", type(step))
   end
+  if type(step) ~= "number" and step.dtype == "bool" then
+    fail(fname, "global_step must hold a number, got a bool %s", getmetatable(step).__name)
+  end
   return step
 end
 
-local function as_f64(v)
-  if type(v) == "number" then return mf.tensor(v, "float64") end
-  return mf.cast(v, "float64")
+-- "integer" or "float": the kind of number the step holds.
+local function step_kind(step)
+  if type(step) == "number" then return math.type(step) end
+  return step.dtype:find("int") and "integer" or "float"
+end
+
+-- The step as a tensor of its own kind (a Lua integer as int64).
+local function step_tensor(step)
+  if type(step) ~= "number" then return step end
+  return mf.tensor(step, math.type(step) == "integer" and "int64" or "float32")
+end
+
+local function as_f32(v)
+  if type(v) == "number" then return mf.tensor(v, "float32") end
+  return mf.cast(v, "float32")
+end
+
+local function check_rate(fname, lr)
+  if type(lr) ~= "number" then fail(fname, "learning_rate must be a number, got %s", type(lr)) end
+  return lr
+end
+
+local function check_positive(fname, what, v)
+  if type(v) ~= "number" or not (v > 0) or v == math.huge then
+    fail(fname, "%s must be a number > 0, got %s", what,
+         type(v) == "number" and tostring(v) or type(v))
+  end
+  return v
 end
 
 local function check_numbers(fname, what, list)
@@ -31,13 +61,32 @@ local function check_numbers(fname, what, list)
   end
 end
 
+-- TensorFlow compares the step with boundaries of its own dtype and raises
+-- ValueError for float boundaries with an integer step (a boundary 10.5
+-- would be cut to 10). An integer boundary with a float step is exact, so
+-- it is taken (TensorFlow refuses that too).
+local function check_boundary_kinds(fname, step, boundaries)
+  if step_kind(step) ~= "integer" then return end
+  for i, b in ipairs(boundaries) do
+    if math.type(b) ~= "integer" then
+      fail(fname, "boundaries[%d] is %s, a float, but global_step is an integer (%s): " ..
+           "boundaries must be integers for an integer step, as in TensorFlow", i,
+           tostring(b), type(step) == "number" and "a Lua integer" or step.dtype)
+    end
+  end
+end
+
 lib.help("train.piecewise_constant", "training",
   "mf.train.piecewise_constant(global_step, boundaries, values) -> lr function",
   "TensorFlow 1.x's schedule: values[1] while the step is <= boundaries[1], values[2] " ..
-  "while <= boundaries[2], ..., the last value after the last boundary. Like every " ..
-  "schedule here (polynomial_decay, cosine_decay, exponential_decay) it returns a function " ..
-  "of no arguments that an optimizer takes as its learning rate and reads on every step; " ..
-  "the step is a Variable (mf.train.global_step()), a tensor or a number.",
+  "while <= boundaries[2], ..., the last value after the last boundary, as a float32 " ..
+  "scalar. Like every schedule here (exponential_decay, natural_exp_decay, " ..
+  "inverse_time_decay, polynomial_decay, cosine_decay, cosine_decay_restarts, " ..
+  "linear_cosine_decay) it returns a function of no arguments that an optimizer takes " ..
+  "as its learning rate and reads on every step; the step is a Variable " ..
+  "(mf.train.global_step()), a tensor or a number. The step is compared in its own " ..
+  "dtype: an integer step needs integer boundaries (10.5 is an error, as in TensorFlow); " ..
+  "integer boundaries with a float step are taken (TensorFlow refuses them).",
   [[
 step = mf.Variable(15, {dtype = "int64", trainable = false})
 lr = mf.train.piecewise_constant(step, {10, 20}, {1.0, 0.5, 0.1})
@@ -54,16 +103,17 @@ function train.piecewise_constant(step, boundaries, values)
     fail(fname, "values must have one more element than boundaries: %d boundaries, %d values",
          #boundaries, #values)
   end
+  check_boundary_kinds(fname, step, boundaries)
   for i = 2, #boundaries do
     if boundaries[i] <= boundaries[i - 1] then
       fail(fname, "boundaries must increase, got %s after %s", boundaries[i], boundaries[i - 1])
     end
   end
   return function()
-    local s = as_f64(step)
-    local lr = mf.tensor(values[#values], "float64")
+    local s = step_tensor(step)
+    local lr = mf.tensor(values[#values], "float32")
     for i = #boundaries, 1, -1 do
-      lr = mf.where(mf.less_equal(s, boundaries[i]), mf.tensor(values[i], "float64"), lr)
+      lr = mf.where(mf.less_equal(s, boundaries[i]), mf.tensor(values[i], "float32"), lr)
     end
     return lr
   end
@@ -83,14 +133,14 @@ lr():item()                          --> 0.05]])
 function train.polynomial_decay(lr, step, decay_steps, opts)
   local fname = "polynomial_decay"
   step = step_arg(fname, step)
-  if type(lr) ~= "number" then fail(fname, "learning_rate must be a number, got %s", type(lr)) end
+  check_rate(fname, lr)
   decay_steps = lib.check_count(fname, "decay_steps", decay_steps)
   opts = check_opts(fname, opts, {end_learning_rate = true, power = true, cycle = true})
   local lr_end, power = opts.end_learning_rate or 0.0001, opts.power or 1.0
   local cycle = lib.check_bool(fname, "cycle", opts.cycle, false)
   return function()
-    local s = as_f64(step)
-    local steps = mf.tensor(decay_steps, "float64")
+    local s = as_f32(step)
+    local steps = mf.tensor(decay_steps, "float32")
     if cycle then
       -- decay_steps * ceil(step / decay_steps), at least decay_steps
       steps = steps * mf.maximum(mf.ceil(s / decay_steps), 1)
@@ -114,14 +164,139 @@ lr():item()                          --> 0]])
 function train.cosine_decay(lr, step, decay_steps, opts)
   local fname = "cosine_decay"
   step = step_arg(fname, step)
-  if type(lr) ~= "number" then fail(fname, "learning_rate must be a number, got %s", type(lr)) end
+  check_rate(fname, lr)
   decay_steps = lib.check_count(fname, "decay_steps", decay_steps)
   opts = check_opts(fname, opts, {alpha = true})
   local alpha = opts.alpha or 0
   return function()
-    local s = mf.minimum(as_f64(step), decay_steps)
+    local s = mf.minimum(as_f32(step), decay_steps)
     local cosine = 0.5 * (1 + mf.cos(math.pi * s / decay_steps))
     return lr * ((1 - alpha) * cosine + alpha)
+  end
+end
+
+-- The staircase flag of natural_exp_decay and inverse_time_decay: a
+-- boolean or {staircase = bool} (as exponential_decay takes it).
+local function staircase_arg(fname, opts)
+  if type(opts) == "boolean" or opts == nil then return opts or false end
+  opts = check_opts(fname, opts, {staircase = true})
+  return lib.check_bool(fname, "staircase", opts.staircase, false)
+end
+
+-- step / decay_steps in float32, floored with staircase (TensorFlow's p).
+local function decay_progress(step, decay_steps, staircase)
+  local p = as_f32(step) / decay_steps
+  return staircase and mf.floor(p) or p
+end
+
+lib.help("train.natural_exp_decay", "training",
+  "mf.train.natural_exp_decay(lr, global_step, decay_steps, decay_rate [, {staircase}])",
+  "TensorFlow 1.x's natural exponential decay: lr * exp(-decay_rate * p), p = " ..
+  "global_step / decay_steps (floored with staircase = true), as a float32 scalar.",
+  [[
+lr = mf.train.natural_exp_decay(1.0, 10, 10, 1.0)
+lr():item()                          --> 0.3679]])
+-- natural_exp_decay(lr, global_step, decay_steps, decay_rate [, {staircase}])
+-- (tf.compat.v1.train.natural_exp_decay): lr * exp(-decay_rate * p).
+function train.natural_exp_decay(lr, step, decay_steps, decay_rate, opts)
+  local fname = "natural_exp_decay"
+  step = step_arg(fname, step)
+  check_rate(fname, lr)
+  check_positive(fname, "decay_steps", decay_steps)
+  check_positive(fname, "decay_rate", decay_rate)
+  local staircase = staircase_arg(fname, opts)
+  return function()
+    return lr * mf.exp(-decay_rate * decay_progress(step, decay_steps, staircase))
+  end
+end
+
+lib.help("train.inverse_time_decay", "training",
+  "mf.train.inverse_time_decay(lr, global_step, decay_steps, decay_rate [, {staircase}])",
+  "TensorFlow 1.x's inverse time decay: lr / (1 + decay_rate * p), p = global_step / " ..
+  "decay_steps (floored with staircase = true), as a float32 scalar.",
+  [[
+lr = mf.train.inverse_time_decay(0.1, 20, 10, 0.5)
+lr():item()                          --> 0.05]])
+-- inverse_time_decay(lr, global_step, decay_steps, decay_rate [, {staircase}])
+-- (tf.compat.v1.train.inverse_time_decay): lr / (1 + decay_rate * p).
+function train.inverse_time_decay(lr, step, decay_steps, decay_rate, opts)
+  local fname = "inverse_time_decay"
+  step = step_arg(fname, step)
+  check_rate(fname, lr)
+  check_positive(fname, "decay_steps", decay_steps)
+  check_positive(fname, "decay_rate", decay_rate)
+  local staircase = staircase_arg(fname, opts)
+  return function()
+    return lr / (1 + decay_rate * decay_progress(step, decay_steps, staircase))
+  end
+end
+
+lib.help("train.cosine_decay_restarts", "training",
+  "mf.train.cosine_decay_restarts(lr, global_step, first_decay_steps " ..
+  "[, {t_mul = 2, m_mul = 1, alpha = 0}])",
+  "TensorFlow 1.x's cosine decay with warm restarts (SGDR, Loshchilov and Hutter): " ..
+  "the rate falls from lr to alpha * lr along half a cosine over first_decay_steps " ..
+  "steps, then restarts; each period lasts t_mul times the one before and starts at " ..
+  "m_mul times its rate. A float32 scalar.",
+  [[
+lr = mf.train.cosine_decay_restarts(1.0, 150, 100)
+lr():item()                          --> 0.8536]])
+-- Restart number i and the fraction of period i done, for the step given
+-- in units of first_decay_steps ('done'), as TensorFlow computes them.
+local function sgdr_period(done, t_mul)
+  if t_mul == 1.0 then
+    local i = mf.floor(done)
+    return i, done - i
+  end
+  -- periods 1, t, t^2...: period i starts at (1 - t^i) / (1 - t)
+  local i = mf.floor(mf.log(1 - done * (1 - t_mul)) / math.log(t_mul))
+  local start = (1 - mf.pow(t_mul, i)) / (1 - t_mul)
+  return i, (done - start) / mf.pow(t_mul, i)
+end
+
+-- cosine_decay_restarts(lr, global_step, first_decay_steps [, {t_mul = 2,
+-- m_mul = 1, alpha = 0}]) (tf.compat.v1.train.cosine_decay_restarts).
+function train.cosine_decay_restarts(lr, step, first_decay_steps, opts)
+  local fname = "cosine_decay_restarts"
+  step = step_arg(fname, step)
+  check_rate(fname, lr)
+  check_positive(fname, "first_decay_steps", first_decay_steps)
+  opts = check_opts(fname, opts, {t_mul = true, m_mul = true, alpha = true})
+  local t_mul = check_positive(fname, "t_mul", opts.t_mul or 2.0)
+  local m_mul = lib.check_number(fname, "m_mul", opts.m_mul or 1.0, 0, math.huge)
+  local alpha = lib.check_number(fname, "alpha", opts.alpha or 0.0, 0, 1)
+  return function()
+    local i, fraction = sgdr_period(as_f32(step) / first_decay_steps, t_mul)
+    local cosine = 0.5 * mf.pow(m_mul, i) * (1 + mf.cos(math.pi * fraction))
+    return lr * ((1 - alpha) * cosine + alpha)
+  end
+end
+
+lib.help("train.linear_cosine_decay", "training",
+  "mf.train.linear_cosine_decay(lr, global_step, decay_steps " ..
+  "[, {num_periods = 0.5, alpha = 0, beta = 0.001}])",
+  "TensorFlow 1.x's linear cosine decay (Bello et al., Neural Optimizer Search): with " ..
+  "s = min(step, decay_steps), lr * ((alpha + (decay_steps - s) / decay_steps) * 0.5 * " ..
+  "(1 + cos(pi * 2 * num_periods * s / decay_steps)) + beta). A float32 scalar.",
+  [[
+lr = mf.train.linear_cosine_decay(1.0, 50, 100)
+lr():item()                          --> 0.251]])
+-- linear_cosine_decay(lr, global_step, decay_steps [, {num_periods = 0.5,
+-- alpha = 0, beta = 0.001}]) (tf.compat.v1.train.linear_cosine_decay).
+function train.linear_cosine_decay(lr, step, decay_steps, opts)
+  local fname = "linear_cosine_decay"
+  step = step_arg(fname, step)
+  check_rate(fname, lr)
+  check_positive(fname, "decay_steps", decay_steps)
+  opts = check_opts(fname, opts, {num_periods = true, alpha = true, beta = true})
+  local periods = lib.check_number(fname, "num_periods", opts.num_periods or 0.5, 0, math.huge)
+  local alpha = lib.check_number(fname, "alpha", opts.alpha or 0.0, 0, math.huge)
+  local beta = lib.check_number(fname, "beta", opts.beta or 0.001, 0, math.huge)
+  return function()
+    local s = mf.minimum(as_f32(step), decay_steps)
+    local linear = (decay_steps - s) / decay_steps
+    local cosine = 0.5 * (1 + mf.cos(math.pi * 2 * periods * s / decay_steps))
+    return lr * ((alpha + linear) * cosine + beta)
   end
 end
 
