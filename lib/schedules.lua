@@ -305,8 +305,10 @@ end
 lib.help("train.AdamW", "training",
   "mf.train.AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8})",
   "Adam with decoupled weight decay (Loshchilov and Hutter, as Keras's and PyTorch's " ..
-  "AdamW): apply_gradients first shrinks each variable by lr * weight_decay * var, then " ..
-  "applies TensorFlow's Adam update (AdamOptimizer). lr and weight_decay take a number, " ..
+  "AdamW): apply_gradients shrinks each variable by lr * weight_decay times its value " ..
+  "before the step and applies TensorFlow's Adam update (AdamOptimizer); a step Adam " ..
+  "refuses (a gradient that does not fit, a bad option) changes nothing. lr and " ..
+  "weight_decay take a number, " ..
   "a tensor, a Variable or a function; compute_gradients, minimize and get_slot are " ..
   "Adam's.",
   [[
@@ -338,47 +340,91 @@ function train.AdamW(lr, opts)
   return setmetatable({adam = adam, lr = lr, weight_decay = wd}, AdamW)
 end
 
-function AdamW:apply_gradients(gv, opts)
-  if type(gv) ~= "table" then
-    fail("apply_gradients", "expected an array of {grad, var} pairs, got %s", type(gv))
-  end
-  local policy = type(opts) == "table" and opts.nonfinite or "error"
-  local rate = value_of(self.lr) * value_of(self.weight_decay)
-  -- The decay below writes before Adam checks the gradients, so the
-  -- nonfinite policy is applied here first: eager gradients are checked now;
-  -- symbolic ones gate the decay with 'ok' (1 when every gradient is finite),
-  -- and Adam's Apply nodes then fail or skip as for AdamOptimizer.
-  local ok = 1
+-- The nonfinite policy applied before any decay writes: eager gradients are
+-- checked now (an error raises, "skip" returns false); symbolic ones give
+-- 'ok', a tensor that is 1 when every gradient is finite, to gate the decay
+-- (Adam's Apply nodes then fail or skip as for AdamOptimizer). Returns true
+-- or 'ok'.
+local function nonfinite_gate(gv, policy)
+  local ok = true
   for i, p in ipairs(gv) do
     local g = type(p) == "table" and p[1]
     if g ~= nil and g ~= false and policy ~= "apply" then
       local bad = mf.reduce_sum(mf.cast(mf.logical_not(mf.is_finite(g)), "float64"))
       if bad.name == nil then   -- an eager gradient
-        if bad:item() > 0 and policy == "skip" then return nil end
+        if bad:item() > 0 and policy == "skip" then return false end
         if bad:item() > 0 then
           fail("apply_gradients", "AdamW: the gradient of variable '%s' (pair %d) holds NaN or " ..
                "Inf; nothing was applied (nonfinite = \"error\"; \"skip\" skips such steps, " ..
                "\"apply\" writes them)", p[2] and p[2].name or "?", i)
         end
       else
-        ok = ok * mf.cast(mf.equal(bad, 0), "float64")
+        local finite = mf.cast(mf.equal(bad, 0), "float64")
+        ok = ok == true and finite or ok * finite
       end
     end
   end
-  if ok ~= 1 then rate = rate * ok end
-  local decays = {}
-  for _, p in ipairs(gv) do
-    local v = p[2]
-    if p[1] ~= nil and v ~= nil then
-      local r = type(rate) == "number" and rate or mf.cast(rate, v.dtype)
-      local op = v:assign_sub(r * v)
-      if getmetatable(op).__name == "mf.Tensor" and op.name then decays[#decays + 1] = op end
+  return ok
+end
+
+-- The values before the step of the Variables that get a gradient, by pair
+-- index, when every one is eager; nil when any is symbolic (a graph or a
+-- trace). Pairs that are not {grad, Variable} are left to Adam's checks.
+local function eager_values(gv)
+  local olds = {}
+  for i, p in ipairs(gv) do
+    local g, v = type(p) == "table" and p[1], type(p) == "table" and p[2]
+    if lib.is_tensor(g) and g.name then return nil end
+    if g and getmetatable(v) and getmetatable(v).__name == "mf.Variable" then
+      olds[i] = v:read_value()
+      if olds[i].name then return nil end
     end
   end
-  if #decays == 0 then return self.adam:apply_gradients(gv, opts) end
-  -- a graph: the Adam update runs after the decays (control dependencies)
+  return olds
+end
+
+-- var <- var - rate * value (rate: a number or a scalar tensor); the op.
+local function decay(var, rate, value)
+  local r = type(rate) == "number" and rate or mf.cast(rate, var.dtype)
+  return var:assign_sub(r * value)
+end
+
+-- Adam's apply_gradients; its errors are raised at the caller's line.
+local function adam_apply(adam, gv, opts)
+  local ok, res = pcall(adam.apply_gradients, adam, gv, opts)
+  if ok then return res end
+  lib.raise(type(res) == "string" and res:gsub("^@?lib/[%w_]+%.lua:%d+: ", "") or res)
+end
+
+function AdamW:apply_gradients(gv, opts)
+  if type(gv) ~= "table" then
+    fail("apply_gradients", "expected an array of {grad, var} pairs, got %s", type(gv))
+  end
+  local policy = type(opts) == "table" and opts.nonfinite or "error"
+  local rate = value_of(self.lr) * value_of(self.weight_decay)
+  local ok = nonfinite_gate(gv, policy)
+  if ok == false then return nil end
+  if ok ~= true then rate = rate * ok end
+  local olds = eager_values(gv)
+  if olds then
+    -- Eager: Adam first. It checks every pair, option and gradient before it
+    -- writes, so an error leaves the weights as they were (issue #35 W7).
+    -- Adam's step does not depend on the weights, so decaying the values
+    -- from before the step after it gives PyTorch's p - lr*wd*p - step.
+    adam_apply(self.adam, gv, opts)
+    for i, old in pairs(olds) do decay(gv[i][2], rate, old) end
+    return nil
+  end
+  -- A graph: the decays, then the Adam update after them (control
+  -- dependencies); a build error of Adam leaves the decay nodes unrun.
+  local decays = {}
+  for _, p in ipairs(gv) do
+    local op = p[1] ~= nil and p[2] ~= nil and decay(p[2], rate, p[2])
+    if op and getmetatable(op).__name == "mf.Tensor" and op.name then decays[#decays + 1] = op end
+  end
+  if #decays == 0 then return adam_apply(self.adam, gv, opts) end
   return mf.control_dependencies(decays, function()
-    return self.adam:apply_gradients(gv, opts)
+    return adam_apply(self.adam, gv, opts)
   end)
 end
 

@@ -1,0 +1,73 @@
+-- mf.train.AdamW (lib/schedules.lua): a step that Adam refuses changes nothing (issue #35
+-- W7: the weight decay was written before Adam checked the step), the error is raised at
+-- the caller's line, and the decay uses the weights from before the step in eager and
+-- graph mode alike (PyTorch's AdamW: p <- p - lr*wd*p - adam_step).
+local T = dofile("tests/lua/harness.lua")
+
+local function fresh()
+  return mf.Variable(mf.tensor({1.0, -2.0}, "float64")),
+         mf.train.AdamW(0.1, {weight_decay = 0.5})
+end
+
+T.test("a refused step leaves the weights and slots as they were", function()
+  local w, opt = fresh()
+  local g = mf.tensor({0.3, -0.1}, "float64")
+  local bad = {
+    {function() opt:apply_gradients{{mf.tensor({1, 2, 3}, "float64"), w}} end,
+     "apply_gradients: pair 1: gradient (3,) float64 does not fit variable"},
+    {function() opt:apply_gradients{{mf.tensor{0.3, -0.1}, w}} end,
+     "gradient (2,) float32 does not fit variable"},
+    {function() opt:apply_gradients({{g, w}}, {bogus = 1}) end,
+     "apply_gradients: unknown option 'bogus'"},
+    {function() opt:apply_gradients({{g, w}}, {global_step = 3}) end,
+     "apply_gradients: global_step must be a Variable"},
+    {function() opt:apply_gradients{{g, w}, {g, "w"}} end,
+     "apply_gradients: pair 2: the second element must be a Variable, got string"},
+    {function() opt:apply_gradients{{g, w}, 7} end,
+     "apply_gradients: pair 2 must be a table {grad, var}, got number"},
+  }
+  for _, case in ipairs(bad) do
+    local ok, err = pcall(case[1])
+    T.ok(not ok and err:find(case[2], 1, true), tostring(err))
+    -- raised at this file's line, not inside lib/
+    T.ok(err:find("^tests/lua/test_adamw%.lua:%d+: "), err)
+    T.eq(w, {1.0, -2.0}, 0)
+  end
+  T.eq(opt:get_slot(w, "m"), nil)
+  -- the first accepted step is a first step: p*(1 - lr*wd) - lr*mhat/(sqrt(vhat) + eps')
+  opt:apply_gradients{{g, w}}
+  local want = {}
+  for i, p in ipairs({1.0, -2.0}) do
+    local gi = g:totable()[i]
+    want[i] = p * (1 - 0.1 * 0.5) - 0.1 * gi / (math.abs(gi) + 1e-8 / math.sqrt(1 - 0.999))
+  end
+  T.eq(w, want, 1e-12)
+end)
+
+T.test("eager and graph steps agree (decay of the weights before the step)", function()
+  local grads = {{0.3, -0.1}, {-0.2, 0.4}, {0.05, 0.05}}
+  local w, opt = fresh()
+  for _, gr in ipairs(grads) do opt:apply_gradients{{mf.tensor(gr, "float64"), w}} end
+  local g, sess, train, feed, wg = mf.Graph(), nil, nil, nil, nil
+  g:as_default(function()
+    wg = mf.Variable(mf.tensor({1.0, -2.0}, "float64"))
+    feed = mf.placeholder("float64", {2})
+    train = mf.train.AdamW(0.1, {weight_decay = 0.5}):apply_gradients{{feed, wg}}
+    sess = mf.Session(g)
+    sess:run(mf.global_variables_initializer())
+  end)
+  for _, gr in ipairs(grads) do sess:run(train, {[feed] = mf.tensor(gr, "float64")}) end
+  local graph_w = sess:run(wg)
+  T.eq(graph_w, w:totable(), 1e-12)
+end)
+
+T.test("nonfinite = \"skip\" skips the decay too; \"error\" writes nothing", function()
+  local w, opt = fresh()
+  local nan = mf.tensor({0 / 0, 1.0}, "float64")
+  opt:apply_gradients({{nan, w}}, {nonfinite = "skip"})
+  T.eq(w, {1.0, -2.0}, 0)
+  T.raises(function() opt:apply_gradients{{nan, w}} end, "holds NaN or Inf; nothing was applied")
+  T.eq(w, {1.0, -2.0}, 0)
+end)
+
+T.done()
