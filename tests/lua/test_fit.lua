@@ -26,8 +26,9 @@ T.test("losses against their formulas", function()
   local z = mf.tensor{1.5, -0.3}
   T.eq(num(mf.losses.binary_crossentropy(mf.tensor{1, 0}, z, {from_logits = true})),
        num(mf.losses.binary_crossentropy(mf.tensor{1, 0}, mf.sigmoid(z))), 1e-6)
-  T.eq(mf.losses.mean_squared_error(mf.tensor{1, 2}, mf.tensor{0, 4}, {reduction = "none"}),
-       {1, 4})
+  -- one value per sample (Keras): rows of one output each
+  T.eq(mf.losses.mean_squared_error(mf.tensor{{1}, {2}}, mf.tensor{{0}, {4}},
+                                    {reduction = "none"}), {1, 4})
   T.raises(function() mf.losses.mean_squared_error{from_logits = true} end,
            "mean_squared_error: unknown option 'from_logits'")
   T.raises(function() mf.losses.binary_crossentropy{reduction = "avg"} end,
