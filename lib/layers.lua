@@ -217,6 +217,8 @@ function Layer:count_params()
   return total, trainable
 end
 
+lib.publish_methods(Layer, {"count_params"})
+
 -- ---- initializers by name ------------------------------------------------
 
 local function initializer(fname, what, v, default)

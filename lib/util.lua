@@ -202,6 +202,15 @@ end
 -- Tables a file of lib/ leaves as they are (they check arguments themselves).
 lib.publish_skip = {}
 
+-- The methods of a class table (a metric's update_state, a layer's
+-- count_params), which mf's tables do not reach: lib.publish wraps
+-- cls[name] for each name as it wraps functions, so m:update_state(y, p, w, 4)
+-- is "bad argument #5 to 'update_state'" (self counts, as in the C methods).
+local method_tables = {}
+function lib.publish_methods(cls, names)
+  method_tables[#method_tables + 1] = {cls = cls, names = names}
+end
+
 function lib.publish(root)
   local seen = {}
   local function walk(t)
@@ -234,4 +243,11 @@ function lib.publish(root)
     end
   end
   walk(root)
+  for _, m in ipairs(method_tables) do
+    for _, name in ipairs(m.names) do
+      local f = rawget(m.cls, name)
+      assert(type(f) == "function" and lib_source(f), "lib.publish_methods: no method " .. name)
+      rawset(m.cls, name, public(name, f, {}))
+    end
+  end
 end
