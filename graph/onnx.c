@@ -25,6 +25,7 @@
 
 #include "core/alloc.h"
 #include "core/io/protobuf.h"
+#include "core/io/write_file.h"
 #include "interchange.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -1075,47 +1076,13 @@ MfStatus mf_onnx_encode(MfGraph *g, int ninputs, MfTensor *const *inputs, int no
     return st;
 }
 
-/* Writes 'b' to 'path' through a temporary file renamed into place. */
-
-/* Writes 'len' bytes and closes 'f' (always, even when the write fails);
- * whether both succeeded. */
-static bool write_and_close(FILE *f, const void *data, size_t len)
-{
-    bool ok = fwrite(data, 1, len, f) == len;
-    if (fclose(f) != 0)
-        ok = false;
-    return ok;
-}
-static MfStatus write_file(const char *path, const MfPbuf *b)
-{
-    size_t n = strlen(path) + 16;
-    char *tmp = mf_malloc(n);
-    if (!tmp)
-        return mf_err_nomem("onnx.export", n);
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    MfStatus st = MF_OK;
-    if (!f)
-        st = mf_err_set(MF_EIO, "onnx.export: cannot create '%s': %s", tmp, strerror(errno));
-    else if (!write_and_close(f, b->data, b->len)) {
-        st = mf_err_set(MF_EIO, "onnx.export: cannot write '%s': %s", tmp, strerror(errno));
-        remove(tmp);
-    } else if (rename(tmp, path) != 0) {
-        st = mf_err_set(MF_EIO, "onnx.export: cannot rename '%s' to '%s': %s", tmp, path,
-                        strerror(errno));
-        remove(tmp);
-    }
-    mf_free(tmp);
-    return st;
-}
-
 MfStatus mf_onnx_export(MfGraph *g, int ninputs, MfTensor *const *inputs, int noutputs,
                         MfTensor *const *outputs, const MfOnnxOptions *opt, const char *path)
 {
     MfPbuf b = mf_pb_new();
     MfStatus st = mf_onnx_encode(g, ninputs, inputs, noutputs, outputs, opt, &b);
     if (st == MF_OK)
-        st = write_file(path, &b);
+        st = mf_write_file_atomic("onnx.export", path, b.data, b.len);
     mf_pb_free(&b);
     return st;
 }

@@ -61,41 +61,76 @@ static bool dot_installed(void)
     return false;
 }
 
-/* Runs "dot -T<format> <src> -o <path>" and waits for it. Returns 0 and its
- * wait status, or the errno that kept it from starting. */
-static int run_dot(const char *format, const char *src, const char *path, int *status)
+/* Runs "dot -T<format> <src>" with its standard output on 'out' (the
+ * output's temporary file) and waits for it. Returns 0 and its wait
+ * status, or the errno that kept it from starting. */
+static int run_dot(const char *format, const char *src, FILE *out, int *status)
 {
     extern char **environ;
-    char prog[] = "dot", tflag[16], oflag[] = "-o";
+    char prog[] = "dot", tflag[16];
     snprintf(tflag, sizeof tflag, "-T%s", format);
-    char *argv[] = {prog, tflag, (char *)src, oflag, (char *)path, NULL};
+    char *argv[] = {prog, tflag, (char *)src, NULL};
+    posix_spawn_file_actions_t fa;
+    int err = posix_spawn_file_actions_init(&fa);
+    if (err)
+        return err;
+    err = posix_spawn_file_actions_adddup2(&fa, fileno(out), STDOUT_FILENO);
     pid_t pid;
-    int err = posix_spawnp(&pid, "dot", NULL, NULL, argv, environ);
+    if (!err)
+        err = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
     while (err == 0 && waitpid(pid, status, 0) < 0)
         if (errno != EINTR)
             err = errno;
     return err;
 }
 
+/* The DOT text of 'g' in a temporary file beside 'path' (begun, written and
+ * flushed; the caller aborts it once dot has read it). */
+static MfStatus write_source(const MfGraph *g, const char *path, MfSafeWrite *src)
+{
+    MfStrBuf b = {0};
+    MfStatus st = mf_graph_dot(g, &b);
+    if (st == MF_OK)
+        st = mf_safe_write_begin(src, "render", path);
+    if (st == MF_OK && ((b.len > 0 && fwrite(b.data, 1, b.len, src->f) != b.len) ||
+                        fflush(src->f) != 0)) {
+        st = mf_err_set(MF_EIO, "render: cannot write the DOT text to '%s': %s", src->tmp,
+                        strerror(errno));
+        mf_safe_write_abort(src);
+    }
+    mf_strbuf_free(&b);
+    return st;
+}
+
+/* Graphviz writes the picture into the output's temporary file, which is
+ * renamed over 'path' only when dot succeeded: the rules of write_file.h
+ * (a FIFO or device at 'path' is refused before dot starts). */
 MfStatus mf_graph_render(const MfGraph *g, const char *path)
 {
     if (!dot_installed())
         return mf_err_set(MF_EIO, "render: Graphviz 'dot' is not installed (apt-get install "
                           "graphviz)");
-    char src[4096];
-    if (snprintf(src, sizeof src, "%s.dot", path) >= (int)sizeof src)
-        return mf_err_set(MF_EIO, "render: cannot write '%s.dot': %s", path,
-                          strerror(ENAMETOOLONG));
-    MfStatus st = write_dot(g, "render", src);
+    MfSafeWrite src, out;
+    MfStatus st = write_source(g, path, &src);
     if (st != MF_OK)
         return st;
+    st = mf_safe_write_begin(&out, "render", path);
+    if (st != MF_OK) {
+        mf_safe_write_abort(&src);
+        return st;
+    }
     int status = 0;
-    int err = run_dot(format_of(path), src, path, &status);
-    remove(src);
+    int err = run_dot(format_of(path), src.tmp, out.f, &status);
+    mf_safe_write_abort(&src);
     if (err)
-        return mf_err_set(MF_EIO, "render: cannot start dot: %s", strerror(err));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return mf_err_set(MF_EIO, "render: 'dot' failed writing '%s' (exit status %d)", path,
-                          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    return MF_OK;
+        st = mf_err_set(MF_EIO, "render: cannot start dot: %s", strerror(err));
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        st = mf_err_set(MF_EIO, "render: 'dot' failed writing '%s' (exit status %d)", path,
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (st != MF_OK) {
+        mf_safe_write_abort(&out);
+        return st;
+    }
+    return mf_safe_write_commit(&out);
 }

@@ -2,8 +2,8 @@
  * safetensors.h for the format, the atomic write and the errors).
  *
  * Writing: check the arguments, sort by name, take contiguous copies of
- * strided views, build the header with cJSON, write "<path>.tmp.XXXXXX" (mkstemp),
- * fsync, rename, fsync the directory. Reading: the 8-byte length, the header
+ * strided views, build the header with cJSON (at most MAX_HEADER bytes, as
+ * reading requires), write it through write_file.h's safe path. Reading: the 8-byte length, the header
  * (parsed by cJSON, then every field checked), the layout (tensors tile the
  * data section exactly), then the data straight into new tensors. */
 #include "safetensors.h"
@@ -15,10 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -26,8 +24,6 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors.c writes tensors as they lie in memory: big-endian hosts need byte swaps"
 #endif
-
-int mf_ckpt_fail_after_write = 0;
 
 #define MAX_HEADER ((uint64_t)100 << 20) /* the reference implementation's limit */
 #define MAX_JSON_INT ((double)((uint64_t)1 << 53))
@@ -219,154 +215,25 @@ static char *build_header(int n, const Named *order, MfTensor *const *contig,
     return buf;
 }
 
-/* Writes the whole file to 'tmp' (a template "<path>.tmp.XXXXXX" that
- * mkstemp fills in: a unique name in the target's directory, so a stale
- * file of a killed save never blocks this one), with the permission bits
- * 'mode', flushes and fsyncs it. '*created' tells whether 'tmp' exists (to
- * be removed on failure). */
-static MfStatus write_file(const char *path, char *tmp, mode_t mode, const char *header,
-                           size_t hlen, int n, const Named *layout, MfTensor *const *contig,
-                           bool *created)
-{
-    int fd = mkstemp(tmp);
-    *created = fd >= 0;
-    if (fd < 0)
-        return fail(MF_EIO, "save", path, "cannot create the temporary file '%s': %s", tmp,
-                    strerror(errno));
-    FILE *f = fchmod(fd, mode) == 0 ? fdopen(fd, "wb") : NULL;
-    if (!f) {
-        int err = errno;
-        close(fd);
-        return fail(MF_EIO, "save", path, "cannot open the temporary file '%s': %s", tmp,
-                    strerror(err));
-    }
-    unsigned char len8[8];
-    for (int b = 0; b < 8; b++)
-        len8[b] = (unsigned char)((uint64_t)hlen >> (8 * b));
-    bool ok = fwrite(len8, 1, 8, f) == 8 && fwrite(header, 1, hlen, f) == hlen;
-    for (int i = 0; ok && i < n; i++) {
-        const MfTensor *t = contig[layout[i].index];
-        size_t nb = (size_t)tensor_bytes(t);
-        ok = nb == 0 || fwrite(mf_tensor_data(t), 1, nb, f) == nb;
-    }
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int err = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        err = errno;
-    }
-    if (!ok)
-        return fail(MF_EIO, "save", path, "writing the temporary file '%s' failed: %s", tmp,
-                    strerror(err));
-    return MF_OK;
-}
-
-/* fsyncs the directory holding 'path' so the rename itself is durable. */
-static MfStatus sync_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    size_t len = slash ? (slash == path ? 1 : (size_t)(slash - path)) : 1;
-    char *dir = malloc(len + 1);
-    if (!dir)
-        return mf_err_nomem("save", len + 1);
-    memcpy(dir, slash ? path : ".", len);
-    dir[len] = '\0';
-    int fd = open(dir, O_RDONLY);
-    int rc = fd < 0 ? -1 : fsync(fd);
-    int err = errno;
-    if (fd >= 0)
-        close(fd);
-    free(dir);
-    if (rc != 0 && err != EINVAL && err != EBADF)
-        return fail(MF_EIO, "save", path, "the file is in place but syncing its directory "
-                    "failed: %s", strerror(err));
-    return MF_OK;
-}
-
-/* Temporary files of saves to 'path' that were killed: "<path>.tmp.XXXXXX"
- * (our pattern) not written to for STALE_SECONDS (a save in progress writes
- * continuously). Removed before each save, so they do not pile up. */
-#define STALE_SECONDS 600
-
-static void remove_stale(const char *path, char *buf, size_t cap)
-{
-    static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    const char *slash = strrchr(path, '/');
-    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = path + dlen;
-    char dirname[4096];
-    if (dlen >= sizeof dirname)
-        return;
-    memcpy(dirname, path, dlen);
-    dirname[dlen] = '\0';
-    DIR *d = opendir(dlen ? dirname : ".");
-    if (!d)
-        return;
-    size_t blen = strlen(base);
-    time_t now = time(NULL);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        const char *nm = e->d_name;
-        if (strncmp(nm, base, blen) != 0 || strncmp(nm + blen, ".tmp.", 5) != 0 ||
-            strlen(nm + blen + 5) != 6 || strspn(nm + blen + 5, alnum) != 6)
-            continue;
-        struct stat st;
-        if (snprintf(buf, cap, "%s%s", dirname, nm) >= (int)cap || lstat(buf, &st) != 0 ||
-            !S_ISREG(st.st_mode) || st.st_uid != geteuid() || now - st.st_mtime < STALE_SECONDS)
-            continue;
-        remove(buf);
-    }
-    closedir(d);
-}
-
-/* The mode for the new file: the replaced file's permission bits (a save
- * must not turn a 0600 checkpoint into 0644), else 0666 less the umask.
- * Anything but a regular file (a FIFO, a device such as /dev/null, a
- * directory) is refused rather than replaced. */
-static MfStatus target_mode(const char *path, mode_t *mode)
-{
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (!S_ISREG(st.st_mode))
-            return fail(MF_EIO, "save", path, "it exists and is not a regular file (a "
-                        "directory, device or FIFO); refusing to replace it");
-        *mode = st.st_mode & 07777;
-        return MF_OK;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    *mode = 0666 & ~mask;
-    return MF_OK;
-}
-
-/* Temporary file, test hook, rename, directory sync. */
+/* Writes the file through the one safe path (write_file.h): the 8-byte
+ * header length, the header, then each tensor's bytes in layout order. */
 static MfStatus commit(const char *path, const char *header, size_t hlen, int n,
                        const Named *layout, MfTensor *const *contig)
 {
-    mode_t mode = 0;
-    MfStatus st = target_mode(path, &mode);
+    MfSafeWrite w;
+    MfStatus st = mf_safe_write_begin(&w, "save", path);
     if (st != MF_OK)
         return st;
-    size_t cap = strlen(path) + 300;
-    char *tmp = malloc(cap);
-    if (!tmp)
-        return mf_err_nomem("save", cap);
-    remove_stale(path, tmp, cap);
-    snprintf(tmp, cap, "%s.tmp.XXXXXX", path);
-    bool created = false;
-    st = write_file(path, tmp, mode, header, hlen, n, layout, contig, &created);
-    if (st == MF_OK && mf_ckpt_fail_after_write)
-        st = fail(MF_EIO, "save", path, "simulated failure after writing the temporary file "
-                  "(test hook mf_ckpt_fail_after_write)");
-    if (st == MF_OK && rename(tmp, path) != 0)
-        st = fail(MF_EIO, "save", path, "cannot rename the temporary file '%s' over it: %s",
-                  tmp, strerror(errno));
-    if (st != MF_OK && created)
-        remove(tmp);
-    else if (st == MF_OK)
-        st = sync_dir(path);
-    free(tmp);
-    return st;
+    unsigned char len8[8];
+    for (int b = 0; b < 8; b++)
+        len8[b] = (unsigned char)((uint64_t)hlen >> (8 * b));
+    bool ok = fwrite(len8, 1, 8, w.f) == 8 && fwrite(header, 1, hlen, w.f) == hlen;
+    for (int i = 0; ok && i < n; i++) {
+        const MfTensor *t = contig[layout[i].index];
+        size_t nb = (size_t)tensor_bytes(t);
+        ok = nb == 0 || fwrite(mf_tensor_data(t), 1, nb, w.f) == nb;
+    }
+    return mf_safe_write_commit(&w);   /* reports a failed fwrite (the FILE's error flag) */
 }
 
 /* Contiguous references to every tensor (the tensor itself when it is). */
@@ -386,8 +253,11 @@ static MfStatus make_contiguous(const char *path, int n, MfTensor *const *tensor
 MfStatus mf_safetensors_write(const char *path, int n, const char *const *names,
                               MfTensor *const *tensors, const char *const *metadata)
 {
-    if (!path || !path[0] || n < 0 || (n > 0 && (!names || !tensors)))
-        return mf_err_set(MF_EARG, "save: expected a path and %d names and tensors", n);
+    if (!path || !path[0])
+        return mf_err_set(MF_EARG, "save: expected a file name, got %s",
+                          path ? "an empty path" : "none");
+    if (n < 0 || (n > 0 && (!names || !tensors)))
+        return mf_err_set(MF_EARG, "save: expected %d names and tensors", n);
     int nkeys = count_metadata(metadata), k = 0;
     Named *order = malloc(sizeof(Named) * (size_t)(n + 1));
     Named *layout = malloc(sizeof(Named) * (size_t)(n + 1));
@@ -410,6 +280,10 @@ MfStatus mf_safetensors_write(const char *path, int n, const char *const *names,
     if (st == MF_OK &&
         !(header = build_header(n, order, contig, begins, metadata, keys, k, &hlen)))
         st = mf_err_set(MF_ENOMEM, "save: out of memory building the header (in '%s')", path);
+    if (st == MF_OK && hlen > MAX_HEADER)
+        st = fail(MF_EARG, "save", path, "the header would be %llu bytes, over the %llu-byte "
+                  "limit of safetensors readers (load's too); save fewer or shorter names "
+                  "and metadata per file", ULL(hlen), ULL(MAX_HEADER));
     if (st == MF_OK)
         st = commit(path, header, hlen, n, layout, contig);
     for (int i = 0; contig && i < n; i++)
@@ -784,6 +658,7 @@ MfStatus mf_safetensors_read_meta(const char *path, int *n, char ***names, MfTen
         *metadata = NULL;
     if (!path)
         return mf_err_set(MF_EARG, "load: expected a path");
+    mf_write_file_reap(path);   /* temporary files of saves that were killed */
     Reader r = {.path = path, .f = fopen(path, "rb")};
     MfStatus st = r.f ? MF_OK
                       : fail(MF_EIO, "load", path, "cannot open the file: %s", strerror(errno));

@@ -13,10 +13,11 @@
  * same tensors always give the same bytes) and pads the header with spaces
  * to a multiple of 8 bytes, as the reference implementation does.
  *
- * Writes are atomic: the file is written to "<path>.tmp.<pid>" in the same
- * directory, flushed and fsync'ed, renamed over 'path', and the directory is
- * fsync'ed. On any failure the temporary file is removed and an existing file
- * at 'path' is left as it was.
+ * Writes go through the one safe path of core/io/write_file.h (a unique
+ * temporary file, fsync, rename; a target that is not a regular file is
+ * refused): on any failure an existing file at 'path' is left as it was.
+ * A header over 100 MiB (the reference reader's limit, which load keeps)
+ * is refused on writing too, so every file save writes can be loaded.
  *
  * Errors: MF_EIO for files (cannot open, short, corrupt: every message starts
  * with "save: " or "load: ", names the file and says what is wrong), MF_EARG
@@ -56,10 +57,8 @@ void mf_safetensors_free(int n, char **names, MfTensor **tensors);
 /* Frees a metadata array from mf_safetensors_read_meta (NULL is fine). */
 void mf_safetensors_free_metadata(char **metadata);
 
-/* Test hook: when non-zero, mf_safetensors_write fails with MF_EIO right
- * after the temporary file is completely written and synced, before the
- * rename (as a crash or full disk would), so tests can check that the old
- * file is intact and no temporary file is left. 0 in normal use. */
-extern int mf_ckpt_fail_after_write;
+/* The test hook mf_ckpt_fail_after_write (a failure right before the
+ * rename) is write_file.h's. */
+#include "core/io/write_file.h"
 
 #endif

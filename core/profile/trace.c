@@ -4,16 +4,16 @@
  * viewer (Perfetto, chrome://tracing) nests them by their time ranges: the
  * op, with its im2col, GEMMs and col2im inside. Events are written parents
  * first (ordered by start, then depth). Times are microseconds from the
- * first event. The file is written to "<path>.tmp.<pid>" and renamed over
- * 'path', so a reader never sees half a trace. */
-#include <errno.h>
+ * first event. The file is written through core/io/write_file.h's safe
+ * path (a unique temporary file renamed over 'path'), so a reader never
+ * sees half a trace. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "report.h"
 #include "core/clocale.h"
+#include "core/io/write_file.h"
 
 /* The length of the well-formed UTF-8 sequence at 'p' (1 to 4), or 0 when
  * it is not one (a stray continuation byte, an overlong or cut sequence). */
@@ -121,29 +121,12 @@ static void put_trace(FILE *f, const MfProfReport *r)
 
 MfStatus mf_prof_save_trace(const MfProfReport *r, const char *path)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return mf_err_set(MF_EIO, "save_trace: cannot write '%s': path too long", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return mf_err_set(MF_EIO, "save_trace: cannot write '%s': %s", path, strerror(errno));
+    MfSafeWrite w;
+    MfStatus st = mf_safe_write_begin(&w, "save_trace", path);
+    if (st != MF_OK)
+        return st;
     MfCLocale loc = mf_c_locale_begin();   /* JSON numbers take '.' in every locale */
-    put_trace(f, r);
+    put_trace(w.f, r);
     mf_c_locale_end(loc);
-    int failed = ferror(f);
-    int err = errno;
-    if (fclose(f) != 0 && !failed) {
-        failed = 1;
-        err = errno;
-    }
-    if (!failed && rename(tmp, path) != 0) {
-        failed = 1;
-        err = errno;
-    }
-    if (failed) {
-        remove(tmp);
-        return mf_err_set(MF_EIO, "save_trace: cannot write '%s': %s", path,
-                          err ? strerror(err) : "write error");
-    }
-    return MF_OK;
+    return mf_safe_write_commit(&w);   /* a failed write is the FILE's error flag */
 }

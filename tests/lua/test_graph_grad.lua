@@ -235,7 +235,7 @@ print("RENDERED")
   local p = io.popen("ulimit -n 64 && " .. exe .. " " .. base .. ".lua " .. base .. ".svg 2>&1")
   local out = p:read("a")
   p:close()
-  T.ok(out:find("render: cannot write '" .. base .. ".svg.dot': Too many open files", 1, true),
+  T.ok(out:find("render: cannot write '" .. base .. ".svg': Too many open files", 1, true),
        out)
   T.ok(not out:find("not installed", 1, true), out)
   T.ok(out:find("RENDERED", 1, true), out)
