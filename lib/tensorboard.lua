@@ -33,6 +33,10 @@ function mf.summary.TensorBoard(logdir, opts)
   if type(logdir) ~= "string" then
     fail("TensorBoard", "logdir must be a directory name (a string), got %s", type(logdir))
   end
+  if logdir:find("\0", 1, true) then
+    fail("TensorBoard", "logdir holds a NUL byte (\\0) at byte %d; a directory name cannot",
+         logdir:find("\0", 1, true))
+  end
   opts = lib.check_opts("TensorBoard", opts, {validation = true})
   if opts.validation ~= nil and type(opts.validation) ~= "boolean" then
     fail("TensorBoard", "option 'validation' must be a boolean, got %s", type(opts.validation))

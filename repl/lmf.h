@@ -46,8 +46,8 @@ MfTensor *lmf_check_tensor(lua_State *L, int idx);
  * tensor. */
 MfTensor *lmf_test_tensor(lua_State *L, int idx);
 
-/* The string at 'idx' as a file path; raises naming 'fname' when it holds
- * a NUL byte (C would silently cut the path there). */
+/* The string at 'idx' as a file path; raises naming 'fname' when it is
+ * empty or holds a NUL byte (C would silently cut the path there). */
 const char *lmf_check_path(lua_State *L, int idx, const char *fname);
 
 /* Whether lmf_test_tensor would find a tensor at 'idx'; changes nothing. */

@@ -136,7 +136,7 @@ static int export_graph(lua_State *L, const char *path, int opts, MfOnnxOptions 
 /* mf.onnx.export(f_or_graph, path [, opts]) */
 static int l_export(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = lmf_check_path(L, 2, "onnx.export");
     if (!lua_isnoneornil(L, 3))
         luaL_checktype(L, 3, LUA_TTABLE);
     if (lua_gettop(L) > 3)
@@ -168,7 +168,7 @@ static int fn_export_onnx(lua_State *L)
 {
     if (!lmf_is_function(L, 1))
         return luaL_error(L, "export_onnx: call it as fn:export_onnx(path, example_args...)");
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = lmf_check_path(L, 2, "export_onnx");
     lua_pushvalue(L, 2);
     lua_remove(L, 2);   /* fn, args..., path */
     int top = lua_gettop(L) - 1;

@@ -181,7 +181,7 @@ static int l_plot(lua_State *L)
         if (!lua_isstring(L, -1))
             return luaL_error(L, "plot: 'file' must be a path string, got %s",
                               luaL_typename(L, -1));
-        file = lua_tostring(L, -1); /* stays on the stack */
+        file = lmf_check_path(L, -1, "plot"); /* stays on the stack */
     }
     MfPlotOpts o = {NULL, 0, 0, 0, 0, 0, 0};
     read_x(L, series, n, &o);

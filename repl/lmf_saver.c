@@ -151,7 +151,7 @@ static const char *saver_args(lua_State *L, const char *who, MfSaver **s, MfSess
                    *sess ? "a path string after the session" : "a path string (eager) or a "
                    "session and a path (graph mode)", luaL_typename(L, *pi));
     lmf_check_status(L, mf_saver_check_session(*s, *sess, who));
-    return lua_tostring(L, *pi);
+    return lmf_check_path(L, *pi, who);
 }
 
 /* saver:save(path) (eager) or saver:save(sess, path) (graph) -> path */

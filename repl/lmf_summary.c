@@ -54,7 +54,7 @@ static int l_create_file_writer(lua_State *L)
     if (lua_type(L, 1) != LUA_TSTRING)
         return luaL_error(L, "create_file_writer: logdir must be a directory name (a string), "
                           "got %s", luaL_typename(L, 1));
-    const char *dir = lua_tostring(L, 1);
+    const char *dir = lmf_check_path(L, 1, "create_file_writer");
     if (lua_gettop(L) > 1)
         return luaL_error(L, "create_file_writer: takes only the log directory, got %d "
                           "arguments", lua_gettop(L));

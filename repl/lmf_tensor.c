@@ -176,6 +176,8 @@ const char *lmf_check_path(lua_State *L, int idx, const char *fname)
     if (strlen(s) != len)
         luaL_error(L, "%s: the path holds a NUL byte (\\0) at byte %d; a file name cannot",
                    fname, (int)strlen(s) + 1);
+    if (len == 0)
+        luaL_error(L, "%s: expected a path, got an empty string", fname);
     return s;
 }
 

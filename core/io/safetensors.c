@@ -254,8 +254,8 @@ MfStatus mf_safetensors_write(const char *path, int n, const char *const *names,
                               MfTensor *const *tensors, const char *const *metadata)
 {
     if (!path || !path[0])
-        return mf_err_set(MF_EARG, "save: expected a file name, got %s",
-                          path ? "an empty path" : "none");
+        return mf_err_set(MF_EARG, "save: expected a path, got %s",
+                          path ? "an empty string" : "none");
     if (n < 0 || (n > 0 && (!names || !tensors)))
         return mf_err_set(MF_EARG, "save: expected %d names and tensors", n);
     int nkeys = count_metadata(metadata), k = 0;

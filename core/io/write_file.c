@@ -177,7 +177,7 @@ MfStatus mf_safe_write_begin(MfSafeWrite *w, const char *who, const char *path)
 {
     *w = (MfSafeWrite){.who = who, .path = path, .slot = -1};
     if (!path || !path[0])
-        return mf_err_set(MF_EARG, "%s: expected a file name, got an empty path", who);
+        return mf_err_set(MF_EARG, "%s: expected a path, got an empty string", who);
     mode_t mode = 0;
     MfStatus st = target_mode(w, &mode);
     if (st != MF_OK)

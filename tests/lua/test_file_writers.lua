@@ -173,5 +173,42 @@ T.test("temporary files of a killed writer are removed by the next save or load"
   T.eq(leftovers("killed.safetensors"), "")
 end)
 
+-- The writers took the path up to its first NUL byte and wrote "a" for
+-- "a\0b"; an empty path said "expected a path and 1 names and tensors".
+T.test("NUL bytes and empty paths are errors in every writer", function()
+  assert(os.execute("mkdir " .. dir .. "/nul"))
+  local nul = dir .. "/nul/a\0b"
+  local cases = {
+    {"save", function(p) mf.save(p, {a = mf.ones{2}}) end},
+    {"Saver.save", function(p) saver:save(p) end},
+    {"onnx.export", function(p) mf.onnx.export(fn, p, {inputs = {mf.ones{2}}}) end},
+    {"export_onnx", function(p) fn:export_onnx(p, mf.ones{2}) end},
+    {"write_dot", function(p) g:write_dot(p) end},
+    {"render", function(p) g:render(p) end},
+    {"plot", function(p) mf.plot({1, 2, 3}, {file = p}) end},
+    {"save_trace", function(p) prof:save_trace(p) end},
+    {"create_file_writer", function(p) mf.summary.create_file_writer(p) end},
+  }
+  for _, c in ipairs(cases) do
+    T.raises(c[2], c[1] .. ": the path holds a NUL byte (\\0) at byte " .. #dir + 7, nul)
+    T.raises(c[2], c[1] .. ": expected a path, got an empty string", "")
+  end
+  T.raises(mf.summary.TensorBoard, "TensorBoard: logdir holds a NUL byte (\\0) at byte " ..
+           #dir + 7, nul)
+  T.eq(sh("ls " .. dir .. "/nul"), "", nil, "a file was written at the path cut at its NUL byte")
+end)
+
+-- load refuses headers over 100 MiB (the reference reader's limit): save
+-- wrote them, so the checkpoint could not be read back.
+T.test("save refuses a header that load would refuse", function()
+  local p = dir .. "/big_header.safetensors"
+  local big = string.rep("x", 100 * 1024 * 1024)
+  T.raises(mf.save, "save: the header would be 104857", p, {a = mf.ones{1}}, {note = big})
+  T.ok(not read(p), "the file was written")
+  big = nil
+  collectgarbage()
+  T.eq(leftovers("big_header.safetensors"), "")
+end)
+
 os.execute("rm -rf " .. dir)
 T.done()

@@ -123,7 +123,8 @@ T.test("bad arguments name the method and what it expected", function()
   w:close()
   T.raises(function() w:scalar("a", 1, 1) end, "scalar: the summary writer is closed")
   T.raises(function() w:flush() end, "flush: the summary writer is closed")
-  T.raises(function() mf.summary.create_file_writer("") end, "logdir must be a non-empty path")
+  T.raises(function() mf.summary.create_file_writer("") end,
+           "create_file_writer: expected a path, got an empty string")
   local f = os.tmpname()   -- a file where a directory must go
   T.raises(function() mf.summary.create_file_writer(f .. "/sub") end, "is not a directory")
   os.remove(f)
