@@ -20,8 +20,10 @@ enum { HISTO_MIN = 1, HISTO_MAX, HISTO_NUM, HISTO_SUM, HISTO_SUM_SQUARES, HISTO_
        HISTO_BUCKET };
 
 struct MfEventWriter {
-    FILE *f;
+    int fd;         /* -1 once closed */
     char *path;
+    off_t good;     /* bytes of whole records in the file */
+    char *failure;  /* the first failed write's message (then nothing more is written) */
 };
 
 static double wall_time(void)
@@ -73,16 +75,12 @@ static MfStatus open_new_file(MfEventWriter *w, const char *dir, double now)
                            (long long)now, host);
         if (k > 0)
             snprintf(w->path + len, cap - (size_t)len, ".%d", k);
-        int fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno == EEXIST)
+        w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (w->fd < 0 && errno == EEXIST)
             continue;
-        if (fd < 0 || !(w->f = fdopen(fd, "wb"))) {
-            int e = errno;
-            if (fd >= 0)
-                close(fd);
+        if (w->fd < 0)
             return mf_err_set(MF_EIO, "create_file_writer: cannot create '%s': %s", w->path,
-                              strerror(e));
-        }
+                              strerror(errno));
         return MF_OK;
     }
     return mf_err_set(MF_EIO, "create_file_writer: too many event files named '%s'", w->path);
@@ -96,14 +94,42 @@ static void event_head(MfPbuf *b, int64_t step)
         mf_pb_int(b, EV_STEP, step);
 }
 
+/* MF_OK when 'w' may write: it is open and no write failed before. */
+static MfStatus check_usable(const MfEventWriter *w, const char *who)
+{
+    if (w->fd < 0)
+        return mf_err_set(MF_EARG, "%s: the writer is closed", who);
+    if (w->failure)
+        return mf_err_set(MF_EIO, "%s: the summary writer failed earlier and writes nothing "
+                          "more (%s); '%s' keeps every event written before; open a new "
+                          "writer", who, w->failure, w->path);
+    return MF_OK;
+}
+
+/* A record that failed part-way is cut off (so readers see every whole
+ * record and no CRC error) and the writer refuses every later write: it
+ * never reports success for events no reader would see. */
+static void fail_writer(MfEventWriter *w, const char *who)
+{
+    if (ftruncate(w->fd, w->good) != 0 || lseek(w->fd, w->good, SEEK_SET) < 0)
+        mf_err_prefix("cutting off the torn record failed too (%s)", strerror(errno));
+    w->failure = strdup(mf_err_msg());
+    mf_err_prefix("%s", who);
+}
+
 /* Writes the event in 'b' as one record and frees 'b'. */
 static MfStatus write_event(MfEventWriter *w, MfPbuf *b, const char *who)
 {
     MfStatus st = mf_pb_finish(b, who);
-    if (st == MF_OK && !w->f)
-        st = mf_err_set(MF_EARG, "%s: the writer is closed", who);
     if (st == MF_OK)
-        st = mf_tfrecord_write(w->f, w->path, b->data, b->len);
+        st = check_usable(w, who);
+    if (st == MF_OK) {
+        st = mf_tfrecord_write(w->fd, w->path, b->data, b->len);
+        if (st == MF_OK)
+            w->good += (off_t)b->len + 16;   /* the record's 12-byte head and 4-byte CRC */
+        else
+            fail_writer(w, who);
+    }
     mf_pb_free(b);
     return st;
 }
@@ -119,6 +145,7 @@ MfStatus mf_event_writer_open(const char *logdir, MfEventWriter **out)
     MfEventWriter *w = calloc(1, sizeof *w);
     if (!w)
         return mf_err_nomem("create_file_writer", sizeof *w);
+    w->fd = -1;
     double now = wall_time();
     st = open_new_file(w, logdir, now);
     if (st == MF_OK) {
@@ -128,10 +155,11 @@ MfStatus mf_event_writer_open(const char *logdir, MfEventWriter **out)
         st = write_event(w, &b, "create_file_writer");
     }
     if (st != MF_OK) {
-        if (w->f) {
-            fclose(w->f);
+        if (w->fd >= 0) {
+            close(w->fd);
             remove(w->path);
         }
+        free(w->failure);
         free(w->path);
         free(w);
         return st;
@@ -312,11 +340,10 @@ MfStatus mf_event_graph(MfEventWriter *w, const void *graph_def, size_t n)
 
 MfStatus mf_event_flush(MfEventWriter *w)
 {
-    if (!w->f)
-        return mf_err_set(MF_EARG, "flush: the writer is closed");
-    if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0)
-        return mf_err_set(MF_EIO, "flush: cannot write '%s': %s", w->path, strerror(errno));
-    return MF_OK;
+    MfStatus st = check_usable(w, "flush");
+    if (st == MF_OK && fsync(w->fd) != 0)
+        st = mf_err_set(MF_EIO, "flush: cannot write '%s': %s", w->path, strerror(errno));
+    return st;
 }
 
 MfStatus mf_event_writer_close(MfEventWriter *w)
@@ -324,8 +351,9 @@ MfStatus mf_event_writer_close(MfEventWriter *w)
     if (!w)
         return MF_OK;
     MfStatus st = MF_OK;
-    if (w->f && fclose(w->f) != 0)
+    if (w->fd >= 0 && close(w->fd) != 0 && !w->failure)
         st = mf_err_set(MF_EIO, "close: cannot write '%s': %s", w->path, strerror(errno));
+    free(w->failure);
     free(w->path);
     free(w);
     return st;

@@ -2,8 +2,16 @@
  * tensorflow.Event messages, named events.out.tfevents.<time>.<host> in a
  * log directory. The first record is the version event "brain.Event:2";
  * each later one holds a summary (a scalar or a histogram) or a GraphDef.
- * Every record is flushed as it is written, so a crash loses at most the
- * record being written.
+ * Every record goes to the file with write(2) as it is made (no stdio
+ * buffer), so a crash loses at most the record being written.
+ *
+ * An event file is appended to, so it cannot be renamed into place as
+ * core/io/write_file.h's files are; its rule instead: the file is always new
+ * (O_EXCL, nothing replaced), and when a write fails (a full disk) the torn
+ * part of the record is cut off, so readers see every event written before
+ * and no CRC error, and the writer refuses every later write and flush with
+ * an error that names the first failure: it never reports success for
+ * events no reader would see.
  *
  * Field numbers follow TensorFlow's event.proto (Event: wall_time 1,
  * step 2, file_version 3, graph_def 4, summary 5) and summary.proto
@@ -48,10 +56,11 @@ MfStatus mf_event_histogram(MfEventWriter *w, const char *tag, const MfTensor *t
 /* An event holding 'n' bytes of a serialized GraphDef (graph/graphdef.c). */
 MfStatus mf_event_graph(MfEventWriter *w, const void *graph_def, size_t n);
 
-/* Flushes (records are flushed as written; this also syncs the file). */
+/* Syncs the file to disk (records reach the file as they are written). */
 MfStatus mf_event_flush(MfEventWriter *w);
 
-/* Closes the file and frees 'w' (NULL: nothing); fails when the close does. */
+/* Closes the file and frees 'w' (NULL: nothing); fails when the close does
+ * (a writer whose write failed earlier closes without a second error). */
 MfStatus mf_event_writer_close(MfEventWriter *w);
 
 #endif

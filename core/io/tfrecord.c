@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "crc32c.h"
 #include "tfrecord.h"
@@ -34,13 +35,30 @@ void mf_tfrecord_frame(MfPbuf *out, const void *data, size_t n)
     mf_pb_raw(out, tail, sizeof tail);
 }
 
-MfStatus mf_tfrecord_write(FILE *f, const char *path, const void *data, size_t n)
+/* write(2) of all 'n' bytes (a signal or a partial write goes on); 0 or
+ * the errno of the failure. */
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : EIO;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+MfStatus mf_tfrecord_write(int fd, const char *path, const void *data, size_t n)
 {
     MfPbuf rec = mf_pb_new();
     mf_tfrecord_frame(&rec, data, n);
     MfStatus st = mf_pb_finish(&rec, "tfrecord");
-    if (st == MF_OK && (fwrite(rec.data, 1, rec.len, f) != rec.len || fflush(f) != 0))
-        st = mf_err_set(MF_EIO, "tfrecord: cannot write to '%s': %s", path, strerror(errno));
+    int err = st == MF_OK ? write_all(fd, rec.data, rec.len) : 0;
+    if (err)
+        st = mf_err_set(MF_EIO, "tfrecord: cannot write to '%s': %s", path, strerror(err));
     mf_pb_free(&rec);
     return st;
 }

@@ -19,10 +19,11 @@
 /* Appends the framed record of the 'n' bytes at 'data' to 'out'. */
 void mf_tfrecord_frame(MfPbuf *out, const void *data, size_t n);
 
-/* Writes one record to 'f' and flushes it to the operating system, so a
- * crash of the process loses nothing written before. Fails with MF_EIO
- * naming 'path'. */
-MfStatus mf_tfrecord_write(FILE *f, const char *path, const void *data, size_t n);
+/* Writes one record to the file descriptor 'fd' with write(2) (no stdio
+ * buffer: nothing of a failed record is written later), so a crash of the
+ * process loses nothing written before. Fails with MF_EIO naming 'path';
+ * part of the record may then be in the file (the caller cuts it off). */
+MfStatus mf_tfrecord_write(int fd, const char *path, const void *data, size_t n);
 
 /* Reads the next record of 'f': on MF_OK either '*eof' (a clean end of
  * file) or '*data' (malloc'd, the caller frees) with '*n' bytes. A short

@@ -122,13 +122,56 @@ T.test("bad arguments name the method and what it expected", function()
   T.raises(function() w:graph(42) end, "mf.Graph expected")
   w:close()
   T.raises(function() w:scalar("a", 1, 1) end, "scalar: the summary writer is closed")
-  T.raises(function() w:flush() end, "flush: the summary writer is closed")
+  w:flush()   -- a no-op after close, as TensorFlow's (issue #27: it raised)
+  w:close()   -- closing twice too
   T.raises(function() mf.summary.create_file_writer("") end,
            "create_file_writer: expected a path, got an empty string")
   local f = os.tmpname()   -- a file where a directory must go
   T.raises(function() mf.summary.create_file_writer(f .. "/sub") end, "is not a directory")
   os.remove(f)
   T.raises(function() mf.summary.create_file_writer(dir, 1) end, "takes only the log directory")
+  os.execute("rm -rf " .. dir)
+end)
+
+-- Issue #35 L2: a write failed part-way (here at a 50 KiB file size limit,
+-- as at a full disk) left a torn record ("bad data CRC"), and the writer
+-- went on reporting success for events no reader saw. The torn part is now
+-- cut off and every later write and flush is an error naming the failure.
+T.test("a failed write cuts its torn record; the writer then refuses", function()
+  local dir = tmpdir()
+  local script = os.tmpname()
+  local f = assert(io.open(script, "w"))
+  f:write([[
+local w = mf.summary.create_file_writer(...)
+local n, ok, err = 0, true, nil
+while ok do
+  ok, err = pcall(w.scalar, w, "loss", n / 7, n + 1)
+  if ok then n = n + 1 end
+end
+print("WRITTEN " .. n)
+print("PATH " .. w.path)
+print("FAILED " .. err)
+print("AFTER " .. select(2, pcall(w.scalar, w, "loss", 1, 1)))
+print("FLUSH " .. select(2, pcall(w.flush, w)))
+print("CLOSE " .. tostring(pcall(w.close, w)))]])
+  f:close()
+  local exe = arg[-1] or arg[0]
+  local p = io.popen(string.format("sh -c 'trap \"\" XFSZ; ulimit -f 100; exec %s %s %s' 2>&1",
+                                   exe, script, dir))
+  local out = p:read("a")
+  p:close()
+  os.remove(script)
+  local written = tonumber(out:match("WRITTEN (%d+)"))
+  T.ok(written and written > 100, out)
+  local ok, text = reader(out:match("PATH (%S+)"))
+  T.ok(ok, text)   -- every CRC checks: no torn record
+  T.eq(select(2, text:gsub("scalar loss", "")), written)
+  T.ok(has(out, "FAILED scalar: tfrecord: cannot write to '"), out)
+  T.ok(has(out, "File too large"), out)
+  T.ok(has(out, "AFTER scalar: the summary writer failed earlier and writes nothing more " ..
+                "(tfrecord: cannot write to '"), out)
+  T.ok(has(out, "FLUSH flush: the summary writer failed earlier"), out)
+  T.ok(has(out, "CLOSE true"), out)
   os.execute("rm -rf " .. dir)
 end)
 

@@ -170,8 +170,8 @@ static void test_tfrecord_corruption(void **state)
     (void)state;
     FILE *f = tmpfile();
     assert_non_null(f);
-    assert_int_equal(mf_tfrecord_write(f, "test", "first record", 12), MF_OK);
-    assert_int_equal(mf_tfrecord_write(f, "test", "second", 6), MF_OK);
+    assert_int_equal(mf_tfrecord_write(fileno(f), "test", "first record", 12), MF_OK);
+    assert_int_equal(mf_tfrecord_write(fileno(f), "test", "second", 6), MF_OK);
     assert_int_equal(read_all(f), 2);
     long size = ftell(f);
     fseek(f, 0, SEEK_END);
