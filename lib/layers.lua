@@ -35,6 +35,8 @@ lib.help("layers", "layers",
   "unrolled over time with ops, so BPTT is the tape's or graph's own backward pass; " ..
   "layer(x, {initial_state = {h, c}}) starts from a state). " ..
   "Every layer takes {input_shape = {...}} (without the batch) so summary() can build it. " ..
+  "layer.trainable = false (Keras) freezes its Variables (set on a model, every layer in " ..
+  "it); a frozen BatchNormalization uses its moving statistics even with training = true. " ..
   "Shape errors at the first call name the layer: \"dense_1 (Dense): ...\". " ..
   "mf.layers.reset_names() restarts the names (Keras's clear_session).",
   [[
@@ -68,6 +70,22 @@ function properties.trainable_variables(self)
   end
   return out
 end
+-- layer.trainable (Keras): true unless set to false, which freezes every
+-- Variable of the layer (and, for a model, of every layer inside it, as
+-- Keras sets it recursively); BatchNormalization then runs in inference
+-- mode even with training = true, as Keras's does.
+function properties.trainable(self) return rawget(self, "trainable_") ~= false end
+
+local function set_trainable(self, v)
+  if type(v) ~= "boolean" then
+    fail(self:label(), "'trainable' must be a boolean, got %s", type(v))
+  end
+  rawset(self, "trainable_", v)
+  if self.layers_list_ then
+    for _, layer in ipairs(self:layers_list_()) do set_trainable(layer, v) end
+  end
+end
+
 function properties.non_trainable_variables(self)
   local out = {}
   for _, w in ipairs(self:weights_list_()) do
@@ -88,6 +106,10 @@ function lib.class(name, base, key)
     local p = properties[k]
     if p then return p(self) end
     return nil
+  end
+  c.__newindex = function(self, k, v)
+    if k == "trainable" then return set_trainable(self, v) end
+    rawset(self, k, v)
   end
   c.__call = function(self, ...) return self:apply_(...) end
   c.__tostring = function(self) return self:describe_() end
@@ -120,7 +142,15 @@ function Layer:describe_()
                        self.built and "" or " (not built)")
 end
 
-function Layer:weights_list_() return self.weights_ end
+-- The layer's weights; all of them non-trainable while layer.trainable is false.
+function Layer:weights_list_()
+  if rawget(self, "trainable_") ~= false then return self.weights_ end
+  local out = {}
+  for i, w in ipairs(self.weights_) do
+    out[i] = {short = w.short, var = w.var, trainable = false}
+  end
+  return out
+end
 
 -- Makes (once) the layer's Variable 'short' from 'init(shape, dtype)'.
 function Layer:add_weight(short, shape, init, trainable, dtype)

@@ -109,7 +109,7 @@ function BN:forward(x, training)
   local gamma = self.gamma or mf.ones({c}, x.dtype)
   local beta = self.beta or mf.zeros({c}, x.dtype)
   local y
-  if training then
+  if training and self.trainable then   -- a frozen layer uses its moving statistics (Keras)
     local mean, var
     y, mean, var = mf.nn.fused_batch_norm(x, gamma, beta, {epsilon = self.epsilon})
     local ops = self:update_(mean, var, x)

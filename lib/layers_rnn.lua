@@ -80,11 +80,10 @@ function LSTM:build(shape, dtype)
   local u = self.units
   local init = self.bias_init
   if self.unit_forget_bias then
-    -- Keras: the forget gate's bias starts at 1
-    init = function(s, dt)
-      local b = self.bias_init(s, dt)
-      local ones = mf.concat({mf.zeros({u}, dt), mf.ones({u}, dt), mf.zeros({2 * u}, dt)}, 1)
-      return b + ones
+    -- Keras: the forget gate's bias is 1; the initializer makes the other
+    -- gates' biases, called for (units) and (2 units) as Keras calls it
+    init = function(_, dt)
+      return mf.concat({self.bias_init({u}, dt), mf.ones({u}, dt), self.bias_init({2 * u}, dt)}, 1)
     end
   end
   build_weights(self, shape, dtype, {4 * u}, init)
