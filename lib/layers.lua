@@ -31,9 +31,12 @@ lib.help("layers", "layers",
   "statistics with training = true, which also update the moving mean and variance in " ..
   "every mode with nothing extra to run; the moving statistics otherwise), " ..
   "LayerNormalization{epsilon}, Embedding(input_dim, output_dim) (1-based ids), " ..
-  "LSTM(units, {return_sequences, return_state}), GRU, SimpleRNN (Keras's weights; " ..
-  "unrolled over time with ops, so BPTT is the tape's or graph's own backward pass; " ..
-  "layer(x, {initial_state = {h, c}}) starts from a state). " ..
+  "LSTM(units, {return_sequences, return_state, go_backwards, use_bias, stateful, dropout, " ..
+  "recurrent_dropout, unit_forget_bias = true, zero_output_for_mask}), GRU (also " ..
+  "reset_after = true), SimpleRNN (Keras's weights; unrolled over time with ops, so BPTT is " ..
+  "the tape's or graph's own backward pass; layer(x, {initial_state = {h, c}, mask}) starts " ..
+  "from a state and skips masked (batch, time) steps as Keras; layer:reset_state() zeroes a " ..
+  "stateful layer's states). " ..
   "Every layer takes {input_shape = {...}} (without the batch) so summary() can build it. " ..
   "layer.trainable = false (Keras) freezes its Variables (set on a model, every layer in " ..
   "it); a frozen BatchNormalization uses its moving statistics even with training = true. " ..

@@ -33,7 +33,8 @@ mf.metrics.accuracy(mf.tensor({2, 1}, "int64"), mf.tensor{{0, 1}, {0, 1}}):item(
 m = mf.metrics.Mean(); m:update_state(mf.tensor{1, 3, 5, 7}, mf.tensor{1, 1, 0, 0})
 m:result()  --> 2
 a = mf.metrics.SparseCategoricalAccuracy()
-a:update_state(mf.tensor{{2}, {1}}, mf.tensor{{0.1, 0.6, 0.3}, {0.05, 0.95, 0}}):result()  --> 0.5]])
+a:update_state(mf.tensor{{2}, {1}}, mf.tensor{{0.1, 0.6, 0.3}, {0.05, 0.95, 0}})
+a:result()  --> 0.5]])
 local metrics = {}
 mf.metrics = metrics
 
@@ -53,7 +54,9 @@ end
 -- ---- the per-sample matches (float32 1 or 0) ----------------------------------------------
 
 local function sparse_matches(fname, labels, out)
-  if out.ndim < 1 then fail(fname, "expected outputs of rank >= 1 (batch, classes), got a scalar") end
+  if out.ndim < 1 then
+    fail(fname, "expected outputs of rank >= 1 (batch, classes), got a scalar")
+  end
   if labels.ndim == out.ndim and labels.shape[labels.ndim] == 1 then
     labels = mf.squeeze(labels, -1)   -- Keras: labels (N, 1)
   end

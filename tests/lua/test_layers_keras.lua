@@ -1,8 +1,10 @@
 -- mf.layers as Keras 3 builds and runs them (issue 27 items 2 and 7): LSTM's unit_forget_bias
 -- sets the forget gate's bias to 1 (it added 1 to the initializer's value), and
 -- layer.trainable = false freezes a layer (and, set on a model, every layer in it) with
--- BatchNormalization in inference mode. Expected values: Keras's lstm_test.py literals and
--- Keras's documented rules.
+-- BatchNormalization in inference mode; the recurrent layers' Keras options beyond the ports
+-- (tests/lua/ports/test_keras_lstm.lua, test_keras_gru.lua): parameter counts, dropout, a
+-- stateful layer in a graph, gradients through masked steps, errors. Expected values: Keras's
+-- lstm_test.py literals and Keras's documented rules.
 local T = dofile("tests/lua/harness.lua")
 local L = mf.layers
 local C = mf.initializers.constant
@@ -70,6 +72,85 @@ T.test("fit leaves a frozen layer's weights as they were", function()
         {loss = "mean_squared_error", optimizer = "sgd", epochs = 2, verbose = 0})
   T.eq(first.kernel, k0)
   T.ok(mf.reduce_max(mf.abs(second.kernel - mf.tensor(s0))):item() > 0, "the other layer trains")
+end)
+
+T.test("recurrent layers: Keras's parameter counts without bias or with reset_after = false",
+       function()
+  local x = mf.ones{2, 3, 5}
+  local function count(layer) layer(x); return (layer:count_params()) end
+  T.eq(count(L.GRU(4, {reset_after = false})), 3 * (5 * 4 + 4 * 4 + 4))
+  T.eq(count(L.GRU(4)), 3 * (5 * 4 + 4 * 4 + 2 * 4))
+  T.eq(count(L.LSTM(4, {use_bias = false})), 4 * (5 * 4 + 4 * 4))
+  T.eq(count(L.SimpleRNN(4, {use_bias = false})), 5 * 4 + 4 * 4)
+end)
+
+T.test("recurrent dropout: only with training = true; one mask per call", function()
+  local x = mf.random.normal({4, 5, 3}, {seed = 2})
+  local layer = L.SimpleRNN(6, {dropout = 0.5, recurrent_dropout = 0.5, seed = 7})
+  local plain = layer(x)
+  T.eq(layer(x, {training = false}), plain)
+  local y = layer(x, {training = true})
+  T.ok(mf.reduce_max(mf.abs(y - plain)):item() > 1e-3, "dropout changes the output")
+  -- rate 0: the same computation
+  local same = L.GRU(3, {dropout = 0, kernel_initializer = C(0.1),
+                         recurrent_initializer = C(0.2)})
+  T.eq(same(x, {training = true}), same(x), 1e-7)
+end)
+
+T.test("stateful in a graph: each run starts from the last run's states", function()
+  local g = mf.Graph()
+  local layer = L.SimpleRNN(2, {stateful = true, kernel_initializer = C(0.1),
+                                recurrent_initializer = C(0.2)})
+  local eager_layer = L.SimpleRNN(2, {stateful = true, kernel_initializer = C(0.1),
+                                      recurrent_initializer = C(0.2)})
+  local x = mf.reshape(mf.range(12, {dtype = "float32"}), {2, 3, 2}) / 10
+  local y, init
+  g:as_default(function()
+    y = layer(mf.constant(x))
+    init = mf.global_variables_initializer()
+  end)
+  local s = mf.Session(g)
+  s:run(init)
+  local first, second = s:run(y), s:run(y)
+  T.eq(first, eager_layer(x), 1e-6)
+  T.eq(second, eager_layer(x), 1e-6)
+  T.ok(mf.reduce_max(mf.abs(first - second)):item() > 1e-4, "the state carries over")
+end)
+
+T.test("masked steps pass no gradient to their inputs", function()
+  local x = mf.random.normal({2, 4, 3}, {seed = 3})
+  local layer = L.LSTM(2)
+  local mask = mf.tensor({{true, true, false, true}, {true, false, false, false}}, "bool")
+  local g = mf.grad(function(v) return mf.reduce_sum(layer(v, {mask = mask})) end)(x)
+  local gt = g:totable()
+  T.eq(gt[1][3], {0, 0, 0})
+  T.eq(gt[2][2], {0, 0, 0}); T.eq(gt[2][4], {0, 0, 0})
+  T.ok(math.abs(gt[1][4][1]) > 0, "an unmasked step has a gradient")
+end)
+
+T.test("recurrent layers: bad options and call arguments are clear errors", function()
+  T.raises(function() L.LSTM(2, {dropout = 1}) end,
+           "LSTM: option 'dropout' must be a number in [0, 1)")
+  T.raises(function() L.GRU(2, {go_backwards = "yes"}) end,
+           "option 'go_backwards' must be a boolean")
+  T.raises(function() L.LSTM(2, {reset_after = false}) end, "LSTM: unknown option 'reset_after'")
+  local layer = L.LSTM(2)
+  local x = mf.ones{2, 3, 1}
+  T.raises(function() layer(x, {mask = mf.ones{2, 4}}) end,
+           "option 'mask' must be (batch, time) booleans for input of shape (2, 3, 1)")
+  T.raises(function() layer(x, {initial_state = {mf.zeros{2, 2}}}) end,
+           "option 'initial_state' must be an array of 2 state tensors {h0, c0}, got 1 values")
+  T.raises(function() layer:reset_state() end, "reset_state: the layer is not stateful")
+  T.raises(function() layer:reset_state(1) end, "bad argument #2 to 'reset_state'")
+  local st = L.GRU(2, {stateful = true})
+  st(x)
+  T.raises(function() st(mf.ones{3, 3, 1}) end,
+           "stateful: built for batches of 2, got shape (3, 3, 1)")
+  -- a failed call leaves no initial state behind for the next one
+  T.raises(function()
+    layer(mf.ones{2, 3, 5}, {initial_state = {mf.zeros{2, 2}, mf.zeros{2, 2}}})
+  end, "expected 1 input features")
+  T.eq(layer(x).shape, {2, 2})
 end)
 
 T.done()

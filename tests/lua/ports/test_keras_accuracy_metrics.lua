@@ -8,11 +8,8 @@
 local T = dofile("tests/lua/harness.lua")
 local M = mf.metrics
 
-local function close(got, want, atol)
-  if not (math.abs(got - want) <= (atol or 1e-6) + 1e-6 * math.abs(want)) then
-    error(string.format("expected %.9g, got %.9g", want, got), 2)
-  end
-end
+local K = dofile("tests/lua/ports/keras_testing.lua")
+local function close(got, want, atol) K.close(got, want, atol or 1e-6) end
 
 local function array(v, dtype) return mf.tensor(v, dtype or "float32") end
 

@@ -9,31 +9,9 @@
 local T = dofile("tests/lua/harness.lua")
 local L = mf.losses
 
--- Keras's assertAlmostEqual: |actual - desired| < 1.5 * 10^-decimal, decimal = 3 by default
-local function almost(got, want, decimal)
-  if type(got) == "userdata" then got = got:totable() end
-  if type(want) == "table" then
-    for i, w in ipairs(want) do almost(got[i], w, decimal) end
-    return
-  end
-  local tol = 1.5 * 10 ^ -(decimal or 3)
-  if not (math.abs(got - want) < tol) then
-    error(string.format("expected %.7g, got %.7g (decimal %d)", want, got, decimal or 3), 2)
-  end
-end
-
--- assertAllClose: |got - want| <= atol + rtol |want| (1e-6 each unless given)
-local function close(got, want, atol)
-  if type(got) == "userdata" then got = got:totable() end
-  if type(want) == "table" then
-    for i, w in ipairs(want) do close(got[i], w, atol) end
-    return
-  end
-  atol = atol or 1e-6
-  if not (math.abs(got - want) <= atol + 1e-6 * math.abs(want)) then
-    error(string.format("expected %.9g, got %.9g", want, got), 2)
-  end
-end
+local K = dofile("tests/lua/ports/keras_testing.lua")
+local almost = K.almost
+local function close(got, want, atol) K.close(got, want, atol) end
 
 local function array(v, dtype) return mf.tensor(v, dtype or "float32") end
 

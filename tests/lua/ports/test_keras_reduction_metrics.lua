@@ -7,11 +7,8 @@ local T = dofile("tests/lua/harness.lua")
 local M = mf.metrics
 
 -- assertAllClose(result, want, atol)
-local function close(got, want, atol)
-  if not (math.abs(got - want) <= atol + 1e-6 * math.abs(want)) then
-    error(string.format("expected %.9g, got %.9g", want, got), 2)
-  end
-end
+local K = dofile("tests/lua/ports/keras_testing.lua")
+local function close(got, want, atol) K.close(got, want, atol or 1e-6) end
 
 T.test("SumTest.test_unweighted / weighted / weighted_nd / weighted_nd_broadcast", function()
   local sum_obj = M.Sum{name = "sum"}
