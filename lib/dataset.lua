@@ -10,22 +10,33 @@ local data, stack = mf.data, mf.stack
 local take, tensor_of, op_seed = lib.data.take, lib.data.tensor_of, lib.data.op_seed
 local rand_index, range = lib.data.rand_index, lib.data.range_int64
 lib.help("data.Dataset", "data",
-  "ds:shuffle(buffer_size [, {seed}]) ds:batch(n [, {drop_remainder}]) " ..
-  "ds:epochs([n]) ds:map(fn) ds:filter(fn) ds:take(n) ds:skip(n) ds:prefetch(n) " ..
-  "ds:shard(n, i) ds:cardinality() Dataset.range([start,] limit [, delta]) ds:iter()",
-  "The methods of a mf.data.Dataset (see help \"data.Dataset.from_tensor_slices\"). " ..
+  "ds:shuffle(buffer_size [, {seed, reshuffle_each_iteration}]) " ..
+  "ds:batch(n [, {drop_remainder}]) ds:epochs([n]) ds:map(fn) ds:filter(fn) ds:take(n) " ..
+  "ds:skip(n) ds:prefetch(n) ds:shard(n, i [, {drop_remainder}]) ds:cardinality() " ..
+  "Dataset.range([start,] limit [, delta]) Dataset.zip(ds1, ds2, ...) ds:iter()",
+  "The methods of a mf.data.Dataset (tf.data's; see help \"data.Dataset.from_tensor_slices\"). " ..
   "shuffle keeps a buffer of buffer_size elements and picks from it at random (a buffer " ..
-  "at least as long as the data gives a uniform shuffle); batch groups n elements, keeping " ..
+  "at least as long as the data gives a uniform shuffle), a new order on every pass unless " ..
+  "reshuffle_each_iteration = false; batch groups n elements, keeping " ..
   "a smaller last batch unless drop_remainder = true; epochs(n) repeats the whole pipeline " ..
-  "before it n times; iter() returns a Lua iterator. map(fn) makes each element " ..
-  "fn(x, y, ...) (a batch after it stacks the results), filter(fn) keeps those for which " ..
-  "fn is true, take/skip the first n or all but them; prefetch(n) reads n elements ahead " ..
-  "(Lua runs one thing at a time: it keeps the pipeline's shape but overlaps nothing); " ..
-  "cardinality() is the elements of one pass (nil after a filter or with epochs()). " ..
-  "shard(n, i) keeps element i of every group of n (data-parallel training: " ..
-  "ds:shard(mf.dist.size(), mf.dist.rank() + 1)); an incomplete last group is dropped, so " ..
-  "all n parts have the same length. " ..
-  "Dataset.range gives int64 scalars as mf.range (limit exclusive).",
+  "before it n times (TensorFlow's repeat: no n or -1 forever, 0 none); iter() returns a Lua " ..
+  "iterator. map(fn) makes each element " ..
+  "fn(x, y, ...) (a batch after it stacks the results; fn returning nil is an error), " ..
+  "filter(fn) keeps those for which " ..
+  "fn is true, take/skip the first n or all but them (0 and -1, all, as TensorFlow's); " ..
+  "prefetch(n) reads n elements ahead (0 none, mf.data.AUTOTUNE one; Lua runs one thing at " ..
+  "a time: it keeps the pipeline's shape but overlaps nothing); " ..
+  "cardinality() is the elements of one pass, or TensorFlow's " ..
+  "mf.data.INFINITE_CARDINALITY (-1, after epochs()) and mf.data.UNKNOWN_CARDINALITY (-2, " ..
+  "after a filter). " ..
+  "shard(n, i) keeps element i, i + n, i + 2n... (i is 1-based: data-parallel training " ..
+  "ds:shard(mf.dist.size(), mf.dist.rank() + 1)); as TensorFlow's, every element goes to " ..
+  "one part and the parts differ in length by at most 1; {drop_remainder = true} " ..
+  "(moonflow's) drops the last incomplete group so all n parts have the same length " ..
+  "(every process runs the same steps). " ..
+  "Dataset.range gives int64 scalars as mf.range (limit exclusive; an empty range is an " ..
+  "empty Dataset). Dataset.zip's elements are the components of one element of each " ..
+  "Dataset in order (TensorFlow's nested tuple, flattened), as long as the shortest.",
   [[
 ds = mf.data.Dataset.from_tensor_slices(mf.range(1, 6))
 sizes = {}; for x in ds:batch(2):iter() do sizes[#sizes + 1] = #x end
@@ -48,6 +59,17 @@ local function check_count(fname, what, v)
   local iv = math.type(v) and math.tointeger(v)
   if not iv or iv < 1 then
     fail(fname, "%s must be a positive integer, got %s", what,
+         type(v) == "number" and tostring(v) or type(v))
+  end
+  return iv
+end
+
+-- A count of take, skip, epochs or prefetch: 0 or more, or -1 (TensorFlow's
+-- "all" / "forever" / AUTOTUNE, named by 'minus_one').
+local function check_count_or_all(fname, what, v, minus_one)
+  local iv = math.type(v) and math.tointeger(v)
+  if not iv or iv < -1 then
+    fail(fname, "%s must be a non-negative integer or -1 (%s), got %s", what, minus_one,
          type(v) == "number" and tostring(v) or type(v))
   end
   return iv
@@ -120,22 +142,27 @@ local function derive(ds, stage)
   local stages = {}
   for i, s in ipairs(ds.stages) do stages[i] = s end
   stages[#stages + 1] = stage
-  return setmetatable({comps = ds.comps, n = ds.n, stages = stages}, Dataset)
+  return setmetatable({comps = ds.comps, n = ds.n, zipped = ds.zipped, stages = stages}, Dataset)
 end
 
 -- ds:shuffle(buffer_size [, {seed}]): TensorFlow's buffered shuffle,
 -- reshuffled on every pass.
+-- {reshuffle_each_iteration = false}: every pass draws the first pass's order.
 function Dataset:shuffle(buffer_size, opts, ...)
   no_more("shuffle", 3, ...)
   check_self("shuffle", self)
   local fname = "shuffle"
   buffer_size = check_count(fname, "buffer_size", buffer_size)
-  opts = check_opts(fname, opts, {seed = true})
+  opts = check_opts(fname, opts, {seed = true, reshuffle_each_iteration = true})
   if opts.seed ~= nil and math.type(opts.seed) ~= "integer" then
     fail(fname, "option 'seed' must be an integer, got %s", tostring(opts.seed))
   end
+  local reshuffle = opts.reshuffle_each_iteration
+  if reshuffle ~= nil and type(reshuffle) ~= "boolean" then
+    fail(fname, "option 'reshuffle_each_iteration' must be a boolean, got %s", type(reshuffle))
+  end
   return derive(self, {kind = "shuffle", size = buffer_size, seed = op_seed(opts.seed),
-                       passes = 0})
+                       passes = 0, reshuffle = reshuffle ~= false})
 end
 
 -- ds:batch(n [, {drop_remainder = false}])
@@ -152,28 +179,35 @@ function Dataset:batch(n, opts, ...)
   return derive(self, {kind = "batch", size = n, drop = drop == true})
 end
 
--- ds:shard(n, i): the i-th of n disjoint parts (1-based i), for data-parallel
--- training: ds:shard(mf.dist.size(), mf.dist.rank() + 1). Element k of the
--- stream goes to part ((k - 1) % n) + 1. Every part has the same length: the
--- last (stream length % n) elements, a group that cannot feed every part, are
--- dropped, so every process runs the same number of steps and none waits
--- forever at the last one. Placed after a seeded shuffle (the same seed on
--- every process) the parts are a fresh disjoint split on every pass.
-function Dataset:shard(n, i, ...)
-  no_more("shard", 3, ...)
+-- ds:shard(n, i [, {drop_remainder}]): the i-th of n disjoint parts (1-based
+-- i), for data-parallel training: ds:shard(mf.dist.size(), mf.dist.rank() + 1).
+-- Element k of the stream goes to part ((k - 1) % n) + 1, every element to
+-- one part, as TensorFlow's shard (whose parts differ in length by at most
+-- 1). {drop_remainder = true} (moonflow's) also drops the last (stream length
+-- % n) elements, so that every part has the same length and every process
+-- runs the same number of steps. Placed after a seeded shuffle (the same seed
+-- on every process) the parts are a fresh disjoint split on every pass.
+function Dataset:shard(n, i, opts, ...)
+  no_more("shard", 4, ...)
   check_self("shard", self)
   n = check_count("shard", "the number of shards", n)
   i = check_count("shard", "the shard index", i)
   if i > n then fail("shard", "the shard index must be in 1..%d, got %d", n, i) end
-  return derive(self, {kind = "shard", count = n, index = i})
+  opts = check_opts("shard", opts, {drop_remainder = true})
+  local drop = opts.drop_remainder
+  if drop ~= nil and type(drop) ~= "boolean" then
+    fail("shard", "option 'drop_remainder' must be a boolean, got %s", type(drop))
+  end
+  return derive(self, {kind = "shard", count = n, index = i, drop = drop == true})
 end
 
--- ds:epochs([n]): TensorFlow's repeat; no count repeats forever.
+-- ds:epochs([n]): TensorFlow's repeat; no count (or -1) repeats forever,
+-- 0 gives an empty Dataset.
 function Dataset:epochs(n, ...)
   no_more("epochs", 2, ...)
   check_self("epochs", self)
-  if n ~= nil then n = check_count("epochs", "the number of epochs", n) end
-  return derive(self, {kind = "epochs", count = n})
+  if n ~= nil then n = check_count_or_all("epochs", "the number of epochs", n, "forever") end
+  return derive(self, {kind = "epochs", count = n ~= -1 and n or nil})
 end
 
 -- Stage makers: each takes the upstream factory and returns a factory of iterators.
@@ -181,7 +215,7 @@ local make = {}
 
 function make.shuffle(up, st)
   return function()
-    local pass, k, it, buf = st.passes, 0, up(), {}
+    local pass, k, it, buf = st.reshuffle and st.passes or 0, 0, up(), {}
     st.passes = st.passes + 1
     while #buf < st.size do
       local v = it()
@@ -221,15 +255,19 @@ function make.batch(up, st)
   end
 end
 
--- Reads the stream in groups of n and keeps the i-th of each full group.
+-- Reads the stream in groups of n and keeps the i-th of each group (of each
+-- full group when st.drop). 'done': the stream is not read past its end.
 function make.shard(up, st)
   return function()
-    local it = up()
+    local it, done = up(), false
     return function()
       local keep
       for k = 1, st.count do
-        local v = it()
-        if v == nil then return nil end
+        local v = not done and it() or nil
+        if v == nil then
+          done = true
+          return not st.drop and keep or nil
+        end
         if k == st.index then keep = v end
       end
       return keep
@@ -272,6 +310,7 @@ function Dataset:iter(...)
     end
   end
   local tuples = false
+  if self.zipped then factory, tuples = make.zip_source(self.zipped), true end
   for _, st in ipairs(self.stages) do
     if (st.kind == "map" or st.kind == "filter") and not tuples then
       factory, tuples = make.tuples(factory, comps), true
@@ -297,7 +336,8 @@ function Dataset:__tostring()
     if st.kind == "epochs" then
       parts[i] = "epochs(" .. (st.count or "forever") .. ")"
     elseif st.kind == "shard" then
-      parts[i] = "shard(" .. st.count .. ", " .. st.index .. ")"
+      local drop = st.drop and ", drop_remainder" or ""
+      parts[i] = "shard(" .. st.count .. ", " .. st.index .. drop .. ")"
     elseif st.kind == "batch" then
       local drop = st.drop and ", drop_remainder" or ""
       parts[i] = "batch(" .. st.size .. drop .. ")"
@@ -307,8 +347,9 @@ function Dataset:__tostring()
       parts[i] = "shuffle(" .. st.size .. ")"
     end
   end
-  local s = string.format("mf.data.Dataset: %d rows, %d component%s", self.n, #self.comps,
-                          #self.comps == 1 and "" or "s")
+  local s = self.zipped and string.format("mf.data.Dataset: zip of %d Datasets", #self.zipped)
+    or string.format("mf.data.Dataset: %d rows, %d component%s", self.n, #self.comps,
+                     #self.comps == 1 and "" or "s")
   if #parts > 0 then s = s .. ", " .. table.concat(parts, " -> ") end
   return s
 end
@@ -350,13 +391,24 @@ function make.stack(up)
   end
 end
 
+-- A nil result would end the iteration early (a silent loss of the rest)
+-- or shift the components: it is an error, as in TensorFlow.
 function make.map(up, st)
   return function()
-    local it = up()
+    local it, k = up(), 0
     return function()
       local v = it()
       if v == nil then return nil end
-      return table.pack(st.fn(table.unpack(v, 1, v.n)))
+      k = k + 1
+      local r = table.pack(st.fn(table.unpack(v, 1, v.n)))
+      for i = 1, math.max(r.n, 1) do
+        if r[i] == nil then
+          fail("map", "the function returned nil as component %d of element %d (it must "
+               .. "return the new components, tensors or numbers; ds:filter drops elements)",
+               i, k)
+        end
+      end
+      return r
     end
   end
 end
@@ -385,7 +437,9 @@ function make.filter(up, st)
   end
 end
 
+-- take(-1) is every element, skip(-1) none (TensorFlow's).
 function make.take(up, st)
+  if st.count == -1 then return up end
   return function()
     local it, k = up(), 0
     return function()
@@ -398,9 +452,10 @@ end
 
 function make.skip(up, st)
   return function()
-    local it = up()
-    for _ = 1, st.count do
+    local it, k = up(), 0
+    while st.count == -1 or k < st.count do
       if it() == nil then return function() return nil end end
+      k = k + 1
     end
     return it
   end
@@ -409,6 +464,7 @@ end
 -- Reads up to 'size' elements ahead into a queue. Lua runs one thing at a
 -- time, so this keeps TensorFlow's pipeline shape but overlaps no work.
 function make.prefetch(up, st)
+  if st.size == 0 then return up end
   return function()
     local it, queue, head, tail, done = up(), {}, 1, 0, false
     return function()
@@ -447,27 +503,31 @@ function Dataset:filter(fn, ...)
   return derive(self, {kind = "filter", fn = check_fn("filter", fn), text = "filter"})
 end
 
--- ds:take(n) / ds:skip(n): the first n elements / all but the first n.
+-- ds:take(n) / ds:skip(n): the first n elements / all but the first n;
+-- -1: all of them (TensorFlow's).
 function Dataset:take(n, ...)
   no_more("take", 2, ...)
   check_self("take", self)
-  n = check_count("take", "the count", n)
+  n = check_count_or_all("take", "the count", n, "all")
   return derive(self, {kind = "take", count = n, text = "take(" .. n .. ")"})
 end
 
 function Dataset:skip(n, ...)
   no_more("skip", 2, ...)
   check_self("skip", self)
-  n = check_count("skip", "the count", n)
+  n = check_count_or_all("skip", "the count", n, "all")
   return derive(self, {kind = "skip", count = n, text = "skip(" .. n .. ")"})
 end
 
--- ds:prefetch(n): reads n elements ahead (see make.prefetch).
+-- ds:prefetch(n): reads n elements ahead (see make.prefetch); 0 reads none
+-- ahead, mf.data.AUTOTUNE (-1) one.
+data.AUTOTUNE = -1
 function Dataset:prefetch(n, ...)
   no_more("prefetch", 2, ...)
   check_self("prefetch", self)
-  n = check_count("prefetch", "the buffer size", n)
-  return derive(self, {kind = "prefetch", size = n, text = "prefetch(" .. n .. ")"})
+  n = check_count_or_all("prefetch", "the buffer size", n, "mf.data.AUTOTUNE")
+  return derive(self, {kind = "prefetch", size = n == -1 and 1 or n,
+                       text = "prefetch(" .. n .. ")"})
 end
 
 -- Dataset.range(limit) or (start, limit [, delta]): int64 scalars as mf.range
@@ -486,28 +546,114 @@ function Dataset.range(a, b, d, ...)
   if b == nil then a, b = 0, a end
   d = d or 1
   if d == 0 then fail(fname, "delta must not be 0") end
-  local count = d > 0 and (b - a + d - 1) // d or (a - b - d - 1) // -d
-  if count < 1 then fail(fname, "the range %d..%d by %d is empty", a, b, d) end
+  -- compared, never subtracted: b - a may not fit an integer
+  if (d > 0 and a >= b) or (d < 0 and a <= b) then
+    return Dataset.from_tensor_slices(mf.zeros({0}, "int64"))
+  end
   return Dataset.from_tensor_slices(range(a, b, d))
 end
 
--- ds:cardinality() -> the number of elements of one pass, or nil when it
--- is unknown without running the filters (a filter) or infinite (epochs()).
+-- Dataset.zip(ds1, ds2, ...) or Dataset.zip{ds1, ds2, ...}: elements whose
+-- components are those of one element of each, in order; as long as the
+-- shortest (TensorFlow's zip, its nested tuple flattened).
+function Dataset.zip(first, ...)
+  local parts = table.pack(first, ...)
+  if parts.n == 1 and type(first) == "table" and getmetatable(first) ~= Dataset then
+    parts = table.pack(table.unpack(first))
+  end
+  if parts.n == 0 or (parts.n == 1 and first == nil) then fail("Dataset.zip", "expected Datasets (zip(a, b) or zip{a, b}), got none") end
+  for i = 1, parts.n do
+    if getmetatable(parts[i]) ~= Dataset then
+      fail("Dataset.zip", "argument %d must be a Dataset, got %s", i, type(parts[i]))
+    end
+  end
+  return setmetatable({zipped = {table.unpack(parts, 1, parts.n)}, stages = {}}, Dataset)
+end
+
+-- The tuples of a zip: one element of each part, their components in order;
+-- ends at the first part that ends (and reads no part past it).
+function make.zip_source(parts)
+  return function()
+    local its, done = {}, false
+    for i, p in ipairs(parts) do its[i] = p:iter() end
+    return function()
+      if done then return nil end
+      local t = {n = 0}
+      for _, it in ipairs(its) do
+        local v = table.pack(it())
+        if v[1] == nil then
+          done = true
+          return nil
+        end
+        table.move(v, 1, v.n, t.n + 1, t)
+        t.n = t.n + v.n
+      end
+      return t
+    end
+  end
+end
+
+-- TensorFlow's cardinality constants: ds:cardinality() of an endless
+-- Dataset, and of one whose length is only known by running it (a filter).
+local INFINITE, UNKNOWN = -1, -2
+data.INFINITE_CARDINALITY, data.UNKNOWN_CARDINALITY = INFINITE, UNKNOWN
+
+-- The element count after a stage from the count 'n' before it (INFINITE
+-- and UNKNOWN included): TensorFlow's rules (each dataset op's
+-- CardinalityInternal). Stages not here keep the count.
+local stage_count = {}
+function stage_count.batch(n, st)
+  if n < 0 then return n end
+  return n // st.size + ((n % st.size == 0 or st.drop) and 0 or 1)
+end
+function stage_count.shard(n, st)
+  if n < 0 then return n end
+  return n // st.count + ((not st.drop and st.index <= n % st.count) and 1 or 0)
+end
+function stage_count.epochs(n, st)
+  if st.count == nil then return n == 0 and 0 or INFINITE end
+  if st.count == 0 then return 0 end
+  if n < 0 then return n end
+  if n > 0 and st.count > math.maxinteger // n then
+    fail("cardinality", "%d epochs of %d elements are more elements than an integer holds",
+         st.count, n)
+  end
+  return n * st.count
+end
+function stage_count.take(n, st)
+  if n == UNKNOWN then return n end
+  if n == INFINITE then return st.count end
+  return st.count == -1 and n or math.min(n, st.count)
+end
+function stage_count.skip(n, st)
+  if n < 0 then return n end
+  return st.count == -1 and 0 or math.max(0, n - st.count)
+end
+function stage_count.filter() return UNKNOWN end
+
+-- A zip is as long as its shortest part; unknown if any part is.
+local function zip_count(parts)
+  local n = INFINITE
+  for _, p in ipairs(parts) do
+    local c = p:cardinality()
+    if c == UNKNOWN then return UNKNOWN end
+    if c ~= INFINITE and (n == INFINITE or c < n) then n = c end
+  end
+  return n
+end
+
+-- ds:cardinality() -> the number of elements of one pass, or
+-- mf.data.INFINITE_CARDINALITY (-1: epochs() repeats forever) or
+-- mf.data.UNKNOWN_CARDINALITY (-2: after a filter), as TensorFlow's.
 function Dataset:cardinality(...)
   no_more("cardinality", 1, ...)
   check_self("cardinality", self)
   -- counted stage by stage, without running anything (a huge epochs(n) or
   -- take(n) stays instant)
-  local n = self.n
+  local n = self.zipped and zip_count(self.zipped) or self.n
   for _, st in ipairs(self.stages) do
-    local k = st.kind
-    if k == "filter" or (k == "epochs" and not st.count) then return nil end
-    if k == "batch" then n = st.drop and n // st.size or (n + st.size - 1) // st.size
-    elseif k == "shard" then n = n // st.count
-    elseif k == "epochs" then n = n * st.count
-    elseif k == "take" then n = math.min(n, st.count)
-    elseif k == "skip" then n = math.max(0, n - st.count)
-    end   -- shuffle, map, prefetch keep the count
+    local count = stage_count[st.kind]
+    if count then n = count(n, st) end
   end
   return n
 end

@@ -21,8 +21,9 @@ local x = mf.gather(centers, labels, 1) + mf.random.normal({N, D})
 local ds = mf.data.Dataset.from_tensor_slices{x, labels}
 
 -- 2. Each process its part: the same seeded shuffle everywhere, then every
---    size-th example; the parts are equal (a remainder is dropped).
-local shard = ds:shuffle(N, {seed = 7}):shard(size, rank + 1)
+--    size-th example; drop_remainder makes the parts equal (a remainder is
+--    dropped), so every process runs the same number of steps.
+local shard = ds:shuffle(N, {seed = 7}):shard(size, rank + 1, {drop_remainder = true})
 local rows = 0
 for _ in shard:iter() do rows = rows + 1 end
 print(string.format("rank %d of %d: shard of %d rows (%d steps of %d per epoch)", rank, size,

@@ -162,21 +162,22 @@ T.test("graph mode overlapped: start and wait nodes, run as early and as late as
   T.eq(sess:run(w1), s2:run(w[1]):totable())
 end)
 
-T.test("ds:shard: disjoint, equal parts, the remainder dropped", function()
+T.test("ds:shard: disjoint parts; drop_remainder: equal ones", function()
   local ds = mf.data.Dataset.from_tensor_slices(mf.range(1, 8))   -- 1..7
   local function items(d)
     local out = {}
     for x in d:iter() do out[#out + 1] = x:item() end
     return out
   end
-  T.eq(items(ds:shard(3, 1)), {1, 4})
-  T.eq(items(ds:shard(3, 2)), {2, 5})
-  T.eq(items(ds:shard(3, 3)), {3, 6})
+  T.eq(items(ds:shard(3, 1)), {1, 4, 7})   -- TensorFlow's: every element kept
+  T.eq(items(ds:shard(3, 1, {drop_remainder = true})), {1, 4})
+  T.eq(items(ds:shard(3, 2, {drop_remainder = true})), {2, 5})
+  T.eq(items(ds:shard(3, 3, {drop_remainder = true})), {3, 6})
   T.eq(items(ds:shard(1, 1)), {1, 2, 3, 4, 5, 6, 7})
   -- after a seeded shuffle: the same order on every process, so the parts
   -- are disjoint and together hold all but the remainder
-  local a = items(ds:shuffle(7, {seed = 3}):shard(2, 1))
-  local b = items(ds:shuffle(7, {seed = 3}):shard(2, 2))
+  local a = items(ds:shuffle(7, {seed = 3}):shard(2, 1, {drop_remainder = true}))
+  local b = items(ds:shuffle(7, {seed = 3}):shard(2, 2, {drop_remainder = true}))
   T.eq(#a, 3)
   T.eq(#b, 3)
   local seen = {}

@@ -162,7 +162,7 @@ T.test("data, plot, progress", function()
   os.remove(p)
   local ds = mf.data.Dataset.from_tensor_slices(mf.tensor({1, 2, 3}))
   unknown("batch", "drop", "drop_remainder", ds.batch, ds, 2, {drop = true})
-  unknown("shuffle", "sed", "seed", ds.shuffle, ds, 2, {sed = 1})
+  unknown("shuffle", "sed", "reshuffle_each_iteration, seed", ds.shuffle, ds, 2, {sed = 1})
   unknown("plot", "widht", "title, width, height, file, labels, print, color, x", mf.plot, {1, 2},
           {widht = 3})
   unknown("progress", "totl", "total, epochs, interval, tty", mf.progress, {totl = 10})

@@ -80,9 +80,9 @@ T.test("Dataset:cardinality counts without iterating", function()
   local d = mf.data.Dataset.range(10)
   T.eq(d:epochs(2 ^ 40):cardinality(), 10 * 2 ^ 40)
   T.eq(d:batch(3, {drop_remainder = true}):cardinality(), 3)
-  T.eq(d:shard(3, 1):cardinality(), 3)
+  T.eq(d:shard(3, 1):cardinality(), 4)   -- 0, 3, 6, 9: TensorFlow's shard keeps every element
   T.eq(d:epochs(2):take(15):skip(2):cardinality(), 13)
-  T.eq(d:epochs():cardinality(), nil)
+  T.eq(d:epochs():cardinality(), mf.data.INFINITE_CARDINALITY)
 end)
 
 T.test("shape errors name the function called, not the field it was called through", function()
