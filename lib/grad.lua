@@ -16,26 +16,35 @@ local function is_structure(x)
   return type(x) == "table" and debug.getmetatable(x) == nil
 end
 
--- Appends the leaves of 'x' to 'leaves' (as lmf_nest_flatten does).
+-- Appends the leaves of 'x' to 'leaves' (as lmf_nest_flatten does) and
+-- returns its shape as it is now: false for a leaf, else {keys = {...},
+-- subs = {...}, len = rawlen}. 'f' may add or remove keys of its arguments,
+-- and a table's 'next' order may change when it does: the gradients are put
+-- back by this record, taken before 'f' runs, never by walking 'x' again.
 local function flatten(fname, x, leaves, depth)
   if not is_structure(x) then
     leaves[#leaves + 1] = x
-    return
+    return false
   end
   if depth >= MAX_DEPTH then
     fail(fname, "structures nested deeper than %d tables (a cycle?)", MAX_DEPTH)
   end
-  for _, v in next, x do flatten(fname, v, leaves, depth + 1) end
+  local shape = {keys = {}, subs = {}, len = rawlen(x)}
+  for key, v in next, x do
+    shape.keys[#shape.keys + 1] = key
+    shape.subs[#shape.subs + 1] = flatten(fname, v, leaves, depth + 1)
+  end
+  return shape
 end
 
--- A copy of the structure 'x' with its leaves replaced by values[k + 1],
--- values[k + 2]...; returns it and the last k used. An array gets its length
--- as 'n' (nil gradients leave holes), as lmf_nest_rebuild does.
-local function rebuild(x, values, k)
-  if not is_structure(x) then return values[k + 1], k + 1 end
+-- A structure of 'shape' with its leaves values[k + 1], values[k + 2]...;
+-- returns it and the last k used. An array gets its length as 'n' (nil
+-- gradients leave holes), as lmf_nest_rebuild does.
+local function rebuild(shape, values, k)
+  if not shape then return values[k + 1], k + 1 end
   local out = {}
-  for key, v in next, x do out[key], k = rebuild(v, values, k) end
-  if rawlen(x) > 0 then out.n = rawlen(x) end
+  for i, key in ipairs(shape.keys) do out[key], k = rebuild(shape.subs[i], values, k) end
+  if shape.len > 0 then out.n = shape.len end
   return out, k
 end
 
@@ -59,14 +68,16 @@ local function select_args(fname, argnums, nargs)
   return sel
 end
 
--- The leaves of the selected arguments (numbers at the top level become
--- tensors in 'args', so 'f' gets the tensors that are differentiated).
+-- The leaves of the selected arguments and their shapes (see flatten;
+-- numbers at the top level become tensors in 'args', so 'f' gets the
+-- tensors that are differentiated).
 local function collect_leaves(fname, args, sel)
-  local leaves = {}
-  for _, i in ipairs(sel) do
+  local leaves, shapes = {}, {}
+  for j, i in ipairs(sel) do
     local a = args[i]
+    shapes[j] = false
     if is_structure(a) then
-      flatten(fname, a, leaves, 0)
+      shapes[j] = flatten(fname, a, leaves, 0)
     else
       if type(a) == "number" then
         a = mf.tensor(a)
@@ -84,7 +95,7 @@ local function collect_leaves(fname, args, sel)
       fail(fname, "a table argument may hold tensors and Variables (nested), got a %s", type(x))
     end
   end
-  return leaves
+  return leaves, shapes
 end
 
 -- f(...) under 'tape', which watches the leaves first.
@@ -136,7 +147,7 @@ local function make_grad(fname, f, opts, with_value)
     local nargs, args = select("#", ...), {...}
     if nargs > MAX_ARGS then fail(fname, "at most %d arguments", MAX_ARGS) end
     local sel = select_args(fname, argnums, nargs)
-    local leaves = collect_leaves(fname, args, sel)
+    local leaves, shapes = collect_leaves(fname, args, sel)
     local tape <close> = mf.GradientTape()
     -- as a C binding calls f: no yield, and the tape closed if f raises
     local y = lib.call(tape, watched_call, tape, leaves, f, table.unpack(args, 1, nargs))
@@ -145,7 +156,7 @@ local function make_grad(fname, f, opts, with_value)
     local grads = leaf_gradients(tape, y, leaves)
     local out, first, k = {}, with_value and 1 or 0, 0
     out[1] = with_value and y or nil
-    for j, i in ipairs(sel) do out[first + j], k = rebuild(args[i], grads, k) end
+    for j in ipairs(sel) do out[first + j], k = rebuild(shapes[j], grads, k) end
     return table.unpack(out, 1, first + #sel)
   end
 end

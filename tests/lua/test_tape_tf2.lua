@@ -19,6 +19,31 @@ T.test("mf.grad of a nested table of tensors and Variables", function()
            "a table argument may hold tensors and Variables")
 end)
 
+T.test("W3: f adding or removing keys of its table argument keeps each gradient's key", function()
+  -- each parameter's gradient is its own constant factor: d(sum(k * p.key)) = k
+  local function loss(p)
+    local y = mf.reduce_sum(p.a * 2) + mf.reduce_sum(p.b * 3) + mf.reduce_sum(p.list[1] * 5)
+    p.a = nil                              -- removed
+    for i = 1, 40 do p["new" .. i] = mf.tensor{1.0} end   -- added (the table rehashes)
+    p.list[2] = mf.tensor{9.0}             -- the array grows
+    return y
+  end
+  local g = mf.grad(loss)({a = mf.tensor{1.0}, b = mf.tensor{1.0}, list = {mf.tensor{1.0}}})
+  T.eq(g.a, {2})
+  T.eq(g.b, {3})
+  T.eq(g.list[1], {5})
+  T.eq(g.list.n, 1)
+  T.eq(g.new1, nil)
+  T.eq(g.list[2], nil)
+  local _, gv = mf.value_and_grad(function(p)
+    local y = mf.reduce_sum(p.x * 7)
+    p.x, p.z = nil, p.x
+    return y
+  end)({x = mf.tensor{1.0}})
+  T.eq(gv.x, {7})
+  T.eq(gv.z, nil)
+end)
+
 T.test("mf.grad of an mf.trace function, and of its gradient", function()
   local f = mf.trace(function(x) return mf.reduce_sum(x * x * x) end)
   T.eq(mf.grad(f)(mf.tensor{1, 2}), {3, 12})
