@@ -96,7 +96,8 @@ T.test("mf and its tables show their names, not function addresses", function()
   T.ok(out:find("^> mf%.random\nmf%.random: %d+ names %(help%(mf%.random%) explains them%)\n" ..
                 "[^\n]*normal%(%)  seed%(%)  shuffle%(%)"), out)
   T.ok(out:find("\n> mf%.data\nmf%.data: %d+ names %(help%(mf%.data%) explains them%)\n" ..
-                "Dataset%.  read_csv%(%)  read_idx%(%)"), out)
+                "AUTOTUNE  Dataset%.  INFINITE_CARDINALITY  UNKNOWN_CARDINALITY  read_csv%(%)\n"
+                .. "read_idx%(%)"), out)
   out = run_prompt("mf\n")
   T.ok(out:find("^> mf\nmf: %d+ names %(help%(mf%) explains them%)\n"), out)
   T.ok(out:find("matmul()", 1, true) and not out:find("function: 0x", 1, true), out)
