@@ -561,7 +561,9 @@ function Dataset.zip(first, ...)
   if parts.n == 1 and type(first) == "table" and getmetatable(first) ~= Dataset then
     parts = table.pack(table.unpack(first))
   end
-  if parts.n == 0 or (parts.n == 1 and first == nil) then fail("Dataset.zip", "expected Datasets (zip(a, b) or zip{a, b}), got none") end
+  if parts.n == 0 or (parts.n == 1 and first == nil) then
+    fail("Dataset.zip", "expected Datasets (zip(a, b) or zip{a, b}), got none")
+  end
   for i = 1, parts.n do
     if getmetatable(parts[i]) ~= Dataset then
       fail("Dataset.zip", "argument %d must be a Dataset, got %s", i, type(parts[i]))

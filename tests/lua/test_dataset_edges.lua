@@ -37,7 +37,7 @@ T.test("shard keeps every element, as TensorFlow's range(k, size, n)", function(
   T.raises(function() D.range(4):shard(2, 1, {drop = true}) end, "shard: unknown option 'drop'")
 end)
 
-T.test("edge counts give an empty or whole Dataset (epochs, take, skip, prefetch, range)", function()
+T.test("edge counts give an empty or whole Dataset (epochs, take, skip, prefetch)", function()
   local ds = D.range(5)
   T.eq(items(ds:epochs(0)), {})
   T.eq(ds:epochs(0):cardinality(), 0)

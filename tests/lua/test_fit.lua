@@ -171,7 +171,7 @@ T.test("fit: history, progress, callbacks, validation; evaluate, predict", funct
                          optimizer = mf.train.AdamOptimizer(0.05)})
   T.eq(#h2.loss, 1)
   T.raises(function() model:fit(ds, {epochs = 1}) end, "fit: option 'loss' is required")
-  T.raises(function() model:fit(x, {loss = "mse"}) end, "fit: expected an mf.data.Dataset")
+  T.raises(function() model:fit("x", {loss = "mse"}) end, "fit: expected an mf.data.Dataset")
   T.raises(function() model:fit(ds, {loss = "hinge"}) end, "fit: unknown loss 'hinge'")
   T.raises(function() model:fit(ds, {loss = "mse", metrics = {"f1"}}) end,
            "a metric must be \"accuracy\"")
