@@ -1,4 +1,4 @@
-# moonflow — a plain Makefile (see ../shared/DESIGN.md "Build").
+# moonflow — a plain Makefile (see doc/design.md "Build").
 #   make          build build/moonflow
 #   make run      build and start the prompt
 #   make test     build and run every cmocka and Lua test
@@ -80,7 +80,7 @@ $(BUILD)/core/ops/conv_direct.o $(BUILD)/core/ops/winograd.o: CFLAGS_ALL += -ffp
 # The fused LSTM cell's exp/tanh polynomials (fast_mathf.h): multiply-adds as FMAs too.
 $(BUILD)/core/ops/lstm_cell.o: CFLAGS_ALL += -ffp-contract=fast
 
-# The Lua library (../shared/DESIGN.md "The Lua library above the face"):
+# The Lua library (doc/design.md "The Lua library above the face"):
 # lib/*.lua in load order, embedded by repl/lmf_lib.c as one entry per file.
 LIB_LUA := lib/util.lua lib/initializers.lua lib/activations.lua lib/composed_ops.lua \
            lib/grad.lua lib/layers.lua lib/layers_norm.lua lib/layers_rnn.lua \

@@ -1,6 +1,6 @@
 /* grad.h — what gradient functions share.
  *
- * Gradients are written in ops (DESIGN.md "Gradients are written in ops"):
+ * Gradients are written in ops (doc/design.md "Gradients are written in ops"):
  * each op's 'backward' (MfOpDesc) receives the forward call, its outputs and
  * the gradients flowing into them, and computes input gradients by calling
  * ops through 'mf_op_call'. So one definition serves eager tapes (it runs at

@@ -1,4 +1,4 @@
-/* exec.c — the in-degree executor (DESIGN.md "The in-degree executor").
+/* exec.c — the in-degree executor (doc/design.md "The in-degree executor").
  *
  * One run: prune the graph to the ancestors of the fetches and targets
  * (data and control edges; a fed tensor cuts the edge to its producer),

@@ -16,7 +16,7 @@
  * graph, so a graph lives while any of its tensors does.
  *
  * Running: mf_exec_run (graph/exec.c) is the in-degree executor of
- * DESIGN.md; an MfSession (graph/session.c) runs fetches with feeds.
+ * doc/design.md; an MfSession (graph/session.c) runs fetches with feeds.
  *
  * Ownership: '_new' returns a reference the caller owns; getters borrow;
  * tensors returned through 'MfTensor **out' are owned by the caller. */

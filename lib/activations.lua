@@ -1,4 +1,4 @@
--- activations.lua — the activations of API.md "More ops" in mf.nn:
+-- activations.lua — the activations of doc/api.md "Ops" in mf.nn:
 -- leaky_relu, elu, selu, gelu, silu, softsign, relu6. Each is a short
 -- composition of mf ops (not a fused kernel), so its gradient, graph mode
 -- and mf.trace come from those ops; the formulas are TensorFlow's. Layers

@@ -1,4 +1,4 @@
--- composed_ops.lua — functions of API.md "More ops" that are short
+-- composed_ops.lua — functions of doc/api.md "Ops" that are short
 -- compositions of mf ops (their gradients, graph mode and mf.trace come from
 -- those ops): mf.nn.moments, mf.nn.batch_normalization (TensorFlow's
 -- inference-style formula; the fused training op is mf.nn.fused_batch_norm),

@@ -1,5 +1,5 @@
 -- dataset.lua — mf.data.Dataset, part of the Lua library above the face
--- (../shared/DESIGN.md: "the Dataset pipeline"), embedded with the other
+-- (doc/design.md), embedded with the other
 -- files of lib/ by repl/lmf_lib.c. Besides the public mf API it uses the
 -- private C helpers lib.data (repl/lmf_data.c): take, tensor_of, op_seed,
 -- rand_index and range_int64 (mf.range as int64).

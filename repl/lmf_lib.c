@@ -1,4 +1,4 @@
-/* lmf_lib.c — the Lua library above the face (../shared/DESIGN.md): the
+/* lmf_lib.c — the Lua library above the face (doc/design.md): the
  * files of lib/ (mf.layers, models and fit, mf.losses, mf.metrics, the
  * learning-rate schedules, AdamW, mf.data.Dataset), written in Lua on the public mf API and
  * embedded at build time: the Makefile runs tools/embed_lua.sh on each file

@@ -9,7 +9,7 @@
 -- The network (NHWC, float32): 28x28x1 -> conv 3x3 (1 -> 32, SAME) -> relu
 -- -> conv 3x3 (32 -> 64, stride 2, SAME) -> relu -> conv 1x1 (64 -> 64)
 -- -> relu -> max_pool 2 -> dense 3136 -> 10 -> softmax cross-entropy.
--- As DESIGN.md "Conv2D lowered to GEMMs" predicts, each 3x3 conv's backward
+-- As doc/design.md "Conv2D lowered to GEMMs" predicts, each 3x3 conv's backward
 -- is two GEMMs: Conv2DBackpropFilter (patches^T x dy: M = 9*Cin, N = Cout,
 -- K = N*Ho*Wo) and Conv2DBackpropInput (dy x filter^T: M = N*Ho*Wo,
 -- N = 9*Cin, K = Cout) followed by col2im; the 1x1 conv needs no im2col.

@@ -20,7 +20,7 @@
  *   SAME:  Ho = ceil(H / s), pad_total = max((Ho - 1) * s + ek - H, 0),
  *          pad_top = pad_total / 2, the extra row (column) at the bottom (right).
  *
- * Lowering (DESIGN.md "Conv2D lowered to GEMMs"), every GEMM through
+ * Lowering (doc/design.md "Conv2D lowered to GEMMs"), every GEMM through
  * mf_gemm, named by the op:
  *   Conv2D:               patches [N*Ho*Wo, kh*kw*Cin] x filter [kh*kw*Cin, Cout];
  *   Conv2DBackpropFilter: patches^T [kh*kw*Cin, N*Ho*Wo] x dy [N*Ho*Wo, Cout];

@@ -1,4 +1,4 @@
-/* unary_more.c — more elementwise math (API.md "More ops"): Tan, Sinh,
+/* unary_more.c — more elementwise math (doc/api.md "Ops"): Tan, Sinh,
  * Cosh, Asin, Acos, Atan, Expm1, Erf, Reciprocal, float32 and float64
  * (integer inputs are refused: use mf.cast). Bound as mf.tan(x) ... and
  * tensor methods (MF_OP_SIMPLE); their gradients are in unary_more_grad.c. */

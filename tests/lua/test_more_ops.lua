@@ -1,4 +1,4 @@
--- test_more_ops.lua — the elementwise ops of API.md "More ops" that exist
+-- test_more_ops.lua — the elementwise ops of doc/api.md "Ops" that exist
 -- so far (core/ops/unary_more.c): values against Lua's math library and the
 -- formulas, float64 gradients by finite differences, integer inputs
 -- refused, the same results in a graph (mf.trace) as eagerly.

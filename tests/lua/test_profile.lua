@@ -2,7 +2,7 @@
 -- printing, rows, gemms (records and printing), save_trace (read back,
 -- write errors), errors in the profiled function, the profiler being off
 -- afterwards, and the three GEMMs (with im2col / col2im steps) of a conv's
--- forward and backward pass with DESIGN.md's M, N, K.
+-- forward and backward pass with doc/design.md's M, N, K.
 local T = dofile("tests/lua/harness.lua")
 
 local function has(text, part)
@@ -139,10 +139,10 @@ T.test("peak is measured once", function()
   T.eq(mf.profiler.peak(), p)
 end)
 
--- DESIGN.md "Conv2D lowered to GEMMs": forward [N·Ho·Wo, kh·kw·Cin] x [kh·kw·Cin, Cout];
+-- doc/design.md "Conv2D lowered to GEMMs": forward [N·Ho·Wo, kh·kw·Cin] x [kh·kw·Cin, Cout];
 -- backprop filter [kh·kw·Cin, N·Ho·Wo] x [N·Ho·Wo, Cout]; backprop input
 -- [N·Ho·Wo, Cout] x [Cout, kh·kw·Cin] then col2im.
-T.test("conv forward + backward: three GEMMs with DESIGN.md's M, N, K", function()
+T.test("conv forward + backward: three GEMMs with doc/design.md's M, N, K", function()
   T.ok(mf.nn and mf.nn.conv2d, "mf.nn.conv2d is not bound")
   local x = mf.random.normal({2, 8, 8, 3}, {seed = 1})
   local w = mf.random.normal({3, 3, 3, 4}, {seed = 2})

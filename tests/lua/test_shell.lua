@@ -201,7 +201,7 @@ T.test("help: topics, names, values, suggestions", function()
   T.ok(has(help_text(mf.summary.create_file_writer), "mf.summary.create_file_writer("))
 end)
 
--- Every name API.md lists for Tensors, Ops (not mf.nn), Clipping and Shell.
+-- Every name doc/api.md lists for Tensors, Ops (not mf.nn), Clipping and Shell.
 local api_names = [[
 tensor constant zeros ones fill zeros_like ones_like eye range linspace random.seed random.normal
 random.uniform random.truncated_normal random.shuffle cast item totable numel
@@ -342,7 +342,7 @@ local function entry_text(name, names)
   return help_text(v)
 end
 
--- Whether mf has the function an API.md name documents (the methods of Tensor count).
+-- Whether mf has the function a doc/api.md name documents (the methods of Tensor count).
 local function present(name)
   if name == "item" or name == "totable" or name == "numel" or name == "help" then return true end
   local v = mf

@@ -306,7 +306,7 @@ T.test("errors", function()
 end)
 
 -- The help examples of mf.train run and print what they say (test_shell checks only the
--- API.md names it lists).
+-- doc/api.md names it lists).
 T.test("help examples of mf.train", function()
   local help_text = T.help_text
   local function show(v)

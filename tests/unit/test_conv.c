@@ -310,7 +310,7 @@ static void test_nchw(void **state)
     free(v), free(wv);
 }
 
-/* The profiler sees DESIGN.md's GEMMs: M, N, K and transposes per op, and
+/* The profiler sees doc/design.md's GEMMs: M, N, K and transposes per op, and
  * the im2col / col2im steps with their bytes. */
 static void test_profiled_gemms(void **state)
 {
