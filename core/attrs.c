@@ -34,6 +34,7 @@ const char *mf_attr_type_name(MfAttrType type)
         [MF_ATTR_AXES] = "axes", [MF_ATTR_INTS] = "ints", [MF_ATTR_WINDOW] = "window",
         [MF_ATTR_PAIRS] = "pairs",
     };
+    _Static_assert(MF_COUNTOF(names) == MF_ATTR_NTYPES, "one name per MfAttrType");
     return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : "?";
 }
 
@@ -555,6 +556,7 @@ const char *mf_attr_want(const MfAttrDef *def, char *buf, size_t size)
         [MF_ATTR_WINDOW] = "a number or an array of 1, 2 or 4 integers",
         [MF_ATTR_PAIRS] = "an array of {before, after} pairs",
     };
+    _Static_assert(MF_COUNTOF(wants) == MF_ATTR_NTYPES, "one description per MfAttrType");
     Out o = {buf, size, 0};
     if (!size)
         return buf;

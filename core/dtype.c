@@ -6,10 +6,11 @@
 static const struct {
     const char *name;
     size_t size;
-} info[MF_NDTYPES] = {
+} info[] = {
     [MF_FLOAT32] = {"float32", 4}, [MF_FLOAT64] = {"float64", 8}, [MF_INT32] = {"int32", 4},
     [MF_INT64] = {"int64", 8},     [MF_BOOL] = {"bool", 1},      [MF_UINT8] = {"uint8", 1},
 };
+_Static_assert(MF_COUNTOF(info) == MF_NDTYPES, "one name and size per MfDType");
 
 size_t mf_dtype_size(MfDType dt)
 {

@@ -20,6 +20,11 @@ typedef enum MfDType {
     MF_NDTYPES
 } MfDType;
 
+/* The number of entries of array 'a'. A table indexed by an enum checks
+ * it has one entry per value: _Static_assert(MF_COUNTOF(t) == MF_NDTYPES,
+ * ...), so a value added without its entry does not compile. */
+#define MF_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
+
 /* Bytes per element. */
 size_t mf_dtype_size(MfDType dt);
 

@@ -105,9 +105,11 @@ const char *const mf_print_option_names[] = {"precision", "threshold", "edgeitem
                                              NULL};
 
 /* The integers each option takes; hi INT64_MAX: threshold, which also takes +inf. */
-static const int64_t print_option_range[4][2] = {
+static const int64_t print_option_range[][2] = {
     {0, MF_PRINT_MAX_PRECISION}, {0, INT64_MAX}, {1, MF_PRINT_MAX_ITEMS}, {1, MF_PRINT_MAX_ITEMS},
 };
+_Static_assert(MF_COUNTOF(print_option_range) + 1 == MF_COUNTOF(mf_print_option_names),
+               "one range per print option");
 
 int64_t mf_print_option_get(const MfPrintOptions *o, int k)
 {

@@ -72,6 +72,7 @@ typedef enum MfApplyNonfinite {
     MF_APPLY_NONFINITE_ERROR,
     MF_APPLY_NONFINITE_SKIP,
 } MfApplyNonfinite;
+#define MF_APPLY_NNONFINITE (MF_APPLY_NONFINITE_SKIP + 1)   /* keep after the last */
 
 /* ---- the attribute schema ----------------------------------------------
  * Each op declares its attributes once, as an array of MfAttrDef: the Lua
@@ -91,6 +92,9 @@ typedef enum MfAttrType {
     MF_ATTR_WINDOW,  /* int64_t[4]: n, {h, w} or four entries in the data format's order */
     MF_ATTR_PAIRS,   /* int64_t[] + int count: {{before, after}, ...}, stored flat (paddings) */
 } MfAttrType;
+/* The number of attribute types, for tables indexed by one (keep after the
+ * last; a #define, so switches need no case for it). */
+#define MF_ATTR_NTYPES (MF_ATTR_PAIRS + 1)
 
 enum {                              /* MfAttrDef.flags */
     MF_ATTR_POSITIONAL = 1u << 0,   /* may follow the tensor inputs, in declaration order */

@@ -38,6 +38,7 @@ static void add_node(MfStrBuf *b, const MfNode *n)
 {
     static const char *const shapes[] = {"box", "invhouse", "plaintext", "circle",
                                          "cylinder", "ellipse", "cds"};
+    _Static_assert(MF_COUNTOF(shapes) == MF_NODE_NKINDS, "one shape per MfNodeKind");
     char label[256], shape[MF_MAX_RANK * 24 + 8];
     mf_strbuf_addf(b, "    n%d [shape=%s, label=\"", n->index, shapes[n->kind]);
     add_escaped(b, n->name);

@@ -41,6 +41,7 @@ typedef enum MfNodeKind {
     MF_NODE_READ,        /* "ReadVariableOp": reads 'ref' (or the eager 'var') when it runs */
     MF_NODE_ASSIGN       /* "Assign"/"AssignAdd"/"AssignSub": input 0 into 'ref' */
 } MfNodeKind;
+#define MF_NODE_NKINDS (MF_NODE_ASSIGN + 1)   /* keep after the last */
 
 /* How an assign node combines its input with the variable's value. */
 typedef enum MfAssignKind { MF_ASSIGN_SET, MF_ASSIGN_ADD, MF_ASSIGN_SUB } MfAssignKind;

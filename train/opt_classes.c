@@ -50,6 +50,7 @@ static const MfOptClass classes[] = {
     [MF_OPT_RMSPROP] = {"RMSPropOptimizer", "RMSProp", NO_DEFAULT, HYPERS(rmsprop_hypers)},
     [MF_OPT_ADAM] = {"AdamOptimizer", "Adam", 0.001, HYPERS(adam_hypers)},
 };
+_Static_assert(MF_COUNTOF(classes) == MF_OPT_NKINDS, "one class per MfOptKind");
 
 const MfOptClass *mf_opt_class(MfOptKind kind)
 {

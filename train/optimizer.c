@@ -514,8 +514,12 @@ void mf_optimizer_next_nonfinite(MfOptimizer *o, MfApplyNonfinite policy)
 MfStatus mf_apply_nonfinite_named(const char *who, const char *name, const char *shown,
                                   MfApplyNonfinite *out)
 {
-    static const char *const names[] = {"apply", "error", "skip"};   /* enum order */
-    for (int i = 0; name && i < 3; i++)
+    static const char *const names[] = {
+        [MF_APPLY_NONFINITE_APPLY] = "apply", [MF_APPLY_NONFINITE_ERROR] = "error",
+        [MF_APPLY_NONFINITE_SKIP] = "skip",
+    };
+    _Static_assert(MF_COUNTOF(names) == MF_APPLY_NNONFINITE, "one name per MfApplyNonfinite");
+    for (int i = 0; name && i < MF_APPLY_NNONFINITE; i++)
         if (strcmp(name, names[i]) == 0) {
             *out = (MfApplyNonfinite)i;
             return MF_OK;

@@ -29,10 +29,11 @@
 #define MAX_JSON_INT ((double)((uint64_t)1 << 53))
 #define ULL(x) ((unsigned long long)(x))
 
-static const char *const tags[MF_NDTYPES] = {
+static const char *const tags[] = {
     [MF_FLOAT32] = "F32", [MF_FLOAT64] = "F64", [MF_INT32] = "I32",
     [MF_INT64] = "I64",   [MF_BOOL] = "BOOL", [MF_UINT8] = "U8",
 };
+_Static_assert(MF_COUNTOF(tags) == MF_NDTYPES, "one safetensors tag per MfDType");
 
 /* Records "VERB: <message> (in 'PATH')" and returns 'code'. */
 static MfStatus fail(MfStatus code, const char *verb, const char *path, const char *fmt, ...)

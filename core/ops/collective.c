@@ -36,7 +36,11 @@ const MfCollective *mf_collective_get(void)
 
 const char *mf_reduce_name(MfReduceOp op)
 {
-    static const char *const names[] = {"sum", "mean", "max", "min"};
+    static const char *const names[] = {
+        [MF_REDUCE_SUM] = "sum", [MF_REDUCE_MEAN] = "mean", [MF_REDUCE_MAX] = "max",
+        [MF_REDUCE_MIN] = "min",
+    };
+    _Static_assert(MF_COUNTOF(names) == MF_NREDUCE, "one name per MfReduceOp");
     return op < MF_NREDUCE ? names[op] : NULL;
 }
 

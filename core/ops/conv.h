@@ -107,6 +107,7 @@ void mf_col2im(const MfConvGeom *g, bool f64, const void *patches, int64_t r0, i
 typedef enum MfConvAlgo {
     MF_CONV_AUTO, MF_CONV_IM2COL, MF_CONV_WINOGRAD, MF_CONV_DIRECT
 } MfConvAlgo;
+#define MF_CONV_NALGOS (MF_CONV_DIRECT + 1)   /* keep after the last */
 
 /* "auto", "im2col", "winograd", "direct" (NULL-terminated, in enum order;
  * the choices of conv2d's 'algorithm' attribute). */

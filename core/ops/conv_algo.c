@@ -7,7 +7,12 @@
 #include "common.h"
 #include "conv.h"
 
-const char *const mf_conv_algo_names[] = {"auto", "im2col", "winograd", "direct", NULL};
+const char *const mf_conv_algo_names[] = {
+    [MF_CONV_AUTO] = "auto", [MF_CONV_IM2COL] = "im2col", [MF_CONV_WINOGRAD] = "winograd",
+    [MF_CONV_DIRECT] = "direct", [MF_CONV_NALGOS] = NULL,
+};
+_Static_assert(MF_COUNTOF(mf_conv_algo_names) == MF_CONV_NALGOS + 1,
+               "one name per MfConvAlgo, then NULL");
 
 static MfConvAlgo setting = MF_CONV_AUTO;
 
