@@ -62,11 +62,6 @@ int mf_grad_count(void)
     return nentries;
 }
 
-MfGradFn *mf_grad_at(int i)
-{
-    return i >= 0 && i < nentries ? entries[i].fn : NULL;
-}
-
 int mf_grad_override_begin(MfOpId op, MfGradFn *f)
 {
     if (nscopes == capscopes) {

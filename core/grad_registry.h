@@ -18,9 +18,8 @@ MfStatus mf_grad_register(const char *name, MfGradFn *f);
 /* The gradient registered under 'name' (borrowed), or NULL. */
 MfGradFn *mf_grad_find(const char *name);
 
-/* Number of registered gradients, and the i-th (0-based) for listings. */
+/* Number of registered gradients. */
 int mf_grad_count(void);
-MfGradFn *mf_grad_at(int i);
 
 /* Opens an override scope: until 'mf_grad_override_end(mark)', ops 'op'
  * created get gradient 'f'. Returns the mark, or -1 (MF_ENOMEM set).

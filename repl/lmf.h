@@ -170,11 +170,6 @@ int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want);
  * unknown keys and bad values, naming 'fname'. */
 void lmf_op_attrs(lua_State *L, MfOpId op, const char *fname, const char *sig, int first,
                   const MfTensor *x, MfAttrs *a);
-/* An axis or an array of distinct axes (1-based or negative) at 'idx',
- * 0-based for rank 'rank', into 'out' (room for MF_MAX_RANK); returns the
- * count. Errors name 'fname' and 'what' as the binder's do. */
-int lmf_read_axes(lua_State *L, int idx, const char *fname, const char *what, int rank,
-                  int64_t *out);
 /* The descriptor the binder binds as number 'k': op k (k < MF_NOPS), else
  * composite k - MF_NOPS of mf_composite_table; NULL past the last. */
 const MfOpDesc *lmf_op_desc(int k);

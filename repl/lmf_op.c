@@ -668,14 +668,6 @@ static int l_op(lua_State *L)
     return nout;
 }
 
-int lmf_read_axes(lua_State *L, int idx, const char *fname, const char *what, int rank,
-                  int64_t *out)
-{
-    Call c = {.L = L, .fname = fname, .rank = rank};
-    Src src = {0, what};
-    return read_axes(&c, &src, lua_absindex(L, idx), out);
-}
-
 void lmf_op_attrs(lua_State *L, MfOpId op, const char *fname, const char *sig, int first,
                   const MfTensor *x, MfAttrs *a)
 {

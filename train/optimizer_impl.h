@@ -120,9 +120,6 @@ void mf_opt_prepared_free(MfPrepared *p);
 /* Adam: creates beta1_power / beta2_power (dtype 'dt') on first use. */
 MfStatus mf_opt_adam_prepare(MfOptimizer *o, MfDType dt);
 
-/* Adam: beta1_power *= beta1, beta2_power *= beta2 (after every apply). */
-MfStatus mf_opt_adam_finish(MfOptimizer *o);
-
 /* Adam's next beta powers computed into 'next' (owned) without changing the
  * variables, for an all-or-nothing step that assigns them last. */
 MfStatus mf_opt_adam_next(const MfOptimizer *o, MfTensor *next[2]);

@@ -92,6 +92,7 @@ static const MfOpId apply_op[] = {
     [MF_OPT_ADAGRAD] = MF_OP_APPLY_ADAGRAD,      [MF_OPT_RMSPROP] = MF_OP_APPLY_RMSPROP,
     [MF_OPT_ADAM] = MF_OP_APPLY_ADAM,
 };
+_Static_assert(MF_COUNTOF(apply_op) == MF_OPT_NKINDS, "one Apply op per MfOptKind");
 
 /* The inputs of the Apply op after var and the slots, in TensorFlow's
  * order; returns how many it wrote at 'in'. */
@@ -279,16 +280,5 @@ MfStatus mf_opt_adam_next(const MfOptimizer *o, MfTensor *next[2])
         mf_tensor_release(next[1]);
         next[0] = next[1] = NULL;
     }
-    return st;
-}
-
-MfStatus mf_opt_adam_finish(MfOptimizer *o)
-{
-    MfTensor *next[2];
-    MfStatus st = mf_opt_adam_next(o, next);
-    for (int i = 0; i < 2 && st == MF_OK; i++)
-        st = mf_variable_assign(o->beta_power[i], next[i]);
-    mf_tensor_release(next[0]);
-    mf_tensor_release(next[1]);
     return st;
 }

@@ -2,10 +2,11 @@
  * TensorFlow 1.x update formulas and slots, compute_gradients /
  * apply_gradients, the global step and learning-rate decay.
  *
- * The update rules are written with ops through the dispatcher (mf_op_call),
- * then assigned to the Variables; graph mode will add the same ops as nodes.
- * Eager mode only for now: 'mf_train_compute_gradients' runs the loss
- * function under a gradient tape.
+ * Each update is one fused Apply op of the table run through the dispatcher
+ * (optimizers.c): eagerly it writes the Variable and its slots at once; in
+ * a graph it is a node of the train op (graph_train.c), with the same
+ * kernel. Eager compute_gradients runs the loss function under a gradient
+ * tape; graph compute_gradients adds the backward graph.
  *
  * Ownership: an optimizer is refcounted; it retains its learning-rate tensor
  * or Variable, every variable it made slots for, the slots and Adam's

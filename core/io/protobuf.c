@@ -106,11 +106,6 @@ void mf_pb_int(MfPbuf *b, int field, int64_t v)
     mf_pb_uint(b, field, (uint64_t)v);
 }
 
-void mf_pb_bool(MfPbuf *b, int field, bool v)
-{
-    mf_pb_uint(b, field, v ? 1 : 0);
-}
-
 void mf_pb_fixed32(MfPbuf *b, int field, uint32_t v)
 {
     mf_pb_key(b, field, MF_PB_FIXED32);
@@ -168,14 +163,6 @@ void mf_pb_packed_int(MfPbuf *b, int field, const int64_t *v, size_t n)
     mf_pb_raw_varint(b, len);
     for (size_t i = 0; i < n; i++)
         mf_pb_raw_varint(b, (uint64_t)v[i]);
-}
-
-void mf_pb_packed_float(MfPbuf *b, int field, const float *v, size_t n)
-{
-    mf_pb_key(b, field, MF_PB_LEN);
-    mf_pb_raw_varint(b, 4 * n);
-    for (size_t i = 0; i < n; i++)
-        raw_le(b, float_bits(v[i]), 4);
 }
 
 void mf_pb_packed_double(MfPbuf *b, int field, const double *v, size_t n)

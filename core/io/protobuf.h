@@ -46,7 +46,6 @@ void mf_pb_raw(MfPbuf *b, const void *p, size_t n);
  * two's complement, as protobuf's int32/int64 do (ten bytes when negative). */
 void mf_pb_uint(MfPbuf *b, int field, uint64_t v);
 void mf_pb_int(MfPbuf *b, int field, int64_t v);
-void mf_pb_bool(MfPbuf *b, int field, bool v);
 void mf_pb_fixed32(MfPbuf *b, int field, uint32_t v);
 void mf_pb_fixed64(MfPbuf *b, int field, uint64_t v);
 void mf_pb_float(MfPbuf *b, int field, float v);
@@ -56,7 +55,6 @@ void mf_pb_string(MfPbuf *b, int field, const char *s);
 
 /* Packed repeated fields: one length-delimited field holding the values. */
 void mf_pb_packed_int(MfPbuf *b, int field, const int64_t *v, size_t n);
-void mf_pb_packed_float(MfPbuf *b, int field, const float *v, size_t n);
 void mf_pb_packed_double(MfPbuf *b, int field, const double *v, size_t n);
 
 /* A nested message: 'begin' writes the key and returns a mark; the fields
