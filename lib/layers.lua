@@ -30,7 +30,8 @@ lib.help("layers", "layers",
   "BatchNormalization{momentum = 0.99, epsilon = 1e-3, axis = -1} (the fused op and batch " ..
   "statistics with training = true, which also update the moving mean and variance in " ..
   "every mode with nothing extra to run; the moving statistics otherwise), " ..
-  "LayerNormalization{epsilon}, Embedding(input_dim, output_dim) (1-based ids), " ..
+  "LayerNormalization{epsilon}, Embedding(input_dim, output_dim, {mask_zero}) (1-based ids; " ..
+  "mask_zero: id 0 is padding, zeros out, e:compute_mask(ids) gives the mask for an RNN), " ..
   "LSTM(units, {return_sequences, return_state, go_backwards, use_bias, stateful, dropout, " ..
   "recurrent_dropout, unit_forget_bias = true, zero_output_for_mask}), GRU (also " ..
   "reset_after = true), SimpleRNN (Keras's weights; unrolled over time with ops, so BPTT is " ..

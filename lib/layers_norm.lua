@@ -176,16 +176,21 @@ end
 
 local Embedding = lib.class("Embedding", Layer, "embedding")
 
--- Embedding(input_dim, output_dim, {embeddings_initializer = uniform(-0.05, 0.05), name}):
--- ids are 1-based (1..input_dim) integers of any shape; the output adds an axis.
+-- Embedding(input_dim, output_dim, {embeddings_initializer = uniform(-0.05, 0.05),
+-- mask_zero = false, name}): ids are 1-based (1..input_dim) integers of any
+-- shape; the output adds an axis. mask_zero (Keras's): id 0 is padding, whose
+-- output is zeros, and layer:compute_mask(ids) (ids ~= 0) is the mask to hand
+-- to a recurrent layer, rnn(x, {mask = ...}). Unlike Keras, where id 0 takes
+-- a row of the table, the ids keep their 1..input_dim rows.
 function layers.Embedding(input_dim, output_dim, opts)
   local fname = "Embedding"
   input_dim = lib.check_count(fname, "input_dim", input_dim)
   output_dim = lib.check_count(fname, "output_dim", output_dim)
   opts = check_opts(fname, opts, {embeddings_initializer = true, name = true,
-                                  input_shape = true})
+                                  input_shape = true, mask_zero = true})
   local self = lib.new_layer(Embedding, opts)
   self.input_dim, self.output_dim = input_dim, output_dim
+  self.mask_zero = lib.check_bool(fname, "mask_zero", opts.mask_zero, false)
   self.input_dtype_ = "int64" -- model:build feeds ids
   self.init = lib.initializer(fname, "embeddings_initializer", opts.embeddings_initializer,
                               mf.initializers.random_uniform{minval = -0.05, maxval = 0.05})
@@ -206,8 +211,20 @@ function Embedding:apply_(ids, opts, ...)
 end
 
 function Embedding:forward(ids)
-  return mf.nn.embedding_lookup(self.embeddings, ids)
+  if not self.mask_zero then return mf.nn.embedding_lookup(self.embeddings, ids) end
+  local keep = mf.not_equal(ids, 0)
+  local rows = mf.nn.embedding_lookup(self.embeddings, mf.where(keep, ids, mf.ones_like(ids)))
+  return rows * mf.expand_dims(mf.cast(keep, rows.dtype), -1)
 end
+
+-- embedding:compute_mask(ids) -> (ids ~= 0) as booleans with mask_zero, else nil (Keras).
+function Embedding:compute_mask(ids)
+  if not self.mask_zero then return nil end
+  if type(ids) == "table" and not getmetatable(ids) then ids = mf.tensor(ids, "int64") end
+  if not lib.is_tensor(ids) then self:fail("compute_mask: expected ids, got %s", type(ids)) end
+  return mf.not_equal(ids, 0)
+end
+lib.publish_methods(Embedding, {"compute_mask"})
 
 lib.help("nn.embedding_lookup", "nn",
   "mf.nn.embedding_lookup(params, ids)",

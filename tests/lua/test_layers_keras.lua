@@ -128,6 +128,23 @@ T.test("masked steps pass no gradient to their inputs", function()
   T.ok(math.abs(gt[1][4][1]) > 0, "an unmasked step has a gradient")
 end)
 
+T.test("Embedding{mask_zero}: id 0 is padding; its mask makes an LSTM skip those steps", function()
+  local e = L.Embedding(3, 2, {mask_zero = true})
+  local ids = mf.tensor({{1, 2, 0}, {3, 0, 0}}, "int64")
+  local x = e(ids)
+  local rows = e.embeddings:read_value():totable()
+  T.eq(x, {{rows[1], rows[2], {0, 0}}, {rows[3], {0, 0}, {0, 0}}})
+  T.eq(e:compute_mask(ids), {{true, true, false}, {true, false, false}})
+  T.eq(L.Embedding(3, 2):compute_mask(ids), nil)
+  -- Keras: trailing masked steps leave the last valid step's output
+  local lstm = L.LSTM(2)
+  local y = lstm(x, {mask = e:compute_mask(ids)}):totable()
+  T.eq(y[1], lstm(e(mf.tensor({{1, 2}}, "int64")))[1], 1e-6)
+  T.eq(y[2], lstm(e(mf.tensor({{3}}, "int64")))[1], 1e-6)
+  T.raises(function() L.Embedding(3, 2, {mask_zero = 1}) end,
+           "option 'mask_zero' must be a boolean")
+end)
+
 T.test("recurrent layers: bad options and call arguments are clear errors", function()
   T.raises(function() L.LSTM(2, {dropout = 1}) end,
            "LSTM: option 'dropout' must be a number in [0, 1)")
