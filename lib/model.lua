@@ -107,7 +107,13 @@ function ModelBase:build(input_shape)
     fail("build", "expected an input shape such as {-1, 28, 28, 1}, got %s", type(input_shape))
   end
   local shape = {}
-  for i, d in ipairs(input_shape) do shape[i] = d < 0 and 1 or d end
+  for i, d in ipairs(input_shape) do
+    if math.type(d) ~= "integer" and not (type(d) == "number" and math.tointeger(d)) then
+      fail("build", "input shape entry %d must be an integer (-1: unknown), got %s", i,
+           type(d) == "number" and tostring(d) or type(d))
+    end
+    shape[i] = d < 0 and 1 or d
+  end
   -- an Embedding first takes ids: ones (1-based), not zeros
   local first = self:layers_list_()[1]
   local dt = first and first.input_dtype_
@@ -301,3 +307,8 @@ function Model:apply_(x, opts)
   self.output_shape = lib.is_tensor(y) and y.shape or nil
   return y
 end
+
+-- Their argument counts checked as lib/'s functions' are (lib.publish_methods).
+lib.publish_methods(ModelBase, {"state_dict", "load_state_dict", "save", "load", "build",
+                                "summary"})
+lib.publish_methods(Sequential, {"add"})

@@ -438,6 +438,7 @@ end
 
 function AdamW:get_slot(...) return self.adam:get_slot(...) end
 function AdamW:get_slot_names() return self.adam:get_slot_names() end
+lib.publish_methods(AdamW, {"apply_gradients", "minimize", "get_slot_names"})
 function AdamW:__tostring()
   return string.format("AdamW(weight_decay=%s) over %s", tostring(self.weight_decay),
                        tostring(self.adam))

@@ -107,4 +107,29 @@ T.test("Lua data converted by a hand binding names that binding, whatever calls 
            "tensordot: expected a number (got string) at data[1][2]")
 end)
 
+T.test("lib/'s methods refuse extra arguments (lib.publish_methods) and name themselves", function()
+  local m = mf.layers.Sequential{mf.layers.Dense(2)}
+  T.raises(function() m:build({-1, 3}, 5) end, "bad argument #3 to 'build'")
+  T.raises(function() m:build({-1, "x"}) end,
+           "build: input shape entry 2 must be an integer (-1: unknown), got string")
+  T.raises(function() m:summary({}, 1) end, "bad argument #3 to 'summary'")
+  T.raises(function() m:state_dict(1) end, "bad argument #2 to 'state_dict'")
+  T.raises(function() m:load_state_dict({}, {}, 1) end, "bad argument #4 to 'load_state_dict'")
+  T.raises(function() m:save("x.safetensors", 1) end, "bad argument #3 to 'save'")
+  T.raises(function() m:load("x.safetensors", 1) end, "bad argument #3 to 'load'")
+  T.raises(function() m:add(mf.layers.Dense(1), 2) end, "bad argument #3 to 'add'")
+  T.raises(function() m:count_params(1) end, "bad argument #2 to 'count_params'")
+  local w = mf.train.AdamW(0.1)
+  T.raises(function() w:minimize(mf.ones{1}, {}, 3) end, "bad argument #4 to 'minimize'")
+  T.raises(function() w:apply_gradients({}, {}, 3) end, "bad argument #4 to 'apply_gradients'")
+  T.raises(function() w:get_slot_names(1) end, "bad argument #2 to 'get_slot_names'")
+  T.raises(function() mf.metrics.Mean():result(1) end, "bad argument #2 to 'result'")
+  T.raises(function() mf.layers.LSTM(2, {stateful = true}):reset_state(1) end,
+           "bad argument #2 to 'reset_state'")
+  T.raises(function() mf.layers.Embedding(2, 2):compute_mask({1}, 2) end,
+           "bad argument #3 to 'compute_mask'")
+  T.raises(function() mf.losses.mse{}(mf.ones{1}, mf.ones{1}, 1, 2) end,
+           "mean_squared_error: expected (labels, outputs [, sample_weight]), got 4 arguments")
+end)
+
 T.done()
