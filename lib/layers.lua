@@ -7,7 +7,8 @@
 --
 -- Every layer keeps its Variables in creation order in 'self.weights_'
 -- ({short = "kernel", var = <mf.Variable>, trainable = true}); the Variable of
--- layer "dense_1" is named "dense_1/kernel", the key of state_dict and files.
+-- layer "dense_1" is named "dense_1/kernel" (state_dict and files key weights by
+-- their path within the model instead: lib/model.lua's weights_list_).
 local mf, lib = ...
 local fail, check_opts, pair = lib.fail, lib.check_opts, lib.pair
 

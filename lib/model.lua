@@ -13,21 +13,53 @@ local ModelBase = setmetatable({}, {__index = Layer})
 lib.ModelBase = ModelBase
 
 -- The model's weights: each layer's in layer order, each Variable once.
+-- Each has its key, its path within the model: every layer is named after
+-- its class and numbered among the layers of its parent ("dense",
+-- "dense_1", "sequential/dense"), then the weight ("dense_1/kernel"), as
+-- Keras 3 saves by structure. Layer names are process-wide counters (and
+-- users may repeat them), so keys made from them collide in nested models
+-- and differ in a model built again: paths do neither. 'layer' is the
+-- layer that owns the weight, also inside a nested model.
 function ModelBase:weights_list_()
-  local out, seen = {}, {}
+  local out, seen, counts = {}, {}, {}
   for _, layer in ipairs(self:layers_list_()) do
+    local base = layer.name_key
+    local k = counts[base]
+    counts[base] = (k or -1) + 1
+    local step = k == nil and base or string.format("%s_%d", base, k + 1)
     for _, w in ipairs(layer:weights_list_()) do
       if not seen[w.var] then
         seen[w.var] = true
-        out[#out + 1] = {short = w.short, var = w.var, trainable = w.trainable, layer = layer}
+        out[#out + 1] = {short = w.short, var = w.var, trainable = w.trainable,
+                         layer = w.layer or layer, key = step .. "/" .. (w.key or w.short)}
       end
     end
   end
   return out
 end
 
--- The state_dict key of a weight: "dense_1/kernel".
-local function key_of(w) return w.layer.name .. "/" .. w.short end
+-- The state_dict key of a weight: its path, "dense_1/kernel".
+local function key_of(w) return w.key end
+
+-- The key files had before keys were paths: "<layer name>/<weight>".
+local function name_key_of(w) return w.layer.name .. "/" .. w.short end
+
+-- The keys of 't': paths, or for a checkpoint written before paths its
+-- layer names, when all of those are in 't' and none repeats.
+local function keys_for(list, t)
+  local seen = {}
+  for _, w in ipairs(list) do
+    if t[key_of(w)] == nil then
+      for _, v in ipairs(list) do
+        local k = name_key_of(v)
+        if seen[k] or t[k] == nil then return key_of end
+        seen[k] = true
+      end
+      return name_key_of
+    end
+  end
+  return key_of
+end
 
 -- model:state_dict() -> {["dense/kernel"] = tensor, ...} (eager values).
 function ModelBase:state_dict()
@@ -51,8 +83,10 @@ function ModelBase:load_state_dict(t, opts)
   opts = check_opts(fname, opts, {strict = true})
   local strict = opts.strict ~= false
   local problems, known, todo = {}, {}, {}
-  for _, w in ipairs(self:weights_list_()) do
-    local k = key_of(w)
+  local list = self:weights_list_()
+  local key = keys_for(list, t)
+  for _, w in ipairs(list) do
+    local k = key(w)
     known[k] = true
     local v = t[k]
     if v == nil then
@@ -81,8 +115,8 @@ function ModelBase:load_state_dict(t, opts)
     for _, e in ipairs(extra) do problems[#problems + 1] = e end
   end
   if #problems > 0 then
-    fail(fname, "%d mismatch%s: %s (names come from the layers: mf.layers.reset_names() "
-         .. "before building the model again gives the first model's names)", #problems,
+    fail(fname, "%d mismatch%s: %s (keys are paths within the model, e.g. \"dense_1/kernel\" "
+         .. "for its second Dense layer: model:state_dict() lists them)", #problems,
          #problems == 1 and "" or "es", table.concat(problems, "; "))
   end
   for _, p in ipairs(todo) do p[1]:assign(p[2]) end
@@ -190,9 +224,13 @@ lib.help("layers.Sequential", "layers",
   "call(self, x, training) a model too. model.trainable_variables and model.variables " ..
   "are fresh arrays of the same Variables in the same order on every read. summary() " ..
   "prints Keras's table (output shapes, parameter counts) and returns nothing; " ..
-  "summary{print_fn = f} hands the text to f and returns it. state_dict() maps names such " ..
-  "as \"dense/kernel\" to values; load_state_dict checks every name, shape and dtype " ..
-  "first and reports every mismatch; save/load use a safetensors file. " ..
+  "summary{print_fn = f} hands the text to f and returns it. state_dict() maps each " ..
+  "weight's path within the model to its value: layers named after their class, numbered " ..
+  "among their siblings, \"dense/kernel\", \"dense_1/kernel\", " ..
+  "\"sequential/dense/bias\" (Keras 3's rule; the layers' own names are process-wide " ..
+  "counters), so a model built again loads the file of the first; load_state_dict checks " ..
+  "every key, shape and dtype first and reports every mismatch (a table keyed by layer " ..
+  "names, as files were before, loads too); save/load use a safetensors file. " ..
   "Training: help \"layers.fit\".",
   [[
 mf.layers.reset_names()
