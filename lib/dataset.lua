@@ -23,7 +23,8 @@ lib.help("data.Dataset", "data",
   "iterator. map(fn) makes each element " ..
   "fn(x, y, ...) (a batch after it stacks the results; fn returning nil is an error), " ..
   "filter(fn) keeps those for which " ..
-  "fn is true, take/skip the first n or all but them (0 and -1, all, as TensorFlow's); " ..
+  "fn is true, take/skip the first n or all but them (0 and -1, all, as TensorFlow's; " ..
+  "a count below -1 is an error, where TensorFlow reads it as -1); " ..
   "prefetch(n) reads n elements ahead (0 none, mf.data.AUTOTUNE one; Lua runs one thing at " ..
   "a time: it keeps the pipeline's shape but overlaps nothing); " ..
   "cardinality() is the elements of one pass, or TensorFlow's " ..
