@@ -28,7 +28,9 @@ lib.help("layers", "layers",
   "depthwise_kernel [kh, kw, C, M] and bias [C * M]), " ..
   "MaxPool2D(pool_size, {strides, padding}), AvgPool2D, " ..
   "GlobalAveragePooling2D(), Flatten(), Dropout(rate, {seed}) (only with training = true), " ..
-  "BatchNormalization{momentum = 0.99, epsilon = 1e-3, axis = -1} (the fused op and batch " ..
+  "BatchNormalization{momentum = 0.99, epsilon = 1e-3, axis = -1, beta_initializer, " ..
+  "gamma_initializer, moving_mean_initializer, moving_variance_initializer} (the fused op " ..
+  "and batch " ..
   "statistics with training = true, which also update the moving mean and variance in " ..
   "every mode with nothing extra to run; the moving statistics otherwise), " ..
   "LayerNormalization{epsilon}, Embedding(input_dim, output_dim, {mask_zero}) (1-based ids; " ..

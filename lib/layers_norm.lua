@@ -29,12 +29,18 @@ end
 
 local BN = lib.class("BatchNormalization", Layer, "batch_normalization")
 
+local bn_inits = {beta_initializer = "zeros", gamma_initializer = "ones",
+                  moving_mean_initializer = "zeros", moving_variance_initializer = "ones"}
+
 -- BatchNormalization{momentum = 0.99, epsilon = 1e-3, axis = -1, center = true,
---   scale = true, name}: axis -1 (channels last) or, for NCHW, 2.
+--   scale = true, name, and Keras's four *_initializer}: axis -1 (channels
+--   last) or, for NCHW, 2.
 function layers.BatchNormalization(opts)
   local fname = "BatchNormalization"
-  opts = check_opts(fname, opts, {momentum = true, epsilon = true, axis = true, center = true,
-                                  scale = true, name = true, input_shape = true})
+  local keys = {momentum = true, epsilon = true, axis = true, center = true, scale = true,
+                name = true, input_shape = true}
+  for k in pairs(bn_inits) do keys[k] = true end
+  opts = check_opts(fname, opts, keys)
   local self = lib.new_layer(BN, opts)
   self.momentum = number_opt(fname, "momentum", opts.momentum, 0.99, 0, 1)
   self.epsilon = number_opt(fname, "epsilon", opts.epsilon, 1e-3, 0, math.huge)
@@ -45,6 +51,10 @@ function layers.BatchNormalization(opts)
   end
   self.center = lib.check_bool(fname, "center", opts.center, true)
   self.scale = lib.check_bool(fname, "scale", opts.scale, true)
+  self.inits_ = {}
+  for k, default in pairs(bn_inits) do
+    self.inits_[k] = lib.initializer(fname, k, opts[k], default)
+  end
   return self
 end
 
@@ -66,12 +76,16 @@ end
 function BN:build(shape, dtype)
   local c = shape[self.axis_]
   self.channels = c
-  local ones, zeros = mf.initializers.ones(), mf.initializers.zeros()
+  local init = self.inits_
   -- Keras's order: gamma, beta, moving_mean, moving_variance
-  self.gamma = self.scale and self:add_weight("gamma", {c}, ones, true, dtype) or nil
-  self.beta = self.center and self:add_weight("beta", {c}, zeros, true, dtype) or nil
-  self.moving_mean = self:add_weight("moving_mean", {c}, zeros, false, dtype)
-  self.moving_variance = self:add_weight("moving_variance", {c}, ones, false, dtype)
+  self.gamma = self.scale and self:add_weight("gamma", {c}, init.gamma_initializer, true, dtype)
+               or nil
+  self.beta = self.center and self:add_weight("beta", {c}, init.beta_initializer, true, dtype)
+              or nil
+  self.moving_mean = self:add_weight("moving_mean", {c}, init.moving_mean_initializer, false,
+                                     dtype)
+  self.moving_variance = self:add_weight("moving_variance", {c},
+                                         init.moving_variance_initializer, false, dtype)
 end
 
 -- NCHW <-> NHWC around the channels-last op.

@@ -59,6 +59,16 @@ T.test("a frozen BatchNormalization runs in inference mode with training = true"
   T.eq(y, want, 1e-5)
 end)
 
+T.test("BatchNormalization takes Keras's four initializers", function()
+  local bn = L.BatchNormalization{moving_mean_initializer = "ones",
+                                  moving_variance_initializer = mf.initializers.constant(4),
+                                  gamma_initializer = "zeros", beta_initializer = "ones"}
+  T.eq(bn(mf.tensor{{1, 2}}), {{1, 1}})   -- gamma 0, beta 1
+  T.eq({bn.moving_mean:totable(), bn.moving_variance:totable()}, {{1, 1}, {4, 4}})
+  T.raises(function() L.BatchNormalization{gamma_initializer = 5} end,
+           "BatchNormalization: gamma_initializer must be a name")
+end)
+
 T.test("fit leaves a frozen layer's weights as they were", function()
   local D = mf.data.Dataset
   local first, second = L.Dense(4, {name = "frozen_dense"}), L.Dense(1)
