@@ -72,7 +72,8 @@ MfStatus mf_dist_allreduce_into(const MfTensor *in, MfTensor *out, MfReduceOp op
         mf_tensor_copy_into(out, in);
     if (mf_dist_size() == 1)
         return MF_OK;
-    MfStatus st = sig ? mf_dist_check_hash("allreduce", sig, NULL) : MF_OK;
+    MfStatus st = sig ? mf_dist_check_hash("allreduce", sig, NULL, mf_tensor_numel(in))
+                      : mf_dist_usable("allreduce");
     char *p = mf_tensor_data(out);
     const char *src = direct ? mf_tensor_data(in) : NULL;
     int64_t n = mf_tensor_numel(out);
@@ -147,8 +148,8 @@ MfStatus mf_dist_broadcast(MfTensor *t, int root, bool check, MfTensor **out)
         st = mf_dist_check_root("broadcast", root);
     char text[256], desc[200];
     snprintf(text, sizeof text, "broadcast(root=%d) %s", root, describe(t, desc, sizeof desc));
-    if (st == MF_OK && check)
-        st = mf_dist_check("broadcast", text);
+    if (st == MF_OK)
+        st = check ? mf_dist_check("broadcast", text) : mf_dist_usable("broadcast");
     MfTensor *copy = st == MF_OK ? mf_tensor_clone(t) : NULL;
     if (st == MF_OK && !copy)
         st = MF_ENOMEM;
@@ -223,7 +224,7 @@ MfStatus mf_dist_allgather(MfTensor *t, bool check, MfTensor **out)
     int size = mf_dist_size();
     char text[256];
     allgather_text(t, text, sizeof text);
-    MfStatus st = check ? mf_dist_check("allgather", text) : MF_OK;
+    MfStatus st = check ? mf_dist_check("allgather", text) : mf_dist_usable("allgather");
     int64_t rows0 = t->rank ? t->shape[0] : 1, inner = mf_tensor_numel(t) / (rows0 ? rows0 : 1);
     if (rows0 == 0)
         inner = mf_shape_numel(t->rank - 1, t->shape + 1);
@@ -295,6 +296,8 @@ MfStatus mf_dist_broadcast_variables(int n, MfVariable *const *vars, int root, b
     char *text = check ? variables_text(n, vars, root, &cap) : NULL;
     if (check)
         st = text ? mf_dist_check("broadcast_variables", text) : MF_ENOMEM;
+    else
+        st = mf_dist_usable("broadcast_variables");
     mf_dealloc(text, cap);
     for (int i = 0; i < n && st == MF_OK; i++) {
         MfTensor *x = mf_tensor_clone(vars[i]->value);

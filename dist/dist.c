@@ -100,7 +100,7 @@ MfStatus mf_dist_barrier(bool check)
 {
     if (world_size == 1)
         return MF_OK;
-    MfStatus st = check ? mf_dist_check("barrier", "barrier") : MF_OK;
+    MfStatus st = check ? mf_dist_check("barrier", "barrier") : mf_dist_usable("barrier");
     return st == MF_OK ? mf_dist_mpi_status(MPI_Barrier(MPI_COMM_WORLD), "barrier") : st;
 }
 
@@ -108,6 +108,9 @@ MfStatus mf_dist_share_status(int root, MfStatus st)
 {
     if (world_size == 1)
         return st;
+    MfStatus usable = mf_dist_usable("share_status");
+    if (usable != MF_OK)
+        return usable;
     struct {
         int status;
         char msg[1024];
@@ -128,13 +131,18 @@ void mf_dist_abort(int code)
         MPI_Abort(MPI_COMM_WORLD, code);
 }
 
-void mf_dist_finalize(void)
+MfStatus mf_dist_finalize(void)
 {
-    mf_dist_signatures_free();
-    if (!mpi_on)
-        return;
+    if (!mpi_on) {
+        mf_dist_signatures_free();
+        return MF_OK;
+    }
     mf_collective_wait_all();   /* no request may outlive MPI */
+    mf_err_clear();
+    MfStatus st = mf_dist_join_exit();
+    mf_dist_signatures_free();
     mf_collective_set(NULL);
     MPI_Finalize();
     mpi_on = false;
+    return st;
 }

@@ -6,13 +6,17 @@
  * size 1, and MPI is never initialised (no start-up cost, no daemon).
  *
  * Every collective here (and the MPIAllreduce op, through the hook of
- * core/collective.h) starts with a signature exchange when 'check' is true
- * or a signature hash is given: each process contributes the hash of a text
- * describing its call ("allreduce(sum) float32 (3,4)"); when the hashes
+ * core/collective.h) starts with a header exchange when 'check' is true or
+ * a signature hash is given: each process contributes its count of checked
+ * collectives, the hash of a text describing its call ("allreduce(sum)
+ * float32 (3,4)") and the call's element count at run time; when they
  * differ, the texts are gathered and every process returns the same error,
  * naming rank 0's side and the first rank that differs. A mismatch in
  * shape, dtype or order of collectives thus fails on every process instead
  * of hanging or mixing bytes. The option must be the same on every process.
+ * A process that ends its script joins with an "exit" header (the others'
+ * collective fails, and every later one), and a step that fails on one
+ * process alone joins with a "failed" one (mf_dist_join_failed).
  *
  * Only the main thread calls MPI (MPI_THREAD_FUNNELED). Errors: MF_EARG /
  * MF_ESHAPE / MF_EDTYPE with a message naming the collective, MF_ENOMEM;
@@ -93,8 +97,22 @@ MfStatus mf_dist_broadcast_variables(int n, MfVariable *const *vars, int root, b
  * world of one process. */
 uint64_t mf_dist_signature(const char *text);
 
-/* The signature exchange itself, for 'who' ("barrier", ...). */
+/* The header exchange itself, for 'who' ("barrier", ...). */
 MfStatus mf_dist_check(const char *who, const char *text);
+
+/* The number of header exchanges that failed so far. Such an error is
+ * raised by every process at once; any other error of a step is this
+ * process's alone, which it must tell the others (mf_dist_join_failed). */
+unsigned mf_dist_failures(void);
+
+/* A step that failed on this process only ('why': its message, kept as
+ * the pending error): joins the others' next checked collective with a
+ * "failed" header, so they raise "rank R failed its step (why) while rank
+ * Q made collective #N, ..." in the same step instead of mixing this
+ * process's next step with their current one. Only for steps whose
+ * collectives are checked (a header exchange pairs with a header
+ * exchange). Nothing in a world of one process. */
+void mf_dist_join_failed(const char *why);
 
 /* Root's status 'st' (and its error message) on every process: returns
  * root's status, with root's message set on the others when it failed. */
@@ -105,7 +123,11 @@ MfStatus mf_dist_share_status(int root, MfStatus st);
  * program's top level only (repl/main.c): an error on one process. */
 void mf_dist_abort(int code);
 
-/* MPI_Finalize when initialised; frees the signatures. */
-void mf_dist_finalize(void);
+/* The end of this process's part of the run: completes the started
+ * allreduces, joins the others with an "exit" header (their collectives
+ * fail instead of waiting for it), then MPI_Finalize when initialised;
+ * frees the signatures. Idempotent. An error (message set) when another
+ * process was making a collective meanwhile: the run was inconsistent. */
+MfStatus mf_dist_finalize(void);
 
 #endif

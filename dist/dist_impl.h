@@ -18,8 +18,18 @@ MfStatus mf_dist_mpi_status(int rc, const char *who);
 uint64_t mf_dist_hash(const char *text);
 
 /* The exchange for a known hash: the text is looked up in the registry
- * (NULL: only the hash is compared). */
-MfStatus mf_dist_check_hash(const char *who, uint64_t hash, const char *text);
+ * (NULL: only the hash is compared); 'count' is the call's element count
+ * at run time (-1 when it may differ between processes). */
+MfStatus mf_dist_check_hash(const char *who, uint64_t hash, const char *text, int64_t count);
+
+/* MF_EARG naming 'who' once MPI has ended or a process has ended its
+ * script (after which no collective can complete): every collective,
+ * checked or not, starts with it. */
+MfStatus mf_dist_usable(const char *who);
+
+/* The exit join of mf_dist_finalize: this process's end, as a header
+ * (signature.c); an error when the others were making a collective. */
+MfStatus mf_dist_join_exit(void);
 
 /* MPI counts are ints: tensors travel in pieces of at most PIECE elements. */
 #define PIECE ((int64_t)1 << 30)

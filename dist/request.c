@@ -41,7 +41,7 @@ MfStatus mf_dist_iallreduce(const MfTensor *in, MfTensor *out, MfReduceOp op, ui
     if (mf_dist_size() == 1 || n > PIECE || !mf_tensor_is_contiguous(in)) {
         st = mf_dist_allreduce_into(in, out, op, sig);   /* done when it returns */
     } else {
-        st = sig ? mf_dist_check_hash("allreduce", sig, NULL) : MF_OK;
+        st = sig ? mf_dist_check_hash("allreduce", sig, NULL, n) : mf_dist_usable("allreduce");
         int rc = st == MF_OK ? MPI_Iallreduce(mf_tensor_data(in), mf_tensor_data(out), (int)n,
                                               mf_dist_mpi_type(out->dtype),
                                               mf_dist_mpi_op(op, out->dtype), MPI_COMM_WORLD,

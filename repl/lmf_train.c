@@ -296,9 +296,11 @@ static MfStatus call_loss(void *ctx, MfTensor **loss)
     LossCtx *c = ctx;
     lua_State *L = c->L;
     lua_pushvalue(L, c->fn);
-    if (lmf_pcall(L, 0, 1) != LUA_OK) {
+    if (lmf_pcall(L, 0, 1) != LUA_OK) {   /* the message names it (DistributedOptimizer) */
         c->lua_failed = true;
-        return mf_err_set(MF_EARG, "%s: the loss function raised an error", c->who);
+        const char *msg = lua_tostring(L, -1);
+        return mf_err_set(MF_EARG, "%s: the loss function raised an error: %s", c->who,
+                          msg ? msg : luaL_typename(L, -1));
     }
     MfTensor *t = lmf_test_tensor(L, -1);
     if (!t) {

@@ -14,10 +14,11 @@
  * non-zero when any chunk fails. MOONFLOW_NUM_THREADS sets OpenBLAS's
  * thread count before anything runs.
  *
- * Under mpirun (mf.dist) MPI starts before the script and ends after it;
- * a script that fails on one process ends every process of the run
- * (MPI_Abort, after its message is printed), so none waits forever in a
- * collective for a process that is gone. */
+ * Under mpirun (mf.dist) MPI starts before the script and ends after it
+ * (also at os.exit), after telling the others (dist.h); a script that
+ * fails on one process ends every process of the run (MPI_Abort, after its
+ * message is printed), so none waits forever in a collective for a process
+ * that is gone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,9 +211,46 @@ static void apply_thread_env(void)
  * module is registered as package.loaded.mf, because tracebacks name a
  * function by the loaded module holding it: "in function 'mf.zeros'", as
  * the user wrote it, not 'moonflow.zeros'. */
+/* The end of this process's part of an mpirun run (dist.h): the others
+ * learn that it ended, then MPI ends. False (message printed) when another
+ * process was making a collective meanwhile. */
+static bool end_dist(void)
+{
+    if (mf_dist_finalize() == MF_OK)
+        return true;
+    fprintf(stderr, "%s: rank %d: %s\n", progname, mf_dist_rank(), mf_err_msg());
+    fflush(stderr);
+    return false;
+}
+
+/* os.exit ends MPI first (as the end of the script does), or mpirun calls
+ * the exit abnormal and the others would wait for this process forever;
+ * then Lua's os.exit (upvalue 1) with the same arguments. */
+static int os_exit(lua_State *L)
+{
+    bool success = lua_isnoneornil(L, 1) || (lua_isboolean(L, 1) && lua_toboolean(L, 1)) ||
+                   (lua_isinteger(L, 1) && lua_tointeger(L, 1) == EXIT_SUCCESS);
+    if (!end_dist() && success) {   /* the run failed: not a success */
+        lua_settop(L, lua_gettop(L) < 1 ? 1 : lua_gettop(L));
+        lua_pushboolean(L, 0);
+        lua_replace(L, 1);
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 0);
+    return 0;
+}
+
 static void open_libs(lua_State *L)
 {
     luaL_openlibs(L);
+    if (mf_dist_size() > 1) {
+        lua_getglobal(L, "os");
+        lua_getfield(L, -1, "exit");
+        lua_pushcclosure(L, os_exit, 1);
+        lua_setfield(L, -2, "exit");
+        lua_pop(L, 1);
+    }
     luaL_requiref(L, "mf", luaopen_moonflow, 1);
     if (lua_getfield(L, -1, "help") != LUA_TNIL)
         lua_setglobal(L, "help");
@@ -306,6 +344,6 @@ int main(int argc, char **argv)
         mf_dist_abort(1);
     }
     lua_close(L);
-    mf_dist_finalize();
+    ok = end_dist() && ok;
     return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

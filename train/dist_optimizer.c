@@ -5,7 +5,9 @@
  * with one process, nothing (the mean of one gradient is itself); eager
  * with overlap, buckets reduced during the backward walk (overlap.c);
  * eager without, the fused blocking allreduce (distributed.c); graph mode,
- * start and wait nodes (overlap) or the fused MPIAllreduce nodes. */
+ * start and wait nodes (overlap) or the fused MPIAllreduce nodes. An eager
+ * step that fails on this process alone tells the others (dist.h's
+ * mf_dist_join_failed), so no process goes on a step ahead of the rest. */
 #include "dist/dist.h"
 #include "train.h"
 
@@ -43,6 +45,7 @@ MfStatus mf_train_compute_gradients_dist(MfLossFn fn, void *ctx, int nvars,
                                          MfTensor **loss, MfGradVar **pairs, int *npairs)
 {
     bool reduce = dist && mf_dist_size() > 1;
+    unsigned failures = mf_dist_failures();
     MfOverlap *ov = NULL;
     *pairs = NULL;
     *npairs = 0;
@@ -56,6 +59,10 @@ MfStatus mf_train_compute_gradients_dist(MfLossFn fn, void *ctx, int nvars,
         st = ov ? mf_train_overlap_finish(ov, *pairs, *npairs)
                 : mf_train_allreduce_gradients(*pairs, *npairs, dist->check, dist->fusion_bytes);
     mf_train_overlap_free(ov);
+    /* a failure of this process alone (the loss function raised, not a
+     * collective that failed everywhere): the others must fail this step too */
+    if (st != MF_OK && reduce && dist->check && mf_dist_failures() == failures)
+        mf_dist_join_failed(mf_err_msg());
     if (st != MF_OK) {
         mf_grad_vars_free(*pairs, *npairs);
         mf_tensor_release(*loss);

@@ -2,8 +2,8 @@
 -- allreduce (sum, mean, max, min), broadcast and allgather for every dtype,
 -- on empty, scalar and large tensors, with values checked against the
 -- formula each process can compute; then mismatches (shape, dtype, order of
--- collectives) raise the same error on every process, naming both sides,
--- and the processes go on working afterwards. Prints "PASS collectives R".
+-- collectives, a graph's run-time shape) raise the same error on every
+-- process, naming both sides, and the processes go on working afterwards. Prints "PASS collectives R".
 local rank, size = mf.dist.rank(), mf.dist.size()
 
 local function same(got, want, what)
@@ -95,6 +95,20 @@ mismatch(function()   -- order: rank 1 broadcasts while the others allreduce
 end, {"rank 0 has allreduce(mean) float32 (2,)", "rank 1 has broadcast(root=0) float32 (2,)"})
 mismatch(function() if rank == 1 then mf.dist.barrier() else mf.dist.allgather(mf.zeros{2}) end end,
          {"rank 0 has allgather float32 (?)", "rank 1 has barrier"})
+-- graph mode: shapes known only at run time differ (issue #35 W2: one
+-- process got MPI_ERR_TRUNCATE, the other uninitialised values)
+do
+  local g = mf.Graph()
+  local x, y
+  g:as_default(function()
+    x = mf.placeholder("float32", {-1}, "x")
+    y = mf.dist.allreduce(x, {op = "sum"})
+  end)
+  local sess = mf.Session(g)
+  mismatch(function() return sess:run(y, {[x] = mf.ones{rank == 1 and 6 or 4}}) end,
+           {"rank 0 has allreduce(sum) float32 (?,) with 4 elements; rank 1 has 6 elements"})
+  same(sess:run(y, {[x] = mf.ones{3}}), mf.fill({3}, size, "float32"), "graph allreduce")
+end
 -- DistributedOptimizer: other variable shapes on rank 1
 local w = mf.Variable(mf.zeros{rank == 1 and 3 or 2, 2}, {name = "w"})
 local opt = mf.dist.DistributedOptimizer(mf.train.GradientDescentOptimizer(0.1))

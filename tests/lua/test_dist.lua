@@ -1,9 +1,10 @@
 -- test_dist.lua — mf.dist: the world of one process (no mpirun), ds:shard,
 -- and the multi-process tests in tests/dist/*.lua run under mpirun (Open
 -- MPI) with 2 and 3 processes over shared memory (btl self,vader,
--- --oversubscribe on this 2-core machine): training eager and graph, every
--- collective and dtype, mismatches, a failing / interrupted / killed rank,
--- save and restore. Open MPI refuses root without OMPI_ALLOW_RUN_AS_ROOT*
+-- --oversubscribe on this 2-core machine): training eager and graph, fit,
+-- every collective and dtype, mismatches, a failing / interrupted / killed
+-- rank, a step failing on one rank, a rank ending early, os.exit, save and
+-- restore. Open MPI refuses root without OMPI_ALLOW_RUN_AS_ROOT*
 -- (set here for the child processes only). Under the sanitizers, LeakSanitizer
 -- reads tests/dist/lsan_openmpi.supp (Open MPI's own allocations only).
 local T = dofile("tests/lua/harness.lua")
@@ -193,17 +194,18 @@ end)
 local have_mpirun = os.execute("command -v mpirun > /dev/null 2>&1")
 local supp = os.getenv("PWD") .. "/tests/dist/lsan_openmpi.supp"
 
--- Runs tests/dist/NAME.lua under mpirun with 'np' processes; returns the
--- output (stdout and stderr), the exit status and the seconds it took.
-local function mpirun(np, script, args)
+-- Runs tests/dist/NAME.lua under mpirun with 'np' processes, ended after
+-- 'limit' seconds (300); returns the output (stdout and stderr), the exit
+-- status (124: the limit) and the seconds it took.
+local function mpirun(np, script, args, limit)
   -- under the sanitizers: full stacks, so the suppressions see Open MPI's frames
   local asan = os.getenv("ASAN_OPTIONS")
   asan = asan and (asan .. ":fast_unwind_on_malloc=0") or ""
   local cmd = string.format(
     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LSAN_OPTIONS=suppressions=%s "
-    .. "ASAN_OPTIONS=%s OMPI_MCA_btl=self,vader timeout 300 mpirun --oversubscribe "
+    .. "ASAN_OPTIONS=%s OMPI_MCA_btl=self,vader timeout %d mpirun --oversubscribe "
     .. "--bind-to none -x LSAN_OPTIONS -x ASAN_OPTIONS -np %d %s tests/dist/%s.lua %s 2>&1",
-    supp, asan, np, exe, script, args or "")
+    supp, asan, limit or 300, np, exe, script, args or "")
   local t0 = mf.clock()
   local p = io.popen(cmd)
   local out = p:read("a")
@@ -232,6 +234,27 @@ else
     T.test("-np " .. np .. ": collectives per dtype, empty, large; mismatches", function()
       expect_pass(np, "collectives", "", "PASS collectives %d")
     end)
+    T.test("-np " .. np .. ": a step failing on rank 1 alone fails on every rank", function()
+      expect_pass(np, "step_failed", "", "PASS step_failed %d")
+    end)
+    T.test("-np " .. np .. ": every rank calls os.exit(0): MPI ends properly", function()
+      local out, code = mpirun(np, "ends", "all_exit", 120)
+      T.eq(code, 0, nil, out)
+      T.ok(not out:find("exiting improperly", 1, true), out)
+      for r = 0, np - 1 do T.ok(out:find("PASS ends " .. r, 1, true), out) end
+    end)
+    for _, how in ipairs{"end", "os.exit"} do
+      T.test("-np " .. np .. ": the last rank ends (" .. how .. ") while the others make an "
+             .. "allreduce: they raise, no hang", function()
+        local out, code = mpirun(np, "ends", how, 120)
+        T.ok(code ~= 124, "the run hung until the timeout:\n" .. out)
+        for r = 0, np - 2 do T.ok(out:find("PASS ends " .. r, 1, true), out) end
+        -- the rank that ended says so and fails: the run was inconsistent
+        T.ok(out:find(string.format("rank %d: mf.dist: rank %d ended its script while rank 0 "
+                                    .. "made collective #2", np - 1, np - 1), 1, true), out)
+        T.ok(code ~= 0, out)
+      end)
+    end
     T.test("-np " .. np .. ": save on rank 0, restore and broadcast", function()
       local dir = os.tmpname()
       os.remove(dir)
