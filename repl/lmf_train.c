@@ -23,11 +23,13 @@
 
 /* 'distributed': a DistributedOptimizer (mf.dist) around the same
  * MfOptimizer: compute_gradients averages over the processes as 'dist'
- * says (train/dist_optimizer.c). */
+ * says (train/dist_optimizer.c); 'averaged' from then until the next
+ * apply_gradients, which averages the gradients itself otherwise (they
+ * came from elsewhere: a tape, model:fit). */
 typedef struct OptBox {
     MfOptimizer *o;
     bool lr_callable;
-    bool distributed;
+    bool distributed, averaged;
     MfDistOptions dist;
 } OptBox;
 
@@ -191,7 +193,7 @@ static int push_opt(lua_State *L, MfOptConfig *c, bool callable, int oi)
         c->name = lua_tostring(L, -1);   /* mf_optimizer_new checks it */
     }
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
-    *box = (OptBox){NULL, callable, false, mf_dist_options_default()};
+    *box = (OptBox){NULL, callable, false, false, mf_dist_options_default()};
     luaL_setmetatable(L, OPT_MT);
     if (callable) {
         lua_pushvalue(L, 1);
@@ -410,6 +412,7 @@ static void compute(lua_State *L, const char *who)
         lua_error(L);
     }
     lmf_check_status(L, st);
+    ((OptBox *)lua_touserdata(L, 1))->averaged = true;
     lua_pop(L, 1);
     push_pairs(L, pairs, n);
     mf_grad_vars_free(pairs, n);
@@ -560,6 +563,10 @@ static MfApplyNonfinite read_nonfinite(lua_State *L, int oi, const char *who)
 static int apply(lua_State *L, int pi, int oi, const char *who)
 {
     MfOptimizer *o = check_opt(L, 1);
+    OptBox *box = lua_touserdata(L, 1);
+    bool average = box->distributed && !box->averaged;   /* see OptBox */
+    MfDistOptions dist = box->dist;
+    box->averaged = false;
     refresh_hypers(L, 1, o, who);
     int n = check_pairs(L, pi);
     MfVariable *gs = read_global_step(L, oi, who);
@@ -569,7 +576,11 @@ static int apply(lua_State *L, int pi, int oi, const char *who)
     if (pairs)
         mf_optimizer_next_nonfinite(o, nonfinite);   /* taken by the apply below */
     MfNode *op = NULL;   /* train/mode.c decides: eager, graph or traced */
-    MfStatus st = pairs ? mf_train_apply_gradients(o, n, pairs, lr, gs, &op) : MF_ENOMEM;
+    MfStatus st = pairs ? MF_OK : MF_ENOMEM;
+    if (st == MF_OK && average)
+        st = mf_train_average_for_apply(pairs, n, &dist);
+    if (st == MF_OK)
+        st = mf_train_apply_gradients(o, n, pairs, lr, gs, &op);
     mf_grad_vars_free(pairs, n);
     if (st != MF_OK)
         lmf_raise(L);
@@ -823,7 +834,7 @@ int lmf_distributed_optimizer(lua_State *L)
     d.bucket_bytes = lmf_opt_integer(L, 2, who, "bucket_bytes", d.bucket_bytes);
     lmf_check_status(L, mf_dist_options_check(&d));
     OptBox *box = lua_newuserdatauv(L, sizeof *box, 2);
-    *box = (OptBox){NULL, inner->lr_callable, true, d};
+    *box = (OptBox){NULL, inner->lr_callable, true, false, d};
     luaL_setmetatable(L, OPT_MT);
     for (int k = 1; k <= 2; k++) {   /* the learning rate and the hyperparameters */
         lua_getiuservalue(L, 1, k);

@@ -91,3 +91,10 @@ MfStatus mf_train_compute_gradients_graph_dist(MfTensor *loss, int nvars,
     }
     return st;
 }
+
+MfStatus mf_train_average_for_apply(MfGradVar *pairs, int n, const MfDistOptions *dist)
+{
+    if (mf_dist_size() == 1)
+        return MF_OK;
+    return mf_train_allreduce_gradients(pairs, n, dist->check, dist->fusion_bytes);
+}

@@ -314,6 +314,14 @@ MfStatus mf_train_compute_gradients_dist(MfLossFn fn, void *ctx, int nvars,
                                          MfVariable *const *var_list, const MfDistOptions *dist,
                                          MfTensor **loss, MfGradVar **pairs, int *npairs);
 
+/* apply_gradients of a DistributedOptimizer with options 'dist' given
+ * gradients that its compute_gradients did not average (a custom loop's
+ * tape, model:fit): they are averaged first, by the fused blocking
+ * allreduce (nodes in graph mode or a trace), as Horovod's Keras
+ * DistributedOptimizer does in apply_gradients; so every process applies
+ * the same update. Nothing with one process. */
+MfStatus mf_train_average_for_apply(MfGradVar *pairs, int n, const MfDistOptions *dist);
+
 /* The same in graph mode: mf_train_compute_gradients_graph, then the
  * allreduce nodes (start and wait nodes with 'overlap', else the fused
  * MPIAllreduce ones). */

@@ -234,6 +234,12 @@ else
     T.test("-np " .. np .. ": collectives per dtype, empty, large; mismatches", function()
       expect_pass(np, "collectives", "", "PASS collectives %d")
     end)
+    for _, mode in ipairs{"trace", "eager"} do
+      T.test("-np " .. np .. ": fit (" .. mode .. ") with DistributedOptimizer: ranks identical, "
+             .. "equal to one process", function()
+        expect_pass(np, "fit", mode, "PASS fit " .. mode .. " %d")
+      end)
+    end
     T.test("-np " .. np .. ": a step failing on rank 1 alone fails on every rank", function()
       expect_pass(np, "step_failed", "", "PASS step_failed %d")
     end)
