@@ -4,7 +4,7 @@
 -- --oversubscribe on this 2-core machine): training eager and graph, fit,
 -- every collective and dtype, mismatches, a failing / interrupted / killed
 -- rank, a step failing on one rank, a rank ending early, os.exit, save and
--- restore. Open MPI refuses root without OMPI_ALLOW_RUN_AS_ROOT*
+-- restore, and a short run of the mf.dist fuzzer (tests/dist/fuzz.lua). Open MPI refuses root without OMPI_ALLOW_RUN_AS_ROOT*
 -- (set here for the child processes only). Under the sanitizers, LeakSanitizer
 -- reads tests/dist/lsan_openmpi.supp (Open MPI's own allocations only).
 local T = dofile("tests/lua/harness.lua")
@@ -261,6 +261,13 @@ else
         T.ok(code ~= 0, out)
       end)
     end
+    T.test("-np " .. np .. ": the mf.dist fuzzer (tests/dist/fuzz.lua, 300 calls)", function()
+      local seed = tostring(np)   -- another walk per size
+      local out, code = mpirun(np, "fuzz", "300 " .. seed, 180)
+      T.ok(code ~= 124, "the fuzzer hung until the timeout:\n" .. out)
+      T.eq(code, 0, nil, out)
+      for r = 0, np - 1 do T.ok(out:find("PASS fuzz " .. r .. ": 300 calls", 1, true), out) end
+    end)
     T.test("-np " .. np .. ": save on rank 0, restore and broadcast", function()
       local dir = os.tmpname()
       os.remove(dir)
