@@ -215,10 +215,12 @@ lib.publish_methods(Sum, {"update_state", "result", "reset_state"})
 
 -- ---- the accuracies: a Mean of per-sample matches --------------------------------------------
 
+-- A class of Mean over matches_of(options)'s per-sample matches; returns
+-- its constructor.
 local function accuracy_class(name, default_name, matches_of, extra_keys)
   local c = metric_class(name)
   setmetatable(c, {__index = Mean})
-  metrics[name] = function(opts)
+  local function new(opts)
     local keys = {name = true}
     for k in pairs(extra_keys or {}) do keys[k] = true end
     opts = check_opts(name, opts, keys)
@@ -233,26 +235,24 @@ local function accuracy_class(name, default_name, matches_of, extra_keys)
     return Mean.update_state(self, self.matches_(fname, labels, out), sample_weight)
   end
   lib.publish_methods(c, {"update_state"})
-  return c
+  return new
 end
 
-accuracy_class("Accuracy", "accuracy", function() return exact_matches end)
-accuracy_class("BinaryAccuracy", "binary_accuracy", function(opts)
+metrics.Accuracy = accuracy_class("Accuracy", "accuracy", function() return exact_matches end)
+metrics.BinaryAccuracy = accuracy_class("BinaryAccuracy", "binary_accuracy", function(opts)
   local t = opts.threshold
   if t ~= nil and (type(t) ~= "number" or t ~= t) then
     fail("BinaryAccuracy", "option 'threshold' must be a number, got %s", tostring(t))
   end
   return binary_matches(t or 0.5)
 end, {threshold = true})
-accuracy_class("CategoricalAccuracy", "categorical_accuracy",
-               function() return categorical_matches end)
-accuracy_class("SparseCategoricalAccuracy", "sparse_categorical_accuracy",
-               function() return sparse_matches end)
+metrics.CategoricalAccuracy = accuracy_class("CategoricalAccuracy", "categorical_accuracy",
+                                             function() return categorical_matches end)
+metrics.SparseCategoricalAccuracy = accuracy_class("SparseCategoricalAccuracy",
+                                                   "sparse_categorical_accuracy",
+                                                   function() return sparse_matches end)
 -- fit's "accuracy": the choice Keras's compile makes from the shapes
-local AutoAccuracy = accuracy_class("AutoAccuracy", "accuracy", function() return auto_matches end)
-local make_auto = metrics.AutoAccuracy
-metrics.AutoAccuracy = nil
-AutoAccuracy.__name = "mf.metrics.accuracy"
+local make_auto = accuracy_class("accuracy", "accuracy", function() return auto_matches end)
 
 -- A streaming metric for fit's 'metrics' option: "accuracy" or an object
 -- with update_state(labels, outputs), result() and reset_state().
