@@ -127,6 +127,18 @@ T.test("stateful in a graph: each run starts from the last run's states", functi
   T.ok(mf.reduce_max(mf.abs(first - second)):item() > 1e-4, "the state carries over")
 end)
 
+T.test("stateful inside mf.trace: each call starts from the last call's states", function()
+  local function make()
+    return L.SimpleRNN(2, {stateful = true, kernel_initializer = C(0.1),
+                           recurrent_initializer = C(0.2)})
+  end
+  local traced_layer, eager_layer = make(), make()
+  local f = mf.trace(function(v) return traced_layer(v) end)
+  local x = mf.ones{2, 3, 2}
+  T.eq(f(x), eager_layer(x), 1e-6)
+  T.eq(f(x), eager_layer(x), 1e-6)   -- the second call's states differ from the first's
+end)
+
 T.test("masked steps pass no gradient to their inputs", function()
   local x = mf.random.normal({2, 4, 3}, {seed = 3})
   local layer = L.LSTM(2)
