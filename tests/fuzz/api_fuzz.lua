@@ -115,6 +115,41 @@ for k, v in pairs(mf.data.Dataset) do
     add_target("mf.data.Dataset:" .. k, k, v, "mf.data.Dataset")
   end
 end
+-- lib/'s classes (streaming metrics, layers, models): their public methods
+-- are the ones lib.publish_methods wrapped (functions made in lib/util.lua),
+-- found along each object's chain of class tables; setup puts an object of
+-- each class in the pools.
+local lib_makers = {
+  ["mf.metrics.Mean"] = function() return mf.metrics.Mean() end,
+  ["mf.metrics.Sum"] = function() return mf.metrics.Sum() end,
+  ["mf.metrics.Accuracy"] = function() return mf.metrics.Accuracy() end,
+  ["mf.metrics.BinaryAccuracy"] = function() return mf.metrics.BinaryAccuracy() end,
+  ["mf.metrics.CategoricalAccuracy"] = function() return mf.metrics.CategoricalAccuracy() end,
+  ["mf.metrics.SparseCategoricalAccuracy"] = function()
+    return mf.metrics.SparseCategoricalAccuracy()
+  end,
+  ["mf.layers.Dense"] = function() local d = mf.layers.Dense(2); d(mf.ones{1, 2}); return d end,
+  ["mf.layers.LSTM"] = function() return mf.layers.LSTM(2, {stateful = true}) end,
+  ["mf.layers.Embedding"] = function() return mf.layers.Embedding(4, 2, {mask_zero = true}) end,
+  ["mf.layers.Sequential"] = function() return mf.layers.Sequential{mf.layers.Dense(2)} end,
+}
+local lib_classes = {}
+for class in pairs(lib_makers) do lib_classes[#lib_classes + 1] = class end
+table.sort(lib_classes)
+for _, class in ipairs(lib_classes) do
+  local seen, cls = {}, getmetatable(lib_makers[class]())
+  while type(cls) == "table" do
+    for k, v in pairs(cls) do
+      if type(v) == "function" and type(k) == "string" and not seen[k] and
+         debug.getinfo(v, "S").source == "@lib/util.lua" then
+        seen[k] = true
+        add_target(class .. ":" .. k, k, v, class)
+      end
+    end
+    local up = getmetatable(cls)
+    cls = up and rawget(up, "__index")
+  end
+end
 table.sort(targets, function(a, b) return a.name < b.name end)
 table.sort(classes)
 
@@ -319,6 +354,7 @@ local function setup()
   pool_add("mf.train.Saver", mf.train.Saver({pools["mf.Variable"][1]}))
   pool_add("mf.data.Dataset", mf.data.Dataset.from_tensor_slices(mf.ones{4, 2}))
   pool_add("mf.Initializer", mf.initializers.glorot_uniform{seed = 1})
+  for _, class in ipairs(lib_classes) do pool_add(class, lib_makers[class]()) end
   for _, f in ipairs(callbacks) do pool_add("function", f) end
   friendly = {mf.tensor{{1, 2}, {3, 4}}, mf.tensor{{0.5, -1}, {2, 0}}, mf.ones{2, 2},
               mf.tensor{1, 2, 3, 4}, mf.random.normal{1, 4, 4, 2}, mf.random.normal{2, 2, 2, 2},
