@@ -360,6 +360,8 @@ static void test_peak_cached(void **state)
     assert_true(mf_prof_gflops(2e9, 1e6) == 2.0);
     assert_true(mf_prof_gflops(0, 1) == 0 && mf_prof_gflops(1, 0) == 0);
     assert_true(mf_prof_peak_pct(50, 200) == 25.0 && mf_prof_peak_pct(50, 0) == 0);
+    /* the GEMM that set the peak is 100%, never a rounding above it */
+    assert_true(mf_prof_peak_pct(10.719999999999999, 10.719999999999999) == 100.0);
 }
 
 int main(void)
