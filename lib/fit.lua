@@ -257,7 +257,7 @@ lib.help("layers.fit", "layers",
   "metrics, validation_data, verbose = 1, callbacks, trace = true, global_step, logdir, " ..
   "steps_per_epoch, validation_steps, batch_size = 32, validation_split, shuffle = true}) -> " ..
   "history;  model:evaluate(dataset | x, y [, {loss, metrics, steps, batch_size}]) -> " ..
-  "{loss =, ...};  model:predict(x [, {batch_size}])",
+  "{loss =, ...};  model:predict(x [, {batch_size, steps}])",
   "Keras's training loop (lib/fit.lua). Each step records the model and the loss on a " ..
   "GradientTape and applies the optimizer to model.trainable_variables, as one mf.trace'd " ..
   "function (trace = false: eagerly; traced again after each epoch's callbacks, which may " ..
@@ -269,7 +269,8 @@ lib.help("layers.fit", "layers",
   "Tensors x, y are batched (batch_size) and shuffled every epoch (shuffle); " ..
   "validation_split keeps the last part of the samples, taken before shuffling, for " ..
   "validation (Keras's rule). A Dataset that repeats forever needs steps_per_epoch (and " ..
-  "validation_steps, evaluate's steps); with steps_per_epoch one iterator goes on across " ..
+  "validation_steps, evaluate's and predict's steps); with steps_per_epoch one iterator " ..
+  "goes on across " ..
   "epochs, and a dataset that runs out before epochs * steps_per_epoch batches is an error " ..
   "(Keras warns and stops). No data at all (fit, evaluate, validation_data) is an error: " ..
   "the loss of no batches is not 0. " ..
@@ -404,14 +405,21 @@ function ModelBase:evaluate(data, a, b)
   return res
 end
 
--- model:predict(x [, {batch_size}]) -> outputs (training = false); 'x' a
--- tensor (whole, or in batches of batch_size) or a Dataset (its first component).
+-- model:predict(x [, {batch_size, steps}]) -> outputs (training = false); 'x'
+-- a tensor (whole, or in batches of batch_size) or a Dataset (its first
+-- component; at most 'steps' batches, required when it repeats forever).
 function ModelBase:predict(x, opts)
   local fname = "predict"
-  opts = check_opts(fname, opts, {batch_size = true})
+  opts = check_opts(fname, opts, {batch_size = true, steps = true})
   local outs = {}
   if is_dataset(x) then
-    for xb in x:iter() do outs[#outs + 1] = self(xb) end
+    local steps = epoch_steps(fname, x, opts.steps, "the dataset", "steps")
+    for xb in x:iter() do
+      outs[#outs + 1] = self(xb)
+      if steps and #outs >= steps then break end
+    end
+  elseif opts.steps ~= nil then
+    fail(fname, "option 'steps' is for a Dataset (a tensor is predicted whole)")
   elseif lib.is_tensor(x) then
     if not opts.batch_size then return self(x) end
     local bs = lib.check_count(fname, "option 'batch_size'", opts.batch_size)

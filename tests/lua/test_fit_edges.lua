@@ -86,6 +86,11 @@ T.test("H6: an endless dataset needs steps_per_epoch; one iterator across epochs
   T.raises(function() m:evaluate(ds:epochs()) end,
            "evaluate: the dataset repeats forever (cardinality -1): pass steps")
   T.eq(m:evaluate(ds:epochs(), {steps = 6}).loss, m:evaluate(ds).loss, 1e-6)
+  T.raises(function() m:predict(ds:epochs()) end,
+           "predict: the dataset repeats forever (cardinality -1): pass steps")
+  T.eq(m:predict(ds:epochs(), {steps = 8}).shape, {8, 1})
+  T.eq(m:predict(ds:epochs(), {steps = 2}), m:predict(mf.slice(x, {1, 1}, {2, 2})), 1e-6)
+  T.raises(function() m:predict(x, {steps = 2}) end, "predict: option 'steps' is for a Dataset")
 end)
 
 T.test("fit's options are checked: wrong types are errors", function()
