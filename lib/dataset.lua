@@ -76,17 +76,9 @@ local function check_count_or_all(fname, what, v, minus_one)
   return iv
 end
 
--- Methods called with a dot (ds.batch(4)) get no Dataset: say so, naming the method.
--- Refuses arguments past a function's 'n' parameters, as every mf function
--- does (trailing nils aside).
-local function no_more(fname, n, ...)
-  local k = select("#", ...)
-  while k > 0 and select(k, ...) == nil do k = k - 1 end
-  if k > 0 then
-    fail(fname, "takes at most %d argument%s, got %d", n, n == 1 and "" or "s", n + k)
-  end
-end
+local no_more = lib.no_more
 
+-- Methods called with a dot (ds.batch(4)) get no Dataset: say so, naming the method.
 local function check_self(fname, self)
   if getmetatable(self) ~= Dataset then
     fail(fname, "expected a Dataset (call it as ds:%s(...)), got %s", fname, type(self))

@@ -20,6 +20,11 @@ local fit_keys = {loss = true, optimizer = true, epochs = true, metrics = true,
 local array_keys = {batch_size = true, validation_split = true, shuffle = true}
 local INFINITE = -1   -- mf.data.INFINITE_CARDINALITY (lib/dataset.lua runs after this file)
 
+-- fit, evaluate and predict check their argument count with lib.no_more, not
+-- lib.publish_methods: its renaming would prefix the user's own errors (a
+-- callback's, the loss's) with "fit:".
+local no_more = lib.no_more
+
 local function check_bool(fname, opts, key, default)
   local v = opts[key]
   if v == nil then return default end
@@ -312,8 +317,9 @@ end
 -- validation_data, verbose = 1, callbacks, trace = true, global_step,
 -- logdir, steps_per_epoch, validation_steps; for tensors batch_size = 32,
 -- validation_split, shuffle = true)
-function ModelBase:fit(data, a, b)
+function ModelBase:fit(data, a, b, ...)
   local fname = "fit"
+  no_more(fname, 3, ...)
   local ds, opts, val_ds = data_of(fname, data, a, b, fit_keys)
   local epochs = lib.check_count(fname, "option 'epochs'", opts.epochs or 1)
   local verbose = verbose_of(fname, opts.verbose)
@@ -384,8 +390,9 @@ local evaluate_keys = {loss = true, metrics = true, verbose = true, steps = true
 -- model:evaluate(dataset [, opts]) or model:evaluate(x, y [, opts]) ->
 -- {loss =, accuracy = ...} (opts: loss, metrics, verbose, steps,
 -- batch_size = 32 for tensors; the loss and metrics of the last fit unless given).
-function ModelBase:evaluate(data, a, b)
+function ModelBase:evaluate(data, a, b, ...)
   local fname = "evaluate"
+  no_more(fname, 3, ...)
   local ds, opts = data_of(fname, data, a, b, evaluate_keys)
   local compiled = self.compiled_ or {}
   local loss_fn = opts.loss and lib.loss_fn(fname, opts.loss) or compiled.loss_fn
@@ -408,8 +415,9 @@ end
 -- model:predict(x [, {batch_size, steps}]) -> outputs (training = false); 'x'
 -- a tensor (whole, or in batches of batch_size) or a Dataset (its first
 -- component; at most 'steps' batches, required when it repeats forever).
-function ModelBase:predict(x, opts)
+function ModelBase:predict(x, opts, ...)
   local fname = "predict"
+  no_more(fname, 2, ...)
   opts = check_opts(fname, opts, {batch_size = true, steps = true})
   local outs = {}
   if is_dataset(x) then

@@ -35,6 +35,17 @@ function lib.fail(fname, fmt, ...)
 end
 local fail = lib.fail
 
+-- Refuses arguments past a function's 'n' parameters (the extra ones are
+-- '...'), as every mf function does (trailing nils aside): for functions
+-- that check their own arguments instead of lib.publish's wrapper.
+function lib.no_more(fname, n, ...)
+  local k = select("#", ...)
+  while k > 0 and select(k, ...) == nil do k = k - 1 end
+  if k > 0 then
+    fail(fname, "takes at most %d argument%s, got %d", n, n == 1 and "" or "s", n + k)
+  end
+end
+
 -- Checks an options table against the set 'keys' (name -> true); returns it
 -- ({} when nil). The message is the C bindings' (lmf_check_options).
 function lib.check_opts(fname, opts, keys)

@@ -113,6 +113,9 @@ T.test("fit's options are checked: wrong types are errors", function()
   T.raises(function() m:fit(ds, {loss = "mean_squared_error"}, 5) end,
            "fit: expected (dataset [, options]), got a third argument (number)")
   T.raises(function() m:fit("data") end, "fit: expected an mf.data.Dataset")
+  T.raises(function() m:fit(x, y, {loss = "mse"}, 4) end, "fit: takes at most 3 arguments, got 4")
+  T.raises(function() m:evaluate(x, y, {}, 4) end, "evaluate: takes at most 3 arguments, got 4")
+  T.raises(function() m:predict(x, {}, 4) end, "predict: takes at most 2 arguments, got 3")
   -- verbose 2: one line per epoch
   local old, lines = print, {}
   print = function(s) lines[#lines + 1] = s end
