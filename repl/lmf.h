@@ -84,6 +84,11 @@ int lmf_raise(lua_State *L);
 
 /* Raises when 'st' is not MF_OK. */
 void lmf_check_status(lua_State *L, MfStatus st);
+/* lmf_check_status for a file writer's status: on MF_OK the file is in
+ * place, so a Ctrl-C that came during the write stops the script after the
+ * call returns instead of failing it (a failure means the old file is
+ * untouched: write_file.c stops before the rename when interrupted). */
+void lmf_check_written(lua_State *L, MfStatus st);
 
 /* Calls 'op' and pushes its outputs (returns how many were pushed). */
 int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,

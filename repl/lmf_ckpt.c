@@ -99,7 +99,7 @@ static int l_save(lua_State *L)
     MfTensor **tensors = lua_newuserdatauv(L, sizeof *tensors * ((size_t)n + 1), 1);
     collect_tensors(L, 2, lua_gettop(L), names, tensors);
     const char **meta = lua_isnil(L, 3) ? NULL : collect_metadata(L, 3, 4);
-    lmf_check_status(L, mf_safetensors_write(path, n, (const char *const *)names, tensors,
+    lmf_check_written(L, mf_safetensors_write(path, n, (const char *const *)names, tensors,
                                              (const char *const *)meta));
     return 0;
 }

@@ -111,7 +111,7 @@ static int g_write_dot(lua_State *L)
 {
     lmf_check_nargs(L, "write_dot", 2);
     MfGraph *g = lmf_check_graph(L, 1);
-    lmf_check_status(L, mf_graph_write_dot(g, lmf_check_path(L, 2, "write_dot")));
+    lmf_check_written(L, mf_graph_write_dot(g, lmf_check_path(L, 2, "write_dot")));
     return 0;
 }
 
@@ -121,7 +121,7 @@ static int g_render(lua_State *L)
 {
     lmf_check_nargs(L, "render", 2);
     MfGraph *g = lmf_check_graph(L, 1);
-    lmf_check_status(L, mf_graph_render(g, lmf_check_path(L, 2, "render")));
+    lmf_check_written(L, mf_graph_render(g, lmf_check_path(L, 2, "render")));
     return 0;
 }
 

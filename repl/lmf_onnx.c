@@ -55,7 +55,7 @@ static void export_trace(lua_State *L, MfTrace *tr, const char *path, MfOnnxOpti
     MfTensor *const *in = mf_trace_args(tr, &nin);
     MfTensor *const *out = mf_trace_results(tr, &nout);
     o->vars = mf_trace_vars(tr);
-    lmf_check_status(L, mf_onnx_export(mf_trace_graph(tr), nin, in, nout, out, o, path));
+    lmf_check_written(L, mf_onnx_export(mf_trace_graph(tr), nin, in, nout, out, o, path));
 }
 
 /* mf.onnx.export(fn, path, opts): the example arguments go after fn, as a
@@ -129,7 +129,7 @@ static int export_graph(lua_State *L, const char *path, int opts, MfOnnxOptions 
             return luaL_error(L, "onnx.export: the session runs another graph");
         o->vars = mf_session_vars(s);
     }
-    lmf_check_status(L, mf_onnx_export(g, nin, in, nout, out, o, path));
+    lmf_check_written(L, mf_onnx_export(g, nin, in, nout, out, o, path));
     return 0;
 }
 

@@ -140,7 +140,7 @@ static int render(lua_State *L, const MfPlotSeries *series, int n, const MfPlotO
     if (file) {
         /* through a temporary named with the pid: a browser never sees half a
          * document, and two runs plotting to one file do not mix */
-        lmf_check_status(L, mf_write_file_atomic("plot", file, text, len));
+        lmf_check_written(L, mf_write_file_atomic("plot", file, text, len));
         lua_pushstring(L, file);
         return 1;
     }

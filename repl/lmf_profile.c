@@ -134,7 +134,7 @@ static int r_save_trace(lua_State *L)
     lmf_check_nargs(L, "save_trace", 2);
     const MfProfReport *r = check_report(L, 1);
     const char *path = lmf_check_path(L, 2, "save_trace");
-    lmf_check_status(L, mf_prof_save_trace(r, path));
+    lmf_check_written(L, mf_prof_save_trace(r, path));
     return 0;
 }
 

@@ -168,8 +168,7 @@ static int s_save(lua_State *L)
     fail_next_save = false;
     MfStatus st = mf_saver_save_session(s, sess, path, gs);
     mf_ckpt_fail_after_write = saved_hook;
-    if (st != MF_OK)
-        return lmf_raise(L);
+    lmf_check_written(L, st);
     lua_pushvalue(L, pi);
     return 1;
 }

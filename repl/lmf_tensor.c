@@ -231,6 +231,12 @@ int lmf_raise(lua_State *L)
     return lua_error(L);
 }
 
+void lmf_check_written(lua_State *L, MfStatus st)
+{
+    lmf_check_status(L, st);
+    lmf_interrupt_after_return();
+}
+
 void lmf_check_status(lua_State *L, MfStatus st)
 {
     if (st != MF_OK)

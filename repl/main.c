@@ -18,7 +18,13 @@
  * (also at os.exit), after telling the others (dist.h); a script that
  * fails on one process ends every process of the run (MPI_Abort, after its
  * message is printed), so none waits forever in a collective for a process
- * that is gone. */
+ * that is gone.
+ *
+ * SIGTERM and SIGHUP (kill, a closed terminal, mpirun ending a run) remove
+ * the temporary files of writes in progress (core/io/write_file.h) before
+ * the process ends as the signal says; a signal the caller set to be
+ * ignored stays ignored. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +34,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "core/io/write_file.h"
 #include "core/parallel.h"
 #include "dist/dist.h"
 #include "lmf.h"
@@ -314,6 +321,25 @@ static int panic(lua_State *L)
     return 0;
 }
 
+/* Removes the temporary files being written, then ends the process by
+ * the same signal (its default action, unblocked once this returns). */
+static void end_on_signal(int sig)
+{
+    mf_write_file_remove_pending();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void remove_temporaries_on(int sig)
+{
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+        return;
+    struct sigaction sa = {.sa_handler = end_on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argv[0] && argv[0][0])
@@ -322,6 +348,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", progname, mf_err_msg());
         return EXIT_FAILURE;
     }
+    remove_temporaries_on(SIGTERM);
+    remove_temporaries_on(SIGHUP);
     lua_State *L = lua_newstate(lmf_lua_alloc, NULL);
     if (L != NULL)
         lua_atpanic(L, panic);

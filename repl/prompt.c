@@ -80,6 +80,18 @@ void lmf_interrupt_taken(void)
         set_signal(SIGINT, laction);
 }
 
+static void lstop(lua_State *L, lua_Debug *ar);
+
+/* The hook is pending (Ctrl-C came during the call): it would fire on the
+ * binding's return and fail the call. Only the count hook stays, which
+ * fires at the next instruction of Lua code: the caller's, after the call
+ * returned its result. */
+void lmf_interrupt_after_return(void)
+{
+    if (mf_interrupted && global_L)
+        lua_sethook(global_L, lstop, LUA_MASKCOUNT, 1);
+}
+
 /* The hook installed by 'laction': stops the running code with an error. */
 static void lstop(lua_State *L, lua_Debug *ar)
 {

@@ -26,6 +26,11 @@ int lmf_docall(lua_State *L, int narg, int nres);
  * clears the flag and the hook and arms Ctrl-C again. */
 void lmf_interrupt_taken(void);
 
+/* For a binding whose effect is done and cannot be undone (a file renamed
+ * into place): a Ctrl-C that came during the call stops the script right
+ * after it returns, rather than making it report failure. */
+void lmf_interrupt_after_return(void);
+
 /* When 'status' is not LUA_OK, prints the message on top to stderr and pops
  * it. Returns 'status'. */
 int lmf_report(lua_State *L, int status);

@@ -173,6 +173,72 @@ T.test("temporary files of a killed writer are removed by the next save or load"
   T.eq(leftovers("killed.safetensors"), "")
 end)
 
+-- SIGTERM during a save left its temporary file (8 of 8 kills): the
+-- program's handler removes the files being written, then ends by the
+-- signal (exit status 143 = 128 + SIGTERM).
+T.test("SIGTERM during a save leaves no temporary file", function()
+  local p = dir .. "/term.safetensors"
+  local script = dir .. "/term.lua"
+  write(script, [[
+local t = mf.ones{25 * 1024 * 1024}   -- 100 MB: the loop is almost always saving
+io.stderr:write("READY\n")
+while true do mf.save(..., {t = t}) end]])
+  local err = dir .. "/term.err"
+  for round = 1, 3 do
+    os.remove(err)
+    local out = sh(string.format("%s %s %s 2>%s & pid=$!; until grep -q READY %s; do " ..
+                                 "sleep 0.05; done; sleep 0.%d; kill -TERM $pid; wait $pid; " ..
+                                 "echo status $?", exe, script, p, err, err, 2 + round))
+    T.eq(out, "status 143", nil, "round " .. round)
+    T.eq(leftovers("term.safetensors"), "", nil, "round " .. round)
+  end
+  os.remove(p)
+end)
+
+-- Ctrl-C during mf.save (a real SIGINT to a child): a save that raised left
+-- the old file, a save that returned left the new one, so after the
+-- interrupt the file holds the last save that returned. The save used to
+-- rename its file into place and then fail with "interrupted!".
+T.test("Ctrl-C during a save: it fails and the old file stays, or it succeeds", function()
+  local p = dir .. "/int.safetensors"
+  local script = dir .. "/int.lua"
+  write(script, [[
+local path = ...
+local big = mf.ones{25 * 1024 * 1024}
+local done = 0
+mf.save(path, {t = mf.ones{1}, k = mf.fill({1}, 0)})
+for round = 1, 3 do
+  io.stderr:write("SAVING ", round, "\n")
+  local ok, err = pcall(function()
+    while true do
+      mf.save(path, {t = big, k = mf.fill({1}, done + 1)})
+      done = done + 1
+    end
+  end)
+  local file = mf.load(path).k:item()
+  io.stderr:write(string.format("ROUND %d done %d file %d %s\n", round, done, file,
+                                (tostring(err):gsub("\n.*", ""))))
+end
+io.stderr:write("END\n")]])
+  local pr = assert(io.popen(string.format(
+      "sh -c 'echo PID $$ >&2; exec %s %s %s' 2>&1", exe, script, p)))
+  local pid, rounds, lines = nil, {}, {}
+  for line in pr:lines() do
+    lines[#lines + 1] = line
+    pid = pid or line:match("^PID (%d+)")
+    local r = line:match("^SAVING (%d)")
+    if r and pid then os.execute(string.format("sleep 0.%d; kill -INT %s", 3 + r, pid)) end
+    local done, file = line:match("^ROUND %d done (%d+) file (%d+)")
+    if done then rounds[#rounds + 1] = {tonumber(done), tonumber(file)} end
+  end
+  pr:close()
+  local out = table.concat(lines, "\n")
+  T.eq(#rounds, 3, nil, out)
+  for _, r in ipairs(rounds) do T.eq(r[2], r[1], nil, out) end
+  T.ok(out:find("interrupted", 1, true), out)
+  os.remove(p)
+end)
+
 -- The writers took the path up to its first NUL byte and wrote "a" for
 -- "a\0b"; an empty path said "expected a path and 1 names and tensors".
 T.test("NUL bytes and empty paths are errors in every writer", function()
