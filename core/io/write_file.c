@@ -158,8 +158,11 @@ static MfStatus target_mode(const MfSafeWrite *w, mode_t *mode)
 static MfStatus create_temp(MfSafeWrite *w, mode_t mode)
 {
     int fd = mkstemp(w->tmp);
-    if (fd < 0)
-        return cannot_write(w, strerror(errno), "cannot create the temporary file");
+    if (fd < 0) {
+        MfStatus st = cannot_write(w, strerror(errno), "cannot create the temporary file");
+        mf_safe_write_abort(w);
+        return st;
+    }
     w->created = true;
     w->slot = pending_add(w->tmp);
     int err = 0;
@@ -168,9 +171,9 @@ static MfStatus create_temp(MfSafeWrite *w, mode_t mode)
     if (!err)
         return MF_OK;
     close(fd);
+    MfStatus st = cannot_write(w, strerror(err), "opening the temporary file");
     mf_safe_write_abort(w);
-    return mf_err_set(MF_EIO, "%s: cannot write '%s': %s (opening its temporary file)", w->who,
-                      w->path, strerror(err));
+    return st;
 }
 
 MfStatus mf_safe_write_begin(MfSafeWrite *w, const char *who, const char *path)
