@@ -245,6 +245,21 @@ local function data_of(fname, data, a, b, keys)
        type(data))
 end
 
+-- validation_data: a Dataset, or Keras's (x_val, y_val) as {x_val, y_val},
+-- batched as the training tensors are (batch_size, 32 by default).
+local function validation_of(fname, v, batch_size)
+  if v == nil or is_dataset(v) then return v end
+  if type(v) == "table" and getmetatable(v) == nil and lib.is_tensor(v[1])
+      and lib.is_tensor(v[2]) and v[3] == nil then
+    if #v[1] ~= #v[2] then
+      fail(fname, "validation_data: x_val has %d samples but y_val has %d", #v[1], #v[2])
+    end
+    return mf.data.Dataset.from_tensor_slices{v[1], v[2]}:batch(batch_size or 32)
+  end
+  fail(fname, "option 'validation_data' must be a Dataset or {x_val, y_val} (tensors), got %s",
+       type(v))
+end
+
 -- How many batches an epoch has: steps_per_epoch, else one pass of 'ds'
 -- (nil when unknown); a Dataset that repeats forever needs steps_per_epoch.
 local function epoch_steps(fname, ds, steps, what, steps_name)
@@ -272,6 +287,7 @@ lib.help("layers.fit", "layers",
   "progress line shows the running loss and metrics; history has one number per epoch " ..
   "for loss, each metric and, with validation_data, val_loss and val_<metric>. " ..
   "Tensors x, y are batched (batch_size) and shuffled every epoch (shuffle); " ..
+  "validation_data is a Dataset or {x_val, y_val}; " ..
   "validation_split keeps the last part of the samples, taken before shuffling, for " ..
   "validation (Keras's rule). A Dataset that repeats forever needs steps_per_epoch (and " ..
   "validation_steps, evaluate's and predict's steps); with steps_per_epoch one iterator " ..
@@ -323,10 +339,7 @@ function ModelBase:fit(data, a, b, ...)
   local ds, opts, val_ds = data_of(fname, data, a, b, fit_keys)
   local epochs = lib.check_count(fname, "option 'epochs'", opts.epochs or 1)
   local verbose = verbose_of(fname, opts.verbose)
-  if opts.validation_data ~= nil and not is_dataset(opts.validation_data) then
-    fail(fname, "option 'validation_data' must be a Dataset, got %s", type(opts.validation_data))
-  end
-  val_ds = opts.validation_data or val_ds
+  val_ds = validation_of(fname, opts.validation_data, opts.batch_size) or val_ds
   local feed = {ds = ds}
   local total
   feed.steps, total = epoch_steps(fname, ds, opts.steps_per_epoch, "the dataset", "steps_per_epoch")

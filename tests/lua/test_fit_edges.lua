@@ -162,6 +162,15 @@ T.test("fit(x, y, {batch_size, validation_split, shuffle}): Keras's tensors", fu
   T.eq(hc.val_loss[2], last.loss, 1e-6)
   T.eq(c:evaluate(x, y, {batch_size = 4}).loss,
        c:evaluate(D.from_tensor_slices{x, y}:batch(6)).loss, 1e-6)
+  -- Keras's validation_data = (x_val, y_val)
+  local xv, yv = mf.slice(x, {1, 1}, {3, 2}), mf.slice(y, {1, 1}, {3, 1})
+  local hv = c:fit(x, y, {loss = "mean_squared_error", validation_data = {xv, yv}, verbose = 0,
+                          batch_size = 2})
+  T.eq(hv.val_loss[1], c:evaluate(xv, yv).loss, 1e-6)
+  T.raises(function() c:fit(x, y, {loss = "mse", validation_data = {xv}}) end,
+           "fit: option 'validation_data' must be a Dataset or {x_val, y_val} (tensors), got table")
+  T.raises(function() c:fit(x, y, {loss = "mse", validation_data = {xv, y}}) end,
+           "fit: validation_data: x_val has 3 samples but y_val has 6")
   T.raises(function() c:fit(x, y, {loss = "mse", validation_split = 1}) end,
            "fit: option 'validation_split' must be a number in [0, 1), got 1")
   T.raises(function() c:fit(x, y, {loss = "mean_squared_error", validation_split = 0.9}) end,
