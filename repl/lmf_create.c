@@ -228,6 +228,7 @@ static int l_constant(lua_State *L)
 static int l_eye(lua_State *L)
 {
     static const char *const keys[] = {"num_columns", "dtype", NULL};
+    lmf_check_nargs(L, "eye", lua_type(L, 2) == LUA_TNUMBER ? 3 : 2);
     lua_Integer rows = lmf_check_integer(L, 1, "eye", "n"), cols = rows;
     if (lua_type(L, 2) == LUA_TNUMBER) {
         cols = lmf_check_integer(L, 2, "eye", "num_columns");

@@ -519,6 +519,23 @@ static int64_t shape_dim(lua_State *L, int idx, const char *fname, int i, int al
     return d;
 }
 
+/* A shape is an array and nothing else: {mean = 5} or {2, dtype = "int32"}
+ * (options put inside the shape) would otherwise be read as () or (2,)
+ * and the rest ignored without a word. */
+static void check_no_keyed_entries(lua_State *L, int idx, const char *fname, int rank)
+{
+    int t = lua_absindex(L, idx);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > rank) {
+            const char *key = luaL_tolstring(L, -1, NULL);
+            luaL_error(L, "bad argument #%d to '%s' (shape (array of integers) expected, got a "
+                       "table with key '%s')", idx, fname, key);
+        }
+    }
+}
+
 int lmf_check_shape(lua_State *L, int idx, const char *fname, int64_t *shape, int allow_unknown)
 {
     if (lua_type(L, idx) == LUA_TNUMBER) {
@@ -542,6 +559,7 @@ int lmf_check_shape(lua_State *L, int idx, const char *fname, int64_t *shape, in
         shape[i] = shape_dim(L, idx, fname, i + 1, allow_unknown);
         lua_pop(L, 1);
     }
+    check_no_keyed_entries(L, idx, fname, rank);
     return rank;
 }
 

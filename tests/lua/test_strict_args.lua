@@ -132,4 +132,18 @@ T.test("lib/'s methods refuse extra arguments (lib.publish_methods) and name the
            "mean_squared_error: expected (labels, outputs [, sample_weight]), got 4 arguments")
 end)
 
+T.test("a shape is an array: keyed entries and eye's third argument are errors", function()
+  -- options written inside the shape were read as shape () and dropped (make fuzz-api)
+  T.raises(function() mf.random.normal{mean = 5} end,
+           "bad argument #1 to 'random.normal' (shape (array of integers) expected, got a "
+           .. "table with key 'mean')")
+  T.raises(function() mf.zeros{2, dtype = "int32"} end, "got a table with key 'dtype'")
+  T.raises(function() mf.ones{2, [4] = 3} end, "got a table with key '4'")
+  T.raises(function() mf.eye(5, {}, {bogus = 1}) end, "bad argument #3 to 'eye'")
+  T.raises(function() mf.eye(5, {}, coroutine.create(print)) end, "eye takes at most 2 arguments")
+  T.raises(function() mf.eye(5, 3, {}, 1) end, "eye takes at most 3 arguments")
+  T.eq(mf.eye(2, 3).shape, {2, 3})
+  T.eq(mf.zeros{2, 3}.shape, {2, 3})
+end)
+
 T.done()
