@@ -615,11 +615,13 @@ static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *sou
     if (target->rank + x->rank - (batch ? 1 : 0) > MF_MAX_RANK)
         return mf_err_set(MF_ESHAPE, "%s: the result would have rank %d (at most %d)", who,
                           target->rank + x->rank - (batch ? 1 : 0), MF_MAX_RANK);
-    if (batch && (target->rank < 1 || x->rank < 1 || target->shape[0] != x->shape[0]))
+    if (batch && (target->rank < 2 || x->rank < 2))   /* TensorFlow's rule */
+        return mf_err_set(MF_ESHAPE, "%s: target and source must have rank at least 2 "
+                          "([batch, ...]), got ranks %d and %d", who, target->rank, x->rank);
+    if (batch && target->shape[0] != x->shape[0])
         return mf_err_set(MF_ESHAPE, "%s: target and source must share their first (batch) "
-                          "dimension, got ranks %d and %d, sizes %lld and %lld", who,
-                          target->rank, x->rank, target->rank ? (long long)target->shape[0] : 0,
-                          x->rank ? (long long)x->shape[0] : 0);
+                          "dimension, got sizes %lld and %lld", who,
+                          (long long)target->shape[0], (long long)x->shape[0]);
     int64_t batch_n = batch ? target->shape[0] : 1;
     int64_t n = batch_n ? mf_tensor_numel(target) / batch_n : 0;
     int rank = batch ? concat_shapes(target->rank, target->shape, x->rank - 1, x->shape + 1,

@@ -63,6 +63,15 @@ T.test("a tape's jacobian agrees with per-row gradients; batch_jacobian with the
   T.eq(tape:batch_jacobian(y, x), {{{2, 0}, {0, 4}}, {{6, 0}, {0, 8}}})
   T.eq(tape:jacobian(y, mf.tensor{1}), nil)   -- unwatched: nil, as the gradient
   T.raises(function() tape:batch_jacobian(mf.reduce_sum(y), x) end, "batch")
+  -- TensorFlow: target and source of rank at least 2 ([batch, ...])
+  local v = mf.tensor{1, 2}
+  tape = mf.GradientTape{persistent = true}
+  tape:watch(v)
+  local vv = v * v
+  tape:stop()
+  T.raises(function() tape:batch_jacobian(vv, v) end,
+           "batch_jacobian: target and source must have rank at least 2 ([batch, ...]), got " ..
+           "ranks 1 and 1")
 end)
 
 T.test("a non-persistent tape answers jacobian once", function()

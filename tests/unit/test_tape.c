@@ -371,6 +371,37 @@ static void test_jacobian_errors(void **state)
     mf_tensor_release(x);
 }
 
+/* batch_jacobian takes [batch, ...] tensors of rank at least 2 (TensorFlow:
+ * with_rank_at_least(2)); rank 1 was taken and gave the diagonal. */
+static void test_batch_jacobian_ranks(void **state)
+{
+    (void)state;
+    MfTensor *x = make_tensor(MF_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 2}), *j = NULL;
+    MfTensor *x2 = make_tensor(MF_FLOAT64, 2, (int64_t[]){2, 1}, (double[]){1, 2});
+    MfTape *t = mf_tape_new(true, true);
+    assert_int_equal(mf_tape_watch(t, x), MF_OK);
+    assert_int_equal(mf_tape_watch(t, x2), MF_OK);
+    MfTensor *y = mul(x, x), *y2 = mul(x2, x2);
+    MfTapeSource s = src(x), s2 = src(x2);
+    MfTensor *targets[3] = {y, y2, y};
+    MfTapeSource *sources[3] = {&s, &s, &s2};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(mf_tape_batch_jacobian(t, targets[i], sources[i], false, &j),
+                         MF_ESHAPE);
+        assert_null(j);
+        assert_error_contains("batch_jacobian: target and source must have rank at least 2 "
+                              "([batch, ...])");
+        mf_err_clear();
+    }
+    assert_int_equal(mf_tape_batch_jacobian(t, y2, &s2, false, &j), MF_OK);
+    assert_values(j, (double[]){2, 4}, 2, 1e-12);
+    mf_tensor_release(j);
+    mf_tape_release(t);
+    MfTensor *all[] = {x, x2, y, y2};
+    for (int i = 0; i < 4; i++)
+        mf_tensor_release(all[i]);
+}
+
 static void test_explain(void **state)
 {
     (void)state;
@@ -435,6 +466,7 @@ int main(void)
         TTEST(test_variables), TTEST(test_watch_sources_and_integer_grads),
         TTEST(test_explain), TTEST(test_variables_in_creation_order),
         TTEST(test_jacobian_errors),
+        TTEST(test_batch_jacobian_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
