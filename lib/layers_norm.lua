@@ -91,21 +91,8 @@ end
 -- NCHW <-> NHWC around the channels-last op.
 local TO_LAST, FROM_LAST = {1, 3, 4, 2}, {1, 4, 2, 3}
 
--- The rows (elements per channel) of 'x', as a number when the shape is
--- known, else a float tensor computed when the graph runs.
-local function rows_of(x, c)
-  local n = 1
-  for _, d in ipairs(x.shape) do
-    if d < 0 then return mf.cast(mf.size(x), x.dtype) / c end
-    n = n * d
-  end
-  return n // c
-end
-
 function BN:update_(mean, var, x)
-  local n = rows_of(x, self.channels)
-  local unbiased = type(n) == "number" and (n > 1 and var * (n / (n - 1)) or var)
-                   or var * (n / mf.maximum(n - 1, 1))
+  local unbiased = var   -- fused_batch_norm's variance has Bessel's correction (TF's op)
   local keep = 1 - self.momentum
   local mm, mv = self.moving_mean, self.moving_variance
   local u1 = mm:assign_sub((mm - mf.stop_gradient(mean)) * keep)

@@ -2,13 +2,18 @@
  *
  *   FusedBatchNormV3(x, scale, offset) -> y, batch_mean, batch_variance
  *     x: (..., C), channels on the last axis (NHWC); the statistics run over
- *     every other axis (M = numel / C rows); batch_variance is the biased
- *     one (divided by M, as tf.nn.moments); y = (x - mean) / sqrt(var + eps)
- *     * scale + offset. Attribute: epsilon in 'scalar[0]'.
+ *     every other axis (M = numel / C rows); y = (x - mean) / sqrt(var + eps)
+ *     * scale + offset with the biased variance var (divided by M, as
+ *     tf.nn.moments), while the batch_variance output has Bessel's
+ *     correction, var * M / max(M - 1, 1), as TensorFlow's op returns it
+ *     (the value the moving variance averages). An empty x (M = 0) gives an
+ *     empty y and NaN statistics, as TensorFlow. Attribute: epsilon in
+ *     'scalar[0]'.
  *   FusedBatchNormGradV3(dy, x, scale, batch_mean, batch_variance
  *                        [, dmean, dvariance]) -> dx, dscale, doffset
  *     the whole backward pass of the op above in two passes over memory,
- *     including the gradients that flow into its mean and variance outputs.
+ *     including the gradients that flow into its mean and variance outputs;
+ *     batch_variance is the forward op's (corrected) output.
  *
  * Inference (the moving averages) is plain arithmetic with no statistics to
  * differentiate through, and mf.layers.BatchNormalization writes it with ops.
@@ -212,9 +217,6 @@ static MfStatus space_alloc(BnSpace *w, const MfOpCall *c, const MfTensor *x, Bn
     j->f64 = x->dtype == MF_FLOAT64;
     j->ch = x->shape[x->rank - 1];
     j->rows = j->ch > 0 ? mf_tensor_numel(x) / j->ch : 0;
-    if (j->rows < 1)
-        return mf_err_set(MF_ESHAPE, "%s: no rows to take statistics over (x has %lld elements)",
-                          op_api(c), (long long)mf_tensor_numel(x));
     int64_t blocks = (j->rows + BN_ROWS - 1) / BN_ROWS;
     w->dbytes = (size_t)(6 * j->ch) * sizeof(double);
     w->tbytes = (size_t)(4 * j->ch) * mf_dtype_size(x->dtype);
@@ -255,8 +257,27 @@ static void *tslot(const BnJob *j, const BnSpace *w, int i)
     return (char *)w->t + (size_t)(i * j->ch) * (j->f64 ? sizeof(double) : sizeof(float));
 }
 
+/* Bessel's correction of a biased variance over 'rows' values: TensorFlow's
+ * rows / max(rows - 1, 1). */
+static double bessel(int64_t rows)
+{
+    return (double)rows / (double)(rows > 1 ? rows - 1 : 1);
+}
+
+/* Fills the C values of vector 't' with 'v'. */
+static void fill_vector(MfTensor *t, double v)
+{
+    for (int64_t k = 0; k < mf_tensor_numel(t); k++)
+        mf_tensor_set(t, k, v);
+}
+
 static MfStatus bn_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_tensor_numel(c->inputs[0]) == 0) {   /* no rows: NaN statistics, as TensorFlow */
+        fill_vector(outs[1], NAN);
+        fill_vector(outs[2], NAN);
+        return MF_OK;
+    }
     MfTensor *in[3] = {NULL, NULL, NULL};
     BnSpace w = {0};
     BnJob j = {0};
@@ -282,7 +303,7 @@ static MfStatus bn_forward(const MfOpCall *c, MfTensor **outs)
             put(&j, tslot(&j, &w, 0), k, a);
             put(&j, tslot(&j, &w, 1), k, get(&j, offset, k) - mean[k] * a);
             put(&j, mf_tensor_data(outs[1]), k, mean[k]);
-            put(&j, mf_tensor_data(outs[2]), k, var[k]);
+            put(&j, mf_tensor_data(outs[2]), k, var[k] * bessel(j.rows));
         }
         j.k[0] = tslot(&j, &w, 0);
         j.k[1] = tslot(&j, &w, 1);
@@ -301,15 +322,19 @@ static MfStatus bn_forward(const MfOpCall *c, MfTensor **outs)
  *        + dmean / M + dvar * 2 (x - mean) / M
  *      = dy * A + (x - mean) * B + C, per channel:
  *   A = scale * inv, B = 2 dvar / M - A * inv^2 * sum(dy (x - mean)) / M,
- *   C = dmean / M - A * sum(dy) / M. */
+ *   C = dmean / M - A * sum(dy) / M,
+ * where var is the biased variance (the input is the corrected one, var *
+ * bessel(M)) and dvar the gradient of the biased one (bessel(M) times the
+ * input's). */
 static void grad_constants(const BnJob *j, const void *const *data, int nin, double eps,
                            const double *sdy, const double *sdyx, void *A, void *B, void *C,
                            void *dscale, void *doffset)
 {
-    double m = (double)j->rows;
+    double m = (double)j->rows, corr = bessel(j->rows);
     for (int64_t k = 0; k < j->ch; k++) {
-        double inv = 1 / sqrt(get(j, data[4], k) + eps), a = get(j, data[2], k) * inv;
-        double dm = nin == 7 ? get(j, data[5], k) : 0, dv = nin == 7 ? get(j, data[6], k) : 0;
+        double inv = 1 / sqrt(get(j, data[4], k) / corr + eps), a = get(j, data[2], k) * inv;
+        double dm = nin == 7 ? get(j, data[5], k) : 0;
+        double dv = nin == 7 ? get(j, data[6], k) * corr : 0;
         put(j, A, k, a);
         put(j, B, k, 2 * dv / m - a * inv * inv * sdyx[k] / m);
         put(j, C, k, dm / m - a * sdy[k] / m);
@@ -320,6 +345,11 @@ static void grad_constants(const BnJob *j, const void *const *data, int nin, dou
 
 static MfStatus bn_grad_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_tensor_numel(c->inputs[1]) == 0) {   /* no rows: nothing reaches scale, offset */
+        fill_vector(outs[1], 0);
+        fill_vector(outs[2], 0);
+        return MF_OK;
+    }
     MfTensor *in[7] = {NULL};
     const void *data[7];
     BnSpace w = {0};
@@ -417,21 +447,28 @@ const MfOpDesc mf_desc_fused_batch_norm = {
     .attrs = bn_attrs, .nattrs = MF_NATTRS(bn_attrs), .lua = "nn.fused_batch_norm",
     .inputs = "x, scale, offset",
     .summary = "training-mode batch normalization (channels last): y, the batch mean and "
-               "the biased batch variance",
+               "the batch variance (Bessel-corrected, as TensorFlow's)",
     .topic = "nn",
     .details =
         "Batch normalization in training mode as one fused op (TensorFlow's FusedBatchNormV3): "
         "channels on the last axis, statistics over every other axis, y = (x - mean) / "
-        "sqrt(variance + epsilon) * scale + offset with the biased batch variance. Its gradient "
-        "is one fused op too (FusedBatchNormGradV3), covering gradients that reach the mean and "
-        "variance outputs. mf.layers.BatchNormalization calls it and keeps the moving "
-        "statistics.",
+        "sqrt(variance + epsilon) * scale + offset with the biased batch variance (divided by "
+        "n, the values per channel), while the variance it returns has Bessel's correction "
+        "(divided by max(n - 1, 1)), as TensorFlow's op: the value a moving variance averages "
+        "(mf.layers.BatchNormalization does, as Keras and PyTorch). An empty batch gives an "
+        "empty y and NaN statistics, as TensorFlow. Its gradient is one fused op too "
+        "(FusedBatchNormGradV3), covering gradients that reach the mean and variance outputs; "
+        "that op has no gradient itself, so second derivatives through training-mode batch "
+        "norm are an error (TensorFlow has them). Unlike tf.compat.v1.nn.fused_batch_norm "
+        "there is no is_training = false or data_format here: for inference apply "
+        "mf.nn.batch_normalization with the moving statistics; for NCHW transpose to "
+        "channels last (BatchNormalization{axis = 2} does both).",
     .example =
         "x = mf.tensor{{1}, {3}}\n"
         "y, m, v = mf.nn.fused_batch_norm(x, mf.ones{1}, mf.zeros{1}, {epsilon = 0})\n"
         "y                                    --> {{-1}, {1}}\n"
         "m                                    --> {2}\n"
-        "v                                    --> {1}",
+        "v                                    --> {2}",
 };
 
 const MfOpDesc mf_desc_fused_batch_norm_grad = {

@@ -39,7 +39,9 @@ T.test("fused_batch_norm against the formula, and its gradient", function()
   local mean = mf.reduce_mean(x, {axis = 1})
   local var = mf.reduce_mean(mf.square(x - mean), {axis = 1})
   close(m, mean)
-  close(v, var)
+  -- the variance output has Bessel's correction, as TensorFlow's op (n = 6 rows); y
+  -- normalises with the biased one
+  close(v, var * 6 / 5)
   close(y, (x - mean) / mf.sqrt(var + 0.01) * s + o)
   local x64 = mf.cast(x, "float64")
   T.ok(mf.test.gradcheck(function(a, b, c)
@@ -51,6 +53,31 @@ T.test("fused_batch_norm against the formula, and its gradient", function()
   T.raises(function() mf.nn.fused_batch_norm(mf.ones({2, 2}, "int32"), s, o) end,
            "a float dtype")
   T.raises(function() mf.nn.fused_batch_norm(x, s, o, {eps = 1}) end, "unknown option 'eps'")
+end)
+
+T.test("fused_batch_norm: one row keeps variance 0; an empty batch gives NaN statistics", function()
+  -- TensorFlow divides by max(n - 1, 1): one row has variance 0, not NaN
+  local _, m1, v1 = mf.nn.fused_batch_norm(mf.tensor{{2, 5}}, mf.ones{2}, mf.zeros{2})
+  T.eq(m1, {2, 5})
+  T.eq(v1, {0, 0})
+  -- an empty batch: empty y and NaN mean and variance (TensorFlow's CPU kernel), and a
+  -- gradient of zeros for scale and offset
+  local x = mf.zeros{0, 4, 4, 3}
+  local s, o = mf.ones{3}, mf.zeros{3}
+  local tape = mf.GradientTape()
+  tape:watch({x, s, o})
+  local y, m, v = mf.nn.fused_batch_norm(x, s, o)
+  local loss = mf.reduce_sum(y)
+  tape:stop()
+  T.eq(y.shape, {0, 4, 4, 3})
+  for _, t in ipairs{m, v} do
+    T.eq(t.shape, {3})
+    for _, e in ipairs(t:totable()) do T.ok(e ~= e, "expected NaN, got " .. e) end
+  end
+  local gx, gs, go = table.unpack(tape:gradient(loss, {x, s, o}))
+  T.eq(gx.shape, {0, 4, 4, 3})
+  T.eq(gs, {0, 0, 0})
+  T.eq(go, {0, 0, 0})
 end)
 
 local N, ROWS, C, MOM = 5, 8, 3, 0.9
