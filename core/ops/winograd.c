@@ -24,15 +24,25 @@
  * Accuracy: the transforms multiply by constants up to 8 (A) and 5 (B) and
  * divide by 6 and 24 (G), so float32 F(4,3) loses a few bits against im2col:
  * the tests bound its error against a float64 reference by 2^-12 of the
- * sum of |x| |w| products (tests/unit/test_winograd.c). float64 never takes
- * this path.
+ * sum of |x| |w| products (tests/unit/test_conv_algo.c). float64 never takes
+ * this path. Where that sum is 0 (an output whose 3x3 field holds only
+ * zeros, as inside the zero border of digit images), the bound is exact:
+ * the transforms would leave rounding residue of up to ~1e-6 there, taken
+ * from the tile's other outputs, which a following ReLU passes as a
+ * positive value with its gradient (on 128 padded digits, conv2's bias
+ * gradient moved by 0.011 of 0.035). So such outputs are written as an
+ * exact 0, as im2col and PyTorch give them, from a map of the input
+ * positions whose channels are all zero (one read of the input; not made
+ * when the filter holds a NaN or Inf, whose product with 0 is NaN).
  *
  * Filter transforms are cached: the last few (filter bytes, transform) pairs
  * are kept, and a filter whose bytes equal a cached copy reuses its
  * transform (a memcmp costs a tenth of the transform), which is exact
  * whatever wrote the filter in place. */
 #include <cblas.h>
+#include <math.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +67,8 @@ typedef struct Wino {
     int64_t N, H, W, C, O, Ho, Wo, pt, pl;
     int64_t th, tw, tiles;  /* tile grid: th x tw per image */
     int64_t block;          /* tiles per block */
+    const uint8_t *zero;    /* [N][H][W]: 1 where every channel of the input is 0; NULL:
+                               no map (outputs are written as computed) */
 } Wino;
 
 /* ---- the 1-D transforms, on CB-wide (or 'L'-wide) vectors --------------------- */
@@ -140,7 +152,7 @@ INLINE void gt6(const float *in, int64_t si, float *out, int64_t so, int64_t L)
 static Wino wino_make(const char *op, int64_t N, int64_t H, int64_t W, int64_t C, int64_t O,
                       int64_t Ho, int64_t Wo, int64_t pt, int64_t pl)
 {
-    Wino s = {op, N, H, W, C, O, Ho, Wo, pt, pl, (Ho + 3) / 4, (Wo + 3) / 4, 0, 0};
+    Wino s = {op, N, H, W, C, O, Ho, Wo, pt, pl, (Ho + 3) / 4, (Wo + 3) / 4, 0, 0, NULL};
     s.tiles = N * s.th * s.tw;
     /* blocks of about BLOCK_BYTES of transformed tiles, cut evenly (no short
      * last block), a multiple of 16 tiles */
@@ -233,10 +245,21 @@ static void input_tiles(void *ctx, int64_t b, int64_t e)
 
 /* ---- output transform: y tile = A^T M A ---------------------------------------- */
 
+/* Whether output (n, oh, ow) reads only zeros: every in-image position of
+ * its 3x3 field is marked in the zero map (the padding is zeros too). */
+static bool field_is_zero(const Wino *s, int64_t n, int64_t oh, int64_t ow)
+{
+    for (int64_t y = oh - s->pt; y < oh - s->pt + 3; y++)
+        for (int64_t x = ow - s->pl; x < ow - s->pl + 3; x++)
+            if (y >= 0 && y < s->H && x >= 0 && x < s->W && !s->zero[(n * s->H + y) * s->W + x])
+                return false;
+    return true;
+}
+
 /* Tile (n, oh, ow) of the output, channels [o0, o0 + L), from row k of the M
- * planes. */
+ * planes; the outputs marked in 'zero' (16, row-major) are written as 0. */
 INLINE void output_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int64_t ow,
-                        int64_t o0, int64_t L)
+                        int64_t o0, int64_t L, const bool *zero)
 {
     const Wino *s = j->s;
     float m[36 * CB], t[24 * CB], out[16 * CB];
@@ -249,9 +272,13 @@ INLINE void output_tile(const TileJob *j, int64_t k, int64_t n, int64_t oh, int6
     for (int64_t r = 0; r < 4; r++) /* rows: out = t A (4 x 4) */
         at6(t + r * 6 * CB, CB, out + r * 4 * CB, CB, L);
     for (int64_t r = 0; r < 4 && oh + r < s->Ho; r++)
-        for (int64_t c = 0; c < 4 && ow + c < s->Wo; c++)
-            memcpy(j->dst + ((n * s->Ho + oh + r) * s->Wo + ow + c) * s->O + o0,
-                   out + (r * 4 + c) * CB, (size_t)L * sizeof(float));
+        for (int64_t c = 0; c < 4 && ow + c < s->Wo; c++) {
+            float *dst = j->dst + ((n * s->Ho + oh + r) * s->Wo + ow + c) * s->O + o0;
+            if (zero[r * 4 + c])
+                memset(dst, 0, (size_t)L * sizeof(float));
+            else
+                memcpy(dst, out + (r * 4 + c) * CB, (size_t)L * sizeof(float));
+        }
 }
 
 static void output_tiles(void *ctx, int64_t b, int64_t e)
@@ -261,11 +288,14 @@ static void output_tiles(void *ctx, int64_t b, int64_t e)
     for (int64_t k = b; k < e; k++) {
         int64_t n, oh, ow;
         tile_at(s, j->t0 + k, &n, &oh, &ow);
+        bool zero[16] = {false};
+        for (int64_t i = 0; s->zero && i < 16; i++)
+            zero[i] = field_is_zero(s, n, oh + i / 4, ow + i % 4);
         for (int64_t o0 = 0; o0 < s->O; o0 += CB) {
             if (s->O - o0 >= CB)
-                output_tile(j, k, n, oh, ow, o0, CB);
+                output_tile(j, k, n, oh, ow, o0, CB, zero);
             else
-                output_tile(j, k, n, oh, ow, o0, s->O - o0);
+                output_tile(j, k, n, oh, ow, o0, s->O - o0, zero);
         }
     }
 }
@@ -605,19 +635,57 @@ static MfStatus pass_run(Pass *p)
     return p->stopped ? mf_err_set(MF_EINTR, "%s: interrupted", s->op) : MF_OK;
 }
 
-static MfStatus with_filter(const Wino *s, const float *w, int64_t C, int64_t O, bool flip,
+/* Marks the positions of x ([N][H][W][C], s's input) whose channels are all
+ * zero; NULL with *bytes 0 when the 3x3 filter w (9 C O values) is not all
+ * finite. */
+static MfStatus zero_map(const Wino *s, const float *x, const float *w, int64_t C, int64_t O,
+                         uint8_t **map, size_t *bytes)
+{
+    *map = NULL;
+    *bytes = 0;
+    for (int64_t i = 0; i < 9 * C * O; i++)
+        if (!isfinite(w[i]))
+            return MF_OK;
+    size_t n = (size_t)(s->N * s->H * s->W);
+    uint8_t *m = mf_alloc(n ? n : 1);
+    if (!m)
+        return mf_err_nomem(s->op, n);
+    for (size_t p = 0; p < n; p++) {
+        const float *v = x + (int64_t)p * s->C;
+        int64_t c = 0;
+        while (c < s->C && v[c] == 0)
+            c++;
+        m[p] = c == s->C;
+    }
+    *map = m;
+    *bytes = n ? n : 1;
+    return MF_OK;
+}
+
+static MfStatus with_filter(const Wino *s0, const float *w, int64_t C, int64_t O, bool flip,
                             const float *x, float *y)
 {
+    Wino copy = *s0;
+    const Wino *s = &copy;
+    uint8_t *map;
+    size_t map_bytes;
+    MfStatus st = zero_map(s, x, w, C, O, &map, &map_bytes);
+    if (st != MF_OK)
+        return st;
+    copy.zero = map;
     float *own;
     MfProfSpan span;
     mf_prof_begin(&span);
     const float *u = cached_transform(w, C, O, flip, &own);
     mf_prof_end_step(&span, s->op, "winograd filter", (double)(36 * C * O) * 4);
-    if (!u)
+    if (!u) {
+        mf_dealloc(map, map_bytes);
         return mf_err_nomem(s->op, (size_t)(36 * C * O) * sizeof(float));
+    }
     Pass p = {.s = s, .a = x, .b = u, .out = y};
-    MfStatus st = pass_run(&p);
+    st = pass_run(&p);
     free(own);
+    mf_dealloc(map, map_bytes);
     return st;
 }
 
