@@ -430,6 +430,139 @@ static MfStatus bn_grad(const MfGradCall *g, MfTensor **dinputs)
     return st;
 }
 
+/* ---- the gradient of the gradient op (second derivatives) -------------------------
+ * FusedBatchNormGradV3 as a function of all its inputs: the statistics are
+ * inputs too (the forward op's outputs, whose own dependence on x that op's
+ * gradient carries). Per channel, over the M rows, with u = x - mean, corr =
+ * bessel(M), r = (variance / corr + eps)^-1/2, abar = mean(dy), P = mean(dy u):
+ *   dx = s r (dy - abar) - s r^3 P u + dmean / M + 2 corr dvar u / M,
+ *   dscale = M r P,  doffset = M abar.
+ * For the upstream gradients g (of dx), gs, go, with gbar = mean(g),
+ * Q = mean(g u), G = sum(g (dy - abar)) and k = gs r - s r^3 Q:
+ *   d dy = s r (g - gbar) + k u + go,
+ *   d x = (2 corr dvar / M - s r^3 P) g + k dy,   d mean = -sum(d x),
+ *   d s = r G - M r^3 P Q,
+ *   d variance = (s G - 3 M s r^2 P Q + M gs P) (-r^3 / (2 corr)),
+ *   d dmean = gbar,   d dvar = 2 corr Q.
+ * Written with ops (a tape records them: third derivatives too); the float64
+ * gradcheck of tests/unit/grad_cases_nn.h checks each against finite
+ * differences, and the forward op's case checks the second order through it. */
+
+typedef struct GG {
+    MfTensor *t[64];      /* temporaries (owned) */
+    int n;
+    MfStatus st;
+    const MfTensor *vec;  /* a channel vector: what per-channel sums reduce to */
+} GG;
+
+/* Keeps 't' (made with status 'st') among the temporaries; NULL on error. */
+static MfTensor *gg_keep(GG *a, MfStatus st, MfTensor *t)
+{
+    if (a->st == MF_OK)
+        a->st = st;
+    if (a->st == MF_OK && a->n == (int)(sizeof a->t / sizeof a->t[0]))
+        a->st = mf_err_set(MF_EINTERNAL, "FusedBatchNormGradV3 gradient: too many temporaries");
+    if (a->st != MF_OK) {
+        mf_tensor_release(t);
+        return NULL;
+    }
+    return a->t[a->n++] = t;
+}
+
+/* Each helper below runs one step when no step failed; the made tensor is
+ * assigned before gg_keep reads it (C leaves argument order unspecified). */
+static MfTensor *gg_bin(GG *a, MfOpId op, MfTensor *x, MfTensor *y)
+{
+    MfTensor *out = NULL;
+    MfStatus st = a->st != MF_OK ? a->st : mf_binary(op, x, y, &out);
+    return gg_keep(a, st, out);
+}
+
+static MfTensor *gg_mul(GG *a, MfTensor *x, MfTensor *y) { return gg_bin(a, MF_OP_MUL, x, y); }
+
+static MfTensor *gg_scale(GG *a, MfTensor *x, double k)
+{
+    MfTensor *out = NULL;
+    MfStatus st = a->st != MF_OK ? a->st : mf_grad_scale(x, k, &out);
+    return gg_keep(a, st, out);
+}
+
+/* Per-channel sums of 'x' (shaped like x, or a channel vector already). */
+static MfTensor *gg_sum(GG *a, MfTensor *x)
+{
+    MfTensor *out = NULL;
+    MfStatus st = a->st != MF_OK ? a->st : mf_grad_unbroadcast(x, a->vec, &out);
+    return gg_keep(a, st, out);
+}
+
+/* 'given', or zeros shaped like 'like' when it is NULL (no upstream gradient). */
+static MfTensor *gg_given(GG *a, MfTensor *given, MfTensor *like)
+{
+    if (given || a->st != MF_OK)
+        return given;
+    MfTensor *out = NULL;
+    MfStatus st = zeros_like(like, &out);
+    return gg_keep(a, st, out);
+}
+
+/* r = (variance / corr + eps)^-1/2 */
+static MfTensor *gg_inv_std(GG *a, MfTensor *var, double corr, double eps)
+{
+    MfTensor *e = NULL, *r = NULL;
+    MfStatus st = a->st != MF_OK ? a->st : mf_grad_const(var, eps, &e);
+    MfTensor *v = gg_bin(a, MF_OP_ADD, gg_scale(a, var, 1 / corr), gg_keep(a, st, e));
+    st = a->st != MF_OK ? a->st : mf_unary(MF_OP_RSQRT, v, &r);
+    return gg_keep(a, st, r);
+}
+
+static MfStatus bn_grad_grad(const MfGradCall *g, MfTensor **dinputs)
+{
+    const MfOpCall *c = g->call;
+    MfTensor *const *in = c->inputs;
+    if (mf_grad_unknown_dims(in[1]))
+        return mf_err_set(MF_EARG, "FusedBatchNormGradV3 gradient: second derivatives of "
+                          "fused_batch_norm need x's shape known, got unknown dims");
+    int64_t ch = in[1]->shape[in[1]->rank - 1];
+    int64_t rows = ch > 0 ? mf_tensor_numel(in[1]) / ch : 0;
+    double m = (double)(rows > 0 ? rows : 1), corr = bessel(rows);
+    GG a = {.st = MF_OK, .vec = in[2]};
+    MfTensor *gx = gg_given(&a, g->doutputs[0], g->outputs[0]);
+    MfTensor *gs = gg_given(&a, g->doutputs[1], g->outputs[1]);
+    MfTensor *go = gg_given(&a, g->doutputs[2], g->outputs[2]);
+    MfTensor *dy = in[0], *s = in[2], *u = gg_bin(&a, MF_OP_SUB, in[1], in[3]);
+    MfTensor *r = gg_inv_std(&a, in[4], corr, c->attrs->scalar[0]);
+    MfTensor *r2 = gg_mul(&a, r, r), *sr = gg_mul(&a, s, r);
+    MfTensor *r3 = gg_mul(&a, r, r2), *sr3 = gg_mul(&a, sr, r2);
+    MfTensor *abar = gg_scale(&a, gg_sum(&a, dy), 1 / m);
+    MfTensor *gbar = gg_scale(&a, gg_sum(&a, gx), 1 / m);
+    MfTensor *P = gg_scale(&a, gg_sum(&a, gg_mul(&a, dy, u)), 1 / m);
+    MfTensor *Q = gg_scale(&a, gg_sum(&a, gg_mul(&a, gx, u)), 1 / m);
+    MfTensor *G = gg_sum(&a, gg_mul(&a, gx, gg_bin(&a, MF_OP_SUB, dy, abar)));
+    MfTensor *PQ = gg_mul(&a, P, Q);
+    MfTensor *k = gg_bin(&a, MF_OP_SUB, gg_mul(&a, gs, r), gg_mul(&a, sr3, Q));
+    MfTensor *ddy = gg_bin(&a, MF_OP_ADD, gg_mul(&a, sr, gg_bin(&a, MF_OP_SUB, gx, gbar)),
+                           gg_bin(&a, MF_OP_ADD, gg_mul(&a, k, u), go));
+    MfTensor *kg = gg_scale(&a, gg_mul(&a, sr3, P), -1);
+    if (c->ninputs == 7)
+        kg = gg_bin(&a, MF_OP_ADD, kg, gg_scale(&a, in[6], 2 * corr / m));
+    MfTensor *dx = gg_bin(&a, MF_OP_ADD, gg_mul(&a, kg, gx), gg_mul(&a, k, dy));
+    MfTensor *ds = gg_bin(&a, MF_OP_SUB, gg_mul(&a, r, G), gg_scale(&a, gg_mul(&a, r3, PQ), m));
+    MfTensor *dr = gg_bin(&a, MF_OP_SUB, gg_mul(&a, s, G),
+                          gg_scale(&a, gg_mul(&a, gg_mul(&a, s, r2), PQ), 3 * m));
+    dr = gg_bin(&a, MF_OP_ADD, dr, gg_scale(&a, gg_mul(&a, gs, P), m));
+    MfTensor *out[7] = {ddy, dx, ds, gg_scale(&a, gg_sum(&a, dx), -1),
+                        gg_mul(&a, dr, gg_scale(&a, r3, -1 / (2 * corr))), gbar,
+                        gg_scale(&a, Q, 2 * corr)};
+    for (int i = 0; i < c->ninputs && a.st == MF_OK; i++) {
+        mf_tensor_retain(out[i]);
+        dinputs[i] = out[i];
+    }
+    if (a.st != MF_OK)
+        mf_grad_release_n(dinputs, c->ninputs);
+    mf_grad_release_n(a.t, a.n);
+    return a.st;
+}
+
 static MfCost bn_cost(const MfOpCall *c)
 {
     double n = (double)mf_tensor_numel(c->inputs[0]), size = (double)mf_dtype_size(
@@ -457,10 +590,11 @@ const MfOpDesc mf_desc_fused_batch_norm = {
         "(divided by max(n - 1, 1)), as TensorFlow's op: the value a moving variance averages "
         "(mf.layers.BatchNormalization does, as Keras and PyTorch). An empty batch gives an "
         "empty y and NaN statistics, as TensorFlow. Its gradient is one fused op too "
-        "(FusedBatchNormGradV3), covering gradients that reach the mean and variance outputs; "
-        "that op has no gradient itself, so second derivatives through training-mode batch "
-        "norm are an error (TensorFlow has them). Unlike tf.compat.v1.nn.fused_batch_norm "
-        "there is no is_training = false or data_format here: for inference apply "
+        "(FusedBatchNormGradV3), covering gradients that reach the mean and variance outputs, "
+        "and that op's gradient is written with ops, so second derivatives work (a Hessian "
+        "through training-mode batch norm; x's shape must be known for them). Unlike "
+        "tf.compat.v1.nn.fused_batch_norm there is no is_training = false or data_format "
+        "here: for inference apply "
         "mf.nn.batch_normalization with the moving statistics; for NCHW transpose to "
         "channels last (BatchNormalization{axis = 2} does both).",
     .example =
@@ -473,6 +607,6 @@ const MfOpDesc mf_desc_fused_batch_norm = {
 
 const MfOpDesc mf_desc_fused_batch_norm_grad = {
     .name = "FusedBatchNormGradV3", .api = "fused_batch_norm_grad", .arity = 5,
-    .flags = MF_OP_NONDIFF | MF_OP_VARIADIC, .infer = bn_grad_infer, .forward = bn_grad_forward,
-    .cost = bn_cost,
+    .flags = MF_OP_VARIADIC, .infer = bn_grad_infer, .forward = bn_grad_forward,
+    .backward = bn_grad_grad, .cost = bn_cost,
 };
