@@ -39,6 +39,9 @@ const char *mf_reduce_name(MfReduceOp op);
  * once); 'test' moves it on and says whether it is done; 'wait' completes
  * it and frees it, also after an error. NULL 'start': the blocking
  * 'allreduce' serves both ops. */
+/* 'join_failed': this process failed a step that the others make
+ * collectives in ('why': its message, left pending); they are told at
+ * their next checked collective (dist.h's mf_dist_join_failed). */
 typedef struct MfCollective {
     MfStatus (*allreduce)(void *self, const MfTensor *in, MfTensor *out, MfReduceOp op,
                           uint64_t sig);
@@ -46,6 +49,7 @@ typedef struct MfCollective {
                       uint64_t sig, void **req);
     MfStatus (*test)(void *self, void *req, bool *done);
     MfStatus (*wait)(void *self, void *req);
+    void (*join_failed)(void *self, const char *why);
     void *self;
 } MfCollective;
 
@@ -53,6 +57,10 @@ typedef struct MfCollective {
  * registration. */
 void mf_collective_set(const MfCollective *c);
 const MfCollective *mf_collective_get(void);
+
+/* The hook's join_failed (nothing without a hook): the graph executor's
+ * run that failed before the checked collectives it needed (graph/exec.c). */
+void mf_collective_join_failed(const char *why);
 
 /* ---- started allreduces (MPIAllreduceStart, core/ops/collective.c) --------
  * A start records its request with the tensors it reads and writes (both

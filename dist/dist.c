@@ -44,7 +44,14 @@ static MfStatus hook_wait(void *self, void *req)
     return mf_dist_wait(req);
 }
 
-static const MfCollective collective = {hook_allreduce, hook_start, hook_test, hook_wait, NULL};
+static void hook_join_failed(void *self, const char *why)
+{
+    (void)self;
+    mf_dist_join_failed(why);
+}
+
+static const MfCollective collective = {hook_allreduce, hook_start, hook_test, hook_wait,
+                                        hook_join_failed, NULL};
 
 bool mf_dist_launched(void)
 {

@@ -58,6 +58,7 @@ typedef struct Run {
     MfSchedule *sched;
     MfVarStore *vars;    /* the session's variable values, or NULL */
     MfStagedWrites staged; /* the session's writes, committed at the end */
+    int failed;          /* the node whose run failed, or -1 */
 } Run;
 
 static int exec_depth;
@@ -167,11 +168,10 @@ static bool shape_fits(const MfTensor *v, const MfTensor *t)
     return true;
 }
 
-static MfStatus check_feed(Run *r, const MfTensor *t, MfTensor *v, int i)
+/* The feed's value against its key (checked by check_tensor and registered
+ * already). */
+static MfStatus check_feed(const MfTensor *t, const MfTensor *v)
 {
-    MfStatus st = check_tensor(r, t, "feed key", i);
-    if (st != MF_OK)
-        return st;
     char name[300], want[MF_MAX_RANK * 24 + 8], got[MF_MAX_RANK * 24 + 8];
     mf_graph_tensor_name(t, name, sizeof name);
     const char *kind = ((MfNode *)t->node)->kind == MF_NODE_PLACEHOLDER ? "placeholder" : "tensor";
@@ -186,7 +186,6 @@ static MfStatus check_feed(Run *r, const MfTensor *t, MfTensor *v, int i)
         return mf_err_set(MF_ESHAPE, "run: the value fed to %s '%s' has shape %s, expected %s",
                           kind, name, mf_shape_str(v->rank, v->shape, got, sizeof got),
                           mf_shape_str(t->rank, t->shape, want, sizeof want));
-    r->fed[slot(edge_of(t))] = v;
     return MF_OK;
 }
 
@@ -760,8 +759,10 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
         mf_collective_set_immediate(false);
         if (st == MF_OK && mf_collective_pending() > 0)
             st = mf_collective_progress();
-        if (st != MF_OK)
+        if (st != MF_OK) {
+            r->failed = i;
             return st;
+        }
         r->state[i] = DONE;
         ran++;
         for (int k = r->cstart[i]; k < r->cstart[i + 1]; k++)
@@ -778,6 +779,30 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
                             : mf_staged_commit(&r->staged, r->vals, r->uses);
 }
 
+/* A checked collective node (its signature exchanged before it runs). */
+static bool checked_collective(const MfNode *n)
+{
+    return n->kind == MF_NODE_OP && (n->op == MF_OP_ALLREDUCE || n->op == MF_OP_ALLREDUCE_START) &&
+           n->attrs.seed != 0;
+}
+
+/* A run that failed on this process while checked collectives it needed
+ * were still to run: the other processes are (or will be) waiting in
+ * them, so they are told (collective.h), unless the failure was a
+ * collective's own, which every process raised. Without this a caught
+ * error leaves this process one run behind the others, whose collectives
+ * would then pair with its next run's. */
+static void tell_failure(const Run *r)
+{
+    if (r->failed >= 0 && checked_collective(mf_graph_node(r->g, r->failed)))
+        return;
+    for (int i = 0; i < r->nn; i++)
+        if (r->state[i] == NEEDED && checked_collective(mf_graph_node(r->g, i))) {
+            mf_collective_join_failed(mf_err_msg());
+            return;
+        }
+}
+
 static MfStatus prepare(Run *r, int nfetch, MfTensor *const *fetches, int ntargets,
                         MfNode *const *targets, int nfeed, MfTensor *const *fed,
                         MfTensor *const *feeds)
@@ -789,11 +814,16 @@ static MfStatus prepare(Run *r, int nfetch, MfTensor *const *fetches, int ntarge
         if (targets[i]->graph != r->g)
             st = mf_err_set(MF_EARG, "run: op '%s' is in another graph", targets[i]->name);
     for (int i = 0; i < nfeed && st == MF_OK; i++)
-        st = check_feed(r, fed[i], feeds[i], i);
+        if ((st = check_tensor(r, fed[i], "feed key", i)) == MF_OK && feeds[i] && !feeds[i]->node)
+            r->fed[slot(edge_of(fed[i]))] = feeds[i];
     if (st == MF_OK)
         st = prune(r, nfetch, fetches, ntargets, targets);
     if (st == MF_OK)
         st = build_table(r);
+    /* the values last: a bad one fails a run whose needed nodes are known
+     * (tell_failure) */
+    for (int i = 0; i < nfeed && st == MF_OK; i++)
+        st = check_feed(fed[i], feeds[i]);
     r->staged.cap = r->nneeded;
     for (int i = 0; i < nfetch && st == MF_OK; i++)
         r->uses[slot(edge_of(fetches[i]))]++;
@@ -834,14 +864,20 @@ MfStatus mf_exec_run_vars(MfVarStore *vars, MfGraph *g, int nfetch, MfTensor *co
     r.vars = vars;
     r.staged.vars = vars;
     r.staged.nn = r.nn;
+    r.failed = -1;
     if (st == MF_OK)
         st = prepare(&r, nfetch, fetches, ntargets, targets, nfeed, fed, feeds);
     if (st == MF_OK && opt && opt->schedule && sched)
         st = alloc_schedule(&r);
-    if (st == MF_OK) {
+    bool executed = st == MF_OK;
+    if (executed) {
         exec_depth++;
         st = execute(&r, opt);
         exec_depth--;
+    }
+    if (st != MF_OK && r.state && exec_depth == 0)
+        tell_failure(&r);
+    if (executed) {
         MfStatus done = mf_collective_wait_all();   /* none outlives the run */
         st = st == MF_OK ? done : st;
     }

@@ -34,6 +34,12 @@ const MfCollective *mf_collective_get(void)
     return hook;
 }
 
+void mf_collective_join_failed(const char *why)
+{
+    if (hook && hook->join_failed)
+        hook->join_failed(hook->self, why);
+}
+
 const char *mf_reduce_name(MfReduceOp op)
 {
     static const char *const names[] = {

@@ -75,7 +75,7 @@ static MfStatus fake_wait(void *self, void *req)
     return MF_OK;
 }
 
-static const MfCollective transport = {fake_allreduce, fake_start, fake_test, fake_wait, NULL};
+static const MfCollective transport = {fake_allreduce, fake_start, fake_test, fake_wait, NULL, NULL};
 
 static int setup(void **state)
 {
@@ -269,7 +269,7 @@ static void test_eager(void **state)
     MfTensor *all[] = {going, sum, same};
     for (int i = 0; i < 3; i++)
         mf_tensor_release(all[i]);
-    const MfCollective blocking = {fake_allreduce, NULL, NULL, NULL, NULL};
+    const MfCollective blocking = {fake_allreduce, NULL, NULL, NULL, NULL, NULL};
     mf_collective_set(&blocking);
     assert_int_equal(mf_op1(MF_OP_ALLREDUCE_START, 1, &x, &a, &going), MF_OK);
     assert_int_equal(mf_collective_pending(), 0);
