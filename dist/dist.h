@@ -100,9 +100,10 @@ uint64_t mf_dist_signature(const char *text);
 /* The header exchange itself, for 'who' ("barrier", ...). */
 MfStatus mf_dist_check(const char *who, const char *text);
 
-/* The number of header exchanges that failed so far. Such an error is
- * raised by every process at once; any other error of a step is this
- * process's alone, which it must tell the others (mf_dist_join_failed). */
+/* The number of header exchanges that failed so far, and of failures told
+ * with mf_dist_join_failed. Such an error is known to every process; any
+ * other error of a step is this process's alone, which it must tell the
+ * others (mf_dist_join_failed), once. */
 unsigned mf_dist_failures(void);
 
 /* A step that failed on this process only ('why': its message, kept as

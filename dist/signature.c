@@ -45,7 +45,8 @@ typedef struct Header {
 
 static int64_t seq;
 static bool broken;      /* a process has ended: nothing can complete */
-static unsigned failures;   /* exchanges that failed: every process raised the error */
+static unsigned failures;   /* exchanges that failed (every process raised the error) and
+                               failures told the others */
 
 uint64_t mf_dist_hash(const char *text)
 {
@@ -206,6 +207,7 @@ void mf_dist_join_failed(const char *why)
     bool pending = mf_err_msg()[0] != 0;
     Header mine = {0, HDR_FAILED, 0, 0};
     exchange("step", mine, text);
+    failures++;   /* told: an outer step that fails with it tells no one again */
     if (!pending)
         mf_err_clear();
 }
