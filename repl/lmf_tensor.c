@@ -310,6 +310,16 @@ static bool number_fits(lua_State *L, int idx, MfDType dt)
                                  : mf_dtype_fits(dt, lua_tonumber(L, idx));
 }
 
+/* A Lua float with a fraction meeting an integer tensor: truncating it
+ * (int32 tensor * 2.5 multiplying by 2) would be a silent wrong answer. */
+static bool is_fraction_for_integers(lua_State *L, int idx, MfDType dt)
+{
+    if (lua_isinteger(L, idx) || dt == MF_BOOL || mf_dtype_is_float(dt))
+        return false;
+    lua_Number x = lua_tonumber(L, idx);
+    return x != floor(x);
+}
+
 static void put_value(lua_State *L, Filler *f, int depth)
 {
     MfTensor *t = f->t;
@@ -411,6 +421,10 @@ MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
         if (!number_fits(L, idx, dt))   /* as PyTorch: no silent overflow */
             luaL_error(L, "%s: the number %s does not fit %s (the other operand's dtype)",
                        fname, lua_tostring(L, idx), mf_dtype_name(dt));
+        if (is_fraction_for_integers(L, idx, dt))   /* as TensorFlow: 2.5 is no int32 */
+            luaL_error(L, "%s: the number %s is not an integer but the other operand is %s "
+                       "(convert the tensor with mf.cast)", fname, lua_tostring(L, idx),
+                       mf_dtype_name(dt));
         t = mf_tensor_scalar(dt, lua_tonumber(L, idx));
         if (dt == MF_INT64 && t && lua_isinteger(L, idx))
             mf_tensor_set_int(t, 0, lua_tointeger(L, idx));

@@ -30,6 +30,12 @@ T.test("a number operand must fit the tensor's integer dtype", function()
   T.raises(function() return x * (1 << 40) end, "multiply: the number 1099511627776 does not fit int32")
   T.raises(function() return mf.ones({2}, "int64") - 1e19 end, "does not fit int64")
   T.eq((x + 2147483646)[1], 2147483647)
+  -- a fraction is not dropped in arithmetic: int32 * 2.5 multiplied by 2 (TF raises too)
+  T.raises(function() return x * 2.5 end,
+           "multiply: the number 2.5 is not an integer but the other operand is int32")
+  T.raises(function() return 0.5 + mf.ones({2}, "uint8") end, "add: the number 0.5 is not an integer")
+  T.raises(function() return mf.maximum(mf.ones({2}, "int64"), 1.5) end, "not an integer")
+  T.eq(x * 2.0, {2, 2})   -- an integral float is that integer
 end)
 
 T.test("fill and cast", function()
