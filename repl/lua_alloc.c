@@ -3,7 +3,12 @@
  * Each eager op makes a small userdata that lives briefly. Lua's default
  * allocator sends those to malloc/free; here blocks of up to SMALL_MAX bytes
  * come from per-size free lists instead (16-byte classes), which makes a
- * small op measurably cheaper. Larger blocks go to realloc/free as before. */
+ * small op measurably cheaper. Larger blocks go to realloc/free as before.
+ *
+ * Sanitizer builds (MF_ALLOC_NO_CACHE, as core/alloc.c) keep no free lists:
+ * every block goes to malloc at its exact size and back to free at once, so
+ * AddressSanitizer sees a use after free or an overflow of any Lua object,
+ * however small (a string of 20 bytes used after the collector freed it). */
 #include "lua_alloc.h"
 
 #include <stdlib.h>
@@ -61,9 +66,33 @@ static void release(void *p, size_t n)
         free(p);
 }
 
+#ifdef MF_ALLOC_NO_CACHE
+#define KEEP_SMALL 0
+#else
+#define KEEP_SMALL 1
+#endif
+
+/* realloc(ptr, nsize), or free(ptr) for 0 bytes; on failure the engine's
+ * cache of free tensor blocks goes back first. */
+static void *system_alloc(void *ptr, size_t nsize)
+{
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    void *q = realloc(ptr, nsize);
+    if (!q) {
+        mf_alloc_trim();
+        q = realloc(ptr, nsize);
+    }
+    return q;
+}
+
 void *lmf_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     (void)ud;
+    if (!KEEP_SMALL)
+        return system_alloc(ptr, nsize);
     if (ptr == NULL)
         osize = 0; /* Lua passes the object type here, not a size */
     if (nsize == 0) {
@@ -71,14 +100,8 @@ void *lmf_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
             release(ptr, osize);
         return NULL;
     }
-    if (ptr && osize > SMALL_MAX && nsize > SMALL_MAX) {
-        void *q = realloc(ptr, nsize);
-        if (!q) {
-            mf_alloc_trim();
-            q = realloc(ptr, nsize);
-        }
-        return q;
-    }
+    if (ptr && osize > SMALL_MAX && nsize > SMALL_MAX)
+        return system_alloc(ptr, nsize);
     if (ptr && osize <= SMALL_MAX && nsize <= SMALL_MAX && class_of(osize) == class_of(nsize))
         return ptr;
     void *q = nsize <= SMALL_MAX ? small_alloc(nsize) : malloc(nsize);
