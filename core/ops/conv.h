@@ -100,7 +100,8 @@ void mf_col2im(const MfConvGeom *g, bool f64, const void *patches, int64_t r0, i
  *                                                       -> winograd
  *   otherwise                                           -> im2col.
  * An explicit choice the shape does not allow (winograd on a strided or
- * 5x5 conv; anything on float64) runs im2col. */
+ * 5x5 conv; direct where its buffers would not fit, see
+ * mf_conv_direct_fits; anything on float64) runs im2col. */
 #define MF_CONV_DIRECT_MAX_CIN 4
 #define MF_CONV_WINOGRAD_MIN_CH 16
 
@@ -127,7 +128,14 @@ MfConvAlgo mf_conv_choose(const MfConvGeom *g, MfDType dt, MfConvAlgo wanted);
  * false when im2col should run. */
 bool mf_conv_fast_path(const MfOpCall *c, const MfConvGeom *g, MfTensor *out, MfStatus *st);
 
-/* conv_direct.c: float32, contiguous NHWC / HWIO, geometry 'g'. */
+/* True when the direct kernels' sizes for 'g' fit: the padded input (its
+ * rows span the dilated filter and the strides), the backprop-input ring
+ * and the loop strides, in int64 and within MF_MAX_TENSOR_BYTES. A huge
+ * dilation or stride (SAME, dilations 2^59) fails this: im2col's buffers
+ * grow with the output, not with the span, and run it instead. */
+bool mf_conv_direct_fits(const MfConvGeom *g);
+/* conv_direct.c: float32, contiguous NHWC / HWIO, geometry 'g'
+ * (mf_conv_direct_fits(g) must hold). */
 MfStatus mf_conv_direct_forward(const char *op, const MfConvGeom *g, const float *x,
                                 const float *w, float *y);
 MfStatus mf_conv_direct_backprop_input(const char *op, const MfConvGeom *g, const float *w,

@@ -49,8 +49,10 @@ MfConvAlgo mf_conv_choose(const MfConvGeom *g, MfDType dt, MfConvAlgo wanted)
     MfConvAlgo a = wanted == MF_CONV_AUTO ? setting : wanted;
     if (dt != MF_FLOAT32)
         return MF_CONV_IM2COL; /* float64 stays exact: no transforms, BLAS's DGEMM */
+    if (a == MF_CONV_DIRECT && !mf_conv_direct_fits(g))
+        return MF_CONV_IM2COL;
     if (a == MF_CONV_AUTO) {
-        if (g->C <= MF_CONV_DIRECT_MAX_CIN)
+        if (g->C <= MF_CONV_DIRECT_MAX_CIN && mf_conv_direct_fits(g))
             return MF_CONV_DIRECT;
         if (mf_conv_winograd_fits(g) && g->C >= MF_CONV_WINOGRAD_MIN_CH &&
             g->O >= MF_CONV_WINOGRAD_MIN_CH)

@@ -57,6 +57,9 @@ typedef float v4 __attribute__((vector_size(4 * sizeof(float))));
 #define FILTER_PIXELS 2048
 /* Filter heights up to this take backprop-input's row ring. */
 #define RING_MAX_KH 32
+/* The most rings (one per thread) backprop-input makes: mf_conv_direct_fits
+ * checks their bytes. */
+#define MAX_RING_THREADS 64
 
 INLINE vf loadv(const float *p)
 {
@@ -144,6 +147,43 @@ static void pad_rows(void *ctx, int64_t r0, int64_t r1)
                (size_t)((hi - lo) * C) * sizeof *dst);
         memset(dst + hi * C, 0, (size_t)((q->Wp - hi) * C) * sizeof *dst);
     }
+}
+
+/* a * b into '*r'; false when it overflows or passes 'limit'. */
+static bool product_fits(int64_t a, int64_t b, int64_t limit, int64_t *r)
+{
+    return !__builtin_mul_overflow(a, b, r) && *r <= limit;
+}
+
+/* The padded side (out - 1) * s + (k - 1) * d + 1 of pad_input, checked. */
+static bool padded_side_fits(int64_t out, int64_t s, int64_t k, int64_t d, int64_t *side)
+{
+    int64_t steps, span = mf_conv_dilated_extent(k, d);
+    return product_fits(out > 0 ? out - 1 : 0, s, INT64_MAX, &steps) && span != INT64_MAX &&
+           !__builtin_add_overflow(steps, span, side);
+}
+
+bool mf_conv_direct_fits(const MfConvGeom *g)
+{
+    const int64_t limit = MF_MAX_TENSOR_BYTES / (int64_t)sizeof(float);
+    int64_t hp, wp, rs, rows, all, step, taps, row_work, wq, ring;
+    /* the padded input (forward, backprop-filter) and its strides */
+    if (!padded_side_fits(g->Ho, g->sh, g->kh, g->dh, &hp) ||
+        !padded_side_fits(g->Wo, g->sw, g->kw, g->dw, &wp) ||
+        !product_fits(wp, g->C, limit, &rs) || !product_fits(g->N, hp, limit, &rows) ||
+        !product_fits(rows, rs, limit, &all) || !product_fits(g->sh, rs, INT64_MAX, &step) ||
+        !product_fits(g->sw, g->C, INT64_MAX, &step))
+        return false;
+    /* the work per row (split over threads) and the rings of backprop-input:
+     * per thread (at most MAX_RING_THREADS) R + 1 rows of Wq * O floats,
+     * R = (kh - 1) * dh + 1 and Wq = W + (kw - 1) * dw */
+    int64_t wide = g->W > g->Wo ? g->W : g->Wo, R = mf_conv_dilated_extent(g->kh, g->dh);
+    int64_t span_w = mf_conv_dilated_extent(g->kw, g->dw);
+    return product_fits(g->kh * g->kw * g->C, g->O, INT64_MAX, &taps) &&
+           product_fits(wide, taps, INT64_MAX, &row_work) && R < limit && span_w < limit &&
+           product_fits(g->W + span_w - 1, g->O, limit, &wq) &&
+           product_fits(wq, R + 1, limit, &ring) &&
+           product_fits(ring, MAX_RING_THREADS, limit, &ring);
 }
 
 static MfStatus pad_input(const char *op, const MfConvGeom *g, const float *x, Padded *q)
@@ -666,6 +706,7 @@ MfStatus mf_conv_direct_backprop_input(const char *op, const MfConvGeom *g, cons
     }
     int64_t chunks = mf_parallel_threads(), most = (rows + min_rows - 1) / min_rows;
     chunks = chunks < most ? chunks : most;
+    chunks = chunks < MAX_RING_THREADS ? chunks : MAX_RING_THREADS;
     chunks = chunks > 0 ? chunks : 1;
     RingJob job = {.g = g, .w = w, .dy = dy, .dx = dx, .R = (g->kh - 1) * g->dh + 1,
                    .Wq = g->W + (g->kw - 1) * g->dw, .per = (rows + chunks - 1) / chunks};

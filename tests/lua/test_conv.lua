@@ -144,6 +144,33 @@ T.test("second order: the gradient of a gradient", function()
                          {rand({2, 2, 2, 2}, 18)}))
 end)
 
+-- Issue #35 M1: a dilated span or stride far beyond the input made the
+-- direct kernel's padded copy and ring wrap in int64 (a segfault). With SAME
+-- padding and dilation 2^59 - 2 only a 3x3 filter's centre tap lands on the
+-- input: y = sum over the 2 channels of x * w = 2; dx gets the centre taps
+-- of the 4 output channels (4), dw's centre tap sums the 25 pixels (25).
+T.test("huge dilations and strides: values from the centre tap, no wrap", function()
+  local x, w, d = mf.ones{1, 5, 5, 2}, mf.ones{3, 3, 2, 4}, 2^59 - 2
+  for _, algo in ipairs{"auto", "direct", "im2col"} do
+    local o = {dilations = d, algorithm = algo}
+    T.eq(mf.nn.conv2d(x, w, 1, "SAME", o), mf.fill({1, 5, 5, 4}, 2):totable())
+    local dy = mf.ones{1, 5, 5, 4}
+    T.eq(mf.nn.conv2d_backprop_input({1, 5, 5, 2}, w, dy, 1, "SAME", o),
+         mf.fill({1, 5, 5, 2}, 4):totable())
+    local dw = mf.nn.conv2d_backprop_filter(x, {3, 3, 2, 4}, dy, 1, "SAME", o):totable()
+    T.eq(dw[2][2], mf.fill({2, 4}, 25):totable())
+    T.eq(dw[1][1], mf.zeros{2, 4}:totable())
+    -- one output pixel: the stride never steps; SAME pads nothing (3 < 5)
+    local s = {strides = math.maxinteger, algorithm = algo}
+    T.eq(mf.nn.conv2d(x, w, nil, "SAME", s), mf.fill({1, 1, 1, 4}, 18):totable())
+    T.eq(mf.nn.conv2d_backprop_filter(x, {3, 3, 2, 4}, mf.ones{1, 1, 1, 4}, nil, "SAME", s),
+         mf.ones{3, 3, 2, 4}:totable())
+  end
+  local layer = mf.layers.Conv2D(4, 3, {padding = "SAME", dilation_rate = d, use_bias = false,
+                                        kernel_initializer = "ones"})
+  T.eq(layer(x), mf.fill({1, 5, 5, 4}, 2):totable())
+end)
+
 T.test("errors name the function and say what was expected", function()
   local x, w = mf.zeros{1, 5, 5, 3}, mf.zeros{3, 3, 3, 2}
   T.raises(function() mf.nn.conv2d(x, mf.zeros{3, 3, 4, 2}, 1, "SAME") end,
