@@ -379,12 +379,14 @@ static int request_gc(lua_State *L)
 static void add_fetch(lua_State *L, MfRunRequest *r, int idx, int i)
 {
     MfNode *op = test_operation(L, idx);
-    MfTensor *t = NULL;
+    bool named = !op && lua_type(L, idx) == LUA_TSTRING;
+    MfTensor *t = op || named ? NULL : lmf_test_tensor(L, idx);
+    check_session(L, 1);   /* 'r' uses it: see s_run */
     if (op)
         lmf_check_status(L, mf_run_request_fetch_op(r, op));
-    else if (lua_type(L, idx) == LUA_TSTRING)
+    else if (named)
         lmf_check_status(L, mf_run_request_fetch_name(r, lua_tostring(L, idx)));
-    else if ((t = lmf_test_tensor(L, idx)))
+    else if (t)
         lmf_check_status(L, mf_run_request_fetch(r, t));
     else
         luaL_error(L, "run: fetch %d must be a graph tensor, an operation or a tensor name "
@@ -423,6 +425,7 @@ static void add_feeds(lua_State *L, MfRunRequest *r)
         lua_pushvalue(L, -2);   /* a copy of the key: lua_next needs the key itself unchanged */
         bool named = lua_type(L, -1) == LUA_TSTRING;
         MfTensor *k = named ? NULL : lmf_test_tensor(L, -1);
+        check_session(L, 1);   /* 'r' uses it: see s_run */
         if (!named && !k)
             luaL_error(L, "run: feed keys must be graph tensors (placeholders) or tensor "
                        "names, got %s", luaL_typename(L, -1));
@@ -432,6 +435,7 @@ static void add_feeds(lua_State *L, MfRunRequest *r)
         lua_pop(L, 1);
         bool data = !lua_isuserdata(L, -1);
         MfTensor *v = lmf_arg_tensor(L, lua_gettop(L), (int)key->dtype, "run");
+        check_session(L, 1);   /* a finalizer the conversion ran may have freed it */
         lmf_check_status(L, mf_run_request_feed_value(r, v, data));
     }
 }
@@ -513,6 +517,10 @@ static int s_run(lua_State *L)
     bool single = !lua_istable(L, 2);
     add_fetches(L, r, single);
     add_feeds(L, r);
+    /* the request holds the session, borrowed: converting fetches and feeds
+     * runs Lua code (finalizers, metamethods) that may free it, so it is
+     * read again before each use (issue #35 M2) */
+    check_session(L, 1);
     lmf_check_status(L, mf_run_request_run(r, want_sched));
     push_results(L, r, single);
     if (!want_sched)   /* one op fetched: no value (the prompt prints nothing) */

@@ -187,6 +187,9 @@ static int s_restore(lua_State *L)
     lmf_check_options(L, pi + 1, "Saver.restore", restore_keys);
     bool strict = lmf_opt_bool(L, pi + 1, "restore", "strict", 0);
     MfVariable *gs = sess ? NULL : lmf_global_step(L, true);   /* NULL: the graph's */
+    /* the options' __index and the global step's creation ran Lua code,
+     * which may have closed the Saver or freed the session (issue #35 M2) */
+    path = saver_args(L, "Saver.restore", &s, &sess, &pi);
     if (mf_saver_restore_session(s, sess, path, strict, gs, true) != MF_OK)
         return lmf_raise(L);
     char *const *names;

@@ -18,13 +18,25 @@
 
 #define WRITER_MT "mf.SummaryWriter"
 
-/* The writer in the box (lmf_box.c) at 1. */
+/* The writer in the box (lmf_box.c) at 1. A method reads it again after
+ * converting its arguments, right before writing: the conversion may run
+ * Lua code (a finalizer run by an allocation, a metamethod) that closes the
+ * writer (issue #35 M2). */
 static MfEventWriter *check_writer(lua_State *L, const char *fname)
 {
     MfEventWriter *w = lmf_box_get(L, 1, WRITER_MT);
     if (!w)
         luaL_error(L, "%s: the summary writer is closed", fname);
     return w;
+}
+
+/* The tensor at 'idx' for mf_event_value_of / mf_event_step_of: NULL when
+ * the value is not a tensor (they name its type), "tensor is closed" for a
+ * closed one instead of "got userdata". */
+static MfTensor *value_tensor(lua_State *L, int idx)
+{
+    return lmf_is_tensor(L, idx) || !luaL_testudata(L, idx, LMF_TENSOR_MT)
+               ? lmf_test_tensor(L, idx) : lmf_check_tensor(L, idx);
 }
 
 /* The step at 'idx': an integer, or a tensor (mf_event_step_of). */
@@ -34,7 +46,7 @@ static int64_t check_step(lua_State *L, int idx, const char *fname)
         return lmf_check_integer(L, idx, fname, "step");
     const char *what = luaL_typename(L, idx);
     int64_t step;
-    lmf_check_status(L, mf_event_step_of(fname, lmf_test_tensor(L, idx), what, &step));
+    lmf_check_status(L, mf_event_step_of(fname, value_tensor(L, idx), what, &step));
     return step;
 }
 
@@ -71,44 +83,47 @@ static int l_create_file_writer(lua_State *L)
 /* w:scalar(tag, value, step) */
 static int w_scalar(lua_State *L)
 {
-    MfEventWriter *w = check_writer(L, "scalar");
+    check_writer(L, "scalar");
     lmf_check_nargs(L, "scalar", 4);
     const char *tag = check_tag(L, 2, "scalar");
     double v = lua_tonumber(L, 3);
     if (lua_type(L, 3) != LUA_TNUMBER) {   /* a tensor (mf_event_value_of) */
         const char *what = luaL_typename(L, 3);
-        lmf_check_status(L, mf_event_value_of(lmf_test_tensor(L, 3), what, &v));
+        lmf_check_status(L, mf_event_value_of(value_tensor(L, 3), what, &v));
     }
     int64_t step = check_step(L, 4, "scalar");
-    lmf_check_status(L, mf_event_scalar(w, tag, v, step));
+    lmf_check_status(L, mf_event_scalar(check_writer(L, "scalar"), tag, v, step));
     return 0;
 }
 
 /* w:histogram(tag, values, step) */
 static int w_histogram(lua_State *L)
 {
-    MfEventWriter *w = check_writer(L, "histogram");
+    check_writer(L, "histogram");
     lmf_check_nargs(L, "histogram", 4);
     const char *tag = check_tag(L, 2, "histogram");
     MfTensor *t = lmf_arg_tensor(L, 3, -1, "histogram");
     int64_t step = check_step(L, 4, "histogram");
-    lmf_check_status(L, mf_event_histogram(w, tag, t, step));
+    lmf_check_status(L, mf_event_histogram(check_writer(L, "histogram"), tag, t, step));
     return 0;
 }
 
 /* w:graph(g) or w:graph(fn, example_args...) */
 static int w_graph(lua_State *L)
 {
-    MfEventWriter *w = check_writer(L, "graph");
+    check_writer(L, "graph");
     MfGraph *g;
     if (lmf_is_function(L, 2)) {
-        lua_remove(L, 1);   /* the Function at 1, its arguments after */
-        g = mf_trace_graph(lmf_function_trace(L, lua_gettop(L), "graph"));
+        lua_rotate(L, 1, -1);   /* the Function at 1, its arguments, the writer on top */
+        int top = lua_gettop(L) - 1;
+        g = mf_trace_graph(lmf_function_trace(L, top, "graph"));   /* runs Lua code */
+        lua_pushvalue(L, top + 1);
+        lua_replace(L, 1);   /* the writer at 1 again (the trace is kept at top + 2) */
     } else {
         lmf_check_nargs(L, "graph", 2);
         g = lmf_check_graph(L, 2);
     }
-    lmf_check_status(L, mf_graphdef_write_event(w, g));
+    lmf_check_status(L, mf_graphdef_write_event(check_writer(L, "graph"), g));
     return 0;
 }
 

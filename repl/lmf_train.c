@@ -573,6 +573,13 @@ static int apply(lua_State *L, int pi, int oi, const char *who)
     MfApplyNonfinite nonfinite = read_nonfinite(L, oi, who);
     MfTensor *lr = step_lr(L, 1, who);
     MfGradVar *pairs = copy_pairs(L, pi, n);
+    /* the options' __index, the learning-rate function or a finalizer may
+     * have closed the optimizer since check_opt (issue #35 M2) */
+    if (!((OptBox *)lua_touserdata(L, 1))->o) {
+        mf_grad_vars_free(pairs, n);
+        check_opt(L, 1);   /* raises "optimizer is closed" */
+    }
+    o = check_opt(L, 1);
     if (pairs)
         mf_optimizer_next_nonfinite(o, nonfinite);   /* taken by the apply below */
     MfNode *op = NULL;   /* train/mode.c decides: eager, graph or traced */
