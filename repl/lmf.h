@@ -276,6 +276,13 @@ void *lmf_box_check(lua_State *L, int idx, const char *mt, const char *freed);
 void *lmf_box_get(lua_State *L, int idx, const char *mt);
 void *lmf_box_take(lua_State *L, int idx, const char *mt);
 void lmf_box_class(lua_State *L, const char *mt, const luaL_Reg *meta, const luaL_Reg *methods);
+
+/* Pops the string on top into the array at 'keep' (an absolute index the
+ * caller keeps on its stack) and returns it. A string read with lua_geti or
+ * lua_getfield may come from a metamethod (a proxy's __index makes a new
+ * one per read) that nothing else holds: its pointer stays valid only while
+ * something does (issue #35 M3). */
+const char *lmf_keep_string(lua_State *L, int keep);
 void lmf_sub_table(lua_State *L, const char *name);
 
 /* Opens the whole module: the 'mf' table. */

@@ -36,6 +36,13 @@ void *lmf_box_take(lua_State *L, int idx, const char *mt)
     return p;
 }
 
+const char *lmf_keep_string(lua_State *L, int keep)
+{
+    const char *s = lua_tostring(L, -1);
+    lua_rawseti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
+    return s;
+}
+
 void lmf_box_class(lua_State *L, const char *mt, const luaL_Reg *meta, const luaL_Reg *methods)
 {
     luaL_newmetatable(L, mt);

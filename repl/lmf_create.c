@@ -191,8 +191,7 @@ static int l_constant(lua_State *L)
         if (lua_type(L, -1) != LUA_TSTRING)
             return luaL_error(L, "constant: option 'name' must be a string, got %s",
                               luaL_typename(L, -1));
-        name = lua_tostring(L, -1); /* kept alive by the options table */
-        lua_pop(L, 1);
+        name = lua_tostring(L, -1); /* left on the stack: a proxy's __index made it */
     }
     int64_t shape[MF_MAX_RANK];
     int rank = -1;

@@ -18,8 +18,8 @@
 
 /* Reads option 'columns' (an array of 1-based indices or header names) of
  * the table at 2 into a userdata array left on the stack; returns it and
- * sets '*n' (0 when absent). The names point into strings the option table
- * keeps alive. */
+ * sets '*n' (0 when absent). The names point into strings the array keeps
+ * alive (its user value). */
 static MfCsvColumn *csv_columns(lua_State *L, int *n)
 {
     *n = 0;
@@ -34,11 +34,14 @@ static MfCsvColumn *csv_columns(lua_State *L, int *n)
     lua_Integer len = luaL_len(L, cols);
     if (len < 1 || len > 1 << 20)
         luaL_error(L, "read_csv: option 'columns' must list 1 or more columns");
-    MfCsvColumn *c = lua_newuserdatauv(L, (size_t)len * sizeof *c, 0);
+    lua_newtable(L);   /* the names: 'cols' need not hold them (a proxy's __index) */
+    int keep = lua_gettop(L);
+    MfCsvColumn *c = lua_newuserdatauv(L, (size_t)len * sizeof *c, 1);
     for (lua_Integer i = 1; i <= len; i++) {
         int ty = lua_geti(L, cols, i);
         if (ty == LUA_TSTRING) {
-            c[i - 1] = (MfCsvColumn){0, lua_tostring(L, -1)}; /* anchored by 'cols' */
+            c[i - 1] = (MfCsvColumn){0, lmf_keep_string(L, keep)};
+            continue;
         } else if (ty == LUA_TNUMBER) {
             /* its range is mf_read_csv's, which knows the file's columns */
             const char *what = lua_pushfstring(L, "columns[%I] (a column number)", i);
@@ -50,6 +53,9 @@ static MfCsvColumn *csv_columns(lua_State *L, int *n)
         }
         lua_pop(L, 1);
     }
+    lua_pushvalue(L, keep);
+    lua_setiuservalue(L, -2, 1);   /* the names live as long as the array */
+    lua_remove(L, keep);
     lua_remove(L, cols);
     *n = (int)len;
     return c;

@@ -110,7 +110,7 @@ static void check_option_names(lua_State *L)
     lmf_check_options(L, 2, "plot", known);
 }
 
-/* Reads opts.labels (pushed, kept on the stack) into the series. */
+/* Reads opts.labels (pushed, with its strings, kept on the stack) into the series. */
 static void read_labels(lua_State *L, MfPlotSeries *series, int n)
 {
     if (!lua_istable(L, 2))
@@ -120,10 +120,14 @@ static void read_labels(lua_State *L, MfPlotSeries *series, int n)
         return;
     if (type != LUA_TTABLE)
         luaL_error(L, "plot: 'labels' must be an array of strings, got %s", lua_typename(L, type));
+    int labels = lua_gettop(L);
+    lua_newtable(L);   /* the strings, kept on the stack: 'labels' may be a proxy */
     for (int k = 0; k < n; k++) {
-        if (lua_geti(L, -1, k + 1) == LUA_TSTRING)
-            series[k].label = lua_tostring(L, -1); /* the labels table keeps it alive */
-        else if (!lua_isnil(L, -1))
+        if (lua_geti(L, labels, k + 1) == LUA_TSTRING) {
+            series[k].label = lmf_keep_string(L, labels + 1);
+            continue;
+        }
+        if (!lua_isnil(L, -1))
             luaL_error(L, "plot: labels[%d] must be a string, got %s", k + 1,
                        luaL_typename(L, -1));
         lua_pop(L, 1);
