@@ -16,24 +16,23 @@ MfStatus mf_create_check_size(const char *who, MfDType dt, int rank, const int64
     char buf[160];
     if (rank < 0 || rank > MF_MAX_RANK)
         return mf_err_set(MF_ESHAPE, "%s: rank must be 0..%d, got %d", who, MF_MAX_RANK, rank);
-    int64_t limit = MF_MAX_TENSOR_BYTES / (int64_t)mf_dtype_size(dt);
-    int64_t n = 1;
-    bool too_large = false;
-    for (int i = 0; i < rank; i++) {
+    for (int i = 0; i < rank; i++)
         if (shape[i] < 0)
             return mf_err_set(MF_ESHAPE, "%s: dimensions must be >= 0, got %lld for "
                               "dimension %d (1-based)", who, (long long)shape[i], i + 1);
-        if (shape[i] > 0 && n > limit / shape[i])
-            too_large = true;
-        else
-            n *= shape[i];
-    }
-    if (too_large) {
+    int64_t n;
+    if (!mf_shape_fits(dt, rank, shape, &n)) {
         double bytes = (double)mf_dtype_size(dt);
-        for (int i = 0; i < rank; i++)
+        bool empty = false;
+        for (int i = 0; i < rank; i++) {
             bytes *= shape[i] ? (double)shape[i] : 1.0;
-        /* with a 0 dimension the tensor is empty, but its strides would
-         * still overflow: the message counts the other dimensions */
+            empty = empty || shape[i] == 0;
+        }
+        /* empty, but its strides and loop counts would overflow */
+        if (empty)
+            return mf_err_set(MF_ENOMEM, "%s: shape %s is too large: the dimensions other "
+                              "than 0 of an empty shape may multiply to at most 2^56",
+                              who, mf_shape_str(rank, shape, buf, sizeof buf));
         return mf_err_set(MF_ENOMEM, "%s: shape %s of %s is too large (%.3g bytes; the limit "
                           "is %lld bytes)", who, mf_shape_str(rank, shape, buf, sizeof buf),
                           mf_dtype_name(dt), bytes, (long long)MF_MAX_TENSOR_BYTES);

@@ -248,6 +248,9 @@ enum {
      * keyword form (mf.nn.softmax_cross_entropy_with_logits{labels =, logits =}),
      * with the options in that table */
     MF_OP_KEYWORD_INPUTS = 1u << 9,
+    /* 'forward' does more than write its outputs (it talks to the other
+     * processes): it runs even when every input and output is empty */
+    MF_OP_EFFECTS = 1u << 10,
 };
 
 typedef struct MfOpDesc {

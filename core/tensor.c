@@ -114,6 +114,23 @@ static void storage_release(MfStorage *s)
         mf_dealloc((char *)s - TENSOR_HEADER, TENSOR_HEADER + STORAGE_HEADER + s->nbytes);
 }
 
+bool mf_shape_fits(MfDType dt, int rank, const int64_t *shape, int64_t *numel)
+{
+    int64_t limit = MF_MAX_TENSOR_BYTES / (int64_t)mf_dtype_size(dt);
+    int64_t extent = 1;
+    bool empty = false;
+    /* multiply-with-overflow instead of a division per dim: this runs for
+     * every tensor an op makes */
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] == 0)
+            empty = true;
+        else if (__builtin_mul_overflow(extent, shape[i], &extent) || extent > MF_MAX_EXTENT)
+            return false;
+    }
+    *numel = empty ? 0 : extent;
+    return empty || extent <= limit;
+}
+
 /* Checks rank and dims and computes the byte size without overflow. */
 static bool shape_bytes(MfDType dt, int rank, const int64_t *shape, size_t *nbytes)
 {
@@ -122,30 +139,17 @@ static bool shape_bytes(MfDType dt, int rank, const int64_t *shape, size_t *nbyt
         mf_err_set(MF_ESHAPE, "tensor: rank must be 0..%d, got %d", MF_MAX_RANK, rank);
         return false;
     }
-    int64_t limit = MF_MAX_TENSOR_BYTES / (int64_t)mf_dtype_size(dt);
-    int64_t n = 1, extent = 1;
-    for (int i = 0; i < rank; i++) {
+    for (int i = 0; i < rank; i++)
         if (shape[i] < 0) {
             mf_err_set(MF_ESHAPE, "tensor: dimensions must be >= 0, got %lld for dimension %d",
                        (long long)shape[i], i + 1);
             return false;
         }
-        /* multiply-with-overflow instead of a division per dim: this runs
-         * for every tensor an op makes */
-        /* 'extent' skips zero dims: an empty (0,2^40,2^40) holds nothing, but
-         * kernels multiply its other dims (strides, loop counts) and would
-         * overflow, so it is refused as too large too (MF_MAX_EXTENT) */
-        int64_t next, next_extent;
-        if (__builtin_mul_overflow(n, shape[i], &next) || next > limit ||
-            __builtin_mul_overflow(extent, shape[i] ? shape[i] : 1, &next_extent) ||
-            next_extent > MF_MAX_EXTENT) {
-            mf_err_set(MF_ENOMEM, "tensor: shape %s is too large (more than %lld bytes)",
-                       mf_shape_str(rank, shape, buf, sizeof buf),
-                       (long long)MF_MAX_TENSOR_BYTES);
-            return false;
-        }
-        n = next;
-        extent = next_extent;
+    int64_t n;
+    if (!mf_shape_fits(dt, rank, shape, &n)) {
+        mf_err_set(MF_ENOMEM, "tensor: shape %s is too large (more than %lld bytes)",
+                   mf_shape_str(rank, shape, buf, sizeof buf), (long long)MF_MAX_TENSOR_BYTES);
+        return false;
     }
     *nbytes = (size_t)n * mf_dtype_size(dt);
     return true;

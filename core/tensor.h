@@ -92,6 +92,14 @@ int64_t mf_shape_numel(int rank, const int64_t *shape);
  * it stopped with it, without allocating. */
 int64_t mf_tensor_next_id(void);
 
+/* The size rule of every shape (dims >= 0): the product of its nonzero dims
+ * (what kernels multiply for strides and loop counts) is at most
+ * MF_MAX_EXTENT, and a tensor with elements holds at most
+ * MF_MAX_TENSOR_BYTES. A zero dim anywhere makes the tensor empty: (0,2^40)
+ * and (2^40,0) are both legal, (0,2^57) and (2^57,0) both too large. Sets
+ * '*numel' and returns true when the shape fits. */
+bool mf_shape_fits(MfDType dt, int rank, const int64_t *shape, int64_t *numel);
+
 /* Checks a shape a tensor could take, -1 (unknown) dims allowed: rank, dims
  * >= -1, and the size limits mf_tensor_new applies to the known dims
  * (MF_MAX_TENSOR_BYTES, MF_MAX_EXTENT). Graph nodes check their outputs with

@@ -83,7 +83,8 @@ static MfCost allreduce_cost(const MfOpCall *c)
 }
 
 const MfOpDesc mf_desc_allreduce = {
-    .name = "MPIAllreduce", .api = "allreduce", .arity = 1, .flags = MF_OP_NONDIFF,
+    .name = "MPIAllreduce", .api = "allreduce", .arity = 1,
+    .flags = MF_OP_NONDIFF | MF_OP_EFFECTS,
     .infer = allreduce_infer, .forward = allreduce_forward, .cost = allreduce_cost,
 };
 

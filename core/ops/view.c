@@ -139,7 +139,9 @@ static MfStatus reshape_request(const MfOpCall *c, int *infer_at, int64_t *known
                           "supported", a->nints, MF_MAX_RANK);
     *infer_at = -1;
     *known = 1;
-    int64_t extent = 1; /* the product without zero dims: (0,2^40,2^40) is too large too */
+    /* the product without zero dims: (0,2^40,2^40) is too large too; '*known'
+     * (0 or at most 'extent') cannot overflow */
+    int64_t extent = 1;
     for (int i = 0; i < a->nints; i++) {
         int64_t d = a->ints[i];
         if (d == -1 && *infer_at >= 0)
@@ -150,7 +152,7 @@ static MfStatus reshape_request(const MfOpCall *c, int *infer_at, int64_t *known
                               "got shape %s", request_str(a->nints, a->ints, buf, sizeof buf));
         if (d == -1)
             *infer_at = i;
-        else if (d > 0 && (extent > MF_MAX_EXTENT / d || *known > MF_MAX_TENSOR_BYTES / d))
+        else if (d > 0 && extent > MF_MAX_EXTENT / d)   /* mf_shape_fits's rule */
             return mf_err_set(MF_ESHAPE, "reshape: shape %s is too large",
                               request_str(a->nints, a->ints, buf, sizeof buf));
         else {

@@ -30,6 +30,49 @@ T.test("absurd sizes are clear errors", function()
   T.raises(mf.zeros, "shape (array of integers) expected", "big")
 end)
 
+-- Issue #35: zeros{0, 2^40} was accepted but zeros{2^40, 0} "too large".
+-- One rule (mf_shape_fits, help "zeros"): a 0 anywhere makes the shape
+-- empty; its other dimensions multiply to at most 2^56.
+T.test("empty shapes: one rule wherever the 0 stands", function()
+  for _, shape in ipairs{{0, 2^40}, {2^40, 0}, {2^20, 0, 2^36}, {2^56, 0}, {0, 2^28, 2^28}} do
+    local z = mf.zeros(shape)
+    T.eq(z.shape, shape)
+    T.eq(z:numel(), 0)
+    T.eq(mf.ones(shape, "float64").shape, shape)
+    T.eq(mf.fill(shape, 3).shape, shape)
+    T.eq(mf.reshape(z, shape).shape, shape)
+  end
+  T.eq((mf.zeros{2^40, 0} + 1).shape, {2^40, 0})
+  for _, shape in ipairs{{1 << 57, 0}, {0, 1 << 57}, {0, 1 << 30, 1 << 30}} do
+    T.raises(mf.zeros, "zeros: shape (" .. table.concat(shape, ",") .. ") is too large: the "
+             .. "dimensions other than 0 of an empty shape may multiply to at most 2^56", shape)
+  end
+  T.ok(T.help_text("mf.zeros"):find("{2^40, 0} are both accepted", 1, true), "help says so")
+end)
+
+-- Issue #35 H7: kernels walked every empty row of a (2^36, 0) tensor (mf.sort
+-- took over a minute); an op whose inputs and outputs are all empty runs no
+-- kernel. Each call here took seconds to minutes before.
+T.test("ops on (2^36, 0) and (0, 2^36): no walk over empty rows", function()
+  for _, shape in ipairs{{2^36, 0}, {0, 2^36}} do
+    local x = mf.zeros(shape)
+    local t0 = os.clock()
+    T.eq(mf.sort(x).shape, shape)
+    T.eq(mf.argsort(x).shape, shape)
+    T.eq(mf.cumsum(x, 2).shape, shape)
+    T.eq(mf.cumsum(x, 1, {reverse = true}).shape, shape)
+    T.eq(mf.cumprod(x, 2).shape, shape)
+    T.eq(mf.nn.softmax(x).shape, shape)
+    T.eq(mf.nn.log_softmax(x).shape, shape)
+    T.eq(mf.reverse(x, 2).shape, shape)
+    T.eq(mf.transpose(x).shape, {shape[2], shape[1]})
+    local values, indices = mf.top_k(x, 0)
+    T.eq(values.shape, {shape[1], 0})
+    T.eq(indices.shape, {shape[1], 0})
+    T.ok(os.clock() - t0 < 5, "took " .. (os.clock() - t0) .. " s")
+  end
+end)
+
 T.test("fill", function()
   local f = mf.fill({2, 2}, 7)
   T.eq(f.dtype, "float32"); T.eq(f, {{7, 7}, {7, 7}})
