@@ -50,6 +50,15 @@ MfTensor *lmf_test_tensor(lua_State *L, int idx);
  * empty or holds a NUL byte (C would silently cut the path there). */
 const char *lmf_check_path(lua_State *L, int idx, const char *fname);
 
+/* The string at 'idx' when it names something (an option's choice, a
+ * dtype): NULL when the value is not a string or holds a NUL byte, which C
+ * would cut ("SAME\0x" is not "SAME"). */
+const char *lmf_name_string(lua_State *L, int idx);
+
+/* Pushes the value at 'idx' as text for an error message (luaL_tolstring,
+ * with a NUL byte shown as \0) and returns it. */
+const char *lmf_value_text(lua_State *L, int idx);
+
 /* Whether lmf_test_tensor would find a tensor at 'idx'; changes nothing. */
 bool lmf_is_tensor(lua_State *L, int idx);
 

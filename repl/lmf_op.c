@@ -62,8 +62,7 @@ static int attr_error(const Call *c, const Src *src, const char *want, int idx)
     int ty = lua_type(L, idx);
     bool by_value = (ty == LUA_TNUMBER && strstr(want, "integer")) ||
                     (ty == LUA_TSTRING && (strchr(want, '"') || strstr(want, "name")));
-    const char *got = by_value ? lua_pushfstring(L, "%s", lua_tostring(L, idx))
-                               : luaL_typename(L, idx);
+    const char *got = by_value ? lmf_value_text(L, idx) : luaL_typename(L, idx);
     if (src->arg)
         return luaL_error(L, "bad argument #%d to '%s' (%s must be %s, got %s)", src->arg,
                           c->fname, src->key, want, got);
@@ -227,8 +226,7 @@ static void read_window(const Call *c, const Src *src, int idx, const MfAttrs *a
 /* A string of the choices of ENUM attribute 'def', in any letter case. */
 static int read_enum(const Call *c, const Src *src, const MfAttrDef *def, int idx)
 {
-    const char *s = lua_type(c->L, idx) == LUA_TSTRING ? lua_tostring(c->L, idx) : NULL;
-    int i = mf_attr_enum_parse(def, s);
+    int i = mf_attr_enum_parse(def, lmf_name_string(c->L, idx));
     char want[256];
     return i >= 0 ? i : attr_error(c, src, mf_attr_want(def, want, sizeof want), idx);
 }
@@ -254,7 +252,7 @@ static void read_attr(Call *c, const Src *src, const MfAttrDef *def, int idx, Mf
         *MF_ATTR_FIELD(a, def, double) = lua_tonumber(L, idx);
         break;
     case MF_ATTR_DTYPE:
-        if (lua_type(L, idx) != LUA_TSTRING || !mf_dtype_parse(lua_tostring(L, idx), &dt))
+        if (!lmf_name_string(L, idx) || !mf_dtype_parse(lua_tostring(L, idx), &dt))
             attr_error(c, src, mf_attr_want(def, want, sizeof want), idx);
         *MF_ATTR_FIELD(a, def, MfDType) = dt;
         break;

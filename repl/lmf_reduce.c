@@ -108,12 +108,12 @@ static int l_clip_by_global_norm(lua_State *L)
         static const char *const known[] = {"use_norm", "nonfinite", NULL};
         lmf_check_options(L, 3, "clip_by_global_norm", known);
         lua_getfield(L, 3, "nonfinite");
-        const char *mode = lua_isnil(L, -1) ? "nan" : lua_tostring(L, -1);
+        const char *mode = lua_isnil(L, -1) ? "nan" : lmf_name_string(L, -1);
         if (mode && strcmp(mode, "error") == 0)
             nonfinite = MF_NONFINITE_ERROR;
         else if (!mode || strcmp(mode, "nan") != 0)
             return luaL_error(L, "clip_by_global_norm: nonfinite must be \"nan\" or \"error\", "
-                              "got %s", luaL_tolstring(L, -1, NULL));
+                              "got %s", lmf_value_text(L, -1));
         lua_getfield(L, 3, "use_norm");
         use_norm = lua_isnil(L, -1) ? NULL : lmf_arg_tensor(L, -1, like, "clip_by_global_norm");
     } else if (!lua_isnoneornil(L, 3)) {

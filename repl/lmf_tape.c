@@ -165,6 +165,9 @@ static MfTensor *read_grad_opts(lua_State *L, int idx, bool *zero, const char *f
     luaL_checktype(L, idx, LUA_TTABLE);
     lmf_check_options(L, idx, fname, known);
     lua_getfield(L, idx, "unconnected");
+    if (!lua_isnil(L, -1) && lua_type(L, -1) == LUA_TSTRING && !lmf_name_string(L, -1))
+        luaL_error(L, "%s: option 'unconnected' must be \"none\" or \"zero\", got %s", fname,
+                   lmf_value_text(L, -1));   /* luaL_checkoption would stop at the NUL */
     if (!lua_isnil(L, -1))
         *zero = luaL_checkoption(L, -1, NULL, modes) == 1;
     lua_pop(L, 1);

@@ -492,18 +492,45 @@ static int l_tensor(lua_State *L)
 
 /* ---- options and shapes --------------------------------------------------- */
 
+const char *lmf_name_string(lua_State *L, int idx)
+{
+    size_t n;
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &n) : NULL;
+    return s && strlen(s) == n ? s : NULL;
+}
+
+const char *lmf_value_text(lua_State *L, int idx)
+{
+    size_t n;
+    const char *s = luaL_tolstring(L, idx, &n);
+    if (strlen(s) == n)
+        return s;
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);   /* "SAME\0x": the NUL shown, not where the text stops */
+    for (size_t i = 0; i < n; i++) {
+        if (s[i])
+            luaL_addchar(&b, s[i]);
+        else
+            luaL_addstring(&b, "\\0");
+    }
+    luaL_pushresult(&b);
+    lua_remove(L, -2);
+    return lua_tostring(L, -1);
+}
+
 MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt)
 {
     if (lua_isnoneornil(L, idx))
         return dflt;
-    const char *name = lua_tostring(L, idx);
     MfDType dt;
-    if (!name || lua_type(L, idx) != LUA_TSTRING)
+    if (lua_type(L, idx) != LUA_TSTRING)
         luaL_typeerror(L, idx,
                        "dtype name (\"float32\", \"float64\", \"int32\", \"int64\", \"bool\")");
-    if (!mf_dtype_parse(name, &dt))
+    const char *name = lmf_name_string(L, idx);
+    if (!name || !mf_dtype_parse(name, &dt))
         luaL_argerror(L, idx, lua_pushfstring(L, "unknown dtype '%s' (expected float32, "
-                                              "float64, int32, int64, bool or uint8)", name));
+                                              "float64, int32, int64, bool or uint8)",
+                                              lmf_value_text(L, idx)));
     return dt;
 }
 
@@ -511,11 +538,11 @@ int lmf_opt_dtype_field(lua_State *L, int idx, const char *fname)
 {
     if (!lmf_opt_field(L, idx, "dtype"))
         return -1;
-    const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    const char *name = lmf_name_string(L, -1);
     MfDType dt;
     if (!name || !mf_dtype_parse(name, &dt))
         return luaL_error(L, "%s: option 'dtype' must be a dtype name (float32, float64, int32, "
-                          "int64, bool or uint8), got %s", fname, luaL_tolstring(L, -1, NULL));
+                          "int64, bool or uint8), got %s", fname, lmf_value_text(L, -1));
     lua_pop(L, 1);
     return (int)dt;
 }

@@ -551,8 +551,8 @@ static MfApplyNonfinite read_nonfinite(lua_State *L, int oi, const char *who)
 {
     MfApplyNonfinite k = MF_APPLY_NONFINITE_ERROR;
     if (lmf_opt_field(L, oi, "nonfinite")) {
-        const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        lmf_check_status(L, mf_apply_nonfinite_named(who, name, luaL_tolstring(L, -1, NULL), &k));
+        const char *name = lmf_name_string(L, -1);
+        lmf_check_status(L, mf_apply_nonfinite_named(who, name, lmf_value_text(L, -1), &k));
         lua_pop(L, 2);
     }
     return k;

@@ -169,6 +169,37 @@ T.test("data, plot, progress", function()
   T.ok(tostring(mf.progress({total = 10, tty = false})):find("0/10", 1, true))
 end)
 
+-- Issue #35: "SAME\0x" was taken as SAME (C stops at the NUL). A string
+-- that picks a choice or a dtype is refused when it holds a NUL byte, and
+-- the message shows the byte.
+T.test("a choice or dtype name with a NUL byte is refused", function()
+  local x, w = mf.ones{1, 5, 5, 2}, mf.ones{3, 3, 2, 4}
+  T.raises(mf.nn.conv2d, "conv2d' (padding must be \"VALID\" or \"SAME\", got SAME\\0x)",
+           x, w, 1, "SAME\0x")
+  T.raises(mf.nn.max_pool, "got VALID\\0", x, 2, 2, "VALID\0")
+  T.raises(mf.nn.conv2d, "option 'algorithm' must be \"auto\", \"im2col\", \"winograd\" or \"direct\", "
+           .. "got direct\\0", x, w, 1, "SAME", {algorithm = "direct\0"})
+  T.raises(mf.config, "conv_algorithm must be \"auto\", \"im2col\", \"winograd\" or \"direct\", "
+           .. "got direct\\0", {conv_algorithm = "direct\0"})
+  T.raises(mf.cast, "got float64\\0x", t, "float64\0x")
+  T.raises(mf.zeros, "unknown dtype 'int32\\0'", {2}, "int32\0")
+  T.raises(mf.constant, "option 'dtype' must be a dtype name", 1, {dtype = "int64\0"})
+  T.raises(mf.clip_by_global_norm, "nonfinite must be \"nan\" or \"error\", got error\\0",
+           {t}, 1, {nonfinite = "error\0"})
+  local v = mf.Variable(mf.ones{2})
+  local opt = mf.train.GradientDescentOptimizer(0.1)
+  T.raises(function() opt:apply_gradients({{mf.ones{2}, v}}, {nonfinite = "skip\0"}) end,
+           "skip\\0")
+  local tape = mf.GradientTape()
+  tape:watch(v)
+  local y = mf.reduce_sum(v * 2)
+  T.raises(function() tape:gradient(y, v, {unconnected = "zero\0"}) end,
+           "option 'unconnected' must be \"none\" or \"zero\", got zero\\0")
+  -- the names themselves still work
+  T.eq(mf.nn.conv2d(x, w, 1, "SAME", {algorithm = "direct"}).shape, {1, 5, 5, 4})
+  T.eq(mf.cast(t, "float64").dtype, "float64")
+end)
+
 T.test("a non-string key is reported too", function()
   unknown("reduce_sum", "true", "axis, keepdims, keep_dims", mf.reduce_sum, t,
           {axis = 1, [true] = 1})
