@@ -234,6 +234,8 @@ void lmf_open_plot(lua_State *L);                 /* mf.plot (repl/lmf_plot.c) *
 void lmf_open_progress(lua_State *L);             /* mf.progress (repl/progress.c) */
 void lmf_open_lib(lua_State *L);                  /* lib/: mf.layers, fit, losses... (last) */
 void lmf_open_summary(lua_State *L);              /* mf.summary (repl/lmf_summary.c) */
+/* repl/lmf_debug.c: what the debug library may reach (guards on debug.*) */
+void lmf_open_debug_guard(lua_State *L);
 void lmf_open_onnx(lua_State *L);                 /* mf.onnx (repl/lmf_onnx.c) */
 /* repl/lmf_trace.c: the trace of the mf.Function at 1 for the arguments
  * 2..top (traced now when the signature is new; errors name 'who'); the

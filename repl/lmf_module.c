@@ -83,5 +83,6 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_lib(L);           /* written on the mf API above: last */
     lua_pop(L, 2);             /* mf copy and methods */
     lmf_open_strict(L);        /* last: every metatable exists */
+    lmf_open_debug_guard(L);   /* the debug library may not reach the bindings' anchors */
     return 1;
 }
