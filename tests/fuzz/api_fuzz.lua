@@ -132,6 +132,9 @@ local lib_makers = {
   ["mf.layers.LSTM"] = function() return mf.layers.LSTM(2, {stateful = true}) end,
   ["mf.layers.Embedding"] = function() return mf.layers.Embedding(4, 2, {mask_zero = true}) end,
   ["mf.layers.Sequential"] = function() return mf.layers.Sequential{mf.layers.Dense(2)} end,
+  ["mf.layers.Conv2D"] = function() return mf.layers.Conv2D(2, 3, {padding = "SAME"}) end,
+  ["mf.layers.BatchNormalization"] = function() return mf.layers.BatchNormalization() end,
+  ["mf.layers.Dropout"] = function() return mf.layers.Dropout(0.5) end,
 }
 local lib_classes = {}
 for class in pairs(lib_makers) do lib_classes[#lib_classes + 1] = class end
@@ -782,6 +785,47 @@ shapers["mf.Operation:__index"] = function()
 end
 shapers["mf.data.Dataset.__tostring"] = function() return {a_dataset():batch(2)}, 1 end
 
+-- lib/: models and fit, layer calls, metrics, mf.grad, the writers' paths
+local function a_model()
+  return one_of(mf.layers.Sequential{mf.layers.Dense(3, {activation = "relu"}),
+                                     mf.layers.Dense(2)},
+                mf.layers.Sequential{mf.layers.Dense(2)})
+end
+local function fit_data()
+  local n = R(1, 6)
+  return mf.data.Dataset.from_tensor_slices{rn{n, 4}, labels(n, 2)}:batch(R(1, 3))
+end
+local function fit_opts()
+  return {loss = mf.losses.sparse_categorical_crossentropy{from_logits = true},
+          optimizer = an_optimizer(), epochs = R(1, 2), verbose = 0, trace = R() < 0.5,
+          metrics = R() < 0.5 and {"accuracy"} or nil,
+          validation_data = R() < 0.3 and fit_data() or nil}
+end
+shape_for("fit evaluate", function(t)
+  local m = a_model()
+  if t.short == "evaluate" then
+    pcall(m.fit, m, fit_data(), fit_opts())
+    return {m, fit_data(), {loss = mf.losses.sparse_categorical_crossentropy{from_logits = true}}}, 3
+  end
+  return {m, fit_data(), fit_opts()}, 3
+end)
+shape_for("predict", function() return {a_model(), rn{R(1, 4), 4}}, 2 end)
+shape_for("__call", function(t)
+  if t.class and t.class:match("^mf%.layers%.") then
+    local layer = pick(t.class)
+    return {layer, layer and layer.kernel_size and rn{1, 4, 4, 2} or rn{2, 4}}, 2
+  end
+  return nil
+end)
+shape_for("update_state", function(t)
+  return {pick(t.class) or mf.metrics.Mean(), rn{R(1, 4)}}, 2
+end)
+shapers["mf.grad"] = function()
+  return {cb(function(v) return mf.reduce_sum(v * v) end)}, 1
+end
+shape_for("save", function() return {one_of("w_out.safetensors", "missing/w.safetensors"),
+                                      {a = rn{2}, b = rn{3}}}, 2 end)
+
 -- A method shaped for mf.X works for Tensor:X and Variable:X: the object
 -- goes first, a Variable made from the tensor for Variable methods.
 local function shaped_args(t)
@@ -944,6 +988,15 @@ local KNOWN = {
   {".", "^hang: .*mf%.data:", "iterating an endless dataset (epochs() without a count) " ..
    "batched or shuffled by a huge size never ends, as TensorFlow's repeat().batch(n) does; " ..
    "Ctrl-C stops it"},
+  -- found when the walk reached lib/'s classes (issue #35, its lib/ part, open):
+  {"^mf%.layers%.", "^lib/util%.lua:%d+: bad argument #2 to 'format'",
+   "a layer's input check formats a Variable with %d (lib/util.lua's error helper)"},
+  {"^mf%.layers%.", "^lib/[%w_]+%.lua:%d+: [%w_]+: ",
+   "a layer's call passes an op's error on at a library line, not naming the layer"},
+  {"^mf%.losses%.", "^silently accepts",
+   "a loss made from an options table (its Keras form) ignores the arguments after it"},
+  {"^mf%.layers%.", "^bad argument #%d+ to '%?'",
+   "a layer passes a bad or closed operand to an op it holds in a local (Lua names it '?')"},
 }
 
 local function known(t, msg)
@@ -1017,7 +1070,9 @@ end
 -- reference to their values, its table arguments get an __index metamethod,
 -- and a few garbage objects get finalizers; each of these, when it runs,
 -- assigns a Variable operand a new value, closes a tensor operand (a <close>
--- variable) or closes a Variable, then runs a full collection. A binding
+-- variable) or closes a Variable, or closes the object a method runs on (a
+-- Session, a writer, an optimizer: its __close or __gc), then runs a full
+-- collection. A binding
 -- that uses an operand it does not own then reads freed memory (ASan).
 local HOSTILE_P = tonumber(os.getenv("FUZZ_HOSTILE") or "") or 0.25
 local hostile_stats = {calls = 0, fired = 0}
@@ -1034,13 +1089,25 @@ local function fresh_copy(v)
   return v
 end
 
+-- A C-made object other than a tensor (a Session, a summary writer, a
+-- Saver, an optimizer, a tape, a Graph): Lua code inside a call on it may
+-- close or free it (issue #35 M2), and the call must notice.
+local function closable(v)
+  local c = class_of(v)
+  local mt = c and c ~= "mf.Tensor" and c ~= "mf.Variable" and getmetatable(v)
+  return type(mt) == "table" and type(rawget(mt, "__gc")) == "function"
+end
+
 local function havoc(operands)
   hostile_stats.fired = hostile_stats.fired + 1
   pcall(function()
     local x = operands[R(#operands)]
     local c = class_of(x)
     local r = R(3)
-    if c == "mf.Variable" and r <= 2 then
+    if closable(x) then
+      local mt = getmetatable(x)
+      ;(rawget(mt, "__close") or rawget(mt, "__gc"))(x)
+    elseif c == "mf.Variable" and r <= 2 then
       x:assign(mf.zeros_like(x:read_value()))
     elseif c == "mf.Variable" then
       getmetatable(x).__close(x)
@@ -1058,6 +1125,8 @@ local function make_hostile(args, n)
     args[i] = fresh_copy(args[i])
     local c = class_of(args[i])
     if c == "mf.Tensor" or c == "mf.Variable" then operands[#operands + 1] = args[i] end
+    -- the object a method runs on (its first argument), closed now and then
+    if i == 1 and closable(args[i]) and R() < 0.3 then operands[#operands + 1] = args[i] end
   end
   if #operands == 0 then return end
   for i = 1, n do
