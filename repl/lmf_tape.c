@@ -94,9 +94,12 @@ static int t_gc(lua_State *L)
     return 0;
 }
 
-static void watch_one(lua_State *L, MfTape *t, int idx)
+/* Watches the source at 'idx' on the tape at 1, read after the source:
+ * converting it may run a finalizer that closes the tape (issue #35 M2). */
+static void watch_one(lua_State *L, int idx)
 {
     MfTapeSource s = check_source(L, idx);
+    MfTape *t = check_tape(L, 1);
     MfStatus st = s.variable ? mf_tape_watch_variable(t, s.variable) : mf_tape_watch(t, s.tensor);
     lmf_check_status(L, st);
 }
@@ -105,15 +108,15 @@ static void watch_one(lua_State *L, MfTape *t, int idx)
 static int t_watch(lua_State *L)
 {
     lmf_check_nargs(L, "watch", 2);
-    MfTape *t = check_tape(L, 1);
+    check_tape(L, 1);
     if (!lua_istable(L, 2)) {
-        watch_one(L, t, 2);
+        watch_one(L, 2);
         return 0;
     }
     lua_Integer n = luaL_len(L, 2);
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, 2, i);
-        watch_one(L, t, -1);
+        watch_one(L, lua_gettop(L));
         lua_pop(L, 1);
     }
     return 0;
@@ -327,10 +330,9 @@ static int t_reset(lua_State *L)
 static int t_watched_variables(lua_State *L)
 {
     lmf_check_nargs(L, "watched_variables", 1);
-    MfTape *t = check_tape(L, 1);
-    int64_t n = mf_tape_variables(t, NULL, 0);
+    int64_t n = mf_tape_variables(check_tape(L, 1), NULL, 0);
     MfVariable **vs = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *vs, 0);
-    mf_tape_variables(t, vs, n);
+    mf_tape_variables(check_tape(L, 1), vs, n);   /* the allocation may run a finalizer */
     lua_createtable(L, (int)n, 0);
     for (int64_t i = 0; i < n; i++) {
         mf_variable_retain(vs[i]);
@@ -344,11 +346,11 @@ static int t_watched_variables(lua_State *L)
 static int t_explain(lua_State *L)
 {
     lmf_check_nargs(L, "explain", 3);
-    MfTape *t = check_tape(L, 1);
+    check_tape(L, 1);
     MfTensor *target = lmf_check_tensor(L, 2);
     MfTapeSource s = check_source(L, 3);
     char buf[512];
-    mf_tape_explain(t, target, &s, buf, sizeof buf);
+    mf_tape_explain(check_tape(L, 1), target, &s, buf, sizeof buf);   /* after the conversions */
     lua_pushstring(L, buf);
     return 1;
 }

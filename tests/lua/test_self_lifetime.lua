@@ -94,4 +94,15 @@ T.test("saver:restore: the options' __index closes the Saver", function()
   os.execute("rm -rf " .. dir)
 end)
 
+T.test("tape:watch: a proxy list's __index frees the tape", function()
+  local tape = mf.GradientTape()
+  local list = setmetatable({}, {
+    __index = function()
+      getmetatable(tape).__gc(tape); collectgarbage()
+      return mf.ones{2}
+    end,
+    __len = function() return 2 end})
+  T.raises(function() tape:watch(list) end, "GradientTape is closed")
+end)
+
 T.done()
