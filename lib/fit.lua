@@ -105,7 +105,9 @@ end
 -- and the outputs. 'state' holds the model, the loss function, optimizer.
 local function train_step(state, x, y)
   local model = state.model
-  local tape = mf.GradientTape()
+  -- closed also when the step raises (Ctrl-C in the forward pass): a tape
+  -- left recording would record every later op
+  local tape <close> = mf.GradientTape()
   local out = model(x, {training = true})
   local loss = state.loss_fn(y, out)
   tape:stop()

@@ -86,6 +86,11 @@ MfTensor *lmf_push_data(lua_State *L, int idx, int dt, const char *fname);
  * 1, or pushes nothing and returns 0 for another key. */
 int lmf_push_tensor_property(lua_State *L, const MfTensor *t, const char *key);
 
+/* Pushes the engine's pending message and clears it. Every engine error
+ * reaches Lua through here: while Ctrl-C is pending, the error is the
+ * interrupt (lmf_interrupt_taken). */
+void lmf_push_engine_error(lua_State *L);
+
 /* Raises a Lua error with the engine's pending message, after the caller's
  * position ("script.lua:12: ", as luaL_error gives), and clears it.
  * Call only after releasing every C temporary. */

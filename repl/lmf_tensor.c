@@ -217,16 +217,22 @@ MfTensor *lmf_check_tensor(lua_State *L, int idx)
     return anchor(L, idx, box, lmf_check_variable_value(L, idx));
 }
 
-int lmf_raise(lua_State *L)
+void lmf_push_engine_error(lua_State *L)
 {
     /* an engine error while Ctrl-C is pending (a kernel stopped for it):
-     * this error is the interrupt */
+     * this error is the interrupt, so the hook must not raise it again
+     * once a pcall has caught this one */
     lmf_interrupt_taken();
+    lua_pushstring(L, mf_err_msg());
+    mf_err_clear();
+}
+
+int lmf_raise(lua_State *L)
+{
     /* "script.lua:12: " first, as luaL_error writes it: the line of the
      * caller (for an operator, the line with the operator) */
     luaL_where(L, 1);
-    lua_pushstring(L, mf_err_msg());
-    mf_err_clear();
+    lmf_push_engine_error(L);
     lua_concat(L, 2);
     return lua_error(L);
 }

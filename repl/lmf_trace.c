@@ -415,8 +415,7 @@ static int fn_call(lua_State *L)
     int nres = mf_trace_nresults(tr);
     MfTensor **res = lua_newuserdatauv(L, ((size_t)nres + 1) * sizeof *res, 0);
     if (mf_trace_call(tr, nargs, args, res) != MF_OK) {
-        lua_pushstring(L, mf_err_msg());
-        mf_err_clear();
+        lmf_push_engine_error(L);
         return raise_as(L, "traced function");
     }
     return push_results(L, entry, nres, res);

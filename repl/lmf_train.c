@@ -245,8 +245,7 @@ static void check_required(lua_State *L, int idx, MfOptKind kind, const MfOptHyp
         return;
     const char *got = type_name(L, idx);
     mf_opt_missing(kind, h->name);
-    lua_pushstring(L, mf_err_msg());
-    mf_err_clear();
+    lmf_push_engine_error(L);
     luaL_error(L, "%s, got %s", lua_tostring(L, -1), got);
 }
 
