@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "interrupt.h"
 #include "lmf_callback.h"
 #include "lmf_explain.h"
 #include "lmf_regrad.h"
@@ -72,6 +73,7 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_plot(L);
     lmf_open_progress(L);
     lmf_open_callback(L);
+    lmf_open_interrupt(L);
     lmf_open_explain(L);
     lmf_open_regrad(L);
     lua_pushcfunction(L, lmf_show_print);   /* several tensors on one line */

@@ -10,7 +10,7 @@
 #include "lmf.h"
 #include "lmf_strict.h"
 #include "lmf_print.h"
-#include "prompt.h"
+#include "interrupt.h"
 
 /* ---- boxing ------------------------------------------------------------ */
 

@@ -1,10 +1,8 @@
 /* prompt.c — running chunks as lua.c does, and the interactive prompt.
  *
  * Chunks run under 'lmf_docall': a message handler adds a short traceback,
- * and while Lua runs, SIGINT installs a debug hook that raises
- * "interrupted!" at the next Lua instruction (lua.c's laction/lstop) and
- * sets 'mf_interrupted' so long kernels stop too. A second Ctrl-C before
- * the hook fires ends the process, as in lua.c.
+ * and while Lua runs, Ctrl-C raises "interrupted!" in the running thread
+ * and stops long kernels (interrupt.c).
  *
  * The prompt reads lines with readline through our own input function, so
  * that Ctrl-C while editing only drops the line (a SIGINT handler sets a
@@ -28,8 +26,8 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "core/op.h"
 #include "core/parallel.h"
+#include "interrupt.h"
 #include "lmf_callback.h"
 #include "lmf_explain.h"
 #include "prompt.h"
@@ -43,9 +41,6 @@
 #define EOFMARK "<eof>"
 
 static const char *progname = "moonflow";
-static lua_State *global_L;
-static volatile sig_atomic_t run_sigint;   /* Ctrl-C while the last chunk ran */
-static int docall_depth;                   /* lmf_docall frames: SIGINT is armed */
 
 void lmf_set_progname(const char *name)
 {
@@ -53,64 +48,6 @@ void lmf_set_progname(const char *name)
 }
 
 /* ---- running chunks (lua.c's docall) ------------------------------------------------ */
-
-static void set_signal(int sig, void (*handler)(int))
-{
-    struct sigaction sa;
-    sa.sa_handler = handler;
-    sa.sa_flags = 0;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-}
-
-static void laction(int sig);
-
-/* One Ctrl-C raises one error: whichever raises first (the hook below, or a
- * kernel that saw 'mf_interrupted' and stopped) takes the interrupt, so the
- * hook does not fire again after a pcall caught it, the engine runs again
- * (the flag is cleared) and a later Ctrl-C interrupts again. */
-void lmf_interrupt_taken(void)
-{
-    if (!mf_interrupted)
-        return;
-    mf_interrupted = 0;
-    if (global_L)
-        lua_sethook(global_L, NULL, 0, 0);
-    if (docall_depth > 0)
-        set_signal(SIGINT, laction);
-}
-
-static void lstop(lua_State *L, lua_Debug *ar);
-
-/* The hook is pending (Ctrl-C came during the call): it would fire on the
- * binding's return and fail the call. Only the count hook stays, which
- * fires at the next instruction of Lua code: the caller's, after the call
- * returned its result. */
-void lmf_interrupt_after_return(void)
-{
-    if (mf_interrupted && global_L)
-        lua_sethook(global_L, lstop, LUA_MASKCOUNT, 1);
-}
-
-/* The hook installed by 'laction': stops the running code with an error. */
-static void lstop(lua_State *L, lua_Debug *ar)
-{
-    (void)ar;
-    lua_sethook(L, NULL, 0, 0);
-    lmf_interrupt_taken();
-    luaL_error(L, "interrupted!");
-}
-
-/* SIGINT while Lua runs: lua_sethook is safe in a signal handler. A second
- * Ctrl-C before the first is taken ends the process (SIG_DFL), as lua.c. */
-static void laction(int sig)
-{
-    int flag = LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT;
-    set_signal(sig, SIG_DFL);
-    mf_interrupted = 1;
-    run_sigint = 1;
-    lua_sethook(global_L, lstop, flag, 1);
-}
 
 /* Drops the "[C]: in ?" lines that end every traceback from the prompt. */
 static void trim_traceback(lua_State *L)
@@ -146,18 +83,10 @@ int lmf_docall(lua_State *L, int narg, int nres)
     int base = lua_gettop(L) - narg;
     lua_pushcfunction(L, msghandler);
     lua_insert(L, base);
-    global_L = L;
-    mf_interrupted = 0;
-    run_sigint = 0;
     struct sigaction old;
-    sigaction(SIGINT, NULL, &old);
-    set_signal(SIGINT, laction);
-    docall_depth++;
+    lmf_interrupt_arm(L, &old);
     int status = lua_pcall(L, narg, nres, base);
-    docall_depth--;
-    sigaction(SIGINT, &old, NULL);   /* SIG_DFL, or the prompt's handler */
-    lua_sethook(L, NULL, 0, 0);
-    mf_interrupted = 0;
+    lmf_interrupt_disarm(L, &old);
     lua_remove(L, base);
     return status;
 }
@@ -473,7 +402,7 @@ void lmf_prompt_loop(lua_State *L)
     progname = NULL;
     /* While the prompt runs, Ctrl-C outside Lua code only sets a flag (it
      * never kills the program between reading a line and running it). */
-    set_signal(SIGINT, prompt_on_sigint);
+    lmf_set_signal(SIGINT, prompt_on_sigint);
     rl_catch_signals = 0;
     rl_getc_function = prompt_getc;
     rl_readline_name = "moonflow";
@@ -500,12 +429,12 @@ void lmf_prompt_loop(lua_State *L)
             if (status == LUA_OK)
                 lmf_prompt_hint(L);
         }
-        if (status != LUA_OK && run_sigint)
+        if (status != LUA_OK && lmf_interrupt_seen())
             fputs("\n", stderr);   /* the terminal echoed "^C" */
         lmf_report(L, status);
     }
     lua_settop(L, 0);
-    set_signal(SIGINT, SIG_DFL);
+    lmf_set_signal(SIGINT, SIG_DFL);
     if (history_path[0])
         history_truncate_file(history_path, HISTORY_MAX);
     if (!eof_line_ended)

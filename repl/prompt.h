@@ -21,16 +21,6 @@ void lmf_set_progname(const char *name);
  * (LUA_MULTRET: all). */
 int lmf_docall(lua_State *L, int narg, int nres);
 
-/* Called when an error for a pending Ctrl-C is raised (by the interrupt
- * hook, or by lmf_raise for an engine error while 'mf_interrupted' is set):
- * clears the flag and the hook and arms Ctrl-C again. */
-void lmf_interrupt_taken(void);
-
-/* For a binding whose effect is done and cannot be undone (a file renamed
- * into place): a Ctrl-C that came during the call stops the script right
- * after it returns, rather than making it report failure. */
-void lmf_interrupt_after_return(void);
-
 /* When 'status' is not LUA_OK, prints the message on top to stderr and pops
  * it. Returns 'status'. */
 int lmf_report(lua_State *L, int status);

@@ -51,4 +51,41 @@ T.test("mf.grad's f raising or yielding inside a coroutine leaves no tape record
   no_tape()
 end)
 
+-- coroutine.resume, wrap and close are moonflow's (repl/interrupt.c keeps the
+-- chain of running coroutines for Ctrl-C): they behave as Lua 5.4's own.
+T.test("coroutine.resume, wrap and close behave as Lua's", function()
+  T.raises(coroutine.resume, "bad argument #1 to 'coroutine.resume' (thread expected, got no value)")
+  T.raises(coroutine.wrap, "bad argument #1 to 'coroutine.wrap' (function expected, got number)", 1)
+  T.raises(coroutine.close, "bad argument #1 to 'coroutine.close' (thread expected, got table)", {})
+  local co = coroutine.create(function(a, b) local c, d = coroutine.yield(a + b, nil); return c .. d end)
+  T.eq({select("#", coroutine.resume(co, 1, 2)), coroutine.resume(co, "x", "y")}, {3, true, "xy"})
+  T.eq({coroutine.resume(co)}, {false, "cannot resume dead coroutine"})
+  -- wrap: an error gets the caller's position, a non-string error passes as is
+  local line = debug.getinfo(1, "l").currentline + 1
+  local w = coroutine.wrap(function() error("boom", 0) end)
+  local ok, err = pcall(function() w() end)
+  T.eq({ok, err}, {false, "tests/lua/test_coroutine_state.lua:" .. (line + 1) .. ": boom"})
+  local obj = {}
+  local ok2, err2 = pcall(coroutine.wrap(function() error(obj) end))
+  T.ok(not ok2 and err2 == obj)
+  -- an error ends a wrapped coroutine: its <close> variables are closed
+  local closed = false
+  local w2 = coroutine.wrap(function()
+    local x <close> = setmetatable({}, {__close = function() closed = true end})
+    error("end")
+  end)
+  T.ok(not pcall(w2) and closed, "the <close> variable of a failed wrap was not closed")
+  -- close runs a suspended coroutine's <close> variables, refuses a running one
+  local order = {}
+  local co2 = coroutine.create(function()
+    local x <close> = setmetatable({}, {__close = function() order[#order + 1] = "closed" end})
+    coroutine.yield()
+  end)
+  coroutine.resume(co2)
+  T.eq({coroutine.close(co2)}, {true})
+  T.eq(order, {"closed"})
+  local co3 = coroutine.create(function() return pcall(coroutine.close, coroutine.running()) end)
+  T.eq({coroutine.resume(co3)}, {true, false, "cannot close a running coroutine"})
+end)
+
 T.done()

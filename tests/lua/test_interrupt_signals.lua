@@ -1,5 +1,6 @@
 -- test_interrupt_signals.lua — Ctrl-C (a real SIGINT) at random moments in
--- traced calls and model:fit (traced and eager) (issue #35: L5). Each run starts tests/lua/data/interrupt_phases.lua in one
+-- traced calls, model:fit (traced and eager) and coroutines (issue #35:
+-- L5, H4). Each run starts tests/lua/data/interrupt_phases.lua in one
 -- phase, waits for "RUNNING", sleeps a random time (0 included, so some
 -- signals land while the function is being traced) and sends SIGINT. The
 -- script's pcall must catch the interrupt every time, leave no state
@@ -12,7 +13,7 @@ local T = dofile("tests/lua/harness.lua")
 
 local exe = arg and (arg[-1] or arg[0])
 local child = "tests/lua/data/interrupt_phases.lua"
-local phases = {"traced", "fit", "fit_eager"}
+local phases = {"traced", "fit", "fit_eager", "coroutine", "resume", "nested"}
 local runs = tonumber(os.getenv("MF_SIGNAL_RUNS")) or 24
 local seed = tonumber(os.getenv("MF_SIGNAL_SEED")) or os.time()
 local MAX_DELAY = 0.6   -- seconds after RUNNING

@@ -70,4 +70,38 @@ T.test("the prompt: _, Ctrl-D in a block, the nil-gradient hint", function()
   if not ok then error(err, 0) end
 end)
 
+-- Ctrl-C typed at the terminal (the tty sends SIGINT) during a long traced
+-- call, a Lua loop in a coroutine and a pcall'd traced loop (issue #35, L5/H4):
+-- each stops, the prompt comes back, and the traced function still runs.
+T.test("the prompt: Ctrl-C in traced calls and coroutines", function()
+  if not sh("command -v tmux"):find("tmux") then return end
+  sh("tmux new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
+     .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
+  local function interrupt(line)
+    type_text(line); keys("Enter")
+    sh("sleep 0.5")
+    keys("C-c")
+  end
+  local ok, err = pcall(function()
+    expect("banner", "Type help() for help")
+    type_text("a = mf.ones{64, 64}; f = mf.trace(function(x) local y = x; for i = 1, 8 do " ..
+              "y = mf.tanh(mf.matmul(y, x)) end; return mf.reduce_sum(y) end)"); keys("Enter")
+    interrupt("while true do f(a) end")
+    expect("a traced loop stops", "interrupted")
+    type_text('print("one " .. f(a):item())'); keys("Enter")
+    expect("the traced function runs after", "one 4096.0")
+    interrupt("coroutine.wrap(function() local n = 0; while true do n = n + 1 end end)()")
+    type_text('print("two " .. f(a):item())'); keys("Enter")
+    expect("a coroutine stops", "two 4096.0")
+    interrupt('ok, e = pcall(function() while true do f(a) end end); ' ..
+              'print("three " .. tostring(ok) .. " " .. tostring(e:find("interrupted") ~= nil))')
+    expect("a pcall catches it", "three false true")
+    keys("C-d")
+    expect("Ctrl-D on an empty prompt exits", "EXIT=0")
+  end)
+  sh("tmux kill-session -t " .. session)
+  os.remove(hist)
+  if not ok then error(err, 0) end
+end)
+
 T.done()

@@ -34,6 +34,30 @@ local phases = {
   traced = function() while true do step(a) end end,
   fit = function() fit(true) end,
   fit_eager = function() fit(false) end,
+  -- plain Lua in a coroutine: only a hook on the coroutine can stop it
+  coroutine = function()
+    local n = 0
+    coroutine.wrap(function() while true do n = n + 1 end end)()
+  end,
+  -- a generator resumed by hand: resume returns the interrupt as an error
+  resume = function()
+    local gen = coroutine.create(function()
+      while true do coroutine.yield(mf.matmul(a, a)) end
+    end)
+    while true do
+      local ok, err = coroutine.resume(gen)
+      if not ok then error(err, 0) end
+    end
+  end,
+  -- traced calls and training in a coroutine in a coroutine
+  nested = function()
+    coroutine.wrap(function()
+      coroutine.wrap(function()
+        local n = 0
+        while true do n = n + 1; if n % 1000 == 0 then step(a) end end
+      end)()
+    end)()
+  end,
 }
 
 local function eager()
