@@ -119,6 +119,9 @@ MfStatus mf_gemm(const MfGemm *g)
                           mf_dtype_name(g->dtype));
     if (g->M == 0 || g->N == 0)
         return MF_OK;
+    MfStatus st = mf_parallel_blas_buffers(g->op, mf_parallel_threads());
+    if (st != MF_OK)
+        return st;
     MfProfSpan span;
     mf_prof_begin(&span);
     run(g);

@@ -16,6 +16,7 @@
 #include "ops/compare.h"
 #include "ops/random.h"
 #include "ops/view.h"
+#include "parallel.h"
 #include "shape.h"
 
 /* LAPACK (Fortran calling convention, 32-bit integers). */
@@ -175,7 +176,9 @@ static MfStatus normal_q(int64_t m, int64_t n, uint64_t seed, double **q)
         for (int64_t j = 0; j < n; j++)
             a[i + j * m] = src[i * n + j];
     mf_tensor_release(g);
-    st = qr_q(a, (int)m, (int)n);
+    st = mf_parallel_blas_buffers("orthogonal", 1);
+    if (st == MF_OK)
+        st = qr_q(a, (int)m, (int)n);
     if (st != MF_OK) {
         mf_dealloc(a, nbytes);
         return st;

@@ -25,6 +25,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
 
 #define MAX_THREADS 16
 #define SPIN_ROUNDS 4000
@@ -126,10 +127,75 @@ void mf_parallel_set_one_chunk_each(bool on)
 void mf_parallel_blas_threads(bool on)
 {
     pthread_once(&settled, settle);
-    if (on)
+    if (!on)
+        stop_blas_threads();
+    else if (mf_parallel_blas_buffers("BLAS threads", thread_count) == MF_OK)
         openblas_set_num_threads(thread_count);
     else
-        stop_blas_threads();
+        mf_err_clear(); /* the call runs on one thread, in the caller's buffer */
+}
+
+/* ---- OpenBLAS's work buffers ---------------------------------------------------------
+ * OpenBLAS 0.3.21 as Debian 12 builds it (driver/others/memory.c without
+ * USE_TLS) gives every level-3 call, on whichever thread, a work buffer
+ * (BUFFER_SIZE, 128 MiB of address space) from one table of slots: a slot is
+ * mapped on its first use and kept, marked free, after the call; each of its
+ * own threads holds one for its life. When the mapping fails,
+ * blas_memory_alloc retries for ever: the first GEMM of a process whose
+ * memory was used up (ulimit -v, strict overcommit) spun there, deaf to
+ * Ctrl-C, as did a GEMM split over two threads when only one slot was
+ * mapped. So the slots that may be in use at once are mapped ahead, while
+ * memory is there: at start-up (main.c) for the thread count, and again
+ * before a call that could use more. A trial mapping of their size, unmapped
+ * at once, comes first: when it fails the call is refused as out of memory
+ * (a collection may then free enough), and OpenBLAS is never asked to map
+ * what it could not. Weak symbols: another BLAS leaves them null, and
+ * nothing is reserved. */
+extern void *blas_memory_alloc(int procpos) __attribute__((weak));
+extern void blas_memory_free(void *buffer) __attribute__((weak));
+
+#define BLAS_BUFFER_BYTES (((size_t)128 << 20) + ((size_t)64 << 10)) /* BUFFER_SIZE + slack */
+#define BLAS_MAX_SLOTS 64                                            /* OpenBLAS's MAX_THREADS */
+
+static pthread_mutex_t reserve_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int reserved_slots; /* slots known to be mapped */
+
+/* Maps OpenBLAS's slots up to 'n' (reserve_lock held): takes 'n' buffers at
+ * once, so each is a slot of its own, and gives them back. */
+static MfStatus reserve_slots(const char *op, int n)
+{
+    size_t bytes = (size_t)(n - atomic_load(&reserved_slots)) * BLAS_BUFFER_BYTES;
+    void *trial = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (trial == MAP_FAILED)
+        return mf_err_set(MF_ENOMEM, "%s: out of memory for OpenBLAS's work buffers (%d "
+                          "thread%s, 128 MiB of address space each)", op, n, n == 1 ? "" : "s");
+    munmap(trial, bytes);
+    void *held[BLAS_MAX_SLOTS];
+    for (int i = 0; i < n; i++)
+        held[i] = blas_memory_alloc(0);
+    for (int i = n; i-- > 0;)
+        blas_memory_free(held[i]);
+    atomic_store(&reserved_slots, n);
+    return MF_OK;
+}
+
+MfStatus mf_parallel_blas_buffers(const char *op, int calls)
+{
+    if (calls > BLAS_MAX_SLOTS)
+        calls = BLAS_MAX_SLOTS;
+    if (calls <= atomic_load_explicit(&reserved_slots, memory_order_acquire) ||
+        !blas_memory_alloc || !blas_memory_free)
+        return MF_OK;
+    pthread_mutex_lock(&reserve_lock);
+    MfStatus st = calls <= atomic_load(&reserved_slots) ? MF_OK : reserve_slots(op, calls);
+    pthread_mutex_unlock(&reserve_lock);
+    return st;
+}
+
+MfStatus mf_parallel_reserve_blas(void)
+{
+    pthread_once(&settled, settle);
+    return mf_parallel_blas_buffers("start-up", thread_count);
 }
 
 /* Runs chunks of the current job until none is left to take. */

@@ -64,7 +64,19 @@ int mf_parallel_last_threads(void);
 void mf_parallel_set_one_chunk_each(bool on);
 
 /* OpenBLAS's own threads for a threaded BLAS or LAPACK call (true: as many
- * as ours), then stopped again (false). */
+ * as ours, when their work buffers can be mapped; else it stays on one
+ * thread), then stopped again (false). */
 void mf_parallel_blas_threads(bool on);
+
+/* Makes sure OpenBLAS's work buffers for 'calls' level-3 BLAS or LAPACK
+ * calls running at once are mapped (see parallel.c: OpenBLAS spins for ever
+ * when it cannot map one). Call before any BLAS call, with the number of
+ * threads that will make one. MF_ENOMEM ("OP: out of memory for OpenBLAS's
+ * work buffers ...") when they cannot be mapped now. */
+MfStatus mf_parallel_blas_buffers(const char *op, int calls);
+
+/* mf_parallel_blas_buffers for every thread: at start-up, before the
+ * user's work can use up the memory. */
+MfStatus mf_parallel_reserve_blas(void);
 
 #endif

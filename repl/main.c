@@ -291,6 +291,10 @@ static int pmain(lua_State *L)
         return 1;
     }
     apply_thread_env();
+    /* OpenBLAS's work buffers now, while memory is there (core/parallel.c);
+     * when they cannot be mapped, a GEMM says so then */
+    if (mf_parallel_reserve_blas() != MF_OK)
+        mf_err_clear();
     open_libs(L);
     create_arg_table(L, argv, argc, script);
     if ((args & HAS_V) && !(args & HAS_I))

@@ -291,6 +291,9 @@ static MfStatus batch_init(const MfOpCall *c, Batch *bt)
     bt->k = (int)k;
     bt->ipiv_bytes = (size_t)(n > 0 ? n : 1) * sizeof(int);
     bt->work_bytes = (size_t)(n * n + n * k + 1) * bt->es;
+    MfStatus st = mf_parallel_blas_buffers(op_api(c), 1);   /* LAPACK's own GEMMs */
+    if (st != MF_OK)
+        return st;
     bt->ipiv = mf_alloc(bt->ipiv_bytes);
     bt->work = mf_alloc(bt->work_bytes);
     if (bt->ipiv && bt->work)

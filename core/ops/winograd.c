@@ -619,6 +619,9 @@ static MfStatus pass_run(Pass *p)
     p->chunks = threads < p->units ? threads : p->units;
     if (p->chunks == 0)
         return MF_OK;
+    MfStatus st = mf_parallel_blas_buffers(s->op, (int)p->chunks);
+    if (st != MF_OK)
+        return st;
     size_t bbytes = (size_t)(p->chunks * 36 * s->block * (s->C + s->O)) * sizeof(float);
     size_t tbytes = mf_prof_on ? (size_t)(p->nblocks * EVENTS) * sizeof(Timing) : 0;
     p->bufs = mf_alloc(bbytes);

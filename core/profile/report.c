@@ -167,7 +167,10 @@ static double measure_peak(void)
     size_t nn = (size_t)PEAK_N * PEAK_N;
     float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *c = malloc(nn * sizeof *c);
     double best = 0;
-    if (a && b && c) {
+    bool buffers = mf_parallel_blas_buffers("peak", 1) == MF_OK;
+    if (!buffers)
+        mf_err_clear();
+    if (a && b && c && buffers) {
         for (size_t i = 0; i < nn; i++) {
             a[i] = (float)(i % 7) * 0.25f;
             b[i] = (float)(i % 5) * 0.5f;

@@ -58,6 +58,17 @@ function T.help_text(...)
   return table.concat(out, "\n")
 end
 
+-- The moonflow binary without sanitizers, for a test that runs a child under
+-- `ulimit -v` (the sanitizer builds cannot): the running one, or under
+-- `make check` build/release/moonflow when it exists, else nil.
+function T.unsanitized_binary()
+  local exe = arg and (arg[-1] or arg[0]) or ""
+  if not exe:find("asan", 1, true) then return exe end
+  local f = io.open("build/release/moonflow", "rb")
+  if f then f:close(); return "build/release/moonflow" end
+  return nil
+end
+
 function T.test(name, fn)
   T.count = T.count + 1
   local ok, err = xpcall(fn, debug.traceback)

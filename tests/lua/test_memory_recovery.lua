@@ -44,16 +44,8 @@ say("AGAIN")
 io.stderr:write("DONE\n")
 ]]
 
-local function release_binary()
-  local exe = arg and (arg[-1] or arg[0]) or ""
-  if not exe:find("asan", 1, true) then return exe end
-  local f = io.open("build/release/moonflow", "rb")
-  if f then f:close(); return "build/release/moonflow" end
-  return nil
-end
-
 T.test("after a 1 GB phase, training and new large tensors fit in 1.25 GB", function()
-  local exe = release_binary()
+  local exe = T.unsanitized_binary()
   if not exe then
     print("skipped: no release build (the sanitizer build cannot run under ulimit -v)")
     return
