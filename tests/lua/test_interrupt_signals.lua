@@ -8,12 +8,17 @@
 -- time is killed (timeout) and counts as a failure.
 --
 -- MF_SIGNAL_RUNS sets the number of runs (default 24, spread over the
--- phases); MF_SIGNAL_SEED the seed of the moments (printed on failure).
+-- phases), MF_SIGNAL_PHASES the phases (e.g. "traced,fit"), MF_SIGNAL_SEED
+-- the seed of the moments (printed on failure).
 local T = dofile("tests/lua/harness.lua")
 
 local exe = arg and (arg[-1] or arg[0])
 local child = "tests/lua/data/interrupt_phases.lua"
 local phases = {"traced", "fit", "fit_eager", "coroutine", "resume", "nested"}
+if os.getenv("MF_SIGNAL_PHASES") then   -- a comma-separated choice
+  phases = {}
+  for p in os.getenv("MF_SIGNAL_PHASES"):gmatch("[^,]+") do phases[#phases + 1] = p end
+end
 local runs = tonumber(os.getenv("MF_SIGNAL_RUNS")) or 24
 local seed = tonumber(os.getenv("MF_SIGNAL_SEED")) or os.time()
 local MAX_DELAY = 0.6   -- seconds after RUNNING
@@ -28,13 +33,15 @@ local function run_once(phase, delay)
   local ckpt = dir .. "/ck.safetensors"
   os.remove(ckpt)
   local p = assert(io.popen(string.format(
-      "sh -c 'echo PID $$; exec timeout -s KILL 60 %s %s %s %s' 2>&1",
+      "sh -c 'echo PID $$; exec timeout --foreground -s KILL 60 %s %s %s %s' 2>&1",
       exe, child, phase, ckpt)))
   local pid, lines = nil, {}
   for line in p:lines() do
     pid = pid or line:match("^PID (%d+)")
     if line == "RUNNING" and pid then
-      -- timeout passes the SIGINT on to moonflow
+      -- timeout passes the SIGINT on to moonflow (once: without --foreground it
+      -- also sends it to its process group, and a second Ctrl-C before the
+      -- first is taken ends moonflow, as it ends lua)
       os.execute(string.format("sleep %.3f; kill -INT %s", delay, pid))
     end
     lines[#lines + 1] = line

@@ -77,9 +77,14 @@ T.test("the prompt: Ctrl-C in traced calls and coroutines", function()
   if not sh("command -v tmux"):find("tmux") then return end
   sh("tmux new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
      .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
+  -- runs 'line' after writing "RUNNING k" (built, so the typed text does not
+  -- show it) and presses Ctrl-C once that is shown: the line is running
+  local k = 0
   local function interrupt(line)
-    type_text(line); keys("Enter")
-    sh("sleep 0.5")
+    k = k + 1
+    type_text('io.write("RUN" .. "NING ' .. k .. '\\n"); ' .. line); keys("Enter")
+    expect("line " .. k .. " runs", "RUNNING " .. k)
+    sh("sleep 0.3")
     keys("C-c")
   end
   local ok, err = pcall(function()

@@ -2,8 +2,8 @@
 -- training-like script that catches Ctrl-C with pcall and saves a
 -- checkpoint, as a user's script does. Run as
 --   moonflow interrupt_phases.lua PHASE CHECKPOINT
--- It writes "RUNNING" to stderr, then loops in PHASE until interrupted;
--- the parent sends SIGINT at a random moment. After the pcall it writes
+-- Inside a pcall it writes "RUNNING" to stderr, then loops in PHASE until
+-- interrupted; the parent sends SIGINT at a random moment. After the pcall it writes
 -- "CAUGHT <first line of the error>", checks that no state is left behind
 -- (eager mode, no tape recording, graphs still build, the traced function
 -- still runs) and writes "STATE ...", then saves and reloads the
@@ -77,8 +77,10 @@ local function no_tape()   -- under a recording tape a traced function runs inli
   return f:trace_count() == 1
 end
 
-io.stderr:write("RUNNING\n")
-local ok, err = pcall(phases[phase])
+local ok, err = pcall(function()
+  io.stderr:write("RUNNING\n")   -- inside the pcall: a signal right after it is caught
+  phases[phase]()
+end)
 io.stderr:write("CAUGHT ", tostring(ok), " ", (tostring(err):gsub("\n.*", "")), "\n")
 local y = mf.ones{1, 64}
 for _ = 1, 8 do y = mf.tanh(mf.matmul(y, w)) end
