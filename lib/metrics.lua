@@ -134,9 +134,16 @@ end
 
 -- values (and weights) reduced to one per sample with 'reduce' (float64).
 local function samplewise(fname, values, sw, reduce)
-  values = mf.cast(as_tensor(fname, "values", values), "float64")
+  local function float64(what, v)   -- Lua numbers are read as doubles
+    if type(v) == "number" or (type(v) == "table" and not getmetatable(v)) then
+      local ok, t = pcall(mf.tensor, v, "float64")
+      if ok then return t end
+    end
+    return mf.cast(as_tensor(fname, what, v), "float64")
+  end
+  values = float64("values", values)
   if sw ~= nil then
-    sw = mf.cast(as_tensor(fname, "sample_weight", sw), "float64")
+    sw = float64("sample_weight", sw)
     values, sw = lib.same_rank(values, sw)
     local wn, vn = sw.ndim, values.ndim
     if vn > wn then values = reduce(values, {axis = axes_from(wn + 1, vn)}) end
@@ -177,6 +184,11 @@ end
 
 -- m:update_state(values [, sample_weight])
 function Mean:update_state(values, sample_weight)
+  if type(values) == "number" and (sample_weight == nil or type(sample_weight) == "number") then
+    local w = sample_weight or 1   -- a Lua number stays a double (fit's loss each step)
+    self.total, self.count = self.total + values * w, self.count + w
+    return self
+  end
   local v, w = samplewise("update_state", values, sample_weight, mf.reduce_mean)
   self.total = self.total + total(v)
   if w ~= nil then

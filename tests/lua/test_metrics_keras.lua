@@ -44,6 +44,19 @@ T.test("Mean: weight totals of 0, negative and NaN as Keras (all gave 0)", funct
   T.eq(m:result(), 0)
 end)
 
+T.test("Mean and Sum keep Lua numbers as doubles (fit's running loss)", function()
+  local m = mf.metrics.Mean()
+  m:update_state(0.1)
+  m:update_state(0.2, 3)
+  T.eq(m:result(), (0.1 + 0.2 * 3) / 4, 1e-15)
+  m = mf.metrics.Mean()
+  m:update_state({0.1, 0.2})
+  T.eq(m:result(), (0.1 + 0.2) / 2, 1e-16)
+  local s = mf.metrics.Sum()
+  s:update_state({0.1, 0.2}, {1, 1})
+  T.eq(s:result(), 0.1 + 0.2, 1e-16)
+end)
+
 T.test("a NaN output is never a correct prediction (all-NaN accuracy was 1.0)", function()
   local nan = 0 / 0
   local s = M.SparseCategoricalAccuracy()
