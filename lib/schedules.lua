@@ -189,6 +189,17 @@ local function decay_progress(step, decay_steps, staircase)
   return staircase and mf.floor(p) or p
 end
 
+-- The decays of (lr, global_step, decay_steps, decay_rate [, {staircase}]):
+-- the arguments checked once, then rate(p) of the progress at each call.
+local function progress_schedule(fname, lr, step, decay_steps, decay_rate, opts, rate)
+  step = step_arg(fname, step)
+  check_rate(fname, lr)
+  check_positive(fname, "decay_steps", decay_steps)
+  check_positive(fname, "decay_rate", decay_rate)
+  local staircase = staircase_arg(fname, opts)
+  return function() return rate(decay_progress(step, decay_steps, staircase)) end
+end
+
 lib.help("train.natural_exp_decay", "training",
   "mf.train.natural_exp_decay(lr, global_step, decay_steps, decay_rate [, {staircase}])",
   "TensorFlow 1.x's natural exponential decay: lr * exp(-decay_rate * p), p = " ..
@@ -199,15 +210,8 @@ lr():item()                          --> 0.3679]])
 -- natural_exp_decay(lr, global_step, decay_steps, decay_rate [, {staircase}])
 -- (tf.compat.v1.train.natural_exp_decay): lr * exp(-decay_rate * p).
 function train.natural_exp_decay(lr, step, decay_steps, decay_rate, opts)
-  local fname = "natural_exp_decay"
-  step = step_arg(fname, step)
-  check_rate(fname, lr)
-  check_positive(fname, "decay_steps", decay_steps)
-  check_positive(fname, "decay_rate", decay_rate)
-  local staircase = staircase_arg(fname, opts)
-  return function()
-    return lr * mf.exp(-decay_rate * decay_progress(step, decay_steps, staircase))
-  end
+  return progress_schedule("natural_exp_decay", lr, step, decay_steps, decay_rate, opts,
+    function(p) return lr * mf.exp(-decay_rate * p) end)
 end
 
 lib.help("train.inverse_time_decay", "training",
@@ -220,15 +224,8 @@ lr():item()                          --> 0.05]])
 -- inverse_time_decay(lr, global_step, decay_steps, decay_rate [, {staircase}])
 -- (tf.compat.v1.train.inverse_time_decay): lr / (1 + decay_rate * p).
 function train.inverse_time_decay(lr, step, decay_steps, decay_rate, opts)
-  local fname = "inverse_time_decay"
-  step = step_arg(fname, step)
-  check_rate(fname, lr)
-  check_positive(fname, "decay_steps", decay_steps)
-  check_positive(fname, "decay_rate", decay_rate)
-  local staircase = staircase_arg(fname, opts)
-  return function()
-    return lr / (1 + decay_rate * decay_progress(step, decay_steps, staircase))
-  end
+  return progress_schedule("inverse_time_decay", lr, step, decay_steps, decay_rate, opts,
+    function(p) return lr / (1 + decay_rate * p) end)
 end
 
 lib.help("train.cosine_decay_restarts", "training",
