@@ -155,6 +155,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDFLAGS_ALL) -o $@
 
 bench: all $(BUILD)/bench/bench_matmul
+	@sh tools/test_deps.sh bench
 	@CORES="$(CORES)" sh bench/run.sh $(BUILD)
 
 clean:

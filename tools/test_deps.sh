@@ -1,11 +1,12 @@
 #!/bin/sh
-# test_deps.sh [interop] — the Debian packages the tests need beyond the
+# test_deps.sh [interop|bench] — the Debian packages the tests need beyond the
 # build: the independent readers of moonflow's interchange files
 # (python3-protobuf and python3-crcmod read TensorBoard event files,
 # python3-onnx checks ONNX models) and 'locales' (a comma-decimal locale
 # for test_locale.lua). 'interop' adds what `make interop`
 # needs: Node.js and npm (onnxruntime comes from the npm registry) and
-# python3-sklearn (its 8x8 digits). Missing packages are installed with
+# python3-sklearn (its 8x8 digits); 'bench' adds the peers `make bench`
+# times moonflow against (python3-torch, python3-numpy). Missing packages are installed with
 # apt-get when run as root; otherwise the apt-get line is printed and the
 # script fails.
 set -u
@@ -13,6 +14,7 @@ set -u
 # Debian package : the Python module it provides
 checks="python3-protobuf:google.protobuf python3-crcmod:crcmod python3-onnx:onnx"
 [ "${1:-}" = interop ] && checks="$checks python3-sklearn:sklearn"
+[ "${1:-}" = bench ] && checks="$checks python3-torch:torch python3-numpy:numpy"
 
 missing=""
 [ -x /usr/bin/python3 ] || missing="python3"
