@@ -36,7 +36,7 @@ LDFLAGS_ALL = $(MODE_FLAGS) $(DEP_LIBS)
 # cmocka is linked into the tests only
 BIN_LDFLAGS = $(MODE_FLAGS) $(filter-out -lcmocka,$(DEP_LIBS))
 
-ENGINE_SRC := $(wildcard core/*.c core/*/*.c eager/*.c graph/*.c dist/*.c train/*.c)
+ENGINE_SRC := $(wildcard core/*.c core/*/*.c eager/*.c graph/*.c distributed/*.c train/*.c)
 REPL_SRC := $(wildcard repl/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LUA_TESTS := $(wildcard tests/lua/test_*.lua)

@@ -1,13 +1,13 @@
 /* collective.h — the hook through which core's collective op (MPIAllreduce,
  * core/ops/collective.c) reaches the processes of a distributed run.
  *
- * core/ knows no MPI: dist/ (above core/) registers an MfCollective with
+ * core/ knows no MPI: distributed/ (above core/) registers an MfCollective with
  * 'mf_collective_set' when a world of more than one process exists. Without
  * one the op runs as the world of size 1 does: the reduction of one tensor
  * is a copy of it.
  *
  * Attributes of MPIAllreduce: 'n' is the MfReduceOp; 'seed' is the hash of
- * a signature text registered with dist/ (0: no signature exchange), so a
+ * a signature text registered with distributed/ (0: no signature exchange), so a
  * graph node carries its signature to every run. */
 #ifndef MF_COLLECTIVE_H
 #define MF_COLLECTIVE_H
@@ -56,7 +56,6 @@ typedef struct MfCollective {
 /* Registers (NULL removes) the hook; borrowed, it must outlive the
  * registration. */
 void mf_collective_set(const MfCollective *c);
-const MfCollective *mf_collective_get(void);
 
 /* The hook's join_failed (nothing without a hook): the graph executor's
  * run that failed before the checked collectives it needed (graph/exec.c). */

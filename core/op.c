@@ -20,6 +20,15 @@ const MfOpDesc *const mf_op_table[MF_NOPS] = {
 #include "oplist.h"
 #undef MF_OP
 };
+/* The enum and the table come from one list; a table written out by hand
+ * (or an entry listed twice) would not keep one descriptor per MfOpId. */
+enum { OPLIST_ENTRIES = 0
+#define MF_OP(id, desc) + 1
+#include "oplist.h"
+#undef MF_OP
+};
+_Static_assert(MF_COUNTOF(mf_op_table) == MF_NOPS && (int)OPLIST_ENTRIES == (int)MF_NOPS,
+               "one descriptor per MfOpId");
 
 /* declared next to the C functions they call */
 extern const MfOpDesc mf_desc_clip_by_value, mf_desc_clip_by_norm, mf_desc_clip_by_average_norm,

@@ -344,6 +344,7 @@ static MfStatus emit_reduce(Ctx *c, MfNode *n, const char *const *in, const char
     static const char *const names[MF_NOPS] = {
         [MF_OP_SUM] = "ReduceSum", [MF_OP_MEAN] = "ReduceMean", [MF_OP_MAX] = "ReduceMax",
         [MF_OP_MIN] = "ReduceMin", [MF_OP_PROD] = "ReduceProd"};
+    _Static_assert(MF_COUNTOF(names) == MF_NOPS, "indexed by MfOpId");
     const char *op = names[n->op];
     int rank = in_spec(c, n, 0)->rank;
     int64_t axes[MF_MAX_RANK];
@@ -804,6 +805,7 @@ static const Mapping mappings[MF_NOPS] = {
     [MF_OP_MAX_POOL] = EMIT(emit_pool), [MF_OP_AVG_POOL] = EMIT(emit_pool),
     [MF_OP_LSTM_CELL] = {NULL, emit_lstm_cell, false, true},
 };
+_Static_assert(MF_COUNTOF(mappings) == MF_NOPS, "indexed by MfOpId (no mapping: NULL)");
 
 /* ---- the walk ------------------------------------------------------------------ */
 

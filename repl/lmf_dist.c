@@ -1,5 +1,5 @@
 /* lmf_dist.c — the mf.dist table: the processes of a data-parallel run
- * over MPI (dist/dist.h). rank, size, is_chief, barrier, allreduce (the
+ * over MPI (distributed/dist.h). rank, size, is_chief, barrier, allreduce (the
  * MPIAllreduce op: eager, or a node while a graph is built), broadcast,
  * allgather, broadcast_variables and DistributedOptimizer (lmf_train.c).
  *
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dist/dist.h"
+#include "distributed/dist.h"
 #include "lmf.h"
 #include "train/train.h"
 

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dist/dist.h"
+#include "distributed/dist.h"
 #include "lmf_callback.h"
 #include "lmf.h"
 #include "lmf_print.h"

@@ -36,7 +36,7 @@
 
 #include "core/io/write_file.h"
 #include "core/parallel.h"
-#include "dist/dist.h"
+#include "distributed/dist.h"
 #include "lmf.h"
 #include "lua_alloc.h"
 #include "prompt.h"

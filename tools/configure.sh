@@ -76,7 +76,7 @@ names=""
 for d in $DEPS; do
     names="$names ${d%%:*}"
 done
-# Open MPI is loaded at run time, only under mpirun (dist/mpi_lazy.h): its
+# Open MPI is loaded at run time, only under mpirun (distributed/mpi_lazy.h): its
 # headers are used, its library is not linked.
 libs=$(pkg-config --libs $(echo "$names" | sed 's/ ompi-c//'))
 # Link the Lua VM statically when Debian ships the archive: every op crosses

@@ -8,7 +8,7 @@
  * start and wait nodes (overlap) or the fused MPIAllreduce nodes. An eager
  * step that fails on this process alone tells the others (dist.h's
  * mf_dist_join_failed), so no process goes on a step ahead of the rest. */
-#include "dist/dist.h"
+#include "distributed/dist.h"
 #include "train.h"
 
 MfDistOptions mf_dist_options_default(void)

@@ -1,5 +1,5 @@
 /* distributed.c — DistributedOptimizer's part of a step: the gradients of
- * compute_gradients averaged over every process (dist/), between compute
+ * compute_gradients averaged over every process (distributed/), between compute
  * and apply, so clipping and apply_gradients see averaged gradients.
  *
  * Tensor fusion, as Horovod does it: the gradients of one dtype are
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "dist/dist.h"
+#include "distributed/dist.h"
 #include "graph/graph.h"
 #include "train.h"
 

@@ -1,7 +1,7 @@
 /* overlap.c — DistributedOptimizer's eager allreduce overlapped with the
  * backward pass (Horovod, PyTorch DDP): gradients go into buckets in the
  * order the backward walk finishes them (last layer first), and a bucket's
- * nonblocking allreduce (dist/request.c) starts as soon as it is full,
+ * nonblocking allreduce (distributed/request.c) starts as soon as it is full,
  * while the walk goes on to earlier layers; the walk drives MPI between
  * ops, and 'mf_train_overlap_finish' waits before the optimizer applies.
  *
@@ -22,7 +22,7 @@
 
 #include "core/alloc.h"
 #include "core/profile/profile.h"
-#include "dist/dist.h"
+#include "distributed/dist.h"
 #include "train.h"
 
 typedef struct Bucket {

@@ -18,7 +18,7 @@
 
 #include "core/alloc.h"
 #include "core/io/safetensors.h"
-#include "dist/dist.h"
+#include "distributed/dist.h"
 #include "optimizer_impl.h"
 
 typedef struct SaverVar {
@@ -445,7 +445,7 @@ static MfStatus save_here(MfSaver *s, MfSession *sess, const char *path,
     return st;
 }
 
-/* In a run of several processes (dist/) only rank 0 writes; the others
+/* In a run of several processes (distributed/) only rank 0 writes; the others
  * wait for it and return its status, so every process fails when the write
  * does and none reads a file before it is complete. */
 MfStatus mf_saver_save_session(MfSaver *s, MfSession *sess, const char *path,
@@ -633,12 +633,6 @@ static MfStatus assign_all(Entries *es, MfTensor **tensors, const char *path, Mf
         if (es->e[i].file >= 0)
             st = set_value(sess, &es->e[i], tensors[es->e[i].file]);
     return st;
-}
-
-MfStatus mf_saver_restore(MfSaver *s, const char *path, bool strict, MfVariable *global_step,
-                          bool gs_optional)
-{
-    return mf_saver_restore_session(s, NULL, path, strict, global_step, gs_optional);
 }
 
 MfStatus mf_saver_restore_session(MfSaver *s, MfSession *sess, const char *path, bool strict,

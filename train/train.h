@@ -243,7 +243,7 @@ MfStatus mf_train_compute_gradients(MfLossFn fn, void *ctx, int nvars, MfVariabl
                                     MfTensor **loss, MfGradVar **pairs, int *npairs);
 
 /* DistributedOptimizer (train/distributed.c): replaces each gradient of
- * 'pairs' by its mean over every process of the run (dist/), fused into one
+ * 'pairs' by its mean over every process of the run (distributed/), fused into one
  * MPIAllreduce per dtype (more when a dtype's gradients exceed
  * 'fusion_bytes' bytes; <= 0: no limit). Eager gradients are reduced now;
  * symbolic ones get the nodes (graph mode). 'check': the signature exchange
@@ -539,17 +539,15 @@ MfStatus mf_saver_session_global_step(MfSession *sess, MfVariable **out);
  * without a value, the writer's. */
 MfStatus mf_saver_save(MfSaver *s, const char *path, MfVariable *global_step);
 
-/* Reads 'path', checks it against the entries and, only when everything
+/* Restore (mf_saver_restore_session, 'sess' NULL for eager Variables):
+ * reads 'path', checks it against the entries and, only when everything
  * fits, assigns them all (making slots not made yet when the file has
  * them). The one error message (MF_EARG, "Saver.restore: ...") lists every
  * missing entry, every dtype or shape mismatch and, when 'strict', every
  * unexpected file entry. 'global_step' (may be NULL) is restored from
  * "global_step"; when 'gs_optional', a file without it is fine. File entries
- * nothing asked for are remembered (see mf_saver_extras). */
-MfStatus mf_saver_restore(MfSaver *s, const char *path, bool strict, MfVariable *global_step,
-                          bool gs_optional);
-
-/* The same in graph mode: the values of graph Variable handles are read
+ * nothing asked for are remembered (see mf_saver_extras).
+ * With a session, in graph mode: the values of graph Variable handles are read
  * from (saved) or written into (restored) 'sess'; eager Variables among
  * them are handled as above. 'global_step' NULL: the "global_step"
  * variable of the session's graph, when it has one. Errors: a graph variable not initialised in

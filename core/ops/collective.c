@@ -2,7 +2,7 @@
  * mean, max or min of one tensor over every process of a distributed run
  * (Horovod's HorovodAllreduce). One op for eager calls and graph nodes, so
  * a graph's allreduce shows in print(g), the schedule and the profiler like
- * any other op. The transport is dist/'s (core/collective.h); with none
+ * any other op. The transport is distributed/'s (core/collective.h); with none
  * registered (one process), the result is the input.
  *
  * Its nonblocking pair, for graph mode's overlap with the backward pass:
@@ -27,11 +27,6 @@ static const MfCollective *hook;
 void mf_collective_set(const MfCollective *c)
 {
     hook = c;
-}
-
-const MfCollective *mf_collective_get(void)
-{
-    return hook;
 }
 
 void mf_collective_join_failed(const char *why)

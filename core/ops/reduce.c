@@ -345,6 +345,7 @@ typedef void (*WalkFn)(const Plan *p, const void *x, void *acc);
 /* Indexed [kind][dtype]; the mean walks as a sum. */
 _Static_assert(MF_FLOAT32 == 0 && MF_FLOAT64 == 1 && MF_INT32 == 2 && MF_INT64 == 3,
                "the walks' columns are in MfDType order");
+_Static_assert(K_MEAN == K_MIN + 1, "a row per Kind but the last, the mean (it walks as a sum)");
 static const WalkFn walks[K_MIN + 1][MF_INT64 + 1] = {
     [K_SUM] = {walk_sum_f32, walk_sum_f64, walk_sum_i32, walk_sum_i64},
     [K_PROD] = {walk_prod_f32, walk_prod_f64, walk_prod_i32, walk_prod_i64},

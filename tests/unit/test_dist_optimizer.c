@@ -3,7 +3,7 @@
  * which way its compute_gradients averages: in graph mode the start and
  * wait nodes with overlap, the fused MPIAllreduce without, nothing for a
  * plain optimizer; eagerly in one process (no mpirun) the gradients stay
- * the plain ones, and a failing loss leaves nothing behind. Also dist/'s
+ * the plain ones, and a failing loss leaves nothing behind. Also distributed/'s
  * root range and allreduce attributes. */
 #include <stdio.h>
 
@@ -11,7 +11,7 @@
 
 #include "core/ops/reduce.h"
 #include "core/variable.h"
-#include "dist/dist.h"
+#include "distributed/dist.h"
 #include "graph/graph.h"
 #include "train/train.h"
 
@@ -148,7 +148,7 @@ static void test_eager_one_process(void **state)
     assert_int_equal(mf_variable_live_count(), 0);
 }
 
-/* dist/'s broadcast and allgather take eager tensors only. */
+/* distributed/'s broadcast and allgather take eager tensors only. */
 static void test_collectives_need_values(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
-/* dist_impl.h — what the files of dist/ share: the MPI state and the
- * conversion of MPI error codes. Private to dist/. */
+/* dist_impl.h — what the files of distributed/ share: the MPI state and the
+ * conversion of MPI error codes. Private to distributed/. */
 #ifndef MF_DIST_IMPL_H
 #define MF_DIST_IMPL_H
 

@@ -1,4 +1,4 @@
-/* dist.h — the public header of dist/: the processes of a data-parallel
+/* dist.h — the public header of distributed/: the processes of a data-parallel
  * run over MPI (Open MPI), as Horovod and Torch7's torch-distlearn use it.
  *
  * A program started by 'mpirun' (Open MPI sets OMPI_COMM_WORLD_SIZE) calls

@@ -5,10 +5,10 @@
  * constructors: about 1.5 ms of CPU per start, for scripts that never use
  * MPI. So moonflow is not linked with -lmpi; 'mf_mpi_load' dlopens libmpi
  * (RTLD_GLOBAL, as Open MPI's own components need) when mpirun started the
- * program, and the MPI names used by dist/ are redirected here to the
+ * program, and the MPI names used by distributed/ are redirected here to the
  * functions and predefined objects (communicator, datatypes, ops) it found.
  * Types and constants (MPI_SUCCESS, MPI_IN_PLACE) still come from mpi.h.
- * Include this after <mpi.h>, in dist/ only. */
+ * Include this after <mpi.h>, in distributed/ only. */
 #ifndef MF_DIST_MPI_LAZY_H
 #define MF_DIST_MPI_LAZY_H
 

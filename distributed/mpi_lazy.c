@@ -1,4 +1,4 @@
-/* mpi_lazy.c — dlopen of Open MPI's libmpi and the look-up of what dist/
+/* mpi_lazy.c — dlopen of Open MPI's libmpi and the look-up of what distributed/
  * uses from it (see mpi_lazy.h). Open MPI's predefined handles
  * (MPI_COMM_WORLD, MPI_FLOAT, MPI_SUM...) are the addresses of global
  * objects named ompi_mpi_*; they are looked up by those names. */
