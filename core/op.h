@@ -56,9 +56,9 @@ typedef struct MfAttrs {
      * owned by the node), so each run draws fresh values; NULL in eager
      * mode, where the values depend on 'seed' alone. */
     struct MfRngRuns *runs;
-    int padding;                  /* conv / pool: 0 = VALID, 1 = SAME */
+    int padding;                  /* conv / pool: MfPadding (core/ops/window.h) */
     int conv_algorithm;           /* conv: MfConvAlgo (core/ops/conv.h), 0 = auto */
-    int data_format;              /* 0 = NHWC, 1 = NCHW (bias_add; conv/pool entries) */
+    int data_format;              /* MfDataFormat (window.h): bias_add; conv/pool entries */
     int64_t strides[4], ksize[4], dilations[4];
     int nonfinite;                /* Apply ops: MfApplyNonfinite */
     int mode;                     /* pad: 0 = CONSTANT (the one mode supported) */

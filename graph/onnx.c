@@ -26,6 +26,7 @@
 #include "core/alloc.h"
 #include "core/io/protobuf.h"
 #include "core/io/write_file.h"
+#include "core/ops/window.h"
 #include "interchange.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -633,15 +634,8 @@ static MfStatus emit_lstm_cell(Ctx *c, MfNode *n, const char *const *in, const c
 
 /* ---- Conv2D and pooling: NHWC around an NCHW op ------------------------------- */
 
-static const int64_t TO_NCHW[4] = {0, 3, 1, 2}, TO_NHWC[4] = {0, 2, 3, 1};
-
-static int64_t one_if_zero(int64_t v)
-{
-    return v ? v : 1;
-}
-
-/* TensorFlow's SAME padding of one spatial axis as explicit (begin, end):
- * the output is ceil(in / s) and the extra padding goes at the end. */
+/* TensorFlow's SAME padding of one spatial axis as explicit (begin, end)
+ * (core/ops/window.h: the extra padding goes at the end). */
 static MfStatus same_pads(const MfNode *n, int64_t in, int64_t k, int64_t s, int64_t d,
                           int64_t *begin, int64_t *end)
 {
@@ -649,11 +643,8 @@ static MfStatus same_pads(const MfNode *n, int64_t in, int64_t k, int64_t s, int
         return unsupported(n, "SAME padding needs known spatial sizes (ONNX's auto_pad is "
                            "avoided: runtimes reject it with dilations); trace with a concrete "
                            "input size");
-    int64_t out = (in + s - 1) / s;
-    int64_t total = (out - 1) * s + (k - 1) * d + 1 - in;
-    total = total > 0 ? total : 0;
-    *begin = total / 2;
-    *end = total - *begin;
+    int64_t out;
+    mf_window_axis(MF_PADDING_SAME, in, k, s, d, &out, begin, end);
     return MF_OK;
 }
 
@@ -664,10 +655,10 @@ static MfStatus window_attrs(const Ctx *c, const MfNode *n, const int64_t *k, in
 {
     const MfTensorSpec *x = in_spec(c, n, 0);
     for (int i = 0; i < 2; i++) {
-        strides[i] = one_if_zero(n->attrs.strides[1 + i]);
-        dil[i] = one_if_zero(n->attrs.dilations[1 + i]);
+        strides[i] = mf_window_one_if_zero(n->attrs.strides[1 + i]);
+        dil[i] = mf_window_one_if_zero(n->attrs.dilations[1 + i]);
         pads[i] = pads[2 + i] = 0;
-        if (n->attrs.padding == 1) {
+        if (n->attrs.padding == MF_PADDING_SAME) {
             MfStatus st = same_pads(n, x->shape[1 + i], k[i], strides[i], dil[i], &pads[i],
                                     &pads[2 + i]);
             if (st != MF_OK)
@@ -727,7 +718,7 @@ static MfStatus emit_conv2d(Ctx *c, MfNode *n, const char *const *in, const char
         st = filter_oihw(c, n, in[1], f);
     if (st != MF_OK)
         return st;
-    transpose(c, fresh(c, n->name, "to_nchw", x), in[0], TO_NCHW, 4, x);
+    transpose(c, fresh(c, n->name, "to_nchw", x), in[0], mf_nhwc_to_nchw, 4, x);
     const char *a[2] = {x, f};
     size_t m = node_begin(c, "Conv", fresh(c, n->name, "conv", y), 2, a, y);
     attr_ints(&c->nodes, "kernel_shape", k, 2);
@@ -735,7 +726,7 @@ static MfStatus emit_conv2d(Ctx *c, MfNode *n, const char *const *in, const char
     attr_ints(&c->nodes, "dilations", dil, 2);
     attr_ints(&c->nodes, "pads", pads, 4);
     node_end(c, m);
-    transpose(c, n->name, y, TO_NHWC, 4, out);
+    transpose(c, n->name, y, mf_nchw_to_nhwc, 4, out);
     return MF_OK;
 }
 
@@ -748,7 +739,7 @@ static MfStatus emit_pool(Ctx *c, MfNode *n, const char *const *in, const char *
     if (st != MF_OK)
         return st;
     char x[NAME_MAX_LEN], y[NAME_MAX_LEN];
-    transpose(c, fresh(c, n->name, "to_nchw", x), in[0], TO_NCHW, 4, x);
+    transpose(c, fresh(c, n->name, "to_nchw", x), in[0], mf_nhwc_to_nchw, 4, x);
     const char *a[1] = {x};
     bool max = n->op == MF_OP_MAX_POOL;
     size_t m = node_begin(c, max ? "MaxPool" : "AveragePool", fresh(c, n->name, "pool", y), 1,
@@ -759,7 +750,7 @@ static MfStatus emit_pool(Ctx *c, MfNode *n, const char *const *in, const char *
     if (!max)
         attr_int(&c->nodes, "count_include_pad", 0);
     node_end(c, m);
-    transpose(c, n->name, y, TO_NHWC, 4, out);
+    transpose(c, n->name, y, mf_nchw_to_nhwc, 4, out);
     return MF_OK;
 }
 

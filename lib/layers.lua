@@ -366,29 +366,18 @@ local function hwc(fmt)
 end
 lib.hwc = hwc
 
--- The output size of a window of 'k' (dilated 'd') over 'n' with 'stride'.
--- Written so that no step overflows, whatever the stride and dilation: SAME's
--- ceil(n / stride) is (n - 1) // stride + 1 (0 for n = 0, floor division),
--- and a dilated extent beyond any integer fits no input.
-local function out_size(n, k, stride, padding, d)
-  if padding == "SAME" then return (n - 1) // stride + 1 end
-  d = d or 1
-  if k > 1 and d > (math.maxinteger - 1) // (k - 1) then return 0, "over 2^63" end
-  local span = (k - 1) * d + 1
-  return (n - span) // stride + 1, span
-end
-
 -- Checks a window of 'k' fits the known spatial sizes of 'shape'.
 function Layer:check_window(shape, k, strides, padding, fmt, d)
   local ha, wa = hwc(fmt)
   for i, axis in ipairs({ha, wa}) do
     local n = shape[axis]
     if n and n >= 0 then
-      local o, span = out_size(n, k[i], strides[i], padding, d and d[i])
+      -- the ops' own rule (core/ops/window.h)
+      local o, span = mf.nn.conv_output_size(n, k[i], strides[i], padding, d and d[i])
       if o < 1 then
         self:fail("input %s is smaller than the %dx%d window (extent %s, padding VALID); "
                   .. "use padding = \"SAME\" or a larger input", lib.shape_text(shape),
-                  k[1], k[2], span)
+                  k[1], k[2], span == math.maxinteger and "over 2^63" or span)
       end
     end
   end

@@ -204,6 +204,7 @@ void lmf_open_variable(lua_State *L, int methods); /* mf.Variable */
 void lmf_open_tape(lua_State *L, int methods);     /* GradientTape, grad, gradcheck */
 void lmf_open_profile(lua_State *L);              /* mf.profile, mf.profiler */
 void lmf_open_nn(lua_State *L);                   /* mf.nn (except conv2d) */
+void lmf_open_conv(lua_State *L);  /* conv_output_size, conv_padding into the table on top */
 void lmf_open_data(lua_State *L);                 /* mf.data: read_csv, read_idx */
 void lmf_push_data_helpers(lua_State *L);         /* lib.data: lib/dataset.lua's C helpers */
 void lmf_push_init_helpers(lua_State *L);  /* lib.init: lib/initializers.lua's (lmf_init.c) */

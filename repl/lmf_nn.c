@@ -76,6 +76,7 @@ void lmf_open_nn(lua_State *L)
         lua_setfield(L, -3, "nn");
     }
     luaL_setfuncs(L, fns, 0);
+    lmf_open_conv(L);
     for (int i = 0; same[i]; i++) {
         lua_getfield(L, -2, same[i]);
         lua_setfield(L, -2, same[i]);

@@ -17,46 +17,11 @@
 #include "common.h"
 #include "conv.h"
 #include "view.h"
+#include "window.h"
 
 #define SHAPE_BUF 160
 
-/* ---- geometry ------------------------------------------------------------------ */
-
-int64_t mf_conv_one_if_zero(int64_t v)
-{
-    return v == 0 ? 1 : v;
-}
-
-/* Dilations and the sizes attributes may be anything up to INT64_MAX: a span
- * that does not fit is INT64_MAX, which check_fit refuses before any kernel
- * (or any arithmetic on it) runs. */
-int64_t mf_conv_dilated_extent(int64_t k, int64_t d)
-{
-    int64_t e;
-    if (k < 1)
-        return 1;
-    if (__builtin_mul_overflow(k - 1, d, &e) || e == INT64_MAX)
-        return INT64_MAX;
-    return e + 1;
-}
-
-void mf_conv_axis_size(int padding, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *out,
-                       int64_t *pad)
-{
-    int64_t ek = mf_conv_dilated_extent(k, d);
-    *pad = 0;
-    if (in < 0 || k < 0) {
-        *out = -1;
-    } else if (padding == 1) {
-        /* ceil(in / s) without in + s - 1; the padding is ek - (in - (out - 1) * s),
-         * whose subtrahend lies in [1, s] */
-        *out = in == 0 ? 0 : (in - 1) / s + 1;
-        int64_t total = in == 0 ? 0 : ek - (in - (*out - 1) * s);
-        *pad = total > 0 ? total / 2 : 0;
-    } else {
-        *out = ek > in ? 0 : (in - ek) / s + 1;
-    }
-}
+/* ---- geometry (the rule: window.h) ------------------------------------------ */
 
 /* The input and filter shapes of the call: for the backprops one of them is
  * the sizes attribute, with -1 batch / channel entries taken from the
@@ -87,81 +52,36 @@ static MfConvGeom call_geom(const MfOpCall *c)
     const MfAttrs *a = c->attrs;
     MfConvGeom g = {
         .N = xs[0], .H = xs[1], .W = xs[2], .C = xs[3], .kh = ws[0], .kw = ws[1], .O = ws[3],
-        .sh = mf_conv_one_if_zero(a->strides[1]), .sw = mf_conv_one_if_zero(a->strides[2]),
-        .dh = mf_conv_one_if_zero(a->dilations[1]), .dw = mf_conv_one_if_zero(a->dilations[2]),
+        .sh = mf_window_one_if_zero(a->strides[1]), .sw = mf_window_one_if_zero(a->strides[2]),
+        .dh = mf_window_one_if_zero(a->dilations[1]), .dw = mf_window_one_if_zero(a->dilations[2]),
     };
-    mf_conv_axis_size(a->padding, g.H, g.kh, g.sh, g.dh, &g.Ho, &g.pad_top);
-    mf_conv_axis_size(a->padding, g.W, g.kw, g.sw, g.dw, &g.Wo, &g.pad_left);
+    mf_window_axis(a->padding, g.H, g.kh, g.sh, g.dh, &g.Ho, &g.pad_top, NULL);
+    mf_window_axis(a->padding, g.W, g.kw, g.sw, g.dw, &g.Wo, &g.pad_left, NULL);
     return g;
 }
 
 /* ---- checks -------------------------------------------------------------------- */
 
-static MfStatus check_rank4(const MfOpCall *c, const MfTensor *t, const char *what,
-                            const char *layout)
-{
-    if (t->rank == 4)
-        return MF_OK;
-    char buf[SHAPE_BUF];
-    return mf_err_set(MF_ESHAPE, "%s: expected %s of rank 4 (%s), got shape %s (rank %d)",
-                      op_api(c), what, layout, mf_shape_str(t->rank, t->shape, buf, sizeof buf),
-                      t->rank);
-}
-
-/* strides / dilations: positive, 1 on the batch and channel axes. */
-static MfStatus check_window(const MfOpCall *c, const int64_t *v, const char *what)
-{
-    int64_t e[4];
-    for (int i = 0; i < 4; i++)
-        e[i] = mf_conv_one_if_zero(v[i]);
-    if (e[1] < 1 || e[2] < 1)
-        return mf_err_set(MF_EARG, "%s: %s must be positive, got {%lld, %lld, %lld, %lld}",
-                          op_api(c), what, (long long)e[0], (long long)e[1], (long long)e[2],
-                          (long long)e[3]);
-    if (e[0] != 1 || e[3] != 1)
-        return mf_err_set(MF_EARG, "%s: %s on the batch and channel axes must be 1, got "
-                          "{%lld, %lld, %lld, %lld}", op_api(c), what, (long long)e[0],
-                          (long long)e[1], (long long)e[2], (long long)e[3]);
-    return MF_OK;
-}
-
 static MfStatus check_attrs(const MfOpCall *c)
 {
     const MfAttrs *a = c->attrs;
-    if (a->padding != 0 && a->padding != 1)
-        return mf_err_set(MF_EARG, "%s: padding must be VALID (0) or SAME (1), got %d",
-                          op_api(c), a->padding);
+    MfStatus st = mf_window_check_padding(op_api(c), a->padding);
+    if (st != MF_OK)
+        return st;
     if (c->op != MF_OP_CONV2D && a->nints != 4)
         return mf_err_set(MF_EARG, "%s: expected 4 %s, got %d", op_api(c),
                           c->op == MF_OP_CONV2D_BACKPROP_INPUT ? "input_sizes (N, H, W, C)"
                                                                : "filter_sizes (kh, kw, Cin, Cout)",
                           a->nints);
-    MfStatus st = check_window(c, a->strides, "strides");
-    return st != MF_OK ? st : check_window(c, a->dilations, "dilations");
+    st = mf_window_check_steps(op_api(c), a->strides, "strides", MF_NHWC);
+    return st != MF_OK ? st : mf_window_check_steps(op_api(c), a->dilations, "dilations", MF_NHWC);
 }
 
-/* The filter fits: spatial sizes at least 1 and, with VALID padding, the
- * dilated filter no larger than the input. */
+/* The filter fits the input (window.h). */
 static MfStatus check_fit(const MfOpCall *c, const MfConvGeom *g)
 {
-    if ((g->kh >= 0 && g->kh < 1) || (g->kw >= 0 && g->kw < 1))
-        return mf_err_set(MF_ESHAPE, "%s: the filter's height and width must be at least 1, "
-                          "got %lld x %lld", op_api(c), (long long)g->kh, (long long)g->kw);
-    int64_t ekh = mf_conv_dilated_extent(g->kh, g->dh), ekw = mf_conv_dilated_extent(g->kw, g->dw);
-    if (ekh == INT64_MAX || ekw == INT64_MAX)
-        return mf_err_set(MF_ESHAPE, "%s: the filter (%lld x %lld) with dilations {%lld, %lld} "
-                          "is too large: its dilated span (k - 1) * dilation + 1 does not fit "
-                          "in int64", op_api(c), (long long)g->kh, (long long)g->kw,
-                          (long long)g->dh, (long long)g->dw);
-    bool tall = g->H >= 0 && g->kh >= 0 && ekh > g->H;
-    bool wide = g->W >= 0 && g->kw >= 0 && ekw > g->W;
-    if (c->attrs->padding == 1 || (!tall && !wide))
-        return MF_OK;
-    return mf_err_set(MF_ESHAPE, "%s: the filter (%lld x %lld, %lld x %lld with dilations) is "
-                      "larger than the input (%lld x %lld) with VALID padding; use SAME "
-                      "padding or a smaller filter", op_api(c), (long long)g->kh,
-                      (long long)g->kw, (long long)ekh, (long long)ekw, (long long)g->H,
-                      (long long)g->W);
+    return mf_window_check_fit(op_api(c), c->attrs->padding, (int64_t[2]){g->H, g->W},
+                               (int64_t[2]){g->kh, g->kw}, (int64_t[2]){g->dh, g->dw});
 }
 
 /* Two sizes agree (unknown matches anything). */
@@ -198,7 +118,7 @@ static MfStatus check_dy(const MfOpCall *c, const MfConvGeom *g, const MfTensor 
                       (long long)g->H, (long long)g->W, (long long)g->C, (long long)g->kh,
                       (long long)g->kw, (long long)g->C, (long long)g->O,
                       mf_shape_str(4, want, sw, sizeof sw),
-                      c->attrs->padding ? "SAME" : "VALID");
+                      mf_padding_names[c->attrs->padding]);
 }
 
 /* ---- shape inference ------------------------------------------------------------ */
@@ -212,7 +132,7 @@ static MfStatus check_inputs(const MfOpCall *c)
     int k = c->op == MF_OP_CONV2D ? 0 : c->op == MF_OP_CONV2D_BACKPROP_INPUT ? 1 : 2;
     MfStatus st = MF_OK;
     for (int i = 0; i < 2 && st == MF_OK; i++)
-        st = check_rank4(c, c->inputs[i], what[k][i], layout[k][i]);
+        st = mf_window_check_rank4(op_api(c), c->inputs[i], what[k][i], layout[k][i]);
     if (st == MF_OK)
         st = mf_check_same_dtype(c, c->inputs[0], c->inputs[1]);
     if (st == MF_OK)
@@ -506,17 +426,15 @@ static MfCost conv_cost(const MfOpCall *c)
     return cost;
 }
 
-static const char *const paddings[] = {"VALID", "SAME", NULL};
-static const char *const formats[] = {"NHWC", "NCHW", NULL};
-
 /* strides, dilations: n, {h, w} or four entries in the data format's order
  * (one list for the three ops; the backprops add their sizes in front) */
 #define CONV_ATTRS                                                                              \
     {"strides", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(strides), 0,  \
      0, NULL, NULL},                                                                            \
     {"padding", MF_ATTR_ENUM, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(padding), 0, 0, \
-     paddings, NULL},                                                                           \
-    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},            \
+     mf_padding_names, NULL},                                                                   \
+    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, mf_data_format_names,       \
+     NULL},                                                                                     \
     {"dilations", MF_ATTR_WINDOW, 0, MF_ATTR_AT(dilations), 0, 0, NULL, NULL},                  \
     {"algorithm", MF_ATTR_ENUM, 0, MF_ATTR_AT(conv_algorithm), 0, MF_CONV_AUTO,                 \
      mf_conv_algo_names, NULL}
@@ -543,8 +461,8 @@ static MfStatus conv2d_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTen
     (void)n;
     *nout = 1;
     MfAttrs at = *a;
-    at.data_format = 0;
-    return mf_conv2d(in[0], in[1], &at, a->data_format == 1, outs);
+    at.data_format = MF_NHWC;
+    return mf_conv2d(in[0], in[1], &at, a->data_format == MF_NCHW, outs);
 }
 
 const MfOpDesc mf_desc_conv2d = {
@@ -630,8 +548,6 @@ const MfOpDesc mf_desc_conv2d_backprop_filter = {
 
 /* ---- composites: NCHW by transposing -------------------------------------------- */
 
-static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
-
 /* The op's attributes in NHWC order; with 'nchw', checks the batch and
  * channel entries in the caller's order first. */
 static MfStatus nhwc_attrs(const char *fname, const MfAttrs *a, bool nchw, MfAttrs *out)
@@ -639,22 +555,12 @@ static MfStatus nhwc_attrs(const char *fname, const MfAttrs *a, bool nchw, MfAtt
     *out = *a;
     if (!nchw)
         return MF_OK;
-    for (int i = 0; i < 2; i++) {
-        const int64_t *v = i == 0 ? a->strides : a->dilations;
-        if (mf_conv_one_if_zero(v[0]) != 1 || mf_conv_one_if_zero(v[1]) != 1)
-            return mf_err_set(MF_EARG, "%s: %s on the batch and channel axes must be 1, got "
-                              "{%lld, %lld, %lld, %lld} (NCHW)", fname,
-                              i == 0 ? "strides" : "dilations",
-                              (long long)mf_conv_one_if_zero(v[0]),
-                              (long long)mf_conv_one_if_zero(v[1]),
-                              (long long)mf_conv_one_if_zero(v[2]),
-                              (long long)mf_conv_one_if_zero(v[3]));
-    }
-    for (int i = 0; i < 4; i++) {
-        out->strides[i] = a->strides[to_nhwc[i]];
-        out->dilations[i] = a->dilations[to_nhwc[i]];
-    }
-    return MF_OK;
+    MfStatus st = mf_window_check_steps(fname, a->strides, "strides", MF_NCHW);
+    if (st == MF_OK)
+        st = mf_window_check_steps(fname, a->dilations, "dilations", MF_NCHW);
+    if (st == MF_OK)
+        *out = mf_window_nhwc_attrs(a, MF_NCHW);
+    return st;
 }
 
 /* Runs 'op' on (a, b) and, with 'back', transposes the result to NCHW. */
@@ -667,7 +573,7 @@ static MfStatus call_maybe_nchw(MfOpId op, MfTensor *a, MfTensor *b, const MfAtt
         mf_err_suffix("data_format NCHW: shapes shown after transposing to NHWC");
     if (st != MF_OK || !back)
         return st;
-    st = mf_transpose(y, to_nchw, 4, out);
+    st = mf_transpose(y, mf_nhwc_to_nchw, 4, out);
     mf_tensor_release(y);
     return st;
 }
@@ -681,7 +587,7 @@ static MfStatus as_nhwc(MfTensor *t, bool nchw, MfTensor **own, MfTensor **use)
         return MF_OK;
     if (t->rank != 4)
         return MF_OK; /* the op reports the rank */
-    MfStatus st = mf_transpose(t, to_nhwc, 4, own);
+    MfStatus st = mf_transpose(t, mf_nchw_to_nhwc, 4, own);
     *use = *own;
     return st;
 }
@@ -709,7 +615,7 @@ MfStatus mf_conv2d_backprop_input(const int64_t sizes[4], MfTensor *w, MfTensor 
     MfStatus st = nhwc_attrs("conv2d_backprop_input", a, nchw, &at);
     at.nints = 4;
     for (int i = 0; i < 4; i++)
-        at.ints[i] = sizes[nchw ? to_nhwc[i] : i];
+        at.ints[i] = sizes[nchw ? mf_nchw_to_nhwc[i] : i];
     if (st == MF_OK)
         st = as_nhwc(dy, nchw, &dt, &du);
     if (st == MF_OK)
@@ -723,7 +629,7 @@ MfStatus mf_conv_entry_begin(const char *fname, const char *what, const MfAttrs 
 {
     *nout = 1;
     *nhwc = *a;
-    nhwc->data_format = 0;
+    nhwc->data_format = MF_NHWC;
     if (a->nints != 4) /* a Lua call may give another count */
         return mf_err_set(MF_EARG, "%s: %s must be an array of 4 integers (or a 1-D integer "
                           "tensor of 4), got %d entries", fname, what, a->nints);
@@ -737,7 +643,7 @@ static MfStatus backprop_input_entry(int n, MfTensor *const *in, const MfAttrs *
     MfAttrs at;
     MfStatus st = mf_conv_entry_begin("conv2d_backprop_input", "input_sizes", a, &at, nout);
     return st != MF_OK ? st : mf_conv2d_backprop_input(a->ints, in[0], in[1], &at,
-                                                       a->data_format == 1, outs);
+                                                       a->data_format == MF_NCHW, outs);
 }
 
 static MfStatus backprop_filter_entry(int n, MfTensor *const *in, const MfAttrs *a,
@@ -747,7 +653,7 @@ static MfStatus backprop_filter_entry(int n, MfTensor *const *in, const MfAttrs 
     MfAttrs at;
     MfStatus st = mf_conv_entry_begin("conv2d_backprop_filter", "filter_sizes", a, &at, nout);
     return st != MF_OK ? st : mf_conv2d_backprop_filter(in[0], a->ints, in[1], &at,
-                                                        a->data_format == 1, outs);
+                                                        a->data_format == MF_NCHW, outs);
 }
 
 /* TensorFlow's conv2d_transpose is conv2d_backprop_input with the input as
@@ -768,7 +674,7 @@ static MfStatus conv2d_transpose_entry(int n, MfTensor *const *in, const MfAttrs
                             "input's)", i + 1);
     if (st != MF_OK)
         return st;
-    st = mf_conv2d_backprop_input(a->ints, in[1], in[0], &at, a->data_format == 1, outs);
+    st = mf_conv2d_backprop_input(a->ints, in[1], in[0], &at, a->data_format == MF_NCHW, outs);
     if (st != MF_OK)
         mf_err_prefix("conv2d_transpose (the input is conv2d_backprop_input's out_backprop)");
     return st;

@@ -7,18 +7,15 @@
  * [kh, kw, Cin, Cout], output NHWC [N, Ho, Wo, Cout]. Attributes read
  * (MfAttrs): 'strides[4]' and 'dilations[4]' in NHWC order (the batch and
  * channel entries must be 1; a 0 entry means 1, so a zeroed MfAttrs is
- * stride 1 and no dilation), 'padding' (0 = VALID, 1 = SAME), and for the
+ * stride 1 and no dilation), 'padding' (MfPadding, window.h), and for the
  * backprops 'ints[0..3]' (nints 4): input_sizes (NHWC) for
  * Conv2DBackpropInput, filter_sizes (HWIO) for Conv2DBackpropFilter. Those
  * sizes are attributes, as Reshape's shape is, rather than TensorFlow's
  * int32 input; an input_sizes batch or channel entry of -1 is taken from
  * out_backprop and the filter (graph gradients with an unknown batch).
  *
- * Output sizes and padding follow TensorFlow: with the dilated filter size
- * ek = (k - 1) * d + 1,
- *   VALID: Ho = (H - ek) / s + 1 (an error when ek > H), no padding;
- *   SAME:  Ho = ceil(H / s), pad_total = max((Ho - 1) * s + ek - H, 0),
- *          pad_top = pad_total / 2, the extra row (column) at the bottom (right).
+ * Output sizes and padding follow TensorFlow's rule (window.h; VALID with a
+ * dilated filter larger than the input is an error).
  *
  * Lowering (doc/design.md "Conv2D lowered to GEMMs"), every GEMM through
  * mf_gemm, named by the op:
@@ -36,6 +33,7 @@
 #include <stdbool.h>
 
 #include "../op.h"
+#include "window.h"
 
 /* The bound on the scratch patch matrix of one tile: 64 MiB. Within it a
  * tile aims at MF_CONV_TILE_BYTES (4 MiB, so im2col's output is still in
@@ -54,17 +52,6 @@ typedef struct MfConvGeom {
     int64_t sh, sw, dh, dw;   /* strides and dilations */
     int64_t pad_top, pad_left;
 } MfConvGeom;
-
-/* Axis geometry shared by conv.c and depthwise.c (defined in conv.c).
- * A stride or dilation entry: 0 means 1. */
-int64_t mf_conv_one_if_zero(int64_t v);
-/* The span (k - 1) * d + 1 of a dilated filter axis (1 for k < 1); INT64_MAX
- * when it does not fit, which the ops refuse before any kernel runs. */
-int64_t mf_conv_dilated_extent(int64_t k, int64_t d);
-/* Output size and leading pad of one spatial axis (TensorFlow's rules;
- * padding 1 is SAME); unknown (-1) in, unknown out. */
-void mf_conv_axis_size(int padding, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *out,
-                       int64_t *pad);
 
 /* ---- im2col.c ---------------------------------------------------------------- */
 

@@ -158,7 +158,7 @@ static bool product_fits(int64_t a, int64_t b, int64_t limit, int64_t *r)
 /* The padded side (out - 1) * s + (k - 1) * d + 1 of pad_input, checked. */
 static bool padded_side_fits(int64_t out, int64_t s, int64_t k, int64_t d, int64_t *side)
 {
-    int64_t steps, span = mf_conv_dilated_extent(k, d);
+    int64_t steps, span = mf_window_extent(k, d);
     return product_fits(out > 0 ? out - 1 : 0, s, INT64_MAX, &steps) && span != INT64_MAX &&
            !__builtin_add_overflow(steps, span, side);
 }
@@ -177,8 +177,8 @@ bool mf_conv_direct_fits(const MfConvGeom *g)
     /* the work per row (split over threads) and the rings of backprop-input:
      * per thread (at most MAX_RING_THREADS) R + 1 rows of Wq * O floats,
      * R = (kh - 1) * dh + 1 and Wq = W + (kw - 1) * dw */
-    int64_t wide = g->W > g->Wo ? g->W : g->Wo, R = mf_conv_dilated_extent(g->kh, g->dh);
-    int64_t span_w = mf_conv_dilated_extent(g->kw, g->dw);
+    int64_t wide = g->W > g->Wo ? g->W : g->Wo, R = mf_window_extent(g->kh, g->dh);
+    int64_t span_w = mf_window_extent(g->kw, g->dw);
     return product_fits(g->kh * g->kw * g->C, g->O, INT64_MAX, &taps) &&
            product_fits(wide, taps, INT64_MAX, &row_work) && R < limit && span_w < limit &&
            product_fits(g->W + span_w - 1, g->O, limit, &wq) &&

@@ -7,8 +7,8 @@
  * (M the depth multiplier), output NHWC [N, Ho, Wo, C * M] where output
  * channel c * M + m is input channel c convolved with filter[:, :, c, m].
  * Attributes as Conv2D's (conv.h): 'strides' and 'dilations' in NHWC order
- * (1 on the batch and channel axes; 0 means 1), 'padding' (0 VALID, 1
- * SAME, TensorFlow's output sizes and padding split), and for the
+ * (1 on the batch and channel axes; 0 means 1), 'padding' (MfPadding:
+ * TensorFlow's output sizes and padding split, window.h), and for the
  * backprops 'ints[0..3]': input_sizes (NHWC; a -1 batch or channel entry
  * is taken from out_backprop and the filter, so graph gradients work with
  * an unknown batch) or filter_sizes ([kh, kw, C, M]).
@@ -67,56 +67,32 @@ static DwGeom dw_geom(const MfOpCall *c)
     dw_shapes(c, xs, ws);
     const MfAttrs *a = c->attrs;
     DwGeom d = {.g = {.N = xs[0], .H = xs[1], .W = xs[2], .C = xs[3], .kh = ws[0],
-                      .kw = ws[1], .sh = mf_conv_one_if_zero(a->strides[1]),
-                      .sw = mf_conv_one_if_zero(a->strides[2]),
-                      .dh = mf_conv_one_if_zero(a->dilations[1]),
-                      .dw = mf_conv_one_if_zero(a->dilations[2])},
+                      .kw = ws[1], .sh = mf_window_one_if_zero(a->strides[1]),
+                      .sw = mf_window_one_if_zero(a->strides[2]),
+                      .dh = mf_window_one_if_zero(a->dilations[1]),
+                      .dw = mf_window_one_if_zero(a->dilations[2])},
                 .M = ws[3]};
     d.g.O = xs[3] >= 0 && ws[3] >= 0 ? xs[3] * ws[3] : -1;
-    mf_conv_axis_size(a->padding, d.g.H, d.g.kh, d.g.sh, d.g.dh, &d.g.Ho, &d.g.pad_top);
-    mf_conv_axis_size(a->padding, d.g.W, d.g.kw, d.g.sw, d.g.dw, &d.g.Wo, &d.g.pad_left);
+    mf_window_axis(a->padding, d.g.H, d.g.kh, d.g.sh, d.g.dh, &d.g.Ho, &d.g.pad_top, NULL);
+    mf_window_axis(a->padding, d.g.W, d.g.kw, d.g.sw, d.g.dw, &d.g.Wo, &d.g.pad_left, NULL);
     return d;
 }
 
 /* ---- checks -------------------------------------------------------------------- */
 
-static MfStatus check_rank4(const MfOpCall *c, const MfTensor *t, const char *what,
-                            const char *layout)
-{
-    if (t->rank == 4)
-        return MF_OK;
-    char buf[SHAPE_BUF];
-    return mf_err_set(MF_ESHAPE, "%s: expected %s of rank 4 (%s), got shape %s (rank %d)",
-                      op_api(c), what, layout, mf_shape_str(t->rank, t->shape, buf, sizeof buf),
-                      t->rank);
-}
-
-/* strides / dilations: positive, 1 on the batch and channel axes. */
-static MfStatus check_window(const MfOpCall *c, const int64_t *v, const char *what)
-{
-    int64_t e[4];
-    for (int i = 0; i < 4; i++)
-        e[i] = mf_conv_one_if_zero(v[i]);
-    if (e[1] >= 1 && e[2] >= 1 && e[0] == 1 && e[3] == 1)
-        return MF_OK;
-    return mf_err_set(MF_EARG, "%s: %s must be positive, and 1 on the batch and channel axes; "
-                      "got {%lld, %lld, %lld, %lld}", op_api(c), what, (long long)e[0],
-                      (long long)e[1], (long long)e[2], (long long)e[3]);
-}
-
 static MfStatus check_attrs(const MfOpCall *c)
 {
     const MfAttrs *a = c->attrs;
-    if (a->padding != 0 && a->padding != 1)
-        return mf_err_set(MF_EARG, "%s: padding must be VALID (0) or SAME (1), got %d",
-                          op_api(c), a->padding);
+    MfStatus st = mf_window_check_padding(op_api(c), a->padding);
+    if (st != MF_OK)
+        return st;
     if (c->op != MF_OP_DEPTHWISE_CONV2D && a->nints != 4)
         return mf_err_set(MF_EARG, "%s: expected 4 %s, got %d", op_api(c),
                           c->op == MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT
                               ? "input_sizes (N, H, W, C)" : "filter_sizes (kh, kw, C, M)",
                           a->nints);
-    MfStatus st = check_window(c, a->strides, "strides");
-    return st != MF_OK ? st : check_window(c, a->dilations, "dilations");
+    st = mf_window_check_steps(op_api(c), a->strides, "strides", MF_NHWC);
+    return st != MF_OK ? st : mf_window_check_steps(op_api(c), a->dilations, "dilations", MF_NHWC);
 }
 
 static MfStatus check_inputs(const MfOpCall *c)
@@ -129,7 +105,7 @@ static MfStatus check_inputs(const MfOpCall *c)
             : c->op == MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT ? 1 : 2;
     MfStatus st = MF_OK;
     for (int i = 0; i < 2 && st == MF_OK; i++)
-        st = check_rank4(c, c->inputs[i], what[k][i], layout[k][i]);
+        st = mf_window_check_rank4(op_api(c), c->inputs[i], what[k][i], layout[k][i]);
     if (st == MF_OK)
         st = mf_check_same_dtype(c, c->inputs[0], c->inputs[1]);
     if (st == MF_OK)
@@ -157,18 +133,8 @@ static MfStatus check_fit(const MfOpCall *c, const DwGeom *d, const int64_t *xs,
         return mf_err_set(MF_ESHAPE, "%s: the filter's height, width and depth multiplier must "
                           "be at least 1, got filter %s", op_api(c),
                           mf_shape_str(4, ws, sw, sizeof sw));
-    int64_t ekh = mf_conv_dilated_extent(g->kh, g->dh), ekw = mf_conv_dilated_extent(g->kw, g->dw);
-    if (ekh == INT64_MAX || ekw == INT64_MAX)
-        return mf_err_set(MF_ESHAPE, "%s: the dilated filter is too large", op_api(c));
-    bool tall = g->H >= 0 && g->kh >= 0 && ekh > g->H;
-    bool wide = g->W >= 0 && g->kw >= 0 && ekw > g->W;
-    if (c->attrs->padding == 1 || (!tall && !wide))
-        return MF_OK;
-    return mf_err_set(MF_ESHAPE, "%s: the filter (%lld x %lld, %lld x %lld with dilations) is "
-                      "larger than the input (%lld x %lld) with VALID padding; use SAME "
-                      "padding or a smaller filter", op_api(c), (long long)g->kh,
-                      (long long)g->kw, (long long)ekh, (long long)ekw, (long long)g->H,
-                      (long long)g->W);
+    return mf_window_check_fit(op_api(c), c->attrs->padding, (int64_t[2]){g->H, g->W},
+                               (int64_t[2]){g->kh, g->kw}, (int64_t[2]){g->dh, g->dw});
 }
 
 /* out_backprop has the shape the forward op would give. */
@@ -188,7 +154,8 @@ static MfStatus check_dy(const MfOpCall *c, const DwGeom *d, const MfTensor *dy)
                       mf_shape_str(4, dy->shape, sd, sizeof sd), (long long)g->N,
                       (long long)g->H, (long long)g->W, (long long)g->C, (long long)g->kh,
                       (long long)g->kw, (long long)g->C, (long long)d->M,
-                      mf_shape_str(4, want, sw, sizeof sw), c->attrs->padding ? "SAME" : "VALID");
+                      mf_shape_str(4, want, sw, sizeof sw),
+                      mf_padding_names[c->attrs->padding]);
 }
 
 static MfStatus dw_infer(MfOpCall *c)
@@ -437,8 +404,6 @@ static MfStatus dw_backprop_filter_grad(const MfGradCall *g, MfTensor **dinputs)
 
 /* ---- the Lua face: NCHW by transposing -------------------------------------------- */
 
-static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
-
 /* mf.nn.depthwise_conv2d: with data_format NCHW, the windows (given in
  * NCHW order) are reordered and the op runs between two Transposes, so
  * gradients flow. */
@@ -447,21 +412,16 @@ static MfStatus dw_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor 
 {
     (void)n;
     *nout = 1;
-    MfAttrs at = *a;
-    at.data_format = 0;
-    if (a->data_format != 1)
+    MfAttrs at = mf_window_nhwc_attrs(a, a->data_format);
+    if (a->data_format != MF_NCHW)
         return mf_op1(MF_OP_DEPTHWISE_CONV2D, 2, in, &at, outs);
-    for (int i = 0; i < 4; i++) {
-        at.strides[i] = a->strides[to_nhwc[i]];
-        at.dilations[i] = a->dilations[to_nhwc[i]];
-    }
     MfTensor *xt = NULL, *y = NULL;
-    MfStatus st = in[0]->rank == 4 ? mf_transpose(in[0], to_nhwc, 4, &xt) : MF_OK;
+    MfStatus st = in[0]->rank == 4 ? mf_transpose(in[0], mf_nchw_to_nhwc, 4, &xt) : MF_OK;
     MfTensor *args[2] = {xt ? xt : in[0], in[1]};
     if (st == MF_OK)
         st = mf_op1(MF_OP_DEPTHWISE_CONV2D, 2, args, &at, &y);
     if (st == MF_OK)
-        st = mf_transpose(y, to_nchw, 4, outs);
+        st = mf_transpose(y, mf_nhwc_to_nchw, 4, outs);
     else
         mf_err_suffix("data_format NCHW: shapes shown after transposing to NHWC");
     mf_tensor_release(xt);
@@ -475,24 +435,20 @@ static MfStatus dw_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor 
 static MfStatus backprop_nchw(MfOpId op, MfTensor *a, MfTensor *b, const int64_t sizes[4],
                               const MfAttrs *at, bool nchw, MfTensor **out)
 {
-    MfAttrs n = *at;
-    n.data_format = 0;
+    MfAttrs n = mf_window_nhwc_attrs(at, nchw ? MF_NCHW : MF_NHWC);
     n.nints = 4;
     bool input = op == MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT;
-    for (int i = 0; i < 4; i++) {
-        n.ints[i] = nchw && input ? sizes[to_nhwc[i]] : sizes[i];
-        n.strides[i] = nchw ? at->strides[to_nhwc[i]] : at->strides[i];
-        n.dilations[i] = nchw ? at->dilations[to_nhwc[i]] : at->dilations[i];
-    }
+    for (int i = 0; i < 4; i++)
+        n.ints[i] = nchw && input ? sizes[mf_nchw_to_nhwc[i]] : sizes[i];
     MfTensor *t[3] = {0}, *args[2] = {a, b};
     MfStatus st = MF_OK;
     for (int k = input ? 1 : 0; nchw && k < 2 && st == MF_OK; k++)
-        if (args[k]->rank == 4 && (st = mf_transpose(args[k], to_nhwc, 4, &t[k])) == MF_OK)
+        if (args[k]->rank == 4 && (st = mf_transpose(args[k], mf_nchw_to_nhwc, 4, &t[k])) == MF_OK)
             args[k] = t[k];
     if (st == MF_OK)
         st = mf_op1(op, 2, args, &n, nchw && input ? &t[2] : out);
     if (st == MF_OK && nchw && input)
-        st = mf_transpose(t[2], to_nchw, 4, out);
+        st = mf_transpose(t[2], mf_nhwc_to_nchw, 4, out);
     if (st != MF_OK && nchw)
         mf_err_suffix("data_format NCHW: shapes shown after transposing to NHWC");
     for (int k = 0; k < 3; k++)
@@ -514,16 +470,14 @@ MfStatus mf_depthwise_conv2d_backprop_filter(MfTensor *x, const int64_t sizes[4]
     return backprop_nchw(MF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, x, dy, sizes, a, nchw, out);
 }
 
-static const char *const paddings[] = {"VALID", "SAME", NULL};
-static const char *const formats[] = {"NHWC", "NCHW", NULL};
-
 /* the forward op's attributes; the backprops add their sizes in front */
 #define DW_ATTRS                                                                                \
     {"strides", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(strides), 0,  \
      0, NULL, NULL},                                                                            \
     {"padding", MF_ATTR_ENUM, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(padding), 0, 0, \
-     paddings, NULL},                                                                           \
-    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},            \
+     mf_padding_names, NULL},                                                                   \
+    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, mf_data_format_names,       \
+     NULL},                                                                                     \
     {"dilations", MF_ATTR_WINDOW, 0, MF_ATTR_AT(dilations), 0, 0, NULL, NULL}
 
 static const MfAttrDef dw_attrs[] = {DW_ATTRS};
@@ -551,7 +505,7 @@ static MfStatus dw_backprop_input_entry(int n, MfTensor *const *in, const MfAttr
     MfStatus st = mf_conv_entry_begin("depthwise_conv2d_backprop_input", "input_sizes", a, &at,
                                       nout);
     return st != MF_OK ? st : mf_depthwise_conv2d_backprop_input(a->ints, in[0], in[1], &at,
-                                                                 a->data_format == 1, outs);
+                                                                 a->data_format == MF_NCHW, outs);
 }
 
 static MfStatus dw_backprop_filter_entry(int n, MfTensor *const *in, const MfAttrs *a,
@@ -562,7 +516,7 @@ static MfStatus dw_backprop_filter_entry(int n, MfTensor *const *in, const MfAtt
     MfStatus st = mf_conv_entry_begin("depthwise_conv2d_backprop_filter", "filter_sizes", a, &at,
                                       nout);
     return st != MF_OK ? st : mf_depthwise_conv2d_backprop_filter(in[0], a->ints, in[1], &at,
-                                                                  a->data_format == 1, outs);
+                                                                  a->data_format == MF_NCHW, outs);
 }
 
 const MfOpDesc mf_desc_depthwise_conv2d = {

@@ -18,6 +18,7 @@
 #include "fast_mathf.h"
 #include "compare.h"
 #include "random.h"
+#include "window.h"
 #include "reduce.h"
 #include "view.h"
 
@@ -425,7 +426,7 @@ const MfOpDesc mf_desc_sparse_softmax_xent = {
 
 static int bias_axis(const MfOpCall *c, int rank)
 {
-    return c->attrs->data_format == 1 ? 1 : rank - 1;
+    return c->attrs->data_format == MF_NCHW ? 1 : rank - 1;
 }
 
 static MfStatus bias_add_infer(MfOpCall *c)
@@ -436,7 +437,7 @@ static MfStatus bias_add_infer(MfOpCall *c)
         st = mf_check_dtype(c, v, MF_NUMERIC, "a numeric dtype");
     if (st != MF_OK)
         return st;
-    int min_rank = c->attrs->data_format == 1 ? 2 : 1;
+    int min_rank = c->attrs->data_format == MF_NCHW ? 2 : 1;
     if (v->rank < min_rank)
         return mf_err_set(MF_ESHAPE, "%s: value must have rank >= %d, got rank %d", op_api(c),
                           min_rank, v->rank);
@@ -445,7 +446,7 @@ static MfStatus bias_add_infer(MfOpCall *c)
         char a[96], s[96];
         return mf_err_set(MF_ESHAPE, "%s: bias must be 1-D with the size of value's %s axis "
                           "(%lld), got bias %s for value %s", op_api(c),
-                          c->attrs->data_format == 1 ? "channel (2nd)" : "last",
+                          c->attrs->data_format == MF_NCHW ? "channel (2nd)" : "last",
                           (long long)v->shape[ax],
                           mf_shape_str(b->rank, b->shape, a, sizeof a),
                           mf_shape_str(v->rank, v->shape, s, sizeof s));
@@ -512,9 +513,8 @@ static MfStatus bias_add_forward(const MfOpCall *c, MfTensor **outs)
     return MF_OK;
 }
 
-static const char *const formats[] = {"NHWC", "NCHW", NULL};
 static const MfAttrDef bias_add_attrs[] = {
-    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},
+    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, mf_data_format_names, NULL},
 };
 
 const MfOpDesc mf_desc_bias_add = {

@@ -17,6 +17,7 @@
 #include "pool.h"
 #include "reduce.h"
 #include "view.h"
+#include "window.h"
 
 /* Hands over '*slot' (owned), leaving NULL behind. */
 static MfTensor *take(MfTensor **slot)
@@ -144,7 +145,7 @@ MfStatus mf_sparse_xent_grad(const MfGradCall *g, MfTensor **dinputs)
 MfStatus mf_bias_add_grad(const MfGradCall *g, MfTensor **dinputs)
 {
     MfTensor *dy = g->doutputs[0];
-    int rank = dy->rank, bias_axis = g->call->attrs->data_format == 1 ? 1 : rank - 1;
+    int rank = dy->rank, bias_axis = g->call->attrs->data_format == MF_NCHW ? 1 : rank - 1;
     int64_t axes[MF_MAX_RANK];
     int naxes = 0;
     for (int i = 0; i < rank; i++)

@@ -14,6 +14,7 @@
 #include "../parallel.h"
 #include "common.h"
 #include "view.h"
+#include "window.h"
 
 /* The geometry of one pooling call. */
 typedef struct Geom {
@@ -23,30 +24,17 @@ typedef struct Geom {
     int64_t pt, pl;             /* padding before (top, left) */
 } Geom;
 
-/* Output size and padding before along one axis (TensorFlow's rules);
- * -1 for an unknown input size. */
+/* Output size and padding before along one axis (window.h); -1 for an
+ * unknown input size. VALID with a window larger than the input is an
+ * error. */
 static MfStatus axis_size(const MfOpCall *c, const char *axis, int64_t in, int64_t k, int64_t s,
                           int64_t *out, int64_t *pad)
 {
-    *pad = 0;
-    if (in < 0) {
-        *out = -1;
-        return MF_OK;
-    }
-    if (c->attrs->padding == 1) {
-        /* ksize and strides may be anything up to INT64_MAX: ceil(in / s)
-         * without in + s - 1, and the padding k - (in - (out - 1) * s), whose
-         * subtrahend lies in [1, s], without (out - 1) * s + k */
-        *out = in == 0 ? 0 : (in - 1) / s + 1;
-        int64_t total = in == 0 ? 0 : k - (in - (*out - 1) * s);
-        *pad = total > 0 ? total / 2 : 0;
-        return MF_OK;
-    }
-    if (k > in)
+    if (c->attrs->padding == MF_PADDING_VALID && in >= 0 && k > in)
         return mf_err_set(MF_ESHAPE, "%s: window %lld is larger than the input %s %lld with "
                           "VALID padding (use SAME, or a smaller ksize)", op_api(c),
                           (long long)k, axis, (long long)in);
-    *out = (in - k) / s + 1;
+    mf_window_axis(c->attrs->padding, in, k, s, 1, out, pad, NULL);
     return MF_OK;
 }
 
@@ -64,9 +52,7 @@ static MfStatus check_attrs(const MfOpCall *c)
     if (a->ksize[0] != 1 || a->ksize[3] != 1 || a->strides[0] != 1 || a->strides[3] != 1)
         return mf_err_set(MF_EARG, "%s: pooling over the batch or channel axis is not "
                           "supported: ksize and strides must be {1, h, w, 1} (NHWC)", op_api(c));
-    if (a->padding != 0 && a->padding != 1)
-        return mf_err_set(MF_EARG, "%s: padding must be \"SAME\" or \"VALID\"", op_api(c));
-    return MF_OK;
+    return mf_window_check_padding(op_api(c), a->padding);
 }
 
 /* Checks the NHWC input 'x' and fills 'g'. */
@@ -470,8 +456,6 @@ static MfCost pool_cost(const MfOpCall *c)
     return cost;
 }
 
-static const char *const paddings[] = {"VALID", "SAME", NULL};
-static const char *const formats[] = {"NHWC", "NCHW", NULL};
 
 /* ksize and strides: n, {h, w} or four entries in the data format's order */
 static const MfAttrDef pool_attrs[] = {
@@ -480,31 +464,26 @@ static const MfAttrDef pool_attrs[] = {
     {"strides", MF_ATTR_WINDOW, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(strides), 0,
      0, NULL, NULL},
     {"padding", MF_ATTR_ENUM, MF_ATTR_POSITIONAL | MF_ATTR_REQUIRED, MF_ATTR_AT(padding), 0, 0,
-     paddings, NULL},
-    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, formats, NULL},
+     mf_padding_names, NULL},
+    {"data_format", MF_ATTR_ENUM, 0, MF_ATTR_AT(data_format), 0, 0, mf_data_format_names,
+     NULL},
 };
 
 /* Lua's max_pool / avg_pool: with data_format NCHW, the NHWC op runs
  * between two transposes (so gradients flow), as conv2d does. */
 static MfStatus pool_entry(MfOpId op, MfTensor *x, const MfAttrs *a, MfTensor **outs)
 {
-    static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
-    if (!a->data_format || x->rank != 4) /* the op reports a wrong rank */
+    if (a->data_format != MF_NCHW || x->rank != 4) /* the op reports a wrong rank */
         return mf_op1(op, 1, &x, a, outs);
-    MfAttrs at = *a;
-    at.data_format = 0;
-    for (int i = 0; i < 4; i++) {
-        at.ksize[i] = a->ksize[to_nhwc[i]];
-        at.strides[i] = a->strides[to_nhwc[i]];
-    }
+    MfAttrs at = mf_window_nhwc_attrs(a, MF_NCHW);
     MfTensor *xt = NULL, *y = NULL;
-    MfStatus st = mf_transpose(x, to_nhwc, 4, &xt);
+    MfStatus st = mf_transpose(x, mf_nchw_to_nhwc, 4, &xt);
     if (st == MF_OK)
         st = mf_op1(op, 1, &xt, &at, &y);
     if (st != MF_OK)
         mf_err_suffix("data_format NCHW: shapes shown after transposing to NHWC");
     else
-        st = mf_transpose(y, to_nchw, 4, outs);
+        st = mf_transpose(y, mf_nhwc_to_nchw, 4, outs);
     mf_tensor_release(xt);
     mf_tensor_release(y);
     return st;
@@ -567,7 +546,7 @@ POOL_OP(mf_desc_max_pool_grad_grad, "MaxPoolGradGrad", "max_pool_grad_grad", 3,
         NULL, NULL);
 
 static MfStatus pool_call(MfOpId op, MfTensor *x, const int64_t ksize[4],
-                          const int64_t strides[4], int padding, MfTensor **out)
+                          const int64_t strides[4], MfPadding padding, MfTensor **out)
 {
     MfAttrs a = mf_attrs_default();
     memcpy(a.ksize, ksize, sizeof a.ksize);
@@ -576,13 +555,13 @@ static MfStatus pool_call(MfOpId op, MfTensor *x, const int64_t ksize[4],
     return mf_op1(op, 1, &x, &a, out);
 }
 
-MfStatus mf_max_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], int padding,
+MfStatus mf_max_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], MfPadding padding,
                      MfTensor **out)
 {
     return pool_call(MF_OP_MAX_POOL, x, ksize, strides, padding, out);
 }
 
-MfStatus mf_avg_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], int padding,
+MfStatus mf_avg_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], MfPadding padding,
                      MfTensor **out)
 {
     return pool_call(MF_OP_AVG_POOL, x, ksize, strides, padding, out);

@@ -10,7 +10,7 @@
  *                                 (the gradient of MaxPoolGrad).
  *
  * Attributes: ksize[4] and strides[4] in NHWC order (batch and channel
- * entries must be 1), padding 0 = VALID, 1 = SAME, with TensorFlow's rules:
+ * entries must be 1), padding MfPadding, with TensorFlow's rules (window.h):
  * SAME gives ceil(in / stride) outputs and pads max((out - 1) * stride + k
  * - in, 0) in total, the smaller half before; VALID gives
  * (in - k) / stride + 1 and needs k <= in. Average pooling divides by the
@@ -21,13 +21,14 @@
 #include <stdint.h>
 
 #include "../grad.h"
+#include "window.h"
 
 /* Max / average pooling of the rank-4 NHWC 'x'. On success '*out' is
  * owned; errors: MF_EDTYPE, MF_ESHAPE, MF_EARG (bad ksize, strides,
  * padding), MF_ENOMEM. */
-MfStatus mf_max_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], int padding,
+MfStatus mf_max_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], MfPadding padding,
                      MfTensor **out);
-MfStatus mf_avg_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], int padding,
+MfStatus mf_avg_pool(MfTensor *x, const int64_t ksize[4], const int64_t strides[4], MfPadding padding,
                      MfTensor **out);
 
 /* Gradients (nn_grad.c): MfOpDesc 'backward' functions of MaxPool,
