@@ -170,6 +170,7 @@ MF_OP(MF_OP_APPLY_MOMENTUM, mf_desc_apply_momentum)
 MF_OP(MF_OP_APPLY_ADAGRAD, mf_desc_apply_adagrad)
 MF_OP(MF_OP_APPLY_RMSPROP, mf_desc_apply_rmsprop)
 MF_OP(MF_OP_APPLY_ADAM, mf_desc_apply_adam)
+MF_OP(MF_OP_APPLY_LION, mf_desc_apply_lion)
 
 /* collectives over the processes of a distributed run (core/ops/collective.c) */
 MF_OP(MF_OP_ALLREDUCE, mf_desc_allreduce)

@@ -1,9 +1,10 @@
 /* graph_train.c — training in graph mode: compute_gradients adds the
  * backward graph (mf_graph_gradients) for the loss's graph variables;
  * apply_gradients adds, as TensorFlow 1.x does, slot variables ("w/Adam",
- * "w/Adam_1"; Adam's "beta1_power" and "beta2_power"), one fused Apply*
- * node per variable under "<opt>/update_<var>/", Adam's beta-power
- * assigns after the updates, a group named after the optimizer and, when a
+ * "w/Adam_1"; the descriptor's non-slot state, Adam's "beta1_power" and
+ * "beta2_power"), the learning rate cast once per dtype, one fused Apply*
+ * node per variable under "<opt>/update_<var>/", the powers' assigns after
+ * the updates, a group named after the optimizer and, when a
  * global step is given, its AssignAdd after the group: the train op.
  *
  * A graph Variable is handled through an MfVariable "handle" whose value is
@@ -184,15 +185,18 @@ static MfStatus graph_slots(MfOptimizer *o, MfGraph *g, MfVariable *var)
     return st;
 }
 
-static MfStatus graph_beta_powers(MfOptimizer *o, MfGraph *g, MfDType dt)
+static MfStatus graph_powers(MfOptimizer *o, MfGraph *g, MfDType dt)
 {
-    MfStatus st = mf_opt_adam_context(o, g);   /* TensorFlow keys the powers by graph */
-    if (st != MF_OK || o->beta_power[0])
+    const MfOptClass *d = mf_opt_desc(o);
+    if (d->npowers == 0)
+        return MF_OK;
+    MfStatus st = mf_opt_powers_context(o, g);   /* TensorFlow keys the powers by graph */
+    if (st != MF_OK || o->power[0])
         return st;
-    static const char *const names[2] = {"beta1_power", "beta2_power"};
-    const double init[2] = {o->cfg.beta1, o->cfg.beta2};
-    for (int i = 0; i < 2 && st == MF_OK; i++)
-        st = new_graph_var(g, mf_tensor_scalar(dt, init[i]), names[i], &o->beta_power[i]);
+    for (int i = 0; i < d->npowers && st == MF_OK; i++) {
+        double init = mf_opt_hyper_get(&o->cfg, &d->hypers[d->powers[i].hyper]);
+        st = new_graph_var(g, mf_tensor_scalar(dt, init), d->powers[i].name, &o->power[i]);
+    }
     return st;
 }
 
@@ -250,9 +254,9 @@ static MfStatus check_graph_pairs(MfOptimizer *o, int n, const MfGradVar *pairs,
     for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
             st = graph_slots(o, *g, pairs[i].var);
-    for (int i = 0; i < n && st == MF_OK && o->cfg.kind == MF_OPT_ADAM; i++)
+    for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
-            st = graph_beta_powers(o, *g, pairs[i].var->value->dtype);
+            st = graph_powers(o, *g, pairs[i].var->value->dtype);
     return st;
 }
 
@@ -389,7 +393,7 @@ static MfStatus gated_grad(const Gate *gt, const MfGradVar *p, MfTensor **out)
     return st;
 }
 
-/* Adam's factor for a beta power: beta, or 1 when the gate skips the step
+/* A power's factor: its hyperparameter (beta), or 1 when the gate skips the step
  * (beta * ok + (1 - ok), exact for ok = 1 and 0). Owned, of dtype 'dt'. */
 static MfStatus gated_beta(const Gate *gt, double beta, MfDType dt, MfTensor **out)
 {
@@ -448,7 +452,7 @@ static MfStatus assign_var(MfGraph *g, MfVariable *v, bool traced, MfAssignKind 
 }
 
 /* One Apply node for pair 'p' under "<opt>/update_<var>/". */
-static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTensor *lr,
+static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfOptRates *lr,
                            const Gate *gt, Deps *deps)
 {
     char scope[300];
@@ -458,7 +462,7 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTen
     if (st != MF_OK)
         return st;
     MfTensor *lr_v = NULL, *out = NULL, *grad = NULL;
-    st = mf_opt_lr_as(lr, p->var->value->dtype, &lr_v);
+    st = mf_opt_lr_for(lr, p->var->value->dtype, &lr_v);
     if (st == MF_OK)
         st = gated_grad(gt, p, &grad);
     if (st == MF_OK) {
@@ -470,28 +474,29 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfTen
         st = deps_push(deps, out);
     mf_tensor_release(out);
     mf_tensor_release(grad);
-    mf_tensor_release(lr_v);
     mf_graph_pop_scope(g, mark);
     return st;
 }
 
-/* Adam: beta1_power *= beta1, beta2_power *= beta2, after the updates; the
- * powers are graph variables, or eager ones captured by a trace (traced). */
+/* Each power times its hyperparameter (Adam: beta1_power *= beta1, ...),
+ * after the updates; the powers are graph variables, or eager ones
+ * captured by a trace (traced). */
 static MfStatus update_powers(MfOptimizer *o, MfGraph *g, bool traced, const Gate *gt,
                               Deps *deps)
 {
+    const MfOptClass *d = mf_opt_desc(o);
     int mark = -1;
-    MfStatus st = mf_graph_push_control(g, deps->n, deps->a, &mark);
-    const double beta[2] = {o->cfg.beta1, o->cfg.beta2};
-    for (int i = 0; i < 2 && st == MF_OK; i++) {
+    MfStatus st = d->npowers ? mf_graph_push_control(g, deps->n, deps->a, &mark) : MF_OK;
+    for (int i = 0; i < d->npowers && st == MF_OK; i++) {
+        double beta = mf_opt_hyper_get(&o->cfg, &d->hypers[d->powers[i].hyper]);
         MfTensor *p = NULL, *b = NULL, *next = NULL, *out = NULL;
-        st = read_var(g, o->beta_power[i], traced, &p);
+        st = read_var(g, o->power[i], traced, &p);
         if (st == MF_OK)
-            st = gated_beta(gt, beta[i], p->dtype, &b);
+            st = gated_beta(gt, beta, p->dtype, &b);
         if (st == MF_OK)
             st = mf_binary(MF_OP_MUL, p, b, &next);
         if (st == MF_OK)
-            st = assign_var(g, o->beta_power[i], traced, MF_ASSIGN_SET, next, &out);
+            st = assign_var(g, o->power[i], traced, MF_ASSIGN_SET, next, &out);
         if (st == MF_OK)
             st = deps_push(deps, out);
         mf_tensor_release(b);
@@ -544,8 +549,20 @@ static MfStatus check_graph_step(MfGraph *g, MfVariable *gs)
     return MF_OK;
 }
 
+/* The rate cast to each dtype of the pairs' variables, once, under the
+ * optimizer's scope (before the updates' scopes). */
+static MfStatus cast_rates(int n, const MfGradVar *pairs, MfOptRates *lr)
+{
+    MfStatus st = MF_OK;
+    MfTensor *t;
+    for (int i = 0; i < n && st == MF_OK; i++)
+        if (pairs[i].grad)
+            st = mf_opt_lr_for(lr, pairs[i].var->value->dtype, &t);
+    return st;
+}
+
 static MfStatus build_updates(MfOptimizer *o, MfGraph *g, int n, const MfGradVar *pairs,
-                              MfTensor *lr, Gate *gt, Deps *deps)
+                              MfOptRates *lr, Gate *gt, Deps *deps)
 {
     int mark;
     MfStatus st = mf_graph_push_scope(g, o->cfg.name, &mark);
@@ -553,10 +570,12 @@ static MfStatus build_updates(MfOptimizer *o, MfGraph *g, int n, const MfGradVar
         return st;
     if (gt->policy == MF_APPLY_NONFINITE_SKIP)
         st = gate_build(n, pairs, gt);
+    if (st == MF_OK)
+        st = cast_rates(n, pairs, lr);
     for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
             st = update_one(o, g, &pairs[i], lr, gt, deps);
-    if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
+    if (st == MF_OK)
         st = update_powers(o, g, false, gt, deps);
     mf_graph_pop_scope(g, mark);
     return st;
@@ -567,24 +586,24 @@ MfStatus mf_optimizer_apply_graph(MfOptimizer *o, int n, const MfGradVar *pairs,
 {
     *train_op = NULL;
     MfGraph *g = NULL;
-    MfTensor *rate = NULL;
+    MfOptRates rate = {0};
     Deps deps = {NULL, 0, 0};
     Gate gt = {mf_opt_take_nonfinite(o), NULL, NULL};
     MfStatus st = check_graph_pairs(o, n, pairs, &g);
     if (st == MF_OK)
         st = check_graph_step(g, global_step);
     if (st == MF_OK)
-        st = graph_lr(o, lr, &rate);
+        st = graph_lr(o, lr, &rate.lr);
     bool pushed = false;
     if (st == MF_OK && mf_graph_default() != g && (st = mf_graph_push_default(g)) == MF_OK)
         pushed = true;
     if (st == MF_OK)
-        st = build_updates(o, g, n, pairs, rate, &gt, &deps);
+        st = build_updates(o, g, n, pairs, &rate, &gt, &deps);
     if (st == MF_OK)
         st = finish(o, g, &deps, global_step, false, &gt, train_op);
     if (pushed)
         mf_graph_pop_default();
-    mf_tensor_release(rate);
+    mf_opt_rates_free(&rate);
     gate_free(&gt);
     deps_free(&deps);
     return prefixed(st, "apply_gradients");
@@ -632,7 +651,7 @@ static MfStatus traced_lr(MfGraph *g, const MfOptimizer *o, MfTensor *override, 
 /* One Apply node on captured 'p->var' and its eager slots; 'tmp' is the
  * optimizer as the update sees it (Adam's powers as captured handles). */
 static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
-                           const MfGradVar *p, MfTensor *lr, const Gate *gt, Deps *deps)
+                           const MfGradVar *p, MfOptRates *lr, const Gate *gt, Deps *deps)
 {
     MfSlotEntry *e = mf_opt_find_entry(o, p->var);
     MfVariable *h = NULL, *hs[MF_OPT_MAX_SLOTS] = {NULL, NULL}, *vars[1 + MF_OPT_MAX_SLOTS];
@@ -650,7 +669,7 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
     if (st == MF_OK)
         st = mf_graph_push_scope(g, scope, &mark);
     if (st == MF_OK)
-        st = mf_opt_lr_as(lr, p->var->value->dtype, &lr_v);
+        st = mf_opt_lr_for(lr, p->var->value->dtype, &lr_v);
     if (st == MF_OK)
         st = gated_grad(gt, p, &grad);
     if (st == MF_OK) {
@@ -665,7 +684,6 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
         st = deps_push(deps, out);
     mf_tensor_release(out);
     mf_tensor_release(grad);
-    mf_tensor_release(lr_v);
     mf_variable_release(h);
     for (int k = 0; k < MF_OPT_MAX_SLOTS; k++)
         mf_variable_release(hs[k]);
@@ -673,14 +691,14 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
 }
 
 static MfStatus traced_updates(MfGraph *g, MfOptimizer *o, int n, const MfGradVar *pairs,
-                               MfTensor *lr, Gate *gt, Deps *deps)
+                               MfOptRates *lr, Gate *gt, Deps *deps)
 {
-    MfOptimizer tmp = *o;   /* Adam's powers read when the graph runs */
-    MfVariable *hp[2] = {NULL, NULL};
+    MfOptimizer tmp = *o;   /* the powers read when the graph runs */
+    MfVariable *hp[MF_OPT_MAX_POWERS] = {NULL};
     MfStatus st = MF_OK;
-    for (int i = 0; i < 2 && st == MF_OK && o->cfg.kind == MF_OPT_ADAM; i++)
-        if ((st = captured_handle(g, o->beta_power[i], &hp[i])) == MF_OK)
-            tmp.beta_power[i] = hp[i];
+    for (int i = 0; i < mf_opt_desc(o)->npowers && st == MF_OK; i++)
+        if ((st = captured_handle(g, o->power[i], &hp[i])) == MF_OK)
+            tmp.power[i] = hp[i];
     int mark = -1;
     if (st == MF_OK)
         st = mf_graph_push_scope(g, o->cfg.name, &mark);
@@ -688,14 +706,16 @@ static MfStatus traced_updates(MfGraph *g, MfOptimizer *o, int n, const MfGradVa
      * staging): the gate makes ERROR fail at the first update, before any */
     if (st == MF_OK && gt->policy != MF_APPLY_NONFINITE_APPLY)
         st = gate_build(n, pairs, gt);
+    if (st == MF_OK)
+        st = cast_rates(n, pairs, lr);
     for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
             st = traced_one(g, &tmp, o, &pairs[i], lr, gt, deps);
-    if (st == MF_OK && o->cfg.kind == MF_OPT_ADAM)
+    if (st == MF_OK)
         st = update_powers(o, g, true, gt, deps);
     if (mark >= 0)
         mf_graph_pop_scope(g, mark);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < MF_OPT_MAX_POWERS; i++)
         mf_variable_release(hp[i]);
     return st;
 }
@@ -726,17 +746,17 @@ MfStatus mf_optimizer_apply_traced(MfOptimizer *o, MfGraph *g, int n, const MfGr
                                    MfTensor *lr, MfVariable *global_step, MfNode **train_op)
 {
     *train_op = NULL;
-    MfTensor *rate = NULL;
+    MfOptRates rate = {0};
     Deps deps = {NULL, 0, 0};
     Gate gt = {mf_opt_take_nonfinite(o), NULL, NULL};
     MfStatus st = check_traced(o, g, n, pairs, global_step);
     if (st == MF_OK)
-        st = traced_lr(g, o, lr, &rate);
+        st = traced_lr(g, o, lr, &rate.lr);
     if (st == MF_OK)
-        st = traced_updates(g, o, n, pairs, rate, &gt, &deps);
+        st = traced_updates(g, o, n, pairs, &rate, &gt, &deps);
     if (st == MF_OK)
         st = finish(o, g, &deps, global_step, true, &gt, train_op);
-    mf_tensor_release(rate);
+    mf_opt_rates_free(&rate);
     gate_free(&gt);
     deps_free(&deps);
     return prefixed(st, "apply_gradients");

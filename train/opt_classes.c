@@ -1,10 +1,12 @@
-/* opt_classes.c — the five optimizer classes as one table (see train.h,
- * MfOptClass): each class's names, its learning rate's default, and its
- * hyperparameters with their names, defaults, accepted ranges and whether
- * a tensor, Variable or function given for them is read again at every
- * apply. The configuration's defaults, its checks, print(opt)'s list and the
- * Lua constructors (repl/lmf_train.c, one generic binding) all read it, so
- * a hyperparameter is declared once. */
+/* opt_classes.c — the optimizers as one table of descriptors (see
+ * train.h, MfOptClass): each class's names, its learning rate's default,
+ * its hyperparameters (names, defaults, accepted ranges, whether a tensor,
+ * Variable or function given for them is read again at every apply), its
+ * Apply op with the inputs it reads, its slots and their initial values,
+ * and its non-slot state. The configuration's defaults, its checks,
+ * print(opt)'s list, the Lua constructors (repl/lmf_train.c, one generic
+ * binding), eager and graph training and the Saver all read it, so an
+ * optimizer is declared once. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -37,24 +39,67 @@ static const MfOptHyper adam_hypers[] = {
     {"epsilon", FIELD(epsilon), .per_apply = true, .dflt = 1e-8, .hi = HUGE_VAL},
 };
 
+/* Keras 3's names and defaults (beta_1, beta_2 spelled as Adam's here) */
+static const MfOptHyper lion_hypers[] = {
+    {"beta1", FIELD(beta1), .per_apply = true, .dflt = 0.9, .hi = 1, .hi_open = true},
+    {"beta2", FIELD(beta2), .per_apply = true, .dflt = 0.99, .hi = 1, .hi_open = true},
+    {"weight_decay", FIELD(weight_decay), .per_apply = true, .hi = HUGE_VAL},
+};
+
 #define HYPERS(a) (int)(sizeof a / sizeof a[0]), a
 
 /* NaN marks "no default" (a double, so -Wdouble-promotion holds under clang). */
 #define NO_DEFAULT ((double)NAN)
 
-/* TensorFlow 1.x's: only Adam's learning rate has a default (0.001). */
+#define LR {MF_OPT_IN_LR, 0}
+#define GRAD {MF_OPT_IN_GRAD, 0}
+#define HYPER(i) {MF_OPT_IN_HYPER, i}
+#define POWER(i) {MF_OPT_IN_POWER, i}
+#define ZEROS(name) {name, 0, -1}
+
+/* TensorFlow 1.x's: only Adam's learning rate has a default (0.001); Lion's
+ * is Keras 3's. The Apply ops' inputs are in TensorFlow's order
+ * (core/ops/apply.c). */
 static const MfOptClass classes[] = {
-    [MF_OPT_SGD] = {"GradientDescentOptimizer", "GradientDescent", NO_DEFAULT, 0, NULL},
-    [MF_OPT_MOMENTUM] = {"MomentumOptimizer", "Momentum", NO_DEFAULT, HYPERS(momentum_hypers)},
-    [MF_OPT_ADAGRAD] = {"AdagradOptimizer", "Adagrad", NO_DEFAULT, HYPERS(adagrad_hypers)},
-    [MF_OPT_RMSPROP] = {"RMSPropOptimizer", "RMSProp", NO_DEFAULT, HYPERS(rmsprop_hypers)},
-    [MF_OPT_ADAM] = {"AdamOptimizer", "Adam", 0.001, HYPERS(adam_hypers)},
+    [MF_OPT_SGD] = {"GradientDescentOptimizer", "GradientDescent", NO_DEFAULT, 0, NULL,
+                    MF_OP_APPLY_GRADIENT_DESCENT, 0, {{0}}, 0, {{0}}, 2, {LR, GRAD}, -1},
+    [MF_OPT_MOMENTUM] = {"MomentumOptimizer", "Momentum", NO_DEFAULT, HYPERS(momentum_hypers),
+                         MF_OP_APPLY_MOMENTUM, 1, {ZEROS("momentum")}, 0, {{0}},
+                         3, {LR, GRAD, HYPER(0)}, 1},
+    [MF_OPT_ADAGRAD] = {"AdagradOptimizer", "Adagrad", NO_DEFAULT, HYPERS(adagrad_hypers),
+                        MF_OP_APPLY_ADAGRAD, 1, {{"accumulator", 0, 0}}, 0, {{0}},
+                        2, {LR, GRAD}, -1},
+    [MF_OPT_RMSPROP] = {"RMSPropOptimizer", "RMSProp", NO_DEFAULT, HYPERS(rmsprop_hypers),
+                        MF_OP_APPLY_RMSPROP, 2, {{"rms", 1, -1}, ZEROS("momentum")}, 0, {{0}},
+                        5, {LR, HYPER(0), HYPER(1), HYPER(2), GRAD}, -1},
+    [MF_OPT_ADAM] = {"AdamOptimizer", "Adam", 0.001, HYPERS(adam_hypers), MF_OP_APPLY_ADAM,
+                     2, {ZEROS("m"), ZEROS("v")},
+                     2, {{"beta1_power", 0}, {"beta2_power", 1}},
+                     7, {POWER(0), POWER(1), LR, HYPER(0), HYPER(1), HYPER(2), GRAD}, -1},
+    [MF_OPT_LION] = {"LionOptimizer", "Lion", 0.001, HYPERS(lion_hypers), MF_OP_APPLY_LION,
+                     1, {ZEROS("m")}, 0, {{0}}, 5, {LR, HYPER(0), HYPER(1), HYPER(2), GRAD}, -1},
 };
 _Static_assert(MF_COUNTOF(classes) == MF_OPT_NKINDS, "one class per MfOptKind");
 
 const MfOptClass *mf_opt_class(MfOptKind kind)
 {
     return (unsigned)kind < MF_OPT_NKINDS ? &classes[kind] : NULL;
+}
+
+int mf_opt_kind_slots(MfOptKind kind, const char *names[MF_OPT_MAX_SLOTS])
+{
+    const MfOptClass *k = mf_opt_class(kind);
+    int n = k ? k->nslots : 0;
+    for (int i = 0; i < MF_OPT_MAX_SLOTS; i++)
+        names[i] = i < n ? k->slots[i].name : NULL;
+    return n;
+}
+
+double mf_opt_slot_init(const MfOptConfig *cfg, int k)
+{
+    const MfOptSlot *s = &mf_opt_class(cfg->kind)->slots[k];
+    return s->hyper >= 0 ? mf_opt_hyper_get(cfg, &mf_opt_class(cfg->kind)->hypers[s->hyper])
+                         : s->init;
 }
 
 const char *mf_opt_kind_class(MfOptKind kind)

@@ -1,16 +1,17 @@
-/* optimizers.c — the five update rules. Each step of a variable is one
- * fused, in-place op of the table (core/ops/apply.c: ApplyGradientDescent,
- * ApplyMomentum, ApplyAdagrad, ApplyRMSProp, ApplyAdam, TensorFlow 1.x's
- * training kernels), run in the variable's dtype with the hyperparameters as
- * scalar tensors. Before the op runs, the variable and its slots are made
- * the sole owners of their buffers (copy-on-write), so tensors read from
- * them earlier keep their values. A step is prepared (mf_opt_prepare:
- * every allocation and check) before it is committed (mf_opt_commit: the
- * Apply op, which then allocates nothing), so that apply_gradients can
- * prepare all its variables before it writes the first one. With graph
- * Variable handles (train/graph_train.c) the same code adds the Apply node
- * instead. Adam's beta powers advance after every apply (ordinary ops,
- * then assign). */
+/* optimizers.c — one variable's update, as its optimizer's descriptor
+ * (opt_classes.c) says: each step of a variable is one fused, in-place op
+ * of the table (core/ops/apply.c: ApplyGradientDescent, ApplyMomentum,
+ * ApplyAdagrad, ApplyRMSProp, ApplyAdam, ApplyLion), run in the variable's
+ * dtype with the inputs the descriptor lists as scalar tensors. Before the
+ * op runs, the variable and its slots are made the sole owners of their
+ * buffers (copy-on-write), so tensors read from them earlier keep their
+ * values. A step is prepared (mf_opt_prepare: every allocation and check)
+ * before it is committed (mf_opt_commit: the Apply op, which then
+ * allocates nothing), so that apply_gradients can prepare all its
+ * variables before it writes the first one. With graph Variable handles
+ * (train/graph_train.c) the same code adds the Apply node instead. The
+ * non-slot state (Adam's beta powers) advances after every apply
+ * (ordinary ops, then assign). Calls optimizer.c and opt_classes.c only. */
 #include <stddef.h>
 
 #include "optimizer_impl.h"
@@ -86,41 +87,24 @@ static void own(Scratch *s, MfVariable *v)
     v->value = copy;
 }
 
-/* The Apply op of each optimizer kind and its number of slots. */
-static const MfOpId apply_op[] = {
-    [MF_OPT_SGD] = MF_OP_APPLY_GRADIENT_DESCENT, [MF_OPT_MOMENTUM] = MF_OP_APPLY_MOMENTUM,
-    [MF_OPT_ADAGRAD] = MF_OP_APPLY_ADAGRAD,      [MF_OPT_RMSPROP] = MF_OP_APPLY_RMSPROP,
-    [MF_OPT_ADAM] = MF_OP_APPLY_ADAM,
-};
-_Static_assert(MF_COUNTOF(apply_op) == MF_OPT_NKINDS, "one Apply op per MfOptKind");
-
-/* The inputs of the Apply op after var and the slots, in TensorFlow's
- * order; returns how many it wrote at 'in'. */
+/* The inputs of the Apply op after var and the slots, as the descriptor
+ * lists them; returns how many it wrote at 'in'. */
 static int hyper_inputs(Scratch *s, const MfUpdate *u, MfDType dt, MfTensor **in)
 {
     const MfOptConfig *c = &u->o->cfg;
-    switch (c->kind) {
-    case MF_OPT_SGD:
-        in[0] = u->lr, in[1] = u->grad;
-        return 2;
-    case MF_OPT_MOMENTUM:
-        in[0] = u->lr, in[1] = u->grad, in[2] = cst(s, dt, c->momentum);
-        return 3;
-    case MF_OPT_ADAGRAD:
-        in[0] = u->lr, in[1] = u->grad;
-        return 2;
-    case MF_OPT_RMSPROP:
-        in[0] = u->lr, in[1] = cst(s, dt, c->decay), in[2] = cst(s, dt, c->momentum);
-        in[3] = cst(s, dt, c->epsilon), in[4] = u->grad;
-        return 5;
-    case MF_OPT_ADAM:
-        in[0] = cast(s, u->o->beta_power[0]->value, dt);
-        in[1] = cast(s, u->o->beta_power[1]->value, dt);
-        in[2] = u->lr, in[3] = cst(s, dt, c->beta1), in[4] = cst(s, dt, c->beta2);
-        in[5] = cst(s, dt, c->epsilon), in[6] = u->grad;
-        return 7;
+    const MfOptClass *d = mf_opt_desc(u->o);
+    for (int i = 0; i < d->ninputs; i++) {
+        const MfOptInput *x = &d->inputs[i];
+        if (x->kind == MF_OPT_IN_LR)
+            in[i] = u->lr;
+        else if (x->kind == MF_OPT_IN_GRAD)
+            in[i] = u->grad;
+        else if (x->kind == MF_OPT_IN_HYPER)
+            in[i] = cst(s, dt, mf_opt_hyper_get(c, &d->hypers[x->index]));
+        else
+            in[i] = cast(s, u->o->power[x->index]->value, dt);
     }
-    return 0;
+    return d->ninputs;
 }
 
 /* A contiguous gradient (a copy of a strided one, kept in the scratch), so
@@ -157,9 +141,10 @@ MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p)
     for (int k = 0; k < nslots; k++)
         p->in[1 + k] = u->slot[k]->value;
     p->nin = 1 + nslots + hyper_inputs(s, &v, dt, p->in + 1 + nslots);
-    p->op = apply_op[u->o->cfg.kind];
+    const MfOptClass *d = mf_opt_desc(u->o);
+    p->op = d->apply;
     p->attrs = mf_attrs_default();
-    p->attrs.n = u->o->cfg.use_nesterov;
+    p->attrs.n = d->nesterov >= 0 && mf_opt_hyper_get(&u->o->cfg, &d->hypers[d->nesterov]) != 0;
     p->attrs.nonfinite = (int)u->nonfinite;
     return s->st;
 }
@@ -190,95 +175,25 @@ MfStatus mf_opt_update(const MfUpdate *u)
     return st;
 }
 
-/* ---- slots and Adam's powers -------------------------------------------------------- */
+/* ---- the non-slot state -------------------------------------------------------------- */
 
-int mf_opt_kind_slots(MfOptKind kind, const char *names[MF_OPT_MAX_SLOTS])
+MfStatus mf_opt_powers_next(const MfOptimizer *o, MfTensor *next[MF_OPT_MAX_POWERS])
 {
-    names[0] = names[1] = NULL;
-    switch (kind) {
-    case MF_OPT_SGD: return 0;
-    case MF_OPT_MOMENTUM: names[0] = "momentum"; return 1;
-    case MF_OPT_ADAGRAD: names[0] = "accumulator"; return 1;
-    case MF_OPT_RMSPROP: names[0] = "rms"; names[1] = "momentum"; return 2;
-    case MF_OPT_ADAM: names[0] = "m"; names[1] = "v"; return 2;
-    }
-    return 0;
-}
-
-double mf_opt_slot_init(const MfOptConfig *cfg, int k)
-{
-    if (cfg->kind == MF_OPT_ADAGRAD)
-        return cfg->initial_accumulator_value;
-    if (cfg->kind == MF_OPT_RMSPROP && k == 0)
-        return 1.0;
-    return 0.0;
-}
-
-/* The graph of a pair of beta powers (NULL: eager). */
-static const MfGraph *context_of(MfVariable *const pair[2])
-{
-    return mf_opt_graph_node(pair[0]) ? mf_tensor_graph(pair[0]->value) : NULL;
-}
-
-MfStatus mf_opt_adam_context(MfOptimizer *o, const MfGraph *g)
-{
-    if (!o->beta_power[0] || context_of(o->beta_power) == g)
-        return MF_OK;
-    int k = 0;
-    while (k < o->naside && context_of(o->aside[k]) != g)
-        k++;
-    if (k == o->naside && o->naside == MF_OPT_MAX_ASIDE)
-        return mf_err_set(MF_EARG, "apply_gradients: this %s trains in %d graphs already (at "
-                          "most %d); make a new optimizer", mf_optimizer_class(o),
-                          MF_OPT_MAX_ASIDE + 1, MF_OPT_MAX_ASIDE + 1);
-    if (k == o->naside) {   /* a new context: no powers yet */
-        o->aside[k][0] = o->aside[k][1] = NULL;
-        o->naside++;
-    }
-    for (int i = 0; i < 2; i++) {
-        MfVariable *t = o->aside[k][i];
-        o->aside[k][i] = o->beta_power[i];
-        o->beta_power[i] = t;
-    }
-    return MF_OK;
-}
-
-MfStatus mf_opt_adam_prepare(MfOptimizer *o, MfDType dt)
-{
-    static const char *const names[2] = {"beta1_power", "beta2_power"};
-    const double init[2] = {o->cfg.beta1, o->cfg.beta2};
-    MfStatus st = mf_opt_adam_context(o, NULL);
-    if (st != MF_OK)
-        return st;
-    for (int i = 0; i < 2; i++) {
-        if (o->beta_power[i])
-            continue;
-        MfTensor *t = mf_tensor_scalar(dt, init[i]);
-        if (!t)
-            return MF_ENOMEM;
-        o->beta_power[i] = mf_variable_new(t, names[i], false);
-        mf_tensor_release(t);
-        if (!o->beta_power[i])
-            return MF_ENOMEM;
-    }
-    return MF_OK;
-}
-
-MfStatus mf_opt_adam_next(const MfOptimizer *o, MfTensor *next[2])
-{
-    const double beta[2] = {o->cfg.beta1, o->cfg.beta2};
-    next[0] = next[1] = NULL;
+    const MfOptClass *d = mf_opt_desc(o);
+    for (int i = 0; i < MF_OPT_MAX_POWERS; i++)
+        next[i] = NULL;
     MfStatus st = MF_OK;
-    for (int i = 0; i < 2 && st == MF_OK; i++) {
-        MfTensor *p = o->beta_power[i]->value;
-        MfTensor *b = mf_tensor_scalar(p->dtype, beta[i]);
+    for (int i = 0; i < d->npowers && st == MF_OK; i++) {
+        MfTensor *p = o->power[i]->value;
+        MfTensor *b = mf_tensor_scalar(p->dtype,
+                                       mf_opt_hyper_get(&o->cfg, &d->hypers[d->powers[i].hyper]));
         st = b ? mf_binary(MF_OP_MUL, p, b, &next[i]) : MF_ENOMEM;
         mf_tensor_release(b);
     }
-    if (st != MF_OK) {
-        mf_tensor_release(next[0]);
-        mf_tensor_release(next[1]);
-        next[0] = next[1] = NULL;
-    }
+    if (st != MF_OK)
+        for (int i = 0; i < MF_OPT_MAX_POWERS; i++) {
+            mf_tensor_release(next[i]);
+            next[i] = NULL;
+        }
     return st;
 }

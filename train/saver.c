@@ -278,24 +278,23 @@ static MfStatus add_slots(Entries *es, MfOptimizer *o, const SaverVar *sv, bool 
     return MF_OK;
 }
 
-/* Adam's beta1_power and beta2_power. */
+/* The descriptor's non-slot state (Adam's beta1_power and beta2_power). */
 static MfStatus add_nonslots(Entries *es, MfOptimizer *o, bool restoring)
 {
-    static const char *const names[2] = {"beta1_power", "beta2_power"};
-    if (mf_optimizer_config(o)->kind != MF_OPT_ADAM)
-        return MF_OK;
-    for (int k = 0; k < 2; k++) {
-        MfVariable *v = mf_optimizer_nonslot(o, names[k]);
+    const MfOptClass *d = mf_opt_desc(o);
+    for (int k = 0; k < d->npowers; k++) {
+        const char *name = d->powers[k].name;
+        MfVariable *v = mf_optimizer_nonslot(o, name);
         if (!v && !restoring)
             continue;
-        Entry *e = push_entry(es, names[k]);
+        Entry *e = push_entry(es, name);
         if (!e)
             return MF_ENOMEM;
         e->var = v;
         e->opt = o;
         e->index = k;
         e->optional = !v;
-        snprintf(e->what, sizeof e->what, "%s of optimizer '%s'", names[k],
+        snprintf(e->what, sizeof e->what, "%s of optimizer '%s'", name,
                  mf_optimizer_config(o)->name);
     }
     return MF_OK;
@@ -580,12 +579,11 @@ static void match(MfSaver *s, Entries *es, int n, char **names, MfTensor **tenso
     }
 }
 
-/* Makes the slots and beta powers the file has and the optimizers do not
+/* Makes the slots and powers the file has and the optimizers do not
  * (eager mode; in graph mode they are variables that apply_gradients adds,
  * so a file that has them needs the train op built first). */
 static MfStatus make_pending(Entries *es, MfTensor **tensors, MfSession *sess)
 {
-    static const char *const beta[2] = {"beta1_power", "beta2_power"};
     MfStatus st = MF_OK;
     for (int i = 0; i < es->n; i++) {
         const Entry *e = &es->e[i];
@@ -606,9 +604,10 @@ static MfStatus make_pending(Entries *es, MfTensor **tensors, MfSession *sess)
             mf_optimizer_slot_names(e->opt, names);
             st = mf_optimizer_get_slot(e->opt, e->owner, names[e->index], &e->var);
         } else {
-            if (!mf_optimizer_nonslot(e->opt, beta[e->index]))
-                st = mf_opt_adam_prepare(e->opt, tensors[e->file]->dtype);
-            e->var = mf_optimizer_nonslot(e->opt, beta[e->index]);
+            const char *name = mf_opt_desc(e->opt)->powers[e->index].name;
+            if (!mf_optimizer_nonslot(e->opt, name))
+                st = mf_opt_powers_prepare(e->opt, tensors[e->file]->dtype);
+            e->var = mf_optimizer_nonslot(e->opt, name);
         }
     }
     return st;

@@ -29,9 +29,10 @@ typedef enum MfOptKind {
     MF_OPT_ADAGRAD,
     MF_OPT_RMSPROP,
     MF_OPT_ADAM,
+    MF_OPT_LION,
 } MfOptKind;
 
-#define MF_OPT_NKINDS (MF_OPT_ADAM + 1)
+#define MF_OPT_NKINDS (MF_OPT_LION + 1)   /* keep after the last */
 
 /* What an optimizer is made of. 'lr' is the learning rate when neither
  * 'lr_tensor' nor 'lr_var' is set (those are read at every apply, so a
@@ -46,7 +47,8 @@ typedef struct MfOptConfig {
     bool use_nesterov;             /* Momentum */
     double initial_accumulator_value; /* Adagrad */
     double decay, epsilon;         /* RMSProp (epsilon also Adam) */
-    double beta1, beta2;           /* Adam */
+    double beta1, beta2;           /* Adam, Lion */
+    double weight_decay;           /* Lion */
 } MfOptConfig;
 
 /* TensorFlow's defaults for 'kind' with learning rate 'lr' (those of the
@@ -67,16 +69,62 @@ typedef struct MfOptHyper {
     bool lo_open, hi_open;
 } MfOptHyper;
 
-/* An optimizer class: what a user types ("AdamOptimizer"), the default
- * name of its scope ("Adam"), the learning rate's default (NaN: required,
- * as TensorFlow 1.x gives none but Adam's) and its hyperparameters in the
- * constructor's order. */
+#define MF_OPT_MAX_SLOTS 2
+#define MF_OPT_MAX_POWERS 2
+#define MF_OPT_MAX_INPUTS 8
+
+/* A slot: its name ("m") and initial value, a constant or, when 'hyper' is
+ * a hyperparameter's index (>= 0), that hyperparameter's value (Adagrad's
+ * initial_accumulator_value). */
+typedef struct MfOptSlot {
+    const char *name;
+    double init;
+    int hyper;
+} MfOptSlot;
+
+/* Non-slot state: a scalar per optimizer and context (graph, eager mode),
+ * made in the first variable's dtype, starting at hyperparameter 'hyper'
+ * and multiplied by it after every step (Adam's "beta1_power"). */
+typedef struct MfOptPower {
+    const char *name;
+    int hyper;
+} MfOptPower;
+
+/* What the Apply op reads after the variable and its slots, in order: the
+ * learning rate, the gradient, a hyperparameter or a power (by index), each
+ * as a scalar of the variable's dtype. */
+typedef enum MfOptInputKind {
+    MF_OPT_IN_LR, MF_OPT_IN_GRAD, MF_OPT_IN_HYPER, MF_OPT_IN_POWER
+} MfOptInputKind;
+
+typedef struct MfOptInput {
+    MfOptInputKind kind;
+    int index;
+} MfOptInput;
+
+/* An optimizer class, described as an op is (train/opt_classes.c holds the
+ * table, one entry per MfOptKind): what a user types ("AdamOptimizer"), the
+ * default name of its scope ("Adam"), the learning rate's default (NaN:
+ * required, as TensorFlow 1.x gives none but Adam's), its hyperparameters
+ * in the constructor's order, the fused Apply op of its update, its slots,
+ * its non-slot state, the Apply op's inputs after var and slots, and the
+ * bool hyperparameter that sets the op's attrs.n (Nesterov; -1: none).
+ * Eager and graph training, slots, checkpoints and print(opt) all read the
+ * entry: a new optimizer is one entry and its kernel. */
 typedef struct MfOptClass {
     const char *class_name;
     const char *default_name;
     double default_lr;
     int nhypers;
     const MfOptHyper *hypers;
+    MfOpId apply;
+    int nslots;
+    MfOptSlot slots[MF_OPT_MAX_SLOTS];
+    int npowers;
+    MfOptPower powers[MF_OPT_MAX_POWERS];
+    int ninputs;
+    MfOptInput inputs[MF_OPT_MAX_INPUTS];
+    int nesterov;
 } MfOptClass;
 
 /* The class of 'kind' (static), NULL when 'kind' is not one. */
@@ -199,8 +247,8 @@ MfStatus mf_apply_nonfinite_named(const char *who, const char *name, const char 
                                   MfApplyNonfinite *out);
 
 /* The optimizer's slot names, in TensorFlow's order ("m", "v" for Adam);
- * returns how many (0..2) and sets 'names' (static strings). */
-int mf_optimizer_slot_names(const MfOptimizer *o, const char *names[2]);
+ * returns how many (0..MF_OPT_MAX_SLOTS) and sets 'names' (static strings). */
+int mf_optimizer_slot_names(const MfOptimizer *o, const char *names[MF_OPT_MAX_SLOTS]);
 
 /* The slot 'name' of 'var' (borrowed), or NULL when 'var' has no slots yet.
  * MF_EARG (message listing the valid names) for a name this optimizer does
@@ -208,8 +256,9 @@ int mf_optimizer_slot_names(const MfOptimizer *o, const char *names[2]);
 MfStatus mf_optimizer_get_slot(const MfOptimizer *o, const MfVariable *var, const char *name,
                                MfVariable **slot);
 
-/* Adam's "beta1_power" / "beta2_power" (borrowed; NULL before the first
- * apply or for other optimizers). */
+/* The non-slot state 'name' of the current context, Adam's "beta1_power" /
+ * "beta2_power" (borrowed; NULL before the first apply or for an optimizer
+ * without it). */
 MfVariable *mf_optimizer_nonslot(const MfOptimizer *o, const char *name);
 
 /* The optimizer's own Variables of the current context (the graph being

@@ -1,5 +1,5 @@
 /* apply.c — TensorFlow's training ops: ApplyGradientDescent, ApplyMomentum,
- * ApplyAdagrad, ApplyRMSProp, ApplyAdam. Each updates a variable's buffer
+ * ApplyAdagrad, ApplyRMSProp, ApplyAdam, and ApplyLion. Each updates a variable's buffer
  * and its slot buffers in one pass, in place, with TensorFlow 1.x's formulas
  * (training_ops.cc), computed in the variable's dtype (float32 or float64):
  *   GradientDescent  var -= grad * alpha
@@ -12,6 +12,9 @@
  *                    m += (grad - m) * (1 - beta1);  v += (grad^2 - v) * (1 - beta2)
  *                    var -= m * alpha / (sqrt(v) + epsilon)
  *                    (nesterov: (grad * (1 - beta1) + m * beta1) instead of m)
+ *   Lion             c = beta1 * m + (1 - beta1) * grad    (Chen et al. 2023,
+ *                    var -= lr * (sign(c) + wd * var)       Algorithm 2; not a
+ *                    m = beta2 * m + (1 - beta2) * grad     TensorFlow 1.x op)
  * Inputs follow TensorFlow's order; hyperparameters are scalar tensors of
  * the variable's dtype. 'attrs.n' = 1 asks for Nesterov (ApplyMomentum,
  * ApplyAdam). 'attrs.nonfinite' (MfApplyNonfinite) says what a gradient
@@ -48,6 +51,8 @@ static const ApplyInputs sig_rmsprop = {3, 7, 10, {"var", "ms", "mom", "lr", "rh
                                                    "epsilon", "grad"}};
 static const ApplyInputs sig_adam = {3, 9, 13, {"var", "m", "v", "beta1_power", "beta2_power",
                                                 "lr", "beta1", "beta2", "epsilon", "grad"}};
+static const ApplyInputs sig_lion = {2, 6, 10, {"var", "m", "lr", "beta1", "beta2",
+                                                "weight_decay", "grad"}};
 
 /* ---- shape and dtype checks (symbolic inputs too) --------------------------------- */
 
@@ -204,7 +209,24 @@ static MfCost apply_cost(const MfOpCall *c, const ApplyInputs *s)
         }                                                                                   \
     }
 
+/* sign(c): -1, 0 or 1 (0 for a zero, as numpy's and the paper's) */
+#define LION_KERNEL(T, SUF)                                                                 \
+    static void lion_##SUF(const MfOpCall *c, int64_t n, const T *g)                       \
+    {                                                                                       \
+        T *var = mf_tensor_data(c->inputs[0]), *m = mf_tensor_data(c->inputs[1]);          \
+        const T lr = SCALAR(T, 2), b1 = SCALAR(T, 3), b2 = SCALAR(T, 4);                    \
+        const T wd = SCALAR(T, 5), one_b1 = (T)1 - b1, one_b2 = (T)1 - b2;                  \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+            T u = b1 * m[i] + one_b1 * g[i];                                                \
+            T sign = (T)((u > 0) - (u < 0));                                                \
+            var[i] = var[i] - lr * (sign + wd * var[i]);                                    \
+            m[i] = b2 * m[i] + one_b2 * g[i];                                               \
+        }                                                                                   \
+    }
+
 APPLY_KERNELS(float, sqrtf, f32)
+LION_KERNEL(float, f32)
+LION_KERNEL(double, f64)
 APPLY_KERNELS(double, sqrt, f64)
 
 typedef void (*KernelF32)(const MfOpCall *c, int64_t n, const float *g);
@@ -270,3 +292,4 @@ APPLY_OP(mf_desc_apply_momentum, "ApplyMomentum", "apply_momentum", 5, 2, sig_mo
 APPLY_OP(mf_desc_apply_adagrad, "ApplyAdagrad", "apply_adagrad", 4, 2, sig_adagrad, adagrad);
 APPLY_OP(mf_desc_apply_rmsprop, "ApplyRMSProp", "apply_rms_prop", 8, 3, sig_rmsprop, rmsprop);
 APPLY_OP(mf_desc_apply_adam, "ApplyAdam", "apply_adam", 10, 3, sig_adam, adam);
+APPLY_OP(mf_desc_apply_lion, "ApplyLion", "apply_lion", 7, 2, sig_lion, lion);

@@ -127,6 +127,36 @@ T.test("graph: the train op is Apply nodes grouped under the optimizer's name", 
   T.eq(ops["Momentum/update_w/apply_momentum"], "ApplyMomentum")
 end)
 
+T.test("graph and trace: the learning rate is cast once per dtype, not per variable", function()
+  -- the Casts the optimizer adds (its scope), not the loss's
+  local function casts(g, scope)
+    local n = 0
+    for _, node in ipairs(g:nodes()) do
+      n = n + ((node.op == "Cast" and node.name:find("^" .. scope .. "/")) and 1 or 0)
+    end
+    return n
+  end
+  local g = mf.Graph()
+  g:as_default(function()
+    local w1, w2 = mf.Variable(mf.ones{2}, {name = "w1"}), mf.Variable(mf.ones{3}, {name = "w2"})
+    local w3 = mf.Variable(mf.ones({2}, "float64"), {name = "w3"})
+    mf.train.GradientDescentOptimizer(0.1):minimize(mf.reduce_sum(w1 * w1)
+      + mf.reduce_sum(w2 * w2) + mf.cast(mf.reduce_sum(w3 * w3), "float32"))
+  end)
+  -- the float64 rate to float32 once for w1 and w2 (float64 w3 needs none)
+  T.eq(casts(g, "GradientDescent"), 1)
+  local v1, v2 = mf.Variable(mf.ones{2}), mf.Variable(mf.ones{3})
+  local opt = mf.train.GradientDescentOptimizer(0.1)
+  local step = mf.trace(function(x)
+    -- (no finite check: its gate adds Casts of its own)
+    opt:minimize(function() return mf.reduce_sum(v1 * x) + mf.reduce_sum(v2 * v2) end,
+                 {nonfinite = "apply"})
+  end)
+  step(mf.ones{2})
+  T.eq(casts(step:graph(mf.ones{2}), "GradientDescent"), 1)
+  T.eq(v1, {0.9, 0.9}, 1e-6)
+end)
+
 T.test("graph: minimize == compute_gradients + apply_gradients", function()
   for _, spec in ipairs(SPECS) do
     local a = graph_run(spec, "float32")

@@ -211,6 +211,9 @@ static const GradCase cases_nondiff[] = {
     {MF_OP_APPLY_ADAM, "apply_adam (2,3)", 10, {2, 2, 2, 0, 0, 0, 0, 0, 0, 2},
      {GN_2x3, GN_2x3, GN_2x3, GN_S, GN_S, GN_S, GN_S, GN_S, GN_S, GN_2x3},
      {GN_F3, GN_F3, GN_F3, GN_F64}, 0.1, 0.9, NULL, NULL, false},
+    {MF_OP_APPLY_LION, "apply_lion (2,3)", 7, {2, 2, 0, 0, 0, 0, 2},
+     {GN_2x3, GN_2x3, GN_S, GN_S, GN_S, GN_S, GN_2x3}, {GN_F3, GN_F3, GN_F64}, 0.1, 0.9, NULL,
+     NULL, false},
 };
 
 #undef GN_S

@@ -262,7 +262,8 @@ static void expect_same(const Snapshot *a, const Snapshot *b, int64_t n)
 static const char *kind_name(MfOptKind kind)
 {
     static const char *const names[] = {"GradientDescent", "Momentum", "Adagrad", "RMSProp",
-                                        "Adam"};
+                                        "Adam", "Lion"};
+    _Static_assert(MF_COUNTOF(names) == MF_OPT_NKINDS, "one name per MfOptKind");
     return names[kind];
 }
 
@@ -334,7 +335,7 @@ static MfStatus run_applies(MfOptKind kind, int steps, int64_t fail_at, Snapshot
 static void test_apply_all_or_nothing(void **state)
 {
     (void)state;
-    for (MfOptKind kind = MF_OPT_SGD; kind <= MF_OPT_ADAM; kind++) {
+    for (MfOptKind kind = MF_OPT_SGD; kind < MF_OPT_NKINDS; kind++) {
         for (int steps = 1; steps <= 2; steps++) {
             Snapshot ref_before, ref_after, before, after;
             int64_t total = 0, used = 0, failures = 0;

@@ -169,7 +169,8 @@ static void expect_oom(MfStatus st, int64_t n)
 static const char *kind_name(MfOptKind kind)
 {
     static const char *const names[] = {"GradientDescent", "Momentum", "Adagrad", "RMSProp",
-                                        "Adam"};
+                                        "Adam", "Lion"};
+    _Static_assert(MF_COUNTOF(names) == MF_OPT_NKINDS, "one name per MfOptKind");
     return names[kind];
 }
 
@@ -223,7 +224,7 @@ static void sweep(MfOptKind kind, int steps)
 static void test_train_op_all_or_nothing(void **state)
 {
     (void)state;
-    for (MfOptKind kind = MF_OPT_SGD; kind <= MF_OPT_ADAM; kind++)
+    for (MfOptKind kind = MF_OPT_SGD; kind < MF_OPT_NKINDS; kind++)
         for (int steps = 1; steps <= 2; steps++)
             sweep(kind, steps);
 }

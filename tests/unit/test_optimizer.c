@@ -68,6 +68,12 @@ static void ref_step(Ref *r, const MfOptConfig *c, int t)
             r->s1[i] = c->beta2 * r->s1[i] + (1 - c->beta2) * g * g;
             r->w[i] -= lr_t * r->s0[i] / (sqrt(r->s1[i]) + c->epsilon);
             break;
+        case MF_OPT_LION: {   /* Chen et al. 2023, Algorithm 2 */
+            double u = c->beta1 * r->s0[i] + (1 - c->beta1) * g;
+            r->w[i] -= lr * ((u > 0) - (u < 0) + c->weight_decay * r->w[i]);
+            r->s0[i] = c->beta2 * r->s0[i] + (1 - c->beta2) * g;
+            break;
+        }
         }
     }
 }
@@ -165,6 +171,19 @@ static void test_adam(void **state)
     c.beta1 = 0.5;
     c.beta2 = 0.9;
     c.epsilon = 1e-4;
+    run_both(c);
+}
+
+/* Lion: the descriptor entry and ApplyLion against the paper's lines */
+static void test_lion(void **state)
+{
+    (void)state;
+    MfOptConfig c = mf_opt_config_default(MF_OPT_LION, 0.01);
+    assert_true(c.beta1 == 0.9 && c.beta2 == 0.99 && c.weight_decay == 0);
+    run_both(c);
+    c.beta1 = 0.5;
+    c.beta2 = 0.9;
+    c.weight_decay = 0.3;
     run_both(c);
 }
 
@@ -572,7 +591,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_sgd),          TEST(test_momentum),          TEST(test_adagrad),
-        TEST(test_rmsprop),      TEST(test_adam),              TEST(test_slots_and_step),
+        TEST(test_rmsprop),      TEST(test_adam), TEST(test_lion), TEST(test_slots_and_step),
         TEST(test_compute_gradients), TEST(test_config_errors), TEST(test_class_table),
         TEST(test_hyper_from_tensor), TEST(test_apply_errors),
         TEST(test_exponential_decay), TEST(test_clip_edge_cases), TEST(test_describe_and_names),
