@@ -107,8 +107,11 @@ static bool read_lr(lua_State *L, const char *who, MfOptConfig *c)
 
 /* The number a hyperparameter source at 'idx' stands for now: a number, a
  * concrete scalar tensor or Variable (its current value), or a function
- * (called, returning one of those). */
-static double hyper_value(lua_State *L, int idx, const char *who, const char *key)
+ * (called, returning one of those). A graph tensor (a placeholder, a
+ * schedule's output inside mf.trace, a graph Variable) has no number: it
+ * goes to '*sym' (retained: the caller releases it) and 0 is returned. */
+static double hyper_value(lua_State *L, int idx, const char *who, const char *key,
+                          MfTensor **sym)
 {
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) == LUA_TNUMBER)
@@ -117,7 +120,7 @@ static double hyper_value(lua_State *L, int idx, const char *who, const char *ke
         lua_pushvalue(L, idx);
         if (lua_pcall(L, 0, 1, 0) != LUA_OK)
             luaL_error(L, "%s: %s function: %s", who, key, luaL_tolstring(L, -1, NULL));
-        double v = hyper_value(L, -1, who, key);
+        double v = hyper_value(L, -1, who, key, sym);
         lua_pop(L, 1);
         return v;
     }
@@ -128,6 +131,14 @@ static double hyper_value(lua_State *L, int idx, const char *who, const char *ke
     if (!t)
         luaL_error(L, "%s: %s must be a number, a scalar tensor or Variable, or a function "
                    "returning one; got %s", who, key, type_name(L, idx));
+    if (!t->storage) {   /* symbolic: an input of the Apply nodes (train.h) */
+        if (t->rank != 0 || t->dtype == MF_BOOL)
+            luaL_error(L, "%s: %s must be a scalar number, got a %s tensor of rank %d", who, key,
+                       mf_dtype_name(t->dtype), t->rank);
+        mf_tensor_retain(t);
+        *sym = t;
+        return 0;
+    }
     double value = 0;
     lmf_check_status(L, mf_opt_hyper_from_tensor(who, key, t, &value));
     return value;
@@ -135,11 +146,16 @@ static double hyper_value(lua_State *L, int idx, const char *who, const char *ke
 
 /* Hyperparameter 'h' given at 'idx' into 'c'; a value that is not a plain
  * number is also kept in the table at 'hi' to be read again at every apply
- * (refresh_hypers). */
+ * (refresh_hypers); a graph tensor leaves the default in 'c' (its value
+ * exists only when the graph runs). */
 static void take_hyper(lua_State *L, int idx, const MfOptHyper *h, int hi, MfOptConfig *c)
 {
     const char *who = mf_opt_kind_class(c->kind);
-    mf_opt_hyper_set(c, h, hyper_value(L, idx, who, h->name));
+    MfTensor *sym = NULL;
+    double v = hyper_value(L, idx, who, h->name, &sym);
+    if (!sym)
+        mf_opt_hyper_set(c, h, v);
+    mf_tensor_release(sym);
     if (lua_type(L, idx) != LUA_TNUMBER) {
         lua_pushvalue(L, idx);
         lua_setfield(L, hi, h->name);
@@ -175,7 +191,13 @@ static void refresh_hypers(lua_State *L, int oi, MfOptimizer *o, const char *who
     lua_pushnil(L);
     while (lua_next(L, t)) {
         const char *key = lua_tostring(L, -2);
-        if (mf_optimizer_set_hyper(o, key, hyper_value(L, -1, who, key)) != MF_OK)
+        MfTensor *sym = NULL;
+        double v = hyper_value(L, -1, who, key, &sym);
+        MfStatus st = sym ? MF_OK : mf_optimizer_set_hyper(o, key, v);
+        if (st == MF_OK)
+            st = mf_optimizer_set_hyper_tensor(o, key, sym);
+        mf_tensor_release(sym);
+        if (st != MF_OK)
             lmf_raise(L);
         lua_pop(L, 1);
     }

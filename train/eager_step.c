@@ -207,7 +207,9 @@ MfStatus mf_optimizer_apply(MfOptimizer *o, int n, const MfGradVar *pairs, MfTen
     int nentries = o->nentries;
     bool had_powers = o->power[0] != NULL, skip = false;
     StepPlan plan = {0};
-    MfStatus st = current_lr(o, lr, &plan.rates.lr);
+    MfStatus st = mf_opt_check_hyper_tensors(o, NULL, "apply_gradients");
+    if (st == MF_OK)
+        st = current_lr(o, lr, &plan.rates.lr);
     for (int i = 0; i < n && st == MF_OK && policy != MF_APPLY_NONFINITE_APPLY; i++)
         st = check_pair(i, &pairs[i]);   /* a variable to name, a gradient to read */
     if (st == MF_OK)

@@ -395,11 +395,16 @@ static MfStatus gated_grad(const Gate *gt, const MfGradVar *p, MfTensor **out)
 
 /* A power's factor: its hyperparameter (beta), or 1 when the gate skips the step
  * (beta * ok + (1 - ok), exact for ok = 1 and 0). Owned, of dtype 'dt'. */
-static MfStatus gated_beta(const Gate *gt, double beta, MfDType dt, MfTensor **out)
+static MfStatus gated_beta(const Gate *gt, double beta, MfTensor *beta_t, MfDType dt,
+                           MfTensor **out)
 {
-    MfTensor *b = mf_tensor_scalar(dt, beta), *one = mf_tensor_scalar(dt, 1);
+    MfTensor *b = NULL, *one = mf_tensor_scalar(dt, 1);
     MfTensor *ok = NULL, *t[2] = {NULL, NULL};
-    MfStatus st = b && one ? MF_OK : MF_ENOMEM;
+    MfStatus st = one ? MF_OK : MF_ENOMEM;
+    if (st == MF_OK && beta_t)   /* a graph tensor: read when the graph runs */
+        st = mf_opt_lr_as(beta_t, dt, &b);
+    else if (st == MF_OK && !(b = mf_tensor_scalar(dt, beta)))
+        st = MF_ENOMEM;
     if (st == MF_OK && !gt->ok) {
         mf_tensor_retain(b);
         *out = b;
@@ -488,11 +493,12 @@ static MfStatus update_powers(MfOptimizer *o, MfGraph *g, bool traced, const Gat
     int mark = -1;
     MfStatus st = d->npowers ? mf_graph_push_control(g, deps->n, deps->a, &mark) : MF_OK;
     for (int i = 0; i < d->npowers && st == MF_OK; i++) {
-        double beta = mf_opt_hyper_get(&o->cfg, &d->hypers[d->powers[i].hyper]);
+        int h = d->powers[i].hyper;
+        double beta = mf_opt_hyper_get(&o->cfg, &d->hypers[h]);
         MfTensor *p = NULL, *b = NULL, *next = NULL, *out = NULL;
         st = read_var(g, o->power[i], traced, &p);
         if (st == MF_OK)
-            st = gated_beta(gt, beta, p->dtype, &b);
+            st = gated_beta(gt, beta, mf_opt_hyper_tensor(o, h), p->dtype, &b);
         if (st == MF_OK)
             st = mf_binary(MF_OP_MUL, p, b, &next);
         if (st == MF_OK)
@@ -592,6 +598,8 @@ MfStatus mf_optimizer_apply_graph(MfOptimizer *o, int n, const MfGradVar *pairs,
     MfStatus st = check_graph_pairs(o, n, pairs, &g);
     if (st == MF_OK)
         st = check_graph_step(g, global_step);
+    if (st == MF_OK)
+        st = mf_opt_check_hyper_tensors(o, g, "apply_gradients");
     if (st == MF_OK)
         st = graph_lr(o, lr, &rate.lr);
     bool pushed = false;
@@ -750,6 +758,8 @@ MfStatus mf_optimizer_apply_traced(MfOptimizer *o, MfGraph *g, int n, const MfGr
     Deps deps = {NULL, 0, 0};
     Gate gt = {mf_opt_take_nonfinite(o), NULL, NULL};
     MfStatus st = check_traced(o, g, n, pairs, global_step);
+    if (st == MF_OK)
+        st = mf_opt_check_hyper_tensors(o, g, "apply_gradients");
     if (st == MF_OK)
         st = traced_lr(g, o, lr, &rate.lr);
     if (st == MF_OK)

@@ -80,6 +80,10 @@ static const MfOptClass classes[] = {
                      1, {ZEROS("m")}, 0, {{0}}, 5, {LR, HYPER(0), HYPER(1), HYPER(2), GRAD}, -1},
 };
 _Static_assert(MF_COUNTOF(classes) == MF_OPT_NKINDS, "one class per MfOptKind");
+_Static_assert(MF_COUNTOF(momentum_hypers) <= MF_OPT_MAX_HYPERS &&
+               MF_COUNTOF(rmsprop_hypers) <= MF_OPT_MAX_HYPERS &&
+               MF_COUNTOF(adam_hypers) <= MF_OPT_MAX_HYPERS &&
+               MF_COUNTOF(lion_hypers) <= MF_OPT_MAX_HYPERS, "MF_OPT_MAX_HYPERS holds them");
 
 const MfOptClass *mf_opt_class(MfOptKind kind)
 {

@@ -50,6 +50,45 @@ MfStatus mf_optimizer_set_hyper(MfOptimizer *o, const char *name, double v)
     return st;
 }
 
+MfStatus mf_optimizer_set_hyper_tensor(MfOptimizer *o, const char *name, MfTensor *t)
+{
+    const MfOptClass *d = mf_opt_desc(o);
+    const MfOptHyper *h = mf_opt_find_hyper(o->cfg.kind, name);
+    if (!h || h->is_bool || !h->per_apply)
+        return mf_err_set(MF_EARG, "%s: %s cannot be a graph tensor (a hyperparameter read at "
+                          "every apply can)", mf_optimizer_class(o), name);
+    if (t && (t->rank != 0 || t->dtype == MF_BOOL))
+        return mf_err_set(MF_EARG, "%s: %s must be a scalar number, got a %s tensor of rank %d",
+                          mf_optimizer_class(o), name, mf_dtype_name(t->dtype), t->rank);
+    int i = (int)(h - d->hypers);
+    mf_tensor_retain(t);
+    mf_tensor_release(o->hyper_tensor[i]);
+    o->hyper_tensor[i] = t;
+    return MF_OK;
+}
+
+MfTensor *mf_opt_hyper_tensor(const MfOptimizer *o, int i)
+{
+    return o->hyper_tensor[i];
+}
+
+MfStatus mf_opt_check_hyper_tensors(const MfOptimizer *o, const MfGraph *g, const char *who)
+{
+    const MfOptClass *d = mf_opt_desc(o);
+    for (int i = 0; i < d->nhypers; i++) {
+        const MfTensor *t = o->hyper_tensor[i];
+        if (t && !g)
+            return mf_err_set(MF_EARG, "%s: %s is a graph tensor, which has no value in an "
+                              "eager step; give a number, an eager tensor or Variable, or a "
+                              "function, or apply inside mf.trace or in a graph", who,
+                              d->hypers[i].name);
+        if (t && mf_tensor_graph(t) != g)
+            return mf_err_set(MF_EARG, "%s: %s is a tensor of another graph than the variables'",
+                              who, d->hypers[i].name);
+    }
+    return MF_OK;
+}
+
 void mf_optimizer_retain(MfOptimizer *o)
 {
     if (o)
@@ -72,6 +111,8 @@ void mf_optimizer_release(MfOptimizer *o)
         for (int k = 0; k < o->naside; k++)
             mf_variable_release(o->aside[k][i]);
     }
+    for (int i = 0; i < MF_OPT_MAX_HYPERS; i++)
+        mf_tensor_release(o->hyper_tensor[i]);
     mf_tensor_release(o->cfg.lr_tensor);
     mf_variable_release(o->cfg.lr_var);
     mf_dealloc((char *)o->cfg.name, strlen(o->cfg.name) + 1);

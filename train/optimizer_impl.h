@@ -33,7 +33,17 @@ struct MfOptimizer {
     MfVariable *aside[MF_OPT_MAX_ASIDE][MF_OPT_MAX_POWERS];
     int naside;
     MfApplyNonfinite nonfinite; /* the next apply's (mf_optimizer_next_nonfinite) */
+    /* hyperparameters given as graph tensors (owned; NULL: the number in
+     * cfg), by the descriptor's hyperparameter index */
+    MfTensor *hyper_tensor[MF_OPT_MAX_HYPERS];
 };
+
+/* The graph tensor of hyperparameter 'i' (borrowed), or NULL. */
+MfTensor *mf_opt_hyper_tensor(const MfOptimizer *o, int i);
+
+/* MF_EARG when a hyperparameter is a graph tensor that 'g' cannot read
+ * (NULL 'g': an eager step, which reads none), naming 'who'. */
+MfStatus mf_opt_check_hyper_tensors(const MfOptimizer *o, const MfGraph *g, const char *who);
 
 /* The checks of mf_optimizer_new (the name, the learning rate, each
  * hyperparameter's range; opt_classes.c). */

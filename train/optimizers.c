@@ -99,6 +99,8 @@ static int hyper_inputs(Scratch *s, const MfUpdate *u, MfDType dt, MfTensor **in
             in[i] = u->lr;
         else if (x->kind == MF_OPT_IN_GRAD)
             in[i] = u->grad;
+        else if (x->kind == MF_OPT_IN_HYPER && mf_opt_hyper_tensor(u->o, x->index))
+            in[i] = cast(s, mf_opt_hyper_tensor(u->o, x->index), dt);   /* a graph's input */
         else if (x->kind == MF_OPT_IN_HYPER)
             in[i] = cst(s, dt, mf_opt_hyper_get(c, &d->hypers[x->index]));
         else

@@ -71,6 +71,7 @@ typedef struct MfOptHyper {
 
 #define MF_OPT_MAX_SLOTS 2
 #define MF_OPT_MAX_POWERS 2
+#define MF_OPT_MAX_HYPERS 4
 #define MF_OPT_MAX_INPUTS 8
 
 /* A slot: its name ("m") and initial value, a constant or, when 'hyper' is
@@ -147,8 +148,9 @@ MfStatus mf_opt_missing(MfOptKind kind, const char *name);
 
 /* The number a hyperparameter given as tensor 't' (or a Variable's value)
  * stands for now, in '*out'. MF_EARG, naming 'who' and 'key', for a graph
- * tensor (it has no value before the graph runs; only the learning rate
- * may be one) and for anything but one element of a number dtype. */
+ * tensor (it has no value before the graph runs: give it with
+ * mf_optimizer_set_hyper_tensor) and for anything but one element of a
+ * number dtype. */
 MfStatus mf_opt_hyper_from_tensor(const char *who, const char *key, const MfTensor *t,
                                   double *out);
 
@@ -157,6 +159,16 @@ double mf_opt_hyper_get(const MfOptConfig *c, const MfOptHyper *h);
 void mf_opt_hyper_set(MfOptConfig *c, const MfOptHyper *h, double v);
 
 typedef struct MfOptimizer MfOptimizer;
+
+/* Sets hyperparameter 'name' (per_apply, not a bool) of 'o' to the graph
+ * tensor 't' (a scalar of a number dtype; retained) for the applies that
+ * follow, or back to its number when 't' is NULL. As TensorFlow 1.x does,
+ * the tensor is an input of the Apply nodes a graph or trace builds (cast
+ * to each variable's dtype), so its value is read when the graph runs; its
+ * range is not checked (TensorFlow does not either). An eager apply while
+ * one is set is an MF_EARG error. Errors: an unknown or bool
+ * hyperparameter, a tensor that is not a scalar number. */
+MfStatus mf_optimizer_set_hyper_tensor(MfOptimizer *o, const char *name, MfTensor *t);
 
 /* Sets the hyperparameter 'name' (one of its class's: "momentum",
  * "beta1", ...) of 'o' for the applies that follow, checked as the constructor
