@@ -34,10 +34,17 @@ endif
 CFLAGS_ALL = -std=c11 $(WARN) $(MODE_FLAGS) -MMD -MP -I. $(DEP_CFLAGS)
 LDFLAGS_ALL = $(MODE_FLAGS) $(DEP_LIBS)
 # cmocka is linked into the tests only
-BIN_LDFLAGS = $(MODE_FLAGS) $(filter-out -lcmocka,$(DEP_LIBS))
+BIN_LDFLAGS = $(MODE_FLAGS) $(filter-out -lcmocka,$(DEP_LIBS)) $(KERNEL_LIBS)
 
 ENGINE_SRC := $(wildcard core/*.c core/*/*.c eager/*.c graph/*.c distributed/*.c train/*.c)
 REPL_SRC := $(wildcard repl/*.c)
+# The Jupyter kernel (kernel/) when configure found libzmq and libcrypto;
+# otherwise kernel/unavailable.c, whose --kernel names what is missing.
+ifdef KERNEL_LIBS
+REPL_SRC += $(filter-out kernel/unavailable.c,$(wildcard kernel/*.c))
+else
+REPL_SRC += kernel/unavailable.c
+endif
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LUA_TESTS := $(wildcard tests/lua/test_*.lua)
 
@@ -143,6 +150,16 @@ test-deps:
 interop: all
 	@sh tools/test_deps.sh interop
 	@sh tests/interop/run.sh $(BUILD)
+
+# The kernel's Lua side (display, plots, progress in a notebook), embedded
+# as lib/'s files are.
+$(BUILD)/gen/kernel_lua.inc: kernel/display.lua tools/embed_lua.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN $@"
+	@sh tools/embed_lua.sh kernel/display.lua > $@.tmp && mv $@.tmp $@
+$(BUILD)/kernel/%.o: CFLAGS_ALL += $(KERNEL_CFLAGS) -I$(BUILD)/gen
+$(BUILD)/kernel/display.o: $(BUILD)/gen/kernel_lua.inc
+$(BUILD)/kernel/unavailable.o: CFLAGS_ALL += -DMF_KERNEL_MISSING='"$(KERNEL_MISSING)"'
 
 # CHECK_BUILD: the sanitizer build directory (built with MODE=asan).
 CHECK_BUILD ?= build/asan

@@ -8,6 +8,8 @@
  *   moonflow -i [script]        the prompt after the script and -e chunks
  *   moonflow --version | -v     version, Lua and BLAS configuration
  *   moonflow --help | -h        usage
+ *   moonflow --kernel -f FILE   a Jupyter kernel on FILE's sockets (kernel/)
+ *   moonflow --install-kernel [--user | --prefix DIR]   its kernelspec
  *
  * Everything runs inside one protected call ('pmain'), so a Lua memory
  * error at start-up is reported rather than aborting. Exit status is
@@ -37,6 +39,7 @@
 #include "core/io/write_file.h"
 #include "core/parallel.h"
 #include "distributed/dist.h"
+#include "kernel/kernel.h"
 #include "lmf.h"
 #include "lua_alloc.h"
 #include "prompt.h"
@@ -69,6 +72,8 @@ static void print_usage(const char *badoption)
             "  -l mod     require library 'mod' into global 'mod'\n"
             "  -v         show version information (also --version)\n"
             "  -h         show this help (also --help)\n"
+            "  --kernel -f FILE   run as a Jupyter kernel (FILE: the connection file)\n"
+            "  --install-kernel [--user | --prefix DIR]   install the Jupyter kernelspec\n"
             "  --         stop handling options\n"
             "  -          stop handling options and execute stdin\n"
             "Without a script, a terminal gets the prompt; other stdin (a pipe, a file) runs as\n"
@@ -274,11 +279,35 @@ static void start_prompt(lua_State *L)
     lmf_prompt_loop(L);
 }
 
+/* moonflow --kernel -f FILE and --install-kernel: the whole command line
+ * is theirs. Returns -1 for another command line, else the exit status. */
+static int jupyter_command(lua_State *L, int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "--install-kernel") == 0)
+        return mf_kernel_install(argv + 2);
+    if (argc < 2 || strcmp(argv[1], "--kernel") != 0)
+        return -1;
+    if (argc != 4 || strcmp(argv[2], "-f") != 0) {
+        fprintf(stderr, "%s: usage: %s --kernel -f CONNECTION_FILE\n", progname, progname);
+        return EXIT_FAILURE;
+    }
+    apply_thread_env();
+    if (mf_parallel_reserve_blas() != MF_OK)
+        mf_err_clear();
+    open_libs(L);
+    return mf_kernel_main(L, argv[3]);
+}
+
 /* The protected main: argc and argv arrive as light values. */
 static int pmain(lua_State *L)
 {
     int argc = (int)lua_tointeger(L, 1);
     char **argv = lua_touserdata(L, 2);
+    int jupyter = jupyter_command(L, argc, argv);
+    if (jupyter >= 0) {
+        lua_pushboolean(L, jupyter == EXIT_SUCCESS);
+        return 1;
+    }
     int script = argc;
     int args = collect_args(argv, &script);
     if (args & HAS_ERROR) {

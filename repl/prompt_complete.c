@@ -116,8 +116,7 @@ static void resolve(lua_State *L, const char *path, size_t len)
     }
 }
 
-/* lua_CFunction: collect(text) -> array of candidates. */
-static int collect(lua_State *L)
+int lmf_complete_collect(lua_State *L)
 {
     size_t len;
     const char *text = luaL_checklstring(L, 1, &len);
@@ -174,7 +173,7 @@ static void gather(const char *text)
     lua_State *L = complete_L;
     free_cands();
     int top = lua_gettop(L);
-    lua_pushcfunction(L, collect);
+    lua_pushcfunction(L, lmf_complete_collect);
     lua_pushstring(L, text);
     if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
         size_t n = (size_t)lua_rawlen(L, -1);

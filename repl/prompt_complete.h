@@ -11,4 +11,8 @@
  * methods) and tensor properties after 'x.'. */
 void lmf_complete_init(lua_State *L);
 
+/* lua_CFunction: collect(text) -> the array of candidates for 'text', the
+ * word before the cursor (what Tab offers, without readline). */
+int lmf_complete_collect(lua_State *L);
+
 #endif

@@ -373,7 +373,7 @@ int lmf_show_print(lua_State *L)
     return 0;
 }
 
-int lmf_show_values(lua_State *L)
+int lmf_show_string(lua_State *L)
 {
     int n = lua_gettop(L);
     lua_newtable(L);
@@ -386,6 +386,12 @@ int lmf_show_values(lua_State *L)
         luaL_addvalue(&b);
     }
     luaL_pushresult(&b);
+    return 1;
+}
+
+int lmf_show_values(lua_State *L)
+{
+    lmf_show_string(L);
     size_t len;
     const char *s = lua_tolstring(L, -1, &len);
     fwrite(s, 1, len, stdout);

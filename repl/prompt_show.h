@@ -10,6 +10,10 @@
  * when long or deep. */
 int lmf_show_values(lua_State *L);
 
+/* A lua_CFunction: returns the line lmf_show_values prints, without its
+ * newline (a notebook's text/plain of a cell's values). */
+int lmf_show_string(lua_State *L);
+
 /* The global 'print' of moonflow: Lua's print (tostring of each argument,
  * tabs between, a newline), except that among several values a tensor or
  * Variable prints on one line ("mf.Tensor([1. 2.], shape=(2,), ...)") and a

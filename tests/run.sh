@@ -33,6 +33,11 @@ for t in tests/lua/test_*.lua tests/lua/ports/test_*.lua; do
     run_one "$(basename "$t" .lua)" "$build/moonflow" "$t"
 done
 
+# the Jupyter kernel (kernel/) through python3-pytest: the protocol
+# conformance tests, the raw protocol and the notebooks in examples/
+run_one test_kernel env MOONFLOW="$build/moonflow" /usr/bin/python3 -m pytest -q \
+    -p no:cacheprovider tests/kernel
+
 echo
 [ -n "$failed_names" ] && echo "failed:$failed_names"
 echo "$passed passed, $failed failed"

@@ -2,7 +2,9 @@
 # test_deps.sh [interop|bench] — the Debian packages the tests need beyond the
 # build: the independent readers of moonflow's interchange files
 # (python3-protobuf and python3-crcmod read TensorBoard event files,
-# python3-onnx checks ONNX models) and 'locales' (a comma-decimal locale
+# python3-onnx checks ONNX models), the Jupyter kernel's test drivers
+# (python3-pytest, python3-jupyter-client, python3-jupyter-kernel-test,
+# python3-nbclient and python3-nbformat) and 'locales' (a comma-decimal locale
 # for test_locale.lua). 'interop' adds what `make interop`
 # needs: Node.js and npm (onnxruntime comes from the npm registry) and
 # python3-sklearn (its 8x8 digits); 'bench' adds the peers `make bench`
@@ -12,7 +14,10 @@
 set -u
 
 # Debian package : the Python module it provides
-checks="python3-protobuf:google.protobuf python3-crcmod:crcmod python3-onnx:onnx"
+checks="python3-protobuf:google.protobuf python3-crcmod:crcmod python3-onnx:onnx \
+python3-pytest:pytest python3-jupyter-client:jupyter_client \
+python3-jupyter-kernel-test:jupyter_kernel_test python3-nbclient:nbclient \
+python3-nbformat:nbformat"
 [ "${1:-}" = interop ] && checks="$checks python3-sklearn:sklearn"
 [ "${1:-}" = bench ] && checks="$checks python3-torch:torch python3-numpy:numpy"
 

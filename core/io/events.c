@@ -12,6 +12,7 @@
 #include "events.h"
 #include "protobuf.h"
 #include "tfrecord.h"
+#include "write_file.h"
 
 enum { EV_WALL_TIME = 1, EV_STEP = 2, EV_FILE_VERSION = 3, EV_GRAPH_DEF = 4, EV_SUMMARY = 5 };
 enum { SUMMARY_VALUE = 1 };
@@ -31,32 +32,6 @@ static double wall_time(void)
     struct timeval tv;
     gettimeofday(&tv, NULL);
     return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
-}
-
-/* mkdir -p: every missing directory of 'dir'. */
-static MfStatus make_dirs(const char *dir)
-{
-    size_t n = strlen(dir);
-    char *p = malloc(n + 1);
-    if (!p)
-        return mf_err_nomem("create_file_writer", n + 1);
-    memcpy(p, dir, n + 1);
-    MfStatus st = MF_OK;
-    for (size_t i = 1; i <= n && st == MF_OK; i++) {
-        if (p[i] != '/' && p[i] != '\0')
-            continue;
-        char c = p[i];
-        p[i] = '\0';
-        struct stat sb;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST)
-            st = mf_err_set(MF_EIO, "create_file_writer: cannot create directory '%s': %s", p,
-                            strerror(errno));
-        else if (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode))
-            st = mf_err_set(MF_EIO, "create_file_writer: '%s' is not a directory", p);
-        p[i] = c;
-    }
-    free(p);
-    return st;
 }
 
 /* Opens a new file events.out.tfevents.<time>.<host> in 'dir' (".<k>" is
@@ -139,7 +114,7 @@ MfStatus mf_event_writer_open(const char *logdir, MfEventWriter **out)
     *out = NULL;
     if (!logdir || !*logdir)
         return mf_err_set(MF_EARG, "create_file_writer: logdir must be a non-empty path");
-    MfStatus st = make_dirs(logdir);
+    MfStatus st = mf_make_dirs("create_file_writer", logdir);
     if (st != MF_OK)
         return st;
     MfEventWriter *w = calloc(1, sizeof *w);

@@ -277,3 +277,29 @@ MfStatus mf_write_file_atomic(const char *who, const char *path, const void *dat
     }
     return mf_safe_write_commit(&w);
 }
+
+/* mkdir -p (write_file.h). */
+MfStatus mf_make_dirs(const char *who, const char *dir)
+{
+    size_t n = strlen(dir);
+    char *p = malloc(n + 1);
+    if (!p)
+        return mf_err_nomem(who, n + 1);
+    memcpy(p, dir, n + 1);
+    MfStatus st = MF_OK;
+    for (size_t i = 1; i <= n && st == MF_OK; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        char c = p[i];
+        p[i] = '\0';
+        struct stat sb;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            st = mf_err_set(MF_EIO, "%s: cannot create directory '%s': %s", who, p,
+                            strerror(errno));
+        else if (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            st = mf_err_set(MF_EIO, "%s: '%s' is not a directory", who, p);
+        p[i] = c;
+    }
+    free(p);
+    return st;
+}

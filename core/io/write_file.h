@@ -64,6 +64,10 @@ void mf_safe_write_abort(MfSafeWrite *w);
 /* Writes 'len' bytes of 'data' to 'path' (begin, write, commit). */
 MfStatus mf_write_file_atomic(const char *who, const char *path, const void *data, size_t len);
 
+/* mkdir -p: creates every missing directory of 'dir'. Errors (MF_EIO, "who:
+ * cannot create directory ..."; MF_ENOMEM) name 'who'. */
+MfStatus mf_make_dirs(const char *who, const char *dir);
+
 /* Removes every temporary file being written now. Async-signal-safe (only
  * unlink), for a handler of a signal that ends the process. */
 void mf_write_file_remove_pending(void);

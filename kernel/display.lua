@@ -1,0 +1,133 @@
+-- kernel/display.lua — what a notebook shows, run once when the kernel starts
+-- (moonflow --kernel). Called with the mf table, the Graph metatable and the
+-- kernel's C api: publish(msg_type, bundle [, display_id]) sends a MIME
+-- bundle ({["text/plain"] = ..., ...}) on IOPub, show(...) is the prompt's
+-- text of values, now() a monotonic clock in seconds. Defines the global
+-- display(...), shows mf.plot and g:render() as SVG pictures, and returns
+-- the table the kernel uses: bundle(...) for a cell's values.
+local mf, graph_mt, api = ...
+local K = {}
+
+local function name_of(v)
+  local mt = getmetatable(v)
+  return type(mt) == "table" and rawget(mt, "__name") or nil
+end
+
+local function escape(s)
+  return (tostring(s):gsub('[&<>"]', {["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
+                                      ['"'] = "&quot;"}))
+end
+
+-- The rows (or columns) shown of n: all up to 'max', else the first and the
+-- last max/2 with a gap (0) between, as the printer summarises.
+local HTML_MAX = 10
+local function shown(n)
+  local idx = {}
+  if n <= HTML_MAX then
+    for i = 1, n do idx[#idx + 1] = i end
+  else
+    for i = 1, HTML_MAX // 2 do idx[#idx + 1] = i end
+    idx[#idx + 1] = 0
+    for i = n - HTML_MAX // 2 + 1, n do idx[#idx + 1] = i end
+  end
+  return idx
+end
+
+local function cell(v)
+  if math.type(v) == "float" then return string.format("%.6g", v) end
+  return tostring(v)
+end
+
+-- A concrete tensor of rank 0 to 2 as a compact HTML table; nil otherwise
+-- (a graph tensor has no values, a larger rank reads better as text).
+local HTML_MAX_NUMEL = 100000
+local function tensor_html(t)
+  local ok, name = pcall(function() return t.name end)
+  if not ok or (name and name ~= "") then return nil end
+  local shape, dtype = t.shape, tostring(t.dtype)
+  if #shape > 2 or t:numel() > HTML_MAX_NUMEL then return nil end
+  local values = t:totable()
+  if #shape == 0 then values = {{values}} elseif #shape == 1 then values = {values} end
+  local rows, cols = #values, #shape == 0 and 1 or shape[#shape]
+  local out = {'<table class="moonflow-tensor">'}
+  for _, i in ipairs(shown(rows)) do
+    out[#out + 1] = "<tr>"
+    for _, j in ipairs(shown(cols)) do
+      local v = (i == 0 or j == 0) and "&hellip;" or escape(cell(values[i][j]))
+      out[#out + 1] = "<td>" .. v .. "</td>"
+    end
+    out[#out + 1] = "</tr>"
+  end
+  local dims = {}
+  for k, d in ipairs(shape) do dims[k] = tostring(d) end
+  out[#out + 1] = string.format("<caption>shape=(%s%s), dtype=%s</caption></table>",
+                                table.concat(dims, ", "), #shape == 1 and "," or "", escape(dtype))
+  return table.concat(out)
+end
+
+-- The MIME bundle of values, as a cell's result or display(v) shows them.
+function K.bundle(...)
+  local data = {["text/plain"] = api.show(...)}
+  if select("#", ...) == 1 and name_of((...)) == "mf.Tensor" then
+    local ok, html = pcall(tensor_html, (...))
+    if ok and html then data["text/html"] = html end
+  end
+  return data
+end
+
+-- display(v, ...): each value in its own output, as it would show as a
+-- cell's result.
+function display(...)
+  for i = 1, select("#", ...) do
+    api.publish("display_data", K.bundle((select(i, ...))))
+  end
+end
+
+-- The text of a file, removed after.
+local function take_file(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  os.remove(path)
+  return text
+end
+
+local function svg_path()
+  local base = os.tmpname()
+  os.remove(base)
+  return base .. ".svg"
+end
+
+-- mf.plot without 'file' shows an SVG picture (the terminal's text drawing
+-- as its text/plain); with 'file' or 'print' (true: the text drawing
+-- printed, false: returned) it is the prompt's.
+local plot = mf.plot
+mf.plot = function(values, opts, ...)
+  if select("#", ...) > 0 or (opts ~= nil and type(opts) ~= "table")
+     or (opts and (opts.file ~= nil or opts.print ~= nil)) then
+    return plot(values, opts, ...)
+  end
+  local o, text_opts = {}, {}
+  for k, v in pairs(opts or {}) do o[k], text_opts[k] = v, v end
+  -- the text drawing's size is in characters, the picture's in pixels
+  text_opts.print, text_opts.width, text_opts.height = false, nil, nil
+  local text = plot(values, text_opts)
+  o.file = svg_path()
+  plot(values, o)
+  api.publish("display_data", {["image/svg+xml"] = take_file(o.file), ["text/plain"] = text})
+end
+
+-- g:render() without a path shows the graph as an SVG picture (Graphviz).
+local graph_methods = graph_mt and graph_mt.__index
+local render = type(graph_methods) == "table" and graph_methods.render
+if render then
+  graph_methods.render = function(g, path, ...)
+    if path ~= nil or select("#", ...) > 0 then return render(g, path, ...) end
+    local file = svg_path()
+    render(g, file)
+    api.publish("display_data", {["image/svg+xml"] = take_file(file),
+                                 ["text/plain"] = tostring(g)})
+  end
+end
+
+return K

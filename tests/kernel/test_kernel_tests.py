@@ -1,0 +1,89 @@
+# jupyter_kernel_test's conformance tests for the moonflow kernel: every
+# reply and output is validated against the message schema.
+import unittest
+
+import jupyter_kernel_test
+
+
+class MoonflowKernelTests(jupyter_kernel_test.KernelTests):
+    kernel_name = "moonflow"
+    language_name = "lua"
+    file_extension = ".lua"
+
+    code_hello_world = 'print("hello, world")'
+    code_stderr = 'io.stderr:write("to stderr\\n")'
+
+    completion_samples = [
+        {"text": "mf.zer", "matches": {"mf.zeros(", "mf.zeros_like("}},
+        {"text": "y = mf.random.norm", "matches": {"mf.random.normal("}},
+        {"text": "pri", "matches": {"print("}},
+    ]
+
+    complete_code_samples = ["x = 1", "for i=1,3 do end", "1 + 2", "x = 2\nx * 3"]
+    incomplete_code_samples = ["for i=1,3 do", "function f(x)", "t = {1,\n2,"]
+    invalid_code_samples = ["x = = 1", "end"]
+
+    code_generate_error = 'error("boom")'
+
+    code_execute_result = [
+        {"code": "1 + 2", "result": "3"},
+        {"code": "x = 6\nx * 7", "result": "42"},
+        {"code": "mf.reduce_sum(mf.tensor({1, 2, 3})):item()", "result": "6.0"},
+        {"code": "mf.tensor({{1, 2}, {3, 4}})", "mime": "text/html"},
+    ]
+
+    code_display_data = [
+        {"code": "mf.plot({1, 3, 2})", "mime": "image/svg+xml"},
+        {"code": "display(mf.tensor({{1, 2}, {3, 4}}))", "mime": "text/html"},
+    ]
+
+    supported_history_operations = ("tail",)
+
+    code_inspect_sample = "mf.zeros"
+
+    def test_error_traceback(self):
+        """The error reply and the error output carry the Lua traceback."""
+        self.flush_channels()
+        reply, outputs = self.execute_helper('local function f() error("deep") end\nlocal y = f()')
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertEqual(reply["content"]["ename"], "LuaError")
+        self.assertIn("deep", reply["content"]["evalue"])
+        errors = [m for m in outputs if m["msg_type"] == "error"]
+        self.assertEqual(len(errors), 1)
+        traceback = "\n".join(errors[0]["content"]["traceback"])
+        self.assertIn("stack traceback:", traceback)
+        self.assertIn("in local 'f'", traceback)
+
+    def test_is_complete_indent(self):
+        """An incomplete cell asks for an indented continuation line."""
+        self.flush_channels()
+        self.kc.is_complete("for i=1,3 do")
+        reply = self.get_non_kernel_info_reply(timeout=10)
+        self.assertEqual(reply["content"]["status"], "incomplete")
+        self.assertEqual(reply["content"]["indent"], "  ")
+
+    def test_inspect_text(self):
+        """inspect shows help()'s entry; an unknown name is not found."""
+        self.flush_channels()
+        self.kc.inspect("mf.matmul(a, b)", cursor_pos=6)
+        reply = self.get_non_kernel_info_reply(timeout=10)
+        self.assertTrue(reply["content"]["found"])
+        self.assertIn("matmul", reply["content"]["data"]["text/plain"])
+        self.kc.inspect("no_such_name_here", cursor_pos=5)
+        reply = self.get_non_kernel_info_reply(timeout=10)
+        self.assertFalse(reply["content"]["found"])
+
+    def test_locals_and_values_like_the_prompt(self):
+        """A cell's last line is its value, with the cell's locals; '_' keeps it."""
+        self.flush_channels()
+        reply, outputs = self.execute_helper("local a = 20\nlocal b = 22\na + b")
+        results = [m for m in outputs if m["msg_type"] == "execute_result"]
+        self.assertEqual(results[0]["content"]["data"]["text/plain"], "42")
+        self.flush_channels()
+        reply, outputs = self.execute_helper("_ + 1")
+        results = [m for m in outputs if m["msg_type"] == "execute_result"]
+        self.assertEqual(results[0]["content"]["data"]["text/plain"], "43")
+
+
+if __name__ == "__main__":
+    unittest.main()
