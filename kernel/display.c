@@ -3,6 +3,7 @@
  * bundles (Lua tables of strings) to JSON. */
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -48,6 +49,12 @@ static int l_publish(lua_State *L)
     return 0;
 }
 
+static int l_pid(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)getpid());
+    return 1;
+}
+
 static int l_now(lua_State *L)
 {
     struct timespec ts;
@@ -71,15 +78,43 @@ static int load_display(lua_State *L)
     return status;
 }
 
+/* Pushes the table of methods of the class 'mt' (the table its __index is,
+ * or the upvalue of its __index function that holds 'method': how strict
+ * classes keep them, repl/lmf_strict.c), or nil. */
+static void push_methods(lua_State *L, const char *mt, const char *method)
+{
+    int top = lua_gettop(L);
+    luaL_getmetatable(L, mt);
+    int type = lua_istable(L, -1) ? lua_getfield(L, -1, "__index") : LUA_TNIL;
+    int index = lua_gettop(L);
+    if (type == LUA_TTABLE) {
+        lua_replace(L, top + 1);
+        lua_settop(L, top + 1);
+        return;
+    }
+    for (int i = 1; type == LUA_TFUNCTION && lua_getupvalue(L, index, i); i++) {
+        if (lua_istable(L, -1) && lua_getfield(L, -1, method) == LUA_TFUNCTION) {
+            lua_pop(L, 1);
+            lua_replace(L, top + 1);
+            lua_settop(L, top + 1);
+            return;
+        }
+        lua_settop(L, index);
+    }
+    lua_settop(L, top);
+    lua_pushnil(L);
+}
+
 int kdisplay_open(lua_State *L)
 {
     int top = lua_gettop(L);
     int status = load_display(L);
     if (status == LUA_OK) {
         lua_getglobal(L, "mf");
-        luaL_getmetatable(L, "mf.Graph");
+        push_methods(L, "mf.Graph", "render");
         static const luaL_Reg api[] = {
-            {"publish", l_publish}, {"show", lmf_show_string}, {"now", l_now}, {NULL, NULL}};
+            {"publish", l_publish}, {"show", lmf_show_string}, {"now", l_now},
+            {"pid", l_pid}, {NULL, NULL}};
         luaL_newlib(L, api);
         status = lua_pcall(L, 3, 1, 0);
     }

@@ -1,11 +1,12 @@
 -- kernel/display.lua — what a notebook shows, run once when the kernel starts
--- (moonflow --kernel). Called with the mf table, the Graph metatable and the
+-- (moonflow --kernel). Called with the mf table, the Graph methods and the
 -- kernel's C api: publish(msg_type, bundle [, display_id]) sends a MIME
 -- bundle ({["text/plain"] = ..., ...}) on IOPub, show(...) is the prompt's
--- text of values, now() a monotonic clock in seconds. Defines the global
--- display(...), shows mf.plot and g:render() as SVG pictures, and returns
--- the table the kernel uses: bundle(...) for a cell's values.
-local mf, graph_mt, api = ...
+-- text of values, now() a monotonic clock in seconds, pid() the process id.
+-- Defines the global display(...), shows mf.plot and g:render() as SVG
+-- pictures and mf.progress as one updating area, and returns the table the
+-- kernel uses: bundle(...) for a cell's values.
+local mf, graph_methods, api = ...
 local K = {}
 
 local function name_of(v)
@@ -118,8 +119,7 @@ mf.plot = function(values, opts, ...)
 end
 
 -- g:render() without a path shows the graph as an SVG picture (Graphviz).
-local graph_methods = graph_mt and graph_mt.__index
-local render = type(graph_methods) == "table" and graph_methods.render
+local render = graph_methods and graph_methods.render
 if render then
   graph_methods.render = function(g, path, ...)
     if path ~= nil or select("#", ...) > 0 then return render(g, path, ...) end
@@ -128,6 +128,71 @@ if render then
     api.publish("display_data", {["image/svg+xml"] = take_file(file),
                                  ["text/plain"] = tostring(g)})
   end
+end
+
+-- mf.progress (and so fit's progress line) in a notebook: one output area
+-- updated in place, at most 10 times a second (a notebook slows down under
+-- a flood of messages), its last state always shown, and after the last
+-- step the loss curve. draw = false or tty = ... keep the prompt's line.
+local MAX_UPDATES_PER_SECOND = 10
+local MAX_CURVE_POINTS = 2000
+local progress = mf.progress
+local displays = 0
+
+local function loss_of(update)
+  if type(update) ~= "table" then return nil end
+  local loss = update.loss
+  if type(loss) == "number" then return loss end
+  if name_of(loss) == "mf.Tensor" then
+    local ok, v = pcall(function() return loss:item() end)
+    return ok and type(v) == "number" and v or nil
+  end
+end
+
+local NotebookProgress = {}
+NotebookProgress.__index = NotebookProgress
+NotebookProgress.__name = "mf.Progress"
+
+function NotebookProgress:show(final)
+  local now = api.now()
+  if not final and self.shown and now - self.shown < 1 / MAX_UPDATES_PER_SECOND then return end
+  local kind = self.shown and "update_display_data" or "display_data"
+  self.shown = now
+  api.publish(kind, {["text/plain"] = tostring(self.line)}, self.id)
+end
+
+function NotebookProgress:update(...)
+  self.line:update(...)
+  local loss = loss_of((...))
+  if loss and #self.losses < MAX_CURVE_POINTS then self.losses[#self.losses + 1] = loss end
+  self:show(false)
+end
+
+function NotebookProgress:done(...)
+  if self.finished then return end
+  self.finished = true
+  self.line:done(...)
+  self:show(true)
+  if #self.losses >= 2 then
+    mf.plot(self.losses, {title = "loss", width = 480, height = 240})
+  end
+end
+
+NotebookProgress.__close = NotebookProgress.done
+function NotebookProgress:__tostring() return tostring(self.line) end
+
+mf.progress = function(opts, ...)
+  if select("#", ...) > 0 or type(opts) ~= "table"
+     or opts.draw ~= nil or opts.tty ~= nil then
+    return progress(opts, ...)
+  end
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  o.draw = false
+  displays = displays + 1
+  return setmetatable({line = progress(o), losses = {},
+                       id = string.format("mf-progress-%d-%d", api.pid(), displays)},
+                      NotebookProgress)
 end
 
 return K

@@ -50,9 +50,14 @@ int lmf_cell_load(lua_State *L, const char *code, size_t len, const char *chunkn
 {
     if (try_return(L, code, 0, len, chunkname))
         return LUA_OK;
+    /* the last line alone must be an expression: "end" would compile after
+     * "return" too, and return from inside the block it closes */
     size_t last = last_line_start(code, len);
-    if (last > 0 && try_return(L, code, last, len, chunkname))
-        return LUA_OK;
+    if (last > 0 && try_return(L, code + last, 0, len - last, chunkname)) {
+        lua_pop(L, 1);
+        if (try_return(L, code, last, len, chunkname))
+            return LUA_OK;
+    }
     return luaL_loadbuffer(L, code, len, chunkname);
 }
 

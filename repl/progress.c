@@ -18,6 +18,15 @@ static MfProgress *check_progress(lua_State *L)
     return luaL_checkudata(L, 1, PROGRESS_MT);
 }
 
+/* Where the line of the progress at 1 is drawn: stdout, or NULL when it
+ * was made with draw = false (its user value). */
+static FILE *line_out(lua_State *L)
+{
+    bool quiet = lua_getiuservalue(L, 1, 1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return quiet ? NULL : stdout;
+}
+
 /* The integer option 'key' of the table at 'idx', or 'dflt' when absent:
  * a count of mf.progress ('p' NULL) or a position of p:update. */
 static int64_t opt_count(lua_State *L, int idx, const char *key, int64_t dflt,
@@ -93,7 +102,7 @@ static int l_update(lua_State *L)
         lua_pop(L, 1);
     }
     lmf_check_status(L, mf_progress_update(p, step, epoch, named_epoch, mf_progress_now(),
-                                           stdout));
+                                           line_out(L)));
     return 0;
 }
 
@@ -101,7 +110,7 @@ static int l_update(lua_State *L)
  * also the '__close' of p (which Lua calls with the error, if any). */
 static int end_line(lua_State *L)
 {
-    mf_progress_done(check_progress(L), mf_progress_now(), stdout);
+    mf_progress_done(check_progress(L), mf_progress_now(), line_out(L));
     return 0;
 }
 
@@ -119,16 +128,16 @@ static int l_tostring(lua_State *L)
     return 1;
 }
 
-/* mf.progress{total, epochs, interval, tty} */
+/* mf.progress{total, epochs, interval, tty, draw} */
 static int l_progress(lua_State *L)
 {
     lmf_check_nargs(L, "progress", 1);
-    static const char *const known[] = {"total", "epochs", "interval", "tty", NULL};
+    static const char *const known[] = {"total", "epochs", "interval", "tty", "draw", NULL};
     if (!lua_isnoneornil(L, 1))
         luaL_checktype(L, 1, LUA_TTABLE);
     lmf_check_options(L, 1, "progress", known);
     lua_settop(L, 1);
-    MfProgress *p = lua_newuserdatauv(L, sizeof *p, 0);
+    MfProgress *p = lua_newuserdatauv(L, sizeof *p, 1);
     int64_t total = 0, epochs = 0;
     if (lua_istable(L, 1)) {
         total = opt_count(L, 1, "total", 0, NULL);
@@ -136,6 +145,8 @@ static int l_progress(lua_State *L)
     }
     double interval = lmf_opt_number(L, 1, "progress", "interval", 1.0);
     bool tty = lmf_opt_bool(L, 1, "progress", "tty", isatty(fileno(stdout)));
+    lua_pushboolean(L, lmf_opt_bool(L, 1, "progress", "draw", true));
+    lua_setiuservalue(L, 2, 1);
     lmf_check_status(L, mf_progress_init(p, total, epochs, interval, tty, mf_progress_now()));
     luaL_setmetatable(L, PROGRESS_MT);
     return 1;

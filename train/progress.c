@@ -236,7 +236,7 @@ MfStatus mf_progress_update(MfProgress *p, int64_t step, int64_t epoch, bool nam
     }
     if (p->finished && p->end == 0)
         p->end = now;
-    if (due(p, now))
+    if (out && due(p, now))
         draw(p, now, out);
     return MF_OK;
 }
@@ -248,6 +248,6 @@ void mf_progress_done(MfProgress *p, double now, FILE *out)
     p->finished = true;
     if (p->end == 0)
         p->end = now;
-    if (p->step)
+    if (p->step && out)
         draw(p, now, out);
 }

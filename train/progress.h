@@ -76,12 +76,12 @@ MfStatus mf_progress_check_epoch(const MfProgress *p, int64_t epoch);
 
 /* Records an update at ('step', 'epoch') at time 'now' ('named_epoch': the
  * update gave its epoch, so the line shows it) and draws the line to 'out'
- * when it is due. Error: mf_progress_check_epoch's, with nothing changed. */
+ * when it is due ('out' NULL: never; mf_progress_line reads it). Error: mf_progress_check_epoch's, with nothing changed. */
 MfStatus mf_progress_update(MfProgress *p, int64_t step, int64_t epoch, bool named_epoch,
                             double now, FILE *out);
 
 /* Ends the line: the final state with the total time, unless the finish was
- * already drawn or nothing was updated. */
+ * already drawn or nothing was updated ('out' NULL: records the end only). */
 void mf_progress_done(MfProgress *p, double now, FILE *out);
 
 /* The line at time 'now' (no line ending) into 'buf', '.' as the decimal

@@ -121,7 +121,7 @@ def test_stdout_from_c_arrives_as_stream(kernel):
     # the plot's text drawing is written by C (fputs to stdout), the progress
     # lines by train/progress.c (fprintf), the echo by another process
     content, outputs = run(kc, 'mf.plot({1, 2, 3}, {print = true, title = "from C"})\n'
-                               'local p = mf.progress{total = 2}\n'
+                               'local p = mf.progress{total = 2, tty = false}\n'
                                'p:update{loss = 0.5}\np:update{loss = 0.25}\np:done()\n'
                                'os.execute("echo from-a-child")')
     assert content["status"] == "ok"
@@ -138,3 +138,28 @@ def test_stdout_order_and_stderr(kernel):
     assert stream_text(outputs, "stderr") == "two\n"
     kinds = [m["msg_type"] for m in outputs]
     assert kinds.index("execute_result") > max(i for i, k in enumerate(kinds) if k == "stream")
+
+
+def test_progress_is_one_throttled_display(kernel):
+    km, kc = kernel
+    # 3 epochs of 400 steps, about 2 ms each: thousands of updates in ~2.4 s
+    start = time.time()
+    content, outputs = run(kc, "local p <close> = mf.progress{total = 400, epochs = 3}\n"
+                               "for e = 1, 3 do for s = 1, 400 do\n"
+                               "  local t0 = mf.clock() while mf.clock() - t0 < 0.002 do end\n"
+                               "  p:update{loss = 1 / (e * s)}\n"
+                               "end end")
+    elapsed = time.time() - start
+    assert content["status"] == "ok"
+    shown = [m for m in outputs if m["msg_type"] == "display_data"
+             and "image/svg+xml" not in m["content"]["data"]]
+    updates = [m for m in outputs if m["msg_type"] == "update_display_data"]
+    assert len(shown) == 1
+    display_id = shown[0]["content"]["transient"]["display_id"]
+    assert all(m["content"]["transient"]["display_id"] == display_id for m in updates)
+    assert 2 <= len(updates) <= 10 * elapsed + 2
+    assert "epoch 3/3  step 400/400" in updates[-1]["content"]["data"]["text/plain"]
+    assert not stream_text(outputs)   # no progress lines as text
+    curve = [m for m in outputs if m["msg_type"] == "display_data"
+             and "image/svg+xml" in m["content"]["data"]]
+    assert len(curve) == 1          # the loss curve after the last step

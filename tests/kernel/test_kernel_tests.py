@@ -54,6 +54,14 @@ class MoonflowKernelTests(jupyter_kernel_test.KernelTests):
         self.assertIn("stack traceback:", traceback)
         self.assertIn("in local 'f'", traceback)
 
+    def test_block_ending_a_cell_runs_whole(self):
+        """A cell ending with 'end' is not made to return from its loop."""
+        self.flush_channels()
+        reply, outputs = self.execute_helper("for i = 1, 3 do\n  print(i * i)\nend")
+        text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
+        self.assertEqual(text, "1\n4\n9\n")
+        self.assertFalse([m for m in outputs if m["msg_type"] == "execute_result"])
+
     def test_is_complete_indent(self):
         """An incomplete cell asks for an indented continuation line."""
         self.flush_channels()

@@ -166,6 +166,17 @@ T.test("progress: redrawn in place on a terminal", function()
   T.ok(out:find("total\27%[K\n|$"), out)
 end)
 
+T.test("progress: draw = false prints nothing; tostring reads the line", function()
+  local out, ok = child([[
+    local p <close> = mf.progress{total = 3, interval = 0, draw = false}
+    for s = 1, 3 do p:update{loss = s} end
+    p:done()
+    io.write(tostring(p):match("^step 3/3 %[=+%] 100%%  loss 3 ") and "line" or tostring(p))]])
+  T.ok(ok, out)
+  T.eq(out, "line")
+  T.raises(mf.progress, "progress: option 'draw' must be a boolean, got number", {draw = 1})
+end)
+
 T.test("progress: errors", function()
   T.raises(mf.progress, "progress: 'total' must be at least 1, got 0", {total = 0})
   T.raises(mf.progress, "progress: option 'total' must be an integer, got 2.5", {total = 2.5})
