@@ -66,11 +66,48 @@ local function tensor_html(t)
   return table.concat(out)
 end
 
+-- A profiler report (print(prof)'s text: a header, a row per op, then the
+-- totals) as an HTML table: columns are split at runs of two or more spaces;
+-- nil when a row does not split into the header's columns.
+local function split_columns(line)
+  local cells = {}
+  for cell in (line:gsub("^%s+", "") .. "  "):gmatch("(.-)%s%s+") do cells[#cells + 1] = cell end
+  return cells
+end
+
+local function profile_html(report)
+  local text = tostring(report)
+  local lines = {}
+  for line in (text .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = line end
+  local header = split_columns(lines[1] or "")
+  if #header < 2 then return nil end
+  local out = {'<table class="moonflow-profile"><tr>'}
+  for _, h in ipairs(header) do out[#out + 1] = "<th>" .. escape(h) .. "</th>" end
+  out[#out + 1] = "</tr>"
+  local i = 2
+  while lines[i] and #split_columns(lines[i]) == #header do
+    out[#out + 1] = "<tr>"
+    for k, c in ipairs(split_columns(lines[i])) do
+      out[#out + 1] = (k == 1 and "<td>" or '<td style="text-align:right">') .. escape(c) .. "</td>"
+    end
+    out[#out + 1] = "</tr>"
+    i = i + 1
+  end
+  out[#out + 1] = "</table>"
+  for j = i, #lines do
+    if lines[j] ~= "" then out[#out + 1] = "<p>" .. escape(lines[j]) .. "</p>" end
+  end
+  return table.concat(out)
+end
+
+local html_of = {["mf.Tensor"] = tensor_html, ["mf.ProfileReport"] = profile_html}
+
 -- The MIME bundle of values, as a cell's result or display(v) shows them.
 function K.bundle(...)
   local data = {["text/plain"] = api.show(...)}
-  if select("#", ...) == 1 and name_of((...)) == "mf.Tensor" then
-    local ok, html = pcall(tensor_html, (...))
+  local to_html = select("#", ...) == 1 and html_of[name_of((...))]
+  if to_html then
+    local ok, html = pcall(to_html, (...))
     if ok and html then data["text/html"] = html end
   end
   return data
@@ -82,6 +119,18 @@ function display(...)
   for i = 1, select("#", ...) do
     api.publish("display_data", K.bundle((select(i, ...))))
   end
+end
+
+-- Calls a binding for the user's call one level up: an error names the
+-- user's line, not this file's (as the binding called directly would).
+local function as_caller(fn, ...)
+  local result = table.pack(pcall(fn, ...))
+  if not result[1] then
+    local msg = result[2]
+    if type(msg) == "string" then msg = msg:gsub("^kernel/display%.lua:%d+: ", "") end
+    error(msg, 3)
+  end
+  return table.unpack(result, 2, result.n)
 end
 
 -- The text of a file, removed after.
@@ -112,9 +161,9 @@ mf.plot = function(values, opts, ...)
   for k, v in pairs(opts or {}) do o[k], text_opts[k] = v, v end
   -- the text drawing's size is in characters, the picture's in pixels
   text_opts.print, text_opts.width, text_opts.height = false, nil, nil
-  local text = plot(values, text_opts)
+  local text = as_caller(plot, values, text_opts)
   o.file = svg_path()
-  plot(values, o)
+  as_caller(plot, values, o)
   api.publish("display_data", {["image/svg+xml"] = take_file(o.file), ["text/plain"] = text})
 end
 
@@ -124,7 +173,7 @@ if render then
   graph_methods.render = function(g, path, ...)
     if path ~= nil or select("#", ...) > 0 then return render(g, path, ...) end
     local file = svg_path()
-    render(g, file)
+    as_caller(render, g, file)
     api.publish("display_data", {["image/svg+xml"] = take_file(file),
                                  ["text/plain"] = tostring(g)})
   end

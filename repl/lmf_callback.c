@@ -13,8 +13,9 @@
  * build a fresh traceback otherwise. Nothing else depends on the record: a
  * stale one is never shown because its tail would not match.
  *
- * Frames of moonflow's own embedded Lua chunks (chunk names "@repl/..." and
- * "@lib/...", e.g. the Dataset pipeline) are dropped from what users see. */
+ * Frames of moonflow's own embedded Lua chunks (chunk names "@repl/...",
+ * "@lib/...", e.g. the Dataset pipeline, and the notebook's
+ * "@kernel/display.lua") are dropped from what users see. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -57,7 +58,7 @@ static void push_record(lua_State *L, const char *msg, const char *now)
 /* Whether a traceback line shows a frame of moonflow's own Lua code. */
 static bool internal_line(const char *line, size_t len)
 {
-    static const char *const prefixes[] = {"\trepl/", "\tlib/"};
+    static const char *const prefixes[] = {"\trepl/", "\tlib/", "\tkernel/"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
         size_t p = strlen(prefixes[i]);
         if (len > p && memcmp(line, prefixes[i], p) == 0 && memchr(line, ':', len))

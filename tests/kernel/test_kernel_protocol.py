@@ -72,6 +72,19 @@ def test_interrupt_matmul(kernel):
     assert result_text(outputs) == "4.0"
 
 
+def test_interrupt_fit(kernel):
+    km, kc = kernel
+    run(kc, "L = mf.layers\nx = mf.random.uniform({512, 16}, {seed = 1})\n"
+            "y = mf.reduce_sum(x, {axis = 2, keepdims = true})\n"
+            "model = L.Sequential{L.Dense(32, {input_shape = {16}}), L.Dense(1)}")
+    reply = interrupt_while_running(
+        km, kc, "model:fit(x, y, {loss = mf.losses.mean_squared_error, epochs = 100000,\n"
+                "          optimizer = mf.train.AdamOptimizer(1e-3), batch_size = 32})")
+    assert reply["status"] == "error" and "interrupted" in reply["evalue"]
+    content, outputs = run(kc, "model.built")   # the model and the kernel are still there
+    assert content["status"] == "ok" and result_text(outputs) == "true"
+
+
 def test_interrupt_between_cells_is_harmless(kernel):
     km, kc = kernel
     run(kc, "kept = 7")

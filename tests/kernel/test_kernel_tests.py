@@ -30,7 +30,21 @@ class MoonflowKernelTests(jupyter_kernel_test.KernelTests):
         {"code": "x = 6\nx * 7", "result": "42"},
         {"code": "mf.reduce_sum(mf.tensor({1, 2, 3})):item()", "result": "6.0"},
         {"code": "mf.tensor({{1, 2}, {3, 4}})", "mime": "text/html"},
+        {"code": "mf.profiler.start()\nlocal m = mf.matmul(mf.ones{8, 8}, mf.ones{8, 8})\n"
+                 "mf.profiler.stop()", "mime": "text/html"},
     ]
+
+    def test_profile_report_table(self):
+        """A profiler report shows as a table: a row per op, then the totals."""
+        self.flush_channels()
+        reply, outputs = self.execute_helper(
+            "mf.profiler.start()\nlocal m = mf.matmul(mf.ones{8, 8}, mf.ones{8, 8})\n"
+            "mf.profiler.stop()")
+        html = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"][
+            "text/html"]
+        self.assertIn("<th>op</th><th>calls</th><th>total ms</th>", html)
+        self.assertIn("<tr><td>MatMul</td><td style=\"text-align:right\">1</td>", html)
+        self.assertIn("<p>1 op call", html)
 
     code_display_data = [
         {"code": "mf.plot({1, 3, 2})", "mime": "image/svg+xml"},
@@ -61,6 +75,14 @@ class MoonflowKernelTests(jupyter_kernel_test.KernelTests):
         text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
         self.assertEqual(text, "1\n4\n9\n")
         self.assertFalse([m for m in outputs if m["msg_type"] == "execute_result"])
+
+    def test_notebook_plot_errors_show_the_users_frames(self):
+        """An error in mf.plot names plot, not the kernel's own Lua code."""
+        self.flush_channels()
+        reply, outputs = self.execute_helper('mf.plot({1, 2}, {labels = "a"})')
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertIn("plot: 'labels' must be an array of strings", reply["content"]["evalue"])
+        self.assertNotIn("kernel/display.lua", "\n".join(reply["content"]["traceback"]))
 
     def test_is_complete_indent(self):
         """An incomplete cell asks for an indented continuation line."""
