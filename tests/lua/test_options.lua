@@ -165,7 +165,7 @@ T.test("data, plot, progress", function()
   unknown("shuffle", "sed", "reshuffle_each_iteration, seed", ds.shuffle, ds, 2, {sed = 1})
   unknown("plot", "widht", "title, width, height, file, labels, print, color, x", mf.plot, {1, 2},
           {widht = 3})
-  unknown("progress", "totl", "total, epochs, interval, tty", mf.progress, {totl = 10})
+  unknown("progress", "totl", "total, epochs, interval, tty, draw", mf.progress, {totl = 10})
   T.ok(tostring(mf.progress({total = 10, tty = false})):find("0/10", 1, true))
 end)
 
