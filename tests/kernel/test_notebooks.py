@@ -18,7 +18,7 @@ TIMEOUT = 300
 
 def test_there_are_notebooks():
     names = {os.path.basename(p) for p in NOTEBOOKS}
-    assert {"tour.ipynb", "autodiff.ipynb", "training.ipynb"} <= names
+    assert {"tour.ipynb", "autodiff.ipynb", "training.ipynb", "profiling.ipynb"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
@@ -86,3 +86,13 @@ def test_training_updates_one_display(tmp_path):
     assert not any("step" in o.text for o in outputs(fit, "stream"))
     curves = [d for d in displays if "image/svg+xml" in d.data]
     assert len(curves) == 1 and "loss" in curves[0].data["image/svg+xml"]
+
+
+def test_profiling_outputs(tmp_path):
+    nb = executed("profiling.ipynb", tmp_path)
+    report = outputs(cell_with(nb, "prof = mf.profile("), "execute_result")[0]
+    html = report.data["text/html"]
+    assert "<th>op</th>" in html
+    assert "<tr><td>Conv2D" in html and "<tr><td>Conv2DBackpropFilter" in html
+    gemms = "".join(o.text for o in outputs(cell_with(nb, "prof:gemms()"), "stream"))
+    assert "GEMM" in gemms and "im2col" in gemms
