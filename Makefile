@@ -87,6 +87,16 @@ $(BUILD)/core/ops/conv_direct.o $(BUILD)/core/ops/winograd.o: CFLAGS_ALL += -ffp
 # The fused LSTM cell's exp/tanh polynomials (fast_mathf.h): multiply-adds as FMAs too.
 $(BUILD)/core/ops/lstm_cell.o: CFLAGS_ALL += -ffp-contract=fast
 
+# vecmath.h's kernels, once per instruction set (vecmath.c picks one at run
+# time); -fno-trapping-math lets GCC compute both sides of a choice, so the
+# loops vectorise. Contraction stays off: the kernels' FMAs are explicit, and
+# every path gives the same bits.
+VECMATH_FLAGS := -fno-trapping-math -fno-math-errno
+$(BUILD)/core/ops/vecmath_avx512.o: CFLAGS_ALL += -march=x86-64-v4 -mprefer-vector-width=512 \
+    $(VECMATH_FLAGS)
+$(BUILD)/core/ops/vecmath_avx2.o: CFLAGS_ALL += -march=haswell $(VECMATH_FLAGS)
+$(BUILD)/core/ops/vecmath_scalar.o: CFLAGS_ALL += -fno-tree-vectorize $(VECMATH_FLAGS)
+
 # The Lua library (doc/design.md "The Lua library above the face"):
 # lib/*.lua in load order, embedded by repl/lmf_lib.c as one entry per file.
 LIB_LUA := lib/util.lua lib/initializers.lua lib/activations.lua lib/composed_ops.lua \

@@ -15,6 +15,7 @@
 #include "loop.h"
 #include "nn.h"
 #include "unary_loop.h"
+#include "vecmath.h"
 
 static MfStatus infer_numeric(MfOpCall *c)
 {
@@ -104,16 +105,22 @@ static MfStatus rsqrt_forward(const MfOpCall *c, MfTensor **outs)
 
 static MfStatus exp_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_EXP, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(expf(a), exp(a), NOINT);
 }
 
 static MfStatus log_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_LOG, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(logf(a), log(a), NOINT);
 }
 
 static MfStatus log1p_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_LOG1P, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(log1pf(a), log1p(a), NOINT);
 }
 
@@ -129,16 +136,22 @@ static MfStatus cos_forward(const MfOpCall *c, MfTensor **outs)
 
 static MfStatus tanh_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_TANH, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(tanhf(a), tanh(a), NOINT);
 }
 
 static MfStatus sigmoid_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_SIGMOID, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(sigmoidf(a), sigmoid(a), NOINT);
 }
 
 static MfStatus softplus_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_SOFTPLUS, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(softplusf(a), softplus(a), NOINT);
 }
 
@@ -237,7 +250,7 @@ UNARY_OP(mf_desc_exp, "Exp", "exp", mf_infer_float_like, exp_forward, 0,
     .topic = "math",
     .grad_note = "dx = dy * exp(x) (the output, reused)",
     .details =
-        "Elementwise e^t.",
+        "Elementwise e^t." MF_VEC_ACCURACY,
     .example =
         "mf.exp(mf.tensor{0, 1})              --> {1, 2.7183}");
 UNARY_OP(mf_desc_log, "Log", "log", mf_infer_float_like, log_forward, 0,
@@ -246,7 +259,7 @@ UNARY_OP(mf_desc_log, "Log", "log", mf_infer_float_like, log_forward, 0,
     .topic = "math",
     .grad_note = "dx = dy / x",
     .details =
-        "Elementwise natural logarithm (-inf at 0, NaN for negative elements).",
+        "Elementwise natural logarithm (-inf at 0, NaN for negative elements)." MF_VEC_ACCURACY,
     .example =
         "mf.log(mf.tensor{1, 100})            --> {0, 4.6052}");
 UNARY_OP(mf_desc_log1p, "Log1p", "log1p", mf_infer_float_like, log1p_forward, 0,
@@ -254,7 +267,7 @@ UNARY_OP(mf_desc_log1p, "Log1p", "log1p", mf_infer_float_like, log1p_forward, 0,
          "elementwise log(1 + x), exact for small x",
     .topic = "math",
     .details =
-        "Elementwise log(1 + t), accurate when t is tiny.",
+        "Elementwise log(1 + t), accurate when t is tiny." MF_VEC_ACCURACY,
     .example =
         "mf.log1p(mf.tensor{0, 1})            --> {0, 0.6931}");
 UNARY_OP(mf_desc_sin, "Sin", "sin", mf_infer_float_like, sin_forward, 0,
@@ -279,7 +292,7 @@ UNARY_OP(mf_desc_tanh, "Tanh", "tanh", mf_infer_float_like, tanh_forward, 0,
     .topic = "math",
     .grad_note = "dx = dy * (1 - tanh(x)^2) (from the output)",
     .details =
-        "Elementwise hyperbolic tangent, in (-1, 1).",
+        "Elementwise hyperbolic tangent, in (-1, 1)." MF_VEC_ACCURACY,
     .example =
         "mf.tanh(mf.tensor{0, 1})             --> {0, 0.7616}");
 UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", mf_infer_float_like, sigmoid_forward, 0,
@@ -288,7 +301,7 @@ UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", mf_infer_float_like, sigmoid_for
     .topic = "math",
     .grad_note = "dx = dy * s (1 - s) with s the output",
     .details =
-        "Elementwise logistic function 1 / (1 + e^-t).",
+        "Elementwise logistic function 1 / (1 + e^-t)." MF_VEC_ACCURACY,
     .example =
         "mf.sigmoid(mf.tensor{0, 2})          --> {0.5, 0.8808}");
 UNARY_OP(mf_desc_softplus, "Softplus", "softplus", mf_infer_float_like, softplus_forward, 0,
@@ -296,6 +309,7 @@ UNARY_OP(mf_desc_softplus, "Softplus", "softplus", mf_infer_float_like, softplus
          "elementwise log(1 + e^x)",
     .topic = "math",
     .details =
-        "Elementwise log(1 + e^t), a smooth relu; computed without overflow for large t.",
+        "Elementwise log(1 + e^t), a smooth relu; computed without overflow for large t."
+        MF_VEC_ACCURACY,
     .example =
         "mf.softplus(mf.tensor{0, 1})         --> {0.6931, 1.3133}");

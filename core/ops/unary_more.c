@@ -7,6 +7,7 @@
 #include "common.h"
 #include "grads_math.h"
 #include "unary_loop.h"
+#include "vecmath.h"
 
 static MfStatus tan_forward(const MfOpCall *c, MfTensor **outs)
 {
@@ -40,11 +41,15 @@ static MfStatus atan_forward(const MfOpCall *c, MfTensor **outs)
 
 static MfStatus expm1_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_EXPM1, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(expm1f(a), expm1(a), NOINT);
 }
 
 static MfStatus erf_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_ERF, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(erff(a), erf(a), NOINT);
 }
 
@@ -114,7 +119,7 @@ MORE_OP(mf_desc_expm1, "Expm1", "expm1", expm1_forward, mf_expm1_grad,
     .topic = "math",
     .details =
         "Elementwise exp(x) - 1, accurate near 0 (TensorFlow's Expm1), float32 or float64. "
-        "Gradient: dy * (y + 1).",
+        "Gradient: dy * (y + 1)." MF_VEC_ACCURACY,
     .example =
         "mf.expm1(mf.tensor{0})               --> {0}");
 MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad,
@@ -122,7 +127,7 @@ MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad,
     .topic = "math",
     .details =
         "Elementwise the error function (TensorFlow's Erf), float32 or float64. "
-        "Gradient: dy * 2 / sqrt(pi) * exp(-x^2).",
+        "Gradient: dy * 2 / sqrt(pi) * exp(-x^2)." MF_VEC_ACCURACY,
     .example =
         "mf.erf(mf.tensor{0})                 --> {0}");
 MORE_OP(mf_desc_reciprocal, "Reciprocal", "reciprocal", reciprocal_forward,

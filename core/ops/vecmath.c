@@ -1,0 +1,139 @@
+/* vecmath.c — choosing vecmath.h's kernels at run time and running them
+ * over tensors: contiguous inputs in chunks over the worker pool, strided
+ * ones row by row through a small buffer (the same kernel either way, so a
+ * result never depends on the layout or the thread count). */
+#include "vecmath.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../parallel.h"
+#include "loop.h"
+
+extern const MfVecKernel mf_vec_kernels_avx512[MF_VEC_COUNT];
+extern const MfVecKernel mf_vec_kernels_avx2[MF_VEC_COUNT];
+extern const MfVecKernel mf_vec_kernels_scalar[MF_VEC_COUNT];
+
+/* Below this many elements a call runs on one thread; chunks are multiples
+ * of 64 elements (whole vectors, whole cache lines). */
+enum { VEC_SPLIT_MIN = 32768, VEC_CHUNK_ALIGN = 64 };
+
+static int simd_level = -1; /* -1: not chosen yet */
+
+static bool cpu_has(MfSimd level)
+{
+    switch (level) {
+    case MF_SIMD_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    case MF_SIMD_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    default:
+        return true;
+    }
+}
+
+const char *mf_simd_name(MfSimd level)
+{
+    return level == MF_SIMD_AVX512 ? "avx512" : level == MF_SIMD_AVX2 ? "avx2" : "scalar";
+}
+
+/* MF_SIMD=avx512|avx2|scalar caps the choice (an unknown value is ignored) */
+static MfSimd choose_level(void)
+{
+    MfSimd cap = MF_SIMD_AVX512;
+    const char *env = getenv("MF_SIMD");
+    if (env && strcmp(env, "avx2") == 0)
+        cap = MF_SIMD_AVX2;
+    else if (env && strcmp(env, "scalar") == 0)
+        cap = MF_SIMD_SCALAR;
+    for (int l = cap; l > MF_SIMD_SCALAR; l--)
+        if (cpu_has((MfSimd)l))
+            return (MfSimd)l;
+    return MF_SIMD_SCALAR;
+}
+
+MfSimd mf_simd_level(void)
+{
+    if (simd_level < 0)
+        simd_level = choose_level();
+    return (MfSimd)simd_level;
+}
+
+bool mf_simd_set_level(MfSimd level)
+{
+    if (!cpu_has(level))
+        return false;
+    simd_level = level;
+    return true;
+}
+
+static MfVecKernel kernel(MfVecFn f)
+{
+    switch (mf_simd_level()) {
+    case MF_SIMD_AVX512: return mf_vec_kernels_avx512[f];
+    case MF_SIMD_AVX2: return mf_vec_kernels_avx2[f];
+    default: return mf_vec_kernels_scalar[f];
+    }
+}
+
+typedef struct {
+    MfVecKernel k;
+    const float *x;
+    float *y;
+    int64_t n;
+} VecJob;
+
+/* chunk indices [b, e) are blocks of VEC_CHUNK_ALIGN elements */
+static void vec_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const VecJob *j = ctx;
+    int64_t lo = b * VEC_CHUNK_ALIGN, hi = e * VEC_CHUNK_ALIGN;
+    if (hi > j->n)
+        hi = j->n;
+    j->k(j->x + lo, j->y + lo, hi - lo);
+}
+
+void mf_vec_f32(MfVecFn f, const float *x, float *y, int64_t n)
+{
+    VecJob job = {kernel(f), x, y, n};
+    if (n < VEC_SPLIT_MIN) {
+        job.k(x, y, n);
+        return;
+    }
+    int64_t blocks = (n + VEC_CHUNK_ALIGN - 1) / VEC_CHUNK_ALIGN;
+    mf_parallel_for(blocks, VEC_SPLIT_MIN / VEC_CHUNK_ALIGN, vec_chunk, &job);
+}
+
+/* rows of a strided input: gathered into a buffer, computed, written */
+static void vec_rows(MfVecKernel k, const MfTensor *x, MfTensor *out)
+{
+    enum { BUF = 256 };
+    float buf[BUF];
+    MfLoop l;
+    MfTensor *ts[2] = {out, (MfTensor *)x};
+    mf_loop_init(&l, 2, ts, out->rank, out->shape);
+    char *p[2];
+    while (mf_loop_next(&l, p)) {
+        float *o = (float *)p[0];
+        const float *in = (const float *)p[1];
+        int64_t sx = l.step[1];
+        for (int64_t i0 = 0; i0 < l.n; i0 += BUF) {
+            int64_t m = l.n - i0 < BUF ? l.n - i0 : BUF;
+            for (int64_t i = 0; i < m; i++)
+                buf[i] = in[(i0 + i) * sx];
+            k(buf, o + i0, m);
+        }
+    }
+}
+
+bool mf_vec_unary(MfVecFn f, const MfTensor *x, MfTensor *out)
+{
+    if (x->dtype != MF_FLOAT32 || out->dtype != MF_FLOAT32)
+        return false;
+    if (mf_tensor_is_contiguous(x) && mf_tensor_is_contiguous(out))
+        mf_vec_f32(f, mf_tensor_data(x), mf_tensor_data(out), mf_tensor_numel(out));
+    else
+        vec_rows(kernel(f), x, out);
+    return true;
+}

@@ -1,0 +1,68 @@
+/* vecmath.h — vectorised float32 elementwise math (exp, expm1, log, log1p,
+ * tanh, sigmoid, softplus, erf) for the unary ops, with the instruction set chosen at
+ * run time.
+ *
+ * Each function is computed in double precision from the float input and
+ * rounded once to float at the end (vecmath_kernels.h), so the result is
+ * within 1 ulp of the exact value (tests/unit/test_vecmath.c sweeps every
+ * 97th float bit pattern, and all of them with MF_VECMATH_FULL=1) and
+ * overflow, underflow into subnormals, infinities, NaN and signed zeros
+ * come out as libm's. Only IEEE operations and explicit fused multiply-adds
+ * are used, with no reassociation, so every code path (AVX-512, AVX2,
+ * scalar, the vector body or its tail, any thread's chunk) gives the same
+ * bits for the same element.
+ *
+ * The same kernels are compiled three times (vecmath_avx512.c,
+ * vecmath_avx2.c, vecmath_scalar.c, each with its own -march in the
+ * Makefile); the best one the CPU supports runs, or the one named by the
+ * environment variable MF_SIMD=avx512|avx2|scalar (capped by the CPU), which
+ * the tests use to run and compare every path. */
+#ifndef MF_OPS_VECMATH_H
+#define MF_OPS_VECMATH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../tensor.h"
+
+/* The sentence the ops' help adds (their .details). */
+#define MF_VEC_ACCURACY                                                            \
+    " float32 runs vectorised (AVX-512 or AVX2, chosen at run time) within 1 ulp of "  \
+    "the exact value, with libm's inf, NaN and signed zeros; float64 uses libm."
+
+typedef enum {
+    MF_VEC_EXP,
+    MF_VEC_EXPM1,
+    MF_VEC_LOG,
+    MF_VEC_LOG1P,
+    MF_VEC_TANH,
+    MF_VEC_SIGMOID,
+    MF_VEC_SOFTPLUS,
+    MF_VEC_ERF,
+    MF_VEC_COUNT
+} MfVecFn;
+
+typedef enum { MF_SIMD_SCALAR, MF_SIMD_AVX2, MF_SIMD_AVX512 } MfSimd;
+
+/* y[i] = f(x[i]) for i < n on one thread ('x' and 'y' may be the same). */
+typedef void (*MfVecKernel)(const float *x, float *y, int64_t n);
+
+/* The instruction set in use: MF_SIMD's choice, or the best the CPU has. */
+MfSimd mf_simd_level(void);
+
+/* Uses 'level' from now on (tests); false, nothing changed, when the CPU
+ * lacks it. */
+bool mf_simd_set_level(MfSimd level);
+
+/* "avx512", "avx2" or "scalar". */
+const char *mf_simd_name(MfSimd level);
+
+/* y[i] = f(x[i]) for i < n, split over the worker pool when n is large. */
+void mf_vec_f32(MfVecFn f, const float *x, float *y, int64_t n);
+
+/* outs = f(x) elementwise when both are float32 (any strides for 'x'; 'out'
+ * is a new tensor of x's shape): true. False (nothing done) for other
+ * dtypes, which keep libm. */
+bool mf_vec_unary(MfVecFn f, const MfTensor *x, MfTensor *out);
+
+#endif

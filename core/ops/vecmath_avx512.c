@@ -1,0 +1,4 @@
+/* vecmath_avx512.c — vecmath_kernels.h compiled for avx512 (flags in the
+ * Makefile); the table is chosen at run time by vecmath.c. */
+#define MF_VEC_TABLE mf_vec_kernels_avx512
+#include "vecmath_kernels.h"

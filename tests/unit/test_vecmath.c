@@ -1,0 +1,243 @@
+/* test_vecmath.c — the vectorised float32 math of core/ops/vecmath.h
+ * against libm in double: every 97th float bit pattern and the special
+ * values (+-0, subnormals, +-inf, NaN, the overflow and underflow edges)
+ * within 4 ulp, with libm's special values; every bit pattern with
+ * MF_VECMATH_FULL=1 (the maximum error per function is printed). Every
+ * instruction set the CPU has (MF_SIMD's choices) gives the same bits, and
+ * the ops built on the kernels give the same bits on 1, 2 and 3 threads and
+ * for strided inputs. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+#include "core/ops/vecmath.h"
+#include "core/ops/view.h"
+#include "core/parallel.h"
+
+static double sigmoid_ref(double x)
+{
+    return 1.0 / (1.0 + exp(-x));
+}
+
+static double softplus_ref(double x)
+{
+    return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x)));
+}
+
+typedef struct {
+    MfVecFn fn;
+    const char *name;
+    double (*ref)(double);
+} Case;
+
+static const Case cases[] = {
+    {MF_VEC_EXP, "exp", exp},         {MF_VEC_EXPM1, "expm1", expm1},
+    {MF_VEC_LOG, "log", log},         {MF_VEC_LOG1P, "log1p", log1p},
+    {MF_VEC_TANH, "tanh", tanh},      {MF_VEC_SIGMOID, "sigmoid", sigmoid_ref},
+    {MF_VEC_SOFTPLUS, "softplus", softplus_ref}, {MF_VEC_ERF, "erf", erf},
+};
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+
+static float from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t bits_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* The error of 'y' in units of the last place of the exact 'ref' as a float
+ * (2^-149 at the least; FLT_MAX's ulp above it, an overflow to inf counting
+ * as 2^128); -1 when a special value differs from libm's: NaN for NaN, the
+ * same infinity, the same signed zero. */
+static double ulp_error(float x, float y, double ref)
+{
+    if (isnan(ref))
+        return isnan(y) ? 0 : -1;
+    if (isnan(y))
+        return -1;
+    if (isinf(ref) || (ref == 0 && x == 0))
+        return ((double)y == ref && !signbit(y) == !signbit(ref)) ? 0 : -1;
+    if (isinf(y) && (double)(float)ref == (double)y)
+        return 0; /* both overflow */
+    double a = fabs(ref);
+    int e;
+    frexp(a > 0x1.fffffep127 ? 0x1.fffffep127 : a, &e);
+    double u = a < 0x1p-126 ? 0x1p-149 : ldexp(1.0, e - 24);
+    double yy = isinf(y) ? copysign(0x1p128, (double)y) : (double)y;
+    return fabs(yy - ref) / u;
+}
+
+/* the bit patterns that matter most, besides the sweep */
+static const uint32_t specials[] = {
+    0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x807fffff, /* +-0, subnormals */
+    0x00800000, 0x80800000, 0x7f7fffff, 0xff7fffff,                         /* FLT_MIN, FLT_MAX */
+    0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001, 0x7fbfffff, /* inf, NaNs */
+    0x42b17217, 0x42b17218, 0x42b17219,                 /* exp overflows above 88.7228 */
+    0xc2aeac4f, 0xc2aeac50, 0xc2cff1b4, 0xc2cff1b5,     /* exp: subnormal, then 0 */
+    0x3f800000, 0xbf800000, 0x3f7fffff, 0x3f800001,     /* +-1 and its neighbours */
+    0x41102cb4, 0x40fb06a3, 0x407ae148, 0x40800000,     /* tanh, erf saturate */
+    0x30000000, 0xb0000000, 0x32ffffff, 0x33000000,     /* tiny: log1p's 2^-29 switch */
+    0xbf7fffff, 0xbf800001,                             /* log1p at -1 */
+};
+
+/* max ulp error of 'c' over patterns start, start + step, ... < 2^32 and the
+ * specials; fails the test at a special-value mismatch or past 4 ulp */
+static double sweep(const Case *c, uint64_t step)
+{
+    enum { BATCH = 1 << 16 };
+    static float x[BATCH], y[BATCH];
+    double worst = 0;
+    uint32_t worst_bits = 0;
+    uint64_t next = 0;
+    int nspec = (int)(sizeof specials / sizeof specials[0]);
+    bool first = true;
+    while (next < (1ull << 32) || first) {
+        int n = 0;
+        if (first) {
+            for (; n < nspec; n++)
+                x[n] = from_bits(specials[n]);
+            first = false;
+        }
+        for (; n < BATCH && next < (1ull << 32); n++, next += step)
+            x[n] = from_bits((uint32_t)next);
+        mf_vec_f32(c->fn, x, y, n);
+        for (int i = 0; i < n; i++) {
+            double e = ulp_error(x[i], y[i], c->ref((double)x[i]));
+            if (e < 0 || e > 4) {
+                print_error("%s(%a) = %a, libm in double %a\n", c->name, (double)x[i],
+                            (double)y[i], c->ref((double)x[i]));
+                fail();
+            }
+            if (e > worst) {
+                worst = e;
+                worst_bits = bits_of(x[i]);
+            }
+        }
+    }
+    print_message("%-8s %-6s max %.3f ulp (at %a)\n", c->name, mf_simd_name(mf_simd_level()),
+                  worst, (double)from_bits(worst_bits));
+    return worst;
+}
+
+/* MF_SIMD=scalar (set by main before anything ran) capped the choice */
+static void test_env_caps_level(void **state)
+{
+    (void)state;
+    assert_int_equal(mf_simd_level(), MF_SIMD_SCALAR);
+    assert_true(mf_simd_set_level(MF_SIMD_SCALAR));
+}
+
+static MfSimd best_level(void)
+{
+    for (int l = MF_SIMD_AVX512; l > MF_SIMD_SCALAR; l--)
+        if (mf_simd_set_level((MfSimd)l))
+            return (MfSimd)l;
+    return MF_SIMD_SCALAR;
+}
+
+static void test_accuracy_sweep(void **state)
+{
+    (void)state;
+    const char *full = getenv("MF_VECMATH_FULL");
+    uint64_t step = full && strcmp(full, "1") == 0 ? 1 : 97;
+    best_level();
+    for (int i = 0; i < NCASES; i++)
+        assert_true(sweep(&cases[i], step) <= 4);
+}
+
+/* every instruction set the CPU has gives the scalar path's bits */
+static void test_paths_agree(void **state)
+{
+    (void)state;
+    enum { N = 1 << 20 };
+    float *x = malloc(N * sizeof *x), *want = malloc(N * sizeof *x), *got = malloc(N * sizeof *x);
+    assert_non_null(x);
+    assert_non_null(want);
+    assert_non_null(got);
+    for (int i = 0; i < N; i++) /* spread over all patterns; an odd step hits every class */
+        x[i] = from_bits((uint32_t)((uint64_t)i * 4093 * 1031));
+    int tested = 0;
+    for (int l = MF_SIMD_AVX2; l <= MF_SIMD_AVX512; l++) {
+        if (!mf_simd_set_level((MfSimd)l)) {
+            print_message("%s: not on this CPU, not compared\n", mf_simd_name((MfSimd)l));
+            continue;
+        }
+        for (int c = 0; c < NCASES; c++) {
+            assert_true(mf_simd_set_level(MF_SIMD_SCALAR));
+            mf_vec_f32(cases[c].fn, x, want, N - 3); /* an odd length: the tails too */
+            assert_true(mf_simd_set_level((MfSimd)l));
+            mf_vec_f32(cases[c].fn, x, got, N - 3);
+            assert_memory_equal(want, got, (N - 3) * sizeof *x);
+        }
+        tested++;
+    }
+    assert_true(tested > 0 || !__builtin_cpu_supports("avx2"));
+    free(x);
+    free(want);
+    free(got);
+}
+
+static const MfOpId unary_ops[] = {MF_OP_EXP, MF_OP_EXPM1, MF_OP_LOG, MF_OP_LOG1P,
+                                   MF_OP_TANH, MF_OP_SIGMOID, MF_OP_SOFTPLUS, MF_OP_ERF};
+
+/* the ops give the same bits on 1, 2 and 3 threads, and for a strided view */
+static void test_threads_and_strides_bit_identical(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {512, 515}; /* 263,680 elements: split, with a ragged end */
+    MfTensor *x = mf_tensor_new(MF_FLOAT32, 2, shape);
+    assert_non_null(x);
+    float *xd = mf_tensor_data(x);
+    for (int64_t i = 0; i < 512 * 515; i++)
+        xd[i] = (float)((double)((i * 7919) % 20001) / 1000.0 - 10.0);
+    best_level();
+    for (size_t k = 0; k < sizeof unary_ops / sizeof unary_ops[0]; k++) {
+        MfTensor *ref = NULL;
+        mf_parallel_set_threads(1);
+        assert_int_equal(mf_unary(unary_ops[k], x, &ref), MF_OK);
+        mf_parallel_set_one_chunk_each(true);
+        for (int t = 2; t <= 3; t++) {
+            MfTensor *y = NULL;
+            mf_parallel_set_threads(t);
+            assert_int_equal(mf_unary(unary_ops[k], x, &y), MF_OK);
+            assert_int_equal(mf_parallel_last_threads(), t);
+            assert_memory_equal(mf_tensor_data(ref), mf_tensor_data(y), 512 * 515 * 4);
+            mf_tensor_release(y);
+        }
+        mf_parallel_set_one_chunk_each(false);
+        mf_parallel_set_threads(1);
+        /* f(x^T)^T through the strided path equals f(x) */
+        MfTensor *xt = NULL, *yt = NULL, *ytt = NULL;
+        assert_int_equal(mf_transpose(x, NULL, 0, &xt), MF_OK);
+        assert_int_equal(mf_unary(unary_ops[k], xt, &yt), MF_OK);
+        assert_int_equal(mf_transpose(yt, NULL, 0, &ytt), MF_OK);
+        MfTensor *c = mf_tensor_contiguous(ytt);
+        assert_memory_equal(mf_tensor_data(ref), mf_tensor_data(c), 512 * 515 * 4);
+        mf_tensor_release(c);
+        mf_tensor_release(ytt);
+        mf_tensor_release(yt);
+        mf_tensor_release(xt);
+        mf_tensor_release(ref);
+    }
+    mf_tensor_release(x);
+}
+
+int main(void)
+{
+    setenv("MF_SIMD", "scalar", 1);
+    const struct CMUnitTest tests[] = {
+        TEST(test_env_caps_level),
+        TEST(test_accuracy_sweep),
+        TEST(test_paths_agree),
+        TEST(test_threads_and_strides_bit_identical),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
