@@ -488,6 +488,42 @@ static void test_kernels_match_one_thread(void **state)
     mf_tensor_release(in[2]);
 }
 
+/* The elementwise binary ops split large float operands over the pool: 2
+ * and 3 threads (each running one chunk) give the bits of 1, in float32 and
+ * float64, NaN included. */
+static void test_binary_split_matches_one_thread(void **state)
+{
+    (void)state;
+    static const MfOpId ops[] = {MF_OP_ADD, MF_OP_SUB, MF_OP_MUL, MF_OP_DIV, MF_OP_MAXIMUM,
+                                 MF_OP_MINIMUM};
+    int64_t s[2] = {333, 1001}; /* 333,333 elements: not a whole number of blocks */
+    MfTensor *in[2][2] = {{noise(2, s, 1), noise(2, s, 2)}, {noise64(2, s, 3), noise64(2, s, 4)}};
+    ((float *)mf_tensor_data(in[0][0]))[7] = NAN;
+    ((double *)mf_tensor_data(in[1][1]))[70000] = DNAN;
+    for (int d = 0; d < 2; d++) {
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            MfTensor *one = NULL;
+            assert_int_equal(mf_binary(ops[k], in[d][0], in[d][1], &one), MF_OK);
+            mf_parallel_set_one_chunk_each(true);
+            for (int t = 2; t <= 3; t++) {
+                MfTensor *more = NULL;
+                mf_parallel_set_threads(t);
+                MfStatus st = mf_binary(ops[k], in[d][0], in[d][1], &more);
+                int used = mf_parallel_last_threads();
+                mf_parallel_set_threads(1);
+                assert_int_equal(st, MF_OK);
+                assert_int_equal(used, t);
+                mf_tensor_retain(one);
+                assert_same_and_release(one, more);
+            }
+            mf_parallel_set_one_chunk_each(false);
+            mf_tensor_release(one);
+        }
+        mf_tensor_release(in[d][0]);
+        mf_tensor_release(in[d][1]);
+    }
+}
+
 /* Fused batch norm, forward and gradient: every output (the statistics and
  * the parameter gradients too, sums of blocks added in block order) has the
  * same bits on 1 and 2 threads, in float32 and float64. */
@@ -557,6 +593,7 @@ int main(void)
         TEST(test_kernels_match_one_thread),
         TEST(test_gemm_split_matches_one_thread),
         TEST(test_batch_norm_matches_one_thread),
+        TEST(test_binary_split_matches_one_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
