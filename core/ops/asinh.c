@@ -8,9 +8,12 @@
 #include "common.h"
 #include "grads_math.h"
 #include "unary_loop.h"
+#include "vecmath.h"
 
 static MfStatus asinh_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_ASINH, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(asinhf(a), asinh(a), NOINT);
 }
 
@@ -37,7 +40,7 @@ const MfOpDesc mf_desc_asinh = {
     .topic = "math",
     .details =
         "Elementwise the inverse hyperbolic sine (TensorFlow's Asinh), float32 or float64. "
-        "Gradient: dy / sqrt(x^2 + 1).",
+        "Gradient: dy / sqrt(x^2 + 1)." MF_VEC_ACCURACY,
     .example =
         "mf.asinh(mf.tensor{0})               --> {0}",
 };

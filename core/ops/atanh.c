@@ -8,9 +8,12 @@
 #include "common.h"
 #include "grads_math.h"
 #include "unary_loop.h"
+#include "vecmath.h"
 
 static MfStatus atanh_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_ATANH, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(atanhf(a), atanh(a), NOINT);
 }
 
@@ -36,7 +39,7 @@ const MfOpDesc mf_desc_atanh = {
     .topic = "math",
     .details =
         "Elementwise the inverse hyperbolic tangent (TensorFlow's Atanh), float32 or float64, "
-        "x in (-1, 1). Gradient: dy / (1 - x^2).",
+        "x in (-1, 1). Gradient: dy / (1 - x^2)." MF_VEC_ACCURACY,
     .example =
         "mf.atanh(mf.tensor{0})               --> {0}",
 };

@@ -126,11 +126,15 @@ static MfStatus log1p_forward(const MfOpCall *c, MfTensor **outs)
 
 static MfStatus sin_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_SIN, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(sinf(a), sin(a), NOINT);
 }
 
 static MfStatus cos_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_COS, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(cosf(a), cos(a), NOINT);
 }
 
@@ -275,7 +279,7 @@ UNARY_OP(mf_desc_sin, "Sin", "sin", mf_infer_float_like, sin_forward, 0,
          "elementwise sine",
     .topic = "math",
     .details =
-        "Elementwise sine (radians).",
+        "Elementwise sine (radians)." MF_VEC_ACCURACY,
     .example =
         "mf.sin(mf.tensor{0, math.pi / 2})    --> {0, 1}");
 UNARY_OP(mf_desc_cos, "Cos", "cos", mf_infer_float_like, cos_forward, 0,
@@ -283,7 +287,7 @@ UNARY_OP(mf_desc_cos, "Cos", "cos", mf_infer_float_like, cos_forward, 0,
          "elementwise cosine",
     .topic = "math",
     .details =
-        "Elementwise cosine (radians).",
+        "Elementwise cosine (radians)." MF_VEC_ACCURACY,
     .example =
         "mf.cos(mf.tensor{0, math.pi})        --> {1, -1}");
 UNARY_OP(mf_desc_tanh, "Tanh", "tanh", mf_infer_float_like, tanh_forward, 0,

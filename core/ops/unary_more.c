@@ -11,6 +11,8 @@
 
 static MfStatus tan_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_TAN, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(tanf(a), tan(a), NOINT);
 }
 
@@ -36,6 +38,8 @@ static MfStatus acos_forward(const MfOpCall *c, MfTensor **outs)
 
 static MfStatus atan_forward(const MfOpCall *c, MfTensor **outs)
 {
+    if (mf_vec_unary(MF_VEC_ATAN, c->inputs[0], outs[0]))
+        return MF_OK;
     UNARY_FORWARD(atanf(a), atan(a), NOINT);
 }
 
@@ -71,7 +75,7 @@ MORE_OP(mf_desc_tan, "Tan", "tan", tan_forward, mf_tan_grad,
     .topic = "math",
     .details =
         "Elementwise the tangent (TensorFlow's Tan), float32 or float64. Gradient: dy * (1 + "
-        "y^2).",
+        "y^2)." MF_VEC_ACCURACY,
     .example =
         "mf.tan(mf.tensor{0})                 --> {0}");
 MORE_OP(mf_desc_sinh, "Sinh", "sinh", sinh_forward, mf_sinh_grad,
@@ -111,7 +115,7 @@ MORE_OP(mf_desc_atan, "Atan", "atan", atan_forward, mf_atan_grad,
     .topic = "math",
     .details =
         "Elementwise the arctangent (TensorFlow's Atan), float32 or float64. "
-        "Gradient: dy / (1 + x^2).",
+        "Gradient: dy / (1 + x^2)." MF_VEC_ACCURACY,
     .example =
         "mf.atan(mf.tensor{0})                --> {0}");
 MORE_OP(mf_desc_expm1, "Expm1", "expm1", expm1_forward, mf_expm1_grad,

@@ -1,6 +1,6 @@
 /* vecmath.h — vectorised float32 elementwise math (exp, expm1, log, log1p,
- * tanh, sigmoid, softplus, erf) for the unary ops, with the instruction set chosen at
- * run time.
+ * tanh, sigmoid, softplus, erf, sin, cos, tan, atan, asinh, atanh) for the
+ * unary ops, with the instruction set chosen at run time.
  *
  * Each function is computed in double precision from the float input and
  * rounded once to float at the end (vecmath_kernels.h), so the result is
@@ -39,12 +39,18 @@ typedef enum {
     MF_VEC_SIGMOID,
     MF_VEC_SOFTPLUS,
     MF_VEC_ERF,
+    MF_VEC_SIN,
+    MF_VEC_COS,
+    MF_VEC_TAN,
+    MF_VEC_ATAN,
+    MF_VEC_ASINH,
+    MF_VEC_ATANH,
     MF_VEC_COUNT
 } MfVecFn;
 
 typedef enum { MF_SIMD_SCALAR, MF_SIMD_AVX2, MF_SIMD_AVX512 } MfSimd;
 
-/* y[i] = f(x[i]) for i < n on one thread ('x' and 'y' may be the same). */
+/* y[i] = f(x[i]) for i < n on one thread ('x' and 'y' do not overlap). */
 typedef void (*MfVecKernel)(const float *x, float *y, int64_t n);
 
 /* The instruction set in use: MF_SIMD's choice, or the best the CPU has. */

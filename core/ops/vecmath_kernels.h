@@ -21,12 +21,21 @@
  *   sigmoid: 1 / (1 + e^-x).
  *   softplus: max(x, 0) + log(1 + e) with e = e^-|x| (e (1 - e / 2) when
  *       e < 1e-5, where 1 + e would round e away).
+ *   sin, cos, tan: x = k pi/2 + r (pi/2 in two doubles, FMAs), |r| <= pi/4,
+ *       sin r and cos r by their Taylor series to r^15 and r^16, chosen and
+ *       signed by k mod 4; tan = sin / cos. |x| >= 2^20, inf and NaN go to
+ *       libm (a fix-up pass after the vector loop).
+ *   atan: |x| > 1 by pi/2 - atan(1/|x|), then above tan(pi/8) by
+ *       pi/4 + atan((t - 1) / (t + 1)), the series to u^33.
+ *   asinh: log(|x| + sqrt(x^2 + 1)); x - x^3/6 below 2^-12.
+ *   atanh: log((1 + x) / (1 - x)) / 2; x + x^3/3 below 2^-12.
  *   erf: |x| < 1: the Taylor series to x^29; 1 <= |x| < 4:
  *       1 - e^(-x^2) erfcx(x), erfcx by a degree-12 polynomial
  *       (tools/gen_vecmath_erf.py, 6e-9 relative); |x| >= 4: 1.
  *
  * No branches: both sides of a choice are computed and one is selected, so
  * that GCC vectorises the loops. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -142,7 +151,7 @@ MF_VEC_INLINE float vm_log_special(double d)
     y = d < 0 ? __builtin_nanf("") : y;
     y = d == 0 ? -inf : y;
     y = d == (double)inf ? inf : y;
-    return y;
+    return d != d ? (float)d : y;
 }
 
 MF_VEC_INLINE float vm_logf(float x)
@@ -177,6 +186,110 @@ MF_VEC_INLINE float vm_softplusf(float x)
     double e = vm_exp(-(double)vm_clampf(__builtin_fabsf(x), 200.0f));
     double l = e < 1e-5 ? e * (1.0 - 0.5 * e) : vm_log(1.0 + e);
     return vm_nan_through(x, (float)((x > 0 ? (double)x : 0.0) + l));
+}
+
+/* sin (q = 0) or cos (q = 1) of x for |x| < 2^20; tan when 'tan' */
+MF_VEC_INLINE double vm_sincostan(double x, uint64_t q, bool tan)
+{
+    const double shifter = 0x1.8p52;
+    double k = __builtin_fma(x, 0x1.45f306dc9c883p-1, shifter); /* x 2/pi */
+    uint64_t quadrant = vm_bits(k) + q;
+    k -= shifter;
+    double r = __builtin_fma(-k, 0x1.921fb54442d18p+0, x); /* pi/2 in two parts */
+    r = __builtin_fma(-k, 0x1.1a62633145c07p-54, r);
+    double z = r * r;
+    double ps = 2.8114572543455206e-15;
+    ps = __builtin_fma(ps, z, -7.6471637318198164e-13);
+    ps = __builtin_fma(ps, z, 1.6059043836821613e-10);
+    ps = __builtin_fma(ps, z, -2.505210838544172e-08);
+    ps = __builtin_fma(ps, z, 2.7557319223985893e-06);
+    ps = __builtin_fma(ps, z, -0.00019841269841269841);
+    ps = __builtin_fma(ps, z, 0.0083333333333333332);
+    ps = __builtin_fma(ps, z, -0.16666666666666666);
+    double s = __builtin_fma(r * z, ps, r);
+    double pc = 4.7794773323873853e-14;
+    pc = __builtin_fma(pc, z, -1.1470745597729725e-11);
+    pc = __builtin_fma(pc, z, 2.08767569878681e-09);
+    pc = __builtin_fma(pc, z, -2.7557319223985888e-07);
+    pc = __builtin_fma(pc, z, 2.4801587301587302e-05);
+    pc = __builtin_fma(pc, z, -0.0013888888888888889);
+    pc = __builtin_fma(pc, z, 0.041666666666666664);
+    pc = __builtin_fma(pc, z, -0.5);
+    double c = __builtin_fma(z, pc, 1.0);
+    bool odd = (quadrant & 1) != 0;
+    if (tan) /* a select, like the rest: both quotients are computed */
+        return odd ? -c / s : s / c;
+    double v = odd ? c : s;
+    return (quadrant & 2) != 0 ? -v : v;
+}
+
+/* the lanes the vector code leaves to libm */
+MF_VEC_INLINE bool vm_trig_fixup(float x)
+{
+    return !(__builtin_fabsf(x) < 0x1p20f);
+}
+
+MF_VEC_INLINE float vm_sinf(float x)
+{
+    float y = (float)vm_sincostan(vm_trig_fixup(x) ? 0.0f : x, 0, false);
+    return x == 0 ? x : y; /* -0 stays -0 */
+}
+
+MF_VEC_INLINE float vm_cosf(float x)
+{
+    return (float)vm_sincostan(vm_trig_fixup(x) ? 0.0f : x, 1, false);
+}
+
+MF_VEC_INLINE float vm_tanf(float x)
+{
+    float y = (float)vm_sincostan(vm_trig_fixup(x) ? 0.0f : x, 0, true);
+    return x == 0 ? x : y; /* -0 stays -0 */
+}
+
+MF_VEC_INLINE float vm_atanf(float x)
+{
+    double a = __builtin_fabsf(x);
+    bool inv = a > 1.0;
+    double t = inv ? 1.0 / a : a;
+    bool big = t > 0.41421356237309503;
+    double u = big ? (t - 1.0) / (t + 1.0) : t, z = u * u;
+    double p = 1.0 / 33;
+    p = __builtin_fma(p, z, -1.0 / 31);
+    p = __builtin_fma(p, z, 1.0 / 29);
+    p = __builtin_fma(p, z, -1.0 / 27);
+    p = __builtin_fma(p, z, 1.0 / 25);
+    p = __builtin_fma(p, z, -1.0 / 23);
+    p = __builtin_fma(p, z, 1.0 / 21);
+    p = __builtin_fma(p, z, -1.0 / 19);
+    p = __builtin_fma(p, z, 1.0 / 17);
+    p = __builtin_fma(p, z, -1.0 / 15);
+    p = __builtin_fma(p, z, 1.0 / 13);
+    p = __builtin_fma(p, z, -1.0 / 11);
+    p = __builtin_fma(p, z, 1.0 / 9);
+    p = __builtin_fma(p, z, -1.0 / 7);
+    p = __builtin_fma(p, z, 1.0 / 5);
+    p = __builtin_fma(p, z, -1.0 / 3);
+    double r = __builtin_fma(u * z, p, u) + (big ? 0x1.921fb54442d18p-1 : 0.0);
+    r = inv ? 0x1.921fb54442d18p+0 - r : r;
+    return vm_nan_through(x, __builtin_copysignf((float)r, x));
+}
+
+MF_VEC_INLINE float vm_asinhf(float x)
+{
+    double a = __builtin_fabsf(x);
+    float big = vm_log_special(a + __builtin_sqrt(__builtin_fma(a, a, 1.0)));
+    float small = (float)(a - a * a * a * (1.0 / 6));
+    float y = a < 0x1p-12 ? small : big;
+    return vm_nan_through(x, __builtin_copysignf(y, x));
+}
+
+MF_VEC_INLINE float vm_atanhf(float x)
+{
+    double a = __builtin_fabsf(x);
+    float big = 0.5f * vm_log_special((1.0 + a) / (1.0 - a)); /* * 0.5 is exact */
+    float small = (float)(a + a * a * a * (1.0 / 3));
+    float y = a < 0x1p-12 ? small : big;
+    return vm_nan_through(x, __builtin_copysignf(y, x));
 }
 
 /* erf(a) for 0 <= a < 1: the Taylor series, 2/sqrt(pi) sum (-1)^n a^(2n+1) / (n! (2n+1)) */
@@ -237,6 +350,23 @@ MF_VEC_INLINE float vm_erff(float x)
             y[i] = fn(x[i]);                                                       \
     }
 
+/* a loop whose lanes 'fix' picks are then computed again by libm's 'lib' */
+#define MF_VEC_LOOP_FIXUP(name, fn, fix, lib)                                       \
+    static void name(const float *x, float *y, int64_t n)                          \
+    {                                                                              \
+        for (int64_t i = 0; i < n; i++)                                            \
+            y[i] = fn(x[i]);                                                       \
+        for (int64_t i = 0; i < n; i++)                                            \
+            if (fix(x[i]))                                                         \
+                y[i] = lib(x[i]);                                                  \
+    }
+
+MF_VEC_LOOP_FIXUP(k_sin, vm_sinf, vm_trig_fixup, sinf)
+MF_VEC_LOOP_FIXUP(k_cos, vm_cosf, vm_trig_fixup, cosf)
+MF_VEC_LOOP_FIXUP(k_tan, vm_tanf, vm_trig_fixup, tanf)
+MF_VEC_LOOP(k_atan, vm_atanf)
+MF_VEC_LOOP(k_asinh, vm_asinhf)
+MF_VEC_LOOP(k_atanh, vm_atanhf)
 MF_VEC_LOOP(k_exp, vm_expf)
 MF_VEC_LOOP(k_expm1, vm_expm1f)
 MF_VEC_LOOP(k_log, vm_logf)
@@ -250,5 +380,7 @@ extern const MfVecKernel MF_VEC_TABLE[MF_VEC_COUNT];
 const MfVecKernel MF_VEC_TABLE[MF_VEC_COUNT] = {
     [MF_VEC_EXP] = k_exp,     [MF_VEC_EXPM1] = k_expm1,     [MF_VEC_LOG] = k_log,
     [MF_VEC_LOG1P] = k_log1p, [MF_VEC_TANH] = k_tanh,       [MF_VEC_SIGMOID] = k_sigmoid,
-    [MF_VEC_SOFTPLUS] = k_softplus, [MF_VEC_ERF] = k_erf,
+    [MF_VEC_SOFTPLUS] = k_softplus, [MF_VEC_ERF] = k_erf, [MF_VEC_SIN] = k_sin,
+    [MF_VEC_COS] = k_cos, [MF_VEC_TAN] = k_tan, [MF_VEC_ATAN] = k_atan,
+    [MF_VEC_ASINH] = k_asinh, [MF_VEC_ATANH] = k_atanh,
 };

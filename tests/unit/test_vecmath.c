@@ -36,6 +36,9 @@ static const Case cases[] = {
     {MF_VEC_LOG, "log", log},         {MF_VEC_LOG1P, "log1p", log1p},
     {MF_VEC_TANH, "tanh", tanh},      {MF_VEC_SIGMOID, "sigmoid", sigmoid_ref},
     {MF_VEC_SOFTPLUS, "softplus", softplus_ref}, {MF_VEC_ERF, "erf", erf},
+    {MF_VEC_SIN, "sin", sin},         {MF_VEC_COS, "cos", cos},
+    {MF_VEC_TAN, "tan", tan},         {MF_VEC_ATAN, "atan", atan},
+    {MF_VEC_ASINH, "asinh", asinh},   {MF_VEC_ATANH, "atanh", atanh},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -86,6 +89,8 @@ static const uint32_t specials[] = {
     0x41102cb4, 0x40fb06a3, 0x407ae148, 0x40800000,     /* tanh, erf saturate */
     0x30000000, 0xb0000000, 0x32ffffff, 0x33000000,     /* tiny: log1p's 2^-29 switch */
     0xbf7fffff, 0xbf800001,                             /* log1p at -1 */
+    0x3fc90fdb, 0xbfc90fdb, 0x40490fdb, 0x49800000,     /* pi/2, pi, 2^20: libm past it */
+    0x497fffff, 0x5a000000, 0x39800000, 0x397fffff,     /* tan near pi/2, 2^-12 switch */
 };
 
 /* max ulp error of 'c' over patterns start, start + step, ... < 2^32 and the
@@ -185,8 +190,10 @@ static void test_paths_agree(void **state)
     free(got);
 }
 
-static const MfOpId unary_ops[] = {MF_OP_EXP, MF_OP_EXPM1, MF_OP_LOG, MF_OP_LOG1P,
-                                   MF_OP_TANH, MF_OP_SIGMOID, MF_OP_SOFTPLUS, MF_OP_ERF};
+static const MfOpId unary_ops[] = {MF_OP_EXP,     MF_OP_EXPM1,    MF_OP_LOG,  MF_OP_LOG1P,
+                                   MF_OP_TANH,    MF_OP_SIGMOID,  MF_OP_SOFTPLUS, MF_OP_ERF,
+                                   MF_OP_SIN,     MF_OP_COS,      MF_OP_TAN,  MF_OP_ATAN,
+                                   MF_OP_ASINH,   MF_OP_ATANH};
 
 /* the ops give the same bits on 1, 2 and 3 threads, and for a strided view */
 static void test_threads_and_strides_bit_identical(void **state)
