@@ -14,6 +14,7 @@
 #include "binary_rows.h"
 #include "common.h"
 #include "grads_math.h"
+#include "vecmath.h"
 
 /* Runs EXPR (in terms of 'a' and 'b' of type T) over every row, into a T
  * output. */
@@ -237,6 +238,8 @@ static MfStatus pow_forward(const MfOpCall *c, MfTensor **outs)
     if (mf_dtype_is_int(c->inputs[1]->dtype) && has_negative(c->inputs[1]))
         return mf_err_set(MF_EARG, "pow: integers to negative integer powers are not allowed "
                           "(cast to float first)");
+    if (mf_vec_pow(c->inputs[0], c->inputs[1], outs[0]))
+        return MF_OK;
     MfTensor *out = outs[0];
     switch (out->dtype) {
     case MF_FLOAT32: BINARY_ROWS(float, powf(a, b)); break;

@@ -13,6 +13,9 @@
 extern const MfVecKernel mf_vec_kernels_avx512[MF_VEC_COUNT];
 extern const MfVecKernel mf_vec_kernels_avx2[MF_VEC_COUNT];
 extern const MfVecKernel mf_vec_kernels_scalar[MF_VEC_COUNT];
+extern const MfVecPowKernel mf_vec_kernels_avx512_pow[2];
+extern const MfVecPowKernel mf_vec_kernels_avx2_pow[2];
+extern const MfVecPowKernel mf_vec_kernels_scalar_pow[2];
 
 /* Below this many elements a call runs on one thread; chunks are multiples
  * of 64 elements (whole vectors, whole cache lines). */
@@ -77,6 +80,16 @@ static MfVecKernel kernel(MfVecFn f)
     }
 }
 
+/* pow's kernel: [1] for a contiguous exponent, [0] for one exponent */
+static MfVecPowKernel pow_kernel(int contiguous_b)
+{
+    switch (mf_simd_level()) {
+    case MF_SIMD_AVX512: return mf_vec_kernels_avx512_pow[contiguous_b];
+    case MF_SIMD_AVX2: return mf_vec_kernels_avx2_pow[contiguous_b];
+    default: return mf_vec_kernels_scalar_pow[contiguous_b];
+    }
+}
+
 typedef struct {
     MfVecKernel k;
     const float *x;
@@ -135,5 +148,70 @@ bool mf_vec_unary(MfVecFn f, const MfTensor *x, MfTensor *out)
         mf_vec_f32(f, mf_tensor_data(x), mf_tensor_data(out), mf_tensor_numel(out));
     else
         vec_rows(kernel(f), x, out);
+    return true;
+}
+
+typedef struct {
+    MfVecPowKernel k;
+    const float *a, *b;
+    float *y;
+    int64_t n, sb;
+} PowJob;
+
+static void pow_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const PowJob *j = ctx;
+    int64_t lo = b * VEC_CHUNK_ALIGN, hi = e * VEC_CHUNK_ALIGN;
+    if (hi > j->n)
+        hi = j->n;
+    j->k(j->a + lo, j->b + lo * j->sb, j->y + lo, hi - lo);
+}
+
+/* rows of any strides: those the kernels take directly, the rest gathered */
+static void pow_rows(const MfTensor *a, const MfTensor *b, MfTensor *out)
+{
+    enum { BUF = 256 };
+    float abuf[BUF], bbuf[BUF];
+    MfLoop l;
+    MfTensor *ts[3] = {out, (MfTensor *)a, (MfTensor *)b};
+    mf_loop_init(&l, 3, ts, out->rank, out->shape);
+    char *p[3];
+    while (mf_loop_next(&l, p)) {
+        float *o = (float *)p[0];
+        const float *pa = (const float *)p[1], *pb = (const float *)p[2];
+        int64_t sa = l.step[1], sb = l.step[2];
+        if (sa == 1 && (sb == 0 || sb == 1)) {
+            pow_kernel(sb == 1)(pa, pb, o, l.n);
+            continue;
+        }
+        for (int64_t i0 = 0; i0 < l.n; i0 += BUF) {
+            int64_t m = l.n - i0 < BUF ? l.n - i0 : BUF;
+            for (int64_t i = 0; i < m; i++) {
+                abuf[i] = pa[(i0 + i) * sa];
+                bbuf[i] = pb[(i0 + i) * sb];
+            }
+            pow_kernel(1)(abuf, bbuf, o + i0, m);
+        }
+    }
+}
+
+bool mf_vec_pow(const MfTensor *a, const MfTensor *b, MfTensor *out)
+{
+    if (a->dtype != MF_FLOAT32 || b->dtype != MF_FLOAT32 || out->dtype != MF_FLOAT32)
+        return false;
+    int64_t n = mf_tensor_numel(out), nb = mf_tensor_numel(b);
+    bool flat = mf_tensor_is_contiguous(a) && mf_tensor_is_contiguous(out) &&
+                mf_tensor_numel(a) == n && mf_tensor_is_contiguous(b) && (nb == n || nb == 1);
+    if (!flat) {
+        pow_rows(a, b, out);
+        return true;
+    }
+    PowJob job = {pow_kernel(nb == n && n != 1), mf_tensor_data(a), mf_tensor_data(b),
+                  mf_tensor_data(out), n, nb == n && n != 1};
+    if (n < VEC_SPLIT_MIN)
+        job.k(job.a, job.b, job.y, n);
+    else
+        mf_parallel_for((n + VEC_CHUNK_ALIGN - 1) / VEC_CHUNK_ALIGN,
+                        VEC_SPLIT_MIN / VEC_CHUNK_ALIGN, pow_chunk, &job);
     return true;
 }

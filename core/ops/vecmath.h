@@ -1,6 +1,6 @@
 /* vecmath.h — vectorised float32 elementwise math (exp, expm1, log, log1p,
- * tanh, sigmoid, softplus, erf, sin, cos, tan, atan, asinh, atanh) for the
- * unary ops, with the instruction set chosen at run time.
+ * tanh, sigmoid, softplus, erf, sin, cos, tan, atan, asinh, atanh, pow) for
+ * the unary ops and pow, with the instruction set chosen at run time.
  *
  * Each function is computed in double precision from the float input and
  * rounded once to float at the end (vecmath_kernels.h), so the result is
@@ -53,6 +53,9 @@ typedef enum { MF_SIMD_SCALAR, MF_SIMD_AVX2, MF_SIMD_AVX512 } MfSimd;
 /* y[i] = f(x[i]) for i < n on one thread ('x' and 'y' do not overlap). */
 typedef void (*MfVecKernel)(const float *x, float *y, int64_t n);
 
+/* y[i] = a[i]^b[i] (b contiguous) or a[i]^b[0] (one exponent). */
+typedef void (*MfVecPowKernel)(const float *a, const float *b, float *y, int64_t n);
+
 /* The instruction set in use: MF_SIMD's choice, or the best the CPU has. */
 MfSimd mf_simd_level(void);
 
@@ -70,5 +73,9 @@ void mf_vec_f32(MfVecFn f, const float *x, float *y, int64_t n);
  * is a new tensor of x's shape): true. False (nothing done) for other
  * dtypes, which keep libm. */
 bool mf_vec_unary(MfVecFn f, const MfTensor *x, MfTensor *out);
+
+/* out = a^b elementwise with broadcasting ('out' a new tensor of the
+ * broadcast shape) when all three are float32: true; false otherwise. */
+bool mf_vec_pow(const MfTensor *a, const MfTensor *b, MfTensor *out);
 
 #endif

@@ -148,6 +148,62 @@ static MfSimd best_level(void)
     return MF_SIMD_SCALAR;
 }
 
+/* pow over every 9973rd base bit pattern (and the specials) to exponents
+ * of every kind, and over pairs of spread bit patterns: within 4 ulp of
+ * pow in double, libm's special values */
+static void test_pow_sweep(void **state)
+{
+    (void)state;
+    static const float exps[] = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f, 3.0f, -2.0f, 0.5f, -0.5f,
+                                 1.5f, -2.5f, 7.0f, 1e-3f, 30.0f, -31.0f, 1e10f, -1e10f,
+                                 0x1p-149f, INFINITY, -INFINITY, NAN};
+    enum { BATCH = 1 << 16 };
+    static float a[BATCH], b[BATCH], y[BATCH];
+    best_level();
+    double worst = 0;
+    int nspec = (int)(sizeof specials / sizeof specials[0]);
+    for (size_t k = 0; k <= sizeof exps / sizeof exps[0]; k++) {
+        /* k == count: pairs of patterns; otherwise base patterns to exps[k] */
+        for (uint64_t next = 0; next < (1ull << 32);) {
+            int n = 0;
+            for (; n < nspec && next == 0; n++) {
+                a[n] = from_bits(specials[n]);
+                b[n] = k < sizeof exps / sizeof exps[0] ? exps[k] : from_bits(specials[(n * 7) % nspec]);
+            }
+            for (; n < BATCH && next < (1ull << 32); n++, next += 9973) {
+                a[n] = from_bits((uint32_t)next);
+                b[n] = k < sizeof exps / sizeof exps[0] ? exps[k]
+                                                        : from_bits((uint32_t)(next * 2654435761u));
+            }
+            bool one_exponent = k < sizeof exps / sizeof exps[0];
+            int64_t shape = n, one = 1;
+            MfTensor *ta = mf_tensor_new(MF_FLOAT32, 1, &shape);
+            MfTensor *tb = mf_tensor_new(MF_FLOAT32, 1, one_exponent ? &one : &shape);
+            memcpy(mf_tensor_data(ta), a, (size_t)n * sizeof *a);
+            memcpy(mf_tensor_data(tb), b, (one_exponent ? 1 : (size_t)n) * sizeof *b);
+            MfTensor *ty = NULL;
+            assert_int_equal(mf_binary(MF_OP_POW, ta, tb, &ty), MF_OK);
+            memcpy(y, mf_tensor_data(ty), (size_t)n * sizeof *y);
+            mf_tensor_release(ta);
+            mf_tensor_release(tb);
+            mf_tensor_release(ty);
+            for (int i = 0; i < n; i++) {
+                double ref = pow((double)a[i], (double)b[i]);
+                if (isnan(a[i]) || isnan(b[i])) /* a signalling NaN is quieted in double */
+                    ref = (double)powf(a[i], b[i]);
+                double e = ulp_error(a[i] == 0 ? 0.0f : 1.0f, y[i], ref);
+                if (e < 0 || e > 4) {
+                    print_error("pow(%a, %a) = %a, libm in double %a\n", (double)a[i],
+                                (double)b[i], (double)y[i], ref);
+                    fail();
+                }
+                worst = e > worst ? e : worst;
+            }
+        }
+    }
+    print_message("pow      %-6s max %.3f ulp\n", mf_simd_name(mf_simd_level()), worst);
+}
+
 static void test_accuracy_sweep(void **state)
 {
     (void)state;
@@ -156,6 +212,23 @@ static void test_accuracy_sweep(void **state)
     best_level();
     for (int i = 0; i < NCASES; i++)
         assert_true(sweep(&cases[i], step) <= 4);
+}
+
+/* y = x ^ (x reversed) with 'level's kernels */
+static void pow_on_level(MfSimd level, const float *x, float *y, int64_t n)
+{
+    assert_true(mf_simd_set_level(level));
+    MfTensor *ta = mf_tensor_new(MF_FLOAT32, 1, &n), *tb = mf_tensor_new(MF_FLOAT32, 1, &n);
+    MfTensor *ty = NULL;
+    for (int64_t i = 0; i < n; i++) {
+        ((float *)mf_tensor_data(ta))[i] = x[i];
+        ((float *)mf_tensor_data(tb))[i] = x[n - 1 - i];
+    }
+    assert_int_equal(mf_binary(MF_OP_POW, ta, tb, &ty), MF_OK);
+    memcpy(y, mf_tensor_data(ty), (size_t)n * sizeof *y);
+    mf_tensor_release(ta);
+    mf_tensor_release(tb);
+    mf_tensor_release(ty);
 }
 
 /* every instruction set the CPU has gives the scalar path's bits */
@@ -182,6 +255,9 @@ static void test_paths_agree(void **state)
             mf_vec_f32(cases[c].fn, x, got, N - 3);
             assert_memory_equal(want, got, (N - 3) * sizeof *x);
         }
+        pow_on_level(MF_SIMD_SCALAR, x, want, N);
+        pow_on_level((MfSimd)l, x, got, N);
+        assert_memory_equal(want, got, N * sizeof *x);
         tested++;
     }
     assert_true(tested > 0 || !__builtin_cpu_supports("avx2"));
@@ -243,6 +319,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_env_caps_level),
         TEST(test_accuracy_sweep),
+        TEST(test_pow_sweep),
         TEST(test_paths_agree),
         TEST(test_threads_and_strides_bit_identical),
     };
