@@ -300,14 +300,19 @@ end
 -- ---- AdamW ------------------------------------------------------------------------------
 
 lib.help("train.AdamW", "training",
-  "mf.train.AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8})",
+  "mf.train.AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, " ..
+  "exclude_from_weight_decay})",
   "Adam with decoupled weight decay (Loshchilov and Hutter, as Keras's and PyTorch's " ..
   "AdamW): apply_gradients shrinks each variable by lr * weight_decay times its value " ..
   "before the step and applies TensorFlow's Adam update (AdamOptimizer); a step Adam " ..
   "refuses (a gradient that does not fit, a bad option) changes nothing. lr and " ..
   "weight_decay take a number, " ..
   "a tensor, a Variable or a function; compute_gradients, minimize and get_slot are " ..
-  "Adam's.",
+  "Adam's. exclude_from_weight_decay (Keras 3's): an array of Variables and name " ..
+  "patterns whose variables get no decay (biases, norms: {\"bias\", \"norm\"}); a pattern " ..
+  "is a Lua pattern found anywhere in the Variable's name (Keras uses Python regular " ..
+  "expressions: plain names mean the same). opt:exclude_from_weight_decay{var_list, " ..
+  "var_names} adds more, as Keras's method.",
   [[
 w = mf.Variable({1.0})
 opt = mf.train.AdamW(0.1, {weight_decay = 0.5})
@@ -316,6 +321,11 @@ w                                    --> {0.95}]])
 local AdamW = {}
 AdamW.__index = AdamW
 AdamW.__name = "mf.train.AdamW"
+
+local function is_variable(v)
+  local mt = type(v) == "userdata" and getmetatable(v)
+  return type(mt) == "table" and mt.__name == "mf.Variable"
+end
 
 -- The value of a hyperparameter: a number, a tensor or Variable, or a function.
 local function value_of(h)
@@ -330,11 +340,62 @@ end
 function train.AdamW(lr, opts)
   local fname = "AdamW"
   opts = check_opts(fname, opts, {weight_decay = true, beta1 = true, beta2 = true,
-                                  epsilon = true, name = true})
+                                  epsilon = true, name = true, exclude_from_weight_decay = true})
   local wd = opts.weight_decay or 0.01
   local adam = train.AdamOptimizer(lr, {beta1 = opts.beta1, beta2 = opts.beta2,
                                         epsilon = opts.epsilon, name = opts.name})
-  return setmetatable({adam = adam, lr = lr, weight_decay = wd}, AdamW)
+  local self = setmetatable({adam = adam, lr = lr, weight_decay = wd, excluded = {},
+                             excluded_names = {}}, AdamW)
+  local ex = opts.exclude_from_weight_decay
+  if ex ~= nil then
+    if type(ex) ~= "table" or lib.is_tensor(ex) then
+      fail(fname, "exclude_from_weight_decay must be an array of Variables and name " ..
+           "patterns, got %s", lib.is_tensor(ex) and "a tensor" or type(ex))
+    end
+    local vars, names = {}, {}
+    for i, e in ipairs(ex) do
+      if type(e) == "string" then names[#names + 1] = e else vars[#vars + 1] = e end
+      if type(e) ~= "string" and not is_variable(e) then
+        fail(fname, "exclude_from_weight_decay[%d] must be a Variable or a name pattern, " ..
+             "got %s", i, type(e))
+      end
+    end
+    self:exclude_from_weight_decay{var_list = vars, var_names = names}
+  end
+  return self
+end
+
+-- opt:exclude_from_weight_decay{var_list = {...}, var_names = {...}} (Keras 3's
+-- method): these Variables, and those whose name holds one of the patterns,
+-- get no decay.
+function AdamW:exclude_from_weight_decay(args)
+  local fname = "exclude_from_weight_decay"
+  args = check_opts(fname, args, {var_list = true, var_names = true})
+  for i, v in ipairs(args.var_list or {}) do
+    if not is_variable(v) then
+      fail(fname, "var_list[%d] must be a Variable, got %s", i, type(v))
+    end
+    self.excluded[#self.excluded + 1] = v
+  end
+  for i, name in ipairs(args.var_names or {}) do
+    if type(name) ~= "string" then
+      fail(fname, "var_names[%d] must be a string (a name pattern), got %s", i, type(name))
+    end
+    local ok, err = pcall(string.find, "", name)
+    if not ok then fail(fname, "var_names[%d] is not a valid Lua pattern: %s", i, err) end
+    self.excluded_names[#self.excluded_names + 1] = name
+  end
+end
+
+-- Whether Variable 'v' gets the decay.
+function AdamW:decays(v)
+  for _, x in ipairs(self.excluded) do
+    if x == v then return false end   -- the same Variable, through any box (__eq)
+  end
+  for _, pattern in ipairs(self.excluded_names) do
+    if v.name and v.name:find(pattern) then return false end
+  end
+  return true
 end
 
 -- The nonfinite policy applied before any decay writes: eager gradients are
@@ -409,14 +470,16 @@ function AdamW:apply_gradients(gv, opts)
     -- Adam's step does not depend on the weights, so decaying the values
     -- from before the step after it gives PyTorch's p - lr*wd*p - step.
     adam_apply(self.adam, gv, opts)
-    for i, old in pairs(olds) do decay(gv[i][2], rate, old) end
+    for i, old in pairs(olds) do
+      if self:decays(gv[i][2]) then decay(gv[i][2], rate, old) end
+    end
     return nil
   end
   -- A graph: the decays, then the Adam update after them (control
   -- dependencies); a build error of Adam leaves the decay nodes unrun.
   local decays = {}
   for _, p in ipairs(gv) do
-    local op = p[1] ~= nil and p[2] ~= nil and decay(p[2], rate, p[2])
+    local op = p[1] ~= nil and p[2] ~= nil and self:decays(p[2]) and decay(p[2], rate, p[2])
     if op and getmetatable(op).__name == "mf.Tensor" and op.name then decays[#decays + 1] = op end
   end
   if #decays == 0 then return adam_apply(self.adam, gv, opts) end

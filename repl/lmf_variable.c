@@ -445,6 +445,17 @@ static int v_close(lua_State *L)
 }
 
 /* <mf.Variable 'name' shape=(2,) dtype=float32> then the values. */
+/* v1 == v2: the same Variable, through two boxes (compute_gradients' pairs
+ * hold boxes of their own) or two handles of one graph variable. */
+static int v_eq(lua_State *L)
+{
+    MfVariable *a = lmf_test_variable(L, 1), *b = lmf_test_variable(L, 2);
+    bool same = a && b && (a == b || (a->value && b->value && a->value->node &&
+                                      a->value->node == b->value->node));
+    lua_pushboolean(L, same);
+    return 1;
+}
+
 static int v_tostring(lua_State *L)
 {
     VarBox *box = test_box(L, 1);
@@ -476,7 +487,7 @@ void lmf_open_variable(lua_State *L, int methods)
         {"initialized_value", v_initialized_value}, {NULL, NULL}};
     static const luaL_Reg meta[] = {
         {"__gc", v_gc}, {"__close", v_close}, {"__newindex", v_newindex},
-        {"__tostring", v_tostring}, {NULL, NULL}};
+        {"__tostring", v_tostring}, {"__eq", v_eq}, {NULL, NULL}};
     methods = lua_absindex(L, methods);
     luaL_getmetatable(L, LMF_TENSOR_MT);
     int tensor_mt = lua_gettop(L);
