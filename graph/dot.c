@@ -5,10 +5,13 @@
  * of the in-place Apply* ops, "Adam/...": an optimizer's nodes). Each node
  * shows its name, its label with attributes (as listings do) and its first
  * output's spec; data edges are plain, control edges dashed, a variable's
- * reads and assigns dotted. Pure text: the face only binds it. */
+ * reads and assigns dotted. The nodes of a fused node (fusion.h) are drawn
+ * in a cluster of their own inside their root's, labelled with the fused
+ * node's name and members. Pure text: the face only binds it. */
 #include <stdbool.h>
 #include <string.h>
 
+#include "fusion.h"
 #include "graph.h"
 
 enum { PART_FORWARD, PART_BACKWARD, PART_TRAIN, NPARTS };
@@ -93,20 +96,48 @@ static int part_of(const Parts *p, const MfNode *n)
     return PART_FORWARD;
 }
 
+/* The part a node is drawn in: its fused node's root's, when it has one. */
+static int drawn_in(const Parts *p, const MfFusionPlan *plan, const MfNode *n)
+{
+    int k = plan ? plan->group_of[n->index] : -1;
+    return part_of(p, k >= 0 ? mf_graph_node(n->graph, plan->groups[k].root) : n);
+}
+
+/* The fused node rooted at 'n' as a cluster of its members. */
+static void add_fused(MfStrBuf *b, const MfGraph *g, const MfFusedGroup *fg)
+{
+    mf_strbuf_addf(b, "    subgraph cluster_fused_%d {\n      style=rounded;\n      label=\"",
+                   fg->root);
+    add_escaped(b, mf_graph_node(g, fg->root)->name);
+    mf_strbuf_add(b, ": ");
+    add_escaped(b, fg->label);
+    mf_strbuf_add(b, "\";\n");
+    for (int m = 0; m < fg->nmembers; m++) {
+        mf_strbuf_add(b, "  ");
+        add_node(b, mf_graph_node(g, fg->members[m]));
+    }
+    mf_strbuf_add(b, "    }\n");
+}
+
 /* Adds the cluster of 'part' (when it has nodes). */
-static void add_cluster(MfStrBuf *b, const MfGraph *g, const Parts *p, int part)
+static void add_cluster(MfStrBuf *b, const MfGraph *g, const Parts *p,
+                        const MfFusionPlan *plan, int part)
 {
     static const char *const labels[NPARTS] = {"forward", "backward", "train"};
     bool any = false;
     for (int i = 0; i < mf_graph_nnodes(g); i++) {
         const MfNode *n = mf_graph_node(g, i);
-        if (part_of(p, n) != part)
+        int k = plan ? plan->group_of[i] : -1;
+        if (drawn_in(p, plan, n) != part || (k >= 0 && plan->groups[k].root != i))
             continue;
         if (!any)
             mf_strbuf_addf(b, "  subgraph cluster_%s {\n    label=\"%s\";\n", labels[part],
                            labels[part]);
         any = true;
-        add_node(b, n);
+        if (k >= 0)
+            add_fused(b, g, &plan->groups[k]);
+        else
+            add_node(b, n);
     }
     if (any)
         mf_strbuf_add(b, "  }\n");
@@ -116,9 +147,13 @@ MfStatus mf_graph_dot(const MfGraph *g, MfStrBuf *out)
 {
     Parts parts;
     find_train_scopes(g, &parts);
+    const MfFusionPlan *plan;
+    MfStatus st = mf_fusion_plan((MfGraph *)g, &plan);   /* the plan is a cache */
+    if (st != MF_OK)
+        return st;
     mf_strbuf_add(out, "digraph moonflow {\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n");
     for (int part = 0; part < NPARTS; part++)
-        add_cluster(out, g, &parts, part);
+        add_cluster(out, g, &parts, plan, part);
     for (int i = 0; i < mf_graph_nnodes(g); i++)
         add_edges(out, mf_graph_node(g, i));
     mf_strbuf_add(out, "}\n");

@@ -32,6 +32,7 @@
 #include "core/collective.h"
 #include "core/profile/profile.h"
 #include "core/shape.h"
+#include "fusion.h"
 #include "graph.h"
 #include "staged_writes.h"
 
@@ -59,6 +60,8 @@ typedef struct Run {
     MfVarStore *vars;    /* the session's variable values, or NULL */
     MfStagedWrites staged; /* the session's writes, committed at the end */
     int failed;          /* the node whose run failed, or -1 */
+    const MfFusionPlan *plan; /* the graph's fused groups (fusion.h), or NULL: fusion off */
+    char *fused;         /* per group: it runs fused in this run */
 } Run;
 
 static int exec_depth;
@@ -106,6 +109,7 @@ static void run_free(Run *r)
     mf_free(r->late);
     mf_free(r->urgent);
     mf_free(r->size);
+    mf_free(r->fused);
     mf_schedule_free(r->sched);
 }
 
@@ -141,6 +145,22 @@ static MfNodeInput edge_of(const MfTensor *t)
 {
     MfNodeInput e = {((const MfNode *)t->node)->index, t->node_output};
     return e;
+}
+
+/* The group node 'i' is the root of when it runs fused in this run, else NULL. */
+static const MfFusedGroup *fused_root(const Run *r, int i)
+{
+    int k = r->fused ? r->plan->group_of[i] : -1;
+    return k >= 0 && r->fused[k] && r->plan->groups[k].root == i ? &r->plan->groups[k] : NULL;
+}
+
+/* The data inputs of node 'n' in this run: a fused group's external inputs
+ * for its root (its other members do not run on their own). */
+static const MfNodeInput *node_inputs(const Run *r, const MfNode *n, int *count)
+{
+    const MfFusedGroup *fg = fused_root(r, n->index);
+    *count = fg ? fg->ninputs : n->ninputs;
+    return fg ? fg->inputs : n->inputs;
 }
 
 /* ---- checking fetches and feeds ------------------------------------------- */
@@ -201,9 +221,11 @@ static void mark_needed(Run *r, int *stack, int top)
         r->state[i] = NEEDED;
         r->nneeded++;
         const MfNode *n = mf_graph_node(r->g, i);
-        for (int k = 0; k < n->ninputs; k++)
-            if (!r->fed[slot(n->inputs[k])] && !r->state[n->inputs[k].node])
-                stack[top++] = n->inputs[k].node;
+        int nin;
+        const MfNodeInput *in = node_inputs(r, n, &nin);
+        for (int k = 0; k < nin; k++)
+            if (!r->fed[slot(in[k])] && !r->state[in[k].node])
+                stack[top++] = in[k].node;
         for (int k = 0; k < n->ncontrol; k++)
             if (!r->state[n->control[k]])
                 stack[top++] = n->control[k];
@@ -252,12 +274,14 @@ static void scan_edges(Run *r, bool fill, int *pos)
         if (r->state[i] != NEEDED)
             continue;
         const MfNode *n = mf_graph_node(r->g, i);
-        for (int k = 0; k < n->ninputs; k++) {
-            if (r->fed[slot(n->inputs[k])])
+        int nin;
+        const MfNodeInput *in = node_inputs(r, n, &nin);
+        for (int k = 0; k < nin; k++) {
+            if (r->fed[slot(in[k])])
                 continue;
             if (!fill)
-                r->uses[slot(n->inputs[k])]++;
-            add_edge(r, n->inputs[k].node, i, fill, pos);
+                r->uses[slot(in[k])]++;
+            add_edge(r, in[k].node, i, fill, pos);
         }
         for (int k = 0; k < n->ncontrol; k++)
             add_edge(r, n->control[k], i, fill, pos);
@@ -642,8 +666,26 @@ static MfStatus run_assign(Run *r, const MfNode *n)
     return MF_OK;
 }
 
+/* A fused group's root: the group as one node (fusion_run.c). */
+static MfStatus run_fused(Run *r, const MfNode *n, const MfFusedGroup *fg)
+{
+    MfTensor *small[8];
+    MfTensor **in = fg->ninputs <= 8 ? small : mf_malloc((size_t)fg->ninputs * sizeof *in);
+    if (!in)
+        return mf_err_nomem("run", (unsigned long long)fg->ninputs * sizeof *in);
+    for (int k = 0; k < fg->ninputs; k++)
+        in[k] = input_value(r, fg->inputs[k]);
+    MfStatus st = mf_fusion_run(r->g, fg, in, &r->vals[n->index * MF_MAX_OUTPUTS]);
+    if (in != small)
+        mf_free(in);
+    return st;
+}
+
 static MfStatus run_node(Run *r, const MfNode *n)
 {
+    const MfFusedGroup *fg = fused_root(r, n->index);
+    if (fg)
+        return run_fused(r, n, fg);
     switch (n->kind) {
     case MF_NODE_VARIABLE:
     case MF_NODE_READ:
@@ -667,8 +709,10 @@ static MfStatus run_node(Run *r, const MfNode *n)
  * own outputs that nothing in this run consumes. */
 static void release_dead(Run *r, const MfNode *n)
 {
-    for (int k = 0; k < n->ninputs; k++) {
-        int s = slot(n->inputs[k]);
+    int nin;
+    const MfNodeInput *in = node_inputs(r, n, &nin);
+    for (int k = 0; k < nin; k++) {
+        int s = slot(in[k]);
         if (!r->fed[s] && --r->uses[s] == 0) {
             mf_tensor_release(r->vals[s]);
             r->vals[s] = NULL;
@@ -686,7 +730,9 @@ static void release_dead(Run *r, const MfNode *n)
 static void record_step(Run *r, int i)
 {
     MfSchedStep *s = &r->sched->steps[r->sched->nsteps++];
+    const MfFusedGroup *fg = fused_root(r, i);
     s->node = i;
+    s->op = fg ? fg->label : NULL;
     s->indegree = r->indeg0[i];
     s->nready = r->qtail - r->qhead;
     for (int k = 0; k < s->nready && k < MF_SCHED_READY_MAX; k++)
@@ -699,9 +745,11 @@ static void record_step(Run *r, int i)
 static int unrun_pred(const Run *r, int i)
 {
     const MfNode *n = mf_graph_node(r->g, i);
-    for (int k = 0; k < n->ninputs; k++)
-        if (!r->fed[slot(n->inputs[k])] && r->state[n->inputs[k].node] == NEEDED)
-            return n->inputs[k].node;
+    int nin;
+    const MfNodeInput *in = node_inputs(r, n, &nin);
+    for (int k = 0; k < nin; k++)
+        if (!r->fed[slot(in[k])] && r->state[in[k].node] == NEEDED)
+            return in[k].node;
     for (int k = 0; k < n->ncontrol; k++)
         if (r->state[n->control[k]] == NEEDED)
             return n->control[k];
@@ -737,6 +785,18 @@ static MfStatus cycle_error(Run *r, int ran)
 
 /* ---- the loop ----------------------------------------------------------------- */
 
+/* Whether node 'n' (every member, for a fused root) reads a staged write. */
+static bool staged_seen(const Run *r, const MfNode *n)
+{
+    const MfFusedGroup *fg = fused_root(r, n->index);
+    if (!fg)
+        return mf_staged_seen_by(&r->staged, n, r->fed);
+    for (int m = 0; m < fg->nmembers; m++)
+        if (mf_staged_seen_by(&r->staged, mf_graph_node(r->g, fg->members[m]), r->fed))
+            return true;
+    return false;
+}
+
 static MfStatus execute(Run *r, const MfExecOptions *opt)
 {
     int ran = 0;
@@ -747,8 +807,8 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
         if (mf_interrupted)
             return mf_err_set(MF_EINTR, "run: interrupted (Ctrl-C) before node '%s', after %d "
                               "of %d nodes; nothing is returned", n->name, ran, r->nneeded);
-        MfStatus st = mf_staged_seen_by(&r->staged, n, r->fed)
-                          ? mf_staged_commit(&r->staged, r->vals, r->uses) : MF_OK;
+        MfStatus st = staged_seen(r, n) ? mf_staged_commit(&r->staged, r->vals, r->uses)
+                                        : MF_OK;
         /* a start with no other urgent node ready (no gradient work left to
          * run now, only bookkeeping such as the update's casts): nothing to
          * overlap, reduce now */
@@ -803,6 +863,36 @@ static void tell_failure(const Run *r)
         }
 }
 
+/* A group whose inner value (not its root's) this run fetches, feeds or
+ * targets runs unfused: that value must exist. */
+static void unfuse_at(Run *r, int node)
+{
+    int k = r->plan->group_of[node];
+    if (k >= 0 && r->plan->groups[k].root != node)
+        r->fused[k] = 0;
+}
+
+/* The graph's fused groups and which of them run fused in this run. */
+static MfStatus plan_fusion(Run *r, int nfetch, MfTensor *const *fetches, int ntargets,
+                            MfNode *const *targets)
+{
+    MfStatus st = mf_fusion_plan(r->g, &r->plan);
+    if (st != MF_OK || !r->plan || r->plan->ngroups == 0)
+        return st;
+    r->fused = mf_malloc((size_t)r->plan->ngroups);
+    if (!r->fused)
+        return mf_err_nomem("run", (unsigned long long)r->plan->ngroups);
+    memset(r->fused, 1, (size_t)r->plan->ngroups);
+    for (int i = 0; i < nfetch; i++)
+        unfuse_at(r, edge_of(fetches[i]).node);
+    for (int i = 0; i < ntargets; i++)
+        unfuse_at(r, targets[i]->index);
+    for (int i = 0; i < r->nn * MF_MAX_OUTPUTS; i++)
+        if (r->fed[i])
+            unfuse_at(r, i / MF_MAX_OUTPUTS);
+    return MF_OK;
+}
+
 static MfStatus prepare(Run *r, int nfetch, MfTensor *const *fetches, int ntargets,
                         MfNode *const *targets, int nfeed, MfTensor *const *fed,
                         MfTensor *const *feeds)
@@ -816,6 +906,8 @@ static MfStatus prepare(Run *r, int nfetch, MfTensor *const *fetches, int ntarge
     for (int i = 0; i < nfeed && st == MF_OK; i++)
         if ((st = check_tensor(r, fed[i], "feed key", i)) == MF_OK && feeds[i] && !feeds[i]->node)
             r->fed[slot(edge_of(fed[i]))] = feeds[i];
+    if (st == MF_OK)
+        st = plan_fusion(r, nfetch, fetches, ntargets, targets);
     if (st == MF_OK)
         st = prune(r, nfetch, fetches, ntargets, targets);
     if (st == MF_OK)

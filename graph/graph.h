@@ -181,6 +181,18 @@ MfGraph *mf_graph_given_or_default(MfGraph *given, const char *fname);
 void mf_graph_mark_function(MfGraph *g);
 bool mf_graph_is_function(const MfGraph *g);
 
+/* Fusion (graph/fusion.c, doc/design.md "Fusion"): when a graph runs,
+ * chains of elementwise ops (up to a reduction) run as one fused node, bit
+ * for bit as they would one by one. On by default.
+ * mf_fusion_set_enabled(false) (mf.config{fusion = false}) turns it off for
+ * every graph; mf_graph_set_fusion(g, false) (mf.trace(f, {fusion =
+ * false})) for 'g' alone (MF_ENOMEM with a message). mf_graph_fusion_on
+ * says whether runs of 'g' fuse. */
+void mf_fusion_set_enabled(bool on);
+bool mf_fusion_enabled(void);
+MfStatus mf_graph_set_fusion(MfGraph *g, bool on);
+bool mf_graph_fusion_on(const MfGraph *g);
+
 /* Checks a node name a user gave to 'fname' (e.g. "placeholder") for a
  * node of 'g' (NULL: no scope): NULL passes (the caller picks a default);
  * '' or a name with ':' in it (':' separates a node from its output index),
@@ -300,6 +312,8 @@ MfStatus mf_mode_constant(MfTensor *value, const char *name, MfTensor **out);
 #define MF_SCHED_READY_MAX 64
 typedef struct MfSchedStep {
     int node;
+    const char *op;      /* a fused node's label ("Fused[Mul, Tanh]", borrowed from the
+                          * graph until nodes are added to it), or NULL: the node's op */
     int indegree;
     int nready;
     int ready[MF_SCHED_READY_MAX];

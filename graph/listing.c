@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/clocale.h"
+#include "fusion.h"
 #include "graph.h"
 
 /* The rank of the first input of op node 'n' (-1 when none or unknown). */
@@ -102,6 +103,32 @@ MfStatus mf_graph_format_tensor(const MfTensor *t, const MfPrintOptions *opt, Mf
     return mf_strbuf_status(out, "print");
 }
 
+/* The fused nodes a run makes (fusion.h): "  gelu = Fused[Mul, Erf](x:0,
+ * Const:0) of multiply, gelu -> float32 (2,3)". */
+static MfStatus add_fused(const MfGraph *g, MfStrBuf *out)
+{
+    const MfFusionPlan *plan;
+    MfStatus st = mf_fusion_plan((MfGraph *)g, &plan);   /* the plan is a cache */
+    if (st != MF_OK || !plan || plan->ngroups == 0)
+        return st;
+    mf_strbuf_addf(out, "\nfused when run (help \"fusion\"; mf.config{fusion = false} turns "
+                   "it off): %d node%s", plan->ngroups, plan->ngroups == 1 ? "" : "s");
+    for (int k = 0; k < plan->ngroups; k++) {
+        const MfFusedGroup *fg = &plan->groups[k];
+        const MfNode *root = mf_graph_node(g, fg->root);
+        mf_strbuf_addf(out, "\n  %s = %s(", root->name, fg->label);
+        for (int i = 0; i < fg->ninputs; i++)
+            mf_strbuf_addf(out, "%s%s:%d", i ? ", " : "",
+                           mf_graph_node(g, fg->inputs[i].node)->name, fg->inputs[i].output);
+        mf_strbuf_add(out, ") of ");
+        for (int m = 0; m < fg->nmembers; m++)
+            mf_strbuf_addf(out, "%s%s", m ? ", " : "", mf_graph_node(g, fg->members[m])->name);
+        mf_strbuf_add(out, " -> ");
+        add_spec(out, &root->out[0]);
+    }
+    return MF_OK;
+}
+
 MfStatus mf_graph_listing(const MfGraph *g, MfStrBuf *out)
 {
     int nn = mf_graph_nnodes(g);
@@ -110,5 +137,6 @@ MfStatus mf_graph_listing(const MfGraph *g, MfStrBuf *out)
         mf_strbuf_add(out, "\n  ");
         mf_node_listing_line(mf_graph_node(g, i), out);
     }
-    return mf_strbuf_status(out, "Graph listing");
+    MfStatus st = add_fused(g, out);
+    return st != MF_OK ? st : mf_strbuf_status(out, "Graph listing");
 }

@@ -31,6 +31,7 @@ struct MfRunRequest {
     int nfetch, capfetch, nfeed, capfeed;
     MfSchedRow *steps, *fed;         /* after a run with a schedule */
     const char **ready;              /* the steps' ready names, MF_SCHED_READY_MAX each */
+    char *labels;                    /* the fused steps' op labels, copied (owned) */
     int nsteps;
 };
 
@@ -49,8 +50,10 @@ static void clear_schedule(MfRunRequest *r)
     mf_free(r->steps);
     mf_free(r->fed);
     mf_free(r->ready);
+    mf_free(r->labels);
     r->steps = r->fed = NULL;
     r->ready = NULL;
+    r->labels = NULL;
     r->nsteps = 0;
 }
 
@@ -149,10 +152,33 @@ MfStatus mf_run_request_feed_value(MfRunRequest *r, MfTensor *value, bool from_d
     return st;
 }
 
+/* The fused steps' labels (borrowed from the graph's plan, which adding
+ * nodes replaces) copied into r->labels, each step's 'op' then pointing at
+ * its copy. */
+static MfStatus copy_labels(MfRunRequest *r, MfSchedule *s)
+{
+    size_t len = 1, at = 0;
+    for (int i = 0; i < s->nsteps; i++)
+        len += s->steps[i].op ? strlen(s->steps[i].op) + 1 : 0;
+    if (!(r->labels = mf_malloc(len)))
+        return mf_err_nomem("run", (unsigned long long)len);
+    for (int i = 0; i < s->nsteps; i++) {
+        if (!s->steps[i].op)
+            continue;
+        size_t n = strlen(s->steps[i].op) + 1;
+        memcpy(r->labels + at, s->steps[i].op, n);
+        s->steps[i].op = r->labels + at;
+        at += n;
+    }
+    return MF_OK;
+}
+
 /* The rows of the schedule 's' and of the fed nodes. */
-static MfStatus make_rows(MfRunRequest *r, const MfSchedule *s)
+static MfStatus make_rows(MfRunRequest *r, MfSchedule *s)
 {
     const MfGraph *g = mf_session_graph(r->s);
+    if (copy_labels(r, s) != MF_OK)
+        return MF_ENOMEM;
     r->steps = mf_calloc((size_t)s->nsteps + 1, sizeof *r->steps);
     r->fed = mf_calloc((size_t)r->nfeed + 1, sizeof *r->fed);
     r->ready = mf_calloc((size_t)s->nsteps * MF_SCHED_READY_MAX + 1, sizeof *r->ready);
@@ -165,7 +191,8 @@ static MfStatus make_rows(MfRunRequest *r, const MfSchedule *s)
         int kept = st->nready < MF_SCHED_READY_MAX ? st->nready : MF_SCHED_READY_MAX;
         for (int k = 0; k < kept; k++)
             ready[k] = mf_graph_node(g, st->ready[k])->name;
-        r->steps[i] = (MfSchedRow){n->name, mf_node_op_name(n), st->indegree, kept, ready};
+        r->steps[i] = (MfSchedRow){n->name, st->op ? st->op : mf_node_op_name(n), st->indegree,
+                                   kept, ready};
     }
     for (int i = 0; i < r->nfeed; i++) {
         const MfNode *n = r->feeds[i].key->node;

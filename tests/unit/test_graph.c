@@ -462,6 +462,9 @@ static void test_listing_and_dot(void **state)
 
 int main(void)
 {
+    /* These tests are about the executor's order over single nodes (their
+     * graphs are chains of adds); fused nodes have test_fusion.c. */
+    mf_fusion_set_enabled(false);
     const struct CMUnitTest tests[] = {
         TEST(test_names_constants_placeholders),
         TEST(test_tensors_keep_graph_alive),

@@ -247,6 +247,9 @@ static void test_random_feeds_cut_edges(void **state)
 
 int main(void)
 {
+    /* These tests are about the executor's order over single nodes (their
+     * graphs are chains of adds); fused nodes have test_fusion.c. */
+    mf_fusion_set_enabled(false);
     const struct CMUnitTest tests[] = {
         TEST(test_random_cycles_named),
         TEST(test_random_feeds_cut_edges),

@@ -1,0 +1,320 @@
+/* fusion_run.c — the fused node's kernel (fusion.h): one pass over memory.
+ *
+ * The group's elementwise shape S is cut into blocks of about BLOCK
+ * elements (whole trailing axes, then a range of one axis); each block goes
+ * through every member in the members' order while it sits in cache: a
+ * member's kernel is its descriptor's own 'forward', called on block views
+ * (an external input read through broadcast strides, a member's value in a
+ * scratch block, the last elementwise member writing straight into the
+ * result). So each element sees the operations the unfused nodes apply, in
+ * the same order, through the same kernels: the result is bit-identical,
+ * provided a kernel computes an element the same wherever it sits in its
+ * tensor (what splitting a kernel over threads requires too). A reduction
+ * at the end reduces the whole elementwise result with its own kernel, so
+ * its summation order is the unfused one.
+ *
+ * The values must allow blocks: the group's float dtype everywhere, every
+ * member's value of shape S (inputs broadcast to it), S not a scalar and
+ * not empty. Otherwise the members run one by one through the dispatcher,
+ * as unfused, and a bad shape fails with the message it would have there.
+ *
+ * Ownership: 'in' is borrowed; scratch blocks and views are made and
+ * released here; the result is handed to the caller. */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/profile/profile.h"
+#include "core/shape.h"
+#include "fusion.h"
+
+/* Elements per block: ~16-32 KiB per member value, so a chain of members
+ * keeps its blocks in L2. */
+#ifndef MF_FUSION_BLOCK
+#define MF_FUSION_BLOCK 4096
+#endif
+
+typedef struct Fused {
+    const MfGraph *g;
+    const MfFusedGroup *fg;
+    MfTensor *const *in;
+    int ne;                     /* elementwise members (all, or all but a reduction root) */
+    MfDType dt;
+    int rank;                   /* of S */
+    int64_t shape[MF_MAX_RANK]; /* S */
+    /* the blocks: whole axes after 'axis', 'len' indices of 'axis' */
+    int axis;
+    int64_t len, inner;
+    int64_t (*bstride)[MF_MAX_RANK];   /* per external input, stride 0 where it broadcasts */
+    MfTensor **scratch;         /* per member but the last elementwise one: a block */
+} Fused;
+
+static const MfNode *member(const Fused *f, int m)
+{
+    return mf_graph_node(f->g, f->fg->members[m]);
+}
+
+/* ---- may the values run in blocks? ----------------------------------------- */
+
+/* NumPy broadcasting of 'b' into 'a' (rank, shape); false when they do not. */
+static bool broadcast_into(int *ra, int64_t *sa, int rb, const int64_t *sb)
+{
+    int r = *ra > rb ? *ra : rb;
+    int64_t out[MF_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        int da = d - (r - *ra), db = d - (r - rb);
+        int64_t x = da >= 0 ? sa[da] : 1, y = db >= 0 ? sb[db] : 1;
+        if (x != y && x != 1 && y != 1)
+            return false;
+        out[d] = x == 1 ? y : x;
+    }
+    *ra = r;
+    memcpy(sa, out, (size_t)r * sizeof *out);
+    return true;
+}
+
+/* Every member's value would have shape S (the first member's) and dtype
+ * 'dt': fills f->rank and f->shape. */
+static bool blocks_fit(Fused *f)
+{
+    const MfFusedGroup *fg = f->fg;
+    for (int k = 0; k < fg->ninputs; k++)
+        if (f->in[k]->dtype != f->dt)
+            return false;
+    for (int m = 0; m < f->ne; m++) {
+        int rank = 0;
+        int64_t shape[MF_MAX_RANK];
+        for (int a = fg->arg_start[m]; a < fg->arg_start[m + 1]; a++) {
+            int ref = fg->args[a];
+            const MfTensor *x = ref < 0 ? f->in[-ref - 1] : NULL;
+            if (!broadcast_into(&rank, shape, x ? x->rank : f->rank, x ? x->shape : f->shape))
+                return false;
+        }
+        if (m > 0 && !mf_shape_equal(rank, shape, f->rank, f->shape))
+            return false;
+        f->rank = rank;
+        memcpy(f->shape, shape, (size_t)rank * sizeof *shape);
+    }
+    return f->rank > 0 && mf_shape_numel(f->rank, f->shape) > 0;
+}
+
+/* ---- one by one, as unfused -------------------------------------------------- */
+
+static MfStatus run_unfused(const Fused *f, MfTensor **out)
+{
+    const MfFusedGroup *fg = f->fg;
+    MfTensor **vals = mf_calloc((size_t)fg->nmembers, sizeof *vals);
+    MfTensor *args[8];
+    if (!vals)
+        return mf_err_nomem("run", (unsigned long long)fg->nmembers * sizeof *vals);
+    MfStatus st = MF_OK;
+    for (int m = 0; m < fg->nmembers && st == MF_OK; m++) {
+        const MfNode *n = member(f, m);
+        for (int a = fg->arg_start[m], k = 0; a < fg->arg_start[m + 1]; a++, k++)
+            args[k] = fg->args[a] >= 0 ? vals[fg->args[a]] : f->in[-fg->args[a] - 1];
+        mf_prof_set_node(n->name);
+        MfTensor *outs[MF_MAX_OUTPUTS];
+        int nout = 0;
+        st = mf_op_call(n->op, n->ninputs, args, &n->attrs, outs, &nout);
+        mf_prof_set_node(NULL);
+        vals[m] = outs[0];
+        if (st != MF_OK)
+            mf_err_prefix("run: node '%s' (%s)", n->name, mf_node_op_name(n));
+    }
+    *out = st == MF_OK ? vals[fg->nmembers - 1] : NULL;
+    for (int m = 0; m < fg->nmembers - (st == MF_OK); m++)
+        mf_tensor_release(vals[m]);
+    mf_free(vals);
+    return st;
+}
+
+/* ---- in blocks ------------------------------------------------------------------ */
+
+/* Whole trailing axes up to BLOCK elements, then a range of one axis. */
+static void choose_blocks(Fused *f)
+{
+    int a = f->rank - 1;
+    int64_t inner = 1;
+    while (a > 0 && inner * f->shape[a] <= MF_FUSION_BLOCK) {
+        inner *= f->shape[a];
+        a--;
+    }
+    int64_t len = MF_FUSION_BLOCK / inner;
+    f->axis = a;
+    f->inner = inner;
+    f->len = len < 1 ? 1 : len > f->shape[a] ? f->shape[a] : len;
+}
+
+/* A block's shape: 'len' indices of the block axis, then the trailing axes. */
+static int block_shape(const Fused *f, int64_t len, int64_t *shape)
+{
+    shape[0] = len;
+    for (int d = f->axis + 1; d < f->rank; d++)
+        shape[d - f->axis] = f->shape[d];
+    return f->rank - f->axis;
+}
+
+static void fused_free(Fused *f)
+{
+    for (int m = 0; f->scratch && m < f->ne; m++)
+        mf_tensor_release(f->scratch[m]);
+    mf_free(f->scratch);
+    mf_free(f->bstride);
+}
+
+static MfStatus fused_alloc(Fused *f)
+{
+    int64_t shape[MF_MAX_RANK];
+    int rank = block_shape(f, f->len, shape);
+    f->scratch = mf_calloc((size_t)f->ne, sizeof *f->scratch);
+    f->bstride = mf_calloc((size_t)f->fg->ninputs + 1, sizeof *f->bstride);
+    if (!f->scratch || !f->bstride)
+        return mf_err_nomem("run", (unsigned long long)f->ne * sizeof(MfTensor *));
+    for (int m = 0; m < f->ne - 1; m++)
+        if (!(f->scratch[m] = mf_tensor_new(f->dt, rank, shape)))
+            return MF_ENOMEM;
+    for (int k = 0; k < f->fg->ninputs; k++)
+        mf_broadcast_strides(f->in[k], f->rank, f->shape, f->bstride[k]);
+    return MF_OK;
+}
+
+/* The view of external input 'k' for the block starting at element index
+ * 'at' (of S, rank f->rank) with 'len' indices of the block axis. */
+static MfTensor *input_block(const Fused *f, int k, const int64_t *at, int64_t len)
+{
+    const int64_t *bs = f->bstride[k];
+    int64_t shape[MF_MAX_RANK], strides[MF_MAX_RANK], offset = f->in[k]->offset;
+    for (int d = 0; d <= f->axis; d++)
+        offset += at[d] * bs[d];
+    int rank = block_shape(f, len, shape);
+    memcpy(strides, bs + f->axis, (size_t)rank * sizeof *strides);
+    return mf_tensor_view(f->in[k], rank, shape, strides, offset);
+}
+
+/* Runs member 'm''s kernel on the block: its descriptor's 'infer' (on the
+ * block views) and 'forward', as the dispatcher would. */
+static MfStatus member_kernel(const MfNode *n, int nin, MfTensor *const *ins, MfTensor *out)
+{
+    const MfOpDesc *d = mf_op_table[n->op];
+    MfOpCall c;
+    c.op = n->op;
+    c.ninputs = nin;
+    c.inputs = ins;
+    c.attrs = &n->attrs;
+    c.noutputs = 0;
+    MfStatus st = d->infer(&c);
+    MfTensor *outs[MF_MAX_OUTPUTS] = {out};
+    return st == MF_OK ? d->forward(&c, outs) : st;
+}
+
+/* One block through every elementwise member: 'at' its first index, 'len'
+ * indices of the block axis, 'dst' the whole elementwise result. */
+static MfStatus run_block(const Fused *f, const int64_t *at, int64_t len, MfTensor *dst)
+{
+    const MfFusedGroup *fg = f->fg;
+    int64_t shape[MF_MAX_RANK], offset = 0;
+    int rank = block_shape(f, len, shape);
+    for (int d = 0; d <= f->axis; d++)
+        offset += at[d] * dst->strides[d];
+    MfTensor *views[8];
+    MfStatus st = MF_OK;
+    for (int m = 0; m < f->ne && st == MF_OK; m++) {
+        const MfNode *n = member(f, m);
+        MfTensor *args[8];
+        int nv = 0;
+        for (int a = fg->arg_start[m]; a < fg->arg_start[m + 1]; a++) {
+            int ref = fg->args[a];
+            MfTensor *v = ref < 0 ? input_block(f, -ref - 1, at, len)
+                                  : mf_tensor_view(f->scratch[ref], rank, shape,
+                                                   f->scratch[ref]->strides, 0);
+            args[a - fg->arg_start[m]] = views[nv++] = v;
+            if (!v)
+                st = MF_ENOMEM;
+        }
+        MfTensor *o = m == f->ne - 1
+                          ? mf_tensor_view(dst, rank, shape, dst->strides + f->axis, offset)
+                          : mf_tensor_view(f->scratch[m], rank, shape, f->scratch[m]->strides, 0);
+        views[nv++] = o;
+        if (st == MF_OK)
+            st = o ? member_kernel(n, n->ninputs, args, o) : MF_ENOMEM;
+        for (int k = 0; k < nv; k++)
+            mf_tensor_release(views[k]);
+    }
+    return st;
+}
+
+/* Every block of S in order: an odometer over the axes before the block
+ * axis, and ranges of 'len' along it. */
+static MfStatus run_blocks(Fused *f, MfTensor *dst)
+{
+    int64_t at[MF_MAX_RANK] = {0};
+    MfStatus st = fused_alloc(f);
+    while (st == MF_OK) {
+        int64_t len = f->shape[f->axis] - at[f->axis];
+        st = run_block(f, at, len < f->len ? len : f->len, dst);
+        at[f->axis] += f->len;
+        int d = f->axis;
+        while (d > 0 && at[d] >= f->shape[d]) {
+            at[d] = 0;
+            at[--d]++;
+        }
+        if (at[0] >= f->shape[0])
+            break;
+    }
+    fused_free(f);
+    return st;
+}
+
+/* The blocked run: the elementwise result, then the reduction if any. */
+static MfStatus run_fused(Fused *f, MfTensor **out)
+{
+    const MfNode *root = member(f, f->fg->nmembers - 1);
+    choose_blocks(f);
+    MfTensor *dst = mf_tensor_new(f->dt, f->rank, f->shape);
+    MfStatus st = dst ? run_blocks(f, dst) : MF_ENOMEM;
+    if (st == MF_OK && f->ne < f->fg->nmembers) {
+        MfTensor *outs[MF_MAX_OUTPUTS];
+        int nout = 0;
+        st = mf_op_call(root->op, 1, &dst, &root->attrs, outs, &nout);
+        mf_tensor_release(dst);
+        dst = outs[0];
+    }
+    if (st != MF_OK) {
+        mf_tensor_release(dst);
+        dst = NULL;
+        mf_err_prefix("run: node '%s' (%s)", root->name, f->fg->label);
+    }
+    *out = dst;
+    return st;
+}
+
+static void profile_fused(const Fused *f, MfProfSpan *span, MfTensor *out)
+{
+    const MfNode *root = member(f, f->fg->nmembers - 1);
+    double n = (double)mf_shape_numel(f->rank, f->shape), bytes = 0;
+    for (int k = 0; k < f->fg->ninputs; k++)
+        bytes += (double)(mf_tensor_numel(f->in[k]) * (int64_t)mf_dtype_size(f->dt));
+    if (out)
+        bytes += (double)(mf_tensor_numel(out) * (int64_t)mf_dtype_size(f->dt));
+    mf_prof_end_op_call(span, root->name, "Fused", f->fg->label, n * f->ne, bytes);
+}
+
+MfStatus mf_fusion_run(const MfGraph *g, const MfFusedGroup *fg, MfTensor *const *in,
+                       MfTensor **out)
+{
+    Fused f;
+    memset(&f, 0, sizeof f);
+    f.g = g;
+    f.fg = fg;
+    f.in = in;
+    f.ne = fg->reduces ? fg->nmembers - 1 : fg->nmembers;
+    f.dt = member(&f, f.ne - 1)->out[0].dtype;
+    if (!blocks_fit(&f))
+        return run_unfused(&f, out);
+    MfProfSpan span;
+    if (mf_prof_on)
+        mf_prof_begin(&span);
+    MfStatus st = run_fused(&f, out);
+    if (mf_prof_on)
+        profile_fused(&f, &span, *out);
+    return st;
+}
