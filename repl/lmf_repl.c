@@ -10,6 +10,7 @@
 
 #include "core/ops/conv.h"
 #include "core/parallel.h"
+#include "graph/graph.h"
 #include "help.h"
 #include "lmf.h"
 #include "version.h"
@@ -35,14 +36,16 @@ static int config_tostring(lua_State *L)
     return 1;
 }
 
-/* mf.config() -> {version, lua, blas, corename, threads, coretype_env}:
- * coretype_env is the OPENBLAS_CORETYPE variable, or nil when unset. */
+/* mf.config() -> {version, lua, blas, corename, threads, coretype_env,
+ * conv_algorithm, fusion}: coretype_env is the OPENBLAS_CORETYPE variable,
+ * or nil when unset. mf.config{conv_algorithm = ..., fusion = bool} sets
+ * those two first. */
 static int l_config(lua_State *L)
 {
     lmf_check_nargs(L, "config", 1);
     const char *env = getenv("OPENBLAS_CORETYPE");
     if (!lua_isnoneornil(L, 1)) {
-        static const char *const known[] = {"conv_algorithm", NULL};
+        static const char *const known[] = {"conv_algorithm", "fusion", NULL};
         luaL_checktype(L, 1, LUA_TTABLE);
         lmf_check_options(L, 1, "config", known);
         lua_getfield(L, 1, "conv_algorithm");
@@ -51,10 +54,15 @@ static int l_config(lua_State *L)
         if (given)
             mf_conv_set_algorithm(
                 (MfConvAlgo)lmf_conv_algorithm_option(L, 1, "conv_algorithm", "config"));
+        int fusion = lmf_opt_bool(L, 1, "config", "fusion", -1);
+        if (fusion >= 0)
+            mf_fusion_set_enabled(fusion);
     }
-    lua_createtable(L, 0, 7);
+    lua_createtable(L, 0, 8);
     lua_pushstring(L, mf_conv_algorithm_names()[mf_conv_get_algorithm()]);
     lua_setfield(L, -2, "conv_algorithm");
+    lua_pushboolean(L, mf_fusion_enabled());
+    lua_setfield(L, -2, "fusion");
     lua_pushstring(L, MF_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushstring(L, LUA_RELEASE);

@@ -280,6 +280,11 @@ static void trace_call(lua_State *L, int fn, int top, const char *who)
     int boxi = lua_gettop(L);
     if (!(box->t = mf_trace_new()))
         lmf_raise(L);
+    lua_getiuservalue(L, 1, 1);
+    bool unfused = lua_getfield(L, -1, "fusion") == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+    lua_pop(L, 2);
+    if (unfused && mf_graph_set_fusion(mf_trace_graph(box->t), false) != MF_OK)
+        lmf_raise(L);
     int guard = push_guard(L, mf_trace_graph(box->t));
     lua_pushcfunction(L, trace_body);
     lua_pushvalue(L, boxi);
@@ -464,7 +469,9 @@ static int fn_tostring(lua_State *L)
     return 1;
 }
 
-/* mf.trace(f) -> a traced Function; mf.trace(t) -> the matrix trace. */
+/* mf.trace(f [, {fusion = true}]) -> a traced Function (fusion = false:
+ * its graphs run every node on its own, graph/fusion.h); mf.trace(t) ->
+ * the matrix trace. */
 static int l_trace(lua_State *L)
 {
     bool callable = lua_isfunction(L, 1) || (lua_type(L, 1) == LUA_TTABLE &&
@@ -477,9 +484,15 @@ static int l_trace(lua_State *L)
         lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
         return lua_gettop(L);
     }
-    if (!lua_isnoneornil(L, 2))
-        return luaL_error(L, "trace: mf.trace(f) takes only the function, got a second "
-                          "argument (%s)", luaL_typename(L, 2));
+    if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
+        return luaL_error(L, "trace: mf.trace(f [, {fusion}]) takes an options table after "
+                          "the function, got %s", luaL_typename(L, 2));
+    if (!lua_isnoneornil(L, 3))
+        return luaL_error(L, "trace: mf.trace(f [, {fusion}]) takes two arguments, got a "
+                          "third (%s)", luaL_typename(L, 3));
+    static const char *const known[] = {"fusion", NULL};
+    lmf_check_options(L, 2, "trace", known);
+    int fusion = lmf_opt_bool(L, 2, "trace", "fusion", 1);
     lua_newuserdatauv(L, 0, 1);
     luaL_setmetatable(L, FUNCTION_MT);
     lua_createtable(L, 0, 3);
@@ -489,6 +502,8 @@ static int l_trace(lua_State *L)
     lua_setfield(L, -2, "cache");
     lua_pushinteger(L, 0);
     lua_setfield(L, -2, "count");
+    lua_pushboolean(L, fusion);
+    lua_setfield(L, -2, "fusion");
     lua_setiuservalue(L, -2, 1);
     return 1;
 }

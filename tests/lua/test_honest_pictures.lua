@@ -27,7 +27,9 @@ T.test("the schedule marks fed placeholders and stays aligned", function()
       out = mf.reduce_sum(mf.relu(a) * 2)
     end)
   end)
+  mf.config{fusion = false}   -- each node on its own (test_fusion.lua: the fused one)
   local _, sched = mf.Session(g):run(out, {[a] = mf.tensor{{1, -2}}}, {schedule = true})
+  mf.config{fusion = true}
   T.eq(sched.fed[1].name, "a"); T.eq(sched.fed[1].op, "Placeholder")
   T.eq(sched[1].name, "a_rather_long_scope_name/relu")   -- indexes are the executed steps
   local text = tostring(sched)

@@ -105,6 +105,8 @@ local scripts = {
     T.ok(has(out, "step 9: run reduce_sum"), "step by step")
     T.eq(number_after(out, "nodes run"), 9)
     T.eq(number_after(out, "out"), 0.7723, 1e-3)
+    T.ok(has(out, "reduce_sum              Fused[Relu, Mul, AddV2, Sum]"), "fused: " .. out)
+    T.ok(has(out, "with fusion: nodes run = 6, same value: true"), out)
     if has(out, "graph drawn to") then
       local f = assert(io.open(kahn_svg))
       T.ok(f:read("a"):find("<svg", 1, true), "Graphviz wrote an SVG")

@@ -211,7 +211,11 @@ T.test("an error while tracing leaves no graph in force and no trace cached", fu
 end)
 
 T.test("wrong argument kinds: errors name the function", function()
-  T.raises(function() mf.trace(function() end, 3) end, "trace: mf.trace(f) takes only")
+  T.raises(function() mf.trace(function() end, 3) end,
+           "trace: mf.trace(f [, {fusion}]) takes an options table after the function, got number")
+  T.raises(function() mf.trace(function() end, {fusoin = false}) end,
+           "trace: unknown option 'fusoin'")
+  T.raises(function() mf.trace(function() end, {fusion = 1}) end, "trace: option 'fusion'")
   local f = mf.trace(function(x) return mf.matmul(x, x) end)
   T.raises(function() f(mf.tensor({{1, 2, 3}})) end, "matmul")
 end)
