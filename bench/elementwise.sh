@@ -53,3 +53,5 @@ awk '$NF != "-" {
                "elements (target <= 0.7), %d of them slower than the faster peer\n",
                exp(all / na), na, (nb ? exp(big / nb) : 0), nb, slower
     }' /tmp/mf_bench_elementwise_table.txt
+# the GELU-MLP block: eager, traced, traced with fusion, PyTorch (bench/fusion.sh)
+if [ $# -eq 0 ]; then sh bench/fusion.sh "$build"; fi
