@@ -3,26 +3,30 @@
  * The group's elementwise shape S is cut into blocks of about BLOCK
  * elements (whole trailing axes, then a range of one axis); each block goes
  * through every member in the members' order while it sits in cache: a
- * member's kernel is its descriptor's own 'forward', called on block views
- * (an external input read through broadcast strides, a member's value in a
- * scratch block, the last elementwise member writing straight into the
- * result). So each element sees the operations the unfused nodes apply, in
- * the same order, through the same kernels: the result is bit-identical,
- * provided a kernel computes an element the same wherever it sits in its
- * tensor (what splitting a kernel over threads requires too). A reduction
- * at the end reduces the whole elementwise result with its own kernel, so
- * its summation order is the unfused one.
+ * member's kernel is its descriptor's own 'forward', called on block
+ * headers (an external input read through broadcast strides, a member's
+ * value in a scratch block, the last elementwise member writing straight
+ * into the result). So each element sees the operations the unfused nodes
+ * apply, in the same order, through the same kernels: the result is
+ * bit-identical, provided a kernel computes an element the same wherever it
+ * sits in its tensor (what splitting a kernel over threads requires too).
+ * Large groups share their blocks over the worker pool (core/parallel.h),
+ * each part with its own scratch blocks; a block's values do not depend on
+ * who runs it. A reduction at the end reduces the whole elementwise result
+ * with its own kernel, so its summation order is the unfused one.
  *
  * The values must allow blocks: the group's float dtype everywhere, every
  * member's value of shape S (inputs broadcast to it), S not a scalar and
  * not empty. Otherwise the members run one by one through the dispatcher,
  * as unfused, and a bad shape fails with the message it would have there.
  *
- * Ownership: 'in' is borrowed; scratch blocks and views are made and
- * released here; the result is handed to the caller. */
+ * Ownership: 'in' is borrowed; scratch blocks are made and released here
+ * by the calling thread (block headers live on the stack: the pool's
+ * threads allocate nothing); the result is handed to the caller. */
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/parallel.h"
 #include "core/profile/profile.h"
 #include "core/shape.h"
 #include "fusion.h"
@@ -32,6 +36,8 @@
 #ifndef MF_FUSION_BLOCK
 #define MF_FUSION_BLOCK 4096
 #endif
+/* Elements from which the blocks are shared over the worker pool. */
+#define MIN_PARALLEL 32768
 
 typedef struct Fused {
     const MfGraph *g;
@@ -44,8 +50,13 @@ typedef struct Fused {
     /* the blocks: whole axes after 'axis', 'len' indices of 'axis' */
     int axis;
     int64_t len, inner;
+    int64_t chunks;             /* blocks along the block axis */
+    int64_t nblocks;
     int64_t (*bstride)[MF_MAX_RANK];   /* per external input, stride 0 where it broadcasts */
-    MfTensor **scratch;         /* per member but the last elementwise one: a block */
+    MfTensor *dst;              /* the elementwise result */
+    int parts;                  /* the blocks are shared into 'parts' runs */
+    MfTensor **scratch;         /* per part, per member but the last: a block */
+    MfStatus *status;           /* per part */
 } Fused;
 
 static const MfNode *member(const Fused *f, int m)
@@ -155,43 +166,69 @@ static int block_shape(const Fused *f, int64_t len, int64_t *shape)
 
 static void fused_free(Fused *f)
 {
-    for (int m = 0; f->scratch && m < f->ne; m++)
+    for (int m = 0; f->scratch && m < f->parts * f->ne; m++)
         mf_tensor_release(f->scratch[m]);
     mf_free(f->scratch);
     mf_free(f->bstride);
+    mf_free(f->status);
 }
 
+/* The parts the blocks are shared into (one per thread of the pool when
+ * there is work enough), each with its scratch blocks. */
 static MfStatus fused_alloc(Fused *f)
 {
-    int64_t shape[MF_MAX_RANK];
+    int64_t shape[MF_MAX_RANK], n = mf_shape_numel(f->rank, f->shape);
     int rank = block_shape(f, f->len, shape);
-    f->scratch = mf_calloc((size_t)f->ne, sizeof *f->scratch);
+    f->chunks = (f->shape[f->axis] + f->len - 1) / f->len;
+    f->nblocks = n / f->shape[f->axis] / f->inner * f->chunks;
+    int threads = n >= MIN_PARALLEL ? mf_parallel_threads() : 1;
+    f->parts = f->nblocks < threads ? (int)f->nblocks : threads;
+    f->scratch = mf_calloc((size_t)f->parts * (size_t)f->ne, sizeof *f->scratch);
     f->bstride = mf_calloc((size_t)f->fg->ninputs + 1, sizeof *f->bstride);
-    if (!f->scratch || !f->bstride)
-        return mf_err_nomem("run", (unsigned long long)f->ne * sizeof(MfTensor *));
-    for (int m = 0; m < f->ne - 1; m++)
-        if (!(f->scratch[m] = mf_tensor_new(f->dt, rank, shape)))
-            return MF_ENOMEM;
+    f->status = mf_calloc((size_t)f->parts, sizeof *f->status);
+    if (!f->scratch || !f->bstride || !f->status)
+        return mf_err_nomem("run", (unsigned long long)f->parts * f->ne * sizeof(MfTensor *));
+    for (int p = 0; p < f->parts; p++)
+        for (int m = 0; m < f->ne - 1; m++)
+            if (!(f->scratch[p * f->ne + m] = mf_tensor_new(f->dt, rank, shape)))
+                return MF_ENOMEM;
     for (int k = 0; k < f->fg->ninputs; k++)
         mf_broadcast_strides(f->in[k], f->rank, f->shape, f->bstride[k]);
     return MF_OK;
 }
 
-/* The view of external input 'k' for the block starting at element index
- * 'at' (of S, rank f->rank) with 'len' indices of the block axis. */
-static MfTensor *input_block(const Fused *f, int k, const int64_t *at, int64_t len)
+/* A header over the storage of 'base' with the given geometry, on the
+ * stack: blocks run on the pool's threads, where nothing may allocate. The
+ * kernels only read it (no member op keeps or retains its operands). */
+static MfTensor header(const MfTensor *base, int rank, const int64_t *shape,
+                       const int64_t *strides, int64_t offset)
+{
+    MfTensor t;
+    memset(&t, 0, sizeof t);
+    t.refcount = 1;
+    t.dtype = base->dtype;
+    t.rank = rank;
+    memcpy(t.shape, shape, (size_t)rank * sizeof *shape);
+    memcpy(t.strides, strides, (size_t)rank * sizeof *strides);
+    t.offset = offset;
+    t.storage = base->storage;
+    return t;
+}
+
+/* The header of external input 'k' for the block starting at element
+ * index 'at' (of S) with 'len' indices of the block axis. */
+static MfTensor input_block(const Fused *f, int k, const int64_t *at, int64_t len)
 {
     const int64_t *bs = f->bstride[k];
-    int64_t shape[MF_MAX_RANK], strides[MF_MAX_RANK], offset = f->in[k]->offset;
+    int64_t shape[MF_MAX_RANK], offset = f->in[k]->offset;
     for (int d = 0; d <= f->axis; d++)
         offset += at[d] * bs[d];
     int rank = block_shape(f, len, shape);
-    memcpy(strides, bs + f->axis, (size_t)rank * sizeof *strides);
-    return mf_tensor_view(f->in[k], rank, shape, strides, offset);
+    return header(f->in[k], rank, shape, bs + f->axis, offset);
 }
 
-/* Runs member 'm''s kernel on the block: its descriptor's 'infer' (on the
- * block views) and 'forward', as the dispatcher would. */
+/* Runs a member's kernel on the block: its descriptor's 'infer' (on the
+ * block headers) and 'forward', as the dispatcher would. */
 static MfStatus member_kernel(const MfNode *n, int nin, MfTensor *const *ins, MfTensor *out)
 {
     const MfOpDesc *d = mf_op_table[n->op];
@@ -206,60 +243,61 @@ static MfStatus member_kernel(const MfNode *n, int nin, MfTensor *const *ins, Mf
     return st == MF_OK ? d->forward(&c, outs) : st;
 }
 
-/* One block through every elementwise member: 'at' its first index, 'len'
- * indices of the block axis, 'dst' the whole elementwise result. */
-static MfStatus run_block(const Fused *f, const int64_t *at, int64_t len, MfTensor *dst)
+/* Block 'b' through every elementwise member, with the scratch blocks
+ * 'scratch' (one per member but the last, which writes into 'f->dst'). */
+static MfStatus run_block(const Fused *f, int64_t b, MfTensor *const *scratch)
 {
     const MfFusedGroup *fg = f->fg;
-    int64_t shape[MF_MAX_RANK], offset = 0;
+    int64_t at[MF_MAX_RANK] = {0}, outer = b / f->chunks, shape[MF_MAX_RANK], offset = 0;
+    at[f->axis] = b % f->chunks * f->len;
+    for (int d = f->axis - 1; d >= 0; d--) {
+        at[d] = outer % f->shape[d];
+        outer /= f->shape[d];
+    }
+    int64_t len = f->shape[f->axis] - at[f->axis];
+    len = len < f->len ? len : f->len;
     int rank = block_shape(f, len, shape);
     for (int d = 0; d <= f->axis; d++)
-        offset += at[d] * dst->strides[d];
-    MfTensor *views[8];
+        offset += at[d] * f->dst->strides[d];
     MfStatus st = MF_OK;
     for (int m = 0; m < f->ne && st == MF_OK; m++) {
-        const MfNode *n = member(f, m);
-        MfTensor *args[8];
+        MfTensor heads[3], *args[2];
         int nv = 0;
-        for (int a = fg->arg_start[m]; a < fg->arg_start[m + 1]; a++) {
+        for (int a = fg->arg_start[m]; a < fg->arg_start[m + 1]; a++, nv++) {
             int ref = fg->args[a];
-            MfTensor *v = ref < 0 ? input_block(f, -ref - 1, at, len)
-                                  : mf_tensor_view(f->scratch[ref], rank, shape,
-                                                   f->scratch[ref]->strides, 0);
-            args[a - fg->arg_start[m]] = views[nv++] = v;
-            if (!v)
-                st = MF_ENOMEM;
+            heads[nv] = ref < 0 ? input_block(f, -ref - 1, at, len)
+                                : header(scratch[ref], rank, shape, scratch[ref]->strides, 0);
+            args[nv] = &heads[nv];
         }
-        MfTensor *o = m == f->ne - 1
-                          ? mf_tensor_view(dst, rank, shape, dst->strides + f->axis, offset)
-                          : mf_tensor_view(f->scratch[m], rank, shape, f->scratch[m]->strides, 0);
-        views[nv++] = o;
-        if (st == MF_OK)
-            st = o ? member_kernel(n, n->ninputs, args, o) : MF_ENOMEM;
-        for (int k = 0; k < nv; k++)
-            mf_tensor_release(views[k]);
+        heads[nv] = m == f->ne - 1
+                        ? header(f->dst, rank, shape, f->dst->strides + f->axis, offset)
+                        : header(scratch[m], rank, shape, scratch[m]->strides, 0);
+        st = member_kernel(member(f, m), nv, args, &heads[nv]);
     }
     return st;
 }
 
-/* Every block of S in order: an odometer over the axes before the block
- * axis, and ranges of 'len' along it. */
+/* Part 'p' of the blocks, on whichever thread of the pool takes it. */
+static void run_parts(void *ctx, int64_t begin, int64_t end)
+{
+    Fused *f = ctx;
+    for (int64_t p = begin; p < end; p++) {
+        int64_t b0 = f->nblocks * p / f->parts, b1 = f->nblocks * (p + 1) / f->parts;
+        for (int64_t b = b0; b < b1 && f->status[p] == MF_OK; b++)
+            f->status[p] = run_block(f, b, f->scratch + p * f->ne);
+    }
+}
+
+/* Every block of S: a block is a range of 'len' indices of the block axis
+ * at one index of the axes before it; the parts share them in order. */
 static MfStatus run_blocks(Fused *f, MfTensor *dst)
 {
-    int64_t at[MF_MAX_RANK] = {0};
+    f->dst = dst;
     MfStatus st = fused_alloc(f);
-    while (st == MF_OK) {
-        int64_t len = f->shape[f->axis] - at[f->axis];
-        st = run_block(f, at, len < f->len ? len : f->len, dst);
-        at[f->axis] += f->len;
-        int d = f->axis;
-        while (d > 0 && at[d] >= f->shape[d]) {
-            at[d] = 0;
-            at[--d]++;
-        }
-        if (at[0] >= f->shape[0])
-            break;
-    }
+    if (st == MF_OK)
+        mf_parallel_for_threads(f->parts, f->parts, 1, run_parts, f);
+    for (int p = 0; p < f->parts && st == MF_OK; p++)
+        st = f->status[p];
     fused_free(f);
     return st;
 }

@@ -4,7 +4,8 @@
  *     values and broadcast inputs), float32 and float64, some ended by a
  *     reduction, on shapes that take several blocks and a partial one: the
  *     fused run's result is memcmp-equal to the unfused run's, and the run
- *     did fuse (the schedule shows a Fused node);
+ *     did fuse (the schedule shows a Fused node); large groups share their
+ *     blocks over the worker pool, with the same bits on 1, 2 and 3 threads;
  *   - what the pass leaves out: a value read outside the chain, a node in a
  *     control dependency, a value of a smaller shape;
  *   - runs that cannot use blocks (shapes known only when fed) fall back to
@@ -16,6 +17,7 @@
 #include "testutil.h"
 
 #include "core/ops/reduce.h"
+#include "core/parallel.h"
 #include "core/shape.h"
 #include "graph/fusion.h"
 #include "graph/graph.h"
@@ -72,10 +74,11 @@ static MfTensor *chain_step(MfTensor **vals, int n, MfTensor *b)
     return out;
 }
 
-static void build_chain(Chain *c, MfDType dt, bool reduce)
+static void build_chain(Chain *c, MfDType dt, bool reduce, int64_t n0)
 {
-    static const int64_t full[3] = {5, 33, 130};   /* 21450 elements: 6 blocks, one partial */
-    int64_t bshapes[4][3] = {{130}, {33, 1}, {5, 1, 1}, {1}};
+    /* n0 = 5: 21450 elements, 6 blocks of 31 rows of 130, one partial */
+    const int64_t full[3] = {n0, 33, 130};
+    int64_t bshapes[4][3] = {{130}, {33, 1}, {n0, 1, 1}, {1}};
     int bk = (int)(rnd() % 4), brank = bk == 0 ? 1 : bk == 1 ? 2 : bk == 2 ? 3 : 1;
     c->g = mf_graph_new();
     assert_non_null(c->g);
@@ -143,7 +146,7 @@ static void check_random_chains(MfDType dt, bool reduce)
     for (int seed = 1; seed <= 40; seed++) {
         rng_state = (uint64_t)seed * 7919u + (uint64_t)dt * 31u + reduce;
         Chain c;
-        build_chain(&c, dt, reduce);
+        build_chain(&c, dt, reduce, 5);
         int fused_on, fused_off;
         MfTensor *with = run_chain(&c, true, &fused_on);
         MfTensor *without = run_chain(&c, false, &fused_off);
@@ -179,6 +182,35 @@ static void test_random_chains_reduced_float64(void **state)
 {
     (void)state;
     check_random_chains(MF_FLOAT64, true);
+}
+
+/* A group of 66,000 elements shares its blocks over the pool: 1, 2 and 3
+ * threads (each taking one part) give the unfused bits. */
+static void test_threads_same_bits(void **state)
+{
+    (void)state;
+    int threads = mf_parallel_threads();
+    mf_parallel_set_one_chunk_each(true);
+    for (int seed = 1; seed <= 6; seed++) {
+        rng_state = (uint64_t)seed * 104729u;
+        Chain c;
+        build_chain(&c, seed % 2 ? MF_FLOAT32 : MF_FLOAT64, seed > 3, 16);
+        int fused;
+        MfTensor *without = run_chain(&c, false, &fused);
+        for (int t = 1; t <= 3; t++) {
+            assert_int_equal(mf_parallel_set_threads(t), MF_OK);
+            MfTensor *with = run_chain(&c, true, &fused);
+            assert_true(fused >= 1);
+            if (seed <= 3 && t > 1)   /* no reduction after it: its split was the last */
+                assert_int_equal(mf_parallel_last_threads(), t);
+            assert_same_bits(with, without);
+            mf_tensor_release(with);
+        }
+        mf_tensor_release(without);
+        chain_free(&c);
+    }
+    mf_parallel_set_one_chunk_each(false);
+    assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
 }
 
 /* ---- what the pass groups -------------------------------------------------- */
@@ -329,6 +361,7 @@ int main(void)
         TEST(test_random_chains_float64),
         TEST(test_random_chains_reduced_float32),
         TEST(test_random_chains_reduced_float64),
+        TEST(test_threads_same_bits),
         TEST(test_pass_groups),
         TEST(test_fallback_same_values_and_errors),
         TEST(test_inner_value_fetched_or_fed),
