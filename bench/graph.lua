@@ -1,5 +1,6 @@
 -- graph.lua MODE — graph-mode figures (float32, 1 thread, medians of 7 runs):
---   exec:  the in-degree executor's cost per node on 1-element tensors:
+--   exec:  the in-degree executor's cost per node on 1-element tensors (fusion
+--          off: the chain would run as one fused node, help "fusion"):
 --          "exec_add US" and "exec_identity US", sess:run of a chain of 1000
 --          AddV2 (x + c) or Identity nodes, divided by the 1000 nodes;
 --   chain: a 20-op chain of small (1-element) tensors, per call:
@@ -51,6 +52,7 @@ end
 local xv = mf.fill({1}, 0.3)
 
 if mode == "exec" then
+  mf.config{fusion = false}   -- the executor's cost per node: every node on its own
   local c = mf.fill({1}, 1e-3)
   local s, x, y = chain_graph(function(t) return t + c end)
   local feeds = {[x] = xv}

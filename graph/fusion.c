@@ -56,12 +56,24 @@ bool mf_fusion_enabled(void)
     return !fusion_off;
 }
 
+static void plan_free(MfFusionPlan *p);
+
+/* Frees the state (graph.c calls it through MfGraphExt when the graph goes). */
+static void fusion_free(void *state)
+{
+    struct GraphFusion *gf = state;
+    plan_free(gf->plan);
+    mf_free(gf);
+}
+
 static struct GraphFusion *fusion_state(MfGraph *g)
 {
-    struct GraphFusion **slot = mf_graph_fusion_slot_(g);
-    if (!*slot && !(*slot = mf_calloc(1, sizeof **slot)))
-        mf_err_nomem("fusion", sizeof **slot);
-    return *slot;
+    MfGraphExt *slot = mf_graph_fusion_slot_(g);
+    if (!slot->state && (slot->state = mf_calloc(1, sizeof(struct GraphFusion))))
+        slot->free = fusion_free;
+    else if (!slot->state)
+        mf_err_nomem("fusion", sizeof(struct GraphFusion));
+    return slot->state;
 }
 
 MfStatus mf_graph_set_fusion(MfGraph *g, bool on)
@@ -75,7 +87,7 @@ MfStatus mf_graph_set_fusion(MfGraph *g, bool on)
 
 bool mf_graph_fusion_on(const MfGraph *g)
 {
-    const struct GraphFusion *gf = *mf_graph_fusion_slot_((MfGraph *)g);
+    const struct GraphFusion *gf = mf_graph_fusion_slot_((MfGraph *)g)->state;
     return !fusion_off && !(gf && gf->off);
 }
 
@@ -94,13 +106,6 @@ static void plan_free(MfFusionPlan *p)
     mf_free(p->groups);
     mf_free(p->group_of);
     mf_free(p);
-}
-
-void mf_graph_fusion_free_(struct GraphFusion *gf)
-{
-    if (gf)
-        plan_free(gf->plan);
-    mf_free(gf);
 }
 
 /* ---- the pass ------------------------------------------------------------- */
@@ -343,17 +348,29 @@ static MfStatus build_plan(const MfGraph *g, MfFusionPlan **out)
     return st;
 }
 
+/* Control edges: besides new nodes, what changes a plan (a member may not
+ * take part in one; graph/variables.c adds some to existing nodes). */
+static int64_t control_edges(const MfGraph *g)
+{
+    int64_t n = 0;
+    for (int i = 0; i < mf_graph_nnodes(g); i++)
+        n += mf_graph_node(g, i)->ncontrol;
+    return n;
+}
+
 MfStatus mf_fusion_plan_any(MfGraph *g, const MfFusionPlan **out)
 {
     *out = NULL;
     struct GraphFusion *gf = fusion_state(g);
     if (!gf)
         return MF_ENOMEM;
-    if (!gf->plan || gf->plan->nnodes != mf_graph_nnodes(g)) {
+    int64_t ncontrol = control_edges(g);
+    if (!gf->plan || gf->plan->nnodes != mf_graph_nnodes(g) || gf->plan->ncontrol != ncontrol) {
         MfFusionPlan *plan;
         MfStatus st = build_plan(g, &plan);
         if (st != MF_OK)
             return st;
+        plan->ncontrol = ncontrol;
         plan_free(gf->plan);
         gf->plan = plan;
     }

@@ -20,8 +20,6 @@
 
 #include "graph.h"
 
-struct GraphFusion;
-
 typedef struct MfFusedGroup {
     int root;              /* node index of the last member */
     int nmembers;          /* at least 2, the root included */
@@ -38,7 +36,8 @@ typedef struct MfFusedGroup {
 } MfFusedGroup;
 
 typedef struct MfFusionPlan {
-    int nnodes;            /* the graph's node count when it was made */
+    int nnodes;            /* the graph's node and control edge counts when it was made */
+    int64_t ncontrol;
     int ngroups;
     MfFusedGroup *groups;
     int *group_of;         /* per node: the group it belongs to, or -1 */
@@ -64,8 +63,5 @@ MfStatus mf_fusion_plan_any(MfGraph *g, const MfFusionPlan **out);
  * unfused. Errors: the members' own. */
 MfStatus mf_fusion_run(const MfGraph *g, const MfFusedGroup *fg, MfTensor *const *in,
                        MfTensor **out);
-
-/* Frees the fusion state of a graph (graph.c, while the graph is freed). */
-void mf_graph_fusion_free_(struct GraphFusion *gf);
 
 #endif

@@ -17,8 +17,9 @@
  *
  * The values must allow blocks: the group's float dtype everywhere, every
  * member's value of shape S (inputs broadcast to it), S not a scalar and
- * not empty. Otherwise the members run one by one through the dispatcher,
- * as unfused, and a bad shape fails with the message it would have there.
+ * not empty. Otherwise, and while a gradient tape records (it must see
+ * each op), the members run one by one through the dispatcher, as
+ * unfused, and a bad shape fails with the message it would have there.
  *
  * Ownership: 'in' is borrowed; scratch blocks are made and released here
  * by the calling thread (block headers live on the stack: the pool's
@@ -346,7 +347,8 @@ MfStatus mf_fusion_run(const MfGraph *g, const MfFusedGroup *fg, MfTensor *const
     f.in = in;
     f.ne = fg->reduces ? fg->nmembers - 1 : fg->nmembers;
     f.dt = member(&f, f.ne - 1)->out[0].dtype;
-    if (!blocks_fit(&f))
+    /* a tape recording (around sess:run) sees every member's op, as unfused */
+    if (mf_op_recorder() || !blocks_fit(&f))
         return run_unfused(&f, out);
     MfProfSpan span;
     if (mf_prof_on)

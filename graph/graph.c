@@ -9,7 +9,6 @@
  * make such a tensor retain the node's graph. */
 #include "graph.h"
 #include "graph_impl.h"
-#include "fusion.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +39,7 @@ struct MfGraph {
     int *consts;                  /* open addressing on the value's id: Const node + 1 */
     int consts_cap, consts_count; /* consts_cap: a power of two */
     struct GraphVars *vars;       /* variables and captures (variables.c) */
-    struct GraphFusion *fusion;   /* fusion setting and plans (fusion.c) */
+    MfGraphExt fusion;            /* fusion's setting and plan (fusion.c) */
     MfTensor **weak;              /* mf_graph_weak_output_ tensors, owned */
     int nweak, weak_cap;
     bool function;                /* mf.trace's graph: init_scope lifts out of it */
@@ -194,7 +193,8 @@ void mf_graph_release(MfGraph *g)
         mf_tensor_release(g->weak[i]);
     mf_free(g->weak);
     mf_graph_vars_free_(g->vars);
-    mf_graph_fusion_free_(g->fusion);
+    if (g->fusion.free)           /* through the pointer: graph.c never calls fusion.c */
+        g->fusion.free(g->fusion.state);
     for (int i = 0; i < g->nnodes; i++)
         node_free(g->nodes[i]);
     for (int i = 0; i < g->names_cap; i++)
@@ -343,7 +343,7 @@ struct GraphVars **mf_graph_vars_slot_(MfGraph *g)
     return &g->vars;
 }
 
-struct GraphFusion **mf_graph_fusion_slot_(MfGraph *g)
+MfGraphExt *mf_graph_fusion_slot_(MfGraph *g)
 {
     return &g->fusion;
 }

@@ -33,9 +33,14 @@ MfTensor *mf_graph_weak_output_(MfNode *n, int k);
 struct GraphVars **mf_graph_vars_slot_(MfGraph *g);
 void mf_graph_vars_free_(struct GraphVars *gv);
 
-/* Per-graph fusion state (fusion.c): the slot in MfGraph; freeing it is
- * mf_graph_fusion_free_ (fusion.h). */
-struct GraphFusion **mf_graph_fusion_slot_(MfGraph *g);
+/* State another file of graph/ keeps per graph (fusion.c's setting and
+ * plan): graph.c frees it with 'free' when the graph is freed, through the
+ * pointer, so graph.c does not call into that file. */
+typedef struct MfGraphExt {
+    void *state;
+    void (*free)(void *state);
+} MfGraphExt;
+MfGraphExt *mf_graph_fusion_slot_(MfGraph *g);
 
 /* The value hook of core/variable.c: while a graph is being built, an eager
  * variable reads as its capture in that graph. */

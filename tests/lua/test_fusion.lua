@@ -127,4 +127,20 @@ T.test("mf.config{fusion = false} shows every node; a fetched inner value unfuse
   T.raises(function() mf.config{fusion = "no"} end, "config: option 'fusion' must be a boolean")
 end)
 
+T.test("a GradientTape around sess:run sees the ops of a fused chain", function()
+  local g = mf.Graph()
+  local x, y
+  g:as_default(function()
+    x = mf.placeholder("float32", {3}, "x")
+    y = mf.tanh(x * 2 + 1)
+  end)
+  local sess, xv = mf.Session(g), mf.tensor{1, 2, 3}
+  local tape = mf.GradientTape()
+  tape:watch(xv)
+  local v = sess:run(y, {[x] = xv})
+  -- d tanh(2x + 1) / dx = 2 (1 - tanh^2)
+  local t = mf.tanh(xv * 2 + 1)
+  T.eq(tape:gradient(v, xv), (1 - t * t) * 2, 1e-6)
+end)
+
 T.done()

@@ -272,6 +272,11 @@ static void test_pass_groups(void **state)
     assert_string_equal(plan->groups[0].label, "Fused[AddV2, Mul]");
     assert_string_equal(plan->groups[1].label, "Fused[Exp, AddV2, Sin, Cos]");
     assert_int_equal(plan->groups[1].ninputs, 2);   /* m and small */
+    /* a control edge added to a member later remakes the plan: sin leaves */
+    assert_int_equal(mf_graph_add_control(d->node, c->node), MF_OK);
+    assert_int_equal(mf_fusion_plan_any(g, &plan), MF_OK);
+    assert_int_equal(plan->ngroups, 2);
+    assert_string_equal(plan->groups[1].label, "Fused[Exp, AddV2, Sin]");
     MfTensor *all[] = {x, v, t, mm, s, two, m, e, small, w, c, d};
     for (size_t i = 0; i < MF_COUNTOF(all); i++)
         mf_tensor_release(all[i]);
