@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,26 +54,35 @@ static size_t utf8_complete(const char *buf, size_t len)
     return need > back + 1 ? len - back - 1 : len;
 }
 
-/* Reads what 's' has (without blocking) and publishes it. Lock held. */
-static void forward(Stream *s)
+/* Publishes 'text' as a stream message of 's'. */
+static void send_text(const Stream *s, const char *text)
 {
-    static char buf[CHUNK + 4];
+    cJSON *content = cJSON_CreateObject();
+    cJSON_AddStringToObject(content, "name", s->name);
+    cJSON_AddStringToObject(content, "text", text);
+    kwire_send(pub.wire, pub.sock, pub.parent, false, "stream", content, NULL);
+}
+
+/* Reads what 's' has (without blocking) and publishes it; 'all': the
+ * held-back end of a cut UTF-8 sequence too (the cell is over, nothing
+ * completes it). Returns 0, or -1 at end of file (every writer closed fd
+ * s->fd). Lock held. */
+static int forward(Stream *s, bool all)
+{
+    static char buf[CHUNK + 5];
     for (;;) {
         memcpy(buf, s->pending, s->npending);
         ssize_t got = read(s->read_end, buf + s->npending, CHUNK);
-        if (got <= 0)
-            return;
-        size_t len = s->npending + (size_t)got;
-        size_t whole = utf8_complete(buf, len);
+        if (got <= 0 && !(all && s->npending))
+            return got == 0 ? -1 : 0;
+        size_t len = s->npending + (size_t)(got > 0 ? got : 0);
+        size_t whole = got > 0 ? utf8_complete(buf, len) : len;
         s->npending = len - whole;
         memcpy(s->pending, buf + whole, s->npending);
         if (whole == 0)
             continue;
-        cJSON *content = cJSON_CreateObject();
-        cJSON_AddStringToObject(content, "name", s->name);
         buf[whole] = '\0';
-        cJSON_AddStringToObject(content, "text", buf);
-        kwire_send(pub.wire, pub.sock, pub.parent, false, "stream", content, NULL);
+        send_text(s, buf);
     }
 }
 
@@ -89,8 +99,8 @@ static void *forward_loop(void *arg)
             break;
         pthread_mutex_lock(&pub.lock);
         for (int i = 0; i < 2; i++)
-            if (fds[i].revents)
-                forward(&pub.streams[i]);
+            if (fds[i].revents && forward(&pub.streams[i], false) < 0)
+                fds[i].fd = -1;   /* closed for good: poll would report it forever */
         pthread_mutex_unlock(&pub.lock);
     }
     return NULL;
@@ -164,8 +174,8 @@ void kiopub_drain(void)
     if (!pub.running)
         return;
     pthread_mutex_lock(&pub.lock);
-    forward(&pub.streams[0]);
-    forward(&pub.streams[1]);
+    forward(&pub.streams[0], true);
+    forward(&pub.streams[1], true);
     pthread_mutex_unlock(&pub.lock);
 }
 

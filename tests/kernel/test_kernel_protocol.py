@@ -176,3 +176,14 @@ def test_progress_is_one_throttled_display(kernel):
     curve = [m for m in outputs if m["msg_type"] == "display_data"
              and "image/svg+xml" in m["content"]["data"]]
     assert len(curve) == 1          # the loss curve after the last step
+
+
+def test_cut_utf8_sequence_is_sent_at_the_end_of_the_cell(kernel):
+    km, kc = kernel
+    # the first two bytes of a three-byte character: held back for its end,
+    # which never comes, so the cell's output still carries them
+    content, outputs = run(kc, 'io.write("x\\xe2\\x82")')
+    assert content["status"] == "ok"
+    assert stream_text(outputs).startswith("x") and len(stream_text(outputs)) >= 2
+    content, outputs = run(kc, 'io.write("\\xe2\\x82\\xac\\n")')   # a whole euro sign
+    assert stream_text(outputs) == "\u20ac\n"
