@@ -38,6 +38,12 @@ done
 run_one test_kernel env MOONFLOW="$build/moonflow" /usr/bin/python3 -m pytest -q \
     -p no:cacheprovider tests/kernel
 
+# tests/tools/: checks of the source tree itself (circles of calls, ...)
+for t in tests/tools/test_*.sh; do
+    [ -f "$t" ] || continue
+    run_one "$(basename "$t" .sh)" sh "$t" "$build"
+done
+
 echo
 [ -n "$failed_names" ] && echo "failed:$failed_names"
 echo "$passed passed, $failed failed"
