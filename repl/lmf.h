@@ -14,6 +14,7 @@
 
 #include "core/op.h"
 #include "core/variable.h"
+#include "lmf_arg.h"
 
 #define LMF_TENSOR_MT "mf.Tensor"
 
@@ -27,6 +28,14 @@ typedef struct LmfBox {
 
 /* Pushes 't' as a userdata, taking over the caller's reference. */
 void lmf_push_tensor(lua_State *L, MfTensor *t);
+
+/* The box at 'idx' when it is a tensor userdata (open or closed), else NULL
+ * (for the methods of lmf_tensor_methods.c). */
+LmfBox *lmf_tensor_box(lua_State *L, int idx);
+/* Makes the table on top (left there) the metatable every tensor box gets,
+ * and lets the engine's allocator reclaim memory through Lua's collector
+ * (lmf_reclaim). Called once, by lmf_open_tensor. */
+void lmf_tensor_box_class(lua_State *L);
 
 /* Operand lifetime: the tensor these helpers return is owned by the stack
  * slot 'idx' until the binding returns or raises, whatever Lua code runs
@@ -45,19 +54,6 @@ MfTensor *lmf_check_tensor(lua_State *L, int idx);
 /* The tensor at 'idx', or NULL (nothing replaced) when the value is not a
  * tensor. */
 MfTensor *lmf_test_tensor(lua_State *L, int idx);
-
-/* The string at 'idx' as a file path; raises naming 'fname' when it is
- * empty or holds a NUL byte (C would silently cut the path there). */
-const char *lmf_check_path(lua_State *L, int idx, const char *fname);
-
-/* The string at 'idx' when it names something (an option's choice, a
- * dtype): NULL when the value is not a string or holds a NUL byte, which C
- * would cut ("SAME\0x" is not "SAME"). */
-const char *lmf_name_string(lua_State *L, int idx);
-
-/* Pushes the value at 'idx' as text for an error message (luaL_tolstring,
- * with a NUL byte shown as \0) and returns it. */
-const char *lmf_value_text(lua_State *L, int idx);
 
 /* Whether lmf_test_tensor would find a tensor at 'idx'; changes nothing. */
 bool lmf_is_tensor(lua_State *L, int idx);
@@ -86,65 +82,9 @@ MfTensor *lmf_push_data(lua_State *L, int idx, int dt, const char *fname);
  * 1, or pushes nothing and returns 0 for another key. */
 int lmf_push_tensor_property(lua_State *L, const MfTensor *t, const char *key);
 
-/* Pushes the engine's pending message and clears it. Every engine error
- * reaches Lua through here: while Ctrl-C is pending, the error is the
- * interrupt (lmf_interrupt_taken). */
-void lmf_push_engine_error(lua_State *L);
-
-/* Raises a Lua error with the engine's pending message, after the caller's
- * position ("script.lua:12: ", as luaL_error gives), and clears it.
- * Call only after releasing every C temporary. */
-int lmf_raise(lua_State *L);
-
-/* Raises when 'st' is not MF_OK. */
-void lmf_check_status(lua_State *L, MfStatus st);
-/* lmf_check_status for a file writer's status: on MF_OK the file is in
- * place, so a Ctrl-C that came during the write stops the script after the
- * call returns instead of failing it (a failure means the old file is
- * untouched: write_file.c stops before the rename when interrupted). */
-void lmf_check_written(lua_State *L, MfStatus st);
-
 /* Calls 'op' and pushes its outputs (returns how many were pushed). */
 int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
                 const MfAttrs *attrs);
-
-/* Reads a dtype name at 'idx' (or 'dflt' when absent/nil). */
-MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt);
-/* The 'dtype' option of the table at 'idx': its MfDType, or -1 when absent;
- * raises "FNAME: option 'dtype' must be a dtype name (...), got X". */
-int lmf_opt_dtype_field(lua_State *L, int idx, const char *fname);
-
-/* Reads a shape {2, 3} (or a single number) at 'idx' into 'shape'; returns
- * the rank. 'allow_unknown' lets -1 through (placeholders, reshape). */
-int lmf_check_shape(lua_State *L, int idx, const char *fname, int64_t *shape, int allow_unknown);
-
-/* Converts a 1-based (or negative) Lua axis to 0-based for rank 'rank';
- * raises naming 'fname' when out of range. 'extra' widens the range by one
- * (expand_dims, stack take an axis after the last). */
-int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, int extra);
-/* The axis at 'idx' (an integer, 1-based or negative) through lmf_axis;
- * raises "FNAME: an axis must be an integer, got ..." for anything else. */
-int64_t lmf_check_axis(lua_State *L, int idx, const char *fname, int rank, int extra);
-
-/* The integer at 'idx' (a Lua integer or a whole float), or raises
- * "FNAME: WHAT must be an integer, got ...". */
-lua_Integer lmf_check_integer(lua_State *L, int idx, const char *fname, const char *what);
-
-/* Options table helpers: the field 'key' of the table at 'idx' (which may be
- * absent or nil). 'lmf_opt_field' pushes it and returns 1, or pushes nothing
- * and returns 0 when 'idx' is not a table or the field is nil; the typed
- * readers return 'dflt' then, else raise "FNAME: option 'key' must be a
- * number, got ...". */
-int lmf_opt_field(lua_State *L, int idx, const char *key);
-int lmf_opt_bool(lua_State *L, int idx, const char *fname, const char *key, int dflt);
-lua_Number lmf_opt_number(lua_State *L, int idx, const char *fname, const char *key,
-                          lua_Number dflt);
-lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *fname, const char *key,
-                            lua_Integer dflt);
-/* lmf_opt_integer for an option whose absence matters (no default stands
- * for it): sets '*v' and returns true when the option is given. */
-bool lmf_opt_integer_given(lua_State *L, int idx, const char *fname, const char *key,
-                           lua_Integer *v);
 
 /* Nested structures (lmf_nest.c, TensorFlow's nest): a table without a
  * metatable nests, anything else is a leaf. 'lmf_nest_flatten' appends the
@@ -156,11 +96,6 @@ bool lmf_nest_is_structure(lua_State *L, int idx);
 void lmf_nest_flatten(lua_State *L, int idx, int out, lua_Integer *n, const char *fname);
 void lmf_nest_rebuild(lua_State *L, int idx, int leaves, lua_Integer *k, bool count);
 
-/* Raises "fname: unknown option 'k' (known: a, b)" when the table at 'idx'
- * has a key outside the NULL-terminated 'known', so a misspelled option is an
- * error rather than silently ignored. Does nothing when 'idx' holds no table
- * (callers check the argument's type, some also take a positional value). */
-void lmf_check_options(lua_State *L, int idx, const char *fname, const char *const *known);
 /* Field 'key' of the options table at 'opt': a conv algorithm name (nil:
  * "auto"), as an MfConvAlgo (repl/lmf_conv.c); errors name 'fname'. */
 int lmf_conv_algorithm_option(lua_State *L, int opt, const char *key, const char *fname);
@@ -171,17 +106,10 @@ void lmf_open_tensor(lua_State *L, int methods);
 void lmf_open_ops(lua_State *L, int methods);    /* every op with a Lua name (lmf_op.c) */
 /* The name a user calls op 'd' by ("max_pool" for "nn.max_pool"). */
 const char *lmf_op_fname(const MfOpDesc *d);
-/* Raises "bad argument #n to 'fname' (no value expected ...)" when more than
- * 'max' arguments are given (trailing nils aside): hand-written bindings
- * call it first, as the binder does for every op. */
-void lmf_check_nargs(lua_State *L, const char *fname, int max);
 /* Pushes '*out', the result of an engine call that returned 'st' (read
  * only after the call ran: lmf_push_result(L, mf_f(x, &out), &out)), or
  * raises its message; returns 1. */
 int lmf_push_result(lua_State *L, MfStatus st, MfTensor *const *out);
-/* Raises "bad argument #arg to 'fname' (want expected, got <type>)", naming
- * the function explicitly (luaL_argerror guesses it from the stack). */
-int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want);
 /* For a hand-written binding 'fname' (signature 'sig', for messages) that
  * takes the attributes of 'op': reads them as the binder does, positional
  * ones from argument 'first' on, then an options table, relative to the
@@ -210,11 +138,15 @@ void lmf_push_data_helpers(lua_State *L);         /* lib.data: lib/dataset.lua's
 void lmf_push_init_helpers(lua_State *L);  /* lib.init: lib/initializers.lua's (lmf_init.c) */
 void lmf_open_repl(lua_State *L);                 /* help, config, set_num_threads */
 void lmf_open_graph(lua_State *L);                /* Graph, placeholder, Session, ... */
-/* An "mf.Operation" for graph node 'n' (repl/lmf_graph.c). */
+/* The boxes of graph mode (repl/lmf_graph_box.c). */
+#define LMF_GRAPH_MT "mf.Graph"
+#define LMF_OPERATION_MT "mf.Operation"
+#define LMF_SESSION_MT "mf.Session"
+/* An "mf.Operation" for graph node 'n'. */
 struct MfNode;
 void lmf_push_operation(lua_State *L, struct MfNode *n);
 /* The open Session at 'idx' (borrowed), NULL when it is not an mf.Session;
- * raises when it is freed (repl/lmf_graph.c). */
+ * raises when it is freed. */
 struct MfSession;
 struct MfSession *lmf_test_session(lua_State *L, int idx);
 /* An "mf.Graph" box for 'g' (retained). */
@@ -257,7 +189,7 @@ bool lmf_is_function(lua_State *L, int idx);
 MfVariable *lmf_global_step(lua_State *L, bool create);
 struct MfOptimizer *lmf_test_optimizer(lua_State *L, int idx);
 
-/* Variables ("mf.Variable" userdata, repl/lmf_variable.c). The box owns one
+/* Variables ("mf.Variable" userdata, repl/lmf_variable_box.c). The box owns one
  * reference; 'lmf_push_variable' steals the caller's. 'lmf_test_variable'
  * returns the open Variable at 'idx' (borrowed) or NULL; 'lmf_check_variable'
  * raises instead. 'lmf_check_variable_value' is lmf_check_tensor's slow path:
@@ -265,6 +197,19 @@ struct MfOptimizer *lmf_test_optimizer(lua_State *L, int idx);
  * raising when it is not a tensor or Variable. lmf_test_tensor and
  * lmf_check_tensor accept Variables, so a Variable works wherever a tensor does. */
 #define LMF_VARIABLE_MT "mf.Variable"
+/* 'tag' is LMF_VARIABLE_TAG, as LmfBox's is LMF_TENSOR_TAG. */
+#define LMF_VARIABLE_TAG 0x6d66566eu /* "mfVn" */
+typedef struct LmfVariableBox {
+    MfVariable *v;
+    uint32_t tag;
+} LmfVariableBox;
+/* The box at 'idx' when it is a Variable userdata (open or closed), else
+ * NULL (repl/lmf_variable_box.c). */
+LmfVariableBox *lmf_variable_box(lua_State *L, int idx);
+/* Makes the table on top (left there) the metatable of Variable boxes and
+ * starts the table of graph VARIABLE nodes' boxes; once, by
+ * lmf_open_variable. */
+void lmf_variable_box_class(lua_State *L);
 MfVariable *lmf_test_variable(lua_State *L, int idx);
 /* True when 'idx' holds a Variable box that was closed. */
 bool lmf_is_closed_variable(lua_State *L, int idx);

@@ -19,34 +19,12 @@
 #include "lmf_print.h"
 #include "lmf.h"
 
-#define GRAPH_MT "mf.Graph"
-#define OPERATION_MT "mf.Operation"
-#define SESSION_MT "mf.Session"
 #define SCHEDULE_MT "mf.Schedule"
 #define REQUEST_MT "mf.RunRequest"
 
-MfGraph *lmf_check_graph(lua_State *L, int idx)
-{
-    return lmf_box_check(L, idx, GRAPH_MT, "Graph is freed");
-}
-
-void lmf_push_graph(lua_State *L, MfGraph *g)
-{
-    mf_graph_retain(g);
-    *lmf_box_new(L, GRAPH_MT, 0) = g;
-    lmf_graph_anchor(L, -1, g);
-}
-
-void lmf_push_operation(lua_State *L, MfNode *n)
-{
-    mf_graph_retain(n->graph);
-    *lmf_box_new(L, OPERATION_MT, 0) = n;
-    lmf_graph_anchor(L, -1, n->graph);
-}
-
 static MfNode *test_operation(lua_State *L, int idx)
 {
-    void **box = luaL_testudata(L, idx, OPERATION_MT);
+    void **box = luaL_testudata(L, idx, LMF_OPERATION_MT);
     return box ? *box : NULL;
 }
 
@@ -75,7 +53,7 @@ static int l_graph_new(lua_State *L)
 
 static int g_gc(lua_State *L)
 {
-    mf_graph_release(lmf_box_take(L, 1, GRAPH_MT));
+    mf_graph_release(lmf_box_take(L, 1, LMF_GRAPH_MT));
     return 0;
 }
 
@@ -163,7 +141,7 @@ static int g_get_tensor(lua_State *L)
 /* print(g): the graph's listing (graph/listing.c). */
 static int g_tostring(lua_State *L)
 {
-    MfGraph *g = lmf_box_get(L, 1, GRAPH_MT);
+    MfGraph *g = lmf_box_get(L, 1, LMF_GRAPH_MT);
     if (!g) {
         lua_pushliteral(L, "<closed mf.Graph>");
         return 1;
@@ -284,7 +262,7 @@ static int l_group(lua_State *L)
 
 static int op_gc(lua_State *L)
 {
-    MfNode *n = lmf_box_take(L, 1, OPERATION_MT);
+    MfNode *n = lmf_box_take(L, 1, LMF_OPERATION_MT);
     if (n)
         mf_graph_release(n->graph);
     return 0;
@@ -292,7 +270,7 @@ static int op_gc(lua_State *L)
 
 static int op_index(lua_State *L)
 {
-    MfNode *n = lmf_box_check(L, 1, OPERATION_MT, "Operation is freed");
+    MfNode *n = lmf_box_check(L, 1, LMF_OPERATION_MT, "Operation is freed");
     const char *key = luaL_checkstring(L, 2);
     if (strcmp(key, "name") == 0)
         lua_pushstring(L, n->name);
@@ -305,7 +283,7 @@ static int op_index(lua_State *L)
 
 static int op_tostring(lua_State *L)
 {
-    MfNode *n = lmf_box_get(L, 1, OPERATION_MT);
+    MfNode *n = lmf_box_get(L, 1, LMF_OPERATION_MT);
     if (!n) {
         lua_pushliteral(L, "<freed mf.Operation>");
         return 1;
@@ -318,12 +296,7 @@ static int op_tostring(lua_State *L)
 
 static MfSession *check_session(lua_State *L, int idx)
 {
-    return lmf_box_check(L, idx, SESSION_MT, "Session is freed");
-}
-
-MfSession *lmf_test_session(lua_State *L, int idx)
-{
-    return luaL_testudata(L, idx, SESSION_MT) ? check_session(L, idx) : NULL;
+    return lmf_box_check(L, idx, LMF_SESSION_MT, "Session is freed");
 }
 
 /* mf.Session([g]): a session on 'g' (default: the graph being built). */
@@ -331,7 +304,7 @@ static int l_session_new(lua_State *L)
 {
     lmf_check_nargs(L, "Session", 1);
     MfGraph *g = lua_isnoneornil(L, 1) ? need_default(L, "Session") : lmf_check_graph(L, 1);
-    void **box = lmf_box_new(L, SESSION_MT, 0);
+    void **box = lmf_box_new(L, LMF_SESSION_MT, 0);
     if (!(*box = mf_session_new(g)))
         return lmf_raise(L);
     return 1;
@@ -339,7 +312,7 @@ static int l_session_new(lua_State *L)
 
 static int s_gc(lua_State *L)
 {
-    mf_session_free(lmf_box_take(L, 1, SESSION_MT));
+    mf_session_free(lmf_box_take(L, 1, LMF_SESSION_MT));
     return 0;
 }
 
@@ -352,7 +325,7 @@ static int s_close(lua_State *L)
 
 static int s_tostring(lua_State *L)
 {
-    MfSession *s = lmf_box_get(L, 1, SESSION_MT);
+    MfSession *s = lmf_box_get(L, 1, LMF_SESSION_MT);
     int nn = s ? mf_graph_nnodes(mf_session_graph(s)) : 0;
     lua_pushfstring(L, "<mf.Session on a graph of %d nodes%s>", nn,
                     s && mf_session_closed(s) ? ", closed" : "");
@@ -630,9 +603,9 @@ void lmf_open_graph(lua_State *L)
         {"Graph", l_graph_new}, {"placeholder", l_placeholder}, {"name_scope", l_name_scope},
         {"control_dependencies", l_control_dependencies}, {"group", l_group},
         {"Session", l_session_new}, {NULL, NULL}};
-    lmf_box_class(L, GRAPH_MT, graph_meta, graph_meths);
-    lmf_box_class(L, OPERATION_MT, op_meta, NULL);
-    lmf_box_class(L, SESSION_MT, session_meta, session_meths);
+    lmf_box_class(L, LMF_GRAPH_MT, graph_meta, graph_meths);
+    lmf_box_class(L, LMF_OPERATION_MT, op_meta, NULL);
+    lmf_box_class(L, LMF_SESSION_MT, session_meta, session_meths);
     lmf_box_class(L, SCHEDULE_MT, schedule_meta, NULL);
     lmf_box_class(L, REQUEST_MT, request_meta, NULL);
     luaL_setfuncs(L, funcs, 0);

@@ -10,7 +10,6 @@
 #include "lmf.h"
 #include "lmf_explain.h"
 
-#define GRAPH_MT "mf.Graph"
 
 /* Reads a tensor or an array of tensors at 'idx' into a new userdata array
  * (left on the stack); returns the count. 'what' names the argument. */
@@ -129,7 +128,7 @@ void lmf_open_graph_grad(lua_State *L)
 {
     static const luaL_Reg meths[] = {{"write_dot", g_write_dot}, {"render", g_render},
                                      {NULL, NULL}};
-    luaL_getmetatable(L, GRAPH_MT);
+    luaL_getmetatable(L, LMF_GRAPH_MT);
     if (lua_getfield(L, -1, "__index") == LUA_TTABLE)
         luaL_setfuncs(L, meths, 0);
     lua_pop(L, 2);

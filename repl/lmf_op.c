@@ -766,29 +766,6 @@ void lmf_open_ops(lua_State *L, int methods)
     lua_pop(L, 1);
 }
 
-int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want)
-{
-    return luaL_error(L, "bad argument #%d to '%s' (%s expected, got %s)", arg, fname, want,
-                      lua_gettop(L) < arg ? "no value" : luaL_typename(L, arg));
-}
-
-int lmf_push_result(lua_State *L, MfStatus st, MfTensor *const *out)
-{
-    lmf_check_status(L, st);
-    lmf_push_tensor(L, *out);
-    return 1;
-}
-
-void lmf_check_nargs(lua_State *L, const char *fname, int max)
-{
-    int top = lua_gettop(L);
-    while (top > max && lua_isnil(L, top))
-        top--;
-    if (top > max)
-        luaL_error(L, "bad argument #%d to '%s' (no value expected: %s takes at most %d "
-                   "argument%s)", max + 1, fname, fname, max, max == 1 ? "" : "s");
-}
-
 int lmf_op_help_signature(lua_State *L, int k)
 {
     push_signature(L, lmf_op_desc(k), MF_SIG_HELP);

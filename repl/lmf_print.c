@@ -1,9 +1,6 @@
 /* lmf_print.c — tostring(t) / print(t) and mf.set_printoptions /
  * mf.get_printoptions. The text comes from core/format.c; this file holds the
- * options and moves the text into Lua.
- *
- * Ownership: the engine's text buffer sits in a userdata with a __gc, so a
- * Lua memory error while pushing the string leaks nothing. */
+ * options and moves the text into Lua (lmf_arg.c's text buffers). */
 #include <lauxlib.h>
 #include <math.h>
 #include <stdint.h>
@@ -12,34 +9,7 @@
 #include "lmf.h"
 #include "lmf_print.h"
 
-#define STRBUF_MT "mf.StrBuf"
-
 LmfPrintOptions lmf_print_options = MF_PRINT_DEFAULTS;
-
-static int strbuf_gc(lua_State *L)
-{
-    mf_strbuf_free(luaL_checkudata(L, 1, STRBUF_MT));
-    return 0;
-}
-
-MfStrBuf *lmf_new_strbuf(lua_State *L)
-{
-    MfStrBuf *b = lua_newuserdatauv(L, sizeof *b, 0);
-    *b = (MfStrBuf){0};
-    luaL_setmetatable(L, STRBUF_MT);
-    return b;
-}
-
-void lmf_push_strbuf(lua_State *L, MfStrBuf *b, MfStatus st)
-{
-    if (st != MF_OK) {
-        mf_strbuf_free(b);
-        lmf_raise(L);
-    }
-    lua_pushlstring(L, b->data ? b->data : "", b->len);
-    mf_strbuf_free(b);
-    lua_remove(L, -2);
-}
 
 void lmf_push_tensor_string(lua_State *L, const MfTensor *t)
 {
@@ -89,11 +59,6 @@ static int l_get_printoptions(lua_State *L)
 
 void lmf_open_print(lua_State *L)
 {
-    if (luaL_newmetatable(L, STRBUF_MT)) {
-        lua_pushcfunction(L, strbuf_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_pop(L, 1);
     static const luaL_Reg fns[] = {
         {"set_printoptions", l_set_printoptions},
         {"get_printoptions", l_get_printoptions},

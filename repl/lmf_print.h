@@ -21,14 +21,6 @@ extern LmfPrintOptions lmf_print_options;
  * Raises only when memory runs out. */
 void lmf_push_tensor_string(lua_State *L, const MfTensor *t);
 
-/* Pushes an empty text buffer, freed by its __gc should a Lua error unwind
- * before 'lmf_push_strbuf' (for the engine's listings: graph, DOT, tape). */
-MfStrBuf *lmf_new_strbuf(lua_State *L);
-
-/* Replaces buffer 'b' (on top, from lmf_new_strbuf) by its text, or raises
- * the engine's message when 'st' (what filled it returned) is not MF_OK. */
-void lmf_push_strbuf(lua_State *L, MfStrBuf *b, MfStatus st);
-
 /* Registers mf.set_printoptions and mf.get_printoptions into the table on top. */
 void lmf_open_print(lua_State *L);
 

@@ -1,16 +1,16 @@
-/* lmf_tensor.c — the "mf.Tensor" userdata: boxing, argument conversion,
- * properties, indexing and operators. See lmf.h for the ownership rules. */
+/* lmf_tensor.c — the "mf.Tensor" box: making and checking tensor userdata,
+ * keeping operands alive for the call, converting Lua numbers and tables
+ * into tensors, and calling an op into new boxes. What a tensor does in Lua
+ * (indexing, methods, operators) is lmf_tensor_methods.c, a floor above.
+ * See lmf.h for the ownership rules. */
 #include <math.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/shape.h"
-#include "eager/eager.h"
 #include "graph/graph.h"
 #include "lmf.h"
-#include "lmf_strict.h"
-#include "lmf_print.h"
-#include "interrupt.h"
+
 
 /* ---- boxing ------------------------------------------------------------ */
 
@@ -91,8 +91,7 @@ void lmf_push_tensor(lua_State *L, MfTensor *t)
     lmf_gc_pressure(L);
 }
 
-/* The box at 'idx' when it is a tensor userdata (open or closed), else NULL. */
-static LmfBox *test_box(lua_State *L, int idx)
+LmfBox *lmf_tensor_box(lua_State *L, int idx)
 {
     /* The metatable seen last time: comparing addresses skips a registry
      * lookup on the hot path; a miss falls back to the registry (several
@@ -153,7 +152,7 @@ static MfTensor *anchor_box(lua_State *L, int idx, LmfBox *arg)
  * fast path) stands for its current value, anchored. */
 MfTensor *lmf_test_tensor(lua_State *L, int idx)
 {
-    LmfBox *box = test_box(L, idx);
+    LmfBox *box = lmf_tensor_box(L, idx);
     if (box)
         return anchor_box(L, idx, box);
     MfVariable *v = lmf_test_variable(L, idx);
@@ -169,21 +168,9 @@ MfTensor *lmf_test_tensor(lua_State *L, int idx)
     return anchor(L, idx, box, t);
 }
 
-const char *lmf_check_path(lua_State *L, int idx, const char *fname)
-{
-    size_t len;
-    const char *s = luaL_checklstring(L, idx, &len);
-    if (strlen(s) != len)
-        luaL_error(L, "%s: the path holds a NUL byte (\\0) at byte %d; a file name cannot",
-                   fname, (int)strlen(s) + 1);
-    if (len == 0)
-        luaL_error(L, "%s: expected a path, got an empty string", fname);
-    return s;
-}
-
 bool lmf_is_tensor(lua_State *L, int idx)
 {
-    LmfBox *box = test_box(L, idx);
+    LmfBox *box = lmf_tensor_box(L, idx);
     if (box)
         return box->t != NULL;
     MfVariable *v = lmf_test_variable(L, idx);
@@ -206,7 +193,7 @@ void lmf_keep(lua_State *L, int holder)
 
 MfTensor *lmf_check_tensor(lua_State *L, int idx)
 {
-    LmfBox *box = test_box(L, idx);
+    LmfBox *box = lmf_tensor_box(L, idx);
     MfTensor *t = box ? anchor_box(L, idx, box) : NULL;
     if (box && !t)
         luaL_argerror(L, idx, "tensor is closed");
@@ -217,37 +204,6 @@ MfTensor *lmf_check_tensor(lua_State *L, int idx)
     return anchor(L, idx, box, lmf_check_variable_value(L, idx));
 }
 
-void lmf_push_engine_error(lua_State *L)
-{
-    /* an engine error while Ctrl-C is pending (a kernel stopped for it):
-     * this error is the interrupt, so the hook must not raise it again
-     * once a pcall has caught this one */
-    lmf_interrupt_taken();
-    lua_pushstring(L, mf_err_msg());
-    mf_err_clear();
-}
-
-int lmf_raise(lua_State *L)
-{
-    /* "script.lua:12: " first, as luaL_error writes it: the line of the
-     * caller (for an operator, the line with the operator) */
-    luaL_where(L, 1);
-    lmf_push_engine_error(L);
-    lua_concat(L, 2);
-    return lua_error(L);
-}
-
-void lmf_check_written(lua_State *L, MfStatus st)
-{
-    lmf_check_status(L, st);
-    lmf_interrupt_after_return();
-}
-
-void lmf_check_status(lua_State *L, MfStatus st)
-{
-    if (st != MF_OK)
-        lmf_raise(L);
-}
 
 int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
                 const MfAttrs *attrs)
@@ -412,7 +368,7 @@ MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
     MfTensor *t = lmf_test_tensor(L, idx);
     if (t)
         return t;
-    if (test_box(L, idx))   /* a closed tensor box */
+    if (lmf_tensor_box(L, idx))   /* a closed tensor box */
         luaL_error(L, "bad argument #%d to '%s' (tensor is closed)", idx, fname);
     if (lmf_is_closed_variable(L, idx))
         luaL_error(L, "bad argument #%d to '%s' (variable is closed)", idx, fname);
@@ -474,501 +430,20 @@ MfTensor *lmf_arg_data(lua_State *L, int idx, int dt, const char *fname)
     return replace_by_data(L, idx, dt, fname);
 }
 
-/* mf.tensor(data [, dtype]) */
-static int l_tensor(lua_State *L)
+
+int lmf_push_result(lua_State *L, MfStatus st, MfTensor *const *out)
 {
-    lmf_check_nargs(L, "tensor", 2);
-    int dt = lua_isnoneornil(L, 2) ? -1 : (int)lmf_opt_dtype(L, 2, MF_FLOAT32);
-    MfTensor *src = lmf_test_tensor(L, 1);
-    if (src) {
-        if (!src->storage)
-            return luaL_error(L, "tensor: a symbolic (graph) tensor has no values yet; run it "
-                              "in a Session");
-        MfTensor *c = mf_tensor_clone(src);
-        if (!c)
-            return lmf_raise(L);
-        lmf_push_tensor(L, c);
-        if (dt >= 0 && dt != (int)src->dtype)
-            luaL_error(L, "tensor: use mf.cast to change the dtype of a tensor");
-        return 1;
-    }
-    lmf_push_data(L, 1, dt, "tensor");
+    lmf_check_status(L, st);
+    lmf_push_tensor(L, *out);
     return 1;
 }
 
-/* ---- options and shapes --------------------------------------------------- */
-
-const char *lmf_name_string(lua_State *L, int idx)
+void lmf_tensor_box_class(lua_State *L)
 {
-    size_t n;
-    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &n) : NULL;
-    return s && strlen(s) == n ? s : NULL;
-}
-
-const char *lmf_value_text(lua_State *L, int idx)
-{
-    size_t n;
-    const char *s = luaL_tolstring(L, idx, &n);
-    if (strlen(s) == n)
-        return s;
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);   /* "SAME\0x": the NUL shown, not where the text stops */
-    for (size_t i = 0; i < n; i++) {
-        if (s[i])
-            luaL_addchar(&b, s[i]);
-        else
-            luaL_addstring(&b, "\\0");
-    }
-    luaL_pushresult(&b);
-    lua_remove(L, -2);
-    return lua_tostring(L, -1);
-}
-
-MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt)
-{
-    if (lua_isnoneornil(L, idx))
-        return dflt;
-    MfDType dt;
-    if (lua_type(L, idx) != LUA_TSTRING)
-        luaL_typeerror(L, idx,
-                       "dtype name (\"float32\", \"float64\", \"int32\", \"int64\", \"bool\")");
-    const char *name = lmf_name_string(L, idx);
-    if (!name || !mf_dtype_parse(name, &dt))
-        luaL_argerror(L, idx, lua_pushfstring(L, "unknown dtype '%s' (expected float32, "
-                                              "float64, int32, int64, bool or uint8)",
-                                              lmf_value_text(L, idx)));
-    return dt;
-}
-
-int lmf_opt_dtype_field(lua_State *L, int idx, const char *fname)
-{
-    if (!lmf_opt_field(L, idx, "dtype"))
-        return -1;
-    const char *name = lmf_name_string(L, -1);
-    MfDType dt;
-    if (!name || !mf_dtype_parse(name, &dt))
-        return luaL_error(L, "%s: option 'dtype' must be a dtype name (float32, float64, int32, "
-                          "int64, bool or uint8), got %s", fname, lmf_value_text(L, -1));
-    lua_pop(L, 1);
-    return (int)dt;
-}
-
-/* Shape errors name the function explicitly (fname), not by looking at the
- * Lua stack: a callable object or a field such as st.fn would be named wrongly. */
-static int64_t shape_dim(lua_State *L, int idx, const char *fname, int i, int allow_unknown)
-{
-    const char *what = lua_pushfstring(L, "shape entry %d", i);
-    int64_t d = lmf_check_integer(L, -2, fname, what);
-    lua_pop(L, 1);
-    if (d < 0 && !(allow_unknown && d == -1))
-        luaL_error(L, "bad argument #%d to '%s' (shape entry %d must be >= 0, got %I)", idx,
-                   fname, i, (lua_Integer)d);
-    return d;
-}
-
-/* A shape is an array and nothing else: {mean = 5} or {2, dtype = "int32"}
- * (options put inside the shape) would otherwise be read as () or (2,)
- * and the rest ignored without a word. */
-static void check_no_keyed_entries(lua_State *L, int idx, const char *fname, int rank)
-{
-    int t = lua_absindex(L, idx);
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        lua_pop(L, 1);
-        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > rank) {
-            const char *key = luaL_tolstring(L, -1, NULL);
-            luaL_error(L, "bad argument #%d to '%s' (shape (array of integers) expected, got a "
-                       "table with key '%s')", idx, fname, key);
-        }
-    }
-}
-
-int lmf_check_shape(lua_State *L, int idx, const char *fname, int64_t *shape, int allow_unknown)
-{
-    if (lua_type(L, idx) == LUA_TNUMBER) {
-        lua_pushvalue(L, idx);
-        shape[0] = shape_dim(L, idx, fname, 1, allow_unknown);
-        lua_pop(L, 1);
-        return 1;
-    }
-    if (!lua_istable(L, idx)) {
-        const char *got = luaL_getmetafield(L, idx, "__name") == LUA_TSTRING
-                              ? lua_tostring(L, -1) : luaL_typename(L, idx);
-        luaL_error(L, "bad argument #%d to '%s' (shape (array of integers) expected, got %s)",
-                   idx, fname, got);
-    }
-    int rank = (int)lua_rawlen(L, idx);
-    if (rank > MF_MAX_RANK)
-        luaL_error(L, "bad argument #%d to '%s' (shape has rank %d, at most %d is supported)",
-                   idx, fname, rank, MF_MAX_RANK);
-    for (int i = 0; i < rank; i++) {
-        lua_rawgeti(L, idx, i + 1);
-        shape[i] = shape_dim(L, idx, fname, i + 1, allow_unknown);
-        lua_pop(L, 1);
-    }
-    check_no_keyed_entries(L, idx, fname, rank);
-    return rank;
-}
-
-int64_t lmf_axis(lua_State *L, const char *fname, lua_Integer axis, int rank, int extra)
-{
-    int64_t ax = 0;
-    lmf_check_status(L, mf_axis_one_based(fname, axis, rank, extra, &ax));
-    return ax;
-}
-
-int64_t lmf_check_axis(lua_State *L, int idx, const char *fname, int rank, int extra)
-{
-    int isint = 0;
-    lua_Integer ax = lua_tointegerx(L, idx, &isint);
-    if (!isint)
-        luaL_error(L, "%s: an axis must be an integer, got %s", fname,
-                   lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx)
-                                                   : luaL_typename(L, idx));
-    return lmf_axis(L, fname, ax, rank, extra);
-}
-
-lua_Integer lmf_check_integer(lua_State *L, int idx, const char *fname, const char *what)
-{
-    lua_Integer v = 0;
-    if (lua_isinteger(L, idx))
-        return lua_tointeger(L, idx);
-    /* 'lua_numbertointeger' truncates; only whole floats are integers. */
-    lua_Number x = lua_tonumber(L, idx);
-    if (lua_type(L, idx) == LUA_TNUMBER && x == floor(x) && lua_numbertointeger(x, &v))
-        return v;
-    if (lua_type(L, idx) == LUA_TNUMBER)
-        return luaL_error(L, "%s: %s must be an integer, got %s", fname, what,
-                          luaL_tolstring(L, idx, NULL));
-    return luaL_error(L, "%s: %s must be an integer, got %s", fname, what,
-                      luaL_typename(L, idx));
-}
-
-int lmf_opt_field(lua_State *L, int idx, const char *key)
-{
-    if (!lua_istable(L, idx))
-        return 0;
-    if (lua_getfield(L, idx, key) == LUA_TNIL) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    return 1;
-}
-
-int lmf_opt_bool(lua_State *L, int idx, const char *fname, const char *key, int dflt)
-{
-    if (!lmf_opt_field(L, idx, key))
-        return dflt;
-    if (!lua_isboolean(L, -1))
-        luaL_error(L, "%s: option '%s' must be a boolean, got %s", fname, key,
-                   luaL_typename(L, -1));
-    int v = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-lua_Number lmf_opt_number(lua_State *L, int idx, const char *fname, const char *key,
-                          lua_Number dflt)
-{
-    if (!lmf_opt_field(L, idx, key))
-        return dflt;
-    if (lua_type(L, -1) != LUA_TNUMBER)
-        luaL_error(L, "%s: option '%s' must be a number, got %s", fname, key,
-                   luaL_typename(L, -1));
-    lua_Number v = lua_tonumber(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
-
-bool lmf_opt_integer_given(lua_State *L, int idx, const char *fname, const char *key,
-                           lua_Integer *v)
-{
-    if (!lmf_opt_field(L, idx, key))
-        return false;
-    const char *what = lua_pushfstring(L, "option '%s'", key);
-    *v = lmf_check_integer(L, -2, fname, what);
-    lua_pop(L, 2);
-    return true;
-}
-
-lua_Integer lmf_opt_integer(lua_State *L, int idx, const char *fname, const char *key,
-                            lua_Integer dflt)
-{
-    lmf_opt_integer_given(L, idx, fname, key, &dflt);
-    return dflt;
-}
-
-/* Lists 'known' ("a, b, c") on top of the stack. */
-static const char *push_key_list(lua_State *L, const char *const *known)
-{
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    for (int i = 0; known[i]; i++) {
-        luaL_addstring(&b, i ? ", " : "");
-        luaL_addstring(&b, known[i]);
-    }
-    if (!known[0])
-        luaL_addstring(&b, "none");
-    luaL_pushresult(&b);
-    return lua_tostring(L, -1);
-}
-
-void lmf_check_options(lua_State *L, int idx, const char *fname, const char *const *known)
-{
-    if (!lua_istable(L, idx))
-        return;
-    idx = lua_absindex(L, idx);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        int i = 0;
-        while (k && known[i] && strcmp(k, known[i]) != 0)
-            i++;
-        if (!k || !known[i]) {   /* a non-string key is shown as tostring shows it */
-            const char *shown = luaL_tolstring(L, -1, NULL);
-            luaL_error(L, "%s: unknown option '%s' (known: %s)", fname, shown,
-                       push_key_list(L, known));
-        }
-    }
-}
-
-/* ---- properties, indexing, conversion --------------------------------------- */
-
-static void push_shape(lua_State *L, const MfTensor *t)
-{
-    lua_createtable(L, t->rank, 0);
-    for (int i = 0; i < t->rank; i++) {
-        lua_pushinteger(L, t->shape[i]);
-        lua_rawseti(L, -2, i + 1);
-    }
-}
-
-static void push_element(lua_State *L, const MfTensor *t, int64_t i)
-{
-    double v = mf_tensor_get(t, i);
-    switch (t->dtype) {
-    case MF_BOOL: lua_pushboolean(L, v != 0); break;
-    case MF_INT32: lua_pushinteger(L, (lua_Integer)v); break;
-    case MF_INT64: lua_pushinteger(L, mf_tensor_get_int(t, i)); break;
-    case MF_UINT8: lua_pushinteger(L, (lua_Integer)v); break;
-    default: lua_pushnumber(L, v); break;
-    }
-}
-
-int lmf_push_tensor_property(lua_State *L, const MfTensor *t, const char *key)
-{
-    if (strcmp(key, "shape") == 0) {
-        push_shape(L, t);
-    } else if (strcmp(key, "dtype") == 0) {
-        lua_pushstring(L, mf_dtype_name(t->dtype));
-    } else if (strcmp(key, "ndim") == 0) {
-        lua_pushinteger(L, t->rank);
-    } else if (strcmp(key, "name") == 0 && t->node) {
-        char name[300];
-        lua_pushstring(L, mf_graph_tensor_name(t, name, sizeof name));
-    } else if (strcmp(key, "name") == 0) {
-        lua_pushnil(L);   /* an eager tensor has no name */
-    } else {
-        return 0;
-    }
-    return 1;
-}
-
-/* t[i]: 1-based along axis 1; a 1-D tensor gives a Lua value, else a view. */
-static int index_tensor(lua_State *L, MfTensor *t, lua_Integer i)
-{
-    int64_t k = 0;
-    MfTensor *v = NULL;
-    lmf_check_status(L, mf_tensor_index(t, i, &k, &v));
-    if (v)
-        lmf_push_tensor(L, v);
-    else
-        push_element(L, t, k);
-    return 1;
-}
-
-/* The open tensor at 'idx', not anchored: for reads that run no Lua code
- * and allocate nothing before they are done (a method lookup, #t). */
-static MfTensor *peek_tensor(lua_State *L, int idx)
-{
-    LmfBox *box = test_box(L, idx);
-    if (box && box->t)
-        return box->t;
-    return lmf_check_tensor(L, idx);
-}
-
-static int t_index(lua_State *L)
-{
-    if (lua_type(L, 2) == LUA_TSTRING) {   /* a method: the hot path */
-        lua_pushvalue(L, 2);
-        if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
-            return 1;   /* even of a closed tensor: the method's error names it */
-        lua_pop(L, 1);
-    }
-    LmfBox *box = test_box(L, 1);
-    if (box && !box->t)
-        return luaL_error(L, "index: the tensor is closed (reading %s)",
-                          lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "an element");
-    MfTensor *t = lmf_check_tensor(L, 1);
-    if (lua_type(L, 2) == LUA_TNUMBER)
-        return index_tensor(L, t, lmf_check_integer(L, 2, "index", "an index"));
-    const char *key = lua_tostring(L, 2);
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
-        return 1;
-    if (!key || lua_type(L, 2) != LUA_TSTRING || !lmf_push_tensor_property(L, t, key))
-        return lmf_tensor_no_field(L, lua_upvalueindex(1));
-    return 1;
-}
-
-static int t_newindex(lua_State *L)
-{
-    return luaL_error(L, "tensors are immutable: build a new one (or use a mf.Variable and "
-                      "assign) instead of setting '%s'",
-                      /* a key's __tostring may raise (a closed tensor) */
-                      lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER
-                          ? luaL_tolstring(L, 2, NULL) : luaL_typename(L, 2));
-}
-
-static int t_len(lua_State *L)
-{
-    MfTensor *t = peek_tensor(L, 1);
-    if (t->rank == 0)
-        return luaL_error(L, "#: a scalar has no length (it has rank 0)");
-    lua_pushinteger(L, t->shape[0]);
-    return 1;
-}
-
-static int t_numel(lua_State *L)
-{
-    lmf_check_nargs(L, "numel", 1);
-    lua_pushinteger(L, mf_tensor_numel(peek_tensor(L, 1)));
-    return 1;
-}
-
-static int t_item(lua_State *L)
-{
-    lmf_check_nargs(L, "item", 1);
-    MfTensor *t = lmf_check_tensor(L, 1);
-    lmf_check_status(L, mf_tensor_check_values(t, "item", true));
-    push_element(L, t, 0);
-    mf_tape_note_export(t);
-    return 1;
-}
-
-/* Builds nested tables for dims 'd'.. starting at row-major element '*next'. */
-static void push_nested(lua_State *L, const MfTensor *t, int d, int64_t *next)
-{
-    if (d == t->rank) {
-        push_element(L, t, (*next)++);
-        return;
-    }
-    luaL_checkstack(L, 4, "totable: nesting too deep");
-    lua_createtable(L, (int)t->shape[d], 0);
-    for (int64_t i = 1; i <= t->shape[d]; i++) {
-        push_nested(L, t, d + 1, next);
-        lua_rawseti(L, -2, i);
-    }
-}
-
-static int t_totable(lua_State *L)
-{
-    lmf_check_nargs(L, "totable", 1);
-    MfTensor *t = lmf_check_tensor(L, 1);
-    lmf_check_status(L, mf_tensor_check_values(t, "totable", false));
-    mf_tape_note_export(t);
-    int64_t next = 0;
-    push_nested(L, t, 0, &next);
-    return 1;
-}
-
-static int t_gc(lua_State *L)
-{
-    LmfBox *box = test_box(L, 1);
-    if (!box)
-        return 0;
-    mf_tensor_release(box->t);
-    box->t = NULL;
-    return 0;
-}
-
-static int t_tostring(lua_State *L)
-{
-    lmf_push_tensor_string(L, lmf_check_tensor(L, 1));
-    return 1;
-}
-
-/* ---- operators ------------------------------------------------------------------ */
-
-/* Runs a binary op where either side may be a Lua number (it takes the
- * tensor's dtype); errors name the op's function ("multiply" for x * y). */
-static int arith(lua_State *L, MfOpId op, const char *fname)
-{
-    MfTensor *in[2] = {lmf_test_tensor(L, 1), lmf_test_tensor(L, 2)};
-    if (!in[0] || !in[1]) {
-        int like = in[0] ? (int)in[0]->dtype : in[1] ? (int)in[1]->dtype : -1;
-        in[0] = lmf_arg_tensor(L, 1, like, fname);
-        in[1] = lmf_arg_tensor(L, 2, like, fname);
-    }
-    return lmf_call_op(L, op, 2, in, NULL);
-}
-
-static int t_add(lua_State *L) { return arith(L, MF_OP_ADD, "add"); }
-static int t_sub(lua_State *L) { return arith(L, MF_OP_SUB, "subtract"); }
-static int t_mul(lua_State *L) { return arith(L, MF_OP_MUL, "multiply"); }
-static int t_div(lua_State *L) { return arith(L, MF_OP_DIV, "divide"); }
-static int t_mod(lua_State *L) { return arith(L, MF_OP_MOD, "mod"); }
-/* x ^ 2 is Square (as NumPy's power special-cases it): the same value, and
- * its gradient is two ops instead of Pow's general formula. */
-static int t_pow(lua_State *L)
-{
-    MfTensor *x = lmf_test_tensor(L, 1);
-    if (x && lua_type(L, 2) == LUA_TNUMBER && lua_tonumber(L, 2) == 2 &&
-        mf_dtype_is_float(x->dtype))
-        return lmf_call_op(L, MF_OP_SQUARE, 1, &x, NULL);
-    return arith(L, MF_OP_POW, "pow");
-}
-
-static int t_unm(lua_State *L)
-{
-    MfTensor *x = lmf_check_tensor(L, 1);
-    return lmf_call_op(L, MF_OP_NEG, 1, &x, NULL);
-}
-
-static int t_compare(lua_State *L)
-{
-    return luaL_error(L, "tensors cannot be compared with < or <= (Lua wants one boolean); "
-                      "use mf.less, mf.less_equal, ... for elementwise results");
-}
-
-void lmf_open_tensor(lua_State *L, int methods)
-{
-    static const luaL_Reg meta[] = {
-        {"__gc", t_gc}, {"__close", t_gc}, {"__newindex", t_newindex}, {"__len", t_len},
-        {"__tostring", t_tostring}, {"__add", t_add}, {"__sub", t_sub}, {"__mul", t_mul},
-        {"__div", t_div}, {"__mod", t_mod}, {"__pow", t_pow}, {"__unm", t_unm},
-        {"__lt", t_compare}, {"__le", t_compare}, {NULL, NULL}};
-    static const luaL_Reg meths[] = {
-        {"numel", t_numel}, {"item", t_item}, {"totable", t_totable}, {NULL, NULL}};
-    methods = lua_absindex(L, methods);
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
     reclaim_L = lua_tothread(L, -1);
     lua_pop(L, 1);
     mf_alloc_set_reclaim(reclaim_hook);
-    luaL_newmetatable(L, LMF_TENSOR_MT);
-    luaL_setfuncs(L, meta, 0);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &metatable_key);
-    lua_pushvalue(L, methods);
-    lua_pushcclosure(L, t_index, 1);
-    lua_setfield(L, -2, "__index");
-    lua_pushliteral(L, "mf.Tensor");
-    lua_setfield(L, -2, "__name");
-    lua_pop(L, 1);
-    lua_pushvalue(L, methods);
-    luaL_setfuncs(L, meths, 0);
-    lua_pop(L, 1);
-    lua_pushcfunction(L, l_tensor);
-    lua_setfield(L, -2, "tensor");
 }

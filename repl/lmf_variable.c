@@ -8,78 +8,6 @@
 #include "lmf.h"
 #include "lmf_print.h"
 
-/* 'tag': VAR_TAG, so a userdata given this metatable with debug.setmetatable
- * is not taken for a Variable. */
-#define VAR_TAG 0x6d66566eu /* "mfVn" */
-typedef struct VarBox {
-    MfVariable *v;
-    uint32_t tag;
-} VarBox;
-
-/* The metatable, kept in the registry under this address;
- * 'graph_vars_key': a weak-valued table, VARIABLE node -> its Variable box,
- * so mf.trainable_variables() gives back the very objects mf.Variable made. */
-static const char metatable_key = 0;
-static const char graph_vars_key = 0;
-
-void lmf_push_variable(lua_State *L, MfVariable *v)
-{
-    VarBox *box = lua_newuserdatauv(L, sizeof *box, 0);
-    box->v = v;
-    box->tag = VAR_TAG;
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
-    lua_setmetatable(L, -2);
-}
-
-/* The box at 'idx' when it is a Variable userdata (open or closed), else NULL. */
-static VarBox *test_box(lua_State *L, int idx)
-{
-    VarBox *box = lua_touserdata(L, idx);
-    if (!box || lua_rawlen(L, idx) != sizeof *box || box->tag != VAR_TAG ||
-        !lua_getmetatable(L, idx))
-        return NULL;
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &metatable_key);
-    int same = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    return same ? box : NULL;
-}
-
-bool lmf_is_closed_variable(lua_State *L, int idx)
-{
-    VarBox *box = test_box(L, idx);
-    return box && !box->v;
-}
-
-MfVariable *lmf_test_variable(lua_State *L, int idx)
-{
-    VarBox *box = test_box(L, idx);
-    return box ? box->v : NULL;
-}
-
-MfVariable *lmf_check_variable(lua_State *L, int idx)
-{
-    VarBox *box = test_box(L, idx);
-    if (!box)
-        luaL_typeerror(L, idx, LMF_VARIABLE_MT);
-    if (!box->v)
-        luaL_argerror(L, idx, "variable is closed");
-    return box->v;
-}
-
-MfTensor *lmf_check_variable_value(lua_State *L, int idx)
-{
-    VarBox *box = test_box(L, idx);
-    if (!box)
-        luaL_typeerror(L, idx, LMF_TENSOR_MT);
-    if (!box->v)
-        luaL_argerror(L, idx, "variable is closed");
-    MfTensor *t = mf_variable_read(box->v);
-    if (!t)
-        luaL_argerror(L, idx, lua_pushfstring(L, "variable '%s' has no value yet",
-                                              box->v->name));
-    return t;
-}
-
 /* ---- mf.Variable ------------------------------------------------------------------ */
 
 /* The initial value at 1 (a Lua table converted in the dtype option's
@@ -98,28 +26,6 @@ static MfTensor *initial_value(lua_State *L, int *dt)
                       "function), got nil");
     *dt = lmf_opt_dtype_field(L, 2, "Variable");
     return lmf_arg_data(L, 1, *dt, "Variable");
-}
-
-/* Pushes the Variable box of VARIABLE node 'n': the one already made, or a
- * new handle (an MfVariable whose value is the node's symbolic output). */
-void lmf_push_graph_variable(lua_State *L, MfNode *n)
-{
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &graph_vars_key);
-    if (lua_rawgetp(L, -1, n) != LUA_TNIL) {
-        lua_remove(L, -2);
-        return;
-    }
-    lua_pop(L, 1);
-    MfTensor *sym = mf_graph_output(n, 0);
-    MfVariable *v = sym ? mf_variable_new(sym, n->name, n->trainable) : NULL;
-    mf_tensor_release(sym);
-    if (!v)
-        lmf_raise(L);
-    lmf_push_variable(L, v);
-    lmf_graph_anchor(L, -1, n->graph);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, -3, n);
-    lua_remove(L, -2);
 }
 
 /* mf.Variable(initial_value [, {name = "Variable", trainable = true, dtype}]) */
@@ -337,7 +243,7 @@ static int v_newindex(lua_State *L)
 
 static int v_gc(lua_State *L)
 {
-    VarBox *box = test_box(L, 1);
+    LmfVariableBox *box = lmf_variable_box(L, 1);
     if (box) {
         mf_variable_release(box->v);
         box->v = NULL;
@@ -359,7 +265,7 @@ static int v_gc(lua_State *L)
 
 typedef struct Handover {
     lua_State *L;            /* the running thread: new boxes are made here */
-    const VarBox *closing;
+    const LmfVariableBox *closing;
     MfVariable *v;
     lua_State *seen[HANDOVER_MAX_THREADS];
     int nseen;
@@ -420,7 +326,7 @@ static void hand_over_thread(Handover *h, lua_State *th)
 /* __close (a <close> variable, or called by hand) */
 static int v_close(lua_State *L)
 {
-    VarBox *box = test_box(L, 1);
+    LmfVariableBox *box = lmf_variable_box(L, 1);
     if (!box || !box->v)
         return 0;
     Handover h = {.L = L, .closing = box, .v = box->v, .nseen = 0};
@@ -458,7 +364,7 @@ static int v_eq(lua_State *L)
 
 static int v_tostring(lua_State *L)
 {
-    VarBox *box = test_box(L, 1);
+    LmfVariableBox *box = lmf_variable_box(L, 1);
     if (!box || !box->v) {
         lua_pushliteral(L, "<mf.Variable (closed)>");
         return 1;
@@ -494,8 +400,7 @@ void lmf_open_variable(lua_State *L, int methods)
     luaL_newmetatable(L, LMF_VARIABLE_MT);
     luaL_setfuncs(L, meta, 0);
     copy_operators(L, tensor_mt);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &metatable_key);
+    lmf_variable_box_class(L);
     luaL_newlib(L, meths);
     lua_pushvalue(L, methods);
     lua_getfield(L, tensor_mt, "__index");
@@ -510,10 +415,4 @@ void lmf_open_variable(lua_State *L, int methods)
         {"global_variables_initializer", l_global_variables_initializer},
         {"variables_initializer", l_variables_initializer}, {NULL, NULL}};
     luaL_setfuncs(L, graph_funcs, 0);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "v");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &graph_vars_key);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """circles.py -- circles of calls between the C files of a folder.
 
-    tools/circles.py [--known FILE] BUILD FOLDER...
+    tools/circles.py [--known FILE] [--floors FILE] BUILD FOLDER...
 
 The call graph is read from the object files, so it is exact for what the
 compiler emitted: file A calls file B when A.o has an undefined symbol that
@@ -16,7 +16,13 @@ calls that close it. With --known, each line of FILE is one known circle
 (its files, separated by spaces; '#' starts a comment): the exit status is 1
 when a circle is found that is not listed exactly, or when a listed circle no
 longer exists (remove it from the list: the list only shrinks).
+
+With --floors, FILE is a folder's floor plan: lines "N name: file.c ...",
+floor 0 at the bottom. The exit status is 1 when a file of that folder is on
+no floor, when a file calls one on a higher floor, or when a file of floor 0
+includes a header of the folder other than those of floor 0's files.
 """
+import re
 import os
 import subprocess
 import sys
@@ -114,6 +120,63 @@ def read_known(path):
     return known
 
 
+def read_floors(path):
+    """{file: floor number} from a floor plan ("N name: files", continued on
+    the lines below until the next floor)."""
+    floors, current = {}, None
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0]
+            m = re.match(r"(\d+)\s+[^:]*:(.*)", line)
+            if m:
+                current, line = int(m.group(1)), m.group(2)
+            for name in line.split():
+                floors[name] = current
+    return floors
+
+
+def local_includes(path):
+    """The headers of path's own folder that path includes ("x.h" or "dir/x.h")."""
+    folder = os.path.dirname(path)
+    found = []
+    with open(path) as f:
+        for line in f:
+            m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+            if not m:
+                continue
+            inc = m.group(1)
+            if "/" not in inc:
+                inc = os.path.join(folder, inc)
+            if os.path.dirname(inc) == folder:
+                found.append(inc)
+    return found
+
+
+def check_floors(graph, floors, plan):
+    """Prints each break of the floor plan; returns how many there are."""
+    breaks = 0
+    for path in sorted(graph):
+        if path not in floors:
+            print("%s is on no floor of %s (add it to the floor it belongs to)" % (path, plan))
+            breaks += 1
+    bottom = {p[:-2] + ".h" for p, n in floors.items() if n == 0}
+    for path in sorted(graph):
+        mine = floors.get(path)
+        if mine is None:
+            continue
+        for callee, syms in sorted(graph[path].items()):
+            if floors.get(callee, -1) > mine:
+                print("%s (floor %d) calls up into %s (floor %d): %s"
+                      % (path, mine, callee, floors[callee], ", ".join(syms[:4])))
+                breaks += 1
+        if mine == 0:
+            for inc in local_includes(path):
+                if inc not in bottom:
+                    print("%s (floor 0) includes %s, above floor 0" % (path, inc))
+                    breaks += 1
+    return breaks
+
+
 def print_circle(graph, comp):
     print("circle of %d files: %s" % (len(comp), " ".join(comp)))
     members = set(comp)
@@ -125,25 +188,32 @@ def print_circle(graph, comp):
 
 
 def main(argv):
-    known_path = None
-    if len(argv) > 2 and argv[1] == "--known":
-        known_path = argv[2]
+    known_path = floors_path = None
+    while len(argv) > 2 and argv[1] in ("--known", "--floors"):
+        if argv[1] == "--known":
+            known_path = argv[2]
+        else:
+            floors_path = argv[2]
         argv = argv[:1] + argv[3:]
     if len(argv) < 3:
         sys.exit(__doc__)
     build, folders = argv[1], argv[2:]
     found = []
+    floors = read_floors(floors_path) if floors_path else {}
+    breaks = 0
     for folder in folders:
         graph = folder_graph(build, folder.rstrip("/"))
+        if floors and any(f.startswith(folder.rstrip("/") + "/") for f in floors):
+            breaks += check_floors(graph, floors, floors_path)
         circles = [c for c in components(graph) if len(c) > 1]
         print("%s: %d files, %d circle(s)" % (folder, len(graph), len(circles)))
         for comp in circles:
             print_circle(graph, comp)
             found.append(frozenset(comp))
     if known_path is None:
-        return 1 if found else 0
+        return 1 if found or breaks else 0
     known = read_known(known_path)
-    status = 0
+    status = 1 if breaks else 0
     for comp in found:
         if comp not in known:
             print("NEW circle (not in %s): %s" % (known_path, " ".join(sorted(comp))))
