@@ -49,6 +49,26 @@ void mf_op_set_builder(const MfBuilder *b)
     builder = b;
 }
 
+/* How deep the graph executor is in running nodes (runs nest: a node may
+ * run a session of its own). The one home of the eager-or-graph question
+ * "is a graph being run now?", below graph/ and train/, which ask it. */
+static int exec_depth;
+
+void mf_op_exec_enter(void)
+{
+    exec_depth++;
+}
+
+void mf_op_exec_leave(void)
+{
+    exec_depth--;
+}
+
+bool mf_op_exec_running(void)
+{
+    return exec_depth > 0;
+}
+
 void mf_op_set_recorder(const MfRecorder *r)
 {
     recorder = r;

@@ -446,6 +446,15 @@ typedef struct MfRecorder {
 /* Register (or with NULL, remove) the hooks. Borrowed: they must outlive
  * their registration. */
 void mf_op_set_builder(const MfBuilder *b);
+
+/* The graph executor (graph/exec.c) runs its nodes through the dispatcher:
+ * between mf_op_exec_enter and mf_op_exec_leave (they nest) the builder
+ * stays out of the way, so ops run now even while a graph is the default,
+ * and an eager Variable read is not captured. mf_op_exec_running() says
+ * whether a run is under way. */
+void mf_op_exec_enter(void);
+void mf_op_exec_leave(void);
+bool mf_op_exec_running(void);
 void mf_op_set_recorder(const MfRecorder *r);
 const MfRecorder *mf_op_recorder(void);
 

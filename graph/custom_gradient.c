@@ -81,7 +81,7 @@ MfStatus mf_graph_custom_gradient(int first, int ninputs, MfTensor *const *input
     *out = NULL;
     MfGraph *g = mf_tensor_graph(y);
     MfStatus st = g ? MF_OK : mf_err_set(MF_EINTERNAL, "custom_gradient: y is not symbolic");
-    if (st == MF_OK && mf_exec_running())
+    if (st == MF_OK && mf_op_exec_running())
         st = mf_err_set(MF_EARG, "custom_gradient: cannot build a graph while a graph runs");
     bool pushed = false;
     int smark = -1;

@@ -23,7 +23,7 @@
  * failed train step changes nothing (staged_writes.h).
  *
  * Nodes run through the dispatcher with the builder switched off
- * ('mf_exec_running'), so ops execute eagerly even inside as_default. */
+ * (mf_op_exec_enter, core/op.h), so ops execute eagerly even inside as_default. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,19 +64,12 @@ typedef struct Run {
     char *fused;         /* per group: it runs fused in this run */
 } Run;
 
-static int exec_depth;
-
-bool mf_exec_running(void)
-{
-    return exec_depth > 0;
-}
-
 MfStatus mf_exec_eager(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,
                        MfTensor **out)
 {
-    exec_depth++;
+    mf_op_exec_enter();
     MfStatus st = mf_op1(op, ninputs, inputs, attrs, out);
-    exec_depth--;
+    mf_op_exec_leave();
     return st;
 }
 
@@ -963,11 +956,11 @@ MfStatus mf_exec_run_vars(MfVarStore *vars, MfGraph *g, int nfetch, MfTensor *co
         st = alloc_schedule(&r);
     bool executed = st == MF_OK;
     if (executed) {
-        exec_depth++;
+        mf_op_exec_enter();
         st = execute(&r, opt);
-        exec_depth--;
+        mf_op_exec_leave();
     }
-    if (st != MF_OK && r.state && exec_depth == 0)
+    if (st != MF_OK && r.state && !mf_op_exec_running())
         tell_failure(&r);
     if (executed) {
         MfStatus done = mf_collective_wait_all();   /* none outlives the run */

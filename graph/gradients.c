@@ -755,7 +755,7 @@ static MfStatus gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int nx
     MfStatus st = check_args(g, ny, ys, nx, xs, grad_ys);
     if (st != MF_OK)
         return st;
-    if (mf_exec_running())
+    if (mf_op_exec_running())
         return mf_err_set(MF_EARG, "gradients: cannot build gradients while a graph runs");
     Walk w;
     int smark = -1;

@@ -1,6 +1,6 @@
 /* graph.c — the graph IR: nodes, data and control edges, unique names,
  * name scopes, the default-graph stack, and the builder that the dispatcher
- * calls in graph mode (see graph.h).
+ * calls in graph mode (see graph.h; hooks.c hands it to the dispatcher).
  *
  * Names: a hash table maps every name handed out, and every base name
  * asked for, to the next suffix to try, so "add", "add_1", "add_2" cost one
@@ -40,6 +40,7 @@ struct MfGraph {
     int consts_cap, consts_count; /* consts_cap: a power of two */
     struct GraphVars *vars;       /* variables and captures (variables.c) */
     MfGraphExt fusion;            /* fusion's setting and plan (fusion.c) */
+    void (*vars_free)(struct GraphVars *vars);   /* given by variables.c with 'vars' */
     MfTensor **weak;              /* mf_graph_weak_output_ tensors, owned */
     int nweak, weak_cap;
     bool function;                /* mf.trace's graph: init_scope lifts out of it */
@@ -131,29 +132,8 @@ static MfStatus unique_name(MfGraph *g, const char *base, char *out)
 
 /* ---- graphs and nodes ------------------------------------------------------ */
 
-static void node_retain_hook(void *node)
+MfGraph *mf_graph_alloc_(void)
 {
-    ((MfNode *)node)->graph->refcount++;
-}
-
-static void node_release_hook(void *node)
-{
-    mf_graph_release(((MfNode *)node)->graph);
-}
-
-static bool building(void *self);
-static MfStatus build(void *self, MfOpCall *c, MfTensor **outs);
-static const MfBuilder graph_builder = {building, build, NULL};
-
-MfGraph *mf_graph_new(void)
-{
-    static bool hooked;
-    if (!hooked) {
-        mf_tensor_set_node_hooks(node_retain_hook, node_release_hook);
-        mf_op_set_builder(&graph_builder);
-        mf_variable_set_value_hook(mf_graph_capture_hook_);
-        hooked = true;
-    }
     MfGraph *g = mf_calloc(1, sizeof *g);
     if (!g) {
         mf_err_nomem("Graph", sizeof *g);
@@ -192,7 +172,8 @@ void mf_graph_release(MfGraph *g)
     for (int i = 0; i < g->nweak; i++)
         mf_tensor_release(g->weak[i]);
     mf_free(g->weak);
-    mf_graph_vars_free_(g->vars);
+    if (g->vars)
+        g->vars_free(g->vars);
     if (g->fusion.free)           /* through the pointer: graph.c never calls fusion.c */
         g->fusion.free(g->fusion.state);
     for (int i = 0; i < g->nnodes; i++)
@@ -346,6 +327,11 @@ struct GraphVars **mf_graph_vars_slot_(MfGraph *g)
 MfGraphExt *mf_graph_fusion_slot_(MfGraph *g)
 {
     return &g->fusion;
+}
+
+void mf_graph_vars_owned_(MfGraph *g, void (*vars_free)(struct GraphVars *vars))
+{
+    g->vars_free = vars_free;
 }
 
 MfTensor *mf_graph_weak_output_(MfNode *n, int k)
@@ -630,10 +616,10 @@ MfStatus mf_graph_group(MfGraph *g, int n, MfNode *const *deps, const char *name
 
 /* ---- the builder ------------------------------------------------------------ */
 
-static bool building(void *self)
+bool mf_graph_building_(void *self)
 {
     (void)self;
-    return mf_graph_default() && !mf_exec_running();
+    return mf_graph_default() && !mf_op_exec_running();
 }
 
 /* The graph an op with inputs 'c' is built into: the default one, else
@@ -737,7 +723,7 @@ static MfStatus resolve_inputs(MfGraph *g, const MfOpCall *c, MfNodeInput *ins)
     return MF_OK;
 }
 
-static MfStatus build(void *self, MfOpCall *c, MfTensor **outs)
+MfStatus mf_graph_build_(void *self, MfOpCall *c, MfTensor **outs)
 {
     (void)self;
     const MfOpDesc *d = mf_op_table[c->op];

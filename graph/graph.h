@@ -376,9 +376,6 @@ MfStatus mf_exec_run_vars(MfVarStore *vars, MfGraph *g, int nfetch, MfTensor *co
                           MfTensor *const *fed, MfTensor *const *feeds,
                           const MfExecOptions *opt, MfTensor **results, MfSchedule **sched);
 
-/* True while the executor runs nodes (the builder stays out of the way). */
-bool mf_exec_running(void);
-
 /* mf_op1 run eagerly even while a graph is the default (e.g. to convert a
  * fed value); '*out' owned on success. */
 MfStatus mf_exec_eager(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,

@@ -29,9 +29,10 @@ void mf_graph_resume_control_(MfGraph *g, int mark);
 MfTensor *mf_graph_weak_output_(MfNode *n, int k);
 
 /* Per-graph variable bookkeeping (variables.c): the slot in MfGraph, and
- * freeing it (called while the graph is being freed). */
+ * the function the graph frees it with when the graph is freed, given once
+ * the slot is filled. */
 struct GraphVars **mf_graph_vars_slot_(MfGraph *g);
-void mf_graph_vars_free_(struct GraphVars *gv);
+void mf_graph_vars_owned_(MfGraph *g, void (*vars_free)(struct GraphVars *vars));
 
 /* State another file of graph/ keeps per graph (fusion.c's setting and
  * plan): graph.c frees it with 'free' when the graph is freed, through the
@@ -42,8 +43,14 @@ typedef struct MfGraphExt {
 } MfGraphExt;
 MfGraphExt *mf_graph_fusion_slot_(MfGraph *g);
 
-/* The value hook of core/variable.c: while a graph is being built, an eager
- * variable reads as its capture in that graph. */
-MfTensor *mf_graph_capture_hook_(MfVariable *v);
+/* A new graph, without the hooks (hooks.c's mf_graph_new installs them
+ * first). */
+MfGraph *mf_graph_alloc_(void);
+
+/* The builder the dispatcher calls (core/op.h's MfBuilder, installed by
+ * hooks.c): whether a graph is being built now, and adding the node of a
+ * call to it. */
+bool mf_graph_building_(void *self);
+MfStatus mf_graph_build_(void *self, MfOpCall *c, MfTensor **outs);
 
 #endif

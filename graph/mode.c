@@ -16,7 +16,7 @@
 
 MfGraph *mf_mode_graph(void)
 {
-    return mf_exec_running() ? NULL : mf_graph_default();
+    return mf_op_exec_running() ? NULL : mf_graph_default();
 }
 
 MfGraph *mf_mode_graph_of(const MfTensor *t)

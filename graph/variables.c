@@ -38,7 +38,7 @@ struct GraphVars {
     int ncaps, caps_cap;
 };
 
-void mf_graph_vars_free_(struct GraphVars *gv)
+static void graph_vars_free(struct GraphVars *gv)
 {
     if (!gv)
         return;
@@ -51,8 +51,12 @@ void mf_graph_vars_free_(struct GraphVars *gv)
 static struct GraphVars *vars_of(MfGraph *g)
 {
     struct GraphVars **slot = mf_graph_vars_slot_(g);
-    if (!*slot && !(*slot = mf_calloc(1, sizeof **slot)))
+    if (*slot)
+        return *slot;
+    if (!(*slot = mf_calloc(1, sizeof **slot)))
         mf_err_nomem("graph", sizeof **slot);
+    else
+        mf_graph_vars_owned_(g, graph_vars_free);
     return *slot;
 }
 
@@ -473,15 +477,6 @@ MfStatus mf_graph_assign_captured(MfGraph *g, MfVariable *v, MfAssignKind kind,
     c->cur = now;
     *out = mf_graph_output(a, 0);
     return *out ? MF_OK : MF_ENOMEM;
-}
-
-MfTensor *mf_graph_capture_hook_(MfVariable *v)
-{
-    MfGraph *g = mf_graph_default();
-    if (!g || mf_exec_running())
-        return NULL;
-    MfTensor *t = NULL;
-    return mf_graph_capture(g, v, &t) == MF_OK ? t : NULL;
 }
 
 int mf_graph_captured_reads(const MfGraph *g, const MfVariable *v, MfTensor **out, int cap)
