@@ -47,11 +47,16 @@ typedef struct MfAttrs {
     int64_t ints[2 * MF_MAX_RANK]; /* shapes, begin + size, paddings as pairs, multiples */
     int nints;
     int64_t axis;                 /* one axis: concat, stack, gather, one_hot, argmax */
-    int64_t n;                    /* a count: one_hot depth, eye size, number of parts */
+    int64_t n;                    /* a count: one_hot depth, top_k's k, scatter's size */
     bool transpose_a, transpose_b;
     double scalar[4];             /* fill value, clip bounds, mean/stddev, minval/maxval */
     MfDType dtype;                /* cast target, dtype of created tensors */
     uint64_t seed;                /* random ops */
+    bool use_nesterov;            /* ApplyMomentum, ApplyAdam: Nesterov's update */
+    int reduce_op;                /* collectives: MfReduceOp (core/collective.h) */
+    /* Collectives: the hash of what this process reduces, exchanged before
+     * the reduction when the call is checked (mf_dist_signature); 0: not. */
+    uint64_t signature;
     /* Random ops built into a graph: the node's run counters (core/rng.h,
      * owned by the node), so each run draws fresh values; NULL in eager
      * mode, where the values depend on 'seed' alone. */

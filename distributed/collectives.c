@@ -113,12 +113,12 @@ MfStatus mf_dist_allreduce_attrs(const char *op, const MfTensor *t, bool check, 
     if (k == MF_NREDUCE)
         return mf_err_set(MF_EARG, "allreduce: op must be \"mean\", \"sum\", \"max\" or \"min\", "
                           "got %s", op);
-    a->n = k;
+    a->reduce_op = k;
     if (check) {
         char text[256], desc[200];
         snprintf(text, sizeof text, "allreduce(%s) %s", mf_reduce_name((MfReduceOp)k),
                  describe(t, desc, sizeof desc));
-        a->seed = mf_dist_signature(text);
+        a->signature = mf_dist_signature(text);
     }
     return MF_OK;
 }

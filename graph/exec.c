@@ -836,7 +836,7 @@ static MfStatus execute(Run *r, const MfExecOptions *opt)
 static bool checked_collective(const MfNode *n)
 {
     return n->kind == MF_NODE_OP && (n->op == MF_OP_ALLREDUCE || n->op == MF_OP_ALLREDUCE_START) &&
-           n->attrs.seed != 0;
+           n->attrs.signature != 0;
 }
 
 /* A run that failed on this process while checked collectives it needed

@@ -496,7 +496,7 @@ static MfStatus emit_bias_add(Ctx *c, MfNode *n, const char *const *in, const ch
     int r = in_spec(c, n, 0)->rank;
     const char *a[2] = {in[0], in[1]};
     char sh[NAME_MAX_LEN], rb[NAME_MAX_LEN];
-    if (n->attrs.n == 1 && r > 2) {
+    if (n->attrs.data_format == 1 && r > 2) {
         int64_t shape[MF_MAX_RANK] = {-1};
         for (int i = 1; i < r - 1; i++)
             shape[i] = 1;

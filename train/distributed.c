@@ -106,11 +106,11 @@ static MfStatus reduce_bucket(MfGradVar *pairs, const Bucket *b, int k, int nb, 
         mf_tensor_retain(buf = pairs[b->idx[0]].grad);
     MfStatus st = whole ? MF_OK : pack(pairs, b, &buf);
     MfAttrs a = mf_attrs_default();
-    a.n = MF_REDUCE_MEAN;
+    a.reduce_op = MF_REDUCE_MEAN;
     if (st == MF_OK && check && mf_dist_size() > 1) {
         char text[4096];
         bucket_text(pairs, b, k, nb, text, sizeof text);
-        a.seed = mf_dist_signature(text);
+        a.signature = mf_dist_signature(text);
     }
     if (st == MF_OK && !started)
         st = mf_op1(MF_OP_ALLREDUCE, 1, &buf, &a, &sum);

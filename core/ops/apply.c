@@ -16,8 +16,8 @@
  *                    var -= lr * (sign(c) + wd * var)       Algorithm 2; not a
  *                    m = beta2 * m + (1 - beta2) * grad     TensorFlow 1.x op)
  * Inputs follow TensorFlow's order; hyperparameters are scalar tensors of
- * the variable's dtype. 'attrs.n' = 1 asks for Nesterov (ApplyMomentum,
- * ApplyAdam). 'attrs.nonfinite' (MfApplyNonfinite) says what a gradient
+ * the variable's dtype. 'attrs.use_nesterov' asks for Nesterov
+ * (ApplyMomentum, ApplyAdam). 'attrs.nonfinite' (MfApplyNonfinite) says what a gradient
  * holding NaN or Inf does: written as any other (the default, TensorFlow's),
  * an error before anything is written, or a skip (nothing written).
  *
@@ -152,7 +152,7 @@ static MfCost apply_cost(const MfOpCall *c, const ApplyInputs *s)
     {                                                                                       \
         T *var = mf_tensor_data(c->inputs[0]), *accum = mf_tensor_data(c->inputs[1]);      \
         const T lr = SCALAR(T, 2), mom = SCALAR(T, 4);                                      \
-        if (c->attrs->n) {                                                                  \
+        if (c->attrs->use_nesterov) {                                                       \
             for (int64_t i = 0; i < n; i++) {                                               \
                 accum[i] = accum[i] * mom + g[i];                                           \
                 var[i] -= g[i] * lr + accum[i] * mom * lr;                                  \
@@ -194,7 +194,7 @@ static MfCost apply_cost(const MfOpCall *c, const ApplyInputs *s)
         const T alpha = lr * SQRT((T)1 - b2p) / ((T)1 - b1p);                               \
         const T one_b1 = (T)1 - b1, one_b2 = (T)1 - b2;                                     \
         /* two loops rather than a test per element: both vectorize */                     \
-        if (c->attrs->n) {                                                                  \
+        if (c->attrs->use_nesterov) {                                                       \
             for (int64_t i = 0; i < n; i++) {                                               \
                 m[i] += (g[i] - m[i]) * one_b1;                                             \
                 v[i] += (g[i] * g[i] - v[i]) * one_b2;                                      \

@@ -48,10 +48,10 @@ const char *mf_reduce_name(MfReduceOp op)
 static MfStatus allreduce_infer(MfOpCall *c)
 {
     const MfTensor *x = c->inputs[0];
-    int64_t op = c->attrs->n;
+    int op = c->attrs->reduce_op;
     if (op < 0 || op >= MF_NREDUCE)
         return mf_err_set(MF_EARG, "allreduce: op must be sum, mean, max or min (code 0..3), "
-                          "got code %lld", (long long)op);
+                          "got code %d", op);
     if (op == MF_REDUCE_MEAN && !mf_dtype_is_float(x->dtype))
         return mf_err_set(MF_EDTYPE, "allreduce: op 'mean' needs a float32 or float64 tensor, "
                           "got %s (use op 'sum')", mf_dtype_name(x->dtype));
@@ -63,7 +63,8 @@ static MfStatus allreduce_forward(const MfOpCall *c, MfTensor **outs)
 {
     const MfTensor *x = c->inputs[0];
     if (hook)
-        return hook->allreduce(hook->self, x, outs[0], (MfReduceOp)c->attrs->n, c->attrs->seed);
+        return hook->allreduce(hook->self, x, outs[0], (MfReduceOp)c->attrs->reduce_op,
+                               c->attrs->signature);
     mf_tensor_copy_into(outs[0], x);
     return MF_OK;
 }
@@ -194,8 +195,8 @@ static MfStatus start_forward(const MfOpCall *c, MfTensor **outs)
     if (!hook->start || immediate)
         return allreduce_forward(c, outs);
     void *req = NULL;
-    MfStatus st = hook->start(hook->self, x, outs[0], (MfReduceOp)c->attrs->n, c->attrs->seed,
-                              &req);
+    MfStatus st = hook->start(hook->self, x, outs[0], (MfReduceOp)c->attrs->reduce_op,
+                              c->attrs->signature, &req);
     if (st == MF_OK && (st = remember(x, outs[0], req)) != MF_OK)
         hook->wait(hook->self, req);   /* no room to remember it: complete it now */
     return st;

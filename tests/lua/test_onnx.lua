@@ -71,6 +71,17 @@ T.test("a graph with an unknown batch, graph variables from a session", function
   T.ok(ok, out)
 end)
 
+-- BiasAdd read its data format from the wrong MfAttrs field (n, which it
+-- never sets), so an NCHW bias was added along the last axis: (2,3,4,5) +
+-- (3,) fails strict shape inference. The bias must be reshaped to (3,1,1).
+T.test("bias_add NCHW: the bias runs along axis 2", function()
+  local f = mf.trace(function(x, b) return mf.nn.bias_add(x, b, {data_format = "NCHW"}) end)
+  local path = dir .. "/bias_nchw.onnx"
+  f:export_onnx(path, mf.ones({2, 3, 4, 5}), mf.ones({3}))
+  local ok, out = check(path)
+  T.ok(ok and has(out, "Add Reshape"), out)
+end)
+
 T.test("an op without a mapping names the op and the node; no file", function()
   local f = mf.trace(function(x) return mf.mod(x, 3) end)
   local path = dir .. "/mod.onnx"

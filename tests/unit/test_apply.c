@@ -140,7 +140,7 @@ static void check_op(MfOpId op, MfDType dt, bool nesterov)
         w64[i] = W0[i], a64[i] = init0[i], b64[i] = 0;
     }
     MfAttrs attrs = mf_attrs_default();
-    attrs.n = nesterov;
+    attrs.use_nesterov = nesterov;
     for (int t = 0; t < STEPS; t++) {
         MfTensor *in[10], *out = NULL;
         int ns, n = build_inputs(op, dt, t, state, in, &ns);

@@ -126,7 +126,7 @@ static void build(Net *n)
     assert_int_equal(mf_binary(MF_OP_MUL, n->x, three, &t), MF_OK);
     mf_tensor_release(three);
     MfAttrs a = mf_attrs_default();
-    a.n = MF_REDUCE_SUM;
+    a.reduce_op = MF_REDUCE_SUM;
     n->parts[0] = t;
     assert_int_equal(mf_op1(MF_OP_ALLREDUCE_START, 1, &n->parts[0], &a, &n->parts[1]), MF_OK);
     assert_int_equal(mf_op1(MF_OP_ALLREDUCE_WAIT, 1, &n->parts[1], &a, &n->parts[2]), MF_OK);

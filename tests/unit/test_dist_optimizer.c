@@ -175,10 +175,10 @@ static void test_collectives_need_values(void **state)
     /* allreduce's op by name (none: the mean), its signature only with 'check' */
     MfAttrs a;
     assert_int_equal(mf_dist_allreduce_attrs(NULL, v, true, &a), MF_OK);
-    assert_int_equal(a.n, MF_REDUCE_MEAN);
+    assert_int_equal(a.reduce_op, MF_REDUCE_MEAN);
     assert_int_equal(mf_dist_allreduce_attrs("max", v, false, &a), MF_OK);
-    assert_int_equal(a.n, MF_REDUCE_MAX);
-    assert_true(a.seed == 0);
+    assert_int_equal(a.reduce_op, MF_REDUCE_MAX);
+    assert_true(a.signature == 0);
     assert_int_equal(mf_dist_allreduce_attrs("avg", v, true, &a), MF_EARG);
     assert_error_contains("allreduce: op must be \"mean\", \"sum\", \"max\" or \"min\", got avg");
     assert_int_equal(mf_dist_broadcast(v, 0, true, &out), MF_OK);
