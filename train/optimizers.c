@@ -146,7 +146,8 @@ MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p)
     const MfOptClass *d = mf_opt_desc(u->o);
     p->op = d->apply;
     p->attrs = mf_attrs_default();
-    p->attrs.use_nesterov = d->nesterov >= 0 && mf_opt_hyper_get(&u->o->cfg, &d->hypers[d->nesterov]) != 0;
+    p->attrs.use_nesterov =
+        d->nesterov >= 0 && mf_opt_hyper_get(&u->o->cfg, &d->hypers[d->nesterov]) != 0;
     p->attrs.nonfinite = (int)u->nonfinite;
     return s->st;
 }
