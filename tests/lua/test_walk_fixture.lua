@@ -265,12 +265,40 @@ if write then
 end
 local want = dofile(FIXTURE)
 
-local function same_lines(kind, name, g, w)
+local same_lines
+function same_lines(kind, name, g, w)
   T.ok(w ~= nil, kind .. " " .. name .. ": missing from the fixture")
   for i = 1, math.max(#g, #w) do
     if g[i] ~= w[i] then
       error(string.format("%s %s: line %d differs:\n  got  %s\n  want %s", kind, name, i,
         tostring(g[i]), tostring(w[i])), 2)
+    end
+  end
+end
+
+-- The sanitizer build (make check) is compiled without -march=native, so
+-- its float kernels round differently in the last bits: there the eager
+-- values are compared to a relative 1e-5, the node lists still exactly.
+local exe = arg and (arg[-1] or arg[0]) or ""
+if exe:find("asan", 1, true) then
+  local function numbers(line)
+    local head, rest = line:match("^(.-): (.*)$")
+    local out = {}
+    for w in (rest or ""):gmatch("%S+") do out[#out + 1] = tonumber(w) end
+    return head or line, out
+  end
+  local exact = same_lines
+  same_lines = function(kind, name, g, w)
+    if kind ~= "eager" then return exact(kind, name, g, w) end
+    T.eq(#g, #w, 0, name .. ": gradients")
+    for i = 1, #w do
+      local gh, gv = numbers(g[i])
+      local wh, wv = numbers(w[i])
+      T.eq(gh, wh, 0, name .. " gradient " .. i)
+      T.eq(#gv, #wv, 0, name .. " gradient " .. i)
+      for j = 1, #wv do
+        T.eq(gv[j], wv[j], 1e-5 * math.max(1, math.abs(wv[j])), name .. " gradient " .. i)
+      end
     end
   end
 end
