@@ -17,11 +17,13 @@
 
 #include "testutil.h"
 
+#include "core/ops/compare.h"
 #include "core/ops/conv.h"
 #include "core/ops/linalg.h"
 #include "core/ops/nn.h"
 #include "core/ops/pool.h"
 #include "core/ops/reduce.h"
+#include "core/ops/view.h"
 #include "core/parallel.h"
 
 static int64_t *hits;
@@ -394,6 +396,75 @@ static MfStatus conv_filter(MfTensor **in, MfTensor **out)
     return mf_conv2d_backprop_filter(in[0], (int64_t[]){3, 3, 16, 8}, in[2], &a, false, out);
 }
 
+/* A reduction (reduce_walk.c) with these parameters; no axes: all. */
+static MfOpId red_op;
+static int red_naxes;
+static int64_t red_axes[3];
+
+static MfStatus reduction(MfTensor **in, MfTensor **out)
+{
+    return mf_reduce(red_op, in[0], red_naxes ? red_axes : NULL, red_naxes, false, out);
+}
+
+/* 'k' on 2 and 3 threads, each taking one chunk: the bits of 1 thread, and
+ * the work really was split (the reductions below are all large; a split
+ * keeps 64k elements a thread, so a few may use only 2 of 3). */
+static void check_split_123(Kernel k, MfTensor **in)
+{
+    MfTensor *one = NULL;
+    run_threads(k, in, 1, &one);
+    mf_parallel_set_one_chunk_each(true);
+    for (int threads = 2; threads <= 3; threads++) {
+        MfTensor *more = NULL, *again = mf_tensor_clone(one);
+        assert_non_null(again);
+        run_threads(k, in, threads, &more);
+        int ran_on = mf_parallel_last_threads();
+        assert_same_and_release(again, more);
+        assert_in_range(ran_on, 2, threads);
+    }
+    mf_parallel_set_one_chunk_each(false);
+    mf_tensor_release(one);
+}
+
+/* Every kind of reduction over first, middle, last, several and all axes,
+ * of contiguous and transposed float32, float64 and int32 inputs: 1, 2 and
+ * 3 threads give the same bits. (*) All the axes of the transposed input,
+ * whose dims do not merge into one row, run on one thread. */
+static void test_reductions_match_one_thread(void **state)
+{
+    (void)state;
+    static const int64_t axes[][3] = {{0}, {1}, {2}, {0, 1}, {1, 2}, {0, 2}};
+    static const int naxes[] = {1, 1, 1, 2, 2, 2, 0};
+    static const MfOpId ops[] = {MF_OP_SUM, MF_OP_MEAN, MF_OP_MAX, MF_OP_MIN, MF_OP_PROD};
+    MfTensor *x = noise(3, (int64_t[]){40, 64, 96}, 4), *xt = NULL, *in[1];
+    assert_int_equal(mf_transpose(x, (int64_t[]){2, 0, 1}, 3, &xt), MF_OK);
+    MfTensor *inputs[4] = {x, xt, NULL, NULL};
+    assert_int_equal(mf_cast(x, MF_FLOAT64, &inputs[2]), MF_OK);
+    inputs[3] = mf_tensor_new(MF_INT32, x->rank, x->shape);
+    assert_non_null(inputs[3]);
+    for (int64_t i = 0; i < mf_tensor_numel(x); i++) /* -1000 .. 999 */
+        ((int32_t *)mf_tensor_data(inputs[3]))[i] = (int32_t)(mf_tensor_get(x, i) * 1000);
+    for (int t = 0; t < 4; t++)
+        for (int o = 0; o < 5; o++)
+            for (int a = 0; a < 7 - (t == 1); a++) { /* (*) */
+                red_op = ops[o];
+                red_naxes = naxes[a];
+                memcpy(red_axes, axes[a < 6 ? a : 0], sizeof red_axes);
+                in[0] = inputs[t];
+                check_split_123(reduction, in);
+            }
+    for (int t = 0; t < 4; t++)
+        mf_tensor_release(inputs[t]);
+    /* one long row, every element into one: the subtrees of its sum split */
+    in[0] = noise(1, (int64_t[]){(1 << 20) + 37}, 5);
+    for (int o = 0; o < 5; o++) {
+        red_op = ops[o];
+        red_naxes = 0;
+        check_split_123(reduction, in);
+    }
+    mf_tensor_release(in[0]);
+}
+
 /* mf_gemm splits by rows of C, or by columns when C is wide and short. */
 static bool mm_ta, mm_tb;
 
@@ -591,6 +662,7 @@ int main(void)
         TEST(test_each_job_counts_its_threads),
         TEST(test_worker_kept_off_callers_cpu),
         TEST(test_kernels_match_one_thread),
+        TEST(test_reductions_match_one_thread),
         TEST(test_gemm_split_matches_one_thread),
         TEST(test_batch_norm_matches_one_thread),
         TEST(test_binary_split_matches_one_thread),

@@ -1,0 +1,593 @@
+/* reduce_walk.c — the reduction kernel (reduce_walk.h): one pass over the
+ * input, in its own layout, for any set of reduced axes.
+ *
+ * The plan: the input's dims (size-1 dims dropped) are merged where both the
+ * input and the output are contiguous across them and both are reduced or
+ * both kept. An odometer walks all merged dims but the last two; the last
+ * two form a block:
+ *   - last dim reduced: each row is folded into its output's accumulator by
+ *     a tree (below);
+ *   - last dim kept, the one before reduced: columns, 32 at a time, fold the
+ *     block's rows in order into accumulators held in registers (the Dense
+ *     bias gradient, a sum over leading axes);
+ *   - otherwise each row is folded elementwise into a row of accumulators.
+ * Partial results live in an 8-byte accumulator per output element: double
+ * for floats, a wrapping unsigned 64-bit integer for integer sums and
+ * products, int64 for integer max and min.
+ *
+ * The order of combination, fixed by the shapes alone: a row of n elements
+ * is a binary tree whose leaves hold at most LEAF elements (256 for sums,
+ * 4096 otherwise) split at whole leaves, half of them on each side; a leaf is
+ * folded in 32 independent lanes (vectorised by GCC), the lanes combined as a
+ * tree, then the tail. So a float32 sum is blocked pairwise summation in
+ * double: the error of each leaf is that of 8 double additions, and of the
+ * whole O(log n) double roundings, far below float32's rounding of the result.
+ * Columns combine rows in row order.
+ *
+ * Threads: a large reduction is split over the worker pool by its kept dim
+ * with the most work (columns in blocks of 16), each thread owning disjoint
+ * output elements, or, when everything is reduced into one element, by the
+ * subtrees of the row's tree, combined by the same tree afterwards. Either
+ * way every output element is combined in the same order on any thread
+ * count: the same bits. */
+#include <math.h>
+#include <string.h>
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
+
+#include "reduce_walk.h"
+
+#include "../alloc.h"
+#include "../err.h"
+#include "../parallel.h"
+
+/* ---- the plan ------------------------------------------------------------------ */
+
+typedef struct Plan {
+    int m;                       /* merged dims */
+    int64_t n[MF_MAX_RANK];      /* their sizes */
+    int64_t xs[MF_MAX_RANK];     /* input strides, in elements */
+    int64_t os[MF_MAX_RANK];     /* accumulator strides (0 on reduced dims) */
+    bool red[MF_MAX_RANK];
+    int64_t count;               /* input elements per output element */
+} Plan;
+
+static void plan_build(Plan *p, const MfTensor *x, const bool *reduced)
+{
+    int64_t os[MF_MAX_RANK], stride = 1;
+    p->count = 1;
+    for (int i = x->rank - 1; i >= 0; i--) {
+        os[i] = reduced[i] ? 0 : stride;
+        if (reduced[i])
+            p->count *= x->shape[i];
+        else
+            stride *= x->shape[i];
+    }
+    int w = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (x->shape[i] == 1)
+            continue;
+        if (w > 0 && p->red[w - 1] == reduced[i] && p->xs[w - 1] == x->strides[i] * x->shape[i] &&
+            p->os[w - 1] == os[i] * x->shape[i]) {
+            p->n[w - 1] *= x->shape[i];
+            p->xs[w - 1] = x->strides[i];
+            p->os[w - 1] = os[i];
+            continue;
+        }
+        p->n[w] = x->shape[i];
+        p->xs[w] = x->strides[i];
+        p->os[w] = os[i];
+        p->red[w] = reduced[i];
+        w++;
+    }
+    if (w == 0) { /* a single element */
+        p->n[0] = 1;
+        p->xs[0] = p->os[0] = 0;
+        p->red[0] = true;
+        w = 1;
+    }
+    p->m = w;
+}
+
+/* ---- kernels ------------------------------------------------------------------- */
+
+#define LANES 32
+#define COLS 32
+#define SUM_LEAF 256
+#define FOLD_LEAF 4096
+/* Columns fold rows in groups: each group's rows are read as parallel
+ * streams (a few pages at once), the accumulators loaded and stored once per
+ * group and held in registers across it (the loops over COLS unrolled). */
+#define ROW_GROUP 8
+#define UNROLL _Pragma("GCC unroll 32")
+
+/* Float max/min: a NaN operand wins, and once the result is NaN nothing
+ * compares past it, so NaN propagates (as the Maximum op does). */
+#define FMAX(r, v) (((v) > (r) || isnan(v)) ? (v) : (r))
+#define FMIN(r, v) (((v) < (r) || isnan(v)) ? (v) : (r))
+#define IMAX(r, v) ((v) > (r) ? (v) : (r))
+#define IMIN(r, v) ((v) < (r) ? (v) : (r))
+#define ADD(r, v) ((r) + (v))
+#define MUL(r, v) ((r) * (v))
+
+/* The leaves where a row of 'n' splits: half of its whole leaves left. */
+static int64_t tree_half(int64_t n, int64_t leaf)
+{
+    return (n / leaf + 1) / 2 * leaf;
+}
+
+/* For each (kind, dtype) NAME:
+ *   NAME_leaf(x, n, s): at most a leaf of 'x[i*s]' folded in LANES lanes;
+ *   NAME_tree(x, n, s): a row folded by the tree of leaves;
+ *   NAME_rows(acc, ros, x, rows, rxs, n, s): acc[i*ros] combined with the
+ *       tree of the row at x + i*rxs, for i = 0 .. rows-1;
+ *   NAME_value(out, x, n, s): the row's tree alone;
+ *   NAME_combine(acc, b): *acc combined with the accumulator *b;
+ *   NAME_cols(acc, x, rows, rs, n, s): acc[k] combined with x[r*rs + k*s]
+ *       for r = 0 .. rows-1 in order, k = 0 .. n-1. */
+#define DEFINE_FOLDS(NAME, T, A, INIT, STEP)                                          \
+    static A NAME##_leaf(const T *x, int64_t n, int64_t s)                             \
+    {                                                                                  \
+        A lanes[LANES], r = (INIT);                                                    \
+        int64_t i = 0;                                                                 \
+        for (int j = 0; j < LANES; j++)                                                \
+            lanes[j] = (INIT);                                                         \
+        if (s == 1)                                                                    \
+            for (; i + LANES <= n; i += LANES)                                         \
+                for (int j = 0; j < LANES; j++) {                                      \
+                    A v = (A)x[i + j], rr = lanes[j];                                  \
+                    lanes[j] = STEP(rr, v);                                            \
+                }                                                                      \
+        for (int w = LANES / 2; w > 0; w /= 2)                                         \
+            for (int j = 0; j < w; j++) {                                              \
+                A v = lanes[j + w], rr = lanes[j];                                     \
+                lanes[j] = STEP(rr, v);                                                \
+            }                                                                          \
+        r = lanes[0];                                                                  \
+        for (; i < n; i++) {                                                           \
+            A v = (A)x[i * s], rr = r;                                                 \
+            r = STEP(rr, v);                                                           \
+        }                                                                              \
+        return r;                                                                      \
+    }                                                                                  \
+    static void NAME##_cols(void *accv, const void *xv, int64_t rows, int64_t rs,      \
+                            int64_t n, int64_t s)                                      \
+    {                                                                                  \
+        A *acc = accv;                                                                 \
+        const T *x = xv;                                                               \
+        for (int64_t r0 = 0; r0 < rows; r0 += ROW_GROUP) {                             \
+            int64_t r1 = r0 + ROW_GROUP < rows ? r0 + ROW_GROUP : rows, k = 0;         \
+            if (s == 1)                                                                \
+                for (; k + COLS <= n; k += COLS) {                                     \
+                    A a[COLS];                                                         \
+                    UNROLL for (int j = 0; j < COLS; j++)                              \
+                        a[j] = acc[k + j];                                             \
+                    for (int64_t r = r0; r < r1; r++)                                  \
+                        UNROLL for (int j = 0; j < COLS; j++) {                        \
+                            A v = (A)x[r * rs + k + j], aa = a[j];                     \
+                            a[j] = STEP(aa, v);                                        \
+                        }                                                              \
+                    UNROLL for (int j = 0; j < COLS; j++)                              \
+                        acc[k + j] = a[j];                                             \
+                }                                                                      \
+            for (int64_t r = r0; r < r1; r++)                                          \
+                for (int64_t kk = k; kk < n; kk++) {                                   \
+                    A v = (A)x[r * rs + kk * s], aa = acc[kk];                         \
+                    acc[kk] = STEP(aa, v);                                             \
+                }                                                                      \
+        }                                                                              \
+    }
+
+
+#define DEFINE_TREE(NAME, T, A, STEP, LEAF)                                            \
+    static A NAME##_tree(const T *x, int64_t n, int64_t s)                             \
+    {                                                                                  \
+        if (n <= (LEAF))                                                               \
+            return NAME##_leaf(x, n, s);                                               \
+        int64_t h = tree_half(n, LEAF);                                                \
+        A a = NAME##_tree(x, h, s), b = NAME##_tree(x + h * s, n - h, s);              \
+        return STEP(a, b);                                                             \
+    }                                                                                  \
+    static void NAME##_rows(void *accv, int64_t ros, const void *xv, int64_t rows,     \
+                            int64_t rxs, int64_t n, int64_t s)                         \
+    {                                                                                  \
+        A *acc = accv;                                                                 \
+        const T *x = xv;                                                               \
+        for (int64_t i = 0; i < rows; i++) {                                           \
+            A v = NAME##_tree(x + i * rxs, n, s), a = acc[i * ros];                    \
+            acc[i * ros] = STEP(a, v);                                                 \
+        }                                                                              \
+    }                                                                                  \
+    static void NAME##_value(void *out, const void *xv, int64_t n, int64_t s)          \
+    {                                                                                  \
+        *(A *)out = NAME##_tree(xv, n, s);                                             \
+    }                                                                                  \
+    static void NAME##_combine(void *accv, const void *bv)                             \
+    {                                                                                  \
+        A *acc = accv, a = *acc, v = *(const A *)bv;                                   \
+        *acc = STEP(a, v);                                                             \
+    }
+
+#define DEFINE_KERNELS(NAME, T, A, INIT, STEP, LEAF)                                   \
+    DEFINE_FOLDS(NAME, T, A, INIT, STEP)                                               \
+    DEFINE_TREE(NAME, T, A, STEP, LEAF)
+
+/* Float sums, written with vectors of 4 doubles (GCC keeps the 8
+ * accumulators of a block of 32 in registers, where it keeps the generic
+ * folds' arrays in memory): a leaf in 32 lanes as the generic one, columns
+ * 32 at a time. */
+typedef double V4d __attribute__((vector_size(32)));
+typedef float V4f __attribute__((vector_size(16)));
+
+/* GCC's generic conversion splits the 4 floats in halves: with AVX, one
+ * vcvtps2pd. */
+static inline V4d load4_float(const float *p)
+{
+#ifdef __AVX__
+    return (V4d)_mm256_cvtps_pd(_mm_loadu_ps(p));
+#else
+    V4f f;
+    memcpy(&f, p, sizeof f);
+    return __builtin_convertvector(f, V4d);
+#endif
+}
+
+static inline V4d load4_double(const double *p)
+{
+    V4d d;
+    memcpy(&d, p, sizeof d);
+    return d;
+}
+
+#define NV (COLS / 4)
+
+/* The lines of COLS elements of 'size' bytes from 'p', for the next group
+ * of rows: a group reads its rows in short pieces, a stride the hardware
+ * prefetcher does not follow (the middle axis of (64, 256, 256) ran at half
+ * the speed of the first without it). */
+static inline void prefetch_cols(const void *p, size_t size)
+{
+    for (size_t b = 0; b < COLS * size; b += 64)
+        __builtin_prefetch((const char *)p + b);
+}
+
+#define DEFINE_SUM_FOLDS(NAME, T)                                                      \
+    static double NAME##_leaf(const T *x, int64_t n, int64_t s)                        \
+    {                                                                                  \
+        V4d a[NV];                                                                     \
+        UNROLL for (int j = 0; j < NV; j++)                                            \
+            a[j] = (V4d){0, 0, 0, 0};                                                  \
+        int64_t i = 0;                                                                 \
+        if (s == 1)                                                                    \
+            for (; i + COLS <= n; i += COLS)                                           \
+                UNROLL for (int j = 0; j < NV; j++)                                    \
+                    a[j] += load4_##T(x + i + 4 * j);                                  \
+        UNROLL for (int w = NV / 2; w > 0; w /= 2)                                     \
+            UNROLL for (int j = 0; j < w; j++)                                         \
+                a[j] += a[j + w];                                                      \
+        double r = (a[0][0] + a[0][1]) + (a[0][2] + a[0][3]);                          \
+        for (; i < n; i++)                                                             \
+            r += (double)x[i * s];                                                     \
+        return r;                                                                      \
+    }                                                                                  \
+    static void NAME##_cols(void *accv, const void *xv, int64_t rows, int64_t rs,      \
+                            int64_t n, int64_t s)                                      \
+    {                                                                                  \
+        double *acc = accv;                                                            \
+        const T *x = xv;                                                               \
+        for (int64_t r0 = 0; r0 < rows; r0 += ROW_GROUP) {                             \
+            int64_t r1 = r0 + ROW_GROUP < rows ? r0 + ROW_GROUP : rows, k = 0;         \
+            if (s == 1)                                                                \
+                for (; k + COLS <= n; k += COLS) {                                     \
+                    V4d a[NV];                                                         \
+                    UNROLL for (int j = 0; j < NV; j++)                                \
+                        a[j] = load4_double(acc + k + 4 * j);                          \
+                    for (int64_t r = r0; r < r1; r++) {                                \
+                        if (r + ROW_GROUP < rows)                                      \
+                            prefetch_cols(x + (r + ROW_GROUP) * rs + k, sizeof(T));    \
+                        UNROLL for (int j = 0; j < NV; j++)                            \
+                            a[j] += load4_##T(x + r * rs + k + 4 * j);                 \
+                    }                                                                  \
+                    UNROLL for (int j = 0; j < NV; j++)                                \
+                        memcpy(acc + k + 4 * j, &a[j], sizeof a[j]);                   \
+                }                                                                      \
+            for (int64_t r = r0; r < r1; r++)                                          \
+                for (int64_t kk = k; kk < n; kk++)                                     \
+                    acc[kk] += (double)x[r * rs + kk * s];                             \
+        }                                                                              \
+    }
+
+DEFINE_SUM_FOLDS(sum_f32, float)
+DEFINE_TREE(sum_f32, float, double, ADD, SUM_LEAF)
+DEFINE_SUM_FOLDS(sum_f64, double)
+DEFINE_TREE(sum_f64, double, double, ADD, SUM_LEAF)
+DEFINE_KERNELS(sum_i32, int32_t, uint64_t, 0, ADD, FOLD_LEAF)
+DEFINE_KERNELS(sum_i64, int64_t, uint64_t, 0, ADD, FOLD_LEAF)
+DEFINE_KERNELS(prod_f32, float, double, 1, MUL, FOLD_LEAF)
+DEFINE_KERNELS(prod_f64, double, double, 1, MUL, FOLD_LEAF)
+DEFINE_KERNELS(prod_i32, int32_t, uint64_t, 1, MUL, FOLD_LEAF)
+DEFINE_KERNELS(prod_i64, int64_t, uint64_t, 1, MUL, FOLD_LEAF)
+DEFINE_KERNELS(max_f32, float, double, -HUGE_VAL, FMAX, FOLD_LEAF)
+DEFINE_KERNELS(max_f64, double, double, -HUGE_VAL, FMAX, FOLD_LEAF)
+DEFINE_KERNELS(max_i32, int32_t, int64_t, INT64_MIN, IMAX, FOLD_LEAF)
+DEFINE_KERNELS(max_i64, int64_t, int64_t, INT64_MIN, IMAX, FOLD_LEAF)
+DEFINE_KERNELS(min_f32, float, double, HUGE_VAL, FMIN, FOLD_LEAF)
+DEFINE_KERNELS(min_f64, double, double, HUGE_VAL, FMIN, FOLD_LEAF)
+DEFINE_KERNELS(min_i32, int32_t, int64_t, INT64_MAX, IMIN, FOLD_LEAF)
+DEFINE_KERNELS(min_i64, int64_t, int64_t, INT64_MAX, IMIN, FOLD_LEAF)
+
+typedef void (*RowsFn)(void *acc, int64_t ros, const void *x, int64_t rows, int64_t rxs,
+                       int64_t n, int64_t s);
+typedef void (*ColsFn)(void *acc, const void *x, int64_t rows, int64_t rs, int64_t n, int64_t s);
+
+typedef void (*ValueFn)(void *out, const void *x, int64_t n, int64_t s);
+typedef void (*CombineFn)(void *acc, const void *b);
+
+typedef struct Kernels {
+    RowsFn rows;
+    ColsFn cols;
+    ValueFn value;
+    CombineFn combine;
+    int64_t leaf;
+} Kernels;
+
+#define KERNELS(NAME, LEAF) {NAME##_rows, NAME##_cols, NAME##_value, NAME##_combine, LEAF}
+
+/* Indexed [kind][dtype]; the mean runs as a sum. */
+_Static_assert(MF_FLOAT32 == 0 && MF_FLOAT64 == 1 && MF_INT32 == 2 && MF_INT64 == 3,
+               "the kernels' columns are in MfDType order");
+_Static_assert(MF_REDUCE_MEAN == MF_REDUCE_MIN + 1,
+               "a row per kind but the last, the mean (it runs as a sum)");
+static const Kernels kernels[MF_REDUCE_MIN + 1][MF_INT64 + 1] = {
+    [MF_REDUCE_SUM] = {KERNELS(sum_f32, SUM_LEAF), KERNELS(sum_f64, SUM_LEAF),
+                       KERNELS(sum_i32, FOLD_LEAF), KERNELS(sum_i64, FOLD_LEAF)},
+    [MF_REDUCE_PROD] = {KERNELS(prod_f32, FOLD_LEAF), KERNELS(prod_f64, FOLD_LEAF),
+                        KERNELS(prod_i32, FOLD_LEAF), KERNELS(prod_i64, FOLD_LEAF)},
+    [MF_REDUCE_MAX] = {KERNELS(max_f32, FOLD_LEAF), KERNELS(max_f64, FOLD_LEAF),
+                       KERNELS(max_i32, FOLD_LEAF), KERNELS(max_i64, FOLD_LEAF)},
+    [MF_REDUCE_MIN] = {KERNELS(min_f32, FOLD_LEAF), KERNELS(min_f64, FOLD_LEAF),
+                       KERNELS(min_i32, FOLD_LEAF), KERNELS(min_i64, FOLD_LEAF)},
+};
+
+/* ---- the serial walk ------------------------------------------------------------ */
+
+typedef struct Walk {
+    const Kernels *k;
+    const char *x;
+    char *acc;
+    size_t es; /* input element size; accumulators are 8 bytes */
+} Walk;
+
+/* The last two merged dims (or the only one) at input 'x', accumulators 'acc'. */
+static void walk_block(const Walk *w, const Plan *p, const char *x, char *acc)
+{
+    int b = p->m - 1, a = p->m - 2;
+    int64_t rows = a >= 0 ? p->n[a] : 1;
+    int64_t rxs = a >= 0 ? p->xs[a] : 0, ros = a >= 0 ? p->os[a] : 0;
+    if (p->red[b]) {
+        w->k->rows(acc, ros, x, rows, rxs, p->n[b], p->xs[b]);
+    } else if (a >= 0 && p->red[a]) {
+        w->k->cols(acc, x, rows, rxs, p->n[b], p->xs[b]);
+    } else {
+        for (int64_t i = 0; i < rows; i++)
+            w->k->cols(acc + (size_t)(i * ros) * 8, x + (size_t)(i * rxs) * w->es, 1, 0,
+                       p->n[b], p->xs[b]);
+    }
+}
+
+/* Every block of the plan, by odometer over the merged dims but the last two. */
+static void walk_plan(const Walk *w, const Plan *p, const char *x, char *acc)
+{
+    int outer = p->m - 2;
+    int64_t idx[MF_MAX_RANK] = {0}, blocks = 1, xo = 0, ao = 0;
+    for (int i = 0; i < outer; i++)
+        blocks *= p->n[i];
+    for (int64_t r = 0; r < blocks; r++) {
+        walk_block(w, p, x + (size_t)xo * w->es, acc + (size_t)ao * 8);
+        for (int i = outer - 1; i >= 0; i--) {
+            xo += p->xs[i];
+            ao += p->os[i];
+            if (++idx[i] < p->n[i])
+                break;
+            xo -= p->xs[i] * p->n[i];
+            ao -= p->os[i] * p->n[i];
+            idx[i] = 0;
+        }
+    }
+}
+
+/* ---- threads: disjoint output elements ------------------------------------------- */
+
+#define SPLIT_MIN (1 << 17)   /* input elements worth waking a worker */
+#define COLUMN_BLOCK 16       /* 64 bytes of float32: threads touch disjoint lines */
+
+typedef struct SplitJob {
+    const Walk *w;
+    const Plan *p;
+    int dim;      /* the kept merged dim cut into pieces */
+    int64_t unit; /* its indices per piece */
+} SplitJob;
+
+static void walk_pieces(void *ctx, int64_t b, int64_t e)
+{
+    const SplitJob *j = ctx;
+    Plan q = *j->p;
+    int d = j->dim;
+    int64_t i0 = b * j->unit, i1 = e * j->unit < q.n[d] ? e * j->unit : q.n[d];
+    q.n[d] = i1 - i0;
+    walk_plan(j->w, &q, j->w->x + (size_t)(i0 * q.xs[d]) * j->w->es,
+              j->w->acc + (size_t)(i0 * q.os[d]) * 8);
+}
+
+/* The kept dim with the most pieces (the outermost on a tie), or -1. */
+static int split_dim(const Plan *p, int64_t *unit)
+{
+    int best = -1;
+    int64_t most = 1;
+    for (int d = 0; d < p->m; d++) {
+        if (p->red[d])
+            continue;
+        int64_t u = d == p->m - 1 ? COLUMN_BLOCK : 1, pieces = (p->n[d] + u - 1) / u;
+        if (pieces > most) {
+            most = pieces;
+            best = d;
+            *unit = u;
+        }
+    }
+    return best;
+}
+
+/* ---- threads: one long row -------------------------------------------------------- */
+
+#define MAX_PARTS 64
+#define ROW_SPLIT_DEPTH 5 /* up to 32 subtrees: even work on a few threads */
+
+/* An accumulator of any of the kernels' types. */
+typedef union Acc {
+    double f;
+    uint64_t u;
+    int64_t i;
+} Acc;
+
+typedef struct RowJob {
+    const Walk *w;
+    int64_t s;
+    int64_t at[MAX_PARTS], n[MAX_PARTS]; /* subtrees: elements [at, at + n) */
+    Acc vals[MAX_PARTS];
+    int nparts;
+} RowJob;
+
+/* Collects the subtrees of [at, at + n) at 'depth' levels down, in order. */
+static void collect_parts(RowJob *j, int64_t at, int64_t n, int depth)
+{
+    if (depth == 0 || n <= j->w->k->leaf) {
+        j->at[j->nparts] = at;
+        j->n[j->nparts++] = n;
+        return;
+    }
+    int64_t h = tree_half(n, j->w->k->leaf);
+    collect_parts(j, at, h, depth - 1);
+    collect_parts(j, at + h, n - h, depth - 1);
+}
+
+/* The value of the tree over 'n' elements from the parts' values, taken in
+ * order from '*next': the tree that collected them. */
+static Acc tree_of_parts(const RowJob *j, int64_t n, int depth, int *next)
+{
+    if (depth == 0 || n <= j->w->k->leaf)
+        return j->vals[(*next)++];
+    int64_t h = tree_half(n, j->w->k->leaf);
+    Acc a = tree_of_parts(j, h, depth - 1, next);
+    Acc b = tree_of_parts(j, n - h, depth - 1, next);
+    j->w->k->combine(&a, &b);
+    return a;
+}
+
+static void row_parts(void *ctx, int64_t b, int64_t e)
+{
+    RowJob *j = ctx;
+    for (int64_t i = b; i < e; i++)
+        j->w->k->value(&j->vals[i], j->w->x + (size_t)(j->at[i] * j->s) * j->w->es, j->n[i],
+                       j->s);
+}
+
+/* One row of 'n' elements, stride 's', into the single accumulator. */
+static void walk_long_row(const Walk *w, int64_t n, int64_t s)
+{
+    RowJob *j = &(RowJob){.w = w, .s = s};
+    collect_parts(j, 0, n, ROW_SPLIT_DEPTH);
+    mf_parallel_for(j->nparts, 1, row_parts, j);
+    int next = 0;
+    Acc v = tree_of_parts(j, n, ROW_SPLIT_DEPTH, &next);
+    w->k->combine(w->acc, &v);
+}
+
+/* ---- entry ------------------------------------------------------------------------ */
+
+static void walk(const Walk *w, const Plan *p, int64_t numel)
+{
+    int64_t unit = 1;
+    int d = split_dim(p, &unit);
+    if (numel < SPLIT_MIN || mf_parallel_threads() < 2) {
+        walk_plan(w, p, w->x, w->acc);
+    } else if (d >= 0) {
+        SplitJob j = {w, p, d, unit};
+        int64_t pieces = (p->n[d] + unit - 1) / unit;
+        int64_t per_piece = numel / pieces, min_pieces = SPLIT_MIN / 2 / (per_piece + 1) + 1;
+        mf_parallel_for(pieces, min_pieces, walk_pieces, &j);
+    } else if (p->m == 1) {
+        walk_long_row(w, p->n[0], p->xs[0]);
+    } else {
+        walk_plan(w, p, w->x, w->acc);
+    }
+}
+
+/* Sets the 'n' accumulators to the identity of 'k' for dtype 'dt'. */
+static void acc_init(void *acc, int64_t n, MfReduceKind k, MfDType dt)
+{
+    if (mf_dtype_is_float(dt)) {
+        double v = k == MF_REDUCE_PROD ? 1.0 : k == MF_REDUCE_MAX ? -HUGE_VAL
+                 : k == MF_REDUCE_MIN ? HUGE_VAL : 0.0;
+        for (int64_t i = 0; i < n; i++)
+            ((double *)acc)[i] = v;
+    } else {
+        int64_t v = k == MF_REDUCE_PROD ? 1 : k == MF_REDUCE_MAX ? INT64_MIN
+                  : k == MF_REDUCE_MIN ? INT64_MAX : 0;
+        for (int64_t i = 0; i < n; i++)
+            ((int64_t *)acc)[i] = v;
+    }
+}
+
+/* Writes the accumulators into the output (dividing by 'count' for a mean). */
+static void acc_finish(const void *acc, MfTensor *out, bool mean, int64_t count)
+{
+    int64_t n = mf_tensor_numel(out);
+    void *o = mf_tensor_data(out);
+    const double *ad = acc;
+    const int64_t *ai = acc;
+    switch (out->dtype) {
+    case MF_FLOAT32:
+        for (int64_t i = 0; i < n; i++)
+            ((float *)o)[i] = (float)(mean ? ad[i] / (double)count : ad[i]);
+        break;
+    case MF_FLOAT64:
+        for (int64_t i = 0; i < n; i++)
+            ((double *)o)[i] = mean ? ad[i] / (double)count : ad[i];
+        break;
+    case MF_INT32:
+        for (int64_t i = 0; i < n; i++)
+            ((int32_t *)o)[i] = (int32_t)(uint32_t)(mean ? ai[i] / count : ai[i]);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            ((int64_t *)o)[i] = mean ? ai[i] / count : ai[i];
+        break;
+    }
+}
+
+MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduced,
+                        MfTensor *out, const char *who)
+{
+    int64_t n = mf_tensor_numel(out);
+    if (n == 0)
+        return MF_OK;
+    Plan p;
+    plan_build(&p, x, reduced);
+    size_t nbytes = (size_t)n * 8;
+    bool in_place = out->dtype == MF_FLOAT64 || out->dtype == MF_INT64;
+    void *acc = in_place ? mf_tensor_data(out) : mf_alloc(nbytes);
+    if (!acc)
+        return mf_err_nomem(who, nbytes);
+    MfReduceKind wk = kind == MF_REDUCE_MEAN ? MF_REDUCE_SUM : kind;
+    acc_init(acc, n, wk, x->dtype);
+    int64_t numel = mf_tensor_numel(x);
+    if (numel > 0) {
+        Walk w = {&kernels[wk][x->dtype], mf_tensor_data(x), acc, mf_dtype_size(x->dtype)};
+        walk(&w, &p, numel);
+    }
+    acc_finish(acc, out, kind == MF_REDUCE_MEAN, p.count);
+    if (!in_place)
+        mf_dealloc(acc, nbytes);
+    return MF_OK;
+}

@@ -1,0 +1,31 @@
+/* reduce_walk.h — the reduction kernel behind Sum, Mean, Max, Min and Prod
+ * (reduce.c), for ops that reduce without going through an op call (a fused
+ * chain ending in a reduction, the gradient of a broadcast).
+ *
+ * The result does not depend on the thread count, bit for bit: the order in
+ * which each output element combines its inputs is fixed by the shapes alone
+ * (reduce_walk.c says which order), and threads only take disjoint output
+ * elements or disjoint subtrees of a float sum. */
+#ifndef MF_OPS_REDUCE_WALK_H
+#define MF_OPS_REDUCE_WALK_H
+
+#include <stdbool.h>
+
+#include "../tensor.h"
+
+typedef enum MfReduceKind {
+    MF_REDUCE_SUM, MF_REDUCE_PROD, MF_REDUCE_MAX, MF_REDUCE_MIN, MF_REDUCE_MEAN
+} MfReduceKind;
+
+/* Reduces 'x' (any strides) over the dims flagged in 'reduced' into 'out',
+ * which the caller allocated with x's dtype and x's shape without (or with
+ * size 1 in place of) the reduced dims; 'out' must be contiguous and may not
+ * overlap 'x'. Floats accumulate in double (sums pairwise), integer sums and
+ * products wrap in 64 bits, an integer mean truncates. Max and min
+ * propagate NaN. An empty reduction gives the identity (NaN for a float
+ * mean): callers refuse max and min of an empty axis first. MF_ENOMEM
+ * (naming 'who') when the accumulators cannot be allocated. */
+MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduced,
+                        MfTensor *out, const char *who);
+
+#endif
