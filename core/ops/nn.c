@@ -1,5 +1,5 @@
-/* nn.c — neural-network ops: Softmax, LogSoftmax (numerically stable: the
- * row maximum is subtracted first), SoftmaxCrossEntropyWithLogits,
+/* nn.c — neural-network ops (Softmax and LogSoftmax live in softmax.c):
+ * SoftmaxCrossEntropyWithLogits,
  * SparseSoftmaxCrossEntropyWithLogits (1-based labels) and BiasAdd, and the
  * composites sigmoid cross-entropy, l2_loss and dropout (see nn.h).
  *
@@ -22,64 +22,6 @@
 #include "reduce.h"
 #include "view.h"
 
-/* ---- softmax and log-softmax -------------------------------------------------- */
-
-static int64_t norm_axis(int64_t axis, int rank)
-{
-    return axis < 0 ? axis + rank : axis;
-}
-
-/* Softmax (or log-softmax) of x viewed as (outer, n, inner), along n. */
-#define SOFTMAX_KERNEL(T, SUF, EXPF, LOGF)                                               \
-    static void softmax_##SUF(const T *x, T *y, int64_t outer, int64_t n, int64_t inner, \
-                              bool logarithm)                                            \
-    {                                                                                    \
-        for (int64_t o = 0; o < outer; o++) {                                            \
-            for (int64_t i = 0; i < inner && n > 0; i++) {                               \
-                const T *xr = x + o * n * inner + i;                                     \
-                T *yr = y + o * n * inner + i;                                           \
-                T m = xr[0], s = 0;                                                      \
-                for (int64_t j = 1; j < n; j++)                                          \
-                    m = xr[j * inner] > m ? xr[j * inner] : m;                           \
-                for (int64_t j = 0; j < n; j++) {                                        \
-                    T e = EXPF(xr[j * inner] - m);                                       \
-                    yr[j * inner] = e;                                                   \
-                    s += e;                                                              \
-                }                                                                        \
-                if (logarithm) {                                                         \
-                    T ls = LOGF(s);                                                      \
-                    for (int64_t j = 0; j < n; j++)                                      \
-                        yr[j * inner] = xr[j * inner] - m - ls;                          \
-                } else {                                                                 \
-                    T r = 1 / s;                                                         \
-                    for (int64_t j = 0; j < n; j++)                                      \
-                        yr[j * inner] *= r;                                              \
-                }                                                                        \
-            }                                                                            \
-        }                                                                                \
-    }
-
-SOFTMAX_KERNEL(float, f32, expf, logf)
-SOFTMAX_KERNEL(double, f64, exp, log)
-
-static MfStatus softmax_infer(MfOpCall *c)
-{
-    const MfTensor *x = c->inputs[0];
-    MfStatus st = mf_check_dtype(c, x, MF_FLOATS,
-                                 "a float dtype (float32 or float64; use mf.cast)");
-    if (st != MF_OK)
-        return st;
-    if (x->rank < 1)
-        return mf_err_set(MF_ESHAPE, "%s: expected a tensor of rank >= 1, got a scalar", op_api(c));
-    int64_t ax = norm_axis(c->attrs->axis, x->rank);
-    if (ax < 0 || ax >= x->rank)
-        return mf_err_set(MF_EARG, "%s: axis %lld out of range for rank %d (axes are 1-based: "
-                          "1..%d, or negative from the end)", op_api(c),
-                          (long long)(c->attrs->axis + 1), x->rank, x->rank);
-    mf_spec_like(c, x, x->dtype);
-    return MF_OK;
-}
-
 /* Product of shape[from..to). */
 static int64_t dims_product(const int64_t *shape, int from, int to)
 {
@@ -88,76 +30,6 @@ static int64_t dims_product(const int64_t *shape, int from, int to)
         p *= shape[i];
     return p;
 }
-
-static MfStatus softmax_run(const MfOpCall *c, MfTensor **outs, bool logarithm)
-{
-    MfTensor *x = mf_tensor_contiguous(c->inputs[0]), *y = outs[0];
-    if (!x)
-        return MF_ENOMEM;
-    int ax = (int)norm_axis(c->attrs->axis, x->rank);
-    int64_t outer = dims_product(x->shape, 0, ax), n = x->shape[ax];
-    int64_t inner = dims_product(x->shape, ax + 1, x->rank);
-    if (x->dtype == MF_FLOAT32)
-        softmax_f32(mf_tensor_data(x), mf_tensor_data(y), outer, n, inner, logarithm);
-    else
-        softmax_f64(mf_tensor_data(x), mf_tensor_data(y), outer, n, inner, logarithm);
-    mf_tensor_release(x);
-    return MF_OK;
-}
-
-static MfStatus softmax_forward(const MfOpCall *c, MfTensor **outs)
-{
-    return softmax_run(c, outs, false);
-}
-
-static MfStatus log_softmax_forward(const MfOpCall *c, MfTensor **outs)
-{
-    return softmax_run(c, outs, true);
-}
-
-/* exp, sum and divide (or subtract) per element. */
-static MfCost softmax_cost(const MfOpCall *c)
-{
-    MfCost cost = mf_cost_elementwise(c);
-    cost.flops *= 4;
-    return cost;
-}
-
-/* The default axis is the last. */
-static const MfAttrDef softmax_attrs[] = {
-    {"axis", MF_ATTR_AXIS, MF_ATTR_POSITIONAL, MF_ATTR_AT(axis), 0, -1, NULL, NULL},
-};
-
-const MfOpDesc mf_desc_softmax = {
-    .name = "Softmax", .api = "softmax", .arity = 1, .flags = 0,
-    .infer = softmax_infer, .forward = softmax_forward, .backward = mf_softmax_grad,
-    .cost = softmax_cost, .attrs = softmax_attrs, .nattrs = MF_NATTRS(softmax_attrs),
-    .lua = "nn.softmax", .inputs = "logits",
-    .summary = "exp(x) / sum(exp(x)) along axis (the last by default)",
-    .topic = "nn",
-    .grad_note = "dx = (dy - sum(dy * s, last axis)) * s with s the output",
-    .details =
-        "exp(logits) / sum(exp(logits)) along 'axis' (1-based, negative from the end; default "
-        "-1, the last axis; also {axis = n}). The row maximum is subtracted first, so large "
-        "logits do not overflow. Float dtypes.",
-    .example =
-        "mf.nn.softmax(mf.tensor{1, 1})                   --> {0.5, 0.5}\n"
-        "mf.nn.softmax(mf.tensor{{0, math.log(3)}})       --> {{0.25, 0.75}}",
-};
-
-const MfOpDesc mf_desc_log_softmax = {
-    .name = "LogSoftmax", .api = "log_softmax", .arity = 1, .flags = 0,
-    .infer = softmax_infer, .forward = log_softmax_forward, .backward = mf_log_softmax_grad,
-    .cost = softmax_cost, .attrs = softmax_attrs, .nattrs = MF_NATTRS(softmax_attrs),
-    .lua = "nn.log_softmax", .inputs = "logits",
-    .summary = "x - log(sum(exp(x))) along axis, computed stably",
-    .topic = "nn",
-    .details =
-        "log(softmax(logits)) along 'axis' (default the last), computed as logits - max - "
-        "log(sum(exp(logits - max))): accurate where softmax underflows.",
-    .example =
-        "mf.nn.log_softmax(mf.tensor{0, 0})               --> {-0.6931, -0.6931}",
-};
 
 /* ---- cross-entropies ---------------------------------------------------------- */
 

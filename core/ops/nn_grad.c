@@ -1,8 +1,7 @@
 /* nn_grad.c — gradients of the NN ops (nn.h) and the pooling ops (pool.h),
  * as TensorFlow's nn_grad.py defines them, written with ops so that tapes
- * record them (higher-order gradients) and graph mode builds them:
- *   Softmax:     dx = (dy - sum(dy * y, axis)) * y
- *   LogSoftmax:  dx = dy - exp(y) * sum(dy, axis)
+ * record them (higher-order gradients) and graph mode builds them
+ * (Softmax's and LogSoftmax's are ops of their own, in softmax.c):
  *   cross-entropies: dlogits = dloss * backprop, plus, when the backprop
  *                output is used, the softmax Jacobian applied to its
  *                gradient; dense labels get -dloss * log_softmax(logits)
@@ -52,25 +51,6 @@ static MfStatus softmax_vjp(MfTensor *s, MfTensor *w, int64_t axis, MfTensor **o
     MF_GRAD_TRY(mf_reduce(MF_OP_SUM, t[0], &axis, 1, true, &t[1]));
     MF_GRAD_TRY(mf_binary(MF_OP_SUB, w, t[1], &t[2]));
     MF_GRAD_TRY(mf_binary(MF_OP_MUL, t[2], s, out));
-done:
-    mf_grad_release_n(t, 3);
-    return st;
-}
-
-MfStatus mf_softmax_grad(const MfGradCall *g, MfTensor **dinputs)
-{
-    return softmax_vjp(g->outputs[0], g->doutputs[0], g->call->attrs->axis, &dinputs[0]);
-}
-
-MfStatus mf_log_softmax_grad(const MfGradCall *g, MfTensor **dinputs)
-{
-    MfTensor *t[3] = {0};
-    int64_t axis = g->call->attrs->axis;
-    MfStatus st;
-    MF_GRAD_TRY(mf_unary(MF_OP_EXP, g->outputs[0], &t[0]));
-    MF_GRAD_TRY(mf_reduce(MF_OP_SUM, g->doutputs[0], &axis, 1, true, &t[1]));
-    MF_GRAD_TRY(mf_binary(MF_OP_MUL, t[0], t[1], &t[2]));
-    MF_GRAD_TRY(mf_binary(MF_OP_SUB, g->doutputs[0], t[2], &dinputs[0]));
 done:
     mf_grad_release_n(t, 3);
     return st;

@@ -591,3 +591,13 @@ MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduce
         mf_dealloc(acc, nbytes);
     return MF_OK;
 }
+
+double mf_sum_row_f32(const float *x, int64_t n)
+{
+    return sum_f32_tree(x, n, 1);
+}
+
+double mf_sum_row_f64(const double *x, int64_t n)
+{
+    return sum_f64_tree(x, n, 1);
+}

@@ -28,4 +28,9 @@ typedef enum MfReduceKind {
 MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduced,
                         MfTensor *out, const char *who);
 
+/* The sum of a contiguous row of 'n' elements, by the tree of
+ * mf_reduce_into (blocked pairwise in double): for row kernels (softmax.c). */
+double mf_sum_row_f32(const float *x, int64_t n);
+double mf_sum_row_f64(const double *x, int64_t n);
+
 #endif

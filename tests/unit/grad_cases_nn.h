@@ -1,5 +1,7 @@
 /* grad_cases_nn.h — gradient-check cases for the NN ops (see grad_cases.h):
- * Softmax and LogSoftmax along inner and outer axes,
+ * Softmax and LogSoftmax along inner and outer axes, their gradient ops
+ * SoftmaxGrad and LogSoftmaxGrad (any y, not only a softmax's: the
+ * formulas are polynomials in y and dy, and exp),
  * SoftmaxCrossEntropyWithLogits (logits and labels, both outputs weighted),
  * SparseSoftmaxCrossEntropyWithLogits (1-based int64 labels), BiasAdd
  * (NHWC and NCHW), MaxPool and AvgPool (VALID and SAME, strides), and the
@@ -70,6 +72,14 @@ static const GradCase cases_nn[] = {
      gcn_axis_m1, NULL, true},
     {MF_OP_LOG_SOFTMAX, "log_softmax (3,2) first axis", 1, {2}, {{3, 2}}, {GCN_F}, -2, 2,
      gcn_axis_0, NULL, false},
+    {MF_OP_SOFTMAX_GRAD, "softmax_grad (2,4) last axis", 2, {2, 2}, {{2, 4}, {2, 4}},
+     {GCN_F, GCN_F}, -2, 2, gcn_axis_m1, NULL, true},
+    {MF_OP_SOFTMAX_GRAD, "softmax_grad (3,2,2) middle axis", 2, {3, 3},
+     {{3, 2, 2}, {3, 2, 2}}, {GCN_F, GCN_F}, -2, 2, gcn_axis_1, NULL, true},
+    {MF_OP_LOG_SOFTMAX_GRAD, "log_softmax_grad (2,4) last axis", 2, {2, 2}, {{2, 4}, {2, 4}},
+     {GCN_F, GCN_F}, -2, 2, gcn_axis_m1, NULL, true},
+    {MF_OP_LOG_SOFTMAX_GRAD, "log_softmax_grad (3,2) first axis", 2, {2, 2},
+     {{3, 2}, {3, 2}}, {GCN_F, GCN_F}, -2, 2, gcn_axis_0, NULL, true},
     {MF_OP_SOFTMAX_XENT, "softmax_cross_entropy (3,4)", 2, {2, 2}, {{3, 4}, {3, 4}},
      {GCN_F, GCN_F}, 0, 1, NULL, gcn_distributions, true},
     {MF_OP_SOFTMAX_XENT, "softmax_cross_entropy (2,2,3)", 2, {3, 3}, {{2, 2, 3}, {2, 2, 3}},

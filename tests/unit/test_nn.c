@@ -18,18 +18,28 @@ static MfTensor *mat(MfDType dt, int64_t r, int64_t c, const double *v)
     return make_tensor(dt, 2, (int64_t[]){r, c}, v);
 }
 
-/* Naive softmax of rows of length n (stride 1). */
-static void ref_softmax(const double *x, double *y, int64_t rows, int64_t n, bool logarithm)
+/* Naive softmax of rows of length n (stride 1); with 'f32', x - max is
+ * rounded to float as the float32 composition (Sub, then Exp) rounds it: an
+ * error of up to 1e-6 relative in exp(x - max) when x - max is near -40. */
+static void ref_softmax_in(const double *x, double *y, int64_t rows, int64_t n, bool logarithm,
+                           bool f32)
 {
     for (int64_t r = 0; r < rows; r++) {
         double m = -DBL_MAX, s = 0;
         for (int64_t j = 0; j < n; j++)
             m = fmax(m, x[r * n + j]);
         for (int64_t j = 0; j < n; j++)
-            s += exp(x[r * n + j] - m);
-        for (int64_t j = 0; j < n; j++)
-            y[r * n + j] = logarithm ? x[r * n + j] - m - log(s) : exp(x[r * n + j] - m) / s;
+            s += exp(f32 ? (double)(float)(x[r * n + j] - m) : x[r * n + j] - m);
+        for (int64_t j = 0; j < n; j++) {
+            double d = f32 ? (double)(float)(x[r * n + j] - m) : x[r * n + j] - m;
+            y[r * n + j] = logarithm ? d - log(s) : exp(d) / s;
+        }
     }
+}
+
+static void ref_softmax(const double *x, double *y, int64_t rows, int64_t n, bool logarithm)
+{
+    ref_softmax_in(x, y, rows, n, logarithm, false);
 }
 
 static void test_softmax_values(void **state)
@@ -80,6 +90,109 @@ static void test_softmax_stable_float32_strided(void **state)
     mf_tensor_release(y);
     mf_tensor_release(t);
     mf_tensor_release(x);
+}
+
+/* Uniform values in [-lo_hi, lo_hi) from a fixed LCG, as doubles. */
+static double *lcg_values(int64_t n, double lo_hi, uint32_t seed)
+{
+    double *v = malloc((size_t)n * sizeof *v);
+    assert_non_null(v);
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        v[i] = lo_hi * ((double)(seed >> 8) / (double)(1u << 23) - 1.0);
+    }
+    return v;
+}
+
+/* The float32 row kernels (softmax.c) against the composition (max, Sub,
+ * Exp, Sum, Div) on the same float32 inputs: within 4 ulp of the result
+ * (softmax), or of the magnitudes log-softmax subtracts; the last axis
+ * (rows of 1000, several leaves of the row sum) and the middle one. */
+static void test_softmax_float32_matches_formula(void **state)
+{
+    (void)state;
+    int64_t rows = 37, n = 1000, total = rows * n;
+    double *v = lcg_values(total, 20, 7), *e = malloc((size_t)total * sizeof *e);
+    assert_non_null(e);
+    MfTensor *x = mat(MF_FLOAT32, rows, n, v), *y = NULL;
+    for (int64_t i = 0; i < total; i++) /* the formula sees the float32 inputs */
+        v[i] = mf_tensor_get(x, i);
+    for (int lg = 0; lg < 2; lg++) {
+        ref_softmax_in(v, e, rows, n, lg, true);
+        assert_int_equal((lg ? mf_log_softmax : mf_softmax)(x, -1, &y), MF_OK);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < total; i++) {
+            double scale = lg ? fabs(v[i]) + 20 + fabs(e[i]) : fabs(e[i]);
+            bad += !(fabs(mf_tensor_get(y, i) - e[i]) <= 4 * 0x1p-24 * scale + 1e-37);
+        }
+        mf_tensor_release(y);
+        assert_int_equal(bad, 0);
+    }
+    mf_tensor_release(x);
+    /* the middle axis of (5, 40, 7): transposed to rows for the formula */
+    int64_t shape[3] = {5, 40, 7};
+    x = make_tensor(MF_FLOAT32, 3, shape, v);
+    double *rows_v = malloc(1400 * sizeof *rows_v);
+    assert_non_null(rows_v);
+    for (int64_t o = 0; o < 5; o++)
+        for (int64_t j = 0; j < 40; j++)
+            for (int64_t i = 0; i < 7; i++)
+                rows_v[(o * 7 + i) * 40 + j] = mf_tensor_get(x, (o * 40 + j) * 7 + i);
+    ref_softmax_in(rows_v, e, 35, 40, false, true);
+    assert_int_equal(mf_softmax(x, 1, &y), MF_OK);
+    int64_t bad = 0;
+    for (int64_t o = 0; o < 5; o++)
+        for (int64_t j = 0; j < 40; j++)
+            for (int64_t i = 0; i < 7; i++) {
+                double want = e[(o * 7 + i) * 40 + j];
+                bad += !(fabs(mf_tensor_get(y, (o * 40 + j) * 7 + i) - want)
+                         <= 4 * 0x1p-24 * want + 1e-37);
+            }
+    mf_tensor_release(y);
+    mf_tensor_release(x);
+    free(rows_v);
+    free(v);
+    free(e);
+    assert_int_equal(bad, 0);
+}
+
+/* SoftmaxGrad and LogSoftmaxGrad in float32 against their formulas in
+ * double (TensorFlow's nn_grad.py): (dy - sum(dy * y)) * y and dy - exp(y)
+ * * sum(dy), rows of 300, within 8 ulp of the magnitudes involved. */
+static void test_softmax_grad_ops_float32(void **state)
+{
+    (void)state;
+    int64_t rows = 11, n = 300, total = rows * n;
+    double *yv = lcg_values(total, 1, 3), *dv = lcg_values(total, 1, 4);
+    MfTensor *y = mat(MF_FLOAT32, rows, n, yv), *dy = mat(MF_FLOAT32, rows, n, dv);
+    MfAttrs a = mf_attrs_default();
+    a.axis = -1;
+    int64_t bad = 0;
+    for (int lg = 0; lg < 2; lg++) {
+        MfTensor *dx = NULL, *in[2] = {y, dy};
+        assert_int_equal(mf_op1(lg ? MF_OP_LOG_SOFTMAX_GRAD : MF_OP_SOFTMAX_GRAD, 2, in, &a,
+                                &dx), MF_OK);
+        for (int64_t r = 0; r < rows; r++) {
+            double s = 0, mag = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double yy = mf_tensor_get(y, r * n + j), d = mf_tensor_get(dy, r * n + j);
+                s += lg ? d : d * yy;
+                mag += fabs(lg ? d : d * yy);
+            }
+            for (int64_t j = 0; j < n; j++) {
+                double yy = mf_tensor_get(y, r * n + j), d = mf_tensor_get(dy, r * n + j);
+                double want = lg ? d - exp(yy) * s : (d - s) * yy;
+                double scale = lg ? fabs(d) + exp(yy) * mag : (fabs(d) + mag) * fabs(yy);
+                bad += !(fabs(mf_tensor_get(dx, r * n + j) - want) <= 8 * 0x1p-24 * scale);
+            }
+        }
+        mf_tensor_release(dx);
+    }
+    mf_tensor_release(y);
+    mf_tensor_release(dy);
+    free(yv);
+    free(dv);
+    assert_int_equal(bad, 0);
 }
 
 static void test_softmax_errors(void **state)
@@ -583,6 +696,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_softmax_values),
         TEST(test_softmax_stable_float32_strided),
+        TEST(test_softmax_float32_matches_formula),
+        TEST(test_softmax_grad_ops_float32),
         TEST(test_softmax_errors),
         TEST(test_softmax_cross_entropy),
         TEST(test_sparse_cross_entropy),

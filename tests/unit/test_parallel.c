@@ -465,6 +465,31 @@ static void test_reductions_match_one_thread(void **state)
     mf_tensor_release(in[0]);
 }
 
+static MfStatus softmax_rows(MfTensor **in, MfTensor **out)
+{
+    return mf_softmax(in[0], -1, out);
+}
+
+static MfStatus log_softmax_grad_rows(MfTensor **in, MfTensor **out)
+{
+    MfAttrs a = mf_attrs_default();
+    a.axis = -1;
+    return mf_op1(MF_OP_LOG_SOFTMAX_GRAD, 2, in, &a, out);
+}
+
+/* Softmax's rows and its gradient ops' rows split over threads (softmax.c):
+ * the same bits on 1, 2 and 3 threads. */
+static void test_softmax_matches_one_thread(void **state)
+{
+    (void)state;
+    int64_t s[2] = {256, 1024};
+    MfTensor *in[2] = {noise(2, s, 11), noise(2, s, 12)};
+    check_split_123(softmax_rows, in);
+    check_split_123(log_softmax_grad_rows, in);
+    mf_tensor_release(in[0]);
+    mf_tensor_release(in[1]);
+}
+
 /* mf_gemm splits by rows of C, or by columns when C is wide and short. */
 static bool mm_ta, mm_tb;
 
@@ -663,6 +688,7 @@ int main(void)
         TEST(test_worker_kept_off_callers_cpu),
         TEST(test_kernels_match_one_thread),
         TEST(test_reductions_match_one_thread),
+        TEST(test_softmax_matches_one_thread),
         TEST(test_gemm_split_matches_one_thread),
         TEST(test_batch_norm_matches_one_thread),
         TEST(test_binary_split_matches_one_thread),
