@@ -66,6 +66,48 @@ local function gradient(f, lo, hi)
   end
 end
 
+-- a reduction of (n / 16384, 64, 256) over 'axes' (1-based): the first,
+-- middle, last or several axes, read in place
+local REDUCE_SIZES = {131072, 4194304}
+local function reduction(f, axes)
+  return function(n)
+    local x = mf.reshape(input(n, -4, 4), {n // 16384, 64, 256})
+    return function() return f(x, axes) end
+  end
+end
+
+-- a row op on (n / 256, 256) along the last axis
+local function rows(f)
+  return function(n)
+    local x = mf.reshape(input(n, -4, 4), {n // 256, 256})
+    return function() return f(x) end
+  end
+end
+
+-- the gradient of sum(f(x) * w) for x of (n / 256, 256) (w: weights that
+-- make the gradient of softmax nonzero)
+local function rows_gradient(f)
+  return function(n)
+    local x = mf.reshape(input(n, -4, 4), {n // 256, 256})
+    local w = mf.reshape(input(n, -1, 1, 2), {n // 256, 256})
+    local g = mf.grad(function(v) return mf.reduce_sum(f(v) * w) end)
+    return function() return g(x) end
+  end
+end
+
+-- per-op overhead: one 1-element add recorded on a tape (time per add)
+local function tape_add()
+  return function()
+    local a, b = mf.Variable(mf.fill({1}, 1.5)), mf.fill({1}, 2.5)
+    return function()
+      local tape = mf.GradientTape()
+      for _ = 1, 100 do local c = a + b end
+      tape:stop()
+      return tape
+    end
+  end
+end
+
 local ROWS = {
   {"exp", unary(mf.exp)},
   {"expm1", unary(mf.expm1)},
@@ -108,6 +150,20 @@ local ROWS = {
   {"sigmoid_grad", gradient(mf.sigmoid)},
   {"erf_grad", gradient(mf.erf)},
   {"gelu_grad", gradient(mf.nn.gelu)},
+  {"sum_first", reduction(mf.reduce_sum, 1), sizes = REDUCE_SIZES},
+  {"sum_middle", reduction(mf.reduce_sum, 2), sizes = REDUCE_SIZES},
+  {"sum_last", reduction(mf.reduce_sum, 3), sizes = REDUCE_SIZES},
+  {"sum_first2", reduction(mf.reduce_sum, {1, 2}), sizes = REDUCE_SIZES},
+  {"sum_last2", reduction(mf.reduce_sum, {2, 3}), sizes = REDUCE_SIZES},
+  {"sum_all", reduction(mf.reduce_sum), sizes = REDUCE_SIZES},
+  {"mean_middle", reduction(mf.reduce_mean, 2), sizes = REDUCE_SIZES},
+  {"max_last", reduction(mf.reduce_max, 3), sizes = REDUCE_SIZES},
+  {"max_first", reduction(mf.reduce_max, 1), sizes = REDUCE_SIZES},
+  {"softmax", rows(mf.nn.softmax), sizes = REDUCE_SIZES},
+  {"log_softmax", rows(mf.nn.log_softmax), sizes = REDUCE_SIZES},
+  {"softmax_grad", rows_gradient(mf.nn.softmax), sizes = REDUCE_SIZES},
+  -- 100 adds per call: the "ms" column is microseconds per add x 10
+  {"tape_add_x100", tape_add(), sizes = {1}},
 }
 
 local only = {}

@@ -71,6 +71,56 @@ def gradient(tf, lo=-4, hi=4):
     return make
 
 
+REDUCE_SIZES = [131072, 4194304]
+
+
+def reduction(tf, nf, axes):
+    def make(n):
+        x = inp(n, -4, 4).reshape(n // 16384, 64, 256)
+        xn = x.numpy()
+        return (lambda: tf(x, axes)), (lambda: nf(xn, axes))
+    return make
+
+
+def rows(tf):
+    def make(n):
+        x = inp(n, -4, 4).reshape(n // 256, 256)
+        return (lambda: tf(x)), None
+    return make
+
+
+def rows_gradient(tf):
+    def make(n):
+        x = inp(n, -4, 4).reshape(n // 256, 256).requires_grad_()
+        w = inp(n, -1, 1, 2).reshape(n // 256, 256)
+
+        def run():
+            with torch.enable_grad():
+                return torch.autograd.grad((tf(x) * w).sum(), x)
+        return run, None
+    return make
+
+
+def tape_add():
+    def make(n):
+        a, b = torch.full((1,), 1.5, requires_grad=True), torch.full((1,), 2.5)
+
+        def run():
+            with torch.enable_grad():
+                for _ in range(100):
+                    a + b
+        return run, None
+    return make
+
+
+def t_sum(x, axes):
+    return x.sum() if axes is None else x.sum(axes)
+
+
+def n_sum(x, axes):
+    return x.sum(axes)
+
+
 ROWS = [
     ("exp", unary(torch.exp, np.exp)),
     ("expm1", unary(torch.expm1, np.expm1)),
@@ -114,6 +164,20 @@ ROWS = [
     ("sigmoid_grad", gradient(torch.sigmoid)),
     ("erf_grad", gradient(torch.erf)),
     ("gelu_grad", gradient(F.gelu)),
+    ("sum_first", reduction(t_sum, n_sum, 0), REDUCE_SIZES),
+    ("sum_middle", reduction(t_sum, n_sum, 1), REDUCE_SIZES),
+    ("sum_last", reduction(t_sum, n_sum, 2), REDUCE_SIZES),
+    ("sum_first2", reduction(t_sum, n_sum, (0, 1)), REDUCE_SIZES),
+    ("sum_last2", reduction(t_sum, n_sum, (1, 2)), REDUCE_SIZES),
+    ("sum_all", reduction(t_sum, n_sum, None), REDUCE_SIZES),
+    ("mean_middle", reduction(lambda x, a: x.mean(a), lambda x, a: x.mean(a), 1),
+     REDUCE_SIZES),
+    ("max_last", reduction(lambda x, a: x.amax(a), lambda x, a: x.max(a), 2), REDUCE_SIZES),
+    ("max_first", reduction(lambda x, a: x.amax(a), lambda x, a: x.max(a), 0), REDUCE_SIZES),
+    ("softmax", rows(lambda x: torch.softmax(x, -1)), REDUCE_SIZES),
+    ("log_softmax", rows(lambda x: torch.log_softmax(x, -1)), REDUCE_SIZES),
+    ("softmax_grad", rows_gradient(lambda x: torch.softmax(x, -1)), REDUCE_SIZES),
+    ("tape_add_x100", tape_add(), [1]),
 ]
 
 
