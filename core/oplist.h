@@ -116,11 +116,13 @@ MF_OP(MF_OP_DEPTHWISE_CONV2D, mf_desc_depthwise_conv2d)
 MF_OP(MF_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, mf_desc_depthwise_conv2d_backprop_input)
 MF_OP(MF_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER, mf_desc_depthwise_conv2d_backprop_filter)
 
-/* nn ops (core/ops/softmax.c, nn.c, pool.c) */
+/* nn ops (core/ops/softmax.c, layer_norm.c, nn.c, pool.c) */
 MF_OP(MF_OP_SOFTMAX, mf_desc_softmax)
 MF_OP(MF_OP_LOG_SOFTMAX, mf_desc_log_softmax)
 MF_OP(MF_OP_SOFTMAX_GRAD, mf_desc_softmax_grad)
 MF_OP(MF_OP_LOG_SOFTMAX_GRAD, mf_desc_log_softmax_grad)
+MF_OP(MF_OP_LAYER_NORM, mf_desc_layer_norm)
+MF_OP(MF_OP_LAYER_NORM_GRAD, mf_desc_layer_norm_grad)
 MF_OP(MF_OP_SOFTMAX_XENT, mf_desc_softmax_xent)
 MF_OP(MF_OP_SPARSE_SOFTMAX_XENT, mf_desc_sparse_softmax_xent)
 MF_OP(MF_OP_BIAS_ADD, mf_desc_bias_add)

@@ -47,6 +47,28 @@ T.test("softmax errors", function()
            "log_softmax: expected a tensor of rank >= 1")
 end)
 
+T.test("layer_norm: torch.nn.functional.layer_norm's values and gradient", function()
+  -- tests/lua/data/gen_layer_norm.py: F.layer_norm(x, (4,), eps=1e-5) in
+  -- float64 and the gradient of sum(y * w)
+  local x = mf.tensor({{1, 2, 4, 7}, {-3, 0.5, 2, 10}}, "float64")
+  local w = mf.tensor({{0.5, -1, 2, 0.25}, {1, 3, -2, 0.5}}, "float64")
+  local y = mf.nn.layer_norm(x, {epsilon = 1e-5})
+  T.eq(y, {{-1.09108841204864, -0.654653047229181, 0.218217682409727, 1.52752377686809},
+           {-1.12884588344388, -0.393783447712983, -0.0787566895425965, 1.60138602069946}},
+       1e-12)
+  local f = function(v) return mf.reduce_sum(mf.nn.layer_norm(v, {epsilon = 1e-5}) * w) end
+  local dx = mf.grad(f)(x)
+  T.eq(dx, {{0.137684755982241, -0.561131309519351, 0.659848748394192, -0.236402194857083},
+            {-0.0013749953026424, 0.470839453785005, -0.556887409461797, 0.0874229509794346}},
+       1e-12)
+  T.raises(function() mf.nn.layer_norm(mf.tensor({1, 2}, "int32")) end,
+           "layer_norm: expected a float dtype")
+  T.raises(function() mf.nn.layer_norm(mf.tensor(1)) end,
+           "layer_norm: expected a tensor of rank >= 1")
+  T.raises(function() mf.nn.layer_norm(mf.tensor{1, 2}, {epsilon = -1}) end,
+           "layer_norm: epsilon must be a finite number >= 0, got -1")
+end)
+
 T.test("softmax_cross_entropy_with_logits: per-row loss", function()
   local logits = mf.tensor({{1, 2, 3}, {0.5, -1, 2}}, "float64")
   local labels = mf.tensor({{0, 0, 1}, {0.25, 0.25, 0.5}}, "float64")

@@ -1,7 +1,9 @@
 /* grad_cases_nn.h — gradient-check cases for the NN ops (see grad_cases.h):
  * Softmax and LogSoftmax along inner and outer axes, their gradient ops
  * SoftmaxGrad and LogSoftmaxGrad (any y, not only a softmax's: the
- * formulas are polynomials in y and dy, and exp),
+ * formulas are polynomials in y and dy, and exp), LayerNorm and
+ * LayerNormGrad (second order: LayerNormGrad's gradient in x is written
+ * with ops),
  * SoftmaxCrossEntropyWithLogits (logits and labels, both outputs weighted),
  * SparseSoftmaxCrossEntropyWithLogits (1-based int64 labels), BiasAdd
  * (NHWC and NCHW), MaxPool and AvgPool (VALID and SAME, strides), and the
@@ -80,6 +82,14 @@ static const GradCase cases_nn[] = {
      {GCN_F, GCN_F}, -2, 2, gcn_axis_m1, NULL, true},
     {MF_OP_LOG_SOFTMAX_GRAD, "log_softmax_grad (3,2) first axis", 2, {2, 2},
      {{3, 2}, {3, 2}}, {GCN_F, GCN_F}, -2, 2, gcn_axis_0, NULL, true},
+    {MF_OP_LAYER_NORM, "layer_norm (2,5)", 1, {2}, {{2, 5}}, {GCN_F}, -2, 2, gcn_bn_eps, NULL,
+     true},
+    {MF_OP_LAYER_NORM, "layer_norm (3,2,4)", 1, {3}, {{3, 2, 4}}, {GCN_F}, -2, 2, gcn_bn_eps,
+     NULL, true},
+    {MF_OP_LAYER_NORM_GRAD, "layer_norm_grad (2,5)", 2, {2, 2}, {{2, 5}, {2, 5}},
+     {GCN_F, GCN_F}, -2, 2, gcn_bn_eps, NULL, true},
+    {MF_OP_LAYER_NORM_GRAD, "layer_norm_grad (3,2,3)", 2, {3, 3}, {{3, 2, 3}, {3, 2, 3}},
+     {GCN_F, GCN_F}, -2, 2, gcn_bn_eps, NULL, true},
     {MF_OP_SOFTMAX_XENT, "softmax_cross_entropy (3,4)", 2, {2, 2}, {{3, 4}, {3, 4}},
      {GCN_F, GCN_F}, 0, 1, NULL, gcn_distributions, true},
     {MF_OP_SOFTMAX_XENT, "softmax_cross_entropy (2,2,3)", 2, {3, 3}, {{2, 2, 3}, {2, 2, 3}},

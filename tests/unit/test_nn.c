@@ -195,6 +195,51 @@ static void test_softmax_grad_ops_float32(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* LayerNorm and LayerNormGrad in float32 (layer_norm.c) against their
+ * formulas in double on the same inputs (torch.nn.functional.layer_norm's,
+ * and its gradient rstd * (dy - mean(dy) - xhat * mean(dy * xhat))): rows of
+ * 300, within 8 ulp of the magnitudes involved. */
+static void test_layer_norm_float32(void **state)
+{
+    (void)state;
+    int64_t rows = 9, n = 300, total = rows * n;
+    double *xv = lcg_values(total, 3, 5), *dv = lcg_values(total, 1, 6), eps = 1e-3;
+    MfTensor *x = mat(MF_FLOAT32, rows, n, xv), *dy = mat(MF_FLOAT32, rows, n, dv);
+    MfAttrs a = mf_attrs_default();
+    a.scalar[0] = eps;
+    MfTensor *y = NULL, *dx = NULL, *in[2] = {x, dy};
+    assert_int_equal(mf_op1(MF_OP_LAYER_NORM, 1, in, &a, &y), MF_OK);
+    assert_int_equal(mf_op1(MF_OP_LAYER_NORM_GRAD, 2, in, &a, &dx), MF_OK);
+    int64_t bad = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        double m = 0, v = 0, mdy = 0, mdx = 0;
+        for (int64_t j = 0; j < n; j++)
+            m += mf_tensor_get(x, r * n + j) / (double)n;
+        for (int64_t j = 0; j < n; j++)
+            v += pow(mf_tensor_get(x, r * n + j) - m, 2) / (double)n;
+        double rs = 1 / sqrt(v + eps);
+        for (int64_t j = 0; j < n; j++) {
+            double xh = (mf_tensor_get(x, r * n + j) - m) * rs, d = mf_tensor_get(dy, r * n + j);
+            mdy += d / (double)n;
+            mdx += d * xh / (double)n;
+        }
+        for (int64_t j = 0; j < n; j++) {
+            double xh = (mf_tensor_get(x, r * n + j) - m) * rs, d = mf_tensor_get(dy, r * n + j);
+            bad += !(fabs(mf_tensor_get(y, r * n + j) - xh) <= 8 * 0x1p-24 * (fabs(xh) + 1));
+            double want = rs * (d - mdy - xh * mdx);
+            double scale = rs * (fabs(d) + fabs(mdy) + fabs(xh * mdx) + 1e-3);
+            bad += !(fabs(mf_tensor_get(dx, r * n + j) - want) <= 16 * 0x1p-24 * scale);
+        }
+    }
+    mf_tensor_release(y);
+    mf_tensor_release(dx);
+    mf_tensor_release(x);
+    mf_tensor_release(dy);
+    free(xv);
+    free(dv);
+    assert_int_equal(bad, 0);
+}
+
 static void test_softmax_errors(void **state)
 {
     (void)state;
@@ -698,6 +743,7 @@ int main(void)
         TEST(test_softmax_stable_float32_strided),
         TEST(test_softmax_float32_matches_formula),
         TEST(test_softmax_grad_ops_float32),
+        TEST(test_layer_norm_float32),
         TEST(test_softmax_errors),
         TEST(test_softmax_cross_entropy),
         TEST(test_sparse_cross_entropy),
