@@ -162,6 +162,10 @@ local ROWS = {
   {"softmax", rows(mf.nn.softmax), sizes = REDUCE_SIZES},
   {"log_softmax", rows(mf.nn.log_softmax), sizes = REDUCE_SIZES},
   {"softmax_grad", rows_gradient(mf.nn.softmax), sizes = REDUCE_SIZES},
+  {"layer_norm", rows(function(x) return mf.nn.layer_norm(x, {epsilon = 1e-5}) end),
+   sizes = REDUCE_SIZES},
+  {"layer_norm_grad", rows_gradient(function(x) return mf.nn.layer_norm(x, {epsilon = 1e-5}) end),
+   sizes = REDUCE_SIZES},
   -- 100 adds per call: the "ms" column is microseconds per add x 10
   {"tape_add_x100", tape_add(), sizes = {1}},
 }

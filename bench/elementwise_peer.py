@@ -177,6 +177,8 @@ ROWS = [
     ("softmax", rows(lambda x: torch.softmax(x, -1)), REDUCE_SIZES),
     ("log_softmax", rows(lambda x: torch.log_softmax(x, -1)), REDUCE_SIZES),
     ("softmax_grad", rows_gradient(lambda x: torch.softmax(x, -1)), REDUCE_SIZES),
+    ("layer_norm", rows(lambda x: F.layer_norm(x, (256,))), REDUCE_SIZES),
+    ("layer_norm_grad", rows_gradient(lambda x: F.layer_norm(x, (256,))), REDUCE_SIZES),
     ("tape_add_x100", tape_add(), [1]),
 ]
 
