@@ -221,23 +221,22 @@ typedef double V4d __attribute__((vector_size(32)));
 typedef float V4f __attribute__((vector_size(16)));
 
 /* GCC's generic conversion splits the 4 floats in halves: with AVX, one
- * vcvtps2pd. */
-static inline V4d load4_float(const float *p)
+ * vcvtps2pd. The vector goes out through a pointer: returned by value it
+ * would change the ABI in builds without AVX (make check's). */
+static inline void load4_float(V4d *d, const float *p)
 {
 #ifdef __AVX__
-    return (V4d)_mm256_cvtps_pd(_mm_loadu_ps(p));
+    *d = (V4d)_mm256_cvtps_pd(_mm_loadu_ps(p));
 #else
     V4f f;
     memcpy(&f, p, sizeof f);
-    return __builtin_convertvector(f, V4d);
+    *d = __builtin_convertvector(f, V4d);
 #endif
 }
 
-static inline V4d load4_double(const double *p)
+static inline void load4_double(V4d *d, const double *p)
 {
-    V4d d;
-    memcpy(&d, p, sizeof d);
-    return d;
+    memcpy(d, p, sizeof *d);
 }
 
 #define NV (COLS / 4)
@@ -261,8 +260,11 @@ static inline void prefetch_cols(const void *p, size_t size)
         int64_t i = 0;                                                                 \
         if (s == 1)                                                                    \
             for (; i + COLS <= n; i += COLS)                                           \
-                UNROLL for (int j = 0; j < NV; j++)                                    \
-                    a[j] += load4_##T(x + i + 4 * j);                                  \
+                UNROLL for (int j = 0; j < NV; j++) {                                  \
+                    V4d v;                                                             \
+                    load4_##T(&v, x + i + 4 * j);                                      \
+                    a[j] += v;                                                         \
+                }                                                                      \
         UNROLL for (int w = NV / 2; w > 0; w /= 2)                                     \
             UNROLL for (int j = 0; j < w; j++)                                         \
                 a[j] += a[j + w];                                                      \
@@ -282,12 +284,15 @@ static inline void prefetch_cols(const void *p, size_t size)
                 for (; k + COLS <= n; k += COLS) {                                     \
                     V4d a[NV];                                                         \
                     UNROLL for (int j = 0; j < NV; j++)                                \
-                        a[j] = load4_double(acc + k + 4 * j);                          \
+                        load4_double(&a[j], acc + k + 4 * j);                          \
                     for (int64_t r = r0; r < r1; r++) {                                \
                         if (r + ROW_GROUP < rows)                                      \
                             prefetch_cols(x + (r + ROW_GROUP) * rs + k, sizeof(T));    \
-                        UNROLL for (int j = 0; j < NV; j++)                            \
-                            a[j] += load4_##T(x + r * rs + k + 4 * j);                 \
+                        UNROLL for (int j = 0; j < NV; j++) {                          \
+                            V4d v;                                                     \
+                            load4_##T(&v, x + r * rs + k + 4 * j);                     \
+                            a[j] += v;                                                 \
+                        }                                                              \
                     }                                                                  \
                     UNROLL for (int j = 0; j < NV; j++)                                \
                         memcpy(acc + k + 4 * j, &a[j], sizeof a[j]);                   \
