@@ -1,17 +1,21 @@
-/* gradient.c — 'mf_tape_gradient': the backward walk over a tape's records.
+/* gradient.c — 'mf_tape_gradient': a tape's records as the records of the
+ * backward walk (autodiff/walk.h).
  *
- * 1. Forward over the records, the ids reachable from the sources ('reach').
- * 2. Seed the target's gradient (ones, or 'output_gradient').
- * 3. Backward over the records: take the gradients of a record's outputs out
- *    of 'grads', run the op's gradient (or the custom function), and add the
- *    input gradients into 'grads' (AddV2 when one is already there).
+ * A record's keys are its tensors' ids. The walk marks what the sources
+ * reach, this file seeds the targets' gradients (ones, or
+ * 'output_gradient'), the walk goes backward over the records, and this
+ * file collects each source's gradient: the sum over the ids it stands for.
+ * Here a record's gradient runs at once on values: the op's 'backward' (or
+ * the override, or the custom function, which gets zeros for unconnected
+ * outputs). A Slice's gradient is added into its window of the held one and
+ * a MatMul's weight gradient by the GEMM itself (autodiff/accumulate.h).
  * The tape is 'busy' meanwhile, so it records nothing itself, while other
- * recording tapes write the gradient ops down (higher-order gradients).
- * Every tensor in the maps is owned by the walk and released at the end. */
+ * recording tapes write the gradient ops down (higher-order gradients). */
 #include "tape_impl.h"
 
 #include <string.h>
 
+#include "autodiff/walk.h"
 #include "core/alloc.h"
 #include "core/create.h"
 #include "core/grad.h"
@@ -20,14 +24,14 @@
 #include "matmul_accumulate.h"
 #include "slice_accumulate.h"
 
-#define STACK_INPUTS 16
+#define INLINE_KEYS 16
 
 typedef struct Walk {
+    MfAdWalk ad;
     MfTape *t;
-    MfIdMap reach;    /* ids that depend on a source */
-    MfIdMap grads;    /* id -> accumulated gradient (owned) */
-    MfIdMap sources;  /* source ids -> marker */
-    MfIdMap kept;     /* source ids made by a record -> their final gradient (owned) */
+    MfAdKey inline_keys[INLINE_KEYS];
+    MfAdKey *keys;    /* the input keys of the record 'describe' saw last */
+    int capkeys;
     int ntargets;
     MfTensor *const *targets;
     /* With hooks: the sources, and per source the first record reading it
@@ -41,27 +45,11 @@ typedef struct Walk {
     int64_t *first_use;
 } Walk;
 
-static void release_map(MfIdMap *m)
-{
-    for (int64_t i = mf_idmap_next(m, 0); i >= 0; i = mf_idmap_next(m, i + 1))
-        mf_tensor_release(m->vals[i]);
-    mf_idmap_free(m);
-}
-
 static void walk_free(Walk *w)
 {
-    mf_idmap_free(&w->reach);
-    mf_idmap_free(&w->sources);
-    release_map(&w->grads);
-    release_map(&w->kept);
-}
-
-static bool any_in(const MfIdMap *m, int n, MfTensor *const *ts)
-{
-    for (int i = 0; i < n; i++)
-        if (mf_idmap_get(m, ts[i]->id))
-            return true;
-    return false;
+    mf_ad_walk_free(&w->ad);
+    if (w->keys != w->inline_keys)
+        mf_free(w->keys);
 }
 
 static bool is_target(const Walk *w, int64_t id)
@@ -99,66 +87,70 @@ static MfStatus mark_sources(Walk *w, int n, const MfTapeSource *sources)
         int64_t one;
         int64_t k = source_ids(w, &sources[i], &ids, &one);
         for (int64_t j = 0; j < k; j++) {
-            MfStatus st = mf_idmap_put(&w->sources, ids[j], (void *)LIVE_WATCHED, "gradient");
-            if (st == MF_OK)
-                st = mf_idmap_put(&w->reach, ids[j], (void *)LIVE_WATCHED, "gradient");
+            MfStatus st = mf_ad_walk_source(&w->ad, ids[j]);
             if (st != MF_OK)
                 return st;
         }
     }
-    const MfTape *t = w->t;
-    for (int64_t k = 0; k < t->nrecs; k++) {
-        const MfTapeRecord *r = &t->recs[k];
-        if (!mf_rec_differentiable(r) || !any_in(&w->reach, r->ninputs, mf_rec_inputs(r)))
-            continue;
-        for (int j = 0; j < r->noutputs; j++) {
-            MfStatus st = mf_idmap_put(&w->reach, r->outputs[j]->id, (void *)LIVE_WATCHED,
-                                       "gradient");
-            if (st != MF_OK)
-                return st;
-        }
+    return mf_ad_walk_mark(&w->ad);
+}
+
+/* ---- the tape's records for the walk ---------------------------------------------- */
+
+static MfStatus describe(void *self, int64_t k, MfAdRecord *r)
+{
+    Walk *w = self;
+    const MfTapeRecord *rec = &w->t->recs[k];
+    MfTensor *const *in = mf_rec_inputs(rec);
+    if (rec->ninputs > w->capkeys) {
+        MfAdKey *keys = mf_calloc((size_t)rec->ninputs, sizeof *keys);
+        if (!keys)
+            return mf_err_nomem("gradient", (unsigned long long)rec->ninputs * sizeof *keys);
+        if (w->keys != w->inline_keys)
+            mf_free(w->keys);
+        w->keys = keys;
+        w->capkeys = rec->ninputs;
     }
+    for (int i = 0; i < rec->ninputs; i++)
+        w->keys[i] = in[i]->id;
+    *r = (MfAdRecord){.passes = mf_rec_differentiable(rec), .op = rec->op, .attrs = rec->attrs,
+                      .override = rec->override, .custom = rec->fn != NULL,
+                      .ninputs = rec->ninputs, .noutputs = rec->noutputs, .inputs = w->keys};
+    for (int j = 0; j < rec->noutputs; j++)
+        r->outputs[j] = rec->outputs[j]->id;
     return MF_OK;
 }
 
-/* Adds 'g' (owned) to the gradient accumulated for 'x'. */
-static MfStatus accumulate(Walk *w, const MfTapeRecord *r, int i, MfTensor *x, MfTensor *g)
+/* Checks the gradient of input 'i' of record 'k' against the input. */
+static MfStatus check(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *r, int i,
+                      MfTensor **gp)
 {
-    if (!mf_shape_equal_t(g, x) || g->dtype != x->dtype) {
-        char a[64], b[64];
-        mf_shape_str(g->rank, g->shape, a, sizeof a);
-        mf_shape_str(x->rank, x->shape, b, sizeof b);
-        MfDType dt = g->dtype;
-        mf_tensor_release(g);
-        return mf_err_set(MF_EINTERNAL, "gradient: the gradient of '%s' for input %d has "
-                          "shape %s (%s), expected %s (%s)", mf_rec_name(r), i + 1, a,
-                          mf_dtype_name(dt), b, mf_dtype_name(x->dtype));
-    }
-    MfTensor *old = mf_idmap_get(&w->grads, x->id);
-    if (old) {
-        MfTensor *sum = NULL;
-        MfStatus st = mf_binary(MF_OP_ADD, old, g, &sum);
-        mf_tensor_release(g);
-        if (st != MF_OK)
-            return st;
-        mf_tensor_release(old);
-        g = sum;
-    }
-    /* Replacing an existing entry cannot fail. */
-    MfStatus st = mf_idmap_put(&w->grads, x->id, g, "gradient");
-    if (st != MF_OK)
-        mf_tensor_release(g);
-    return st;
+    (void)ad;
+    (void)r;
+    const MfTapeRecord *rec = &((Walk *)self)->t->recs[k];
+    MfTensor *g = *gp, *x = mf_rec_inputs(rec)[i];
+    if (mf_shape_equal_t(g, x) && g->dtype == x->dtype)
+        return MF_OK;
+    char a[64], b[64];
+    mf_shape_str(g->rank, g->shape, a, sizeof a);
+    mf_shape_str(x->rank, x->shape, b, sizeof b);
+    MfDType dt = g->dtype;
+    mf_tensor_release(g);
+    *gp = NULL;
+    return mf_err_set(MF_EINTERNAL, "gradient: the gradient of '%s' for input %d has "
+                      "shape %s (%s), expected %s (%s)", mf_rec_name(rec), i + 1, a,
+                      mf_dtype_name(dt), b, mf_dtype_name(x->dtype));
 }
 
 /* Runs the gradient of one record: an op's 'backward' or a custom function
  * (which gets zeros for unconnected outputs). */
-static MfStatus run_backward(const MfTapeRecord *r, MfTensor **dout, MfTensor **din,
-                             const bool *needs)
+static MfStatus backward(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *ar,
+                         MfTensor **dout, const bool *needs, MfTensor **din)
 {
+    (void)ad;
+    (void)ar;
+    const MfTapeRecord *r = &((Walk *)self)->t->recs[k];
     MfTensor *const *in = mf_rec_inputs(r);
-    for (int i = 0; i < r->ninputs; i++)
-        din[i] = NULL;
     if (!r->fn) {
         static const MfAttrs no_attrs;
         MfOpCall c = {.op = r->op, .ninputs = r->ninputs, .inputs = in,
@@ -189,40 +181,19 @@ static MfStatus run_backward(const MfTapeRecord *r, MfTensor **dout, MfTensor **
     return st;
 }
 
-/* Takes the output gradients of record 'r' (keeping those of sources). */
-static bool take_outputs(Walk *w, const MfTapeRecord *r, MfTensor **dout)
-{
-    bool any = false;
-    for (int j = 0; j < MF_MAX_OUTPUTS; j++)
-        dout[j] = NULL;
-    for (int j = 0; j < r->noutputs; j++) {
-        int64_t id = r->outputs[j]->id;
-        dout[j] = mf_idmap_take(&w->grads, id);
-        if (dout[j] && mf_idmap_get(&w->sources, id)) {
-            mf_tensor_retain(dout[j]);
-            if (mf_idmap_put(&w->kept, id, dout[j], "gradient") != MF_OK) {
-                mf_tensor_release(dout[j]);
-                mf_err_clear();
-            }
-        }
-        any = any || dout[j];
-    }
-    return any;
-}
-
 /* A Slice's gradient added into the one held for its input (see
  * slice_accumulate.c); false: nothing done, take the op's gradient. */
 static bool slice_in_place(Walk *w, const MfTapeRecord *r, MfTensor *x, MfTensor *dy)
 {
-    if (r->op != MF_OP_SLICE || !mf_idmap_get(&w->reach, x->id))
+    if (r->op != MF_OP_SLICE || !mf_ad_walk_reached(&w->ad, x->id))
         return false;
-    MfTensor *acc = mf_idmap_get(&w->grads, x->id);
+    MfTensor *acc = mf_ad_walk_held(&w->ad, x->id);
     bool fresh = !acc;
     if (!mf_slice_accumulate(r->op, r->attrs, mf_tape_any_recording(), x, dy, &acc)) {
         mf_err_clear();
         return false;
     }
-    if (fresh && mf_idmap_put(&w->grads, x->id, acc, "gradient") != MF_OK) {
+    if (fresh && mf_ad_walk_hold(&w->ad, x->id, acc) != MF_OK) {
         mf_tensor_release(acc);   /* out of memory: the op's gradient tries again */
         mf_err_clear();
         return false;
@@ -236,7 +207,7 @@ static bool matmul_in_place(Walk *w, const MfTapeRecord *r, MfTensor *const *in,
 {
     if (r->op != MF_OP_MATMUL || r->ninputs != 2 || !dy)
         return false;
-    MfTensor *acc = mf_idmap_get(&w->grads, in[1]->id);
+    MfTensor *acc = mf_ad_walk_held(&w->ad, in[1]->id);
     if (!mf_matmul_accumulate(r->op, r->attrs, mf_tape_any_recording(), in[0], dy, acc)) {
         mf_err_clear();
         return false;
@@ -244,48 +215,25 @@ static bool matmul_in_place(Walk *w, const MfTapeRecord *r, MfTensor *const *in,
     return true;
 }
 
-static MfStatus step(Walk *w, const MfTapeRecord *r, MfTensor **din)
+/* Slice and MatMul gradients added in place (true: the record is done). */
+static bool shortcut(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *ar,
+                     MfTensor **dout, bool *needs)
 {
+    (void)ad;
+    (void)ar;
+    Walk *w = self;
+    const MfTapeRecord *r = &w->t->recs[k];
     MfTensor *const *in = mf_rec_inputs(r);
-    MfTensor *dout[MF_MAX_OUTPUTS];
-    if (!any_in(&w->reach, r->ninputs, in) || !take_outputs(w, r, dout))
-        return MF_OK;
-    /* Only inputs on a path to a source need a gradient (NULL: all, for
-     * long input lists). */
-    bool needs_buf[8];
-    const bool *needs = NULL;
-    if (r->ninputs <= 8) {
-        for (int i = 0; i < r->ninputs; i++)
-            needs_buf[i] = mf_idmap_get(&w->reach, in[i]->id) != NULL;
-        needs = needs_buf;
-    }
-    if (!r->fn && !r->override && slice_in_place(w, r, in[0], dout[0])) {
-        mf_tensor_release(dout[0]);
-        return MF_OK;
-    }
-    if (r->op == MF_OP_MATMUL && r->ninputs == 2 && !r->fn && !r->override && needs[1] &&
+    if (r->fn || r->override)
+        return false;
+    if (slice_in_place(w, r, in[0], dout[0]))
+        return true;
+    if (r->op == MF_OP_MATMUL && r->ninputs == 2 && needs[1] &&
         matmul_in_place(w, r, in, dout[0])) {
-        needs_buf[1] = false; /* added in place: the op's gradient makes da alone */
-        if (!needs_buf[0]) {
-            mf_tensor_release(dout[0]);
-            return MF_OK;
-        }
+        needs[1] = false; /* added in place: the op's gradient makes da alone */
+        return !needs[0];
     }
-    MfStatus st = run_backward(r, dout, din, needs);
-    for (int j = 0; j < r->noutputs; j++)
-        mf_tensor_release(dout[j]);
-    for (int i = 0; i < r->ninputs; i++) {
-        MfTensor *g = din[i];
-        din[i] = NULL;
-        if (!g)
-            continue;
-        if (st != MF_OK || !mf_idmap_get(&w->reach, in[i]->id)) {
-            mf_tensor_release(g);
-            continue;
-        }
-        st = accumulate(w, r, i, in[i], g);
-    }
-    return st;
+    return false;
 }
 
 static MfStatus collect(Walk *w, const MfTapeSource *s, bool zero, MfTensor **out);
@@ -336,27 +284,17 @@ static MfStatus report_ready(Walk *w, int64_t k)
     return st;
 }
 
-static MfStatus walk_back(Walk *w)
+static MfStatus after(MfAdWalk *ad, void *self, int64_t k)
 {
-    MfTensor *stack_din[STACK_INPUTS];
-    for (int64_t k = w->t->nrecs - 1; k >= 0; k--) {
-        const MfTapeRecord *r = &w->t->recs[k];
-        MfTensor **din = stack_din;
-        size_t bytes = (size_t)r->ninputs * sizeof *din;
-        if (r->ninputs > STACK_INPUTS && !(din = mf_alloc(bytes)))
-            return mf_err_nomem("gradient", bytes);
-        MfStatus st = step(w, r, din);
-        if (din != stack_din)
-            mf_dealloc(din, bytes);
-        if (st == MF_OK && w->hooks)
-            st = report_ready(w, k);
-        if (st != MF_OK)
-            return st;
-        if (mf_interrupted)
-            return mf_err_set(MF_EINTR, "gradient: interrupted");
-    }
-    return MF_OK;
+    (void)ad;
+    Walk *w = self;
+    return w->hooks ? report_ready(w, k) : MF_OK;
 }
+
+static const MfAdRecordsOps tape_records = {
+    .who = "gradient", .describe = describe, .shortcut = shortcut, .backward = backward,
+    .check = check, .after = after,
+};
 
 /* The seed: 'output_gradient' (checked against the target) or ones. */
 static MfStatus seed(Walk *w, MfTensor *target, MfTensor *og)
@@ -378,19 +316,7 @@ static MfStatus seed(Walk *w, MfTensor *target, MfTensor *og)
                                     1.0, &s)) != MF_OK) {
         return st;
     }
-    MfTensor *had = mf_idmap_take(&w->grads, target->id), *sum = NULL;
-    if (had) {   /* a target given twice: its seeds add up */
-        st = mf_binary(MF_OP_ADD, had, s, &sum);
-        mf_tensor_release(had);
-        mf_tensor_release(s);
-        if (st != MF_OK)
-            return st;
-        s = sum;
-    }
-    st = mf_idmap_put(&w->grads, target->id, s, "gradient");
-    if (st != MF_OK)
-        mf_tensor_release(s);
-    return st;
+    return mf_ad_walk_add(&w->ad, target->id, s);   /* a target given twice: its seeds add up */
 }
 
 /* The gradient of one source: the sum over the ids it stands for, or NULL
@@ -402,9 +328,7 @@ static MfStatus collect(Walk *w, const MfTapeSource *s, bool zero, MfTensor **ou
     int64_t n = source_ids(w, s, &ids, &one);
     MfTensor *sum = NULL;
     for (int64_t j = 0; j < n; j++) {
-        MfTensor *g = mf_idmap_get(&w->kept, ids[j]);
-        if (!g)
-            g = mf_idmap_get(&w->grads, ids[j]);
+        MfTensor *g = mf_ad_walk_gradient(&w->ad, ids[j]);
         if (!g)
             continue;
         if (!sum) {
@@ -438,8 +362,10 @@ static MfStatus compute(MfTape *t, int nt, MfTensor *const *targets, MfTensor *c
                         const MfTapeHooks *hooks, MfTensor **grads)
 {
     Walk walk, *w = &walk;
-    *w = (Walk){.t = t, .ntargets = nt, .targets = targets, .hooks = hooks, .nsources = n,
-                .srcs = sources, .zero = zero, .out = grads};
+    *w = (Walk){.t = t, .capkeys = INLINE_KEYS, .ntargets = nt, .targets = targets,
+                .hooks = hooks, .nsources = n, .srcs = sources, .zero = zero, .out = grads};
+    w->keys = w->inline_keys;
+    mf_ad_walk_init(&w->ad, &tape_records, w, t->nrecs);
     MfStatus st = mark_sources(w, n, sources);
     if (st == MF_OK && hooks)
         st = find_first_uses(w);
@@ -451,7 +377,7 @@ static MfStatus compute(MfTape *t, int nt, MfTensor *const *targets, MfTensor *c
         }
     if (st == MF_OK && any) {
         t->busy = true;
-        st = walk_back(w);
+        st = mf_ad_walk_back(&w->ad);
         t->busy = false;
     }
     if (st == MF_OK && hooks)

@@ -9,7 +9,7 @@
 
 #include "core/grad.h"
 #include "eager.h"
-#include "idmap.h"
+#include "autodiff/idmap.h"
 
 #define LIVE_WATCHED ((uintptr_t)1)
 #define LIVE_RECORD ((uintptr_t)2)

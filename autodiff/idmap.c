@@ -1,4 +1,4 @@
-/* idmap.c — the tape's hash map from tensor ids to pointers (see idmap.h).
+/* idmap.c — the hash map from keys to pointers (see idmap.h).
  * Deleted slots become tombstones (key -1) so probe chains stay intact; the
  * table is rebuilt when live entries plus tombstones pass half its size. */
 #include "idmap.h"

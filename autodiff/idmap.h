@@ -1,10 +1,11 @@
-/* idmap.h — a small hash map from tensor ids (int64 > 0) to pointers, private
- * to eager/. Open addressing with linear probing; key 0 marks an empty slot.
- * Used as a set (value: any non-NULL marker) for the tensors a tape watches
- * or that depend on watched tensors, and as a map id -> accumulated gradient
- * while a tape computes 'gradient'. The map never owns its values. */
-#ifndef MF_EAGER_IDMAP_H
-#define MF_EAGER_IDMAP_H
+/* idmap.h — a small hash map from keys (int64 > 0: tensor ids, graph output
+ * slots) to pointers. Open addressing with linear probing; key 0 marks an
+ * empty slot. Used as a set (value: any non-NULL marker) for the tensors a
+ * tape watches or that depend on watched tensors, and by the backward walk
+ * (walk.h) as a map key -> accumulated gradient. The map never owns its
+ * values. */
+#ifndef MF_AUTODIFF_IDMAP_H
+#define MF_AUTODIFF_IDMAP_H
 
 #include <stdbool.h>
 #include <stdint.h>
