@@ -1,17 +1,17 @@
-/* gradients.c — 'mf_graph_gradients': the backward walk of eager/gradient.c,
- * over graph nodes instead of tape records.
+/* gradients.c — 'mf_graph_gradients': a graph's nodes as the records of the
+ * backward walk (autodiff/walk.h).
  *
- * 1. Forward over the nodes, those whose outputs depend on an x ('from_x');
- *    backward from the ys, those the ys depend on ('to_y'). Only nodes in
- *    both get gradients.
- * 2. Seed each y's gradient (grad_ys, or ones_like(y)).
- * 3. Backward over the nodes in creation order reversed: run the op's
- *    gradient function with the graph as the default, so the ops it calls
- *    become nodes (under "gradients/<node>_grad/"), and add the input
- *    gradients into the table (AddV2 when one is already there). A node
- *    carrying a custom gradient (custom_gradient.c) runs the user's
- *    function instead, for the inputs f was called with.
- * Every tensor in the table is owned by the walk and released at the end. */
+ * A node output's key is its slot (node * MF_MAX_OUTPUTS + output) + 1. The
+ * walk marks what the xs reach, this file seeds each y's gradient (grad_ys,
+ * or ones_like(y)), the walk goes backward over the nodes in creation order
+ * reversed, and this file collects the xs' gradients. Here a node's gradient
+ * runs with the graph as the default, so the ops it calls become nodes
+ * (under "gradients/<node>_grad/"). A node carrying a custom gradient
+ * (custom_gradient.c) runs the user's function instead, for the inputs f
+ * was called with; a read of a graph variable passes its gradient to the
+ * variable. A Slice's gradient waits until the walk reaches its input, so
+ * that Slices tiling it become one ConcatV2 (autodiff/slices.h).
+ * Every tensor in the walk's table is owned by the walk and released at the end. */
 #include "gradients.h"
 
 #include <limits.h>
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autodiff/walk.h"
 #include "core/alloc.h"
 #include "core/create.h"
 #include "core/grad.h"
@@ -27,17 +28,19 @@
 #include "slice_tiling.h"
 
 #define SCOPE_MAX 256
+#define INLINE_KEYS 16
 
 typedef struct Walk {
+    MfAdWalk ad;
     MfGraph *g;
     int n;                   /* nodes when the walk started */
-    unsigned char *from_x;   /* per node: its outputs depend on an x */
-    unsigned char *to_y;     /* per node: a y depends on it */
-    unsigned char *is_x;     /* per tensor (node * MF_MAX_OUTPUTS + output) */
-    MfTensor **grads;        /* per tensor: accumulated gradient (owned) */
-    int *pend_head;          /* per tensor: the last Slice of it whose gradient waits
-                              * (node index + 1; 0: none), see defer_slice */
+    MfAdKey inline_keys[INLINE_KEYS];
+    MfAdKey *keys;           /* the input keys of the node 'describe' saw last */
+    int capkeys;
+    int *pend_head;          /* per tensor slot: the last Slice of it whose gradient
+                              * waits (node index + 1; 0: none), see defer_slice */
     int *pend_next;          /* per node: the Slice deferred before it (index + 1) */
+    MfTensor **pend_dy;      /* per node: a deferred Slice's output gradient (owned) */
     int lo, hi;              /* ops built outside [lo, hi) are constants */
 } Walk;
 
@@ -46,23 +49,35 @@ static int slot(int node, int output)
     return node * MF_MAX_OUTPUTS + output;
 }
 
+static MfAdKey key(MfNodeInput in)
+{
+    return (MfAdKey)slot(in.node, in.output) + 1;
+}
+
+static MfNodeInput from_key(MfAdKey k)
+{
+    return (MfNodeInput){(int)((k - 1) / MF_MAX_OUTPUTS), (int)((k - 1) % MF_MAX_OUTPUTS)};
+}
+
 static bool reached(const Walk *w, MfNodeInput in)
 {
-    return w->from_x[in.node] || w->is_x[slot(in.node, in.output)];
+    return mf_ad_walk_reached(&w->ad, key(in));
 }
 
 static void walk_free(Walk *w)
 {
-    if (w->grads)
-        for (int i = 0; i < w->n * MF_MAX_OUTPUTS; i++)
-            mf_tensor_release(w->grads[i]);
-    mf_free(w->grads);
+    mf_ad_walk_free(&w->ad);
+    if (w->pend_dy)
+        for (int i = 0; i < w->n; i++)
+            mf_tensor_release(w->pend_dy[i]);
+    mf_free(w->pend_dy);
     mf_free(w->pend_head);
     mf_free(w->pend_next);
-    mf_free(w->from_x);
-    mf_free(w->to_y);
-    mf_free(w->is_x);
+    if (w->keys != w->inline_keys)
+        mf_free(w->keys);
 }
+
+static const MfAdRecordsOps graph_records;
 
 static MfStatus walk_init(Walk *w, MfGraph *g)
 {
@@ -70,16 +85,16 @@ static MfStatus walk_init(Walk *w, MfGraph *g)
     w->g = g;
     w->n = mf_graph_nnodes(g);
     w->hi = INT_MAX;
-    size_t nt = (size_t)(w->n ? w->n : 1) * MF_MAX_OUTPUTS;
-    w->from_x = mf_calloc((size_t)(w->n ? w->n : 1), 1);
-    w->to_y = mf_calloc((size_t)(w->n ? w->n : 1), 1);
-    w->is_x = mf_calloc(nt, 1);
-    w->grads = mf_calloc(nt, sizeof *w->grads);
+    w->keys = w->inline_keys;
+    w->capkeys = INLINE_KEYS;
+    mf_ad_walk_init(&w->ad, &graph_records, w, w->n);
+    size_t nt = (size_t)(w->n ? w->n : 1) * MF_MAX_OUTPUTS, nn = (size_t)(w->n ? w->n : 1);
     w->pend_head = mf_calloc(nt, sizeof *w->pend_head);
-    w->pend_next = mf_calloc((size_t)(w->n ? w->n : 1), sizeof *w->pend_next);
-    if (!w->from_x || !w->to_y || !w->is_x || !w->grads || !w->pend_head || !w->pend_next)
-        return mf_err_nomem("gradients", (unsigned long long)nt * (sizeof *w->grads + 1 +
-                                                                   sizeof *w->pend_head));
+    w->pend_next = mf_calloc(nn, sizeof *w->pend_next);
+    w->pend_dy = mf_calloc(nn, sizeof *w->pend_dy);
+    if (!w->pend_head || !w->pend_next || !w->pend_dy)
+        return mf_err_nomem("gradients", (unsigned long long)nt * sizeof *w->pend_head +
+                            nn * (sizeof *w->pend_next + sizeof *w->pend_dy));
     return MF_OK;
 }
 
@@ -116,49 +131,6 @@ static bool passes(const Walk *w, const MfNode *nd)
            nd->index >= w->lo && nd->index < w->hi;
 }
 
-/* A custom gradient's node is reached from its user-given inputs, not
- * through what its function did inside. */
-static bool custom_reached(const Walk *w, const MfNodeGrad *f)
-{
-    for (int k = 0; k < f->ninputs; k++)
-        if (reached(w, f->inputs[k]))
-            return true;
-    return false;
-}
-
-static void mark(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *xs)
-{
-    for (int i = 0; i < nx; i++)
-        w->is_x[slot(((MfNode *)xs[i]->node)->index, xs[i]->node_output)] = 1;
-    for (int i = 0; i < w->n; i++) {
-        const MfNode *nd = mf_graph_node(w->g, i);
-        if (!passes(w, nd))
-            continue;
-        if (nd->grad) {
-            w->from_x[i] = custom_reached(w, nd->grad);
-            continue;
-        }
-        int src = read_source(nd);
-        if (src >= 0)
-            w->from_x[i] = reached(w, (MfNodeInput){src, 0});
-        for (int k = 0; k < nd->ninputs && !w->from_x[i]; k++)
-            w->from_x[i] = reached(w, nd->inputs[k]);
-    }
-    for (int i = 0; i < ny; i++)
-        w->to_y[((MfNode *)ys[i]->node)->index] = 1;
-    for (int i = w->n - 1; i >= 0; i--) {
-        const MfNode *nd = mf_graph_node(w->g, i);
-        if (!w->to_y[i])
-            continue;
-        for (int k = 0; k < nd->ninputs; k++)
-            w->to_y[nd->inputs[k].node] = 1;
-        if (read_source(nd) >= 0)
-            w->to_y[read_source(nd)] = 1;
-        for (int k = 0; nd->grad && k < nd->grad->ninputs; k++)
-            w->to_y[nd->grad->inputs[k].node] = 1;
-    }
-}
-
 /* "(2,3) (float32)": a shape and dtype, for the messages below. */
 static const char *spec_text(int rank, const int64_t *shape, MfDType dt, char *buf, size_t cap)
 {
@@ -179,42 +151,29 @@ static bool spec_fits(const MfTensor *t, const MfTensorSpec *s)
     return true;
 }
 
-/* Adds 'gr' (owned) to the gradient of the tensor 'in'. 'who'
- * names the node whose gradient produced it. */
-static MfStatus accumulate(Walk *w, MfNodeInput in, MfTensor *gr, const char *who)
+/* Checks that 'gr' (owned) fits the tensor 'in' ('who' names the node
+ * whose gradient produced it); on error releases it and sets '*grp' NULL. */
+static MfStatus check_fits(Walk *w, MfNodeInput in, MfTensor **grp, const char *who)
 {
     const MfNode *p = mf_graph_node(w->g, in.node);
     const MfTensorSpec *s = &p->out[in.output];
-    if (!spec_fits(gr, s)) {
-        char a[96], b[96];
-        spec_text(gr->rank, gr->shape, gr->dtype, a, sizeof a);
-        mf_tensor_release(gr);
-        return mf_err_set(MF_EINTERNAL, "gradients: the gradient from '%s' for '%s:%d' has "
-                          "shape %s, expected %s", who, p->name, in.output, a,
-                          spec_text(s->rank, s->shape, s->dtype, b, sizeof b));
-    }
-    MfTensor **at = &w->grads[slot(in.node, in.output)];
-    if (*at) {
-        MfTensor *sum = NULL;
-        MfStatus st = mf_binary(MF_OP_ADD, *at, gr, &sum);
-        mf_tensor_release(gr);
-        if (st != MF_OK)
-            return st;
-        mf_tensor_release(*at);
-        gr = sum;
-    }
-    *at = gr;
-    return MF_OK;
+    MfTensor *gr = *grp;
+    if (spec_fits(gr, s))
+        return MF_OK;
+    char a[96], b[96];
+    spec_text(gr->rank, gr->shape, gr->dtype, a, sizeof a);
+    mf_tensor_release(gr);
+    *grp = NULL;
+    return mf_err_set(MF_EINTERNAL, "gradients: the gradient from '%s' for '%s:%d' has "
+                      "shape %s, expected %s", who, p->name, in.output, a,
+                      spec_text(s->rank, s->shape, s->dtype, b, sizeof b));
 }
 
-/* A read's gradient is its output's, added to the variable's. */
-static MfStatus run_read(Walk *w, const MfNode *nd)
+/* Adds 'gr' (owned) to the gradient of the tensor 'in', checked first. */
+static MfStatus accumulate(Walk *w, MfNodeInput in, MfTensor *gr, const char *who)
 {
-    MfTensor *gr = w->grads[slot(nd->index, 0)];
-    if (!gr)
-        return MF_OK;
-    mf_tensor_retain(gr);
-    return accumulate(w, (MfNodeInput){read_source(nd), 0}, gr, nd->name);
+    MfStatus st = check_fits(w, in, &gr, who);
+    return st != MF_OK ? st : mf_ad_walk_add(&w->ad, key(in), gr);
 }
 
 /* ones_like(y): a constant when y's shape is known, else Pow(y, 0) (1 for
@@ -439,11 +398,10 @@ static int push_op_scope(MfGraph *g, const char *name)
 
 /* Symbolic inputs and outputs of 'nd' for its gradient call; 'ts' has
  * ninputs + noutputs entries, owned by the caller. */
-static MfStatus node_tensors(Walk *w, const MfNode *nd, MfTensor **ts, bool *needs)
+static MfStatus node_tensors(Walk *w, const MfNode *nd, MfTensor **ts)
 {
     for (int k = 0; k < nd->ninputs; k++) {
         MfNodeInput in = nd->inputs[k];
-        needs[k] = reached(w, in);
         if (!(ts[k] = mf_graph_output(mf_graph_node(w->g, in.node), in.output)))
             return MF_ENOMEM;
     }
@@ -453,57 +411,49 @@ static MfStatus node_tensors(Walk *w, const MfNode *nd, MfTensor **ts, bool *nee
     return MF_OK;
 }
 
-/* Calls the op's gradient for 'nd' (under "<name>_grad/") and adds the
- * input gradients into the table. */
-static MfStatus run_node(Walk *w, MfNode *nd)
+/* Calls the op's gradient for 'nd' (under "<name>_grad/") from 'dout' into
+ * 'din' (owned) for the inputs with 'needs'. */
+static MfStatus op_backward(Walk *w, MfNode *nd, MfTensor **dout, const bool *needs,
+                            MfTensor **din)
 {
-    MfTensor *dout[MF_MAX_OUTPUTS] = {NULL};
-    bool any = false;
-    for (int j = 0; j < nd->noutputs; j++)
-        any |= (dout[j] = w->grads[slot(nd->index, j)]) != NULL;
-    if (!any)
-        return MF_OK;
     MfStatus st = check_known(w, nd);
     if (st != MF_OK)
         return st;
     int ni = nd->ninputs, nt = ni + nd->noutputs;
-    MfTensor **ts = mf_calloc((size_t)(nt + ni + 1), sizeof *ts);
-    bool *needs = mf_calloc((size_t)(ni + 1), sizeof *needs);
-    if (!ts || !needs)
-        st = mf_err_nomem("gradients", (unsigned long long)(nt + 2 * ni) * sizeof *ts);
-    if (st == MF_OK && (st = node_tensors(w, nd, ts, needs)) == MF_OK) {
+    MfTensor **ts = mf_calloc((size_t)(nt + 1), sizeof *ts);
+    if (!ts)
+        st = mf_err_nomem("gradients", (unsigned long long)(nt + 1) * sizeof *ts);
+    if (st == MF_OK && (st = node_tensors(w, nd, ts)) == MF_OK) {
         MfOpCall c = {.op = nd->op, .ninputs = ni, .inputs = ts, .attrs = &nd->attrs,
                       .noutputs = nd->noutputs};
         memcpy(c.out, nd->out, (size_t)nd->noutputs * sizeof *c.out);
         MfGradCall gc = {.call = &c, .outputs = ts + ni, .doutputs = dout, .needs = needs,
                          .override = nd->override};
         int mark = push_op_scope(w->g, nd->name);
-        st = mf_grad_call(&gc, ts + nt);
+        st = mf_grad_call(&gc, din);
         if (mark >= 0)
             mf_graph_pop_scope(w->g, mark);
-        for (int k = 0; k < ni && st == MF_OK; k++) {
-            MfTensor *gr = ts[nt + k];
-            ts[nt + k] = NULL;
-            if (gr && needs[k])
-                st = accumulate(w, nd->inputs[k], gr, nd->name);
-            else
-                mf_tensor_release(gr);
-        }
     }
-    for (int k = 0; ts && k < nt + ni; k++)
+    for (int k = 0; ts && k < nt; k++)
         mf_tensor_release(ts[k]);
     mf_free(ts);
-    mf_free(needs);
     return st;
 }
 
-/* Checks and adds the gradient 'gr' (owned) a custom gradient function
- * gave for its input 'k': a concrete one becomes a Const node; one of
- * another graph or shaped unlike the input is the user's error. */
-static MfStatus custom_accumulate(Walk *w, const MfNode *nd, int k, MfTensor *gr)
+/* Checks the gradient 'gr' a custom gradient function gave for its input
+ * 'k': an integer one is dropped, a concrete one becomes a Const node; one
+ * of another graph or shaped unlike the input is the user's error. On error
+ * or drop '*grp' is released and set NULL. */
+static MfStatus custom_check(Walk *w, const MfNode *nd, int k, MfTensor **grp)
 {
     MfNodeInput in = nd->grad->inputs[k];
     const MfTensorSpec *s = &mf_graph_node(w->g, in.node)->out[in.output];
+    MfTensor *gr = *grp;
+    *grp = NULL;
+    if (!mf_grad_is_float(gr->dtype)) {
+        mf_tensor_release(gr);
+        return MF_OK;
+    }
     if (gr->node && mf_tensor_graph(gr) != w->g) {
         mf_tensor_release(gr);
         return mf_err_set(MF_EARG, "gradients: custom_gradient '%s': the gradient function "
@@ -518,28 +468,24 @@ static MfStatus custom_accumulate(Walk *w, const MfNode *nd, int k, MfTensor *gr
                           nd->name, a, k + 1, spec_text(s->rank, s->shape, s->dtype, b, sizeof b));
     }
     MfStatus st = as_node(w->g, gr, NULL, &gr);
-    return st != MF_OK ? st : accumulate(w, in, gr, nd->name);
+    if (st == MF_OK && (st = check_fits(w, in, &gr, nd->name)) == MF_OK)
+        *grp = gr;
+    return st;
 }
 
 /* A custom gradient's node: its function builds the input gradients from
  * the symbolic output gradient (under "<name>_grad/"); the nodes between
  * its inputs and its output get nothing from it. */
-static MfStatus run_custom(Walk *w, MfNode *nd)
+static MfStatus custom_backward(Walk *w, MfNode *nd, MfTensor **dout, MfTensor **din)
 {
     MfNodeGrad *f = nd->grad;
-    MfTensor *dout[MF_MAX_OUTPUTS] = {NULL};
-    bool any = false;
-    for (int j = 0; j < nd->noutputs; j++)
-        any |= (dout[j] = w->grads[slot(nd->index, j)]) != NULL;
-    if (!any)
-        return MF_OK;
     if (!f->backward)
         return mf_err_set(MF_EARG, "gradients: custom_gradient '%s': its gradient function was "
                           "released when its trace finished; ask for gradients inside the "
                           "traced function", nd->name);
     int ni = f->ninputs;
-    MfTensor **ts = mf_calloc((size_t)(2 * ni + 1), sizeof *ts);
-    MfStatus st = ts ? MF_OK : mf_err_nomem("gradients", (2ULL * ni + 1) * sizeof *ts);
+    MfTensor **ts = mf_calloc((size_t)(ni + 1), sizeof *ts);
+    MfStatus st = ts ? MF_OK : mf_err_nomem("gradients", (ni + 1ULL) * sizeof *ts);
     for (int k = 0; k < ni && st == MF_OK; k++) {
         MfNodeInput in = f->inputs[k];
         if (!(ts[k] = mf_graph_output(mf_graph_node(w->g, in.node), in.output)))
@@ -547,23 +493,112 @@ static MfStatus run_custom(Walk *w, MfNode *nd)
     }
     if (st == MF_OK) {
         int mark = push_op_scope(w->g, nd->name);
-        st = f->backward(f, nd->noutputs, dout, ni, ts, ts + ni);
+        st = f->backward(f, nd->noutputs, dout, ni, ts, din);
         if (mark >= 0)
             mf_graph_pop_scope(w->g, mark);
     }
-    for (int k = 0; ts && k < ni; k++) {
-        MfTensor *gr = ts[ni + k];
-        ts[ni + k] = NULL;
-        if (gr && st == MF_OK && reached(w, f->inputs[k]) && mf_grad_is_float(gr->dtype))
-            st = custom_accumulate(w, nd, k, gr);
-        else
-            mf_tensor_release(gr);
-    }
-    for (int k = 0; ts && k < 2 * ni; k++)
+    for (int k = 0; ts && k < ni; k++)
         mf_tensor_release(ts[k]);
     mf_free(ts);
     return st;
 }
+
+/* ---- the graph's nodes for the walk ---------------------------------------------- */
+
+/* A node's record: a read passes its gradient to the variable, a custom
+ * gradient's node to the inputs f was called with, an op to its inputs. */
+static MfStatus describe(void *self, int64_t k, MfAdRecord *r)
+{
+    Walk *w = self;
+    const MfNode *nd = mf_graph_node(w->g, (int)k);
+    int src = read_source(nd);
+    int ni = src >= 0 ? 1 : nd->grad ? nd->grad->ninputs : nd->ninputs;
+    const MfNodeInput *in = nd->grad ? nd->grad->inputs : nd->inputs;
+    if (ni > w->capkeys) {
+        MfAdKey *keys = mf_calloc((size_t)ni, sizeof *keys);
+        if (!keys)
+            return mf_err_nomem("gradients", (unsigned long long)ni * sizeof *keys);
+        if (w->keys != w->inline_keys)
+            mf_free(w->keys);
+        w->keys = keys;
+        w->capkeys = ni;
+    }
+    for (int i = 0; i < ni; i++)
+        w->keys[i] = src >= 0 ? key((MfNodeInput){src, 0}) : key(in[i]);
+    *r = (MfAdRecord){.passes = passes(w, nd), .op = src >= 0 ? MF_NOPS : nd->op,
+                      .attrs = &nd->attrs, .override = nd->override,
+                      .custom = nd->grad != NULL && src < 0, .ninputs = ni,
+                      .noutputs = nd->noutputs, .inputs = w->keys};
+    for (int j = 0; j < nd->noutputs; j++)
+        r->outputs[j] = key((MfNodeInput){(int)k, j});
+    return MF_OK;
+}
+
+static MfStatus flush_slices(Walk *w, MfNodeInput in);
+
+/* Before a node gives up its outputs' gradients: the Slices of them that wait. */
+static MfStatus before(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *r)
+{
+    (void)ad;
+    Walk *w = self;
+    MfStatus st = MF_OK;
+    for (int j = 0; j < r->noutputs && st == MF_OK; j++)
+        st = flush_slices(w, (MfNodeInput){(int)k, j});
+    return st;
+}
+
+/* A Slice cutting its input along one axis: its gradient waits until the
+ * walk reaches the input (flush_slices), so that Slices tiling the input
+ * (mf.split, a recurrent layer's steps) give one ConcatV2 of their dys
+ * instead of a full-size Pad each, added up (see slice_tiling.c). */
+static bool defer_slice(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *r,
+                        MfTensor **dout, bool *needs)
+{
+    (void)ad;
+    (void)needs;
+    Walk *w = self;
+    const MfNode *nd = mf_graph_node(w->g, (int)k);
+    if (r->op != MF_OP_SLICE || r->custom || nd->override || !dout[0] ||
+        !reached(w, nd->inputs[0]) || mf_slice_window_axis(nd) < 0)
+        return false;
+    int s = slot(nd->inputs[0].node, nd->inputs[0].output);
+    w->pend_next[nd->index] = w->pend_head[s];
+    w->pend_head[s] = nd->index + 1;
+    mf_tensor_retain(dout[0]);
+    w->pend_dy[nd->index] = dout[0];
+    return true;
+}
+
+static MfStatus backward(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *r,
+                         MfTensor **dout, const bool *needs, MfTensor **din)
+{
+    (void)ad;
+    Walk *w = self;
+    MfNode *nd = mf_graph_node(w->g, (int)k);
+    if (r->op == MF_NOPS) {   /* a read: its gradient is its output's */
+        mf_tensor_retain(dout[0]);
+        din[0] = dout[0];
+        return MF_OK;
+    }
+    return r->custom ? custom_backward(w, nd, dout, din) : op_backward(w, nd, dout, needs, din);
+}
+
+static MfStatus check(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *r, int i,
+                      MfTensor **g)
+{
+    (void)ad;
+    Walk *w = self;
+    const MfNode *nd = mf_graph_node(w->g, (int)k);
+    if (r->custom)
+        return custom_check(w, nd, i, g);
+    return check_fits(w, from_key(r->inputs[i]), g, nd->name);
+}
+
+static const MfAdRecordsOps graph_records = {
+    .who = "gradients", .describe = describe, .before = before, .shortcut = defer_slice,
+    .backward = backward, .check = check,
+};
+
 
 static MfStatus check_args(MfGraph *g, int ny, MfTensor *const *ys, int nx,
                            MfTensor *const *xs, MfTensor *const *grad_ys)
@@ -580,21 +615,6 @@ static MfStatus check_args(MfGraph *g, int ny, MfTensor *const *ys, int nx,
     return st;
 }
 
-/* A Slice cutting its input along one axis: its gradient waits until the
- * walk reaches the input (flush_slices), so that Slices tiling the input
- * (mf.split, a recurrent layer's steps) give one ConcatV2 of their dys
- * instead of a full-size Pad each, added up (see slice_tiling.c). */
-static bool defer_slice(Walk *w, const MfNode *nd)
-{
-    if (nd->op != MF_OP_SLICE || nd->override || !w->grads[slot(nd->index, 0)] ||
-        !reached(w, nd->inputs[0]) || mf_slice_window_axis(nd) < 0)
-        return false;
-    int s = slot(nd->inputs[0].node, nd->inputs[0].output);
-    w->pend_next[nd->index] = w->pend_head[s];
-    w->pend_head[s] = nd->index + 1;
-    return true;
-}
-
 /* ConcatV2 of the Slices' gradients in position order, added to 'in's. */
 static MfStatus concat_slices(Walk *w, MfNodeInput in, int n, MfNode **nodes,
                               const int *order, int axis)
@@ -603,7 +623,7 @@ static MfStatus concat_slices(Walk *w, MfNodeInput in, int n, MfNode **nodes,
     if (!parts)
         return mf_err_nomem("gradients", (unsigned long long)n * sizeof *parts);
     for (int i = 0; i < n; i++)
-        parts[i] = w->grads[slot(nodes[order[i]]->index, 0)];
+        parts[i] = w->pend_dy[nodes[order[i]]->index];
     MfAttrs a = mf_attrs_default();
     a.axis = axis;
     MfTensor *sum = NULL;
@@ -613,6 +633,18 @@ static MfStatus concat_slices(Walk *w, MfNodeInput in, int n, MfNode **nodes,
         mf_graph_pop_scope(w->g, mark);
     mf_free(parts);
     return st != MF_OK ? st : accumulate(w, in, sum, nodes[order[0]]->name);
+}
+
+/* A waiting Slice's own gradient (a Pad of its dy), added to its input's. */
+static MfStatus run_slice(Walk *w, MfNode *nd)
+{
+    MfTensor *dout[MF_MAX_OUTPUTS] = {w->pend_dy[nd->index]}, *din = NULL;
+    bool needs = reached(w, nd->inputs[0]);
+    MfStatus st = op_backward(w, nd, dout, &needs, &din);
+    if (st == MF_OK && din && needs)
+        return accumulate(w, nd->inputs[0], din, nd->name);
+    mf_tensor_release(din);
+    return st;
 }
 
 /* The waiting Slice gradients of tensor 'in': one ConcatV2 when they tile
@@ -636,46 +668,36 @@ static MfStatus flush_slices(Walk *w, MfNodeInput in)
         st = concat_slices(w, in, n, nodes, order, axis);
     else
         for (i = n - 1; i >= 0 && st == MF_OK; i--)
-            st = run_node(w, nodes[i]);
+            st = run_slice(w, nodes[i]);
+    for (i = 0; nodes && i < n; i++) {
+        mf_tensor_release(w->pend_dy[nodes[i]->index]);
+        w->pend_dy[nodes[i]->index] = NULL;
+    }
     mf_free(nodes);
     mf_free(order);
     return st;
 }
 
-static MfStatus flush_outputs(Walk *w, const MfNode *nd)
-{
-    MfStatus st = MF_OK;
-    for (int j = 0; j < nd->noutputs && st == MF_OK; j++)
-        st = flush_slices(w, (MfNodeInput){nd->index, j});
-    return st;
-}
-
-/* Seeds, walks back from the latest y, and collects the xs' gradients. */
+/* Seeds, walks back, and collects the xs' gradients. */
 static MfStatus walk(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *const *xs,
                      MfTensor *const *grad_ys, MfTensor **grads)
 {
     MfStatus st = MF_OK;
-    int top = -1;
-    for (int i = 0; i < ny && st == MF_OK; i++) {
-        if (!mf_grad_is_float(ys[i]->dtype))
-            continue;
-        st = seed(w, i, ys[i], grad_ys ? grad_ys[i] : NULL);
-        if (((MfNode *)ys[i]->node)->index > top)
-            top = ((MfNode *)ys[i]->node)->index;
-    }
-    for (int i = top; i >= 0 && st == MF_OK; i--) {
-        MfNode *nd = mf_graph_node(w->g, i);
-        if (!w->from_x[i] || !w->to_y[i] || !passes(w, nd))
-            continue;
-        if ((st = flush_outputs(w, nd)) != MF_OK)
-            break;
-        st = read_source(nd) >= 0 ? run_read(w, nd) : nd->grad ? run_custom(w, nd)
-             : defer_slice(w, nd) ? MF_OK : run_node(w, nd);
-    }
+    for (int i = 0; i < nx && st == MF_OK; i++)
+        st = mf_ad_walk_source(&w->ad, key((MfNodeInput){((MfNode *)xs[i]->node)->index,
+                                                         xs[i]->node_output}));
+    if (st == MF_OK)
+        st = mf_ad_walk_mark(&w->ad);
+    for (int i = 0; i < ny && st == MF_OK; i++)
+        if (mf_grad_is_float(ys[i]->dtype))
+            st = seed(w, i, ys[i], grad_ys ? grad_ys[i] : NULL);
+    if (st == MF_OK)
+        st = mf_ad_walk_back(&w->ad);
     for (int i = 0; i < nx && st == MF_OK; i++)
         st = flush_slices(w, (MfNodeInput){((MfNode *)xs[i]->node)->index, xs[i]->node_output});
     for (int i = 0; i < nx && st == MF_OK; i++) {
-        MfTensor *gr = w->grads[slot(((MfNode *)xs[i]->node)->index, xs[i]->node_output)];
+        MfNodeInput at = {((MfNode *)xs[i]->node)->index, xs[i]->node_output};
+        MfTensor *gr = mf_ad_walk_gradient(&w->ad, key(at));
         if (gr && mf_grad_is_float(xs[i]->dtype)) {
             mf_tensor_retain(gr);
             grads[i] = gr;
@@ -683,6 +705,7 @@ static MfStatus walk(Walk *w, int ny, MfTensor *const *ys, int nx, MfTensor *con
     }
     return st;
 }
+
 
 MfStatus mf_graph_gradients(MfGraph *g, int ny, MfTensor *const *ys, int nx,
                             MfTensor *const *xs, MfTensor *const *grad_ys, MfTensor **grads)
@@ -767,10 +790,8 @@ static MfStatus gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int nx
         pushed = true;
     if (st == MF_OK)
         st = mf_graph_push_scope(g, "gradients", &smark);
-    if (st == MF_OK) {
-        mark(&w, ny, ys, nx, xs);
+    if (st == MF_OK)
         st = walk(&w, ny, ys, nx, xs, grad_ys, grads);
-    }
     if (smark >= 0)
         mf_graph_pop_scope(g, smark);
     if (pushed)
@@ -894,3 +915,4 @@ MfStatus mf_graph_gradients_sources(MfGraph *g, MfTensor *y, MfTensor *grad_y, i
         }
     return st;
 }
+
