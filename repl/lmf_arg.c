@@ -312,12 +312,13 @@ int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want)
 
 void lmf_check_nargs(lua_State *L, const char *fname, int max)
 {
-    int top = lua_gettop(L);
-    while (top > max && lua_isnil(L, top))
-        top--;
-    if (top > max)
+    /* the message names the first value given, not a nil before it */
+    int top = lua_gettop(L), first = max + 1;
+    while (first <= top && lua_isnil(L, first))
+        first++;
+    if (first <= top)
         luaL_error(L, "bad argument #%d to '%s' (no value expected: %s takes at most %d "
-                   "argument%s)", max + 1, fname, fname, max, max == 1 ? "" : "s");
+                   "argument%s)", first, fname, fname, max, max == 1 ? "" : "s");
 }
 
 /* ---- text buffers ------------------------------------------------------------ */

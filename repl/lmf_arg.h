@@ -89,13 +89,14 @@ bool lmf_opt_integer_given(lua_State *L, int idx, const char *fname, const char 
  * error rather than silently ignored. Does nothing when 'idx' holds no table
  * (callers check the argument's type, some also take a positional value). */
 void lmf_check_options(lua_State *L, int idx, const char *fname, const char *const *known);
-/* Raises "bad argument #n to 'fname' (no value expected ...)" when more than
- * 'max' arguments are given (trailing nils aside): hand-written bindings
- * call it first, as the binder does for every op. */
-void lmf_check_nargs(lua_State *L, const char *fname, int max);
 /* Raises "bad argument #arg to 'fname' (want expected, got <type>)", naming
  * the function explicitly (luaL_argerror guesses it from the stack). */
 int lmf_arg_error(lua_State *L, int arg, const char *fname, const char *want);
+/* Raises "bad argument #n to 'fname' (no value expected ...)" when more than
+ * 'max' arguments are given (trailing nils aside; n is the first non-nil one
+ * after 'max'): hand-written bindings call it first, as the binder does for
+ * every op. */
+void lmf_check_nargs(lua_State *L, const char *fname, int max);
 
 /* Pushes an empty text buffer, freed by its __gc should a Lua error unwind
  * before 'lmf_push_strbuf' (for the engine's listings: graph, DOT, tape). */

@@ -487,9 +487,9 @@ static int l_trace(lua_State *L)
     if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
         return luaL_error(L, "trace: mf.trace(f [, {fusion}]) takes an options table after "
                           "the function, got %s", luaL_typename(L, 2));
-    if (!lua_isnoneornil(L, 3))
-        return luaL_error(L, "trace: mf.trace(f [, {fusion}]) takes two arguments, got a "
-                          "third (%s)", luaL_typename(L, 3));
+    /* any argument after the options (a third, or a fifth after nils) is
+     * refused: tf.function's other options have no meaning here */
+    lmf_check_nargs(L, "trace", 2);
     static const char *const known[] = {"fusion", NULL};
     lmf_check_options(L, 2, "trace", known);
     int fusion = lmf_opt_bool(L, 2, "trace", "fusion", 1);

@@ -31,6 +31,17 @@ T.test("extra arguments and unknown options are errors naming the function", fun
   T.eq(mf.relu(mf.tensor{-1, 2}, setmetatable({}, {__index = function() end})), {0, 2})
 end)
 
+T.test("mf.trace(f) refuses any argument after f, after nils too (#35, fuzz seed 2)", function()
+  local f = function() end
+  T.raises(function() return mf.trace(f, nil, nil, nil, coroutine.create(print)) end,
+           "bad argument #5 to 'trace' (no value expected")
+  T.raises(function() return mf.trace(f, nil, {jit_compile = true}) end,
+           "bad argument #3 to 'trace' (no value expected")
+  T.raises(function() return mf.trace(f, {reduce_retracing = true}) end,
+           "unknown option 'reduce_retracing'")
+  T.ok(mf.trace(f, nil, nil) ~= nil, "trailing nils are no arguments")
+end)
+
 T.test("errors from inside lib/ name the function called, at the caller's line", function()
   local ok, err = pcall(function()
     local m = mf.nn.moments(mf.ones{2, 2}, 5)
