@@ -988,15 +988,6 @@ local KNOWN = {
   {".", "^hang: .*mf%.data:", "iterating an endless dataset (epochs() without a count) " ..
    "batched or shuffled by a huge size never ends, as TensorFlow's repeat().batch(n) does; " ..
    "Ctrl-C stops it"},
-  -- found when the walk reached lib/'s classes (issue #35, its lib/ part, open):
-  {"^mf%.layers%.", "^lib/util%.lua:%d+: bad argument #2 to 'format'",
-   "a layer's input check formats a Variable with %d (lib/util.lua's error helper)"},
-  {"^mf%.layers%.", "^lib/[%w_]+%.lua:%d+: [%w_]+: ",
-   "a layer's call passes an op's error on at a library line, not naming the layer"},
-  {"^mf%.losses%.", "^silently accepts",
-   "a loss made from an options table (its Keras form) ignores the arguments after it"},
-  {"^mf%.layers%.", "^bad argument #%d+ to '%?'",
-   "a layer passes a bad or closed operand to an op it holds in a local (Lua names it '?')"},
 }
 
 local function known(t, msg)
