@@ -33,6 +33,10 @@ typedef struct MfTape MfTape;
  * MF_ENOMEM's message set. */
 MfTape *mf_tape_new(bool persistent, bool watch_accessed_variables);
 
+/* Takes a reference (a gradient walk holds one: a custom gradient it runs
+ * may drop the caller's). */
+void mf_tape_retain(MfTape *t);
+
 /* Drops a reference; the last one stops the tape and frees its records. */
 void mf_tape_release(MfTape *t);
 

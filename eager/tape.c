@@ -83,6 +83,11 @@ MfTape *mf_tape_new(bool persistent, bool watch_accessed_variables)
     return t;
 }
 
+void mf_tape_retain(MfTape *t)
+{
+    t->refcount++;
+}
+
 void mf_tape_release(MfTape *t)
 {
     if (!t || --t->refcount > 0)

@@ -99,6 +99,9 @@ static int g_nodes(lua_State *L)
 {
     lmf_check_nargs(L, "nodes", 1);
     MfGraph *g = lmf_check_graph(L, 1);
+    /* a reference of the call's own: the pushes below run the collector,
+     * and a finalizer may free self's box (issue #35 M2) */
+    lmf_push_graph(L, g);
     int nn = mf_graph_nnodes(g);
     lua_createtable(L, nn, 0);
     for (int i = 0; i < nn; i++) {
@@ -130,8 +133,9 @@ static int g_nodes(lua_State *L)
 static int g_get_tensor(lua_State *L)
 {
     lmf_check_nargs(L, "get_tensor", 2);
-    MfGraph *g = lmf_check_graph(L, 1);
-    MfTensor *t = mf_graph_get_tensor(g, luaL_checkstring(L, 2), "get_tensor");
+    lmf_check_graph(L, 1);
+    const char *name = luaL_checkstring(L, 2);   /* a number converts: Lua runs */
+    MfTensor *t = mf_graph_get_tensor(lmf_check_graph(L, 1), name, "get_tensor");
     if (!t)
         return lmf_raise(L);
     lmf_push_tensor(L, t);
@@ -155,9 +159,9 @@ static int g_tostring(lua_State *L)
 static int g_to_dot(lua_State *L)
 {
     lmf_check_nargs(L, "to_dot", 1);
-    MfGraph *g = lmf_check_graph(L, 1);
+    lmf_check_graph(L, 1);
     MfStrBuf *b = lmf_new_strbuf(L);
-    lmf_push_strbuf(L, b, mf_graph_dot(g, b));
+    lmf_push_strbuf(L, b, mf_graph_dot(lmf_check_graph(L, 1), b));   /* after the allocation */
     return 1;
 }
 

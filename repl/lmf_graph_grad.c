@@ -109,8 +109,9 @@ static int l_gradients(lua_State *L)
 static int g_write_dot(lua_State *L)
 {
     lmf_check_nargs(L, "write_dot", 2);
-    MfGraph *g = lmf_check_graph(L, 1);
-    lmf_check_written(L, mf_graph_write_dot(g, lmf_check_path(L, 2, "write_dot")));
+    lmf_check_graph(L, 1);
+    const char *path = lmf_check_path(L, 2, "write_dot");
+    lmf_check_written(L, mf_graph_write_dot(lmf_check_graph(L, 1), path));   /* self read last */
     return 0;
 }
 
@@ -119,8 +120,9 @@ static int g_write_dot(lua_State *L)
 static int g_render(lua_State *L)
 {
     lmf_check_nargs(L, "render", 2);
-    MfGraph *g = lmf_check_graph(L, 1);
-    lmf_check_written(L, mf_graph_render(g, lmf_check_path(L, 2, "render")));
+    lmf_check_graph(L, 1);
+    const char *path = lmf_check_path(L, 2, "render");
+    lmf_check_written(L, mf_graph_render(lmf_check_graph(L, 1), path));   /* self read last */
     return 0;
 }
 

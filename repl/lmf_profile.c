@@ -63,20 +63,33 @@ static int r_gc(lua_State *L)
     return 0;
 }
 
-/* Pushes a record of the 'n' fields 'f' (core/profile/report.h). */
-static void push_record(lua_State *L, const MfProfField *f, int n)
+/* The fields of row 'i' (or, 'events' set, of event 'i') of the report at
+ * 1, read from the box again: every push may run the collector, and a
+ * finalizer may free the report (issue #35 M2), so no field pointer is kept
+ * across a push. Returns how many fields (0 past the end). */
+static int fields_at(lua_State *L, bool events, int64_t i, MfProfField *f)
 {
-    lua_createtable(L, 0, n);
-    for (int i = 0; i < n; i++) {
-        if (f[i].kind == MF_PROF_STRING)
-            lua_pushstring(L, f[i].str);
-        else if (f[i].kind == MF_PROF_INTEGER)
-            lua_pushinteger(L, (lua_Integer)f[i].num);
-        else if (f[i].kind == MF_PROF_BOOL)
-            lua_pushboolean(L, f[i].num != 0);
+    const MfProfReport *r = check_report(L, 1);
+    if (events)
+        return i < r->nevents ? mf_prof_event_fields(r, &r->events[i], f) : 0;
+    return i < r->nrows ? mf_prof_row_fields(r, &r->rows[i], f) : 0;
+}
+
+/* Pushes the record of row or event 'i' (core/profile/report.h). */
+static void push_record(lua_State *L, bool events, int64_t i)
+{
+    MfProfField f[MF_PROF_MAX_FIELDS];
+    lua_createtable(L, 0, MF_PROF_MAX_FIELDS);
+    for (int k = 0; k < fields_at(L, events, i, f); k++) {
+        if (f[k].kind == MF_PROF_STRING)
+            lua_pushstring(L, f[k].str);   /* copied before the collector runs */
+        else if (f[k].kind == MF_PROF_INTEGER)
+            lua_pushinteger(L, (lua_Integer)f[k].num);
+        else if (f[k].kind == MF_PROF_BOOL)
+            lua_pushboolean(L, f[k].num != 0);
         else
-            lua_pushnumber(L, f[i].num);
-        lua_setfield(L, -2, f[i].key);
+            lua_pushnumber(L, f[k].num);
+        lua_setfield(L, -2, f[k].key);   /* keys are static */
     }
 }
 
@@ -96,11 +109,9 @@ static void set_printer(lua_State *L, int box, lua_CFunction fn)
 static int r_rows(lua_State *L)
 {
     lmf_check_nargs(L, "rows", 1);
-    const MfProfReport *r = check_report(L, 1);
-    lua_createtable(L, (int)r->nrows, 0);
-    MfProfField f[MF_PROF_MAX_FIELDS];
-    for (int64_t i = 0; i < r->nrows; i++) {
-        push_record(L, f, mf_prof_row_fields(r, &r->rows[i], f));
+    lua_createtable(L, (int)check_report(L, 1)->nrows, 0);
+    for (int64_t i = 0; i < check_report(L, 1)->nrows; i++) {
+        push_record(L, false, i);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     set_printer(L, 1, rows_tostring);
@@ -114,14 +125,13 @@ static int r_rows(lua_State *L)
 static int r_gemms(lua_State *L)
 {
     lmf_check_nargs(L, "gemms", 1);
-    const MfProfReport *r = check_report(L, 1);
+    check_report(L, 1);
     lua_newtable(L);
     lua_Integer n = 0;
-    MfProfField f[MF_PROF_MAX_FIELDS];
-    for (int64_t i = 0; i < r->nevents; i++) {
-        if (r->events[i].kind == MF_PROF_OP)
+    for (int64_t i = 0; i < check_report(L, 1)->nevents; i++) {
+        if (check_report(L, 1)->events[i].kind == MF_PROF_OP)
             continue;
-        push_record(L, f, mf_prof_event_fields(r, &r->events[i], f));
+        push_record(L, true, i);
         lua_rawseti(L, -2, ++n);
     }
     set_printer(L, 1, gemms_tostring);
@@ -132,8 +142,9 @@ static int r_gemms(lua_State *L)
 static int r_save_trace(lua_State *L)
 {
     lmf_check_nargs(L, "save_trace", 2);
-    const MfProfReport *r = check_report(L, 1);
+    check_report(L, 1);
     const char *path = lmf_check_path(L, 2, "save_trace");
+    const MfProfReport *r = check_report(L, 1);   /* converting the path runs Lua */
     lmf_check_written(L, mf_prof_save_trace(r, path));
     return 0;
 }

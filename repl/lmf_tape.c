@@ -252,8 +252,11 @@ static int t_gradient(lua_State *L)
     for (int i = 0; i < n; i++)
         grads[i] = NULL;
     TapeBox *box = check_box(L, 1);   /* still open after the reads' metamethods */
+    MfTape *t = box->t;
     lua_State *saved = lmf_set_grad_state(L);   /* custom gradients run on L */
-    MfStatus st = mf_tape_window_gradients(&box->win, box->t, nt, ts, n, src, og, zero, grads);
+    mf_tape_retain(t);   /* for the walk: a custom gradient may free the box's reference */
+    MfStatus st = mf_tape_window_gradients(&box->win, t, nt, ts, n, src, og, zero, grads);
+    mf_tape_release(t);
     lmf_set_grad_state(saved);
     if (st != MF_OK)
         lmf_raise(L);
@@ -274,8 +277,10 @@ static int jacobian(lua_State *L, const char *fname, bool batch)
         return luaL_error(L, "%s: output_gradients is not an option of a jacobian", fname);
     MfTape *t = check_tape(L, 1);   /* still open after the options' metamethods */
     lua_State *saved = lmf_set_grad_state(L);
+    mf_tape_retain(t);   /* for the walk, as in t_gradient */
     MfStatus st = batch ? mf_tape_batch_jacobian(t, y, &src, zero, &out)
                         : mf_tape_jacobian(t, y, &src, zero, &out);
+    mf_tape_release(t);
     lmf_set_grad_state(saved);
     if (st != MF_OK)
         return lmf_raise(L);

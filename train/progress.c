@@ -222,6 +222,9 @@ MfStatus mf_progress_check_epoch(const MfProgress *p, int64_t epoch)
 MfStatus mf_progress_update(MfProgress *p, int64_t step, int64_t epoch, bool named_epoch,
                             double now, FILE *out)
 {
+    if (p->ended)
+        return mf_err_set(MF_EARG, "update: the progress line was ended by done(); "
+                          "mf.progress{...} makes a new one");
     MfStatus st = mf_progress_check_epoch(p, epoch);
     if (st != MF_OK)
         return st;
@@ -243,6 +246,9 @@ MfStatus mf_progress_update(MfProgress *p, int64_t step, int64_t epoch, bool nam
 
 void mf_progress_done(MfProgress *p, double now, FILE *out)
 {
+    if (p->ended)
+        return;
+    p->ended = true;
     if (p->finished && p->last_draw >= 0)
         return;
     p->finished = true;

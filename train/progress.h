@@ -37,6 +37,7 @@ typedef struct MfProgress {
     int64_t first_done;        /* 'done' after the first update */
     double interval;           /* seconds between plain lines */
     bool tty, finished;
+    bool ended;                /* done() was called: no update after it */
     bool show_epoch;           /* epochs given, or an update named its epoch */
     int64_t drawn_epoch;
     int nmetrics;
@@ -76,12 +77,16 @@ MfStatus mf_progress_check_epoch(const MfProgress *p, int64_t epoch);
 
 /* Records an update at ('step', 'epoch') at time 'now' ('named_epoch': the
  * update gave its epoch, so the line shows it) and draws the line to 'out'
- * when it is due ('out' NULL: never; mf_progress_line reads it). Error: mf_progress_check_epoch's, with nothing changed. */
+ * when it is due ('out' NULL: never; mf_progress_line reads it). Errors, with
+ * nothing changed: mf_progress_check_epoch's; the line was ended by
+ * mf_progress_done (as the update's own arguments may do from Lua: issue #35
+ * M2). */
 MfStatus mf_progress_update(MfProgress *p, int64_t step, int64_t epoch, bool named_epoch,
                             double now, FILE *out);
 
 /* Ends the line: the final state with the total time, unless the finish was
- * already drawn or nothing was updated ('out' NULL: records the end only). */
+ * already drawn or nothing was updated ('out' NULL: records the end only).
+ * Later updates are refused; ending it again does nothing. */
 void mf_progress_done(MfProgress *p, double now, FILE *out);
 
 /* The line at time 'now' (no line ending) into 'buf', '.' as the decimal
