@@ -218,11 +218,20 @@ function Embedding:forward(ids)
   return rows * mf.expand_dims(mf.cast(keep, rows.dtype), -1)
 end
 
--- embedding:compute_mask(ids) -> (ids ~= 0) as booleans with mask_zero, else nil (Keras).
-function Embedding:compute_mask(ids)
-  if not self.mask_zero then return nil end
-  if type(ids) == "table" and not getmetatable(ids) then ids = mf.tensor(ids, "int64") end
+-- embedding:compute_mask(ids [, mask]) -> (ids ~= 0) as booleans with mask_zero, else nil
+-- (Keras's compute_mask(inputs, mask): the previous mask is not used). The ids are
+-- checked either way.
+function Embedding:compute_mask(ids, mask)
+  if type(ids) == "table" and not getmetatable(ids) then
+    local ok, t = pcall(mf.tensor, ids, "int64")
+    if not ok then self:fail("compute_mask: expected ids (an array of integers): %s", t) end
+    ids = t
+  end
   if not lib.is_tensor(ids) then self:fail("compute_mask: expected ids, got %s", type(ids)) end
+  if mask ~= nil and not lib.is_tensor(mask) then
+    self:fail("compute_mask: mask must be a tensor or nil, got %s", type(mask))
+  end
+  if not self.mask_zero then return nil end
   return mf.not_equal(ids, 0)
 end
 lib.publish_methods(Embedding, {"compute_mask"})

@@ -158,6 +158,12 @@ T.test("Embedding{mask_zero}: id 0 is padding; its mask makes an LSTM skip those
   T.eq(x, {{rows[1], rows[2], {0, 0}}, {rows[3], {0, 0}, {0, 0}}})
   T.eq(e:compute_mask(ids), {{true, true, false}, {true, false, false}})
   T.eq(L.Embedding(3, 2):compute_mask(ids), nil)
+  -- the ids are checked with or without mask_zero (API fuzzer, seeds 2 and 4)
+  T.raises(function() L.Embedding(3, 2):compute_mask() end, "compute_mask: expected ids, got nil")
+  T.raises(function() L.Embedding(3, 2):compute_mask({bogus = 1}) end,
+           "compute_mask: expected ids (an array of integers)")
+  T.raises(function() L.Embedding(3, 2):compute_mask(ids, coroutine.create(print)) end,
+           "compute_mask: mask must be a tensor or nil, got thread")
   -- Keras: trailing masked steps leave the last valid step's output
   local lstm = L.LSTM(2)
   local y = lstm(x, {mask = e:compute_mask(ids)}):totable()
