@@ -34,7 +34,11 @@ lib.help("layers", "layers",
   "statistics with training = true, which also update the moving mean and variance in " ..
   "every mode with nothing extra to run; the moving statistics otherwise), " ..
   "LayerNormalization{epsilon}, Embedding(input_dim, output_dim, {mask_zero}) (1-based ids; " ..
-  "mask_zero: id 0 is padding, zeros out, e:compute_mask(ids) gives the mask for an RNN), " ..
+  "mask_zero: id 0 is padding, zeros out, e:compute_mask(ids) gives the mask for an RNN; " ..
+  "in a Sequential the mask goes to the next layer by itself, as in Keras: recurrent " ..
+  "layers skip masked steps and pass it on with return_sequences, Dense, Dropout, " ..
+  "Activation, LayerNormalization pass it on, other layers drop it, BatchNormalization " ..
+  "refuses it), " ..
   "LSTM(units, {return_sequences, return_state, go_backwards, use_bias, stateful, dropout, " ..
   "recurrent_dropout, unit_forget_bias = true, zero_output_for_mask}), GRU (also " ..
   "reset_after = true), SimpleRNN (Keras's weights; unrolled over time with ops, so BPTT is " ..
@@ -59,6 +63,26 @@ lib.layer_classes = {}
 
 local Layer = {class_name = "Layer"}
 lib.Layer = Layer
+
+-- Masks, as Keras's: in a Sequential, the mask a layer makes (Embedding{mask_zero}) goes
+-- to the next layer: to its call as {mask = m} when it takes one (takes_mask_: the
+-- recurrent layers); on past it when it supports masking (layer:compute_mask(x, m) if it
+-- has one, else unchanged: Dense, Dropout, Activation, LayerNormalization); any other
+-- layer drops it (Keras warns there). BatchNormalization refuses one (Keras's computes
+-- masked batch statistics; moonflow's does not).
+Layer.supports_masking = false
+
+-- The mask after 'layer', which got input 'x' with mask 'mask' (nil: none).
+function lib.output_mask(layer, x, mask)
+  if mask ~= nil and layer.refuses_mask_ then
+    layer:fail("the input has a mask (from Embedding{mask_zero} or a recurrent layer); %s",
+               layer.refuses_mask_)
+  end
+  if not layer.supports_masking then return nil end
+  if layer.mask_from_call_ then return layer.mask_out_ end   -- a Sequential's last mask
+  if layer.compute_mask then return layer:compute_mask(x, mask) end
+  return mask
+end
 
 -- Properties read through model.<name>; each returns a fresh array of the
 -- same Variable objects, in the same order, on every read.
@@ -284,6 +308,7 @@ lib.check_bool = check_bool
 -- ---- Dense ------------------------------------------------------------------
 
 local Dense = lib.class("Dense", Layer, "dense")
+Dense.supports_masking = true
 local dense_keys = {activation = true, use_bias = true, kernel_initializer = true,
                     bias_initializer = true, name = true, input_shape = true}
 
@@ -574,6 +599,7 @@ function Flatten:forward(x)
 end
 
 local Dropout = lib.class("Dropout", Layer, "dropout")
+Dropout.supports_masking = true
 
 -- Dropout(rate, {seed}): zeroes a fraction 'rate' and scales the rest by
 -- 1/(1-rate) with training = true; the identity otherwise (Keras).
@@ -597,6 +623,7 @@ function Dropout:forward(x, training)
 end
 
 local Activation = lib.class("Activation", Layer, "activation")
+Activation.supports_masking = true
 
 -- Activation(fn or name): applies it ("relu", "sigmoid", ...); ReLU() is Activation("relu").
 function layers.Activation(a, opts)

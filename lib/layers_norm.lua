@@ -28,6 +28,8 @@ end
 -- ---- BatchNormalization -----------------------------------------------------------------
 
 local BN = lib.class("BatchNormalization", Layer, "batch_normalization")
+BN.refuses_mask_ = "masked batch statistics (Keras's) are not supported: normalize before " ..
+                   "the Embedding or after the sequence is reduced"
 
 local bn_inits = {beta_initializer = "zeros", gamma_initializer = "ones",
                   moving_mean_initializer = "zeros", moving_variance_initializer = "ones"}
@@ -129,6 +131,7 @@ end
 -- ---- LayerNormalization -------------------------------------------------------------------
 
 local LN = lib.class("LayerNormalization", Layer, "layer_normalization")
+LN.supports_masking = true   -- each position on its own (Keras)
 
 -- LayerNormalization{epsilon = 1e-3, center = true, scale = true, name}: over the last axis.
 function layers.LayerNormalization(opts)
@@ -192,6 +195,7 @@ function layers.Embedding(input_dim, output_dim, opts)
   local self = lib.new_layer(Embedding, opts)
   self.input_dim, self.output_dim = input_dim, output_dim
   self.mask_zero = lib.check_bool(fname, "mask_zero", opts.mask_zero, false)
+  self.supports_masking = self.mask_zero   -- Keras: its mask goes to the next layer
   self.input_dtype_ = "int64" -- model:build feeds ids
   self.init = lib.initializer(fname, "embeddings_initializer", opts.embeddings_initializer,
                               mf.initializers.random_uniform{minval = -0.05, maxval = 0.05})

@@ -361,8 +361,21 @@ local function apply(self, x, opts, ...)
   return table.unpack(out, 2, out.n)
 end
 
+-- layer:compute_mask(x, mask) -> the mask of the output (Keras's): the same mask with
+-- return_sequences (one output per step), else nil.
+local function compute_mask(self, x, mask)
+  if mask ~= nil and not lib.is_tensor(mask) then
+    self:fail("compute_mask: mask must be a tensor or nil, got %s", type(mask))
+  end
+  if x ~= nil and not lib.is_tensor(x) then
+    self:fail("compute_mask: expected the layer's input (a tensor) or nil, got %s", type(x))
+  end
+  return self.return_sequences and mask or nil
+end
+
 for _, cls in ipairs(classes) do
   cls.check_input_, cls.apply_, cls.forward, cls.reset_state = check_input, apply, forward,
                                                                reset_state
-  lib.publish_methods(cls, {"reset_state"})
+  cls.compute_mask, cls.supports_masking, cls.takes_mask_ = compute_mask, true, true
+  lib.publish_methods(cls, {"reset_state", "compute_mask"})
 end

@@ -282,15 +282,35 @@ end
 
 function Sequential:layers_list_() return self.layers end
 
+-- model(x [, {training, mask}]): 'mask' (as Keras's) is the input's mask; each layer's
+-- mask goes to the next (lib.output_mask), and the last one is the model's own, so a
+-- Sequential inside a Sequential passes masks through as one layer.
+Sequential.supports_masking, Sequential.takes_mask_ = true, true
+Sequential.mask_from_call_ = true
 function Sequential:apply_(x, opts, ...)
   if select("#", ...) > 0 then
-    self:fail("expected (x [, {training}]), got %d arguments", select("#", ...) + 2)
+    self:fail("expected (x [, {training, mask}]), got %d arguments", select("#", ...) + 2)
   end
-  local training = lib.training_flag(self, opts)
+  opts = check_opts(self:label(), opts, {training = true, mask = true})
+  local training = lib.training_flag(self, opts.training ~= nil and {training = opts.training}
+                                           or nil)
   if #self.layers == 0 then self:fail("the model has no layers (model:add(layer))") end
   local topts = training and TRAINING or nil
-  for _, layer in ipairs(self.layers) do x = layer(x, topts) end
-  self.built = true
+  local mask = opts.mask
+  if mask ~= nil and not lib.is_tensor(mask) then
+    self:fail("option 'mask' must be a tensor, got %s", type(mask))
+  end
+  self.mask_out_ = nil
+  for _, layer in ipairs(self.layers) do
+    local input = x
+    if mask ~= nil and layer.takes_mask_ then
+      x = layer(x, {training = training or nil, mask = mask})
+    else
+      x = layer(x, topts)
+    end
+    mask = lib.output_mask(layer, input, mask)
+  end
+  self.built, self.mask_out_ = true, mask
   return x
 end
 

@@ -137,8 +137,8 @@ T.test("lib/'s methods refuse extra arguments (lib.publish_methods) and name the
   T.raises(function() mf.metrics.Mean():result(1) end, "bad argument #2 to 'result'")
   T.raises(function() mf.layers.LSTM(2, {stateful = true}):reset_state(1) end,
            "bad argument #2 to 'reset_state'")
-  T.raises(function() mf.layers.Embedding(2, 2):compute_mask({1}, 2) end,
-           "bad argument #3 to 'compute_mask'")
+  T.raises(function() mf.layers.Embedding(2, 2):compute_mask({1}, nil, 2) end,
+           "bad argument #4 to 'compute_mask'")   -- Keras's (inputs, mask)
   T.raises(function() mf.losses.mse{}(mf.ones{1}, mf.ones{1}, 1, 2) end,
            "mean_squared_error: expected (labels, outputs [, sample_weight]), got 4 arguments")
 end)
