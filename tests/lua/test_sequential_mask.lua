@@ -54,6 +54,9 @@ T.test("LSTM{return_sequences} hands the mask on to the next LSTM, then Dense", 
 end)
 
 T.test("Dense, Dropout, Activation, LayerNormalization and a Sequential pass it on", function()
+  -- fixed weights: with some random ones the padded steps barely move the
+  -- output, and the "unmasked differs" check below would fail by chance
+  mf.random.seed(7)
   local emb = L.Embedding(6, 3, {mask_zero = true})
   local lstm = L.LSTM(2)
   local m = emb:compute_mask(ids)
