@@ -145,12 +145,41 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(LIB)
 
 unit-tests: $(UNIT_BIN) $(BIN)
 
+# make module: build/moonflow.so, for require "moonflow" from a stock Lua 5.4.
+# The engine and the bindings are compiled again with -fPIC in PIC_BUILD (the
+# executable's objects are not position-independent); Lua itself is the host
+# interpreter's, so neither liblua nor the shell's main and allocator go in.
+PIC_BUILD := build/pic
+PIC_FLAGS := $(FLAGS_release) -fPIC -fno-semantic-interposition
+MODULE_OBJ = $(filter-out $(BUILD)/repl/main.o $(BUILD)/repl/lua_alloc.o,$(REPL_OBJ))
+MODULE_LIBS = $(filter-out -lcmocka -l:liblua5.4.a,$(DEP_LIBS))
+.PHONY: module install
+module:
+	@$(MAKE) --no-print-directory BUILD=$(PIC_BUILD) MODE=release MODE_FLAGS="$(PIC_FLAGS)" \
+	    $(PIC_BUILD)/moonflow.so
+	@cp $(PIC_BUILD)/moonflow.so build/moonflow.so
+
+$(BUILD)/moonflow.so: $(MODULE_OBJ) $(LIB)
+	$(CC) -shared $(MODULE_OBJ) $(LIB) $(MODE_FLAGS) $(MODULE_LIBS) -o $@
+
+# make install PREFIX=/usr/local (DESTDIR too): the shell, the Lua module
+# (LUA_CMOD, where a stock lua5.4 looks), the help texts and the man page.
+PREFIX ?= /usr/local
+LUA_CMOD ?= $(PREFIX)/lib/lua/5.4
+install: all module
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LUA_CMOD) \
+	    $(DESTDIR)$(PREFIX)/share/moonflow/help $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 build/moonflow $(DESTDIR)$(PREFIX)/bin/moonflow
+	install -m 755 build/moonflow.so $(DESTDIR)$(LUA_CMOD)/moonflow.so
+	install -m 644 doc/help/*.txt $(DESTDIR)$(PREFIX)/share/moonflow/help
+	install -m 644 doc/moonflow.1 $(DESTDIR)$(PREFIX)/share/man/man1/moonflow.1
+
 test: all
 
 run: all
 	./build/moonflow
 
-test: unit-tests test-deps
+test: unit-tests test-deps module
 	@OPENBLAS_NUM_THREADS=1 sh tests/run.sh $(BUILD)
 
 # The independent readers the interchange tests run (python3-onnx,

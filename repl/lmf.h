@@ -247,8 +247,13 @@ void lmf_box_class(lua_State *L, const char *mt, const luaL_Reg *meta, const lua
 const char *lmf_keep_string(lua_State *L, int keep);
 void lmf_sub_table(lua_State *L, const char *name);
 
-/* Opens the whole module: the 'mf' table. */
+/* Opens the whole module: the 'mf' table (require "moonflow", moonflow.so).
+ * It sets no global: the shell's additions are lmf_open_shell's. */
 int luaopen_moonflow(lua_State *L);
+/* The shell's own setup (repl/main.c): the generational collector, mf as
+ * package.loaded.mf, the prompt's print, Ctrl-C hooks in coroutines, and
+ * require "moonflow" answering with the same mf. */
+void lmf_open_shell(lua_State *L);
 
 /* Makes engine memory known to Lua's collector: called after each tensor is
  * pushed; runs a full collection when engine memory has doubled since the

@@ -38,12 +38,14 @@ static int l_clock(lua_State *L)
     return 1;
 }
 
+/* require "moonflow" (moonflow.so, or the prompt's own copy): the mf table.
+ * A library leaves its host's globals alone: the prompt's print, Ctrl-C in
+ * coroutines and the collector's mode are set by the prompt (lmf_open_shell).
+ * The one change to a standard library is the debug guard below, which keeps
+ * the bindings' operands out of debug.getlocal/setlocal's reach (issue #35
+ * M4). */
 int luaopen_moonflow(lua_State *L)
 {
-    /* Eager code makes many short-lived tensors; Lua's generational collector
-     * frees them young (a loop of small ops stays at a few MB instead of
-     * hundreds with the incremental default). */
-    lua_gc(L, LUA_GCGEN, 0, 0);
     lua_newtable(L);           /* mf */
     lua_newtable(L);           /* tensor methods */
     int methods = lua_gettop(L);
@@ -73,11 +75,8 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_plot(L);
     lmf_open_progress(L);
     lmf_open_callback(L);
-    lmf_open_interrupt(L);
     lmf_open_explain(L);
     lmf_open_regrad(L);
-    lua_pushcfunction(L, lmf_show_print);   /* several tensors on one line */
-    lua_setglobal(L, "print");
     lua_pushcfunction(L, l_memory);
     lua_setfield(L, -2, "memory");
     lua_pushcfunction(L, l_clock);
@@ -87,4 +86,30 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_strict(L);        /* last: every metatable exists */
     lmf_open_debug_guard(L);   /* the debug library may not reach the bindings' anchors */
     return 1;
+}
+
+static int preload_moonflow(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_getfield(L, -1, "mf");
+    return 1;
+}
+
+void lmf_open_shell(lua_State *L)
+{
+    /* Eager code makes many short-lived tensors; Lua's generational collector
+     * frees them young (a loop of small ops stays at a few MB instead of
+     * hundreds with the incremental default). */
+    lua_gc(L, LUA_GCGEN, 0, 0);
+    luaL_requiref(L, "mf", luaopen_moonflow, 0);
+    lua_pop(L, 1);
+    lua_pushcfunction(L, lmf_show_print);   /* several tensors on one line */
+    lua_setglobal(L, "print");
+    lmf_open_interrupt(L);     /* Ctrl-C reaches code running in coroutines */
+    /* require "moonflow" gives the same table; package.loaded keeps the one
+     * name 'mf', which tracebacks use ("in function 'mf.zeros'") */
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, preload_moonflow);
+    lua_setfield(L, -2, "moonflow");
+    lua_pop(L, 1);
 }

@@ -263,7 +263,8 @@ static void open_libs(lua_State *L)
         lua_setfield(L, -2, "exit");
         lua_pop(L, 1);
     }
-    luaL_requiref(L, "mf", luaopen_moonflow, 1);
+    lmf_open_shell(L);
+    luaL_requiref(L, "mf", luaopen_moonflow, 1);   /* loaded: pushes package.loaded.mf */
     if (lua_getfield(L, -1, "help") != LUA_TNIL)
         lua_setglobal(L, "help");
     else

@@ -4,9 +4,10 @@
 # (python3-protobuf and python3-crcmod read TensorBoard event files,
 # python3-onnx checks ONNX models), the Jupyter kernel's test drivers
 # (python3-pytest, python3-jupyter-client, python3-jupyter-kernel-test,
-# python3-nbclient and python3-nbformat) and 'locales' (a comma-decimal locale
-# for test_locale.lua). 'interop' adds what `make interop`
-# needs: Node.js and npm (onnxruntime comes from the npm registry) and
+# python3-nbclient and python3-nbformat), 'locales' (a comma-decimal locale
+# for test_locale.lua), lua5.4 and luarocks (test_module.lua). 'interop'
+# adds what `make interop` needs: Node.js and npm (onnxruntime comes from
+# the npm registry) and
 # python3-sklearn (its 8x8 digits); 'bench' adds the peers `make bench`
 # times moonflow against (python3-torch, python3-numpy). Missing packages are installed with
 # apt-get when run as root; otherwise the apt-get line is printed and the
@@ -28,6 +29,10 @@ for c in $checks; do
     [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import ${c#*:}" 2>/dev/null ||
         missing="$missing $deb"
 done
+# test_module.lua loads build/moonflow.so in a stock lua5.4, and builds the
+# rockspec with luarocks
+command -v lua5.4 >/dev/null 2>&1 || missing="$missing lua5.4"
+command -v luarocks >/dev/null 2>&1 || missing="$missing luarocks"
 # test_locale.lua builds a de_DE.UTF-8 locale with localedef from its source
 [ -f /usr/share/i18n/locales/de_DE ] || missing="$missing locales"
 if [ "${1:-}" = interop ]; then
