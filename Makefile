@@ -148,10 +148,12 @@ unit-tests: $(UNIT_BIN) $(BIN)
 # make module: build/moonflow.so, for require "moonflow" from a stock Lua 5.4.
 # The engine and the bindings are compiled again with -fPIC in PIC_BUILD (the
 # executable's objects are not position-independent); Lua itself is the host
-# interpreter's, so neither liblua nor the shell's main and allocator go in.
+# interpreter's, so neither liblua nor the shell's main and allocator go in,
+# nor the Jupyter kernel (kernel/: a mode of the moonflow program only).
 PIC_BUILD := build/pic
 PIC_FLAGS := $(FLAGS_release) -fPIC -fno-semantic-interposition
-MODULE_OBJ = $(filter-out $(BUILD)/repl/main.o $(BUILD)/repl/lua_alloc.o,$(REPL_OBJ))
+MODULE_OBJ = $(filter-out $(BUILD)/repl/main.o $(BUILD)/repl/lua_alloc.o $(BUILD)/kernel/%,\
+                          $(REPL_OBJ))
 MODULE_LIBS = $(filter-out -lcmocka -l:liblua5.4.a,$(DEP_LIBS))
 .PHONY: module install
 module:
