@@ -110,7 +110,10 @@ static int l_update(lua_State *L)
  * also the '__close' of p (which Lua calls with the error, if any). */
 static int end_line(lua_State *L)
 {
-    mf_progress_done(check_progress(L), mf_progress_now(), line_out(L));
+    /* self is checked before line_out reads its user value: C leaves the
+     * order of a call's arguments open */
+    MfProgress *p = check_progress(L);
+    mf_progress_done(p, mf_progress_now(), line_out(L));
     return 0;
 }
 

@@ -157,4 +157,12 @@ T.test("a shape is an array: keyed entries and eye's third argument are errors",
   T.eq(mf.zeros{2, 3}.shape, {2, 3})
 end)
 
+T.test("a progress line's done and __close check self first (fuzz seed 13)", function()
+  local mt = getmetatable(mf.progress{total = 1, tty = false})
+  local done = mt.__index.done
+  -- these crashed: the user value was read before self was checked
+  T.raises(function() return done(3) end, "mf.Progress expected, got number")
+  T.raises(function() return mt.__close({}) end, "mf.Progress expected, got table")
+end)
+
 T.done()
