@@ -54,6 +54,7 @@ typedef struct MfAdRecord {
     const MfAdKey *inputs;   /* the keys its gradient flows to (valid until the
                               * next 'describe') */
     MfAdKey outputs[MF_MAX_OUTPUTS];
+    unsigned float_outputs;  /* bit j: output j is a float tensor (explain.h) */
 } MfAdRecord;
 
 typedef struct MfAdWalk MfAdWalk;

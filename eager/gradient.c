@@ -24,14 +24,10 @@
 #include "matmul_accumulate.h"
 #include "slice_accumulate.h"
 
-#define INLINE_KEYS 16
-
 typedef struct Walk {
+    MfTapeRecords recs;   /* first: the walk's 'self' is also the records' */
     MfAdWalk ad;
     MfTape *t;
-    MfAdKey inline_keys[INLINE_KEYS];
-    MfAdKey *keys;    /* the input keys of the record 'describe' saw last */
-    int capkeys;
     int ntargets;
     MfTensor *const *targets;
     /* With hooks: the sources, and per source the first record reading it
@@ -48,8 +44,7 @@ typedef struct Walk {
 static void walk_free(Walk *w)
 {
     mf_ad_walk_free(&w->ad);
-    if (w->keys != w->inline_keys)
-        mf_free(w->keys);
+    mf_tape_records_free(&w->recs);
 }
 
 static bool is_target(const Walk *w, int64_t id)
@@ -97,27 +92,42 @@ static MfStatus mark_sources(Walk *w, int n, const MfTapeSource *sources)
 
 /* ---- the tape's records for the walk ---------------------------------------------- */
 
-static MfStatus describe(void *self, int64_t k, MfAdRecord *r)
+void mf_tape_records_init(MfTapeRecords *r, const MfTape *t)
 {
-    Walk *w = self;
-    const MfTapeRecord *rec = &w->t->recs[k];
+    r->t = t;
+    r->keys = r->inline_keys;
+    r->capkeys = MF_TAPE_INLINE_KEYS;
+}
+
+void mf_tape_records_free(MfTapeRecords *r)
+{
+    if (r->keys != r->inline_keys)
+        mf_free(r->keys);
+    r->keys = r->inline_keys;
+}
+
+MfStatus mf_tape_describe(void *self, int64_t k, MfAdRecord *r)
+{
+    MfTapeRecords *rs = self;
+    const MfTapeRecord *rec = &rs->t->recs[k];
     MfTensor *const *in = mf_rec_inputs(rec);
-    if (rec->ninputs > w->capkeys) {
+    if (rec->ninputs > rs->capkeys) {
         MfAdKey *keys = mf_calloc((size_t)rec->ninputs, sizeof *keys);
         if (!keys)
             return mf_err_nomem("gradient", (unsigned long long)rec->ninputs * sizeof *keys);
-        if (w->keys != w->inline_keys)
-            mf_free(w->keys);
-        w->keys = keys;
-        w->capkeys = rec->ninputs;
+        mf_tape_records_free(rs);
+        rs->keys = keys;
+        rs->capkeys = rec->ninputs;
     }
     for (int i = 0; i < rec->ninputs; i++)
-        w->keys[i] = in[i]->id;
+        rs->keys[i] = in[i]->id;
     *r = (MfAdRecord){.passes = mf_rec_differentiable(rec), .op = rec->op, .attrs = rec->attrs,
                       .override = rec->override, .custom = rec->fn != NULL,
-                      .ninputs = rec->ninputs, .noutputs = rec->noutputs, .inputs = w->keys};
-    for (int j = 0; j < rec->noutputs; j++)
+                      .ninputs = rec->ninputs, .noutputs = rec->noutputs, .inputs = rs->keys};
+    for (int j = 0; j < rec->noutputs; j++) {
         r->outputs[j] = rec->outputs[j]->id;
+        r->float_outputs |= (unsigned)mf_dtype_is_float(rec->outputs[j]->dtype) << j;
+    }
     return MF_OK;
 }
 
@@ -292,7 +302,7 @@ static MfStatus after(MfAdWalk *ad, void *self, int64_t k)
 }
 
 static const MfAdRecordsOps tape_records = {
-    .who = "gradient", .describe = describe, .shortcut = shortcut, .backward = backward,
+    .who = "gradient", .describe = mf_tape_describe, .shortcut = shortcut, .backward = backward,
     .check = check, .after = after,
 };
 
@@ -362,9 +372,9 @@ static MfStatus compute(MfTape *t, int nt, MfTensor *const *targets, MfTensor *c
                         const MfTapeHooks *hooks, MfTensor **grads)
 {
     Walk walk, *w = &walk;
-    *w = (Walk){.t = t, .capkeys = INLINE_KEYS, .ntargets = nt, .targets = targets,
-                .hooks = hooks, .nsources = n, .srcs = sources, .zero = zero, .out = grads};
-    w->keys = w->inline_keys;
+    *w = (Walk){.t = t, .ntargets = nt, .targets = targets, .hooks = hooks, .nsources = n,
+                .srcs = sources, .zero = zero, .out = grads};
+    mf_tape_records_init(&w->recs, t);
     mf_ad_walk_init(&w->ad, &tape_records, w, t->nrecs);
     MfStatus st = mark_sources(w, n, sources);
     if (st == MF_OK && hooks)

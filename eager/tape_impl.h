@@ -10,6 +10,7 @@
 #include "core/grad.h"
 #include "eager.h"
 #include "autodiff/idmap.h"
+#include "autodiff/walk.h"
 
 #define LIVE_WATCHED ((uintptr_t)1)
 #define LIVE_RECORD ((uintptr_t)2)
@@ -65,6 +66,22 @@ static inline const char *mf_rec_name(const MfTapeRecord *r)
 {
     return r->fn ? r->fn->name : mf_op_table[r->op]->name;
 }
+
+/* A tape's records as the backward walk's (autodiff/walk.h), for the walk
+ * (gradient.c) and explain (explain.c): keys are tensor ids. 'describe'
+ * writes a record's input keys into 'keys' (grown as needed). */
+#define MF_TAPE_INLINE_KEYS 16
+typedef struct MfTapeRecords {
+    const MfTape *t;
+    MfAdKey inline_keys[MF_TAPE_INLINE_KEYS];
+    MfAdKey *keys;
+    int capkeys;
+} MfTapeRecords;
+
+void mf_tape_records_init(MfTapeRecords *r, const MfTape *t);
+void mf_tape_records_free(MfTapeRecords *r);
+/* MfAdRecordsOps.describe, 'self' an MfTapeRecords. */
+MfStatus mf_tape_describe(void *self, int64_t k, MfAdRecord *r);
 
 /* Frees the records (releasing their tensors) and the id tables. */
 void mf_tape_clear(MfTape *t);

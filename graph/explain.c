@@ -1,30 +1,19 @@
 /* explain.c — 'mf_graph_explain': why mf.gradients(y, x) is nil (or that it
- * is not), the graph-mode twin of eager/explain.c.
+ * is not).
  *
- * Nodes are in creation order, so every data input comes before its
- * consumer and one pass forward finds what the source reaches: 'all'
- * through every node, 'diff' only through nodes a gradient passes (ops
- * with a gradient and float outputs, custom gradients, variable reads).
- * One pass backward finds what the target depends on. The conclusion names
- * the first node that cut the path: a stop_gradient, a non-differentiable
- * op, an op with integer or bool outputs, an assign (no gradient flows
- * through assign ops, as in TensorFlow). */
+ * The reasoning is the one of both modes, over the graph's nodes as the
+ * walk's records (autodiff/explain.h: a variable read passes gradients to
+ * the variable, a custom gradient's node to the inputs f was called with);
+ * here it is worded for a graph, naming the node that cut the path: a
+ * stop_gradient, a non-differentiable op, an op with integer or bool
+ * outputs, an assign (no gradient flows through assign ops, as in
+ * TensorFlow). */
+#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 
-#include "core/alloc.h"
+#include "autodiff/explain.h"
 #include "core/grad.h"
-#include "graph.h"
-
-/* The inputs a gradient could follow: the data inputs, and for a read of a
- * graph variable (no data input) the VARIABLE node. */
-static bool reads(const MfNode *n, const bool *set)
-{
-    for (int i = 0; i < n->ninputs; i++)
-        if (set[n->inputs[i].node])
-            return true;
-    return n->kind == MF_NODE_READ && n->ninputs == 0 && n->ref >= 0 && set[n->ref];
-}
+#include "graph_impl.h"
 
 static bool float_outputs(const MfNode *n)
 {
@@ -32,13 +21,6 @@ static bool float_outputs(const MfNode *n)
         if (mf_dtype_is_float(n->out[i].dtype))
             return true;
     return false;
-}
-
-static bool passes_gradient(const MfNode *n)
-{
-    if (n->grad || n->kind == MF_NODE_READ)
-        return true;
-    return n->kind == MF_NODE_OP && mf_op_differentiable(n->op) && float_outputs(n);
 }
 
 /* Why node 'n' (on the path, not passing gradients) cut it. */
@@ -64,27 +46,24 @@ static void describe_cut(const MfNode *n, char *buf, size_t cap)
                  n->name);
 }
 
-static void conclude(const MfGraph *g, const bool *all, const bool *diff, const bool *leads,
-                     int target, char *buf, size_t cap)
+static void conclude(const MfGraph *g, const MfAdExplain *e, char *buf, size_t cap)
 {
-    if (diff[target]) {
+    if (e->verdict == MF_AD_CONNECTED)
         snprintf(buf, cap, "connected: the gradient flows from the target back to the source "
                  "through the graph (mf.gradients builds it under gradients/)");
-        return;
-    }
-    if (!all[target]) {
+    else if (e->verdict == MF_AD_UNREACHED)
         snprintf(buf, cap, "the target does not depend on the source: no path of data edges "
                  "leads from the source to the target");
-        return;
-    }
-    for (int i = 0; i < mf_graph_nnodes(g); i++) {
-        const MfNode *n = mf_graph_node(g, i);
-        if (leads[i] && all[i] && !diff[i] && reads(n, diff)) {
-            describe_cut(n, buf, cap);
-            return;
-        }
-    }
-    snprintf(buf, cap, "a node without a gradient cut the path from the source to the target");
+    else if (e->cut >= 0)
+        describe_cut(mf_graph_node(g, (int)e->cut), buf, cap);
+    else
+        snprintf(buf, cap, "a node without a gradient cut the path from the source to the "
+                 "target");
+}
+
+static MfAdKey tensor_key(const MfTensor *t)
+{
+    return mf_graph_key((MfNodeInput){((const MfNode *)t->node)->index, t->node_output});
 }
 
 MfStatus mf_graph_explain(const MfTensor *y, const MfTensor *x, char *buf, size_t cap)
@@ -98,30 +77,17 @@ MfStatus mf_graph_explain(const MfTensor *y, const MfTensor *x, char *buf, size_
                  "tensors only (cast it to float32 or float64 first)", mf_dtype_name(x->dtype));
         return MF_OK;
     }
-    int n = mf_graph_nnodes(g);
-    size_t bytes = 3 * (size_t)n * sizeof(bool);
-    bool *mem = mf_alloc(bytes);
-    if (!mem)
-        return mf_err_nomem("explain_gradients", bytes);
-    bool *all = mem, *diff = mem + n, *leads = mem + 2 * n;
-    for (int i = 0; i < 3 * n; i++)
-        mem[i] = false;
-    int source = ((const MfNode *)x->node)->index, target = ((const MfNode *)y->node)->index;
-    all[source] = diff[source] = true;
-    for (int i = source + 1; i < n; i++) {
-        const MfNode *nd = mf_graph_node(g, i);
-        all[i] = reads(nd, all);
-        diff[i] = passes_gradient(nd) && reads(nd, diff);
-    }
-    leads[target] = true;
-    for (int i = target; i >= 0; i--) {
-        const MfNode *nd = mf_graph_node(g, i);
-        for (int k = 0; leads[i] && k < nd->ninputs; k++)
-            leads[nd->inputs[k].node] = true;
-        if (leads[i] && nd->kind == MF_NODE_READ && nd->ninputs == 0 && nd->ref >= 0)
-            leads[nd->ref] = true;
-    }
-    conclude(g, all, diff, leads, target, buf, cap);
-    mf_dealloc(mem, bytes);
-    return MF_OK;
+    static const MfAdRecordsOps ops = {.who = "explain_gradients",
+                                       .describe = mf_graph_describe};
+    MfGraphRecords recs;
+    mf_graph_records_init(&recs, g, 0, INT_MAX);
+    MfAdKey source = tensor_key(x);
+    MfAdExplain e;
+    MfStatus st = mf_ad_explain(&ops, &recs, mf_graph_nnodes(g), 1, &source, tensor_key(y),
+                                &e);
+    if (st == MF_OK)
+        conclude(g, &e, buf, cap);
+    mf_ad_explain_free(&e);
+    mf_graph_records_free(&recs);
+    return st;
 }

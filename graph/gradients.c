@@ -28,20 +28,16 @@
 #include "slice_tiling.h"
 
 #define SCOPE_MAX 256
-#define INLINE_KEYS 16
 
 typedef struct Walk {
+    MfGraphRecords recs;     /* first: the walk's 'self' is also the records' */
     MfAdWalk ad;
     MfGraph *g;
     int n;                   /* nodes when the walk started */
-    MfAdKey inline_keys[INLINE_KEYS];
-    MfAdKey *keys;           /* the input keys of the node 'describe' saw last */
-    int capkeys;
     int *pend_head;          /* per tensor slot: the last Slice of it whose gradient
                               * waits (node index + 1; 0: none), see defer_slice */
     int *pend_next;          /* per node: the Slice deferred before it (index + 1) */
     MfTensor **pend_dy;      /* per node: a deferred Slice's output gradient (owned) */
-    int lo, hi;              /* ops built outside [lo, hi) are constants */
 } Walk;
 
 static int slot(int node, int output)
@@ -51,7 +47,7 @@ static int slot(int node, int output)
 
 static MfAdKey key(MfNodeInput in)
 {
-    return (MfAdKey)slot(in.node, in.output) + 1;
+    return mf_graph_key(in);
 }
 
 static MfNodeInput from_key(MfAdKey k)
@@ -73,8 +69,7 @@ static void walk_free(Walk *w)
     mf_free(w->pend_dy);
     mf_free(w->pend_head);
     mf_free(w->pend_next);
-    if (w->keys != w->inline_keys)
-        mf_free(w->keys);
+    mf_graph_records_free(&w->recs);
 }
 
 static const MfAdRecordsOps graph_records;
@@ -84,9 +79,7 @@ static MfStatus walk_init(Walk *w, MfGraph *g)
     memset(w, 0, sizeof *w);
     w->g = g;
     w->n = mf_graph_nnodes(g);
-    w->hi = INT_MAX;
-    w->keys = w->inline_keys;
-    w->capkeys = INLINE_KEYS;
+    mf_graph_records_init(&w->recs, g, 0, INT_MAX);
     mf_ad_walk_init(&w->ad, &graph_records, w, w->n);
     size_t nt = (size_t)(w->n ? w->n : 1) * MF_MAX_OUTPUTS, nn = (size_t)(w->n ? w->n : 1);
     w->pend_head = mf_calloc(nt, sizeof *w->pend_head);
@@ -123,7 +116,7 @@ static int read_source(const MfNode *nd)
 /* True when node 'i' is one the walk may pass gradients through: an op
  * (a differentiable one, built inside [lo, hi): a tape's recording window)
  * or a variable read. */
-static bool passes(const Walk *w, const MfNode *nd)
+static bool passes(const MfGraphRecords *w, const MfNode *nd)
 {
     if (read_source(nd) >= 0)
         return true;
@@ -507,9 +500,22 @@ static MfStatus custom_backward(Walk *w, MfNode *nd, MfTensor **dout, MfTensor *
 
 /* A node's record: a read passes its gradient to the variable, a custom
  * gradient's node to the inputs f was called with, an op to its inputs. */
-static MfStatus describe(void *self, int64_t k, MfAdRecord *r)
+void mf_graph_records_init(MfGraphRecords *r, MfGraph *g, int lo, int hi)
 {
-    Walk *w = self;
+    *r = (MfGraphRecords){.g = g, .lo = lo, .hi = hi, .capkeys = MF_GRAPH_INLINE_KEYS};
+    r->keys = r->inline_keys;
+}
+
+void mf_graph_records_free(MfGraphRecords *r)
+{
+    if (r->keys != r->inline_keys)
+        mf_free(r->keys);
+    r->keys = r->inline_keys;
+}
+
+MfStatus mf_graph_describe(void *self, int64_t k, MfAdRecord *r)
+{
+    MfGraphRecords *w = self;
     const MfNode *nd = mf_graph_node(w->g, (int)k);
     int src = read_source(nd);
     int ni = src >= 0 ? 1 : nd->grad ? nd->grad->ninputs : nd->ninputs;
@@ -518,8 +524,7 @@ static MfStatus describe(void *self, int64_t k, MfAdRecord *r)
         MfAdKey *keys = mf_calloc((size_t)ni, sizeof *keys);
         if (!keys)
             return mf_err_nomem("gradients", (unsigned long long)ni * sizeof *keys);
-        if (w->keys != w->inline_keys)
-            mf_free(w->keys);
+        mf_graph_records_free(w);
         w->keys = keys;
         w->capkeys = ni;
     }
@@ -529,8 +534,10 @@ static MfStatus describe(void *self, int64_t k, MfAdRecord *r)
                       .attrs = &nd->attrs, .override = nd->override,
                       .custom = nd->grad != NULL && src < 0, .ninputs = ni,
                       .noutputs = nd->noutputs, .inputs = w->keys};
-    for (int j = 0; j < nd->noutputs; j++)
+    for (int j = 0; j < nd->noutputs; j++) {
         r->outputs[j] = key((MfNodeInput){(int)k, j});
+        r->float_outputs |= (unsigned)mf_dtype_is_float(nd->out[j].dtype) << j;
+    }
     return MF_OK;
 }
 
@@ -595,7 +602,7 @@ static MfStatus check(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *r, 
 }
 
 static const MfAdRecordsOps graph_records = {
-    .who = "gradients", .describe = describe, .before = before, .shortcut = defer_slice,
+    .who = "gradients", .describe = mf_graph_describe, .before = before, .shortcut = defer_slice,
     .backward = backward, .check = check,
 };
 
@@ -784,8 +791,8 @@ static MfStatus gradients_window(MfGraph *g, int ny, MfTensor *const *ys, int nx
     int smark = -1;
     bool pushed = false;
     st = walk_init(&w, g);
-    w.lo = lo;
-    w.hi = hi;
+    w.recs.lo = lo;
+    w.recs.hi = hi;
     if (st == MF_OK && mf_graph_default() != g && (st = mf_graph_push_default(g)) == MF_OK)
         pushed = true;
     if (st == MF_OK)

@@ -5,6 +5,7 @@
 #ifndef MF_GRAPH_IMPL_H
 #define MF_GRAPH_IMPL_H
 
+#include "autodiff/walk.h"
 #include "graph.h"
 
 /* Adds a node of 'kind' named scope + ('name' or 'base') made unique, with
@@ -52,5 +53,29 @@ MfGraph *mf_graph_alloc_(void);
  * call to it. */
 bool mf_graph_building_(void *self);
 MfStatus mf_graph_build_(void *self, MfOpCall *c, MfTensor **outs);
+
+/* A graph's nodes as the backward walk's records (autodiff/walk.h), for
+ * the walk (gradients.c) and explain (explain.c): a node output's key is
+ * mf_graph_key; only ops built in [lo, hi) pass gradients (a tape's
+ * window inside mf.trace), variable reads always. 'describe' writes a
+ * record's input keys into 'keys' (grown as needed). */
+#define MF_GRAPH_INLINE_KEYS 16
+typedef struct MfGraphRecords {
+    MfGraph *g;
+    int lo, hi;
+    MfAdKey inline_keys[MF_GRAPH_INLINE_KEYS];
+    MfAdKey *keys;
+    int capkeys;
+} MfGraphRecords;
+
+static inline MfAdKey mf_graph_key(MfNodeInput in)
+{
+    return (MfAdKey)in.node * MF_MAX_OUTPUTS + in.output + 1;
+}
+
+void mf_graph_records_init(MfGraphRecords *r, MfGraph *g, int lo, int hi);
+void mf_graph_records_free(MfGraphRecords *r);
+/* MfAdRecordsOps.describe, 'self' an MfGraphRecords. */
+MfStatus mf_graph_describe(void *self, int64_t k, MfAdRecord *r);
 
 #endif

@@ -27,6 +27,27 @@ T.test("mf.explain_gradients in graph mode", function()
   T.raises(function() mf.explain_gradients(mf.tensor(1.0), w) end, "tensors of one graph")
 end)
 
+T.test("explain_gradients follows a custom gradient as mf.gradients does", function()
+  -- The walk sends a custom gradient's dy to the inputs f was called with,
+  -- past the Round inside f; explain asks the same records (it used to name
+  -- the Round as the cut while mf.gradients gave a gradient).
+  local f = mf.custom_gradient(function(x)
+    return mf.round(x) * 1, function(dy) return dy * 2 end
+  end)
+  local g = mf.Graph()
+  local x, y, r
+  g:as_default(function()
+    x = mf.placeholder("float32", {}, "x")
+    y = f(x) * 3
+    r = mf.round(x) * 3
+    T.ok(mf.gradients(y, {x})[1] ~= nil)
+    T.eq(mf.gradients(r, {x})[1], nil)
+  end)
+  T.ok(mf.explain_gradients(y, x):find("^connected"), mf.explain_gradients(y, x))
+  T.ok(mf.explain_gradients(r, x):find("(Round) has no gradient", 1, true),
+       mf.explain_gradients(r, x))
+end)
+
 T.test(":item() then rebuilding is explained as leaving the tape", function()
   local w = mf.Variable(1.0)
   local tape = mf.GradientTape({persistent = true})
