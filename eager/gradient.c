@@ -22,7 +22,7 @@
 #include "core/ops/view.h"
 #include "core/shape.h"
 #include "matmul_accumulate.h"
-#include "slice_accumulate.h"
+#include "autodiff/slices.h"
 
 typedef struct Walk {
     MfTapeRecords recs;   /* first: the walk's 'self' is also the records' */
@@ -192,7 +192,7 @@ static MfStatus backward(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *
 }
 
 /* A Slice's gradient added into the one held for its input (see
- * slice_accumulate.c); false: nothing done, take the op's gradient. */
+ * autodiff/slices.c); false: nothing done, take the op's gradient. */
 static bool slice_in_place(Walk *w, const MfTapeRecord *r, MfTensor *x, MfTensor *dy)
 {
     if (r->op != MF_OP_SLICE || !mf_ad_walk_reached(&w->ad, x->id))

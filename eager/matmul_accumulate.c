@@ -8,7 +8,7 @@
  * rounding order: the product is added to the held value instead of being
  * rounded on its own first (identical when K fits one block of the kernel).
  *
- * The same conditions as slice_accumulate.c: eager values, float32/float64,
+ * The same conditions as autodiff/slices.c: eager values, float32/float64,
  * rank 2, no other tape recording (a higher-order tape must see the ops),
  * and a held gradient the walk alone owns. The first product (no gradient
  * held yet) is the op's gradient as usual. */
@@ -16,7 +16,7 @@
 
 #include "core/gemm.h"
 #include "core/profile/profile.h"
-#include "slice_accumulate.h"
+#include "autodiff/slices.h"
 
 static bool plain_float_matrix(const MfTensor *t, MfDType dtype)
 {

@@ -19,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autodiff/slices.h"
 #include "autodiff/walk.h"
 #include "core/alloc.h"
 #include "core/create.h"
 #include "core/grad.h"
 #include "core/shape.h"
 #include "graph_impl.h"
-#include "slice_tiling.h"
 
 #define SCOPE_MAX 256
 
@@ -554,10 +554,22 @@ static MfStatus before(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *r)
     return st;
 }
 
+/* Slice node 'nd' as autodiff/slices.h's tiling rule sees it (false: not
+ * a plain Slice with static begin and size). */
+static bool slice_window(const Walk *w, const MfNode *nd, MfSliceWindow *s)
+{
+    int r = nd->out[0].rank;
+    if (nd->op != MF_OP_SLICE || nd->ninputs != 1 || r < 1 || nd->attrs.nints != 2 * r)
+        return false;
+    *s = (MfSliceWindow){.rank = r, .begin = nd->attrs.ints, .size = nd->attrs.ints + r,
+                         .dims = input_spec(w, nd, 0)->shape};
+    return true;
+}
+
 /* A Slice cutting its input along one axis: its gradient waits until the
  * walk reaches the input (flush_slices), so that Slices tiling the input
  * (mf.split, a recurrent layer's steps) give one ConcatV2 of their dys
- * instead of a full-size Pad each, added up (see slice_tiling.c). */
+ * instead of a full-size Pad each, added up (autodiff/slices.h). */
 static bool defer_slice(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *r,
                         MfTensor **dout, bool *needs)
 {
@@ -565,8 +577,10 @@ static bool defer_slice(MfAdWalk *ad, void *self, int64_t k, const MfAdRecord *r
     (void)needs;
     Walk *w = self;
     const MfNode *nd = mf_graph_node(w->g, (int)k);
+    MfSliceWindow win;
     if (r->op != MF_OP_SLICE || r->custom || nd->override || !dout[0] ||
-        !reached(w, nd->inputs[0]) || mf_slice_window_axis(nd) < 0)
+        !reached(w, nd->inputs[0]) || !slice_window(w, nd, &win) ||
+        mf_slice_window_axis(&win) < 0)
         return false;
     int s = slot(nd->inputs[0].node, nd->inputs[0].output);
     w->pend_next[nd->index] = w->pend_head[s];
@@ -665,23 +679,29 @@ static MfStatus flush_slices(Walk *w, MfNodeInput in)
         return MF_OK;
     MfNode **nodes = mf_calloc((size_t)n, sizeof *nodes);
     int *order = mf_calloc((size_t)n, sizeof *order);
-    MfStatus st = nodes && order ? MF_OK : mf_err_nomem("gradients", (unsigned long long)n *
-                                                        (sizeof *nodes + sizeof *order));
+    MfSliceWindow *wins = mf_calloc((size_t)n, sizeof *wins);
+    MfStatus st = nodes && order && wins ? MF_OK
+                  : mf_err_nomem("gradients", (unsigned long long)n *
+                                 (sizeof *nodes + sizeof *order + sizeof *wins));
     int i = 0, axis = -1;
-    for (int k = w->pend_head[s]; k && st == MF_OK; k = w->pend_next[k - 1])
-        nodes[i++] = mf_graph_node(w->g, k - 1);
+    for (int k = w->pend_head[s]; k && st == MF_OK; k = w->pend_next[k - 1]) {
+        nodes[i] = mf_graph_node(w->g, k - 1);
+        slice_window(w, nodes[i], &wins[i]);   /* deferred: a window (defer_slice) */
+        i++;
+    }
     w->pend_head[s] = 0;
-    if (st == MF_OK && mf_slices_tile(n, (const MfNode *const *)nodes, order, &axis))
+    if (st == MF_OK && mf_slices_tile(n, wins, order, &axis))
         st = concat_slices(w, in, n, nodes, order, axis);
     else
         for (i = n - 1; i >= 0 && st == MF_OK; i--)
             st = run_slice(w, nodes[i]);
-    for (i = 0; nodes && i < n; i++) {
+    for (i = 0; nodes && i < n && nodes[i]; i++) {   /* the rest: walk_free */
         mf_tensor_release(w->pend_dy[nodes[i]->index]);
         w->pend_dy[nodes[i]->index] = NULL;
     }
     mf_free(nodes);
     mf_free(order);
+    mf_free(wins);
     return st;
 }
 

@@ -1,19 +1,5 @@
-/* slice_accumulate.c — the gradient of a Slice added in place into the
- * gradient accumulated for its input.
- *
- * The op's gradient pads dy with zeros to the input's shape (Pad) and the
- * walk adds that to what it holds (AddV2). A tensor cut into T slices (split,
- * a recurrent layer's per-step inputs) then costs T full-size Pads and T
- * full-size adds: quadratic in T. Adding dy into the slice's window of the
- * accumulated gradient touches only the window. The sums are the same
- * (old + dy inside the window, old + 0 = old outside it).
- *
- * Only eager values, float32/float64, with no other tape recording (a
- * higher-order tape must see the gradient ops), and only into a buffer the
- * walk alone owns; otherwise the caller takes the op's gradient. */
-#include "slice_accumulate.h"
-
-#include "core/tensor.h"
+/* slices.c — the gradient of Slices in both modes (see slices.h). */
+#include "slices.h"
 
 bool mf_accumulator_owned(const MfTensor *t)
 {
@@ -68,4 +54,69 @@ bool mf_slice_accumulate(MfOpId op, const MfAttrs *attrs, bool higher_order, MfT
     else
         add_window_double(*acc, attrs->ints, dy);
     return true;
+}
+
+/* ---- Slices tiling their input (graph mode) --------------------------------------- */
+
+static bool whole(const MfSliceWindow *s, int d)
+{
+    return s->begin[d] == 0 && (s->size[d] == -1 || (s->dims[d] >= 0 &&
+                                                     s->size[d] == s->dims[d]));
+}
+
+int mf_slice_window_axis(const MfSliceWindow *s)
+{
+    if (s->rank < 1)
+        return -1;
+    int axis = -1;
+    for (int d = 0; d < s->rank; d++) {
+        if (whole(s, d))
+            continue;
+        if (axis >= 0)
+            return -1;
+        axis = d;
+    }
+    return axis;
+}
+
+/* The window [begin, end) of 's' along 'axis' (false: not static). */
+static bool window(const MfSliceWindow *s, int axis, int64_t *begin, int64_t *end)
+{
+    int64_t size = s->size[axis], dim = s->dims[axis];
+    *begin = s->begin[axis];
+    if (size == -1)
+        size = dim - *begin;
+    *end = *begin + size;
+    return dim >= 0 && *begin >= 0 && size >= 0 && *end <= dim;
+}
+
+/* 'order' sorted by the windows' begin (insertion sort: a few hundred steps
+ * at most, and no comparator state outside the call). */
+static void sort_by_begin(int n, const MfSliceWindow *s, int axis, int *order)
+{
+    for (int i = 1; i < n; i++) {
+        int v = order[i], j = i;
+        for (; j > 0 && s[order[j - 1]].begin[axis] > s[v].begin[axis]; j--)
+            order[j] = order[j - 1];
+        order[j] = v;
+    }
+}
+
+bool mf_slices_tile(int n, const MfSliceWindow *s, int *order, int *axis)
+{
+    if (n < 2 || (*axis = mf_slice_window_axis(&s[0])) < 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (mf_slice_window_axis(&s[i]) != *axis)
+            return false;
+        order[i] = i;
+    }
+    sort_by_begin(n, s, *axis, order);
+    int64_t at = 0, begin, end;
+    for (int i = 0; i < n; i++) {
+        if (!window(&s[order[i]], *axis, &begin, &end) || begin != at)
+            return false;
+        at = end;
+    }
+    return at == s[0].dims[*axis];
 }
