@@ -146,6 +146,7 @@ static int run_cell(KernelState *k, const char *code)
     char name[32];
     snprintf(name, sizeof name, "=In[%d]", k->execution_count);
     unsigned long nils = lmf_nil_gradient_count();
+    lmf_cell_keep(L, name, code, strlen(code));   /* its lines in tracebacks, help(f) */
     int status = lmf_cell_load(L, code, strlen(code), name);
     if (status == LUA_OK)
         status = lmf_docall(L, 0, LUA_MULTRET);

@@ -11,12 +11,34 @@
 
 #include <lua.h>
 
-/* Compiles the cell 'code' (len bytes, named 'chunkname'). As at the prompt
- * an expression shows its value: the cell is tried as "return <cell>", then
- * with its last line as "return <last line>" (so "x = 2\nx * 3" gives 6),
- * then as it is. Pushes the function (its results are the values to show)
- * and returns LUA_OK, or pushes the message and returns the load status. */
+/* Compiles the cell 'code' (len bytes, named 'chunkname') with the prompt's
+ * rules. "name?" and "name??" ask for help on a value (?? adds a Lua
+ * function's source). A top-level 'local' becomes a global, so it lasts for
+ * the session (IPython's rule; a <close> variable stays local). An
+ * expression shows its value: the cell is tried as "return <cell>", then
+ * with its last statement (after a ';' or a line start) as "return <it>"
+ * (so "a = f(); a" and "x = 2\nx * 3" show a value), then as it is. Pushes
+ * the function (its results are the values to show) and returns LUA_OK,
+ * or pushes the message and returns the load status. */
 int lmf_cell_load(lua_State *L, const char *code, size_t len, const char *chunkname);
+
+/* Keeps the text of a cell that runs under 'chunkname', for tracebacks and
+ * help(f) (lmf_cell_source_line). */
+void lmf_cell_keep(lua_State *L, const char *chunkname, const char *code, size_t len);
+
+/* Pushes line 'n' of the function source 'source' (a lua_Debug source:
+ * "=[3]" for a kept cell, "@lib/model.lua" for lib/, "@file" read from
+ * disk), without its end of line. Returns 0 (nothing pushed) when unknown. */
+int lmf_cell_source_line(lua_State *L, const char *source, int n);
+
+/* Replaces the traceback on top of the stack by one where each frame line
+ * with a known source ("\t[3]:2: in ...") is followed by that line. */
+void lmf_cell_annotate(lua_State *L);
+
+/* For a Lua function at 'idx': pushes "a Lua function defined at
+ * <where>:<line>", its leading comment and its first line (all its lines
+ * when 'with_source'), and returns 1; returns 0 for a C function. */
+int lmf_cell_describe(lua_State *L, int idx, int with_source);
 
 /* The prompt's multi-line rule for a cell: "complete" (it compiles),
  * "incomplete" (it ends inside a block or an expression, where the prompt

@@ -18,6 +18,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "cell.h"
 #include "help.h"
 #include "help_objects.h"
 #include "lmf.h"
@@ -628,6 +629,10 @@ static void help_value(lua_State *L)
     }
     if (help_object(L, 1))
         return;
+    if (lua_type(L, 1) == LUA_TFUNCTION && lmf_cell_describe(L, 1, 0)) {
+        emit(L);
+        return;
+    }
     if (lua_type(L, 1) == LUA_TFUNCTION && push_lua_name(L, 1)) {
         lua_pushfstring(L, "help: %s is part of Lua, not of mf; see the Lua 5.4 manual:\n"
                         "  https://www.lua.org/manual/5.4/manual.html#pdf-%s\n"

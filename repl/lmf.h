@@ -171,6 +171,9 @@ void lmf_open_saver(lua_State *L);                /* mf.train.Saver, mf.test.fai
 void lmf_open_plot(lua_State *L);                 /* mf.plot (repl/lmf_plot.c) */
 void lmf_open_progress(lua_State *L);             /* mf.progress (repl/progress.c) */
 void lmf_open_lib(lua_State *L);                  /* lib/: mf.layers, fit, losses... (last) */
+/* The embedded lines of lib/'s file 'name' ("lib/model.lua"), each with its
+ * '\n', NULL-terminated; NULL for another name. */
+const char *const *lmf_lib_source(const char *name);
 void lmf_open_summary(lua_State *L);              /* mf.summary (repl/lmf_summary.c) */
 /* repl/lmf_debug.c: what the debug library may reach (guards on debug.*) */
 void lmf_open_debug_guard(lua_State *L);

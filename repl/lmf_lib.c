@@ -7,6 +7,8 @@
  * Each file runs once, as chunk "@lib/<file>.lua", with two arguments: the
  * mf table and a table private to the library ('lib'), through which the
  * files share helpers; a later file may use what an earlier one defined. */
+#include <string.h>
+
 #include "graph/graph.h"
 #include "help.h"
 #include "lmf.h"
@@ -60,6 +62,14 @@ static int l_numeric_values(lua_State *L)
     MfTensor *t = lmf_test_tensor(L, 1);   /* a Variable gives its value */
     lua_pushboolean(L, t && !t->node && t->dtype != MF_BOOL);
     return 1;
+}
+
+const char *const *lmf_lib_source(const char *name)
+{
+    for (const LibFile *f = lib_files; f->chunkname; f++)
+        if (strcmp(f->chunkname + 1, name) == 0)
+            return f->lines;
+    return NULL;
 }
 
 void lmf_open_lib(lua_State *L)

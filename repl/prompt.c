@@ -27,6 +27,7 @@
 #include <readline/readline.h>
 
 #include "core/parallel.h"
+#include "cell.h"
 #include "interrupt.h"
 #include "lmf_callback.h"
 #include "lmf_explain.h"
@@ -75,6 +76,7 @@ static int msghandler(lua_State *L)
     }
     lmf_push_traceback(L, msg, 1);   /* the user's frames, even through callbacks */
     trim_traceback(L);
+    lmf_cell_annotate(L);   /* each frame's source line */
     return 1;
 }
 
@@ -311,20 +313,6 @@ static int push_line(lua_State *L, int first)
     return 1;
 }
 
-/* Tries the line on top as "return <line>"; on success replaces it by the
- * compiled function (the line stays below) and returns LUA_OK. */
-static int add_return(lua_State *L)
-{
-    const char *line = lua_tostring(L, -1);
-    const char *retline = lua_pushfstring(L, "return %s;", line);
-    int status = luaL_loadbuffer(L, retline, strlen(retline), "=stdin");
-    if (status == LUA_OK)
-        lua_remove(L, -2);
-    else
-        lua_pop(L, 2);
-    return status;
-}
-
 static int incomplete(lua_State *L, int status)
 {
     if (status != LUA_ERRSYNTAX)
@@ -342,16 +330,19 @@ static int incomplete(lua_State *L, int status)
 /* Set when the end of input inside a chunk already ended the prompt's line. */
 static int eof_line_ended;
 
-/* Compiles the chunk on top, reading more lines while it is incomplete.
- * Returns the status with the chunk text below the function (or message);
- * -1 when a continuation line was cancelled, -2 at end of input (then the
- * stack is empty). */
-static int multi_line(lua_State *L)
+/* The entries read so far: entry N runs as chunk "[N]" (tracebacks name it). */
+static int entries;
+
+/* Compiles the chunk on top with the cell rules (cell.h), reading more
+ * lines while it is incomplete. Returns the status with the chunk text
+ * below the function (or message); -1 when a continuation line was
+ * cancelled, -2 at end of input (then the stack is empty). */
+static int multi_line(lua_State *L, const char *name)
 {
     for (;;) {
         size_t len;
         const char *line = lua_tolstring(L, 1, &len);
-        int status = luaL_loadbuffer(L, line, len, "=stdin");
+        int status = lmf_cell_load(L, line, len, name);
         if (!incomplete(L, status))
             return status;
         int got = push_line(L, 0);
@@ -364,7 +355,7 @@ static int multi_line(lua_State *L)
             fputs("\n", stdout);   /* end the continuation prompt's line */
             fflush(stdout);
             eof_line_ended = 1;
-            lmf_report(L, luaL_loadbuffer(L, lua_tostring(L, 1), lua_rawlen(L, 1), "=stdin"));
+            lmf_report(L, luaL_loadbuffer(L, lua_tostring(L, 1), lua_rawlen(L, 1), name));
         }
         if (got <= 0) {
             lua_settop(L, 0);
@@ -384,14 +375,16 @@ static int load_line(lua_State *L)
     int got = push_line(L, 1);
     if (got <= 0)
         return got == 0 ? -2 : -1;
-    int status = add_return(L);
-    if (status != LUA_OK) {
-        status = multi_line(L);
-        if (status < 0)
-            return status;
-    }
-    if (lua_gettop(L) >= 2)
-        history_add(lua_tostring(L, 1));
+    char name[32];
+    snprintf(name, sizeof name, "=[%d]", entries + 1);
+    int status = multi_line(L, name);
+    if (status < 0)
+        return status;
+    size_t len;
+    const char *chunk = lua_tolstring(L, 1, &len);
+    entries++;
+    lmf_cell_keep(L, name, chunk, len);
+    history_add(chunk);
     lua_remove(L, 1);
     return status;
 }

@@ -66,7 +66,11 @@ class MoonflowKernelTests(jupyter_kernel_test.KernelTests):
         self.assertEqual(len(errors), 1)
         traceback = "\n".join(errors[0]["content"]["traceback"])
         self.assertIn("stack traceback:", traceback)
-        self.assertIn("in local 'f'", traceback)
+        # a top-level local is the session's (the prompt's rule), each frame
+        # shows its source line
+        self.assertIn("In[%d]:1: in function 'f'\n\t    local function f() error(\"deep\") end"
+                      % reply["content"]["execution_count"], traceback)
+        self.assertIn("in main chunk\n\t    local y = f()", traceback)
 
     def test_block_ending_a_cell_runs_whole(self):
         """A cell ending with 'end' is not made to return from its loop."""
@@ -113,6 +117,23 @@ class MoonflowKernelTests(jupyter_kernel_test.KernelTests):
         reply, outputs = self.execute_helper("_ + 1")
         results = [m for m in outputs if m["msg_type"] == "execute_result"]
         self.assertEqual(results[0]["content"]["data"]["text/plain"], "43")
+
+    def test_cell_rules_are_the_prompts(self):
+        """The prompt's cell rules (repl/cell.c): a last statement after ';'
+        is the value, a local lasts for the session, name? asks help()."""
+        self.flush_channels()
+        reply, outputs = self.execute_helper("local kept = 5\nfunction six() return 6 end")
+        self.assertEqual(reply["content"]["status"], "ok")
+        reply, outputs = self.execute_helper("v = six(); kept + v")
+        results = [m for m in outputs if m["msg_type"] == "execute_result"]
+        self.assertEqual(results[0]["content"]["data"]["text/plain"], "11")
+        reply, outputs = self.execute_helper("six??")
+        text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
+        self.assertIn("a Lua function defined at In[", text)
+        self.assertIn("function six() return 6 end", text)
+        reply, outputs = self.execute_helper("mf.matmul?")
+        text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
+        self.assertIn("mf.matmul(a, b [, {transpose_a, transpose_b}])", text)
 
 
 if __name__ == "__main__":

@@ -67,10 +67,13 @@ T.test("Lua's own functions point to the Lua manual", function()
   T.ok(has(text, "manual.html#pdf-ipairs"), text)
   text = help_text(string.format)
   T.ok(has(text, "string.format is part of Lua"), text)
-  -- a user's own function (even one stored in a global) is not Lua's
+  -- a user's own function (even one stored in a global) is not Lua's:
+  -- help shows where it is defined and its leading comment (issue #30)
   function users_own() end
   text = help_text(users_own)
-  T.ok(has(text, "no entry for this function"), text)
+  T.ok(has(text, "a Lua function defined at tests/lua/test_help_values.lua:"), text)
+  T.ok(has(text, "\n  -- a user's own function (even one stored in a global) is not Lua's:\n"), text)
+  T.ok(has(text, "\n  function users_own() end"), text)
   T.ok(has(help_text({}), "no entry for this table"), help_text({}))
 end)
 

@@ -70,6 +70,34 @@ T.test("the prompt: _, Ctrl-D in a block, the nil-gradient hint", function()
   if not ok then error(err, 0) end
 end)
 
+-- Cells like IPython's at a real terminal (issue #30): the last statement's
+-- value, a local that lasts, name?, and a traceback with its source line.
+T.test("the prompt: cells, locals, ? and tracebacks at a terminal", function()
+  if not sh("command -v tmux"):find("tmux") then return end
+  sh("tmux new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
+     .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
+  local ok, err = pcall(function()
+    expect("banner", "Type help() for help")
+    type_text("local base = 40"); keys("Enter")
+    type_text("function f() return base + 2 end"); keys("Enter")
+    type_text("a = f(); a"); keys("Enter")
+    expect("the last statement's value, with the local kept", "\n42\n")
+    type_text("mf.reduce_sum?"); keys("Enter")
+    expect("name? prints help", "mf.reduce_sum(x")
+    type_text("function g() return nil .. 1 end"); keys("Enter")
+    type_text("g()"); keys("Enter")
+    -- (tmux shows a tab as spaces: 8, then the source line's own 4)
+    expect("a frame's source line",
+           "[5]:1: in function 'g'\n            function g() return nil .. 1 end")
+    expect("the entry's frame", "[6]:1: in main chunk\n            g()")
+    keys("C-d")
+    expect("Ctrl-D on an empty prompt exits", "EXIT=0")
+  end)
+  sh("tmux kill-session -t " .. session)
+  os.remove(hist)
+  if not ok then error(err, 0) end
+end)
+
 -- Ctrl-C typed at the terminal (the tty sends SIGINT) during a long traced
 -- call, a Lua loop in a coroutine and a pcall'd traced loop (issue #35, L5/H4):
 -- each stops, the prompt comes back, and the traced function still runs.

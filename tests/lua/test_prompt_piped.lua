@@ -62,7 +62,7 @@ end)
 T.test("an error is reported and the prompt goes on; exit status 0", function()
   local out, err, rc = run_prompt("error('piped boom')\nprint('after')\n")
   T.eq(rc, 0)
-  T.ok(err:find("stdin:1: piped boom", 1, true), err)
+  T.ok(err:find("[1]:1: piped boom", 1, true), err)
   T.ok(err:find("stack traceback:", 1, true), err)
   T.eq(out, "> error('piped boom')\n> print('after')\nafter\n> \n")
 end)
@@ -85,7 +85,7 @@ T.test("input ending inside a chunk is a syntax error", function()
   local out, err, rc = run_prompt("for i = 1, 3 do\nprint(i)\n")
   T.eq(rc, 0)
   T.eq(out, "> for i = 1, 3 do\n>> print(i)\n>> \n")
-  T.ok(err:find("stdin:2: 'end' expected (to close 'for' at line 1) near <eof>", 1, true), err)
+  T.ok(err:find("[1]:2: 'end' expected (to close 'for' at line 1) near <eof>", 1, true), err)
 end)
 
 T.test("mf and its tables show their names, not function addresses", function()
@@ -101,6 +101,54 @@ T.test("mf and its tables show their names, not function addresses", function()
   out = run_prompt("mf\n")
   T.ok(out:find("^> mf\nmf: %d+ names %(help%(mf%) explains them%)\n"), out)
   T.ok(out:find("matmul()", 1, true) and not out:find("function: 0x", 1, true), out)
+end)
+
+-- Cells like IPython's (issue #30 point 3): the value of a last expression
+-- statement, locals that last, entries named [N] with their source lines.
+T.test("a line whose last statement is an expression prints its value", function()
+  local out, err, rc = run_prompt("function f() return 6 end\na = f(); a\nb = a * 7; b\n" ..
+                                  "c = 1; c + 1 -- note; c + 100\nfor i = 1, 2 do\n  c = i\nend; c\n")
+  T.eq(rc, 0)
+  T.eq(err, "")
+  T.eq(out, "> function f() return 6 end\n> a = f(); a\n6\n> b = a * 7; b\n42\n" ..
+            "> c = 1; c + 1 -- note; c + 100\n2\n" ..
+            "> for i = 1, 2 do\n>>   c = i\n>> end; c\n2\n> \n")
+  -- a ';' inside a string or a comment is no statement's end; a block's
+  -- 'end' is no value; several values stay several
+  out, err = run_prompt("s = 'x; y'\ns\nt = {1;\n 2}\nt[2]\nfor i = 1, 2 do\nend\n1, nil, 3\n")
+  T.eq(err, "")
+  T.eq(out, "> s = 'x; y'\n> s\nx; y\n> t = {1;\n>>  2}\n> t[2]\n2\n> for i = 1, 2 do\n>> end\n" ..
+            "> 1, nil, 3\n1\tnil\t3\n> \n")
+end)
+
+T.test("a local at the prompt lasts for the session", function()
+  local out, err = run_prompt("local x = 20\nlocal y, z\nlocal function g(v) return v + x end\n" ..
+                              "local k <const> = 2\nprint(x + 1, y, z, g(1), k)\n" ..
+                              "do local inner = 1 end\nprint(inner)\n" ..
+                              "local w <close> = nil\nprint(w == nil)\n")
+  T.eq(err, "")
+  T.ok(out:find("\n21\tnil\tnil\t21\t2\n", 1, true), out)
+  T.ok(out:find("> print(inner)\nnil\n", 1, true), out, "a block's local stays local")
+  T.ok(out:find("> print(w == nil)\ntrue\n", 1, true), out)
+end)
+
+T.test("tracebacks name entries [N] and show each frame's line", function()
+  local _, err = run_prompt("function f(x)\n  return x + nil\nend\nf(1)\n")
+  T.eq(err, "[1]:2: attempt to perform arithmetic on a nil value\nstack traceback:\n" ..
+            "\t[1]:2: in function 'f'\n\t    return x + nil\n" ..
+            "\t[2]:1: in main chunk\n\t    f(1)\n")
+end)
+
+T.test("name? and name?? ask help() and show a Lua function's source", function()
+  local out, err = run_prompt("mf.matmul?\n-- no entry\nfunction twice(v)\n  -- why: a test\n" ..
+                              "  return 2 * v\nend\ntwice?\ntwice??\nmf.matmul??\nnothing?\n")
+  T.eq(err, "")
+  T.ok(out:find("> mf.matmul?\nmf.matmul(a, b [, {transpose_a, transpose_b}])", 1, true), out)
+  T.ok(out:find("> twice?\na Lua function defined at [3]:1\nfunction twice(v)\n> ", 1, true), out)
+  T.ok(out:find("> twice??\na Lua function defined at [3]:1\nfunction twice(v)\n" ..
+                "  -- why: a test\n  return 2 * v\nend\n> ", 1, true), out)
+  T.ok(out:find("-- mf.matmul is built into moonflow (C): no Lua source to show", 1, true), out)
+  T.ok(out:find("> nothing?\nnothing is nil", 1, true), out)
 end)
 
 T.test("long input: many statements and a long line", function()
