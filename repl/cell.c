@@ -18,7 +18,8 @@
 #include "prompt_complete.h"
 
 #define EOFMARK "<eof>"
-#define CELLS_KEY "lmf.cells"   /* registry: short source name -> cell text */
+#define CELLS_KEY "lmf.cells"   /* registry: short source name -> cell text; */
+                                /* at "": the name of a cell to drop next */
 #define MAX_TRIES 16            /* statement starts tried for the last value */
 
 /* The identity on all its arguments: what a cell returns its values through. */
@@ -304,6 +305,19 @@ const char *lmf_cell_status(lua_State *L, const char *code, size_t len)
 
 /* ---- the cells' text: tracebacks and help(f) ----------------------------------- */
 
+/* Whether the code has the keyword 'function' (it may leave a function
+ * behind whose traceback frames and help(f) need its lines). */
+static int defines_function(const char *code, size_t len)
+{
+    LmfScan s;
+    lmf_scan_init(&s, code, len);
+    LmfToken t;
+    while (lmf_scan_next(&s, &t))
+        if (lmf_token_is(&s, &t, "function"))
+            return 1;
+    return 0;
+}
+
 void lmf_cell_keep(lua_State *L, const char *chunkname, const char *code, size_t len)
 {
     if (lua_getfield(L, LUA_REGISTRYINDEX, CELLS_KEY) != LUA_TTABLE) {
@@ -312,8 +326,23 @@ void lmf_cell_keep(lua_State *L, const char *chunkname, const char *code, size_t
         lua_pushvalue(L, -1);
         lua_setfield(L, LUA_REGISTRYINDEX, CELLS_KEY);
     }
+    /* a cell without a function is needed only while it runs: the previous
+     * one goes, so 100,000 piped lines keep memory flat */
+    if (lua_getfield(L, -1, "") == LUA_TSTRING) {
+        lua_pushnil(L);
+        lua_rawset(L, -3);
+    } else {
+        lua_pop(L, 1);
+    }
+    const char *name = chunkname[0] == '=' || chunkname[0] == '@' ? chunkname + 1 : chunkname;
     lua_pushlstring(L, code, len);
-    lua_setfield(L, -2, chunkname[0] == '=' || chunkname[0] == '@' ? chunkname + 1 : chunkname);
+    lua_setfield(L, -2, name);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "");
+    if (defines_function(code, len)) {
+        lua_pushnil(L);
+        lua_setfield(L, -2, "");
+    }
     lua_pop(L, 1);
 }
 

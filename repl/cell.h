@@ -23,7 +23,8 @@
 int lmf_cell_load(lua_State *L, const char *code, size_t len, const char *chunkname);
 
 /* Keeps the text of a cell that runs under 'chunkname', for tracebacks and
- * help(f) (lmf_cell_source_line). */
+ * help(f) (lmf_cell_source_line): for the session when it has the keyword
+ * 'function', else until the next cell is kept. */
 void lmf_cell_keep(lua_State *L, const char *chunkname, const char *code, size_t len);
 
 /* Pushes line 'n' of the function source 'source' (a lua_Debug source:
