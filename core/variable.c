@@ -169,22 +169,3 @@ int64_t mf_variable_live_count(void)
 {
     return live_variables;
 }
-
-MfStatus mf_variable_format(const MfVariable *v, const MfPrintOptions *opt, MfStrBuf *out)
-{
-    if (!v->value) {
-        mf_strbuf_addf(out, "<mf.Variable '%s' (no value yet)>", v->name);
-        return mf_strbuf_status(out, "tostring");
-    }
-    char shape[MF_MAX_RANK * 24 + 8];
-    mf_shape_str(v->value->rank, v->value->shape, shape, sizeof shape);
-    mf_strbuf_addf(out, "<mf.Variable '%s' shape=%s dtype=%s%s", v->name, shape,
-                   mf_dtype_name(v->value->dtype), v->trainable ? "" : " trainable=false");
-    if (v->value->node) {   /* a graph variable: its value lives in a Session */
-        mf_strbuf_add(out, " (graph: sess:run(v) reads it)>");
-        return mf_strbuf_status(out, "tostring");
-    }
-    mf_strbuf_add(out, ">\n");
-    MfStatus st = mf_format_values(v->value, opt, out);
-    return st == MF_OK ? mf_strbuf_status(out, "tostring") : st;
-}

@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include "err.h"
-#include "format.h"
 #include "tensor.h"
 
 typedef struct MfVariable {
@@ -58,13 +57,6 @@ void mf_variable_set_read_hook(void (*hook)(MfVariable *v));
  * inside a graph being built, an eager variable reads as a node that reads
  * it when the graph runs, so it is captured by reference). */
 void mf_variable_set_value_hook(MfTensor *(*hook)(MfVariable *v));
-
-/* print(v), appended to 'out': "<mf.Variable 'w' shape=(2,) dtype=float32>"
- * (" trainable=false" when not trainable) then a newline and the values
- * block of mf_format_values; a graph variable, whose value lives in a
- * Session, says so instead of values; one without a value yet says that.
- * MF_ENOMEM when 'out' could not grow. */
-MfStatus mf_variable_format(const MfVariable *v, const MfPrintOptions *opt, MfStrBuf *out);
 
 /* Variables alive now (tests assert 0 at teardown). */
 int64_t mf_variable_live_count(void);

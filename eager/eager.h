@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/format.h"
+#include "core/strbuf.h"
 #include "core/op.h"
 #include "core/variable.h"
 

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/format.h"
+#include "present/format.h"
 #include "core/op.h"
 #include "core/variable.h"
 
@@ -127,7 +127,7 @@ const char *mf_node_label(const MfNode *n, char *buf, size_t size);
 const char *mf_node_attrs_text(const MfNode *n, char *buf, size_t size);
 
 /* The text listings of graph/listing.c and graph/dot.c, appended to 'out'
- * (core/format.h; the caller frees it). Each returns MF_OK, or MF_ENOMEM
+ * (core/strbuf.h; the caller frees it). Each returns MF_OK, or MF_ENOMEM
  * with a message (the text is then incomplete).
  * - mf_graph_listing: what print(g) shows, "mf.Graph with 3 nodes" then one
  *   line per node in creation order;

@@ -13,7 +13,7 @@
 
 #include "core/dtype.h"
 #include "core/err.h"
-#include "core/format.h"
+#include "core/strbuf.h"
 
 /* The string at 'idx' as a file path; raises naming 'fname' when it is
  * empty or holds a NUL byte (C would silently cut the path there). */

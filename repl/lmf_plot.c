@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "core/io/write_file.h"
-#include "core/plot.h"
+#include "present/plot.h"
 #include "lmf.h"
 #include "lmf_print.h"
 

@@ -5,7 +5,7 @@
 
 #include <lua.h>
 
-#include "core/format.h"
+#include "present/format.h"
 #include "core/tensor.h"
 
 /* The options every print uses: precision (fraction digits, default 4),

@@ -7,7 +7,7 @@
  * metatable's __tostring keeps the report box as an upvalue to print from. */
 #include <stdlib.h>
 
-#include "core/profile/report.h"
+#include "present/profile_report.h"
 #include "lmf_callback.h"
 #include "lmf.h"
 

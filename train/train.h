@@ -17,7 +17,7 @@
 
 #include <stdbool.h>
 
-#include "core/format.h"
+#include "core/strbuf.h"
 #include "core/op.h"
 #include "core/variable.h"
 #include "eager/eager.h"

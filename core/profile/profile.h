@@ -4,7 +4,7 @@
  * span appends an event (category, name, start, duration, FLOPs, bytes,
  * GEMM sizes) to a growing buffer; nesting depth is kept so the trace writer
  * can nest im2col / GEMM / col2im inside their op. Reports and the trace
- * writer read the buffer (profile/report.c, profile/trace.c).
+ * writer read the buffer (present/profile_report.c, present/profile_trace.c).
  *
  * Who records what:
  *   - the dispatcher (core/op.c) wraps each eager op (infer, allocate,

@@ -7,7 +7,7 @@
 #include "testutil.h"
 
 #include "core/alloc.h"
-#include "core/format.h"
+#include "present/format.h"
 
 static const MfPrintOptions defaults = MF_PRINT_DEFAULTS;
 

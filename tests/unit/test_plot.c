@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "core/alloc.h"
-#include "core/plot.h"
+#include "present/plot.h"
 #include "testutil.h"
 
 static double history[50];

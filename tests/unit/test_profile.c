@@ -14,7 +14,7 @@
 #include "core/gemm.h"
 #include "core/ops/linalg.h"
 #include "core/profile/profile.h"
-#include "core/profile/report.h"
+#include "present/profile_report.h"
 
 static MfTensor *filled(int64_t rows, int64_t cols)
 {

@@ -5,6 +5,7 @@
 
 #include "core/init.h"
 #include "core/variable.h"
+#include "present/format.h"
 
 static int var_teardown(void **state)
 {

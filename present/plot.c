@@ -4,7 +4,7 @@
  * series, y over the finite values of all series (a flat series gets a unit
  * range around its value so it draws as a line in the middle). Non-finite
  * values (a diverged loss) leave gaps rather than stretching the axis.
- * Output is appended to the caller's MfStrBuf (core/format.h); an
+ * Output is appended to the caller's MfStrBuf (core/strbuf.h); an
  * allocation failure makes the text incomplete and the call MF_ENOMEM. */
 #include "plot.h"
 
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "clocale.h"
+#include "core/alloc.h"
+#include "core/clocale.h"
 
 /* Appends 's' 'times' times. */
 static void add_repeat(MfStrBuf *b, const char *s, int times)

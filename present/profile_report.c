@@ -1,4 +1,4 @@
-/* report.c — the profiler's report (see report.h): rows aggregated by op or
+/* profile_report.c — the profiler's report (see profile_report.h): rows aggregated by op or
  * node name, the measured GEMM peak, and the two printed tables.
  *
  * Self time: events arrive in the order they ended, so an op's nested op
@@ -6,7 +6,7 @@
  * its own depth. One running sum per depth gives each op its children's
  * time. The peak is measured with cblas_sgemm directly, not mf_gemm: it is
  * the profiler's own calibration and must not appear among the events. */
-#include "report.h"
+#include "profile_report.h"
 
 #include <cblas.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* trace.c — the profiler's Chrome trace-event JSON writer (see report.h).
+/* profile_trace.c — the profiler's Chrome trace-event JSON writer (see profile_report.h).
  *
  * Every event becomes one complete event ("ph": "X") on one thread, so a
  * viewer (Perfetto, chrome://tracing) nests them by their time ranges: the
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "profile_report.h"
 #include "core/clocale.h"
 #include "core/io/write_file.h"
 

@@ -1,14 +1,14 @@
-/* report.h — what the profiler's events add up to: a report with one row
+/* profile_report.h — what the profiler's events add up to: a report with one row
  * per op (eager) or node (graph), the GEMM and step list, the machine's
  * measured GEMM peak, printable tables and the Chrome trace writer
- * (profile/report.c, profile/trace.c). */
-#ifndef MF_PROFILE_REPORT_H
-#define MF_PROFILE_REPORT_H
+ * (profile_report.c, profile_trace.c; the events are core/profile/). */
+#ifndef MF_PRESENT_PROFILE_REPORT_H
+#define MF_PRESENT_PROFILE_REPORT_H
 
 #include <stdint.h>
 
-#include "../err.h"
-#include "profile.h"
+#include "core/err.h"
+#include "core/profile/profile.h"
 
 /* One row: every op event of one name. Times in microseconds. 'self_us'
  * is the total minus the op events nested directly inside. */

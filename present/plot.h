@@ -3,15 +3,15 @@
  * Lua here; repl/lmf_plot.c converts the arguments.
  *
  * Ownership: the functions borrow the series and append the text to the
- * caller's MfStrBuf (core/format.h; the caller frees it). Non-finite values
+ * caller's MfStrBuf (core/strbuf.h; the caller frees it). Non-finite values
  * are gaps. */
-#ifndef MF_PLOT_H
-#define MF_PLOT_H
+#ifndef MF_PRESENT_PLOT_H
+#define MF_PRESENT_PLOT_H
 
 #include <stddef.h>
 
-#include "err.h"
-#include "format.h"
+#include "core/err.h"
+#include "core/strbuf.h"
 
 typedef struct MfPlotSeries {
     const double *y;   /* y[0..n-1], plotted at x = 1..n */

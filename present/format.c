@@ -21,85 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "clocale.h"
-
-/* ---- growable string ---------------------------------------------------------- */
-
-static bool sb_reserve(MfStrBuf *b, size_t extra)
-{
-    if (b->failed)
-        return false;
-    if (b->len + extra + 1 <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *p = mf_alloc(cap);
-    if (!p) {
-        b->failed = 1;
-        return false;
-    }
-    if (b->data) {
-        memcpy(p, b->data, b->len + 1);
-        mf_dealloc(b->data, b->cap);
-    }
-    b->data = p;
-    b->cap = cap;
-    return true;
-}
-
-static void sb_putn(MfStrBuf *b, const char *s, size_t n)
-{
-    if (!sb_reserve(b, n))
-        return;
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-static void sb_puts(MfStrBuf *b, const char *s)
-{
-    sb_putn(b, s, strlen(s));
-}
-
-static void sb_repeat(MfStrBuf *b, char c, int n)
-{
-    if (n <= 0 || !sb_reserve(b, (size_t)n))
-        return;
-    memset(b->data + b->len, c, (size_t)n);
-    b->len += (size_t)n;
-    b->data[b->len] = '\0';
-}
-
-void mf_strbuf_free(MfStrBuf *b)
-{
-    if (b->data)
-        mf_dealloc(b->data, b->cap);
-    b->data = NULL;
-    b->len = 0;
-    b->cap = 0;
-    b->failed = 0;
-}
-
-void mf_strbuf_add(MfStrBuf *b, const char *s)
-{
-    sb_puts(b, s);
-}
-
-void mf_strbuf_addf(MfStrBuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || !sb_reserve(b, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
+#include "core/alloc.h"
+#include "core/clocale.h"
+#include "core/shape.h"
 
 const char *const mf_print_option_names[] = {"precision", "threshold", "edgeitems", "linewidth",
                                              NULL};
@@ -149,11 +73,6 @@ MfStatus mf_print_option_set(MfPrintOptions *o, const char *name, bool is_int, i
                           "math.huge), got %s", name, (int)lo, got);
     return mf_err_set(MF_EARG, "set_printoptions: %s must be an integer from %d to %d, got %s",
                       name, (int)lo, (int)hi, got);
-}
-
-MfStatus mf_strbuf_status(const MfStrBuf *b, const char *fname)
-{
-    return b->failed ? mf_err_nomem(fname, (unsigned long long)b->len * 2 + 256) : MF_OK;
 }
 
 /* ---- which elements are shown --------------------------------------------------- */
@@ -272,25 +191,25 @@ static void put_float(MfStrBuf *b, const ElemFmt *f, double x)
 {
     if (!isfinite(x)) {
         const char *s = isnan(x) ? "nan" : x < 0 ? "-inf" : "inf";
-        sb_repeat(b, ' ', f->width - (int)strlen(s));
-        sb_puts(b, s);
+        mf_strbuf_repeat(b, ' ', f->width - (int)strlen(s));
+        mf_strbuf_add(b, s);
         return;
     }
     Num n;
     float_digits(x, f->f32, f->kind == KIND_EXP, f->cutoff, &n);
-    sb_repeat(b, ' ', f->pad_left - n.int_len);
-    sb_putn(b, n.text, (size_t)n.int_len);
-    sb_putn(b, ".", 1);
-    sb_putn(b, n.frac, (size_t)n.frac_len);
+    mf_strbuf_repeat(b, ' ', f->pad_left - n.int_len);
+    mf_strbuf_addn(b, n.text, (size_t)n.int_len);
+    mf_strbuf_addn(b, ".", 1);
+    mf_strbuf_addn(b, n.frac, (size_t)n.frac_len);
     if (f->kind == KIND_POS) {
-        sb_repeat(b, ' ', f->pad_right - n.frac_len);
+        mf_strbuf_repeat(b, ' ', f->pad_right - n.frac_len);
         return;
     }
-    sb_repeat(b, '0', f->digits - n.frac_len);
+    mf_strbuf_repeat(b, '0', f->digits - n.frac_len);
     char e[2] = {'e', n.exp_sign};
-    sb_putn(b, e, 2);
-    sb_repeat(b, '0', f->exp_size - n.exp_len);
-    sb_putn(b, n.exp, (size_t)n.exp_len);
+    mf_strbuf_addn(b, e, 2);
+    mf_strbuf_repeat(b, '0', f->exp_size - n.exp_len);
+    mf_strbuf_addn(b, n.exp, (size_t)n.exp_len);
 }
 
 static void put_elem(MfStrBuf *b, const ElemFmt *f, const MfTensor *t, int64_t i)
@@ -307,8 +226,8 @@ static void put_elem(MfStrBuf *b, const ElemFmt *f, const MfTensor *t, int64_t i
         put_float(b, f, mf_tensor_get(t, i));
         return;
     }
-    sb_repeat(b, ' ', f->width - (int)strlen(buf));
-    sb_puts(b, buf);
+    mf_strbuf_repeat(b, ' ', f->width - (int)strlen(buf));
+    mf_strbuf_add(b, buf);
 }
 
 /* ---- measuring (first pass) ------------------------------------------------------ */
@@ -413,9 +332,9 @@ typedef struct Layout {
 
 static void new_line(Layout *L, int newlines, int indent)
 {
-    sb_repeat(L->b, '\n', newlines);
+    mf_strbuf_repeat(L->b, '\n', newlines);
     L->line_start = L->b->len;
-    sb_repeat(L->b, ' ', indent);
+    mf_strbuf_repeat(L->b, ' ', indent);
 }
 
 /* NumPy's '_extendLine': wraps before a word that would pass 'limit', unless
@@ -438,18 +357,18 @@ static void put_row(Layout *L, int64_t base, int level)
     const Walk *w = L->w;
     int indent = level + 1, limit = L->linewidth - level - 1;
     int64_t n = ndisplayed(w, level);
-    sb_putn(L->b, "[", 1);
+    mf_strbuf_addn(L->b, "[", 1);
     for (int64_t j = 0; j < n; j++) {
         if (summarised(w, level) && j == w->edge) {
             before_word(L, 3, indent, limit);
-            sb_puts(L->b, "... ");
+            mf_strbuf_add(L->b, "... ");
         }
         before_word(L, L->f->width, indent, limit);
         put_elem(L->b, L->f, w->t, base + displayed_index(w, level, j) * w->rowstride[level]);
         if (j + 1 < n)
-            sb_putn(L->b, " ", 1);
+            mf_strbuf_addn(L->b, " ", 1);
     }
-    sb_putn(L->b, "]", 1);
+    mf_strbuf_addn(L->b, "]", 1);
 }
 
 /* An outer axis: sub-blocks separated by as many newlines as axes remain below. */
@@ -463,17 +382,17 @@ static void put_block(Layout *L, int64_t base, int level)
     }
     int gap = rank - level - 1;
     int64_t n = ndisplayed(w, level);
-    sb_putn(L->b, "[", 1);
+    mf_strbuf_addn(L->b, "[", 1);
     for (int64_t j = 0; j < n; j++) {
         if (j > 0)
             new_line(L, gap, level + 1);
         if (summarised(w, level) && j == w->edge) {
-            sb_puts(L->b, "...");
+            mf_strbuf_add(L->b, "...");
             new_line(L, gap, level + 1);
         }
         put_block(L, base + displayed_index(w, level, j) * w->rowstride[level], level + 1);
     }
-    sb_putn(L->b, "]", 1);
+    mf_strbuf_addn(L->b, "]", 1);
 }
 
 /* ---- entry points ---------------------------------------------------------------- */
@@ -503,7 +422,7 @@ MfStatus mf_format_values(const MfTensor *t, const MfPrintOptions *opt, MfStrBuf
     if (!t->storage)
         return mf_err_set(MF_EARG, "print: a symbolic tensor has no values to print");
     if (t->rank > 0 && mf_tensor_numel(t) == 0)
-        sb_puts(out, "[]");
+        mf_strbuf_add(out, "[]");
     else {
         MfCLocale loc = mf_c_locale_begin();   /* "1.5" whatever os.setlocale says */
         format_nonempty(t, opt, out);
@@ -519,19 +438,38 @@ MfStatus mf_format_tensor(const MfTensor *t, const MfPrintOptions *opt, MfStrBuf
     char shape[MF_MAX_RANK * 24 + 8];
     mf_shape_str(t->rank, t->shape, shape, (int)sizeof shape);
     if (!t->storage) {
-        sb_puts(out, "<symbolic mf.Tensor shape=");
+        mf_strbuf_add(out, "<symbolic mf.Tensor shape=");
     } else {
         MfStatus st = mf_format_values(t, opt, out);
         if (st != MF_OK)
             return st;
-        sb_puts(out, "\nshape=");
+        mf_strbuf_add(out, "\nshape=");
     }
-    sb_puts(out, shape);
-    sb_puts(out, ", dtype=");
-    sb_puts(out, mf_dtype_name(t->dtype));
+    mf_strbuf_add(out, shape);
+    mf_strbuf_add(out, ", dtype=");
+    mf_strbuf_add(out, mf_dtype_name(t->dtype));
     if (!t->storage)
-        sb_puts(out, ">");
+        mf_strbuf_add(out, ">");
     if (out->failed)
         return mf_err_nomem("print", (unsigned long long)out->cap * 2);
     return MF_OK;
+}
+
+MfStatus mf_variable_format(const MfVariable *v, const MfPrintOptions *opt, MfStrBuf *out)
+{
+    if (!v->value) {
+        mf_strbuf_addf(out, "<mf.Variable '%s' (no value yet)>", v->name);
+        return mf_strbuf_status(out, "tostring");
+    }
+    char shape[MF_MAX_RANK * 24 + 8];
+    mf_shape_str(v->value->rank, v->value->shape, shape, sizeof shape);
+    mf_strbuf_addf(out, "<mf.Variable '%s' shape=%s dtype=%s%s", v->name, shape,
+                   mf_dtype_name(v->value->dtype), v->trainable ? "" : " trainable=false");
+    if (v->value->node) {   /* a graph variable: its value lives in a Session */
+        mf_strbuf_add(out, " (graph: sess:run(v) reads it)>");
+        return mf_strbuf_status(out, "tostring");
+    }
+    mf_strbuf_add(out, ">\n");
+    MfStatus st = mf_format_values(v->value, opt, out);
+    return st == MF_OK ? mf_strbuf_status(out, "tostring") : st;
 }

@@ -10,15 +10,17 @@
  *
  * Pure string formatting: no Lua here, so the unit tests can call it. The text
  * lives in an MfStrBuf that the caller owns and frees with 'mf_strbuf_free'. */
-#ifndef MF_FORMAT_H
-#define MF_FORMAT_H
+#ifndef MF_PRESENT_FORMAT_H
+#define MF_PRESENT_FORMAT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "tensor.h"
+#include "core/err.h"
+#include "core/strbuf.h"
+#include "core/tensor.h"
+#include "core/variable.h"
 
 typedef struct MfPrintOptions {
     int precision;     /* fraction digits of floats (default 4) */
@@ -50,27 +52,6 @@ int64_t mf_print_option_get(const MfPrintOptions *o, int k);
 MfStatus mf_print_option_set(MfPrintOptions *o, const char *name, bool is_int, int64_t i,
                              double x, const char *got);
 
-/* A growable NUL-terminated string; zero-initialise before first use. */
-typedef struct MfStrBuf {
-    char *data;
-    size_t len;
-    size_t cap;
-    int failed; /* an allocation failed: the text is incomplete */
-} MfStrBuf;
-
-/* Frees the text and resets 'b' to empty. */
-void mf_strbuf_free(MfStrBuf *b);
-
-/* Append 's', or text formatted as snprintf does, to 'b' (the engine's
- * listings are built with them). When memory runs out 'b->failed' is set
- * and later appends do nothing: check it once at the end. */
-void mf_strbuf_add(MfStrBuf *b, const char *s);
-void mf_strbuf_addf(MfStrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* MF_OK when every append to 'b' succeeded, else MF_ENOMEM with the message
- * "'fname': out of memory ..." (the text is incomplete). */
-MfStatus mf_strbuf_status(const MfStrBuf *b, const char *fname);
-
 /* Appends the values block of 't' (no shape line) to 'out': a rank-0 tensor
  * gives just its value, an empty one "[]". 't' must have storage.
  * Returns MF_OK, or MF_ENOMEM with a message ('out' must still be freed). */
@@ -80,5 +61,12 @@ MfStatus mf_format_values(const MfTensor *t, const MfPrintOptions *opt, MfStrBuf
  * and "shape=(2,3), dtype=float32"; a symbolic tensor (no storage) gives
  * "<symbolic mf.Tensor shape=(?,3), dtype=float32>". Errors as above. */
 MfStatus mf_format_tensor(const MfTensor *t, const MfPrintOptions *opt, MfStrBuf *out);
+
+/* print(v), appended to 'out': "<mf.Variable 'w' shape=(2,) dtype=float32>"
+ * (" trainable=false" when not trainable) then a newline and the values
+ * block of mf_format_values; a graph variable, whose value lives in a
+ * Session, says so instead of values; one without a value yet says that.
+ * MF_ENOMEM when 'out' could not grow. */
+MfStatus mf_variable_format(const MfVariable *v, const MfPrintOptions *opt, MfStrBuf *out);
 
 #endif
