@@ -5,13 +5,13 @@
 # python3-onnx checks ONNX models), the Jupyter kernel's test drivers
 # (python3-pytest, python3-jupyter-client, python3-jupyter-kernel-test,
 # python3-nbclient and python3-nbformat), 'locales' (a comma-decimal locale
-# for test_locale.lua), lua5.4 and luarocks (test_module.lua). 'interop'
-# adds what `make interop` needs: Node.js and npm (onnxruntime comes from
-# the npm registry) and
-# python3-sklearn (its 8x8 digits); 'bench' adds the peers `make bench`
-# times moonflow against (python3-torch, python3-numpy). Missing packages are installed with
-# apt-get when run as root; otherwise the apt-get line is printed and the
-# script fails.
+# for test_locale.lua), lua5.4 and luarocks (test_module.lua) and
+# dataset-fashion-mnist (test_datasets.lua). 'interop' adds what `make
+# interop` needs: Node.js and npm (onnxruntime comes from the npm registry)
+# and python3-sklearn (its 8x8 digits); 'bench' adds the peers `make bench`
+# times moonflow against (python3-torch, python3-numpy). Missing packages are
+# installed with apt-get when run as root; otherwise the apt-get line is
+# printed and the script fails.
 set -u
 
 # Debian package : the Python module it provides
@@ -33,6 +33,8 @@ done
 # rockspec with luarocks
 command -v lua5.4 >/dev/null 2>&1 || missing="$missing lua5.4"
 command -v luarocks >/dev/null 2>&1 || missing="$missing luarocks"
+# test_datasets.lua and scripts/fashion_mnist_cnn.lua read Fashion-MNIST
+[ -d /usr/share/datasets/fashion-mnist ] || missing="$missing dataset-fashion-mnist"
 # test_locale.lua builds a de_DE.UTF-8 locale with localedef from its source
 [ -f /usr/share/i18n/locales/de_DE ] || missing="$missing locales"
 if [ "${1:-}" = interop ]; then
