@@ -105,7 +105,7 @@ $(BUILD)/core/ops/vecmath_scalar.o: CFLAGS_ALL += -fno-tree-vectorize $(VECMATH_
 LIB_LUA := lib/util.lua lib/initializers.lua lib/activations.lua lib/composed_ops.lua \
            lib/grad.lua lib/layers.lua lib/layers_norm.lua lib/layers_rnn.lua \
            lib/model.lua lib/losses.lua \
-           lib/metrics.lua lib/fit.lua lib/schedules.lua lib/einsum.lua lib/dataset.lua \
+           lib/metrics.lua lib/fit.lua lib/schedules.lua lib/einsum.lua lib/dataset.lua lib/datasets.lua \
            lib/tensorboard.lua
 $(BUILD)/gen/lib_lua.inc: $(LIB_LUA) tools/embed_lua.sh Makefile
 	@mkdir -p $(dir $@)

@@ -78,12 +78,32 @@ function datasets.mnist(opts)
   return mnist_layout("mnist", opts, nil, "MNIST's files from its publisher or a mirror")
 end
 
+-- A string's bytes as 1-based ids in byte order, and the vocabulary. Reads
+-- the bytes 4,096 at a time (string.byte returns them all at once).
+local function text_ids(s)
+  local bytes = {}
+  for i = 1, #s, 4096 do
+    local chunk = {s:byte(i, math.min(i + 4095, #s))}
+    for j = 1, #chunk do bytes[i + j - 1] = chunk[j] end
+  end
+  local seen, vocab, id = {}, {}, {}
+  for i = 1, #bytes do seen[bytes[i]] = true end
+  for b = 0, 255 do
+    if seen[b] then
+      vocab[#vocab + 1] = string.char(b)
+      id[b] = #vocab
+    end
+  end
+  for i = 1, #bytes do bytes[i] = id[bytes[i]] end
+  return mf.tensor(bytes, "int64"), vocab
+end
+
 lib.help("datasets.text", "data",
   "text, vocab = mf.datasets.text(path)",
   "A text file for character models: 'text' is an int64 tensor of the file's characters " ..
   "as 1-based ids (bytes; a UTF-8 letter is several), 'vocab' the array of the distinct " ..
-  "characters in byte order, so vocab[id] is the character of id. Debian's fortunes " ..
-  "(/usr/share/games/fortunes/fortunes) and jargon-text are plain-text corpora.",
+  "characters in byte order, so vocab[id] is the character of id. mf.datasets.fortunes() " ..
+  "is a ready corpus.",
   [[
 p = os.tmpname(); f = io.open(p, "w"); f:write("abba"); f:close()
 text, vocab = mf.datasets.text(p)
@@ -98,15 +118,39 @@ function datasets.text(path)
   local s = f:read("a")
   f:close()
   if #s == 0 then fail(fname, "%s is empty", path) end
-  local seen, vocab = {}, {}
-  for b in s:gmatch(".") do seen[b] = true end
-  for b = 0, 255 do
-    if seen[string.char(b)] then vocab[#vocab + 1] = string.char(b) end
-  end
-  local id = {}
-  for i, c in ipairs(vocab) do id[c] = i end
-  local ids = {}
-  for i = 1, #s do ids[i] = id[s:sub(i, i)] end
-  return mf.tensor(ids, "int64"), vocab
+  return text_ids(s)
 end
 
+-- Debian's fortunes package: its English files but the ASCII art, in this
+-- order (the .dat indexes and .u8 links are not text).
+local FORTUNES_DIR = "/usr/share/games/fortunes"
+local FORTUNE_FILES = {"fortunes", "computers", "cookie", "debian", "definitions",
+  "disclaimer", "drugs", "education", "ethnic", "food", "goedel", "humorists",
+  "kids", "knghtbrd", "law", "linux", "linuxcookie", "literature", "love", "magic",
+  "medicine", "men-women", "miscellaneous", "news", "paradoxum", "people", "perl", "pets",
+  "platitudes", "politics", "pratchett", "riddles", "science", "songs-poems", "sports",
+  "startrek", "tao", "translate-me", "wisdom", "work", "zippy"}
+
+lib.help("datasets.fortunes", "data",
+  "text, vocab = mf.datasets.fortunes()",
+  "A 2.5 MB English corpus for character models, as mf.datasets.text gives it: the " ..
+  "fortune cookies of Debian's fortunes package (" .. FORTUNES_DIR .. "; tools/test_deps.sh " ..
+  "installs it), its files joined in a fixed order, each fortune ending in a line '%'. " ..
+  "scripts/char_rnn.lua and char_gpt.lua train on it when given no file.",
+  [[
+text, vocab = mf.datasets.fortunes()
+text.shape[1] > 2000000              --> true]])
+function datasets.fortunes()
+  local parts = {}
+  for _, name in ipairs(FORTUNE_FILES) do
+    local f = io.open(FORTUNES_DIR .. "/" .. name, "rb")
+    if f then
+      parts[#parts + 1] = f:read("a")
+      f:close()
+    end
+  end
+  if #parts == 0 then
+    fail("fortunes", "%s/ has no fortune files (apt-get install fortunes)", FORTUNES_DIR)
+  end
+  return text_ids(table.concat(parts))
+end

@@ -2,39 +2,30 @@
 -- char-rnn, in mf.layers): it reads a text file, learns to predict each next
 -- character, and then writes new text one character at a time.
 --   build/moonflow scripts/char_rnn.lua [text_file [steps [sample_length]]]
--- Without a file it reads the GNU GPL version 3, which Debian installs on
--- every machine (/usr/share/common-licenses/GPL-3).
+-- Without a file it reads Debian's fortunes (mf.datasets.fortunes: 2.5 MB of
+-- fortune cookies; apt-get install fortunes).
 --
 -- Training is truncated backpropagation through time: the text is cut into
 -- BATCH parallel streams; each step takes the next SEQ characters of every
 -- stream, starts the LSTM from the state the previous step ended in (its
 -- value only: stop_gradient cuts the tape there, so gradients flow back at
 -- most SEQ steps), and clips the gradients to a global norm of 5 before Adam.
-local path = arg and arg[1] or "/usr/share/common-licenses/GPL-3"
+local path = arg and arg[1]
 local steps = math.tointeger(tonumber(arg and arg[2] or 300))
 local sample_length = math.tointeger(tonumber(arg and arg[3] or 400))
 assert(steps and steps >= 1 and sample_length and sample_length >= 1,
        "usage: char_rnn.lua [text_file [steps [sample_length]]]")
 local BATCH, SEQ, HIDDEN, EMBED, CLIP = 32, 32, 128, 32, 5
 
--- 1. The text and its alphabet (characters are bytes here).
-local f = assert(io.open(path, "rb"), "char_rnn.lua: cannot open " .. path)
-local text = f:read("a")
-f:close()
-local chars, index = {}, {}
-for ch in text:gmatch(".") do
-  if not index[ch] then
-    chars[#chars + 1] = ch
-    index[ch] = true
-  end
-end
-table.sort(chars)
-for i, ch in ipairs(chars) do index[ch] = i end        -- ids are 1-based
+-- 1. The text as 1-based character ids, and its alphabet (bytes here).
+local ids, chars
+if path then ids, chars = mf.datasets.text(path) else ids, chars = mf.datasets.fortunes() end
+local text = ids:totable()
 local vocab = #chars
 local stream_len = (#text - 1) // BATCH
 assert(stream_len > SEQ, "char_rnn.lua: the text is too short for " .. BATCH .. " streams")
-print(string.format("%s: %d characters, %d distinct; %d streams of %d", path, #text, vocab,
-                    BATCH, stream_len))
+print(string.format("%s: %d characters, %d distinct; %d streams of %d",
+                    path or "Debian's fortunes", #text, vocab, BATCH, stream_len))
 
 -- The ids of text[from .. from + n - 1] of every stream, as a (BATCH, n) int64 tensor.
 local function chunk(offset, n)
@@ -42,7 +33,7 @@ local function chunk(offset, n)
   for b = 1, BATCH do
     local start = (b - 1) * stream_len + offset
     local row = {}
-    for i = 1, n do row[i] = index[text:sub(start + i - 1, start + i - 1)] end
+    table.move(text, start, start + n - 1, 1, row)
     rows[b] = row
   end
   return mf.tensor(rows, "int64")
@@ -100,8 +91,8 @@ local function draw(probs)
   end
   return #probs
 end
-local prime = text:sub(1, 1)
-local out, id, s = {prime}, index[prime], nil
+local id, s = text[1], nil
+local out = {chars[id]}
 for _ = 1, sample_length do
   local logits, h, c = model(mf.tensor({{id}}, "int64"), s)
   s = {h, c}

@@ -6,7 +6,7 @@
 -- test images; prints each epoch's time and the test accuracy.
 -- Data: Debian's dataset-fashion-mnist (mf.datasets.fashion_mnist).
 --   build/moonflow scripts/fashion_mnist_cnn.lua [epochs [max_train_images]]
-local epochs = math.tointeger(tonumber(arg and arg[1] or 12))
+local epochs = math.tointeger(tonumber(arg and arg[1] or 15))
 local max_train = arg and arg[2] and math.tointeger(tonumber(arg[2]))
 assert(epochs and epochs >= 1 and (not (arg and arg[2]) or max_train and max_train >= 1),
        "usage: fashion_mnist_cnn.lua [epochs [max_train_images]]")

@@ -6,7 +6,7 @@
 # (python3-pytest, python3-jupyter-client, python3-jupyter-kernel-test,
 # python3-nbclient and python3-nbformat), 'locales' (a comma-decimal locale
 # for test_locale.lua), lua5.4 and luarocks (test_module.lua) and
-# dataset-fashion-mnist (test_datasets.lua). 'interop' adds what `make
+# dataset-fashion-mnist and fortunes (test_datasets.lua). 'interop' adds what `make
 # interop` needs: Node.js and npm (onnxruntime comes from the npm registry)
 # and python3-sklearn (its 8x8 digits); 'bench' adds the peers `make bench`
 # times moonflow against (python3-torch, python3-numpy). Missing packages are
@@ -35,6 +35,8 @@ command -v lua5.4 >/dev/null 2>&1 || missing="$missing lua5.4"
 command -v luarocks >/dev/null 2>&1 || missing="$missing luarocks"
 # test_datasets.lua and scripts/fashion_mnist_cnn.lua read Fashion-MNIST
 [ -d /usr/share/datasets/fashion-mnist ] || missing="$missing dataset-fashion-mnist"
+# mf.datasets.fortunes (the char scripts' default corpus) reads Debian's fortunes
+[ -f /usr/share/games/fortunes/zippy ] || missing="$missing fortunes"
 # test_locale.lua builds a de_DE.UTF-8 locale with localedef from its source
 [ -f /usr/share/i18n/locales/de_DE ] || missing="$missing locales"
 if [ "${1:-}" = interop ]; then

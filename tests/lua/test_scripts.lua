@@ -178,6 +178,13 @@ local scripts = {
     T.ok(has(out, "gradients/square_grad/Const = Const(3)"), out)
     T.ok(has(out, "graph gradient 3x:      \t3.0 6.0 9.0"), out)
   end},
+  -- Keras's simple convnet on Debian's Fashion-MNIST, cut to one epoch on
+  -- 2,000 images here (the full run reaches 0.90: README)
+  ["fashion_mnist_cnn.lua"] = {args = {1, 2000}, check = function(out)
+    T.ok(out:find("loaded 2000 training and 10000 test images in [%d.]+ s"), out)
+    T.ok(out:find("epoch 1/1: [%d.]+ s, loss"), out)
+    T.ok(number_after(out, "test accuracy") > 0.55, out)   -- chance is 0.1
+  end},
   ["save_restore.lua"] = {check = function(out)
     T.ok(has(out, "restored:  step 50"), out)
     T.ok(has(out, "restored run matches the uninterrupted one:\ttrue"), out)
