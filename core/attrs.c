@@ -549,7 +549,8 @@ const char *mf_attr_want(const MfAttrDef *def, char *buf, size_t size)
         [MF_ATTR_BOOL] = "a boolean",
         [MF_ATTR_INT] = "an integer",
         [MF_ATTR_FLOAT] = "a number",
-        [MF_ATTR_DTYPE] = "a dtype name (float32, float64, int32, int64, bool or uint8)",
+        [MF_ATTR_DTYPE] = "a dtype name (float32, float64, int32, int64, bool, uint8, float16 or "
+                          "bfloat16)",
         [MF_ATTR_AXIS] = "an integer",
         [MF_ATTR_AXES] = "an integer or an array of integers (1-based axes)",
         [MF_ATTR_INTS] = "an integer or an array of integers",

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "half.h"
 #include "ops/fill.h"
 
 MfStatus mf_create_check_size(const char *who, MfDType dt, int rank, const int64_t *shape)
@@ -76,6 +77,8 @@ static void fill_data(MfTensor *t, double value, int64_t iv, bool exact)
     case MF_BOOL: memset(t->storage->data, exact ? iv != 0 : value != 0, (size_t)n); break;
     case MF_UINT8: memset(t->storage->data, exact ? (uint8_t)iv : mf_sat_u8(value), (size_t)n);
         break;
+    case MF_FLOAT16: FILL_LOOP(uint16_t, mf_f64_to_f16(value)); break;
+    case MF_BFLOAT16: FILL_LOOP(uint16_t, mf_f32_to_bf16((float)value)); break;
     default: break;
     }
 }
@@ -189,6 +192,8 @@ MfStatus mf_create_eye(MfDType dt, int64_t rows, int64_t cols, MfTensor **out)
         case MF_FLOAT64: *(double *)p = 1.0; break;
         case MF_INT32: *(int32_t *)p = 1; break;
         case MF_INT64: *(int64_t *)p = 1; break;
+        case MF_FLOAT16: *(uint16_t *)p = mf_f64_to_f16(1.0); break;
+        case MF_BFLOAT16: *(uint16_t *)p = mf_f32_to_bf16(1.0f); break;
         default: *(uint8_t *)p = 1; break;
         }
     }

@@ -9,6 +9,7 @@ static const struct {
 } info[] = {
     [MF_FLOAT32] = {"float32", 4}, [MF_FLOAT64] = {"float64", 8}, [MF_INT32] = {"int32", 4},
     [MF_INT64] = {"int64", 8},     [MF_BOOL] = {"bool", 1},      [MF_UINT8] = {"uint8", 1},
+    [MF_FLOAT16] = {"float16", 2}, [MF_BFLOAT16] = {"bfloat16", 2},
 };
 _Static_assert(MF_COUNTOF(info) == MF_NDTYPES, "one name and size per MfDType");
 
@@ -46,7 +47,7 @@ bool mf_dtype_parse(const char *name, MfDType *out)
         const char *alias;
         MfDType dt;
     } aliases[] = {{"float", MF_FLOAT32}, {"double", MF_FLOAT64}, {"int", MF_INT32},
-                   {"long", MF_INT64}};
+                   {"long", MF_INT64}, {"half", MF_FLOAT16}};
     for (int i = 0; i < MF_NDTYPES; i++) {
         if (strcmp(name, info[i].name) == 0) {
             *out = (MfDType)i;

@@ -1,8 +1,11 @@
-/* dtype.h — the six element types and their names. uint8 (images, IDX
- * files) is last so the older dtypes keep their numbers; it is not one of
- * the "int" dtypes of mf_dtype_is_int (int32, int64): ops take it only
- * where they say so (casts, comparisons, add/subtract/multiply/maximum/
- * minimum, shape ops), and others refuse it naming the dtype. */
+/* dtype.h — the eight element types and their names. Newer dtypes come
+ * last so the older ones keep their numbers. uint8 (images, IDX files) is
+ * not one of the "int" dtypes of mf_dtype_is_int (int32, int64): ops take
+ * it only where they say so (casts, comparisons, add/subtract/multiply/
+ * maximum/minimum, shape ops), and others refuse it naming the dtype.
+ * float16 and bfloat16 are storage dtypes (mf_dtype_is_half, not
+ * mf_dtype_is_float): tensors hold, print, save and cast them, and ops
+ * compute them in float32 (core/half_call.c). */
 #ifndef MF_DTYPE_H
 #define MF_DTYPE_H
 
@@ -17,6 +20,8 @@ typedef enum MfDType {
     MF_INT64,
     MF_BOOL,
     MF_UINT8,
+    MF_FLOAT16,
+    MF_BFLOAT16,
     MF_NDTYPES
 } MfDType;
 
@@ -28,15 +33,22 @@ typedef enum MfDType {
 /* Bytes per element. */
 size_t mf_dtype_size(MfDType dt);
 
-/* The Lua-facing name: "float32", "float64", "int32", "int64", "bool", "uint8". */
+/* The Lua-facing name: "float32", "float64", "int32", "int64", "bool", "uint8",
+ * "float16", "bfloat16". */
 const char *mf_dtype_name(MfDType dt);
 
-/* Parses a name (also "float", "double", "int", "long"); false when unknown. */
+/* Parses a name (also "float", "double", "int", "long", "half"); false when
+ * unknown. */
 bool mf_dtype_parse(const char *name, MfDType *out);
 
 static inline bool mf_dtype_is_float(MfDType dt)
 {
     return dt == MF_FLOAT32 || dt == MF_FLOAT64;
+}
+
+static inline bool mf_dtype_is_half(MfDType dt)
+{
+    return dt == MF_FLOAT16 || dt == MF_BFLOAT16;
 }
 
 static inline bool mf_dtype_is_int(MfDType dt)

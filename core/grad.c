@@ -123,5 +123,5 @@ MfStatus mf_grad_broadcast_like(MfTensor *t, const MfTensor *like, MfTensor **ou
 
 bool mf_grad_is_float(MfDType dt)
 {
-    return dt == MF_FLOAT32 || dt == MF_FLOAT64;
+    return mf_dtype_is_float(dt) || mf_dtype_is_half(dt);
 }

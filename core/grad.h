@@ -49,7 +49,8 @@ MfStatus mf_grad_scale(MfTensor *t, double k, MfTensor **out);
  * the shapes already match. */
 MfStatus mf_grad_broadcast_like(MfTensor *t, const MfTensor *like, MfTensor **out);
 
-/* True for float32 / float64: the dtypes gradients flow through. */
+/* True for float32, float64, float16 and bfloat16: the dtypes gradients
+ * flow through (the half ones computed in float32, core/half_call.c). */
 bool mf_grad_is_float(MfDType dt);
 
 #endif

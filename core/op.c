@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "half_call.h"
 #include "ops/common.h"
 #include "profile/profile.h"
 
@@ -199,6 +200,8 @@ MfStatus mf_op_call(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAtt
     for (int i = 0; i < ninputs; i++)
         if (!inputs[i])
             return mf_err_set(MF_EARG, "%s: input %d is missing", d->api, i + 1);
+    if (mf_half_call_wanted(op, ninputs, inputs))
+        return mf_half_call(op, ninputs, inputs, attrs, outs, noutputs);
     /* Fields are set one by one: an initializer would zero all the output
      * specs, a few hundred bytes per op that 'infer' writes anyway. */
     MfOpCall c;

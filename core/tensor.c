@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "half.h"
 
 static int64_t live_tensors;
 static int64_t next_id = 1;
@@ -219,6 +220,8 @@ MfTensor *mf_tensor_scalar(MfDType dt, double value)
     case MF_INT64: *(int64_t *)p = mf_sat_i64(value); break;
     case MF_BOOL: *(uint8_t *)p = value != 0; break;
     case MF_UINT8: *(uint8_t *)p = mf_sat_u8(value); break;
+    case MF_FLOAT16: *(uint16_t *)p = mf_f64_to_f16(value); break;
+    case MF_BFLOAT16: *(uint16_t *)p = mf_f32_to_bf16((float)value); break;
     default: break;
     }
     return t;
@@ -313,6 +316,8 @@ double mf_tensor_get(const MfTensor *t, int64_t i)
     case MF_INT64: return (double)((const int64_t *)base)[off];
     case MF_BOOL:
     case MF_UINT8: return ((const uint8_t *)base)[off];
+    case MF_FLOAT16: return (double)mf_f16_to_f32(((const uint16_t *)base)[off]);
+    case MF_BFLOAT16: return (double)mf_bf16_to_f32(((const uint16_t *)base)[off]);
     default: return 0;
     }
 }
@@ -340,6 +345,8 @@ void mf_tensor_set(MfTensor *t, int64_t i, double v)
     case MF_INT64: ((int64_t *)base)[off] = (int64_t)v; break;
     case MF_BOOL: ((uint8_t *)base)[off] = v != 0; break;
     case MF_UINT8: ((uint8_t *)base)[off] = (uint8_t)v; break;
+    case MF_FLOAT16: ((uint16_t *)base)[off] = mf_f64_to_f16(v); break;
+    case MF_BFLOAT16: ((uint16_t *)base)[off] = mf_f32_to_bf16((float)v); break;
     default: break;
     }
 }

@@ -360,11 +360,6 @@ static MfStatus collect(Walk *w, const MfTapeSource *s, bool zero, MfTensor **ou
     return MF_OK;
 }
 
-static bool is_float(MfDType dt)
-{
-    return dt == MF_FLOAT32 || dt == MF_FLOAT64;
-}
-
 /* One backward walk on 't' from the targets (seeded with 'ogs[i]', or
  * ones when 'ogs' or its entry is NULL) to the sources. */
 static MfStatus compute(MfTape *t, int nt, MfTensor *const *targets, MfTensor *const *ogs,
@@ -381,7 +376,7 @@ static MfStatus compute(MfTape *t, int nt, MfTensor *const *targets, MfTensor *c
         st = find_first_uses(w);
     bool any = false;
     for (int i = 0; i < nt && st == MF_OK; i++)
-        if (is_float(targets[i]->dtype)) {
+        if (mf_grad_is_float(targets[i]->dtype)) {
             st = seed(w, targets[i], ogs ? ogs[i] : NULL);
             any = true;
         }
@@ -563,7 +558,7 @@ static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *sou
     int rank = batch ? concat_shapes(target->rank, target->shape, x->rank - 1, x->shape + 1,
                                      shape)
                      : concat_shapes(target->rank, target->shape, x->rank, x->shape, shape);
-    if (n == 0 || !is_float(target->dtype)) {
+    if (n == 0 || !mf_grad_is_float(target->dtype)) {
         asked(t);
         return zero || n == 0 ? mf_create_fill(who, x->dtype, rank, shape, 0.0, out) : MF_OK;
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/grad.h"
 #include "core/grad_registry.h"
 
 static MfTape **active;         /* recording tapes, oldest first */
@@ -141,14 +142,9 @@ bool mf_tape_any_recording(void)
     return false;
 }
 
-static bool is_float(MfDType dt)
-{
-    return dt == MF_FLOAT32 || dt == MF_FLOAT64;
-}
-
 MfStatus mf_tape_watch(MfTape *t, MfTensor *x)
 {
-    if (!is_float(x->dtype) || mf_idmap_get(&t->live, x->id))
+    if (!mf_grad_is_float(x->dtype) || mf_idmap_get(&t->live, x->id))
         return MF_OK;
     return mf_idmap_put(&t->live, x->id, (void *)LIVE_WATCHED, "watch");
 }

@@ -22,6 +22,8 @@ static int tf_dtype(MfDType dt)
     case MF_INT64: return 9;     /* DT_INT64 */
     case MF_BOOL: return 10;     /* DT_BOOL */
     case MF_UINT8: return 4;     /* DT_UINT8 */
+    case MF_FLOAT16: return 19;  /* DT_HALF */
+    case MF_BFLOAT16: return 14; /* DT_BFLOAT16 */
     default: return 0;           /* DT_INVALID */
     }
 }

@@ -47,7 +47,7 @@ enum { TENSOR_DIMS = 1, TENSOR_DTYPE = 2, TENSOR_NAME = 8, TENSOR_RAW = 9 };
 enum { VI_NAME = 1, VI_TYPE = 2, TYPE_TENSOR = 1, TT_ELEM = 1, TT_SHAPE = 2, SHAPE_DIM = 1,
        DIM_VALUE = 1, DIM_PARAM = 2 };
 enum { ONNX_FLOAT = 1, ONNX_UINT8 = 2, ONNX_INT32 = 6, ONNX_INT64 = 7, ONNX_BOOL = 9,
-       ONNX_DOUBLE = 11 };
+       ONNX_FLOAT16 = 10, ONNX_DOUBLE = 11, ONNX_BFLOAT16 = 16 };
 
 #define NAME_MAX_LEN 1100
 
@@ -72,6 +72,8 @@ static int onnx_dtype(MfDType dt)
     case MF_INT64: return ONNX_INT64;
     case MF_BOOL: return ONNX_BOOL;
     case MF_UINT8: return ONNX_UINT8;
+    case MF_FLOAT16: return ONNX_FLOAT16;
+    case MF_BFLOAT16: return ONNX_BFLOAT16;
     default: return 0;
     }
 }

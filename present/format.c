@@ -7,7 +7,7 @@
  * before a word that would pass the line width.
  *
  * A float takes the shortest digits that read back as the same value in its
- * own dtype (float32 or float64), cut at 'precision' fraction digits (of the
+ * own dtype (float32, float64, float16 or bfloat16), cut at 'precision' fraction digits (of the
  * mantissa in scientific notation), with trailing zeros trimmed; in
  * scientific notation all mantissas are then padded to the same digits.
  * Elements are read with 'mf_tensor_get' / 'mf_tensor_get_int', so strided
@@ -23,6 +23,7 @@
 
 #include "core/alloc.h"
 #include "core/clocale.h"
+#include "core/half.h"
 #include "core/shape.h"
 
 const char *const mf_print_option_names[] = {"precision", "threshold", "edgeitems", "linewidth",
@@ -126,7 +127,7 @@ typedef enum Kind { KIND_INT, KIND_BOOL, KIND_POS, KIND_EXP } Kind;
 
 typedef struct ElemFmt {
     Kind kind;
-    bool f32;
+    MfDType dt;    /* a float's digits read back as the same value of this dtype */
     int cutoff;    /* at most this many fraction digits (the 'precision' option) */
     int digits;    /* KIND_EXP: every mantissa shows this many fraction digits */
     int pad_left;  /* characters before the '.' (sign included) */
@@ -147,11 +148,14 @@ typedef struct Num {
     int exp_len;
 } Num;
 
-static bool reads_back(const char *s, double x, bool f32)
+static bool reads_back(const char *s, double x, MfDType dt)
 {
-    if (f32)
-        return strtof(s, NULL) == (float)x;
-    return strtod(s, NULL) == x;
+    switch (dt) {
+    case MF_FLOAT32: return strtof(s, NULL) == (float)x;
+    case MF_FLOAT16: return (double)mf_f16_to_f32(mf_f64_to_f16(strtod(s, NULL))) == x;
+    case MF_BFLOAT16: return (double)mf_bf16_to_f32(mf_f32_to_bf16(strtof(s, NULL))) == x;
+    default: return strtod(s, NULL) == x;
+    }
 }
 
 static void split_num(Num *n)
@@ -177,11 +181,11 @@ static void split_num(Num *n)
 
 /* The shortest text of finite 'x' with at most 'cutoff' fraction digits that
  * reads back as 'x' (or 'x' rounded at 'cutoff' digits when none does). */
-static void float_digits(double x, bool f32, bool exp, int cutoff, Num *n)
+static void float_digits(double x, MfDType dt, bool exp, int cutoff, Num *n)
 {
     for (int k = 0; k <= cutoff; k++) {
         snprintf(n->text, sizeof n->text, exp ? "%.*e" : "%.*f", k, x);
-        if (reads_back(n->text, x, f32))
+        if (reads_back(n->text, x, dt))
             break;
     }
     split_num(n);
@@ -196,7 +200,7 @@ static void put_float(MfStrBuf *b, const ElemFmt *f, double x)
         return;
     }
     Num n;
-    float_digits(x, f->f32, f->kind == KIND_EXP, f->cutoff, &n);
+    float_digits(x, f->dt, f->kind == KIND_EXP, f->cutoff, &n);
     mf_strbuf_repeat(b, ' ', f->pad_left - n.int_len);
     mf_strbuf_addn(b, n.text, (size_t)n.int_len);
     mf_strbuf_addn(b, ".", 1);
@@ -292,8 +296,8 @@ static void float_fill(const Walk *w, const MfPrintOptions *o, ElemFmt *f)
 {
     FloatStats s;
     float_stats(w, &s);
-    f->f32 = w->t->dtype == MF_FLOAT32;
-    f->kind = wants_exp(&s, f->f32) ? KIND_EXP : KIND_POS;
+    f->dt = w->t->dtype;
+    f->kind = wants_exp(&s, f->dt != MF_FLOAT64) ? KIND_EXP : KIND_POS;
     f->cutoff = o->precision;
     int max_int = 0, max_frac = 0, max_exp = 0;
     int64_t pos[MF_MAX_RANK] = {0};
@@ -302,7 +306,7 @@ static void float_fill(const Walk *w, const MfPrintOptions *o, ElemFmt *f)
         if (!isfinite(x))
             continue;
         Num n;
-        float_digits(x, f->f32, f->kind == KIND_EXP, f->cutoff, &n);
+        float_digits(x, f->dt, f->kind == KIND_EXP, f->cutoff, &n);
         max_int = imax(max_int, n.int_len);
         max_frac = imax(max_frac, n.frac_len);
         max_exp = imax(max_exp, n.exp_len);
@@ -404,7 +408,7 @@ static void format_nonempty(const MfTensor *t, const MfPrintOptions *opt, MfStrB
     if (mf_tensor_numel(t) > opt->threshold)
         w.edge = opt->edgeitems;
     ElemFmt f = {0};
-    if (mf_dtype_is_float(t->dtype)) {
+    if (mf_dtype_is_float(t->dtype) || mf_dtype_is_half(t->dtype)) {
         float_fill(&w, opt, &f);
     } else {
         f.kind = t->dtype == MF_BOOL ? KIND_BOOL : KIND_INT;

@@ -105,8 +105,8 @@ MfDType lmf_opt_dtype(lua_State *L, int idx, MfDType dflt)
     const char *name = lmf_name_string(L, idx);
     if (!name || !mf_dtype_parse(name, &dt))
         luaL_argerror(L, idx, lua_pushfstring(L, "unknown dtype '%s' (expected float32, "
-                                              "float64, int32, int64, bool or uint8)",
-                                              lmf_value_text(L, idx)));
+                                              "float64, int32, int64, bool, uint8, float16 or "
+                                              "bfloat16)", lmf_value_text(L, idx)));
     return dt;
 }
 
@@ -118,7 +118,8 @@ int lmf_opt_dtype_field(lua_State *L, int idx, const char *fname)
     MfDType dt;
     if (!name || !mf_dtype_parse(name, &dt))
         return luaL_error(L, "%s: option 'dtype' must be a dtype name (float32, float64, int32, "
-                          "int64, bool or uint8), got %s", fname, lmf_value_text(L, -1));
+                          "int64, bool, uint8, float16 or bfloat16), got %s", fname,
+                          lmf_value_text(L, -1));
     lua_pop(L, 1);
     return (int)dt;
 }

@@ -43,6 +43,10 @@ static int l_variable(lua_State *L)
     }
     int dt;
     MfTensor *t = initial_value(L, &dt);
+    if (mf_dtype_is_half(t->dtype))
+        luaL_error(L, "Variable: %s is a storage dtype (ops compute it in float32); a Variable "
+                   "holds float32, float64 or an integer dtype: cast the value first",
+                   mf_dtype_name(t->dtype));
     lua_getfield(L, 2, "name");
     if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
         luaL_error(L, "Variable: option 'name' must be a string, got %s", luaL_typename(L, -1));

@@ -32,6 +32,7 @@
 static const char *const tags[] = {
     [MF_FLOAT32] = "F32", [MF_FLOAT64] = "F64", [MF_INT32] = "I32",
     [MF_INT64] = "I64",   [MF_BOOL] = "BOOL", [MF_UINT8] = "U8",
+    [MF_FLOAT16] = "F16", [MF_BFLOAT16] = "BF16",
 };
 _Static_assert(MF_COUNTOF(tags) == MF_NDTYPES, "one safetensors tag per MfDType");
 
@@ -416,7 +417,7 @@ static MfStatus parse_dtype_shape(const Reader *r, const cJSON *item, Entry *e, 
         return fail(MF_EIO, "load", r->path, "tensor '%s' has no \"dtype\" string", name);
     if (!lookup_dtype(dt->valuestring, &e->dtype))
         return fail(MF_EDTYPE, "load", r->path, "tensor '%s' has dtype %s; moonflow reads F32, "
-                    "F64, I32, I64, BOOL", name, dt->valuestring);
+                    "F64, F16, BF16, I32, I64, U8, BOOL", name, dt->valuestring);
     if (!cJSON_IsArray(shape))
         return fail(MF_EIO, "load", r->path, "tensor '%s' has no \"shape\" array", name);
     e->rank = cJSON_GetArraySize(shape);

@@ -5,9 +5,10 @@
  *    "__metadata__": {"key": "value", ...}}          (metadata optional)
  * then the raw little-endian row-major data; offsets are relative to the
  * start of the data section, and the tensors tile it with no gap, overlap or
- * trailing byte. dtypes: F32, F64, I32, I64, BOOL (one byte, 0 or 1) map to
- * float32, float64, int32, int64, bool; other safetensors dtypes (F16, BF16,
- * U8, ...) are refused on reading with a message naming the tensor.
+ * trailing byte. dtypes: F32, F64, F16, BF16, I32, I64, U8, BOOL (one byte, 0
+ * or 1) map to float32, float64, float16, bfloat16, int32, int64, uint8,
+ * bool; other safetensors dtypes (F8_*, I8, I16, U16, ...) are refused on
+ * reading with a message naming the tensor.
  *
  * The header is built and parsed with cJSON. Writing sorts the names (the
  * same tensors always give the same bytes) and pads the header with spaces

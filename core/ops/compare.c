@@ -15,6 +15,7 @@
 
 #include <math.h>
 
+#include "../half.h"
 #include "binary_rows.h"
 #include "common.h"
 #include "grads_math.h"
@@ -289,35 +290,66 @@ static inline uint8_t wrap_u8(int64_t x)
     return (uint8_t)(uint64_t)x;
 }
 
-/* One function per source type TI: a switch over the target. TOI32/TOI64/
- * TOU8 are the conversions to the integer types (saturating for floats). */
-#define DEFINE_CAST_FROM(fname, TI, TOI32, TOI64, TOU8)                            \
+/* One function per source type TI: a switch over the target. V is the
+ * element's value (a float for the half dtypes, whose elements are bits);
+ * TOI32/TOI64/TOU8 convert to the integer types (saturating for floats),
+ * TOF16/TOBF16 to the half dtypes' bits (half.h). */
+#define DEFINE_CAST_FROM(fname, TI, V, TOI32, TOI64, TOU8, TOF16, TOBF16)           \
     static void fname(const MfOpCall *c, MfTensor *out)                            \
     {                                                                              \
         switch (out->dtype) {                                                      \
-        case MF_FLOAT32: MAP_ROWS(TI, float, a); break;                            \
-        case MF_FLOAT64: MAP_ROWS(TI, double, a); break;                           \
+        case MF_FLOAT32: MAP_ROWS(TI, float, V); break;                            \
+        case MF_FLOAT64: MAP_ROWS(TI, double, V); break;                           \
         case MF_INT32: MAP_ROWS(TI, int32_t, TOI32); break;                        \
         case MF_INT64: MAP_ROWS(TI, int64_t, TOI64); break;                        \
         case MF_UINT8: MAP_ROWS(TI, uint8_t, TOU8); break;                         \
-        default: MAP_ROWS(TI, uint8_t, a != 0); break;                             \
+        case MF_FLOAT16: MAP_ROWS(TI, uint16_t, TOF16); break;                     \
+        case MF_BFLOAT16: MAP_ROWS(TI, uint16_t, TOBF16); break;                   \
+        default: MAP_ROWS(TI, uint8_t, (V) != 0); break;                           \
         }                                                                          \
     }
 
-DEFINE_CAST_FROM(cast_from_f32, float, mf_sat_i32((double)a), mf_sat_i64((double)a),
-                 mf_sat_u8((double)a))
-DEFINE_CAST_FROM(cast_from_f64, double, mf_sat_i32(a), mf_sat_i64(a), mf_sat_u8(a))
-DEFINE_CAST_FROM(cast_from_i32, int32_t, a, a, wrap_u8(a))
-DEFINE_CAST_FROM(cast_from_i64, int64_t, wrap_i32(a), a, wrap_u8(a))
-DEFINE_CAST_FROM(cast_from_bool, uint8_t, a != 0, a != 0, a != 0)
-DEFINE_CAST_FROM(cast_from_u8, uint8_t, a, a, a)
+/* Integers go to bfloat16 through float32, as PyTorch's c10::BFloat16. */
+#define F16_OF(a) mf_f64_to_f16((double)(a))
+#define BF16_OF(a) mf_f32_to_bf16((float)(a))
+DEFINE_CAST_FROM(cast_from_f32, float, a, mf_sat_i32((double)a), mf_sat_i64((double)a),
+                 mf_sat_u8((double)a), mf_f32_to_f16(a), mf_f32_to_bf16(a))
+DEFINE_CAST_FROM(cast_from_f64, double, a, mf_sat_i32(a), mf_sat_i64(a), mf_sat_u8(a),
+                 mf_f64_to_f16(a), mf_f32_to_bf16((float)a))
+DEFINE_CAST_FROM(cast_from_i32, int32_t, a, a, a, wrap_u8(a), F16_OF(a), BF16_OF(a))
+DEFINE_CAST_FROM(cast_from_i64, int64_t, a, wrap_i32(a), a, wrap_u8(a), F16_OF(a), BF16_OF(a))
+DEFINE_CAST_FROM(cast_from_bool, uint8_t, a, a != 0, a != 0, a != 0, F16_OF(a), BF16_OF(a))
+DEFINE_CAST_FROM(cast_from_u8, uint8_t, a, a, a, a, F16_OF(a), BF16_OF(a))
+DEFINE_CAST_FROM(cast_from_f16, uint16_t, mf_f16_to_f32(a),
+                 mf_sat_i32((double)mf_f16_to_f32(a)), mf_sat_i64((double)mf_f16_to_f32(a)),
+                 mf_sat_u8((double)mf_f16_to_f32(a)), a, mf_f32_to_bf16(mf_f16_to_f32(a)))
+DEFINE_CAST_FROM(cast_from_bf16, uint16_t, mf_bf16_to_f32(a),
+                 mf_sat_i32((double)mf_bf16_to_f32(a)), mf_sat_i64((double)mf_bf16_to_f32(a)),
+                 mf_sat_u8((double)mf_bf16_to_f32(a)), mf_f32_to_f16(mf_bf16_to_f32(a)), a)
+
+/* float32 <-> float16 of contiguous tensors in bulk (F16C where present);
+ * false when the call is not that case. */
+static bool cast_f16_bulk(const MfOpCall *c, MfTensor *out)
+{
+    const MfTensor *x = c->inputs[0];
+    if (!mf_tensor_is_contiguous(x) || !mf_tensor_is_contiguous(out))
+        return false;
+    int64_t n = mf_tensor_numel(out);
+    if (x->dtype == MF_FLOAT32 && out->dtype == MF_FLOAT16)
+        mf_f16_from_f32(mf_tensor_data(out), mf_tensor_data(x), n);
+    else if (x->dtype == MF_FLOAT16 && out->dtype == MF_FLOAT32)
+        mf_f16_to_f32_n(mf_tensor_data(out), mf_tensor_data(x), n);
+    else
+        return false;
+    return true;
+}
 
 static MfStatus infer_cast(MfOpCall *c)
 {
     MfDType dt = c->attrs->dtype;
     if ((unsigned)dt >= MF_NDTYPES)
         return mf_err_set(MF_EARG, "cast: unknown target dtype %d (expected float32, float64, "
-                          "int32, int64, bool or uint8)", (int)dt);
+                          "int32, int64, bool, uint8, float16 or bfloat16)", (int)dt);
     mf_spec_like(c, c->inputs[0], dt);
     return MF_OK;
 }
@@ -325,6 +357,8 @@ static MfStatus infer_cast(MfOpCall *c)
 static MfStatus cast_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *out = outs[0];
+    if (cast_f16_bulk(c, out))
+        return MF_OK;
     switch (c->inputs[0]->dtype) {
     case MF_FLOAT32: cast_from_f32(c, out); break;
     case MF_FLOAT64: cast_from_f64(c, out); break;
@@ -332,6 +366,8 @@ static MfStatus cast_forward(const MfOpCall *c, MfTensor **outs)
     case MF_INT64: cast_from_i64(c, out); break;
     case MF_BOOL: cast_from_bool(c, out); break;
     case MF_UINT8: cast_from_u8(c, out); break;
+    case MF_FLOAT16: cast_from_f16(c, out); break;
+    case MF_BFLOAT16: cast_from_bf16(c, out); break;
     default: return mf_err_set(MF_EINTERNAL, "cast: no kernel for %s",
                                mf_dtype_name(c->inputs[0]->dtype));
     }
@@ -491,7 +527,8 @@ const MfOpDesc mf_desc_cast = {
         "two tensors are brought to one dtype. Also a method: t:cast(\"float64\"). To uint8 "
         "(images: add, subtract, multiply, maximum, minimum and comparisons take it, wrapping "
         "modulo 256; other ops ask for a cast): int32/int64 keep the low 8 bits (TensorFlow, "
-        "NumPy), floats truncate and saturate to 0..255 (NaN 0).",
+        "NumPy), floats truncate and saturate to 0..255 (NaN 0). To float16 or bfloat16: "
+        "rounded to nearest even (help \"half\").",
     .example =
         "mf.cast(mf.tensor{1.7, -1.7}, \"int32\")   --> {1, -1}\n"
         "mf.cast(mf.tensor{0, 2}, \"bool\")         --> {false, true}\n"

@@ -116,7 +116,7 @@ T.test("errors", function()
   T.raises(function() return mf.cast(f) end,
            "bad argument #2 to 'cast' (dtype expected: a dtype name")
   T.raises(function() return mf.cast(f, "complex64") end,
-           "(dtype must be a dtype name (float32, float64, int32, int64, bool or uint8), got complex64)")
+           "(dtype must be a dtype name (float32, float64, int32, int64, bool, uint8, float16 or bfloat16), got complex64)")
   T.raises(function() return mf.cast(nil, "int32") end, "bad argument #1 to 'cast'")
 end)
 

@@ -157,7 +157,7 @@ T.test("one_hot", function()
   T.raises(mf.one_hot, "one_hot: depth must be >= 0, got -2", {1}, -2)
   T.raises(mf.one_hot, "one_hot: indices must be int32 or int64, got float32", mf.tensor{1}, 2)
   T.raises(mf.one_hot, "one_hot: option 'dtype' must be a dtype name (float32, float64, int32, "
-           .. "int64, bool or uint8), got int8", {1}, 2, {dtype = "int8"})
+           .. "int64, bool, uint8, float16 or bfloat16), got int8", {1}, 2, {dtype = "int8"})
 end)
 
 T.test("identity, stop_gradient, size, rank, shape", function()

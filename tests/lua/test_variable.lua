@@ -25,8 +25,12 @@ T.test("construction errors", function()
            "Variable: unknown option 'nme' (known: name, trainable, dtype)")
   T.raises(function() mf.Variable(1, {name = 3}) end, "option 'name' must be a string")
   T.raises(function() mf.Variable(1, {trainable = 1}) end, "option 'trainable' must be a boolean")
-  T.raises(function() mf.Variable(1, {dtype = "float16"}) end,
+  T.raises(function() mf.Variable(1, {dtype = "float8"}) end,
            "option 'dtype' must be a dtype name")
+  T.raises(function() mf.Variable(1, {dtype = "float16"}) end,
+           "Variable: float16 is a storage dtype (ops compute it in float32); a Variable holds")
+  T.raises(function() mf.Variable(mf.cast(mf.tensor{1}, "bfloat16")) end,
+           "Variable: bfloat16 is a storage dtype")
   T.raises(function() mf.Variable(1, "w") end, "options table")
   T.raises(function() mf.Variable({{1, 2}, {3}}) end, "ragged data")
 end)
@@ -211,7 +215,7 @@ T.test("initializer errors", function()
   T.raises(function() I.glorot_uniform()() end,
            "glorot_uniform: expected a shape such as {2, 3}, got no value")
   T.raises(function() I.glorot_uniform()({2, -1}) end, "shape entry 2 must be >= 0")
-  T.raises(function() I.zeros()({2}, "float16") end, "unknown dtype 'float16'")
+  T.raises(function() I.zeros()({2}, "float8") end, "unknown dtype 'float8'")
   T.raises(function() I.glorot_uniform()({1e6, 1e6}) end,
            "glorot_uniform: shape (1000000,1000000) of float32 is too large")
 end)

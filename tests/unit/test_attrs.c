@@ -176,7 +176,8 @@ static void test_want_and_enum(void **state)
     assert_string_equal(mf_attr_want(attr(MF_OP_RESHAPE, "shape"), buf, sizeof buf),
                         "a shape (an array of integers)");
     assert_string_equal(mf_attr_want(attr(MF_OP_CAST, "dtype"), buf, sizeof buf),
-                        "a dtype name (float32, float64, int32, int64, bool or uint8)");
+                        "a dtype name (float32, float64, int32, int64, bool, uint8, float16 or "
+                        "bfloat16)");
     assert_string_equal(mf_attr_want(attr(MF_OP_SUM, "keepdims"), buf, sizeof buf),
                         "a boolean");
     assert_int_equal(mf_attr_enum_parse(pad, "same"), 1);
