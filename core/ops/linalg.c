@@ -28,19 +28,18 @@
 
 /* ---- shape inference -------------------------------------------------------- */
 
-static MfStatus check_rank(const MfOpCall *c, int hi)
+/* MatMul takes two matrices; BatchMatMulV2 two tensors of rank 2 or more. */
+static MfStatus check_rank(const MfOpCall *c, bool batched)
 {
     const MfTensor *a = c->inputs[0], *b = c->inputs[1];
-    if (a->rank >= 2 && a->rank <= hi && b->rank >= 2 && b->rank <= hi)
+    if (batched ? a->rank >= 2 && b->rank >= 2 : a->rank == 2 && b->rank == 2)
         return MF_OK;
     char sa[SHAPE_BUF], sb[SHAPE_BUF];
-    return mf_err_set(MF_ESHAPE, "matmul: expected %s, got shapes %s and %s (ranks %d and %d)%s",
-                      hi == 2 ? "two matrices (rank 2)"
-                              : "matrices (rank 2) or batches of matrices (rank 3)",
+    return mf_err_set(MF_ESHAPE, "matmul: expected %s, got shapes %s and %s (ranks %d and %d)",
+                      batched ? "matrices or batches of matrices (rank 2 or more)"
+                              : "two matrices (rank 2)",
                       mf_shape_str(a->rank, a->shape, sa, sizeof sa),
-                      mf_shape_str(b->rank, b->shape, sb, sizeof sb), a->rank, b->rank,
-                      a->rank < 2 || b->rank < 2
-                          ? "; make a vector a matrix with mf.reshape or mf.expand_dims" : "");
+                      mf_shape_str(b->rank, b->shape, sb, sizeof sb), a->rank, b->rank);
 }
 
 /* The inner sizes of op(a) and op(b) agree (unknown sizes pass). */
@@ -63,34 +62,39 @@ static MfStatus check_inner(const MfOpCall *c)
                       (long long)ka, (long long)kb);
 }
 
-/* The output's batch size: equal sizes, or one of them 1 (a rank-2 operand
- * counts as 1); unknown (-1) stays unknown unless the other side fixes it. */
-static MfStatus batch_size(const MfOpCall *c, int64_t *nb)
+/* The output's batch axes: those of a and b (all axes but the last two)
+ * broadcast as NumPy's matmul broadcasts them, trailing axes aligned, a
+ * missing axis or a size of 1 stretching; unknown (-1) stays unknown unless
+ * the other side fixes it. Writes 'nbr' sizes to 'out'. */
+static MfStatus batch_shape(const MfOpCall *c, int nbr, int64_t *out)
 {
     const MfTensor *a = c->inputs[0], *b = c->inputs[1];
-    int64_t ba = a->rank == 3 ? a->shape[0] : 1, bb = b->rank == 3 ? b->shape[0] : 1;
-    if (ba == bb || bb == 1) {
-        *nb = ba;
-    } else if (ba == 1) {
-        *nb = bb;
-    } else if (ba < 0 || bb < 0) {
-        *nb = ba < 0 ? bb : ba;
-    } else {
-        char sa[SHAPE_BUF], sb[SHAPE_BUF];
-        return mf_err_set(MF_ESHAPE, "matmul: batch dimensions differ: %s x %s (batch sizes "
-                          "%lld and %lld do not broadcast)",
-                          mf_shape_str(a->rank, a->shape, sa, sizeof sa),
-                          mf_shape_str(b->rank, b->shape, sb, sizeof sb), (long long)ba,
-                          (long long)bb);
+    for (int i = 0; i < nbr; i++) {
+        int ia = a->rank - 2 - nbr + i, ib = b->rank - 2 - nbr + i;
+        int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+        if (da == db || db == 1) {
+            out[i] = da;
+        } else if (da == 1) {
+            out[i] = db;
+        } else if (da < 0 || db < 0) {
+            out[i] = da < 0 ? db : da;
+        } else {
+            char sa[SHAPE_BUF], sb[SHAPE_BUF];
+            return mf_err_set(MF_ESHAPE, "matmul: batch dimensions differ: %s x %s (batch sizes "
+                              "%lld and %lld do not broadcast)",
+                              mf_shape_str(a->rank, a->shape, sa, sizeof sa),
+                              mf_shape_str(b->rank, b->shape, sb, sizeof sb), (long long)da,
+                              (long long)db);
+        }
     }
     return MF_OK;
 }
 
-/* MatMul (maxrank 2) and BatchMatMulV2 (maxrank 3). */
-static MfStatus infer_product(MfOpCall *c, int maxrank)
+/* MatMul (two matrices) and BatchMatMulV2 (any ranks from 2). */
+static MfStatus infer_product(MfOpCall *c, bool batched)
 {
     const MfTensor *a = c->inputs[0], *b = c->inputs[1];
-    MfStatus st = check_rank(c, maxrank);
+    MfStatus st = check_rank(c, batched);
     if (st == MF_OK)
         st = mf_check_same_dtype(c, a, b);
     if (st == MF_OK)
@@ -98,14 +102,14 @@ static MfStatus infer_product(MfOpCall *c, int maxrank)
     if (st == MF_OK)
         st = check_inner(c);
     MfTensorSpec *o = &c->out[0];
-    int r = 0;
-    if (st == MF_OK && (a->rank == 3 || b->rank == 3))
-        st = batch_size(c, &o->shape[r++]);
+    int nbr = (a->rank > b->rank ? a->rank : b->rank) - 2;
+    if (st == MF_OK)
+        st = batch_shape(c, nbr, o->shape);
     if (st != MF_OK)
         return st;
-    o->shape[r++] = a->shape[a->rank - (c->attrs->transpose_a ? 1 : 2)];
-    o->shape[r++] = b->shape[b->rank - (c->attrs->transpose_b ? 2 : 1)];
-    o->rank = r;
+    o->shape[nbr] = a->shape[a->rank - (c->attrs->transpose_a ? 1 : 2)];
+    o->shape[nbr + 1] = b->shape[b->rank - (c->attrs->transpose_b ? 2 : 1)];
+    o->rank = nbr + 2;
     o->dtype = a->dtype;
     c->noutputs = 1;
     return MF_OK;
@@ -113,36 +117,69 @@ static MfStatus infer_product(MfOpCall *c, int maxrank)
 
 static MfStatus matmul_infer(MfOpCall *c)
 {
-    return infer_product(c, 2);
+    return infer_product(c, false);
 }
 
 static MfStatus batch_matmul_infer(MfOpCall *c)
 {
-    return infer_product(c, 3);
+    return infer_product(c, true);
 }
 
 /* ---- operands ------------------------------------------------------------------ */
 
-/* op(X) of one input, for every batch: element (i, j) of batch k is at
- * base + k*bstride + i*rs + j*cs (in elements). */
+/* op(X) of one input, for every batch of the output: element (i, j) of the
+ * batch at output batch index (k_1, ..., k_nbr) is at
+ * base + sum k_d*bstrides[d] + i*rs + j*cs (in elements); a batch axis the
+ * input lacks or stretches from 1 has stride 0. */
 typedef struct Operand {
     const char *base;
-    int64_t bstride;     /* 0: one matrix serves every batch */
+    int64_t bstrides[MF_MAX_RANK];
     int64_t rows, cols;
     int64_t rs, cs;
 } Operand;
 
-static Operand operand(const MfTensor *t, bool trans)
+/* The batch axes of the output, shared by both operands. */
+typedef struct Batches {
+    int rank;
+    int64_t shape[MF_MAX_RANK];
+    int64_t count;
+} Batches;
+
+static Batches batches(const MfTensor *out)
+{
+    Batches b = {.rank = out->rank - 2, .count = 1};
+    for (int d = 0; d < b.rank; d++) {
+        b.shape[d] = out->shape[d];
+        b.count *= out->shape[d];
+    }
+    return b;
+}
+
+static Operand operand(const MfTensor *t, bool trans, const Batches *bt)
 {
     int r = t->rank;
     int ri = r - (trans ? 1 : 2), ci = r - (trans ? 2 : 1);
     Operand o = {
         .base = mf_tensor_data(t),
-        .bstride = (r == 3 && t->shape[0] > 1) ? t->strides[0] : 0,
         .rows = t->shape[ri], .cols = t->shape[ci],
         .rs = t->strides[ri], .cs = t->strides[ci],
     };
+    for (int d = 0; d < bt->rank; d++) {
+        int it = r - 2 - bt->rank + d;
+        o.bstrides[d] = it < 0 || t->shape[it] != bt->shape[d] ? 0 : t->strides[it];
+    }
     return o;
+}
+
+/* The element offset of batch 'k' (row-major over the batch axes). */
+static int64_t batch_offset(const Operand *o, const Batches *bt, int64_t k)
+{
+    int64_t off = 0;
+    for (int d = bt->rank - 1; d >= 0 && k > 0; d--) {
+        off += (k % bt->shape[d]) * o->bstrides[d];
+        k /= bt->shape[d];
+    }
+    return off;
 }
 
 /* How BLAS reads op(X): as a row-major matrix (NoTrans, ld = rs) or as the
@@ -175,41 +212,81 @@ typedef struct BlasArg {
 
 /* Prepares input 'i' for BLAS; when its layout does not fit, reads a
  * contiguous copy instead, left in '*tmp' (owned by the caller). */
-static MfStatus blas_arg(const MfOpCall *c, int i, MfTensor **tmp, BlasArg *arg)
+static MfStatus blas_arg(const MfOpCall *c, int i, const Batches *bt, MfTensor **tmp,
+                         BlasArg *arg)
 {
     MfTensor *t = c->inputs[i];
     bool trans = i == 0 ? c->attrs->transpose_a : c->attrs->transpose_b;
-    arg->op = operand(t, trans);
+    arg->op = operand(t, trans, bt);
     if (blas_layout(&arg->op, &arg->tr, &arg->ld))
         return MF_OK;
     *tmp = mf_tensor_clone(t);
     if (!*tmp)
         return MF_ENOMEM;
-    arg->op = operand(*tmp, trans);
+    arg->op = operand(*tmp, trans, bt);
     if (!blas_layout(&arg->op, &arg->tr, &arg->ld))
         return mf_err_set(MF_EINTERNAL, "matmul: no BLAS layout for a contiguous operand");
     return MF_OK;
 }
 
+/* True when every batch of 'a' follows the previous one's last row, ld
+ * elements per row, and b is one matrix for every batch: then the batches of
+ * a are the rows of one (count * M) x K matrix and one GEMM computes them
+ * all (x W for a batch of sequences x, without a copy). */
+static bool rows_fold(const BlasArg *a, const BlasArg *b, const Batches *bt, int64_t M)
+{
+    if (bt->count <= 1 || a->tr != CblasNoTrans)
+        return false;
+    int64_t next = M * a->ld;
+    for (int d = bt->rank - 1; d >= 0; d--) {
+        if (b->op.bstrides[d] != 0 && bt->shape[d] != 1)
+            return false;
+        if (bt->shape[d] == 1)
+            continue;
+        if (a->op.bstrides[d] != next)
+            return false;
+        next *= bt->shape[d];
+    }
+    return true;
+}
+
 /* ---- kernels --------------------------------------------------------------------- */
 
 static MfStatus run_blas(const MfOpCall *c, MfTensor *out, const BlasArg *a, const BlasArg *b,
-                         int64_t k, int64_t M, int64_t N, int64_t K)
+                         int64_t offa, int64_t offb, int64_t offc, int64_t M, int64_t N,
+                         int64_t K)
 {
     int64_t es = (int64_t)mf_dtype_size(out->dtype);
     MfGemm g = {
         .op = mf_op_table[c->op]->name, .dtype = out->dtype,
         .trans_a = a->tr == CblasTrans, .trans_b = b->tr == CblasTrans,
         .M = M, .N = N, .K = K, .alpha = 1.0, .beta = 0.0,
-        .A = a->op.base + k * a->op.bstride * es, .lda = a->ld,
-        .B = b->op.base + k * b->op.bstride * es, .ldb = b->ld,
-        .C = (char *)mf_tensor_data(out) + k * M * N * es, .ldc = N,
+        .A = a->op.base + offa * es, .lda = a->ld,
+        .B = b->op.base + offb * es, .ldb = b->ld,
+        .C = (char *)mf_tensor_data(out) + offc * es, .ldc = N,
     };
     return mf_gemm(&g);
 }
 
-static MfStatus float_gemm(const MfOpCall *c, MfTensor *out, int64_t nb, int64_t M, int64_t N,
-                           int64_t K)
+/* One GEMM per batch, or one for all when the batches fold into rows. */
+static MfStatus blas_batches(const MfOpCall *c, MfTensor *out, const Batches *bt,
+                             const BlasArg *a, const BlasArg *b, int64_t M, int64_t N, int64_t K)
+{
+    if (rows_fold(a, b, bt, M) && bt->count * M <= INT_MAX)
+        return run_blas(c, out, a, b, 0, 0, 0, bt->count * M, N, K);
+    MfStatus st = MF_OK;
+    for (int64_t k = 0; st == MF_OK && k < bt->count; k++) {
+        if (k > 0 && mf_interrupted)
+            st = mf_err_set(MF_EINTR, "matmul: interrupted");
+        else
+            st = run_blas(c, out, a, b, batch_offset(&a->op, bt, k),
+                          batch_offset(&b->op, bt, k), k * M * N, M, N, K);
+    }
+    return st;
+}
+
+static MfStatus float_gemm(const MfOpCall *c, MfTensor *out, const Batches *bt, int64_t M,
+                           int64_t N, int64_t K)
 {
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
         return mf_err_set(MF_EARG, "matmul: a %lld x %lld by %lld x %lld product is too large "
@@ -217,15 +294,11 @@ static MfStatus float_gemm(const MfOpCall *c, MfTensor *out, int64_t nb, int64_t
                           (long long)K, (long long)N);
     MfTensor *tmp[2] = {NULL, NULL};
     BlasArg a, b;
-    MfStatus st = blas_arg(c, 0, &tmp[0], &a);
+    MfStatus st = blas_arg(c, 0, bt, &tmp[0], &a);
     if (st == MF_OK)
-        st = blas_arg(c, 1, &tmp[1], &b);
-    for (int64_t k = 0; st == MF_OK && k < nb; k++) {
-        if (k > 0 && mf_interrupted)
-            st = mf_err_set(MF_EINTR, "matmul: interrupted");
-        else
-            st = run_blas(c, out, &a, &b, k, M, N, K);
-    }
+        st = blas_arg(c, 1, bt, &tmp[1], &b);
+    if (st == MF_OK)
+        st = blas_batches(c, out, bt, &a, &b, M, N, K);
     mf_tensor_release(tmp[0]);
     mf_tensor_release(tmp[1]);
     return st;
@@ -272,43 +345,43 @@ static void igemm_i64(const Operand *a, const Operand *b, const int64_t *pa, con
     INT_GEMM_BODY(int64_t, uint64_t)
 }
 
-static MfStatus int_gemm(const MfOpCall *c, MfTensor *out, int64_t nb, int64_t M, int64_t N,
-                         int64_t K)
+static MfStatus int_gemm(const MfOpCall *c, MfTensor *out, const Batches *bt, int64_t M,
+                         int64_t N, int64_t K)
 {
-    Operand a = operand(c->inputs[0], c->attrs->transpose_a);
-    Operand b = operand(c->inputs[1], c->attrs->transpose_b);
-    for (int64_t k = 0; k < nb; k++) {
+    Operand a = operand(c->inputs[0], c->attrs->transpose_a, bt);
+    Operand b = operand(c->inputs[1], c->attrs->transpose_b, bt);
+    for (int64_t k = 0; k < bt->count; k++) {
         if (k > 0 && mf_interrupted)
             return mf_err_set(MF_EINTR, "matmul: interrupted");
+        int64_t oa = batch_offset(&a, bt, k), ob = batch_offset(&b, bt, k);
         if (out->dtype == MF_INT32)
-            igemm_i32(&a, &b, (const int32_t *)a.base + k * a.bstride,
-                      (const int32_t *)b.base + k * b.bstride,
+            igemm_i32(&a, &b, (const int32_t *)a.base + oa, (const int32_t *)b.base + ob,
                       (int32_t *)mf_tensor_data(out) + k * M * N, M, N, K);
         else
-            igemm_i64(&a, &b, (const int64_t *)a.base + k * a.bstride,
-                      (const int64_t *)b.base + k * b.bstride,
+            igemm_i64(&a, &b, (const int64_t *)a.base + oa, (const int64_t *)b.base + ob,
                       (int64_t *)mf_tensor_data(out) + k * M * N, M, N, K);
     }
     return MF_OK;
 }
 
-/* MatMul and BatchMatMulV2: the output arrives contiguous, rank 2 or 3. */
+/* MatMul and BatchMatMulV2: the output arrives contiguous, batch axes first. */
 static MfStatus matmul_forward(const MfOpCall *c, MfTensor **outs)
 {
     MfTensor *out = outs[0];
+    Batches bt = batches(out);
     int r = out->rank;
-    int64_t nb = r == 3 ? out->shape[0] : 1, M = out->shape[r - 2], N = out->shape[r - 1];
+    int64_t M = out->shape[r - 2], N = out->shape[r - 1];
     const MfTensor *a = c->inputs[0];
     int64_t K = a->shape[a->rank - (c->attrs->transpose_a ? 2 : 1)];
-    if (nb == 0 || M == 0 || N == 0)
+    if (bt.count == 0 || M == 0 || N == 0)
         return MF_OK;
     if (K == 0) {
-        memset(mf_tensor_data(out), 0, (size_t)(nb * M * N) * mf_dtype_size(out->dtype));
+        memset(mf_tensor_data(out), 0, (size_t)(bt.count * M * N) * mf_dtype_size(out->dtype));
         return MF_OK;
     }
     if (mf_dtype_is_int(out->dtype))
-        return int_gemm(c, out, nb, M, N, K);
-    return float_gemm(c, out, nb, M, N, K);
+        return int_gemm(c, out, &bt, M, N, K);
+    return float_gemm(c, out, &bt, M, N, K);
 }
 
 /* 2*M*N*K FLOPs per GEMM; the bytes read and written. */
@@ -323,16 +396,82 @@ static MfCost matmul_cost(const MfOpCall *c)
 }
 
 static const MfAttrDef matmul_attrs[] = {
-    {"transpose_a", MF_ATTR_BOOL, 0, MF_ATTR_AT(transpose_a), 0, 0, NULL, NULL},
-    {"transpose_b", MF_ATTR_BOOL, 0, MF_ATTR_AT(transpose_b), 0, 0, NULL, NULL},
+    /* adjoint_a/b are tf.linalg.matmul's names: the conjugate transpose, which
+     * for real dtypes is the transpose */
+    {"transpose_a", MF_ATTR_BOOL, 0, MF_ATTR_AT(transpose_a), 0, 0, NULL, "adjoint_a"},
+    {"transpose_b", MF_ATTR_BOOL, 0, MF_ATTR_AT(transpose_b), 0, 0, NULL, "adjoint_b"},
 };
 
-/* Lua's matmul: MatMul for two matrices, else BatchMatMulV2. */
+/* A vector operand of matmul: a scalar is refused, and so is a transpose
+ * flag on a vector (a vector is a row on the left, a column on the right,
+ * whatever the flag would say). */
+static MfStatus check_vector(const MfTensor *a, const MfTensor *b, bool ta, bool tb)
+{
+    char sa[SHAPE_BUF], sb[SHAPE_BUF];
+    if (a->rank == 0 || b->rank == 0)
+        return mf_err_set(MF_ESHAPE, "matmul: expected vectors, matrices or batches of matrices "
+                          "(rank 1 or more), got shapes %s and %s (ranks %d and %d); scale by a "
+                          "scalar with mf.multiply",
+                          mf_shape_str(a->rank, a->shape, sa, sizeof sa),
+                          mf_shape_str(b->rank, b->shape, sb, sizeof sb), a->rank, b->rank);
+    if ((a->rank == 1 && ta) || (b->rank == 1 && tb))
+        return mf_err_set(MF_EARG, "matmul: %s needs a matrix, got a vector of shape %s (a "
+                          "vector is a row on the left and a column on the right)",
+                          a->rank == 1 && ta ? "transpose_a" : "transpose_b",
+                          a->rank == 1 && ta ? mf_shape_str(1, a->shape, sa, sizeof sa)
+                                             : mf_shape_str(1, b->shape, sb, sizeof sb));
+    return MF_OK;
+}
+
+/* numpy.matmul / torch.matmul on any ranks: a vector on the left is a row
+ * (a 1 put before its axis), on the right a column (a 1 after), and that
+ * axis is squeezed from the product; then MatMul for two matrices, else
+ * BatchMatMulV2 (batch axes broadcast). */
+static MfStatus matmul_any(MfTensor *a, MfTensor *b, const MfAttrs *attrs, MfTensor **out)
+{
+    *out = NULL;
+    MfAttrs at = attrs ? *attrs : mf_attrs_default();
+    MfStatus st = check_vector(a, b, at.transpose_a, at.transpose_b);
+    if (st != MF_OK)
+        return st;
+    MfTensor *in[2] = {a, b}, *made[2] = {NULL, NULL}, *prod = NULL;
+    if (a->rank == 1)
+        st = mf_expand_dims(a, 0, &made[0]);
+    if (st == MF_OK && b->rank == 1)
+        st = mf_expand_dims(b, -1, &made[1]);
+    for (int i = 0; i < 2; i++)
+        in[i] = made[i] ? made[i] : in[i];
+    MfOpId op = in[0]->rank == 2 && in[1]->rank == 2 ? MF_OP_MATMUL : MF_OP_BATCH_MATMUL;
+    if (st == MF_OK) {
+        st = mf_op1(op, 2, in, &at, &prod);
+        if (st != MF_OK && (made[0] || made[1]))
+            mf_err_suffix("a vector (rank 1) is a row on the left, a column on the right");
+    }
+    int64_t axes[2];
+    int naxes = 0;
+    if (a->rank == 1)
+        axes[naxes++] = -2;
+    if (b->rank == 1)
+        axes[naxes++] = -1;
+    if (st == MF_OK && naxes > 0)
+        st = mf_squeeze(prod, axes, naxes, out);
+    else if (st == MF_OK) {
+        *out = prod;
+        prod = NULL;
+    }
+    mf_tensor_release(made[0]);
+    mf_tensor_release(made[1]);
+    mf_tensor_release(prod);
+    return st;
+}
+
 static MfStatus matmul_entry(int n, MfTensor *const *in, const MfAttrs *a, MfTensor **outs,
                              int *nout)
 {
-    MfOpId op = in[0]->rank == 2 && in[1]->rank == 2 ? MF_OP_MATMUL : MF_OP_BATCH_MATMUL;
-    return mf_op_call(op, n, in, a, outs, nout);
+    (void)n;
+    MfStatus st = matmul_any(in[0], in[1], a, &outs[0]);
+    *nout = st == MF_OK ? 1 : 0;
+    return st;
 }
 
 const MfOpDesc mf_desc_matmul = {
@@ -340,20 +479,30 @@ const MfOpDesc mf_desc_matmul = {
     .forward = matmul_forward, .backward = mf_matmul_grad, .cost = matmul_cost,
     .attrs = matmul_attrs, .nattrs = MF_NATTRS(matmul_attrs), .lua = "matmul",
     .inputs = "a, b", .entry = matmul_entry,
-    .summary = "matrix product a @ b (rank 2, or batched over leading axes)",
+    .summary = "matrix product a @ b of any ranks (numpy.matmul's broadcasting)",
     .topic = "linalg",
-    .grad_note = "da = dy b^T, db = a^T dy (transposes follow transpose_a/b)",
+    .grad_note = "da = dy b^T, db = a^T dy (transposes follow transpose_a/b), summed over the "
+                 "batch axes an operand was broadcast along",
     .details =
-        "Matrix product of two rank-2 tensors ([m, k] x [k, n] gives [m, n]), or a batched "
-        "product of rank-3 tensors ([batch, m, k] x [batch, k, n]; a rank-2 operand or a "
-        "batch of 1 is reused for every batch). Floats use OpenBLAS; integers a blocked loop. "
-        "transpose_a / transpose_b use the transposed operand without copying it. The inner "
-        "dimensions must agree and both tensors must have the same dtype.",
+        "Matrix product over the last two axes, as numpy.matmul and torch.matmul: [m, k] x "
+        "[k, n] gives [m, n]; the axes before the last two are batch axes, broadcast as NumPy "
+        "broadcasts (trailing axes aligned, a missing axis or a size of 1 stretching), so "
+        "[2, 1, m, k] x [3, k, n] gives [2, 3, m, n] and a matrix is reused for every batch. "
+        "A vector (rank 1) on the left is a row, on the right a column, and that axis is "
+        "dropped from the result (vector x vector is a scalar). transpose_a / transpose_b "
+        "(also adjoint_a / adjoint_b, tf.linalg.matmul's names) transpose the last two axes "
+        "of a matrix operand without copying it. Floats use OpenBLAS, one GEMM per batch (one "
+        "for all batches when a batch of row-major matrices meets one matrix); integers a "
+        "blocked loop that wraps on overflow. Two matrices make a MatMul op, anything else a "
+        "BatchMatMulV2. The inner dimensions must agree and both tensors must have the same "
+        "dtype.",
     .example =
         "a = mf.tensor{{1, 2}, {3, 4}}\n"
         "mf.matmul(a, a)                           --> {{7, 10}, {15, 22}}\n"
         "mf.matmul(a, a, {transpose_b = true})     --> {{5, 11}, {11, 25}}\n"
-        "a:matmul(mf.tensor{{1}, {1}})             --> {{3}, {7}}",
+        "a:matmul(mf.tensor{{1}, {1}})             --> {{3}, {7}}\n"
+        "mf.matmul(a, mf.tensor{1, 1})             --> {3, 7}\n"
+        "mf.matmul(mf.ones{2, 1, 3, 2}, mf.ones{4, 2, 5}).shape --> {2, 4, 3, 5}",
 };
 
 const MfOpDesc mf_desc_batch_matmul = {
@@ -440,9 +589,7 @@ MfStatus mf_matmul(MfTensor *a, MfTensor *b, bool transpose_a, bool transpose_b,
     MfAttrs attrs = mf_attrs_default();
     attrs.transpose_a = transpose_a;
     attrs.transpose_b = transpose_b;
-    MfTensor *in[2] = {a, b};
-    MfOpId op = a->rank == 2 && b->rank == 2 ? MF_OP_MATMUL : MF_OP_BATCH_MATMUL;
-    return mf_op1(op, 2, in, &attrs, out);
+    return matmul_any(a, b, &attrs, out);
 }
 
 MfStatus mf_trace(MfTensor *t, MfTensor **out)

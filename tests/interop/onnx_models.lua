@@ -17,6 +17,9 @@
 --   cnn_graph  the same network in graph mode with an unknown batch size
 --              (placeholder {-1, 8, 8, 1}, reshape {-1, k}): run in
 --              onnxruntime with a batch size it never saw at export time
+--   attention  any-rank matmuls: two-head attention on (2,5,8) (rank-4
+--              products, a transposed one), batch axes broadcast both ways
+--              (rank 4 x rank 3), a vector on the right
 -- DIGITS_CSV: sklearn's digits.csv.gz unpacked (1797 rows of 64 pixels
 -- 0..16 and a label); without it, synthetic 8x8 digits (said on stdout).
 local outdir = assert(arg[1], "usage: onnx_models.lua OUTDIR [DIGITS_CSV]")
@@ -177,3 +180,20 @@ export("layers", mf.trace(function(x) return mf.nn.softmax(seq(x)) end), {lx}, {
 local rnn = L.Sequential{L.Embedding(10, 4), L.LSTM(3), L.Dense(2)}
 export("rnn", mf.trace(function(ids) return rnn(ids) end),
        {mf.tensor({{1, 2, 3, 4}, {10, 9, 8, 7}}, "int64")}, {"arg1"}, {"scores"})
+
+-- 6. any-rank matmul: attention heads, broadcast batch axes, a vector
+mf.random.seed(41)
+local Wq = mf.Variable(mf.random.normal({8, 8}, {stddev = 0.4}), {name = "wq"})
+local Wk = mf.Variable(mf.random.normal({8, 8}, {stddev = 0.4}), {name = "wk"})
+local Wv = mf.Variable(mf.random.normal({8, 8}, {stddev = 0.4}), {name = "wv"})
+local P = mf.Variable(mf.random.normal({3, 4, 2}), {name = "p"})
+local u = mf.Variable(mf.random.normal({8}), {name = "u"})
+local function heads(t) return mf.transpose(mf.reshape(t, {2, 5, 2, 4}), {1, 3, 2, 4}) end
+local attention = mf.trace(function(x, y)
+  local q, k, v = heads(mf.matmul(x, Wq)), heads(mf.matmul(x, Wk)), heads(mf.matmul(x, Wv))
+  local p = mf.nn.softmax(mf.matmul(q, k, {transpose_b = true}) * 0.5)          -- (2,2,5,5)
+  local o = mf.reshape(mf.transpose(mf.matmul(p, v), {1, 3, 2, 4}), {2, 5, 8})  -- (2,5,8)
+  return mf.matmul(o, u), mf.matmul(y, P)                                      -- (2,5), (2,3,5,2)
+end)
+export("attention", attention, {mf.random.normal({2, 5, 8}), mf.random.normal({2, 1, 5, 4})},
+       {"arg1", "arg2"}, {"pooled", "broadcast"})

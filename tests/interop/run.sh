@@ -45,7 +45,7 @@ fi
 OPENBLAS_NUM_THREADS=1 "$build/moonflow" tests/interop/onnx_models.lua "$dir/models" $csv
 
 status=0
-for m in mlp cnn cnn_graph ops layers rnn; do
+for m in mlp cnn cnn_graph ops layers rnn attention; do
     /usr/bin/python3 tests/interop/check_onnx.py "$dir/models/$m.onnx" || status=1
     ORT_DIR="$dir" node tests/interop/ort_compare.js "$dir/models/$m.onnx" \
         "$dir/models/${m}_in.safetensors" "$dir/models/${m}_out.safetensors" 1e-5 || status=1

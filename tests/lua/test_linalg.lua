@@ -80,10 +80,11 @@ T.test("matmul errors", function()
   T.raises(mf.matmul, "matmul: inner dimensions differ: (2,3) x (4,5)", a, b)
   T.raises(mf.matmul, "(2,3) x (4,5) with transpose_b (3 vs 5)", a, b, {transpose_b = true})
   T.raises(function() return a:matmul(a) end, "matmul: inner dimensions differ: (2,3) x (2,3)")
-  T.raises(mf.matmul, "got shapes (3,) and (2,3) (ranks 1 and 2); make a vector a matrix",
-           mf.ones{3}, a)
-  T.raises(mf.matmul, "expected matrices (rank 2) or batches of matrices (rank 3)",
-           mf.ones{1, 1, 2, 3}, a)
+  T.raises(mf.matmul, "matmul: inner dimensions differ: (1,3) x (2,3) (a vector (rank 1) is a "
+           .. "row on the left, a column on the right)", mf.ones{3}, a)
+  T.raises(mf.matmul, "matmul: inner dimensions differ: (1,1,2,3) x (2,3)", mf.ones{1, 1, 2, 3}, a)
+  T.raises(mf.matmul, "matmul: expected vectors, matrices or batches of matrices (rank 1 or "
+           .. "more), got shapes () and (2,3)", mf.tensor(2), a)
   T.raises(mf.matmul, "matmul: batch dimensions differ: (2,2,3) x (3,3,2)",
            mf.ones{2, 2, 3}, mf.ones{3, 3, 2})
   T.raises(mf.matmul, "matmul: dtypes differ: float32 and int32", a, mf.ones({3, 2}, "int32"))

@@ -244,6 +244,16 @@ static const GradCase cases_shape[] = {
      {3, 2}, {{2, 3, 2}, {4, 3}}, {GCS_F, GCS_F}, -1, 1, gcs_tab, NULL, false},
     {MF_OP_BATCH_MATMUL, "batch matmul transpose_b broadcast (3,2,3) x (1,4,3)'", 2, {3, 3},
      {{3, 2, 3}, {1, 4, 3}}, {GCS_F, GCS_F}, -1, 1, gcs_tb, NULL, false},
+    /* any rank: two batch axes broadcast both ways, a matrix against a batch
+     * (one GEMM for all batches forward), ranks 4 against 3 */
+    {MF_OP_BATCH_MATMUL, "batch matmul rank 4 broadcast (2,1,2,3) x (3,3,2)", 2, {4, 3},
+     {{2, 1, 2, 3}, {3, 3, 2}}, {GCS_F, GCS_F}, -1, 1, NULL, NULL, true},
+    {MF_OP_BATCH_MATMUL, "batch matmul folded weight (2,2,2,3) x (2,3)'", 2, {4, 2},
+     {{2, 2, 2, 3}, {2, 3}}, {GCS_F, GCS_F}, -1, 1, gcs_tb, NULL, true},
+    {MF_OP_BATCH_MATMUL, "batch matmul folded weight (3,2,3) x (3,2)", 2, {3, 2},
+     {{3, 2, 3}, {3, 2}}, {GCS_F, GCS_F}, -1, 1, NULL, NULL, false},
+    {MF_OP_BATCH_MATMUL, "batch matmul rank 3 x rank 4 transposes (1,3,2)' x (2,2,4,3)'", 2,
+     {3, 4}, {{1, 3, 2}, {2, 2, 4, 3}}, {GCS_F, GCS_F}, -1, 1, gcs_tab, NULL, false},
     /* Trace */
     {MF_OP_TRACE, "trace (3,3)", 1, {2}, {{3, 3}}, {GCS_F}, -1, 1, NULL, NULL, false},
     {MF_OP_TRACE, "trace wide (2,4)", 1, {2}, {{2, 4}}, {GCS_F}, -1, 1, NULL, NULL, false},

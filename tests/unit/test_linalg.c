@@ -274,9 +274,17 @@ static void test_matmul_errors(void **state)
     expect_matmul_error(a, a, false, false, MF_ESHAPE, "(2,3) x (2,3)");
     expect_matmul_error(a, b, false, true, MF_ESHAPE, "with transpose_b (3 vs 5)");
     expect_matmul_error(v, a, false, false, MF_ESHAPE,
-                        "matmul: expected matrices (rank 2) or batches of matrices (rank 3), got "
-                        "shapes (3,) and (2,3) (ranks 1 and 2); make a vector a matrix");
-    expect_matmul_error(r4, a, false, false, MF_ESHAPE, "got shapes (1,1,2,3) and (2,3)");
+                        "matmul: inner dimensions differ: (1,3) x (2,3) (a vector (rank 1) is "
+                        "a row on the left, a column on the right)");
+    expect_matmul_error(a, v, false, true, MF_EARG,
+                        "matmul: transpose_b needs a matrix, got a vector of shape (3,)");
+    expect_matmul_error(r4, a, false, false, MF_ESHAPE,
+                        "matmul: inner dimensions differ: (1,1,2,3) x (2,3)");
+    MfTensor *s0 = filled(MF_FLOAT32, 0, s3, 2);
+    expect_matmul_error(s0, a, false, false, MF_ESHAPE,
+                        "matmul: expected vectors, matrices or batches of matrices (rank 1 or "
+                        "more), got shapes () and (2,3) (ranks 0 and 2)");
+    mf_tensor_release(s0);
     expect_matmul_error(a, i, false, false, MF_EDTYPE, "matmul: dtypes differ: float32 and int32");
     expect_matmul_error(bo, bo, false, true, MF_EDTYPE, "matmul: expected a numeric dtype");
     expect_matmul_error(x, y, false, false, MF_ESHAPE,
@@ -285,6 +293,10 @@ static void test_matmul_errors(void **state)
     MfTensor *in[2] = {x, y}, *c = NULL;
     assert_int_equal(mf_op1(MF_OP_MATMUL, 2, in, NULL, &c), MF_ESHAPE);
     assert_error_contains("matmul: expected two matrices (rank 2)");
+    in[0] = v;
+    assert_int_equal(mf_op1(MF_OP_BATCH_MATMUL, 2, in, NULL, &c), MF_ESHAPE);
+    assert_error_contains("matmul: expected matrices or batches of matrices (rank 2 or more), "
+                          "got shapes (3,) and (3,4,5)");
     MfTensor *all[] = {a, b, v, r4, i, bo, x, y};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         mf_tensor_release(all[k]);
