@@ -63,8 +63,8 @@ T.test("shape, linear algebra, creation, random", function()
           {constant_value = 1})
   unknown("one_hot", "on", "depth, on_value, off_value, dtype", mf.one_hot, {1, 2}, 3, {on = 2})
   T.raises(mf.one_hot, "bad argument #3 to 'one_hot' (no value expected", {1}, 2, 5)
-  unknown("matmul", "transpose_c", "transpose_a, transpose_b", mf.matmul, t, t,
-          {transpose_c = true})
+  unknown("matmul", "transpose_c", "transpose_a, adjoint_a, transpose_b, adjoint_b", mf.matmul,
+          t, t, {transpose_c = true})
   unknown("transpose", "axes", "perm", mf.transpose, t, {axes = {2, 1}})
   unknown("constant", "shpe", "dtype, shape, name", mf.constant, 1, {shpe = {2}})
   unknown("random.normal", "std", "mean, stddev, dtype, seed", mf.random.normal, {2},
