@@ -215,7 +215,7 @@ int64_t mf_tape_variables(const MfTape *t, MfVariable **out, int64_t cap);
 int64_t mf_tape_count(const MfTape *t);
 MfTapeEntry mf_tape_entry(const MfTape *t, int64_t k);
 
-/* Appends what print(tape) shows to 'out' (core/format.h; the caller frees
+/* Appends what print(tape) shows to 'out' (core/strbuf.h; the caller frees
  * it): "<GradientTape persistent, recording, 2 records>", then one line per
  * record, "    1  t1 = Sum[axis=2](w)   (2,3) -> (2,)", inputs named as
  * mf_tape_label names them, "[custom_gradient]" / "[gradient: name]" marks.

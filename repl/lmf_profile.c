@@ -75,7 +75,7 @@ static int fields_at(lua_State *L, bool events, int64_t i, MfProfField *f)
     return i < r->nrows ? mf_prof_row_fields(r, &r->rows[i], f) : 0;
 }
 
-/* Pushes the record of row or event 'i' (core/profile/report.h). */
+/* Pushes the record of row or event 'i' (present/profile_report.h). */
 static void push_record(lua_State *L, bool events, int64_t i)
 {
     MfProfField f[MF_PROF_MAX_FIELDS];
