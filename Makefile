@@ -36,7 +36,7 @@ LDFLAGS_ALL = $(MODE_FLAGS) $(DEP_LIBS)
 # cmocka is linked into the tests only
 BIN_LDFLAGS = $(MODE_FLAGS) $(filter-out -lcmocka,$(DEP_LIBS)) $(KERNEL_LIBS)
 
-ENGINE_SRC := $(wildcard core/*.c core/*/*.c present/*.c autodiff/*.c eager/*.c graph/*.c distributed/*.c train/*.c)
+ENGINE_SRC := $(wildcard core/*.c core/*/*.c present/*.c autodiff/*.c eager/*.c graph/*.c distributed/*.c train/*.c mode/*.c)
 REPL_SRC := $(wildcard repl/*.c)
 # The Jupyter kernel (kernel/) when configure found libzmq and libcrypto;
 # otherwise kernel/unavailable.c, whose --kernel names what is missing.

@@ -616,12 +616,6 @@ MfStatus mf_graph_group(MfGraph *g, int n, MfNode *const *deps, const char *name
 
 /* ---- the builder ------------------------------------------------------------ */
 
-bool mf_graph_building_(void *self)
-{
-    (void)self;
-    return mf_graph_default() && !mf_op_exec_running();
-}
-
 /* The graph an op with inputs 'c' is built into: the default one, else
  * that of its first symbolic input. Checks every symbolic input is in it. */
 static MfGraph *target_graph(const MfOpCall *c)

@@ -255,18 +255,13 @@ char *mf_node_input_name(const MfNode *n, int k, char *buf, int cap);
  * message naming 'fname' when there is none. */
 MfTensor *mf_graph_get_tensor(MfGraph *g, const char *name, const char *fname);
 
-/* ---- eager or graph (graph/mode.c) ------------------------------------------
- * The one decision of where an operation on a Variable or a constant goes:
- * into the graph being built (or the graph of a symbolic operand), else run
- * now. Every face (the Lua bindings, train/) asks these. */
+/* ---- is a graph being built (graph/building.c) --------------------------------
+ * The one answer to "do ops become nodes now": every folder asks these
+ * (graph.c's builder, the capture of eager Variables, train/, mode/). */
 
 /* The graph ops are built into now: the default graph, except while the
  * executor runs nodes (their ops run). NULL: eager. Borrowed. */
 MfGraph *mf_mode_graph(void);
-
-/* The graph an operation on 't' goes into: mf_mode_graph(), else the graph
- * of symbolic 't' (may be NULL), else NULL (eager). Borrowed. */
-MfGraph *mf_mode_graph_of(const MfTensor *t);
 
 /* The VARIABLE node of a graph Variable handle (its value is that node's
  * output), or NULL for an eager Variable. Borrowed. */
@@ -275,33 +270,6 @@ MfNode *mf_mode_variable_node(const struct MfVariable *v);
 /* True when 'v' belongs where ops go now: to the graph being built, or, with
  * none, 'v' is eager (TensorFlow lists only the current graph's). */
 bool mf_mode_variable_here(const struct MfVariable *v);
-
-/* mf.Variable(initial, {name, trainable, dtype}): in a graph
- * (mf_mode_graph_of 'initial') a VARIABLE node, '*node' (borrowed; 'name'
- * checked with mf_graph_check_name); else a new eager Variable, '*eager'
- * (owned). 'dtype' >= 0: the initial value is cast to it first (a Cast op,
- * so a graph's initial value is cast when the graph runs). */
-MfStatus mf_mode_variable(MfTensor *initial, int dtype, const char *name, bool trainable,
-                          struct MfVariable **eager, MfNode **node);
-
-/* v:assign / assign_add / assign_sub ('kind') of 'value' (the variable's
- * dtype): a graph Variable gets an ASSIGN node; an eager one used while a
- * graph is built, or given a symbolic value, a captured assign in that
- * graph (it writes 'v' when the graph runs); both give the new value in
- * '*out' (owned). Otherwise 'v' is assigned now and '*out' is NULL.
- * Fails when 'v' has no value yet. */
-MfStatus mf_mode_assign(struct MfVariable *v, MfAssignKind kind, MfTensor *value,
-                        MfTensor **out);
-
-/* v:read_value(): a READ node for a graph Variable (it reads when it runs);
- * an eager one's current value (its capture while a graph is built, as a
- * tensor that keeps that graph alive). '*out' owned. */
-MfStatus mf_mode_read(struct MfVariable *v, MfTensor **out);
-
-/* mf.constant: while a graph is built, concrete 'value' becomes a Const node
- * named 'name' (NULL: "Const") and '*out' is its output; otherwise '*out' is
- * 'value' itself, retained. */
-MfStatus mf_mode_constant(MfTensor *value, const char *name, MfTensor **out);
 
 /* ---- the executor (graph/exec.c) ---------------------------------------- */
 

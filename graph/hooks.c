@@ -22,8 +22,8 @@ static void node_release_hook(void *node)
  * its capture in that graph. */
 static MfTensor *capture_hook(MfVariable *v)
 {
-    MfGraph *g = mf_graph_default();
-    if (!g || mf_op_exec_running())
+    MfGraph *g = mf_mode_graph();
+    if (!g)
         return NULL;
     MfTensor *t = NULL;
     return mf_graph_capture(g, v, &t) == MF_OK ? t : NULL;

@@ -17,6 +17,7 @@
 #include "core/ops/random.h"
 #include "core/rng.h"
 #include "graph/graph.h"
+#include "mode/mode.h"
 #include "lmf.h"
 
 /* ---- argument helpers ------------------------------------------------------- */
@@ -160,7 +161,7 @@ static int l_fill(lua_State *L)
 /* ---- constant ----------------------------------------------------------------- */
 
 /* The value on top, or, while a graph is being built, the Const node made
- * of it (graph/mode.c decides) replacing it. */
+ * of it (mode/variables.c decides) replacing it. */
 static int graph_constant(lua_State *L, const char *name)
 {
     lua_pushvalue(L, -1);   /* the value on top stays as given */

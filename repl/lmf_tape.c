@@ -16,12 +16,13 @@
 #include "lmf_explain.h"
 #include "lmf_print.h"
 #include "lmf.h"
+#include "mode/mode.h"
 #include "train/train.h"
 
 #define TAPE_MT "mf.GradientTape"
 
 /* A tape box: the tape and its window on a graph being built (mf.trace:
- * train/tape_window.c). */
+ * mode/tape_window.c). */
 typedef struct TapeBox {
     MfTape *t;
     MfTapeWindow win;

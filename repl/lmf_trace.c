@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "mode/mode.h"
 #include "train/train.h"
 #include "lmf_callback.h"
 #include "lmf_print.h"

@@ -17,6 +17,7 @@
 #include "lmf_callback.h"
 #include "lmf.h"
 #include "lmf_print.h"
+#include "mode/mode.h"
 #include "train/train.h"
 
 #define OPT_MT "mf.train.Optimizer"
@@ -603,7 +604,7 @@ static int apply(lua_State *L, int pi, int oi, const char *who)
     o = check_opt(L, 1);
     if (pairs)
         mf_optimizer_next_nonfinite(o, nonfinite);   /* taken by the apply below */
-    MfNode *op = NULL;   /* train/mode.c decides: eager, graph or traced */
+    MfNode *op = NULL;   /* mode/train.c decides: eager, graph or traced */
     MfStatus st = pairs ? MF_OK : MF_ENOMEM;
     if (st == MF_OK && average)
         st = mf_train_average_for_apply(pairs, n, &dist);
@@ -734,7 +735,7 @@ static int o_gc(lua_State *L)
 /* mf.train.global_step() -> eager: the process's int64 "global_step"
  * Variable (non-trainable, 0 at first), made on the first call; while a
  * graph is built: that graph's "global_step" variable, made on first use
- * (train/mode.c decides). The eager one's box is kept in the registry, so
+ * (mode/train.c decides). The eager one's box is kept in the registry, so
  * every call gives the same object; a closed step (<close> or its __close)
  * is forgotten and a fresh one, at 0, takes its place, as TensorFlow's
  * get_or_create_global_step makes a new step once the old one is gone. */

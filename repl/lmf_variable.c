@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "mode/mode.h"
 #include "lmf.h"
 #include "lmf_print.h"
 
@@ -67,7 +68,7 @@ static int l_variable(lua_State *L)
 /* Eager: assigns now and returns the Variable. Graph variable: returns the
  * assign node's output (run it in a Session). Eager variable while a graph
  * is built (mf.trace): an assign node that updates it when the graph runs
- * (graph/mode.c decides). */
+ * (mode/variables.c decides). */
 static int assign_with(lua_State *L, MfAssignKind kind)
 {
     const char *fname = kind == MF_ASSIGN_SET ? "assign"

@@ -315,7 +315,7 @@ MfStatus mf_train_compute_gradients_overlapped(MfLossFn fn, void *ctx, int nvars
         return MF_ENOMEM;
     /* inside mf.trace the loss's ops are graph nodes: differentiate those
      * built while 'fn' ran, symbolically */
-    MfGraph *g = mf_op_exec_running() ? NULL : mf_graph_default();
+    MfGraph *g = mf_mode_graph();
     int lo = g ? mf_graph_nnodes(g) : 0;
     MfTensor *value = NULL;
     MfStatus st = fn(ctx, &value);

@@ -64,8 +64,9 @@ T.test("what doc/api.md calls not implemented is absent", function()
 end)
 
 -- The repository's top-level folders whose files the documents cite.
-local tops = {core = 1, present = 1, autodiff = 1, eager = 1, graph = 1, distributed = 1, train = 1, repl = 1, lib = 1,
-              doc = 1, scripts = 1, tests = 1, tools = 1, bench = 1}
+local tops = {core = 1, present = 1, autodiff = 1, eager = 1, graph = 1, distributed = 1,
+              train = 1, mode = 1, repl = 1, lib = 1, doc = 1, scripts = 1, tests = 1, tools = 1,
+              bench = 1}
 
 T.test("every file the documents cite exists", function()
   local missing = {}
@@ -89,7 +90,7 @@ local deleted = {lmf_read_axes = 1, mf_grad_at = 1, mf_opt_adam_finish = 1, mf_p
 
 local function c_sources()
   local all = {}
-  local p = assert(io.popen("find core present autodiff eager graph distributed train repl tests/unit -name '*.[ch]'"))
+  local p = assert(io.popen("find core present autodiff eager graph distributed train mode repl tests/unit -name '*.[ch]'"))
   for path in p:lines() do all[#all + 1] = read(path) end
   p:close()
   return table.concat(all, "\n")

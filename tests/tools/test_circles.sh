@@ -45,4 +45,4 @@ echo "$out" | grep -q '^x/c.c (floor 0) includes x/a.h, above floor 0$' \
 cd "$here" || exit 1
 
 /usr/bin/python3 tools/circles.py --known tools/circles_known.txt \
-    --floors tools/repl_floors.txt "$build" repl graph train present autodiff
+    --floors tools/repl_floors.txt "$build" repl graph train present autodiff mode

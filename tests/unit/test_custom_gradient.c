@@ -1,4 +1,4 @@
-/* test_custom_gradient.c — train/custom_gradient.c, mf.custom_gradient's
+/* test_custom_gradient.c — mode/custom_gradient.c, mf.custom_gradient's
  * choice between the modes: eagerly with no tape recording nothing is
  * attached; under a tape the function is recorded from the inputs (and the
  * values of the Variables f read) to a fresh Identity of y; in a graph an
@@ -13,6 +13,7 @@
 #include "eager/eager.h"
 #include "graph/gradients.h"
 #include "graph/graph.h"
+#include "mode/mode.h"
 #include "train/train.h"
 
 typedef struct Fn {

@@ -12,6 +12,7 @@
 
 #include "core/variable.h"
 #include "graph/graph.h"
+#include "mode/mode.h"
 #include "train/train.h"
 
 static MfTensor *vec(double a, double b)

@@ -1,6 +1,6 @@
-/* test_mode.c — eager or graph, decided in one place (graph/mode.c,
- * train/mode.c) and the GradientTape window on a graph being built
- * (train/tape_window.c): Variables, assigns, reads and constants run now
+/* test_mode.c — eager or graph, decided in one place (mode/variables.c,
+ * mode/train.c) and the GradientTape window on a graph being built
+ * (mode/tape_window.c): Variables, assigns, reads and constants run now
  * with no graph and become nodes while one is built or given a symbolic
  * operand; apply_gradients and the global step follow the same rule; a
  * tape inside a graph gives symbolic gradients over the nodes built while
@@ -10,6 +10,7 @@
 #include "core/variable.h"
 #include "eager/eager.h"
 #include "graph/graph.h"
+#include "mode/mode.h"
 #include "train/train.h"
 
 static MfTensor *vec(double a, double b)

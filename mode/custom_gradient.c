@@ -1,6 +1,6 @@
 /* custom_gradient.c — mf.custom_gradient's engine half (TensorFlow's
  * tf.custom_gradient): after the user's f ran, its result y gets the
- * user's gradient function. It lives in train/ because it chooses between
+ * user's gradient function. It lives in mode/ because it chooses between
  * the two modes: in a graph being built the function hangs on a node
  * (graph/gradients.h), eagerly it is recorded on the tapes (eager.h).
  *
@@ -10,7 +10,7 @@
 #include "core/alloc.h"
 
 #include "graph/gradients.h"
-#include "train.h"
+#include "mode.h"
 
 MfCustomScope mf_custom_gradient_begin(void)
 {

@@ -3,7 +3,7 @@
  * records none; its gradient of a symbolic target is the symbolic gradient
  * over the nodes built while it recorded, [lo, hi) of the graph, its
  * window (all of them when the tape was made before the graph was built;
- * none when it stopped before). See train.h.
+ * none when it stopped before). See mode.h.
  *
  * The window lives next to the tape (a Lua binding keeps both in its box)
  * and only compares the graph pointer: it does not keep the graph alive.
@@ -13,7 +13,7 @@
 
 #include "core/grad.h"
 #include "graph/gradients.h"
-#include "train.h"
+#include "mode.h"
 
 void mf_tape_window_open(MfTapeWindow *w)
 {

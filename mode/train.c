@@ -1,5 +1,5 @@
-/* mode.c — eager or graph for training: where apply_gradients goes and
- * which global step counts (see train.h; graph/mode.c decides the same for
+/* train.c — eager or graph for training: where apply_gradients goes and
+ * which global step counts (see mode.h; variables.c decides the same for
  * Variables, assigns and constants).
  *
  * apply_gradients: pairs of graph Variables -> the graph's train op
@@ -13,7 +13,7 @@
  *
  * A traced function's call: its body (inlined into the graph being built,
  * or seen by a recording tape) or its trace run. */
-#include "train.h"
+#include "mode.h"
 
 static MfVariable *eager_step;
 

@@ -1,5 +1,5 @@
-/* mode.c — eager or graph: the one place that decides where an operation
- * on a Variable or a constant goes (see graph.h, "eager or graph").
+/* variables.c — eager or graph: the one place that decides where an
+ * operation on a Variable or a constant goes (see mode.h).
  *
  * The rule, TensorFlow's: while a graph is being built (it is the default
  * and the executor is not running its nodes) or an operand is a symbolic
@@ -12,30 +12,12 @@
  * Ownership: tensors returned through 'out' are owned by the caller; nodes
  * are borrowed from their graph. */
 #include "core/ops/compare.h"
-#include "graph_impl.h"
-
-MfGraph *mf_mode_graph(void)
-{
-    return mf_op_exec_running() ? NULL : mf_graph_default();
-}
+#include "mode.h"
 
 MfGraph *mf_mode_graph_of(const MfTensor *t)
 {
     MfGraph *g = mf_mode_graph();
     return g ? g : t ? mf_tensor_graph(t) : NULL;
-}
-
-MfNode *mf_mode_variable_node(const MfVariable *v)
-{
-    MfNode *n = v->value && v->value->node ? v->value->node : NULL;
-    return n && n->kind == MF_NODE_VARIABLE ? n : NULL;
-}
-
-bool mf_mode_variable_here(const MfVariable *v)
-{
-    const MfGraph *g = mf_mode_graph();
-    const MfTensor *t = v->value;
-    return g ? t && t->node && mf_tensor_graph(t) == g : !(t && t->node);
 }
 
 MfStatus mf_mode_variable(MfTensor *initial, int dtype, const char *name, bool trainable,
