@@ -125,6 +125,11 @@ function properties.non_trainable_variables(self)
   return out
 end
 
+-- Helpers the files of lib/ call on layers that are not Keras's API (names
+-- ending in '_' are private anyway): completion and help(obj) leave them out.
+lib.layer_private = {check_rank = true, check_window = true, known_dim = true, fail = true,
+                     label = true, forward = true}
+
 -- class(name, base, key): a layer class whose instances find methods in the
 -- class (then 'base'), the properties above, then their own fields. 'key'
 -- is the base of unique names ("dense").
@@ -144,6 +149,8 @@ function lib.class(name, base, key)
   end
   c.__call = function(self, ...) return self:apply_(...) end
   c.__tostring = function(self) return self:describe_() end
+  c.__properties = properties   -- completion and help(obj) list them apart from methods
+  c.__private = lib.layer_private
   setmetatable(c, {__index = base})
   lib.layer_classes[name] = c
   return c

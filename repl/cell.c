@@ -46,12 +46,22 @@ static int run_valued(lua_State *L)
 static int try_return(lua_State *L, const char *code, size_t head, size_t len,
                       const char *chunkname)
 {
+    /* ')' right after the tail's last token, so the tail's last operation
+     * keeps its line (a trailing comment is left out: it would hide ')') */
+    LmfScan scan;
+    lmf_scan_init(&scan, code + head, len - head);
+    LmfToken t;
+    size_t end = 0;
+    while (lmf_scan_next(&scan, &t))
+        end = t.start + t.len;
+    if (end == 0)
+        return 0;
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     luaL_addlstring(&b, code, head);
     luaL_addstring(&b, "return (...)(");
-    luaL_addlstring(&b, code + head, len - head);
-    luaL_addstring(&b, "\n)");
+    luaL_addlstring(&b, code + head, end);
+    luaL_addstring(&b, ")");
     luaL_pushresult(&b);
     size_t n;
     const char *s = lua_tolstring(L, -1, &n);

@@ -18,4 +18,13 @@ bool lmf_help_op_note(const char *entry, char *buf, size_t cap);
  * has none. */
 int lmf_help_methods(lua_State *L, int idx);
 
+/* For an object of a lib/ class (its metatable has '__properties', the
+ * class's property getters): pushes two sorted arrays of names, its
+ * methods (the class's functions and its bases') and its properties (the
+ * getters and the object's own non-function fields), private names (a
+ * leading or trailing '_') left out; returns 1. Returns 0, nothing pushed,
+ * for any other value. Reads with raw gets only: no Lua code of the
+ * object's runs (completion calls it while the user types). */
+int lmf_object_members(lua_State *L, int idx);
+
 #endif

@@ -7,7 +7,9 @@
  * functions get a "(" and tables a "." appended. Candidates are collected
  * under lua_pcall, copied into a malloc'ed array, and handed to readline,
  * which frees what it is given. Methods (from a metatable's __index) are
- * offered after ':' even when '.' was typed. */
+ * offered after ':' even when '.' was typed. An object of lib/ (a layer, a
+ * model) offers its API: methods after ':', properties after '.' (never
+ * as "name("), private helpers never (help_objects.c's lmf_object_members). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <lua.h>
 #include <readline/readline.h>
 
+#include "help_objects.h"
 #include "prompt_complete.h"
 
 static lua_State *complete_L;
@@ -60,6 +63,17 @@ static void offer_keys(lua_State *L, int t, int res, const char *head, const cha
             const char *suffix = vt == LUA_TFUNCTION ? "(" : vt == LUA_TTABLE ? "." : "";
             offer(L, res, head, lua_tostring(L, -2), prefix, suffix);
         }
+        lua_pop(L, 1);
+    }
+}
+
+/* Offers the names in the array at 'arr'. */
+static void offer_names(lua_State *L, int arr, int res, const char *head, const char *prefix,
+                        const char *suffix)
+{
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, arr); i++) {
+        lua_rawgeti(L, arr, i);
+        offer(L, res, head, lua_tostring(L, -1), prefix, suffix);
         lua_pop(L, 1);
     }
 }
@@ -144,6 +158,14 @@ int lmf_complete_collect(lua_State *L)
     const char *method_head = lua_tostring(L, -1);
     resolve(L, text, sep - 1);
     int v = lua_gettop(L);
+    if (lmf_object_members(L, v)) {   /* an object of lib/: its API, properties apart */
+        if (!methods)
+            offer_names(L, v + 2, res, head, prefix, "");
+        if (methods || lua_rawlen(L, res) == 0)
+            offer_names(L, v + 1, res, method_head, prefix, "(");
+        lua_settop(L, res);
+        return 1;
+    }
     if (!methods) {   /* fields first: "x." lists shape, dtype, ndim, name */
         if (lua_istable(L, v))
             offer_keys(L, v, res, head, prefix, 0);

@@ -135,6 +135,29 @@ class MoonflowKernelTests(jupyter_kernel_test.KernelTests):
         text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
         self.assertIn("mf.matmul(a, b [, {transpose_a, transpose_b}])", text)
 
+    def test_completion_of_a_model(self):
+        """A Sequential model offers its API: methods after ':' (fit, summary,
+        evaluate), properties after '.' without '(', no private helper."""
+        self.flush_channels()
+        reply, _ = self.execute_helper(
+            "cm = mf.layers.Sequential{mf.layers.Dense(2, {input_shape = {3}})}")
+        self.assertEqual(reply["content"]["status"], "ok")
+
+        def matches(text):
+            self.kc.complete(text, len(text))
+            return self.get_non_kernel_info_reply(timeout=10)["content"]["matches"]
+        methods = matches("cm:")
+        self.assertEqual(sorted(methods), [
+            "cm:add(", "cm:add_weight(", "cm:build(", "cm:count_params(", "cm:evaluate(",
+            "cm:fit(", "cm:load(", "cm:load_state_dict(", "cm:predict(", "cm:save(",
+            "cm:state_dict(", "cm:summary("])
+        self.assertEqual(sorted(matches("cm.")), [
+            "cm.built", "cm.layers", "cm.name", "cm.non_trainable_variables", "cm.trainable",
+            "cm.trainable_variables", "cm.variables"])
+        self.assertEqual(matches("cm.trainable_v"), ["cm.trainable_variables"])
+        self.assertEqual(matches("cm.su"), ["cm:summary("])
+        self.assertEqual(matches("cm:apply"), [])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -21,6 +21,24 @@ local function lists(text, ...)
   end
 end
 
+T.test("help(model): public methods and properties apart, no private helper", function()
+  local m = mf.layers.Sequential{mf.layers.Dense(2, {input_shape = {3}})}
+  local text = help_text(m)
+  lists(text, "mf.layers.Sequential methods (x:name(...); help(x.name) shows one):\n" ..
+              "  add, add_weight, build, count_params, evaluate, fit, load, load_state_dict, " ..
+              "predict, save, state_dict, summary\n" ..
+              "properties (x.name):\n" ..
+              "  built, layers, name, non_trainable_variables, trainable, trainable_variables, " ..
+              "variables")
+  for _, private in ipairs{"apply_", "describe_", "layers_list_", "weights_", "check_rank",
+                           "known_dim", "label"} do
+    T.ok(not text:find(private, 1, true), private .. " shown:\n" .. text)
+  end
+  lists(help_text(mf.layers.Dense(3)), "mf.layers.Dense methods", "count_params",
+        "properties (x.name):\n  bias_init, built, kernel_init, name, non_trainable_variables, " ..
+        "trainable, trainable_variables, units, use_bias, variables")
+end)
+
 T.test("help(obj) for every object class lists its methods", function()
   local g = mf.Graph()
   local v = mf.Variable(1.0, {name = "v"})

@@ -90,6 +90,16 @@ T.test("the prompt: cells, locals, ? and tracebacks at a terminal", function()
     expect("a frame's source line",
            "[5]:1: in function 'g'\n            function g() return nil .. 1 end")
     expect("the entry's frame", "[6]:1: in main chunk\n            g()")
+    -- a model's completion: its API, properties without '('
+    type_text("cm = mf.layers.Sequential{mf.layers.Dense(2, {input_shape = {3}})}"); keys("Enter")
+    type_text("cm:"); keys("Tab", "Tab")
+    expect("methods after ':'", "add(              build(            evaluate(         load(" ..
+           "             predict(          state_dict(\nadd_weight(       count_params(     fit(" ..
+           "              load_state_dict(  save(             summary(")
+    keys("C-u")
+    type_text("type(cm.trainable_v"); keys("Tab")
+    type_text(")"); keys("Enter")
+    expect("a property completes without '('", "> type(cm.trainable_variables)\ntable")
     keys("C-d")
     expect("Ctrl-D on an empty prompt exits", "EXIT=0")
   end)

@@ -139,6 +139,12 @@ T.test("tracebacks name entries [N] and show each frame's line", function()
             "\t[2]:1: in main chunk\n\t    f(1)\n")
 end)
 
+T.test("an error in a last expression names its own line", function()
+  local _, err = run_prompt("t = {}\nt.a.b -- a comment\n")
+  T.eq(err, "[2]:1: attempt to index a nil value (field 'a')\nstack traceback:\n" ..
+            "\t[2]:1: in main chunk\n\t    t.a.b -- a comment\n")
+end)
+
 T.test("name? and name?? ask help() and show a Lua function's source", function()
   local out, err = run_prompt("mf.matmul?\n-- no entry\nfunction twice(v)\n  -- why: a test\n" ..
                               "  return 2 * v\nend\ntwice?\ntwice??\nmf.matmul??\nnothing?\n")
