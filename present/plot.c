@@ -94,7 +94,16 @@ typedef struct Canvas {
     int w, h;              /* in cells */
     unsigned char *bits;   /* w*h braille patterns */
     unsigned char *color;  /* w*h: series index + 1 of the last dot drawn */
+    char *mark;            /* w*h: a series' marker drawn instead of dots, or 0 */
 } Canvas;
+
+/* Without colour, several series are told apart by a marker each: drawn on
+ * its line (at a third and at the end) and beside its label in the legend. */
+static char series_marker(int k)
+{
+    static const char markers[] = "123456789abcdefghijklmnopqrstuvwxyz";
+    return markers[k % (int)(sizeof markers - 1)];
+}
 
 static void canvas_dot(Canvas *c, int x, int y, int series)
 {
@@ -146,9 +155,37 @@ static void canvas_series(Canvas *c, const Frame *f, const MfPlotSeries *s, int 
     }
 }
 
+/* Puts series k's marker on the cells of its last finite point and of the
+ * finite point nearest a third of the way, so each line carries its name. */
+static void canvas_marks(Canvas *c, const Frame *f, const MfPlotSeries *s, int k)
+{
+    size_t last = s->n, third = s->n;
+    for (size_t i = 0; i < s->n; i++) {
+        if (!isfinite(s->y[i]))
+            continue;
+        last = i;
+        if (third == s->n && 3 * i >= s->n)
+            third = i;
+    }
+    size_t at[2] = {third, last};
+    for (int j = 0; j < 2; j++) {
+        if (at[j] >= s->n)
+            continue;
+        int x = (int)lround(frame_x(f, at[j], 2.0 * c->w - 1));
+        int y = (int)lround(frame_y(f, s->y[at[j]], 4.0 * c->h - 1));
+        if (x >= 0 && y >= 0 && x < 2 * c->w && y < 4 * c->h)
+            c->mark[(size_t)(y / 4) * (size_t)c->w + (size_t)(x / 2)] = series_marker(k);
+    }
+}
+
 static void add_cell(MfStrBuf *b, const Canvas *c, size_t cell, int color)
 {
     unsigned bits = c->bits[cell];
+    if (c->mark && c->mark[cell]) {
+        char m[2] = {c->mark[cell], 0};
+        mf_strbuf_add(b, m);
+        return;
+    }
     if (!bits) {
         mf_strbuf_add(b, " ");
         return;
@@ -199,8 +236,11 @@ static void add_legend(MfStrBuf *b, const MfPlotSeries *series, int nseries, int
     if (!any)
         return;
     for (int k = 0; k < nseries; k++) {
-        mf_strbuf_addf(b, "%s%s\xe2\xa3\xbf%s ", k ? "   " : "  ", color ? ansi[k % 6] : "",
-                   color ? "\033[0m" : "");
+        if (color || nseries == 1)
+            mf_strbuf_addf(b, "%s%s\xe2\xa3\xbf%s ", k ? "   " : "  ",
+                           color ? ansi[k % 6] : "", color ? "\033[0m" : "");
+        else
+            mf_strbuf_addf(b, "%s%c ", k ? "   " : "  ", series_marker(k));
         mf_strbuf_add(b, series[k].label ? series[k].label : "?");
     }
     mf_strbuf_add(b, "\n");
@@ -210,15 +250,19 @@ static void plot_text_c(const MfPlotSeries *series, int nseries, const MfPlotOpt
                         const Frame *frame, MfStrBuf *b)
 {
     Frame f = *frame;
-    Canvas c = {opts->width, opts->height, NULL, NULL};
+    Canvas c = {opts->width, opts->height, NULL, NULL, NULL};
     size_t cells = (size_t)c.w * (size_t)c.h;
+    int marks = !opts->color && nseries > 1;
     c.bits = mf_calloc(cells, 1);
     c.color = mf_calloc(cells, 1);
-    if (!c.bits || !c.color)
+    c.mark = marks ? mf_calloc(cells, 1) : NULL;
+    if (!c.bits || !c.color || (marks && !c.mark))
         b->failed = 1;
     else
         for (int k = 0; k < nseries; k++)
             canvas_series(&c, &f, &series[k], k);
+    for (int k = 0; marks && !b->failed && k < nseries; k++)
+        canvas_marks(&c, &f, &series[k], k);
     if (opts->title && *opts->title) {
         int pad = (c.w - (int)strlen(opts->title)) / 2 + 8;
         mf_strbuf_addf(b, "%*s", pad > 0 ? pad : 0, "");
@@ -230,6 +274,7 @@ static void plot_text_c(const MfPlotSeries *series, int nseries, const MfPlotOpt
     add_legend(b, series, nseries, opts->color);
     mf_free(c.bits);
     mf_free(c.color);
+    mf_free(c.mark);
 }
 
 /* ---- SVG -------------------------------------------------------------------- */

@@ -600,6 +600,8 @@ static int help_object(lua_State *L, int idx)
             show_entry(L, find_entry(L, method_owners[i].entry));
     if (strcmp(cls, "mf.data.Dataset") == 0)
         show_entry(L, find_entry(L, "data.Dataset"));
+    if (strncmp(cls, "mf.layers.", 10) == 0 && find_entry(L, cls + 3))   /* its layer's page */
+        show_entry(L, find_entry(L, cls + 3));
     if (!lmf_help_methods(L, idx))
         return 0;
     emit(L);

@@ -39,6 +39,31 @@ T.test("help(model): public methods and properties apart, no private helper", fu
         "trainable, trainable_variables, units, use_bias, variables")
 end)
 
+T.test("every layer has its own help page: options and an example", function()
+  local dense, embedding = help_text(mf.layers.Dense), help_text(mf.layers.Embedding)
+  T.ok(dense ~= embedding, dense)
+  lists(dense, "mf.layers.Dense(units [, {activation, use_bias = true, kernel_initializer",
+        "Example:", "d.kernel.shape")
+  lists(embedding, "mf.layers.Embedding(input_dim, output_dim [, {embeddings_initializer",
+        "mask_zero = false", "e.embeddings.shape")
+  -- every layer class of mf.layers (a capitalised function), found by its
+  -- name too (help "LSTM"); test_shell.lua runs their examples
+  local n = 0
+  for name, f in pairs(mf.layers) do
+    if type(f) == "function" and name:match("^%u") then
+      n = n + 1
+      local text = help_text(f)
+      T.ok(text:find("^mf%.layers%." .. name .. "[%({]"), name .. ":\n" .. text)
+      T.ok(text:find("\n  Example:\n", 1, true), name .. ":\n" .. text)
+      T.eq(help_text(name), text, nil, "help \"" .. name .. "\"")
+    end
+  end
+  T.ok(n >= 18, "layers found: " .. n)
+  -- the layer's page heads help(layer) for an instance too
+  lists(help_text(mf.layers.Embedding(4, 2)), "mf.layers.Embedding(input_dim",
+        "mf.layers.Embedding methods")
+end)
+
 T.test("help(obj) for every object class lists its methods", function()
   local g = mf.Graph()
   local v = mf.Variable(1.0, {name = "v"})

@@ -19,15 +19,18 @@ T.test("tmux is there to drive a terminal", function()
 end)
 
 local session = "mf_test_prompt_" .. tostring(os.time()) .. tostring(math.random(1e6))
+-- a tmux server of its own (-L): others' sessions, or a kill-server, on the
+-- shared default socket cannot end this test's terminal
+local tmux = "tmux -L " .. session .. " "
 local hist = os.tmpname()
 
 local function keys(...)
   local args = {}
   for i, k in ipairs({...}) do args[i] = "'" .. k .. "'" end
-  sh("tmux send-keys -t " .. session .. " " .. table.concat(args, " "))
+  sh(tmux .. "send-keys -t " .. session .. " " .. table.concat(args, " "))
 end
-local function type_text(s) sh("tmux send-keys -t " .. session .. " -l '" .. s .. "'") end
-local function pane() return sh("tmux capture-pane -p -t " .. session) end
+local function type_text(s) sh(tmux .. "send-keys -t " .. session .. " -l '" .. s .. "'") end
+local function pane() return sh(tmux .. "capture-pane -p -t " .. session) end
 
 -- Waits up to 10 s for 'text' in the pane; returns the pane.
 local function expect(what, text)
@@ -42,7 +45,7 @@ end
 
 T.test("the prompt: _, Ctrl-D in a block, the nil-gradient hint", function()
   if not sh("command -v tmux"):find("tmux") then return end
-  sh("tmux new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
+  sh(tmux .. "new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
      .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
   local ok, err = pcall(function()
     expect("banner", "Type help() for help")
@@ -65,7 +68,7 @@ T.test("the prompt: _, Ctrl-D in a block, the nil-gradient hint", function()
     keys("C-d")
     expect("Ctrl-D on an empty prompt exits", "EXIT=0")
   end)
-  sh("tmux kill-session -t " .. session)
+  sh(tmux .. "kill-session -t " .. session)
   os.remove(hist)
   if not ok then error(err, 0) end
 end)
@@ -74,7 +77,7 @@ end)
 -- value, a local that lasts, name?, and a traceback with its source line.
 T.test("the prompt: cells, locals, ? and tracebacks at a terminal", function()
   if not sh("command -v tmux"):find("tmux") then return end
-  sh("tmux new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
+  sh(tmux .. "new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
      .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
   local ok, err = pcall(function()
     expect("banner", "Type help() for help")
@@ -103,7 +106,7 @@ T.test("the prompt: cells, locals, ? and tracebacks at a terminal", function()
     keys("C-d")
     expect("Ctrl-D on an empty prompt exits", "EXIT=0")
   end)
-  sh("tmux kill-session -t " .. session)
+  sh(tmux .. "kill-session -t " .. session)
   os.remove(hist)
   if not ok then error(err, 0) end
 end)
@@ -113,7 +116,7 @@ end)
 -- each stops, the prompt comes back, and the traced function still runs.
 T.test("the prompt: Ctrl-C in traced calls and coroutines", function()
   if not sh("command -v tmux"):find("tmux") then return end
-  sh("tmux new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
+  sh(tmux .. "new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
      .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
   -- runs 'line' after writing "RUNNING k" (built, so the typed text does not
   -- show it) and presses Ctrl-C once that is shown: the line is running
@@ -142,7 +145,7 @@ T.test("the prompt: Ctrl-C in traced calls and coroutines", function()
     keys("C-d")
     expect("Ctrl-D on an empty prompt exits", "EXIT=0")
   end)
-  sh("tmux kill-session -t " .. session)
+  sh(tmux .. "kill-session -t " .. session)
   os.remove(hist)
   if not ok then error(err, 0) end
 end)
