@@ -43,7 +43,7 @@ local function pixels(fname, t, opts)
          "got shape {%s}", table.concat(shape, ", "))
   end
   if shape[1] == 0 or shape[2] == 0 then fail(fname, "the tensor is empty") end
-  local integer = t.dtype ~= "float32" and t.dtype ~= "float64"
+  local integer = tostring(t.dtype):find("int") ~= nil   -- int32, int64, uint8 images
   local v = t:totable()
   local lo, hi = opts.vmin, opts.vmax
   if heat then
