@@ -79,8 +79,9 @@ $(BUILD)/%.o: %.c
 # errno to set, GCC vectorizes sqrt (Adam's step: 5.4 ms -> memory-bound).
 $(BUILD)/core/ops/apply.o: CFLAGS_ALL += -fno-math-errno
 # The same for the unary ops' sqrt, rsqrt, floor, ceil and round (vsqrtps,
-# vroundps): no errno to set, so no libm call per element.
-$(BUILD)/core/ops/unary.o: CFLAGS_ALL += -fno-math-errno
+# vroundps): no errno to set, so no libm call per element; without trapping
+# math GCC also vectorises floor, ceil (vroundps) and sign's selects.
+$(BUILD)/core/ops/unary.o: CFLAGS_ALL += -fno-math-errno -fno-trapping-math
 # The conv kernels' multiply-adds fuse into FMAs (-std=c11 turns contraction off):
 # one rounding instead of two, and twice the throughput. -Wno-psabi: the sanitizer
 # build has no -march=native, and GCC then warns that its always-inline 8-float

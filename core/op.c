@@ -156,6 +156,8 @@ run_kernel(const MfOpDesc *d, MfOpCall *c, MfTensor **outs)
         return d->forward(c, outs);
     if ((st = allocate_outputs(c, outs)) != MF_OK || nothing_to_compute(d, c))
         return st;
+    if ((d->flags & MF_OP_ELEMENTWISE) && mf_elementwise_split(d, c, outs))
+        return MF_OK;
     return d->forward(c, outs);
 }
 

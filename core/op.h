@@ -256,6 +256,10 @@ enum {
     /* 'forward' does more than write its outputs (it talks to the other
      * processes): it runs even when every input and output is empty */
     MF_OP_EFFECTS = 1u << 10,
+    /* every output element depends only on the inputs' elements at its
+     * (broadcast) position: a large call is cut into pieces of the output
+     * over the worker pool (core/ops/elementwise_split.c) */
+    MF_OP_ELEMENTWISE = 1u << 11,
 };
 
 typedef struct MfOpDesc {

@@ -33,7 +33,7 @@ done:
 }
 
 const MfOpDesc mf_desc_asinh = {
-    .name = "Asinh", .api = "asinh", .arity = 1, .flags = MF_OP_SIMPLE,
+    .name = "Asinh", .api = "asinh", .arity = 1, .flags = MF_OP_SIMPLE | MF_OP_ELEMENTWISE,
     .infer = mf_infer_float_like, .forward = asinh_forward, .backward = asinh_grad,
     .cost = mf_cost_elementwise, .lua = "asinh", .inputs = "x",
     .summary = "elementwise inverse hyperbolic sine",

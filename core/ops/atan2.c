@@ -55,7 +55,7 @@ done:
 }
 
 const MfOpDesc mf_desc_atan2 = {
-    .name = "Atan2", .api = "atan2", .arity = 2, .flags = MF_OP_SIMPLE,
+    .name = "Atan2", .api = "atan2", .arity = 2, .flags = MF_OP_SIMPLE | MF_OP_ELEMENTWISE,
     .infer = atan2_infer, .forward = atan2_forward, .backward = atan2_grad,
     .cost = mf_cost_elementwise, .lua = "atan2", .inputs = "y, x",
     .summary = "elementwise angle of the point (x, y), atan2(y, x) in (-pi, pi] (broadcasting)",

@@ -32,7 +32,7 @@ done:
 }
 
 const MfOpDesc mf_desc_atanh = {
-    .name = "Atanh", .api = "atanh", .arity = 1, .flags = MF_OP_SIMPLE,
+    .name = "Atanh", .api = "atanh", .arity = 1, .flags = MF_OP_SIMPLE | MF_OP_ELEMENTWISE,
     .infer = mf_infer_float_like, .forward = atanh_forward, .backward = atanh_grad,
     .cost = mf_cost_elementwise, .lua = "atanh", .inputs = "x",
     .summary = "elementwise inverse hyperbolic tangent (x in (-1, 1))",

@@ -10,7 +10,6 @@
  * error. */
 #include <math.h>
 
-#include "../parallel.h"
 #include "binary_rows.h"
 #include "common.h"
 #include "grads_math.h"
@@ -126,85 +125,28 @@ static bool has_negative(const MfTensor *t)
     return false;
 }
 
-/* The float expressions of the ops split over the worker pool (one home:
- * the split chunks and the row loops use the same). NaN propagates through
- * maximum/minimum, as in TensorFlow. */
-#define ADD_F (a + b)
-#define SUB_F (a - b)
-#define MUL_F (a * b)
-#define DIV_F (a / b)
+/* NaN propagates through maximum/minimum, as in TensorFlow. Large float
+ * calls are split over the worker pool by the dispatcher
+ * (MF_OP_ELEMENTWISE, elementwise_split.c). */
 #define MAXIMUM_F ((a > b || a != a) ? a : b)
 #define MINIMUM_F ((a < b || a != a) ? a : b)
 
-/* Large same-shaped contiguous float operands: the flat loop split over the
- * worker pool in whole blocks of 64 elements. Each element is computed by
- * the same expression wherever it falls, so the result does not depend on
- * the thread count. */
-enum { SPLIT_MIN = 65536, SPLIT_BLOCK = 64 };
-
-typedef struct {
-    const void *x, *y;
-    void *o;
-    int64_t n;
-} SplitJob;
-
-#define SPLIT_CHUNK(name, T, EXPR)                                                 \
-    static void name(void *ctx, int64_t lo, int64_t hi)                            \
-    {                                                                              \
-        const SplitJob *j = ctx;                                                   \
-        const T *x = j->x, *y = j->y;                                              \
-        T *o = j->o;                                                               \
-        int64_t end = hi * SPLIT_BLOCK < j->n ? hi * SPLIT_BLOCK : j->n;           \
-        for (int64_t i = lo * SPLIT_BLOCK; i < end; i++) {                         \
-            T a = x[i], b = y[i];                                                  \
-            o[i] = EXPR;                                                           \
-        }                                                                          \
-    }
-#define SPLIT_CHUNKS(op, EXPR) SPLIT_CHUNK(op##_f32, float, EXPR) SPLIT_CHUNK(op##_f64, double, EXPR)
-
-SPLIT_CHUNKS(add, ADD_F)
-SPLIT_CHUNKS(sub, SUB_F)
-SPLIT_CHUNKS(mul, MUL_F)
-SPLIT_CHUNKS(div, DIV_F)
-SPLIT_CHUNKS(maximum, MAXIMUM_F)
-SPLIT_CHUNKS(minimum, MINIMUM_F)
-
-/* True when it ran the op (float, same layout, large, more than 1 thread). */
-static bool split_float(const MfOpCall *c, MfTensor *out, MfParallelFn f32, MfParallelFn f64)
-{
-    int64_t n = mf_tensor_numel(out);
-    if (n < SPLIT_MIN || mf_parallel_threads() < 2 ||
-        (out->dtype != MF_FLOAT32 && out->dtype != MF_FLOAT64) || !mf_binary_same_layout(c, out))
-        return false;
-    SplitJob job = {mf_tensor_data(c->inputs[0]), mf_tensor_data(c->inputs[1]),
-                    mf_tensor_data(out), n};
-    mf_parallel_for((n + SPLIT_BLOCK - 1) / SPLIT_BLOCK, SPLIT_MIN / SPLIT_BLOCK,
-                    out->dtype == MF_FLOAT32 ? f32 : f64, &job);
-    return true;
-}
-
 static MfStatus add_forward(const MfOpCall *c, MfTensor **outs)
 {
-    if (split_float(c, outs[0], add_f32, add_f64))
-        return MF_OK;
     BINARY_FORWARD_U8((uint8_t)(a + b))
-    BINARY_FORWARD(ADD_F, (U)a + (U)b);
+    BINARY_FORWARD(a + b, (U)a + (U)b);
 }
 
 static MfStatus sub_forward(const MfOpCall *c, MfTensor **outs)
 {
-    if (split_float(c, outs[0], sub_f32, sub_f64))
-        return MF_OK;
     BINARY_FORWARD_U8((uint8_t)(a - b))
-    BINARY_FORWARD(SUB_F, (U)a - (U)b);
+    BINARY_FORWARD(a - b, (U)a - (U)b);
 }
 
 static MfStatus mul_forward(const MfOpCall *c, MfTensor **outs)
 {
-    if (split_float(c, outs[0], mul_f32, mul_f64))
-        return MF_OK;
     BINARY_FORWARD_U8((uint8_t)(a * b))
-    BINARY_FORWARD(MUL_F, (U)a * (U)b);
+    BINARY_FORWARD(a * b, (U)a * (U)b);
 }
 
 static MfStatus div_forward(const MfOpCall *c, MfTensor **outs)
@@ -212,9 +154,7 @@ static MfStatus div_forward(const MfOpCall *c, MfTensor **outs)
     MfStatus st = check_int_divisor(c);
     if (st != MF_OK)
         return st;
-    if (split_float(c, outs[0], div_f32, div_f64))
-        return MF_OK;
-    BINARY_FORWARD(DIV_F, (b == -1 ? (U)0 - (U)a : (U)IFLOORDIV(a, b)));
+    BINARY_FORWARD(a / b, (b == -1 ? (U)0 - (U)a : (U)IFLOORDIV(a, b)));
 }
 
 static MfStatus mod_forward(const MfOpCall *c, MfTensor **outs)
@@ -253,23 +193,19 @@ static MfStatus pow_forward(const MfOpCall *c, MfTensor **outs)
 
 static MfStatus maximum_forward(const MfOpCall *c, MfTensor **outs)
 {
-    if (split_float(c, outs[0], maximum_f32, maximum_f64))
-        return MF_OK;
     BINARY_FORWARD_U8(a > b ? a : b)
     BINARY_FORWARD(MAXIMUM_F, a > b ? a : b);
 }
 
 static MfStatus minimum_forward(const MfOpCall *c, MfTensor **outs)
 {
-    if (split_float(c, outs[0], minimum_f32, minimum_f64))
-        return MF_OK;
     BINARY_FORWARD_U8(a < b ? a : b)
     BINARY_FORWARD(MINIMUM_F, a < b ? a : b);
 }
 
 #define BINARY_OP(sym, tfname, apiname, fwd, bwd, ...)                             \
     const MfOpDesc sym = {                                                         \
-        .name = tfname, .api = apiname, .arity = 2, .flags = MF_OP_SIMPLE,         \
+        .name = tfname, .api = apiname, .arity = 2, .flags = MF_OP_SIMPLE | MF_OP_ELEMENTWISE,         \
         .infer = infer_numeric,                                                    \
         .forward = fwd, .backward = bwd, .cost = mf_cost_elementwise,              \
         .lua = apiname, .inputs = "x, y", .summary = __VA_ARGS__,                 \

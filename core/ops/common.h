@@ -46,4 +46,10 @@ MfStatus mf_shape_from_tensor(const MfOpCall *c, const MfTensor *s, int *rank, i
 /* Elementwise cost: one FLOP per output element. */
 MfCost mf_cost_elementwise(const MfOpCall *c);
 
+/* Runs a large float call of an MF_OP_ELEMENTWISE op as pieces of its
+ * output over the worker pool, the op's forward on each (elementwise_split.c):
+ * true when done; false (nothing or part written) when the call does not
+ * qualify, and the caller runs 'forward' on the whole. */
+bool mf_elementwise_split(const MfOpDesc *d, const MfOpCall *c, MfTensor **outs);
+
 #endif

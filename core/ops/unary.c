@@ -60,9 +60,10 @@ static MfStatus abs_forward(const MfOpCall *c, MfTensor **outs)
 
 static MfStatus sign_forward(const MfOpCall *c, MfTensor **outs)
 {
-    /* sign(NaN) is NaN, as in NumPy, PyTorch and TensorFlow */
-    UNARY_FORWARD(a != a ? a : (float)((a > 0) - (a < 0)),
-                  a != a ? a : (double)((a > 0) - (a < 0)), (a > 0) - (a < 0));
+    /* sign(NaN) is NaN, as in NumPy, PyTorch and TensorFlow; sign(-0) is +0.
+     * Selects, no int conversion: GCC vectorises them. */
+    UNARY_FORWARD(a > 0 ? 1.0f : a < 0 ? -1.0f : a == 0 ? 0.0f : a,
+                  a > 0 ? 1.0 : a < 0 ? -1.0 : a == 0 ? 0.0 : a, (a > 0) - (a < 0));
 }
 
 static MfStatus square_forward(const MfOpCall *c, MfTensor **outs)
@@ -161,7 +162,7 @@ static MfStatus softplus_forward(const MfOpCall *c, MfTensor **outs)
 
 #define UNARY_OP(sym, tfname, apiname, inf, fwd, fl, bwd, ...)                     \
     const MfOpDesc sym = {                                                         \
-        .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE | (fl),  \
+        .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE | MF_OP_ELEMENTWISE | (fl),  \
         .infer = inf, .forward = fwd, .backward = bwd, .cost = mf_cost_elementwise, \
         .lua = apiname, .inputs = "x", .summary = __VA_ARGS__,                    \
     }

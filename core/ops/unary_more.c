@@ -64,7 +64,7 @@ static MfStatus reciprocal_forward(const MfOpCall *c, MfTensor **outs)
 
 #define MORE_OP(sym, tfname, apiname, fwd, bwd, ...)                               \
     const MfOpDesc sym = {                                                         \
-        .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE,         \
+        .name = tfname, .api = apiname, .arity = 1, .flags = MF_OP_SIMPLE | MF_OP_ELEMENTWISE,         \
         .infer = mf_infer_float_like, .forward = fwd, .backward = bwd,                     \
         .cost = mf_cost_elementwise, .lua = apiname, .inputs = "x",                \
         .summary = __VA_ARGS__,                                                    \

@@ -584,39 +584,72 @@ static void test_kernels_match_one_thread(void **state)
     mf_tensor_release(in[2]);
 }
 
-/* The elementwise binary ops split large float operands over the pool: 2
- * and 3 threads (each running one chunk) give the bits of 1, in float32 and
- * float64, NaN included. */
-static void test_binary_split_matches_one_thread(void **state)
+/* One call of 'op' on 'in' with t threads, each running one chunk; with
+ * more than one, asserts that all t ran a piece. */
+static MfTensor *run_elementwise(MfOpId op, int n, MfTensor **in, int t)
+{
+    MfTensor *out = NULL;
+    mf_parallel_set_one_chunk_each(t > 1);
+    mf_parallel_set_threads(t);
+    MfStatus st = mf_op1(op, n, in, NULL, &out);
+    int used = mf_parallel_last_threads();
+    mf_parallel_set_threads(1);
+    mf_parallel_set_one_chunk_each(false);
+    assert_int_equal(st, MF_OK);
+    if (t > 1)
+        assert_int_equal(used, t);
+    return out;
+}
+
+/* 3 threads, then 2 (so that a call which did not split cannot pass on
+ * the count left by the one before), give the bits of 1. */
+static void check_elementwise_split(MfOpId op, int n, MfTensor **in)
+{
+    MfTensor *one = run_elementwise(op, n, in, 1);
+    for (int t = 3; t >= 2; t--) {
+        mf_tensor_retain(one);
+        assert_same_and_release(one, run_elementwise(op, n, in, t));
+    }
+    mf_tensor_release(one);
+}
+
+/* The elementwise ops (MF_OP_ELEMENTWISE) split large float calls over the
+ * pool, cut along the output's first long axis: 2 and 3 threads give the
+ * bits of 1, in float32 and float64, NaN included, for same-shaped
+ * operands, a broadcast row, column and scalar, a leading axis of 1, and a
+ * transposed (strided) input. */
+static void test_elementwise_split_matches_one_thread(void **state)
 {
     (void)state;
-    static const MfOpId ops[] = {MF_OP_ADD, MF_OP_SUB, MF_OP_MUL, MF_OP_DIV, MF_OP_MAXIMUM,
-                                 MF_OP_MINIMUM};
-    int64_t s[2] = {333, 1001}; /* 333,333 elements: not a whole number of blocks */
-    MfTensor *in[2][2] = {{noise(2, s, 1), noise(2, s, 2)}, {noise64(2, s, 3), noise64(2, s, 4)}};
-    ((float *)mf_tensor_data(in[0][0]))[7] = NAN;
-    ((double *)mf_tensor_data(in[1][1]))[70000] = DNAN;
+    static const MfOpId binary[] = {MF_OP_ADD, MF_OP_SUB, MF_OP_MUL, MF_OP_DIV, MF_OP_MAXIMUM,
+                                    MF_OP_MINIMUM, MF_OP_MOD, MF_OP_POW, MF_OP_ATAN2};
+    static const MfOpId unary[] = {MF_OP_NEG, MF_OP_ABS, MF_OP_SIGN, MF_OP_SQUARE, MF_OP_SQRT,
+                                   MF_OP_EXP, MF_OP_LOG, MF_OP_TANH, MF_OP_SIGMOID,
+                                   MF_OP_SOFTPLUS, MF_OP_FLOOR, MF_OP_CEIL, MF_OP_ROUND,
+                                   MF_OP_ERF, MF_OP_EXPM1, MF_OP_TAN, MF_OP_ASINH,
+                                   MF_OP_RECIPROCAL};
+    int64_t s[2] = {333, 1001}, row[1] = {1001}, col[2] = {333, 1}, wide[2] = {1, 333333};
     for (int d = 0; d < 2; d++) {
-        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-            MfTensor *one = NULL;
-            assert_int_equal(mf_binary(ops[k], in[d][0], in[d][1], &one), MF_OK);
-            mf_parallel_set_one_chunk_each(true);
-            for (int t = 2; t <= 3; t++) {
-                MfTensor *more = NULL;
-                mf_parallel_set_threads(t);
-                MfStatus st = mf_binary(ops[k], in[d][0], in[d][1], &more);
-                int used = mf_parallel_last_threads();
-                mf_parallel_set_threads(1);
-                assert_int_equal(st, MF_OK);
-                assert_int_equal(used, t);
-                mf_tensor_retain(one);
-                assert_same_and_release(one, more);
-            }
-            mf_parallel_set_one_chunk_each(false);
-            mf_tensor_release(one);
+        MfTensor *(*make)(int, const int64_t *, uint32_t) = d ? noise64 : noise;
+        MfTensor *a = make(2, s, 1), *b = make(2, s, 2), *r = make(1, row, 3);
+        MfTensor *c = make(2, col, 4), *k = make(0, NULL, 5), *w = make(2, wide, 6);
+        MfTensor *w1 = make(1, wide + 1, 7), *at = NULL;
+        if (d)
+            ((double *)mf_tensor_data(b))[70000] = (double)NAN;
+        else
+            ((float *)mf_tensor_data(a))[7] = NAN;
+        assert_int_equal(mf_transpose(a, NULL, 0, &at), MF_OK);
+        MfTensor *pairs[][2] = {{a, b}, {a, r}, {c, a}, {a, k}, {k, b}, {w, w1}};
+        for (size_t o = 0; o < sizeof binary / sizeof binary[0]; o++)
+            for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
+                check_elementwise_split(binary[o], 2, pairs[p]);
+        for (size_t o = 0; o < sizeof unary / sizeof unary[0]; o++) {
+            check_elementwise_split(unary[o], 1, &b);
+            check_elementwise_split(unary[o], 1, &at);
         }
-        mf_tensor_release(in[d][0]);
-        mf_tensor_release(in[d][1]);
+        MfTensor *all[] = {a, b, r, c, k, w, w1, at};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            mf_tensor_release(all[i]);
     }
 }
 
@@ -691,7 +724,7 @@ int main(void)
         TEST(test_softmax_matches_one_thread),
         TEST(test_gemm_split_matches_one_thread),
         TEST(test_batch_norm_matches_one_thread),
-        TEST(test_binary_split_matches_one_thread),
+        TEST(test_elementwise_split_matches_one_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
