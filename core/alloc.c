@@ -2,7 +2,12 @@
  *
  * Size classes: 64 bytes and up, four classes per power of two (so at most
  * 25% is wasted). Each class keeps a singly linked free list threaded through
- * the blocks themselves. Single-threaded, like the rest of the engine.
+ * the blocks themselves. Single-threaded, like the rest of the engine,
+ * except while a job of the worker pool runs: kernels allocate scratch
+ * inside their chunks (softmax along a middle axis, per block), so from
+ * 'mf_alloc_shared(true)' to 'mf_alloc_shared(false)' (core/parallel.c
+ * brackets every split job) each call takes a mutex. Outside jobs the
+ * check is one relaxed atomic load.
  *
  * Large blocks are "coloured": each starts at a different multiple of 64
  * bytes past its system allocation. The system hands out big blocks page-
@@ -13,6 +18,7 @@
 #include "alloc.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include <stdlib.h>
@@ -44,6 +50,28 @@ static size_t bytes_cached;
 static int64_t fail_countdown;
 static int64_t alloc_count;
 static unsigned next_colour;
+static atomic_int shared_jobs;  /* > 0: other threads may allocate */
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void mf_alloc_shared(bool on)
+{
+    atomic_fetch_add(&shared_jobs, on ? 1 : -1);
+}
+
+/* Takes the lock while other threads may allocate; returns whether it did. */
+static bool lock_if_shared(void)
+{
+    if (atomic_load_explicit(&shared_jobs, memory_order_relaxed) == 0)
+        return false;
+    pthread_mutex_lock(&shared_lock);
+    return true;
+}
+
+static void unlock_if(bool locked)
+{
+    if (locked)
+        pthread_mutex_unlock(&shared_lock);
+}
 
 /* Maps a request to its class index and the class's block size. */
 static int size_class(size_t nbytes, size_t *class_bytes)
@@ -112,26 +140,31 @@ void mf_alloc_set_reclaim(void (*hook)(void))
     reclaim_thread = pthread_self();
 }
 
+static void trim(void);
+
 /* The system refused 'class_bytes': the cache goes back first, then the
- * hook frees what it can (a full Lua collection), each followed by a retry. */
-static void *alloc_short(size_t class_bytes)
+ * hook frees what it can (a full Lua collection), each followed by a retry.
+ * The hook does not run inside a pool job ('locked'): its finalizers would
+ * free blocks under the lock this call holds. */
+static void *alloc_short(size_t class_bytes, bool locked)
 {
     void *b = NULL;
     if (bytes_cached > 0) {
-        mf_alloc_trim();
+        trim();
         b = system_alloc(class_bytes);
     }
-    if (!b && reclaim_hook && !in_reclaim && pthread_equal(pthread_self(), reclaim_thread)) {
+    if (!b && !locked && reclaim_hook && !in_reclaim &&
+        pthread_equal(pthread_self(), reclaim_thread)) {
         in_reclaim = true;
         reclaim_hook();
         in_reclaim = false;
-        mf_alloc_trim();
+        trim();
         b = system_alloc(class_bytes);
     }
     return b;
 }
 
-void *mf_alloc(size_t nbytes)
+static void *alloc_block(size_t nbytes, bool locked)
 {
     alloc_count++;
     if (fail_countdown > 0 && --fail_countdown == 0)
@@ -147,13 +180,21 @@ void *mf_alloc(size_t nbytes)
     } else {
         b = system_alloc(class_bytes);
         if (!b)
-            b = alloc_short(class_bytes);
+            b = alloc_short(class_bytes, locked);
         if (!b)
             return NULL;
     }
     bytes_in_use += class_bytes;
     if (bytes_in_use > bytes_in_use_peak)
         bytes_in_use_peak = bytes_in_use;
+    return b;
+}
+
+void *mf_alloc(size_t nbytes)
+{
+    bool locked = lock_if_shared();
+    void *b = alloc_block(nbytes, locked);
+    unlock_if(locked);
     return b;
 }
 
@@ -165,10 +206,8 @@ void *mf_alloc_zeroed(size_t nbytes)
     return p;
 }
 
-void mf_dealloc(void *p, size_t nbytes)
+static void dealloc_block(void *p, size_t nbytes)
 {
-    if (!p)
-        return;
     size_t class_bytes;
     int c = size_class(nbytes, &class_bytes);
     bytes_in_use -= class_bytes;
@@ -181,6 +220,15 @@ void mf_dealloc(void *p, size_t nbytes)
     b->next = free_lists[c];
     free_lists[c] = b;
     bytes_cached += class_bytes;
+}
+
+void mf_dealloc(void *p, size_t nbytes)
+{
+    if (!p)
+        return;
+    bool locked = lock_if_shared();
+    dealloc_block(p, nbytes);
+    unlock_if(locked);
 }
 
 /* ---- malloc-style blocks: a header before the block keeps its size ---- */
@@ -287,7 +335,7 @@ size_t mf_alloc_cached(void)
     return bytes_cached;
 }
 
-void mf_alloc_trim(void)
+static void trim(void)
 {
     for (int c = 0; c < NCLASSES; c++) {
         while (free_lists[c]) {
@@ -297,6 +345,13 @@ void mf_alloc_trim(void)
         }
     }
     bytes_cached = 0;
+}
+
+void mf_alloc_trim(void)
+{
+    bool locked = lock_if_shared();
+    trim();
+    unlock_if(locked);
 }
 
 void mf_alloc_fail_at(int64_t n)

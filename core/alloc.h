@@ -71,6 +71,12 @@ void mf_alloc_collected(void);
  * NULL: none. */
 void mf_alloc_set_reclaim(void (*hook)(void));
 
+/* Brackets a job of the worker pool (core/parallel.c): while one runs,
+ * 'mf_alloc', 'mf_dealloc' and 'mf_alloc_trim' may be called from its
+ * threads at once (they take a mutex). Nests. The counters ('in_use',
+ * 'cached', the low mark) are read by the calling thread between jobs. */
+void mf_alloc_shared(bool on);
+
 /* Test hook: the 'n'-th allocation from now fails (1 = the next one);
  * 0 turns the hook off. */
 void mf_alloc_fail_at(int64_t n);

@@ -20,6 +20,8 @@
 #define _GNU_SOURCE /* sched_getcpu, cpu_set_t, pthread_setaffinity_np */
 #include "parallel.h"
 
+#include "alloc.h"
+
 #include <cblas.h>
 #include <pthread.h>
 #include <sched.h>
@@ -347,6 +349,7 @@ void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParall
         return;
     }
     running = true;
+    mf_alloc_shared(true); /* chunks may allocate scratch at once */
     keep_workers_off();
     job.fn = fn;
     job.ctx = ctx;
@@ -363,6 +366,7 @@ void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParall
     run_claims();
     wait_chunks();
     last_threads = atomic_load(&job_threads);
+    mf_alloc_shared(false);
     pthread_mutex_lock(&lock);
     running = false;
     pthread_mutex_unlock(&lock);

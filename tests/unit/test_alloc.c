@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/alloc.h"
+#include "core/parallel.h"
 
 #define LARGE ((size_t)4 << 20)
 
@@ -97,6 +98,47 @@ static void test_collect_due(void **state)
     mf_alloc_trim();
 }
 
+/* Kernels allocate scratch inside their chunks (softmax along a middle
+ * axis does, per block): two threads allocating and freeing at once must
+ * neither share a block nor lose a count. */
+#define ROUNDS 100000
+
+static void allocate_in_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    int *bad = ctx;
+    static const size_t sizes[] = {64, 100, 256, 1000, 4096, 70000};
+    for (int64_t k = begin; k < end; k++)
+        for (int r = 0; r < ROUNDS; r++) {
+            size_t n = sizes[(r + k) % 6];
+            unsigned char *p = mf_alloc(n);
+            if (!p) {
+                bad[k] = 1;
+                return;
+            }
+            p[0] = p[n - 1] = (unsigned char)(k + 1);
+            if (p[0] != (unsigned char)(k + 1) || p[n - 1] != (unsigned char)(k + 1))
+                bad[k] = 1;
+            mf_dealloc(p, n);
+        }
+}
+
+static void test_chunks_of_a_parallel_job_may_allocate(void **state)
+{
+    (void)state;
+    assert_int_equal(mf_parallel_set_threads(2), MF_OK);
+    mf_parallel_set_one_chunk_each(true);
+    size_t in_use = mf_alloc_in_use();
+    int bad[2] = {0, 0};
+    mf_parallel_for(2, 1, allocate_in_chunk, bad);
+    int threads = mf_parallel_last_threads();
+    mf_parallel_set_one_chunk_each(false);
+    assert_int_equal(threads, 2);
+    assert_int_equal(bad[0] + bad[1], 0);
+    assert_int_equal(mf_alloc_in_use(), in_use);
+    mf_alloc_trim();
+    assert_int_equal(mf_alloc_cached(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +147,7 @@ int main(void)
         TEST(test_freed_block_is_reused_and_counted),
         TEST(test_failure_hook_fails_the_nth_allocation),
         TEST(test_collect_due),
+        TEST(test_chunks_of_a_parallel_job_may_allocate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
