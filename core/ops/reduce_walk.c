@@ -252,28 +252,35 @@ static inline void prefetch_cols(const void *p, size_t size)
 }
 
 /* Vector steps for the float folds: the scalar steps' semantics lane by
- * lane (VMAX and VMIN propagate NaN as FMAX and FMIN do). */
+ * lane (max and min propagate NaN as FMAX and FMIN do). V: the vector
+ * type, M: the integer vector of its comparisons. */
 typedef int64_t V4l __attribute__((vector_size(32)));
+typedef float V8f __attribute__((vector_size(32)));
+typedef int32_t V8i __attribute__((vector_size(32)));
 
-static inline V4d vselect(V4l m, V4d a, V4d b)
-{
-    return (V4d)(((V4l)a & m) | ((V4l)b & ~m));
-}
+#define DEFINE_VSTEPS(V, M, SUF)                                                       \
+    static inline V vselect##SUF(M m, V a, V b)                                        \
+    {                                                                                  \
+        return (V)(((M)a & m) | ((M)b & ~m));                                          \
+    }                                                                                  \
+    static inline V vmax##SUF(V r, V v)                                                \
+    {                                                                                  \
+        return vselect##SUF((v > r) | (v != v), v, r);                                 \
+    }                                                                                  \
+    static inline V vmin##SUF(V r, V v)                                                \
+    {                                                                                  \
+        return vselect##SUF((v < r) | (v != v), v, r);                                 \
+    }
 
-static inline V4d vmax(V4d r, V4d v)
-{
-    return vselect((v > r) | (v != v), v, r);
-}
-
-static inline V4d vmin(V4d r, V4d v)
-{
-    return vselect((v < r) | (v != v), v, r);
-}
+DEFINE_VSTEPS(V4d, V4l, 4)
+DEFINE_VSTEPS(V8f, V8i, 8)
 
 #define VADD(r, v) ((r) + (v))
 #define VMUL(r, v) ((r) * (v))
-#define VMAX(r, v) vmax(r, v)
-#define VMIN(r, v) vmin(r, v)
+#define VMAX(r, v) vmax4(r, v)
+#define VMIN(r, v) vmin4(r, v)
+#define VMAX8(r, v) vmax8(r, v)
+#define VMIN8(r, v) vmin8(r, v)
 
 /* The float folds (sum, prod, max, min) with vectors of 4 doubles: GCC
  * keeps the 8 accumulators of a block of 32 in registers, where it keeps
@@ -338,27 +345,6 @@ static inline V4d vmin(V4d r, V4d v)
                 }                                                                      \
         }                                                                              \
     }
-
-typedef float V8f __attribute__((vector_size(32)));
-typedef int32_t V8i __attribute__((vector_size(32)));
-
-static inline V8f vselect8(V8i m, V8f a, V8f b)
-{
-    return (V8f)(((V8i)a & m) | ((V8i)b & ~m));
-}
-
-static inline V8f vmax8(V8f r, V8f v)
-{
-    return vselect8((v > r) | (v != v), v, r);
-}
-
-static inline V8f vmin8(V8f r, V8f v)
-{
-    return vselect8((v < r) | (v != v), v, r);
-}
-
-#define VMAX8(r, v) vmax8(r, v)
-#define VMIN8(r, v) vmin8(r, v)
 
 /* A float32 leaf of max or min: 32 lanes in 4 vectors of 8 floats, combined
  * as a tree (the same lanes and tree as DEFINE_VEC_LEAF's), then the tail. */
