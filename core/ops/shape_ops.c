@@ -82,10 +82,35 @@ static bool block_simplify(Block *b)
             d[i * ds] = s[i * ss];                                                 \
     } while (0)
 
+/* A contiguous row of one value (a broadcast source): a loop GCC
+ * vectorises, where ROW_COPY's strides are unknown to it (the gradient of
+ * a Sum over 4M floats, BroadcastTo, took as long as a Mul of two inputs). */
+#define ROW_FILL(T)                                                                \
+    do {                                                                           \
+        T *d = (T *)dst, v = *(const T *)src;                                      \
+        for (int64_t i = 0; i < n; i++)                                            \
+            d[i] = v;                                                              \
+    } while (0)
+
+static void fill_row(char *dst, const char *src, MfDType dt, int64_t n)
+{
+    switch (dt) {
+    case MF_FLOAT32: ROW_FILL(float); break;
+    case MF_FLOAT64: ROW_FILL(double); break;
+    case MF_INT32: ROW_FILL(int32_t); break;
+    case MF_INT64: ROW_FILL(int64_t); break;
+    default: ROW_FILL(uint8_t); break;
+    }
+}
+
 static void copy_row(char *dst, const char *src, MfDType dt, int64_t n, int64_t ds, int64_t ss)
 {
     if (ds == 1 && ss == 1) {
         memcpy(dst, src, (size_t)n * mf_dtype_size(dt));
+        return;
+    }
+    if (ds == 1 && ss == 0) {
+        fill_row(dst, src, dt, n);
         return;
     }
     switch (dt) {

@@ -137,6 +137,14 @@ T.test("broadcast_to", function()
   T.eq(mf.broadcast_to(mf.tensor{1, 2, 3}, {2, 3}), {{1, 2, 3}, {1, 2, 3}})
   T.eq(mf.tensor{{1}, {2}}:broadcast_to({2, 2}), {{1, 1}, {2, 2}})
   T.eq(mf.broadcast_to(5, {2}), {5, 5})
+  -- one value over contiguous rows (a Sum's gradient), every dtype
+  for _, dt in ipairs{"float32", "float64", "int32", "int64", "uint8"} do
+    T.eq(mf.broadcast_to(mf.tensor({{7}}, dt), {3, 37}):totable()[3][37], 7, nil, dt)
+    T.eq(mf.broadcast_to(mf.tensor({{7}, {9}}, dt), {2, 37}):totable()[2], mf.fill({37}, 9))
+  end
+  T.eq(mf.broadcast_to(mf.tensor({{true}}, "bool"), {2, 33}):totable()[2][33], true)
+  local big = mf.broadcast_to(mf.tensor({-0.0}, "float64"), {1000})
+  T.eq(1 / mf.reduce_min(big):item(), -math.huge, nil, "the sign of zero copied")
   T.raises(mf.broadcast_to, "broadcast_to: cannot broadcast shape (3,) to (2,2)",
            mf.tensor{1, 2, 3}, {2, 2})
 end)
