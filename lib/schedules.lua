@@ -76,6 +76,123 @@ local function check_boundary_kinds(fname, step, boundaries)
   end
 end
 
+-- ---- exponential_decay ------------------------------------------------------
+-- The oldest schedule, with its own rules kept: the learning rate may be a
+-- float scalar tensor or Variable (the rate keeps its dtype), the arguments
+-- are checked by computing the rate once, a graph's global step gives the
+-- rate as a graph tensor (TensorFlow 1.x), and a tensor or Variable closed
+-- after the schedule was made is named when the rate is asked for.
+
+-- True for a tensor or Variable that is still open.
+local function open_tensor(x)
+  return lib.is_tensor(x) and (pcall(function() return x.dtype end))
+end
+
+-- What 'x' is, for messages: "a closed mf.Tensor", "mf.train.Optimizer", "string".
+local function what_is(x)
+  local mt = getmetatable(x)
+  local name = type(mt) == "table" and rawget(mt, "__name")
+  if type(name) ~= "string" then return type(x) end
+  if (name == "mf.Tensor" or name == "mf.Variable") and not open_tensor(x) then
+    return "a closed " .. name
+  end
+  return name
+end
+
+-- A number argument as a C binding takes it (a numeric string too).
+local function number_arg(fname, n, v)
+  local x = tonumber(v)
+  if x == nil then
+    lib.raise(string.format("bad argument #%d to '%s' (number expected, got %s)", n, fname,
+                            type(v)))
+  end
+  return x
+end
+
+-- True when the step is a graph tensor or a graph Variable (its value a node).
+local function graph_step(step)
+  if type(step) == "number" then return false end
+  if getmetatable(step).__name == "mf.Variable" then   -- only a graph Variable has one
+    local ok, init = pcall(function() return step.initializer end)
+    return ok and init ~= nil
+  end
+  return step.name ~= nil
+end
+
+-- learning_rate * decay_rate ^ (step / decay_steps), the exponent floored
+-- with staircase, in the learning rate's dtype.
+local function exponential_rate(fname, lr, step, decay_steps, decay_rate, staircase)
+  for i, x in ipairs{lr, step} do
+    if type(x) == "userdata" and not open_tensor(x) then
+      fail(fname, "%s is %s (closed after the schedule was made)",
+           i == 1 and "learning_rate" or "global_step", what_is(x))
+    end
+  end
+  if type(lr) == "number" then lr = mf.tensor(lr, "float32") end
+  if type(step) == "number" then
+    local i = math.tointeger(step)
+    if not i then
+      fail(fname, "the number %s is not an integer but the other operand is int64 (convert " ..
+           "the tensor with mf.cast)", tostring(step))
+    end
+    step = mf.tensor(i, "int64")
+  end
+  if not lr.dtype:find("^float") or #lr.shape ~= 0 then
+    fail(fname, "learning_rate must be a float scalar, got a %s tensor of rank %d", lr.dtype,
+         #lr.shape)
+  end
+  if #step.shape ~= 0 or step.dtype == "bool" then
+    fail(fname, "global_step must be a scalar number, got a %s tensor of rank %d", step.dtype,
+         #step.shape)
+  end
+  if not (decay_steps > 0) then fail(fname, "decay_steps must be > 0, got %g", decay_steps) end
+  if not (decay_rate > 0) then fail(fname, "decay_rate must be > 0, got %g", decay_rate) end
+  local p = mf.cast(step, lr.dtype) / mf.tensor(decay_steps, lr.dtype)
+  if staircase then p = mf.floor(p) end
+  return lr * mf.pow(mf.tensor(decay_rate, lr.dtype), p)
+end
+
+lib.help("train.exponential_decay", "training",
+  "mf.train.exponential_decay(learning_rate, global_step, decay_steps, decay_rate " ..
+  "[, {staircase}])",
+  "TensorFlow's decayed rate learning_rate * decay_rate ^ (global_step / decay_steps) " ..
+  "(the exponent floored when staircase is true). In eager mode it returns a function of " ..
+  "no arguments that computes the rate from the step's current value (a float32 scalar " ..
+  "for a number learning_rate); give that function to an optimizer, which calls it at " ..
+  "every apply. global_step is a Variable, tensor or number; decay_steps and decay_rate " ..
+  "are > 0. Both learning_rate and global_step must stay open while the function is used. " ..
+  "With a graph's global step (graph mode) it returns the rate as a graph tensor, as " ..
+  "TensorFlow 1.x does.",
+  [[
+step = mf.Variable(mf.tensor(20, "int64"), {trainable = false})
+lr = mf.train.exponential_decay(0.1, step, 10, 0.5)
+lr()                                 --> 0.025
+opt = mf.train.GradientDescentOptimizer(lr)]])
+-- exponential_decay(learning_rate, global_step, decay_steps, decay_rate
+-- [, staircase | {staircase}]) (tf.compat.v1.train.exponential_decay).
+function train.exponential_decay(lr, step, decay_steps, decay_rate, opts)
+  local fname = "exponential_decay"
+  if type(opts) == "table" then check_opts(fname, opts, {staircase = true}) end
+  if type(lr) ~= "number" and not open_tensor(lr) then
+    fail(fname, "learning_rate must be a number or a scalar tensor, got %s", what_is(lr))
+  end
+  if type(step) ~= "number" and not open_tensor(step) then
+    fail(fname, "global_step must be a Variable, tensor or number, got %s", what_is(step))
+  end
+  decay_steps = number_arg(fname, 3, decay_steps)
+  decay_rate = number_arg(fname, 4, decay_rate)
+  local staircase = opts ~= nil and opts ~= false   -- any value but a table counts as Lua truth
+  if type(opts) == "table" then
+    staircase = lib.check_bool(fname, "staircase", opts.staircase, false)
+  end
+  local function rate()
+    return exponential_rate(fname, lr, step, decay_steps, decay_rate, staircase)
+  end
+  local now = rate()   -- checks the arguments now; a graph step's rate is the answer
+  if graph_step(step) then return now end
+  return rate
+end
+
 lib.help("train.piecewise_constant", "training",
   "mf.train.piecewise_constant(global_step, boundaries, values) -> lr function",
   "TensorFlow 1.x's schedule: values[1] while the step is <= boundaries[1], values[2] " ..

@@ -2,7 +2,7 @@
  * (GradientDescentOptimizer, MomentumOptimizer, AdagradOptimizer,
  * RMSPropOptimizer, AdamOptimizer) as "mf.train.Optimizer" userdata with
  * compute_gradients / apply_gradients / minimize / get_slot_names /
- * get_slot, mf.train.global_step() and mf.train.exponential_decay.
+ * get_slot and mf.train.global_step() (the schedules are lib/schedules.lua's).
  *
  * Ownership: an optimizer box owns one reference to its MfOptimizer; its
  * user value holds a callable learning rate (called at every apply). Pairs
@@ -782,61 +782,6 @@ MfOptimizer *lmf_test_optimizer(lua_State *L, int idx)
     return box ? box->o : NULL;
 }
 
-/* The decayed rate from the upvalues (lr, step, decay_steps, decay_rate,
- * staircase); pushes it. */
-static int decayed(lua_State *L)
-{
-    lua_settop(L, 0);
-    for (int i = 1; i <= 5; i++)
-        lua_pushvalue(L, lua_upvalueindex(i));
-    /* a tensor or Variable given to exponential_decay may be closed since:
-     * say which, rather than "bad argument #2" of a function taking none */
-    static const char *const what[] = {"learning_rate", "global_step"};
-    for (int i = 1; i <= 2; i++)
-        if (lua_type(L, i) == LUA_TUSERDATA && !lmf_test_tensor(L, i))
-            return luaL_error(L, "exponential_decay: %s is %s (closed after the schedule was "
-                              "made)", what[i - 1], type_name(L, i));
-    MfTensor *lr = lmf_arg_tensor(L, 1, -1, "exponential_decay");
-    MfTensor *step = lmf_arg_tensor(L, 2, MF_INT64, "exponential_decay");
-    MfTensor *out = NULL;
-    if (mf_train_exponential_decay(lr, step, lua_tonumber(L, 3), lua_tonumber(L, 4),
-                                   lua_toboolean(L, 5), &out) != MF_OK)
-        return lmf_raise(L);
-    lmf_push_tensor(L, out);
-    return 1;
-}
-
-/* mf.train.exponential_decay(lr, global_step, decay_steps, decay_rate
- * [, staircase | {staircase}]) -> a function of no arguments returning the
- * current rate (checked once now); with a graph global step, the rate as a
- * graph tensor (TensorFlow 1.x), evaluated when the graph runs. */
-static int l_exponential_decay(lua_State *L)
-{
-    lmf_check_nargs(L, "exponential_decay", 5);
-    static const char *const known[] = {"staircase", NULL};
-    const char *who = "exponential_decay";
-    lmf_check_options(L, 5, who, known);
-    if (lua_type(L, 1) != LUA_TNUMBER && !lmf_is_tensor(L, 1))
-        return luaL_error(L, "%s: learning_rate must be a number or a scalar tensor, got %s",
-                          who, type_name(L, 1));
-    if (lua_type(L, 2) != LUA_TNUMBER && !lmf_is_tensor(L, 2))
-        return luaL_error(L, "%s: global_step must be a Variable, tensor or number, got %s",
-                          who, type_name(L, 2));
-    lua_Number steps = luaL_checknumber(L, 3), rate = luaL_checknumber(L, 4);
-    bool staircase = lua_istable(L, 5) ? lmf_opt_bool(L, 5, who, "staircase", 0)
-                                       : lua_toboolean(L, 5);
-    MfVariable *sv = lmf_test_variable(L, 2);   /* the Variable itself is kept */
-    bool graph = mf_train_decay_is_tensor(sv ? sv->value : lmf_test_tensor(L, 2));
-    lua_settop(L, 2);
-    lua_pushnumber(L, steps);
-    lua_pushnumber(L, rate);
-    lua_pushboolean(L, staircase);
-    lua_pushcclosure(L, decayed, 5);
-    lua_pushvalue(L, -1);
-    lua_call(L, 0, graph ? 1 : 0);
-    return 1;
-}
-
 /* mf.dist.DistributedOptimizer(opt [, {check = true, fusion_bytes = 64 MiB,
  * overlap = true, bucket_bytes = 4 KiB}]) -> an optimizer with opt's
  * interface, slots and name (the same engine optimizer, shared), whose
@@ -883,7 +828,7 @@ void lmf_open_train(lua_State *L)
         {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__tostring", o_tostring}, {"__gc", o_gc}, {NULL, NULL}};
     static const luaL_Reg fns[] = {
-        {"global_step", l_global_step}, {"exponential_decay", l_exponential_decay},
+        {"global_step", l_global_step},
         {NULL, NULL}};
     lmf_box_class(L, OPT_MT, meta, methods);
     lmf_sub_table(L, "train");

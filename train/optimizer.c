@@ -1,7 +1,7 @@
 /* optimizer.c — the optimizer object (see train.h): construction, print,
  * slots made on first apply, the descriptor's non-slot state per context,
  * what every step shares (the rate's casts, the nonfinite policy, the
- * pairs), and exponential_decay. It calls only opt_classes.c; the update
+ * pairs). It calls only opt_classes.c; the update
  * of one variable is optimizers.c's, the steps eager_step.c's and
  * graph_train.c's. */
 #include <math.h>
@@ -508,59 +508,4 @@ void mf_grad_vars_free(MfGradVar *pairs, int n)
         mf_variable_release(pairs[i].var);
     }
     mf_dealloc(pairs, (size_t)(n ? n : 1) * sizeof *pairs);
-}
-
-/* ---- learning-rate decay ----------------------------------------------------------- */
-
-static MfStatus check_decay(const MfTensor *lr, const MfTensor *step, double decay_steps,
-                            double decay_rate)
-{
-    if (!mf_dtype_is_float(lr->dtype) || lr->rank != 0)
-        return mf_err_set(MF_EARG, "exponential_decay: learning_rate must be a float scalar, "
-                          "got a %s tensor of rank %d", mf_dtype_name(lr->dtype), lr->rank);
-    if (step->rank != 0 || step->dtype == MF_BOOL)
-        return mf_err_set(MF_EARG, "exponential_decay: global_step must be a scalar number, "
-                          "got a %s tensor of rank %d", mf_dtype_name(step->dtype), step->rank);
-    if (!(decay_steps > 0))
-        return mf_err_set(MF_EARG, "exponential_decay: decay_steps must be > 0, got %g",
-                          decay_steps);
-    if (!(decay_rate > 0))
-        return mf_err_set(MF_EARG, "exponential_decay: decay_rate must be > 0, got %g",
-                          decay_rate);
-    return MF_OK;
-}
-
-bool mf_train_decay_is_tensor(const MfTensor *step)
-{
-    return step && step->node;
-}
-
-MfStatus mf_train_exponential_decay(MfTensor *lr, MfTensor *step, double decay_steps,
-                                    double decay_rate, bool staircase, MfTensor **out)
-{
-    *out = NULL;
-    MfStatus st = check_decay(lr, step, decay_steps, decay_rate);
-    if (st != MF_OK)
-        return st;
-    /* cast(step), steps, rate, p, floor(p), rate^p */
-    MfTensor *t[6] = {NULL, mf_tensor_scalar(lr->dtype, decay_steps),
-                      mf_tensor_scalar(lr->dtype, decay_rate)};
-    st = t[1] && t[2] ? MF_OK : MF_ENOMEM;
-    MfAttrs a = mf_attrs_default();
-    a.dtype = lr->dtype;
-    if (st == MF_OK)
-        st = mf_op1(MF_OP_CAST, 1, &step, &a, &t[0]);
-    if (st == MF_OK)
-        st = mf_binary(MF_OP_DIV, t[0], t[1], &t[3]);
-    if (st == MF_OK && staircase)
-        st = mf_unary(MF_OP_FLOOR, t[3], &t[4]);
-    if (st == MF_OK)
-        st = mf_binary(MF_OP_POW, t[2], staircase ? t[4] : t[3], &t[5]);
-    if (st == MF_OK)
-        st = mf_binary(MF_OP_MUL, lr, t[5], out);
-    for (int i = 0; i < 6; i++)
-        mf_tensor_release(t[i]);
-    if (st != MF_OK)
-        mf_err_prefix("exponential_decay");
-    return st;
 }

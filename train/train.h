@@ -396,20 +396,6 @@ MfStatus mf_train_compute_gradients_graph_dist(MfTensor *loss, int nvars,
 MfStatus mf_train_broadcast_session(MfSession *sess, int n, MfVariable *const *vars, int root,
                                     bool check);
 
-/* lr * decay_rate ^ (step / decay_steps) (the exponent floored when
- * 'staircase'), computed with ops in lr's dtype (float32 or float64).
- * 'step' is a scalar tensor of any real dtype. Errors: decay_steps <= 0,
- * decay_rate <= 0, non-scalar or non-float arguments. */
-MfStatus mf_train_exponential_decay(MfTensor *lr, MfTensor *step, double decay_steps,
-                                    double decay_rate, bool staircase, MfTensor **out);
-
-/* exponential_decay's form for 'step' (NULL: a number): of a symbolic step
- * (a graph's global step) the rate is one graph tensor, built now and
- * evaluated when the graph runs (TensorFlow 1.x); otherwise a function of
- * no arguments that an optimizer calls at every step, reading the step's
- * current value. */
-bool mf_train_decay_is_tensor(const MfTensor *step);
-
 /* ---- graph mode (train/graph_train.c) ---------------------------------------------
  * A graph Variable is passed as a handle: an MfVariable whose value is the
  * symbolic output of its VARIABLE node (repl/ makes them so); its values

@@ -363,4 +363,35 @@ T.test("clipping edge cases (documented in help)", function()
   T.eq(c[1], {0.6, 0.8}, 1e-6)
 end)
 
+T.test("exponential_decay (lib/schedules.lua) keeps the rules of the C version", function()
+  -- tests/unit/test_optimizer.c's cases of the C function it replaced
+  local lr, step = mf.tensor(0.1, "float64"), mf.tensor(25, "int64")
+  local r = mf.train.exponential_decay(lr, step, 10, 0.5)()
+  T.eq(r.dtype, "float64")
+  T.eq(r:item(), 0.1 * 0.5 ^ 2.5, 1e-15)
+  T.eq(mf.train.exponential_decay(lr, step, 10, 0.5, {staircase = true})():item(), 0.025, 1e-15)
+  T.raises(function() mf.train.exponential_decay(step, step, 10, 0.5) end,
+           "exponential_decay: learning_rate must be a float scalar, got a int64 tensor of rank 0")
+  T.raises(function() mf.train.exponential_decay(0.1, 1, 10, 0) end,
+           "exponential_decay: decay_rate must be > 0, got 0")
+  T.raises(function() mf.train.exponential_decay(0.1, 2.5, 10, 0.5) end,
+           "exponential_decay: the number 2.5 is not an integer")
+  T.raises(function() mf.train.exponential_decay(0.1, 1, nil, 0.5) end,
+           "bad argument #3 to 'exponential_decay' (number expected, got nil)")
+  T.raises(function() mf.train.exponential_decay(0.1, 1, 10, 0.5, {staircase = 1}) end,
+           "exponential_decay: option 'staircase' must be a boolean, got number")
+  T.raises(function() mf.train.exponential_decay(0.1, 1, 10, 0.5, {}, 6) end,
+           "bad argument #6 to 'exponential_decay'")
+  -- a number or an eager step: a function read at every step; a graph's step: a tensor
+  T.eq(type(mf.train.exponential_decay(0.1, 1, 10, 0.5)), "function")
+  T.eq(type(mf.train.exponential_decay(0.1, step, 10, 0.5)), "function")
+  local ev = mf.Variable(mf.tensor(3, "int64"), {trainable = false})
+  local g = mf.Graph()
+  g:as_default(function()
+    local t = mf.train.exponential_decay(0.1, mf.placeholder("int64", {}, "step"), 10, 0.5)
+    T.ok(type(t) == "userdata" and t.name, "a graph tensor")
+    T.eq(type(mf.train.exponential_decay(0.1, ev, 10, 0.5)), "function", nil, "an eager step")
+  end)
+end)
+
 T.done()

@@ -1,7 +1,7 @@
 /* test_optimizer.c — train/: the five optimizers over several steps against
  * TensorFlow 1.x's formulas computed here independently (float64 and
  * float32), slots (names, initial values, TF names), Adam's beta powers,
- * the global step, compute_gradients under a tape, exponential_decay, and
+ * the global step, compute_gradients under a tape, and
  * each error path's status and message. */
 #include "testutil.h"
 
@@ -513,41 +513,6 @@ static void test_apply_errors(void **state)
     assert_int_equal(mf_variable_live_count(), 0);
 }
 
-/* ---- exponential_decay ------------------------------------------------------------- */
-
-static void test_exponential_decay(void **state)
-{
-    (void)state;
-    MfTensor *lr = mf_tensor_scalar(MF_FLOAT64, 0.1), *step = mf_tensor_scalar(MF_INT64, 25);
-    MfTensor *out = NULL;
-    assert_int_equal(mf_train_exponential_decay(lr, step, 10, 0.5, false, &out), MF_OK);
-    double want = 0.1 * pow(0.5, 2.5);
-    assert_values(out, &want, 1, 1e-15);
-    mf_tensor_release(out);
-    assert_int_equal(mf_train_exponential_decay(lr, step, 10, 0.5, true, &out), MF_OK);
-    want = 0.025;
-    assert_values(out, &want, 1, 1e-15);
-    mf_tensor_release(out);
-    assert_int_equal(mf_train_exponential_decay(lr, step, 0, 0.5, false, &out), MF_EARG);
-    assert_error_contains("exponential_decay: decay_steps must be > 0, got 0");
-    assert_int_equal(mf_train_exponential_decay(lr, step, 10, 0, false, &out), MF_EARG);
-    assert_error_contains("decay_rate must be > 0");
-    assert_int_equal(mf_train_exponential_decay(step, step, 10, 0.5, false, &out), MF_EARG);
-    assert_error_contains("learning_rate must be a float scalar");
-    assert_null(out);
-    /* a number or an eager step: a function read per step; a graph's step: a tensor */
-    assert_false(mf_train_decay_is_tensor(NULL));
-    assert_false(mf_train_decay_is_tensor(step));
-    MfGraph *g = mf_graph_new();
-    MfTensor *sym = NULL;
-    assert_int_equal(mf_graph_placeholder(g, MF_INT64, 0, NULL, "step", &sym), MF_OK);
-    assert_true(mf_train_decay_is_tensor(sym));
-    mf_tensor_release(sym);
-    mf_graph_release(g);
-    mf_tensor_release(lr);
-    mf_tensor_release(step);
-}
-
 /* ---- clipping edge cases (issue 5: zero norms, infinite clip_norm, non-finite norm) -- */
 
 static void test_clip_edge_cases(void **state)
@@ -594,7 +559,7 @@ int main(void)
         TEST(test_rmsprop),      TEST(test_adam), TEST(test_lion), TEST(test_slots_and_step),
         TEST(test_compute_gradients), TEST(test_config_errors), TEST(test_class_table),
         TEST(test_hyper_from_tensor), TEST(test_apply_errors),
-        TEST(test_exponential_decay), TEST(test_clip_edge_cases), TEST(test_describe_and_names),
+        TEST(test_clip_edge_cases), TEST(test_describe_and_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
