@@ -131,7 +131,7 @@ MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad,
     .topic = "math",
     .details =
         "Elementwise the error function (TensorFlow's Erf), float32 or float64. "
-        "Gradient: dy * 2 / sqrt(pi) * exp(-x^2)." MF_VEC_ACCURACY,
+        "Gradient: dy * 2 / sqrt(pi) * exp(-x^2)." MF_VEC_ACCURACY_FLOAT("3"),
     .example =
         "mf.erf(mf.tensor{0})                 --> {0}");
 MORE_OP(mf_desc_reciprocal, "Reciprocal", "reciprocal", reciprocal_forward,

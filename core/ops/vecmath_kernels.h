@@ -4,21 +4,38 @@
  * with their own -march (Makefile) and -fno-trapping-math (so that GCC may
  * evaluate both sides of a choice and vectorise the loops).
  *
- * Every function converts its float argument to double, computes there
- * with polynomials accurate to about 1e-12 relative (far below a float's
- * 6e-8), and rounds once to float: results are within 1 ulp, and the
- * double range covers float's overflow and subnormal edges, so the final
- * rounding produces inf and subnormals exactly as libm does.
+ * Two kinds of kernel. Float lanes (exp, sigmoid, tanh, erf, log, log1p):
+ * computed in float, 8 per AVX2 vector and 16 per AVX-512, with Cephes's
+ * float polynomials (S. L. Moshier, public domain) and explicit fmaf; a few
+ * ulp (the bounds tests/unit/test_vecmath.c checks and help states:
+ * exp 1.1, sigmoid 2.3, tanh 1.4, erf 2.5, log 0.8, log1p 1.5 measured).
+ * Double lanes (the others): the float argument converted to double,
+ * polynomials accurate to about 1e-12 relative, one rounding to float at
+ * the end: within 1 ulp, and the double range covers float's overflow and
+ * subnormal edges, so the final rounding gives inf and subnormals as libm.
  *
- *   exp, expm1: x = k ln2 + r with |r| <= ln2 / 2, expm1(r) by its Taylor
+ * Float lanes:
+ *   exp: x = k ln2 + r, |r| <= ln2 / 2, e^r by Cephes's expf polynomial,
+ *       2^k as two factors (subnormal results rounded once, inf past
+ *       FLT_MAX).
+ *   sigmoid: 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = e^-|x|.
+ *   tanh: |x| < 0.625: x + x^3 P(x^2) (Cephes tanhf); else
+ *       1 - 2 / (e^(2|x|) + 1); the sign of x.
+ *   log: x = 2^e m with m in [sqrt(1/2), sqrt(2)), log(m) by Cephes's logf
+ *       polynomial in m - 1 (subnormals scaled by 2^23 first).
+ *   log1p: log(u) + (x - (u - 1)) / u with u = 1 + x rounded.
+ *   erf: |x| < 1: x P(x^2) (Cephes erff); 1 <= |x| < 4:
+ *       1 - e^(-x^2) erfcx(x), erfcx by a degree-12 polynomial
+ *       (tools/gen_vecmath_erf.py, 6e-9 relative); |x| >= 4: 1.
+ *
+ * Double lanes:
+ *   expm1: x = k ln2 + r with |r| <= ln2 / 2, expm1(r) by its Taylor
  *       series to r^10 (truncation under 1e-12 relative), then
- *       e^x = 2^k (1 + expm1(r)), expm1(x) = 2^k expm1(r) + (2^k - 1).
- *   log: x = 2^e m with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with
- *       s = (m - 1) / (m + 1), the atanh series to s^17.
- *   log1p: log of 1 + x (exact in double when |x| >= 2^-29), x - x^2 / 2
- *       below.
- *   tanh: e / (e + 2) with e = expm1(2|x|), the sign of x.
- *   sigmoid: 1 / (1 + e^-x).
+ *       expm1(x) = 2^k expm1(r) + (2^k - 1); e^x likewise (inside softplus,
+ *       pow).
+ *   log (inside softplus, asinh, atanh, pow): x = 2^e m with m in
+ *       [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with s = (m - 1) / (m + 1),
+ *       the atanh series to s^17.
  *   softplus: max(x, 0) + log(1 + e) with e = e^-|x| (e (1 - e / 2) when
  *       e < 1e-5, where 1 + e would round e away).
  *   sin, cos, tan: x = k pi/2 + r (pi/2 in two doubles, FMAs), |r| <= pi/4,
@@ -34,9 +51,6 @@
  *       a < 0 with an integer b, the sign by b's parity; every other pair
  *       (zeros, infinities, NaN, a negative base to a fraction) goes to
  *       libm's powf in a fix-up pass.
- *   erf: |x| < 1: the Taylor series to x^29; 1 <= |x| < 4:
- *       1 - e^(-x^2) erfcx(x), erfcx by a degree-12 polynomial
- *       (tools/gen_vecmath_erf.py, 6e-9 relative); |x| >= 4: 1.
  *
  * No branches: both sides of a choice are computed and one is selected, so
  * that GCC vectorises the loops. */
@@ -133,12 +147,6 @@ MF_VEC_INLINE float vm_nan_through(float x, float y)
     return x != x ? x : y;
 }
 
-MF_VEC_INLINE float vm_expf(float x)
-{
-    float y = (float)vm_exp(vm_clampf(x, 200.0f));
-    return vm_nan_through(x, y);
-}
-
 MF_VEC_INLINE float vm_expm1f(float x)
 {
     float y = (float)vm_expm1(vm_clampf(x, 200.0f));
@@ -159,38 +167,181 @@ MF_VEC_INLINE float vm_log_special(double d)
     return d != d ? (float)d : y;
 }
 
-MF_VEC_INLINE float vm_logf(float x)
-{
-    return vm_nan_through(x, vm_log_special(x));
-}
-
-MF_VEC_INLINE float vm_log1pf(float x)
-{
-    double d = x;
-    float y = vm_log_special(1.0 + d);
-    float tiny = (float)(d - d * d * 0.5); /* |x| < 2^-29: 1 + x is not exact */
-    y = __builtin_fabsf(x) < 0x1p-29f ? tiny : y;
-    return vm_nan_through(x, y);
-}
-
-MF_VEC_INLINE float vm_tanhf(float x)
-{
-    double e = vm_expm1(2.0 * (double)vm_clampf(__builtin_fabsf(x), 20.0f));
-    float y = __builtin_copysignf((float)(e / (e + 2.0)), x);
-    return vm_nan_through(x, y);
-}
-
-MF_VEC_INLINE float vm_sigmoidf(float x)
-{
-    double e = vm_exp(-(double)vm_clampf(x, 200.0f));
-    return vm_nan_through(x, (float)(1.0 / (1.0 + e)));
-}
-
 MF_VEC_INLINE float vm_softplusf(float x)
 {
     double e = vm_exp(-(double)vm_clampf(__builtin_fabsf(x), 200.0f));
     double l = e < 1e-5 ? e * (1.0 - 0.5 * e) : vm_log(1.0 + e);
     return vm_nan_through(x, (float)((x > 0 ? (double)x : 0.0) + l));
+}
+
+/* ---- float lanes: exp, sigmoid and tanh computed in float (8 lanes per
+ * AVX2 vector, 16 per AVX-512), every multiply-add an explicit fmaf ---- */
+
+MF_VEC_INLINE float vmf_from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+MF_VEC_INLINE uint32_t vmf_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* e^x for x in [-104, 89] (callers clamp): x = k ln2 + r, |r| <= ln2 / 2,
+ * e^r by Cephes's expf polynomial; 2^k as two factors 2^(k>>1) 2^(k-(k>>1)),
+ * each a normal float for k in [-150, 128], so that a result in the
+ * subnormal range is rounded once (by the last multiply) and one past
+ * FLT_MAX becomes inf. */
+MF_VEC_INLINE float vmf_exp(float x)
+{
+    const float shifter = 0x1.8p23f; /* adding it rounds to an integer in the low bits */
+    float k = __builtin_fmaf(x, 0x1.715476p0f, shifter);
+    int32_t ki = (int32_t)(vmf_bits(k) - 0x4b400000u);
+    k -= shifter;
+    float r = __builtin_fmaf(k, -0.693359375f, x); /* ln2 in two parts (Cephes) */
+    r = __builtin_fmaf(k, 2.12194440e-4f, r);
+    float p = 1.9875691500e-4f;
+    p = __builtin_fmaf(p, r, 1.3981999507e-3f);
+    p = __builtin_fmaf(p, r, 8.3334519073e-3f);
+    p = __builtin_fmaf(p, r, 4.1665795894e-2f);
+    p = __builtin_fmaf(p, r, 1.6666665459e-1f);
+    p = __builtin_fmaf(p, r, 5.0000001201e-1f);
+    float y = __builtin_fmaf(p, r * r, r) + 1.0f;
+    int32_t k1 = ki >> 1;
+    float s1 = vmf_from_bits((uint32_t)(k1 + 127) << 23);
+    float s2 = vmf_from_bits((uint32_t)(ki - k1 + 127) << 23);
+    return y * s1 * s2;
+}
+
+/* x limited to [lo, hi] (NaN becomes hi: callers put NaN back) */
+MF_VEC_INLINE float vmf_clamp(float x, float lo, float hi)
+{
+    x = x < hi ? x : hi;
+    return x > lo ? x : lo;
+}
+
+MF_VEC_INLINE float vm_expf(float x)
+{
+    return vm_nan_through(x, vmf_exp(vmf_clamp(x, -104.0f, 89.0f)));
+}
+
+/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e = e^-|x| never
+ * overflows, and a tiny result keeps its digits */
+MF_VEC_INLINE float vm_sigmoidf(float x)
+{
+    float e = vmf_exp(-vmf_clamp(__builtin_fabsf(x), 0.0f, 104.0f));
+    float d = 1.0f + e;
+    float y = x >= 0 ? 1.0f / d : e / d;
+    return vm_nan_through(x, y);
+}
+
+/* |x| < 0.625: x + x^3 P(x^2) (Cephes tanhf); above, 1 - 2 / (e^(2|x|) + 1)
+ * (e^20 makes it 1 in float); the sign of x */
+MF_VEC_INLINE float vm_tanhf(float x)
+{
+    float a = __builtin_fabsf(x), z = a * a;
+    float p = -5.70498872745e-3f;
+    p = __builtin_fmaf(p, z, 2.06390887954e-2f);
+    p = __builtin_fmaf(p, z, -5.37397155531e-2f);
+    p = __builtin_fmaf(p, z, 1.33314422036e-1f);
+    p = __builtin_fmaf(p, z, -3.33332819422e-1f);
+    float small = __builtin_fmaf(p * z, a, a);
+    float big = 1.0f - 2.0f / (vmf_exp(vmf_clamp(2.0f * a, 0.0f, 20.0f)) + 1.0f);
+    float y = __builtin_copysignf(a < 0.625f ? small : big, x);
+    return vm_nan_through(x, y);
+}
+
+/* log of a finite x > 0, subnormals too (scaled by 2^23 first): x = 2^e m
+ * with m in [sqrt(1/2), sqrt(2)), f = m - 1, log(1 + f) by Cephes's logf
+ * polynomial, e ln2 in two parts */
+MF_VEC_INLINE float vmf_log(float x)
+{
+    bool sub = x < 0x1p-126f;
+    x = sub ? x * 0x1p23f : x;
+    uint32_t u = vmf_bits(x) - 0x3f3504f3u; /* the exponent relative to sqrt(1/2)'s */
+    float e = (float)((int32_t)u >> 23) - (sub ? 23.0f : 0.0f);
+    float f = vmf_from_bits((u & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+    float z = f * f;
+    float p = 7.0376836292e-2f;
+    p = __builtin_fmaf(p, f, -1.1514610310e-1f);
+    p = __builtin_fmaf(p, f, 1.1676998740e-1f);
+    p = __builtin_fmaf(p, f, -1.2420140846e-1f);
+    p = __builtin_fmaf(p, f, 1.4249322787e-1f);
+    p = __builtin_fmaf(p, f, -1.6668057665e-1f);
+    p = __builtin_fmaf(p, f, 2.0000714765e-1f);
+    p = __builtin_fmaf(p, f, -2.4999993993e-1f);
+    p = __builtin_fmaf(p, f, 3.3333331174e-1f);
+    float y = f * z * p;
+    y = __builtin_fmaf(e, -2.12194440e-4f, y);
+    y = __builtin_fmaf(-0.5f, z, y);
+    return __builtin_fmaf(e, 0.693359375f, f + y);
+}
+
+/* 'y' (log of x where x is finite and > 0) with libm's values elsewhere */
+MF_VEC_INLINE float vmf_log_special(float x, float y)
+{
+    y = x < 0 ? __builtin_nanf("") : y;
+    y = x == 0 ? -__builtin_inff() : y;
+    y = x == __builtin_inff() ? x : y;
+    return vm_nan_through(x, y);
+}
+
+MF_VEC_INLINE float vm_logf(float x)
+{
+    float safe = x > 0 && x < __builtin_inff() ? x : 1.0f;
+    return vmf_log_special(x, vmf_log(safe));
+}
+
+/* log(1 + x) = log(u) + (x - (u - 1)) / u with u = 1 + x rounded: the
+ * quotient puts back what the rounding of u lost (x itself when u is 1) */
+MF_VEC_INLINE float vm_log1pf(float x)
+{
+    float u = 1.0f + x;
+    float safe = u > 0 && u < __builtin_inff() ? u : 1.0f;
+    float y = vmf_log(safe) + (x - (safe - 1.0f)) / safe;
+    y = vmf_log_special(u, y);
+    return x == 0 ? x : vm_nan_through(x, y); /* -0 stays -0 */
+}
+
+/* |x| < 1: x P(x^2) (Cephes erff); 1 <= |x| < 4: 1 - e^(-x^2) erfcx(|x|),
+ * erfcx by a degree-12 polynomial in t = (|x| - 2.5) / 1.5
+ * (tools/gen_vecmath_erf.py, 6e-9 relative), x^2 carried as z + lo (an
+ * FMA gives the low part) into the exponential; |x| >= 4: 1 */
+MF_VEC_INLINE float vm_erff(float x)
+{
+    float a = vmf_clamp(__builtin_fabsf(x), 0.0f, 4.0f);
+    float z = a * a;
+    float p = 7.853861353153693e-5f;
+    p = __builtin_fmaf(p, z, -8.010193625184903e-4f);
+    p = __builtin_fmaf(p, z, 5.188327685732524e-3f);
+    p = __builtin_fmaf(p, z, -2.685381193529856e-2f);
+    p = __builtin_fmaf(p, z, 1.128358514861418e-1f);
+    p = __builtin_fmaf(p, z, -3.761262582423300e-1f);
+    p = __builtin_fmaf(p, z, 1.128379165726710e+0f);
+    float small = a * p;
+    float t = (a - 2.5f) * (1.0f / 1.5f);
+    float q = 1.3365836187822328e-05f;
+    q = __builtin_fmaf(q, t, -3.6888910956996241e-05f);
+    q = __builtin_fmaf(q, t, 5.6303575554381281e-05f);
+    q = __builtin_fmaf(q, t, -0.00014405779222976978f);
+    q = __builtin_fmaf(q, t, 0.00041298692321112019f);
+    q = __builtin_fmaf(q, t, -0.0010170089409380111f);
+    q = __builtin_fmaf(q, t, 0.0024024874304833248f);
+    q = __builtin_fmaf(q, t, -0.0055673803225479157f);
+    q = __builtin_fmaf(q, t, 0.012489520417599414f);
+    q = __builtin_fmaf(q, t, -0.02700571687064194f);
+    q = __builtin_fmaf(q, t, 0.056110488189833968f);
+    q = __builtin_fmaf(q, t, -0.11152100511306037f);
+    q = __builtin_fmaf(q, t, 0.21080636406114392f);
+    float lo = __builtin_fmaf(a, a, -z); /* a^2 = z + lo exactly */
+    float e = vmf_exp(-z);
+    e = __builtin_fmaf(-lo, e, e); /* e^-(z + lo) */
+    float y = a < 1.0f ? small : __builtin_fmaf(-e, q, 1.0f);
+    return vm_nan_through(x, __builtin_copysignf(y, x));
 }
 
 /* sin (q = 0) or cos (q = 1) of x for |x| < 2^20; tan when 'tan' */
@@ -295,57 +446,6 @@ MF_VEC_INLINE float vm_atanhf(float x)
     float small = (float)(a + a * a * a * (1.0 / 3));
     float y = a < 0x1p-12 ? small : big;
     return vm_nan_through(x, __builtin_copysignf(y, x));
-}
-
-/* erf(a) for 0 <= a < 1: the Taylor series, 2/sqrt(pi) sum (-1)^n a^(2n+1) / (n! (2n+1)) */
-MF_VEC_INLINE double vm_erf_small(double a)
-{
-    double z = a * a;
-    double p = 4.4632242632864775e-13;
-    p = __builtin_fma(p, z, -6.7113668551641105e-12);
-    p = __builtin_fma(p, z, 9.4227590646504113e-11);
-    p = __builtin_fma(p, z, -1.2290555301717926e-09);
-    p = __builtin_fma(p, z, 1.4807192815879218e-08);
-    p = __builtin_fma(p, z, -1.6365844691234924e-07);
-    p = __builtin_fma(p, z, 1.6462114365889246e-06);
-    p = __builtin_fma(p, z, -1.492565035840625e-05);
-    p = __builtin_fma(p, z, 0.00012055332981789664);
-    p = __builtin_fma(p, z, -0.00085483270234508522);
-    p = __builtin_fma(p, z, 0.0052239776254421879);
-    p = __builtin_fma(p, z, -0.026866170645131252);
-    p = __builtin_fma(p, z, 0.11283791670955126);
-    p = __builtin_fma(p, z, -0.37612638903183754);
-    p = __builtin_fma(p, z, 1.1283791670955126);
-    return a * p;
-}
-
-/* erf(a) for 1 <= a <= 4: 1 - e^(-a^2) erfcx(a) (a^2 is exact in double) */
-MF_VEC_INLINE double vm_erf_large(double a)
-{
-    double t = (a - 2.5) * (1.0 / 1.5); /* tools/gen_vecmath_erf.py, in t = (a - 2.5) / 1.5 */
-    double p = 1.3365836187822328e-05;
-    p = __builtin_fma(p, t, -3.6888910956996241e-05);
-    p = __builtin_fma(p, t, 5.6303575554381281e-05);
-    p = __builtin_fma(p, t, -0.00014405779222976978);
-    p = __builtin_fma(p, t, 0.00041298692321112019);
-    p = __builtin_fma(p, t, -0.0010170089409380111);
-    p = __builtin_fma(p, t, 0.0024024874304833248);
-    p = __builtin_fma(p, t, -0.0055673803225479157);
-    p = __builtin_fma(p, t, 0.012489520417599414);
-    p = __builtin_fma(p, t, -0.02700571687064194);
-    p = __builtin_fma(p, t, 0.056110488189833968);
-    p = __builtin_fma(p, t, -0.11152100511306037);
-    p = __builtin_fma(p, t, 0.21080636406114392);
-    return 1.0 - vm_exp(-(a * a)) * p;
-}
-
-MF_VEC_INLINE float vm_erff(float x)
-{
-    double a = vm_clampf(__builtin_fabsf(x), 4.0f);
-    double small = vm_erf_small(a < 1.0 ? a : 0.0);
-    double large = vm_erf_large(a < 1.0 ? 1.0 : a);
-    double r = a < 1.0 ? small : a < 4.0 ? large : 1.0;
-    return vm_nan_through(x, __builtin_copysignf((float)r, x));
 }
 
 #define MF_VEC_LOOP(name, fn)                                                       \

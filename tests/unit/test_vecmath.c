@@ -25,20 +25,27 @@ static double softplus_ref(double x)
     return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x)));
 }
 
+/* 'bound': the ulp error allowed, the measured maximum of the function's
+ * kernel rounded up (the issue allows 4; help states these). exp, sigmoid,
+ * tanh, erf, log and log1p compute in float lanes (max over every 97th
+ * pattern, avx2: exp 1.003, sigmoid 2.280, tanh 1.309, erf 2.460, log
+ * 0.778, log1p 1.437); the others in double lanes (0.5-0.56; tan 1.37,
+ * libm's tanf past 2^20). */
 typedef struct {
     MfVecFn fn;
     const char *name;
     double (*ref)(double);
+    double bound;
 } Case;
 
 static const Case cases[] = {
-    {MF_VEC_EXP, "exp", exp},         {MF_VEC_EXPM1, "expm1", expm1},
-    {MF_VEC_LOG, "log", log},         {MF_VEC_LOG1P, "log1p", log1p},
-    {MF_VEC_TANH, "tanh", tanh},      {MF_VEC_SIGMOID, "sigmoid", sigmoid_ref},
-    {MF_VEC_SOFTPLUS, "softplus", softplus_ref}, {MF_VEC_ERF, "erf", erf},
-    {MF_VEC_SIN, "sin", sin},         {MF_VEC_COS, "cos", cos},
-    {MF_VEC_TAN, "tan", tan},         {MF_VEC_ATAN, "atan", atan},
-    {MF_VEC_ASINH, "asinh", asinh},   {MF_VEC_ATANH, "atanh", atanh},
+    {MF_VEC_EXP, "exp", exp, 1.5},              {MF_VEC_EXPM1, "expm1", expm1, 1},
+    {MF_VEC_LOG, "log", log, 1},                {MF_VEC_LOG1P, "log1p", log1p, 2},
+    {MF_VEC_TANH, "tanh", tanh, 1.5},           {MF_VEC_SIGMOID, "sigmoid", sigmoid_ref, 2.5},
+    {MF_VEC_SOFTPLUS, "softplus", softplus_ref, 1}, {MF_VEC_ERF, "erf", erf, 3},
+    {MF_VEC_SIN, "sin", sin, 1},                {MF_VEC_COS, "cos", cos, 1},
+    {MF_VEC_TAN, "tan", tan, 1.5},              {MF_VEC_ATAN, "atan", atan, 1},
+    {MF_VEC_ASINH, "asinh", asinh, 1},          {MF_VEC_ATANH, "atanh", atanh, 1},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -94,7 +101,7 @@ static const uint32_t specials[] = {
 };
 
 /* max ulp error of 'c' over patterns start, start + step, ... < 2^32 and the
- * specials; fails the test at a special-value mismatch or past 4 ulp */
+ * specials; fails the test at a special-value mismatch or past c->bound */
 static double sweep(const Case *c, uint64_t step)
 {
     enum { BATCH = 1 << 16 };
@@ -116,7 +123,7 @@ static double sweep(const Case *c, uint64_t step)
         mf_vec_f32(c->fn, x, y, n);
         for (int i = 0; i < n; i++) {
             double e = ulp_error(x[i], y[i], c->ref((double)x[i]));
-            if (e < 0 || e > 4) {
+            if (e < 0 || e > c->bound) {
                 print_error("%s(%a) = %a, libm in double %a\n", c->name, (double)x[i],
                             (double)y[i], c->ref((double)x[i]));
                 fail();
@@ -211,7 +218,7 @@ static void test_accuracy_sweep(void **state)
     uint64_t step = full && strcmp(full, "1") == 0 ? 1 : 97;
     best_level();
     for (int i = 0; i < NCASES; i++)
-        assert_true(sweep(&cases[i], step) <= 4);
+        assert_true(sweep(&cases[i], step) <= cases[i].bound);
 }
 
 /* y = x ^ (x reversed) with 'level's kernels */
