@@ -7,17 +7,63 @@
 #include "lmf_callback.h"
 #include "lmf_explain.h"
 #include "lmf_regrad.h"
+#include <stdio.h>
+
 #include "prompt_show.h"
 #include "lmf_strict.h"
 #include "lmf.h"
 #include "lmf_print.h"
 
+/* Adds 'bytes' as a person reads them: "512 B", "1.5 KiB", "12.0 MiB". */
+static void add_bytes(luaL_Buffer *b, lua_State *L, lua_Integer bytes)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (bytes < 1024) {
+        lua_pushfstring(L, "%I B", bytes);
+    } else {
+        double v = (double)bytes / 1024.0;
+        int u = 0;
+        while (v >= 1024.0 && u < 3) {
+            v /= 1024.0;
+            u++;
+        }
+        char buf[32];
+        snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+        lua_pushstring(L, buf);
+    }
+    luaL_addvalue(b);
+}
+
+/* tostring(mf.memory()): "1.5 MiB in 12 tensors, 256.0 KiB cached". */
+static int memory_tostring(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "in_use");
+    lua_getfield(L, 1, "tensors");
+    lua_getfield(L, 1, "cached");
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    add_bytes(&b, L, lua_tointeger(L, 2));
+    lua_pushfstring(L, " in %I tensor%s, ", lua_tointeger(L, 3), lua_tointeger(L, 3) == 1 ? "" : "s");
+    luaL_addvalue(&b);
+    add_bytes(&b, L, lua_tointeger(L, 4));
+    luaL_addstring(&b, " cached (fields in_use, cached: bytes; tensors)");
+    luaL_pushresult(&b);
+    return 1;
+}
+
 /* mf.memory() -> {in_use, cached, tensors}: engine bytes held by live
- * tensors, bytes kept for reuse by the caching allocator, live tensors. */
+ * tensors, bytes kept for reuse by the caching allocator, live tensors;
+ * shown in KiB / MiB (memory_tostring). */
 static int l_memory(lua_State *L)
 {
     lmf_check_nargs(L, "memory", 0);
     lua_createtable(L, 0, 3);
+    if (luaL_newmetatable(L, "mf.Memory")) {
+        lua_pushcfunction(L, memory_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+    lua_setmetatable(L, -2);
     lua_pushinteger(L, (lua_Integer)mf_alloc_in_use());
     lua_setfield(L, -2, "in_use");
     lua_pushinteger(L, (lua_Integer)mf_alloc_cached());

@@ -155,13 +155,47 @@ static void add_key(lua_State *L, int k, int depth, Pieces *p)
     add_lit(L, p, "] = ");
 }
 
+/* Pushes nothing; reads the raw field "n" of the table at 'v' as an
+ * integer into '*n' and returns its type (LUA_TNUMBER only for an integer). */
+static int raw_n(lua_State *L, int v, lua_Integer *n)
+{
+    lua_pushliteral(L, "n");
+    int type = lua_rawget(L, v);
+    if (type == LUA_TNUMBER && lua_isinteger(L, -1))
+        *n = lua_tointeger(L, -1);
+    else if (type == LUA_TNUMBER)
+        type = LUA_TNIL;
+    lua_pop(L, 1);
+    return type;
+}
+
+/* The length of a packed array ({a, b, n = 2}, as table.pack and
+ * compute_gradients' pairs make, whose holes are nils): its field 'n' when
+ * every other key is an integer in 1..n; -1 for any other table. */
+static lua_Integer packed_length(lua_State *L, int v)
+{
+    lua_Integer n = -1;
+    if (raw_n(L, v, &n) != LUA_TNUMBER || n < 0)
+        return -1;
+    for (lua_pushnil(L); lua_next(L, v); lua_pop(L, 1)) {
+        bool item = lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= n;
+        bool the_n = lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "n") == 0;
+        if (!item && !the_n) {
+            lua_pop(L, 2);
+            return -1;
+        }
+    }
+    return n;
+}
+
 static void add_table(lua_State *L, int v, int depth, Pieces *p)
 {
     if (depth >= SHOW_MAX_DEPTH) {
         add_lit(L, p, "{...}");
         return;
     }
-    lua_Integer len = (lua_Integer)lua_rawlen(L, v);
+    lua_Integer packed = packed_length(L, v);   /* shown as an array, without "n =" */
+    lua_Integer len = packed >= 0 ? packed : (lua_Integer)lua_rawlen(L, v);
     int count = 0;
     add_lit(L, p, "{");
     for (lua_Integer i = 1; i <= len; i++) {
@@ -177,7 +211,8 @@ static void add_table(lua_State *L, int v, int depth, Pieces *p)
     }
     lua_pushnil(L);
     while (lua_next(L, v)) {
-        if (lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= len) {
+        if ((lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= len) ||
+            packed >= 0) {
             lua_pop(L, 1);
             continue;
         }

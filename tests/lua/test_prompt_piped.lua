@@ -157,6 +157,21 @@ T.test("name? and name?? ask help() and show a Lua function's source", function(
   T.ok(out:find("> nothing?\nnothing is nil", 1, true), out)
 end)
 
+T.test("packed arrays show without their n; mf.memory() in KiB and MiB", function()
+  local out, err = run_prompt("v = mf.Variable(mf.ones{2})\ntable.pack(1, nil, 3)\n{n = 2}\n{1, n = 'x'}\n" ..
+                              "gv = mf.train.GradientDescentOptimizer(0.1):compute_gradients(" ..
+                              "function() return mf.reduce_sum(v * 2) end, {var_list = {v}})\n" ..
+                              "#gv[1], gv[1].n\n" ..
+                              "keep = mf.zeros{1024, 1024}\nmf.memory()\n")
+  T.eq(err, "")
+  T.ok(out:find("> table.pack(1, nil, 3)\n{1, nil, 3}\n", 1, true), out)
+  T.ok(out:find("> {n = 2}\n{nil, nil}\n", 1, true), out)
+  T.ok(out:find("> {1, n = 'x'}\n{1, n = \"x\"}\n", 1, true), out, "an n that is no length stays")
+  T.ok(out:find("> #gv[1], gv[1].n\n2\t2\n", 1, true), out, "the field is still there")
+  T.ok(out:match("> mf.memory%(%)\n[%d.]+ MiB in %d+ tensors?, [%d.]+ [KMG]?i?B cached %(fields " ..
+                 "in_use, cached: bytes; tensors%)\n"), out)
+end)
+
 T.test("long input: many statements and a long line", function()
   local parts = {}
   for i = 1, 2000 do parts[#parts + 1] = string.format("v%d = %d", i, i) end
