@@ -198,10 +198,13 @@ static void draw(MfProgress *p, double t, FILE *out)
     mf_progress_line(p, t, line, sizeof line);
     if (p->tty) {
         /* A new epoch keeps the last line of the previous one. */
-        if (p->last_draw >= 0 && p->epoch != p->drawn_epoch)
+        if (p->last_draw >= 0 && p->epoch != p->drawn_epoch && !p->line_closed)
             fputc('\n', out);
         fprintf(out, "\r%s\033[K", line);
-        if (p->finished)
+        /* the end of an epoch ends its line, so what the loop prints then
+         * (fit's epoch summary with validation) starts a line of its own */
+        p->line_closed = p->finished || (p->total && p->step == p->total);
+        if (p->line_closed)
             fputc('\n', out);
     } else {
         fprintf(out, "%s\n", line);

@@ -40,6 +40,7 @@ typedef struct MfProgress {
     bool ended;                /* done() was called: no update after it */
     bool show_epoch;           /* epochs given, or an update named its epoch */
     int64_t drawn_epoch;
+    bool line_closed;          /* tty: the last draw ended its line (an epoch's end) */
     int nmetrics;
     MfProgressMetric metrics[MF_PROGRESS_MAX_METRICS]; /* "loss" first, then by name */
 } MfProgress;

@@ -94,6 +94,33 @@ static void test_terminal_and_unknown_total(void **state)
     free(buf);
 }
 
+/* On a terminal the end of an epoch ends its line, so a line printed then
+ * (fit's epoch summary with validation_data) is not glued onto the bar; the
+ * next epoch starts a line without a blank one between (issue #30). */
+static void test_terminal_epoch_end_ends_the_line(void **state)
+{
+    (void)state;
+    MfProgress p;
+    assert_int_equal(mf_progress_init(&p, 2, 2, 0.0, true, 0.0), MF_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    next(&p, 1.0, out);
+    next(&p, 2.0, out);
+    fputs("epoch 1/2: loss 0.5, val_loss 0.6\n", out);   /* what fit prints */
+    next(&p, 3.0, out);
+    next(&p, 4.0, out);
+    mf_progress_done(&p, 5.0, out);
+    fclose(out);
+    const char *summary = strstr(buf, "epoch 1/2: loss");
+    assert_non_null(summary);
+    assert_true(summary > buf && summary[-1] == '\n');   /* on a line of its own */
+    assert_non_null(strstr(summary, "val_loss 0.6\n\repoch 2/2"));   /* no blank line */
+    assert_int_equal(buf[strlen(buf) - 1], '\n');
+    assert_null(strstr(buf, "\n\n"));
+    free(buf);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -148,6 +175,7 @@ int main(void)
         TEST(test_line),
         TEST(test_rollover_rate_limit_and_finish),
         TEST(test_terminal_and_unknown_total),
+        TEST(test_terminal_epoch_end_ends_the_line),
         TEST(test_errors),
         TEST(test_count_and_position_ranges),
     };
