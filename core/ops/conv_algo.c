@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "conv.h"
+#include "../profile/profile.h"
 
 const char *const mf_conv_algo_names[] = {
     [MF_CONV_AUTO] = "auto", [MF_CONV_IM2COL] = "im2col", [MF_CONV_WINOGRAD] = "winograd",
@@ -64,6 +65,23 @@ MfConvAlgo mf_conv_choose(const MfConvGeom *g, MfDType dt, MfConvAlgo wanted)
     return a;
 }
 
+/* The direct kernel of the op; in a profile one step "direct", so that
+ * prof:gemms() shows where a convolution without GEMMs spent its time. */
+static MfStatus run_direct(const MfOpCall *c, const MfConvGeom *g, const float *p,
+                           const float *q, float *y)
+{
+    const char *op = mf_op_table[c->op]->name;
+    double t0 = mf_prof_on ? mf_prof_now_us() : 0;
+    MfStatus st = c->op == MF_OP_CONV2D ? mf_conv_direct_forward(op, g, p, q, y)
+                  : c->op == MF_OP_CONV2D_BACKPROP_INPUT
+                      ? mf_conv_direct_backprop_input(op, g, p, q, y)
+                      : mf_conv_direct_backprop_filter(op, g, p, q, y);
+    if (mf_prof_on)
+        mf_prof_add_step(op, "direct", (double)(g->N * g->H * g->W * g->C) * 4, t0,
+                         mf_prof_now_us() - t0);
+    return st;
+}
+
 /* Runs the chosen kernel on contiguous copies of the inputs. */
 static MfStatus run(const MfOpCall *c, const MfConvGeom *g, MfConvAlgo a, MfTensor *out)
 {
@@ -75,16 +93,12 @@ static MfStatus run(const MfOpCall *c, const MfConvGeom *g, MfConvAlgo a, MfTens
     float *y = mf_tensor_data(out);
     if (st != MF_OK)
         ;
-    else if (c->op == MF_OP_CONV2D && a == MF_CONV_DIRECT)
-        st = mf_conv_direct_forward(op, g, p, q, y);
+    else if (a == MF_CONV_DIRECT)
+        st = run_direct(c, g, p, q, y);
     else if (c->op == MF_OP_CONV2D)
         st = mf_winograd_forward(op, g, p, q, y);
-    else if (c->op == MF_OP_CONV2D_BACKPROP_INPUT && a == MF_CONV_DIRECT)
-        st = mf_conv_direct_backprop_input(op, g, p, q, y);
     else if (c->op == MF_OP_CONV2D_BACKPROP_INPUT)
         st = mf_winograd_backprop_input(op, g, p, q, y);
-    else if (a == MF_CONV_DIRECT)
-        st = mf_conv_direct_backprop_filter(op, g, p, q, y);
     else
         st = mf_winograd_backprop_filter(op, g, p, q, y);
     mf_tensor_release(in[0]);
@@ -95,6 +109,7 @@ static MfStatus run(const MfOpCall *c, const MfConvGeom *g, MfConvAlgo a, MfTens
 bool mf_conv_fast_path(const MfOpCall *c, const MfConvGeom *g, MfTensor *out, MfStatus *st)
 {
     MfConvAlgo a = mf_conv_choose(g, c->inputs[0]->dtype, (MfConvAlgo)c->attrs->conv_algorithm);
+    mf_prof_note_algorithm(mf_conv_algo_names[a]);   /* the profile's row says which ran */
     if (a == MF_CONV_IM2COL || g->N * g->H * g->W * g->C * g->O == 0 ||
         g->N * g->Ho * g->Wo == 0)
         return false;

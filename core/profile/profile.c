@@ -9,6 +9,7 @@
 #include "profile.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -125,11 +126,27 @@ void mf_prof_end_op(MfProfSpan *s, const char *name, double flops, double bytes)
     }
 }
 
+/* The algorithm the running op's kernel chose, for the next op event. */
+static const char *algorithm_note;
+
+void mf_prof_note_algorithm(const char *algorithm)
+{
+    if (mf_prof_on)
+        algorithm_note = algorithm;
+}
+
 void mf_prof_end_op_call(MfProfSpan *s, const char *node, const char *op, const char *label,
                          double flops, double bytes)
 {
+    const char *note = algorithm_note;
+    algorithm_note = NULL;
     if (!s->on)
         return;
+    char noted[256];
+    if (note) {
+        snprintf(noted, sizeof noted, "%s (%s)", label ? label : op, note);
+        label = noted;
+    }
     const char *l = label && strcmp(label, op) != 0 ? intern(label) : NULL;
     if (!l)   /* no attributes shown, or out of memory: the op's name */
         l = op;

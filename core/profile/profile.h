@@ -67,6 +67,11 @@ void mf_prof_end_step(MfProfSpan *s, const char *op, const char *step, double by
  * (timed there with mf_prof_now_us; events are only appended on the
  * calling thread, after the workers are done). */
 void mf_prof_add_gemm(const MfGemm *g, double start_us, double dur_us);
+
+/* Called by a kernel that chooses among algorithms (Conv2D's auto): the op
+ * event of the running op shows it after its label ("Conv2D[SAME]
+ * (winograd)"), so a profile says which algorithm ran. Static string. */
+void mf_prof_note_algorithm(const char *algorithm);
 /* The same for a step (a kernel's stage: "winograd input") timed on a worker. */
 void mf_prof_add_step(const char *op, const char *step, double bytes, double start_us,
                       double dur_us);

@@ -34,12 +34,36 @@ T.test("eager rows: one per op and attributes", function()
   T.ok(plain, "the plain MatMul has its own row")
   T.eq(plain.label, "MatMul")
   T.ok(find(rows, function(r) return r.op == "Sum[axis=2, keepdims]" end), tostring(prof))
-  local conv = find(rows, function(r) return r.op == "Conv2D[strides=2, SAME]" end)
+  -- a convolution's row says which algorithm ran (2 input channels: direct)
+  local conv = find(rows, function(r) return r.op == "Conv2D[strides=2, SAME] (direct)" end)
   T.ok(conv, tostring(prof))
   T.eq(conv.type, "Conv2D")
   local text = tostring(prof)
   has(text, "MatMul[transpose_b]")
-  has(text, "Conv2D[strides=2, SAME]")
+  has(text, "Conv2D[strides=2, SAME] (direct)")
+end)
+
+-- issue #30: conv_algorithm "auto" rows name the algorithm that ran; gemms()
+-- says why a direct convolution has no GEMM; no GEMM row is above 100% of
+-- the peak, which the report names.
+T.test("conv rows name their algorithm; gemms() explains a direct kernel", function()
+  local rgb = mf.random.normal{2, 12, 12, 3}
+  local wide = mf.random.normal{2, 12, 12, 16}
+  local prof = mf.profile(function()
+    mf.nn.conv2d(rgb, mf.ones{3, 3, 3, 8}, 1, "SAME")      -- Cin = 3: direct
+    mf.nn.conv2d(wide, mf.ones{3, 3, 16, 16}, 1, "SAME")   -- 3x3, 16 channels: winograd
+  end)
+  local text = tostring(prof)
+  has(text, "Conv2D[SAME] (direct)")
+  has(text, "Conv2D[SAME] (winograd)")
+  has(text, "GEMM peak ")
+  local gemms = tostring(prof:gemms())
+  has(gemms, "1 convolution ran the direct kernel, which computes without GEMMs")
+  for pct in gemms:gmatch("%s([%d.]+)%%") do
+    T.ok(tonumber(pct) <= 100, "a GEMM above 100% of the peak:\n" .. gemms)
+  end
+  local only_direct = mf.profile(function() mf.nn.conv2d(rgb, mf.ones{3, 3, 3, 8}, 1, "SAME") end)
+  has(tostring(only_direct:gemms()), "0 GEMMs, 1 step\n1 convolution ran the direct kernel")
 end)
 
 T.test("graph rows: node name with its label; the trace's args.label", function()
