@@ -33,9 +33,25 @@ end
 
 -- 3. Clipping each gradient on its own (clip_by_norm) is the other recipe:
 --      for i, p in ipairs(gv) do gv[i] = {mf.clip_by_norm(p[1], 5), p[2]} end
--- Once the gradients are small, clipping leaves them alone:
-for step = 6, 200 do opt:apply_gradients((opt:compute_gradients(loss_fn))) end
-local gv = opt:compute_gradients(loss_fn)
-local _, norm = mf.clip_by_global_norm({gv[1][1], gv[2][1]}, clip_norm)
-print(string.format("after 200 steps: loss %.6f, global norm %.6f (no longer clipped)",
-                    loss_fn():item(), norm:item()))
+-- Training goes on, clipping every step. Once the global norm is below
+-- clip_norm the scale clip_norm / max(norm, clip_norm) is 1: clipping leaves
+-- the gradients alone (checked: the clipped ones equal them exactly).
+local last_clipped, first_alone, alone = 5, nil, true
+for step = 6, 200 do
+  local gv = opt:compute_gradients(loss_fn, {var_list = {w, b}})
+  local grads = {gv[1][1], gv[2][1]}
+  local clipped, norm = mf.clip_by_global_norm(grads, clip_norm)
+  if norm:item() > clip_norm then
+    last_clipped = step
+  else
+    first_alone = first_alone or step
+    for i = 1, 2 do alone = alone and mf.reduce_all(mf.equal(clipped[i], grads[i])):item() end
+  end
+  opt:apply_gradients({{clipped[1], w}, {clipped[2], b}})
+end
+print(string.format("clipped up to step %d; from step %d on the global norm was below %g " ..
+                    "and clipping left the gradients %s", last_clipped, first_alone or 0,
+                    clip_norm, alone and "alone (equal)" or "CHANGED"))
+local gv = opt:compute_gradients(loss_fn, {var_list = {w, b}})
+print(string.format("after 200 steps: loss %.6f, global norm %.6f", loss_fn():item(),
+                    mf.global_norm({gv[1][1], gv[2][1]}):item()))

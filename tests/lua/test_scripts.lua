@@ -93,6 +93,11 @@ local scripts = {
       afters = afters + (tonumber(after) == 1 and 1 or 0)
     end
     T.eq({befores, afters}, {5, 5}, 0, "five clipped steps")
+    -- the claim about later steps is what they did (issue #30): clipped while
+    -- the norm was above 1, then the clipped gradients equal the gradients
+    local last, first = out:match("clipped up to step (%d+); from step (%d+) on the global " ..
+                                  "norm was below 1 and clipping left the gradients alone %(equal%)")
+    T.ok(last and tonumber(first) == tonumber(last) + 1, out)
     T.ok(tonumber(out:match("after 200 steps: loss ([%d.]+)")) < 1e-3, "converged")
   end},
   ["masked_update.lua"] = {check = function(out)
