@@ -244,4 +244,100 @@ mf.progress = function(opts, ...)
                       NotebookProgress)
 end
 
+-- mf.imshow and mf.hist without 'file' or print = false show an SVG picture
+-- (the grey text drawing as its text/plain), as mf.plot does.
+local function picture(draw, has_color)
+  return function(t, opts, ...)
+    if select("#", ...) > 0 or (opts ~= nil and type(opts) ~= "table")
+       or (opts and (opts.file ~= nil or opts.print ~= nil)) then
+      return draw(t, opts, ...)
+    end
+    local o, text_opts = {}, {}
+    for k, v in pairs(opts or {}) do o[k], text_opts[k] = v, v end
+    text_opts.print = false
+    if has_color then text_opts.color = false end   -- text/plain: no escape codes
+    local text = as_caller(draw, t, text_opts)
+    o.file = svg_path()
+    as_caller(draw, t, o)
+    api.publish("display_data", {["image/svg+xml"] = take_file(o.file), ["text/plain"] = text})
+  end
+end
+mf.imshow = picture(mf.imshow, true)
+mf.hist = picture(mf.hist, false)
+
+-- model:summary() shows Keras's table as an HTML table too: its rows split at
+-- runs of two or more spaces, rules ("=====", "-----") left out, the totals
+-- after the table as lines.
+local function summary_html(text)
+  local title, rows, notes, width = {}, {}, {}, nil
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    local cells = split_columns(line)
+    if line:match("^%s*[=_%-]+%s*$") or line == "" then
+      -- a rule
+    elseif #rows == 0 and #cells >= 2 then
+      rows[1], width = cells, #cells
+    elseif #rows == 0 then
+      title[#title + 1] = line     -- Model: "sequential"
+    elseif #cells == width and #notes == 0 then
+      rows[#rows + 1] = cells
+    else
+      notes[#notes + 1] = line     -- the parameter counts
+    end
+  end
+  if #rows < 2 then return nil end
+  local out = {'<table class="moonflow-summary">'}
+  if #title > 0 then out[#out + 1] = "<caption>" .. escape(table.concat(title, " ")) .. "</caption>" end
+  out[#out + 1] = "<tr>"
+  for _, h in ipairs(rows[1]) do out[#out + 1] = "<th>" .. escape(h) .. "</th>" end
+  out[#out + 1] = "</tr>"
+  for i = 2, #rows do
+    out[#out + 1] = "<tr>"
+    for k, c in ipairs(rows[i]) do
+      out[#out + 1] = (k == 1 and "<td>" or '<td style="text-align:right">') .. escape(c) .. "</td>"
+    end
+    out[#out + 1] = "</tr>"
+  end
+  out[#out + 1] = "</table>"
+  for _, n in ipairs(notes) do out[#out + 1] = "<p>" .. escape(n) .. "</p>" end
+  return table.concat(out)
+end
+
+-- The class a Sequential's methods come from (a throwaway model with a name
+-- of its own, so the user's first model still gets "sequential").
+local model_base = getmetatable(getmetatable(mf.layers.Sequential({}, {name = "kernel_probe"})))
+model_base = model_base and model_base.__index
+if type(model_base) == "table" and model_base.summary then
+  local summary = model_base.summary
+  model_base.summary = function(self, opts, ...)
+    if opts ~= nil or select("#", ...) > 0 then return summary(self, opts, ...) end
+    local text = as_caller(summary, self, {print_fn = function() end})
+    local ok, html = pcall(summary_html, text)
+    local data = {["text/plain"] = text}
+    if ok and html then data["text/html"] = html end
+    api.publish("display_data", data)
+  end
+end
+
+-- A session's schedule (sess:run(..., {schedule = true})) as a table: Kahn's
+-- steps in order, each node's in-degree and what its run made ready; the fed
+-- nodes after it.
+local function schedule_html(s)
+  local out = {'<table class="moonflow-schedule"><tr><th>step</th><th>node</th><th>op</th>' ..
+               '<th>in-degree</th><th>ready after it</th></tr>'}
+  for _, row in ipairs(s) do
+    local ready = {}
+    for i, r in ipairs(rawget(row, "ready") or {}) do ready[i] = escape(r) end
+    out[#out + 1] = string.format('<tr><td style="text-align:right">%s</td><td>%s</td>' ..
+                                  '<td>%s</td><td style="text-align:right">%s</td><td>%s</td>' ..
+                                  '</tr>', escape(row.step), escape(row.name), escape(row.op),
+                                  escape(row.indegree), table.concat(ready, ", "))
+  end
+  out[#out + 1] = "</table>"
+  local fed = {}
+  for i, row in ipairs(rawget(s, "fed") or {}) do fed[i] = escape(row.name) end
+  if #fed > 0 then out[#out + 1] = "<p>fed: " .. table.concat(fed, ", ") .. "</p>" end
+  return table.concat(out)
+end
+html_of["mf.Schedule"] = schedule_html
+
 return K

@@ -48,6 +48,8 @@ class MoonflowKernelTests(jupyter_kernel_test.KernelTests):
 
     code_display_data = [
         {"code": "mf.plot({1, 3, 2})", "mime": "image/svg+xml"},
+        {"code": "mf.imshow(mf.tensor{{1, 2}, {3, 4}})", "mime": "image/svg+xml"},
+        {"code": "mf.hist(mf.tensor{1, 2, 2, 3})", "mime": "image/svg+xml"},
         {"code": "display(mf.tensor({{1, 2}, {3, 4}}))", "mime": "text/html"},
     ]
 
@@ -157,6 +159,56 @@ class MoonflowKernelTests(jupyter_kernel_test.KernelTests):
         self.assertEqual(matches("cm.trainable_v"), ["cm.trainable_variables"])
         self.assertEqual(matches("cm.su"), ["cm:summary("])
         self.assertEqual(matches("cm:apply"), [])
+
+    def _displays(self, code):
+        self.flush_channels()
+        reply, outputs = self.execute_helper(code)
+        self.assertEqual(reply["content"]["status"], "ok", reply["content"])
+        return [m["content"]["data"] for m in outputs if m["msg_type"] == "display_data"]
+
+    def test_imshow_and_hist_are_pictures(self):
+        """mf.imshow and mf.hist show an SVG picture, their grey text as text/plain."""
+        shown = self._displays("mf.imshow(mf.tensor{{{1, 0, 0}, {0, 1, 0}}, {{0, 0, 1}, {1, 1, 1}}})")
+        self.assertEqual(len(shown), 1)
+        self.assertIn('fill="#ff0000"', shown[0]["image/svg+xml"])
+        self.assertIn('fill="#0000ff"', shown[0]["image/svg+xml"])
+        self.assertEqual(shown[0]["text/plain"], ":#")   # the grey ramp, no escape codes
+        shown = self._displays("mf.hist(mf.tensor{1, 2, 2, 3}, {bins = 2})")
+        self.assertIn("<rect", shown[0]["image/svg+xml"])
+        self.assertIn("[1, 2)", shown[0]["text/plain"])
+        # print = false keeps the prompt's meaning: the text is the value
+        self.flush_channels()
+        reply, outputs = self.execute_helper("mf.imshow(mf.tensor{{{1, 1, 1}}}, {print = false, color = false})")
+        results = [m for m in outputs if m["msg_type"] == "execute_result"]
+        self.assertEqual(results[0]["content"]["data"]["text/plain"], "@")
+
+    def test_summary_is_a_table(self):
+        """model:summary() shows Keras's table as HTML (its text as text/plain)."""
+        shown = self._displays("sm = mf.layers.Sequential{mf.layers.Dense(4, {input_shape = {3}}), "
+                               "mf.layers.Dense(2)}\nsm:summary()")
+        self.assertEqual(len(shown), 1)
+        html = shown[0]["text/html"]
+        self.assertIn('<table class="moonflow-summary"><caption>Model: &quot;sequential', html)
+        self.assertIn("16", html)   # the first Dense: 3 * 4 + 4 parameters
+        self.assertIn("Dense", shown[0]["text/plain"])
+        # summary{print_fn} is the prompt's: it returns the text
+        self.flush_channels()
+        reply, outputs = self.execute_helper("#sm:summary{print_fn = function() end} > 0")
+        results = [m for m in outputs if m["msg_type"] == "execute_result"]
+        self.assertEqual(results[0]["content"]["data"]["text/plain"], "true")
+
+    def test_schedule_is_a_table(self):
+        """A session's Kahn schedule shows as a table of steps."""
+        self.flush_channels()
+        reply, outputs = self.execute_helper(
+            "g = mf.Graph()\ng:as_default(function()\n  a = mf.placeholder('float32', {2})\n"
+            "  out = mf.reduce_sum(a * 2)\nend)\nsess = mf.Session(g)\n"
+            "v, sched = sess:run(out, {[a] = mf.tensor{1, 2}}, {schedule = true})\nsched")
+        self.assertEqual(reply["content"]["status"], "ok", reply["content"])
+        html = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"][
+            "text/html"]
+        self.assertIn("<th>step</th><th>node</th><th>op</th><th>in-degree</th>", html)
+        self.assertIn("<p>fed: ", html)
 
 
 if __name__ == "__main__":
