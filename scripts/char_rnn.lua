@@ -1,7 +1,7 @@
 -- char_rnn.lua — a character-level LSTM language model (Karpathy's
 -- char-rnn, in mf.layers): it reads a text file, learns to predict each next
 -- character, and then writes new text one character at a time.
---   build/moonflow scripts/char_rnn.lua [text_file [steps [sample_length]]]
+--   build/moonflow scripts/char_rnn.lua [text_file | - [steps [sample_length]]]
 -- Without a file it reads Debian's fortunes (mf.datasets.fortunes: 2.5 MB of
 -- fortune cookies; apt-get install fortunes).
 --
@@ -11,6 +11,7 @@
 -- value only: stop_gradient cuts the tape there, so gradients flow back at
 -- most SEQ steps), and clips the gradients to a global norm of 5 before Adam.
 local path = arg and arg[1]
+if path == "-" then path = nil end   -- "-": the default text, to give steps after it
 local steps = math.tointeger(tonumber(arg and arg[2] or 300))
 local sample_length = math.tointeger(tonumber(arg and arg[3] or 400))
 assert(steps and steps >= 1 and sample_length and sample_length >= 1,
