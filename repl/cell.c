@@ -403,16 +403,18 @@ int lmf_cell_source_line(lua_State *L, const char *source, int n)
     if (n <= 0 || source == NULL)
         return 0;
     const char *name = source[0] == '=' || source[0] == '@' ? source + 1 : source;
-    int found = 0;
-    if (lua_getfield(L, LUA_REGISTRYINDEX, CELLS_KEY) == LUA_TTABLE &&
-        lua_getfield(L, -1, name) == LUA_TSTRING) {
-        found = push_text_line(L, lua_tostring(L, -1), n);
-        if (found)
-            lua_replace(L, -3);
-        lua_pop(L, found ? 1 : 2);
-        return found;
+    int pushed = 1;   /* the cells table (or nil), then the cell's text */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, CELLS_KEY) == LUA_TTABLE) {
+        pushed = 2;
+        if (lua_getfield(L, -1, name) == LUA_TSTRING) {
+            int found = push_text_line(L, lua_tostring(L, -1), n);
+            if (found)
+                lua_replace(L, -3);
+            lua_pop(L, found ? 1 : 2);
+            return found;
+        }
     }
-    lua_pop(L, lua_istable(L, -1) ? 2 : 1);
+    lua_pop(L, pushed);
     const char *const *lines = lmf_lib_source(name);
     if (lines) {
         int i = 0;
@@ -517,10 +519,32 @@ static void add_leading_comment(lua_State *L, luaL_Buffer *b, const char *source
     }
 }
 
+/* Pushes the function at 'idx', or the function lib.publish wrapped in it
+ * (lib/util.lua's argument-count wrapper keeps it as its upvalue 'f'). */
+static void push_unwrapped(lua_State *L, int idx)
+{
+    lua_pushvalue(L, idx);
+    lua_Debug ar;
+    lua_pushvalue(L, -1);
+    lua_getinfo(L, ">S", &ar);
+    if (strcmp(ar.source, "@lib/util.lua") != 0)
+        return;
+    for (int i = 1;; i++) {
+        const char *name = lua_getupvalue(L, -1, i);
+        if (name == NULL)
+            return;
+        if (strcmp(name, "f") == 0 && lua_isfunction(L, -1)) {
+            lua_replace(L, -2);
+            return;
+        }
+        lua_pop(L, 1);
+    }
+}
+
 int lmf_cell_describe(lua_State *L, int idx, int with_source)
 {
     lua_Debug ar;
-    lua_pushvalue(L, idx);
+    push_unwrapped(L, idx);
     lua_getinfo(L, ">S", &ar);
     if (ar.what[0] == 'C')
         return 0;

@@ -198,9 +198,12 @@ static int l_plot(lua_State *L)
     o.width = (int)width;
     o.height = (int)height;
     if (!file) {
-        /* Colours only where they render: a terminal that is not "dumb". */
-        const char *term = getenv("TERM");
-        int tty = isatty(fileno(stdout)) && term && strcmp(term, "dumb") != 0;
+        /* Colours only where they render: a terminal that is not "dumb",
+         * unless NO_COLOR asks for none (no-color.org); without colours
+         * each series is marked by a digit (present/plot.c). */
+        const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
+        int tty = isatty(fileno(stdout)) && term && strcmp(term, "dumb") != 0 &&
+                  !(no_color && *no_color);
         o.color = lmf_opt_bool(L, 2, "plot", "color", tty && n > 1);
     }
     return render(L, series, n, &o, file);

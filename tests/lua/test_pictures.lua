@@ -175,4 +175,25 @@ T.test("plot: without colour each series has a marker on its line and in the leg
   T.ok(text:find("\27[34m⣿\27[0m a", 1, true), text)
 end)
 
+T.test("plot at a terminal: colours, or markers with NO_COLOR", function()
+  if not os.execute("command -v script > /dev/null") then print("skipped: no script(1)") return end
+  local script = os.tmpname()
+  local f = assert(io.open(script, "w"))
+  f:write("mf.plot({{1, 2, 3}, {3, 2, 1}}, {labels = {'up', 'down'}, width = 20, height = 4})\n")
+  f:close()
+  local function at_terminal(env)
+    -- script(1) gives the program a terminal (a pty) for stdout
+    local p = assert(io.popen("env " .. env .. " TERM=xterm script -qec \"'" .. exe .. "' " ..
+                              script .. "\" /dev/null"))
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+  local colour = at_terminal("-u NO_COLOR")
+  T.ok(colour:find("\27[34m⣿\27[0m up", 1, true), colour)
+  local plain = at_terminal("NO_COLOR=1")
+  T.ok(plain:find("1 up   2 down", 1, true) and not plain:find("\27[", 1, true), plain)
+  os.remove(script)
+end)
+
 T.done()

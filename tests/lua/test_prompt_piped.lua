@@ -139,6 +139,17 @@ T.test("tracebacks name entries [N] and show each frame's line", function()
             "\t[2]:1: in main chunk\n\t    f(1)\n")
 end)
 
+T.test("?? shows the source of lib/'s functions and of files at the prompt", function()
+  -- a kept cell first: looking a lib/ or file source up past the cells
+  -- table left it on the stack ("attempt to call a table value")
+  local out, err = run_prompt("x = 1\nmf.layers.reset_names??\nhelp(mf.layers.reset_names)\n")
+  T.eq(err, "")
+  -- the function itself, not lib.publish's wrapper around it, with its comment
+  T.ok(out:find("> mf%.layers%.reset_names%?%?\na Lua function defined at lib/layers%.lua:%d+\n" ..
+                "%-%- mf.layers.reset_names%(%): unique names start again[^\n]*\n[^\n]*\n" ..
+                "function layers.reset_names%(%) lib.reset_names%(%) end\n"), out)
+end)
+
 T.test("an error in a last expression names its own line", function()
   local _, err = run_prompt("t = {}\nt.a.b -- a comment\n")
   T.eq(err, "[2]:1: attempt to index a nil value (field 'a')\nstack traceback:\n" ..
