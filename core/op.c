@@ -33,11 +33,12 @@ _Static_assert(MF_COUNTOF(mf_op_table) == MF_NOPS && (int)OPLIST_ENTRIES == (int
 
 /* declared next to the C functions they call */
 extern const MfOpDesc mf_desc_clip_by_value, mf_desc_clip_by_norm, mf_desc_clip_by_average_norm,
-    mf_desc_l2_loss, mf_desc_sigmoid_xent, mf_desc_conv2d_transpose;
+    mf_desc_l2_loss, mf_desc_sigmoid_xent, mf_desc_conv2d_transpose, mf_desc_tril, mf_desc_triu;
 
 const MfOpDesc *const mf_composite_table[] = {
     &mf_desc_clip_by_value, &mf_desc_clip_by_norm, &mf_desc_clip_by_average_norm,
-    &mf_desc_l2_loss, &mf_desc_sigmoid_xent, &mf_desc_conv2d_transpose, NULL,
+    &mf_desc_l2_loss, &mf_desc_sigmoid_xent, &mf_desc_conv2d_transpose, &mf_desc_tril,
+    &mf_desc_triu, NULL,
 };
 
 volatile int mf_interrupted;

@@ -67,6 +67,9 @@ typedef struct MfAttrs {
     int64_t strides[4], ksize[4], dilations[4];
     int nonfinite;                /* Apply ops: MfApplyNonfinite */
     int mode;                     /* pad: 0 = CONSTANT (the one mode supported) */
+    int64_t num_lower, num_upper; /* MatrixBandPart: diagonals kept below / above (-1: all) */
+    int64_t diagonal;             /* Trilu (tril, triu): the first or last diagonal kept */
+    bool upper;                   /* Trilu: the upper triangle (triu), else the lower */
 } MfAttrs;
 
 /* What an Apply op does with a gradient holding NaN or Inf (attrs.nonfinite;

@@ -1,9 +1,9 @@
 /* grad_cases_shape.h — gradient-check cases for the linear algebra, view
  * and shape ops (see grad_cases.h): MatMul and BatchMatMulV2 with every
- * transpose flag and broadcast batches, Trace, Transpose, Reshape,
- * ExpandDims, Squeeze, ConcatV2, Pack, Slice, GatherV2 (repeated indices,
- * inner axes, negative axes), ReverseV2, Tile, Pad, BroadcastTo, Identity
- * and UnsortedSegmentSum. Attributes are given as the ops take them:
+ * transpose flag and broadcast batches, Trace, MatrixBandPart, Trilu,
+ * Transpose, Reshape, ExpandDims, Squeeze, ConcatV2, Pack, Slice, GatherV2
+ * (repeated indices, inner axes, negative axes), ReverseV2, Tile, Pad,
+ * BroadcastTo, Identity and UnsortedSegmentSum. Attributes are given as the ops take them:
  * 0-based, normalised except where the op accepts negative axes. */
 #ifndef MF_GRAD_CASES_SHAPE_H
 #define MF_GRAD_CASES_SHAPE_H
@@ -28,6 +28,11 @@ static void gcs_set_ints(MfTensor *t, const int64_t *v)
 static void gcs_ta(MfAttrs *a) { a->transpose_a = true; }
 static void gcs_tb(MfAttrs *a) { a->transpose_b = true; }
 static void gcs_tab(MfAttrs *a) { a->transpose_a = a->transpose_b = true; }
+
+/* MatrixBandPart(1, 0); Trilu: triu(1), tril(-1) */
+static void gcs_band_10(MfAttrs *a) { a->num_lower = 1; a->num_upper = 0; }
+static void gcs_triu_1(MfAttrs *a) { a->upper = true; a->diagonal = 1; }
+static void gcs_tril_m1(MfAttrs *a) { a->diagonal = -1; }
 
 static void gcs_perm_201(MfAttrs *a)
 {
@@ -254,6 +259,13 @@ static const GradCase cases_shape[] = {
      {{3, 2, 3}, {3, 2}}, {GCS_F, GCS_F}, -1, 1, NULL, NULL, false},
     {MF_OP_BATCH_MATMUL, "batch matmul rank 3 x rank 4 transposes (1,3,2)' x (2,2,4,3)'", 2,
      {3, 4}, {{1, 3, 2}, {2, 2, 4, 3}}, {GCS_F, GCS_F}, -1, 1, gcs_tab, NULL, false},
+    /* MatrixBandPart and Trilu: batched, wide and tall matrices */
+    {MF_OP_MATRIX_BAND_PART, "band_part (2,3,4) lower 1 upper 0", 1, {3}, {{2, 3, 4}}, {GCS_F},
+     -1, 1, gcs_band_10, NULL, true},
+    {MF_OP_TRILU, "triu (4,3) diagonal 1", 1, {2}, {{4, 3}}, {GCS_F}, -1, 1, gcs_triu_1, NULL,
+     false},
+    {MF_OP_TRILU, "tril (2,3,3) diagonal -1", 1, {3}, {{2, 3, 3}}, {GCS_F}, -1, 1, gcs_tril_m1,
+     NULL, false},
     /* Trace */
     {MF_OP_TRACE, "trace (3,3)", 1, {2}, {{3, 3}}, {GCS_F}, -1, 1, NULL, NULL, false},
     {MF_OP_TRACE, "trace wide (2,4)", 1, {2}, {{2, 4}}, {GCS_F}, -1, 1, NULL, NULL, false},
