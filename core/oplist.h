@@ -104,6 +104,7 @@ MF_OP(MF_OP_RANDOM_UNIFORM, mf_desc_random_uniform)
 MF_OP(MF_OP_RANDOM_UNIFORM_INT, mf_desc_random_uniform_int)
 MF_OP(MF_OP_TRUNCATED_NORMAL, mf_desc_truncated_normal)
 MF_OP(MF_OP_RANDOM_SHUFFLE, mf_desc_random_shuffle)
+MF_OP(MF_OP_MULTINOMIAL, mf_desc_multinomial)
 
 /* conv ops (core/ops/conv.c): Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter */
 MF_OP(MF_OP_CONV2D, mf_desc_conv2d)

@@ -1,7 +1,7 @@
 /* lmf_create.c — Lua bindings for creating tensors and for random ops:
  * mf.constant, mf.zeros, mf.ones, mf.fill, mf.zeros_like, mf.ones_like,
  * mf.eye, mf.range, mf.linspace, and the table mf.random (seed, normal,
- * uniform, truncated_normal, shuffle).
+ * uniform, truncated_normal, shuffle, categorical).
  *
  * Creation calls the helpers of core/create.h (concrete tensors); random
  * functions resolve their seed here ('mf_rng_op_seed', the TensorFlow rule
@@ -373,13 +373,33 @@ static int l_shuffle(lua_State *L)
     return 1;
 }
 
+/* mf.random.categorical(logits, num_samples [, {seed, dtype}]): 1-based
+ * classes drawn from the softmax of each row. */
+static int l_categorical(lua_State *L)
+{
+    static const char *const keys[] = {"seed", "dtype", NULL};
+    const char *fname = "random.categorical";
+    lmf_check_nargs(L, fname, 3);
+    MfTensor *logits = lmf_arg_tensor(L, 1, -1, fname);
+    lua_Integer n = lmf_check_integer(L, 2, fname, "num_samples");
+    lmf_check_options(L, 3, fname, keys);
+    if (!lua_isnoneornil(L, 3) && !lua_istable(L, 3))
+        return luaL_typeerror(L, 3, "options table");
+    MfDType dt = dtype_arg(L, 3, fname, MF_INT64, NULL);
+    MfTensor *out = NULL;
+    lmf_check_status(L, mf_random_categorical(logits, n, dt, seed_opt(L, 3, fname), &out));
+    lmf_push_tensor(L, out);
+    return 1;
+}
+
 void lmf_open_create(lua_State *L, int methods)
 {
     static const luaL_Reg funcs[] = {
         {"fill", l_fill}, {"eye", l_eye}, {"range", l_range}, {"linspace", l_linspace},
         {NULL, NULL}};
     static const char *const const_fills[] = {"zeros", "ones", "zeros_like", "ones_like"};
-    static const luaL_Reg random[] = {{"seed", l_seed}, {"shuffle", l_shuffle}, {NULL, NULL}};
+    static const luaL_Reg random[] = {{"seed", l_seed}, {"shuffle", l_shuffle},
+                                      {"categorical", l_categorical}, {NULL, NULL}};
     (void)methods;
     luaL_setfuncs(L, funcs, 0);
     lua_pushcfunction(L, l_constant);

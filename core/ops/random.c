@@ -1,5 +1,5 @@
 /* random.c — random ops (see random.h): RandomStandardNormal, RandomUniform,
- * RandomUniformInt, TruncatedNormal and RandomShuffle.
+ * RandomUniformInt, TruncatedNormal, RandomShuffle and Multinomial.
  *
  * Values come from the counter-based generator in core/rng.c keyed by the
  * op seed, so element i depends only on (seed, i):
@@ -11,7 +11,9 @@
  *   - uniform float32: one 32-bit word per element (24 random bits), four
  *     elements per block; float64 and integers: two words (53 or 64 bits);
  *   - shuffle: Fisher-Yates from the last slice down, the draw for position
- *     i from block i.
+ *     i from block i;
+ *   - categorical (Multinomial): sample s of row b inverts the cumulative
+ *     softmax weights (in double) at the uniform of block b * n + s.
  * In a graph node the key is the op seed mixed with the node's run count
  * ('run_seed'), so each run draws fresh values; eager calls use the op
  * seed itself. Kernels write contiguous outputs with plain typed loops. */
@@ -306,6 +308,118 @@ static MfStatus shuffle_forward(const MfOpCall *c, MfTensor **outs)
     return MF_OK;
 }
 
+/* ---- categorical (Multinomial) ------------------------------------------------- */
+
+/* logits [batch, classes] (float32 or float64, classes >= 1); out [batch, n]
+ * of 'dtype' (int32 or int64), n = attrs.n. */
+static MfStatus infer_categorical(MfOpCall *c)
+{
+    const MfTensor *x = c->inputs[0];
+    const MfAttrs *a = c->attrs;
+    char buf[160];
+    if (x->rank != 2)
+        return mf_err_set(MF_ESHAPE, "%s: expected logits of rank 2 [batch, classes], got shape "
+                          "%s (rank %d)", op_api(c), mf_shape_str(x->rank, x->shape, buf,
+                                                                  sizeof buf), x->rank);
+    MfStatus st = mf_check_dtype(c, x, MF_MASK(MF_FLOAT32) | MF_MASK(MF_FLOAT64),
+                                 "a float dtype (float32, float64)");
+    if (st != MF_OK)
+        return st;
+    if (x->shape[1] == 0)
+        return mf_err_set(MF_ESHAPE, "%s: the logits have no classes (shape %s)", op_api(c),
+                          mf_shape_str(x->rank, x->shape, buf, sizeof buf));
+    if (a->n < 0)
+        return mf_err_set(MF_EARG, "%s: num_samples must be >= 0, got %lld", op_api(c),
+                          (long long)a->n);
+    if (a->dtype != MF_INT32 && a->dtype != MF_INT64)
+        return mf_err_set(MF_EDTYPE, "%s: expected dtype int32 or int64, got %s", op_api(c),
+                          mf_dtype_name(a->dtype));
+    if (a->dtype == MF_INT32 && x->shape[1] > INT32_MAX)
+        return mf_err_set(MF_EDTYPE, "%s: %lld classes do not fit dtype int32", op_api(c),
+                          (long long)x->shape[1]);
+    c->noutputs = 1;
+    c->out[0].dtype = a->dtype;
+    c->out[0].rank = 2;
+    c->out[0].shape[0] = x->shape[0];
+    c->out[0].shape[1] = a->n;
+    return MF_OK;
+}
+
+/* Row 'b' of the logits as cumulative weights exp(l - max) in 'cum'
+ * (double); false when the row has a NaN or +Inf logit or no finite one. */
+static bool row_weights(const MfTensor *x, int64_t b, double *cum)
+{
+    int64_t k = x->shape[1];
+    double mx = -HUGE_VAL;
+    for (int64_t j = 0; j < k; j++) {
+        double v = mf_tensor_get(x, b * k + j);
+        if (isnan(v) || v == HUGE_VAL)
+            return false;
+        mx = v > mx ? v : mx;
+    }
+    if (mx == -HUGE_VAL)
+        return false;
+    double s = 0;
+    for (int64_t j = 0; j < k; j++) {
+        s += exp(mf_tensor_get(x, b * k + j) - mx);
+        cum[j] = s;
+    }
+    return true;
+}
+
+/* The class of uniform draw 'u' in [0, 1): the first j with cum[j] > u *
+ * total (a class of weight 0 is never drawn); the last class of positive
+ * weight when rounding puts u * total at the total. */
+static int64_t draw_class(const double *cum, int64_t k, double u)
+{
+    double t = u * cum[k - 1];
+    int64_t lo = 0, hi = k - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (cum[mid] > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    while (lo > 0 && cum[lo] == cum[lo - 1])
+        lo--;
+    return lo;
+}
+
+/* Sample s of row b draws from block b * n + s. */
+static MfStatus categorical_forward(const MfOpCall *c, MfTensor **outs)
+{
+    const MfTensor *x = c->inputs[0];
+    MfTensor *out = outs[0];
+    int64_t rows = x->shape[0], k = x->shape[1], n = c->attrs->n;
+    uint64_t seed;
+    MfStatus st = run_seed(c, &seed);
+    if (st != MF_OK || rows == 0 || n == 0)
+        return st;
+    size_t bytes = (size_t)k * sizeof(double);
+    double *cum = mf_alloc(bytes);
+    if (!cum)
+        return mf_err_nomem(op_api(c), bytes);
+    for (int64_t b = 0; b < rows && st == MF_OK; b++) {
+        if (!row_weights(x, b, cum)) {
+            st = mf_err_set(MF_EARG, "%s: row %lld of the logits has a NaN or +Inf logit, or "
+                            "no finite one", op_api(c), (long long)b + 1);
+            break;
+        }
+        for (int64_t s = 0; s < n; s++) {
+            uint32_t w[4];
+            mf_rng_block(seed, (uint64_t)(b * n + s), 0, w);
+            int64_t cls = draw_class(cum, k, mf_rng_u01(w[0], w[1])) + 1;
+            if (out->dtype == MF_INT32)
+                ((int32_t *)out->storage->data)[b * n + s] = (int32_t)cls;
+            else
+                ((int64_t *)out->storage->data)[b * n + s] = cls;
+        }
+    }
+    mf_dealloc(cum, bytes);
+    return st;
+}
+
 /* ---- descriptors ------------------------------------------------------------ */
 
 #define RANDOM_OP(sym, tfname, apiname, nin, inf, fwd)                             \
@@ -326,6 +440,8 @@ RANDOM_OP(mf_desc_random_uniform_int, "RandomUniformInt", "random.uniform", 0,
           infer_uniform_int, uniform_int_forward);
 RANDOM_OP(mf_desc_random_shuffle, "RandomShuffle", "random.shuffle", 1, infer_shuffle,
           shuffle_forward);
+RANDOM_OP(mf_desc_multinomial, "Multinomial", "random.categorical", 1, infer_categorical,
+          categorical_forward);
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -403,4 +519,14 @@ MfStatus mf_random_shuffle(MfTensor *t, uint64_t seed, MfTensor **out)
     MfAttrs at = mf_attrs_default();
     at.seed = seed;
     return mf_op1(MF_OP_RANDOM_SHUFFLE, 1, &t, &at, out);
+}
+
+MfStatus mf_random_categorical(MfTensor *logits, int64_t num_samples, MfDType dt, uint64_t seed,
+                               MfTensor **out)
+{
+    MfAttrs at = mf_attrs_default();
+    at.n = num_samples;
+    at.dtype = dt;
+    at.seed = seed;
+    return mf_op1(MF_OP_MULTINOMIAL, 1, &logits, &at, out);
 }

@@ -1,5 +1,6 @@
 /* random.h — random ops: RandomStandardNormal, RandomUniform,
- * RandomUniformInt, TruncatedNormal, RandomShuffle (core/ops/random.c).
+ * RandomUniformInt, TruncatedNormal, RandomShuffle, Multinomial
+ * (core/ops/random.c).
  *
  * The first four take no tensor inputs, or one: the shape as a 1-D int
  * tensor (TensorFlow's 'shape' input, e.g. mf.shape(x) of a placeholder
@@ -7,7 +8,9 @@
  *   ints[0..nints) = the output shape (nints = rank), dtype,
  *   seed           = the op seed, already resolved ('mf_rng_op_seed'),
  *   scalar[0..1]   = mean, stddev (normals) or minval, maxval (uniforms).
- * RandomShuffle takes one input and reads only 'seed' (and 'runs').
+ * RandomShuffle takes one input and reads only 'seed' (and 'runs');
+ * Multinomial takes the logits and reads 'n' (samples per row), 'dtype' and
+ * 'seed'.
  * Eager: an op's output depends only on its attributes (and input). A graph
  * node also has 'runs', its run counters: run k of the node in a session
  * uses the key mix(seed, k) (k = 0: the seed itself, as eager mode), so
@@ -50,5 +53,13 @@ MfStatus mf_random_shaped_by(MfOpId op, MfTensor *shape, MfDType dt, double a, d
 /* 't' with its slices along axis 1 in a random order (a copy; a scalar is
  * returned as is). */
 MfStatus mf_random_shuffle(MfTensor *t, uint64_t seed, MfTensor **out);
+
+/* tf.random.categorical: 'num_samples' classes per row of 'logits' [batch,
+ * classes] (float32/float64), drawn with the probabilities softmax(row),
+ * 1-based, as a [batch, num_samples] tensor of 'dt' (int32 or int64). A
+ * logit of -inf is a class never drawn; a row with a NaN or +Inf logit, or
+ * no finite one, is an error (MF_EARG) when the op runs. */
+MfStatus mf_random_categorical(MfTensor *logits, int64_t num_samples, MfDType dt, uint64_t seed,
+                               MfTensor **out);
 
 #endif

@@ -71,6 +71,14 @@ static void gn_seed(MfAttrs *a)
     a->seed = 99;
 }
 
+/* Multinomial: 6 samples per row, int64 classes */
+static void gn_categorical(MfAttrs *a)
+{
+    a->seed = 99;
+    a->n = 6;
+    a->dtype = MF_INT64;
+}
+
 /* Indices 0..3 for OneHot (the engine's indices are 0-based). */
 static void gn_indices(int input, MfTensor *t)
 {
@@ -193,6 +201,8 @@ static const GradCase cases_nondiff[] = {
      gn_random_int, NULL, false},
     {MF_OP_RANDOM_SHUFFLE, "shuffle (6,2)", 1, {2}, {{6, 2}}, {GN_F64}, -1, 1, gn_seed, NULL,
      false},
+    {MF_OP_MULTINOMIAL, "categorical (4,5) logits", 1, {2}, {{4, 5}}, {GN_F64}, -1, 1,
+     gn_categorical, NULL, false},
 
 /* The training ops update their first inputs in place (core/ops/apply.c):
  * var and slots (2,3), scalar hyperparameters in (0.1, 0.9), the gradient
