@@ -1,7 +1,10 @@
 /* walk.c — the one backward walk (see walk.h). */
 #include "walk.h"
 
+#include <string.h>
+
 #include "core/alloc.h"
+#include "core/numerics.h"
 #include "core/op.h"
 
 #define STACK_INPUTS 16
@@ -141,6 +144,21 @@ static MfStatus add_inputs(MfAdWalk *w, int64_t k, const MfAdRecord *r, MfTensor
     return st;
 }
 
+/* ops->backward of record 'k', the ops it runs or builds named for
+ * check_numerics as "in the gradient of Log" (a tape's record numbered). */
+static MfStatus backward_named(MfAdWalk *w, int64_t k, const MfAdRecord *r, MfTensor **dout,
+                               const bool *needs, MfTensor **din)
+{
+    const char *what = r->op < MF_NOPS ? mf_op_table[r->op]->name
+                       : r->custom     ? "a custom_gradient function"
+                                       : "a function";
+    bool tape = strcmp(w->ops->who, "gradient") == 0;
+    MfNumericsScope prev = mf_numerics_enter_backward(what, tape ? (long long)k : -1);
+    MfStatus st = w->ops->backward(w, w->self, k, r, dout, needs, din);
+    mf_numerics_leave_backward(prev);
+    return st;
+}
+
 /* The gradient of record 'k' ('din' and 'needs' have room for its inputs). */
 static MfStatus step(MfAdWalk *w, int64_t k, const MfAdRecord *r, MfTensor **din, bool *needs)
 {
@@ -161,7 +179,7 @@ static MfStatus step(MfAdWalk *w, int64_t k, const MfAdRecord *r, MfTensor **din
     if (ops->shortcut && ops->shortcut(w, w->self, k, r, dout, needs)) {
         st = MF_OK;
     } else {
-        st = ops->backward(w, w->self, k, r, dout, needs, din);
+        st = backward_named(w, k, r, dout, needs, din);
         st = add_inputs(w, k, r, din, st);
     }
     for (int j = 0; j < r->noutputs; j++)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "half_call.h"
+#include "numerics.h"
 #include "ops/common.h"
 #include "profile/profile.h"
 
@@ -185,6 +186,8 @@ static MfStatus run_eager(MfOpCall *c, MfTensor **outs)
 {
     const MfOpDesc *d = mf_op_table[c->op];
     MfStatus st = mf_prof_on ? run_kernel_profiled(d, c, outs) : run_kernel(d, c, outs);
+    if (st == MF_OK && mf_numerics_on)
+        st = mf_numerics_check(c, outs);
     if (st == MF_OK && recorder)
         st = recorder->record(recorder->self, c, outs);
     return st;

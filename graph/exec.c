@@ -30,6 +30,7 @@
 
 #include "core/alloc.h"
 #include "core/collective.h"
+#include "core/numerics.h"
 #include "core/profile/profile.h"
 #include "core/shape.h"
 #include "fusion.h"
@@ -400,6 +401,8 @@ static MfStatus run_op(Run *r, const MfNode *n)
     MfTensor *outs[MF_MAX_OUTPUTS] = {NULL};
     int nout = 0;
     mf_prof_set_node(n->name);
+    if (mf_numerics_on)
+        mf_numerics_set_node(n->name, n->made);
     bool inplace = mf_op_table[n->op]->inplace > 0;
     bool staged = inplace && mf_staged_can_stage_op(&r->staged, n, r->fed);
     MfStatus st = inplace ? take_inplace(r, n, in) : MF_OK;
@@ -408,6 +411,7 @@ static MfStatus run_op(Run *r, const MfNode *n)
     if (st == MF_OK && !staged)
         st = mf_op_call(n->op, n->ninputs, in, &n->attrs, outs, &nout);
     mf_prof_set_node(NULL);
+    mf_numerics_set_node(NULL, NULL);
     if (in != small)
         mf_free(in);
     if (st != MF_OK) {
@@ -869,6 +873,8 @@ static void unfuse_at(Run *r, int node)
 static MfStatus plan_fusion(Run *r, int nfetch, MfTensor *const *fetches, int ntargets,
                             MfNode *const *targets)
 {
+    if (mf_numerics_on)   /* check_numerics checks each node's outputs */
+        return MF_OK;
     MfStatus st = mf_fusion_plan(r->g, &r->plan);
     if (st != MF_OK || !r->plan || r->plan->ngroups == 0)
         return st;

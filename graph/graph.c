@@ -16,6 +16,7 @@
 
 #include "core/alloc.h"
 #include "core/grad_registry.h"
+#include "core/numerics.h"
 #include "core/rng.h"
 
 #define MAX_DEFAULT_DEPTH 64
@@ -152,6 +153,7 @@ void mf_graph_retain(MfGraph *g)
 static void node_free(MfNode *n)
 {
     mf_free(n->name);
+    mf_free(n->made);
     mf_free(n->inputs);
     mf_free(n->control);
     mf_tensor_release(n->value);
@@ -250,6 +252,18 @@ MfStatus mf_graph_check_name(const MfGraph *g, const char *fname, const char *na
     return MF_OK;
 }
 
+/* check_numerics names where a node was made (a failed copy leaves it out). */
+static void note_made(MfNode *n)
+{
+    if (!mf_numerics_on)
+        return;
+    char where[512];
+    mf_numerics_where(where, sizeof where);
+    size_t len = strlen(where) + 1;
+    if (where[0] && (n->made = mf_malloc(len)))
+        memcpy(n->made, where, len);
+}
+
 /* Adds a node of 'kind' named (uniquely) scope + ('name' or 'base'), with
  * the control dependencies in force; '*out' is borrowed. The public
  * builders check a user's 'name' naming their API function first; this
@@ -290,6 +304,7 @@ static MfStatus node_add_in(MfGraph *g, MfNodeKind kind, const char *base, const
     n->kind = kind;
     n->ref = -1;
     n->attrs = mf_attrs_default();
+    note_made(n);
     g->nodes[g->nnodes++] = n;
     *out = n;
     return MF_OK;

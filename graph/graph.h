@@ -83,6 +83,9 @@ typedef struct MfNode {
     /* A registered gradient replacing the op's (gradient_override_map at
      * creation; borrowed: registered gradients are permanent). */
     MfGradFn *override;
+    /* Where the user made it ("script.lua:12"), noted while check_numerics
+     * is on (core/numerics.h) for its message; owned, NULL otherwise. */
+    char *made;
 } MfNode;
 
 /* A gradient written by the user for one node (mf.custom_gradient in graph

@@ -60,6 +60,12 @@ static void hook_running(lua_Hook hook)
 
 static void on_sigint(int sig);
 
+lua_State *lmf_interrupt_running(void)
+{
+    Running *r = running;
+    return r ? r->co : NULL;
+}
+
 void lmf_interrupt_taken(void)
 {
     if (!mf_interrupted)

@@ -39,4 +39,9 @@ void lmf_interrupt_after_return(void);
  * running threads the SIGINT handler sets its hook on. */
 void lmf_open_interrupt(lua_State *L);
 
+/* The innermost coroutine resumed through those versions that has not yet
+ * yielded or returned (the thread running now), or NULL: the main thread
+ * runs (or Lua's own coroutine functions are in use). */
+lua_State *lmf_interrupt_running(void);
+
 #endif
