@@ -25,8 +25,8 @@
  * gradient runs (at once on values, or as nodes under "gradients/"), what a
  * shape check compares (shapes, or static specs with unknown dims), the
  * Slice trick, and per-record work (DistributedOptimizer's ready hooks).
- * Forward mode walks the same records from first to last with tangents
- * keyed the same way (doc/design.md "Gradients are written in ops").
+ * Forward mode walks no records: tangents are computed as ops run
+ * (eager/forward.h; doc/design.md "Gradients are written in ops").
  *
  * Ownership: every gradient in the table is owned by the walk; 'dout'
  * handed to a hook is borrowed for the call; 'din' and a checked gradient

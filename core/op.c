@@ -72,6 +72,13 @@ bool mf_op_exec_running(void)
     return exec_depth > 0;
 }
 
+static const MfRecorder *forward;
+
+void mf_op_set_forward(const MfRecorder *r)
+{
+    forward = r;
+}
+
 void mf_op_set_recorder(const MfRecorder *r)
 {
     recorder = r;
@@ -223,6 +230,8 @@ MfStatus mf_op_call(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAtt
     } else {
         st = run_eager(&c, outs);
     }
+    if (st == MF_OK && forward && !exec_depth)
+        st = forward->record(forward->self, &c, outs);
     if (st != MF_OK) {
         release_outputs(outs);
         return st;

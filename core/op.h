@@ -470,6 +470,12 @@ bool mf_op_exec_running(void);
 void mf_op_set_recorder(const MfRecorder *r);
 const MfRecorder *mf_op_recorder(void);
 
+/* Forward mode's hook (eager/forward.c): called after every op, eager or
+ * built into a graph (not while a graph runs), with its inputs and outputs,
+ * while at least one forward accumulator is active; it computes the tangents
+ * of the outputs. An error fails the op. */
+void mf_op_set_forward(const MfRecorder *r);
+
 /* Ctrl-C: set from a signal handler; long kernels and executors poll it
  * and stop with MF_EINTR. */
 extern volatile int mf_interrupted;
