@@ -446,10 +446,10 @@ static void help_name(lua_State *L, const char *query, bool concepts)
 {
     const char *name = plain_name(query);
     const LmfHelpEntry *e = NULL;
-    if (concepts) {
+    if (concepts) {   /* "forward mode" is concept.forward_mode */
         lua_pushfstring(L, "concept.%s", name);
-        e = find_entry(L, lua_tostring(L, -1));
-        lua_pop(L, 1);
+        e = find_entry(L, luaL_gsub(L, lua_tostring(L, -1), " ", "_"));
+        lua_pop(L, 2);
     }
     if (!e)
         e = find_entry(L, name);

@@ -124,6 +124,7 @@ int luaopen_moonflow(lua_State *L)
     lmf_open_explain(L);
     lmf_open_regrad(L);
     lmf_open_numerics(L);
+    lmf_open_forward(L);
     lua_pushcfunction(L, l_memory);
     lua_setfield(L, -2, "memory");
     lua_pushcfunction(L, l_clock);

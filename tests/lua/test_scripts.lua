@@ -129,6 +129,17 @@ local scripts = {
     T.ok(out:find("tanh'%(0%) =%s+1%.0%s+tanh'''%(0%) =%s+%-2%.0"), "third derivative")
     T.eq(number_after(out, "second derivative f''%(3%)"), 18)
   end},
+  ["forward_vs_reverse.lua"] = {check = function(out)
+    T.ok(has(out, "tangent = 3.151644 (2x sin x + x^2 cos x = 3.151644)"), "dual numbers: " .. out)
+    -- a wide Jacobian costs forward mode one pass per input, reverse mode one in all
+    local counts = "Jacobian %d+x%d+  forward%s+(%d+) ops.-reverse%s+(%d+) ops"
+    local fw, rw = out:match("wide %(64 %-> 4%): " .. counts)
+    local ft, rt = out:match("tall %(4 %-> 64%): " .. counts)
+    T.ok(fw and ft, "both Jacobians: " .. out)
+    T.ok(tonumber(fw) > tonumber(rw) and tonumber(ft) < tonumber(rt), "op counts: " .. out)
+    T.ok(select(2, out:gsub("max difference 0%.0e%+00", "")) == 2, "both ways agree: " .. out)
+    T.ok(has(out, "hvp: H v = {12, 48, 6}, 12 x^2 v = {12, 48, 6}"), out)
+  end},
   ["eager_vs_graph.lua"] = {args = {20}, check = function(out)
     T.ok(out:find("per call: eager [%d.]+ us, graph [%d.]+ us"), out)
     T.ok(has(out, "equal results:\ttrue"), out)
