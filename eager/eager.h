@@ -126,6 +126,10 @@ MfStatus mf_tape_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *sourc
                           bool unconnected_zero, MfTensor **out);
 MfStatus mf_tape_batch_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
                                 bool unconnected_zero, MfTensor **out);
+/* jacobian for each of 'n' sources (TensorFlow's tape.jacobian(y, [x1, x2])),
+ * into 'outs[0..n)': a non-persistent tape answers once, for all of them. */
+MfStatus mf_tape_jacobians(MfTape *t, MfTensor *target, int n, const MfTapeSource *sources,
+                           bool unconnected_zero, MfTensor **outs);
 
 /* tape:stop_recording(fn): ops while paused (nests) are not recorded by 't'. */
 void mf_tape_pause(MfTape *t);

@@ -532,7 +532,7 @@ static MfStatus seeded_rows(MfTape *t, MfTensor *target, const MfTapeSource *sou
 
 /* Shared by jacobian and batch_jacobian: 'n' rows of seeds, stacked. */
 static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *source, bool zero,
-                            bool batch, MfTensor **out)
+                            bool batch, bool last, MfTensor **out)
 {
     const char *who = batch ? "batch_jacobian" : "jacobian";
     const MfTensor *x = source->variable ? source->variable->value : source->tensor;
@@ -559,7 +559,8 @@ static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *sou
                                      shape)
                      : concat_shapes(target->rank, target->shape, x->rank, x->shape, shape);
     if (n == 0 || !mf_grad_is_float(target->dtype)) {
-        asked(t);
+        if (last)
+            asked(t);
         return zero || n == 0 ? mf_create_fill(who, x->dtype, rank, shape, 0.0, out) : MF_OK;
     }
     size_t bytes = (size_t)n * sizeof(MfTensor *);
@@ -574,7 +575,8 @@ static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *sou
         for (int64_t k = 0; k < n; k++)
             mf_tensor_release(rows[k]);
     mf_dealloc(rows, bytes);
-    asked(t);
+    if (last)
+        asked(t);
     return st;
 }
 
@@ -588,9 +590,31 @@ static MfStatus named_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *
     if (target->node)
         return mf_err_set(MF_EARG, "%s: the target is a graph tensor; inside mf.trace use "
                           "tape:gradient per element", who);
-    MfStatus st = jacobian_of(t, target, source, zero, batch, out);
+    MfStatus st = jacobian_of(t, target, source, zero, batch, true, out);
     if (st != MF_OK && strncmp(mf_err_msg(), who, strlen(who)) != 0)
         mf_err_prefix("%s", who);
+    return st;
+}
+
+MfStatus mf_tape_jacobians(MfTape *t, MfTensor *target, int n, const MfTapeSource *sources,
+                           bool unconnected_zero, MfTensor **outs)
+{
+    MfStatus st = MF_OK;
+    for (int i = 0; i < n; i++)
+        outs[i] = NULL;
+    if (target->node)
+        return named_jacobian(t, target, sources, unconnected_zero, false, outs);
+    for (int i = 0; i < n && st == MF_OK; i++)
+        st = jacobian_of(t, target, &sources[i], unconnected_zero, false, i == n - 1, &outs[i]);
+    if (st != MF_OK) {
+        if (strncmp(mf_err_msg(), "jacobian", 8) != 0)
+            mf_err_prefix("jacobian");
+        for (int i = 0; i < n; i++) {
+            mf_tensor_release(outs[i]);
+            outs[i] = NULL;
+        }
+        asked(t);
+    }
     return st;
 }
 

@@ -178,3 +178,63 @@ function mf.hessian(f, x, ...)
   for _, d in ipairs(xs[1].shape) do shape[#shape + 1] = d end
   return mf.reshape(mf.stack(rows), shape)
 end
+
+-- The Jacobian of f (one output) at xs[i] column by column: one forward
+-- pass per element of xs[i], with a unit tangent.
+local function forward_columns(f, xs, i, out)
+  local n = xs[i]:numel()
+  local flat, cols = {}, {}
+  for k = 1, n do flat[k] = 0 end
+  for k = 1, n do
+    flat[k] = 1
+    local ts = {}
+    for q, x in ipairs(xs) do
+      ts[q] = q == i and mf.reshape(mf.tensor(flat, x.dtype), x.shape) or mf.zeros_like(x)
+    end
+    flat[k] = 0
+    local _, col = mf.jvp(function(...) return (f(...)) end, xs, ts)
+    cols[k] = mf.reshape(col, {-1})
+  end
+  local shape = {}
+  for _, d in ipairs(out.shape) do shape[#shape + 1] = d end
+  for _, d in ipairs(xs[i].shape) do shape[#shape + 1] = d end
+  if n == 0 then return mf.zeros(shape, {dtype = out.dtype}) end
+  return mf.reshape(mf.stack(cols, 2), shape)
+end
+
+lib.help("jacobian", "autodiff", "mf.jacobian(f, inputs [, {strategy}])",
+  "PyTorch's torch.autograd.functional.jacobian of f (one tensor out) at 'inputs' (a tensor, " ..
+  "or an array: then an array of Jacobians, one per input), of shape out.shape .. x.shape. " ..
+  "strategy = \"forward-mode\" takes one forward pass per input element (mf.jvp), " ..
+  "\"reverse-mode\" one backward pass per output element (tape:jacobian); the default, " ..
+  "\"auto\" (PyTorch's is reverse-mode), takes the fewer passes: forward mode for a tall " ..
+  "function (few inputs, many outputs), reverse mode for a wide one.",
+  [[
+J = mf.jacobian(function(x) return x * x end, mf.tensor{1, 2})
+J                                 --> {{2, 0}, {0, 4}}]])
+function mf.jacobian(f, inputs, opts, ...)
+  lib.no_more("jacobian", 3, ...)
+  lib.check_opts("jacobian", opts, {strategy = true})
+  local strategy = opts and opts.strategy or "auto"
+  if strategy ~= "auto" and strategy ~= "forward-mode" and strategy ~= "reverse-mode" then
+    fail("jacobian", "strategy must be \"auto\", \"forward-mode\" or \"reverse-mode\", got %s",
+         tostring(strategy))
+  end
+  local xs, single = as_list("jacobian", "input", inputs)
+  local tape = mf.GradientTape{persistent = true}
+  tape:watch(xs)
+  local outs = results("jacobian", f(table.unpack(xs)))
+  tape:stop()
+  if #outs ~= 1 then fail("jacobian", "f must return one tensor, got %d", #outs) end
+  local out, nin = outs[1], 0
+  for _, x in ipairs(xs) do nin = nin + x:numel() end
+  if strategy == "auto" then
+    strategy = nin < out:numel() and "forward-mode" or "reverse-mode"
+  end
+  local js = {}
+  for i, x in ipairs(xs) do
+    js[i] = strategy == "forward-mode" and forward_columns(f, xs, i, out)
+            or tape:jacobian(out, x, {unconnected = "zero"})
+  end
+  return shaped(js, single)
+end

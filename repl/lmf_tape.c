@@ -265,11 +265,38 @@ static int t_gradient(lua_State *L)
     return 1;
 }
 
+/* tape:jacobian(target, {x1, x2, ...} [, {unconnected}]): one jacobian per
+ * source, in the sources' structure (TensorFlow's list of sources). */
+static int jacobians(lua_State *L)
+{
+    MfTensor *y = lmf_check_tensor(L, 2);
+    MfTapeSource *src;
+    int n = read_sources(L, 3, &src);
+    bool zero;
+    if (read_grad_opts(L, 4, &zero, "jacobian"))
+        return luaL_error(L, "jacobian: output_gradients is not an option of a jacobian");
+    MfTensor **outs = lua_newuserdatauv(L, (size_t)n * sizeof *outs, 0);
+    MfTape *t = check_tape(L, 1);   /* still open after the options' metamethods */
+    lua_State *saved = lmf_set_grad_state(L);
+    mf_tape_retain(t);
+    MfStatus st = mf_tape_jacobians(t, y, n, src, zero, outs);
+    mf_tape_release(t);
+    lmf_set_grad_state(saved);
+    if (st != MF_OK)
+        return lmf_raise(L);
+    push_grads(L, n, outs, 3);
+    return 1;
+}
+
 /* tape:jacobian(target, source [, {unconnected}]) and tape:batch_jacobian */
 static int jacobian(lua_State *L, const char *fname, bool batch)
 {
     lmf_check_nargs(L, fname, 4);
     check_tape(L, 1);
+    if (!batch && lmf_nest_is_structure(L, 3)) {
+        lua_settop(L, 4);
+        return jacobians(L);
+    }
     MfTensor *y = lmf_check_tensor(L, 2), *out = NULL;
     MfTapeSource src = check_source(L, 3);
     bool zero;

@@ -106,6 +106,41 @@ T.test("log_softmax (a transposed backward) matches torch both ways", function()
   T.eq(flat(vj), torch.h_vjp, TOL)
 end)
 
+T.test("mf.jacobian matches torch, both strategies and auto", function()
+  local B = by_index({5, 2}, function(k) return math.cos(0.8 * k + 0.4) end)
+  local function t(x) return mf.tanh(mf.reshape(mf.matmul(B, mf.reshape(x, {2, 1})), {5})) end
+  local X2 = mf.slice(X3, {1}, {2})
+  for _, strategy in ipairs{"auto", "forward-mode", "reverse-mode"} do
+    local J = mf.jacobian(f, {X23, Y23}, {strategy = strategy})
+    T.eq(J[1].shape, {2, 3, 2, 3})
+    T.eq(flat(J[1]), torch.f_jac_x, TOL, strategy)
+    T.eq(flat(J[2]), torch.f_jac_y, TOL, strategy)
+    local Jt = mf.jacobian(t, X2, {strategy = strategy})
+    T.eq(Jt.shape, {5, 2})
+    T.eq(flat(Jt), torch.t_jac, TOL, strategy)
+  end
+  T.raises(function() mf.jacobian(t, X2, {strategy = "sideways"}) end, "jacobian: " ..
+           "strategy must be \"auto\", \"forward-mode\" or \"reverse-mode\", got sideways")
+end)
+
+T.test("tape:jacobian(y, {x1, x2}): one jacobian per source, the tape asked once", function()
+  local x1, x2 = mf.tensor{1, 2}, mf.tensor{3, 4}
+  local tape = mf.GradientTape()
+  tape:watch({x1, x2})
+  local y = x1 * x2
+  local J = tape:jacobian(y, {x1, x2})
+  T.eq(J[1], {{3, 0}, {0, 4}})
+  T.eq(J[2], {{1, 0}, {0, 2}})
+  T.raises(function() tape:jacobian(y, {x1}) end, "can only be used once")
+  local t2 = mf.GradientTape{persistent = true}
+  t2:watch(x1)
+  local z = x1 * x1
+  local K = t2:jacobian(z, {a = x1, b = x2}, {unconnected = "zero"})
+  T.eq(K.a, {{2, 0}, {0, 4}})
+  T.eq(K.b, {{0, 0}, {0, 0}})
+  T.eq(t2:jacobian(z, {x2})[1], nil)
+end)
+
 T.test("reverse over forward: a tape's gradient of a tangent is H v", function()
   local x = mf.tensor(X3, "float64")
   local tape = mf.GradientTape()
