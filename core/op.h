@@ -45,6 +45,7 @@ typedef struct MfAttrs {
     bool sorted;                  /* top_k: values in descending order (always so here) */
     int direction;                /* sort, argsort: 0 = ASCENDING, 1 = DESCENDING */
     int64_t ints[2 * MF_MAX_RANK]; /* shapes, begin + size, paddings as pairs, multiples */
+    int64_t steps[MF_MAX_RANK];   /* strided slices: the step along each axis (>= 1) */
     int nints;
     int64_t axis;                 /* one axis: concat, stack, gather, one_hot, argmax */
     int64_t n;                    /* a count: one_hot depth, top_k's k, scatter's size */

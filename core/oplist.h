@@ -79,6 +79,10 @@ MF_OP(MF_OP_SQUEEZE, mf_desc_squeeze)
 MF_OP(MF_OP_CONCAT, mf_desc_concat)
 MF_OP(MF_OP_STACK, mf_desc_stack)
 MF_OP(MF_OP_SLICE, mf_desc_slice)
+/* strided slices, their gradient and sliced writes (core/ops/strided_slice.c) */
+MF_OP(MF_OP_STRIDED_SLICE, mf_desc_strided_slice)
+MF_OP(MF_OP_STRIDED_SLICE_GRAD, mf_desc_strided_slice_grad)
+MF_OP(MF_OP_STRIDED_SLICE_UPDATE, mf_desc_strided_slice_update)
 MF_OP(MF_OP_GATHER, mf_desc_gather)
 MF_OP(MF_OP_REVERSE, mf_desc_reverse)
 MF_OP(MF_OP_TILE, mf_desc_tile)
@@ -157,6 +161,9 @@ MF_OP(MF_OP_SCATTER_ALONG_AXIS, mf_desc_scatter_along_axis) /* core/ops/along_ax
 MF_OP(MF_OP_GATHER_ND, mf_desc_gather_nd) /* core/ops/gather_nd.c */
 MF_OP(MF_OP_SCATTER_ND, mf_desc_scatter_nd) /* core/ops/gather_nd.c */
 MF_OP(MF_OP_SCATTER_ND_LIKE, mf_desc_scatter_nd_like) /* core/ops/gather_nd.c */
+MF_OP(MF_OP_TENSOR_SCATTER_UPDATE, mf_desc_tensor_scatter_update) /* core/ops/gather_nd.c */
+MF_OP(MF_OP_TENSOR_SCATTER_ADD, mf_desc_tensor_scatter_add)
+MF_OP(MF_OP_TENSOR_SCATTER_SUB, mf_desc_tensor_scatter_sub)
 
 /* batch normalization, fused (core/ops/batchnorm.c) */
 MF_OP(MF_OP_FUSED_BATCH_NORM, mf_desc_fused_batch_norm)

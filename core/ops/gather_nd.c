@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "fill.h"
 #include "grads_math.h"
 
 /* The parts of one call: the data side (params or the output) has 'rank'
@@ -237,6 +238,54 @@ static MfStatus scatter_forward(const MfOpCall *c, MfTensor **outs)
     return st;
 }
 
+/* ---- TensorScatterUpdate, TensorScatterAdd, TensorScatterSub ------------- */
+
+/* (tensor, indices, updates): tensor's shape and dtype. */
+static MfStatus tensor_scatter_infer(MfOpCall *c)
+{
+    const MfTensor *t = c->inputs[0];
+    MfStatus st = scatter_spec(c, c->inputs[1], c->inputs[2], t->rank, t->shape);
+    return st == MF_OK ? mf_check_same_dtype(c, t, c->inputs[2]) : st;
+}
+
+#define SCATTER_WRITE(T)                                                            \
+    do {                                                                            \
+        T *dst = mf_tensor_data(out);                                               \
+        const T *src = (const T *)mf_tensor_data(u) + t * nd.slice;                 \
+        for (int64_t e = 0; e < nd.slice; e++)                                      \
+            dst[off + e] = c->op == MF_OP_TENSOR_SCATTER_UPDATE ? src[e]            \
+                           : c->op == MF_OP_TENSOR_SCATTER_ADD                      \
+                               ? (T)(dst[off + e] + src[e])                         \
+                               : (T)(dst[off + e] - src[e]);                        \
+    } while (0)
+
+/* A copy of the tensor, then each tuple's slice written (a repeated tuple:
+ * the last one wins), added or subtracted in the order of indices. */
+static MfStatus tensor_scatter_forward(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *out = outs[0];
+    MfTensor *ix = mf_tensor_contiguous(c->inputs[1]), *u = mf_tensor_contiguous(c->inputs[2]);
+    MfStatus st = ix && u ? MF_OK : mf_err_set(MF_ENOMEM, "%s: out of memory", op_api(c));
+    if (st == MF_OK) {
+        mf_tensor_copy_into(out, c->inputs[0]);
+        Nd nd = nd_of(ix, out->rank, out->shape);
+        for (int64_t t = 0; t < nd.n && st == MF_OK; t++) {
+            int64_t off = 0;
+            if ((st = tuple_offset(c, ix, t, out->rank, out->shape, &off)) != MF_OK)
+                break;
+            switch (out->dtype) {
+            case MF_FLOAT32: SCATTER_WRITE(float); break;
+            case MF_FLOAT64: SCATTER_WRITE(double); break;
+            case MF_INT32: SCATTER_WRITE(int32_t); break;
+            default: SCATTER_WRITE(int64_t); break;
+            }
+        }
+    }
+    mf_tensor_release(ix);
+    mf_tensor_release(u);
+    return st;
+}
+
 /* ---- gradients ---------------------------------------------------------- */
 
 /* d params = ScatterNdLike(params, indices, dy) */
@@ -253,6 +302,38 @@ static MfStatus scatter_nd_grad(const MfGradCall *g, MfTensor **dinputs)
     MfTensor *in[2] = {g->doutputs[0], g->call->inputs[ii]};
     MfAttrs a = mf_attrs_default();
     return mf_op1(MF_OP_GATHER_ND, 2, in, &a, &dinputs[ii + 1]);
+}
+
+/* Update: d tensor = dy updated with zeros at the tuples, d updates =
+ * GatherNd(dy, indices). Add: dy and GatherNd(dy, indices); Sub: dy and
+ * its negation. */
+static MfStatus tensor_scatter_grad(const MfGradCall *g, MfTensor **dinputs)
+{
+    MfTensor *dy = g->doutputs[0], *ix = g->call->inputs[1], *du = NULL, *zeros = NULL;
+    MfAttrs a = mf_attrs_default();
+    MfTensor *gin[2] = {dy, ix};
+    MfStatus st = mf_op1(MF_OP_GATHER_ND, 2, gin, &a, &du);
+    if (st == MF_OK && g->call->op == MF_OP_TENSOR_SCATTER_SUB) {
+        MfTensor *neg = NULL;
+        st = mf_unary(MF_OP_NEG, du, &neg);
+        mf_tensor_release(du);
+        du = neg;
+    }
+    if (st == MF_OK && mf_grad_needs(g, 0) && g->call->op != MF_OP_TENSOR_SCATTER_UPDATE) {
+        mf_tensor_retain(dy);
+        dinputs[0] = dy;
+    } else if (st == MF_OK && mf_grad_needs(g, 0)) {
+        st = mf_fill_like(g->call->inputs[2], dy->dtype, 0, &zeros);
+        MfTensor *in[3] = {dy, ix, zeros};
+        if (st == MF_OK)
+            st = mf_op1(MF_OP_TENSOR_SCATTER_UPDATE, 3, in, &a, &dinputs[0]);
+    }
+    mf_tensor_release(zeros);
+    if (st == MF_OK && mf_grad_needs(g, 2))
+        dinputs[2] = du;
+    else
+        mf_tensor_release(du);
+    return st;
 }
 
 static const MfAttrDef scatter_attrs[] = {
@@ -293,4 +374,44 @@ const MfOpDesc mf_desc_scatter_nd = {
 const MfOpDesc mf_desc_scatter_nd_like = {
     .name = "ScatterNdLike", .api = "scatter_nd", .arity = 3, .infer = scatter_like_infer,
     .forward = scatter_forward, .backward = scatter_nd_grad, .cost = mf_cost_elementwise,
+};
+
+
+#define TENSOR_SCATTER_FIELDS(tf, fname)                                            \
+    .name = tf, .api = fname, .arity = 3, .flags = MF_OP_NO_METHOD,                 \
+    .infer = tensor_scatter_infer, .forward = tensor_scatter_forward,               \
+    .backward = tensor_scatter_grad, .cost = mf_cost_elementwise, .lua = fname,     \
+    .inputs = "tensor, indices, updates", .topic = "indexing"
+
+const MfOpDesc mf_desc_tensor_scatter_update = {
+    TENSOR_SCATTER_FIELDS("TensorScatterUpdate", "tensor_scatter_update"),
+    .summary = "a copy of tensor with slices replaced at 1-based index tuples",
+    .details =
+        "TensorFlow's tensor_scatter_nd_update (TF 1.x: tensor_scatter_update), 1-based as "
+        "mf.gather_nd: the last axis of indices holds m <= rank(tensor) positions and updates "
+        "has shape indices.shape[:-1] + tensor.shape[m:]. A repeated tuple: the last one wins. "
+        "The tensor itself does not change (tensors are immutable); a Variable's own form is "
+        "v:scatter_update. Gradient: dy with the written slices zeroed for the tensor, "
+        "gather_nd(dy, indices) for updates.",
+    .example =
+        "mf.tensor_scatter_update(mf.zeros{4}, {{2}, {4}}, {5, 6})   --> {0, 5, 0, 6}\n"
+        "mf.tensor_scatter_update(mf.zeros{2, 2}, {{1}}, {{1, 2}})   --> {{1, 2}, {0, 0}}",
+};
+
+const MfOpDesc mf_desc_tensor_scatter_add = {
+    TENSOR_SCATTER_FIELDS("TensorScatterAdd", "tensor_scatter_add"),
+    .summary = "a copy of tensor with updates added at 1-based index tuples",
+    .details =
+        "TensorFlow's tensor_scatter_nd_add (TF 1.x: tensor_scatter_add), 1-based, indices and "
+        "updates as mf.tensor_scatter_update; repeated tuples add up.",
+    .example = "mf.tensor_scatter_add(mf.ones{4}, {{2}, {2}}, {5, 6})   --> {1, 12, 1, 1}",
+};
+
+const MfOpDesc mf_desc_tensor_scatter_sub = {
+    TENSOR_SCATTER_FIELDS("TensorScatterSub", "tensor_scatter_sub"),
+    .summary = "a copy of tensor with updates subtracted at 1-based index tuples",
+    .details =
+        "TensorFlow's tensor_scatter_nd_sub (TF 1.x: tensor_scatter_sub), 1-based, indices and "
+        "updates as mf.tensor_scatter_update; repeated tuples subtract in turn.",
+    .example = "mf.tensor_scatter_sub(mf.ones{3}, {{1}, {3}}, {1, 2})   --> {0, 1, -1}",
 };

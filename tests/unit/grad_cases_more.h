@@ -102,6 +102,18 @@ static void gcm_rows_1(int input, MfTensor *t)
         gcm_rows(0, t);
 }
 
+/* Distinct index tuples {1,2}, {3,4}, {2,1} (input 1): an update by a
+ * repeated tuple hides the earlier update, whose gradient is then 0. */
+static void gcm_distinct_tuples_1(int input, MfTensor *t)
+{
+    static const int64_t v[] = {1, 2, 3, 4, 2, 1};
+    if (input != 1)
+        return;
+    int64_t *p = mf_tensor_data(t);
+    for (int64_t i = 0; i < mf_tensor_numel(t) && i < 6; i++)
+        p[i] = v[i];
+}
+
 static void gcm_shape_3x4(MfAttrs *a)
 {
     a->nints = 2;
@@ -127,6 +139,18 @@ static const GradCase cases_more[] = {
      {MF_INT64, GCM_F}, -2, 2, gcm_shape_3x2, gcm_rows, false},
     {MF_OP_SCATTER_ND_LIKE, "scatter_nd_like (3,4), (4,2), (4,)", 3, {2, 2, 1},
      {{3, 4}, {4, 2}, {4}}, {GCM_F, MF_INT64, GCM_F}, -2, 2, NULL, gcm_tuples_1, false},
+    {MF_OP_TENSOR_SCATTER_UPDATE, "tensor_scatter_update (3,4) at (3,2) distinct", 3,
+     {2, 2, 1}, {{3, 4}, {3, 2}, {3}}, {GCM_F, MF_INT64, GCM_F}, -2, 2, NULL,
+     gcm_distinct_tuples_1, true},
+    {MF_OP_TENSOR_SCATTER_UPDATE, "tensor_scatter_update rows of (3,2) at (2,1)", 3,
+     {2, 2, 2}, {{3, 2}, {2, 1}, {2, 2}}, {GCM_F, MF_INT64, GCM_F}, -2, 2, NULL, gcm_rows_1,
+     false},
+    {MF_OP_TENSOR_SCATTER_ADD, "tensor_scatter_add (3,4) at (4,2) with a repeat", 3,
+     {2, 2, 1}, {{3, 4}, {4, 2}, {4}}, {GCM_F, MF_INT64, GCM_F}, -2, 2, NULL, gcm_tuples_1,
+     true},
+    {MF_OP_TENSOR_SCATTER_SUB, "tensor_scatter_sub (3,4) at (4,2) with a repeat", 3,
+     {2, 2, 1}, {{3, 4}, {4, 2}, {4}}, {GCM_F, MF_INT64, GCM_F}, -2, 2, NULL, gcm_tuples_1,
+     true},
     {MF_OP_TOP_K, "top_k (3,5) k 2", 1, {2}, {{3, 5}}, {GCM_F}, -2, 2, gcm_k2, NULL, true},
     {MF_OP_SORT, "sort (3,4) axis 2", 1, {2}, {{3, 4}}, {GCM_F}, -2, 2, gcm_axis_1, NULL, true},
     {MF_OP_SORT, "sort (3,4) axis 1 descending", 1, {2}, {{3, 4}}, {GCM_F}, -2, 2,

@@ -113,6 +113,28 @@ static void gcs_slice_342(MfAttrs *a)
     memcpy(a->ints, v, sizeof v);
 }
 
+/* Strided window of (4,5): rows 1 and 3, columns 1, 3 and 5 (0-based
+ * begin (1,0), counts (2,3), steps (2,2)). */
+static void gcs_strided_45(MfAttrs *a)
+{
+    const int64_t v[4] = {1, 0, 2, 3}, step[2] = {2, 2};
+    a->nints = 4;
+    memcpy(a->ints, v, sizeof v);
+    memcpy(a->steps, step, sizeof step);
+}
+
+/* Strided window of (3,4,2): rows 1 and 3, column 3 dropped (an integer
+ * index), both of the last axis. */
+static void gcs_strided_342(MfAttrs *a)
+{
+    const int64_t v[6] = {0, 2, 0, 2, 1, 2}, step[3] = {2, 1, 1};
+    a->nints = 6;
+    memcpy(a->ints, v, sizeof v);
+    memcpy(a->steps, step, sizeof step);
+    a->naxes = 1;
+    a->axes[0] = 1;
+}
+
 /* roll by 1 along axis 0 and by -2 along the last */
 static void gcs_roll(MfAttrs *a)
 {
@@ -309,6 +331,18 @@ static const GradCase cases_shape[] = {
      gcs_slice_45, NULL, false},
     {MF_OP_SLICE, "slice (3,4,2) begin (1,2,2) size (3,2,1)", 1, {3}, {{3, 4, 2}}, {GCS_F}, -1,
      1, gcs_slice_342, NULL, false},
+    /* StridedSlice, its gradient and TensorStridedSliceUpdate (core/ops/strided_slice.c);
+     * StridedSliceGrad's second input gives only its shape */
+    {MF_OP_STRIDED_SLICE, "strided_slice (4,5) rows 2:4:2, cols 1:5:2", 1, {2}, {{4, 5}},
+     {GCS_F}, -1, 1, gcs_strided_45, NULL, true},
+    {MF_OP_STRIDED_SLICE, "strided_slice (3,4,2) rows 1:3:2, col 3 dropped", 1, {3},
+     {{3, 4, 2}}, {GCS_F}, -1, 1, gcs_strided_342, NULL, true},
+    {MF_OP_STRIDED_SLICE_GRAD, "strided_slice_grad (2,3) into (4,5)", 2, {2, 2},
+     {{2, 3}, {4, 5}}, {GCS_F, GCS_F}, -1, 1, gcs_strided_45, NULL, true},
+    {MF_OP_STRIDED_SLICE_UPDATE, "strided_slice_update (4,5) window (2,3)", 2, {2, 2},
+     {{4, 5}, {2, 3}}, {GCS_F, GCS_F}, -1, 1, gcs_strided_45, NULL, true},
+    {MF_OP_STRIDED_SLICE_UPDATE, "strided_slice_update (3,4,2) window (2,2)", 2, {3, 2},
+     {{3, 4, 2}, {2, 2}}, {GCS_F, GCS_F}, -1, 1, gcs_strided_342, NULL, false},
     /* GatherV2: repeated indices add up */
     {MF_OP_GATHER, "gather (5,3) rows {2,4,2,1}", 2, {2, 1}, {{5, 3}, {4}}, {GCS_F, GCS_I}, -1,
      1, gcs_axis0, gcs_ix_1310, true},
