@@ -122,7 +122,7 @@ $(BUILD)/repl/lmf_lib.o: CFLAGS_ALL += -I$(BUILD)/gen
 
 # The help texts (doc/help/README.md): one file per topic, in the order
 # help() lists the topics, made into C for repl/help.c.
-HELP_TOPICS := compat creation random math compare reduce linalg shape clipping printing \
+HELP_TOPICS := compat creation random math compare reduce linalg shape indexing clipping printing \
                autodiff variables graph nn profiling data training layers interchange shell \
                concepts
 $(BUILD)/gen/help_doc.inc: $(wildcard doc/help/*.txt) tools/embed_help.sh Makefile

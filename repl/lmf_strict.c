@@ -180,7 +180,9 @@ static void push_names(lua_State *L)
 static int strict_index(lua_State *L)
 {
     lua_settop(L, 2);
-    if (lua_type(L, 2) != LUA_TSTRING && lua_type(L, 2) != LUA_TNUMBER)
+    /* a Variable is indexed like a tensor: v[{2, {}}], v[mask] */
+    bool indexed = strcmp(lua_tostring(L, lua_upvalueindex(1)), "Variable") == 0;
+    if (lua_type(L, 2) != LUA_TSTRING && lua_type(L, 2) != LUA_TNUMBER && !indexed)
         return luaL_error(L, "%s: fields are named by strings (x.name), got a %s index",
                           lua_tostring(L, lua_upvalueindex(1)), luaL_typename(L, 2));
     if (lua_istable(L, lua_upvalueindex(2))) {
@@ -192,11 +194,8 @@ static int strict_index(lua_State *L)
         lua_pushvalue(L, 2);
         lua_call(L, 2, 1);
     }
-    if (!lua_isnil(L, -1) || lua_type(L, 2) == LUA_TNUMBER)
+    if (!lua_isnil(L, -1) || lua_type(L, 2) != LUA_TSTRING)
         return 1;
-    if (lua_type(L, 2) != LUA_TSTRING)
-        return luaL_error(L, "%s: fields are named by strings (x.name), got a %s index",
-                          lua_tostring(L, lua_upvalueindex(1)), luaL_typename(L, 2));
     push_names(L);
     return lmf_no_field(L, lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, 2),
                         lua_gettop(L), NULL);

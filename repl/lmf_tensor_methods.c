@@ -8,6 +8,7 @@
 #include "eager/eager.h"
 #include "graph/graph.h"
 #include "lmf.h"
+#include "lmf_index.h"
 #include "lmf_print.h"
 #include "lmf_strict.h"
 
@@ -109,8 +110,14 @@ static int t_index(lua_State *L)
         return luaL_error(L, "index: the tensor is closed (reading %s)",
                           lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "an element");
     MfTensor *t = lmf_check_tensor(L, 1);
-    if (lua_type(L, 2) == LUA_TNUMBER)
-        return index_tensor(L, t, lmf_check_integer(L, 2, "index", "an index"));
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+        lua_Integer i = lmf_check_integer(L, 2, "index", "an index");
+        if (t->rank == 1 && !t->node)   /* an element: a Lua value */
+            return index_tensor(L, t, i);
+        return lmf_index_read(L);   /* a view, with a gradient */
+    }
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return lmf_index_read(L);
     const char *key = lua_tostring(L, 2);
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
@@ -122,8 +129,9 @@ static int t_index(lua_State *L)
 
 static int t_newindex(lua_State *L)
 {
-    return luaL_error(L, "tensors are immutable: build a new one (or use a mf.Variable and "
-                      "assign) instead of setting '%s'",
+    return luaL_error(L, "tensors are immutable (as TensorFlow's): write into a mf.Variable "
+                      "(v[{...}] = value, v:scatter_update) or build a new tensor "
+                      "(mf.tensor_scatter_update, mf.where) instead of setting '%s'",
                       /* a key's __tostring may raise (a closed tensor) */
                       lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER
                           ? luaL_tolstring(L, 2, NULL) : luaL_typename(L, 2));

@@ -7,6 +7,7 @@
 #include "graph/graph.h"
 #include "mode/mode.h"
 #include "lmf.h"
+#include "lmf_index.h"
 #include "lmf_print.h"
 
 /* ---- mf.Variable ------------------------------------------------------------------ */
@@ -215,11 +216,11 @@ static int push_property(lua_State *L, MfVariable *v, const char *key)
 }
 
 /* __index: Variable methods (upvalue 1), tensor methods (upvalue 2),
- * properties; v[i] goes to the tensor __index (upvalue 3). */
+ * properties; v[i], v[{...}], v[mask] go to the tensor __index (upvalue 3). */
 static int v_index(lua_State *L)
 {
     MfVariable *v = lmf_check_variable(L, 1);
-    if (lua_type(L, 2) == LUA_TNUMBER) {
+    if (lua_type(L, 2) != LUA_TSTRING) {
         lua_pushvalue(L, lua_upvalueindex(3));
         lua_pushvalue(L, 1);
         lua_pushvalue(L, 2);
@@ -237,8 +238,12 @@ static int v_index(lua_State *L)
     return push_property(L, v, lua_tostring(L, 2));
 }
 
+/* v[key] = value writes part of the value (repl/lmf_index.c); a string
+ * key is a field, and fields are fixed. */
 static int v_newindex(lua_State *L)
 {
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return lmf_index_write(L);
     return luaL_error(L, "Variable: cannot set '%s' (change the value with v:assign(x); name "
                       "and trainable are fixed when the Variable is made)",
                       /* a key's __tostring may raise (a closed tensor) */
@@ -392,6 +397,7 @@ static void copy_operators(lua_State *L, int tensor_mt)
 
 void lmf_open_variable(lua_State *L, int methods)
 {
+    int mf = lua_gettop(L);
     static const luaL_Reg meths[] = {
         {"assign", v_assign}, {"assign_add", v_assign_add}, {"assign_sub", v_assign_sub},
         {"read_value", v_read_value}, {"value", v_read_value},
@@ -407,6 +413,7 @@ void lmf_open_variable(lua_State *L, int methods)
     copy_operators(L, tensor_mt);
     lmf_variable_box_class(L);
     luaL_newlib(L, meths);
+    lmf_open_index(L, methods, -1, mf);
     lua_pushvalue(L, methods);
     lua_getfield(L, tensor_mt, "__index");
     lua_pushcclosure(L, v_index, 3);

@@ -135,8 +135,8 @@ return {
     local t = mf.ones{2}
     reg["mf.Tensor"].__close(t)
     local v = mf.Variable(mf.ones{2})
-    v[t] = 1
-  end, "Variable: cannot set 'userdata'"},
+    v[t] = 1   -- a tensor key is a mask or positions (v[mask] = 1): this one is closed
+  end, "tensor is closed"},
   {"unstack of a tensor of another graph named the inner gather", function()
     local g1, g2, x = mf.Graph(), mf.Graph(), nil
     g1:as_default(function() x = mf.placeholder("float32", {2, 3}) end)
