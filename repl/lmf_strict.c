@@ -133,10 +133,6 @@ static const struct {
 
 int lmf_tensor_no_field(lua_State *L, int methods)
 {
-    if (lua_type(L, 2) != LUA_TSTRING)
-        return luaL_error(L, "index: a tensor is indexed by one integer at a time (t[2][3], "
-                          "1-based); for several use mf.slice or mf.gather; got a %s",
-                          luaL_typename(L, 2));
     const char *key = lua_tostring(L, 2);
     for (size_t i = 0; i < sizeof tensor_hints / sizeof *tensor_hints; i++)
         if (strcmp(key, tensor_hints[i].key) == 0)

@@ -17,8 +17,9 @@ int lmf_name_distance(const char *a, const char *b);
 int lmf_no_field(lua_State *L, const char *kind, const char *key, int names,
                  const char *const *props);
 
-/* The error of a tensor's '__index' for the key at 2 that it does not
- * serve; 'methods' is the index of the tensor methods table. */
+/* The error of a tensor's '__index' for the string key at 2 that it does
+ * not serve (other keys index: repl/lmf_index.c); 'methods' is the index
+ * of the tensor methods table. */
 int lmf_tensor_no_field(lua_State *L, int methods);
 
 /* Wraps the '__index' of moonflow's object metatables, sets tensor '__eq'

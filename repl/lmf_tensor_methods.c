@@ -122,7 +122,7 @@ static int t_index(lua_State *L)
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
         return 1;
-    if (!key || lua_type(L, 2) != LUA_TSTRING || !lmf_push_tensor_property(L, t, key))
+    if (!lmf_push_tensor_property(L, t, key))
         return lmf_tensor_no_field(L, lua_upvalueindex(1));
     return 1;
 }

@@ -332,13 +332,13 @@ static const GradCase cases_shape[] = {
     {MF_OP_SLICE, "slice (3,4,2) begin (1,2,2) size (3,2,1)", 1, {3}, {{3, 4, 2}}, {GCS_F}, -1,
      1, gcs_slice_342, NULL, false},
     /* StridedSlice, its gradient and TensorStridedSliceUpdate (core/ops/strided_slice.c);
-     * StridedSliceGrad's second input gives only its shape */
+     * StridedSliceGrad's second input gives only its shape (an int here: no gradient) */
     {MF_OP_STRIDED_SLICE, "strided_slice (4,5) rows 2:4:2, cols 1:5:2", 1, {2}, {{4, 5}},
      {GCS_F}, -1, 1, gcs_strided_45, NULL, true},
     {MF_OP_STRIDED_SLICE, "strided_slice (3,4,2) rows 1:3:2, col 3 dropped", 1, {3},
      {{3, 4, 2}}, {GCS_F}, -1, 1, gcs_strided_342, NULL, true},
     {MF_OP_STRIDED_SLICE_GRAD, "strided_slice_grad (2,3) into (4,5)", 2, {2, 2},
-     {{2, 3}, {4, 5}}, {GCS_F, GCS_F}, -1, 1, gcs_strided_45, NULL, true},
+     {{2, 3}, {4, 5}}, {GCS_F, GCS_I}, -1, 1, gcs_strided_45, NULL, true},
     {MF_OP_STRIDED_SLICE_UPDATE, "strided_slice_update (4,5) window (2,3)", 2, {2, 2},
      {{4, 5}, {2, 3}}, {GCS_F, GCS_F}, -1, 1, gcs_strided_45, NULL, true},
     {MF_OP_STRIDED_SLICE_UPDATE, "strided_slice_update (3,4,2) window (2,2)", 2, {3, 2},

@@ -280,7 +280,10 @@ static void walk_cases(Mode mode)
              * them at all (test_graph_ops checks they refuse) */
             if (mode == UNKNOWN_DIMS && (gc->op == MF_OP_GATHER_ND ||
                                          gc->op == MF_OP_SCATTER_ND ||
-                                         gc->op == MF_OP_SCATTER_ND_LIKE))
+                                         gc->op == MF_OP_SCATTER_ND_LIKE ||
+                                         gc->op == MF_OP_TENSOR_SCATTER_UPDATE ||
+                                         gc->op == MF_OP_TENSOR_SCATTER_ADD ||
+                                         gc->op == MF_OP_TENSOR_SCATTER_SUB))
                 continue;
             bad += check_case(gc, 9000 + 100 * t + i, mode, &refused);
             total++;

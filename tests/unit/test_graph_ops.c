@@ -197,7 +197,9 @@ static int check_case(const GradCase *gc, uint64_t seed, Mode mode)
         return check_refuses(gc, seed, mode, "of known length");
     /* so is GatherNd's / ScatterNd's tuple length (the last dim of indices) */
     if ((gc->op == MF_OP_GATHER_ND || gc->op == MF_OP_SCATTER_ND ||
-         gc->op == MF_OP_SCATTER_ND_LIKE) && mode == UNKNOWN_DIMS)
+         gc->op == MF_OP_SCATTER_ND_LIKE || gc->op == MF_OP_TENSOR_SCATTER_UPDATE ||
+         gc->op == MF_OP_TENSOR_SCATTER_ADD || gc->op == MF_OP_TENSOR_SCATTER_SUB) &&
+        mode == UNKNOWN_DIMS)
         return check_refuses(gc, seed, mode, "(the tuple length) must be known");
     GnInputs ein, gin;
     gn_inputs(gc, seed, &ein);
