@@ -42,7 +42,7 @@ for threads in 1 2; do
             }
         }' "$mf" "$peer"
 done | tee /tmp/mf_bench_elementwise_table.txt
-awk '$NF != "-" {
+awk '$NF != "-" && $NF + 0 > 0 {
         l = log($NF); all += l; na++
         if ($2 >= 131072) { big += l; nb++ }
         if ($NF > 1 && $2 >= 131072) slower++
