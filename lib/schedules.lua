@@ -418,7 +418,7 @@ end
 
 lib.help("train.AdamW", "training",
   "mf.train.AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, " ..
-  "exclude_from_weight_decay})",
+  "epsilon_placement = \"tensorflow\", exclude_from_weight_decay})",
   "Adam with decoupled weight decay (Loshchilov and Hutter, as Keras's and PyTorch's " ..
   "AdamW): apply_gradients shrinks each variable by lr * weight_decay times its value " ..
   "before the step and applies TensorFlow's Adam update (AdamOptimizer); a step Adam " ..
@@ -429,7 +429,11 @@ lib.help("train.AdamW", "training",
   "patterns whose variables get no decay (biases, norms: {\"bias\", \"norm\"}); a pattern " ..
   "is a Lua pattern found anywhere in the Variable's name (Keras uses Python regular " ..
   "expressions: plain names mean the same). opt:exclude_from_weight_decay{var_list, " ..
-  "var_names} adds more, as Keras's method.",
+  "var_names} adds more, as Keras's method. epsilon_placement = \"pytorch\" adds epsilon " ..
+  "to the bias-corrected square root as torch.optim.AdamW does (lr/(1-b1^t) * m / " ..
+  "(sqrt(v)/sqrt(1-b2^t) + eps)); the default, \"tensorflow\", adds it before the bias " ..
+  "correction (Keras's AdamW, TensorFlow's epsilon hat). The two agree when epsilon is " ..
+  "small beside sqrt(v).",
   [[
 w = mf.Variable({1.0})
 opt = mf.train.AdamW(0.1, {weight_decay = 0.5})
@@ -450,17 +454,20 @@ local function value_of(h)
   return h
 end
 
--- AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8}):
+-- AdamW(lr, {weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8,
+-- epsilon_placement}):
 -- before each Adam update, var <- var - lr * weight_decay * var (decoupled
 -- from the gradient: Keras's and PyTorch's AdamW). lr and weight_decay take
 -- a number, a tensor, a Variable or a function.
 function train.AdamW(lr, opts)
   local fname = "AdamW"
   opts = check_opts(fname, opts, {weight_decay = true, beta1 = true, beta2 = true,
-                                  epsilon = true, name = true, exclude_from_weight_decay = true})
+                                  epsilon = true, epsilon_placement = true, name = true,
+                                  exclude_from_weight_decay = true})
   local wd = opts.weight_decay or 0.01
   local adam = train.AdamOptimizer(lr, {beta1 = opts.beta1, beta2 = opts.beta2,
-                                        epsilon = opts.epsilon, name = opts.name})
+                                        epsilon = opts.epsilon, name = opts.name,
+                                        epsilon_placement = opts.epsilon_placement})
   local self = setmetatable({adam = adam, lr = lr, weight_decay = wd, excluded = {},
                              excluded_names = {}}, AdamW)
   local ex = opts.exclude_from_weight_decay
@@ -592,16 +599,24 @@ function AdamW:apply_gradients(gv, opts)
     end
     return nil
   end
-  -- A graph: the decays, then the Adam update after them (control
-  -- dependencies); a build error of Adam leaves the decay nodes unrun.
-  local decays = {}
-  for _, p in ipairs(gv) do
-    local op = p[1] ~= nil and p[2] ~= nil and self:decays(p[2]) and decay(p[2], rate, p[2])
-    if op and getmetatable(op).__name == "mf.Tensor" and op.name then decays[#decays + 1] = op end
+  -- A graph (or a trace): as eagerly, Adam's update, then the decay of the
+  -- values read before it (control dependencies order the three), so a
+  -- traced step rounds as the eager one, bit for bit; a build error of Adam
+  -- adds no decay node.
+  local reads = {}
+  for i, p in ipairs(gv) do
+    if p[1] ~= nil and p[2] ~= nil and self:decays(p[2]) then reads[i] = p[2]:read_value() end
   end
-  if #decays == 0 then return adam_apply(self.adam, gv, opts) end
-  return mf.control_dependencies(decays, function()
+  if next(reads) == nil then return adam_apply(self.adam, gv, opts) end
+  local before = {}
+  for _, r in pairs(reads) do before[#before + 1] = r end
+  local train = mf.control_dependencies(before, function()
     return adam_apply(self.adam, gv, opts)
+  end)
+  return mf.control_dependencies({train}, function()
+    local decays = {}
+    for i, old in pairs(reads) do decays[#decays + 1] = decay(gv[i][2], rate, old) end
+    return mf.group(decays)
   end)
 end
 

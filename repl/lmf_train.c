@@ -163,6 +163,22 @@ static void take_hyper(lua_State *L, int idx, const MfOptHyper *h, int hi, MfOpt
     }
 }
 
+/* The option 'h' at 'oi' given by name (h->choices): 0 or 1, 'dflt' when
+ * absent. */
+static int choice_option(lua_State *L, int oi, const char *who, const MfOptHyper *h, int dflt)
+{
+    if (!lmf_opt_field(L, oi, h->name))
+        return dflt;
+    const char *name = lmf_name_string(L, -1);
+    for (int i = 0; name && h->choices[i]; i++)
+        if (strcmp(name, h->choices[i]) == 0) {
+            lua_pop(L, 1);
+            return i;
+        }
+    return luaL_error(L, "%s: option '%s' must be \"%s\" or \"%s\", got %s", who, h->name,
+                      h->choices[0], h->choices[1], lmf_value_text(L, -1));
+}
+
 /* Option 'h' of the table at 'oi' into 'c' (its default stays when absent),
  * read as the class table says: a bool, a number read once, or a number,
  * tensor, Variable or function read at every apply. */
@@ -170,6 +186,10 @@ static void read_hyper_option(lua_State *L, int oi, const MfOptHyper *h, int hi,
 {
     double dflt = mf_opt_hyper_get(c, h);
     const char *who = mf_opt_kind_class(c->kind);
+    if (h->choices) {
+        mf_opt_hyper_set(c, h, choice_option(L, oi, who, h, dflt != 0));
+        return;
+    }
     if (h->is_bool || !h->per_apply) {
         double v = h->is_bool ? lmf_opt_bool(L, oi, who, h->name, dflt != 0)
                               : lmf_opt_number(L, oi, who, h->name, dflt);

@@ -33,10 +33,15 @@ static const MfOptHyper rmsprop_hypers[] = {
     {"epsilon", FIELD(epsilon), .per_apply = true, .dflt = 1e-10, .hi = HUGE_VAL},
 };
 
+static const char *const placements[] = {"tensorflow", "pytorch", NULL};
+
 static const MfOptHyper adam_hypers[] = {
     {"beta1", FIELD(beta1), .per_apply = true, .dflt = 0.9, .hi = 1, .hi_open = true},
     {"beta2", FIELD(beta2), .per_apply = true, .dflt = 0.999, .hi = 1, .hi_open = true},
     {"epsilon", FIELD(epsilon), .per_apply = true, .dflt = 1e-8, .hi = HUGE_VAL},
+    /* "pytorch": epsilon added to the bias-corrected square root (torch.optim.Adam,
+     * AdamW; the paper's Algorithm 1) rather than TensorFlow's epsilon hat */
+    {"epsilon_placement", FIELD(epsilon_pytorch), .is_bool = true, .choices = placements},
 };
 
 /* Keras 3's names and defaults (beta_1, beta_2 spelled as Adam's here) */
@@ -55,6 +60,7 @@ static const MfOptHyper lion_hypers[] = {
 #define GRAD {MF_OPT_IN_GRAD, 0}
 #define HYPER(i) {MF_OPT_IN_HYPER, i}
 #define POWER(i) {MF_OPT_IN_POWER, i}
+#define EPSILON(i) {MF_OPT_IN_EPSILON, i}
 #define ZEROS(name) {name, 0, -1}
 
 /* TensorFlow 1.x's: only Adam's learning rate has a default (0.001); Lion's
@@ -62,22 +68,23 @@ static const MfOptHyper lion_hypers[] = {
  * (core/ops/apply.c). */
 static const MfOptClass classes[] = {
     [MF_OPT_SGD] = {"GradientDescentOptimizer", "GradientDescent", NO_DEFAULT, 0, NULL,
-                    MF_OP_APPLY_GRADIENT_DESCENT, 0, {{0}}, 0, {{0}}, 2, {LR, GRAD}, -1},
+                    MF_OP_APPLY_GRADIENT_DESCENT, 0, {{0}}, 0, {{0}}, 2, {LR, GRAD}, -1, -1},
     [MF_OPT_MOMENTUM] = {"MomentumOptimizer", "Momentum", NO_DEFAULT, HYPERS(momentum_hypers),
                          MF_OP_APPLY_MOMENTUM, 1, {ZEROS("momentum")}, 0, {{0}},
-                         3, {LR, GRAD, HYPER(0)}, 1},
+                         3, {LR, GRAD, HYPER(0)}, 1, -1},
     [MF_OPT_ADAGRAD] = {"AdagradOptimizer", "Adagrad", NO_DEFAULT, HYPERS(adagrad_hypers),
                         MF_OP_APPLY_ADAGRAD, 1, {{"accumulator", 0, 0}}, 0, {{0}},
-                        2, {LR, GRAD}, -1},
+                        2, {LR, GRAD}, -1, -1},
     [MF_OPT_RMSPROP] = {"RMSPropOptimizer", "RMSProp", NO_DEFAULT, HYPERS(rmsprop_hypers),
                         MF_OP_APPLY_RMSPROP, 2, {{"rms", 1, -1}, ZEROS("momentum")}, 0, {{0}},
-                        5, {LR, HYPER(0), HYPER(1), HYPER(2), GRAD}, -1},
+                        5, {LR, HYPER(0), HYPER(1), HYPER(2), GRAD}, -1, -1},
     [MF_OPT_ADAM] = {"AdamOptimizer", "Adam", 0.001, HYPERS(adam_hypers), MF_OP_APPLY_ADAM,
                      2, {ZEROS("m"), ZEROS("v")},
                      2, {{"beta1_power", 0}, {"beta2_power", 1}},
-                     7, {POWER(0), POWER(1), LR, HYPER(0), HYPER(1), HYPER(2), GRAD}, -1},
+                     7, {POWER(0), POWER(1), LR, HYPER(0), HYPER(1), EPSILON(2), GRAD}, -1, 3},
     [MF_OPT_LION] = {"LionOptimizer", "Lion", 0.001, HYPERS(lion_hypers), MF_OP_APPLY_LION,
-                     1, {ZEROS("m")}, 0, {{0}}, 5, {LR, HYPER(0), HYPER(1), HYPER(2), GRAD}, -1},
+                     1, {ZEROS("m")}, 0, {{0}}, 5, {LR, HYPER(0), HYPER(1), HYPER(2), GRAD},
+                     -1, -1},
 };
 _Static_assert(MF_COUNTOF(classes) == MF_OPT_NKINDS, "one class per MfOptKind");
 _Static_assert(MF_COUNTOF(momentum_hypers) <= MF_OPT_MAX_HYPERS &&
@@ -200,8 +207,11 @@ void mf_opt_describe_hypers(const MfOptConfig *c, MfStrBuf *out)
     const MfOptClass *k = mf_opt_class(c->kind);
     for (int i = 0; k && i < k->nhypers; i++) {
         const MfOptHyper *h = &k->hypers[i];
-        if (h->is_bool)
-            mf_strbuf_addf(out, ", %s=%s", h->name, mf_opt_hyper_get(c, h) != 0 ? "true" : "false");
+        bool on = mf_opt_hyper_get(c, h) != 0;
+        if (h->choices)
+            mf_strbuf_addf(out, ", %s=%s", h->name, h->choices[on]);
+        else if (h->is_bool)
+            mf_strbuf_addf(out, ", %s=%s", h->name, on ? "true" : "false");
         else
             mf_strbuf_addf(out, ", %s=%g", h->name, mf_opt_hyper_get(c, h));
     }

@@ -87,11 +87,43 @@ static void own(Scratch *s, MfVariable *v)
     v->value = copy;
 }
 
+/* Hyperparameter 'i' as a scalar of 'dt': a graph's input, or the number. */
+static MfTensor *hyper_input(Scratch *s, const MfOptimizer *o, int i, MfDType dt)
+{
+    if (mf_opt_hyper_tensor(o, i))
+        return cast(s, mf_opt_hyper_tensor(o, i), dt);
+    return cst(s, dt, mf_opt_hyper_get(&o->cfg, &mf_opt_desc(o)->hypers[i]));
+}
+
+/* 'a' op 'b' (a binary op) or op 'a' (b NULL), kept in the scratch. */
+static MfTensor *op(Scratch *s, MfOpId id, MfTensor *a, MfTensor *b)
+{
+    if (s->st != MF_OK || !a)
+        return NULL;
+    MfTensor *out = NULL;
+    s->st = b ? mf_binary(id, a, b, &out) : mf_unary(id, a, &out);
+    return s->st == MF_OK ? keep(s, out) : NULL;
+}
+
+/* Adam's epsilon input (MF_OPT_IN_EPSILON). PyTorch's step,
+ * lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps), is TensorFlow's,
+ * lr*sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + eps'), with
+ * eps' = eps * sqrt(1 - b2^t): made with ops from beta2_power, so eager,
+ * graph and traced steps compute it alike and ApplyAdam stays one kernel. */
+static MfTensor *epsilon_input(Scratch *s, const MfOptimizer *o, int i, MfDType dt)
+{
+    const MfOptClass *d = mf_opt_desc(o);
+    MfTensor *eps = hyper_input(s, o, i, dt);
+    if (d->placement < 0 || mf_opt_hyper_get(&o->cfg, &d->hypers[d->placement]) == 0)
+        return eps;
+    MfTensor *rest = op(s, MF_OP_SUB, cst(s, dt, 1.0), cast(s, o->power[1]->value, dt));
+    return op(s, MF_OP_MUL, eps, op(s, MF_OP_SQRT, rest, NULL));
+}
+
 /* The inputs of the Apply op after var and the slots, as the descriptor
  * lists them; returns how many it wrote at 'in'. */
 static int hyper_inputs(Scratch *s, const MfUpdate *u, MfDType dt, MfTensor **in)
 {
-    const MfOptConfig *c = &u->o->cfg;
     const MfOptClass *d = mf_opt_desc(u->o);
     for (int i = 0; i < d->ninputs; i++) {
         const MfOptInput *x = &d->inputs[i];
@@ -99,10 +131,10 @@ static int hyper_inputs(Scratch *s, const MfUpdate *u, MfDType dt, MfTensor **in
             in[i] = u->lr;
         else if (x->kind == MF_OPT_IN_GRAD)
             in[i] = u->grad;
-        else if (x->kind == MF_OPT_IN_HYPER && mf_opt_hyper_tensor(u->o, x->index))
-            in[i] = cast(s, mf_opt_hyper_tensor(u->o, x->index), dt);   /* a graph's input */
         else if (x->kind == MF_OPT_IN_HYPER)
-            in[i] = cst(s, dt, mf_opt_hyper_get(c, &d->hypers[x->index]));
+            in[i] = hyper_input(s, u->o, x->index, dt);
+        else if (x->kind == MF_OPT_IN_EPSILON)
+            in[i] = epsilon_input(s, u->o, x->index, dt);
         else
             in[i] = cast(s, u->o->power[x->index]->value, dt);
     }

@@ -49,6 +49,7 @@ typedef struct MfOptConfig {
     double decay, epsilon;         /* RMSProp (epsilon also Adam) */
     double beta1, beta2;           /* Adam, Lion */
     double weight_decay;           /* Lion */
+    bool epsilon_pytorch;          /* Adam: epsilon_placement = "pytorch" */
 } MfOptConfig;
 
 /* TensorFlow's defaults for 'kind' with learning rate 'lr' (those of the
@@ -62,6 +63,9 @@ typedef struct MfOptHyper {
     const char *name;     /* "beta1": the option key and print(opt)'s label */
     size_t offset;        /* of its field in MfOptConfig: a double, or a bool */
     bool is_bool;         /* use_nesterov */
+    /* a bool given by name: choices[0] is false, choices[1] true (Adam's
+     * epsilon_placement, "tensorflow" or "pytorch"); NULL: a plain bool */
+    const char *const *choices;
     bool positional;      /* the argument after learning_rate, required (momentum) */
     bool per_apply;       /* a tensor, Variable or function given is read at every apply */
     double dflt;          /* when not given (a positional one has none) */
@@ -95,7 +99,11 @@ typedef struct MfOptPower {
  * learning rate, the gradient, a hyperparameter or a power (by index), each
  * as a scalar of the variable's dtype. */
 typedef enum MfOptInputKind {
-    MF_OPT_IN_LR, MF_OPT_IN_GRAD, MF_OPT_IN_HYPER, MF_OPT_IN_POWER
+    MF_OPT_IN_LR, MF_OPT_IN_GRAD, MF_OPT_IN_HYPER, MF_OPT_IN_POWER,
+    /* Adam's epsilon, hyperparameter 'index', times sqrt(1 - beta2_power)
+     * (power 1) when the class's 'placement' hyperparameter is true:
+     * PyTorch's m^ / (sqrt(v^) + eps) written as TensorFlow's update */
+    MF_OPT_IN_EPSILON
 } MfOptInputKind;
 
 typedef struct MfOptInput {
@@ -109,7 +117,9 @@ typedef struct MfOptInput {
  * required, as TensorFlow 1.x gives none but Adam's), its hyperparameters
  * in the constructor's order, the fused Apply op of its update, its slots,
  * its non-slot state, the Apply op's inputs after var and slots, and the
- * bool hyperparameter that sets the op's attrs.n (Nesterov; -1: none).
+ * bool hyperparameter that sets the op's attrs.n (Nesterov; -1: none) and
+ * the one that moves epsilon after the bias correction (Adam's
+ * epsilon_placement, read by MF_OPT_IN_EPSILON; -1: none).
  * Eager and graph training, slots, checkpoints and print(opt) all read the
  * entry: a new optimizer is one entry and its kernel. */
 typedef struct MfOptClass {
@@ -126,6 +136,7 @@ typedef struct MfOptClass {
     int ninputs;
     MfOptInput inputs[MF_OPT_MAX_INPUTS];
     int nesterov;
+    int placement;
 } MfOptClass;
 
 /* The class of 'kind' (static), NULL when 'kind' is not one. */

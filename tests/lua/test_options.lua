@@ -95,8 +95,8 @@ T.test("mf.nn", function()
 end)
 
 T.test("training: optimizers, minimize, compute/apply, exponential_decay", function()
-  unknown("AdamOptimizer", "bta1", "beta1, beta2, epsilon, name", mf.train.AdamOptimizer, 0.1,
-          {bta1 = 0.8})
+  unknown("AdamOptimizer", "bta1", "beta1, beta2, epsilon, epsilon_placement, name",
+          mf.train.AdamOptimizer, 0.1, {bta1 = 0.8})
   local w = mf.Variable({1.0, 2.0}, {name = "w"})
   local function loss() return mf.reduce_sum(w * w) end
   local opt = mf.train.GradientDescentOptimizer(0.1)

@@ -332,7 +332,8 @@ static void test_describe_and_names(void **state)
     (void)state;
     MfOptConfig c = mf_opt_config_default(MF_OPT_ADAM, 0.001);
     expect_description(&c, false, "AdamOptimizer(learning_rate=0.001, beta1=0.9, beta2=0.999, "
-                                  "epsilon=1e-08) name=\"Adam\", slots: m, v (for 0 variables)");
+                                  "epsilon=1e-08, epsilon_placement=tensorflow) name=\"Adam\", "
+                                  "slots: m, v (for 0 variables)");
     c = mf_opt_config_default(MF_OPT_MOMENTUM, 0.5);
     c.momentum = 0.9;
     c.use_nesterov = true;
