@@ -94,18 +94,14 @@ T.test("errors for malformed equations name einsum", function()
            "ij,jk->ik", A)
   T.raises(mf.einsum, "einsum: operand 1 has rank 2 but its term 'ijk' names 3 axes",
            "ijk->i", A)
-  T.raises(mf.einsum, "einsum: index 'j' has size 3 in one operand and 2 in operand 2",
+  T.raises(mf.einsum, "einsum: index 'j' has size 3 in operand 1 and 2 in operand 2",
            "ij,jk->ik", A, A)
   T.raises(mf.einsum, "einsum: output index 'z' does not appear in any operand", "ij->z", A)
-  T.raises(mf.einsum, "einsum: index 'i' appears twice in the output", "ij->ii", A)
-  T.raises(mf.einsum, "einsum: index 'i' is repeated in operand 1 ('ii'): diagonals and "
-           .. "traces are not supported (use mf.trace)", "ii->i", mf.eye(2))
-  T.raises(mf.einsum, "einsum: ellipsis ('...') is not supported", "...ij->...ji", A)
+  T.raises(mf.einsum, "einsum: index 'i' appears more than once in the output", "ij->ii", A)
   T.raises(mf.einsum, "einsum: unexpected character '1'", "i1->i", A)
   T.raises(mf.einsum, "einsum: equation 'ij->j->i' has more than one '->'", "ij->j->i", A)
-  T.raises(mf.einsum, "einsum: at most 2 operands are supported, got 3", "i,i,i->", v, v, v)
   T.raises(mf.einsum, "einsum: bad argument #1 (an equation string", A, A)
-  T.raises(mf.einsum, "einsum: expected an equation and 1 or 2 tensors", "ij")
+  T.raises(mf.einsum, "einsum: expected an equation and tensors", "ij")
   T.raises(mf.einsum, "einsum: operands differ in dtype: float64 and float32", "i,i->", v,
            mf.tensor{1, 2, 3})
   T.raises(mf.einsum, "einsum: bad argument #3 (a tensor expected, got string)", "i,i->", v, "x")

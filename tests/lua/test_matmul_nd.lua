@@ -7,41 +7,12 @@
 -- row-major matrices times one matrix, graph mode with unknown dims, mf.trace.
 local T = dofile("tests/lua/harness.lua")
 
-local python = "/usr/bin/python3"
-local have_numpy = os.execute(python .. " -c 'import numpy' 2>/dev/null")
-local dir = os.tmpname()
-os.remove(dir)
-assert(os.execute("mkdir -p '" .. dir .. "'"))
+local np = dofile("tests/lua/numpy_live.lua")
 
--- numpy's side: reads in.safetensors (a<i>, b<i>, w<i> float64) and the flags
--- "i:ta:tb" from argv; writes c<i> = matmul(op(a), op(b)) and the gradients
--- of sum(c * w) for a and b to out.safetensors.
+-- numpy's side (after numpy_live.lua's prelude): src holds a<i>, b<i>, w<i>
+-- and ARG the flags "i:ta:tb"; writes c<i> = matmul(op(a), op(b)) and the
+-- gradients of sum(c * w) for a and b.
 local numpy_script = [==[
-import json, struct, sys
-import numpy as np
-
-def load(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    head = json.loads(raw[8:8 + n])
-    out = {}
-    for k, v in head.items():
-        if k == "__metadata__":
-            continue
-        s, e = v["data_offsets"]
-        out[k] = np.frombuffer(raw[8 + n + s:8 + n + e], "<f8").reshape(v["shape"])
-    return out
-
-def save(path, tensors):
-    head, blobs, off = {}, [], 0
-    for k, t in tensors.items():
-        b = np.ascontiguousarray(t, "<f8").tobytes()
-        head[k] = {"dtype": "F64", "shape": list(np.shape(t)), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    h = json.dumps(head).encode()
-    open(path, "wb").write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-
 def unbroadcast(g, shape):
     while g.ndim > len(shape):
         g = g.sum(0)
@@ -53,15 +24,11 @@ def unbroadcast(g, shape):
 def T(x):
     return np.swapaxes(x, -1, -2)
 
-src = load(sys.argv[1])
-res = {}
-if sys.argv[3].startswith("einsum"):  # einsum:i=eq;...: e<i> = np.einsum(eq, x<i>, y<i>)
-    for case in sys.argv[3][7:].split(";"):
+if ARG.startswith("einsum"):  # einsum:i=eq;...: e<i> = np.einsum(eq, x<i>, y<i>)
+    for case in ARG[7:].split(";"):
         i, eq = case.split("=")
         res["e" + i] = np.einsum(eq, src["x" + i], src["y" + i])
-    save(sys.argv[2], res)
-    sys.exit(0)
-for case in sys.argv[3].split(","):
+for case in ARG.split(",") if not ARG.startswith("einsum") else []:
     i, ta, tb = case.split(":")
     a, b, w = src["a" + i], src["b" + i], src["w" + i]
     oa, ob = (T(a) if ta == "1" else a), (T(b) if tb == "1" else b)
@@ -80,21 +47,10 @@ for case in sys.argv[3].split(","):
     db = unbroadcast(np.matmul(T(oa2), w2), ob2.shape).reshape(ob.shape)
     res["da" + i] = T(da) if ta == "1" else da
     res["db" + i] = T(db) if tb == "1" else db
-save(sys.argv[2], res)
 ]==]
 
--- Runs the script on 'tensors' with the argument 'arg'; returns what it wrote.
 local function run_numpy(tensors, arg)
-  local pin, pout, ps = dir .. "/in.safetensors", dir .. "/out.safetensors", dir .. "/np.py"
-  mf.save(pin, tensors)
-  local f = assert(io.open(ps, "w"))
-  f:write(numpy_script)
-  f:close()
-  local pipe = io.popen(string.format("%s '%s' '%s' '%s' '%s' 2>&1", python, ps, pin, pout,
-                                      arg))
-  local out = pipe:read("a")
-  assert(pipe:close(), "numpy failed:\n" .. out)
-  return mf.load(pout)
+  return np.run(numpy_script, tensors, arg)
 end
 
 -- The matmul cases through numpy.
@@ -185,7 +141,7 @@ end
 local function shape_text(s) return "(" .. table.concat(s, ",") .. ")" end
 
 T.test("values and gradients against numpy.matmul, random shapes", function()
-  if not have_numpy then print("skipped: no numpy for " .. python) return end
+  if not np.available then print("skipped: no numpy for /usr/bin/python3") return end
   local cases = make_cases()
   local want = numpy_results(cases)
   for i, c in ipairs(cases) do
@@ -205,7 +161,7 @@ T.test("values and gradients against numpy.matmul, random shapes", function()
 end)
 
 T.test("einsum with several batch letters (issue #28's equations) against numpy.einsum", function()
-  if not have_numpy then print("skipped: no numpy for " .. python) return end
+  if not np.available then print("skipped: no numpy for /usr/bin/python3") return end
   local eqs = {
     {"abc,bad->abcd", {2, 3, 4}, {3, 2, 5}},
     {"ijkm,ijln->ijmn", {2, 3, 4, 5}, {2, 3, 4, 6}},
@@ -324,5 +280,5 @@ T.test("errors name what was given", function()
            {adjoint_c = true})
 end)
 
-os.execute("rm -rf '" .. dir .. "'")
+np.cleanup()
 T.done()
