@@ -229,38 +229,19 @@ static MfStatus jvp_lstm_cell(const MfJvpCall *j, MfTensor **dout)
 
 /* ---- the transposed backward ------------------------------------------------------ */
 
-/* d<backward(u), t>/du at u = 0: the Jacobian applied to t, whatever the op
- * (backward is linear in u). One tape records backward(u) and the sum. */
-static MfStatus transpose(const MfJvpCall *j, MfTensor **dout)
+static const MfJvpGraphHooks *graph_hooks;
+
+void mf_jvp_set_graph_hooks(const MfJvpGraphHooks *h)
 {
-    const MfOpCall *c = j->call;
-    for (int i = 0; i < c->ninputs; i++)
-        if (c->inputs[i]->node)
-            return mf_err_set(MF_EARG, "forward mode: %s in graph mode (mf.trace) has no "
-                              "forward rule yet; run it eagerly",
-                              mf_op_table[c->op]->name);
-    MfTensor *u[MF_MAX_OUTPUTS] = {NULL}, *din[MF_MAX_OUTPUTS * 4] = {NULL}, *s = NULL;
-    MfTapeSource src[MF_MAX_OUTPUTS] = {{0}};
-    int which[MF_MAX_OUTPUTS], nsrc = 0, nu = c->noutputs;
-    if (c->ninputs > MF_MAX_OUTPUTS * 4)
-        return mf_err_set(MF_EARG, "forward mode: %s: too many inputs",
-                          mf_op_table[c->op]->name);
-    MfTape *tape = mf_tape_new(false, false);
-    MfStatus st = tape ? MF_OK : MF_ENOMEM;
-    for (int k = 0; k < nu && st == MF_OK; k++) {
-        if (!mf_grad_is_float(j->outputs[k]->dtype))
-            continue;
-        st = zeros_like(j->outputs[k], &u[k]);
-        if (st == MF_OK)
-            st = mf_tape_watch(tape, u[k]);
-        which[nsrc] = k;
-        src[nsrc++].tensor = u[k];
-    }
-    if (st == MF_OK) {
-        MfGradCall g = {.call = c, .outputs = j->outputs, .doutputs = u};
-        st = mf_grad_call(&g, din);
-    }
-    for (int i = 0; i < c->ninputs && st == MF_OK; i++) {
+    graph_hooks = h;
+}
+
+/* sum over inputs of sum(din[i] * t[i]) into '*s' (NULL: no input has both). */
+static MfStatus dot_tangents(const MfJvpCall *j, MfTensor *const *din, MfTensor **s)
+{
+    MfStatus st = MF_OK;
+    *s = NULL;
+    for (int i = 0; i < j->call->ninputs && st == MF_OK; i++) {
         if (!din[i] || !j->tangents[i])
             continue;
         MfTensor *p = NULL, *ps = NULL, *sum = NULL;
@@ -269,22 +250,64 @@ static MfStatus transpose(const MfJvpCall *j, MfTensor **dout)
         st = mf_binary(MF_OP_MUL, din[i], j->tangents[i], &p);
         if (st == MF_OK)
             st = mf_op1(MF_OP_SUM, 1, &p, &all, &ps);
-        if (st == MF_OK && s)
-            st = mf_binary(MF_OP_ADD, s, ps, &sum);
+        if (st == MF_OK && *s)
+            st = mf_binary(MF_OP_ADD, *s, ps, &sum);
         else if (st == MF_OK)
             mf_tensor_retain(sum = ps);
-        mf_tensor_release(s);
-        s = sum;
+        mf_tensor_release(*s);
+        *s = sum;
         mf_tensor_release(p);
         mf_tensor_release(ps);
     }
-    if (st == MF_OK && s) {
-        mf_tape_stop(tape);
-        MfTensor *grads[MF_MAX_OUTPUTS] = {NULL};
-        st = mf_tape_gradient(tape, s, nsrc, src, NULL, false, grads);
-        for (int k = 0; k < nsrc; k++)
-            dout[which[k]] = grads[k];
+    return st;
+}
+
+/* d<backward(u), t>/du at u = 0: the Jacobian applied to t, whatever the op
+ * (backward is linear in u). Eagerly a tape records backward(u) and the
+ * sum; on a graph, the graph hooks take the gradient over the new nodes. */
+static MfStatus transpose(const MfJvpCall *j, MfTensor **dout)
+{
+    const MfOpCall *c = j->call;
+    bool graph = j->outputs[0]->node != NULL;   /* the op was built into a graph */
+    if (graph && !graph_hooks)
+        return mf_err_set(MF_EARG, "forward mode: %s in a graph needs the graph hooks "
+                          "(mf_forward_graph_register)", mf_op_table[c->op]->name);
+    if (c->ninputs > MF_MAX_OUTPUTS * 4)
+        return mf_err_set(MF_EARG, "forward mode: %s: too many inputs",
+                          mf_op_table[c->op]->name);
+    MfTensor *u[MF_MAX_OUTPUTS] = {NULL}, *din[MF_MAX_OUTPUTS * 4] = {NULL}, *s = NULL;
+    MfTensor *grads[MF_MAX_OUTPUTS] = {NULL};
+    MfTapeSource src[MF_MAX_OUTPUTS] = {{0}};
+    int which[MF_MAX_OUTPUTS], nsrc = 0;
+    int64_t mark = graph ? graph_hooks->mark(j->outputs[0]) : 0;
+    MfTape *tape = graph ? NULL : mf_tape_new(false, false);
+    MfStatus st = graph || tape ? MF_OK : MF_ENOMEM;
+    for (int k = 0; k < c->noutputs && st == MF_OK; k++) {
+        if (!mf_grad_is_float(j->outputs[k]->dtype))
+            continue;
+        st = zeros_like(j->outputs[k], &u[nsrc]);
+        if (st == MF_OK && tape)
+            st = mf_tape_watch(tape, u[nsrc]);
+        src[nsrc].tensor = u[nsrc];
+        which[nsrc++] = k;
     }
+    if (st == MF_OK) {
+        MfTensor *uk[MF_MAX_OUTPUTS] = {NULL};   /* by output, as the backward reads them */
+        for (int q = 0; q < nsrc; q++)
+            uk[which[q]] = u[q];
+        MfGradCall g = {.call = c, .outputs = j->outputs, .doutputs = uk};
+        st = mf_grad_call(&g, din);
+    }
+    if (st == MF_OK)
+        st = dot_tangents(j, din, &s);
+    if (st == MF_OK && s && tape) {
+        mf_tape_stop(tape);
+        st = mf_tape_gradient(tape, s, nsrc, src, NULL, false, grads);
+    } else if (st == MF_OK && s) {
+        st = graph_hooks->gradients(mark, s, nsrc, u, grads);
+    }
+    for (int q = 0; q < nsrc; q++)
+        dout[which[q]] = grads[q];
     mf_tensor_release(s);
     for (int i = 0; i < MF_MAX_OUTPUTS * 4; i++)
         mf_tensor_release(din[i]);

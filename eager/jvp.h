@@ -18,7 +18,9 @@
  *   TRANSPOSE  the op's backward transposed: backward(u) is linear in u, so
  *              the tangent is d<backward(u), t>/du, one reverse pass over
  *              the backward's ops (the ops whose Jacobian has no cheaper
- *              form here: pooling, normalisations, linear algebra...).
+ *              form here: pooling, normalisations, linear algebra...); on
+ *              a graph being built, the symbolic gradient over the nodes
+ *              the rule built (the graph hooks below).
  * An op with a 'backward' and no entry has no forward rule: the op-table
  * walk of tests/unit/test_jvp.c fails naming it and this file's table. */
 #ifndef MF_EAGER_JVP_H
@@ -53,6 +55,17 @@ MfJvpRule mf_jvp_rule(MfOpId op);
 
 /* The family's name, for messages and mf.ops(): "unary", "linear", ... */
 const char *mf_jvp_kind_name(MfJvpKind kind);
+
+/* Graph mode's TRANSPOSE (registered by mode/forward_graph.c, which sees
+ * graphs): 'mark' the node count of the graph an op on 'like' goes into,
+ * before the rule builds anything (-1: none); 'gradients' the symbolic
+ * gradients of 's' for the 'n' tensors 'u' over the nodes built since. */
+typedef struct MfJvpGraphHooks {
+    int64_t (*mark)(const MfTensor *like);
+    MfStatus (*gradients)(int64_t mark, MfTensor *s, int n, MfTensor *const *u,
+                          MfTensor **grads);
+} MfJvpGraphHooks;
+void mf_jvp_set_graph_hooks(const MfJvpGraphHooks *h);
 
 /* The tangents of the outputs into 'dout[0..MF_MAX_OUTPUTS)' (owned; NULL:
  * zero or not a float output). MF_EARG naming the op when it has no rule. */

@@ -2,7 +2,8 @@
  * train/: where an operation on a Variable or a constant goes
  * (variables.c), where apply_gradients goes and which global step counts
  * (train.c), a GradientTape inside a graph being built (tape_window.c) and
- * mf.custom_gradient in both modes (custom_gradient.c). "Is a graph being
+ * mf.custom_gradient in both modes (custom_gradient.c), forward mode's
+ * transposed rules in a graph (forward_graph.c). "Is a graph being
  * built" itself is graph/'s one answer (graph/building.c, mf_mode_graph),
  * which train/ asks too. Only repl/ calls these. */
 #ifndef MF_MODE_MODE_H
@@ -111,6 +112,13 @@ void mf_tape_window_reset(MfTapeWindow *w, MfTape *t);
 MfStatus mf_tape_window_gradients(MfTapeWindow *w, MfTape *t, int nt, MfTensor *const *targets,
                                   int n, const MfTapeSource *src, MfTensor *og, bool zero,
                                   MfTensor **grads);
+
+/* ---- forward mode in a graph being built (mode/forward_graph.c) --------------------
+ * Gives eager/jvp.c's transposed rules (softmax, pools, linalg, ...) their
+ * graph form: the symbolic gradient over the nodes the rule built. Call it
+ * before forward mode runs (idempotent; the Lua face does at each
+ * mf.ForwardAccumulator). */
+void mf_forward_graph_register(void);
 
 /* ---- mf.custom_gradient (mode/custom_gradient.c) -----------------------------------
  * Where the user's f started: the graph being built (NULL: eager) and its

@@ -8,6 +8,7 @@
  * Ownership: the box owns one reference to its accumulator (__gc releases
  * it; __close only stops it); the accumulator holds the tangents. */
 #include "eager/forward.h"
+#include "mode/mode.h"
 #include "lmf.h"
 #include "lmf_arg.h"
 
@@ -167,6 +168,7 @@ void lmf_open_forward(lua_State *L)
         {"__gc", a_gc}, {"__close", a_close}, {"__tostring", a_tostring}, {NULL, NULL}};
     static const luaL_Reg meths[] = {{"jvp", a_jvp}, {"close", a_close}, {NULL, NULL}};
     lmf_box_class(L, FWD_MT, meta, meths);
+    mf_forward_graph_register();   /* transposed rules inside mf.trace */
     lua_pushcfunction(L, l_new);
     lua_setfield(L, -2, "ForwardAccumulator");
 }

@@ -1,9 +1,12 @@
 /* test_jvp.c — forward-mode rules (eager/jvp.c): every case of the
  * grad_cases_*.h files runs its op in float64, and the rule's tangents for
  * random input tangents t are compared with central differences along t,
- * (op(x + eps t) - op(x - eps t)) / (2 eps), for every float64 output. A
- * walk of the op table fails when a differentiable op has no forward rule,
- * naming it and the table to add it to. */
+ * (op(x + eps t) - op(x - eps t)) / (2 eps), for every float64 output. The
+ * same rule is then built into a graph over placeholders (as inside
+ * mf.trace: the transposed rules take symbolic gradients there,
+ * mode/forward_graph.c), run with the same values fed, and checked against
+ * the same differences. A walk of the op table fails when a differentiable
+ * op has no forward rule, naming it and the table to add it to. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,6 +14,7 @@
 
 #include "core/grad.h"
 #include "eager/jvp.h"
+#include "mode/mode.h"
 #include "case_inputs.h"
 #include "grad_cases.h"
 #include "grad_cases_math.h"
@@ -92,6 +96,60 @@ static int compare(const GradCase *gc, GnInputs *in, MfTensor *const *tan, MfTen
     return bad;
 }
 
+/* The rule built into a graph over placeholders for the inputs and the
+ * tangents, run with 'in' and 'tan' fed: 'dout' gets the values (owned,
+ * NULL where the rule gives none). False, with the message printed, when
+ * building or running fails. */
+static bool graph_jvp(const GradCase *gc, GnInputs *in, MfTensor *const *tan, MfTensor **dout)
+{
+    MfGraph *g = mf_graph_new();
+    assert_non_null(g);
+    MfTensor *ph[2 * GC_MAX_INPUTS] = {NULL}, *feed[2 * GC_MAX_INPUTS];
+    MfTensor *tangents[GC_MAX_INPUTS] = {NULL};
+    MfTensor *outs[MF_MAX_OUTPUTS] = {NULL}, *sym[MF_MAX_OUTPUTS] = {NULL};
+    int nph = 0, nout = 0;
+    for (int i = 0; i < in->n; i++) {
+        assert_int_equal(mf_graph_placeholder(g, in->t[i]->dtype, in->t[i]->rank,
+                                              in->t[i]->shape, NULL, &ph[i]), MF_OK);
+        feed[nph++] = in->t[i];
+    }
+    for (int i = 0; i < in->n; i++)
+        if (tan[i]) {   /* the tangents' placeholders after the inputs' */
+            assert_int_equal(mf_graph_placeholder(g, MF_FLOAT64, tan[i]->rank, tan[i]->shape,
+                                                  NULL, &ph[nph]), MF_OK);
+            tangents[i] = ph[nph];
+            feed[nph++] = tan[i];
+        }
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    MfStatus st = mf_op_call(gc->op, in->n, ph, &in->attrs, outs, &nout);
+    MfOpCall call = {.op = gc->op, .ninputs = in->n, .inputs = ph, .attrs = &in->attrs,
+                     .noutputs = nout};
+    MfJvpCall j = {.call = &call, .outputs = outs, .tangents = tangents};
+    if (st == MF_OK)
+        st = mf_jvp_call(&j, sym);
+    mf_graph_pop_default();
+    MfTensor *fetch[MF_MAX_OUTPUTS], *vals[MF_MAX_OUTPUTS] = {NULL};
+    int nf = 0, at[MF_MAX_OUTPUTS];
+    for (int k = 0; k < MF_MAX_OUTPUTS && st == MF_OK; k++)
+        if (sym[k]) {
+            at[nf] = k;
+            fetch[nf++] = sym[k];
+        }
+    if (st == MF_OK && nf)
+        st = mf_exec_run(g, nf, fetch, 0, NULL, nph, ph, feed, NULL, vals, NULL);
+    if (st != MF_OK)
+        print_error("%s (%s): the forward rule in a graph failed: %s\n",
+                    mf_op_table[gc->op]->name, gc->label, mf_err_msg());
+    mf_err_clear();
+    for (int k = 0; k < nf && st == MF_OK; k++)
+        dout[at[k]] = vals[k];
+    gn_release_n(sym, MF_MAX_OUTPUTS);
+    gn_release_n(outs, MF_MAX_OUTPUTS);
+    gn_release_n(ph, nph);
+    mf_graph_release(g);
+    return st == MF_OK;
+}
+
 static int check_case(const GradCase *gc, uint64_t seed)
 {
     GnInputs in;
@@ -112,11 +170,15 @@ static int check_case(const GradCase *gc, uint64_t seed)
     if (mf_jvp_call(&j, dout) != MF_OK) {
         print_error("%s (%s): forward rule failed: %s\n", mf_op_table[gc->op]->name, gc->label,
                     mf_err_msg());
+        mf_err_clear();
         bad = 1;
     } else {
         bad = compare(gc, &in, tan, dout);
         gn_release_n(dout, MF_MAX_OUTPUTS);
     }
+    MfTensor *gout[MF_MAX_OUTPUTS] = {NULL};
+    bad += graph_jvp(gc, &in, tan, gout) ? compare(gc, &in, tan, gout) : 1;
+    gn_release_n(gout, MF_MAX_OUTPUTS);
     gn_release_n(outs, MF_MAX_OUTPUTS);
     gn_release_n(tan, GC_MAX_INPUTS);
     gn_release_n(in.t, in.n);
@@ -126,6 +188,7 @@ static int check_case(const GradCase *gc, uint64_t seed)
 static void test_rules_match_finite_differences(void **state)
 {
     (void)state;
+    mf_forward_graph_register();
     int bad = 0, ncases = 0;
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
         for (size_t i = 0; i < lists[l].n; i++) {
