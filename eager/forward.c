@@ -15,6 +15,10 @@ struct MfForwardAcc {
     bool active;
     int paused;
     MfIdMap tangents;   /* tensor id -> tangent (a reference held) */
+    /* A graph node's output has many tensors (the walk of mf.gradients
+     * makes its own): its slot -> the first one stored (a reference held,
+     * which keeps the node alive), whose id keys its tangent. */
+    MfIdMap by_slot;
 };
 
 #define MAX_ACTIVE 64
@@ -77,7 +81,11 @@ void mf_forward_release(MfForwardAcc *a)
     for (int64_t i = mf_idmap_next(&a->tangents, 0); i >= 0;
          i = mf_idmap_next(&a->tangents, i + 1))
         mf_tensor_release(a->tangents.vals[i]);
+    for (int64_t i = mf_idmap_next(&a->by_slot, 0); i >= 0;
+         i = mf_idmap_next(&a->by_slot, i + 1))
+        mf_tensor_release(a->by_slot.vals[i]);
     mf_idmap_free(&a->tangents);
+    mf_idmap_free(&a->by_slot);
     mf_free(a);
     live--;
 }
@@ -97,16 +105,38 @@ void mf_forward_unpause(MfForwardAcc *a)
     a->paused--;
 }
 
+/* The key of a symbolic tensor's node output (nodes are allocated one by
+ * one, so their addresses are distinct while they live). */
+static int64_t slot_key(const MfTensor *x)
+{
+    return (int64_t)((uintptr_t)x->node * MF_MAX_OUTPUTS + (uintptr_t)x->node_output);
+}
+
+/* The tensor whose id keys the tangent of 'x': 'x' itself, or for a
+ * symbolic one the first tensor of its node output stored (NULL: none). */
+static const MfTensor *keyed(const MfForwardAcc *a, const MfTensor *x)
+{
+    return x->node ? mf_idmap_get(&a->by_slot, slot_key(x)) : x;
+}
+
 MfTensor *mf_forward_tangent(const MfForwardAcc *a, const MfTensor *x)
 {
-    return x ? mf_idmap_get(&a->tangents, x->id) : NULL;
+    const MfTensor *k = x ? keyed(a, x) : NULL;
+    return k ? mf_idmap_get(&a->tangents, k->id) : NULL;
 }
 
 /* Stores 't' (a reference taken) as the tangent of 'x', replacing any. */
-static MfStatus store(MfForwardAcc *a, const MfTensor *x, MfTensor *t)
+static MfStatus store(MfForwardAcc *a, MfTensor *x, MfTensor *t)
 {
-    MfTensor *old = mf_idmap_get(&a->tangents, x->id);
-    MfStatus st = mf_idmap_put(&a->tangents, x->id, t, "ForwardAccumulator");
+    if (x->node && !keyed(a, x)) {
+        MfStatus st = mf_idmap_put(&a->by_slot, slot_key(x), x, "ForwardAccumulator");
+        if (st != MF_OK)
+            return st;
+        mf_tensor_retain(x);
+    }
+    int64_t id = keyed(a, x)->id;
+    MfTensor *old = mf_idmap_get(&a->tangents, id);
+    MfStatus st = mf_idmap_put(&a->tangents, id, t, "ForwardAccumulator");
     if (st != MF_OK)
         return st;
     mf_tensor_retain(t);
