@@ -120,8 +120,8 @@ MfStatus mf_tape_gradients(MfTape *t, int ntargets, MfTensor *const *targets, in
  * and source share their first (batch) dimension B, rows of the batch are
  * independent, the result is (B, target.shape[2..], source.shape[2..]).
  * Errors as mf_tape_gradient's (named "jacobian: gradient: ..."), a result
- * rank above MF_MAX_RANK, and a symbolic target (inside mf.trace a tape
- * answers tape:gradient only). */
+ * rank above MF_MAX_RANK, and a symbolic target (a tape inside mf.trace
+ * records nothing: mode/'s mf_tape_window_jacobians answers there). */
 MfStatus mf_tape_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
                           bool unconnected_zero, MfTensor **out);
 MfStatus mf_tape_batch_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
@@ -130,6 +130,22 @@ MfStatus mf_tape_batch_jacobian(MfTape *t, MfTensor *target, const MfTapeSource 
  * into 'outs[0..n)': a non-persistent tape answers once, for all of them. */
 MfStatus mf_tape_jacobians(MfTape *t, MfTensor *target, int n, const MfTapeSource *sources,
                            bool unconnected_zero, MfTensor **outs);
+
+/* One row of a Jacobian: the gradient of 'target' weighted by 'seed' (a
+ * concrete tensor shaped like it) for 'source'; '*row' owned, NULL where
+ * unconnected. */
+typedef struct MfJacobianRows {
+    MfStatus (*row)(void *self, MfTensor *target, MfTensor *seed, const MfTapeSource *source,
+                    MfTensor **row);
+    void *self;
+} MfJacobianRows;
+
+/* mf_tape_jacobians ('batch': mf_tape_batch_jacobian of sources[0]) with
+ * each row from 'by' (NULL: the tape's records), a symbolic target's too:
+ * the seeds, checks, shapes and stacking stay here. */
+MfStatus mf_tape_jacobians_by(MfTape *t, MfTensor *target, int n, const MfTapeSource *sources,
+                              bool unconnected_zero, bool batch, const MfJacobianRows *by,
+                              MfTensor **outs);
 
 /* tape:stop_recording(fn): ops while paused (nests) are not recorded by 't'. */
 void mf_tape_pause(MfTape *t);

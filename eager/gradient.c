@@ -513,14 +513,17 @@ static int concat_shapes(int ra, const int64_t *a, int rb, const int64_t *b, int
 /* One backward walk per seed: rows[k] = the gradient for seed k of 'seeds'
  * (unit_seed(target, k * kstep, step)); returns whether one is connected. */
 static MfStatus seeded_rows(MfTape *t, MfTensor *target, const MfTapeSource *source, int64_t n,
-                            int64_t kstep, int64_t step, MfTensor **rows, bool *any)
+                            int64_t kstep, int64_t step, const MfJacobianRows *by,
+                            MfTensor **rows, bool *any)
 {
     MfStatus st = MF_OK;
     *any = false;
     for (int64_t k = 0; k < n && st == MF_OK; k++) {
         MfTensor *og = NULL;
         st = unit_seed(target, k * kstep, step, &og);
-        if (st == MF_OK)
+        if (st == MF_OK && by)
+            st = by->row(by->self, target, og, source, &rows[k]);
+        else if (st == MF_OK)
             st = compute(t, 1, &target, &og, 1, source, false, NULL, &rows[k]);
         mf_tensor_release(og);
         *any = *any || rows[k];
@@ -530,9 +533,10 @@ static MfStatus seeded_rows(MfTape *t, MfTensor *target, const MfTapeSource *sou
     return st;
 }
 
-/* Shared by jacobian and batch_jacobian: 'n' rows of seeds, stacked. */
+/* Shared by jacobian and batch_jacobian: 'n' rows of seeds, stacked; each
+ * row a walk of the tape's records, or 'by' (NULL: the tape's). */
 static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *source, bool zero,
-                            bool batch, bool last, MfTensor **out)
+                            bool batch, const MfJacobianRows *by, bool last, MfTensor **out)
 {
     const char *who = batch ? "batch_jacobian" : "jacobian";
     const MfTensor *x = source->variable ? source->variable->value : source->tensor;
@@ -568,7 +572,8 @@ static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *sou
     if (!rows)
         return mf_err_nomem(who, bytes);
     bool any = false;
-    st = seeded_rows(t, target, source, n, 1, batch ? n : mf_tensor_numel(target), rows, &any);
+    st = seeded_rows(t, target, source, n, 1, batch ? n : mf_tensor_numel(target), by, rows,
+                     &any);
     if (st == MF_OK && (any || zero))
         st = stack_rows((int)n, rows, x, batch ? 1 : 0, rank, shape, out);
     else
@@ -583,29 +588,31 @@ static MfStatus jacobian_of(MfTape *t, MfTensor *target, const MfTapeSource *sou
 /* jacobian_of with its errors named: the walk's own ("gradient: ...") get
  * the function's name before them. */
 static MfStatus named_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
-                               bool zero, bool batch, MfTensor **out)
+                               bool zero, bool batch, const MfJacobianRows *by, MfTensor **out)
 {
     const char *who = batch ? "batch_jacobian" : "jacobian";
     *out = NULL;
-    if (target->node)
-        return mf_err_set(MF_EARG, "%s: the target is a graph tensor; inside mf.trace use "
-                          "tape:gradient per element", who);
-    MfStatus st = jacobian_of(t, target, source, zero, batch, true, out);
+    if (target->node && !by)
+        return mf_err_set(MF_EARG, "%s: the target is a graph tensor: its rows are symbolic "
+                          "gradients (mf_tape_window_jacobians)", who);
+    MfStatus st = jacobian_of(t, target, source, zero, batch, by, true, out);
     if (st != MF_OK && strncmp(mf_err_msg(), who, strlen(who)) != 0)
         mf_err_prefix("%s", who);
     return st;
 }
 
-MfStatus mf_tape_jacobians(MfTape *t, MfTensor *target, int n, const MfTapeSource *sources,
-                           bool unconnected_zero, MfTensor **outs)
+MfStatus mf_tape_jacobians_by(MfTape *t, MfTensor *target, int n, const MfTapeSource *sources,
+                              bool unconnected_zero, bool batch, const MfJacobianRows *by,
+                              MfTensor **outs)
 {
     MfStatus st = MF_OK;
     for (int i = 0; i < n; i++)
         outs[i] = NULL;
-    if (target->node)
-        return named_jacobian(t, target, sources, unconnected_zero, false, outs);
+    if (batch || (target->node && !by))
+        return named_jacobian(t, target, sources, unconnected_zero, batch, by, outs);
     for (int i = 0; i < n && st == MF_OK; i++)
-        st = jacobian_of(t, target, &sources[i], unconnected_zero, false, i == n - 1, &outs[i]);
+        st = jacobian_of(t, target, &sources[i], unconnected_zero, false, by, i == n - 1,
+                         &outs[i]);
     if (st != MF_OK) {
         if (strncmp(mf_err_msg(), "jacobian", 8) != 0)
             mf_err_prefix("jacobian");
@@ -618,14 +625,20 @@ MfStatus mf_tape_jacobians(MfTape *t, MfTensor *target, int n, const MfTapeSourc
     return st;
 }
 
+MfStatus mf_tape_jacobians(MfTape *t, MfTensor *target, int n, const MfTapeSource *sources,
+                           bool unconnected_zero, MfTensor **outs)
+{
+    return mf_tape_jacobians_by(t, target, n, sources, unconnected_zero, false, NULL, outs);
+}
+
 MfStatus mf_tape_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
                           bool unconnected_zero, MfTensor **out)
 {
-    return named_jacobian(t, target, source, unconnected_zero, false, out);
+    return named_jacobian(t, target, source, unconnected_zero, false, NULL, out);
 }
 
 MfStatus mf_tape_batch_jacobian(MfTape *t, MfTensor *target, const MfTapeSource *source,
                                 bool unconnected_zero, MfTensor **out)
 {
-    return named_jacobian(t, target, source, unconnected_zero, true, out);
+    return named_jacobian(t, target, source, unconnected_zero, true, NULL, out);
 }

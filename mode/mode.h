@@ -113,6 +113,16 @@ MfStatus mf_tape_window_gradients(MfTapeWindow *w, MfTape *t, int nt, MfTensor *
                                   int n, const MfTapeSource *src, MfTensor *og, bool zero,
                                   MfTensor **grads);
 
+/* tape:jacobian(target, sources) and tape:batch_jacobian (one source): with
+ * a symbolic target, each row the window's symbolic gradient for a unit
+ * seed (one walk per target element: the shapes must be known, else
+ * MF_ESHAPE), stacked in the graph; else mf_tape_jacobians_by on the
+ * tape's records. 'outs[0..n)' owned, NULL where unconnected without
+ * 'zero'. A non-persistent tape answers once. */
+MfStatus mf_tape_window_jacobians(MfTapeWindow *w, MfTape *t, MfTensor *target, int n,
+                                  const MfTapeSource *src, bool zero, bool batch,
+                                  MfTensor **outs);
+
 /* ---- forward mode in a graph being built (mode/forward_graph.c) --------------------
  * Gives eager/jvp.c's transposed rules (softmax, pools, linalg, ...) their
  * graph form: the symbolic gradient over the nodes the rule built. Call it

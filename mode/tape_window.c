@@ -114,27 +114,45 @@ static MfStatus walk(MfTape *t, int lo, int hi, MfTensor *target, int n,
     return st;
 }
 
-/* One symbolic target: the walk over the tape's window when the target is
- * of the window's graph, else over the whole graph. */
-static MfStatus window_gradient(MfTapeWindow *w, MfTape *t, MfTensor *target, int n,
-                                const MfTapeSource *src, MfTensor *og, bool zero,
-                                MfTensor **grads)
+/* The nodes of the target's graph whose ops pass gradients: the tape's
+ * window when the target is of the window's graph, else the whole graph. */
+static void window_bounds(const MfTapeWindow *w, MfTape *t, const MfTensor *target, int *lo,
+                          int *hi)
 {
-    MfGraph *g = mf_tensor_graph(target);
-    bool mine = w->g == (const void *)g;
-    int lo = mine ? w->lo : 0;
-    int hi = mine && w->hi >= 0 ? w->hi : mf_tape_recording(t) ? INT_MAX : lo;
-    if (w->asked)
-        return mf_err_set(MF_EARG, "gradient: a non-persistent GradientTape can only be used "
-                          "once; create it with {persistent = true}");
-    MfStatus st = walk(t, lo, hi, target, n, src, og, zero, grads);
-    if (st != MF_OK)
-        return st;
+    bool mine = w->g == (const void *)mf_tensor_graph(target);
+    *lo = mine ? w->lo : 0;
+    *hi = mine && w->hi >= 0 ? w->hi : mf_tape_recording(t) ? INT_MAX : *lo;
+}
+
+static MfStatus check_asked(const MfTapeWindow *w)
+{
+    return w->asked ? mf_err_set(MF_EARG, "gradient: a non-persistent GradientTape can only be "
+                                 "used once; create it with {persistent = true}")
+                    : MF_OK;
+}
+
+/* A question answered: a non-persistent tape answers no more. */
+static void answered(MfTapeWindow *w, MfTape *t)
+{
     if (!mf_tape_persistent(t)) {
         w->asked = true;
         mf_tape_stop(t);
     }
-    return MF_OK;
+}
+
+/* One symbolic target: the walk over the tape's window. */
+static MfStatus window_gradient(MfTapeWindow *w, MfTape *t, MfTensor *target, int n,
+                                const MfTapeSource *src, MfTensor *og, bool zero,
+                                MfTensor **grads)
+{
+    int lo, hi;
+    window_bounds(w, t, target, &lo, &hi);
+    MfStatus st = check_asked(w);
+    if (st == MF_OK)
+        st = walk(t, lo, hi, target, n, src, og, zero, grads);
+    if (st == MF_OK)
+        answered(w, t);
+    return st;
 }
 
 /* grads[i] += part[i] (both owned; 'part' emptied). */
@@ -200,5 +218,57 @@ MfStatus mf_tape_window_gradients(MfTapeWindow *w, MfTape *t, int nt, MfTensor *
         mf_tensor_release(grads[i]);
         grads[i] = NULL;
     }
+    return st;
+}
+
+/* ---- jacobians of a symbolic target ------------------------------------------------ */
+
+typedef struct WindowRows {
+    MfTape *t;
+    int lo, hi;
+} WindowRows;
+
+static MfStatus window_row(void *self, MfTensor *target, MfTensor *seed,
+                           const MfTapeSource *src, MfTensor **row)
+{
+    const WindowRows *r = self;
+    return walk(r->t, r->lo, r->hi, target, 1, src, seed, false, row);
+}
+
+/* MF_ESHAPE unless every dim of 't' is known (one walk per element). */
+static MfStatus check_known(const char *who, const char *what, const MfTensor *t)
+{
+    for (int d = 0; d < t->rank; d++)
+        if (t->shape[d] < 0) {
+            char s[MF_MAX_RANK * 24 + 8];
+            mf_shape_str(t->rank, t->shape, s, sizeof s);
+            return mf_err_set(MF_ESHAPE, "%s: inside a graph the %s's shape must be known "
+                              "(one gradient per element), got %s", who, what, s);
+        }
+    return MF_OK;
+}
+
+MfStatus mf_tape_window_jacobians(MfTapeWindow *w, MfTape *t, MfTensor *target, int n,
+                                  const MfTapeSource *src, bool zero, bool batch,
+                                  MfTensor **outs)
+{
+    const char *who = batch ? "batch_jacobian" : "jacobian";
+    if (!target->node)
+        return mf_tape_jacobians_by(t, target, n, src, zero, batch, NULL, outs);
+    for (int i = 0; i < n; i++)
+        outs[i] = NULL;
+    MfStatus st = check_asked(w);
+    if (st == MF_OK)
+        st = check_known(who, "target", target);
+    for (int i = 0; i < n && st == MF_OK; i++)
+        if (!src[i].variable)
+            st = check_known(who, "source", src[i].tensor);
+    WindowRows r = {t, 0, 0};
+    window_bounds(w, t, target, &r.lo, &r.hi);
+    MfJacobianRows by = {window_row, &r};
+    if (st == MF_OK)
+        st = mf_tape_jacobians_by(t, target, n, src, zero, batch, &by, outs);
+    if (st == MF_OK)
+        answered(w, t);
     return st;
 }

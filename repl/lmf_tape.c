@@ -276,10 +276,11 @@ static int jacobians(lua_State *L)
     if (read_grad_opts(L, 4, &zero, "jacobian"))
         return luaL_error(L, "jacobian: output_gradients is not an option of a jacobian");
     MfTensor **outs = lua_newuserdatauv(L, (size_t)n * sizeof *outs, 0);
-    MfTape *t = check_tape(L, 1);   /* still open after the options' metamethods */
+    TapeBox *box = check_box(L, 1);   /* still open after the options' metamethods */
+    MfTape *t = box->t;
     lua_State *saved = lmf_set_grad_state(L);
     mf_tape_retain(t);
-    MfStatus st = mf_tape_jacobians(t, y, n, src, zero, outs);
+    MfStatus st = mf_tape_window_jacobians(&box->win, t, y, n, src, zero, false, outs);
     mf_tape_release(t);
     lmf_set_grad_state(saved);
     if (st != MF_OK)
@@ -303,11 +304,11 @@ static int jacobian(lua_State *L, const char *fname, bool batch)
     lua_settop(L, 4);
     if (read_grad_opts(L, 4, &zero, fname))
         return luaL_error(L, "%s: output_gradients is not an option of a jacobian", fname);
-    MfTape *t = check_tape(L, 1);   /* still open after the options' metamethods */
+    TapeBox *box = check_box(L, 1);   /* still open after the options' metamethods */
+    MfTape *t = box->t;
     lua_State *saved = lmf_set_grad_state(L);
     mf_tape_retain(t);   /* for the walk, as in t_gradient */
-    MfStatus st = batch ? mf_tape_batch_jacobian(t, y, &src, zero, &out)
-                        : mf_tape_jacobian(t, y, &src, zero, &out);
+    MfStatus st = mf_tape_window_jacobians(&box->win, t, y, 1, &src, zero, batch, &out);
     mf_tape_release(t);
     lmf_set_grad_state(saved);
     if (st != MF_OK)

@@ -139,6 +139,60 @@ T.test("tape:jacobian(y, {x1, x2}): one jacobian per source, the tape asked once
   T.eq(K.a, {{2, 0}, {0, 4}})
   T.eq(K.b, {{0, 0}, {0, 0}})
   T.eq(t2:jacobian(z, {x2})[1], nil)
+  t2:stop()   -- under a recording tape a traced function would run its body eagerly
+end)
+
+T.test("inside mf.trace: mf.jacobian matches torch, both strategies", function()
+  local B = by_index({5, 2}, function(k) return math.cos(0.8 * k + 0.4) end)
+  local function t(x) return mf.tanh(mf.reshape(mf.matmul(B, mf.reshape(x, {2, 1})), {5})) end
+  for _, strategy in ipairs{"forward-mode", "reverse-mode"} do
+    local fn = mf.trace(function(x, y, x2)
+      local J = mf.jacobian(f, {x, y}, {strategy = strategy})
+      return J[1], J[2], mf.jacobian(t, x2, {strategy = strategy})
+    end)
+    local jx, jy, jt = fn(X23, Y23, mf.slice(X3, {1}, {2}))
+    T.eq(fn:trace_count(), 1, strategy .. ": traced, not run eagerly")
+    T.eq(jx.shape, {2, 3, 2, 3})
+    T.eq(flat(jx), torch.f_jac_x, TOL, strategy)
+    T.eq(flat(jy), torch.f_jac_y, TOL, strategy)
+    T.eq(flat(jt), torch.t_jac, TOL, strategy)
+  end
+end)
+
+T.test("inside mf.trace: tape:jacobian and batch_jacobian of a graph tensor", function()
+  local function taped(a, b)
+    local tape = mf.GradientTape()
+    tape:watch({a, b})
+    return tape, mf.nn.softmax(a * b) * a
+  end
+  local fn = mf.trace(function(a, b)
+    local tape, y = taped(a, b)
+    local J = tape:jacobian(y, {a, b})
+    local ok, err = pcall(tape.jacobian, tape, y, a)   -- not persistent: asked once
+    local tape2, y2 = taped(a, b)
+    return J[1], J[2], tape2:batch_jacobian(y2, a), ok, err
+  end)
+  local tape, y = taped(X23, Y23)
+  local want = tape:jacobian(y, {X23, Y23})
+  local tape2, y2 = taped(X23, Y23)
+  local want_b = tape2:batch_jacobian(y2, X23)
+  local j1, j2, jb, ok, err = fn(X23, Y23)
+  T.eq(fn:trace_count(), 1)
+  T.eq(flat(j1), flat(want[1]), TOL)
+  T.eq(flat(j2), flat(want[2]), TOL)
+  T.eq(jb.shape, {2, 3, 3})
+  T.eq(flat(jb), flat(want_b), TOL)
+  T.eq(ok, false)
+  T.ok(tostring(err):find("can only be used once", 1, true), tostring(err))
+  -- one gradient walk per element: the shape must be known
+  mf.Graph():as_default(function()
+    local p = mf.placeholder("float64", {-1, 3})
+    local t3 = mf.GradientTape()
+    t3:watch(p)
+    local q = p * p
+    T.raises(function() t3:jacobian(q, p) end, "jacobian: inside a graph the target's shape " ..
+             "must be known (one gradient per element), got (?,3)")
+  end)
 end)
 
 T.test("reverse over forward: a tape's gradient of a tangent is H v", function()

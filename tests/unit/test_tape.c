@@ -361,8 +361,8 @@ static void test_jacobian_errors(void **state)
     MfTensor *p = NULL;
     assert_int_equal(mf_graph_placeholder(g, MF_FLOAT64, 0, NULL, "p", &p), MF_OK);
     assert_int_equal(mf_tape_jacobian(t, p, &s, false, &j), MF_EARG);
-    assert_error_contains("jacobian: the target is a graph tensor; inside mf.trace use "
-                          "tape:gradient per element");
+    assert_error_contains("jacobian: the target is a graph tensor: its rows are symbolic "
+                          "gradients (mf_tape_window_jacobians)");
     mf_err_clear();
     mf_tensor_release(p);
     mf_graph_release(g);
