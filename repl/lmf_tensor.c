@@ -250,6 +250,7 @@ typedef struct Filler {
     MfTensor *t;
     int64_t next;
     int64_t path[MF_MAX_RANK];
+    bool positions;   /* index data: a fraction is an error, not truncated */
 } Filler;
 
 static void fill_error(lua_State *L, Filler *f, int depth, const char *what)
@@ -291,6 +292,10 @@ static void put_value(lua_State *L, Filler *f, int depth)
     else if (lua_type(L, -1) == LUA_TNUMBER && t->dtype != MF_BOOL && !number_fits(L, -1, t->dtype))
         fill_error(L, f, depth, lua_pushfstring(L, "%s does not fit %s",
                                                 lua_tostring(L, -1), mf_dtype_name(t->dtype)));
+    else if (lua_type(L, -1) == LUA_TNUMBER && f->positions &&
+             is_fraction_for_integers(L, -1, t->dtype))
+        fill_error(L, f, depth, lua_pushfstring(L, "positions must be integers, got %s",
+                                                lua_tostring(L, -1)));
     else if (lua_type(L, -1) == LUA_TNUMBER && t->dtype != MF_BOOL)
         v = lua_tonumber(L, -1);
     else
@@ -329,8 +334,10 @@ static void fill(lua_State *L, Filler *f, int depth)
     }
 }
 
-/* A new tensor from the number, boolean or nested table at 'idx'. */
-static MfTensor *tensor_from_lua(lua_State *L, int idx, int dtype, const char *fname)
+/* A new tensor from the number, boolean or nested table at 'idx'. Integer
+ * data drops a fraction (as NumPy) unless it holds 'positions'. */
+static MfTensor *tensor_from_lua(lua_State *L, int idx, int dtype, bool positions,
+                                 const char *fname)
 {
     int64_t shape[MF_MAX_RANK];
     int has_bool = 0;
@@ -354,7 +361,8 @@ static MfTensor *tensor_from_lua(lua_State *L, int idx, int dtype, const char *f
     }
     int rank = data_shape(L, idx, shape, &has_bool, fname);
     MfDType dt = dtype >= 0 ? (MfDType)dtype : has_bool ? MF_BOOL : MF_FLOAT32;
-    Filler f = {.fname = fname, .t = mf_tensor_new(dt, rank, shape), .next = 0};
+    Filler f = {.fname = fname, .t = mf_tensor_new(dt, rank, shape), .next = 0,
+                .positions = positions};
     if (!f.t)
         lmf_raise(L);
     lua_pushvalue(L, idx);
@@ -393,7 +401,7 @@ MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
         if (!t)
             lmf_raise(L);
     } else {
-        t = tensor_from_lua(L, idx, -1, fname);
+        t = tensor_from_lua(L, idx, -1, false, fname);
     }
     lmf_push_tensor(L, t);
     lua_replace(L, idx);
@@ -402,7 +410,7 @@ MfTensor *lmf_arg_tensor(lua_State *L, int idx, int like, const char *fname)
 
 MfTensor *lmf_push_data(lua_State *L, int idx, int dt, const char *fname)
 {
-    MfTensor *t = tensor_from_lua(L, idx, dt, fname);
+    MfTensor *t = tensor_from_lua(L, idx, dt, false, fname);
     lmf_push_tensor(L, t);
     return t;
 }
@@ -416,11 +424,17 @@ static MfTensor *replace_by_data(lua_State *L, int idx, int dt, const char *fnam
     return t;
 }
 
+/* Positions given as Lua data: {1.5} is an error naming the entry, never
+ * position 1 (a silent wrong answer). */
 MfTensor *lmf_arg_index_tensor(lua_State *L, int idx, const char *fname)
 {
     if (lmf_test_tensor(L, idx) || lua_isuserdata(L, idx) || lua_type(L, idx) == LUA_TNUMBER)
         return lmf_arg_tensor(L, idx, MF_INT64, fname);
-    return replace_by_data(L, idx, MF_INT64, fname);
+    idx = lua_absindex(L, idx);
+    MfTensor *t = tensor_from_lua(L, idx, MF_INT64, true, fname);
+    lmf_push_tensor(L, t);
+    lua_replace(L, idx);
+    return t;
 }
 
 MfTensor *lmf_arg_data(lua_State *L, int idx, int dt, const char *fname)

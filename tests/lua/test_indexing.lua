@@ -385,4 +385,23 @@ T.test("bad indices and writes give clear errors", function()
   T.eq(v, {{0, 0, 0}, {0, 0, 0}})   -- nothing written by a failed write
 end)
 
+-- Positions given as Lua numbers were truncated to int64: gather(x, {1.5}) read position 1
+-- without a word (a silent wrong answer). A fraction is an error naming the entry.
+T.test("positions with a fraction are refused, never truncated", function()
+  local x = mf.tensor{10, 20, 30}
+  T.raises(mf.gather, "gather: positions must be integers, got 1.5 at data[1]", x, {1.5})
+  T.raises(mf.gather_nd, "gather_nd: positions must be integers, got 2.5 at data[1][2]",
+           mf.tensor{{1, 2}, {3, 4}}, {{1, 2.5}})
+  T.raises(mf.scatter_nd, "scatter_nd: positions must be integers, got 1.5 at data[1][1]",
+           {{1.5}}, mf.tensor{1}, {3})
+  T.raises(mf.tensor_scatter_update, "positions must be integers, got 1.5 at data[1][1]",
+           mf.zeros{3}, {{1.5}}, mf.tensor{1})
+  T.raises(mf.one_hot, "one_hot: positions must be integers, got 0.5 at data[2]", {1, 0.5}, 3)
+  local v = mf.Variable(mf.zeros{3})
+  T.raises(function() v:scatter_update({2.5}, mf.tensor{1}) end,
+           "scatter_update: positions must be integers, got 2.5 at data[1]")
+  T.eq(v, {0, 0, 0})
+  T.eq(mf.gather(x, {3.0, 1}), {30, 10})   -- a float without a fraction is a position
+end)
+
 T.done()
