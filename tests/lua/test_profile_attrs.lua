@@ -62,6 +62,24 @@ T.test("conv rows name their algorithm; gemms() explains a direct kernel", funct
   for pct in gemms:gmatch("%s([%d.]+)%%") do
     T.ok(tonumber(pct) <= 100, "a GEMM above 100% of the peak:\n" .. gemms)
   end
+  -- the Winograd row counts the products it ran (its GEMMs'), not the direct sum's 4x more:
+  -- an op row's % of peak was 4x too high (above 100%)
+  local ran = 0
+  for _, g in ipairs(prof:gemms()) do
+    if g.algorithm == "winograd" then ran = ran + g.flops end
+  end
+  local direct_sum = 2 * (2 * 12 * 12) * (3 * 3 * 16) * 16
+  T.ok(ran > 0 and ran < direct_sum / 2, "winograd GEMMs " .. ran)
+  local seen = 0
+  for _, row in ipairs(prof:rows()) do
+    if row.label:find("winograd", 1, true) then
+      T.eq(row.flops, ran, 0, "the winograd row's FLOPs are its GEMMs'")
+      seen = seen + 1
+    end
+    T.ok(not row.peak_pct or row.peak_pct <= 100, row.label .. " at " ..
+         tostring(row.peak_pct) .. "% of peak")
+  end
+  T.eq(seen, 1)
   local only_direct = mf.profile(function() mf.nn.conv2d(rgb, mf.ones{3, 3, 3, 8}, 1, "SAME") end)
   has(tostring(only_direct:gemms()), "0 GEMMs, 1 step\n1 convolution ran the direct kernel")
 end)
