@@ -273,8 +273,16 @@ static int load_question(lua_State *L, const char *code, size_t len, const char 
     while (len > 0 && code[0] && strchr(" \t\r\n", code[0]))
         code++, len--;
     size_t marks = len > 0 && code[len - 1] == '?' ? (len > 1 && code[len - 2] == '?' ? 2 : 1) : 0;
+    size_t asked = len - marks;   /* the name's length: "name?" */
+    if (marks == 0 && len > 0 && code[0] == '?') {   /* IPython's prefix form: "?name" */
+        marks = len > 1 && code[1] == '?' ? 2 : 1;
+        code += marks, len -= marks;
+        while (len > 0 && code[0] && strchr(" \t", code[0]))
+            code++, len--;
+        asked = len;
+    }
     size_t n = name_path(code, len);
-    if (marks == 0 || n == 0 || n != len - marks)
+    if (marks == 0 || n == 0 || n != asked)
         return 0;
     lua_pushlstring(L, code, n);
     luaL_gsub(L, lua_tostring(L, -1), ":", ".");

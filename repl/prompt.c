@@ -283,12 +283,26 @@ static void history_add(const char *chunk)
 
 /* ---- chunks: lua.c's loadline ---------------------------------------------------- */
 
+/* The entries read so far: entry N runs as chunk "[N]" (tracebacks name it). */
+static int entries;
+
+/* _PROMPT / _PROMPT2 when set (lua.c's rule), else "[N]> " at a terminal,
+ * so a traceback's "[N]:2" names an entry the screen shows, and "> " for
+ * piped input (a script's transcript does not change with its length). */
 static const char *get_prompt(lua_State *L, int first)
 {
+    static char numbered[32];
     const char *p = lua_getglobal(L, first ? "_PROMPT" : "_PROMPT2") == LUA_TSTRING
                         ? lua_tostring(L, -1) : NULL;
     lua_pop(L, 1);
-    return p ? p : first ? PROMPT1 : PROMPT2;
+    if (p)
+        return p;
+    if (!first)
+        return PROMPT2;
+    if (piped_input)
+        return PROMPT1;
+    snprintf(numbered, sizeof numbered, "[%d]%s", entries + 1, PROMPT1);
+    return numbered;
 }
 
 /* Reads one line and pushes it; returns 0 at end of input, -1 when the line
@@ -329,9 +343,6 @@ static int incomplete(lua_State *L, int status)
 
 /* Set when the end of input inside a chunk already ended the prompt's line. */
 static int eof_line_ended;
-
-/* The entries read so far: entry N runs as chunk "[N]" (tracebacks name it). */
-static int entries;
 
 /* Compiles the chunk on top with the cell rules (cell.h), reading more
  * lines while it is incomplete. Returns the status with the chunk text

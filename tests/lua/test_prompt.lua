@@ -87,6 +87,8 @@ T.test("the prompt: cells, locals, ? and tracebacks at a terminal", function()
     expect("the last statement's value, with the local kept", "\n42\n")
     type_text("mf.reduce_sum?"); keys("Enter")
     expect("name? prints help", "mf.reduce_sum(x")
+    -- the prompt numbers the entry a traceback will name
+    expect("the prompt shows the entry's number", "\n[5]>")
     type_text("function g() return nil .. 1 end"); keys("Enter")
     type_text("g()"); keys("Enter")
     -- (tmux shows a tab as spaces: 8, then the source line's own 4)

@@ -168,6 +168,18 @@ T.test("name? and name?? ask help() and show a Lua function's source", function(
   T.ok(out:find("> nothing?\nnothing is nil", 1, true), out)
 end)
 
+-- IPython's prefix form asks the same questions: ?name, ??name (a blank allowed after)
+T.test("?name and ??name as IPython's prefix form", function()
+  local out, err = run_prompt("function twice(v)\n  return 2 * v\nend\n?twice\n?? twice\n" ..
+                              "?mf.matmul\n?nothing\nx = 3\n?x + 1\n")
+  T.ok(out:find("> ?twice\na Lua function defined at [1]:1\nfunction twice(v)\n> ", 1, true), out)
+  T.ok(out:find("> ?? twice\na Lua function defined at [1]:1\nfunction twice(v)\n  return 2 * v" ..
+                "\nend\n> ", 1, true), out)
+  T.ok(out:find("> ?mf.matmul\nmf.matmul(a, b [, {transpose_a, transpose_b}])", 1, true), out)
+  T.ok(out:find("> ?nothing\nnothing is nil", 1, true), out)
+  T.ok(err:find("[7]:1: unexpected symbol near '?'", 1, true), err, "an expression is no name")
+end)
+
 T.test("packed arrays show without their n; mf.memory() in KiB and MiB", function()
   local out, err = run_prompt("v = mf.Variable(mf.ones{2})\ntable.pack(1, nil, 3)\n{n = 2}\n{1, n = 'x'}\n" ..
                               "gv = mf.train.GradientDescentOptimizer(0.1):compute_gradients(" ..
