@@ -18,10 +18,19 @@ T.test("tmux is there to drive a terminal", function()
   T.ok(sh("command -v tmux"):find("tmux"), "tmux is not installed (apt-get install tmux)")
 end)
 
-local session = "mf_test_prompt_" .. tostring(os.time()) .. tostring(math.random(1e6))
+local base = "mf_test_prompt_" .. tostring(os.time()) .. tostring(math.random(1e6))
 -- a tmux server of its own (-L): others' sessions, or a kill-server, on the
--- shared default socket cannot end this test's terminal
-local tmux = "tmux -L " .. session .. " "
+-- shared default socket cannot end this test's terminal. Each test starts a
+-- server of its own too: a new session on the socket of the server the last
+-- kill-session is shutting down failed under load ("no server running").
+local session, tmux
+local terminals = 0
+local function new_terminal(command)
+  terminals = terminals + 1
+  session = base .. "_" .. terminals
+  tmux = "tmux -L " .. session .. " "
+  sh(tmux .. "new-session -d -s " .. session .. " -x 150 -y 50 \"" .. command .. "\"")
+end
 local hist = os.tmpname()
 
 local function keys(...)
@@ -45,8 +54,8 @@ end
 
 T.test("the prompt: _, Ctrl-D in a block, the nil-gradient hint", function()
   if not sh("command -v tmux"):find("tmux") then return end
-  sh(tmux .. "new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
-     .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
+  new_terminal("env MOONFLOW_HISTORY='" .. hist .. "' OPENBLAS_NUM_THREADS=1 '" .. exe ..
+               "'; echo EXIT=\\$?; sleep 30")
   local ok, err = pcall(function()
     expect("banner", "Type help() for help")
     type_text("3 + 4"); keys("Enter")
@@ -77,8 +86,8 @@ end)
 -- value, a local that lasts, name?, and a traceback with its source line.
 T.test("the prompt: cells, locals, ? and tracebacks at a terminal", function()
   if not sh("command -v tmux"):find("tmux") then return end
-  sh(tmux .. "new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
-     .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
+  new_terminal("env MOONFLOW_HISTORY='" .. hist .. "' OPENBLAS_NUM_THREADS=1 '" .. exe ..
+               "'; echo EXIT=\\$?; sleep 30")
   local ok, err = pcall(function()
     expect("banner", "Type help() for help")
     type_text("local base = 40"); keys("Enter")
@@ -118,8 +127,8 @@ end)
 -- each stops, the prompt comes back, and the traced function still runs.
 T.test("the prompt: Ctrl-C in traced calls and coroutines", function()
   if not sh("command -v tmux"):find("tmux") then return end
-  sh(tmux .. "new-session -d -s " .. session .. " -x 150 -y 50 \"env MOONFLOW_HISTORY='" .. hist
-     .. "' OPENBLAS_NUM_THREADS=1 '" .. exe .. "'; echo EXIT=\\$?; sleep 30\"")
+  new_terminal("env MOONFLOW_HISTORY='" .. hist .. "' OPENBLAS_NUM_THREADS=1 '" .. exe ..
+               "'; echo EXIT=\\$?; sleep 30")
   -- runs 'line' after writing "RUNNING k" (built, so the typed text does not
   -- show it) and presses Ctrl-C once that is shown: the line is running
   local k = 0
