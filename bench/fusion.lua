@@ -4,7 +4,10 @@
 -- median of RUNS timed runs of 10 steps, printed as "key MS":
 --   mlp_eager   a GradientTape around the layers, eagerly;
 --   mlp_traced  the same step as one mf.trace'd function, fusion off;
---   mlp_fused   the same trace with fusion on (the default; help "fusion").
+--   mlp_fused   the same trace with fusion on (the default; help "fusion");
+--   mlp_bound   the most any fusion could give this step: the unfused trace's op
+--               time over its GEMMs' time (profiled). Fusion merges elementwise
+--               passes; the GEMMs stay, so traced/fused cannot pass this ratio.
 -- Threads: MOONFLOW_NUM_THREADS / OPENBLAS_NUM_THREADS (bench/fusion.sh).
 -- PyTorch: bench/torch_fusion.py.
 local runs = tonumber(arg[1]) or 7
@@ -39,3 +42,12 @@ end
 print(string.format("mlp_eager %.3f", median_ms(step)))
 print(string.format("mlp_traced %.3f", median_ms(mf.trace(step, {fusion = false}))))
 print(string.format("mlp_fused %.3f", median_ms(mf.trace(step))))
+
+local unfused = mf.trace(step, {fusion = false})
+unfused(x)
+mf.profiler.peak()   -- measured before the profile, not inside it
+local prof = mf.profile(function() for _ = 1, 10 do unfused(x) end end)
+local op_ms, gemm_ms = 0, 0
+for _, row in ipairs(prof:rows()) do op_ms = op_ms + row.self_ms end
+for _, g in ipairs(prof:gemms()) do gemm_ms = gemm_ms + (g.M and g.ms or 0) end
+print(string.format("mlp_bound %.3f", op_ms / gemm_ms))
