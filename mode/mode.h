@@ -123,6 +123,28 @@ MfStatus mf_tape_window_jacobians(MfTapeWindow *w, MfTape *t, MfTensor *target, 
                                   const MfTapeSource *src, bool zero, bool batch,
                                   MfTensor **outs);
 
+/* ---- mf.vmap (mode/vmap.c) ------------------------------------------------------------
+ * Runs graph 'g', built from one example (f called on placeholders shaped
+ * as one example), over a batch of 'size' examples: node by node in
+ * creation order, each op through its batching rule (eager/batching.h).
+ * Each placeholder of f's arguments is fed its value: the whole batch,
+ * batch first ('batched'), or one value shared by every example. Constants
+ * and reads of eager Variables run as they are; any other node that is not
+ * an op (a Variable or an assign of g's own) is refused. 'results[k]'
+ * (owned) is the value of 'fetches[k]', batch first when 'batched[k]'.
+ * Errors: the batching rule's ("vmap: X (x) has no batching rule ...",
+ * naming the node), MF_ENOMEM. */
+typedef struct MfVmapFeeds {
+    int n;
+    MfTensor *const *placeholders;
+    MfTensor *const *values;
+    const bool *batched;
+    int64_t size;
+} MfVmapFeeds;
+
+MfStatus mf_vmap_run(MfGraph *g, const MfVmapFeeds *feeds, int nfetch, MfTensor *const *fetches,
+                     MfTensor **results, bool *batched);
+
 /* ---- forward mode in a graph being built (mode/forward_graph.c) --------------------
  * Gives eager/jvp.c's transposed rules (softmax, pools, linalg, ...) their
  * graph form: the symbolic gradient over the nodes the rule built. Call it

@@ -177,6 +177,7 @@ const char *const *lmf_lib_source(const char *name);
 void lmf_open_summary(lua_State *L);              /* mf.summary (repl/lmf_summary.c) */
 /* repl/lmf_debug.c: what the debug library may reach (guards on debug.*) */
 void lmf_open_debug_guard(lua_State *L);
+int lmf_vmap_run(lua_State *L);                /* lib.vmap_run: mf.vmap's engine (lmf_vmap.c) */
 void lmf_open_forward(lua_State *L);             /* mf.ForwardAccumulator (lmf_forward.c) */
 void lmf_open_numerics(lua_State *L);            /* mf.debugging (repl/lmf_numerics.c) */
 void lmf_open_onnx(lua_State *L);                 /* mf.onnx (repl/lmf_onnx.c) */

@@ -83,6 +83,8 @@ void lmf_open_lib(lua_State *L)
     lua_setfield(L, lib, "call");
     lua_pushcfunction(L, l_numeric_values);
     lua_setfield(L, lib, "numeric_values");
+    lua_pushcfunction(L, lmf_vmap_run);
+    lua_setfield(L, lib, "vmap_run");
     lmf_push_data_helpers(L);
     lua_setfield(L, lib, "data");
     lmf_push_init_helpers(L);

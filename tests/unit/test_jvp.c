@@ -15,27 +15,11 @@
 #include "core/grad.h"
 #include "eager/jvp.h"
 #include "mode/mode.h"
-#include "case_inputs.h"
-#include "grad_cases.h"
-#include "grad_cases_math.h"
-#include "grad_cases_shape.h"
-#include "grad_cases_nn.h"
-#include "grad_cases_conv.h"
-#include "grad_cases_more.h"
-#include "grad_cases_linalg.h"
+#include "case_lists.h"
 
 #define EPS 1e-6
 #define ATOL 1e-6
 #define RTOL 1e-5
-
-typedef struct CaseList {
-    const GradCase *cases;
-    size_t n;
-} CaseList;
-
-#define LIST(a) {a, sizeof a / sizeof a[0]}
-static const CaseList lists[] = {LIST(cases_math), LIST(cases_shape), LIST(cases_nn),
-                                 LIST(cases_conv), LIST(cases_more), LIST(cases_linalg)};
 
 static int run_op(const GradCase *gc, GnInputs *in, MfTensor **outs)
 {
