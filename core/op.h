@@ -71,6 +71,7 @@ typedef struct MfAttrs {
     int64_t num_lower, num_upper; /* MatrixBandPart: diagonals kept below / above (-1: all) */
     int64_t diagonal;             /* Trilu (tril, triu): the first or last diagonal kept */
     bool upper;                   /* Trilu: the upper triangle (triu), else the lower */
+    bool approximate;             /* Gelu, GeluGrad: the tanh form */
 } MfAttrs;
 
 /* What an Apply op does with a gradient holding NaN or Inf (attrs.nonfinite;

@@ -179,6 +179,16 @@ MF_OP(MF_OP_AVG_POOL_GRAD, mf_desc_avg_pool_grad)
 MF_OP(MF_OP_MAX_POOL_GRAD_GRAD, mf_desc_max_pool_grad_grad)
 MF_OP(MF_OP_RELU_GRAD, mf_desc_relu_grad) /* core/ops/nn_relu.c */
 
+/* activations as single ops with one-op gradients (core/ops/activation.c) */
+MF_OP(MF_OP_GELU, mf_desc_gelu)
+MF_OP(MF_OP_GELU_GRAD, mf_desc_gelu_grad)
+MF_OP(MF_OP_SILU, mf_desc_silu)
+MF_OP(MF_OP_SILU_GRAD, mf_desc_silu_grad)
+/* erfc, acosh (core/ops/unary_more.c); (x - y)^2 (core/ops/binary.c) */
+MF_OP(MF_OP_ERFC, mf_desc_erfc)
+MF_OP(MF_OP_ACOSH, mf_desc_acosh)
+MF_OP(MF_OP_SQUARED_DIFFERENCE, mf_desc_squared_difference)
+
 /* training: in-place fused update rules (core/ops/apply.c) */
 MF_OP(MF_OP_APPLY_GRADIENT_DESCENT, mf_desc_apply_gradient_descent)
 MF_OP(MF_OP_APPLY_MOMENTUM, mf_desc_apply_momentum)

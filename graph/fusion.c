@@ -38,6 +38,9 @@ static const bool elementwise_op[MF_NOPS] = {
     [MF_OP_SINH] = true, [MF_OP_COSH] = true, [MF_OP_ASIN] = true, [MF_OP_ACOS] = true,
     [MF_OP_ATAN] = true, [MF_OP_EXPM1] = true, [MF_OP_ERF] = true,
     [MF_OP_RECIPROCAL] = true, [MF_OP_ATANH] = true, [MF_OP_ASINH] = true,
+    [MF_OP_GELU] = true, [MF_OP_GELU_GRAD] = true, [MF_OP_SILU] = true,
+    [MF_OP_SILU_GRAD] = true, [MF_OP_ERFC] = true, [MF_OP_ACOSH] = true,
+    [MF_OP_SQUARED_DIFFERENCE] = true,
 };
 
 /* Reductions that may end a group (their first input a member). */

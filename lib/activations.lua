@@ -1,8 +1,9 @@
 -- activations.lua — the activations of doc/api.md "Ops" in mf.nn:
--- leaky_relu, elu, selu, gelu, silu, softsign, relu6. Each is a short
--- composition of mf ops (not a fused kernel), so its gradient, graph mode
--- and mf.trace come from those ops; the formulas are TensorFlow's. Layers
--- take them by name too (Dense(…, {activation = "gelu"})).
+-- leaky_relu, elu, selu, softsign, relu6. Each is a short composition of
+-- mf ops (not a fused kernel), so its gradient, graph mode and mf.trace come
+-- from those ops; the formulas are TensorFlow's. gelu and silu are ops of
+-- their own (core/ops/activation.c: one pass, one-op gradients). Layers take
+-- all of them by name too (Dense(…, {activation = "gelu"})).
 local mf, lib = ...
 local fail, check_opts = lib.fail, lib.check_opts
 local nn = mf.nn
@@ -71,39 +72,6 @@ function nn.selu(x, opts, extra)
   x = tensor_arg("selu", x, extra)
   no_opts("selu", opts)
   return mf.where(mf.greater(x, 0), x * SELU_SCALE, neg_expm1(x) * (SELU_ALPHA * SELU_SCALE))
-end
-
-lib.help("nn.gelu", "nn",
-  "mf.nn.gelu(x [, {approximate = false}])",
-  "x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); approximate = true: the tanh form. " ..
-  "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come " ..
-  "from them; layers take the name as an activation.",
-  [[
-mf.nn.gelu(mf.tensor{0})             --> {0}]])
--- gelu(x, {approximate = false}): x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); approximate:
--- 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
-function nn.gelu(x, opts, extra)
-  x = tensor_arg("gelu", x, extra)
-  opts = check_opts("gelu", opts, {approximate = true})
-  if lib.check_bool("gelu", "approximate", opts.approximate, false) then
-    local inner = (x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)
-    return x * 0.5 * (mf.tanh(inner) + 1)
-  end
-  return x * 0.5 * (mf.erf(x * (1 / math.sqrt(2))) + 1)
-end
-
-lib.help("nn.silu", "nn",
-  "mf.nn.silu(x)",
-  "x * sigmoid(x) (swish). " ..
-  "Written with mf ops (lib/activations.lua): gradients, graphs and mf.trace come " ..
-  "from them; layers take the name as an activation.",
-  [[
-mf.nn.silu(mf.tensor{0})             --> {0}]])
--- silu(x) (swish): x sigmoid(x)
-function nn.silu(x, opts, extra)
-  x = tensor_arg("silu", x, extra)
-  no_opts("silu", opts)
-  return x * mf.sigmoid(x)
 end
 
 lib.help("nn.softsign", "nn",

@@ -1,5 +1,5 @@
 /* binary.c — elementwise binary arithmetic with NumPy broadcasting:
- * AddV2, Sub, Mul, RealDiv, FloorMod, Pow, Maximum, Minimum.
+ * AddV2, Sub, Mul, RealDiv, FloorMod, Pow, Maximum, Minimum, SquaredDifference.
  *
  * Kernels walk rows with 'MfLoop' and run a typed loop per dtype, with
  * separate loops for the common stride patterns (both contiguous, one side
@@ -203,6 +203,12 @@ static MfStatus minimum_forward(const MfOpCall *c, MfTensor **outs)
     BINARY_FORWARD(MINIMUM_F, a < b ? a : b);
 }
 
+/* (x - y)^2: the difference rounded once, then squared (TensorFlow's) */
+static MfStatus squared_difference_forward(const MfOpCall *c, MfTensor **outs)
+{
+    BINARY_FORWARD((a - b) * (a - b), ((U)a - (U)b) * ((U)a - (U)b));
+}
+
 #define BINARY_OP(sym, tfname, apiname, fwd, bwd, ...)                             \
     const MfOpDesc sym = {                                                         \
         .name = tfname, .api = apiname, .arity = 2, .flags = MF_OP_SIMPLE | MF_OP_ELEMENTWISE,         \
@@ -282,3 +288,14 @@ BINARY_OP(mf_desc_minimum, "Minimum", "minimum", minimum_forward, mf_minimum_gra
         "Elementwise smaller of a and b, with broadcasting.",
     .example =
         "mf.minimum(mf.tensor{1, 5}, 2)       --> {1, 2}");
+BINARY_OP(mf_desc_squared_difference, "SquaredDifference", "squared_difference",
+          squared_difference_forward, mf_squared_difference_grad,
+         "elementwise (x - y)^2 (broadcasting)",
+    .topic = "math",
+    .grad_note = "dx = 2 dy (x - y), dy_input = -2 dy (x - y), each summed over its broadcast "
+                 "axes",
+    .details =
+        "Elementwise (x - y)^2 with broadcasting in one pass (TensorFlow's SquaredDifference), "
+        "float or integer (integers wrap, as TensorFlow's).",
+    .example =
+        "mf.squared_difference(mf.tensor{1, 5}, 3)   --> {4, 4}");

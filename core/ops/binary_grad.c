@@ -165,3 +165,28 @@ MfStatus mf_minimum_grad(const MfGradCall *g, MfTensor **dinputs)
 {
     return select_side(g, MF_OP_LESS_EQUAL, dinputs);
 }
+
+/* 2 dy (x - y) for x, its negative for y (TensorFlow's math_grad.py) */
+MfStatus mf_squared_difference_grad(const MfGradCall *g, MfTensor **dinputs)
+{
+    MfTensor *const *in = g->call->inputs;
+    MfTensor *diff = NULL, *t = NULL, *ga = NULL, *gb = NULL;
+    MfStatus st = mf_binary(MF_OP_SUB, in[0], in[1], &diff);
+    if (st == MF_OK)
+        st = mf_binary(MF_OP_MUL, g->doutputs[0], diff, &t);
+    if (st == MF_OK)
+        st = mf_grad_scale(t, 2, &ga);
+    if (st == MF_OK && mf_grad_needs(g, 1))
+        st = mf_unary(MF_OP_NEG, ga, &gb);
+    mf_tensor_release(diff);
+    mf_tensor_release(t);
+    if (st != MF_OK) {
+        mf_tensor_release(ga);
+        return st;
+    }
+    if (!mf_grad_needs(g, 0)) {
+        mf_tensor_release(ga);
+        ga = NULL;
+    }
+    return finish(g, ga, gb, dinputs);
+}

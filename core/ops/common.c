@@ -52,6 +52,31 @@ MfStatus mf_infer_float_like(MfOpCall *c)
     return st;
 }
 
+MfStatus mf_infer_grad_pair(MfOpCall *c, unsigned mask, const char *what)
+{
+    const MfTensor *dy = c->inputs[0], *x = c->inputs[1];
+    MfStatus st = mf_check_same_dtype(c, dy, x);
+    if (st == MF_OK)
+        st = mf_check_dtype(c, x, mask, what);
+    if (st != MF_OK)
+        return st;
+    bool same = dy->rank == x->rank;
+    for (int i = 0; same && i < x->rank; i++)
+        same = dy->shape[i] < 0 || x->shape[i] < 0 || dy->shape[i] == x->shape[i];
+    if (!same) {
+        char a[96], b[96];
+        return mf_err_set(MF_ESHAPE, "%s: gradients and features must have one shape, got %s "
+                          "and %s", op_api(c), mf_shape_str(dy->rank, dy->shape, a, sizeof a),
+                          mf_shape_str(x->rank, x->shape, b, sizeof b));
+    }
+    /* A known dim wins over an unknown one. */
+    mf_spec_like(c, x, x->dtype);
+    for (int i = 0; i < x->rank; i++)
+        if (c->out[0].shape[i] < 0)
+            c->out[0].shape[i] = dy->shape[i];
+    return MF_OK;
+}
+
 MfStatus mf_infer_broadcast(MfOpCall *c, unsigned mask, const char *what, int dt)
 {
     const MfTensor *a = c->inputs[0], *b = c->inputs[1];

@@ -33,6 +33,12 @@ void mf_spec_like(MfOpCall *c, const MfTensor *t, MfDType dt);
  * integer is refused: "use mf.cast"), the one output is like it. */
 MfStatus mf_infer_float_like(MfOpCall *c);
 
+/* The infer of an activation's gradient op (ReluGrad, GeluGrad, SiluGrad):
+ * inputs (gradients, features) of one dtype in 'mask' ('what' names it)
+ * and one shape (a known dim wins over an unknown one); the output is
+ * like them. */
+MfStatus mf_infer_grad_pair(MfOpCall *c, unsigned mask, const char *what);
+
 /* Two inputs of one dtype, broadcast together; output dtype 'dt' (pass
  * a negative value to keep the inputs' dtype). */
 MfStatus mf_infer_broadcast(MfOpCall *c, unsigned mask, const char *what, int dt);

@@ -21,6 +21,7 @@ MfStatus mf_mod_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_pow_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_maximum_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_minimum_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_squared_difference_grad(const MfGradCall *g, MfTensor **dinputs);
 
 /* unary_grad.c */
 MfStatus mf_neg_grad(const MfGradCall *g, MfTensor **dinputs);
@@ -50,6 +51,8 @@ MfStatus mf_atan_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_expm1_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_erf_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_reciprocal_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_erfc_grad(const MfGradCall *g, MfTensor **dinputs);
+MfStatus mf_acosh_grad(const MfGradCall *g, MfTensor **dinputs);
 
 /* reduce_grad.c */
 MfStatus mf_sum_grad(const MfGradCall *g, MfTensor **dinputs);

@@ -1,5 +1,5 @@
 /* unary_more.c — more elementwise math (doc/api.md "Ops"): Tan, Sinh,
- * Cosh, Asin, Acos, Atan, Expm1, Erf, Reciprocal, float32 and float64
+ * Cosh, Asin, Acos, Atan, Expm1, Erf, Erfc, Acosh, Reciprocal, float32 and float64
  * (integer inputs are refused: use mf.cast). Bound as mf.tan(x) ... and
  * tensor methods (MF_OP_SIMPLE); their gradients are in unary_more_grad.c. */
 #include <math.h>
@@ -55,6 +55,20 @@ static MfStatus erf_forward(const MfOpCall *c, MfTensor **outs)
     if (mf_vec_unary(MF_VEC_ERF, c->inputs[0], outs[0]))
         return MF_OK;
     UNARY_FORWARD(erff(a), erf(a), NOINT);
+}
+
+static MfStatus erfc_forward(const MfOpCall *c, MfTensor **outs)
+{
+    if (mf_vec_unary(MF_VEC_ERFC, c->inputs[0], outs[0]))
+        return MF_OK;
+    UNARY_FORWARD(erfcf(a), erfc(a), NOINT);
+}
+
+static MfStatus acosh_forward(const MfOpCall *c, MfTensor **outs)
+{
+    if (mf_vec_unary(MF_VEC_ACOSH, c->inputs[0], outs[0]))
+        return MF_OK;
+    UNARY_FORWARD(acoshf(a), acosh(a), NOINT);
 }
 
 static MfStatus reciprocal_forward(const MfOpCall *c, MfTensor **outs)
@@ -134,6 +148,23 @@ MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad,
         "Gradient: dy * 2 / sqrt(pi) * exp(-x^2)." MF_VEC_ACCURACY_FLOAT("3"),
     .example =
         "mf.erf(mf.tensor{0})                 --> {0}");
+MORE_OP(mf_desc_erfc, "Erfc", "erfc", erfc_forward, mf_erfc_grad,
+        "elementwise complementary error function 1 - erf(x)",
+    .topic = "math",
+    .details =
+        "Elementwise 1 - erf(x) without the cancellation of that difference (TensorFlow's "
+        "Erfc, torch.erfc), float32 or float64: accurate where erfc(x) is tiny (x up to about "
+        "10 in float32). Gradient: -dy * 2 / sqrt(pi) * exp(-x^2)." MF_VEC_ACCURACY_FLOAT("4"),
+    .example =
+        "mf.erfc(mf.tensor{0, 5})             --> {1, 1.53746e-12}");
+MORE_OP(mf_desc_acosh, "Acosh", "acosh", acosh_forward, mf_acosh_grad,
+        "elementwise inverse hyperbolic cosine (x >= 1)",
+    .topic = "math",
+    .details =
+        "Elementwise the inverse hyperbolic cosine (TensorFlow's Acosh), float32 or float64; "
+        "NaN below 1, as libm. Gradient: dy / sqrt(x^2 - 1)." MF_VEC_ACCURACY,
+    .example =
+        "mf.acosh(mf.tensor{1, 2})            --> {0, 1.31696}");
 MORE_OP(mf_desc_reciprocal, "Reciprocal", "reciprocal", reciprocal_forward,
         mf_reciprocal_grad,
         "elementwise 1 / x",

@@ -113,6 +113,36 @@ done:
     return st;
 }
 
+/* -dy * 2 / sqrt(pi) * exp(-x^2) */
+MfStatus mf_erfc_grad(const MfGradCall *g, MfTensor **dinputs)
+{
+    MfTensor *x = x_of(g), *t[3] = {0}, *d = NULL;
+    MfStatus st;
+    MF_GRAD_TRY(mf_binary(MF_OP_MUL, x, x, &t[0]));
+    MF_GRAD_TRY(mf_unary(MF_OP_NEG, t[0], &t[1]));
+    MF_GRAD_TRY(mf_unary(MF_OP_EXP, t[1], &t[2]));
+    MF_GRAD_TRY(mf_grad_scale(t[2], -2 / sqrt(M_PI), &d));
+    st = times_dy(g, st, d, dinputs);
+done:
+    mf_grad_release_n(t, 3);
+    return st;
+}
+
+/* dy / sqrt(x^2 - 1) */
+MfStatus mf_acosh_grad(const MfGradCall *g, MfTensor **dinputs)
+{
+    MfTensor *x = x_of(g), *t[4] = {0};
+    MfStatus st;
+    MF_GRAD_TRY(mf_binary(MF_OP_MUL, x, x, &t[0]));
+    MF_GRAD_TRY(mf_grad_const(x, 1, &t[1]));
+    MF_GRAD_TRY(mf_binary(MF_OP_SUB, t[0], t[1], &t[2]));
+    MF_GRAD_TRY(mf_unary(MF_OP_SQRT, t[2], &t[3]));
+    st = mf_binary(MF_OP_DIV, g->doutputs[0], t[3], &dinputs[0]);
+done:
+    mf_grad_release_n(t, 4);
+    return st;
+}
+
 /* -dy * y^2 */
 MfStatus mf_reciprocal_grad(const MfGradCall *g, MfTensor **dinputs)
 {

@@ -16,6 +16,9 @@ extern const MfVecKernel mf_vec_kernels_scalar[MF_VEC_COUNT];
 extern const MfVecPowKernel mf_vec_kernels_avx512_pow[2];
 extern const MfVecPowKernel mf_vec_kernels_avx2_pow[2];
 extern const MfVecPowKernel mf_vec_kernels_scalar_pow[2];
+extern const MfVecGradKernel mf_vec_kernels_avx512_grad[MF_VEC_GRAD_COUNT];
+extern const MfVecGradKernel mf_vec_kernels_avx2_grad[MF_VEC_GRAD_COUNT];
+extern const MfVecGradKernel mf_vec_kernels_scalar_grad[MF_VEC_GRAD_COUNT];
 
 /* Below this many elements a call runs on one thread; chunks are multiples
  * of 64 elements (whole vectors, whole cache lines). */
@@ -90,6 +93,16 @@ static MfVecPowKernel pow_kernel(int contiguous_b)
     }
 }
 
+/* the activations' gradient kernels */
+static MfVecGradKernel grad_kernel(MfVecGradFn f)
+{
+    switch (mf_simd_level()) {
+    case MF_SIMD_AVX512: return mf_vec_kernels_avx512_grad[f];
+    case MF_SIMD_AVX2: return mf_vec_kernels_avx2_grad[f];
+    default: return mf_vec_kernels_scalar_grad[f];
+    }
+}
+
 typedef struct {
     MfVecKernel k;
     const float *x;
@@ -151,16 +164,18 @@ bool mf_vec_unary(MfVecFn f, const MfTensor *x, MfTensor *out)
     return true;
 }
 
+/* Two-input kernels (pow, the activations' gradients): 'full' reads b[i],
+ * 'one' (NULL: none) reads b[0] for every element. */
 typedef struct {
     MfVecPowKernel k;
     const float *a, *b;
     float *y;
     int64_t n, sb;
-} PowJob;
+} Vec2Job;
 
-static void pow_chunk(void *ctx, int64_t b, int64_t e)
+static void vec2_chunk(void *ctx, int64_t b, int64_t e)
 {
-    const PowJob *j = ctx;
+    const Vec2Job *j = ctx;
     int64_t lo = b * VEC_CHUNK_ALIGN, hi = e * VEC_CHUNK_ALIGN;
     if (hi > j->n)
         hi = j->n;
@@ -168,7 +183,8 @@ static void pow_chunk(void *ctx, int64_t b, int64_t e)
 }
 
 /* rows of any strides: those the kernels take directly, the rest gathered */
-static void pow_rows(const MfTensor *a, const MfTensor *b, MfTensor *out)
+static void vec2_rows(MfVecPowKernel full, MfVecPowKernel one, const MfTensor *a,
+                      const MfTensor *b, MfTensor *out)
 {
     enum { BUF = 256 };
     float abuf[BUF], bbuf[BUF];
@@ -180,8 +196,8 @@ static void pow_rows(const MfTensor *a, const MfTensor *b, MfTensor *out)
         float *o = (float *)p[0];
         const float *pa = (const float *)p[1], *pb = (const float *)p[2];
         int64_t sa = l.step[1], sb = l.step[2];
-        if (sa == 1 && (sb == 0 || sb == 1)) {
-            pow_kernel(sb == 1)(pa, pb, o, l.n);
+        if (sa == 1 && (sb == 1 || (sb == 0 && one))) {
+            (sb == 1 ? full : one)(pa, pb, o, l.n);
             continue;
         }
         for (int64_t i0 = 0; i0 < l.n; i0 += BUF) {
@@ -190,28 +206,44 @@ static void pow_rows(const MfTensor *a, const MfTensor *b, MfTensor *out)
                 abuf[i] = pa[(i0 + i) * sa];
                 bbuf[i] = pb[(i0 + i) * sb];
             }
-            pow_kernel(1)(abuf, bbuf, o + i0, m);
+            full(abuf, bbuf, o + i0, m);
         }
     }
+}
+
+/* out = k(a, b) with broadcasting; contiguous calls split over the pool */
+static void vec2_run(MfVecPowKernel full, MfVecPowKernel one, const MfTensor *a,
+                     const MfTensor *b, MfTensor *out)
+{
+    int64_t n = mf_tensor_numel(out), nb = mf_tensor_numel(b);
+    bool b_full = nb == n && n != 1, b_one = one && nb == 1;
+    bool flat = mf_tensor_is_contiguous(a) && mf_tensor_is_contiguous(out) &&
+                mf_tensor_numel(a) == n && mf_tensor_is_contiguous(b) && (b_full || b_one);
+    if (!flat) {
+        vec2_rows(full, one, a, b, out);
+        return;
+    }
+    Vec2Job job = {b_full ? full : one, mf_tensor_data(a), mf_tensor_data(b),
+                   mf_tensor_data(out), n, b_full};
+    if (n < VEC_SPLIT_MIN)
+        job.k(job.a, job.b, job.y, n);
+    else
+        mf_parallel_for((n + VEC_CHUNK_ALIGN - 1) / VEC_CHUNK_ALIGN,
+                        VEC_SPLIT_MIN / VEC_CHUNK_ALIGN, vec2_chunk, &job);
 }
 
 bool mf_vec_pow(const MfTensor *a, const MfTensor *b, MfTensor *out)
 {
     if (a->dtype != MF_FLOAT32 || b->dtype != MF_FLOAT32 || out->dtype != MF_FLOAT32)
         return false;
-    int64_t n = mf_tensor_numel(out), nb = mf_tensor_numel(b);
-    bool flat = mf_tensor_is_contiguous(a) && mf_tensor_is_contiguous(out) &&
-                mf_tensor_numel(a) == n && mf_tensor_is_contiguous(b) && (nb == n || nb == 1);
-    if (!flat) {
-        pow_rows(a, b, out);
-        return true;
-    }
-    PowJob job = {pow_kernel(nb == n && n != 1), mf_tensor_data(a), mf_tensor_data(b),
-                  mf_tensor_data(out), n, nb == n && n != 1};
-    if (n < VEC_SPLIT_MIN)
-        job.k(job.a, job.b, job.y, n);
-    else
-        mf_parallel_for((n + VEC_CHUNK_ALIGN - 1) / VEC_CHUNK_ALIGN,
-                        VEC_SPLIT_MIN / VEC_CHUNK_ALIGN, pow_chunk, &job);
+    vec2_run(pow_kernel(1), pow_kernel(0), a, b, out);
+    return true;
+}
+
+bool mf_vec_grad(MfVecGradFn f, const MfTensor *dy, const MfTensor *x, MfTensor *out)
+{
+    if (dy->dtype != MF_FLOAT32 || x->dtype != MF_FLOAT32 || out->dtype != MF_FLOAT32)
+        return false;
+    vec2_run(grad_kernel(f), NULL, dy, x, out);
     return true;
 }

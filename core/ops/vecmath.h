@@ -52,8 +52,21 @@ typedef enum {
     MF_VEC_ATAN,
     MF_VEC_ASINH,
     MF_VEC_ATANH,
+    MF_VEC_ERFC,
+    MF_VEC_ACOSH,
+    MF_VEC_GELU,
+    MF_VEC_GELU_TANH,
+    MF_VEC_SILU,
     MF_VEC_COUNT
 } MfVecFn;
+
+/* The gradient kernels of the activations: dx = dy * f'(x). */
+typedef enum {
+    MF_VEC_GELU_GRAD,
+    MF_VEC_GELU_TANH_GRAD,
+    MF_VEC_SILU_GRAD,
+    MF_VEC_GRAD_COUNT
+} MfVecGradFn;
 
 typedef enum { MF_SIMD_SCALAR, MF_SIMD_AVX2, MF_SIMD_AVX512 } MfSimd;
 
@@ -62,6 +75,9 @@ typedef void (*MfVecKernel)(const float *x, float *y, int64_t n);
 
 /* y[i] = a[i]^b[i] (b contiguous) or a[i]^b[0] (one exponent). */
 typedef void (*MfVecPowKernel)(const float *a, const float *b, float *y, int64_t n);
+
+/* dx[i] = dy[i] * f'(x[i]) for i < n on one thread (no overlap with 'dx'). */
+typedef void (*MfVecGradKernel)(const float *dy, const float *x, float *dx, int64_t n);
 
 /* The instruction set in use: MF_SIMD's choice, or the best the CPU has. */
 MfSimd mf_simd_level(void);
@@ -80,6 +96,11 @@ void mf_vec_f32(MfVecFn f, const float *x, float *y, int64_t n);
  * is a new tensor of x's shape): true. False (nothing done) for other
  * dtypes, which keep libm. */
 bool mf_vec_unary(MfVecFn f, const MfTensor *x, MfTensor *out);
+
+/* out = dy * f'(x) elementwise when all three are float32 and of one shape
+ * (any strides for the inputs; 'out' a new tensor): true. False (nothing
+ * done) for other dtypes. */
+bool mf_vec_grad(MfVecGradFn f, const MfTensor *dy, const MfTensor *x, MfTensor *out);
 
 /* out = a^b elementwise with broadcasting ('out' a new tensor of the
  * broadcast shape) when all three are float32: true; false otherwise. */

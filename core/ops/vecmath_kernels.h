@@ -191,19 +191,22 @@ MF_VEC_INLINE uint32_t vmf_bits(float f)
     return u;
 }
 
-/* e^x for x in [-104, 89] (callers clamp): x = k ln2 + r, |r| <= ln2 / 2,
- * e^r by Cephes's expf polynomial; 2^k as two factors 2^(k>>1) 2^(k-(k>>1)),
- * each a normal float for k in [-150, 128], so that a result in the
- * subnormal range is rounded once (by the last multiply) and one past
- * FLT_MAX becomes inf. */
-MF_VEC_INLINE float vmf_exp(float x)
+/* e^(x + lo) 2^shift for x in [-104, 89] (callers clamp; x down to -120
+ * with a shift of 24) and a tiny 'lo' (the low part of an argument carried
+ * in two floats, or 0): x = k ln2 + r, |r| <= ln2 / 2, e^r by Cephes's expf
+ * polynomial; 2^(k + shift) as two factors 2^(k>>1) 2^(k-(k>>1)), each a
+ * normal float for k in [-150, 128], so that a result in the subnormal
+ * range is rounded once (by the last multiply) and one past FLT_MAX becomes
+ * inf. A shift lets a caller keep the digits of a result it multiplies
+ * further before it underflows. */
+MF_VEC_INLINE float vmf_exp_parts(float x, float lo, int32_t shift)
 {
     const float shifter = 0x1.8p23f; /* adding it rounds to an integer in the low bits */
     float k = __builtin_fmaf(x, 0x1.715476p0f, shifter);
-    int32_t ki = (int32_t)(vmf_bits(k) - 0x4b400000u);
+    int32_t ki = (int32_t)(vmf_bits(k) - 0x4b400000u) + shift;
     k -= shifter;
     float r = __builtin_fmaf(k, -0.693359375f, x); /* ln2 in two parts (Cephes) */
-    r = __builtin_fmaf(k, 2.12194440e-4f, r);
+    r = __builtin_fmaf(k, 2.12194440e-4f, r) + lo;
     float p = 1.9875691500e-4f;
     p = __builtin_fmaf(p, r, 1.3981999507e-3f);
     p = __builtin_fmaf(p, r, 8.3334519073e-3f);
@@ -215,6 +218,12 @@ MF_VEC_INLINE float vmf_exp(float x)
     float s1 = vmf_from_bits((uint32_t)(k1 + 127) << 23);
     float s2 = vmf_from_bits((uint32_t)(ki - k1 + 127) << 23);
     return y * s1 * s2;
+}
+
+/* (r + 0 is r, a -0 becoming +0, which e^r does not tell apart) */
+MF_VEC_INLINE float vmf_exp(float x)
+{
+    return vmf_exp_parts(x, 0.0f, 0);
 }
 
 /* x limited to [lo, hi] (NaN becomes hi: callers put NaN back) */
@@ -311,10 +320,9 @@ MF_VEC_INLINE float vm_log1pf(float x)
  * erfcx by a degree-12 polynomial in t = (|x| - 2.5) / 1.5
  * (tools/gen_vecmath_erf.py, 6e-9 relative), x^2 carried as z + lo (an
  * FMA gives the low part) into the exponential; |x| >= 4: 1 */
-MF_VEC_INLINE float vm_erff(float x)
+/* erf(a) = a P(a^2) for |a| < 1 (Cephes erff), z = a^2 */
+MF_VEC_INLINE float vmf_erf_small(float a, float z)
 {
-    float a = vmf_clamp(__builtin_fabsf(x), 0.0f, 4.0f);
-    float z = a * a;
     float p = 7.853861353153693e-5f;
     p = __builtin_fmaf(p, z, -8.010193625184903e-4f);
     p = __builtin_fmaf(p, z, 5.188327685732524e-3f);
@@ -322,7 +330,14 @@ MF_VEC_INLINE float vm_erff(float x)
     p = __builtin_fmaf(p, z, 1.128358514861418e-1f);
     p = __builtin_fmaf(p, z, -3.761262582423300e-1f);
     p = __builtin_fmaf(p, z, 1.128379165726710e+0f);
-    float small = a * p;
+    return a * p;
+}
+
+MF_VEC_INLINE float vm_erff(float x)
+{
+    float a = vmf_clamp(__builtin_fabsf(x), 0.0f, 4.0f);
+    float z = a * a;
+    float small = vmf_erf_small(a, z);
     float t = (a - 2.5f) * (1.0f / 1.5f);
     float q = 1.3365836187822328e-05f;
     q = __builtin_fmaf(q, t, -3.6888910956996241e-05f);
@@ -342,6 +357,187 @@ MF_VEC_INLINE float vm_erff(float x)
     e = __builtin_fmaf(-lo, e, e); /* e^-(z + lo) */
     float y = a < 1.0f ? small : __builtin_fmaf(-e, q, 1.0f);
     return vm_nan_through(x, __builtin_copysignf(y, x));
+}
+
+/* erfcx(a) = e^(a^2) erfc(a) for 1/2 <= a <= 4: a polynomial in
+ * t = (a - 2.25) / 1.75 (tools/gen_vecmath_erfc.py, 6e-9 relative) */
+MF_VEC_INLINE float vmf_erfcx_near(float a)
+{
+    float t = (a - 2.25f) * (1.0f / 1.75f);
+    float p = 4.6250810847119916e-05f;
+    p = __builtin_fmaf(p, t, -0.00011032686646433165f);
+    p = __builtin_fmaf(p, t, 8.4809568684986343e-05f);
+    p = __builtin_fmaf(p, t, -0.00017900480621135462f);
+    p = __builtin_fmaf(p, t, 0.00062452326015568149f);
+    p = __builtin_fmaf(p, t, -0.0013312242380842955f);
+    p = __builtin_fmaf(p, t, 0.0025689228451328968f);
+    p = __builtin_fmaf(p, t, -0.0051309291759006016f);
+    p = __builtin_fmaf(p, t, 0.010013750661608959f);
+    p = __builtin_fmaf(p, t, -0.018779038082716422f);
+    p = __builtin_fmaf(p, t, 0.033941955979429082f);
+    p = __builtin_fmaf(p, t, -0.058963521385549222f);
+    p = __builtin_fmaf(p, t, 0.09797742849704992f);
+    p = __builtin_fmaf(p, t, -0.1548513973470797f);
+    return __builtin_fmaf(p, t, 0.23108725873039199f);
+}
+
+/* a erfcx(a) for 4 <= a <= 10.25, s = 1/a^2: a polynomial in s
+ * (tools/gen_vecmath_erfc.py, 3e-11 relative) */
+MF_VEC_INLINE float vmf_erfcx_far(float s)
+{
+    float t = (s - 0.03600907198096371f) * (1.0f / 0.026490928019036287f);
+    float q = 8.5636123818535139e-09f;
+    q = __builtin_fmaf(q, t, -8.2419468461706167e-08f);
+    q = __builtin_fmaf(q, t, 9.1194182683209976e-07f);
+    q = __builtin_fmaf(q, t, -1.263388129408924e-05f);
+    q = __builtin_fmaf(q, t, 0.00023273584494984376f);
+    q = __builtin_fmaf(q, t, -0.0067593765669586962f);
+    return __builtin_fmaf(q, t, 0.5545362670315247f);
+}
+
+/* e^-(z + lo) 2^shift for a square z + lo (lo from an FMA), z <= 110 */
+MF_VEC_INLINE float vmf_exp_neg_square(float z, float lo, int32_t shift)
+{
+    return vmf_exp_parts(-vmf_clamp(z, 0.0f, 110.0f), -lo, shift);
+}
+
+/* a < 1/2: 1 - erf(a); 1/2 <= a <= 10.25: e^(-a^2) erfcx(a); 2 - erfc(|x|)
+ * for x < 0 */
+MF_VEC_INLINE float vm_erfcf(float x)
+{
+    float a = vmf_clamp(__builtin_fabsf(x), 0.0f, 10.25f);
+    float z = a * a;
+    float er = vmf_erf_small(a, z);
+    float q = a < 4.0f ? vmf_erfcx_near(a) : vmf_erfcx_far(1.0f / z) / a;
+    float c = vmf_exp_neg_square(z, __builtin_fmaf(a, a, -z), 0) * q;
+    float y = a < 0.5f ? (x < 0 ? 1.0f + er : 1.0f - er) : (x < 0 ? 2.0f - c : c);
+    return vm_nan_through(x, y);
+}
+
+/* Phi(x) = P(N(0,1) <= x) in pieces, for |x| <= 14.5 (past it gelu is x or
+ * 0 in float): a = |x| / sqrt 2, er = erf(a) (used below a = 1/2),
+ * q = erfcx(a), far = a erfcx(a) (for a >= 4, from s = 1/a^2 = 2/x^2, no
+ * rounded a) and e = e^(-x^2/2) 2^24 (x^2 = z + lo exactly), so that for
+ * x < 0 Phi(x) = q e 2^-24 / 2 and the caller multiplies before it rounds
+ * a subnormal. */
+typedef struct {
+    float a, er, q, far, e;
+} VmPhi;
+
+MF_VEC_INLINE VmPhi vmf_phi_parts(float x)
+{
+    VmPhi f;
+    float z = x * x, lo = __builtin_fmaf(x, x, -z);
+    f.a = __builtin_fabsf(x) * 0.70710678118654752f;
+    f.er = vmf_erf_small(f.a, f.a * f.a);
+    f.far = vmf_erfcx_far(2.0f / z);
+    f.q = f.a < 4.0f ? vmf_erfcx_near(f.a) : f.far / f.a;
+    f.e = vmf_exp_neg_square(0.5f * z, 0.5f * lo, 24);
+    return f;
+}
+
+/* x Phi(x): x (1 + erf(a) sign x) / 2 below a = 1/2, x (1 - q e / 2) above
+ * for x > 0, x q e / 2 for x < 0 (-far e / sqrt 2 past a = 4: x / a is
+ * -sqrt 2); no cancellation anywhere; 0 past -14.5 */
+MF_VEC_INLINE float vm_geluf(float x)
+{
+    float xc = vmf_clamp(x, -14.5f, 14.5f);
+    VmPhi f = vmf_phi_parts(xc);
+    float small = x * __builtin_fmaf(0.5f, __builtin_copysignf(f.er, x), 0.5f);
+    float pos = x * __builtin_fmaf(-0.5f * f.q, f.e * 0x1p-24f, 1.0f);
+    float near = (((xc * 0.5f) * f.q) * f.e) * 0x1p-24f;
+    float far = ((f.far * -0.70710678118654752f) * f.e) * 0x1p-24f;
+    float y = f.a < 0.5f ? small : x > 0 ? pos : f.a < 4.0f ? near : far;
+    return vm_nan_through(x, y);
+}
+
+/* dy (Phi(x) + x phi(x)), phi(x) = e^(-x^2/2) / sqrt(2 pi) */
+MF_VEC_INLINE float vm_gelu_gradf(float dy, float x)
+{
+    const float inv_sqrt_2pi = 0.398942280401432678f;
+    float xc = vmf_clamp(x, -14.5f, 14.5f);
+    VmPhi f = vmf_phi_parts(xc);
+    float phi = f.e * 0x1p-24f * inv_sqrt_2pi;
+    float small = __builtin_fmaf(xc, phi, __builtin_fmaf(0.5f, __builtin_copysignf(f.er, xc), 0.5f));
+    float pos = __builtin_fmaf(xc, phi, __builtin_fmaf(-0.5f * f.q, f.e * 0x1p-24f, 1.0f));
+    float neg = __builtin_fmaf(xc, inv_sqrt_2pi, 0.5f * f.q) * f.e * 0x1p-24f;
+    float d = f.a < 0.5f ? small : xc > 0 ? pos : neg;
+    return dy * vm_nan_through(x, d);
+}
+
+/* sigmoid(v) for the double 'v' in pieces: e = e^-|v| 2^24 (|v| <= 115,
+ * |v| split into float hi + lo for the exponential) and d = 1 + e^-|v|:
+ * sigmoid(v) = 1 / d for v >= 0 and e 2^-24 / d below */
+typedef struct {
+    float e, d;
+} VmSigmoid;
+
+MF_VEC_INLINE VmSigmoid vmf_sigmoid_parts(double v)
+{
+    VmSigmoid s;
+    double av = __builtin_fabs(v);
+    av = av < 115.0 ? av : 115.0;
+    float hi = (float)av, lo = (float)(av - (double)hi);
+    s.e = vmf_exp_parts(-hi, -lo, 24);
+    s.d = 1.0f + s.e * 0x1p-24f;
+    return s;
+}
+
+/* x sigmoid(v): x / d for v >= 0; (x e / d) 2^-24 below, so a subnormal
+ * result is rounded once; x limited to [-120, inf) there (0 anyway) */
+MF_VEC_INLINE float vmf_times_sigmoid(float x, double v)
+{
+    VmSigmoid s = vmf_sigmoid_parts(v);
+    float xn = x > -120.0f ? x : -120.0f;
+    float y = v >= 0 ? x / s.d : ((xn * s.e) / s.d) * 0x1p-24f;
+    return vm_nan_through(x, y);
+}
+
+/* 2 sqrt(2/pi) (x + 0.044715 x^3) in double: gelu's tanh form is
+ * x (1 + tanh(v / 2)) / 2 = x sigmoid(v) */
+#define VM_GELU_K1 1.5957691216057308 /* 2 sqrt(2 / pi) */
+#define VM_GELU_K3 0.071354816272919  /* 2 sqrt(2 / pi) 0.044715 */
+MF_VEC_INLINE double vm_gelu_tanh_arg(float x)
+{
+    double d = x;
+    return d * __builtin_fma(VM_GELU_K3, d * d, VM_GELU_K1);
+}
+
+MF_VEC_INLINE float vm_gelu_tanhf(float x)
+{
+    return vmf_times_sigmoid(x, vm_gelu_tanh_arg(x));
+}
+
+MF_VEC_INLINE float vm_siluf(float x)
+{
+    return vmf_times_sigmoid(x, (double)x);
+}
+
+/* f'(x) for f = x sigmoid(v(x)): s (1 + x (1 - s) v'), s = sigmoid(v);
+ * 1 - s as e / d or 1 / d, whichever does not cancel; below v = 0 the
+ * product is formed scaled by 2^24 (a tiny s keeps its digits); x limited to
+ * [-30, 30] for gelu's tanh form (s is 0 or 1 past it: f' is 0 or 1) */
+MF_VEC_INLINE float vmf_times_sigmoid_grad(float x, double v, float dv)
+{
+    VmSigmoid s = vmf_sigmoid_parts(v);
+    float comp = v >= 0 ? (s.e * 0x1p-24f) / s.d : 1.0f / s.d;
+    float f = __builtin_fmaf(x * comp, dv, 1.0f);
+    return v >= 0 ? f / s.d : ((s.e / s.d) * f) * 0x1p-24f; /* s = e 2^-24 / d below 0 */
+}
+
+MF_VEC_INLINE float vm_gelu_tanh_gradf(float dy, float x)
+{
+    float xc = vmf_clamp(x, -30.0f, 30.0f);
+    float dv = __builtin_fmaf((float)(3 * VM_GELU_K3), xc * xc, (float)VM_GELU_K1);
+    float d = vmf_times_sigmoid_grad(xc, vm_gelu_tanh_arg(xc), dv);
+    return dy * vm_nan_through(x, d);
+}
+
+MF_VEC_INLINE float vm_silu_gradf(float dy, float x)
+{
+    float xc = vmf_clamp(x, -120.0f, 120.0f);
+    float d = vmf_times_sigmoid_grad(xc, (double)xc, 1.0f);
+    return dy * vm_nan_through(x, d);
 }
 
 /* sin (q = 0) or cos (q = 1) of x for |x| < 2^20; tan when 'tan' */
@@ -439,6 +635,16 @@ MF_VEC_INLINE float vm_asinhf(float x)
     return vm_nan_through(x, __builtin_copysignf(y, x));
 }
 
+/* log(x + sqrt(x^2 - 1)) for x >= 1 (x^2 - 1 by an FMA: exact enough near
+ * 1), NaN below 1 */
+MF_VEC_INLINE float vm_acoshf(float x)
+{
+    double a = x >= 1.0f ? (double)x : 1.0;
+    float y = vm_log_special(a + __builtin_sqrt(__builtin_fma(a, a, -1.0)));
+    y = x < 1.0f ? __builtin_nanf("") : y;
+    return vm_nan_through(x, y);
+}
+
 MF_VEC_INLINE float vm_atanhf(float x)
 {
     double a = __builtin_fabsf(x);
@@ -516,6 +722,22 @@ MF_VEC_LOOP(k_tanh, vm_tanhf)
 MF_VEC_LOOP(k_sigmoid, vm_sigmoidf)
 MF_VEC_LOOP(k_softplus, vm_softplusf)
 MF_VEC_LOOP(k_erf, vm_erff)
+MF_VEC_LOOP(k_erfc, vm_erfcf)
+MF_VEC_LOOP(k_acosh, vm_acoshf)
+MF_VEC_LOOP(k_gelu, vm_geluf)
+MF_VEC_LOOP(k_gelu_tanh, vm_gelu_tanhf)
+MF_VEC_LOOP(k_silu, vm_siluf)
+
+#define MF_VEC_GRAD_LOOP(name, fn)                                                  \
+    static void name(const float *dy, const float *x, float *dx, int64_t n)        \
+    {                                                                              \
+        for (int64_t i = 0; i < n; i++)                                            \
+            dx[i] = fn(dy[i], x[i]);                                               \
+    }
+
+MF_VEC_GRAD_LOOP(k_gelu_grad, vm_gelu_gradf)
+MF_VEC_GRAD_LOOP(k_gelu_tanh_grad, vm_gelu_tanh_gradf)
+MF_VEC_GRAD_LOOP(k_silu_grad, vm_silu_gradf)
 
 #define MF_VEC_JOIN2(a, b) a##b
 #define MF_VEC_JOIN(a, b) MF_VEC_JOIN2(a, b)
@@ -528,5 +750,13 @@ const MfVecKernel MF_VEC_TABLE[MF_VEC_COUNT] = {
     [MF_VEC_LOG1P] = k_log1p, [MF_VEC_TANH] = k_tanh,       [MF_VEC_SIGMOID] = k_sigmoid,
     [MF_VEC_SOFTPLUS] = k_softplus, [MF_VEC_ERF] = k_erf, [MF_VEC_SIN] = k_sin,
     [MF_VEC_COS] = k_cos, [MF_VEC_TAN] = k_tan, [MF_VEC_ATAN] = k_atan,
-    [MF_VEC_ASINH] = k_asinh, [MF_VEC_ATANH] = k_atanh,
+    [MF_VEC_ASINH] = k_asinh, [MF_VEC_ATANH] = k_atanh, [MF_VEC_ERFC] = k_erfc,
+    [MF_VEC_ACOSH] = k_acosh, [MF_VEC_GELU] = k_gelu, [MF_VEC_GELU_TANH] = k_gelu_tanh,
+    [MF_VEC_SILU] = k_silu,
+};
+
+extern const MfVecGradKernel MF_VEC_JOIN(MF_VEC_TABLE, _grad)[MF_VEC_GRAD_COUNT];
+const MfVecGradKernel MF_VEC_JOIN(MF_VEC_TABLE, _grad)[MF_VEC_GRAD_COUNT] = {
+    [MF_VEC_GELU_GRAD] = k_gelu_grad, [MF_VEC_GELU_TANH_GRAD] = k_gelu_tanh_grad,
+    [MF_VEC_SILU_GRAD] = k_silu_grad,
 };

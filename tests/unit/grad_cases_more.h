@@ -128,6 +128,11 @@ static void gcm_shape_3x2(MfAttrs *a)
     a->ints[1] = 2;
 }
 
+static void gcm_approximate(MfAttrs *a)
+{
+    a->approximate = true;
+}
+
 static const GradCase cases_more[] = {
     {MF_OP_GATHER_ND, "gather_nd (3,4) by (4,2)", 2, {2, 2}, {{3, 4}, {4, 2}},
      {GCM_F, MF_INT64}, -2, 2, NULL, gcm_tuples_1, true},
@@ -178,6 +183,24 @@ static const GradCase cases_more[] = {
      {GCM_F}, 0.5, 1.5, gcm_axis_1_excl_rev, gcm_zeros, false},
     {MF_OP_CUMSUM, "cumsum (2,4) axis 2 exclusive reverse", 1, {2}, {{2, 4}}, {GCM_F}, -2, 2,
      gcm_axis_1_excl_rev, NULL, true},
+    /* activations (activation.c): the ops, and their gradient ops to second order (the
+     * gradient ops' own gradients are written with ops) */
+    {MF_OP_GELU, "gelu (2,3)", 1, {2}, {{2, 3}}, {GCM_F}, -3, 3, NULL, NULL, true},
+    {MF_OP_GELU, "gelu (2,3) approximate", 1, {2}, {{2, 3}}, {GCM_F}, -3, 3, gcm_approximate,
+     NULL, true},
+    {MF_OP_GELU_GRAD, "gelu_grad (2,3)", 2, {2, 2}, {{2, 3}, {2, 3}}, {GCM_F, GCM_F}, -3, 3,
+     NULL, NULL, true},
+    {MF_OP_GELU_GRAD, "gelu_grad (2,3) approximate", 2, {2, 2}, {{2, 3}, {2, 3}},
+     {GCM_F, GCM_F}, -3, 3, gcm_approximate, NULL, true},
+    {MF_OP_SILU, "silu (2,3)", 1, {2}, {{2, 3}}, {GCM_F}, -4, 4, NULL, NULL, true},
+    {MF_OP_SILU_GRAD, "silu_grad (2,3)", 2, {2, 2}, {{2, 3}, {2, 3}}, {GCM_F, GCM_F}, -4, 4,
+     NULL, NULL, true},
+    {MF_OP_ERFC, "erfc (2,3)", 1, {2}, {{2, 3}}, {GCM_F}, -2, 2, NULL, NULL, true},
+    {MF_OP_ACOSH, "acosh (2,3)", 1, {2}, {{2, 3}}, {GCM_F}, 1.2, 3, NULL, NULL, true},
+    {MF_OP_SQUARED_DIFFERENCE, "squared_difference (2,3), (3,)", 2, {2, 1}, {{2, 3}, {3}},
+     {GCM_F, GCM_F}, -2, 2, NULL, NULL, true},
+    {MF_OP_SQUARED_DIFFERENCE, "squared_difference (), (2,3)", 2, {0, 2}, {{0}, {2, 3}},
+     {GCM_F, GCM_F}, -2, 2, NULL, NULL, false},
 };
 
 static const GradCase cases_more_nondiff[] = {

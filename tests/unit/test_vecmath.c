@@ -25,12 +25,37 @@ static double softplus_ref(double x)
     return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x)));
 }
 
+/* gelu (x Phi(x)), its tanh form (x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)),
+ * the same as 0.5 x (1 + tanh(...))) and silu (x sigmoid(x)) in double;
+ * at -inf their limit, -0 (x * 0 would be NaN) */
+static double gelu_ref(double x)
+{
+    return x == -(double)INFINITY ? -0.0 : 0.5 * x * erfc(-x * M_SQRT1_2);
+}
+
+static double x_sigmoid(double x, double v)
+{
+    if (x == -(double)INFINITY)
+        return -0.0;
+    return v >= 0 ? x / (1.0 + exp(-v)) : x * exp(v) / (1.0 + exp(v));
+}
+
+static double gelu_tanh_ref(double x)
+{
+    return x_sigmoid(x, 2 * sqrt(2 / M_PI) * (x + 0.044715 * x * x * x));
+}
+
+static double silu_ref(double x)
+{
+    return x_sigmoid(x, x);
+}
+
 /* 'bound': the ulp error allowed, the measured maximum of the function's
  * kernel rounded up (the issue allows 4; help states these). exp, sigmoid,
  * tanh, erf, log and log1p compute in float lanes (max over every 97th
  * pattern, avx2: exp 1.003, sigmoid 2.280, tanh 1.309, erf 2.460, log
- * 0.778, log1p 1.437); the others in double lanes (0.5-0.56; tan 1.37,
- * libm's tanf past 2^20). */
+ * 0.778, log1p 1.437; erfc 3.893, gelu 3.984, gelu_tanh 3.095, silu 3.048);
+ * the others in double lanes (0.5-0.56; tan 1.37, libm's tanf past 2^20). */
 typedef struct {
     MfVecFn fn;
     const char *name;
@@ -46,6 +71,9 @@ static const Case cases[] = {
     {MF_VEC_SIN, "sin", sin, 1},                {MF_VEC_COS, "cos", cos, 1},
     {MF_VEC_TAN, "tan", tan, 1.5},              {MF_VEC_ATAN, "atan", atan, 1},
     {MF_VEC_ASINH, "asinh", asinh, 1},          {MF_VEC_ATANH, "atanh", atanh, 1},
+    {MF_VEC_ERFC, "erfc", erfc, 4},               {MF_VEC_ACOSH, "acosh", acosh, 1},
+    {MF_VEC_GELU, "gelu", gelu_ref, 4},           {MF_VEC_GELU_TANH, "gelu_tanh", gelu_tanh_ref, 3.5},
+    {MF_VEC_SILU, "silu", silu_ref, 3.5},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -211,6 +239,114 @@ static void test_pow_sweep(void **state)
     print_message("pow      %-6s max %.3f ulp\n", mf_simd_name(mf_simd_level()), worst);
 }
 
+/* dx = f'(x) (dy = 1) of the activations' gradient kernels, in double */
+static double gelu_grad_ref(double x, double *scale)
+{
+    double cdf = 0.5 * erfc(-x * M_SQRT1_2), xpdf = x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
+    *scale = fmax(fabs(cdf), fabs(xpdf));
+    return isinf(x) ? (x > 0 ? 1.0 : 0.0) : cdf + xpdf;
+}
+
+/* s (1 + x (1 - s) v') for x sigmoid(v(x)) */
+static double sigmoid_type_grad(double x, double v, double dv, double *scale)
+{
+    double s = 1.0 / (1.0 + exp(-v)), comp = 1.0 / (1.0 + exp(v));
+    double t = s * x * comp * dv;
+    *scale = fmax(fabs(s), fabs(t));
+    return isinf(x) ? (x > 0 ? 1.0 : 0.0) : s + t;
+}
+
+static double gelu_tanh_grad_ref(double x, double *scale)
+{
+    double k = 2 * sqrt(2 / M_PI);
+    return sigmoid_type_grad(x, k * (x + 0.044715 * x * x * x), k * (1 + 3 * 0.044715 * x * x),
+                             scale);
+}
+
+static double silu_grad_ref(double x, double *scale)
+{
+    return sigmoid_type_grad(x, x, 1, scale);
+}
+
+typedef struct {
+    MfOpId op;
+    bool approximate;
+    const char *name;
+    double (*ref)(double, double *);
+} GradKernelCase;
+
+static const GradKernelCase grad_cases[] = {
+    {MF_OP_GELU_GRAD, false, "gelu_grad", gelu_grad_ref},
+    {MF_OP_GELU_GRAD, true, "gelu_tanh_grad", gelu_tanh_grad_ref},
+    {MF_OP_SILU_GRAD, false, "silu_grad", silu_grad_ref},
+};
+
+/* dx = GeluGrad/SiluGrad(dy, x) by 'level's kernels */
+static void grad_on_level(const GradKernelCase *gc, MfSimd level, const float *dy, const float *x,
+                          float *dx, int64_t n)
+{
+    assert_true(mf_simd_set_level(level));
+    MfTensor *in[2] = {mf_tensor_new(MF_FLOAT32, 1, &n), mf_tensor_new(MF_FLOAT32, 1, &n)};
+    memcpy(mf_tensor_data(in[0]), dy, (size_t)n * sizeof *dy);
+    memcpy(mf_tensor_data(in[1]), x, (size_t)n * sizeof *x);
+    MfAttrs attrs = {.approximate = gc->approximate};
+    MfTensor *out = NULL;
+    assert_int_equal(mf_op1(gc->op, 2, in, &attrs, &out), MF_OK);
+    memcpy(dx, mf_tensor_data(out), (size_t)n * sizeof *dx);
+    mf_tensor_release(in[0]);
+    mf_tensor_release(in[1]);
+    mf_tensor_release(out);
+}
+
+/* The gradient kernels with dy = 1 over every 97th pattern and the
+ * specials: the error in ulps of the larger of the two terms of f' (f' is
+ * a sum that cancels near its zero, so its own ulp is no measure there),
+ * at most 6 (every 4099th pattern, avx2: gelu_grad 3.105, gelu_tanh_grad
+ * 5.158, silu_grad 3.843); NaN for NaN */
+static void test_grad_kernels_accuracy(void **state)
+{
+    (void)state;
+    enum { N = (1 << 20) + 64 };
+    float *x = malloc(N * sizeof *x), *dy = malloc(N * sizeof *x), *dx = malloc(N * sizeof *x);
+    assert_non_null(x);
+    assert_non_null(dy);
+    assert_non_null(dx);
+    int n = 0, nspec = (int)(sizeof specials / sizeof specials[0]);
+    for (; n < nspec; n++)
+        x[n] = from_bits(specials[n]);
+    for (uint64_t b = 0; b < (1ull << 32) && n < N; b += 4099, n++)
+        x[n] = from_bits((uint32_t)b);
+    for (int i = 0; i < n; i++)
+        dy[i] = 1.0f;
+    MfSimd level = best_level();
+    for (size_t c = 0; c < sizeof grad_cases / sizeof grad_cases[0]; c++) {
+        grad_on_level(&grad_cases[c], level, dy, x, dx, n);
+        double worst = 0;
+        for (int i = 0; i < n; i++) {
+            double scale, want = grad_cases[c].ref((double)x[i], &scale);
+            if (isnan(x[i])) {
+                assert_true(isnan(dx[i]));
+                continue;
+            }
+            int ex;
+            frexp(scale, &ex);
+            double u = scale < 0x1p-126 ? 0x1p-149 : ldexp(1.0, ex - 24);
+            double e = fabs((double)dx[i] - want) / u;
+            if (!(e <= 6)) {
+                print_error("%s(%a) = %a, in double %a\n", grad_cases[c].name, (double)x[i],
+                            (double)dx[i], want);
+                fail();
+            }
+            worst = e > worst ? e : worst;
+        }
+        print_message("%-14s %-6s max %.3f ulp of the larger term\n", grad_cases[c].name,
+                      mf_simd_name(level), worst);
+    }
+    free(x);
+    free(dy);
+    free(dx);
+}
+
 static void test_accuracy_sweep(void **state)
 {
     (void)state;
@@ -262,6 +398,17 @@ static void test_paths_agree(void **state)
             mf_vec_f32(cases[c].fn, x, got, N - 3);
             assert_memory_equal(want, got, (N - 3) * sizeof *x);
         }
+        for (size_t g = 0; g < sizeof grad_cases / sizeof grad_cases[0]; g++) {
+            /* dy: x reversed; an odd length */
+            float *dy = malloc(N * sizeof *dy);
+            assert_non_null(dy);
+            for (int i = 0; i < N; i++)
+                dy[i] = x[N - 1 - i];
+            grad_on_level(&grad_cases[g], MF_SIMD_SCALAR, dy, x, want, N - 3);
+            grad_on_level(&grad_cases[g], (MfSimd)l, dy, x, got, N - 3);
+            assert_memory_equal(want, got, (N - 3) * sizeof *x);
+            free(dy);
+        }
         pow_on_level(MF_SIMD_SCALAR, x, want, N);
         pow_on_level((MfSimd)l, x, got, N);
         assert_memory_equal(want, got, N * sizeof *x);
@@ -276,7 +423,8 @@ static void test_paths_agree(void **state)
 static const MfOpId unary_ops[] = {MF_OP_EXP,     MF_OP_EXPM1,    MF_OP_LOG,  MF_OP_LOG1P,
                                    MF_OP_TANH,    MF_OP_SIGMOID,  MF_OP_SOFTPLUS, MF_OP_ERF,
                                    MF_OP_SIN,     MF_OP_COS,      MF_OP_TAN,  MF_OP_ATAN,
-                                   MF_OP_ASINH,   MF_OP_ATANH};
+                                   MF_OP_ASINH,   MF_OP_ATANH,    MF_OP_ERFC, MF_OP_ACOSH,
+                                   MF_OP_GELU,    MF_OP_SILU};
 
 /* the ops give the same bits on 1, 2 and 3 threads, and for a strided view */
 static void test_threads_and_strides_bit_identical(void **state)
@@ -326,6 +474,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_env_caps_level),
         TEST(test_accuracy_sweep),
+        TEST(test_grad_kernels_accuracy),
         TEST(test_pow_sweep),
         TEST(test_paths_agree),
         TEST(test_threads_and_strides_bit_identical),
