@@ -586,7 +586,9 @@ function AdamW:apply_gradients(gv, opts)
   local rate = value_of(self.lr) * value_of(self.weight_decay)
   local ok = nonfinite_gate(gv, policy)
   if ok == false then return nil end
-  if ok ~= true then rate = rate * ok end
+  if ok ~= true then   -- the gate is float64; a tensor rate keeps its dtype
+    rate = lib.is_tensor(rate) and rate * mf.cast(ok, rate.dtype) or rate * ok
+  end
   local olds = eager_values(gv)
   if olds then
     -- Eager: Adam first. It checks every pair, option and gradient before it

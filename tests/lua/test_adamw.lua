@@ -70,4 +70,21 @@ T.test("nonfinite = \"skip\" skips the decay too; \"error\" writes nothing", fun
   T.eq(w, {1.0, -2.0}, 0)
 end)
 
+T.test("a float32 Variable rate inside mf.trace: the step runs and equals eager", function()
+  -- the nonfinite gate is a float64 tensor in graphs; the rate a float32 one
+  local function run(traced)
+    local w = mf.Variable(mf.tensor({1.0, -2.0}))
+    local lr = mf.Variable(mf.tensor(0.1))
+    local opt = mf.train.AdamW(lr, {weight_decay = 0.5})
+    local step = function(g) opt:apply_gradients{{g, w}} end
+    if traced then step = mf.trace(step) end
+    for i, g in ipairs({{0.3, -0.1}, {-0.2, 0.4}}) do
+      lr:assign(0.1 / i)
+      step(mf.tensor(g))
+    end
+    return w:totable()
+  end
+  T.eq(run(true), run(false), 0)
+end)
+
 T.done()
