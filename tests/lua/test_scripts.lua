@@ -179,6 +179,14 @@ local scripts = {
     local sample = out:match("sample:\n(.*)$")
     T.ok(sample and #sample >= 60, "60 sampled characters: " .. out)
   end},
+  ["char_gpt.lua"] = {args = {"/usr/share/common-licenses/GPL-3", 4, 40}, check = function(out)
+    T.ok(has(out, "model: 4 layers, 4 heads, 128 wide, context 64: 0.81 M parameters"), out)
+    T.ok(out:find("step    4: train loss [%d.]+, val loss [%d.]+, lr "), "the last curve line")
+    local a, b = out:match("loss ([%d.]+) %-> ([%d.]+)")
+    T.ok(a and tonumber(b) < tonumber(a), "the loss falls: " .. out)
+    local sample = out:match("sample:(.*)$")
+    T.ok(sample and #sample >= 41, "a newline and 40 sampled characters: " .. out)
+  end},
   -- one process here; tests/lua/test_dist.lua runs it under mpirun -np 2
   ["distributed_mlp.lua"] = {args = {3}, check = function(out)
     T.ok(has(out, "rank 0 of 1: shard of 600 rows (30 steps of 20 per epoch)"), out)
