@@ -58,6 +58,7 @@ for key in tape_add tape_fwdbwd; do
 done
 sh bench/optimizer.sh "$build"
 sh bench/train_step.sh "$build"
+sh bench/char_gpt.sh "$build"
 sh bench/graph.sh "$build"
 sh bench/conv.sh "$build"
 sh bench/layers.sh "$build"

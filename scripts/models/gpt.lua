@@ -106,7 +106,15 @@ function Model:num_params()
   return n
 end
 
-local function linear(x, w) return mf.matmul(x, w, {transpose_b = true}) end
+-- x W^T over the last axis of x, the other axes folded into the rows of one
+-- GEMM, as torch's nn.Linear does (its weight gradient is then one GEMM too,
+-- not one per batch and a sum).
+local function linear(x, w)
+  local shape = x.shape
+  local y = mf.matmul(mf.reshape(x, {-1, shape[#shape]}), w, {transpose_b = true})
+  shape[#shape] = w.shape[1]
+  return mf.reshape(y, shape)
+end
 local function layer_norm(x, w) return mf.nn.layer_norm(x, {epsilon = 1e-5}) * w end
 
 -- 0 on and below the diagonal, -inf above: the causal mask of T positions
