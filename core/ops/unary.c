@@ -315,6 +315,6 @@ UNARY_OP(mf_desc_softplus, "Softplus", "softplus", mf_infer_float_like, softplus
     .topic = "math",
     .details =
         "Elementwise log(1 + e^t), a smooth relu; computed without overflow for large t."
-        MF_VEC_ACCURACY,
+        MF_VEC_ACCURACY_FLOAT("2.5"),
     .example =
         "mf.softplus(mf.tensor{0, 1})         --> {0.6931, 1.3133}");

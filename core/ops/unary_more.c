@@ -129,7 +129,7 @@ MORE_OP(mf_desc_atan, "Atan", "atan", atan_forward, mf_atan_grad,
     .topic = "math",
     .details =
         "Elementwise the arctangent (TensorFlow's Atan), float32 or float64. "
-        "Gradient: dy / (1 + x^2)." MF_VEC_ACCURACY,
+        "Gradient: dy / (1 + x^2)." MF_VEC_ACCURACY_FLOAT("2.5"),
     .example =
         "mf.atan(mf.tensor{0})                --> {0}");
 MORE_OP(mf_desc_expm1, "Expm1", "expm1", expm1_forward, mf_expm1_grad,
@@ -137,7 +137,7 @@ MORE_OP(mf_desc_expm1, "Expm1", "expm1", expm1_forward, mf_expm1_grad,
     .topic = "math",
     .details =
         "Elementwise exp(x) - 1, accurate near 0 (TensorFlow's Expm1), float32 or float64. "
-        "Gradient: dy * (y + 1)." MF_VEC_ACCURACY,
+        "Gradient: dy * (y + 1)." MF_VEC_ACCURACY_FLOAT("2"),
     .example =
         "mf.expm1(mf.tensor{0})               --> {0}");
 MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad,

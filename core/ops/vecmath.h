@@ -1,9 +1,11 @@
 /* vecmath.h — vectorised float32 elementwise math (exp, expm1, log, log1p,
- * tanh, sigmoid, softplus, erf, sin, cos, tan, atan, asinh, atanh, pow) for
- * the unary ops and pow, with the instruction set chosen at run time.
+ * tanh, sigmoid, softplus, erf, erfc, sin, cos, tan, atan, asinh, acosh,
+ * atanh, gelu, silu, pow; the gradients of gelu and silu) for the ops, with
+ * the instruction set chosen at run time.
  *
- * exp, sigmoid, tanh, erf, log and log1p are computed in float lanes
- * within a few ulp; the others in double precision from the float input,
+ * exp, expm1, sigmoid, softplus, tanh, erf, erfc, log, log1p, atan, gelu
+ * and silu are computed in float lanes within a few ulp (at most 4); the
+ * others in double precision from the float input,
  * rounded once to float at the end, within 1 ulp (vecmath_kernels.h; the
  * bounds are checked by tests/unit/test_vecmath.c over every 97th float bit
  * pattern, and all of them with MF_VECMATH_FULL=1). Overflow, underflow

@@ -4,11 +4,13 @@
  * with their own -march (Makefile) and -fno-trapping-math (so that GCC may
  * evaluate both sides of a choice and vectorise the loops).
  *
- * Two kinds of kernel. Float lanes (exp, sigmoid, tanh, erf, log, log1p):
+ * Two kinds of kernel. Float lanes (exp, expm1, sigmoid, softplus, tanh,
+ * erf, erfc, log, log1p, atan, gelu, silu and the gradients of the last two):
  * computed in float, 8 per AVX2 vector and 16 per AVX-512, with Cephes's
  * float polynomials (S. L. Moshier, public domain) and explicit fmaf; a few
  * ulp (the bounds tests/unit/test_vecmath.c checks and help states:
- * exp 1.1, sigmoid 2.3, tanh 1.4, erf 2.5, log 0.8, log1p 1.5 measured).
+ * exp 1.1, sigmoid 2.3, tanh 1.4, erf 2.5, log 0.8, log1p 1.5, expm1 1.5,
+ * softplus 1.9, atan 2.3, erfc 3.9, gelu 4.0, silu 3.1 measured).
  * Double lanes (the others): the float argument converted to double,
  * polynomials accurate to about 1e-12 relative, one rounding to float at
  * the end: within 1 ulp, and the double range covers float's overflow and
@@ -28,22 +30,22 @@
  *       1 - e^(-x^2) erfcx(x), erfcx by a degree-12 polynomial
  *       (tools/gen_vecmath_erf.py, 6e-9 relative); |x| >= 4: 1.
  *
+ *   expm1: as exp, then 2^k expm1(r) + (2^k - 1) in one FMA.
+ *   softplus: max(x, 0) + log1p(e^-|x|), log1p as above.
+ *   atan: Cephes atanf (pi/2 - atan(1/|x|), pi/4 + atan((|x|-1)/(|x|+1))
+ *       by range, pi/2 and pi/4 in two parts).
+ *   erfc, gelu, silu: see their functions.
+ *
  * Double lanes:
- *   expm1: x = k ln2 + r with |r| <= ln2 / 2, expm1(r) by its Taylor
- *       series to r^10 (truncation under 1e-12 relative), then
- *       expm1(x) = 2^k expm1(r) + (2^k - 1); e^x likewise (inside softplus,
- *       pow).
- *   log (inside softplus, asinh, atanh, pow): x = 2^e m with m in
+ *   exp (inside pow): x = k ln2 + r with |r| <= ln2 / 2, expm1(r) by its
+ *       Taylor series to r^10 (truncation under 1e-12 relative).
+ *   log (inside asinh, acosh, atanh, pow): x = 2^e m with m in
  *       [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with s = (m - 1) / (m + 1),
  *       the atanh series to s^17.
- *   softplus: max(x, 0) + log(1 + e) with e = e^-|x| (e (1 - e / 2) when
- *       e < 1e-5, where 1 + e would round e away).
  *   sin, cos, tan: x = k pi/2 + r (pi/2 in two doubles, FMAs), |r| <= pi/4,
  *       sin r and cos r by their Taylor series to r^15 and r^16, chosen and
  *       signed by k mod 4; tan = sin / cos. |x| >= 2^20, inf and NaN go to
  *       libm (a fix-up pass after the vector loop).
- *   atan: |x| > 1 by pi/2 - atan(1/|x|), then above tan(pi/8) by
- *       pi/4 + atan((t - 1) / (t + 1)), the series to u^33.
  *   asinh: log(|x| + sqrt(x^2 + 1)); x - x^3/6 below 2^-12.
  *   atanh: log((1 + x) / (1 - x)) / 2; x + x^3/3 below 2^-12.
  *   pow(a, b): e^(b log a) for finite a > 0 and finite b (the product's
@@ -112,12 +114,6 @@ MF_VEC_INLINE double vm_exp(double x)
     return __builtin_fma(p, s, s);
 }
 
-MF_VEC_INLINE double vm_expm1(double x)
-{
-    double s, p = vm_expm1_reduced(x, &s);
-    return __builtin_fma(p, s, s - 1.0);
-}
-
 /* log(x) for finite x > 0 (a normal double) */
 MF_VEC_INLINE double vm_log(double x)
 {
@@ -147,13 +143,6 @@ MF_VEC_INLINE float vm_nan_through(float x, float y)
     return x != x ? x : y;
 }
 
-MF_VEC_INLINE float vm_expm1f(float x)
-{
-    float y = (float)vm_expm1(vm_clampf(x, 200.0f));
-    y = x == 0 ? x : y; /* -0 stays -0 */
-    return vm_nan_through(x, y);
-}
-
 /* log of a float's value 'd' (converted: float subnormals are normal
  * doubles), with libm's special values */
 MF_VEC_INLINE float vm_log_special(double d)
@@ -165,13 +154,6 @@ MF_VEC_INLINE float vm_log_special(double d)
     y = d == 0 ? -inf : y;
     y = d == (double)inf ? inf : y;
     return d != d ? (float)d : y;
-}
-
-MF_VEC_INLINE float vm_softplusf(float x)
-{
-    double e = vm_exp(-(double)vm_clampf(__builtin_fabsf(x), 200.0f));
-    double l = e < 1e-5 ? e * (1.0 - 0.5 * e) : vm_log(1.0 + e);
-    return vm_nan_through(x, (float)((x > 0 ? (double)x : 0.0) + l));
 }
 
 /* ---- float lanes: exp, sigmoid and tanh computed in float (8 lanes per
@@ -540,6 +522,60 @@ MF_VEC_INLINE float vm_silu_gradf(float dy, float x)
     return dy * vm_nan_through(x, d);
 }
 
+/* expm1 in float lanes: x = k ln2 + r (as exp), expm1(r) = r + r^2 P(r)
+ * (Cephes's expf polynomial), then 2^k expm1(r) + (2^k - 1) formed as
+ * 2 (s expm1(r) + (s - 1/2)) with s = 2^(k-1) (one FMA; the doubling
+ * overflows to inf past FLT_MAX); x limited to [-20, 89] */
+MF_VEC_INLINE float vm_expm1f(float x)
+{
+    const float shifter = 0x1.8p23f;
+    float xc = vmf_clamp(x, -20.0f, 89.0f); /* e^-20 is lost beside -1 */
+    float k = __builtin_fmaf(xc, 0x1.715476p0f, shifter);
+    int32_t ki = (int32_t)(vmf_bits(k) - 0x4b400000u);
+    k -= shifter;
+    float r = __builtin_fmaf(k, -0.693359375f, xc);
+    r = __builtin_fmaf(k, 2.12194440e-4f, r);
+    float p = 1.9875691500e-4f;
+    p = __builtin_fmaf(p, r, 1.3981999507e-3f);
+    p = __builtin_fmaf(p, r, 8.3334519073e-3f);
+    p = __builtin_fmaf(p, r, 4.1665795894e-2f);
+    p = __builtin_fmaf(p, r, 1.6666665459e-1f);
+    p = __builtin_fmaf(p, r, 5.0000001201e-1f);
+    float em = __builtin_fmaf(p, r * r, r);
+    float s = vmf_from_bits((uint32_t)(ki - 1 + 127) << 23); /* k - 1 >= -127: normal */
+    float y = 2.0f * __builtin_fmaf(em, s, s - 0.5f);
+    y = x == 0 ? x : y; /* -0 stays -0 */
+    return vm_nan_through(x, y);
+}
+
+/* max(x, 0) + log1p(e), e = e^-|x|: log1p as vm_log1pf computes it */
+MF_VEC_INLINE float vm_softplusf(float x)
+{
+    float e = vmf_exp(-vmf_clamp(__builtin_fabsf(x), 0.0f, 104.0f));
+    float u = 1.0f + e;
+    float l = vmf_log(u) + (e - (u - 1.0f)) / u;
+    return vm_nan_through(x, (x > 0 ? x : 0.0f) + l);
+}
+
+/* Cephes atanf: |x| > tan(3pi/8): pi/2 - atan(1/|x|); > tan(pi/8):
+ * pi/4 + atan((|x| - 1) / (|x| + 1)); below, the odd polynomial alone */
+MF_VEC_INLINE float vm_atanf(float x)
+{
+    float a = __builtin_fabsf(x);
+    bool big = a > 2.414213562373095f, mid = a > 0.4142135623730950f;
+    float t = big ? -1.0f / a : mid ? (a - 1.0f) / (a + 1.0f) : a;
+    /* pi/2 and pi/4 in two parts: the low part joins the small terms */
+    float hi = big ? 0x1.921fb6p+0f : mid ? 0x1.921fb6p-1f : 0.0f;
+    float lo = big ? -4.37113883e-8f : mid ? -2.18556941e-8f : 0.0f;
+    float z = t * t;
+    float p = 8.05374449538e-2f;
+    p = __builtin_fmaf(p, z, -1.38776856032e-1f);
+    p = __builtin_fmaf(p, z, 1.99777106478e-1f);
+    p = __builtin_fmaf(p, z, -3.33329491539e-1f);
+    float y = hi + __builtin_fmaf(p * z, t, t + lo);
+    return vm_nan_through(x, __builtin_copysignf(y, x));
+}
+
 /* sin (q = 0) or cos (q = 1) of x for |x| < 2^20; tan when 'tan' */
 MF_VEC_INLINE double vm_sincostan(double x, uint64_t q, bool tan)
 {
@@ -596,34 +632,6 @@ MF_VEC_INLINE float vm_tanf(float x)
 {
     float y = (float)vm_sincostan(vm_trig_fixup(x) ? 0.0f : x, 0, true);
     return x == 0 ? x : y; /* -0 stays -0 */
-}
-
-MF_VEC_INLINE float vm_atanf(float x)
-{
-    double a = __builtin_fabsf(x);
-    bool inv = a > 1.0;
-    double t = inv ? 1.0 / a : a;
-    bool big = t > 0.41421356237309503;
-    double u = big ? (t - 1.0) / (t + 1.0) : t, z = u * u;
-    double p = 1.0 / 33;
-    p = __builtin_fma(p, z, -1.0 / 31);
-    p = __builtin_fma(p, z, 1.0 / 29);
-    p = __builtin_fma(p, z, -1.0 / 27);
-    p = __builtin_fma(p, z, 1.0 / 25);
-    p = __builtin_fma(p, z, -1.0 / 23);
-    p = __builtin_fma(p, z, 1.0 / 21);
-    p = __builtin_fma(p, z, -1.0 / 19);
-    p = __builtin_fma(p, z, 1.0 / 17);
-    p = __builtin_fma(p, z, -1.0 / 15);
-    p = __builtin_fma(p, z, 1.0 / 13);
-    p = __builtin_fma(p, z, -1.0 / 11);
-    p = __builtin_fma(p, z, 1.0 / 9);
-    p = __builtin_fma(p, z, -1.0 / 7);
-    p = __builtin_fma(p, z, 1.0 / 5);
-    p = __builtin_fma(p, z, -1.0 / 3);
-    double r = __builtin_fma(u * z, p, u) + (big ? 0x1.921fb54442d18p-1 : 0.0);
-    r = inv ? 0x1.921fb54442d18p+0 - r : r;
-    return vm_nan_through(x, __builtin_copysignf((float)r, x));
 }
 
 MF_VEC_INLINE float vm_asinhf(float x)
