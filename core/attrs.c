@@ -429,7 +429,7 @@ const char *mf_op_input_name(const MfOpDesc *d, int slot, size_t *len)
     for (; slot > 0 && s; slot--)
         if ((s = strchr(s, ',')))
             s += strspn(s, ", ");
-    *len = s ? strcspn(s, ", ") : 0;
+    *len = s ? strcspn(s, ", ]") : 0;   /* "z [, c_prev]": "c_prev" */
     return s;
 }
 

@@ -72,6 +72,8 @@ typedef struct MfAttrs {
     int64_t diagonal;             /* Trilu (tril, triu): the first or last diagonal kept */
     bool upper;                   /* Trilu: the upper triangle (triu), else the lower */
     bool approximate;             /* Gelu, GeluGrad: the tanh form */
+    bool causal;                  /* ScaledDotProductAttention: key j <= query i kept */
+    bool mask_grad;               /* ScaledDotProductAttentionGrad: also the float mask's */
 } MfAttrs;
 
 /* What an Apply op does with a gradient holding NaN or Inf (attrs.nonfinite;

@@ -134,6 +134,9 @@ MF_OP(MF_OP_LAYER_NORM_GRAD, mf_desc_layer_norm_grad)
 MF_OP(MF_OP_SOFTMAX_XENT, mf_desc_softmax_xent)
 MF_OP(MF_OP_SPARSE_SOFTMAX_XENT, mf_desc_sparse_softmax_xent)
 MF_OP(MF_OP_BIAS_ADD, mf_desc_bias_add)
+/* attention, flash-tiled, and its gradient (core/ops/attention.c, attention_grad.c) */
+MF_OP(MF_OP_ATTENTION, mf_desc_attention)
+MF_OP(MF_OP_ATTENTION_GRAD, mf_desc_attention_grad)
 
 /* more elementwise math (core/ops/unary_more.c) */
 MF_OP(MF_OP_TAN, mf_desc_tan)

@@ -5,7 +5,10 @@
 #include "jvp.h"
 
 #include "core/alloc.h"
+#include "core/create.h"
 #include "core/grad.h"
+#include "core/ops/attention.h"
+#include "core/ops/reduce.h"
 #include "eager.h"
 
 #define ALL ~0u
@@ -227,6 +230,90 @@ static MfStatus jvp_lstm_cell(const MfJvpCall *j, MfTensor **dout)
     return st;
 }
 
+/* ---- attention -------------------------------------------------------------------- */
+
+static MfTensor *pool_matmul(Pool *p, MfTensor *a, MfTensor *b, bool transpose_b)
+{
+    MfTensor *out = NULL, *in[2] = {a, b};
+    if (p->st != MF_OK || !a || !b)
+        return NULL;
+    MfAttrs at = mf_attrs_default();
+    at.transpose_b = transpose_b;
+    MfStatus st = mf_op1(MF_OP_BATCH_MATMUL, 2, in, &at, &out);
+    return pool_keep(p, st, out);
+}
+
+/* The sum over the last axis (kept or not). */
+static MfTensor *pool_rowsum(Pool *p, MfTensor *x, bool keepdims)
+{
+    MfTensor *out = NULL;
+    int64_t axis = -1;
+    if (p->st != MF_OK || !x)
+        return NULL;
+    MfStatus st = mf_reduce(MF_OP_SUM, x, &axis, 1, keepdims, &out);
+    return pool_keep(p, st, out);
+}
+
+/* 'a' + 'b' where either may be NULL (no term). */
+static MfTensor *pool_add(Pool *p, MfTensor *a, MfTensor *b)
+{
+    return !a ? b : !b ? a : pool_op(p, MF_OP_ADD, a, b);
+}
+
+/* The probabilities P (..., Tq, Tk): the op itself with v the identity. */
+static MfTensor *attention_probs(Pool *p, const MfOpCall *c)
+{
+    MfTensor *k = c->inputs[1], *eye = NULL, *outs[MF_MAX_OUTPUTS] = {NULL};
+    int64_t tk = k->shape[k->rank - 2];
+    if (tk < 0) {
+        p->st = mf_err_set(MF_EARG, "forward mode: scaled_dot_product_attention needs the "
+                           "number of keys known");
+        return NULL;
+    }
+    MfStatus st = mf_create_eye(k->dtype, tk, tk, &eye);
+    pool_keep(p, st, eye);
+    MfTensor *in[4] = {c->inputs[0], k, eye, c->ninputs > 3 ? c->inputs[3] : NULL};
+    if (p->st == MF_OK)
+        st = mf_op_call(c->op, c->ninputs, in, c->attrs, outs, NULL);
+    mf_tensor_release(outs[1]);
+    return pool_keep(p, st, outs[0]);
+}
+
+/* ScaledDotProductAttention, with P its probabilities, dS = scale (dq k^T +
+ * q dk^T) (+ a float mask's tangent) and c = rowsum(P dS):
+ * dout = P (dS - c) v + P dv, dlse = c. */
+static MfStatus jvp_attention(const MfJvpCall *j, MfTensor **dout)
+{
+    const MfOpCall *c = j->call;
+    MfTensor *const *t = j->tangents;
+    MfTensor *q = c->inputs[0], *k = c->inputs[1], *v = c->inputs[2];
+    Pool p = {MF_OK, 0, {NULL}};
+    MfTensor *P = attention_probs(&p, c), *scale = NULL;
+    MfStatus st = mf_grad_const(q, mf_attn_scale(c->attrs, q->shape[q->rank - 1]), &scale);
+    pool_keep(&p, st, scale);
+    MfTensor *dS = pool_add(&p, t[0] ? pool_matmul(&p, t[0], k, true) : NULL,
+                            t[1] ? pool_matmul(&p, q, t[1], true) : NULL);
+    dS = dS ? pool_op(&p, MF_OP_MUL, dS, scale) : NULL;
+    dS = pool_add(&p, dS, c->ninputs > 3 ? t[3] : NULL);
+    MfTensor *out = t[2] ? pool_matmul(&p, P, t[2], false) : NULL, *lse = NULL;
+    if (dS) {
+        MfTensor *PdS = pool_op(&p, MF_OP_MUL, P, dS);
+        MfTensor *dP = pool_op(&p, MF_OP_SUB, PdS,
+                               pool_op(&p, MF_OP_MUL, P, pool_rowsum(&p, PdS, true)));
+        out = pool_add(&p, out, pool_matmul(&p, dP, v, false));
+        lse = pool_rowsum(&p, PdS, false);
+    }
+    if (p.st == MF_OK) {
+        if ((dout[0] = out))
+            mf_tensor_retain(out);
+        if ((dout[1] = lse))
+            mf_tensor_retain(lse);
+    }
+    st = p.st;
+    pool_free(&p);
+    return st;
+}
+
 /* ---- the transposed backward ------------------------------------------------------ */
 
 static const MfJvpGraphHooks *graph_hooks;
@@ -381,6 +468,7 @@ static const MfJvpRule rules[MF_NOPS] = {
     [MF_OP_LAYER_NORM_GRAD] = TRANSPOSE, [MF_OP_SOFTMAX_XENT] = TRANSPOSE,
     [MF_OP_SPARSE_SOFTMAX_XENT] = TRANSPOSE, [MF_OP_FUSED_BATCH_NORM] = TRANSPOSE,
     [MF_OP_FUSED_BATCH_NORM_GRAD] = TRANSPOSE, [MF_OP_LSTM_CELL] = OWN(jvp_lstm_cell),
+    [MF_OP_ATTENTION] = OWN(jvp_attention),
     [MF_OP_MAX_POOL] = TRANSPOSE, [MF_OP_MAX_POOL_GRAD] = TRANSPOSE,
     [MF_OP_AVG_POOL_GRAD] = TRANSPOSE, [MF_OP_MAX_POOL_GRAD_GRAD] = TRANSPOSE,
     [MF_OP_RELU_GRAD] = TRANSPOSE, [MF_OP_GELU_GRAD] = TRANSPOSE,

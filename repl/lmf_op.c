@@ -346,6 +346,21 @@ static bool is_options(lua_State *L, int idx, const MfAttrDef *due)
     return true;
 }
 
+/* An options table where an optional input may stand (f(q, k, v, {mask =
+ * m}) for f(q, k, v [, mask] [, {options}])) moves after the inputs. */
+static int options_in_input_slot(Call *c, int top)
+{
+    lua_State *L = c->L;
+    if (top > c->nin || top <= c->nin - c->d->optional_inputs || top <= 0 ||
+        !is_options(L, top, NULL))
+        return top;
+    lua_settop(L, c->nin);
+    lua_pushvalue(L, top);
+    lua_pushnil(L);
+    lua_replace(L, top);
+    return c->nin + 1;
+}
+
 /* Splits the arguments: inputs, positional values, options. */
 static void split_args(Call *c)
 {
@@ -353,6 +368,8 @@ static void split_args(Call *c)
     int top = c->given = lua_gettop(L);
     while (top > c->nin && lua_isnil(L, top))
         top--;
+    if (!c->keyword)
+        top = options_in_input_slot(c, top);
     lua_settop(L, top > c->nin ? top : c->nin);
     int last = top;
     int np = mf_op_npositional(c->d);
@@ -375,7 +392,9 @@ static void check_keys(const Call *c)
 {
     const char *known[2 * 16 + 4 + 1];
     int n = 0;
-    for (int i = 0; c->keyword && i < c->nin && i < 4; i++) {   /* the inputs' names */
+    for (int i = 0; i < c->nin && i < 4; i++) {   /* the inputs' names */
+        if (!c->keyword && i < c->nin - c->d->optional_inputs)
+            continue;   /* an optional input may come as an option */
         size_t len;
         const char *name = mf_op_input_name(c->d, i, &len);
         known[n++] = lua_pushlstring(c->L, name, len);   /* the stack keeps it */
@@ -396,13 +415,18 @@ static void check_keys(const Call *c)
     lmf_check_options(c->L, c->opts, c->fname, known);
 }
 
-/* Pushes the field of the table at 1 named as input 'i' ("labels"). */
-static int push_input_field(const Call *c, int i)
+/* Pushes the field of the table at 'idx' named as input 'i' ("labels"). */
+static int push_input_field_of(const Call *c, int idx, int i)
 {
     size_t len;
     const char *name = mf_op_input_name(c->d, i, &len);
     lua_pushlstring(c->L, name, len);
-    return lua_gettable(c->L, 1);
+    return lua_gettable(c->L, idx);
+}
+
+static int push_input_field(const Call *c, int i)
+{
+    return push_input_field_of(c, 1, i);
 }
 
 /* TensorFlow's keyword form f{labels = ..., logits = ...} of an op with
@@ -583,6 +607,16 @@ static int read_inputs(Call *c, MfTensor **in)
     int like = -1, slot[16], n = 0;
     bool converted = false;
     int given = c->nin;
+    for (int i = c->nin - c->d->optional_inputs; i < c->nin && c->opts && !c->keyword; i++) {
+        bool positional = !lua_isnil(L, i + 1);
+        if (push_input_field_of(c, c->opts, i) == LUA_TNIL)
+            lua_pop(L, 1);
+        else if (positional)
+            luaL_error(L, "%s: %s given twice (as argument %d and as an option)", c->fname,
+                       push_input_name(c, i), i + 1);
+        else
+            lua_replace(L, i + 1);   /* the input given as an option ({mask = m}) */
+    }
     while (given > c->nin - c->d->optional_inputs && lua_isnil(L, given))
         given--;
     for (int i = 1; i <= given; i++) {

@@ -79,7 +79,12 @@ T.test("the binder: an optional tensor input (lstm_cell's c_prev), fused_batch_n
   T.eq(c0, {{c}}, 1e-6)
   T.eq(h0, {{sig(0.25) * math.tanh(c)}}, 1e-6)
   T.raises(function() mf.nn.lstm_cell(z, mf.zeros{1, 1}, 3) end, "bad argument #3 to 'lstm_cell'")
-  T.raises(function() mf.nn.lstm_cell(z, {bogus = 1}) end, "lstm_cell: expected data")
+  -- a table of options where the optional input stands: the input may be one of them
+  T.raises(function() mf.nn.lstm_cell(z, {bogus = 1}) end, "lstm_cell: unknown option 'bogus'")
+  local h3, c3 = mf.nn.lstm_cell(z, {c_prev = mf.zeros{1, 1}})
+  T.eq(h3, h1); T.eq(c3, c1)
+  T.raises(function() mf.nn.lstm_cell(z, mf.zeros{1, 1}, {c_prev = mf.zeros{1, 1}}) end,
+           "lstm_cell: c_prev given twice")
   T.raises(function() mf.nn.lstm_cell() end, "bad argument #1 to 'lstm_cell'")
   T.raises(function() mf.nn.fused_batch_norm(mf.ones{2, 1}, mf.ones{1}, mf.zeros{1}, {eps = 1}) end,
            "fused_batch_norm: unknown option 'eps'")

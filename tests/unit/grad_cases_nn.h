@@ -65,7 +65,38 @@ static void gcn_distributions(int input, MfTensor *t)
     }
 }
 
+static void gcn_causal(MfAttrs *a) { a->causal = true; }
+static void gcn_causal_scale(MfAttrs *a) { a->causal = true; a->scalar[0] = 0.7; }
+
+/* A bool attention mask (input 3) keeping (r + c) % 3 != 2: every row of
+ * at least 3 keys keeps one. */
+static void gcn_attn_keep(int input, MfTensor *t)
+{
+    if (input != 3 || t->dtype != MF_BOOL)
+        return;
+    uint8_t *p = mf_tensor_data(t);
+    int64_t cols = t->shape[t->rank - 1], rows = t->shape[t->rank - 2];
+    for (int64_t i = 0; i < mf_tensor_numel(t); i++)
+        p[i] = (uint8_t)(((i / cols) % rows + i % cols) % 3 != 2);
+}
+
 static const GradCase cases_nn[] = {
+    /* ScaledDotProductAttention: both outputs (out and the row log-sum-exps) weighted */
+    {MF_OP_ATTENTION, "attention (2,5,3) (2,4,3) (2,4,2)", 3, {3, 3, 3},
+     {{2, 5, 3}, {2, 4, 3}, {2, 4, 2}}, {GCN_F, GCN_F, GCN_F}, -1, 1, NULL, NULL, false},
+    {MF_OP_ATTENTION, "attention causal, batch axes broadcast", 3, {4, 3, 3},
+     {{2, 1, 5, 3}, {3, 5, 3}, {1, 5, 2}}, {GCN_F, GCN_F, GCN_F}, -1, 1, gcn_causal_scale,
+     NULL, false},
+    {MF_OP_ATTENTION, "attention bool mask (4,5)", 4, {3, 3, 3, 2},
+     {{2, 4, 3}, {2, 5, 3}, {2, 5, 2}, {4, 5}}, {GCN_F, GCN_F, GCN_F, MF_BOOL}, -1, 1, NULL,
+     gcn_attn_keep, false},
+    {MF_OP_ATTENTION, "attention float mask (3,1,4), causal Tq < Tk", 4, {3, 3, 3, 3},
+     {{3, 2, 3}, {3, 4, 3}, {3, 4, 3}, {3, 1, 4}}, {GCN_F, GCN_F, GCN_F, GCN_F}, -1, 1,
+     gcn_causal, NULL, false},
+    {MF_OP_ATTENTION, "attention (70,2) x (300,2): several tiles", 3, {2, 2, 2},
+     {{70, 2}, {300, 2}, {300, 1}}, {GCN_F, GCN_F, GCN_F}, -1, 1, NULL, NULL, false},
+    {MF_OP_ATTENTION, "attention causal (130,2): tiles cut by the diagonal", 3, {2, 2, 2},
+     {{130, 2}, {130, 2}, {130, 1}}, {GCN_F, GCN_F, GCN_F}, -1, 1, gcn_causal, NULL, false},
     {MF_OP_SOFTMAX, "softmax (2,4) last axis", 1, {2}, {{2, 4}}, {GCN_F}, -2, 2, gcn_axis_m1,
      NULL, true},
     {MF_OP_SOFTMAX, "softmax (3,2,2) middle axis", 1, {3}, {{3, 2, 2}}, {GCN_F}, -2, 2,

@@ -1,0 +1,487 @@
+/* attention.c — ScaledDotProductAttention(q, k, v [, mask]) -> out, lse:
+ *   out = softmax(scale q k^T + mask) v   over the last axis of the scores,
+ * as torch.nn.functional.scaled_dot_product_attention (bool mask: true
+ * keeps; a float mask is added; causal keeps key j <= query i, top-left
+ * aligned as torch's is_causal; scale defaults to 1 / sqrt(d)), and lse,
+ * the log of each score row's softmax denominator (log-sum-exp of the
+ * scaled, masked scores), which the gradient op (attention_grad.c) reads
+ * to recompute the probabilities without the row statistics.
+ *
+ * FlashAttention's tiling on the CPU: the query rows are cut into blocks
+ * of ATTN_BLOCK_ROWS; for a block, the keys are visited in blocks of
+ * KEY_BLOCK, the scores of that tile computed by one GEMM (alpha = scale),
+ * masked, and folded into a running row maximum m, a running sum l of
+ * exp(s - m) and an accumulator of exp(s - m) v (rescaled by exp(m_old -
+ * m) when the maximum grows: the online softmax). Extra memory is one
+ * tile of scores per thread, whatever T; causal tiles above the diagonal
+ * are never computed. Blocks of rows (of every batch) are split over the
+ * worker pool; a row's result does not depend on the thread count. The
+ * products use OpenBLAS on the tiles (faster than vectorised loops from
+ * d = 32 up), float32 exponentials mf_expf_fast (about 1 ulp), float64 libm.
+ * The output equals the composition matmul, scale, mask, softmax, matmul
+ * to float32 rounding (tests/lua/test_attention.lua). */
+#include "attention.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "../alloc.h"
+#include "../parallel.h"
+#include "common.h"
+#include "fast_mathf.h"
+
+/* Keys per tile: a 64 x 256 float32 tile is 64 KiB, in L2 with its q and k. */
+#define KEY_BLOCK 256
+#define SHAPE_BUF 96
+
+/* ---- checks and shapes ------------------------------------------------------------ */
+
+double mf_attn_scale(const MfAttrs *a, int64_t d)
+{
+    return a->scalar[0] != 0 ? a->scalar[0] : 1 / sqrt((double)(d > 0 ? d : 1));
+}
+
+/* Both known and different. */
+static bool differ(int64_t a, int64_t b)
+{
+    return a >= 0 && b >= 0 && a != b;
+}
+
+static MfStatus shape_error(const MfOpCall *c, const char *what, MfTensor *const *in)
+{
+    char s[3][SHAPE_BUF];
+    for (int i = 0; i < 3; i++)
+        mf_shape_str(in[i]->rank, in[i]->shape, s[i], SHAPE_BUF);
+    return mf_err_set(MF_ESHAPE, "%s: %s; expected q (..., Tq, d), k (..., Tk, d), v (..., Tk, "
+                      "dv), got q %s, k %s, v %s", op_api(c), what, s[0], s[1], s[2]);
+}
+
+/* The batch axes of q, k and v (all but the last two) broadcast together. */
+static MfStatus batch_axes(const MfOpCall *c, MfTensor *const *in, int *nb, int64_t *bshape)
+{
+    int r = 0;
+    int64_t s[MF_MAX_RANK];
+    for (int i = 0; i < 3; i++) {
+        int64_t tmp[MF_MAX_RANK];
+        int rt = 0;
+        if (mf_broadcast_shapes(op_api(c), r, s, in[i]->rank - 2, in[i]->shape, &rt, tmp) !=
+            MF_OK) {
+            mf_err_clear();
+            return shape_error(c, "their batch axes do not broadcast", in);
+        }
+        r = rt;
+        for (int k = 0; k < r; k++)
+            s[k] = tmp[k];
+    }
+    *nb = r;
+    for (int k = 0; k < r; k++)
+        bshape[k] = s[k];
+    return MF_OK;
+}
+
+/* The mask: bool or q's float dtype, broadcastable to (batch..., Tq, Tk). */
+static MfStatus check_mask(const MfOpCall *c, const MfTensor *q, const MfTensor *mask, int nb,
+                           const int64_t *bshape, int64_t tq, int64_t tk)
+{
+    if (mask->dtype != MF_BOOL && mask->dtype != q->dtype)
+        return mf_err_set(MF_EDTYPE, "%s: mask must be bool (true keeps a score) or %s (added "
+                          "to the scores), got %s", op_api(c), mf_dtype_name(q->dtype),
+                          mf_dtype_name(mask->dtype));
+    int64_t want[MF_MAX_RANK], got[MF_MAX_RANK];
+    for (int k = 0; k < nb; k++)
+        want[k] = bshape[k];
+    want[nb] = tq;
+    want[nb + 1] = tk;
+    int r = 0;
+    bool ok = mask->rank <= nb + 2 &&
+              mf_broadcast_shapes(op_api(c), nb + 2, want, mask->rank, mask->shape, &r, got) ==
+                  MF_OK;
+    for (int k = 0; ok && k < r; k++)
+        ok = !differ(got[k], want[k]);
+    if (ok)
+        return MF_OK;
+    mf_err_clear();
+    char sm[SHAPE_BUF], sw[SHAPE_BUF];
+    return mf_err_set(MF_ESHAPE, "%s: mask of shape %s does not broadcast to the scores' shape "
+                      "%s (batch..., Tq, Tk)", op_api(c),
+                      mf_shape_str(mask->rank, mask->shape, sm, sizeof sm),
+                      mf_shape_str(nb + 2, want, sw, sizeof sw));
+}
+
+MfStatus mf_attn_check(const MfOpCall *c, MfTensor *const *in, const MfTensor *mask, int *nb,
+                       int64_t *bshape)
+{
+    const MfTensor *q = in[0], *k = in[1], *v = in[2];
+    MfStatus st = mf_check_dtype(c, q, MF_FLOATS, "a float dtype (float32 or float64) for q");
+    if (st == MF_OK && (k->dtype != q->dtype || v->dtype != q->dtype))
+        st = mf_err_set(MF_EDTYPE, "%s: q, k and v must have one dtype, got %s, %s and %s",
+                        op_api(c), mf_dtype_name(q->dtype), mf_dtype_name(k->dtype),
+                        mf_dtype_name(v->dtype));
+    if (st != MF_OK)
+        return st;
+    if (q->rank < 2 || k->rank < 2 || v->rank < 2)
+        return shape_error(c, "each needs rank 2 or more", in);
+    if (differ(q->shape[q->rank - 1], k->shape[k->rank - 1]))
+        return shape_error(c, "q and k differ in their last axis (d)", in);
+    if (differ(k->shape[k->rank - 2], v->shape[v->rank - 2]))
+        return shape_error(c, "k and v differ in their number of keys (Tk)", in);
+    st = batch_axes(c, in, nb, bshape);
+    if (st != MF_OK)
+        return st;
+    double scale = c->attrs->scalar[0];
+    if (!isfinite(scale))
+        return mf_err_set(MF_EARG, "%s: scale must be a finite number (0: 1 / sqrt(d)), got %g",
+                          op_api(c), scale);
+    int64_t tk = k->shape[k->rank - 2] >= 0 ? k->shape[k->rank - 2] : v->shape[v->rank - 2];
+    return mask ? check_mask(c, q, mask, *nb, bshape, q->shape[q->rank - 2], tk) : MF_OK;
+}
+
+static MfStatus attn_infer(MfOpCall *c)
+{
+    int nb = 0;
+    int64_t bshape[MF_MAX_RANK];
+    MfTensor *const *in = c->inputs;
+    MfStatus st = mf_attn_check(c, in, c->ninputs > 3 ? in[3] : NULL, &nb, bshape);
+    if (st != MF_OK)
+        return st;
+    const MfTensor *q = in[0], *v = in[2];
+    for (int o = 0; o < 2; o++) {
+        MfTensorSpec *s = &c->out[o];
+        s->dtype = q->dtype;
+        s->rank = nb + 2 - o;
+        for (int k = 0; k < nb; k++)
+            s->shape[k] = bshape[k];
+        s->shape[nb] = q->shape[q->rank - 2];
+    }
+    c->out[0].shape[nb + 1] = v->shape[v->rank - 1];
+    c->noutputs = 2;
+    return MF_OK;
+}
+
+/* ---- the plan ------------------------------------------------------------------------ */
+
+/* The offsets of 't' (contiguous) read at the output's batch axes 'bshape'
+ * with its own last two axes 'rows, cols', into off[4 * b + which]. */
+static void batch_offsets(AttnPlan *p, const MfTensor *t, int which, int nb,
+                          const int64_t *bshape, int64_t rows, int64_t cols)
+{
+    int64_t shape[MF_MAX_RANK], strides[MF_MAX_RANK];
+    for (int k = 0; k < nb; k++)
+        shape[k] = bshape[k];
+    shape[nb] = rows;
+    shape[nb + 1] = cols;
+    mf_broadcast_strides(t, nb + 2, shape, strides);
+    for (int64_t b = 0; b < p->nbatch; b++) {
+        int64_t rest = b, off = 0;
+        for (int k = nb - 1; k >= 0; k--) {
+            off += (rest % bshape[k]) * strides[k];
+            rest /= bshape[k];
+        }
+        p->off[4 * b + which] = off;
+    }
+    if (which == 3) {
+        p->mrs = strides[nb];
+        p->mcs = strides[nb + 1];
+    }
+}
+
+void mf_attn_plan_free(AttnPlan *p)
+{
+    for (int i = 0; i < 4; i++)
+        mf_tensor_release(p->hold[i]);
+    mf_free(p->off);
+    p->off = NULL;
+}
+
+MfStatus mf_attn_plan(const MfOpCall *c, MfTensor *const *in, MfTensor *mask, AttnPlan *p)
+{
+    int nb = 0;
+    int64_t bshape[MF_MAX_RANK];
+    *p = (AttnPlan){.op = op_api(c)};
+    MfStatus st = mf_attn_check(c, in, mask, &nb, bshape);
+    if (st != MF_OK)
+        return st;
+    p->dtype = in[0]->dtype;
+    p->nbatch = 1;
+    for (int k = 0; k < nb; k++)
+        p->nbatch *= bshape[k];
+    p->tq = in[0]->shape[in[0]->rank - 2];
+    p->d = in[0]->shape[in[0]->rank - 1];
+    p->tk = in[1]->shape[in[1]->rank - 2];
+    p->dv = in[2]->shape[in[2]->rank - 1];
+    p->scale = mf_attn_scale(c->attrs, p->d);
+    p->causal = c->attrs->causal;
+    p->mask_kind = !mask ? ATTN_NO_MASK : mask->dtype == MF_BOOL ? ATTN_BOOL_MASK : ATTN_ADD_MASK;
+    p->off = mf_calloc((size_t)(p->nbatch > 0 ? p->nbatch : 1) * 4, sizeof *p->off);
+    if (!p->off)
+        return mf_err_nomem(p->op, (unsigned long long)p->nbatch * 4 * sizeof *p->off);
+    MfTensor *src[4] = {in[0], in[1], in[2], mask};
+    for (int i = 0; i < 4; i++)
+        if (src[i] && !(p->hold[i] = mf_tensor_contiguous(src[i]))) {
+            mf_attn_plan_free(p);
+            return mf_err_nomem(p->op, (unsigned long long)mf_tensor_numel(src[i]) *
+                                           mf_dtype_size(src[i]->dtype));
+        }
+    const char **data[4] = {&p->q, &p->k, &p->v, &p->mask};
+    int64_t rows[4] = {p->tq, p->tk, p->tk, p->tq}, cols[4] = {p->d, p->d, p->dv, p->tk};
+    for (int i = 0; i < 4; i++)
+        if (p->hold[i]) {
+            *data[i] = mf_tensor_data(p->hold[i]);
+            batch_offsets(p, p->hold[i], i, nb, bshape, rows[i], cols[i]);
+        }
+    return MF_OK;
+}
+
+/* ---- tiles ---------------------------------------------------------------------------- */
+
+void mf_attn_gemm(MfDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
+                  const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C,
+                  int64_t ldc)
+{
+    enum CBLAS_TRANSPOSE a = ta ? CblasTrans : CblasNoTrans, b = tb ? CblasTrans : CblasNoTrans;
+    if (M == 0 || N == 0)
+        return;
+    if (dt == MF_FLOAT32)
+        cblas_sgemm(CblasRowMajor, a, b, (int)M, (int)N, (int)K, (float)alpha, A, (int)lda, B,
+                    (int)ldb, (float)beta, C, (int)ldc);
+    else
+        cblas_dgemm(CblasRowMajor, a, b, (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb,
+                    beta, C, (int)ldc);
+}
+
+/* The causal and given masks on a tile of scores. */
+#define MASK_TILE(T, SUF)                                                                 \
+    static void mask_tile_##SUF(const AttnPlan *p, int64_t b, int64_t i0, int64_t ni,     \
+                                int64_t j0, int64_t nj, T *S)                             \
+    {                                                                                     \
+        const T *fm = (const T *)p->mask + (p->mask ? p->off[4 * b + 3] : 0);             \
+        const uint8_t *bm = (const uint8_t *)p->mask + (p->mask ? p->off[4 * b + 3] : 0); \
+        for (int64_t r = 0; r < ni; r++) {                                                \
+            T *s = S + r * nj;                                                            \
+            int64_t mrow = (i0 + r) * p->mrs;                                             \
+            if (p->mask_kind == ATTN_ADD_MASK)                                            \
+                for (int64_t c = 0; c < nj; c++)                                          \
+                    s[c] += fm[mrow + (j0 + c) * p->mcs];                                 \
+            else if (p->mask_kind == ATTN_BOOL_MASK)                                      \
+                for (int64_t c = 0; c < nj; c++)                                          \
+                    s[c] = bm[mrow + (j0 + c) * p->mcs] ? s[c] : -(T)INFINITY;            \
+            int64_t last = i0 + r + 1 - j0; /* causal: keys j0 + c <= i0 + r */           \
+            for (int64_t c = p->causal ? (last > 0 ? last : 0) : nj; c < nj; c++)         \
+                s[c] = -(T)INFINITY;                                                      \
+        }                                                                                 \
+    }
+
+MASK_TILE(float, f32)
+MASK_TILE(double, f64)
+
+void mf_attn_scores(const AttnPlan *p, int64_t b, int64_t i0, int64_t ni, int64_t j0,
+                    int64_t nj, void *S)
+{
+    size_t es = mf_dtype_size(p->dtype);
+    const char *q = p->q + (size_t)(p->off[4 * b] + i0 * p->d) * es;
+    const char *k = p->k + (size_t)(p->off[4 * b + 1] + j0 * p->d) * es;
+    mf_attn_gemm(p->dtype, false, true, ni, nj, p->d, p->scale, q, p->d, k, p->d, 0, S, nj);
+    if (p->dtype == MF_FLOAT32)
+        mask_tile_f32(p, b, i0, ni, j0, nj, S);
+    else
+        mask_tile_f64(p, b, i0, ni, j0, nj, S);
+}
+
+/* ---- the forward pass: online softmax over key tiles ------------------------------- */
+
+static inline float exp_f32(float x)
+{
+    return mf_expf_fast(x);
+}
+
+/* One tile folded into the row statistics m, l (running max, running sum)
+ * and the output rows o (ni x dv, unnormalised): S becomes exp(S - m). */
+#define FOLD_TILE(T, SUF, EXPF)                                                           \
+    static void fold_tile_##SUF(T *S, int64_t ni, int64_t nj, T *m, double *l, T *o,      \
+                                int64_t dv)                                               \
+    {                                                                                     \
+        for (int64_t r = 0; r < ni; r++) {                                                \
+            T *s = S + r * nj, mx = m[r];                                                 \
+            for (int64_t c = 0; c < nj; c++)                                              \
+                mx = s[c] > mx ? s[c] : mx;                                               \
+            if (mx == -(T)INFINITY) { /* nothing kept yet: adds nothing */                \
+                for (int64_t c = 0; c < nj; c++)                                          \
+                    s[c] = 0;                                                             \
+                continue;                                                                 \
+            }                                                                             \
+            T alpha = m[r] == -(T)INFINITY ? 0 : EXPF(m[r] - mx);                         \
+            double sum = 0;                                                               \
+            for (int64_t c = 0; c < nj; c++) {                                            \
+                T e = s[c] == -(T)INFINITY ? 0 : EXPF(s[c] - mx);                         \
+                s[c] = e;                                                                 \
+                sum += (double)e;                                                         \
+            }                                                                             \
+            if (alpha != 1)                                                               \
+                for (int64_t c = 0; c < dv; c++)                                          \
+                    o[r * dv + c] *= alpha;                                               \
+            l[r] = l[r] * (double)alpha + sum;                                            \
+            m[r] = mx;                                                                    \
+        }                                                                                 \
+    }
+
+FOLD_TILE(float, f32, exp_f32)
+FOLD_TILE(double, f64, exp)
+
+/* o /= l and lse = m + log(l); a row with no kept score divides 0 by 0
+ * (NaN, as softmax of a row of -inf). */
+#define FINISH_ROWS(T, SUF)                                                               \
+    static void finish_rows_##SUF(T *o, T *lse, const T *m, const double *l, int64_t ni,  \
+                                  int64_t dv)                                             \
+    {                                                                                     \
+        for (int64_t r = 0; r < ni; r++) {                                                \
+            T inv = (T)(1 / l[r]);                                                        \
+            for (int64_t c = 0; c < dv; c++)                                              \
+                o[r * dv + c] = l[r] > 0 ? o[r * dv + c] * inv : (T)NAN;                  \
+            lse[r] = (T)((double)m[r] + log(l[r]));                                       \
+        }                                                                                 \
+    }
+
+FINISH_ROWS(float, f32)
+FINISH_ROWS(double, f64)
+
+typedef struct FwdJob {
+    const AttnPlan *p;
+    char *out, *lse;
+    int64_t blocks;          /* row blocks per batch */
+    atomic_bool nomem;
+} FwdJob;
+
+/* Row block 'u' (batch u / blocks, block u % blocks) with scratch 'S' and
+ * the row statistics 'm' (typed) and 'l'. */
+static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
+{
+    const AttnPlan *p = j->p;
+    size_t es = mf_dtype_size(p->dtype);
+    int64_t b = u / j->blocks, i0 = (u % j->blocks) * ATTN_BLOCK_ROWS;
+    int64_t ni = p->tq - i0 < ATTN_BLOCK_ROWS ? p->tq - i0 : ATTN_BLOCK_ROWS;
+    char *o = j->out + (size_t)((b * p->tq + i0) * p->dv) * es;
+    char *lse = j->lse + (size_t)(b * p->tq + i0) * es;
+    for (int64_t r = 0; r < ni; r++) {
+        l[r] = 0;
+        if (p->dtype == MF_FLOAT32)
+            ((float *)m)[r] = -INFINITY;
+        else
+            ((double *)m)[r] = -INFINITY;
+    }
+    memset(o, 0, (size_t)(ni * p->dv) * es);
+    int64_t keys = mf_attn_keys(p, i0, ni);
+    const char *v = p->v + (size_t)p->off[4 * b + 2] * es;
+    for (int64_t j0 = 0; j0 < keys; j0 += KEY_BLOCK) {
+        int64_t nj = keys - j0 < KEY_BLOCK ? keys - j0 : KEY_BLOCK;
+        mf_attn_scores(p, b, i0, ni, j0, nj, S);
+        if (p->dtype == MF_FLOAT32)
+            fold_tile_f32(S, ni, nj, m, l, (float *)o, p->dv);
+        else
+            fold_tile_f64(S, ni, nj, m, l, (double *)o, p->dv);
+        mf_attn_gemm(p->dtype, false, false, ni, p->dv, nj, 1, S, nj,
+                     v + (size_t)(j0 * p->dv) * es, p->dv, 1, o, p->dv);
+    }
+    if (p->dtype == MF_FLOAT32)
+        finish_rows_f32((float *)o, (float *)lse, m, l, ni, p->dv);
+    else
+        finish_rows_f64((double *)o, (double *)lse, m, l, ni, p->dv);
+}
+
+static void fwd_blocks(void *ctx, int64_t begin, int64_t end)
+{
+    FwdJob *j = ctx;
+    size_t es = mf_dtype_size(j->p->dtype);
+    size_t bytes = (size_t)(ATTN_BLOCK_ROWS * KEY_BLOCK + ATTN_BLOCK_ROWS) * es +
+                   ATTN_BLOCK_ROWS * sizeof(double);
+    char *scratch = mf_alloc(bytes);
+    if (!scratch) {
+        atomic_store(&j->nomem, true);
+        return;
+    }
+    void *m = scratch + (size_t)(ATTN_BLOCK_ROWS * KEY_BLOCK) * es;
+    double *l = (double *)(scratch + (size_t)(ATTN_BLOCK_ROWS * KEY_BLOCK + ATTN_BLOCK_ROWS) * es);
+    for (int64_t u = begin; u < end; u++)
+        fwd_block(j, u, scratch, m, l);
+    mf_dealloc(scratch, bytes);
+}
+
+static MfStatus attn_forward(const MfOpCall *c, MfTensor **outs)
+{
+    AttnPlan p;
+    MfStatus st = mf_attn_plan(c, c->inputs, c->ninputs > 3 ? c->inputs[3] : NULL, &p);
+    if (st != MF_OK)
+        return st;
+    int64_t blocks = (p.tq + ATTN_BLOCK_ROWS - 1) / ATTN_BLOCK_ROWS;
+    FwdJob j = {&p, mf_tensor_data(outs[0]), mf_tensor_data(outs[1]), blocks, false};
+    int64_t units = p.nbatch * blocks;
+    st = mf_parallel_blas_buffers(p.op, mf_parallel_threads());
+    if (st == MF_OK && units > 0)
+        mf_parallel_for(units, 1, fwd_blocks, &j);
+    mf_attn_plan_free(&p);
+    if (st == MF_OK && atomic_load(&j.nomem))
+        st = mf_err_nomem(p.op, (unsigned long long)ATTN_BLOCK_ROWS * KEY_BLOCK * 8);
+    return st;
+}
+
+/* ---- the op and its face ------------------------------------------------------------ */
+
+/* Two GEMMs of 2 Tq Tk d FLOPs (half of them under a causal mask). */
+static MfCost attn_cost(const MfOpCall *c)
+{
+    const MfTensor *q = c->inputs[0], *k = c->inputs[1];
+    double rows = (double)mf_tensor_numel(q) / (double)(q->shape[q->rank - 1] ? q->shape[q->rank - 1] : 1);
+    double keys = (double)k->shape[k->rank - 2], d = (double)q->shape[q->rank - 1];
+    double flops = 4 * rows * keys * d * (c->attrs->causal ? 0.5 : 1);
+    return (MfCost){.flops = flops, .bytes = 4 * (double)mf_tensor_numel(q) *
+                                             (double)mf_dtype_size(q->dtype)};
+}
+
+/* The face returns the attention alone; the row log-sum-exps are the
+ * gradient's. */
+static MfStatus attn_entry(int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,
+                           MfTensor **outs, int *noutputs)
+{
+    MfStatus st = mf_op_call(MF_OP_ATTENTION, ninputs, inputs, attrs, outs, noutputs);
+    if (st == MF_OK) {
+        mf_tensor_release(outs[1]);
+        outs[1] = NULL;
+        *noutputs = 1;
+    }
+    return st;
+}
+
+static const MfAttrDef attn_attrs[] = {
+    {"causal", MF_ATTR_BOOL, 0, MF_ATTR_AT(causal), 0, 0, NULL, NULL},
+    {"scale", MF_ATTR_FLOAT, 0, MF_ATTR_AT(scalar[0]), 0, 0, NULL, NULL},
+};
+
+const MfOpDesc mf_desc_attention = {
+    .name = "ScaledDotProductAttention", .api = "scaled_dot_product_attention", .arity = 3,
+    .flags = MF_OP_VARIADIC, .infer = attn_infer, .forward = attn_forward,
+    .backward = mf_attn_backward, .cost = attn_cost, .attrs = attn_attrs,
+    .nattrs = MF_NATTRS(attn_attrs), .lua = "nn.scaled_dot_product_attention",
+    .inputs = "q, k, v [, mask]", .optional_inputs = 1, .entry = attn_entry,
+    .summary = "softmax(scale q k^T + mask) v, one flash-tiled pass per block of query rows",
+    .topic = "nn",
+    .grad_note = "dq, dk, dv (and a float mask's) by ScaledDotProductAttentionGrad, "
+                 "FlashAttention-2's backward from the saved row log-sum-exps; no second "
+                 "derivatives",
+    .details =
+        "torch.nn.functional.scaled_dot_product_attention: q (..., Tq, d), k (..., Tk, d), v "
+        "(..., Tk, dv) give (..., Tq, dv); the batch axes broadcast as matmul's. mask "
+        "(positional, or {mask = m}): a bool tensor, true keeps a score (torch's bool "
+        "attn_mask), or a float tensor of q's dtype added to the scores; it broadcasts to "
+        "(..., Tq, Tk). causal keeps key j <= query i (top-left aligned, torch's is_causal). "
+        "scale defaults to 1 / sqrt(d) (0 means the default). A row whose scores are all "
+        "masked gives NaN, as softmax of -inf does. The scores are computed in tiles of 64 "
+        "query rows and 256 keys with an online softmax (FlashAttention), so no (Tq, Tk) "
+        "matrix is made; the tiles above the diagonal of a causal mask are skipped. "
+        "Equal to mf.matmul, scale, mask, mf.nn.softmax, mf.matmul to float32 rounding.",
+    .example =
+        "q = mf.tensor{{1, 0}, {0, 1}}\n"
+        "mf.nn.scaled_dot_product_attention(q, q, mf.tensor{{1}, {3}}, {causal = true, "
+        "scale = 0.5})\n"
+        "--> {{1}, {2.2449}}",
+};

@@ -1,0 +1,68 @@
+/* attention.h — what ScaledDotProductAttention (attention.c) and its
+ * gradient op (attention_grad.c) share: the checked call laid out as
+ * batches of contiguous matrices, and the score block both passes compute
+ * (scale q k^T, the causal and given masks). */
+#ifndef MF_OPS_ATTENTION_H
+#define MF_OPS_ATTENTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../op.h"
+
+/* What the mask input is: none, bool (true keeps, as torch's bool
+ * attn_mask), or added to the scores (a float mask of q's dtype). */
+typedef enum { ATTN_NO_MASK, ATTN_BOOL_MASK, ATTN_ADD_MASK } AttnMaskKind;
+
+/* One call: q (batch..., tq, d), k (batch..., tk, d), v (batch..., tk, dv),
+ * their batch axes broadcast to the output's 'nbatch' batches. */
+typedef struct AttnPlan {
+    const char *op;             /* for messages */
+    MfDType dtype;
+    int64_t nbatch, tq, tk, d, dv;
+    double scale;
+    bool causal;
+    AttnMaskKind mask_kind;
+    MfTensor *hold[4];          /* contiguous q, k, v, mask (owned) */
+    const char *q, *k, *v, *mask;
+    int64_t *off;               /* per batch: the element offsets of q, k, v, mask */
+    int64_t mrs, mcs;           /* the mask's row and column strides (0: broadcast) */
+} AttnPlan;
+
+/* Score rows [i0, i0 + ni) against keys [j0, j0 + nj) per query block. */
+#define ATTN_BLOCK_ROWS 64
+
+/* Checks q, k, v and the mask (NULL: none) and their broadcast; writes the
+ * batch axes of the output into 'bshape' (rank '*nb'). For 'infer'. */
+MfStatus mf_attn_check(const MfOpCall *c, MfTensor *const *in, const MfTensor *mask, int *nb,
+                       int64_t *bshape);
+
+/* Lays out a concrete call (contiguous copies, batch offsets). */
+MfStatus mf_attn_plan(const MfOpCall *c, MfTensor *const *in, MfTensor *mask, AttnPlan *p);
+void mf_attn_plan_free(AttnPlan *p);
+
+/* The scale in use: the attribute, or 1 / sqrt(d) when it is 0. */
+double mf_attn_scale(const MfAttrs *a, int64_t d);
+
+/* S (ni x nj, row stride nj) = scale q[i0..] k[j0..]^T of batch b, the
+ * causal and given masks applied (-inf where not kept, the float mask
+ * added). Typed by the plan's dtype. */
+void mf_attn_scores(const AttnPlan *p, int64_t b, int64_t i0, int64_t ni, int64_t j0,
+                    int64_t nj, void *S);
+
+/* Keys [0, end) a query row block [i0, i0 + ni) can see (causal: i0 + ni). */
+static inline int64_t mf_attn_keys(const AttnPlan *p, int64_t i0, int64_t ni)
+{
+    return p->causal && i0 + ni < p->tk ? i0 + ni : p->tk;
+}
+
+/* C (M x N, ldc) = alpha op(A) op(B) + beta C through BLAS on the calling
+ * thread (the ops split their blocks over the pool themselves). */
+void mf_attn_gemm(MfDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
+                  const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C,
+                  int64_t ldc);
+
+/* The forward op's gradient (attention_grad.c). */
+MfStatus mf_attn_backward(const MfGradCall *g, MfTensor **dinputs);
+
+#endif

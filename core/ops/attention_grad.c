@@ -1,0 +1,279 @@
+/* attention_grad.c — the gradient of ScaledDotProductAttention
+ * (attention.c), FlashAttention-2's backward pass on the CPU:
+ *
+ *   ScaledDotProductAttentionGrad(q, k, v, out, lse, dout, dlse [, mask])
+ *     -> dq, dk, dv [, dmask]        (at the output's batch axes)
+ *
+ * The probabilities are recomputed tile by tile from the saved row
+ * log-sum-exps, P = exp(S - lse); with D = rowsum(dout * out) - dlse,
+ *   dv += P^T dout,  dP = dout v^T,  dS = P (dP - D),
+ *   dk += scale dS^T q,  dq += scale dS k   (and dmask = dS for a float mask).
+ * Nothing of size (Tq, Tk) is kept except the optional dmask. Each batch
+ * is one unit of the worker pool (it owns its rows of dq, dk and dv, so
+ * the sums run in one order whatever the thread count); the forward op's
+ * gradient then sums over the batch axes an input was broadcast along.
+ * Its own gradient is not written: second derivatives through attention
+ * are refused (MF_OP_NONDIFF), as LSTMCellGrad's. */
+#include "attention.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "../alloc.h"
+#include "../grad.h"
+#include "../parallel.h"
+#include "common.h"
+#include "fast_mathf.h"
+#include "grads_math.h"
+
+/* Keys per tile of the backward pass (five GEMMs per tile). */
+#define GRAD_KEY_BLOCK 64
+
+typedef struct GradJob {
+    const AttnPlan *p;
+    const char *o, *lse, *dout, *dlse; /* contiguous, at the output's shape */
+    char *dq, *dk, *dv, *dmask;        /* outputs; dmask NULL: not wanted */
+    atomic_bool nomem;
+} GradJob;
+
+/* P = exp(S - lse) over a tile (0 where S is -inf), then dS = P (dP - D). */
+#define PROBS(T, SUF, EXPF)                                                               \
+    static void probs_##SUF(T *S, const T *lse, int64_t ni, int64_t nj)                   \
+    {                                                                                     \
+        for (int64_t r = 0; r < ni; r++)                                                  \
+            for (int64_t c = 0; c < nj; c++) {                                            \
+                T s = S[r * nj + c];                                                      \
+                S[r * nj + c] = s == -(T)INFINITY ? 0 : EXPF(s - lse[r]);                 \
+            }                                                                             \
+    }                                                                                     \
+    static void dscores_##SUF(const T *P, T *dP, const T *D, int64_t ni, int64_t nj)      \
+    {                                                                                     \
+        for (int64_t r = 0; r < ni; r++)                                                  \
+            for (int64_t c = 0; c < nj; c++)                                              \
+                dP[r * nj + c] = P[r * nj + c] * (dP[r * nj + c] - D[r]);                 \
+    }                                                                                     \
+    static void rowdots_##SUF(const T *o, const T *dout, const T *dlse, T *D, int64_t n,  \
+                              int64_t dv)                                                 \
+    {                                                                                     \
+        for (int64_t r = 0; r < n; r++) {                                                 \
+            double s = 0;                                                                 \
+            for (int64_t c = 0; c < dv; c++)                                              \
+                s += (double)o[r * dv + c] * (double)dout[r * dv + c];                    \
+            D[r] = (T)(s - (double)dlse[r]);                                              \
+        }                                                                                 \
+    }
+
+static inline float exp_f32(float x)
+{
+    return mf_expf_fast(x);
+}
+
+PROBS(float, f32, exp_f32)
+PROBS(double, f64, exp)
+
+/* One tile (rows i0.., keys j0..) of batch b: P in S, dS in dP. */
+static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64_t j0,
+                      int64_t nj, void *S, void *dP, const void *D)
+{
+    const AttnPlan *p = j->p;
+    MfDType dt = p->dtype;
+    size_t es = mf_dtype_size(dt);
+    const char *q = p->q + (size_t)(p->off[4 * b] + i0 * p->d) * es;
+    const char *k = p->k + (size_t)(p->off[4 * b + 1] + j0 * p->d) * es;
+    const char *v = p->v + (size_t)(p->off[4 * b + 2] + j0 * p->dv) * es;
+    const char *dout = j->dout + (size_t)((b * p->tq + i0) * p->dv) * es;
+    const char *lse = j->lse + (size_t)(b * p->tq + i0) * es;
+    const char *Di = (const char *)D + (size_t)i0 * es;
+    mf_attn_scores(p, b, i0, ni, j0, nj, S);
+    if (dt == MF_FLOAT32)
+        probs_f32(S, (const float *)lse, ni, nj);
+    else
+        probs_f64(S, (const double *)lse, ni, nj);
+    mf_attn_gemm(dt, true, false, nj, p->dv, ni, 1, S, nj, dout, p->dv, 1,
+                 j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, p->dv);
+    mf_attn_gemm(dt, false, true, ni, nj, p->dv, 1, dout, p->dv, v, p->dv, 0, dP, nj);
+    if (dt == MF_FLOAT32)
+        dscores_f32(S, dP, (const float *)Di, ni, nj);
+    else
+        dscores_f64(S, dP, (const double *)Di, ni, nj);
+    if (j->dmask)
+        for (int64_t r = 0; r < ni; r++)
+            memcpy(j->dmask + (size_t)((b * p->tq + i0 + r) * p->tk + j0) * es,
+                   (char *)dP + (size_t)(r * nj) * es, (size_t)nj * es);
+    mf_attn_gemm(dt, true, false, nj, p->d, ni, p->scale, dP, nj, q, p->d, 1,
+                 j->dk + (size_t)((b * p->tk + j0) * p->d) * es, p->d);
+    mf_attn_gemm(dt, false, false, ni, p->d, nj, p->scale, dP, nj, k, p->d, 1,
+                 j->dq + (size_t)((b * p->tq + i0) * p->d) * es, p->d);
+}
+
+/* Batch b: every key tile, every query tile that sees it. */
+static void grad_batch(const GradJob *j, int64_t b, char *scratch)
+{
+    const AttnPlan *p = j->p;
+    size_t es = mf_dtype_size(p->dtype);
+    char *S = scratch, *dP = S + (size_t)(ATTN_BLOCK_ROWS * GRAD_KEY_BLOCK) * es;
+    char *D = dP + (size_t)(ATTN_BLOCK_ROWS * GRAD_KEY_BLOCK) * es;
+    memset(j->dq + (size_t)(b * p->tq * p->d) * es, 0, (size_t)(p->tq * p->d) * es);
+    memset(j->dk + (size_t)(b * p->tk * p->d) * es, 0, (size_t)(p->tk * p->d) * es);
+    memset(j->dv + (size_t)(b * p->tk * p->dv) * es, 0, (size_t)(p->tk * p->dv) * es);
+    if (j->dmask)
+        memset(j->dmask + (size_t)(b * p->tq * p->tk) * es, 0, (size_t)(p->tq * p->tk) * es);
+    size_t at = (size_t)(b * p->tq * p->dv) * es, row = (size_t)(b * p->tq) * es;
+    if (p->dtype == MF_FLOAT32)
+        rowdots_f32((const float *)(j->o + at), (const float *)(j->dout + at),
+                    (const float *)(j->dlse + row), (float *)D, p->tq, p->dv);
+    else
+        rowdots_f64((const double *)(j->o + at), (const double *)(j->dout + at),
+                    (const double *)(j->dlse + row), (double *)D, p->tq, p->dv);
+    for (int64_t j0 = 0; j0 < p->tk; j0 += GRAD_KEY_BLOCK) {
+        int64_t nj = p->tk - j0 < GRAD_KEY_BLOCK ? p->tk - j0 : GRAD_KEY_BLOCK;
+        for (int64_t i0 = 0; i0 < p->tq; i0 += ATTN_BLOCK_ROWS) {
+            int64_t ni = p->tq - i0 < ATTN_BLOCK_ROWS ? p->tq - i0 : ATTN_BLOCK_ROWS;
+            if (p->causal && i0 + ni <= j0)   /* every row of the tile is before key j0 */
+                continue;
+            grad_tile(j, b, i0, ni, j0, nj, S, dP, D);
+        }
+    }
+}
+
+static size_t grad_scratch_bytes(const AttnPlan *p)
+{
+    return (size_t)(2 * ATTN_BLOCK_ROWS * GRAD_KEY_BLOCK + p->tq) * mf_dtype_size(p->dtype);
+}
+
+static void grad_batches(void *ctx, int64_t begin, int64_t end)
+{
+    GradJob *j = ctx;
+    size_t bytes = grad_scratch_bytes(j->p);
+    char *scratch = mf_alloc(bytes);
+    if (!scratch) {
+        atomic_store(&j->nomem, true);
+        return;
+    }
+    for (int64_t b = begin; b < end; b++)
+        grad_batch(j, b, scratch);
+    mf_dealloc(scratch, bytes);
+}
+
+/* ---- the gradient op ---------------------------------------------------------------- */
+
+static bool has_mask(const MfOpCall *c)
+{
+    return c->ninputs > 7;
+}
+
+static MfStatus grad_infer(MfOpCall *c)
+{
+    int nb = 0;
+    int64_t bs[MF_MAX_RANK];
+    MfTensor *const *in = c->inputs;
+    MfStatus st = mf_attn_check(c, in, has_mask(c) ? in[7] : NULL, &nb, bs);
+    if (st != MF_OK)
+        return st;
+    const MfTensor *q = in[0], *k = in[1], *v = in[2];
+    int64_t rows[4] = {q->shape[q->rank - 2], k->shape[k->rank - 2], v->shape[v->rank - 2],
+                       q->shape[q->rank - 2]};
+    int64_t cols[4] = {q->shape[q->rank - 1], k->shape[k->rank - 1], v->shape[v->rank - 1],
+                       rows[1]};
+    c->noutputs = has_mask(c) && c->attrs->mask_grad ? 4 : 3;
+    for (int o = 0; o < c->noutputs; o++) {
+        MfTensorSpec *s = &c->out[o];
+        s->dtype = q->dtype;
+        s->rank = nb + 2;
+        for (int a = 0; a < nb; a++)
+            s->shape[a] = bs[a];
+        s->shape[nb] = rows[o];
+        s->shape[nb + 1] = cols[o];
+    }
+    return MF_OK;
+}
+
+static MfStatus grad_forward(const MfOpCall *c, MfTensor **outs)
+{
+    AttnPlan p;
+    MfStatus st = mf_attn_plan(c, c->inputs, has_mask(c) ? c->inputs[7] : NULL, &p);
+    if (st != MF_OK)
+        return st;
+    MfTensor *held[4] = {NULL};
+    for (int i = 0; i < 4 && st == MF_OK; i++)
+        if (!(held[i] = mf_tensor_contiguous(c->inputs[3 + i])))
+            st = mf_err_nomem(p.op, (unsigned long long)mf_tensor_numel(c->inputs[3 + i]) *
+                                        mf_dtype_size(p.dtype));
+    GradJob j = {.p = &p};
+    if (st == MF_OK) {
+        j = (GradJob){&p, mf_tensor_data(held[0]), mf_tensor_data(held[1]),
+                      mf_tensor_data(held[2]), mf_tensor_data(held[3]), mf_tensor_data(outs[0]),
+                      mf_tensor_data(outs[1]), mf_tensor_data(outs[2]),
+                      c->noutputs > 3 ? mf_tensor_data(outs[3]) : NULL, false};
+        st = mf_parallel_blas_buffers(p.op, mf_parallel_threads());
+    }
+    if (st == MF_OK && p.nbatch > 0)
+        mf_parallel_for(p.nbatch, 1, grad_batches, &j);
+    if (st == MF_OK && atomic_load(&j.nomem))
+        st = mf_err_nomem(p.op, (unsigned long long)grad_scratch_bytes(&p));
+    for (int i = 0; i < 4; i++)
+        mf_tensor_release(held[i]);
+    mf_attn_plan_free(&p);
+    return st;
+}
+
+/* ---- the forward op's gradient -------------------------------------------------------- */
+
+/* 't', or zeros shaped like 'like' when it is NULL (an output without a gradient). */
+static MfStatus or_zeros(MfTensor *t, MfTensor *like, MfTensor **out)
+{
+    if (t) {
+        mf_tensor_retain(t);
+        *out = t;
+        return MF_OK;
+    }
+    MfTensor *z = NULL;
+    MfStatus st = mf_grad_const(like, 0, &z);
+    if (st == MF_OK)
+        st = mf_grad_broadcast_like(z, like, out);
+    mf_tensor_release(z);
+    return st;
+}
+
+MfStatus mf_attn_backward(const MfGradCall *g, MfTensor **dinputs)
+{
+    const MfOpCall *c = g->call;
+    MfTensor *dout = NULL, *dlse = NULL, *outs[MF_MAX_OUTPUTS] = {NULL};
+    MfStatus st = or_zeros(g->doutputs[0], g->outputs[0], &dout);
+    if (st == MF_OK)
+        st = or_zeros(g->doutputs[1], g->outputs[1], &dlse);
+    bool float_mask = c->ninputs > 3 && c->inputs[3]->dtype != MF_BOOL;
+    MfAttrs a = *c->attrs;
+    a.mask_grad = float_mask && mf_grad_needs(g, 3);
+    MfTensor *in[8] = {c->inputs[0], c->inputs[1], c->inputs[2], g->outputs[0], g->outputs[1],
+                       dout, dlse, c->ninputs > 3 ? c->inputs[3] : NULL};
+    if (st == MF_OK)
+        st = mf_op_call(MF_OP_ATTENTION_GRAD, c->ninputs > 3 ? 8 : 7, in, &a, outs, NULL);
+    for (int i = 0; i < 4 && st == MF_OK; i++)
+        if (outs[i] && mf_grad_needs(g, i))
+            st = mf_grad_unbroadcast(outs[i], c->inputs[i], &dinputs[i]);
+    for (int i = 0; i < MF_MAX_OUTPUTS; i++)
+        mf_tensor_release(outs[i]);
+    mf_tensor_release(dout);
+    mf_tensor_release(dlse);
+    if (st != MF_OK)
+        mf_grad_release_n(dinputs, c->ninputs);
+    return st;
+}
+
+/* Each tile: five GEMMs of 2 Br Bc d FLOPs (d = dv here), P and dS. */
+static MfCost grad_cost(const MfOpCall *c)
+{
+    const MfTensor *q = c->inputs[0], *k = c->inputs[1];
+    double rows = (double)mf_tensor_numel(q) / (double)q->shape[q->rank - 1];
+    double keys = (double)k->shape[k->rank - 2], d = (double)q->shape[q->rank - 1];
+    double flops = 10 * rows * keys * d * (c->attrs->causal ? 0.5 : 1);
+    return (MfCost){.flops = flops, .bytes = 8 * (double)mf_tensor_numel(q) * 4};
+}
+
+const MfOpDesc mf_desc_attention_grad = {
+    .name = "ScaledDotProductAttentionGrad", .api = "scaled_dot_product_attention_grad",
+    .arity = 7, .flags = MF_OP_NONDIFF | MF_OP_VARIADIC, .infer = grad_infer,
+    .forward = grad_forward, .cost = grad_cost,
+};
