@@ -431,8 +431,8 @@ static MfStatus attn_forward(const MfOpCall *c, MfTensor **outs)
 static MfCost attn_cost(const MfOpCall *c)
 {
     const MfTensor *q = c->inputs[0], *k = c->inputs[1];
-    double rows = (double)mf_tensor_numel(q) / (double)(q->shape[q->rank - 1] ? q->shape[q->rank - 1] : 1);
-    double keys = (double)k->shape[k->rank - 2], d = (double)q->shape[q->rank - 1];
+    double d = (double)q->shape[q->rank - 1], keys = (double)k->shape[k->rank - 2];
+    double rows = d > 0 ? (double)mf_tensor_numel(q) / d : 0;
     double flops = 4 * rows * keys * d * (c->attrs->causal ? 0.5 : 1);
     return (MfCost){.flops = flops, .bytes = 4 * (double)mf_tensor_numel(q) *
                                              (double)mf_dtype_size(q->dtype)};

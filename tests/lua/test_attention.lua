@@ -55,7 +55,8 @@ T.test("equals the composition, float32 and float64, across tiles", function()
       {q = {5, 8}, k = {9, 8}, v = {9, 3}, causal = true},   -- Tq < Tk: top-left aligned
       {q = {9, 8}, k = {5, 8}, v = {5, 3}, causal = true},   -- Tq > Tk
     } do
-      local q, k, v = normal(c.q, 10 * i, dt), normal(c.k, 10 * i + 1, dt), normal(c.v, 10 * i + 2, dt)
+      local q, k, v = normal(c.q, 10 * i, dt), normal(c.k, 10 * i + 1, dt),
+          normal(c.v, 10 * i + 2, dt)
       local o = {causal = c.causal, scale = c.scale}
       local got, want = sdpa(q, k, v, o), composed(q, k, v, o)
       T.eq(got.shape, want.shape)
@@ -158,7 +159,8 @@ T.test("errors name the function and what it got", function()
            .. "float64 and float32", q, mf.ones({2, 4, 3}, {dtype = "float64"}), q)
   T.raises(sdpa, "a float dtype", mf.ones({2, 2}, {dtype = "int32"}), q, q)
   T.raises(sdpa, "scaled_dot_product_attention: mask of shape (3,4) does not broadcast to the "
-           .. "scores' shape (2,4,4) (batch..., Tq, Tk)", q, q, q, {mask = mf.ones({3, 4}, {dtype = "bool"})})
+           .. "scores' shape (2,4,4) (batch..., Tq, Tk)", q, q, q,
+           {mask = mf.ones({3, 4}, {dtype = "bool"})})
   T.raises(sdpa, "mask must be bool (true keeps a score) or float32 (added to the scores), got "
            .. "int64", q, q, q, mf.ones({4, 4}, {dtype = "int64"}))
   T.raises(sdpa, "scaled_dot_product_attention: mask given twice", q, q, q, mf.ones{4, 4},
