@@ -292,19 +292,19 @@ size_t mf_alloc_in_use(void)
 }
 
 /* The host sees only small boxes, so a dead tensor's buffer waits for a
- * full collection, due when the engine holds 'collect_low' (the lowest use
- * since the last collection) plus the larger of COLLECT_SLACK and that
- * amount again. A small slack keeps a loop's temporaries cycling through a
- * few warm buffers instead of hundreds of MB of cold ones (page faults and
- * cache misses); it is relative to the live set so that a script holding
- * much data is not collected after every op. The low mark, not only the live
- * set at the last collection: after a large phase whose tensors were freed
- * (closed, or by refcount), twice that old live set would let garbage pile
- * up far past what the loop needs. (Young collections do not help: Lua
- * 5.4.4's generational mode never frees a finalized userdata that survived
- * one young collection, and `local c = a + b` in a loop always survives one,
- * held by its register until the next result replaces it.) */
-#define COLLECT_SLACK ((size_t)8 << 20)
+ * collection, due when the engine holds 'collect_low' (the lowest use since
+ * the last full collection) plus the larger of COLLECT_SLACK and that amount
+ * again. A small slack keeps a loop's temporaries cycling through a few warm
+ * buffers instead of many cold ones (page faults and cache misses: with 8 MiB,
+ * a loop of 131k-element adds cycled through 16 buffers, beyond L2, at twice
+ * the CPU time of one that reuses its buffer); it is relative to the live set
+ * so that a script holding much data is not collected after every op. The
+ * low mark, not only the live set at the last collection: after a large
+ * phase whose tensors were freed (closed, or by refcount), twice that old
+ * live set would let garbage pile up far past what the loop needs. The Lua
+ * face answers with a young collection, which frees the temporaries of a
+ * loop cheaply, and a full one when that is not enough (lmf_gc_pressure). */
+#define COLLECT_SLACK ((size_t)2 << 20)
 static size_t collect_low;
 
 bool mf_alloc_collect_due(void)

@@ -57,11 +57,10 @@ size_t mf_alloc_cached(void);
 void mf_alloc_trim(void);
 
 /* When a host whose garbage collector frees tensors (the Lua face) should
- * run a full collection: 'mf_alloc_collect_due' is asked after each new
- * tensor (it tracks the lowest 'mf_alloc_in_use' seen), true once the engine
- * holds that low mark plus the larger of 8 MiB and the low mark again;
- * 'mf_alloc_collected' is told after a collection (the live set left is the
- * new low mark). */
+ * collect: 'mf_alloc_collect_due' is asked after each new tensor (it tracks
+ * the lowest 'mf_alloc_in_use' seen), true once the engine holds that low
+ * mark plus the larger of 2 MiB and the low mark again; 'mf_alloc_collected'
+ * is told after a full collection (the live set left is the new low mark). */
 bool mf_alloc_collect_due(void);
 void mf_alloc_collected(void);
 

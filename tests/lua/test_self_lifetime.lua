@@ -14,7 +14,7 @@ local function tmpdir()
   return d
 end
 
--- 3M numbers: their 12 MB tensor passes the collector's 8 MiB slack, so
+-- 3M numbers: their 12 MB tensor passes the collector's 2 MiB slack, so
 -- converting them runs a full collection and the pending finalizers.
 local big = {}
 for i = 1, 3000000 do big[i] = 1 end

@@ -74,27 +74,27 @@ static void test_failure_hook_fails_the_nth_allocation(void **state)
     mf_alloc_trim();
 }
 
-/* The collection policy: due at the low mark plus max(8 MiB, the low mark);
+/* The collection policy: due at the low mark plus max(2 MiB, the low mark);
  * the low mark follows use down, and a collection resets it. */
 static void test_collect_due(void **state)
 {
     (void)state;
-    const size_t mib = (size_t)1 << 20;
+    const size_t kib = (size_t)1 << 10;
     mf_alloc_collected();
-    void *a = mf_alloc(6 * mib);
-    assert_false(mf_alloc_collect_due());   /* within the 8 MiB slack */
-    void *b = mf_alloc(3 * mib);
+    void *a = mf_alloc(1536 * kib);
+    assert_false(mf_alloc_collect_due());   /* within the 2 MiB slack */
+    void *b = mf_alloc(768 * kib);
     assert_true(mf_alloc_collect_due());
-    mf_alloc_collected();                     /* 9 MiB live: the low mark */
-    mf_dealloc(a, 6 * mib);
-    assert_false(mf_alloc_collect_due());   /* 3 MiB: the low mark follows */
-    a = mf_alloc(6 * mib);
+    mf_alloc_collected();                     /* 2.25 MiB live: the low mark */
+    mf_dealloc(a, 1536 * kib);
+    assert_false(mf_alloc_collect_due());   /* 0.75 MiB: the low mark follows */
+    a = mf_alloc(1536 * kib);
     assert_false(mf_alloc_collect_due());
-    void *c = mf_alloc(3 * mib);              /* 12 MiB >= 3 + 8 (not 9 + 9) */
+    void *c = mf_alloc(768 * kib);            /* 3 MiB >= 0.75 + 2 (not 2.25 + 2.25) */
     assert_true(mf_alloc_collect_due());
-    mf_dealloc(c, 3 * mib);
-    mf_dealloc(b, 3 * mib);
-    mf_dealloc(a, 6 * mib);
+    mf_dealloc(c, 768 * kib);
+    mf_dealloc(b, 768 * kib);
+    mf_dealloc(a, 1536 * kib);
     mf_alloc_trim();
 }
 
