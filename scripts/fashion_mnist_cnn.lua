@@ -11,37 +11,24 @@ local max_train = arg and arg[2] and math.tointeger(tonumber(arg[2]))
 assert(epochs and epochs >= 1 and (not (arg and arg[2]) or max_train and max_train >= 1),
        "usage: fashion_mnist_cnn.lua [epochs [max_train_images]]")
 
+-- The model and its data handling are scripts/models/keras_convnet.lua (the
+-- bench, bench/fashion_mnist.lua, times the same one).
+local here = (arg and arg[0] or ""):match("^(.*)/") or "."
+local convnet = dofile(here .. "/models/keras_convnet.lua")
+
 -- 1. Load: every image at once (one batch), scaled to [0, 1] as (n, 28, 28, 1).
 local t0 = mf.clock()
 local train, test = mf.datasets.fashion_mnist()
-local function tensors(ds, max)
-  local n = ds:cardinality()
-  if max and max < n then ds, n = ds:take(max), max end
-  local x, y = ds:batch(n):iter()()
-  return mf.reshape(mf.cast(x, "float32") / 255, {n, 28, 28, 1}), y
-end
-local x_train, y_train = tensors(train, max_train)
-local x_test, y_test = tensors(test)
+local x_train, y_train = convnet.images(train, max_train)
+local x_test, y_test = convnet.images(test)
 print(string.format("loaded %d training and %d test images in %.1f s", x_train.shape[1],
                     x_test.shape[1], mf.clock() - t0))
 
 -- 2. The model, as Keras's recipe (logits and from_logits instead of softmax).
-mf.random.seed(1)
-local L = mf.layers
-local model = L.Sequential{
-  L.Conv2D(32, 3, {activation = "relu", input_shape = {28, 28, 1}}),
-  L.MaxPool2D(2),
-  L.Conv2D(64, 3, {activation = "relu"}),
-  L.MaxPool2D(2),
-  L.Flatten(),
-  L.Dropout(0.5),
-  L.Dense(10),
-}
+local model = convnet.new()
 model:summary()
 
 -- 3. Train, timing each epoch.
-local batches = mf.data.Dataset.from_tensor_slices{x_train, y_train}
-                  :shuffle(x_train.shape[1], {seed = 1}):batch(128)
 local epoch_start = mf.clock()
 local timer = {
   on_epoch_end = function(epoch, logs)
@@ -51,9 +38,7 @@ local timer = {
     epoch_start = now
   end,
 }
-model:fit(batches, {
-  loss = mf.losses.sparse_categorical_crossentropy{from_logits = true},
-  optimizer = mf.train.AdamOptimizer(0.001),
+model:fit(convnet.batches(x_train, y_train), convnet.fit_options{
   epochs = epochs, metrics = {"accuracy"}, callbacks = {timer}, verbose = 0,
 })
 
