@@ -112,6 +112,31 @@ T.test("gradients of q, k, v and a float mask equal the composition's", function
   T.ok(max_abs(a1, b1) < 2e-5 and max_abs(a2, b2) < 2e-5)
 end)
 
+T.test("PyTorch 1.13's explicit masked-softmax path: values and gradients", function()
+  -- literals from tests/lua/data/gen_attention_torch.py (float64)
+  local cases = dofile("tests/lua/data/attention_torch.lua")
+  for _, c in ipairs(cases) do
+    local f64 = function(t) return mf.tensor(t, "float64") end
+    local q, k, v, w = f64(c.q), f64(c.k), f64(c.v), f64(c.w)
+    local mask = c.mask and (c.dmask and f64(c.mask) or mf.tensor(c.mask, "bool"))
+    local o = {causal = c.causal, scale = c.scale, mask = mask}
+    T.eq(sdpa(q, k, v, o), c.y, 1e-12, c.name)
+    local f = function(q, k, v, m)
+      return mf.reduce_sum(sdpa(q, k, v, {causal = c.causal, scale = c.scale, mask = m}) * w)
+    end
+    local args = c.dmask and {1, 2, 3, 4} or {1, 2, 3}
+    local g = {mf.grad(f, {argnums = args})(q, k, v, mask)}
+    T.eq(g[1], c.dq, 1e-12, c.name .. " dq")
+    T.eq(g[2], c.dk, 1e-12, c.name .. " dk")
+    T.eq(g[3], c.dv, 1e-12, c.name .. " dv")
+    if c.dmask then T.eq(g[4], c.dmask, 1e-12, c.name .. " dmask") end
+    -- float32: the same to float32 rounding
+    local q32, k32, v32 = mf.cast(q, "float32"), mf.cast(k, "float32"), mf.cast(v, "float32")
+    local m32 = mask and mask.dtype == "float64" and mf.cast(mask, "float32") or mask
+    T.eq(sdpa(q32, k32, v32, {causal = c.causal, scale = c.scale, mask = m32}), c.y, 2e-6)
+  end
+end)
+
 T.test("float64 gradcheck, causal and masked", function()
   local q, k, v = normal({2, 6, 3}, 20, "float64"), normal({2, 6, 3}, 21, "float64"),
       normal({2, 6, 2}, 22, "float64")
