@@ -90,6 +90,10 @@ $(BUILD)/core/ops/conv_direct.o $(BUILD)/core/ops/winograd.o: CFLAGS_ALL += -ffp
     -Wno-psabi
 # The fused LSTM cell's exp/tanh polynomials (fast_mathf.h): multiply-adds as FMAs too.
 $(BUILD)/core/ops/lstm_cell.o: CFLAGS_ALL += -ffp-contract=fast
+# Attention's exp loops (fast_mathf.h) pick 0 for masked scores: both sides
+# computed (-fno-trapping-math) so they vectorise.
+$(BUILD)/core/ops/attention.o $(BUILD)/core/ops/attention_grad.o: CFLAGS_ALL += \
+    -fno-trapping-math
 
 # vecmath.h's kernels, once per instruction set (vecmath.c picks one at run
 # time); -fno-trapping-math lets GCC compute both sides of a choice, so the

@@ -31,6 +31,7 @@
 #include "../parallel.h"
 #include "common.h"
 #include "fast_mathf.h"
+#include "reduce_walk.h"
 
 /* Keys per tile: a 64 x 256 float32 tile is 64 KiB, in L2 with its q and k. */
 #define KEY_BLOCK 256
@@ -296,32 +297,56 @@ static inline float exp_f32(float x)
     return mf_expf_fast(x);
 }
 
+/* The row maximum in 16 lanes (the loop vectorises). */
+static float row_max_f32(const float *x, int64_t n, float m)
+{
+    float lanes[16];
+    int64_t i = 0;
+    for (int j = 0; j < 16; j++)
+        lanes[j] = m;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++)
+            lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
+    for (int j = 0; j < 16; j++)
+        m = lanes[j] > m ? lanes[j] : m;
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+static double row_max_f64(const double *x, int64_t n, double m)
+{
+    for (int64_t i = 0; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+
 /* One tile folded into the row statistics m, l (running max, running sum)
- * and the output rows o (ni x dv, unnormalised): S becomes exp(S - m). */
+ * and the output rows o (ni x dv, unnormalised): S becomes exp(S - m), 0
+ * where S is -inf (both sides computed: the loop vectorises; a masked score
+ * takes exp(0), as exp(-inf) through mf_expf_fast's clamp would be a slow
+ * subnormal). */
 #define FOLD_TILE(T, SUF, EXPF)                                                           \
     static void fold_tile_##SUF(T *S, int64_t ni, int64_t nj, T *m, double *l, T *o,      \
                                 int64_t dv)                                               \
     {                                                                                     \
         for (int64_t r = 0; r < ni; r++) {                                                \
-            T *s = S + r * nj, mx = m[r];                                                 \
-            for (int64_t c = 0; c < nj; c++)                                              \
-                mx = s[c] > mx ? s[c] : mx;                                               \
+            T *s = S + r * nj, mx = (T)row_max_##SUF(s, nj, m[r]);                        \
             if (mx == -(T)INFINITY) { /* nothing kept yet: adds nothing */                \
                 for (int64_t c = 0; c < nj; c++)                                          \
                     s[c] = 0;                                                             \
                 continue;                                                                 \
             }                                                                             \
             T alpha = m[r] == -(T)INFINITY ? 0 : EXPF(m[r] - mx);                         \
-            double sum = 0;                                                               \
             for (int64_t c = 0; c < nj; c++) {                                            \
-                T e = s[c] == -(T)INFINITY ? 0 : EXPF(s[c] - mx);                         \
-                s[c] = e;                                                                 \
-                sum += (double)e;                                                         \
+                bool out = s[c] == -(T)INFINITY; /* exp(0), not a subnormal: then 0 */  \
+                T e = EXPF(out ? 0 : s[c] - mx);                                          \
+                s[c] = out ? 0 : e;                                                       \
             }                                                                             \
             if (alpha != 1)                                                               \
                 for (int64_t c = 0; c < dv; c++)                                          \
                     o[r * dv + c] *= alpha;                                               \
-            l[r] = l[r] * (double)alpha + sum;                                            \
+            l[r] = l[r] * (double)alpha + mf_sum_row_##SUF(s, nj);                        \
             m[r] = mx;                                                                    \
         }                                                                                 \
     }

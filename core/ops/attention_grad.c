@@ -42,9 +42,11 @@ typedef struct GradJob {
     static void probs_##SUF(T *S, const T *lse, int64_t ni, int64_t nj)                   \
     {                                                                                     \
         for (int64_t r = 0; r < ni; r++)                                                  \
-            for (int64_t c = 0; c < nj; c++) {                                            \
+            for (int64_t c = 0; c < nj; c++) { /* both sides computed: vectorises */     \
                 T s = S[r * nj + c];                                                      \
-                S[r * nj + c] = s == -(T)INFINITY ? 0 : EXPF(s - lse[r]);                 \
+                bool out = s == -(T)INFINITY; /* exp(0), not a slow subnormal */          \
+                T e = EXPF(out ? 0 : s - lse[r]);                                         \
+                S[r * nj + c] = out ? 0 : e;                                              \
             }                                                                             \
     }                                                                                     \
     static void dscores_##SUF(const T *P, T *dP, const T *D, int64_t ni, int64_t nj)      \
