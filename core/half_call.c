@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "err.h"
+#include "numerics.h"
 #include "ops/compare.h"
 
 bool mf_half_call_wanted(MfOpId op, int n, MfTensor *const *inputs)
@@ -95,8 +96,10 @@ MfStatus mf_half_call(MfOpId op, int ninputs, MfTensor *const *inputs, const MfA
         st = mf_op_call(op, ninputs, wide_in, attrs, wide_out, &nout);
     release_all(wide_in, ninputs);
     mf_free(wide_in);
-    if (st == MF_OK)
-        st = narrow_outputs(half, wide_out, nout, outs);
+    if (st == MF_OK && (st = narrow_outputs(half, wide_out, nout, outs)) != MF_OK &&
+        mf_numerics_on)   /* say which op's result left the half dtype's range */
+        mf_err_suffix("the float32 result of %s cast back to %s", d->api,
+                      mf_dtype_name(half));
     if (st == MF_OK && noutputs)
         *noutputs = nout;
     return st;

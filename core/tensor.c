@@ -457,13 +457,26 @@ MfTensor *mf_tensor_contiguous(MfTensor *t)
     return mf_tensor_clone(t);
 }
 
+/* A contiguous half tensor: finite when no element has every exponent bit
+ * set ('mask': float16's or bfloat16's exponent). */
+static bool half_all_finite(const uint16_t *x, int64_t n, uint16_t mask)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad |= (x[i] & mask) == mask;
+    return !bad;
+}
+
 bool mf_tensor_all_finite(const MfTensor *t)
 {
-    if (!mf_dtype_is_float(t->dtype) || !t->storage)
+    bool half = mf_dtype_is_half(t->dtype);
+    if ((!mf_dtype_is_float(t->dtype) && !half) || !t->storage)
         return true;
     int64_t n = mf_tensor_numel(t);
     bool ok = true;
-    if (!mf_tensor_is_contiguous(t)) {
+    if (half && mf_tensor_is_contiguous(t)) {
+        ok = half_all_finite(mf_tensor_data(t), n, t->dtype == MF_FLOAT16 ? 0x7c00u : 0x7f80u);
+    } else if (!mf_tensor_is_contiguous(t)) {
         for (int64_t i = 0; i < n && ok; i++)
             ok = isfinite(mf_tensor_get(t, i));
     } else if (t->dtype == MF_FLOAT32) {

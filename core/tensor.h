@@ -144,8 +144,9 @@ MfStatus mf_tensor_index(MfTensor *t, int64_t i, int64_t *k, MfTensor **view);
  * and dtype. */
 void mf_tensor_copy_into(MfTensor *dst, const MfTensor *src);
 
-/* No element of 't' is NaN or +-Inf (always true for integer and bool
- * tensors, and for symbolic ones, which hold no values). */
+/* No element of 't' is NaN or +-Inf, float16 and bfloat16 included (always
+ * true for integer and bool tensors, and for symbolic ones, which hold no
+ * values). */
 bool mf_tensor_all_finite(const MfTensor *t);
 
 /* Tensor headers alive now (tests assert 0 at teardown). */

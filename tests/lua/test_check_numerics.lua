@@ -127,6 +127,22 @@ checked("graph gradients: the gradient node says whose gradient it is", function
   has(e, "made at tests/lua/" .. FILE .. line .. ", in the gradient of Sqrt")
 end)
 
+checked("float16 and bfloat16: an overflow in the cast back is caught", function()
+  -- the op computes in float32 (finite there); its result leaves the half range
+  local line
+  local e = err_of(function() line = here(); return mf.exp(mf.tensor({10, 12}, "float16")) end)
+  has(e, "check_numerics: Cast (cast) produced Inf in output 1 (1 of 2 values, the first at " ..
+         "flat index 2); inputs: x float32 (2,) in [22026.5, 162755]")
+  has(e, FILE .. line .. " (the float32 result of exp cast back to float16)")
+  local big, small = mf.tensor({3.3895e38}, "bfloat16"), mf.tensor({1e36}, "bfloat16")
+  has(err_of(function() return big + small end),
+      "(the float32 result of add cast back to bfloat16)")
+  -- a cast the user asks for, and a half output that is finite
+  has(err_of(function() return mf.cast(mf.tensor{70000}, "float16") end),
+      "check_numerics: Cast (cast) produced Inf")
+  T.eq(mf.exp(mf.tensor({0, 1}, "float16")):totable(), {1, 2.71875})
+end)
+
 T.test("disable_check_numerics turns it off; arguments are refused", function()
   mf.debugging.enable_check_numerics()
   mf.debugging.disable_check_numerics()
