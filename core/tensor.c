@@ -17,6 +17,12 @@ static int64_t live_tensors;
 static int64_t next_id = 1;
 static void (*node_retain)(void *node);
 static void (*node_release)(void *node);
+static void (*free_hook)(int64_t id);
+
+void mf_tensor_set_free_hook(void (*on_free)(int64_t id))
+{
+    free_hook = on_free;
+}
 
 void mf_tensor_set_node_hooks(void (*retain)(void *node), void (*release)(void *node))
 {
@@ -266,6 +272,8 @@ void mf_tensor_release(MfTensor *t)
         return;
     if (t->node && node_release)
         node_release(t->node);
+    if (free_hook)
+        free_hook(t->id);
     live_tensors--;
     MfStorage *s = t->storage;
     bool own_block = s && (char *)s == (char *)t + TENSOR_HEADER;

@@ -84,6 +84,10 @@ void mf_tensor_release(MfTensor *t);
 /* Graph mode registers what to do with 'node' when a symbolic tensor dies. */
 void mf_tensor_set_node_hooks(void (*retain)(void *node), void (*release)(void *node));
 
+/* Forward mode registers what to do when a tensor is freed (its id): drop
+ * the tangent it kept for it (eager/forward.c). NULL: nothing. */
+void mf_tensor_set_free_hook(void (*on_free)(int64_t id));
+
 /* Number of elements (1 for rank 0). Unknown dims count as 0. */
 int64_t mf_tensor_numel(const MfTensor *t);
 int64_t mf_shape_numel(int rank, const int64_t *shape);

@@ -19,12 +19,22 @@ struct MfForwardAcc {
      * makes its own): its slot -> the first one stored (a reference held,
      * which keeps the node alive), whose id keys its tangent. */
     MfIdMap by_slot;
+    MfForwardAcc *prev, *next;      /* the list of live accumulators */
 };
 
 #define MAX_ACTIVE 64
 static MfForwardAcc *active[MAX_ACTIVE];   /* oldest first */
 static int nactive;
 static int64_t live;
+static MfForwardAcc *all;   /* every live accumulator, active or closed */
+
+/* A freed tensor's tangent goes: nobody can ask for it any more (as
+ * TensorFlow's accumulator forgets a tangent when its primal dies). */
+static void on_free(int64_t id)
+{
+    for (MfForwardAcc *a = all; a; a = a->next)
+        mf_tensor_release(mf_idmap_take(&a->tangents, id));
+}
 
 static MfStatus on_op(void *self, const MfOpCall *c, MfTensor *const *outs);
 static const MfRecorder hook = {.record = on_op, .self = NULL};
@@ -43,6 +53,12 @@ MfForwardAcc *mf_forward_new(void)
     a->refcount = 1;
     a->active = true;
     active[nactive++] = a;
+    if (!all)
+        mf_tensor_set_free_hook(on_free);
+    a->next = all;
+    if (all)
+        all->prev = a;
+    all = a;
     if (nactive == 1)
         mf_op_set_forward(&hook);
     live++;
@@ -78,6 +94,15 @@ void mf_forward_release(MfForwardAcc *a)
     if (!a || --a->refcount > 0)
         return;
     mf_forward_close(a);
+    /* unlinked first: releasing its tangents below does not come back to it */
+    if (a->prev)
+        a->prev->next = a->next;
+    else
+        all = a->next;
+    if (a->next)
+        a->next->prev = a->prev;
+    if (!all)
+        mf_tensor_set_free_hook(NULL);
     for (int64_t i = mf_idmap_next(&a->tangents, 0); i >= 0;
          i = mf_idmap_next(&a->tangents, i + 1))
         mf_tensor_release(a->tangents.vals[i]);
@@ -88,6 +113,11 @@ void mf_forward_release(MfForwardAcc *a)
     mf_idmap_free(&a->by_slot);
     mf_free(a);
     live--;
+}
+
+int64_t mf_forward_ntangents(const MfForwardAcc *a)
+{
+    return a->tangents.count;
 }
 
 int64_t mf_forward_live_count(void)

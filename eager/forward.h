@@ -10,7 +10,10 @@
  *
  * Ownership: an accumulator is refcounted and holds a reference to each
  * tangent it stores; 'close' stops it (its tangents stay readable), the last
- * release frees them. */
+ * release frees them. A tensor's tangent is released when the tensor is
+ * freed (core/tensor.h's free hook, set while an accumulator lives), as
+ * TensorFlow's accumulator forgets it with its primal: nobody can ask for
+ * it any more. */
 #ifndef MF_EAGER_FORWARD_H
 #define MF_EAGER_FORWARD_H
 
@@ -40,6 +43,10 @@ bool mf_forward_active(const MfForwardAcc *a);
 /* Ops run meanwhile get no tangents from 'a' (nests). */
 void mf_forward_pause(MfForwardAcc *a);
 void mf_forward_unpause(MfForwardAcc *a);
+
+/* The tangents 'a' keeps: one per live tensor a watched primal reaches (a
+ * freed tensor's tangent is dropped). */
+int64_t mf_forward_ntangents(const MfForwardAcc *a);
 
 /* Live accumulators (tests assert 0 at teardown). */
 int64_t mf_forward_live_count(void);

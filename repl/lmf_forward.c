@@ -157,8 +157,12 @@ static int a_gc(lua_State *L)
 static int a_tostring(lua_State *L)
 {
     MfForwardAcc **box = luaL_checkudata(L, 1, FWD_MT);
-    lua_pushfstring(L, "<ForwardAccumulator %s>",
-                    !*box ? "freed" : mf_forward_active(*box) ? "active" : "closed");
+    if (!*box)
+        lua_pushliteral(L, "<ForwardAccumulator freed>");
+    else
+        lua_pushfstring(L, "<ForwardAccumulator %s, %I tangents>",
+                        mf_forward_active(*box) ? "active" : "closed",
+                        (lua_Integer)mf_forward_ntangents(*box));
     return 1;
 }
 
