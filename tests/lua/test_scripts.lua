@@ -139,6 +139,10 @@ local scripts = {
     T.ok(tonumber(fw) > tonumber(rw) and tonumber(ft) < tonumber(rt), "op counts: " .. out)
     T.ok(select(2, out:gsub("max difference 0%.0e%+00", "")) == 2, "both ways agree: " .. out)
     T.ok(has(out, "hvp: H v = {12, 48, 6}, 12 x^2 v = {12, 48, 6}"), out)
+    -- vmap runs each op once for the batch; the loop once per example
+    local vops, lops, diff = out:match("per%-example gradients %(32 x 16x8%): vmap%s+(%d+) ops" ..
+                                       ".-loop%s+(%d+) ops.-max difference (%S+)")
+    T.ok(vops and tonumber(vops) * 10 < tonumber(lops) and tonumber(diff) < 1e-12, out)
   end},
   ["eager_vs_graph.lua"] = {args = {20}, check = function(out)
     T.ok(out:find("per call: eager [%d.]+ us, graph [%d.]+ us"), out)
