@@ -49,7 +49,8 @@ T.test("softmax, log_softmax and the cross-entropies", function()
   same_jvp(function(a)
     return mf.nn.softmax(a) + mf.nn.log_softmax(a) * 0.5 +
            mf.reshape(mf.nn.softmax_cross_entropy_with_logits(labels, a), {2, 1}) +
-           mf.reshape(mf.nn.sparse_softmax_cross_entropy_with_logits(mf.tensor({2, 4}, "int64"), a), {2, 1})
+           mf.reshape(mf.nn.sparse_softmax_cross_entropy_with_logits(mf.tensor({2, 4}, "int64"),
+                                                                     a), {2, 1})
   end, {x}, {v})
 end)
 

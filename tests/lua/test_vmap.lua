@@ -73,11 +73,23 @@ T.test("reshapes, transposes, concat, gather and matmul of two batched operands"
   local a, b = count{4, 2, 3}, mf.cos(count{4, 3, 2})
   local function f(u, v)
     local p = mf.matmul(u, v) + mf.transpose(mf.matmul(mf.transpose(v), mf.transpose(u)))
-    local q = mf.concat({mf.reshape(p, {4}), mf.gather(mf.reshape(u, {6}), mf.tensor({1, 6}, "int64"))}, 1)
+    local picked = mf.gather(mf.reshape(u, {6}), mf.tensor({1, 6}, "int64"))
+    local q = mf.concat({mf.reshape(p, {4}), picked}, 1)
     return mf.nn.log_softmax(q) + mf.reduce_sum(mf.expand_dims(q, 1), {axis = 1})
   end
   local got = mf.vmap(f)(a, b)
   for i = 1, 4 do T.eq(flat(got[{i}]), flat(f(a[{i}], b[{i}])), TOL, "example " .. i) end
+end)
+
+T.test("Variables: a shared argument, and one f reads", function()
+  local w = mf.Variable(W2)
+  local function f(v, x) return mf.reduce_sum(mf.tanh(mf.matmul(mf.reshape(x, {1, 5}), v))) end
+  local g = mf.grad(f, {argnums = 1})
+  local got = mf.vmap(g, {in_axes = {nil, 1}})(w, mf.cos(count{6, 5}))
+  for i = 1, 6 do T.eq(flat(got[{i}]), flat(g(w, mf.cos(count{6, 5})[{i}])), TOL) end
+  local row_times_w = function(x) return mf.matmul(mf.reshape(x, {1, 5}), w) end
+  local read = mf.vmap(row_times_w)(mf.cos(count{6, 5}))
+  T.eq(flat(read), flat(mf.matmul(mf.cos(count{6, 5}), W2)), TOL)
 end)
 
 T.test("inside mf.trace and under a GradientTape", function()
@@ -93,7 +105,8 @@ T.test("inside mf.trace and under a GradientTape", function()
   tape:watch(W2)
   local norms = mf.vmap(function(x) return mf.reduce_sum(mf.matmul(mf.reshape(x, {1, 5}), W2)) end)
   local s = mf.reduce_sum(norms(mf.cos(count{6, 5})))
-  T.eq(flat(tape:gradient(s, W2)), flat(mf.matmul(mf.transpose(mf.cos(count{6, 5})), mf.ones({6, 3}, {dtype = "float64"}))), TOL)
+  local want = mf.matmul(mf.transpose(mf.cos(count{6, 5})), mf.ones({6, 3}, {dtype = "float64"}))
+  T.eq(flat(tape:gradient(s, W2)), flat(want), TOL)
 end)
 
 T.test("clear errors", function()
