@@ -166,7 +166,10 @@ function mf.vmap(f, opts, ...)
       res = table.pack(f(table.unpack(fargs, 1, nargs)))
     end)
     local fetches, shape = flatten_results(res)
-    local outs, outs_batched = lib.vmap_run(g, size, phs, feed, flags, fetches)
+    local ok, outs, outs_batched = pcall(lib.vmap_run, g, size, phs, feed, flags, fetches)
+    if not ok then   -- the engine's error, at the caller's line rather than this file's
+      lib.raise(tostring(outs):gsub("^lib/vmap%.lua:%d+: ", ""), nil)
+    end
     local results, j = {}, 0
     for k = 1, res.n do
       if shape[k] then

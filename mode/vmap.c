@@ -75,7 +75,7 @@ static MfStatus eval_op(const Run *r, const MfNode *nd, Value *v)
     MfBatchCall b = {&c, batched, r->size};
     MfStatus st = mf_batch_call(&b, v->t, v->batched);
     if (st != MF_OK)
-        mf_err_suffix(" (node '%s' of f)", nd->name);
+        mf_err_suffix("node '%s' of f", nd->name);
     if (in != small) {
         mf_free(in);
         mf_free(batched);
