@@ -3,7 +3,9 @@
 # nanoGPT's CPU recipe in moonflow, eager and traced (bench/char_gpt.lua),
 # beside PyTorch's model.py and train.py step (bench/torch_char_gpt.py), with
 # the same initial weights and batches, on 1 and 2 threads. Medians of 5
-# rounds of 20 steps, wall time per step, each side in a fresh process.
+# rounds of 20 steps, wall time per step, each side in a fresh process with
+# OPENBLAS_NUM_THREADS set to the thread count (torch.set_num_threads alone
+# leaves Debian's OpenBLAS starting a thread per core for torch's GEMMs).
 # Target (issue #28): traced at least 1.5x faster than PyTorch (mf/torch
 # <= 0.67).
 build=${1:-build/release}
@@ -17,8 +19,9 @@ for threads in 1 2; do
     : > "$out"
     t="-"
     arg=""
-    if [ $torch_ok = 1 ] && /usr/bin/python3 bench/torch_char_gpt.py "$threads" "$file" \
-            >> "$out" 2>/dev/null; then
+    # OpenBLAS under torch starts its own threads unless told: the same count
+    if [ $torch_ok = 1 ] && OPENBLAS_NUM_THREADS=$threads \
+            /usr/bin/python3 bench/torch_char_gpt.py "$threads" "$file" >> "$out" 2>/dev/null; then
         t=$(awk '$2 == "torch" {print $3}' "$out")
         arg=$file
     fi

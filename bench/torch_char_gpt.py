@@ -5,6 +5,8 @@
 # 65), random tokens. Writes its initial weights and batches to FILE
 # (safetensors) for moonflow's side, then prints "gpt torch MS": the median
 # over 5 rounds of 20 steps of the wall time per step (after 5 warm-up steps).
+# With a third argument "profile", torch.autograd.profiler's self CPU time
+# per op per step over 20 steps instead.
 import os
 import sys
 import time
@@ -38,6 +40,19 @@ it = 0
 for _ in range(WARMUP):
     train_step(model, opt, xs[it % NBATCH], ys[it % NBATCH], it, CFG)
     it += 1
+if len(sys.argv) > 3 and sys.argv[3] == "profile":
+    with torch.autograd.profiler.profile() as prof:
+        for _ in range(STEPS):
+            train_step(model, opt, xs[it % NBATCH], ys[it % NBATCH], it, CFG)
+            it += 1
+    events = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)
+    total = sum(e.self_cpu_time_total for e in events) / STEPS / 1e3
+    print("%-36s %9.3f ms  100.0%%" % ("total (self time per step)", total))
+    for e in events:
+        ms = e.self_cpu_time_total / STEPS / 1e3
+        if ms >= 0.005 * total:
+            print("%-36s %9.3f ms  %5.1f%%" % (e.key, ms, 100 * ms / total))
+    sys.exit(0)
 times = []
 for _ in range(ROUNDS):
     t0 = time.perf_counter()
