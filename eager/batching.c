@@ -118,21 +118,39 @@ static MfStatus call_op(const MfBatchCall *b, Args *in, const MfAttrs *attrs, bo
 
 /* ---- the families ------------------------------------------------------------- */
 
-static MfStatus elementwise(const MfBatchCall *b, MfTensor **outs, bool *ob)
+/* 'op' on the inputs, each batched one with ones after the batch axis up
+ * to the largest rank, so that broadcasting pairs each example with itself
+ * and repeats an unbatched input for every example; a batched input must
+ * have 'min_rank' axes per example (the matrices of a BatchMatMul). */
+static MfStatus broadcast_batched(const MfBatchCall *b, MfOpId op, int min_rank,
+                                  MfTensor **outs, bool *ob)
 {
     const MfOpCall *c = b->call;
-    int rank = 0;
+    int rank = 0, nout = 0;
     for (int i = 0; i < c->ninputs; i++)
         rank = logical_rank(b, i) > rank ? logical_rank(b, i) : rank;
     Args in;
     MfStatus st = args_init(&in, c->ninputs);
-    for (int i = 0; i < c->ninputs && st == MF_OK; i++)
-        st = b->batched[i] ? pad_after_batch(c->inputs[i], rank - logical_rank(b, i), &in.t[i])
-                           : retained(c->inputs[i], &in.t[i]);
+    for (int i = 0; i < c->ninputs && st == MF_OK; i++) {
+        if (b->batched[i] && logical_rank(b, i) < min_rank)
+            st = mf_err_set(MF_EARG, "vmap: %s of a vector per example (input %d) has no "
+                            "batching rule; make it a matrix (reshape)", op_name(b), i + 1);
+        else
+            st = b->batched[i] ? pad_after_batch(c->inputs[i], rank - logical_rank(b, i),
+                                                 &in.t[i])
+                               : retained(c->inputs[i], &in.t[i]);
+    }
     if (st == MF_OK)
-        st = call_op(b, &in, c->attrs, true, outs, ob);
+        st = mf_op_call(op, in.n, in.t, c->attrs, outs, &nout);
+    for (int k = 0; k < MF_MAX_OUTPUTS; k++)
+        ob[k] = st == MF_OK && k < nout;
     args_free(&in);
     return st;
+}
+
+static MfStatus elementwise(const MfBatchCall *b, MfTensor **outs, bool *ob)
+{
+    return broadcast_batched(b, b->call->op, 0, outs, ob);
 }
 
 /* The AXIS and AXES attributes of 'd' in 'a' one axis up ('rank': that of
@@ -249,31 +267,20 @@ static MfStatus rows(const MfBatchCall *b, unsigned mask, MfTensor **outs, bool 
 
 /* ---- rules of their own --------------------------------------------------------- */
 
-/* MatMul of a batched 'a' and a shared 'b': one GEMM over the rows of
- * every example; otherwise BatchMatMul, whose batch axes broadcast. */
+/* Ops on the innermost matrices whose batch axes broadcast (BatchMatMul,
+ * attention): the batch becomes one more batch axis. */
 static MfStatus batch_matmul_rule(const MfBatchCall *b, MfTensor **outs, bool *ob)
 {
-    const MfOpCall *c = b->call;
-    MfTensor *in[2] = {NULL, NULL};
-    int rank = logical_rank(b, 0) > logical_rank(b, 1) ? logical_rank(b, 0) : logical_rank(b, 1);
-    MfStatus st = MF_OK;
-    for (int i = 0; i < 2 && st == MF_OK; i++) {
-        if (b->batched[i] && logical_rank(b, i) < 2)
-            st = mf_err_set(MF_EARG, "vmap: %s of a vector per example has no batching rule; "
-                            "make it a matrix (reshape)", op_name(b));
-        else
-            st = b->batched[i] ? pad_after_batch(c->inputs[i], rank - logical_rank(b, i), &in[i])
-                               : retained(c->inputs[i], &in[i]);
-    }
-    int nout = 0;
-    if (st == MF_OK)
-        st = mf_op_call(MF_OP_BATCH_MATMUL, 2, in, c->attrs, outs, &nout);
-    ob[0] = st == MF_OK;
-    mf_tensor_release(in[0]);
-    mf_tensor_release(in[1]);
-    return st;
+    return broadcast_batched(b, MF_OP_BATCH_MATMUL, 2, outs, ob);
 }
 
+static MfStatus attention_rule(const MfBatchCall *b, MfTensor **outs, bool *ob)
+{
+    return broadcast_batched(b, b->call->op, 2, outs, ob);
+}
+
+/* MatMul of a batched 'a' and a shared 'b': one GEMM over the rows of
+ * every example; otherwise a BatchMatMul. */
 static MfStatus matmul_rule(const MfBatchCall *b, MfTensor **outs, bool *ob)
 {
     if (b->batched[0] && !b->batched[1] && !b->call->attrs->transpose_a)
@@ -530,6 +537,7 @@ static const MfBatchRule rules[MF_NOPS] = {
     [MF_OP_CONV2D] = ROWS(IN(0)), [MF_OP_DEPTHWISE_CONV2D] = ROWS(IN(0)),
     /* their own */
     [MF_OP_MATMUL] = OWN(matmul_rule), [MF_OP_BATCH_MATMUL] = OWN(batch_matmul_rule),
+    [MF_OP_ATTENTION] = OWN(attention_rule),
     [MF_OP_RESHAPE] = OWN(shape_rule), [MF_OP_BROADCAST_TO] = OWN(shape_rule),
     [MF_OP_TRANSPOSE] = OWN(transpose_rule), [MF_OP_SLICE] = OWN(slice_rule),
     [MF_OP_TILE] = OWN(tile_rule), [MF_OP_PAD] = OWN(pad_rule),

@@ -81,6 +81,14 @@ T.test("reshapes, transposes, concat, gather and matmul of two batched operands"
   for i = 1, 4 do T.eq(flat(got[{i}]), flat(f(a[{i}], b[{i}])), TOL, "example " .. i) end
 end)
 
+T.test("attention: batched queries against shared keys and values", function()
+  local q, k, v = mf.sin(count{4, 5, 3}), mf.cos(count{6, 3}), mf.sin(count{6, 2} * 0.3)
+  local attend = function(qq) return mf.nn.scaled_dot_product_attention(qq, k, v) end
+  local got = mf.vmap(attend)(q)
+  T.eq(got.shape, {4, 5, 2})
+  for i = 1, 4 do T.eq(flat(got[{i}]), flat(attend(q[{i}])), TOL, "example " .. i) end
+end)
+
 T.test("Variables: a shared argument, and one f reads", function()
   local w = mf.Variable(W2)
   local function f(v, x) return mf.reduce_sum(mf.tanh(mf.matmul(mf.reshape(x, {1, 5}), v))) end
