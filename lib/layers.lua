@@ -16,7 +16,7 @@ lib.help("layers", "layers",
   "mf.layers.Dense Conv2D DepthwiseConv2D MaxPool2D AvgPool2D " ..
   "GlobalAveragePooling2D " ..
   "Flatten Dropout BatchNormalization LayerNormalization Embedding Activation ReLU " ..
-  "LSTM GRU SimpleRNN Sequential Model reset_names",
+  "LSTM GRU SimpleRNN MultiHeadAttention PositionEmbedding Sequential Model reset_names",
   "Keras's layers, written in Lua on the mf API (lib/layers.lua). A layer is called like " ..
   "a function, y = layer(x [, {training = true}]); its first call makes its Variables from " ..
   "x's shape (named \"dense_1/kernel\"), eagerly, in a graph (g:as_default: graph " ..
@@ -45,6 +45,9 @@ lib.help("layers", "layers",
   "the tape's or graph's own backward pass; layer(x, {initial_state = {h, c}, mask}) starts " ..
   "from a state and skips masked (batch, time) steps as Keras; layer:reset_state() zeroes a " ..
   "stateful layer's states). " ..
+  "MultiHeadAttention(num_heads, key_dim, {...}) (Keras's; mha(query, value [, key], " ..
+  "{attention_mask, use_causal_mask, return_attention_scores})) and " ..
+  "PositionEmbedding(sequence_length) (keras_hub's): help for each. " ..
   "Every layer takes {input_shape = {...}} (without the batch) so summary() can build it. " ..
   "layer.trainable = false (Keras) freezes its Variables (set on a model, every layer in " ..
   "it); a frozen BatchNormalization uses its moving statistics even with training = true. " ..

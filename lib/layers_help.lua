@@ -150,3 +150,35 @@ page("Model", "(t [, {name}])",
 net = mf.layers.Model{d = mf.layers.Dense(2, {kernel_initializer = "ones"}), call = function(self, x) return self.d(x) end}
 net(mf.tensor{{1, 2}})               --> {{3, 3}}
 #net.trainable_variables             --> 2]])
+
+page("MultiHeadAttention", "(num_heads, key_dim [, {value_dim = key_dim, dropout = 0, " ..
+     "use_bias = true, output_shape, kernel_initializer = \"glorot_uniform\", " ..
+     "bias_initializer = \"zeros\", seed}])",
+  "Keras's MultiHeadAttention (lib/layers_attention.lua). Called as mha(query, value [, " ..
+  "key] [, {attention_mask, use_causal_mask, return_attention_scores, training}]) on " ..
+  "(batch, sequence, features) tensors (key defaults to value); returns (batch, Tq, " ..
+  "output_shape or the query's features), and the attention probabilities (batch, heads, " ..
+  "Tq, Tk) with return_attention_scores. Weights as Keras's (so are the parameter " ..
+  "counts): query, key, value kernels [features, heads, key_dim or value_dim] with biases " ..
+  "[heads, dim], attention_output kernel [heads, value_dim, out] and bias [out]. " ..
+  "attention_mask (batch, Tq, Tk) or (Tq, Tk): true or 1 attends; use_causal_mask keeps " ..
+  "key j <= query i (combined with attention_mask). Runs on " ..
+  "mf.nn.scaled_dot_product_attention (flash-tiled) with scale 1/sqrt(key_dim); attention " ..
+  "dropout (training = true) and return_attention_scores compose the softmax from ops. " ..
+  "Unlike Keras, a query whose keys are all masked gives NaN (Keras's large negative " ..
+  "number gives it a uniform average); attention_axes is not supported (one sequence axis).",
+  [[
+mha = mf.layers.MultiHeadAttention(2, 2)
+y, s = mha(mf.ones{3, 8, 16}, mf.ones{3, 4, 16}, {return_attention_scores = true})
+y.shape                              --> {3, 8, 16}
+s.shape                              --> {3, 2, 8, 4}
+(mha:count_params())                 --> 284]])
+
+page("PositionEmbedding", "(sequence_length [, {initializer = \"glorot_uniform\"}])",
+  "keras_hub's PositionEmbedding: a learned (sequence_length, features) table; called on " ..
+  "(batch..., T, features) with T <= sequence_length it returns the first T rows broadcast " ..
+  "to the input's shape, to add to token embeddings (GPT's wpe).",
+  [[
+pe = mf.layers.PositionEmbedding(16)
+pe(mf.ones{2, 5, 8}).shape           --> {2, 5, 8}
+(pe:count_params())                  --> 128]])
