@@ -110,7 +110,7 @@ $(BUILD)/core/ops/vecmath_scalar.o: CFLAGS_ALL += -fno-tree-vectorize $(VECMATH_
 LIB_LUA := lib/util.lua lib/initializers.lua lib/activations.lua lib/composed_ops.lua \
            lib/grad.lua lib/forward.lua lib/vmap.lua lib/layers.lua lib/layers_norm.lua lib/layers_rnn.lua lib/layers_attention.lua \
            lib/model.lua lib/losses.lua \
-           lib/metrics.lua lib/fit.lua lib/schedules.lua lib/einsum.lua lib/dataset.lua lib/datasets.lua \
+           lib/metrics.lua lib/fit.lua lib/schedules.lua lib/einsum.lua lib/generate.lua lib/dataset.lua lib/datasets.lua \
            lib/tensorboard.lua lib/timeit.lua lib/layers_help.lua lib/pictures.lua
 $(BUILD)/gen/lib_lua.inc: $(LIB_LUA) tools/embed_lua.sh Makefile
 	@mkdir -p $(dir $@)
