@@ -532,16 +532,19 @@ local function nonfinite_gate(gv, policy)
   for i, p in ipairs(gv) do
     local g = type(p) == "table" and p[1]
     if g ~= nil and g ~= false and policy ~= "apply" then
-      local bad = mf.reduce_sum(mf.cast(mf.logical_not(mf.is_finite(g)), "float64"))
-      if bad.name == nil then   -- an eager gradient
-        if bad:item() > 0 and policy == "skip" then return false end
-        if bad:item() > 0 then
+      -- g * 0 is 0 where g is finite and NaN where it is not: the sum is
+      -- finite exactly when every element is (one pass in a graph's fused
+      -- reduction; no bool tensor, no float64 copy of g)
+      local finite = mf.is_finite(mf.reduce_sum(g * 0))
+      if finite.name == nil then   -- an eager gradient
+        if not finite:item() and policy == "skip" then return false end
+        if not finite:item() then
           fail("apply_gradients", "AdamW: the gradient of variable '%s' (pair %d) holds NaN or " ..
                "Inf; nothing was applied (nonfinite = \"error\"; \"skip\" skips such steps, " ..
                "\"apply\" writes them)", p[2] and p[2].name or "?", i)
         end
       else
-        local finite = mf.cast(mf.equal(bad, 0), "float64")
+        finite = mf.cast(finite, "float64")
         ok = ok == true and finite or ok * finite
       end
     end
