@@ -183,10 +183,10 @@ static MfStatus arg_infer(MfOpCall *c)
 #define IGT(v, b) ((v) > (b))
 #define ILT(v, b) ((v) < (b))
 
-/* Over a contiguous [outer, n, inner] block: the last axis (inner == 1)
- * scans each row; otherwise rows of 'inner' candidates are compared with a
- * running best row in 'best' (scratch of 'inner' elements). */
-#define DEFINE_ARG(NAME, T, BETTER)                                               \
+/* Along an axis before the last, over a contiguous [outer, n, inner] block
+ * (inner > 1): rows of 'inner' candidates are compared with a running best
+ * row in 'best' (scratch of 'inner' elements); the loops vectorise. */
+#define DEFINE_ARG_ROWS(NAME, T, BETTER)                                          \
     static void NAME(const T *x, int64_t outer, int64_t n, int64_t inner,        \
                      int64_t *out, void *scratch)                                 \
     {                                                                             \
@@ -194,17 +194,6 @@ static MfStatus arg_infer(MfOpCall *c)
         for (int64_t o = 0; o < outer; o++) {                                     \
             const T *blk = x + o * n * inner;                                     \
             int64_t *res = out + o * inner;                                       \
-            if (inner == 1) {                                                     \
-                T b = blk[0];                                                     \
-                int64_t bi = 0;                                                   \
-                for (int64_t k = 1; k < n; k++)                                   \
-                    if (BETTER(blk[k], b)) {                                      \
-                        b = blk[k];                                               \
-                        bi = k;                                                   \
-                    }                                                             \
-                res[0] = bi + 1;                                                  \
-                continue;                                                         \
-            }                                                                     \
             for (int64_t i = 0; i < inner; i++) {                                 \
                 best[i] = blk[i];                                                 \
                 res[i] = 1;                                                       \
@@ -220,25 +209,86 @@ static MfStatus arg_infer(MfOpCall *c)
         }                                                                         \
     }
 
-DEFINE_ARG(argmax_f32, float, FGT)
-DEFINE_ARG(argmax_f64, double, FGT)
-DEFINE_ARG(argmax_i32, int32_t, IGT)
-DEFINE_ARG(argmax_i64, int64_t, IGT)
-DEFINE_ARG(argmin_f32, float, FLT)
-DEFINE_ARG(argmin_f64, double, FLT)
-DEFINE_ARG(argmin_i32, int32_t, ILT)
-DEFINE_ARG(argmin_i64, int64_t, ILT)
+DEFINE_ARG_ROWS(argmax_rows_f32, float, FGT)
+DEFINE_ARG_ROWS(argmax_rows_f64, double, FGT)
+DEFINE_ARG_ROWS(argmax_rows_i32, int32_t, IGT)
+DEFINE_ARG_ROWS(argmax_rows_i64, int64_t, IGT)
+DEFINE_ARG_ROWS(argmin_rows_f32, float, FLT)
+DEFINE_ARG_ROWS(argmin_rows_f64, double, FLT)
+DEFINE_ARG_ROWS(argmin_rows_i32, int32_t, ILT)
+DEFINE_ARG_ROWS(argmin_rows_i64, int64_t, ILT)
 
-static void run_arg(bool is_max, const MfTensor *x, int64_t outer, int64_t n, int64_t inner,
-                    int64_t *out, void *scratch)
+static void arg_rows(bool is_max, const MfTensor *x, int64_t outer, int64_t n, int64_t inner,
+                     int64_t *out, void *scratch)
 {
     const void *d = mf_tensor_data(x);
     switch (x->dtype) {
-    case MF_FLOAT32: (is_max ? argmax_f32 : argmin_f32)(d, outer, n, inner, out, scratch); break;
-    case MF_FLOAT64: (is_max ? argmax_f64 : argmin_f64)(d, outer, n, inner, out, scratch); break;
-    case MF_INT32: (is_max ? argmax_i32 : argmin_i32)(d, outer, n, inner, out, scratch); break;
-    default: (is_max ? argmax_i64 : argmin_i64)(d, outer, n, inner, out, scratch); break;
+    case MF_FLOAT32: (is_max ? argmax_rows_f32 : argmin_rows_f32)(d, outer, n, inner, out, scratch); break;
+    case MF_FLOAT64: (is_max ? argmax_rows_f64 : argmin_rows_f64)(d, outer, n, inner, out, scratch); break;
+    case MF_INT32: (is_max ? argmax_rows_i32 : argmin_rows_i32)(d, outer, n, inner, out, scratch); break;
+    default: (is_max ? argmax_rows_i64 : argmin_rows_i64)(d, outer, n, inner, out, scratch); break;
     }
+}
+
+/* Along the last axis: the first position in each row of 'n' where 'x'
+ * holds 'best' (the row's max or min by the vectorised reduction, NaN when
+ * the row has one: then the first NaN). A scalar scan that compares each
+ * element with one value, where a running best would branch on every
+ * element. */
+#define DEFINE_FIND_FIRST(NAME, T)                                                \
+    static void NAME(const T *x, const T *best, int64_t rows, int64_t n,          \
+                     int64_t *out)                                                \
+    {                                                                             \
+        for (int64_t o = 0; o < rows; o++) {                                      \
+            const T *row = x + o * n;                                             \
+            T m = best[o];                                                        \
+            int64_t k = 0;                                                        \
+            if (m != m)                                                           \
+                while (k < n - 1 && row[k] == row[k])                             \
+                    k++;                                                          \
+            else                                                                  \
+                while (k < n - 1 && row[k] != m)                                  \
+                    k++;                                                          \
+            out[o] = k + 1;                                                       \
+        }                                                                         \
+    }
+
+DEFINE_FIND_FIRST(find_first_f32, float)
+DEFINE_FIND_FIRST(find_first_f64, double)
+DEFINE_FIND_FIRST(find_first_i32, int32_t)
+DEFINE_FIND_FIRST(find_first_i64, int64_t)
+
+static void find_first(const MfTensor *x, const MfTensor *best, int64_t rows, int64_t n,
+                       int64_t *out)
+{
+    const void *d = mf_tensor_data(x), *b = mf_tensor_data(best);
+    switch (x->dtype) {
+    case MF_FLOAT32: find_first_f32(d, b, rows, n, out); break;
+    case MF_FLOAT64: find_first_f64(d, b, rows, n, out); break;
+    case MF_INT32: find_first_i32(d, b, rows, n, out); break;
+    default: find_first_i64(d, b, rows, n, out); break;
+    }
+}
+
+/* Axis 'ax' with only 1s after it (rows of 'n' in 'xc'): the max (min) by
+ * mf_reduce_into, then its first position. */
+static MfStatus arg_last_axis(const MfOpCall *c, const MfTensor *xc, int64_t ax, int64_t rows,
+                              int64_t n, int64_t *out)
+{
+    int64_t shape[MF_MAX_RANK];
+    bool reduced[MF_MAX_RANK] = {false};
+    for (int i = 0; i < xc->rank; i++)
+        shape[i] = i == ax ? 1 : xc->shape[i];
+    reduced[ax] = true;
+    MfTensor *best = mf_tensor_new(xc->dtype, xc->rank, shape);
+    if (!best)
+        return MF_ENOMEM;
+    MfStatus st = mf_reduce_into(c->op == MF_OP_ARGMAX ? MF_REDUCE_MAX : MF_REDUCE_MIN, xc,
+                                 reduced, best, op_api(c));
+    if (st == MF_OK)
+        find_first(xc, best, rows, n, out);
+    mf_tensor_release(best);
+    return st;
 }
 
 static MfStatus arg_forward(const MfOpCall *c, MfTensor **outs)
@@ -261,15 +311,20 @@ static MfStatus arg_forward(const MfOpCall *c, MfTensor **outs)
     MfTensor *xc = mf_tensor_contiguous(x);
     if (!xc)
         return MF_ENOMEM;
-    size_t nbytes = inner > 1 ? (size_t)inner * mf_dtype_size(x->dtype) : 0;
-    void *scratch = nbytes ? mf_alloc(nbytes) : NULL;
-    if (nbytes && !scratch) {
+    int64_t *out = mf_tensor_data(outs[0]);
+    if (inner == 1) {
+        st = arg_last_axis(c, xc, ax, outer, n, out);
+        mf_tensor_release(xc);
+        return st;
+    }
+    size_t nbytes = (size_t)inner * mf_dtype_size(x->dtype);
+    void *scratch = mf_alloc(nbytes);
+    if (!scratch) {
         mf_tensor_release(xc);
         return mf_err_nomem(op_api(c), nbytes);
     }
-    run_arg(c->op == MF_OP_ARGMAX, xc, outer, n, inner, mf_tensor_data(outs[0]), scratch);
-    if (scratch)
-        mf_dealloc(scratch, nbytes);
+    arg_rows(c->op == MF_OP_ARGMAX, xc, outer, n, inner, out, scratch);
+    mf_dealloc(scratch, nbytes);
     mf_tensor_release(xc);
     return MF_OK;
 }
