@@ -89,7 +89,7 @@ print(string.format("loss %.3f -> %.3f (uniform guessing: %.3f); %.1f ms per ste
 -- softmax of the logits / 0.8 among the 200 likeliest (nanoGPT's sample.py).
 local start = 1
 for i, ch in ipairs(chars) do if ch == "\n" then start = i end end
-local out = model:generate(mf.tensor({{start}}, "int64"), sample_length,
-                           {temperature = 0.8, top_k = 200, seed = 7}):totable()[1]
+local out = mf.generate(model, mf.tensor({{start}}, "int64"), sample_length,
+                        {temperature = 0.8, top_k = math.min(200, #chars), seed = 7}):totable()[1]
 for i, id in ipairs(out) do out[i] = chars[id] end
 print("sample:" .. table.concat(out))

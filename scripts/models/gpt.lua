@@ -32,6 +32,9 @@ end
 
 local Model = {}
 Model.__index = Model
+-- model(ids) is model:forward(ids), so mf.generate(model, ids, n, {...})
+-- samples from it (reading model.cfg.block_size)
+Model.__call = function(self, ids) return self:forward(ids) end
 
 -- cfg's fields over the recipe's; vocab_size is required.
 local function config(cfg)
@@ -117,14 +120,9 @@ local function linear(x, w)
 end
 local function layer_norm(x, w) return mf.nn.layer_norm(x, {epsilon = 1e-5}) * w end
 
--- 0 on and below the diagonal, -inf above: the causal mask of T positions
--- (made at each call: one made inside mf.trace belongs to that graph).
-local function causal_mask(T, dtype)
-  return mf.triu(mf.fill({T, T}, -math.huge, dtype), 1)
-end
-
 -- model.py's CausalSelfAttention: q, k, v from one product, heads split
--- (B, H, T, hd), softmax(q k^T / sqrt(hd) + mask) v, heads joined, projected.
+-- (B, H, T, hd), softmax(q k^T / sqrt(hd) + causal mask) v, heads joined,
+-- projected.
 function Model:attention(x, blk)
   local B, T, C = x.shape[1], x.shape[2], x.shape[3]
   local H = self.cfg.n_head
@@ -132,9 +130,9 @@ function Model:attention(x, blk)
   local q, k, v = table.unpack(mf.split(linear(x, blk.c_attn), 3, 3))
   local function heads(t) return mf.transpose(mf.reshape(t, {B, T, H, hd}), {1, 3, 2, 4}) end
   q, k, v = heads(q), heads(k), heads(v)
-  local att = mf.matmul(q, k, {transpose_b = true}) * (1 / math.sqrt(hd))
-  att = mf.nn.softmax(att + causal_mask(T, x.dtype))
-  local y = mf.transpose(mf.matmul(att, v), {1, 3, 2, 4})
+  -- softmax(q k^T / sqrt(hd) + causal mask) v, one op (flash-style tiles)
+  local y = mf.transpose(mf.nn.scaled_dot_product_attention(q, k, v, {causal = true}),
+                         {1, 3, 2, 4})
   return linear(mf.reshape(y, {B, T, C}), blk.attn_proj)
 end
 
@@ -193,26 +191,6 @@ function gpt.trainer(model, opts)
     lr:assign(gpt.get_lr(c, it))
     return step(x, y)
   end
-end
-
--- ids (1, t) continued by n tokens drawn one at a time from the softmax of
--- the last logits / temperature, among the top_k when given (model.py's
--- generate); returns the (1, t + n) ids.
-function Model:generate(ids, n, opts)
-  opts = opts or {}
-  local temperature, top_k = opts.temperature or 1.0, opts.top_k
-  for i = 1, n do
-    local T = ids.shape[2]
-    local ctx = T > self.cfg.block_size and ids[{{}, {T - self.cfg.block_size + 1, T}}] or ids
-    local logits = self:forward(ctx)[{{}, -1}] / temperature
-    if top_k and top_k < self.cfg.vocab_size then
-      local kth = mf.top_k(logits, top_k)[{{}, {top_k, top_k}}]
-      logits = mf.where(mf.less(logits, kth), mf.fill(logits.shape, -math.huge), logits)
-    end
-    local next_id = mf.random.categorical(logits, 1, {seed = opts.seed and opts.seed + i})
-    ids = mf.concat({ids, next_id}, 2)
-  end
-  return ids
 end
 
 return gpt
