@@ -121,6 +121,16 @@ MfStatus mf_grad_broadcast_like(MfTensor *t, const MfTensor *like, MfTensor **ou
     return mf_op1(MF_OP_BROADCAST_TO, 1, &t, &a, out);
 }
 
+MfStatus mf_grad_zeros_like(const MfTensor *like, MfTensor **out)
+{
+    MfTensor *zero = NULL;
+    MfStatus st = mf_grad_const(like, 0, &zero);
+    if (st == MF_OK)
+        st = mf_grad_broadcast_like(zero, like, out);
+    mf_tensor_release(zero);
+    return st;
+}
+
 bool mf_grad_is_float(MfDType dt)
 {
     return mf_dtype_is_float(dt) || mf_dtype_is_half(dt);

@@ -49,6 +49,10 @@ MfStatus mf_grad_scale(MfTensor *t, double k, MfTensor **out);
  * the shapes already match. */
 MfStatus mf_grad_broadcast_like(MfTensor *t, const MfTensor *like, MfTensor **out);
 
+/* Zeros shaped like 'like' (a constant broadcast to it: works on symbolic
+ * tensors with unknown dims too). */
+MfStatus mf_grad_zeros_like(const MfTensor *like, MfTensor **out);
+
 /* True for float32, float64, float16 and bfloat16: the dtypes gradients
  * flow through (the half ones computed in float32, core/half_call.c). */
 bool mf_grad_is_float(MfDType dt);

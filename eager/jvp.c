@@ -20,17 +20,6 @@ static bool in_mask(unsigned mask, int i)
     return i < 32 && (mask & IN(i));
 }
 
-/* Zeros shaped like 'x' (a constant broadcast to it: works on symbolic ones). */
-static MfStatus zeros_like(MfTensor *x, MfTensor **out)
-{
-    MfTensor *z = NULL;
-    MfStatus st = mf_grad_const(x, 0, &z);
-    if (st == MF_OK)
-        st = mf_grad_broadcast_like(z, x, out);
-    mf_tensor_release(z);
-    return st;
-}
-
 /* ---- the families ------------------------------------------------------------- */
 
 /* A diagonal Jacobian: backward(dy = t) is J t. */
@@ -64,7 +53,7 @@ static MfStatus run_on_tangents(const MfJvpCall *j, unsigned mask, MfTensor **do
             mf_tensor_retain(t);
             in[i] = t;
         } else if (st == MF_OK) {
-            st = zeros_like(c->inputs[i], &in[i]);
+            st = mf_grad_zeros_like(c->inputs[i], &in[i]);
         }
     }
     if (st == MF_OK)
@@ -372,7 +361,7 @@ static MfStatus transpose(const MfJvpCall *j, MfTensor **dout)
     for (int k = 0; k < c->noutputs && st == MF_OK; k++) {
         if (!mf_grad_is_float(j->outputs[k]->dtype))
             continue;
-        st = zeros_like(j->outputs[k], &u[nsrc]);
+        st = mf_grad_zeros_like(j->outputs[k], &u[nsrc]);
         if (st == MF_OK && tape)
             st = mf_tape_watch(tape, u[nsrc]);
         src[nsrc].tensor = u[nsrc];

@@ -206,6 +206,14 @@ static const Topic *find_topic(const char *name)
     return NULL;
 }
 
+/* True when 's' starts with a word of two letters or more: a summary that
+ * starts with a variable ("x Phi(x)", "x - log(...)") keeps its case, or
+ * "X" would read as another name. */
+static bool starts_with_word(const char *s)
+{
+    return isalpha((unsigned char)s[0]) && isalpha((unsigned char)s[1]);
+}
+
 /* An op's text: its summary as a sentence, its details, its options.
  * (Built in C buffers: nothing may sit above 'b' on the stack while it is
  * added to.) */
@@ -213,8 +221,9 @@ static void add_op_text(luaL_Buffer *b, const LmfHelpEntry *e)
 {
     const MfOpDesc *d = lmf_op_desc(e->op);
     char text[1280];
-    snprintf(text, sizeof text, "%c%s.", toupper((unsigned char)d->summary[0]),
-             d->summary + 1);
+    const char *s = d->summary;
+    snprintf(text, sizeof text, "%c%s.", starts_with_word(s) ? toupper((unsigned char)s[0]) : s[0],
+             s + 1);
     add_wrapped(b, text, "  ");
     if (d->details) {
         luaL_addstring(b, "\n\n");

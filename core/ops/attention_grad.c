@@ -230,12 +230,7 @@ static MfStatus or_zeros(MfTensor *t, MfTensor *like, MfTensor **out)
         *out = t;
         return MF_OK;
     }
-    MfTensor *z = NULL;
-    MfStatus st = mf_grad_const(like, 0, &z);
-    if (st == MF_OK)
-        st = mf_grad_broadcast_like(z, like, out);
-    mf_tensor_release(z);
-    return st;
+    return mf_grad_zeros_like(like, out);
 }
 
 MfStatus mf_attn_backward(const MfGradCall *g, MfTensor **dinputs)

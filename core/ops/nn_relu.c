@@ -92,13 +92,8 @@ static MfStatus relu_grad_backward(const MfGradCall *g, MfTensor **dinputs)
     MfStatus st = MF_OK;
     if (mf_grad_needs(g, 0))
         st = mf_relu_backprop(g->doutputs[0], x, &dinputs[0]);
-    if (st == MF_OK && mf_grad_needs(g, 1)) {
-        MfTensor *zero = NULL;
-        st = mf_grad_const(x, 0, &zero);
-        if (st == MF_OK)
-            st = mf_grad_broadcast_like(zero, x, &dinputs[1]);
-        mf_tensor_release(zero);
-    }
+    if (st == MF_OK && mf_grad_needs(g, 1))
+        st = mf_grad_zeros_like(x, &dinputs[1]);
     if (st != MF_OK)
         mf_grad_release_n(dinputs, 2);
     return st;

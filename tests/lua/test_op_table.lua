@@ -71,7 +71,10 @@ T.test("every op the binder registers has its help from its descriptor", functio
   local c = help_text(mf.nn.conv2d):gsub("%s+", " ")
   T.ok(c:find("padding: \"VALID\" or \"SAME\", required", 1, true), c)
   T.ok(c:find("data_format: \"NHWC\" or \"NCHW\", default \"NHWC\"", 1, true), c)
-  T.ok(help_text(mf.exp):find("mf.exp(x) or x:exp()\n", 1, true))
+  T.ok(help_text(mf.exp):find("mf.exp(x) or x:exp()\n\n  Elementwise e^x.", 1, true))
+  -- A summary that starts with a variable keeps its case ("X" would be another name).
+  T.ok(help_text(mf.nn.gelu):find("\n  x Phi(x), the Gaussian", 1, true), help_text(mf.nn.gelu))
+  T.ok(help_text(mf.nn.log_softmax):find("\n  x - log(sum(exp(x)))", 1, true))
 end)
 
 -- Calls op with its full positional arguments and then 'last'; returns the
