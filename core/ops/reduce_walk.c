@@ -16,13 +16,18 @@
  * products, int64 for integer max and min.
  *
  * The order of combination, fixed by the shapes alone: a row of n elements
- * is a binary tree whose leaves hold at most LEAF elements (256 for sums,
- * 4096 otherwise) split at whole leaves, half of them on each side; a leaf is
- * folded in 32 independent lanes (vectorised by GCC), the lanes combined as a
- * tree, then the tail. So a float32 sum is blocked pairwise summation in
- * double: the error of each leaf is that of 8 double additions, and of the
- * whole O(log n) double roundings, far below float32's rounding of the result.
- * Columns combine rows in row order.
+ * is a binary tree whose leaves hold at most LEAF elements (256 for float64
+ * sums, 2048 for float32 sums, 4096 otherwise) split at whole leaves, half of
+ * them on each side; a leaf is folded in 32 independent lanes (vectorised),
+ * the lanes combined as a tree, then the tail. Columns combine rows in row
+ * order. A float64 sum is blocked pairwise summation. A float32 sum adds
+ * at most 8 elements in float before they reach double: a float32 leaf
+ * folds blocks of 256 in 32 float lanes, each added into 32 double lanes;
+ * columns fold groups of 8 rows in float, each added into the double
+ * accumulator. So an element sees at most 7 float roundings (NumPy's
+ * pairwise float32 sum: 19 and more along a row, one per row down a
+ * column), the rest is double. Converting every element to double (as
+ * before) cost half the speed of memory (vcvtps2pd's throughput).
  *
  * Threads: a large reduction is split over the worker pool by its kept dim
  * with the most work (columns in blocks of 16), each thread owning disjoint
@@ -382,6 +387,119 @@ DEFINE_VSTEPS(V8f, V8i, 8)
         return r;                                                                      \
     }
 
+/* 8 floats as two vectors of 4 doubles (one vcvtps2pd each with AVX). */
+static inline void convert8(V4d *lo, V4d *hi, V8f f)
+{
+#ifdef __AVX__
+    *lo = (V4d)_mm256_cvtps_pd(_mm256_castps256_ps128((__m256)f));
+    *hi = (V4d)_mm256_cvtps_pd(_mm256_extractf128_ps((__m256)f, 1));
+#else
+    V4f a, b;
+    memcpy(&a, &f, sizeof a);
+    memcpy(&b, (const char *)&f + sizeof a, sizeof b);
+    *lo = __builtin_convertvector(a, V4d);
+    *hi = __builtin_convertvector(b, V4d);
+#endif
+}
+
+/* Float32 columns (sum, max, min): each group of ROW_GROUP rows is folded
+ * in float lanes from INIT, 32 columns at a time (the columns past the
+ * last 32, or of a strided input, one by one in the same order), and the
+ * group's lanes are then combined into the double accumulators: a column
+ * gets the same bits whichever thread's block of columns it falls in. For max and min that is
+ * exact, the same bits as a fold in double; a sum's element sees at most
+ * ROW_GROUP - 1 float additions before it reaches double (a converting
+ * fold in double ran at half the speed of memory: vcvtps2pd's throughput). */
+#define DEFINE_F32_COLS(NAME, INIT, VSTEP8, VSTEP, STEP)                               \
+    static void NAME##_cols(void *accv, const void *xv, int64_t rows, int64_t rs,      \
+                            int64_t n, int64_t s)                                      \
+    {                                                                                  \
+        double *acc = accv;                                                            \
+        const float *x = xv;                                                           \
+        for (int64_t r0 = 0; r0 < rows; r0 += ROW_GROUP) {                             \
+            int64_t r1 = r0 + ROW_GROUP < rows ? r0 + ROW_GROUP : rows, k = 0;         \
+            if (s == 1)                                                                \
+                for (; k + COLS <= n; k += COLS) {                                     \
+                    V8f f[4];                                                          \
+                    UNROLL for (int j = 0; j < 4; j++)                                 \
+                        f[j] = (V8f){INIT, INIT, INIT, INIT, INIT, INIT, INIT, INIT};  \
+                    for (int64_t r = r0; r < r1; r++) {                                \
+                        if (r + ROW_GROUP < rows)                                      \
+                            prefetch_cols(x + (r + ROW_GROUP) * rs + k, sizeof(float)); \
+                        UNROLL for (int j = 0; j < 4; j++) {                           \
+                            V8f v;                                                     \
+                            memcpy(&v, x + r * rs + k + 8 * j, sizeof v);              \
+                            f[j] = VSTEP8(f[j], v);                                    \
+                        }                                                              \
+                    }                                                                  \
+                    UNROLL for (int j = 0; j < 4; j++) {                               \
+                        V4d lo, hi, a, b;                                              \
+                        convert8(&lo, &hi, f[j]);                                      \
+                        load4_double(&a, acc + k + 8 * j);                             \
+                        load4_double(&b, acc + k + 8 * j + 4);                         \
+                        a = VSTEP(a, lo);                                              \
+                        b = VSTEP(b, hi);                                              \
+                        memcpy(acc + k + 8 * j, &a, sizeof a);                         \
+                        memcpy(acc + k + 8 * j + 4, &b, sizeof b);                     \
+                    }                                                                  \
+                }                                                                      \
+            for (int64_t kk = k; kk < n; kk++) {                                       \
+                float f = (INIT);                                                      \
+                for (int64_t r = r0; r < r1; r++) {                                    \
+                    float v = x[r * rs + kk * s], ff = f;                              \
+                    f = STEP(ff, v);                                                   \
+                }                                                                      \
+                double aa = acc[kk], fd = f;                                           \
+                acc[kk] = STEP(aa, fd);                                                \
+            }                                                                          \
+        }                                                                              \
+    }
+
+/* A float32 sum leaf: blocks of F32_BLOCK elements, each folded in 32 float
+ * lanes from zero (at most 8 elements, 7 float additions, per lane) and
+ * then added, lane by lane, into 32 double lanes; the double lanes combine
+ * as DEFINE_VEC_LEAF's, then the tail in double. Every element sees at most
+ * 7 float roundings (NumPy's pairwise float sum: 19 and more), the rest is
+ * double; the float lanes run at memory speed where converting every
+ * element to double did not. */
+#define F32_BLOCK 256
+#define F32_SUM_LEAF 2048
+static double sum_f32_leaf(const float *x, int64_t n, int64_t s)
+{
+    V4d d[NV];
+    UNROLL for (int j = 0; j < NV; j++)
+        d[j] = (V4d){0, 0, 0, 0};
+    int64_t i = 0;
+    if (s == 1)
+        while (i + COLS <= n) {
+            int64_t e = i + F32_BLOCK <= n ? i + F32_BLOCK : n - (n - i) % COLS;
+            V8f f[4];
+            UNROLL for (int j = 0; j < 4; j++)
+                f[j] = (V8f){0, 0, 0, 0, 0, 0, 0, 0};
+            for (; i < e; i += COLS)
+                UNROLL for (int j = 0; j < 4; j++) {
+                    V8f v;
+                    memcpy(&v, x + i + 8 * j, sizeof v);
+                    f[j] += v;
+                }
+            UNROLL for (int j = 0; j < 4; j++) {
+                V4d lo, hi;
+                convert8(&lo, &hi, f[j]);
+                d[2 * j] += lo;
+                d[2 * j + 1] += hi;
+            }
+        }
+    UNROLL for (int w = NV / 2; w > 0; w /= 2)
+        UNROLL for (int j = 0; j < w; j++)
+            d[j] += d[j + w];
+    d[0] += __builtin_shuffle(d[0], (V4l){1, 0, 3, 2});
+    d[0] += __builtin_shuffle(d[0], (V4l){2, 3, 0, 1});
+    double r = d[0][0];
+    for (; i < n; i++)
+        r += (double)x[i * s];
+    return r;
+}
+
 #define DEFINE_VEC_KERNELS(NAME, T, INIT, VSTEP, STEP, LEAF)                           \
     DEFINE_VEC_LEAF(NAME, T, INIT, VSTEP, STEP)                                        \
     DEFINE_VEC_COLS(NAME, T, VSTEP, STEP)                                              \
@@ -390,10 +508,11 @@ DEFINE_VSTEPS(V8f, V8i, 8)
 /* Float32 max and min need no double: a leaf compares 8 floats a vector. */
 #define DEFINE_F32_EXTREMUM_KERNELS(NAME, INIT, VSTEP, VSTEP8, STEP)                     \
     DEFINE_F32_LEAF(NAME, INIT, VSTEP8, STEP)                                          \
-    DEFINE_VEC_COLS(NAME, float, VSTEP, STEP)                                          \
+    DEFINE_F32_COLS(NAME, INIT, VSTEP8, VSTEP, STEP)                                   \
     DEFINE_TREE(NAME, float, double, STEP, FOLD_LEAF)
 
-DEFINE_VEC_KERNELS(sum_f32, float, 0, VADD, ADD, SUM_LEAF)
+DEFINE_F32_COLS(sum_f32, 0, VADD, VADD, ADD)
+DEFINE_TREE(sum_f32, float, double, ADD, F32_SUM_LEAF)
 DEFINE_VEC_KERNELS(sum_f64, double, 0, VADD, ADD, SUM_LEAF)
 DEFINE_KERNELS(sum_i32, int32_t, uint64_t, 0, ADD, FOLD_LEAF)
 DEFINE_KERNELS(sum_i64, int64_t, uint64_t, 0, ADD, FOLD_LEAF)
@@ -433,7 +552,7 @@ _Static_assert(MF_FLOAT32 == 0 && MF_FLOAT64 == 1 && MF_INT32 == 2 && MF_INT64 =
 _Static_assert(MF_REDUCE_MEAN == MF_REDUCE_MIN + 1,
                "a row per kind but the last, the mean (it runs as a sum)");
 static const Kernels kernels[MF_REDUCE_MIN + 1][MF_INT64 + 1] = {
-    [MF_REDUCE_SUM] = {KERNELS(sum_f32, SUM_LEAF), KERNELS(sum_f64, SUM_LEAF),
+    [MF_REDUCE_SUM] = {KERNELS(sum_f32, F32_SUM_LEAF), KERNELS(sum_f64, SUM_LEAF),
                        KERNELS(sum_i32, FOLD_LEAF), KERNELS(sum_i64, FOLD_LEAF)},
     [MF_REDUCE_PROD] = {KERNELS(prod_f32, FOLD_LEAF), KERNELS(prod_f64, FOLD_LEAF),
                         KERNELS(prod_i32, FOLD_LEAF), KERNELS(prod_i64, FOLD_LEAF)},

@@ -20,7 +20,8 @@ typedef enum MfReduceKind {
 /* Reduces 'x' (any strides) over the dims flagged in 'reduced' into 'out',
  * which the caller allocated with x's dtype and x's shape without (or with
  * size 1 in place of) the reduced dims; 'out' must be contiguous and may not
- * overlap 'x'. Floats accumulate in double (sums pairwise), integer sums and
+ * overlap 'x'. Floats accumulate in double (float32 sums after at most 7
+ * float additions per element; reduce_walk.c says which), integer sums and
  * products wrap in 64 bits, an integer mean truncates. Max and min
  * propagate NaN. An empty reduction gives the identity (NaN for a float
  * mean): callers refuse max and min of an empty axis first. MF_ENOMEM

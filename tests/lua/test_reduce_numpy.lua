@@ -6,9 +6,13 @@
 -- run. Both sides make the same values from the element index (an integer
 -- formula, exact in double), so only the shapes travel to Python.
 -- Max and min must equal NumPy's bit for bit (NaN where NumPy has NaN); sums,
--- means and products are compared with NumPy's float64 result: within 2 ulp
--- of float32 (moonflow accumulates float32 in double), within 1e-12 relative
--- to the sum of magnitudes for float64 (another order of additions).
+-- means and products are compared with NumPy's float64 result: float32 sums
+-- and means within u |s| + 8 u sum|x| (u = 2^-24: the final rounding, and the
+-- at most 7 float additions an element sees before it reaches a double
+-- accumulator, reduce_walk.c), products within 2 ulp of float32 (they
+-- accumulate in double); float64 within 1e-12 relative to the sum of
+-- magnitudes (another order of additions). A last test compares the error
+-- of float32 sums with that of NumPy's own float32 sums.
 local T = dofile("tests/lua/harness.lua")
 
 local python = "/usr/bin/python3"
@@ -127,6 +131,8 @@ local function check(c, want)
     local ok
     if c.kind == "max" or c.kind == "min" then
       ok = (g ~= g and w ~= w) or g == w
+    elseif c.dtype == "float32" and mag then
+      ok = math.abs(g - w) <= 2 ^ -24 * (math.abs(w) + 8 * mag[i])
     elseif c.dtype == "float32" then
       ok = math.abs(g - w) <= 2 * 2 ^ -23 * math.abs(w)
     else
@@ -180,6 +186,57 @@ T.test("max and min of long rows and columns: a NaN in any lane or tail wins", f
       end
     end
   end
+end)
+
+-- NumPy's float32 sums on (128, 64, 128): the error of each output element
+-- relative to its sum of magnitudes, the largest over the elements
+local np_float32_errors = [==[
+import sys
+import numpy as np
+i = np.arange(128 * 64 * 128, dtype=np.int64)
+x = ((((i * 7919) % 10007) / 10007) * 8 - 4).astype(np.float32).reshape(128, 64, 128)
+for axes in sys.argv[1:]:
+    ax = None if axes == "all" else tuple(int(a) - 1 for a in axes.split(","))
+    exact = np.sum(x.astype(np.float64), axis=ax)
+    mag = np.sum(np.abs(x.astype(np.float64)), axis=ax)
+    err = np.abs(np.sum(x, axis=ax).astype(np.float64) - exact) / mag
+    print(float(np.max(err)).hex(), " ".join(float(e).hex() for e in np.ravel(exact)))
+]==]
+
+T.test("float32 sums: no larger errors than NumPy's float32 sums", function()
+  if not have_numpy then print("skipped: no numpy for " .. python) return end
+  local AXES = {"1", "2", "3", "1,2", "2,3", "all"}
+  local sf = os.tmpname()
+  local f = assert(io.open(sf, "w")); f:write(np_float32_errors); f:close()
+  local pipe = io.popen(python .. " " .. sf .. " " .. table.concat(AXES, " ") .. " 2>&1")
+  local out = pipe:read("a")
+  local ok = pipe:close()
+  os.remove(sf)
+  assert(ok, "python failed:\n" .. out)
+  local flat = {}
+  for i = 0, 128 * 64 * 128 - 1 do flat[i + 1] = value(i, "sum") end
+  local x = mf.reshape(mf.tensor(flat, "float32"), {128, 64, 128})
+  local k = 0
+  for line in out:gmatch("[^\n]+") do
+    k = k + 1
+    local np_err, exact = nil, {}
+    for w in line:gmatch("%S+") do
+      if np_err then exact[#exact + 1] = tonumber(w) else np_err = tonumber(w) end
+    end
+    local axes = nil
+    if AXES[k] ~= "all" then
+      axes = {}
+      for a in AXES[k]:gmatch("%d") do axes[#axes + 1] = tonumber(a) end
+    end
+    local got = flatten(mf.reduce_sum(x, axes):totable(), {})
+    local mag = flatten(mf.reduce_sum(mf.abs(x), axes):totable(), {})
+    T.eq(#got, #exact, nil, "axes " .. AXES[k] .. ": element count")
+    local err = 0
+    for i = 1, #got do err = math.max(err, math.abs(got[i] - exact[i]) / mag[i]) end
+    T.ok(err <= 8 * 2 ^ -24, string.format("axes %s: error %.3g of the magnitudes", AXES[k], err))
+    T.ok(err <= np_err, string.format("axes %s: error %.3g, NumPy's %.3g", AXES[k], err, np_err))
+  end
+  T.eq(k, #AXES, nil, "NumPy's result lines")
 end)
 
 T.done()
