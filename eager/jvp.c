@@ -249,8 +249,11 @@ static MfTensor *pool_add(Pool *p, MfTensor *a, MfTensor *b)
     return !a ? b : !b ? a : pool_op(p, MF_OP_ADD, a, b);
 }
 
-/* The probabilities P (..., Tq, Tk): the op itself with v the identity. */
-static MfTensor *attention_probs(Pool *p, const MfOpCall *c)
+/* The attention weights of call 'c' (the op itself on v = I): softmax
+ * P, or with 'dropped' the weights the call used, P Z under its dropout
+ * mask (an eager call redraws it from its key; a graph node of the same
+ * op seed runs as often as the call's, so its key matches too). */
+static MfTensor *attention_probs(Pool *p, const MfOpCall *c, bool dropped)
 {
     MfTensor *k = c->inputs[1], *eye = NULL, *outs[MF_MAX_OUTPUTS] = {NULL};
     int64_t tk = k->shape[k->rank - 2];
@@ -262,35 +265,40 @@ static MfTensor *attention_probs(Pool *p, const MfOpCall *c)
     MfStatus st = mf_create_eye(k->dtype, tk, tk, &eye);
     pool_keep(p, st, eye);
     MfTensor *in[4] = {c->inputs[0], k, eye, c->ninputs > 3 ? c->inputs[3] : NULL};
+    MfAttrs a = *c->attrs;
+    a.scalar[1] = dropped ? a.scalar[1] : 0;
     if (p->st == MF_OK)
-        st = mf_op_call(c->op, c->ninputs, in, c->attrs, outs, NULL);
-    mf_tensor_release(outs[1]);
+        st = mf_op_call(c->op, c->ninputs, in, &a, outs, NULL);
+    for (int i = 1; i < MF_MAX_OUTPUTS; i++)
+        mf_tensor_release(outs[i]);
     return pool_keep(p, st, outs[0]);
 }
 
-/* ScaledDotProductAttention, with P its probabilities, dS = scale (dq k^T +
- * q dk^T) (+ a float mask's tangent) and c = rowsum(P dS):
- * dout = P (dS - c) v + P dv, dlse = c. */
+/* ScaledDotProductAttention, with P its probabilities, Pd = P Z the
+ * weights after dropout (P without), dS = scale (dq k^T + q dk^T) (+ a
+ * float mask's tangent) and c = rowsum(P dS):
+ * dout = Pd (dS - c) v + Pd dv, dlse = c. */
 static MfStatus jvp_attention(const MfJvpCall *j, MfTensor **dout)
 {
     const MfOpCall *c = j->call;
     MfTensor *const *t = j->tangents;
     MfTensor *q = c->inputs[0], *k = c->inputs[1], *v = c->inputs[2];
     Pool p = {MF_OK, 0, {NULL}};
-    MfTensor *P = attention_probs(&p, c), *scale = NULL;
+    MfTensor *P = attention_probs(&p, c, false), *scale = NULL;
+    MfTensor *Pd = c->attrs->scalar[1] > 0 ? attention_probs(&p, c, true) : P;
     MfStatus st = mf_grad_const(q, mf_attn_scale(c->attrs, q->shape[q->rank - 1]), &scale);
     pool_keep(&p, st, scale);
     MfTensor *dS = pool_add(&p, t[0] ? pool_matmul(&p, t[0], k, true) : NULL,
                             t[1] ? pool_matmul(&p, q, t[1], true) : NULL);
     dS = dS ? pool_op(&p, MF_OP_MUL, dS, scale) : NULL;
     dS = pool_add(&p, dS, c->ninputs > 3 ? t[3] : NULL);
-    MfTensor *out = t[2] ? pool_matmul(&p, P, t[2], false) : NULL, *lse = NULL;
+    MfTensor *out = t[2] ? pool_matmul(&p, Pd, t[2], false) : NULL, *lse = NULL;
     if (dS) {
         MfTensor *PdS = pool_op(&p, MF_OP_MUL, P, dS);
-        MfTensor *dP = pool_op(&p, MF_OP_SUB, PdS,
-                               pool_op(&p, MF_OP_MUL, P, pool_rowsum(&p, PdS, true)));
-        out = pool_add(&p, out, pool_matmul(&p, dP, v, false));
+        MfTensor *dP = pool_op(&p, MF_OP_MUL, Pd,
+                               pool_op(&p, MF_OP_SUB, dS, pool_rowsum(&p, PdS, true)));
         lse = pool_rowsum(&p, PdS, false);
+        out = pool_add(&p, out, pool_matmul(&p, dP, v, false));
     }
     if (p.st == MF_OK) {
         if ((dout[0] = out))

@@ -10,9 +10,10 @@
 -- [output_dim]. A call projects the inputs (one GEMM each, the kernels
 -- viewed as matrices), puts the heads before the sequence axis, and runs
 -- the fused attention op with scale 1/sqrt(key_dim) (Keras scales the
--- query by it first: the same to rounding). Attention dropout (training)
--- and return_attention_scores need the probabilities themselves, so those
--- calls compose the scores, mask and softmax from ops instead.
+-- query by it first: the same to rounding), attention dropout (training)
+-- included. return_attention_scores needs the probabilities themselves, so
+-- those calls compose the scores, mask and softmax from ops instead (with
+-- the same dropout mask for a given seed: the op's is mf.nn.dropout's).
 local mf, lib = ...
 local fail, check_opts = lib.fail, lib.check_opts
 local layers, Layer = mf.layers, lib.Layer
@@ -155,16 +156,16 @@ function MHA:apply_(query, value, key, opts, ...)
   local v = self:project_(value, "value", self.value_dim)
   local mask = self:mask_(opts.attention_mask, query.shape[2], key.shape[2])
   local scores, o
-  if opts.return_attention_scores or (training and self.dropout > 0) then
+  local rate = training and self.dropout or 0
+  if opts.return_attention_scores then
     scores = self:probabilities_(q, k, mask, causal)
     local p = scores
-    if training and self.dropout > 0 then
-      p = mf.nn.dropout(p, self.dropout, self.seed and {seed = self.seed} or nil)
-    end
+    if rate > 0 then p = mf.nn.dropout(p, rate, self.seed and {seed = self.seed} or nil) end
     o = mf.matmul(p, v)
-  else
+  else   -- the op's dropout mask is mf.nn.dropout's for one seed
     o = mf.nn.scaled_dot_product_attention(q, k, v, {mask = mask, causal = causal,
-                                                     scale = 1 / math.sqrt(self.key_dim)})
+                                                     scale = 1 / math.sqrt(self.key_dim),
+                                                     dropout = rate, seed = self.seed})
   end
   local h, vd, w = self.num_heads, self.value_dim, self.attention_output_kernel
   o = mf.reshape(mf.transpose(o, {1, 3, 2, 4}), {-1, query.shape[2], h * vd})

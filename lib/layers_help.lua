@@ -163,8 +163,9 @@ page("MultiHeadAttention", "(num_heads, key_dim [, {value_dim = key_dim, dropout
   "[heads, dim], attention_output kernel [heads, value_dim, out] and bias [out]. " ..
   "attention_mask (batch, Tq, Tk) or (Tq, Tk): true or 1 attends; use_causal_mask keeps " ..
   "key j <= query i (combined with attention_mask). Runs on " ..
-  "mf.nn.scaled_dot_product_attention (flash-tiled) with scale 1/sqrt(key_dim); attention " ..
-  "dropout (training = true) and return_attention_scores compose the softmax from ops. " ..
+  "mf.nn.scaled_dot_product_attention (flash-tiled) with scale 1/sqrt(key_dim), attention " ..
+  "dropout (training = true) included (the op's dropout option); return_attention_scores " ..
+  "composes the softmax from ops (with the same dropout mask for a given seed). " ..
   "Unlike Keras, a query whose keys are all masked gives NaN (Keras's large negative " ..
   "number gives it a uniform average); attention_axes is not supported (one sequence axis).",
   [[

@@ -19,7 +19,14 @@
  * products use OpenBLAS on the tiles (faster than vectorised loops from
  * d = 32 up), float32 exponentials mf_expf_fast (about 1 ulp), float64 libm.
  * The output equals the composition matmul, scale, mask, softmax, matmul
- * to float32 rounding (tests/lua/test_attention.lua). */
+ * to float32 rounding (tests/lua/test_attention.lua).
+ *
+ * Dropout (attribute scalar[1], the rate): the weights of a tile are
+ * dropped after they enter the row sum l (the softmax is of the undropped
+ * scores) and before the product with v; the keep decision of (b, i, j)
+ * comes from a Philox key (mf_attn_keep_row), drawn per run as a random
+ * op's and given out as a third output, so the gradient op redraws the
+ * same mask tile by tile. */
 #include "attention.h"
 
 #include <cblas.h>
@@ -29,6 +36,7 @@
 
 #include "../alloc.h"
 #include "../parallel.h"
+#include "../rng.h"
 #include "common.h"
 #include "fast_mathf.h"
 #include "reduce_walk.h"
@@ -131,10 +139,13 @@ MfStatus mf_attn_check(const MfOpCall *c, MfTensor *const *in, const MfTensor *m
     st = batch_axes(c, in, nb, bshape);
     if (st != MF_OK)
         return st;
-    double scale = c->attrs->scalar[0];
+    double scale = c->attrs->scalar[0], rate = c->attrs->scalar[1];
     if (!isfinite(scale))
         return mf_err_set(MF_EARG, "%s: scale must be a finite number (0: 1 / sqrt(d)), got %g",
                           op_api(c), scale);
+    if (!(rate >= 0 && rate <= 1))
+        return mf_err_set(MF_EARG, "%s: dropout must be a rate in [0, 1] (the fraction of "
+                          "weights dropped), got %g", op_api(c), rate);
     int64_t tk = k->shape[k->rank - 2] >= 0 ? k->shape[k->rank - 2] : v->shape[v->rank - 2];
     return mask ? check_mask(c, q, mask, *nb, bshape, q->shape[q->rank - 2], tk) : MF_OK;
 }
@@ -158,6 +169,8 @@ static MfStatus attn_infer(MfOpCall *c)
     }
     c->out[0].shape[nb + 1] = v->shape[v->rank - 1];
     c->noutputs = 2;
+    if (c->attrs->scalar[1] > 0)   /* the dropout mask's key, for the gradient op */
+        c->out[c->noutputs++] = (MfTensorSpec){.dtype = MF_INT64, .rank = 0};
     return MF_OK;
 }
 
@@ -215,6 +228,8 @@ MfStatus mf_attn_plan(const MfOpCall *c, MfTensor *const *in, MfTensor *mask, At
     p->scale = mf_attn_scale(c->attrs, p->d);
     p->causal = c->attrs->causal;
     p->mask_kind = !mask ? ATTN_NO_MASK : mask->dtype == MF_BOOL ? ATTN_BOOL_MASK : ATTN_ADD_MASK;
+    p->rate = c->attrs->scalar[1];
+    p->keep_scale = p->rate < 1 ? 1 / (1 - p->rate) : 0;
     p->off = mf_calloc((size_t)(p->nbatch > 0 ? p->nbatch : 1) * 4, sizeof *p->off);
     if (!p->off)
         return mf_err_nomem(p->op, (unsigned long long)p->nbatch * 4 * sizeof *p->off);
@@ -289,6 +304,43 @@ void mf_attn_scores(const AttnPlan *p, int64_t b, int64_t i0, int64_t ni, int64_
     else
         mask_tile_f64(p, b, i0, ni, j0, nj, S);
 }
+
+/* ---- dropout ------------------------------------------------------------------------- */
+
+void mf_attn_keep_row(const AttnPlan *p, int64_t b, int64_t i, int64_t j0, int64_t nj,
+                      uint8_t *keep)
+{
+    uint64_t e = (uint64_t)((b * p->tq + i) * p->tk + j0), per = p->dtype == MF_FLOAT32 ? 4 : 2;
+    uint64_t block = e / per;
+    uint32_t w[4];
+    mf_rng_block(p->key, block, 0, w);
+    float ratef = (float)p->rate;
+    for (int64_t c = 0; c < nj; c++, e++) {
+        if (e / per != block)
+            mf_rng_block(p->key, block = e / per, 0, w);
+        unsigned at = (unsigned)(e % per);
+        keep[c] = per == 4 ? mf_rng_u01f(w[at]) >= ratef
+                           : mf_rng_u01(w[2 * at], w[2 * at + 1]) >= p->rate;
+    }
+}
+
+/* The weights of a tile (ni x nj) times 1 / (1 - rate) where kept, 0 where
+ * dropped. */
+#define DROP_TILE(T, SUF)                                                                 \
+    static void drop_tile_##SUF(const AttnPlan *p, int64_t b, int64_t i0, int64_t ni,     \
+                                int64_t j0, int64_t nj, T *S)                             \
+    {                                                                                     \
+        uint8_t keep[KEY_BLOCK];                                                          \
+        T scale = (T)p->keep_scale;                                                       \
+        for (int64_t r = 0; r < ni; r++) {                                                \
+            mf_attn_keep_row(p, b, i0 + r, j0, nj, keep);                                 \
+            for (int64_t c = 0; c < nj; c++)                                              \
+                S[r * nj + c] = keep[c] ? S[r * nj + c] * scale : 0;                      \
+        }                                                                                 \
+    }
+
+DROP_TILE(float, f32)
+DROP_TILE(double, f64)
 
 /* ---- the forward pass: online softmax over key tiles ------------------------------- */
 
@@ -405,6 +457,10 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
             fold_tile_f32(S, ni, nj, m, l, (float *)o, p->dv);
         else
             fold_tile_f64(S, ni, nj, m, l, (double *)o, p->dv);
+        if (p->rate > 0 && p->dtype == MF_FLOAT32)   /* after the sum l: P is undropped */
+            drop_tile_f32(p, b, i0, ni, j0, nj, S);
+        else if (p->rate > 0)
+            drop_tile_f64(p, b, i0, ni, j0, nj, S);
         mf_attn_gemm(p->dtype, false, false, ni, p->dv, nj, 1, S, nj,
                      v + (size_t)(j0 * p->dv) * es, p->dv, 1, o, p->dv);
     }
@@ -438,10 +494,16 @@ static MfStatus attn_forward(const MfOpCall *c, MfTensor **outs)
     MfStatus st = mf_attn_plan(c, c->inputs, c->ninputs > 3 ? c->inputs[3] : NULL, &p);
     if (st != MF_OK)
         return st;
+    if (p.rate > 0) {   /* a fresh key per graph run (core/rng.h), output for the gradient */
+        st = mf_rng_run_seed(p.op, c->attrs->seed, c->attrs->runs, &p.key);
+        if (st == MF_OK)
+            *(int64_t *)mf_tensor_data(outs[2]) = (int64_t)p.key;
+    }
     int64_t blocks = (p.tq + ATTN_BLOCK_ROWS - 1) / ATTN_BLOCK_ROWS;
     FwdJob j = {&p, mf_tensor_data(outs[0]), mf_tensor_data(outs[1]), blocks, false};
     int64_t units = p.nbatch * blocks;
-    st = mf_parallel_blas_buffers(p.op, mf_parallel_threads());
+    if (st == MF_OK)
+        st = mf_parallel_blas_buffers(p.op, mf_parallel_threads());
     if (st == MF_OK && units > 0)
         mf_parallel_for(units, 1, fwd_blocks, &j);
     mf_attn_plan_free(&p);
@@ -463,28 +525,39 @@ static MfCost attn_cost(const MfOpCall *c)
                                              (double)mf_dtype_size(q->dtype)};
 }
 
-/* The face returns the attention alone; the row log-sum-exps are the
- * gradient's. */
+/* The face returns the attention alone; the row log-sum-exps (and the
+ * dropout key) are the gradient's. With dropout, the op seed is resolved
+ * here, once per call, as mf.nn.dropout resolves its own: the global seed
+ * with the option 'seed', or the next of the global sequence. */
 static MfStatus attn_entry(int ninputs, MfTensor *const *inputs, const MfAttrs *attrs,
                            MfTensor **outs, int *noutputs)
 {
-    MfStatus st = mf_op_call(MF_OP_ATTENTION, ninputs, inputs, attrs, outs, noutputs);
-    if (st == MF_OK) {
-        mf_tensor_release(outs[1]);
-        outs[1] = NULL;
-        *noutputs = 1;
+    MfAttrs a = *attrs;
+    double rate = a.scalar[1];
+    if (rate > 0 && rate <= 1) {
+        int64_t given = (int64_t)a.seed;
+        a.seed = mf_rng_op_seed(given != (int64_t)ATTN_NO_SEED, given);
     }
+    MfStatus st = mf_op_call(MF_OP_ATTENTION, ninputs, inputs, &a, outs, noutputs);
+    for (int i = 1; st == MF_OK && i < *noutputs; i++) {
+        mf_tensor_release(outs[i]);
+        outs[i] = NULL;
+    }
+    if (st == MF_OK)
+        *noutputs = 1;
     return st;
 }
 
 static const MfAttrDef attn_attrs[] = {
     {"causal", MF_ATTR_BOOL, 0, MF_ATTR_AT(causal), 0, 0, NULL, NULL},
     {"scale", MF_ATTR_FLOAT, 0, MF_ATTR_AT(scalar[0]), 0, 0, NULL, NULL},
+    {"dropout", MF_ATTR_FLOAT, 0, MF_ATTR_AT(scalar[1]), 0, 0, NULL, NULL},
+    {"seed", MF_ATTR_INT, 0, MF_ATTR_AT(seed), 0, ATTN_NO_SEED, NULL, NULL},
 };
 
 const MfOpDesc mf_desc_attention = {
     .name = "ScaledDotProductAttention", .api = "scaled_dot_product_attention", .arity = 3,
-    .flags = MF_OP_VARIADIC, .infer = attn_infer, .forward = attn_forward,
+    .flags = MF_OP_VARIADIC | MF_OP_RANDOM, .infer = attn_infer, .forward = attn_forward,
     .backward = mf_attn_backward, .cost = attn_cost, .attrs = attn_attrs,
     .nattrs = MF_NATTRS(attn_attrs), .lua = "nn.scaled_dot_product_attention",
     .inputs = "q, k, v [, mask]", .optional_inputs = 1, .entry = attn_entry,
@@ -503,7 +576,15 @@ const MfOpDesc mf_desc_attention = {
         "masked gives NaN, as softmax of -inf does. The scores are computed in tiles of 64 "
         "query rows and 256 keys with an online softmax (FlashAttention), so no (Tq, Tk) "
         "matrix is made; the tiles above the diagonal of a causal mask are skipped. "
-        "Equal to mf.matmul, scale, mask, mf.nn.softmax, mf.matmul to float32 rounding.",
+        "Equal to mf.matmul, scale, mask, mf.nn.softmax, mf.matmul to float32 rounding. "
+        "dropout (a rate in [0, 1], default 0) drops attention weights after the softmax "
+        "and scales the kept ones by 1 / (1 - rate), as torch's dropout_p and Keras's "
+        "attention dropout (rate 1 gives zeros, as torch); the mask is the one "
+        "mf.nn.dropout(weights, rate, {seed = seed}) draws on the (..., Tq, Tk) weights, "
+        "seeded by the same rule (seed: the op seed; none: the next of the global "
+        "sequence), fresh on every call without a seed and on every graph run or traced "
+        "call, and redrawn tile by tile (no mask is stored): the gradient uses the mask "
+        "of its own run. Train with dropout, not at inference.",
     .example =
         "q = mf.tensor{{1, 0}, {0, 1}}\n"
         "mf.nn.scaled_dot_product_attention(q, q, mf.tensor{{1}, {3}}, {causal = true, "

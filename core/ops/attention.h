@@ -23,6 +23,9 @@ typedef struct AttnPlan {
     double scale;
     bool causal;
     AttnMaskKind mask_kind;
+    double rate;                /* dropout on the weights (0: none) */
+    double keep_scale;          /* 1 / (1 - rate) for a kept weight; 0 at rate 1 */
+    uint64_t key;               /* the dropout mask's Philox key for this run */
     MfTensor *hold[4];          /* contiguous q, k, v, mask (owned) */
     const char *q, *k, *v, *mask;
     int64_t *off;               /* per batch: the element offsets of q, k, v, mask */
@@ -55,6 +58,20 @@ static inline int64_t mf_attn_keys(const AttnPlan *p, int64_t i0, int64_t ni)
 {
     return p->causal && i0 + ni < p->tk ? i0 + ni : p->tk;
 }
+
+/* The dropout attribute "seed" when the call gives none: the entry then
+ * draws one by the seed rule (core/rng.h). INT64_MIN, which no caller
+ * writes as a seed. */
+#define ATTN_NO_SEED (-9223372036854775807.0 - 1.0)
+
+/* Dropout of weight (b, i, j) is the decision mf.nn.dropout makes for
+ * element (b, i, j) of a (batch, Tq, Tk) tensor with the same key: its
+ * uniform of random.uniform (float32: word e % 4 of Philox block e / 4;
+ * float64: two words of block e / 2, e the flat index) kept when >= rate.
+ * keep[c] for the weights (b, i, j0 + c), c < nj, of one row. Any tile
+ * can so be redrawn, in any pass, without a (Tq, Tk) mask. */
+void mf_attn_keep_row(const AttnPlan *p, int64_t b, int64_t i, int64_t j0, int64_t nj,
+                      uint8_t *keep);
 
 /* C (M x N, ldc) = alpha op(A) op(B) + beta C through BLAS on the calling
  * thread (the ops split their blocks over the pool themselves). */

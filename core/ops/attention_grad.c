@@ -1,8 +1,9 @@
 /* attention_grad.c — the gradient of ScaledDotProductAttention
  * (attention.c), FlashAttention-2's backward pass on the CPU:
  *
- *   ScaledDotProductAttentionGrad(q, k, v, out, lse, dout, dlse [, mask])
+ *   ScaledDotProductAttentionGrad(q, k, v, out, lse, dout, dlse [, mask] [, key])
  *     -> dq, dk, dv [, dmask]        (at the output's batch axes)
+ * (key: the forward op's dropout key, with the attribute dropout > 0).
  *
  * The probabilities are recomputed tile by tile from the saved row
  * log-sum-exps, P = exp(S - lse); with D = rowsum(dout * out) - dlse,
@@ -74,6 +75,28 @@ static inline float exp_f32(float x)
 PROBS(float, f32, exp_f32)
 PROBS(double, f64, exp)
 
+/* With dropout (Z: 1 / (1 - rate) where kept, 0 where dropped), the
+ * forward pass used P Z: dS = P (Z dP - D) (D = rowsum(dout * out) holds
+ * as is, as out = (P Z) v), and P becomes P Z for dv += (P Z)^T dout. */
+#define DROP_DSCORES(T, SUF)                                                              \
+    static void drop_dscores_##SUF(const AttnPlan *p, int64_t b, int64_t i0, int64_t ni,  \
+                                   int64_t j0, int64_t nj, T *P, T *dP, const T *D)       \
+    {                                                                                     \
+        uint8_t keep[GRAD_KEY_BLOCK];                                                     \
+        T scale = (T)p->keep_scale;                                                       \
+        for (int64_t r = 0; r < ni; r++) {                                                \
+            mf_attn_keep_row(p, b, i0 + r, j0, nj, keep);                                 \
+            for (int64_t c = 0; c < nj; c++) {                                            \
+                T z = keep[c] ? scale : 0, pr = P[r * nj + c];                            \
+                dP[r * nj + c] = pr * (dP[r * nj + c] * z - D[r]);                        \
+                P[r * nj + c] = pr * z;                                                   \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+DROP_DSCORES(float, f32)
+DROP_DSCORES(double, f64)
+
 /* One tile (rows i0.., keys j0..) of batch b: P in S, dS in dP. */
 static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64_t j0,
                       int64_t nj, void *S, void *dP, const void *D)
@@ -92,13 +115,17 @@ static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64
         probs_f32(S, (const float *)lse, ni, nj);
     else
         probs_f64(S, (const double *)lse, ni, nj);
-    mf_attn_gemm(dt, true, false, nj, p->dv, ni, 1, S, nj, dout, p->dv, 1,
-                 j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, p->dv);
     mf_attn_gemm(dt, false, true, ni, nj, p->dv, 1, dout, p->dv, v, p->dv, 0, dP, nj);
-    if (dt == MF_FLOAT32)
+    if (p->rate > 0 && dt == MF_FLOAT32)
+        drop_dscores_f32(p, b, i0, ni, j0, nj, S, dP, (const float *)Di);
+    else if (p->rate > 0)
+        drop_dscores_f64(p, b, i0, ni, j0, nj, S, dP, (const double *)Di);
+    else if (dt == MF_FLOAT32)
         dscores_f32(S, dP, (const float *)Di, ni, nj);
     else
         dscores_f64(S, dP, (const double *)Di, ni, nj);
+    mf_attn_gemm(dt, true, false, nj, p->dv, ni, 1, S, nj, dout, p->dv, 1,
+                 j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, p->dv);
     if (j->dmask)
         for (int64_t r = 0; r < ni; r++)
             memcpy(j->dmask + (size_t)((b * p->tq + i0 + r) * p->tk + j0) * es,
@@ -160,9 +187,25 @@ static void grad_batches(void *ctx, int64_t begin, int64_t end)
 
 /* ---- the gradient op ---------------------------------------------------------------- */
 
+/* The inputs after dlse: [mask] [key] (the key when the forward op drew
+ * a dropout mask). */
+static bool has_dropout(const MfOpCall *c)
+{
+    return c->attrs->scalar[1] > 0;
+}
+
 static bool has_mask(const MfOpCall *c)
 {
-    return c->ninputs > 7;
+    return c->ninputs > 7 + has_dropout(c);
+}
+
+static MfStatus check_key(const MfOpCall *c)
+{
+    const MfTensor *key = c->inputs[c->ninputs - 1];
+    if (c->ninputs < 8 || key->dtype != MF_INT64 || key->rank != 0)
+        return mf_err_set(MF_EARG, "%s: with dropout, the last input must be the forward "
+                          "op's key (an int64 scalar)", op_api(c));
+    return MF_OK;
 }
 
 static MfStatus grad_infer(MfOpCall *c)
@@ -170,7 +213,9 @@ static MfStatus grad_infer(MfOpCall *c)
     int nb = 0;
     int64_t bs[MF_MAX_RANK];
     MfTensor *const *in = c->inputs;
-    MfStatus st = mf_attn_check(c, in, has_mask(c) ? in[7] : NULL, &nb, bs);
+    MfStatus st = has_dropout(c) ? check_key(c) : MF_OK;
+    if (st == MF_OK)
+        st = mf_attn_check(c, in, has_mask(c) ? in[7] : NULL, &nb, bs);
     if (st != MF_OK)
         return st;
     const MfTensor *q = in[0], *k = in[1], *v = in[2];
@@ -197,6 +242,8 @@ static MfStatus grad_forward(const MfOpCall *c, MfTensor **outs)
     MfStatus st = mf_attn_plan(c, c->inputs, has_mask(c) ? c->inputs[7] : NULL, &p);
     if (st != MF_OK)
         return st;
+    if (has_dropout(c))
+        p.key = (uint64_t)*(const int64_t *)mf_tensor_data(c->inputs[c->ninputs - 1]);
     MfTensor *held[4] = {NULL};
     for (int i = 0; i < 4 && st == MF_OK; i++)
         if (!(held[i] = mf_tensor_contiguous(c->inputs[3 + i])))
@@ -243,10 +290,15 @@ MfStatus mf_attn_backward(const MfGradCall *g, MfTensor **dinputs)
     bool float_mask = c->ninputs > 3 && c->inputs[3]->dtype != MF_BOOL;
     MfAttrs a = *c->attrs;
     a.mask_grad = float_mask && mf_grad_needs(g, 3);
-    MfTensor *in[8] = {c->inputs[0], c->inputs[1], c->inputs[2], g->outputs[0], g->outputs[1],
-                       dout, dlse, c->ninputs > 3 ? c->inputs[3] : NULL};
+    MfTensor *in[9] = {c->inputs[0], c->inputs[1], c->inputs[2], g->outputs[0], g->outputs[1],
+                       dout, dlse};
+    int n = 7;
+    if (c->ninputs > 3)
+        in[n++] = c->inputs[3];
+    if (c->attrs->scalar[1] > 0)   /* the same dropout mask as the forward op's run */
+        in[n++] = g->outputs[2];
     if (st == MF_OK)
-        st = mf_op_call(MF_OP_ATTENTION_GRAD, c->ninputs > 3 ? 8 : 7, in, &a, outs, NULL);
+        st = mf_op_call(MF_OP_ATTENTION_GRAD, n, in, &a, outs, NULL);
     for (int i = 0; i < 4 && st == MF_OK; i++)
         if (outs[i] && mf_grad_needs(g, i))
             st = mf_grad_unbroadcast(outs[i], c->inputs[i], &dinputs[i]);

@@ -172,6 +172,148 @@ T.test("graph mode with unknown dims, mf.trace, forward mode", function()
   T.ok(max_abs(tan, num) < 1e-8)
 end)
 
+-- The composition with dropout: softmax, then mf.nn.dropout with the same
+-- seed (the op draws the same mask: element (b, i, j) of a (batch, Tq, Tk)
+-- tensor), then the product with v.
+local function composed_dropout(q, k, v, o)
+  local d = q.shape[#q.shape]
+  local s = mf.matmul(q, k, {transpose_b = true}) * (o.scale or 1 / math.sqrt(d))
+  if o.causal then
+    local tq, tk = q.shape[#q.shape - 1], k.shape[#k.shape - 1]
+    s = mf.where(mf.cast(mf.tril(mf.ones({tq, tk})), "bool"), s,
+                 mf.fill({tq, tk}, -math.huge, {dtype = q.dtype}))
+  end
+  if o.mask then s = s + o.mask end
+  local p = mf.nn.dropout(mf.nn.softmax(s), o.dropout, {seed = o.seed})
+  return mf.matmul(p, v)
+end
+
+local function same(a, b)
+  return a.dtype == b.dtype and mf.reduce_all(mf.equal(a, b)):item()
+end
+
+T.test("dropout: softmax, mf.nn.dropout's mask with the same seed, matmul", function()
+  for _, dt in ipairs{"float32", "float64"} do
+    local tol = dt == "float32" and 2e-6 or 1e-13
+    for i, c in ipairs{
+      {q = {2, 3, 5, 4}, k = {2, 3, 6, 4}, v = {2, 3, 6, 3}, rate = 0.4},
+      {q = {2, 1, 70, 8}, k = {3, 300, 8}, v = {1, 300, 5}, rate = 0.25},   -- tiles, broadcast
+      {q = {130, 16}, k = {130, 16}, v = {130, 4}, rate = 0.6, causal = true, scale = 0.3},
+      {q = {2, 67, 8}, k = {2, 67, 8}, v = {2, 67, 3}, rate = 0.1, mask = {67, 67}},
+    } do
+      local q, k, v = normal(c.q, 40 * i, dt), normal(c.k, 40 * i + 1, dt),
+          normal(c.v, 40 * i + 2, dt)
+      local m = c.mask and normal(c.mask, 40 * i + 4, dt)
+      local o = {dropout = c.rate, seed = 7 + i, causal = c.causal, scale = c.scale, mask = m}
+      local got, want = sdpa(q, k, v, o), composed_dropout(q, k, v, o)
+      T.eq(got.shape, want.shape)
+      local err = max_abs(got, want)
+      T.ok(err < tol, dt .. " case " .. i .. ": " .. err)
+      -- gradients: one call per side, so each uses its seed's mask once
+      local args = m and {1, 2, 3, 4} or {1, 2, 3}
+      local f = function(q, k, v, mm)
+        local oo = {dropout = c.rate, seed = 7 + i, causal = c.causal, scale = c.scale, mask = mm}
+        return mf.reduce_sum(sdpa(q, k, v, oo) * got)
+      end
+      local g = function(q, k, v, mm)
+        local oo = {dropout = c.rate, seed = 7 + i, causal = c.causal, scale = c.scale, mask = mm}
+        return mf.reduce_sum(composed_dropout(q, k, v, oo) * got)
+      end
+      local a = {mf.grad(f, {argnums = args})(q, k, v, m)}
+      local b = {mf.grad(g, {argnums = args})(q, k, v, m)}
+      for n = 1, #args do
+        local e = max_abs(a[n], b[n])
+        T.ok(e < 50 * tol, dt .. " case " .. i .. " gradient " .. n .. ": " .. e)
+      end
+    end
+  end
+end)
+
+T.test("dropout: rate 0 is the op without dropout, rate 1 gives zeros as torch", function()
+  local q, k, v = normal({2, 9, 4}, 50), normal({2, 11, 4}, 51), normal({2, 11, 3}, 52)
+  T.ok(same(sdpa(q, k, v, {dropout = 0, causal = true}), sdpa(q, k, v, {causal = true})))
+  -- torch 1.13's _scaled_dot_product_attention(dropout_p = 1): zeros, zero gradients
+  T.eq(sdpa(q, k, v, {dropout = 1}), mf.zeros{2, 9, 3}, 0)
+  local f = function(q, k, v) return mf.reduce_sum(sdpa(q, k, v, {dropout = 1}) * 3) end
+  for _, g in ipairs{mf.grad(f, {argnums = {1, 2, 3}})(q, k, v)} do
+    T.eq(g, mf.zeros(g.shape), 0)
+  end
+end)
+
+T.test("dropout: the keep fraction and 1 / (1 - rate), fresh masks, seeds", function()
+  -- q = k = 0: uniform weights 1 / Tk; v = I: the output is the weights
+  -- themselves, 0 or 1 / (Tk (1 - rate))
+  local tk, rate = 64, 0.3
+  local q, v = mf.zeros{4, 50, 8}, mf.eye(tk)
+  local k = mf.zeros{tk, 8}
+  local y = sdpa(q, k, v, {dropout = rate, seed = 3})
+  local kept = mf.reduce_sum(mf.cast(mf.greater(y, 0), "float64")):item()
+  local n = 4 * 50 * tk
+  local dropped = y:numel() - kept
+  -- binomial(n, rate): within 5 standard deviations
+  local sd = math.sqrt(n * rate * (1 - rate))
+  T.ok(math.abs(dropped - n * rate) < 5 * sd, "dropped " .. dropped .. " of " .. n)
+  local scaled = mf.where(mf.greater(y, 0), y, mf.fill(y.shape, 1 / (tk * (1 - rate))))
+  T.eq(scaled, mf.fill(y.shape, 1 / (tk * (1 - rate))), 1e-7)
+  -- no seed: each call draws a fresh mask; mf.random.seed repeats the sequence
+  T.ok(not same(sdpa(q, k, v, {dropout = rate}), sdpa(q, k, v, {dropout = rate})))
+  T.ok(same(y, sdpa(q, k, v, {dropout = rate, seed = 3})))
+  mf.random.seed(5)
+  local a = {sdpa(q, k, v, {dropout = rate}), sdpa(q, k, v, {dropout = rate})}
+  mf.random.seed(5)
+  T.ok(same(a[1], sdpa(q, k, v, {dropout = rate})) and same(a[2], sdpa(q, k, v, {dropout = rate})))
+  T.ok(not same(a[1], a[2]))
+  -- without dropout no seed is drawn: the sequence of other random ops stays
+  mf.random.seed(6)
+  local r1 = mf.random.uniform{3}
+  mf.random.seed(6)
+  sdpa(q, k, v)
+  T.ok(same(r1, mf.random.uniform{3}))
+end)
+
+T.test("dropout in graph mode and mf.trace: fresh masks, one mask per run", function()
+  -- v = I (a placeholder): y is the dropped weights P Z, and dv = y^T w
+  local tk = 12
+  local q, k, w = normal({2, 10, 4}, 60), normal({2, tk, 4}, 61), normal({2, 10, tk}, 62)
+  local g = mf.Graph()
+  local pv, y, dv, dq
+  g:as_default(function()
+    pv = mf.placeholder("float32", {-1, tk, tk})
+    y = sdpa(q, k, pv, {dropout = 0.5, seed = 4})
+    dv, dq = table.unpack(mf.gradients(mf.reduce_sum(y * w), {pv, q}))
+  end)
+  local s = mf.Session(g)
+  local eye = mf.broadcast_to(mf.eye(tk), {2, tk, tk})
+  local runs = {}
+  for r = 1, 3 do
+    local out = s:run({y, dv, dq}, {[pv] = eye})
+    runs[r] = out[1]
+    T.eq(out[2], mf.matmul(out[1], w, {transpose_a = true}), 1e-6, "run " .. r .. ": dv")
+  end
+  T.ok(same(runs[1], sdpa(q, k, eye, {dropout = 0.5, seed = 4})), "run 1 differs from eager")
+  T.ok(not same(runs[1], runs[2]) and not same(runs[2], runs[3]), "masks repeat")
+  local traced = mf.trace(function(q, k, v) return sdpa(q, k, v, {dropout = 0.5, seed = 4}) end)
+  local a, b = traced(q, k, eye), traced(q, k, eye)
+  T.ok(same(a, runs[1]) and not same(a, b), "trace: first call as eager, then fresh")
+  -- a traced step: the gradient of the traced call's own mask
+  local step = mf.trace(function(v)
+    return mf.grad(function(v) return mf.reduce_sum(sdpa(q, k, v, {dropout = 0.5}) * w) end)(v)
+  end)
+  for _ = 1, 2 do
+    local gv = step(eye)
+    T.ok(mf.reduce_max(mf.abs(gv)):item() > 0)
+  end
+end)
+
+T.test("dropout: float64 gradcheck with the seed fixed", function()
+  local q, k, v = normal({2, 6, 3}, 70, "float64"), normal({2, 7, 3}, 71, "float64"),
+      normal({2, 7, 2}, 72, "float64")
+  local ok, msg = mf.test.gradcheck(function(q, k, v)
+    return sdpa(q, k, v, {dropout = 0.3, seed = 11, causal = true})
+  end, {q, k, v})
+  T.ok(ok, msg)
+end)
+
 T.test("errors name the function and what it got", function()
   local q = mf.ones{2, 4, 3}
   T.raises(sdpa, "scaled_dot_product_attention: q and k differ in their last axis (d); "
@@ -193,6 +335,11 @@ T.test("errors name the function and what it got", function()
   T.raises(sdpa, "scaled_dot_product_attention: unknown option 'is_causal'", q, q, q,
            {is_causal = true})
   T.raises(sdpa, "scale must be a finite number", q, q, q, {scale = math.huge})
+  T.raises(sdpa, "scaled_dot_product_attention: dropout must be a rate in [0, 1] (the fraction "
+           .. "of weights dropped), got 1.5", q, q, q, {dropout = 1.5})
+  T.raises(sdpa, "dropout must be a rate in [0, 1]", q, q, q, {dropout = -0.1})
+  T.raises(sdpa, "dropout must be a rate in [0, 1]", q, q, q, {dropout = 0 / 0})
+  T.raises(sdpa, "option 'seed' must be an integer", q, q, q, {dropout = 0.5, seed = 1.5})
 end)
 
 T.done()

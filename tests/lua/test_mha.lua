@@ -3,7 +3,8 @@
 -- counts from Keras's formulas, weights shaped as Keras's, outputs against
 -- Keras's computation written out with einsum (the layer's own weights),
 -- attention masks and the causal mask, return_attention_scores, attention
--- dropout with training, gradients, graph mode, errors.
+-- dropout with training (the op's mask is mf.nn.dropout's), gradients, graph
+-- mode, errors.
 local T = dofile("tests/lua/harness.lua")
 local L = mf.layers
 
@@ -107,6 +108,23 @@ T.test("attention dropout with training, gradients, graph mode", function()
   for i = 1, 8 do T.ok(g[i] ~= nil, "gradient " .. i) end
   local traced = mf.trace(function(x) return m(x, x, {use_causal_mask = true}) end)
   T.ok(max_abs(traced(x), m(x, x, {use_causal_mask = true})) < 1e-6)
+end)
+
+T.test("training with dropout runs the attention op, with mf.nn.dropout's mask", function()
+  local m = L.MultiHeadAttention(2, 4, {dropout = 0.3, seed = 5})
+  local x = mf.random.normal({2, 70, 8}, {seed = 2})
+  for _, causal in ipairs{false, true} do
+    local o = {training = true, use_causal_mask = causal}
+    local fused = m(x, x, o)
+    o.return_attention_scores = true   -- composed from ops, mf.nn.dropout on the scores
+    local composed = m(x, x, o)
+    T.ok(max_abs(fused, composed) < 2e-5, "causal " .. tostring(causal))
+  end
+  local g = mf.Graph()
+  g:as_default(function() m(mf.placeholder("float32", {2, 70, 8}), x, {training = true}) end)
+  local ops = {}
+  for _, n in ipairs(g:nodes()) do ops[n.op] = true end
+  T.ok(ops.ScaledDotProductAttention and not ops.Softmax, "the op, not a composed softmax")
 end)
 
 T.test("PositionEmbedding: a learned table, the first T rows", function()

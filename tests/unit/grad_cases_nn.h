@@ -67,6 +67,8 @@ static void gcn_distributions(int input, MfTensor *t)
 
 static void gcn_causal(MfAttrs *a) { a->causal = true; }
 static void gcn_causal_scale(MfAttrs *a) { a->causal = true; a->scalar[0] = 0.7; }
+/* Attention dropout with a fixed key: every call draws the same mask. */
+static void gcn_attn_dropout(MfAttrs *a) { a->causal = true; a->scalar[1] = 0.4; a->seed = 99; }
 
 /* A bool attention mask (input 3) keeping (r + c) % 3 != 2: every row of
  * at least 3 keys keeps one. */
@@ -97,6 +99,9 @@ static const GradCase cases_nn[] = {
      {{70, 2}, {300, 2}, {300, 1}}, {GCN_F, GCN_F, GCN_F}, -1, 1, NULL, NULL, false},
     {MF_OP_ATTENTION, "attention causal (130,2): tiles cut by the diagonal", 3, {2, 2, 2},
      {{130, 2}, {130, 2}, {130, 1}}, {GCN_F, GCN_F, GCN_F}, -1, 1, gcn_causal, NULL, false},
+    {MF_OP_ATTENTION, "attention dropout 0.4, causal, float mask (2,6,7)", 4, {3, 3, 3, 2},
+     {{2, 6, 3}, {2, 7, 3}, {2, 7, 2}, {6, 7}}, {GCN_F, GCN_F, GCN_F, GCN_F}, -1, 1,
+     gcn_attn_dropout, NULL, false},
     {MF_OP_SOFTMAX, "softmax (2,4) last axis", 1, {2}, {{2, 4}}, {GCN_F}, -2, 2, gcn_axis_m1,
      NULL, true},
     {MF_OP_SOFTMAX, "softmax (3,2,2) middle axis", 1, {3}, {{3, 2, 2}}, {GCN_F}, -2, 2,
