@@ -274,8 +274,13 @@ static MfStatus batch_matmul_rule(const MfBatchCall *b, MfTensor **outs, bool *o
     return broadcast_batched(b, MF_OP_BATCH_MATMUL, 2, outs, ob);
 }
 
+/* With dropout, a loop over examples would draw each example's mask at the
+ * same flat indices; one batched call draws them at other ones: refused. */
 static MfStatus attention_rule(const MfBatchCall *b, MfTensor **outs, bool *ob)
 {
+    if (b->call->attrs->scalar[1] > 0)
+        return mf_err_set(MF_EARG, "vmap: %s with dropout has no batching rule (its mask "
+                          "would differ from a loop over examples)", op_name(b));
     return broadcast_batched(b, b->call->op, 2, outs, ob);
 }
 

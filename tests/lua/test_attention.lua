@@ -340,6 +340,8 @@ T.test("errors name the function and what it got", function()
   T.raises(sdpa, "dropout must be a rate in [0, 1]", q, q, q, {dropout = -0.1})
   T.raises(sdpa, "dropout must be a rate in [0, 1]", q, q, q, {dropout = 0 / 0})
   T.raises(sdpa, "option 'seed' must be an integer", q, q, q, {dropout = 0.5, seed = 1.5})
+  T.raises(mf.vmap(function(x) return sdpa(x, x, x, {dropout = 0.5}) end),
+           "vmap: ScaledDotProductAttention with dropout has no batching rule", mf.ones{2, 4, 3})
 end)
 
 T.done()
