@@ -3,11 +3,13 @@
 # nanoGPT's CPU recipe in moonflow, eager and traced (bench/char_gpt.lua),
 # beside PyTorch's model.py and train.py step (bench/torch_char_gpt.py), with
 # the same initial weights and batches, on 1 and 2 threads. Medians of 5
-# rounds of 20 steps, wall time per step, each side in a fresh process with
-# OPENBLAS_NUM_THREADS set to the thread count (torch.set_num_threads alone
-# leaves Debian's OpenBLAS starting a thread per core for torch's GEMMs).
-# Target (issue #28): traced at least 1.5x faster than PyTorch (mf/torch
-# <= 0.67).
+# rounds of 20 steps, wall time per step, each side in a fresh process.
+# moonflow gets MOONFLOW_NUM_THREADS and OPENBLAS_NUM_THREADS = the thread
+# count; PyTorch's figure is its best split of the threads between
+# torch.set_num_threads and OpenBLAS (bench/torch_threads.sh), printed under
+# the rows with the others. Target (issue #28): traced at least 1.5x faster
+# than PyTorch (mf/torch <= 0.67).
+. bench/torch_threads.sh
 build=${1:-build/release}
 torch_ok=0
 /usr/bin/python3 -c "import torch" 2>/dev/null && torch_ok=1
@@ -16,13 +18,12 @@ echo
 printf "%-28s %12s %12s %10s\n" "char-GPT step (wall, median)" "moonflow" "PyTorch" "mf/torch"
 for threads in 1 2; do
     out=/tmp/mf_bench_gpt_$threads.txt
+    tout=/tmp/mf_bench_gpt_torch_$threads.txt
     : > "$out"
     t="-"
     arg=""
-    # OpenBLAS under torch starts its own threads unless told: the same count
-    if [ $torch_ok = 1 ] && OPENBLAS_NUM_THREADS=$threads \
-            /usr/bin/python3 bench/torch_char_gpt.py "$threads" "$file" >> "$out" 2>/dev/null; then
-        t=$(awk '$2 == "torch" {print $3}' "$out")
+    if [ $torch_ok = 1 ] && torch_best "$threads" "$tout" bench/torch_char_gpt.py "$file"; then
+        t=$(awk '$2 == "torch" {print $3}' "$tout")
         arg=$file
     fi
     for mode in eager traced; do
@@ -36,5 +37,9 @@ for threads in 1 2; do
         fi
         printf "%-28s %9s ms %9s ms %10s\n" "gpt $mode, $threads thread(s)" "$ms" "$t" "$ratio"
     done
+    if [ "$t" != "-" ]; then
+        echo "  PyTorch: $(awk '$2 == "torch" {print $4}' "$tout") (each split, ms:" \
+            "$(torch_splits "$tout" "gpt torch"))"
+    fi
 done
 rm -f "$file"
