@@ -523,15 +523,19 @@ function AdamW:decays(v)
 end
 
 -- The nonfinite policy applied before any decay writes: eager gradients are
--- checked now (an error raises, "skip" returns false); symbolic ones give
--- 'ok', a tensor that is 1 when every gradient is finite, to gate the decay
--- (Adam's Apply nodes then fail or skip as for AdamOptimizer). Returns true
--- or 'ok'.
+-- checked now (an error raises, "skip" returns false); with "skip",
+-- symbolic ones give 'ok', a tensor that is 1 when every gradient is
+-- finite, to gate the decay (Adam's Apply nodes then skip as for
+-- AdamOptimizer). Symbolic gradients under "error" need no gate: the decay
+-- runs after Adam's Apply nodes, one of which fails the run first (in a
+-- session before any write is committed, in a trace before the first
+-- write). Returns true or 'ok'.
 local function nonfinite_gate(gv, policy)
   local ok = true
   for i, p in ipairs(gv) do
     local g = type(p) == "table" and p[1]
-    if g ~= nil and g ~= false and policy ~= "apply" then
+    local symbolic = lib.is_tensor(g) and g.name ~= nil
+    if g ~= nil and g ~= false and policy ~= "apply" and not (symbolic and policy == "error") then
       -- g * 0 is 0 where g is finite and NaN where it is not: the sum is
       -- finite exactly when every element is (one pass in a graph's fused
       -- reduction; no bool tensor, no float64 copy of g)

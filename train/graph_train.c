@@ -326,24 +326,26 @@ static void gate_free(Gate *gt)
     mf_tensor_release(gt->scale);
 }
 
-/* The number of non-finite elements of 'x', a float64 scalar (owned). */
-static MfStatus count_nonfinite(MfTensor *x, MfTensor **out)
+/* 0 when every element of 'x' is finite, else NaN: a float64 scalar
+ * (owned), the sum of x * 0. One pass over 'x' (a Mul into a Sum is one
+ * fused node when the graph runs), where IsFinite, LogicalNot, a float64
+ * Cast and a Sum made four, one of them writing 8 bytes per element. The
+ * sum cannot overflow: every term is 0 or NaN. */
+static MfStatus nonfinite_marker(MfTensor *x, MfTensor **out)
 {
-    MfTensor *t[2] = {NULL, NULL};
+    MfTensor *zero = mf_tensor_scalar(x->dtype, 0), *t[2] = {NULL, NULL};
     MfAttrs a = mf_attrs_default();
-    MfStatus st = mf_unary(MF_OP_IS_FINITE, x, &t[0]);
-    if (st == MF_OK)
-        st = mf_unary(MF_OP_LOGICAL_NOT, t[0], &t[1]);
-    mf_tensor_release(t[0]);
-    a.dtype = MF_FLOAT64;
-    if (st == MF_OK)
-        st = mf_op1(MF_OP_CAST, 1, &t[1], &a, &t[0]);
-    mf_tensor_release(t[1]);
-    a = mf_attrs_default();
+    MfStatus st = zero ? mf_binary(MF_OP_MUL, x, zero, &t[0]) : MF_ENOMEM;
     a.all_axes = true;
     if (st == MF_OK)
-        st = mf_op1(MF_OP_SUM, 1, &t[0], &a, out);
+        st = mf_op1(MF_OP_SUM, 1, &t[0], &a, &t[1]);
+    a = mf_attrs_default();
+    a.dtype = MF_FLOAT64;
+    if (st == MF_OK)
+        st = mf_op1(MF_OP_CAST, 1, &t[1], &a, out);
+    mf_tensor_release(zero);
     mf_tensor_release(t[0]);
+    mf_tensor_release(t[1]);
     return st;
 }
 
@@ -354,7 +356,7 @@ static MfStatus gate_build(int n, const MfGradVar *pairs, Gate *gt)
     MfStatus st = bad && zero && one ? MF_OK : MF_ENOMEM;
     for (int i = 0; i < n && st == MF_OK; i++) {
         MfTensor *c = NULL, *sum = NULL;
-        if (pairs[i].grad && (st = count_nonfinite(pairs[i].grad, &c)) == MF_OK)
+        if (pairs[i].grad && (st = nonfinite_marker(pairs[i].grad, &c)) == MF_OK)
             st = mf_binary(MF_OP_ADD, bad, c, &sum);
         if (sum) {
             mf_tensor_release(bad);

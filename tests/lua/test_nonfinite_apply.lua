@@ -223,6 +223,49 @@ T.test("AdamW: its weight decay is skipped too", function()
   T.eq(numbers({sess:run(w)}), numbers({mf.tensor({1, 2}, "float32")}), "Inf skipped too")
 end)
 
+-- Inside mf.trace AdamW's decay is gated by Adam's Apply nodes under "error" (one fails
+-- the run before any write) and by its own gate under "skip": a NaN step leaves the
+-- weights (decay included) and the slots as they were, and the run goes on as eagerly.
+T.test("mf.trace AdamW: error and skip leave everything as it was", function()
+  for _, policy in ipairs({"error", "skip"}) do
+    local function make()
+      local opt = mf.train.AdamW(0.1, {weight_decay = 0.1})
+      local a = mf.Variable(mf.tensor({1, 2}, "float32"), {name = "a"})
+      local b = mf.Variable(mf.tensor({3, 4}, "float32"), {name = "b"})
+      local function apply(x)
+        opt:apply_gradients({{x * 0 + 0.5, a}, {x, b}}, {nonfinite = policy})
+        return x
+      end
+      local function state()
+        local ts = {a:value(), b:value()}
+        for _, v in ipairs({a, b}) do
+          for _, name in ipairs(opt:get_slot_names()) do
+            ts[#ts + 1] = opt:get_slot(v, name):value()
+          end
+        end
+        return numbers(ts)
+      end
+      return apply, state
+    end
+    local traced, traced_state = make()
+    local eager, eager_state_of = make()
+    traced = mf.trace(traced)
+    local good, bad = mf.tensor({1, 1}, "float32"), mf.tensor({NAN, 1}, "float32")
+    traced(good)
+    eager(good)
+    local before = traced_state()
+    if policy == "error" then
+      T.raises(function() traced(bad) end, "the gradient holds NaN or Inf")
+    else
+      traced(bad)
+    end
+    T.eq(traced_state(), before, policy .. ": unchanged")
+    traced(mf.tensor({2, -1}, "float32"))
+    eager(mf.tensor({2, -1}, "float32"))
+    T.eq(traced_state(), eager_state_of(), policy .. ": then as eagerly")
+  end
+end)
+
 T.test("DistributedOptimizer (one process) applies the policy", function()
   if not (mf.dist and mf.dist.DistributedOptimizer) then return end
   local opt = mf.dist.DistributedOptimizer(mf.train.MomentumOptimizer(0.1, 0.9))
