@@ -10,7 +10,7 @@
  * mapping yet.)
  *
  * Each row is read once from memory and written once: its mean (the row
- * sum of reduce_walk.h, blocked pairwise in double), the squares of the
+ * sum of reduce_walk.h: at most 8 terms in float, then double), the squares of the
  * deviations written to the output and summed the same way, then the
  * output; the later passes find the row in cache. The roundings are the
  * composition's (Mean, Sub, Square, Mean, Add, Rsqrt, Mul in float32), so

@@ -813,3 +813,8 @@ double mf_sum_row_f64(const double *x, int64_t n)
 {
     return sum_f64_tree(x, n, 1);
 }
+
+double mf_max_row_f32(const float *x, int64_t n)
+{
+    return max_f32_tree(x, n, 1);
+}

@@ -34,4 +34,8 @@ MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduce
 double mf_sum_row_f32(const float *x, int64_t n);
 double mf_sum_row_f64(const double *x, int64_t n);
 
+/* The maximum of a contiguous float32 row of 'n' elements (-inf when n is
+ * 0; NaN when the row holds one), in 8-float vectors. */
+double mf_max_row_f32(const float *x, int64_t n);
+
 #endif
