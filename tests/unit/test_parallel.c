@@ -477,17 +477,39 @@ static MfStatus log_softmax_grad_rows(MfTensor **in, MfTensor **out)
     return mf_op1(MF_OP_LOG_SOFTMAX_GRAD, 2, in, &a, out);
 }
 
-/* Softmax's rows and its gradient ops' rows split over threads (softmax.c):
- * the same bits on 1, 2 and 3 threads. */
+/* The other row ops of softmax.c and layer_norm.c ('row_op', its second
+ * input the second of 'in' when it takes two). */
+static MfOpId row_op;
+
+static MfStatus row_op_rows(MfTensor **in, MfTensor **out)
+{
+    MfAttrs a = mf_attrs_default();
+    a.axis = -1;
+    a.scalar[0] = 1e-5; /* layer norm's epsilon */
+    int arity = row_op == MF_OP_LOG_SOFTMAX || row_op == MF_OP_LAYER_NORM ? 1 : 2;
+    return mf_op1(row_op, arity, in, &a, out);
+}
+
+/* Softmax's rows, layer norm's and their gradient ops' rows split over
+ * threads (softmax.c, layer_norm.c): the same bits on 1, 2 and 3 threads,
+ * for rows of 1024 and of the char-GPT's 64 and 65 (a tail). */
 static void test_softmax_matches_one_thread(void **state)
 {
     (void)state;
-    int64_t s[2] = {256, 1024};
-    MfTensor *in[2] = {noise(2, s, 11), noise(2, s, 12)};
-    check_split_123(softmax_rows, in);
-    check_split_123(log_softmax_grad_rows, in);
-    mf_tensor_release(in[0]);
-    mf_tensor_release(in[1]);
+    static const MfOpId ops[] = {MF_OP_LOG_SOFTMAX, MF_OP_SOFTMAX_GRAD, MF_OP_LAYER_NORM,
+                                 MF_OP_LAYER_NORM_GRAD};
+    static const int64_t shapes[][2] = {{256, 1024}, {4096, 64}, {2048, 65}};
+    for (int k = 0; k < 3; k++) {
+        MfTensor *in[2] = {noise(2, shapes[k], 11), noise(2, shapes[k], 12)};
+        check_split_123(softmax_rows, in);
+        check_split_123(log_softmax_grad_rows, in);
+        for (int o = 0; o < 4; o++) {
+            row_op = ops[o];
+            check_split_123(row_op_rows, in);
+        }
+        mf_tensor_release(in[0]);
+        mf_tensor_release(in[1]);
+    }
 }
 
 /* mf_gemm splits by rows of C, or by columns when C is wide and short. */
