@@ -255,7 +255,7 @@ UNARY_OP(mf_desc_exp, "Exp", "exp", mf_infer_float_like, exp_forward, 0,
     .topic = "math",
     .grad_note = "dx = dy * exp(x) (the output, reused)",
     .details =
-        "Elementwise e^t." MF_VEC_ACCURACY_FLOAT("1.5"),
+        "Elementwise e^t." MF_VEC_ACCURACY_BOTH("1.5", "1"),
     .example =
         "mf.exp(mf.tensor{0, 1})              --> {1, 2.7183}");
 UNARY_OP(mf_desc_log, "Log", "log", mf_infer_float_like, log_forward, 0,
@@ -264,7 +264,7 @@ UNARY_OP(mf_desc_log, "Log", "log", mf_infer_float_like, log_forward, 0,
     .topic = "math",
     .grad_note = "dx = dy / x",
     .details =
-        "Elementwise natural logarithm (-inf at 0, NaN for negative elements)." MF_VEC_ACCURACY_FLOAT("1"),
+        "Elementwise natural logarithm (-inf at 0, NaN for negative elements)." MF_VEC_ACCURACY_BOTH("1", "1"),
     .example =
         "mf.log(mf.tensor{1, 100})            --> {0, 4.6052}");
 UNARY_OP(mf_desc_log1p, "Log1p", "log1p", mf_infer_float_like, log1p_forward, 0,
@@ -297,7 +297,7 @@ UNARY_OP(mf_desc_tanh, "Tanh", "tanh", mf_infer_float_like, tanh_forward, 0,
     .topic = "math",
     .grad_note = "dx = dy * (1 - tanh(x)^2) (from the output)",
     .details =
-        "Elementwise hyperbolic tangent, in (-1, 1)." MF_VEC_ACCURACY_FLOAT("1.5"),
+        "Elementwise hyperbolic tangent, in (-1, 1)." MF_VEC_ACCURACY_BOTH("1.5", "2.5"),
     .example =
         "mf.tanh(mf.tensor{0, 1})             --> {0, 0.7616}");
 UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", mf_infer_float_like, sigmoid_forward, 0,
@@ -306,7 +306,7 @@ UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", mf_infer_float_like, sigmoid_for
     .topic = "math",
     .grad_note = "dx = dy * s (1 - s) with s the output",
     .details =
-        "Elementwise logistic function 1 / (1 + e^-t)." MF_VEC_ACCURACY_FLOAT("2.5"),
+        "Elementwise logistic function 1 / (1 + e^-t)." MF_VEC_ACCURACY_BOTH("2.5", "2.5"),
     .example =
         "mf.sigmoid(mf.tensor{0, 2})          --> {0.5, 0.8808}");
 UNARY_OP(mf_desc_softplus, "Softplus", "softplus", mf_infer_float_like, softplus_forward, 0,

@@ -137,7 +137,7 @@ MORE_OP(mf_desc_expm1, "Expm1", "expm1", expm1_forward, mf_expm1_grad,
     .topic = "math",
     .details =
         "Elementwise exp(x) - 1, accurate near 0 (TensorFlow's Expm1), float32 or float64. "
-        "Gradient: dy * (y + 1)." MF_VEC_ACCURACY_FLOAT("2"),
+        "Gradient: dy * (y + 1)." MF_VEC_ACCURACY_BOTH("2", "1"),
     .example =
         "mf.expm1(mf.tensor{0})               --> {0}");
 MORE_OP(mf_desc_erf, "Erf", "erf", erf_forward, mf_erf_grad,

@@ -19,6 +19,9 @@ extern const MfVecPowKernel mf_vec_kernels_scalar_pow[2];
 extern const MfVecGradKernel mf_vec_kernels_avx512_grad[MF_VEC_GRAD_COUNT];
 extern const MfVecGradKernel mf_vec_kernels_avx2_grad[MF_VEC_GRAD_COUNT];
 extern const MfVecGradKernel mf_vec_kernels_scalar_grad[MF_VEC_GRAD_COUNT];
+extern const MfVecKernel64 mf_vec_kernels_avx512_f64[MF_VEC_COUNT];
+extern const MfVecKernel64 mf_vec_kernels_avx2_f64[MF_VEC_COUNT];
+extern const MfVecKernel64 mf_vec_kernels_scalar_f64[MF_VEC_COUNT];
 
 /* Below this many elements a call runs on one thread; chunks are multiples
  * of 64 elements (whole vectors, whole cache lines). */
@@ -83,6 +86,21 @@ static MfVecKernel kernel(MfVecFn f)
     }
 }
 
+/* the float64 kernel of 'f' (NULL: none) */
+static MfVecKernel64 kernel64(MfVecFn f)
+{
+    switch (mf_simd_level()) {
+    case MF_SIMD_AVX512: return mf_vec_kernels_avx512_f64[f];
+    case MF_SIMD_AVX2: return mf_vec_kernels_avx2_f64[f];
+    default: return mf_vec_kernels_scalar_f64[f];
+    }
+}
+
+bool mf_vec_has_f64(MfVecFn f)
+{
+    return kernel64(f) != NULL;
+}
+
 /* pow's kernel: [1] for a contiguous exponent, [0] for one exponent */
 static MfVecPowKernel pow_kernel(int contiguous_b)
 {
@@ -103,64 +121,99 @@ static MfVecGradKernel grad_kernel(MfVecGradFn f)
     }
 }
 
+/* One kernel over float32 ('k') or float64 ('k64') data. */
 typedef struct {
     MfVecKernel k;
-    const float *x;
-    float *y;
+    MfVecKernel64 k64;
+    const void *x;
+    void *y;
     int64_t n;
 } VecJob;
+
+/* elements [lo, hi) of the job */
+static void vec_run(const VecJob *j, int64_t lo, int64_t hi)
+{
+    if (j->k64)
+        j->k64((const double *)j->x + lo, (double *)j->y + lo, hi - lo);
+    else
+        j->k((const float *)j->x + lo, (float *)j->y + lo, hi - lo);
+}
 
 /* chunk indices [b, e) are blocks of VEC_CHUNK_ALIGN elements */
 static void vec_chunk(void *ctx, int64_t b, int64_t e)
 {
     const VecJob *j = ctx;
     int64_t lo = b * VEC_CHUNK_ALIGN, hi = e * VEC_CHUNK_ALIGN;
-    if (hi > j->n)
-        hi = j->n;
-    j->k(j->x + lo, j->y + lo, hi - lo);
+    vec_run(j, lo, hi < j->n ? hi : j->n);
+}
+
+static void vec_split(const VecJob *job)
+{
+    if (job->n < VEC_SPLIT_MIN) {
+        vec_run(job, 0, job->n);
+        return;
+    }
+    int64_t blocks = (job->n + VEC_CHUNK_ALIGN - 1) / VEC_CHUNK_ALIGN;
+    mf_parallel_for(blocks, VEC_SPLIT_MIN / VEC_CHUNK_ALIGN, vec_chunk, (void *)job);
 }
 
 void mf_vec_f32(MfVecFn f, const float *x, float *y, int64_t n)
 {
-    VecJob job = {kernel(f), x, y, n};
-    if (n < VEC_SPLIT_MIN) {
-        job.k(x, y, n);
-        return;
-    }
-    int64_t blocks = (n + VEC_CHUNK_ALIGN - 1) / VEC_CHUNK_ALIGN;
-    mf_parallel_for(blocks, VEC_SPLIT_MIN / VEC_CHUNK_ALIGN, vec_chunk, &job);
+    VecJob job = {kernel(f), NULL, x, y, n};
+    vec_split(&job);
 }
 
-/* rows of a strided input: gathered into a buffer, computed, written */
-static void vec_rows(MfVecKernel k, const MfTensor *x, MfTensor *out)
+void mf_vec_f64(MfVecFn f, const double *x, double *y, int64_t n)
+{
+    VecJob job = {NULL, kernel64(f), x, y, n};
+    vec_split(&job);
+}
+
+/* rows of a strided input: gathered into a buffer, computed, written (the
+ * same kernel as for contiguous data, so the layout never changes a bit) */
+static void vec_rows(const VecJob *job, const MfTensor *x, MfTensor *out)
 {
     enum { BUF = 256 };
-    float buf[BUF];
+    double buf[BUF];
     MfLoop l;
     MfTensor *ts[2] = {out, (MfTensor *)x};
     mf_loop_init(&l, 2, ts, out->rank, out->shape);
     char *p[2];
     while (mf_loop_next(&l, p)) {
-        float *o = (float *)p[0];
-        const float *in = (const float *)p[1];
         int64_t sx = l.step[1];
         for (int64_t i0 = 0; i0 < l.n; i0 += BUF) {
             int64_t m = l.n - i0 < BUF ? l.n - i0 : BUF;
-            for (int64_t i = 0; i < m; i++)
-                buf[i] = in[(i0 + i) * sx];
-            k(buf, o + i0, m);
+            VecJob row = *job;
+            row.x = buf;
+            if (job->k64) {
+                const double *in = (const double *)p[1];
+                for (int64_t i = 0; i < m; i++)
+                    buf[i] = in[(i0 + i) * sx];
+                row.y = (double *)p[0] + i0;
+            } else {
+                const float *in = (const float *)p[1];
+                for (int64_t i = 0; i < m; i++)
+                    ((float *)buf)[i] = in[(i0 + i) * sx];
+                row.y = (float *)p[0] + i0;
+            }
+            vec_run(&row, 0, m);
         }
     }
 }
 
 bool mf_vec_unary(MfVecFn f, const MfTensor *x, MfTensor *out)
 {
-    if (x->dtype != MF_FLOAT32 || out->dtype != MF_FLOAT32)
+    VecJob job = {NULL, NULL, mf_tensor_data(x), mf_tensor_data(out), mf_tensor_numel(out)};
+    if (x->dtype == MF_FLOAT32 && out->dtype == MF_FLOAT32)
+        job.k = kernel(f);
+    else if (x->dtype == MF_FLOAT64 && out->dtype == MF_FLOAT64)
+        job.k64 = kernel64(f);
+    if (!job.k && !job.k64)
         return false;
     if (mf_tensor_is_contiguous(x) && mf_tensor_is_contiguous(out))
-        mf_vec_f32(f, mf_tensor_data(x), mf_tensor_data(out), mf_tensor_numel(out));
+        vec_split(&job);
     else
-        vec_rows(kernel(f), x, out);
+        vec_rows(&job, x, out);
     return true;
 }
 

@@ -38,6 +38,12 @@
     " float32 runs vectorised in float lanes (16 per AVX-512 vector or 8 per AVX2, "   \
     "chosen at run time) within " ulp " ulp of the exact value, with libm's inf, NaN " \
     "and signed zeros; float64 uses libm."
+/* The same for the functions with a float64 kernel too (ulp64 its bound,
+ * tests/unit/test_vecmath_f64.c). */
+#define MF_VEC_ACCURACY_BOTH(ulp, ulp64)                                           \
+    " float32 runs vectorised in float lanes (16 per AVX-512 vector or 8 per AVX2, "   \
+    "chosen at run time) within " ulp " ulp of the exact value, float64 in double "    \
+    "lanes (8 or 4) within " ulp64 " ulp, with libm's inf, NaN and signed zeros."
 
 typedef enum {
     MF_VEC_EXP,
@@ -78,6 +84,9 @@ typedef void (*MfVecKernel)(const float *x, float *y, int64_t n);
 /* y[i] = a[i]^b[i] (b contiguous) or a[i]^b[0] (one exponent). */
 typedef void (*MfVecPowKernel)(const float *a, const float *b, float *y, int64_t n);
 
+/* The float64 kernels (exp, expm1, log, tanh, sigmoid: vecmath_f64_kernels.h). */
+typedef void (*MfVecKernel64)(const double *x, double *y, int64_t n);
+
 /* dx[i] = dy[i] * f'(x[i]) for i < n on one thread (no overlap with 'dx'). */
 typedef void (*MfVecGradKernel)(const float *dy, const float *x, float *dx, int64_t n);
 
@@ -94,9 +103,16 @@ const char *mf_simd_name(MfSimd level);
 /* y[i] = f(x[i]) for i < n, split over the worker pool when n is large. */
 void mf_vec_f32(MfVecFn f, const float *x, float *y, int64_t n);
 
-/* outs = f(x) elementwise when both are float32 (any strides for 'x'; 'out'
- * is a new tensor of x's shape): true. False (nothing done) for other
- * dtypes, which keep libm. */
+/* True when 'f' has a float64 kernel (vecmath_f64_kernels.h). */
+bool mf_vec_has_f64(MfVecFn f);
+
+/* y[i] = f(x[i]) in float64 for i < n, split over the worker pool when n is
+ * large; 'f' must have a float64 kernel. */
+void mf_vec_f64(MfVecFn f, const double *x, double *y, int64_t n);
+
+/* outs = f(x) elementwise when both are float32, or both float64 and 'f'
+ * has a float64 kernel (any strides for 'x'; 'out' is a new tensor of x's
+ * shape): true. False (nothing done) otherwise: those keep libm. */
 bool mf_vec_unary(MfVecFn f, const MfTensor *x, MfTensor *out);
 
 /* out = dy * f'(x) elementwise when all three are float32 and of one shape

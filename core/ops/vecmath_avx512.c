@@ -2,3 +2,4 @@
  * Makefile); the table is chosen at run time by vecmath.c. */
 #define MF_VEC_TABLE mf_vec_kernels_avx512
 #include "vecmath_kernels.h"
+#include "vecmath_f64_kernels.h"
