@@ -272,7 +272,7 @@ UNARY_OP(mf_desc_log1p, "Log1p", "log1p", mf_infer_float_like, log1p_forward, 0,
          "elementwise log(1 + x), exact for small x",
     .topic = "math",
     .details =
-        "Elementwise log(1 + t), accurate when t is tiny." MF_VEC_ACCURACY_FLOAT("2"),
+        "Elementwise log(1 + t), accurate when t is tiny." MF_VEC_ACCURACY_BOTH("2", "2"),
     .example =
         "mf.log1p(mf.tensor{0, 1})            --> {0, 0.6931}");
 UNARY_OP(mf_desc_sin, "Sin", "sin", mf_infer_float_like, sin_forward, 0,
@@ -315,6 +315,6 @@ UNARY_OP(mf_desc_softplus, "Softplus", "softplus", mf_infer_float_like, softplus
     .topic = "math",
     .details =
         "Elementwise log(1 + e^t), a smooth relu; computed without overflow for large t."
-        MF_VEC_ACCURACY_FLOAT("2.5"),
+        MF_VEC_ACCURACY_BOTH("2.5", "2.5"),
     .example =
         "mf.softplus(mf.tensor{0, 1})         --> {0.6931, 1.3133}");

@@ -1,5 +1,5 @@
 /* vecmath_f64_kernels.h — float64 kernels of vecmath.h (exp, expm1, log,
- * tanh, sigmoid) in double lanes, 4 per AVX2 vector and 8 per AVX-512;
+ * log1p, softplus, tanh, sigmoid) in double lanes, 4 per AVX2 vector and 8 per AVX-512;
  * included after vecmath_kernels.h (whose helpers it uses) by the same
  * three files, so each instruction set gets its own table.
  *
@@ -18,6 +18,9 @@
  *       (2 + f), log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)) with R the
  *       series 2 s^2/3 + 2 s^4/5 + ... to s^20; e ln2 in two parts (the high
  *       part's product exact). Subnormals scaled by 2^54 first. 1 ulp.
+ *   log1p: log(u) + (x - (u - 1)) / u with u = 1 + x rounded (the
+ *       correction restores what rounding u lost). 2 ulp.
+ *   softplus: max(x, 0) + log1p(e^-|x|). 2.5 ulp.
  *   tanh: |x| < 1: -t / (2 + t) with t = expm1(-2|x|); else (1 - e) / (1 + e)
  *       with e = e^(-2|x|) (one reduction for both); the sign of x. 2.5 ulp (expm1's error is
  *       amplified by 2 / (2 + t)).
@@ -150,6 +153,24 @@ MF_VEC_INLINE double vm_log64(double x)
     return x != x ? x : y;
 }
 
+/* log(1 + x): log(u) for u = 1 + x rounded, plus the first-order
+ * correction (x - (u - 1)) / u for what the rounding of u lost */
+MF_VEC_INLINE double vm_log1p64(double x)
+{
+    double u = 1.0 + x;
+    double y = vm_log64(u) + (x - (u - 1.0)) / u;
+    y = x == -1.0 ? -HUGE_VAL : y;
+    y = x == HUGE_VAL ? x : y;
+    return x != x || x == 0 ? x : y; /* -0 stays -0 */
+}
+
+/* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|) */
+MF_VEC_INLINE double vm_softplus64(double x)
+{
+    double y = (x > 0 ? x : 0.0) + vm_log1p64(vm_exp64(-fabs(x)));
+    return x != x ? x : y;
+}
+
 MF_VEC_INLINE double vm_tanh64(double x)
 {
     /* one reduction of -2|x| gives both e = e^(-2|x|) and t = e - 1 */
@@ -178,11 +199,14 @@ MF_VEC_INLINE double vm_sigmoid64(double x)
 MF_VEC_LOOP64(k64_exp, vm_exp64)
 MF_VEC_LOOP64(k64_expm1, vm_expm1_64)
 MF_VEC_LOOP64(k64_log, vm_log64)
+MF_VEC_LOOP64(k64_log1p, vm_log1p64)
+MF_VEC_LOOP64(k64_softplus, vm_softplus64)
 MF_VEC_LOOP64(k64_tanh, vm_tanh64)
 MF_VEC_LOOP64(k64_sigmoid, vm_sigmoid64)
 
 extern const MfVecKernel64 MF_VEC_JOIN(MF_VEC_TABLE, _f64)[MF_VEC_COUNT];
 const MfVecKernel64 MF_VEC_JOIN(MF_VEC_TABLE, _f64)[MF_VEC_COUNT] = {
     [MF_VEC_EXP] = k64_exp,   [MF_VEC_EXPM1] = k64_expm1,     [MF_VEC_LOG] = k64_log,
-    [MF_VEC_TANH] = k64_tanh, [MF_VEC_SIGMOID] = k64_sigmoid,
+    [MF_VEC_TANH] = k64_tanh, [MF_VEC_SIGMOID] = k64_sigmoid, [MF_VEC_LOG1P] = k64_log1p,
+    [MF_VEC_SOFTPLUS] = k64_softplus,
 };
