@@ -122,13 +122,17 @@ local function layer_norm(x, w) return mf.nn.layer_norm(x, {epsilon = 1e-5}) * w
 
 -- model.py's CausalSelfAttention: q, k, v from one product, heads split
 -- (B, H, T, hd), softmax(q k^T / sqrt(hd) + causal mask) v, heads joined,
--- projected.
+-- projected. The product is cut into heads before q, k and v are split
+-- apart: each is then a view (B, T, H, hd) of it, and their gradients meet
+-- in one ConcatV2 whose result is already the product's gradient (split
+-- first, each head reshape would copy a strided slice, forward and back).
 function Model:attention(x, blk)
   local B, T, C = x.shape[1], x.shape[2], x.shape[3]
   local H = self.cfg.n_head
   local hd = C // H
-  local q, k, v = table.unpack(mf.split(linear(x, blk.c_attn), 3, 3))
-  local function heads(t) return mf.transpose(mf.reshape(t, {B, T, H, hd}), {1, 3, 2, 4}) end
+  local qkv = mf.reshape(linear(x, blk.c_attn), {B, T, 3 * H, hd})
+  local q, k, v = table.unpack(mf.split(qkv, 3, 3))
+  local function heads(t) return mf.transpose(t, {1, 3, 2, 4}) end
   q, k, v = heads(q), heads(k), heads(v)
   -- softmax(q k^T / sqrt(hd) + causal mask) v, one op (flash-style tiles)
   local y = mf.transpose(mf.nn.scaled_dot_product_attention(q, k, v, {causal = true}),
