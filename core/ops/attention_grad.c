@@ -9,9 +9,13 @@
  * log-sum-exps, P = exp(S - lse); with D = rowsum(dout * out) - dlse,
  *   dv += P^T dout,  dP = dout v^T,  dS = P (dP - D),
  *   dk += scale dS^T q,  dq += scale dS k   (and dmask = dS for a float mask).
- * Nothing of size (Tq, Tk) is kept except the optional dmask. Each batch
- * is one unit of the worker pool (it owns its rows of dq, dk and dv, so
- * the sums run in one order whatever the thread count); the forward op's
+ * Nothing of size (Tq, Tk) is kept except the optional dmask. The keys of
+ * a batch are cut into groups of equal work (causal tiles counted), so a
+ * call has a few units of the worker pool even at batch 1 (GRAD_UNITS); a
+ * unit owns its keys' rows of dk and dv, and writes its share of dq to dq
+ * itself (group 0) or to a partial (T, d) matrix of its own, added to dq
+ * in group order afterwards. The groups depend on the shapes alone, so the
+ * sums run in one order whatever the thread count. The forward op's
  * gradient then sums over the batch axes an input was broadcast along.
  * Its own gradient is not written: second derivatives through attention
  * are refused (MF_OP_NONDIFF), as LSTMCellGrad's. */
@@ -30,11 +34,20 @@
 
 /* Keys per tile of the backward pass (five GEMMs per tile). */
 #define GRAD_KEY_BLOCK 64
+/* Units of work wanted per call (batches times key groups, when there are
+ * enough key blocks): 2, so that one head keeps 2 threads busy. More would
+ * balance odd batch counts too, but each extra group of a batch holds a
+ * (Tq, d) partial of dq. */
+#define GRAD_UNITS 2
+#define MAX_GROUPS GRAD_UNITS
 
 typedef struct GradJob {
     const AttnPlan *p;
     const char *o, *lse, *dout, *dlse; /* contiguous, at the output's shape */
     char *dq, *dk, *dv, *dmask;        /* outputs; dmask NULL: not wanted */
+    int64_t groups;                    /* key groups per batch */
+    int64_t bounds[MAX_GROUPS + 1];    /* group g: keys [bounds[g], bounds[g + 1]) */
+    char *dq_part;                     /* (nbatch, groups - 1, tq, d): groups 1.. */
     atomic_bool nomem;
 } GradJob;
 
@@ -99,7 +112,7 @@ DROP_DSCORES(double, f64)
 
 /* One tile (rows i0.., keys j0..) of batch b: P in S, dS in dP. */
 static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64_t j0,
-                      int64_t nj, void *S, void *dP, const void *D)
+                      int64_t nj, void *S, void *dP, const void *D, char *dq)
 {
     const AttnPlan *p = j->p;
     MfDType dt = p->dtype;
@@ -133,21 +146,54 @@ static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64
     mf_attn_gemm(dt, true, false, nj, p->d, ni, p->scale, dP, nj, q, p->d, 1,
                  j->dk + (size_t)((b * p->tk + j0) * p->d) * es, p->d);
     mf_attn_gemm(dt, false, false, ni, p->d, nj, p->scale, dP, nj, k, p->d, 1,
-                 j->dq + (size_t)((b * p->tq + i0) * p->d) * es, p->d);
+                 dq + (size_t)(i0 * p->d) * es, p->d);
 }
 
-/* Batch b: every key tile, every query tile that sees it. */
-static void grad_batch(const GradJob *j, int64_t b, char *scratch)
+/* The share of batch b's work in keys [j0, j0 + GRAD_KEY_BLOCK): the query
+ * rows of the tiles that see them (all but those above a causal diagonal). */
+static int64_t key_block_work(const AttnPlan *p, int64_t j0)
+{
+    int64_t first = p->causal ? j0 / ATTN_BLOCK_ROWS * ATTN_BLOCK_ROWS : 0;
+    return first < p->tq ? p->tq - first : 0;
+}
+
+/* Cuts the keys into j->groups groups of whole key blocks and about equal
+ * work (from the shapes alone: the sums do not depend on the threads). */
+static void key_groups(GradJob *j)
+{
+    const AttnPlan *p = j->p;
+    int64_t blocks = (p->tk + GRAD_KEY_BLOCK - 1) / GRAD_KEY_BLOCK, total = 0, acc = 0;
+    int64_t g = p->nbatch >= GRAD_UNITS ? 1 : (GRAD_UNITS + p->nbatch - 1) / p->nbatch;
+    j->groups = g < blocks ? g : blocks > 0 ? blocks : 1;
+    for (int64_t kb = 0; kb < blocks; kb++)
+        total += key_block_work(p, kb * GRAD_KEY_BLOCK);
+    j->bounds[0] = 0;
+    g = 1;
+    for (int64_t kb = 0; kb < blocks && g < j->groups; kb++) {
+        acc += key_block_work(p, kb * GRAD_KEY_BLOCK);
+        while (g < j->groups && acc * j->groups >= total * g)
+            j->bounds[g++] = (kb + 1) * GRAD_KEY_BLOCK < p->tk ? (kb + 1) * GRAD_KEY_BLOCK : p->tk;
+    }
+    for (; g <= j->groups; g++)
+        j->bounds[g] = p->tk;
+}
+
+/* Unit u: group u % groups of batch u / groups, every query tile that
+ * sees its keys; its dq share into dq (group 0) or its partial. */
+static void grad_unit(const GradJob *j, int64_t u, char *scratch)
 {
     const AttnPlan *p = j->p;
     size_t es = mf_dtype_size(p->dtype);
+    int64_t b = u / j->groups, g = u % j->groups, k0 = j->bounds[g], k1 = j->bounds[g + 1];
     char *S = scratch, *dP = S + (size_t)(ATTN_BLOCK_ROWS * GRAD_KEY_BLOCK) * es;
     char *D = dP + (size_t)(ATTN_BLOCK_ROWS * GRAD_KEY_BLOCK) * es;
-    memset(j->dq + (size_t)(b * p->tq * p->d) * es, 0, (size_t)(p->tq * p->d) * es);
-    memset(j->dk + (size_t)(b * p->tk * p->d) * es, 0, (size_t)(p->tk * p->d) * es);
-    memset(j->dv + (size_t)(b * p->tk * p->dv) * es, 0, (size_t)(p->tk * p->dv) * es);
-    if (j->dmask)
-        memset(j->dmask + (size_t)(b * p->tq * p->tk) * es, 0, (size_t)(p->tq * p->tk) * es);
+    char *dq = g == 0 ? j->dq + (size_t)(b * p->tq * p->d) * es
+                      : j->dq_part + (size_t)((b * (j->groups - 1) + g - 1) * p->tq * p->d) * es;
+    memset(dq, 0, (size_t)(p->tq * p->d) * es);
+    memset(j->dk + (size_t)((b * p->tk + k0) * p->d) * es, 0, (size_t)((k1 - k0) * p->d) * es);
+    memset(j->dv + (size_t)((b * p->tk + k0) * p->dv) * es, 0, (size_t)((k1 - k0) * p->dv) * es);
+    for (int64_t r = 0; j->dmask && r < p->tq; r++)
+        memset(j->dmask + (size_t)((b * p->tq + r) * p->tk + k0) * es, 0, (size_t)(k1 - k0) * es);
     size_t at = (size_t)(b * p->tq * p->dv) * es, row = (size_t)(b * p->tq) * es;
     if (p->dtype == MF_FLOAT32)
         rowdots_f32((const float *)(j->o + at), (const float *)(j->dout + at),
@@ -155,13 +201,13 @@ static void grad_batch(const GradJob *j, int64_t b, char *scratch)
     else
         rowdots_f64((const double *)(j->o + at), (const double *)(j->dout + at),
                     (const double *)(j->dlse + row), (double *)D, p->tq, p->dv);
-    for (int64_t j0 = 0; j0 < p->tk; j0 += GRAD_KEY_BLOCK) {
-        int64_t nj = p->tk - j0 < GRAD_KEY_BLOCK ? p->tk - j0 : GRAD_KEY_BLOCK;
+    for (int64_t j0 = k0; j0 < k1; j0 += GRAD_KEY_BLOCK) {
+        int64_t nj = k1 - j0 < GRAD_KEY_BLOCK ? k1 - j0 : GRAD_KEY_BLOCK;
         for (int64_t i0 = 0; i0 < p->tq; i0 += ATTN_BLOCK_ROWS) {
             int64_t ni = p->tq - i0 < ATTN_BLOCK_ROWS ? p->tq - i0 : ATTN_BLOCK_ROWS;
             if (p->causal && i0 + ni <= j0)   /* every row of the tile is before key j0 */
                 continue;
-            grad_tile(j, b, i0, ni, j0, nj, S, dP, D);
+            grad_tile(j, b, i0, ni, j0, nj, S, dP, D, dq);
         }
     }
 }
@@ -171,7 +217,7 @@ static size_t grad_scratch_bytes(const AttnPlan *p)
     return (size_t)(2 * ATTN_BLOCK_ROWS * GRAD_KEY_BLOCK + p->tq) * mf_dtype_size(p->dtype);
 }
 
-static void grad_batches(void *ctx, int64_t begin, int64_t end)
+static void grad_units(void *ctx, int64_t begin, int64_t end)
 {
     GradJob *j = ctx;
     size_t bytes = grad_scratch_bytes(j->p);
@@ -180,9 +226,58 @@ static void grad_batches(void *ctx, int64_t begin, int64_t end)
         atomic_store(&j->nomem, true);
         return;
     }
-    for (int64_t b = begin; b < end; b++)
-        grad_batch(j, b, scratch);
+    for (int64_t u = begin; u < end; u++)
+        grad_unit(j, u, scratch);
     mf_dealloc(scratch, bytes);
+}
+
+/* dq += the partials of groups 1.. in group order, by blocks of rows. */
+#define ADD_PARTS(T, SUF)                                                                 \
+    static void add_parts_##SUF(const GradJob *j, int64_t b, int64_t i0, int64_t ni)      \
+    {                                                                                     \
+        const AttnPlan *p = j->p;                                                         \
+        T *dq = (T *)j->dq + (b * p->tq + i0) * p->d;                                     \
+        for (int64_t g = 1; g < j->groups; g++) {                                         \
+            const T *part = (const T *)j->dq_part +                                       \
+                            ((b * (j->groups - 1) + g - 1) * p->tq + i0) * p->d;          \
+            for (int64_t k = 0; k < ni * p->d; k++)                                       \
+                dq[k] += part[k];                                                         \
+        }                                                                                 \
+    }
+
+ADD_PARTS(float, f32)
+ADD_PARTS(double, f64)
+
+static void add_parts(const GradJob *j, int64_t begin, int64_t end)
+{
+    int64_t blocks = (j->p->tq + ATTN_BLOCK_ROWS - 1) / ATTN_BLOCK_ROWS;
+    for (int64_t u = begin; u < end; u++) {
+        int64_t b = u / blocks, i0 = (u % blocks) * ATTN_BLOCK_ROWS;
+        int64_t ni = j->p->tq - i0 < ATTN_BLOCK_ROWS ? j->p->tq - i0 : ATTN_BLOCK_ROWS;
+        if (j->p->dtype == MF_FLOAT32)
+            add_parts_f32(j, b, i0, ni);
+        else
+            add_parts_f64(j, b, i0, ni);
+    }
+}
+
+/* The units of a laid-out job, then the partials into dq. */
+static MfStatus grad_run(GradJob *j)
+{
+    const AttnPlan *p = j->p;
+    key_groups(j);
+    size_t part_bytes = (size_t)(p->nbatch * (j->groups - 1) * p->tq * p->d) *
+                        mf_dtype_size(p->dtype);
+    if (part_bytes && !(j->dq_part = mf_alloc(part_bytes)))
+        return mf_err_nomem(p->op, (unsigned long long)part_bytes);
+    if (p->nbatch > 0)
+        mf_parallel_for(p->nbatch * j->groups, 1, grad_units, j);
+    if (part_bytes && !atomic_load(&j->nomem))   /* Tq d additions: on this thread */
+        add_parts(j, 0, p->nbatch * ((p->tq + ATTN_BLOCK_ROWS - 1) / ATTN_BLOCK_ROWS));
+    if (part_bytes)
+        mf_dealloc(j->dq_part, part_bytes);
+    return atomic_load(&j->nomem) ? mf_err_nomem(p->op, (unsigned long long)grad_scratch_bytes(p))
+                                  : MF_OK;
 }
 
 /* ---- the gradient op ---------------------------------------------------------------- */
@@ -251,16 +346,15 @@ static MfStatus grad_forward(const MfOpCall *c, MfTensor **outs)
                                         mf_dtype_size(p.dtype));
     GradJob j = {.p = &p};
     if (st == MF_OK) {
-        j = (GradJob){&p, mf_tensor_data(held[0]), mf_tensor_data(held[1]),
-                      mf_tensor_data(held[2]), mf_tensor_data(held[3]), mf_tensor_data(outs[0]),
-                      mf_tensor_data(outs[1]), mf_tensor_data(outs[2]),
-                      c->noutputs > 3 ? mf_tensor_data(outs[3]) : NULL, false};
+        j = (GradJob){.p = &p, .o = mf_tensor_data(held[0]), .lse = mf_tensor_data(held[1]),
+                      .dout = mf_tensor_data(held[2]), .dlse = mf_tensor_data(held[3]),
+                      .dq = mf_tensor_data(outs[0]), .dk = mf_tensor_data(outs[1]),
+                      .dv = mf_tensor_data(outs[2]),
+                      .dmask = c->noutputs > 3 ? mf_tensor_data(outs[3]) : NULL};
         st = mf_parallel_blas_buffers(p.op, mf_parallel_threads());
     }
-    if (st == MF_OK && p.nbatch > 0)
-        mf_parallel_for(p.nbatch, 1, grad_batches, &j);
-    if (st == MF_OK && atomic_load(&j.nomem))
-        st = mf_err_nomem(p.op, (unsigned long long)grad_scratch_bytes(&p));
+    if (st == MF_OK)
+        st = grad_run(&j);
     for (int i = 0; i < 4; i++)
         mf_tensor_release(held[i]);
     mf_attn_plan_free(&p);

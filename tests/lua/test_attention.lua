@@ -110,6 +110,23 @@ T.test("gradients of q, k, v and a float mask equal the composition's", function
   local b1, b2 = mf.grad(g, {argnums = {1, 2}})(k1, v1)
   T.eq(a1.shape, {2, 1, 70, 8}); T.eq(a2.shape, {70, 5})
   T.ok(max_abs(a1, b1) < 2e-5 and max_abs(a2, b2) < 2e-5)
+  -- one head: its keys split into two groups, dq summed from two partials
+  local q1, k2, v2 = normal({200, 8}, 14), normal({260, 8}, 15), normal({260, 5}, 16)
+  local w1, m1 = normal({200, 5}, 17), normal({200, 260}, 18)
+  for _, causal in ipairs{false, true} do
+    local f1 = function(q, k, v, m)
+      return mf.reduce_sum(sdpa(q, k, v, {causal = causal, mask = m}) * w1)
+    end
+    local g1 = function(q, k, v, m)
+      return mf.reduce_sum(composed(q, k, v, {causal = causal, mask = m}) * w1)
+    end
+    local got = {mf.grad(f1, {argnums = {1, 2, 3, 4}})(q1, k2, v2, m1)}
+    local want = {mf.grad(g1, {argnums = {1, 2, 3, 4}})(q1, k2, v2, m1)}
+    for i = 1, 4 do
+      T.ok(max_abs(got[i], want[i]) < 2e-5, "one head, input " .. i .. ": " ..
+           max_abs(got[i], want[i]))
+    end
+  end
 end)
 
 T.test("PyTorch 1.13's explicit masked-softmax path: values and gradients", function()

@@ -5,7 +5,8 @@
  * outputs stays under 1 MiB (the tiles of scores: 64 x 256 floats per
  * thread forward, two 64 x 64 tiles and a row of T backward), causal or
  * not, on one thread and on two. The figure is printed (bench/attention.sh
- * quotes this test). Values are checked by tests/lua/test_attention.lua. */
+ * quotes this test). Values are checked by tests/lua/test_attention.lua.
+ * Also: the gradients have the same bits on 1 and 2 threads. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -88,10 +89,112 @@ static void test_extra_memory_is_tiles_not_scores(void **state)
     assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
 }
 
+/* q, k, v of 'heads' batches with t rows, and a float mask (t, t). */
+static MfTensor *filled(int rank, const int64_t *shape, double k)
+{
+    MfTensor *t = mf_tensor_new(MF_FLOAT32, rank, shape);
+    assert_non_null(t);
+    float *p = mf_tensor_data(t);
+    for (int64_t i = 0; i < mf_tensor_numel(t); i++)
+        p[i] = (float)(((i * 37 + 11) % 101) / 101.0 - 0.5) * (float)k;
+    return t;
+}
+
+/* The gradients dq, dk, dv, dmask of one call on 'threads' threads. */
+static void gradients(int threads, int64_t heads, int64_t t, bool causal, double rate,
+                      MfTensor **dq)
+{
+    assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
+    int64_t shape[3] = {heads, t, D}, mshape[2] = {t, t};
+    MfTensor *in[4] = {filled(3, shape, 1), filled(3, shape, 2), filled(3, shape, 1),
+                       filled(2, mshape, 0.5)};
+    MfAttrs a = mf_attrs_default();
+    a.causal = causal;
+    a.scalar[1] = rate;
+    a.seed = 5;
+    MfTensor *outs[MF_MAX_OUTPUTS] = {NULL}, *dy[MF_MAX_OUTPUTS] = {filled(3, shape, 1.5)};
+    int nout = 0;
+    assert_int_equal(mf_op_call(MF_OP_ATTENTION, 4, in, &a, outs, &nout), MF_OK);
+    MfOpCall call = {.op = MF_OP_ATTENTION, .ninputs = 4, .inputs = in, .attrs = &a,
+                     .noutputs = nout};
+    MfGradCall g = {.call = &call, .outputs = outs, .doutputs = dy};
+    assert_int_equal(mf_grad_call(&g, dq), MF_OK);
+    for (int i = 0; i < MF_MAX_OUTPUTS; i++) {
+        mf_tensor_release(outs[i]);
+        mf_tensor_release(dy[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        mf_tensor_release(in[i]);
+}
+
+/* The backward pass splits one head's keys over the pool (and adds the
+ * partial dq in a fixed order): the same bits on 1 and 2 threads, for one
+ * head or three, causal or not, with dropout. */
+static void test_backward_same_bits_on_1_and_2_threads(void **state)
+{
+    (void)state;
+    int threads = mf_parallel_threads();
+    const int64_t heads[] = {1, 1, 3, 1};
+    const int64_t rows[] = {300, 130, 200, 257};
+    const double rates[] = {0, 0, 0, 0.3};
+    for (int c = 0; c < 4; c++)
+        for (int causal = 0; causal <= 1; causal++) {
+            MfTensor *one[MF_MAX_OUTPUTS] = {NULL}, *two[MF_MAX_OUTPUTS] = {NULL};
+            gradients(1, heads[c], rows[c], causal, rates[c], one);
+            gradients(2, heads[c], rows[c], causal, rates[c], two);
+            for (int i = 0; i < 4; i++) {
+                assert_non_null(one[i]);
+                assert_int_equal(mf_tensor_numel(one[i]), mf_tensor_numel(two[i]));
+                assert_memory_equal(mf_tensor_data(one[i]), mf_tensor_data(two[i]),
+                                    (size_t)mf_tensor_numel(one[i]) * 4);
+            }
+            for (int i = 0; i < MF_MAX_OUTPUTS; i++) {
+                mf_tensor_release(one[i]);
+                mf_tensor_release(two[i]);
+            }
+        }
+    assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
+}
+
+/* One head's backward runs on 2 threads: the gradient op's last pool job
+ * (each thread one chunk) ran on 2, after a job on 3 (so a job that did
+ * not split would leave 3). */
+static void test_one_head_backward_uses_two_threads(void **state)
+{
+    (void)state;
+    int threads = mf_parallel_threads();
+    int64_t shape[3] = {1, 300, D}, lshape[2] = {1, 300};
+    MfTensor *in[7] = {filled(3, shape, 1), filled(3, shape, 2), filled(3, shape, 1), NULL,
+                       NULL, filled(3, shape, 1.5), filled(2, lshape, 0)};
+    MfAttrs a = mf_attrs_default();
+    a.causal = true;
+    MfTensor *outs[MF_MAX_OUTPUTS] = {NULL}, *grads[MF_MAX_OUTPUTS] = {NULL};
+    mf_parallel_set_one_chunk_each(true);
+    assert_int_equal(mf_parallel_set_threads(3), MF_OK);
+    assert_int_equal(mf_op_call(MF_OP_ATTENTION, 3, in, &a, outs, NULL), MF_OK);
+    assert_int_equal(mf_parallel_last_threads(), 3);   /* 5 blocks of query rows */
+    in[3] = outs[0];
+    in[4] = outs[1];
+    assert_int_equal(mf_parallel_set_threads(2), MF_OK);
+    assert_int_equal(mf_op_call(MF_OP_ATTENTION_GRAD, 7, in, &a, grads, NULL), MF_OK);
+    assert_int_equal(mf_parallel_last_threads(), 2);
+    mf_parallel_set_one_chunk_each(false);
+    assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
+    for (int i = 0; i < MF_MAX_OUTPUTS; i++) {
+        mf_tensor_release(outs[i]);
+        mf_tensor_release(grads[i]);
+    }
+    for (int i = 0; i < 7; i++)
+        if (i != 3 && i != 4)
+            mf_tensor_release(in[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_extra_memory_is_tiles_not_scores),
+        TEST(test_backward_same_bits_on_1_and_2_threads),
+        TEST(test_one_head_backward_uses_two_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
