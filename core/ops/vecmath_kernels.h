@@ -10,7 +10,7 @@
  * float polynomials (S. L. Moshier, public domain) and explicit fmaf; a few
  * ulp (the bounds tests/unit/test_vecmath.c checks and help states:
  * exp 1.1, sigmoid 2.3, tanh 1.4, erf 2.5, log 0.8, log1p 1.5, expm1 1.5,
- * softplus 1.9, atan 2.3, erfc 3.9, gelu 4.0, silu 3.1 measured).
+ * softplus 1.9, atan 2.3, erfc 3.9, gelu 3.2, silu 3.1 measured).
  * Double lanes (the others): the float argument converted to double,
  * polynomials accurate to about 1e-12 relative, one rounding to float at
  * the end: within 1 ulp, and the double range covers float's overflow and
@@ -173,33 +173,49 @@ MF_VEC_INLINE uint32_t vmf_bits(float f)
     return u;
 }
 
-/* e^(x + lo) 2^shift for x in [-104, 89] (callers clamp; x down to -120
- * with a shift of 24) and a tiny 'lo' (the low part of an argument carried
- * in two floats, or 0): x = k ln2 + r, |r| <= ln2 / 2, e^r by Cephes's expf
- * polynomial; 2^(k + shift) as two factors 2^(k>>1) 2^(k-(k>>1)), each a
- * normal float for k in [-150, 128], so that a result in the subnormal
- * range is rounded once (by the last multiply) and one past FLT_MAX becomes
- * inf. A shift lets a caller keep the digits of a result it multiplies
- * further before it underflows. */
-MF_VEC_INLINE float vmf_exp_parts(float x, float lo, int32_t shift)
+/* e^(x + lo) = 2^k y for a tiny 'lo' (the low part of an argument carried
+ * in two floats, or 0): x = k ln2 + r, |r| <= ln2 / 2, y = e^r in
+ * [0.70, 1.42] by Cephes's expf polynomial; k in *k */
+MF_VEC_INLINE float vmf_exp_core(float x, float lo, int32_t *k)
 {
     const float shifter = 0x1.8p23f; /* adding it rounds to an integer in the low bits */
-    float k = __builtin_fmaf(x, 0x1.715476p0f, shifter);
-    int32_t ki = (int32_t)(vmf_bits(k) - 0x4b400000u) + shift;
-    k -= shifter;
-    float r = __builtin_fmaf(k, -0.693359375f, x); /* ln2 in two parts (Cephes) */
-    r = __builtin_fmaf(k, 2.12194440e-4f, r) + lo;
+    float kf = __builtin_fmaf(x, 0x1.715476p0f, shifter);
+    *k = (int32_t)(vmf_bits(kf) - 0x4b400000u);
+    kf -= shifter;
+    float r = __builtin_fmaf(kf, -0.693359375f, x); /* ln2 in two parts (Cephes) */
+    r = __builtin_fmaf(kf, 2.12194440e-4f, r) + lo;
     float p = 1.9875691500e-4f;
     p = __builtin_fmaf(p, r, 1.3981999507e-3f);
     p = __builtin_fmaf(p, r, 8.3334519073e-3f);
     p = __builtin_fmaf(p, r, 4.1665795894e-2f);
     p = __builtin_fmaf(p, r, 1.6666665459e-1f);
     p = __builtin_fmaf(p, r, 5.0000001201e-1f);
-    float y = __builtin_fmaf(p, r * r, r) + 1.0f;
+    return __builtin_fmaf(p, r * r, r) + 1.0f;
+}
+
+/* e^(x + lo) 2^shift for x in [-104, 89] (callers clamp; x down to -120
+ * with a shift of 24): 2^(k + shift) as two factors 2^(k>>1) 2^(k-(k>>1)),
+ * each a normal float for k in [-150, 128], so that a result in the
+ * subnormal range is rounded once (by the last multiply) and one past
+ * FLT_MAX becomes inf. A shift lets a caller keep the digits of a result it
+ * multiplies further before it underflows. */
+MF_VEC_INLINE float vmf_exp_parts(float x, float lo, int32_t shift)
+{
+    int32_t ki;
+    float y = vmf_exp_core(x, lo, &ki);
+    ki += shift;
     int32_t k1 = ki >> 1;
     float s1 = vmf_from_bits((uint32_t)(k1 + 127) << 23);
     float s2 = vmf_from_bits((uint32_t)(ki - k1 + 127) << 23);
     return y * s1 * s2;
+}
+
+/* e^(x + lo) for x in [-87, 0] (a normal result: one scale factor) */
+MF_VEC_INLINE float vmf_exp_normal(float x, float lo)
+{
+    int32_t ki;
+    float y = vmf_exp_core(x, lo, &ki);
+    return y * vmf_from_bits((uint32_t)(ki + 127) << 23);
 }
 
 /* (r + 0 is r, a -0 becoming +0, which e^r does not tell apart) */
@@ -208,11 +224,31 @@ MF_VEC_INLINE float vmf_exp(float x)
     return vmf_exp_parts(x, 0.0f, 0);
 }
 
-/* x limited to [lo, hi] (NaN becomes hi: callers put NaN back) */
+/* the float's bits as an integer of the same order (-0 just below +0) */
+MF_VEC_INLINE int32_t vmf_ordered(float x)
+{
+    int32_t i = (int32_t)vmf_bits(x);
+    return i ^ ((i >> 31) & 0x7fffffff);
+}
+
+/* x limited to [lo, hi] (NaN becomes lo or hi: callers put NaN back), on
+ * the ordered bits: two integer min/max instructions, where GCC turns float
+ * compare-and-selects into a cascade of selects through what follows */
 MF_VEC_INLINE float vmf_clamp(float x, float lo, float hi)
 {
-    x = x < hi ? x : hi;
-    return x > lo ? x : lo;
+    int32_t i = vmf_ordered(x), l = vmf_ordered(lo), h = vmf_ordered(hi);
+    i = i < h ? i : h;
+    i = i > l ? i : l;
+    return vmf_from_bits((uint32_t)(i ^ ((i >> 31) & 0x7fffffff)));
+}
+
+/* min(|x|, lim) for lim >= 0 (NaN becomes lim: callers put NaN back), on
+ * the bits: nonnegative floats order as their bits do, and an integer min
+ * is one vector instruction where a float compare-and-select is several */
+MF_VEC_INLINE float vmf_abs_min(float x, float lim)
+{
+    int32_t b = (int32_t)(vmf_bits(x) & 0x7fffffffu), l = (int32_t)vmf_bits(lim);
+    return vmf_from_bits((uint32_t)(b < l ? b : l));
 }
 
 MF_VEC_INLINE float vm_expf(float x)
@@ -396,83 +432,150 @@ MF_VEC_INLINE float vm_erfcf(float x)
     return vm_nan_through(x, y);
 }
 
-/* Phi(x) = P(N(0,1) <= x) in pieces, for |x| <= 14.5 (past it gelu is x or
- * 0 in float): a = |x| / sqrt 2, er = erf(a) (used below a = 1/2),
- * q = erfcx(a), far = a erfcx(a) (for a >= 4, from s = 1/a^2 = 2/x^2, no
- * rounded a) and e = e^(-x^2/2) 2^24 (x^2 = z + lo exactly), so that for
- * x < 0 Phi(x) = q e 2^-24 / 2 and the caller multiplies before it rounds
- * a subnormal. */
+/* gelu's q(u) = erfcx(u / sqrt 2) = e^(u^2/2) erfc(u / sqrt 2) for u = |x|,
+ * as polynomials in u itself (no rounded u / sqrt 2, no division;
+ * tools/gen_vecmath_gelu.py, 1.6e-7 relative evaluated in float):
+ * near, 1/sqrt 2 <= u <= 4 sqrt 2, degree 14; far, 4 sqrt 2 <= u <= 14.5,
+ * degree 11 (only gelu's x < -4 sqrt 2 needs it: see vm_geluf) */
+#define VM_GELU_FAR 5.65685425f /* 4 sqrt 2 */
+MF_VEC_INLINE float vmf_gelu_q_near(float u)
+{
+    float t = u - 3.18198061f;
+    float p = 1.43013393e-10f;
+    p = __builtin_fmaf(p, t, -8.44290082e-10f);
+    p = __builtin_fmaf(p, t, 1.60623215e-09f);
+    p = __builtin_fmaf(p, t, -8.39037106e-09f);
+    p = __builtin_fmaf(p, t, 7.24466247e-08f);
+    p = __builtin_fmaf(p, t, -3.82185135e-07f);
+    p = __builtin_fmaf(p, t, 1.82526821e-06f);
+    p = __builtin_fmaf(p, t, -9.02245392e-06f);
+    p = __builtin_fmaf(p, t, 4.35791226e-05f);
+    p = __builtin_fmaf(p, t, -0.000202259122f);
+    p = __builtin_fmaf(p, t, 0.000904741872f);
+    p = __builtin_fmaf(p, t, -0.00388977304f);
+    p = __builtin_fmaf(p, t, 0.0159963146f);
+    p = __builtin_fmaf(p, t, -0.0625694096f);
+    return __builtin_fmaf(p, t, 0.231087252f);
+}
+
+MF_VEC_INLINE float vmf_gelu_q_far(float u)
+{
+    float t = u - 10.0784273f;
+    float p = -5.96341553e-13f;
+    p = __builtin_fmaf(p, t, 6.69632839e-12f);
+    p = __builtin_fmaf(p, t, -3.96840651e-11f);
+    p = __builtin_fmaf(p, t, 4.33651115e-10f);
+    p = __builtin_fmaf(p, t, -5.47014833e-09f);
+    p = __builtin_fmaf(p, t, 5.91792393e-08f);
+    p = __builtin_fmaf(p, t, -6.27331701e-07f);
+    p = __builtin_fmaf(p, t, 6.67324048e-06f);
+    p = __builtin_fmaf(p, t, -7.04256963e-05f);
+    p = __builtin_fmaf(p, t, 0.000736486341f);
+    p = __builtin_fmaf(p, t, -0.00763384579f);
+    return __builtin_fmaf(p, t, 0.0784101188f);
+}
+
+/* Phi(x) = P(N(0,1) <= x) in pieces: u = |x|, er = erf(u / sqrt 2) (used
+ * below u = 1/sqrt 2), q = erfcx(u / sqrt 2) and e = e^(-x^2/2) (x^2 = z +
+ * lo exactly), with s = 1: Phi(x) = q e s / 2 for x < 0, 1 - q e / 2 for
+ * x > 0. u is limited to 4 sqrt 2 for q and to 10 for e (e^-50: no
+ * subnormal), where Phi is 1 in float and x phi(x) below its last place.
+ * With 'far', lanes of x below -4 sqrt 2 get the far polynomial and
+ * e 2^24 with s = 2^-24 instead (x limited to -14.5, past which gelu is
+ * -0), so that a caller multiplies before it rounds a subnormal; the other
+ * lanes get the same bits either way. */
 typedef struct {
-    float a, er, q, far, e;
+    float er, q, e, s;
 } VmPhi;
 
-MF_VEC_INLINE VmPhi vmf_phi_parts(float x)
+MF_VEC_INLINE VmPhi vmf_phi_parts(float x, bool far)
 {
     VmPhi f;
-    float z = x * x, lo = __builtin_fmaf(x, x, -z);
-    f.a = __builtin_fabsf(x) * 0.70710678118654752f;
-    f.er = vmf_erf_small(f.a, f.a * f.a);
-    f.far = vmf_erfcx_far(2.0f / z);
-    f.q = f.a < 4.0f ? vmf_erfcx_near(f.a) : f.far / f.a;
-    f.e = vmf_exp_neg_square(0.5f * z, 0.5f * lo, 24);
+    float un = vmf_abs_min(x, VM_GELU_FAR), ue = vmf_abs_min(x, 10.0f);
+    float z = ue * ue, lo = __builtin_fmaf(ue, ue, -z);
+    float a = un * 0.70710678118654752f;
+    f.er = vmf_erf_small(a, a * a);
+    f.q = vmf_gelu_q_near(un);
+    f.e = vmf_exp_normal(-0.5f * z, -0.5f * lo);
+    f.s = 1.0f;
+    if (far) { /* a compile-time choice: the kernels' blocks without such x skip it */
+        bool is_far = x < -VM_GELU_FAR;
+        float uf = vmf_abs_min(x, 14.5f);
+        float zf = uf * uf, lof = __builtin_fmaf(uf, uf, -zf);
+        f.q = is_far ? vmf_gelu_q_far(uf) : f.q;
+        f.e = is_far ? vmf_exp_parts(-0.5f * zf, -0.5f * lof, 24) : f.e;
+        f.s = is_far ? 0x1p-24f : 1.0f;
+    }
     return f;
 }
 
-/* x Phi(x): x (1 + erf(a) sign x) / 2 below a = 1/2, x (1 - q e / 2) above
- * for x > 0, x q e / 2 for x < 0 (-far e / sqrt 2 past a = 4: x / a is
- * -sqrt 2); no cancellation anywhere; 0 past -14.5 */
-MF_VEC_INLINE float vm_geluf(float x)
+/* x Phi(x): x (1 + erf(a) sign x) / 2 below u = 1/sqrt 2, x (1 - q e / 2)
+ * above for x > 0 (x itself past 4 sqrt 2), x q e s / 2 for x < 0; no
+ * cancellation anywhere */
+MF_VEC_INLINE float vm_geluf(float x, bool far)
 {
-    float xc = vmf_clamp(x, -14.5f, 14.5f);
-    VmPhi f = vmf_phi_parts(xc);
+    VmPhi f = vmf_phi_parts(x, far);
+    float xn = x > -14.5f ? x : -14.5f;
     float small = x * __builtin_fmaf(0.5f, __builtin_copysignf(f.er, x), 0.5f);
-    float pos = x * __builtin_fmaf(-0.5f * f.q, f.e * 0x1p-24f, 1.0f);
-    float near = (((xc * 0.5f) * f.q) * f.e) * 0x1p-24f;
-    float far = ((f.far * -0.70710678118654752f) * f.e) * 0x1p-24f;
-    float y = f.a < 0.5f ? small : x > 0 ? pos : f.a < 4.0f ? near : far;
+    float pos = x * __builtin_fmaf(-0.5f * f.q, f.e, 1.0f);
+    float neg = (((xn * 0.5f) * f.q) * f.e) * f.s;
+    float y = __builtin_fabsf(x) < 0.70710678f ? small : x > 0 ? pos : neg;
     return vm_nan_through(x, y);
 }
 
 /* dy (Phi(x) + x phi(x)), phi(x) = e^(-x^2/2) / sqrt(2 pi) */
-MF_VEC_INLINE float vm_gelu_gradf(float dy, float x)
+MF_VEC_INLINE float vm_gelu_gradf(float dy, float x, bool far)
 {
     const float inv_sqrt_2pi = 0.398942280401432678f;
-    float xc = vmf_clamp(x, -14.5f, 14.5f);
-    VmPhi f = vmf_phi_parts(xc);
-    float phi = f.e * 0x1p-24f * inv_sqrt_2pi;
+    VmPhi f = vmf_phi_parts(x, far);
+    float xc = vmf_clamp(x, -14.5f, 10.0f);
+    float es = f.e * f.s, phi = es * inv_sqrt_2pi;
     float small = __builtin_fmaf(xc, phi, __builtin_fmaf(0.5f, __builtin_copysignf(f.er, xc), 0.5f));
-    float pos = __builtin_fmaf(xc, phi, __builtin_fmaf(-0.5f * f.q, f.e * 0x1p-24f, 1.0f));
-    float neg = __builtin_fmaf(xc, inv_sqrt_2pi, 0.5f * f.q) * f.e * 0x1p-24f;
-    float d = f.a < 0.5f ? small : xc > 0 ? pos : neg;
+    float pos = __builtin_fmaf(xc, phi, __builtin_fmaf(-0.5f * f.q, f.e, 1.0f));
+    float neg = __builtin_fmaf(xc, inv_sqrt_2pi, 0.5f * f.q) * es;
+    float d = __builtin_fabsf(x) < 0.70710678f ? small : x > 0 ? pos : neg;
     return dy * vm_nan_through(x, d);
 }
 
-/* sigmoid(v) for the double 'v' in pieces: e = e^-|v| 2^24 (|v| <= 115,
- * |v| split into float hi + lo for the exponential) and d = 1 + e^-|v|:
- * sigmoid(v) = 1 / d for v >= 0 and e 2^-24 / d below */
+/* sigmoid(v) in pieces: e = e^-|v| 2^24 (|v| = hi + lo <= 115 in two
+ * floats for the exponential) and d = 1 + e^-|v|: sigmoid(v) = 1 / d for
+ * v >= 0 and e 2^-24 / d below */
 typedef struct {
     float e, d;
 } VmSigmoid;
 
-MF_VEC_INLINE VmSigmoid vmf_sigmoid_parts(double v)
+MF_VEC_INLINE VmSigmoid vmf_sigmoid_split(float hi, float lo)
 {
     VmSigmoid s;
-    double av = __builtin_fabs(v);
-    av = av < 115.0 ? av : 115.0;
-    float hi = (float)av, lo = (float)(av - (double)hi);
     s.e = vmf_exp_parts(-hi, -lo, 24);
     s.d = 1.0f + s.e * 0x1p-24f;
     return s;
 }
 
-/* x sigmoid(v): x / d for v >= 0; (x e / d) 2^-24 below, so a subnormal
- * result is rounded once; x limited to [-120, inf) there (0 anyway) */
-MF_VEC_INLINE float vmf_times_sigmoid(float x, double v)
+/* for a double 'v' (gelu's tanh form: its cubic's rounding would be
+ * amplified by |v|) */
+MF_VEC_INLINE VmSigmoid vmf_sigmoid_parts(double v)
 {
-    VmSigmoid s = vmf_sigmoid_parts(v);
+    double av = __builtin_fabs(v);
+    av = av < 115.0 ? av : 115.0;
+    float hi = (float)av;
+    return vmf_sigmoid_split(hi, (float)(av - (double)hi));
+}
+
+/* for a float 'v' (silu: v = x, exact; no double lanes) */
+MF_VEC_INLINE VmSigmoid vmf_sigmoid_partsf(float v)
+{
+    return vmf_sigmoid_split(vmf_abs_min(v, 115.0f), 0.0f);
+}
+
+/* x sigmoid(v) with one division ('neg': v < 0): x / d for v >= 0;
+ * x e / (d 2^24) below (exact scaling: a subnormal result is rounded once);
+ * x limited to [-120, inf) there (0 anyway) */
+MF_VEC_INLINE float vmf_times_sigmoid(float x, bool neg, VmSigmoid s)
+{
     float xn = x > -120.0f ? x : -120.0f;
-    float y = v >= 0 ? x / s.d : ((xn * s.e) / s.d) * 0x1p-24f;
-    return vm_nan_through(x, y);
+    float num = neg ? xn * s.e : x, den = neg ? s.d * 0x1p24f : s.d;
+    return vm_nan_through(x, num / den);
 }
 
 /* 2 sqrt(2/pi) (x + 0.044715 x^3) in double: gelu's tanh form is
@@ -487,38 +590,41 @@ MF_VEC_INLINE double vm_gelu_tanh_arg(float x)
 
 MF_VEC_INLINE float vm_gelu_tanhf(float x)
 {
-    return vmf_times_sigmoid(x, vm_gelu_tanh_arg(x));
+    double v = vm_gelu_tanh_arg(x);
+    return vmf_times_sigmoid(x, v < 0, vmf_sigmoid_parts(v));
 }
 
 MF_VEC_INLINE float vm_siluf(float x)
 {
-    return vmf_times_sigmoid(x, (double)x);
+    return vmf_times_sigmoid(x, x < 0, vmf_sigmoid_partsf(x));
 }
 
 /* f'(x) for f = x sigmoid(v(x)): s (1 + x (1 - s) v'), s = sigmoid(v);
- * 1 - s as e / d or 1 / d, whichever does not cancel; below v = 0 the
- * product is formed scaled by 2^24 (a tiny s keeps its digits); x limited to
- * [-30, 30] for gelu's tanh form (s is 0 or 1 past it: f' is 0 or 1) */
-MF_VEC_INLINE float vmf_times_sigmoid_grad(float x, double v, float dv)
+ * 1 - s as e / d or 1 / d, whichever does not cancel (one division: 1 / d);
+ * below v = 0 the product is formed scaled by 2^24 (a tiny s keeps its
+ * digits); x limited to [-30, 30] for gelu's tanh form (s is 0 or 1 past
+ * it: f' is 0 or 1) */
+MF_VEC_INLINE float vmf_times_sigmoid_grad(float x, bool neg, VmSigmoid s, float dv)
 {
-    VmSigmoid s = vmf_sigmoid_parts(v);
-    float comp = v >= 0 ? (s.e * 0x1p-24f) / s.d : 1.0f / s.d;
+    float inv = 1.0f / s.d;
+    float comp = neg ? inv : (s.e * 0x1p-24f) * inv;
     float f = __builtin_fmaf(x * comp, dv, 1.0f);
-    return v >= 0 ? f / s.d : ((s.e / s.d) * f) * 0x1p-24f; /* s = e 2^-24 / d below 0 */
+    return neg ? ((s.e * inv) * f) * 0x1p-24f : f * inv; /* s = e 2^-24 / d below 0 */
 }
 
 MF_VEC_INLINE float vm_gelu_tanh_gradf(float dy, float x)
 {
     float xc = vmf_clamp(x, -30.0f, 30.0f);
     float dv = __builtin_fmaf((float)(3 * VM_GELU_K3), xc * xc, (float)VM_GELU_K1);
-    float d = vmf_times_sigmoid_grad(xc, vm_gelu_tanh_arg(xc), dv);
+    double v = vm_gelu_tanh_arg(xc);
+    float d = vmf_times_sigmoid_grad(xc, v < 0, vmf_sigmoid_parts(v), dv);
     return dy * vm_nan_through(x, d);
 }
 
 MF_VEC_INLINE float vm_silu_gradf(float dy, float x)
 {
     float xc = vmf_clamp(x, -120.0f, 120.0f);
-    float d = vmf_times_sigmoid_grad(xc, (double)xc, 1.0f);
+    float d = vmf_times_sigmoid_grad(xc, xc < 0, vmf_sigmoid_partsf(xc), 1.0f);
     return dy * vm_nan_through(x, d);
 }
 
@@ -732,7 +838,6 @@ MF_VEC_LOOP(k_softplus, vm_softplusf)
 MF_VEC_LOOP(k_erf, vm_erff)
 MF_VEC_LOOP(k_erfc, vm_erfcf)
 MF_VEC_LOOP(k_acosh, vm_acoshf)
-MF_VEC_LOOP(k_gelu, vm_geluf)
 MF_VEC_LOOP(k_gelu_tanh, vm_gelu_tanhf)
 MF_VEC_LOOP(k_silu, vm_siluf)
 
@@ -743,8 +848,50 @@ MF_VEC_LOOP(k_silu, vm_siluf)
             dx[i] = fn(dy[i], x[i]);                                               \
     }
 
-MF_VEC_GRAD_LOOP(k_gelu_grad, vm_gelu_gradf)
 MF_VEC_GRAD_LOOP(k_gelu_tanh_grad, vm_gelu_tanh_gradf)
+
+/* gelu and its gradient by blocks: one without an x below -4 sqrt 2 (the
+ * usual case) skips the far polynomial; either way an element gets the
+ * same bits (the far polynomial is selected only for such x) */
+enum { VM_GELU_BLOCK = 32 };
+
+MF_VEC_INLINE bool vm_gelu_block_far(const float *x, int64_t n)
+{
+    int any = 0;
+    for (int64_t i = 0; i < n; i++)
+        any |= x[i] < -VM_GELU_FAR;
+    return any != 0;
+}
+
+static void k_gelu(const float *x, float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + VM_GELU_BLOCK <= n; i += VM_GELU_BLOCK) {
+        if (vm_gelu_block_far(x + i, VM_GELU_BLOCK))
+            for (int j = 0; j < VM_GELU_BLOCK; j++)
+                y[i + j] = vm_geluf(x[i + j], true);
+        else
+            for (int j = 0; j < VM_GELU_BLOCK; j++)
+                y[i + j] = vm_geluf(x[i + j], false);
+    }
+    for (; i < n; i++)
+        y[i] = vm_geluf(x[i], true);
+}
+
+static void k_gelu_grad(const float *dy, const float *x, float *dx, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + VM_GELU_BLOCK <= n; i += VM_GELU_BLOCK) {
+        if (vm_gelu_block_far(x + i, VM_GELU_BLOCK))
+            for (int j = 0; j < VM_GELU_BLOCK; j++)
+                dx[i + j] = vm_gelu_gradf(dy[i + j], x[i + j], true);
+        else
+            for (int j = 0; j < VM_GELU_BLOCK; j++)
+                dx[i + j] = vm_gelu_gradf(dy[i + j], x[i + j], false);
+    }
+    for (; i < n; i++)
+        dx[i] = vm_gelu_gradf(dy[i], x[i], true);
+}
 MF_VEC_GRAD_LOOP(k_silu_grad, vm_silu_gradf)
 
 #define MF_VEC_JOIN2(a, b) a##b
