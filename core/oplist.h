@@ -187,6 +187,9 @@ MF_OP(MF_OP_GELU, mf_desc_gelu)
 MF_OP(MF_OP_GELU_GRAD, mf_desc_gelu_grad)
 MF_OP(MF_OP_SILU, mf_desc_silu)
 MF_OP(MF_OP_SILU_GRAD, mf_desc_silu_grad)
+/* the gradients of Sigmoid and Tanh from their outputs (core/ops/output_grad.c) */
+MF_OP(MF_OP_SIGMOID_GRAD, mf_desc_sigmoid_grad)
+MF_OP(MF_OP_TANH_GRAD, mf_desc_tanh_grad)
 /* erfc, acosh (core/ops/unary_more.c); (x - y)^2 (core/ops/binary.c) */
 MF_OP(MF_OP_ERFC, mf_desc_erfc)
 MF_OP(MF_OP_ACOSH, mf_desc_acosh)

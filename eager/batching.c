@@ -520,6 +520,7 @@ static const MfBatchRule rules[MF_NOPS] = {
     [MF_OP_IS_NAN] = ELEMENTWISE, [MF_OP_IS_INF] = ELEMENTWISE, [MF_OP_IS_FINITE] = ELEMENTWISE,
     /* same-shape inputs, no axes: every input batched */
     [MF_OP_RELU_GRAD] = AXES(ALL), [MF_OP_GELU_GRAD] = AXES(ALL), [MF_OP_SILU_GRAD] = AXES(ALL),
+    [MF_OP_SIGMOID_GRAD] = AXES(ALL), [MF_OP_TANH_GRAD] = AXES(ALL),
     /* axes one up */
     [MF_OP_SUM] = AXES(ALL), [MF_OP_MEAN] = AXES(ALL), [MF_OP_MAX] = AXES(ALL),
     [MF_OP_MIN] = AXES(ALL), [MF_OP_PROD] = AXES(ALL), [MF_OP_ARGMAX] = AXES(ALL),

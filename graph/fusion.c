@@ -40,7 +40,7 @@ static const bool elementwise_op[MF_NOPS] = {
     [MF_OP_RECIPROCAL] = true, [MF_OP_ATANH] = true, [MF_OP_ASINH] = true,
     [MF_OP_GELU] = true, [MF_OP_GELU_GRAD] = true, [MF_OP_SILU] = true,
     [MF_OP_SILU_GRAD] = true, [MF_OP_ERFC] = true, [MF_OP_ACOSH] = true,
-    [MF_OP_SQUARED_DIFFERENCE] = true,
+    [MF_OP_SQUARED_DIFFERENCE] = true, [MF_OP_SIGMOID_GRAD] = true, [MF_OP_TANH_GRAD] = true,
 };
 
 /* Reductions that may end a group (their first input a member). */

@@ -338,6 +338,7 @@ static bool takes_unknown_dims(const Walk *w, const MfNode *nd)
         MF_OP_TOP_K, MF_OP_SORT, MF_OP_GATHER_ALONG_AXIS, MF_OP_SCATTER_ALONG_AXIS,
         MF_OP_GATHER_ND, MF_OP_SCATTER_ND, MF_OP_SCATTER_ND_LIKE, MF_OP_MATRIX_BAND_PART,
         MF_OP_TRILU, MF_OP_GELU, MF_OP_GELU_GRAD, MF_OP_SILU_GRAD, MF_OP_ATTENTION,
+        MF_OP_SIGMOID_GRAD, MF_OP_TANH_GRAD,
     };
     if (mf_op_table[nd->op]->flags & MF_OP_SIMPLE)
         return true;

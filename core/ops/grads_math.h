@@ -54,6 +54,10 @@ MfStatus mf_reciprocal_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_erfc_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_acosh_grad(const MfGradCall *g, MfTensor **dinputs);
 
+/* output_grad.c: dy * (1 - y*y) ('op' MF_OP_TANH_GRAD) or dy * y * (1 - y)
+ * (MF_OP_SIGMOID_GRAD) as one op, y the forward output */
+MfStatus mf_output_grad(MfOpId op, MfTensor *dy, MfTensor *y, MfTensor **out);
+
 /* reduce_grad.c */
 MfStatus mf_sum_grad(const MfGradCall *g, MfTensor **dinputs);
 MfStatus mf_mean_grad(const MfGradCall *g, MfTensor **dinputs);

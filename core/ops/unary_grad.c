@@ -111,33 +111,15 @@ MfStatus mf_cos_grad(const MfGradCall *g, MfTensor **dinputs)
     return times_dy(g, st, d, dinputs);
 }
 
-/* 1 - y*y (tanh) or y * (1 - y) (sigmoid), times dy. */
-static MfStatus output_poly_grad(const MfGradCall *g, bool sigmoid, MfTensor **dinputs)
-{
-    MfTensor *y = g->outputs[0], *t[3] = {0}, *d = NULL;
-    MfStatus st;
-    MF_GRAD_TRY(mf_grad_const(y, 1, &t[0]));
-    if (sigmoid) {
-        MF_GRAD_TRY(mf_binary(MF_OP_SUB, t[0], y, &t[1]));
-        MF_GRAD_TRY(mf_binary(MF_OP_MUL, y, t[1], &d));
-    } else {
-        MF_GRAD_TRY(mf_binary(MF_OP_MUL, y, y, &t[2]));
-        MF_GRAD_TRY(mf_binary(MF_OP_SUB, t[0], t[2], &d));
-    }
-    st = times_dy(g, st, d, dinputs);
-done:
-    mf_grad_release_n(t, 3);
-    return st;
-}
-
+/* dy * (1 - y*y) and dy * y * (1 - y): one op each (output_grad.c) */
 MfStatus mf_tanh_grad(const MfGradCall *g, MfTensor **dinputs)
 {
-    return output_poly_grad(g, false, dinputs);
+    return mf_output_grad(MF_OP_TANH_GRAD, g->doutputs[0], g->outputs[0], &dinputs[0]);
 }
 
 MfStatus mf_sigmoid_grad(const MfGradCall *g, MfTensor **dinputs)
 {
-    return output_poly_grad(g, true, dinputs);
+    return mf_output_grad(MF_OP_SIGMOID_GRAD, g->doutputs[0], g->outputs[0], &dinputs[0]);
 }
 
 /* dy where x > 0, else 0: the fused op ReluGrad (nn_relu.c). */

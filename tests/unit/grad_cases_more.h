@@ -195,6 +195,11 @@ static const GradCase cases_more[] = {
     {MF_OP_SILU, "silu (2,3)", 1, {2}, {{2, 3}}, {GCM_F}, -4, 4, NULL, NULL, true},
     {MF_OP_SILU_GRAD, "silu_grad (2,3)", 2, {2, 2}, {{2, 3}, {2, 3}}, {GCM_F, GCM_F}, -4, 4,
      NULL, NULL, true},
+    /* (dy, y) with y in (0, 1) (a sigmoid's output) and (-1, 1) (tanh's) */
+    {MF_OP_SIGMOID_GRAD, "sigmoid_grad (2,3)", 2, {2, 2}, {{2, 3}, {2, 3}}, {GCM_F, GCM_F},
+     0.05, 0.95, NULL, NULL, true},
+    {MF_OP_TANH_GRAD, "tanh_grad (2,3)", 2, {2, 2}, {{2, 3}, {2, 3}}, {GCM_F, GCM_F}, -0.9, 0.9,
+     NULL, NULL, true},
     {MF_OP_ERFC, "erfc (2,3)", 1, {2}, {{2, 3}}, {GCM_F}, -2, 2, NULL, NULL, true},
     {MF_OP_ACOSH, "acosh (2,3)", 1, {2}, {{2, 3}}, {GCM_F}, 1.2, 3, NULL, NULL, true},
     {MF_OP_SQUARED_DIFFERENCE, "squared_difference (2,3), (3,)", 2, {2, 1}, {{2, 3}, {3}},

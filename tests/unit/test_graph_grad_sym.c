@@ -212,6 +212,7 @@ static bool must_take_unknown_dims(MfOpId op)
         MF_OP_TOP_K, MF_OP_SORT, MF_OP_GATHER_ALONG_AXIS, MF_OP_SCATTER_ALONG_AXIS,
         MF_OP_GATHER_ND, MF_OP_SCATTER_ND, MF_OP_SCATTER_ND_LIKE, MF_OP_MATRIX_BAND_PART,
         MF_OP_TRILU, MF_OP_GELU, MF_OP_GELU_GRAD, MF_OP_SILU_GRAD, MF_OP_ATTENTION,
+        MF_OP_SIGMOID_GRAD, MF_OP_TANH_GRAD,
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (ops[i] == op)
