@@ -259,6 +259,10 @@ void mf_attn_gemm(MfDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
     enum CBLAS_TRANSPOSE a = ta ? CblasTrans : CblasNoTrans, b = tb ? CblasTrans : CblasNoTrans;
     if (M == 0 || N == 0)
         return;
+    if (beta == 0 && ldc == N) {   /* a memset: OpenBLAS's beta pass is slower on tiles */
+        memset(C, 0, (size_t)(M * N) * mf_dtype_size(dt));
+        beta = 1;
+    }
     if (dt == MF_FLOAT32)
         cblas_sgemm(CblasRowMajor, a, b, (int)M, (int)N, (int)K, (float)alpha, A, (int)lda, B,
                     (int)ldb, (float)beta, C, (int)ldc);
@@ -283,8 +287,7 @@ void mf_attn_gemm(MfDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
             else if (p->mask_kind == ATTN_BOOL_MASK)                                      \
                 for (int64_t c = 0; c < nj; c++)                                          \
                     s[c] = bm[mrow + (j0 + c) * p->mcs] ? s[c] : -(T)INFINITY;            \
-            int64_t last = i0 + r + 1 - j0; /* causal: keys j0 + c <= i0 + r */           \
-            for (int64_t c = p->causal ? (last > 0 ? last : 0) : nj; c < nj; c++)         \
+            for (int64_t c = mf_attn_row_keys(p, i0 + r, j0, nj); c < nj; c++)            \
                 s[c] = -(T)INFINITY;                                                      \
         }                                                                                 \
     }
@@ -359,8 +362,10 @@ static float row_max_f32(const float *x, int64_t n, float m)
     for (; i + 16 <= n; i += 16)
         for (int j = 0; j < 16; j++)
             lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
-    for (int j = 0; j < 16; j++)
-        m = lanes[j] > m ? lanes[j] : m;
+    for (int w = 8; w >= 1; w /= 2)   /* halves, not a 16-step chain: short rows */
+        for (int j = 0; j < w; j++)
+            lanes[j] = lanes[j + w] > lanes[j] ? lanes[j + w] : lanes[j];
+    m = lanes[0];
     for (; i < n; i++)
         m = x[i] > m ? x[i] : m;
     return m;
@@ -373,24 +378,27 @@ static double row_max_f64(const double *x, int64_t n, double m)
     return m;
 }
 
-/* One tile folded into the row statistics m, l (running max, running sum)
- * and the output rows o (ni x dv, unnormalised): S becomes exp(S - m), 0
- * where S is -inf (both sides computed: the loop vectorises; a masked score
- * takes exp(0), as exp(-inf) through mf_expf_fast's clamp would be a slow
- * subnormal). */
+/* One tile (rows i0.., keys j0..) folded into the row statistics m, l
+ * (running max, running sum) and the output rows o (ni x dv, unnormalised):
+ * S becomes exp(S - m), 0 where S is -inf (both sides computed: the loop
+ * vectorises; a masked score takes exp(0), as exp(-inf) through
+ * mf_expf_fast's clamp would be a slow subnormal). Past a row's causal
+ * keys nothing is computed: zeros. */
 #define FOLD_TILE(T, SUF, EXPF)                                                           \
-    static void fold_tile_##SUF(T *S, int64_t ni, int64_t nj, T *m, double *l, T *o,      \
-                                int64_t dv)                                               \
+    static void fold_tile_##SUF(const AttnPlan *p, int64_t i0, int64_t j0, T *S,          \
+                                int64_t ni, int64_t nj, T *m, double *l, T *o)            \
     {                                                                                     \
+        int64_t dv = p->dv;                                                               \
         for (int64_t r = 0; r < ni; r++) {                                                \
-            T *s = S + r * nj, mx = (T)row_max_##SUF(s, nj, m[r]);                        \
+            int64_t n = mf_attn_row_keys(p, i0 + r, j0, nj);                              \
+            T *s = S + r * nj, mx = (T)row_max_##SUF(s, n, m[r]);                         \
+            memset(s + n, 0, (size_t)(nj - n) * sizeof *s);                               \
             if (mx == -(T)INFINITY) { /* nothing kept yet: adds nothing */                \
-                for (int64_t c = 0; c < nj; c++)                                          \
-                    s[c] = 0;                                                             \
+                memset(s, 0, (size_t)n * sizeof *s);                                      \
                 continue;                                                                 \
             }                                                                             \
             T alpha = m[r] == -(T)INFINITY ? 0 : EXPF(m[r] - mx);                         \
-            for (int64_t c = 0; c < nj; c++) {                                            \
+            for (int64_t c = 0; c < n; c++) {                                             \
                 bool out = s[c] == -(T)INFINITY; /* exp(0), not a subnormal: then 0 */  \
                 T e = EXPF(out ? 0 : s[c] - mx);                                          \
                 s[c] = out ? 0 : e;                                                       \
@@ -398,7 +406,7 @@ static double row_max_f64(const double *x, int64_t n, double m)
             if (alpha != 1)                                                               \
                 for (int64_t c = 0; c < dv; c++)                                          \
                     o[r * dv + c] *= alpha;                                               \
-            l[r] = l[r] * (double)alpha + mf_sum_row_##SUF(s, nj);                        \
+            l[r] = l[r] * (double)alpha + mf_sum_row_##SUF(s, n);                         \
             m[r] = mx;                                                                    \
         }                                                                                 \
     }
@@ -454,9 +462,9 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
         int64_t nj = keys - j0 < KEY_BLOCK ? keys - j0 : KEY_BLOCK;
         mf_attn_scores(p, b, i0, ni, j0, nj, S);
         if (p->dtype == MF_FLOAT32)
-            fold_tile_f32(S, ni, nj, m, l, (float *)o, p->dv);
+            fold_tile_f32(p, i0, j0, S, ni, nj, m, l, (float *)o);
         else
-            fold_tile_f64(S, ni, nj, m, l, (double *)o, p->dv);
+            fold_tile_f64(p, i0, j0, S, ni, nj, m, l, (double *)o);
         if (p->rate > 0 && p->dtype == MF_FLOAT32)   /* after the sum l: P is undropped */
             drop_tile_f32(p, b, i0, ni, j0, nj, S);
         else if (p->rate > 0)

@@ -73,6 +73,14 @@ static inline int64_t mf_attn_keys(const AttnPlan *p, int64_t i0, int64_t ni)
 void mf_attn_keep_row(const AttnPlan *p, int64_t b, int64_t i, int64_t j0, int64_t nj,
                       uint8_t *keep);
 
+/* How many of the keys [j0, j0 + nj) score row i keeps under the causal
+ * mask (the first ones; nj without it): the passes compute exp only there. */
+static inline int64_t mf_attn_row_keys(const AttnPlan *p, int64_t i, int64_t j0, int64_t nj)
+{
+    int64_t n = i + 1 - j0;
+    return !p->causal ? nj : n < 0 ? 0 : n < nj ? n : nj;
+}
+
 /* C (M x N, ldc) = alpha op(A) op(B) + beta C through BLAS on the calling
  * thread (the ops split their blocks over the pool themselves). */
 void mf_attn_gemm(MfDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,

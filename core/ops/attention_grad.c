@@ -51,31 +51,48 @@ typedef struct GradJob {
     atomic_bool nomem;
 } GradJob;
 
-/* P = exp(S - lse) over a tile (0 where S is -inf), then dS = P (dP - D). */
+/* P = exp(S - lse) over a tile (0 where S is -inf), then dS = P (dP - D);
+ * the row's lse and D in locals and restrict pointers, so the inner loops
+ * vectorise (a reload of lse[r] per element, which S might alias, kept
+ * them scalar). rowdots: D = rowsum(o * dout) - dlse in double, 8 lanes. */
 #define PROBS(T, SUF, EXPF)                                                               \
-    static void probs_##SUF(T *S, const T *lse, int64_t ni, int64_t nj)                   \
+    static void probs_##SUF(const AttnPlan *p, int64_t i0, int64_t j0, T *restrict S,     \
+                            const T *restrict lse, int64_t ni, int64_t nj)                \
     {                                                                                     \
-        for (int64_t r = 0; r < ni; r++)                                                  \
-            for (int64_t c = 0; c < nj; c++) { /* both sides computed: vectorises */     \
-                T s = S[r * nj + c];                                                      \
-                bool out = s == -(T)INFINITY; /* exp(0), not a slow subnormal */          \
-                T e = EXPF(out ? 0 : s - lse[r]);                                         \
-                S[r * nj + c] = out ? 0 : e;                                              \
+        for (int64_t r = 0; r < ni; r++) {                                                \
+            int64_t n = mf_attn_row_keys(p, i0 + r, j0, nj); /* then zeros */             \
+            T *restrict s = S + r * nj, l = lse[r];                                       \
+            for (int64_t c = 0; c < n; c++) { /* both sides computed: vectorises */      \
+                bool out = s[c] == -(T)INFINITY; /* exp(0), not a slow subnormal */       \
+                T e = EXPF(out ? 0 : s[c] - l);                                           \
+                s[c] = out ? 0 : e;                                                       \
             }                                                                             \
+            memset(s + n, 0, (size_t)(nj - n) * sizeof *s);                               \
+        }                                                                                 \
     }                                                                                     \
-    static void dscores_##SUF(const T *P, T *dP, const T *D, int64_t ni, int64_t nj)      \
+    static void dscores_##SUF(const T *restrict P, T *restrict dP, const T *restrict D,   \
+                              int64_t ni, int64_t nj)                                     \
     {                                                                                     \
-        for (int64_t r = 0; r < ni; r++)                                                  \
+        for (int64_t r = 0; r < ni; r++) {                                                \
+            T d = D[r];                                                                   \
             for (int64_t c = 0; c < nj; c++)                                              \
-                dP[r * nj + c] = P[r * nj + c] * (dP[r * nj + c] - D[r]);                 \
+                dP[r * nj + c] = P[r * nj + c] * (dP[r * nj + c] - d);                    \
+        }                                                                                 \
     }                                                                                     \
-    static void rowdots_##SUF(const T *o, const T *dout, const T *dlse, T *D, int64_t n,  \
-                              int64_t dv)                                                 \
+    static void rowdots_##SUF(const T *restrict o, const T *restrict dout,                \
+                              const T *restrict dlse, T *restrict D, int64_t n, int64_t dv) \
     {                                                                                     \
         for (int64_t r = 0; r < n; r++) {                                                 \
-            double s = 0;                                                                 \
-            for (int64_t c = 0; c < dv; c++)                                              \
-                s += (double)o[r * dv + c] * (double)dout[r * dv + c];                    \
+            const T *a = o + r * dv, *b = dout + r * dv;                                  \
+            double lanes[8] = {0}, s = 0;                                                 \
+            int64_t c = 0;                                                                \
+            for (; c + 8 <= dv; c += 8)                                                   \
+                for (int k = 0; k < 8; k++)                                               \
+                    lanes[k] += (double)a[c + k] * (double)b[c + k];                      \
+            for (; c < dv; c++)                                                           \
+                s += (double)a[c] * (double)b[c];                                         \
+            for (int k = 0; k < 8; k++)                                                   \
+                s += lanes[k];                                                            \
             D[r] = (T)(s - (double)dlse[r]);                                              \
         }                                                                                 \
     }
@@ -125,9 +142,9 @@ static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64
     const char *Di = (const char *)D + (size_t)i0 * es;
     mf_attn_scores(p, b, i0, ni, j0, nj, S);
     if (dt == MF_FLOAT32)
-        probs_f32(S, (const float *)lse, ni, nj);
+        probs_f32(p, i0, j0, S, (const float *)lse, ni, nj);
     else
-        probs_f64(S, (const double *)lse, ni, nj);
+        probs_f64(p, i0, j0, S, (const double *)lse, ni, nj);
     mf_attn_gemm(dt, false, true, ni, nj, p->dv, 1, dout, p->dv, v, p->dv, 0, dP, nj);
     if (p->rate > 0 && dt == MF_FLOAT32)
         drop_dscores_f32(p, b, i0, ni, j0, nj, S, dP, (const float *)Di);
