@@ -280,7 +280,7 @@ UNARY_OP(mf_desc_sin, "Sin", "sin", mf_infer_float_like, sin_forward, 0,
          "elementwise sine",
     .topic = "math",
     .details =
-        "Elementwise sine (radians)." MF_VEC_ACCURACY,
+        "Elementwise sine (radians)." MF_VEC_ACCURACY_FLOAT("1.5"),
     .example =
         "mf.sin(mf.tensor{0, math.pi / 2})    --> {0, 1}");
 UNARY_OP(mf_desc_cos, "Cos", "cos", mf_infer_float_like, cos_forward, 0,
@@ -288,7 +288,7 @@ UNARY_OP(mf_desc_cos, "Cos", "cos", mf_infer_float_like, cos_forward, 0,
          "elementwise cosine",
     .topic = "math",
     .details =
-        "Elementwise cosine (radians)." MF_VEC_ACCURACY,
+        "Elementwise cosine (radians)." MF_VEC_ACCURACY_FLOAT("2"),
     .example =
         "mf.cos(mf.tensor{0, math.pi})        --> {1, -1}");
 UNARY_OP(mf_desc_tanh, "Tanh", "tanh", mf_infer_float_like, tanh_forward, 0,

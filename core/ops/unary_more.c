@@ -89,7 +89,7 @@ MORE_OP(mf_desc_tan, "Tan", "tan", tan_forward, mf_tan_grad,
     .topic = "math",
     .details =
         "Elementwise the tangent (TensorFlow's Tan), float32 or float64. Gradient: dy * (1 + "
-        "y^2)." MF_VEC_ACCURACY,
+        "y^2)." MF_VEC_ACCURACY_FLOAT("3"),
     .example =
         "mf.tan(mf.tensor{0})                 --> {0}");
 MORE_OP(mf_desc_sinh, "Sinh", "sinh", sinh_forward, mf_sinh_grad,

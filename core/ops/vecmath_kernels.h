@@ -5,12 +5,14 @@
  * evaluate both sides of a choice and vectorise the loops).
  *
  * Two kinds of kernel. Float lanes (exp, expm1, sigmoid, softplus, tanh,
- * erf, erfc, log, log1p, atan, gelu, silu and the gradients of the last two):
+ * erf, erfc, log, log1p, sin, cos, tan, atan, gelu, silu and the gradients
+ * of the last two):
  * computed in float, 8 per AVX2 vector and 16 per AVX-512, with Cephes's
  * float polynomials (S. L. Moshier, public domain) and explicit fmaf; a few
  * ulp (the bounds tests/unit/test_vecmath.c checks and help states:
  * exp 1.1, sigmoid 2.3, tanh 1.4, erf 2.5, log 0.8, log1p 1.5, expm1 1.5,
- * softplus 1.9, atan 2.3, erfc 3.9, gelu 3.2, silu 3.1 measured).
+ * softplus 1.9, sin 1.1, cos 1.6, tan 2.2, atan 2.3, erfc 3.9, gelu 3.2,
+ * silu 3.1 measured).
  * Double lanes (the others): the float argument converted to double,
  * polynomials accurate to about 1e-12 relative, one rounding to float at
  * the end: within 1 ulp, and the double range covers float's overflow and
@@ -19,7 +21,7 @@
  * Float lanes:
  *   exp: x = k ln2 + r, |r| <= ln2 / 2, e^r by Cephes's expf polynomial,
  *       2^k as two factors (subnormal results rounded once, inf past
- *       FLT_MAX).
+ *       FLT_MAX); blocks of x in [-87.33, 88.37] with one factor, no limits.
  *   sigmoid: 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = e^-|x|.
  *   tanh: |x| < 0.625: x + x^3 P(x^2) (Cephes tanhf); else
  *       1 - 2 / (e^(2|x|) + 1); the sign of x.
@@ -34,28 +36,33 @@
  *   softplus: max(x, 0) + log1p(e^-|x|), log1p as above.
  *   atan: Cephes atanf (pi/2 - atan(1/|x|), pi/4 + atan((|x|-1)/(|x|+1))
  *       by range, pi/2 and pi/4 in two parts).
+ *   sin, cos, tan: x = k pi/2 + r, |r| <= pi/4, in float (pi/2 in three
+ *       floats, FMAs, the rounding of r kept) below |x| = 1024 and in
+ *       double above (both giving r as float r + lo); Cephes's sinf and
+ *       cosf polynomials, chosen and signed by k mod 4; tan = sin / cos
+ *       or -cos / sin (one division). |x| >= 2^20, inf and NaN go to libm
+ *       (blocks with such lanes, after the vector loop).
  *   erfc, gelu, silu: see their functions.
  *
  * Double lanes:
  *   exp (inside pow): x = k ln2 + r with |r| <= ln2 / 2, expm1(r) by its
- *       Taylor series to r^10 (truncation under 1e-12 relative).
+ *       Taylor series to r^8 (truncation 2e-10 relative).
  *   log (inside asinh, acosh, atanh, pow): x = 2^e m with m in
  *       [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with s = (m - 1) / (m + 1),
- *       the atanh series to s^17.
- *   sin, cos, tan: x = k pi/2 + r (pi/2 in two doubles, FMAs), |r| <= pi/4,
- *       sin r and cos r by their Taylor series to r^15 and r^16, chosen and
- *       signed by k mod 4; tan = sin / cos. |x| >= 2^20, inf and NaN go to
- *       libm (a fix-up pass after the vector loop).
+ *       the atanh series to s^13 (1e-12 relative).
  *   asinh: log(|x| + sqrt(x^2 + 1)); x - x^3/6 below 2^-12.
  *   atanh: log((1 + x) / (1 - x)) / 2; x + x^3/3 below 2^-12.
  *   pow(a, b): e^(b log a) for finite a > 0 and finite b (the product's
  *       error, under 200 * 2^-52, is far below a float's), and for finite
  *       a < 0 with an integer b, the sign by b's parity; every other pair
  *       (zeros, infinities, NaN, a negative base to a fraction) goes to
- *       libm's powf in a fix-up pass.
+ *       libm's powf in a fix-up pass (blocks with such pairs).
  *
- * No branches: both sides of a choice are computed and one is selected, so
- * that GCC vectorises the loops. */
+ * No branches inside a vector: both sides of a choice are computed and one
+ * is selected, so that GCC vectorises the loops. Where a rare range costs
+ * much (gelu's far tail, trig's large arguments, exp's edges, libm's
+ * lanes), the kernels check a block of VM_BLOCK elements first and run a
+ * shorter body when it has none: an element gets the same bits either way. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -85,7 +92,8 @@ MF_VEC_INLINE float vm_clampf(float x, float lim)
     return x > -lim ? x : -lim;
 }
 
-/* expm1(r) for x = k ln2 + r, and 2^k in *scale; |x| <= 700 */
+/* expm1(r) for x = k ln2 + r, and 2^k in *scale; |x| <= 700; the Taylor
+ * series to r^8: 2e-10 relative, far below a float's ulp (pow's exp) */
 MF_VEC_INLINE double vm_expm1_reduced(double x, double *scale)
 {
     const double shifter = 0x1.8p52; /* adding it rounds to an integer in the low bits */
@@ -94,9 +102,7 @@ MF_VEC_INLINE double vm_expm1_reduced(double x, double *scale)
     k -= shifter;
     double r = __builtin_fma(k, -0x1.62e42fefa3800p-1, x); /* exact: ln2's top bits */
     r = __builtin_fma(k, -0x1.ef35793c76730p-45, r);
-    double p = 1.0 / 3628800;
-    p = __builtin_fma(p, r, 1.0 / 362880);
-    p = __builtin_fma(p, r, 1.0 / 40320);
+    double p = 1.0 / 40320;
     p = __builtin_fma(p, r, 1.0 / 5040);
     p = __builtin_fma(p, r, 1.0 / 720);
     p = __builtin_fma(p, r, 1.0 / 120);
@@ -126,9 +132,7 @@ MF_VEC_INLINE double vm_log(double x)
      * bits of 2^52 */
     double e = vm_from_bits(0x4330000000000000u | ((u >> 52) ^ 0x800u)) - (0x1p52 + 2048.0);
     double f = m - 1.0, s = f / (2.0 + f), z = s * s;
-    double p = 1.0 / 17;
-    p = __builtin_fma(p, z, 1.0 / 15);
-    p = __builtin_fma(p, z, 1.0 / 13);
+    double p = 1.0 / 13; /* the series to s^13: 1e-12 relative */
     p = __builtin_fma(p, z, 1.0 / 11);
     p = __builtin_fma(p, z, 1.0 / 9);
     p = __builtin_fma(p, z, 1.0 / 7);
@@ -210,7 +214,7 @@ MF_VEC_INLINE float vmf_exp_parts(float x, float lo, int32_t shift)
     return y * s1 * s2;
 }
 
-/* e^(x + lo) for x in [-87, 0] (a normal result: one scale factor) */
+/* e^(x + lo) for x in [-87.33, 88.37] (k in [-126, 127]: one scale factor) */
 MF_VEC_INLINE float vmf_exp_normal(float x, float lo)
 {
     int32_t ki;
@@ -218,10 +222,10 @@ MF_VEC_INLINE float vmf_exp_normal(float x, float lo)
     return y * vmf_from_bits((uint32_t)(ki + 127) << 23);
 }
 
-/* (r + 0 is r, a -0 becoming +0, which e^r does not tell apart) */
+/* (a low part of -0: r + -0 is r, and GCC drops the add) */
 MF_VEC_INLINE float vmf_exp(float x)
 {
-    return vmf_exp_parts(x, 0.0f, 0);
+    return vmf_exp_parts(x, -0.0f, 0);
 }
 
 /* the float's bits as an integer of the same order (-0 just below +0) */
@@ -251,9 +255,25 @@ MF_VEC_INLINE float vmf_abs_min(float x, float lim)
     return vmf_from_bits((uint32_t)(b < l ? b : l));
 }
 
-MF_VEC_INLINE float vm_expf(float x)
+/* e^x; without 'full' for x in [-87.33, 88.37] only (not NaN): no limits,
+ * one scale factor 2^k (k in [-126, 127]), the same bits */
+MF_VEC_INLINE float vm_expf(float x, bool full)
 {
-    return vm_nan_through(x, vmf_exp(vmf_clamp(x, -104.0f, 89.0f)));
+    if (full)
+        return vm_nan_through(x, vmf_exp(vmf_clamp(x, -104.0f, 89.0f)));
+    return vmf_exp_normal(x, -0.0f);
+}
+
+/* the lanes exp's short path leaves out (NaN too) */
+MF_VEC_INLINE bool vm_exp_full(float x)
+{
+    return !(x >= -87.33f && x <= 88.37f);
+}
+
+MF_VEC_INLINE bool vm_never(float x)
+{
+    (void)x;
+    return false;
 }
 
 /* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e = e^-|x| never
@@ -438,6 +458,14 @@ MF_VEC_INLINE float vm_erfcf(float x)
  * near, 1/sqrt 2 <= u <= 4 sqrt 2, degree 14; far, 4 sqrt 2 <= u <= 14.5,
  * degree 11 (only gelu's x < -4 sqrt 2 needs it: see vm_geluf) */
 #define VM_GELU_FAR 5.65685425f /* 4 sqrt 2 */
+
+/* the lanes that need the far polynomial (gelu's kernels skip it in blocks
+ * without one) */
+MF_VEC_INLINE bool vm_gelu_far(float x)
+{
+    return x < -VM_GELU_FAR;
+}
+
 MF_VEC_INLINE float vmf_gelu_q_near(float u)
 {
     float t = u - 3.18198061f;
@@ -682,39 +710,97 @@ MF_VEC_INLINE float vm_atanf(float x)
     return vm_nan_through(x, __builtin_copysignf(y, x));
 }
 
-/* sin (q = 0) or cos (q = 1) of x for |x| < 2^20; tan when 'tan' */
-MF_VEC_INLINE double vm_sincostan(double x, uint64_t q, bool tan)
+/* x = k pi/2 + r for |x| < 2^20: the reduction in double (pi/2 in two
+ * parts, FMAs), so that r keeps its digits near the zeros of sin and cos,
+ * then r as floats r + lo; the quadrant k mod 4 (plus 'q': 1 makes sin's
+ * pieces cos's). */
+typedef struct {
+    float r, lo;
+    uint32_t quadrant;
+} VmTrigArg;
+
+MF_VEC_INLINE VmTrigArg vmf_trig_reduce(float x, uint32_t q)
 {
     const double shifter = 0x1.8p52;
-    double k = __builtin_fma(x, 0x1.45f306dc9c883p-1, shifter); /* x 2/pi */
-    uint64_t quadrant = vm_bits(k) + q;
+    double d = x;
+    double k = __builtin_fma(d, 0x1.45f306dc9c883p-1, shifter); /* x 2/pi */
+    VmTrigArg a;
+    a.quadrant = (uint32_t)vm_bits(k) + q;
     k -= shifter;
-    double r = __builtin_fma(-k, 0x1.921fb54442d18p+0, x); /* pi/2 in two parts */
+    double r = __builtin_fma(-k, 0x1.921fb54442d18p+0, d); /* pi/2 in two parts */
     r = __builtin_fma(-k, 0x1.1a62633145c07p-54, r);
-    double z = r * r;
-    double ps = 2.8114572543455206e-15;
-    ps = __builtin_fma(ps, z, -7.6471637318198164e-13);
-    ps = __builtin_fma(ps, z, 1.6059043836821613e-10);
-    ps = __builtin_fma(ps, z, -2.505210838544172e-08);
-    ps = __builtin_fma(ps, z, 2.7557319223985893e-06);
-    ps = __builtin_fma(ps, z, -0.00019841269841269841);
-    ps = __builtin_fma(ps, z, 0.0083333333333333332);
-    ps = __builtin_fma(ps, z, -0.16666666666666666);
-    double s = __builtin_fma(r * z, ps, r);
-    double pc = 4.7794773323873853e-14;
-    pc = __builtin_fma(pc, z, -1.1470745597729725e-11);
-    pc = __builtin_fma(pc, z, 2.08767569878681e-09);
-    pc = __builtin_fma(pc, z, -2.7557319223985888e-07);
-    pc = __builtin_fma(pc, z, 2.4801587301587302e-05);
-    pc = __builtin_fma(pc, z, -0.0013888888888888889);
-    pc = __builtin_fma(pc, z, 0.041666666666666664);
-    pc = __builtin_fma(pc, z, -0.5);
-    double c = __builtin_fma(z, pc, 1.0);
-    bool odd = (quadrant & 1) != 0;
-    if (tan) /* a select, like the rest: both quotients are computed */
-        return odd ? -c / s : s / c;
-    double v = odd ? c : s;
-    return (quadrant & 2) != 0 ? -v : v;
+    a.r = (float)r;
+    a.lo = (float)(r - (double)a.r);
+    return a;
+}
+
+/* the same for |x| < VM_TRIG_FLOAT in float: k (< 652) times pi/2 in
+ * three floats, by FMAs: the first is exact (k P1 and x are multiples of
+ * 2^-23 or finer, and the difference is below 2), the third is lo */
+#define VM_TRIG_FLOAT 1024.0f
+MF_VEC_INLINE VmTrigArg vmf_trig_reduce_float(float x, uint32_t q)
+{
+    const float shifter = 0x1.8p23f;
+    float k = __builtin_fmaf(x, 0x1.45f306p-1f, shifter); /* x 2/pi */
+    VmTrigArg a;
+    a.quadrant = vmf_bits(k) - 0x4b400000u + q;
+    k -= shifter;
+    float r = __builtin_fmaf(-k, 0x1.921fb6p+0f, x); /* pi/2 in three parts */
+    a.r = __builtin_fmaf(-k, -0x1.777a5cp-25f, r);
+    /* what rounding a.r lost (r - a.r is exact but near sin's zeros) */
+    float e = __builtin_fmaf(-k, -0x1.777a5cp-25f, r - a.r);
+    a.lo = __builtin_fmaf(-k, -0x1.ee59dap-50f, e);
+    return a;
+}
+
+/* sin(r + lo) and cos(r + lo) for |r| <= pi/4 by Cephes's sinf and cosf
+ * polynomials: r + (lo + r z P(z)) and (1 - z/2) + z^2 Q(z) - r lo, with
+ * z = r^2 (its rounding put back in the cosine: 1 - z/2 is where cos's
+ * digits are) */
+typedef struct {
+    float s, c;
+} VmSinCos;
+
+MF_VEC_INLINE VmSinCos vmf_sincos_poly(VmTrigArg a)
+{
+    VmSinCos v;
+    float z = a.r * a.r, zlo = __builtin_fmaf(a.r, a.r, -z);
+    float ps = -1.9515295891e-4f;
+    ps = __builtin_fmaf(ps, z, 8.3321608736e-3f);
+    ps = __builtin_fmaf(ps, z, -1.6666654611e-1f);
+    v.s = a.r + __builtin_fmaf(a.r * z, ps, a.lo);
+    float pc = 2.443315711809948e-5f;
+    pc = __builtin_fmaf(pc, z, -1.388731625493765e-3f);
+    pc = __builtin_fmaf(pc, z, 4.166664568298827e-2f);
+    float hz = 0.5f * z, w = 1.0f - hz;
+    /* (1 - w) - hz: what the rounding of w lost */
+    float tail = __builtin_fmaf(z * z, pc, __builtin_fmaf(-0.5f, zlo, ((1.0f - w) - hz)));
+    v.c = w + __builtin_fmaf(-a.r, a.lo, tail);
+    return v;
+}
+
+/* x's reduction: in float below VM_TRIG_FLOAT; with 'big' (a compile-time
+ * choice: blocks without such x skip it) in double above */
+MF_VEC_INLINE VmTrigArg vmf_trig_arg(float x, uint32_t q, bool big)
+{
+    VmTrigArg a = vmf_trig_reduce_float(x, q);
+    if (big) {
+        VmTrigArg d = vmf_trig_reduce(x, q);
+        bool is_big = !(__builtin_fabsf(x) < VM_TRIG_FLOAT);
+        a.r = is_big ? d.r : a.r;
+        a.lo = is_big ? d.lo : a.lo;
+        a.quadrant = is_big ? d.quadrant : a.quadrant;
+    }
+    return a;
+}
+
+/* sin (q = 0) or cos (q = 1) of x for |x| < 2^20 */
+MF_VEC_INLINE float vmf_sin_cos(float x, uint32_t q, bool big)
+{
+    VmTrigArg a = vmf_trig_arg(x, q, big);
+    VmSinCos v = vmf_sincos_poly(a);
+    float y = (a.quadrant & 1) != 0 ? v.c : v.s;
+    return (a.quadrant & 2) != 0 ? -y : y;
 }
 
 /* the lanes the vector code leaves to libm */
@@ -723,21 +809,31 @@ MF_VEC_INLINE bool vm_trig_fixup(float x)
     return !(__builtin_fabsf(x) < 0x1p20f);
 }
 
-MF_VEC_INLINE float vm_sinf(float x)
+MF_VEC_INLINE float vm_sinf(float x, bool big)
 {
-    float y = (float)vm_sincostan(vm_trig_fixup(x) ? 0.0f : x, 0, false);
+    float y = vmf_sin_cos(vm_trig_fixup(x) ? 0.0f : x, 0, big);
     return x == 0 ? x : y; /* -0 stays -0 */
 }
 
-MF_VEC_INLINE float vm_cosf(float x)
+MF_VEC_INLINE float vm_cosf(float x, bool big)
 {
-    return (float)vm_sincostan(vm_trig_fixup(x) ? 0.0f : x, 1, false);
+    return vmf_sin_cos(vm_trig_fixup(x) ? 0.0f : x, 1, big);
 }
 
-MF_VEC_INLINE float vm_tanf(float x)
+/* sin / cos, or -cos / sin in the odd quadrants: one division */
+MF_VEC_INLINE float vm_tanf(float x, bool big)
 {
-    float y = (float)vm_sincostan(vm_trig_fixup(x) ? 0.0f : x, 0, true);
+    VmTrigArg a = vmf_trig_arg(vm_trig_fixup(x) ? 0.0f : x, 0, big);
+    VmSinCos v = vmf_sincos_poly(a);
+    bool odd = (a.quadrant & 1) != 0;
+    float y = (odd ? -v.c : v.s) / (odd ? v.s : v.c);
     return x == 0 ? x : y; /* -0 stays -0 */
+}
+
+/* the lanes that need sin's double reduction (NaN too) */
+MF_VEC_INLINE bool vm_trig_big(float x)
+{
+    return !(__builtin_fabsf(x) < VM_TRIG_FLOAT);
 }
 
 MF_VEC_INLINE float vm_asinhf(float x)
@@ -775,6 +871,9 @@ MF_VEC_INLINE float vm_atanhf(float x)
             y[i] = fn(x[i]);                                                       \
     }
 
+/* elements per block of the kernels that check a block before they run it */
+enum { VM_BLOCK = 32 };
+
 /* pow's pairs the vector code leaves to libm */
 MF_VEC_INLINE bool vm_pow_fixup(float a, float b)
 {
@@ -799,36 +898,65 @@ MF_VEC_INLINE float vm_powf(float a, float b)
 
 /* y[i] = a[i]^b[i * sb] ('sb' 1: b contiguous; 0: one exponent) */
 #define MF_VEC_POW_LOOP(name, SB)                                                   \
-    static void name(const float *a, const float *b, float *y, int64_t n)          \
+    static void name(const float *restrict a, const float *restrict b, float *restrict y, \
+                     int64_t n)                                                    \
     {                                                                              \
         for (int64_t i = 0; i < n; i++)                                            \
             y[i] = vm_powf(a[i], b[i * SB]);                                       \
-        for (int64_t i = 0; i < n; i++)                                            \
-            if (vm_pow_fixup(a[i], b[i * SB]))                                     \
-                y[i] = powf(a[i], b[i * SB]);                                      \
+        for (int64_t c = 0; c < n; c += VM_BLOCK) { /* the check vectorised */     \
+            int64_t m = n - c < VM_BLOCK ? n - c : VM_BLOCK;                       \
+            int any = 0;                                                           \
+            for (int64_t i = c; i < c + m; i++)                                    \
+                any |= vm_pow_fixup(a[i], b[i * SB]);                              \
+            for (int64_t i = c; any && i < c + m; i++)                             \
+                if (vm_pow_fixup(a[i], b[i * SB]))                                 \
+                    y[i] = powf(a[i], b[i * SB]);                                  \
+        }                                                                          \
     }
 
 MF_VEC_POW_LOOP(k_pow, 1)
 MF_VEC_POW_LOOP(k_pow_scalar, 0)
 
-/* a loop whose lanes 'fix' picks are then computed again by libm's 'lib' */
-#define MF_VEC_LOOP_FIXUP(name, fn, fix, lib)                                       \
-    static void name(const float *x, float *y, int64_t n)                          \
+/* Kernels by blocks of VM_BLOCK elements: a block where no element needs
+ * 'full' (the usual case) runs fn(x, false), the others fn(x, true) and
+ * then libm's 'lib' on the lanes 'fix' picks. fn(x, false) gives the bits
+ * of fn(x, true) for the elements it is used on, so a result does not
+ * depend on which block an element falls in. */
+
+#define MF_VEC_LOOP_BLOCKS(name, fn, full, fix, lib)                                \
+    MF_VEC_INLINE void name##_block(const float *restrict x, float *restrict y,     \
+                                    int64_t m)                                     \
     {                                                                              \
-        for (int64_t i = 0; i < n; i++)                                            \
-            y[i] = fn(x[i]);                                                       \
-        for (int64_t i = 0; i < n; i++)                                            \
+        int slow = 0;                                                              \
+        for (int64_t i = 0; i < m; i++)                                            \
+            slow |= full(x[i]);                                                    \
+        if (!slow) {                                                               \
+            for (int64_t i = 0; i < m; i++)                                        \
+                y[i] = fn(x[i], false);                                            \
+            return;                                                                \
+        }                                                                          \
+        for (int64_t i = 0; i < m; i++)                                            \
+            y[i] = fn(x[i], true);                                                 \
+        for (int64_t i = 0; i < m; i++)                                            \
             if (fix(x[i]))                                                         \
                 y[i] = lib(x[i]);                                                  \
+    }                                                                              \
+    static void name(const float *restrict x, float *restrict y, int64_t n)        \
+    {                                                                              \
+        int64_t b = 0;                                                             \
+        for (; b + VM_BLOCK <= n; b += VM_BLOCK)                                   \
+            name##_block(x + b, y + b, VM_BLOCK);                                  \
+        name##_block(x + b, y + b, n - b);                                         \
     }
 
-MF_VEC_LOOP_FIXUP(k_sin, vm_sinf, vm_trig_fixup, sinf)
-MF_VEC_LOOP_FIXUP(k_cos, vm_cosf, vm_trig_fixup, cosf)
-MF_VEC_LOOP_FIXUP(k_tan, vm_tanf, vm_trig_fixup, tanf)
+MF_VEC_LOOP_BLOCKS(k_sin, vm_sinf, vm_trig_big, vm_trig_fixup, sinf)
+MF_VEC_LOOP_BLOCKS(k_cos, vm_cosf, vm_trig_big, vm_trig_fixup, cosf)
+MF_VEC_LOOP_BLOCKS(k_tan, vm_tanf, vm_trig_big, vm_trig_fixup, tanf)
+MF_VEC_LOOP_BLOCKS(k_gelu, vm_geluf, vm_gelu_far, vm_never, expf)
 MF_VEC_LOOP(k_atan, vm_atanf)
 MF_VEC_LOOP(k_asinh, vm_asinhf)
 MF_VEC_LOOP(k_atanh, vm_atanhf)
-MF_VEC_LOOP(k_exp, vm_expf)
+MF_VEC_LOOP_BLOCKS(k_exp, vm_expf, vm_exp_full, vm_never, expf)
 MF_VEC_LOOP(k_expm1, vm_expm1f)
 MF_VEC_LOOP(k_log, vm_logf)
 MF_VEC_LOOP(k_log1p, vm_log1pf)
@@ -850,47 +978,28 @@ MF_VEC_LOOP(k_silu, vm_siluf)
 
 MF_VEC_GRAD_LOOP(k_gelu_tanh_grad, vm_gelu_tanh_gradf)
 
-/* gelu and its gradient by blocks: one without an x below -4 sqrt 2 (the
- * usual case) skips the far polynomial; either way an element gets the
- * same bits (the far polynomial is selected only for such x) */
-enum { VM_GELU_BLOCK = 32 };
-
-MF_VEC_INLINE bool vm_gelu_block_far(const float *x, int64_t n)
+/* gelu's gradient by blocks, as MF_VEC_LOOP_BLOCKS runs gelu */
+MF_VEC_INLINE void k_gelu_grad_block(const float *restrict dy, const float *restrict x,
+                                     float *restrict dx, int64_t m)
 {
-    int any = 0;
-    for (int64_t i = 0; i < n; i++)
-        any |= x[i] < -VM_GELU_FAR;
-    return any != 0;
+    int far = 0;
+    for (int64_t i = 0; i < m; i++)
+        far |= vm_gelu_far(x[i]);
+    if (far)
+        for (int64_t i = 0; i < m; i++)
+            dx[i] = vm_gelu_gradf(dy[i], x[i], true);
+    else
+        for (int64_t i = 0; i < m; i++)
+            dx[i] = vm_gelu_gradf(dy[i], x[i], false);
 }
 
-static void k_gelu(const float *x, float *y, int64_t n)
+static void k_gelu_grad(const float *restrict dy, const float *restrict x, float *restrict dx,
+                        int64_t n)
 {
-    int64_t i = 0;
-    for (; i + VM_GELU_BLOCK <= n; i += VM_GELU_BLOCK) {
-        if (vm_gelu_block_far(x + i, VM_GELU_BLOCK))
-            for (int j = 0; j < VM_GELU_BLOCK; j++)
-                y[i + j] = vm_geluf(x[i + j], true);
-        else
-            for (int j = 0; j < VM_GELU_BLOCK; j++)
-                y[i + j] = vm_geluf(x[i + j], false);
-    }
-    for (; i < n; i++)
-        y[i] = vm_geluf(x[i], true);
-}
-
-static void k_gelu_grad(const float *dy, const float *x, float *dx, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + VM_GELU_BLOCK <= n; i += VM_GELU_BLOCK) {
-        if (vm_gelu_block_far(x + i, VM_GELU_BLOCK))
-            for (int j = 0; j < VM_GELU_BLOCK; j++)
-                dx[i + j] = vm_gelu_gradf(dy[i + j], x[i + j], true);
-        else
-            for (int j = 0; j < VM_GELU_BLOCK; j++)
-                dx[i + j] = vm_gelu_gradf(dy[i + j], x[i + j], false);
-    }
-    for (; i < n; i++)
-        dx[i] = vm_gelu_gradf(dy[i], x[i], true);
+    int64_t b = 0;
+    for (; b + VM_BLOCK <= n; b += VM_BLOCK)
+        k_gelu_grad_block(dy + b, x + b, dx + b, VM_BLOCK);
+    k_gelu_grad_block(dy + b, x + b, dx + b, n - b);
 }
 MF_VEC_GRAD_LOOP(k_silu_grad, vm_silu_gradf)
 
