@@ -96,6 +96,10 @@ $(BUILD)/core/ops/lstm_cell.o $(BUILD)/core/ops/softmax.o: CFLAGS_ALL += -ffp-co
 $(BUILD)/core/ops/attention.o $(BUILD)/core/ops/attention_grad.o: CFLAGS_ALL += \
     -fno-trapping-math
 
+# The unary kernels' floor and ceil: with -fno-trapping-math GCC vectorises
+# floorf/ceilf (vroundps) instead of one vroundss per element.
+$(BUILD)/core/ops/unary.o: CFLAGS_ALL += -fno-trapping-math
+
 # vecmath.h's kernels, once per instruction set (vecmath.c picks one at run
 # time); -fno-trapping-math lets GCC compute both sides of a choice, so the
 # loops vectorise. Contraction stays off: the kernels' FMAs are explicit, and
