@@ -25,6 +25,35 @@ static inline bool mf_binary_same_layout(const MfOpCall *c, const MfTensor *out)
            mf_tensor_is_contiguous(a) && mf_tensor_is_contiguous(b);
 }
 
+/* When one input is contiguous with the output's shape and the other is a
+ * contiguous row that broadcasts over the output's leading dims (a bias
+ * row): which input is the row (1 or 2, else 0), how many rows and how long.
+ * Such a call runs as a plain loop over rows: the row walk's per-row set-up
+ * was 9% of a (16384, 256) * (256) multiply. */
+static inline int mf_binary_row_layout(const MfOpCall *c, const MfTensor *out, int64_t *rows,
+                                       int64_t *len)
+{
+    if (!mf_tensor_is_contiguous(out))
+        return 0;
+    for (int side = 1; side <= 2; side++) {
+        const MfTensor *full = c->inputs[2 - side], *row = c->inputs[side - 1];
+        int lead = 0; /* the row's leading dims of 1 */
+        while (lead < row->rank && row->shape[lead] == 1)
+            lead++;
+        int k = row->rank - lead;
+        int64_t n = mf_tensor_numel(row), total = mf_tensor_numel(out);
+        if (k == 0 || k > out->rank || n == 0 || n == total ||
+            !mf_shape_equal(full->rank, full->shape, out->rank, out->shape) ||
+            !mf_tensor_is_contiguous(full) || !mf_tensor_is_contiguous(row) ||
+            !mf_shape_equal(k, row->shape + lead, k, out->shape + out->rank - k))
+            continue;
+        *rows = total / n;
+        *len = n;
+        return side;
+    }
+    return 0;
+}
+
 /* The first element of 't' as a T pointer: mf_tensor_data inlined with the
  * element size known (two out-of-line calls per operand otherwise, a few
  * percent of a 1-element op). */
@@ -44,6 +73,20 @@ static inline bool mf_binary_same_layout(const MfOpCall *c, const MfTensor *out)
                 T a = x[i], b = y[i];                                              \
                 o[i] = (TO)(EXPR);                                                 \
             }                                                                      \
+            break;                                                                 \
+        }                                                                          \
+        int64_t row_count_, row_len_;                                              \
+        int row_side_ = mf_binary_row_layout(c, out, &row_count_, &row_len_);      \
+        if (row_side_ != 0) {                                                      \
+            TO *o = MF_DATA_AS(TO, out);                                           \
+            const T *x = MF_DATA_AS(const T, c->inputs[0]);                        \
+            const T *y = MF_DATA_AS(const T, c->inputs[1]);                        \
+            int64_t n = row_len_, sx = row_side_ == 2 ? n : 0, sy = n - sx;        \
+            for (int64_t r_ = 0; r_ < row_count_; r_++, x += sx, y += sy, o += n)  \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i], b = y[i];                                          \
+                    o[i] = (TO)(EXPR);                                             \
+                }                                                                  \
             break;                                                                 \
         }                                                                          \
         MfLoop l;                                                                  \
