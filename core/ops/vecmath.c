@@ -174,7 +174,10 @@ void mf_vec_f64(MfVecFn f, const double *x, double *y, int64_t n)
 static void vec_rows(const VecJob *job, const MfTensor *x, MfTensor *out)
 {
     enum { BUF = 256 };
-    double buf[BUF];
+    union { /* one buffer for either dtype, without aliasing a double as floats */
+        double d[BUF];
+        float f[BUF];
+    } buf;
     MfLoop l;
     MfTensor *ts[2] = {out, (MfTensor *)x};
     mf_loop_init(&l, 2, ts, out->rank, out->shape);
@@ -184,16 +187,17 @@ static void vec_rows(const VecJob *job, const MfTensor *x, MfTensor *out)
         for (int64_t i0 = 0; i0 < l.n; i0 += BUF) {
             int64_t m = l.n - i0 < BUF ? l.n - i0 : BUF;
             VecJob row = *job;
-            row.x = buf;
             if (job->k64) {
                 const double *in = (const double *)p[1];
                 for (int64_t i = 0; i < m; i++)
-                    buf[i] = in[(i0 + i) * sx];
+                    buf.d[i] = in[(i0 + i) * sx];
+                row.x = buf.d;
                 row.y = (double *)p[0] + i0;
             } else {
                 const float *in = (const float *)p[1];
                 for (int64_t i = 0; i < m; i++)
-                    ((float *)buf)[i] = in[(i0 + i) * sx];
+                    buf.f[i] = in[(i0 + i) * sx];
+                row.x = buf.f;
                 row.y = (float *)p[0] + i0;
             }
             vec_run(&row, 0, m);
