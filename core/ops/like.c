@@ -141,7 +141,7 @@ static MfStatus broadcast_like_grad(const MfGradCall *g, MfTensor **dinputs)
 }
 
 const MfOpDesc mf_desc_broadcast_to_like = {
-    .name = "BroadcastToLike", .api = "broadcast_to_like", .arity = 2,
+    .name = "BroadcastToLike", .api = "broadcast_to_like", .arity = 2, .flags = MF_OP_VIEW,
     .infer = broadcast_like_infer, .forward = broadcast_like_forward,
     .backward = broadcast_like_grad,
 };

@@ -778,12 +778,37 @@ static void acc_finish(const void *acc, MfTensor *out, bool mean, int64_t count)
     }
 }
 
+/* True when a dim longer than 1 has stride 0 (a BroadcastTo view). */
+static bool has_stretched_dim(const MfTensor *x)
+{
+    for (int i = 0; i < x->rank; i++)
+        if (x->shape[i] > 1 && x->strides[i] == 0)
+            return true;
+    return false;
+}
+
+/* A stretched input is reduced as its values written out: the order of
+ * combination follows the merged layout, and a sum of a broadcast must
+ * have the bits it had when BroadcastTo copied. */
+static MfStatus reduce_copy(MfReduceKind kind, const MfTensor *x, const bool *reduced,
+                            MfTensor *out, const char *who)
+{
+    MfTensor *xc = mf_tensor_clone(x);
+    if (!xc)
+        return MF_ENOMEM;
+    MfStatus st = mf_reduce_into(kind, xc, reduced, out, who);
+    mf_tensor_release(xc);
+    return st;
+}
+
 MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduced,
                         MfTensor *out, const char *who)
 {
     int64_t n = mf_tensor_numel(out);
     if (n == 0)
         return MF_OK;
+    if (has_stretched_dim(x))
+        return reduce_copy(kind, x, reduced, out, who);
     Plan p;
     plan_build(&p, x, reduced);
     size_t nbytes = (size_t)n * 8;

@@ -7,7 +7,8 @@
  * broadcasting, or negative, for reversing), after merging the dims that are
  * contiguous on both sides, so contiguous blocks are one memcpy and strided
  * (view) inputs need no contiguous copy first. Rows are copied with a typed
- * loop per dtype. Slice, Identity and StopGradient make views (MF_OP_VIEW).
+ * loop per dtype. Slice, BroadcastTo (stride 0 along the stretched axes),
+ * Identity and StopGradient make views (MF_OP_VIEW).
  *
  * Attributes are 0-based; axes may be negative (counted from the end).
  * Indices (GatherV2, OneHot) are 0-based in the ops; the bindings convert the
@@ -651,16 +652,20 @@ static MfStatus broadcast_to_infer(MfOpCall *c)
     return MF_OK;
 }
 
+/* A view with stride 0 along the stretched axes, as PyTorch's expand: no
+ * element is written (the gradient of a Sum over 4M floats wrote 16 MB of
+ * one value here, 2.4-3.8 ms). Tensors are immutable, so the repeated
+ * elements can share one; a reader wanting a flat buffer gets a copy
+ * (mf_tensor_contiguous), and in-place writers refuse a tensor that is not
+ * contiguous and alone (apply.c, autodiff/slices.c, graph/exec.c). */
 static MfStatus broadcast_to_forward(const MfOpCall *c, MfTensor **outs)
 {
     const MfTensor *t = c->inputs[0];
-    MfTensor *out = outs[0];
-    int64_t sstr[MF_MAX_RANK];
-    mf_broadcast_strides(t, out->rank, out->shape, sstr);
-    Block b;
-    block_init(&b, out->rank, out->shape, out->strides, sstr);
-    copy_block(mf_tensor_data(out), mf_tensor_data(t), t->dtype, &b);
-    return MF_OK;
+    int rank = c->out[0].rank;
+    int64_t strides[MF_MAX_RANK];
+    mf_broadcast_strides(t, rank, c->out[0].shape, strides);
+    outs[0] = mf_tensor_view(t, rank, c->out[0].shape, strides, t->offset);
+    return outs[0] ? MF_OK : MF_ENOMEM;
 }
 
 /* ---- OneHot ------------------------------------------------------------- */
@@ -900,10 +905,10 @@ SHAPE_OP(mf_desc_pad, "Pad", "pad", 1, 0, pad_infer, pad_forward, mf_pad_grad,
     .example =
         "mf.pad(mf.tensor{{1, 2}}, {{1, 0}, {0, 1}})                --> {{0, 0, 0}, {1, 2, 0}}\n"
         "mf.pad(mf.tensor{1}, {{1, 1}}, 9)                          --> {9, 1, 9}");
-SHAPE_OP(mf_desc_broadcast_to, "BroadcastTo", "broadcast_to", 1, 0,
+SHAPE_OP(mf_desc_broadcast_to, "BroadcastTo", "broadcast_to", 1, MF_OP_VIEW,
          broadcast_to_infer,
-         broadcast_to_forward, mf_broadcast_to_grad, cost_copy, broadcast_to_attrs, "x",
-         "x stretched to shape by broadcasting",
+         broadcast_to_forward, mf_broadcast_to_grad, cost_none, broadcast_to_attrs, "x",
+         "x stretched to shape by broadcasting, a view",
     .entry = broadcast_to_entry,
     .topic = "shape",
     .details =
