@@ -308,11 +308,13 @@ static void deps_free(Deps *d)
 
 /* The step's finite check in a graph (apply_gradients' {nonfinite}), run
  * with every run of the train op. 'ok' is a float64 scalar, 1 when every
- * gradient of the step is finite, else 0; each update's gradient is
- * multiplied by 'scale' = 1 / ok (1, or +Inf: then every gradient of the
- * step is non-finite, so one bad gradient makes every Apply node skip, or
- * the first one fail, before any variable is written); Adam's beta powers
- * and the global step advance by 'ok'. No gate (NULL) for APPLY, and for
+ * gradient of the step is finite, else 0; the rate of every update is
+ * multiplied by 'scale' = 1 / ok (1, or +Inf: then every Apply node's rate
+ * is not finite, so one bad gradient makes every Apply node skip, or the
+ * first one fail, before any variable is written: core/ops/apply.c; a
+ * scalar product per dtype, where multiplying each gradient by it was a
+ * pass over every gradient); Adam's beta powers and the global step
+ * advance by 'ok'. No gate (NULL) for APPLY, and for
  * ERROR in a session, whose writes are staged: each Apply node checks its
  * own gradient, so the message names the variable at fault. */
 typedef struct Gate {
@@ -379,19 +381,23 @@ static MfStatus gate_build(int n, const MfGradVar *pairs, Gate *gt)
     return st;
 }
 
-/* The gated gradient of 'p' (owned): grad * scale, or grad itself. */
-static MfStatus gated_grad(const Gate *gt, const MfGradVar *p, MfTensor **out)
+/* Each rate cast_rates made, times the gate's scale (when there is a gate). */
+static MfStatus gate_rates(const Gate *gt, MfOptRates *lr)
 {
-    if (!gt->scale) {
-        mf_tensor_retain(p->grad);
-        *out = p->grad;
-        return MF_OK;
+    MfStatus st = MF_OK;
+    for (int dt = 0; gt->scale && dt < MF_NDTYPES && st == MF_OK; dt++) {
+        if (!lr->as[dt])
+            continue;
+        MfTensor *s = NULL, *gated = NULL;
+        st = mf_opt_lr_as(gt->scale, (MfDType)dt, &s);
+        if (st == MF_OK)
+            st = mf_binary(MF_OP_MUL, lr->as[dt], s, &gated);
+        if (st == MF_OK) {
+            mf_tensor_release(lr->as[dt]);
+            lr->as[dt] = gated;
+        }
+        mf_tensor_release(s);
     }
-    MfTensor *s = NULL;
-    MfStatus st = mf_opt_lr_as(gt->scale, p->grad->dtype, &s);
-    if (st == MF_OK)
-        st = mf_binary(MF_OP_MUL, p->grad, s, out);
-    mf_tensor_release(s);
     return st;
 }
 
@@ -468,19 +474,16 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfOpt
     MfStatus st = mf_graph_push_scope(g, scope, &mark);
     if (st != MF_OK)
         return st;
-    MfTensor *lr_v = NULL, *out = NULL, *grad = NULL;
+    MfTensor *lr_v = NULL, *out = NULL;
     st = mf_opt_lr_for(lr, p->var->value->dtype, &lr_v);
-    if (st == MF_OK)
-        st = gated_grad(gt, p, &grad);
     if (st == MF_OK) {
         MfSlotEntry *e = mf_opt_find_entry(o, p->var);
-        MfUpdate u = {o, p->var, grad, lr_v, e->slot, &out, gt->policy};
+        MfUpdate u = {o, p->var, p->grad, lr_v, e->slot, &out, gt->policy};
         st = mf_opt_update(&u);
     }
     if (st == MF_OK)
         st = deps_push(deps, out);
     mf_tensor_release(out);
-    mf_tensor_release(grad);
     mf_graph_pop_scope(g, mark);
     return st;
 }
@@ -580,6 +583,8 @@ static MfStatus build_updates(MfOptimizer *o, MfGraph *g, int n, const MfGradVar
         st = gate_build(n, pairs, gt);
     if (st == MF_OK)
         st = cast_rates(n, pairs, lr);
+    if (st == MF_OK)
+        st = gate_rates(gt, lr);
     for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
             st = update_one(o, g, &pairs[i], lr, gt, deps);
@@ -665,7 +670,7 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
 {
     MfSlotEntry *e = mf_opt_find_entry(o, p->var);
     MfVariable *h = NULL, *hs[MF_OPT_MAX_SLOTS] = {NULL, NULL}, *vars[1 + MF_OPT_MAX_SLOTS];
-    MfTensor *lr_v = NULL, *out = NULL, *grad = NULL;
+    MfTensor *lr_v = NULL, *out = NULL;
     int nv = 0;
     MfStatus st = captured_handle(g, p->var, &h);
     vars[nv++] = p->var;
@@ -680,10 +685,8 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
         st = mf_graph_push_scope(g, scope, &mark);
     if (st == MF_OK)
         st = mf_opt_lr_for(lr, p->var->value->dtype, &lr_v);
-    if (st == MF_OK)
-        st = gated_grad(gt, p, &grad);
     if (st == MF_OK) {
-        MfUpdate u = {tmp, h, grad, lr_v, hs, &out, gt->policy};
+        MfUpdate u = {tmp, h, p->grad, lr_v, hs, &out, gt->policy};
         st = mf_opt_update(&u);
     }
     if (mark >= 0)
@@ -693,7 +696,6 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
     if (st == MF_OK)
         st = deps_push(deps, out);
     mf_tensor_release(out);
-    mf_tensor_release(grad);
     mf_variable_release(h);
     for (int k = 0; k < MF_OPT_MAX_SLOTS; k++)
         mf_variable_release(hs[k]);
@@ -718,6 +720,8 @@ static MfStatus traced_updates(MfGraph *g, MfOptimizer *o, int n, const MfGradVa
         st = gate_build(n, pairs, gt);
     if (st == MF_OK)
         st = cast_rates(n, pairs, lr);
+    if (st == MF_OK)
+        st = gate_rates(gt, lr);
     for (int i = 0; i < n && st == MF_OK; i++)
         if (pairs[i].grad)
             st = traced_one(g, &tmp, o, &pairs[i], lr, gt, deps);

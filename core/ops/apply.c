@@ -19,7 +19,8 @@
  * the variable's dtype. 'attrs.use_nesterov' asks for Nesterov
  * (ApplyMomentum, ApplyAdam). 'attrs.nonfinite' (MfApplyNonfinite) says what a gradient
  * holding NaN or Inf does: written as any other (the default, TensorFlow's),
- * an error before anything is written, or a skip (nothing written).
+ * an error before anything is written, or a skip (nothing written); under
+ * the last two a scalar input (the rate) holding NaN or Inf does the same.
  *
  * In place, yet tensors stay immutable: an Apply op writes only into
  * buffers that nobody else can see. Each updated input (var and its slots)
@@ -88,6 +89,20 @@ static MfStatus check_input(const MfOpCall *c, const ApplyInputs *s, int i)
     return MF_OK;
 }
 
+/* The first scalar input (a rate, a beta, ...) that is NaN or Inf, or -1.
+ * Under "skip" and "error" such a step is refused as a non-finite gradient
+ * is: the optimizers' finite gate (train/graph_train.c) multiplies the rate
+ * by 1/ok, one scalar product that makes every Apply node of a step with a
+ * non-finite gradient skip (or the first one fail), where multiplying each
+ * gradient by it was a pass over every gradient. */
+static int nonfinite_scalar(const MfOpCall *c, const ApplyInputs *s)
+{
+    for (int i = s->nstate; i < c->ninputs; i++)
+        if (i != s->grad && !mf_tensor_all_finite(c->inputs[i]))
+            return i;
+    return -1;
+}
+
 static MfStatus apply_infer(MfOpCall *c, const ApplyInputs *s)
 {
     const MfTensor *var = c->inputs[0];
@@ -96,10 +111,16 @@ static MfStatus apply_infer(MfOpCall *c, const ApplyInputs *s)
         st = check_input(c, s, i);
     /* here, not in the kernel: a session stages a write after its infer,
      * so a refused gradient fails the run before any variable changes */
-    if (st == MF_OK && c->attrs->nonfinite == MF_APPLY_NONFINITE_ERROR &&
-        !mf_tensor_all_finite(c->inputs[s->grad]))
+    bool check = st == MF_OK && c->attrs->nonfinite == MF_APPLY_NONFINITE_ERROR;
+    int bad = -1;
+    if (check && !mf_tensor_all_finite(c->inputs[s->grad]))
         st = mf_err_set(MF_EARG, "%s: the gradient holds NaN or Inf and nonfinite = \"error\" "
                         "(nothing was written)", op_api(c));
+    else if (check && (bad = nonfinite_scalar(c, s)) >= 0)
+        st = mf_err_set(MF_EARG, "%s: %s is NaN or Inf: the gradient holds NaN or Inf "
+                        "(another variable's of the step), or the value given is not finite; "
+                        "nonfinite = \"error\" (nothing was written)", op_api(c),
+                        s->names[bad]);
     if (st == MF_OK)
         mf_spec_like(c, var, var->dtype);
     return st;
@@ -238,7 +259,7 @@ static MfStatus apply_forward(const MfOpCall *c, MfTensor **outs, const ApplyInp
                               KernelF32 k32, KernelF64 k64)
 {
     if (c->attrs->nonfinite == MF_APPLY_NONFINITE_SKIP &&
-        !mf_tensor_all_finite(c->inputs[s->grad])) {
+        (!mf_tensor_all_finite(c->inputs[s->grad]) || nonfinite_scalar(c, s) >= 0)) {
         mf_tensor_retain(c->inputs[0]);   /* the step is skipped: nothing written */
         outs[0] = c->inputs[0];
         return MF_OK;

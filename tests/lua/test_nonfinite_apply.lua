@@ -266,6 +266,38 @@ T.test("mf.trace AdamW: error and skip leave everything as it was", function()
   end
 end)
 
+-- The traced gate multiplies the rate, not every gradient, by 1/ok, so an
+-- Apply op refuses (error) or skips a step whose rate is NaN or Inf as it
+-- does a non-finite gradient: here the rate itself, a Variable the trace
+-- reads when it runs (eager steps refuse such a rate before any op).
+T.test("mf.trace: a rate of NaN or Inf: error and skip change nothing, apply writes", function()
+  for _, lr in ipairs({INF, NAN}) do
+    for _, m in ipairs(makers) do
+      local cls = m[1]
+      local v = mf.Variable(mf.tensor({1, 2}, "float32"), {name = "v"})
+      local rate = mf.Variable(mf.tensor(0.1, "float32"), {name = "rate"})
+      local opt = mf.train[cls](rate, cls == "MomentumOptimizer" and 0.9 or nil)
+      local steps = {}
+      for _, policy in ipairs({"error", "skip", "apply"}) do
+        steps[policy] = mf.trace(function(g)
+          opt:apply_gradients({{g, v}}, {nonfinite = policy})
+          return g
+        end)
+      end
+      local g = mf.tensor({0.5, -0.25}, "float32")
+      steps.skip(g)
+      rate:assign(lr)
+      local before = numbers({v:value()})
+      T.raises(function() steps.error(g) end, "is NaN or Inf")
+      T.eq(numbers({v:value()}), before, cls .. ": unchanged after error")
+      steps.skip(g)
+      T.eq(numbers({v:value()}), before, cls .. ": unchanged after skip")
+      steps.apply(g)
+      T.ok(has_nan(v:value()), cls .. ": apply writes")
+    end
+  end
+end)
+
 T.test("DistributedOptimizer (one process) applies the policy", function()
   if not (mf.dist and mf.dist.DistributedOptimizer) then return end
   local opt = mf.dist.DistributedOptimizer(mf.train.MomentumOptimizer(0.1, 0.9))
