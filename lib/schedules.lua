@@ -572,10 +572,15 @@ local function eager_values(gv)
   return olds
 end
 
--- var <- var - rate * value (rate: a number or a scalar tensor); the op.
-local function decay(var, rate, value)
+-- rate * value, the decay of 'var' (rate: a number or a scalar tensor).
+local function decay_term(var, rate, value)
   local r = type(rate) == "number" and rate or mf.cast(rate, var.dtype)
-  return var:assign_sub(r * value)
+  return r * value
+end
+
+-- var <- var - rate * value; the op.
+local function decay(var, rate, value)
+  return var:assign_sub(decay_term(var, rate, value))
 end
 
 -- Adam's apply_gradients; its errors are raised at the caller's line.
@@ -611,20 +616,24 @@ function AdamW:apply_gradients(gv, opts)
   -- A graph (or a trace): as eagerly, Adam's update, then the decay of the
   -- values read before it (control dependencies order the three), so a
   -- traced step rounds as the eager one, bit for bit; a build error of Adam
-  -- adds no decay node.
-  local reads = {}
+  -- adds no decay node. The decay term (rate * value) is computed before
+  -- Adam's Apply node runs: the value read is then no longer held when the
+  -- Apply writes the variable in place, which would otherwise copy it first.
+  local terms = {}
   for i, p in ipairs(gv) do
-    if p[1] ~= nil and p[2] ~= nil and self:decays(p[2]) then reads[i] = p[2]:read_value() end
+    if p[1] ~= nil and p[2] ~= nil and self:decays(p[2]) then
+      terms[i] = decay_term(p[2], rate, p[2]:read_value())
+    end
   end
-  if next(reads) == nil then return adam_apply(self.adam, gv, opts) end
+  if next(terms) == nil then return adam_apply(self.adam, gv, opts) end
   local before = {}
-  for _, r in pairs(reads) do before[#before + 1] = r end
+  for _, t in pairs(terms) do before[#before + 1] = t end
   local train = mf.control_dependencies(before, function()
     return adam_apply(self.adam, gv, opts)
   end)
   return mf.control_dependencies({train}, function()
     local decays = {}
-    for i, old in pairs(reads) do decays[#decays + 1] = decay(gv[i][2], rate, old) end
+    for i, t in pairs(terms) do decays[#decays + 1] = gv[i][2]:assign_sub(t) end
     return mf.group(decays)
   end)
 end
