@@ -114,8 +114,9 @@ static void plan_free(MfFusionPlan *p)
 /* ---- the pass ------------------------------------------------------------- */
 
 /* What the pass reads of the graph: each node's consumers (data edges, as
- * CSR lists, with the input position) and whether it is in a control
- * dependency; then, per node, the root of the group it joined (-1: none). */
+ * CSR lists, with the input position) and whether another node waits for
+ * it (a control input: it must run on its own); then, per node, the root
+ * of the group it joined (-1: none). */
 typedef struct Pass {
     const MfGraph *g;
     int nn;
@@ -145,7 +146,6 @@ static MfStatus pass_init(Pass *p, const MfGraph *g)
     for (int i = 0; i < nn; i++) {
         const MfNode *n = mf_graph_node(g, i);
         p->root[i] = -1;
-        p->ctrl[i] = p->ctrl[i] || n->ncontrol > 0;
         for (int k = 0; k < n->ncontrol; k++)
             p->ctrl[n->control[k]] = true;
         for (int k = 0; k < n->ninputs; k++)
@@ -199,6 +199,24 @@ static bool spec_equal(const MfTensorSpec *a, const MfTensorSpec *b)
     return true;
 }
 
+/* Whether every control input of node 'i' is one of node 'r''s too: a
+ * group runs when its root may, so a member that waits for no more than
+ * the root does still runs after what it waits for. (The nodes built
+ * under one mf.control_dependencies, an optimizer's finite check under
+ * AdamW's, share theirs.) */
+static bool controls_within(const MfGraph *g, int i, int r)
+{
+    const MfNode *n = mf_graph_node(g, i), *root = mf_graph_node(g, r);
+    for (int k = 0; k < n->ncontrol; k++) {
+        bool found = false;
+        for (int j = 0; j < root->ncontrol && !found; j++)
+            found = root->control[j] == n->control[k];
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
 /* The root of the group every consumer of node 'i' belongs to, when 'i'
  * may join it; else -1. */
 static int joinable(const Pass *p, int i)
@@ -213,7 +231,8 @@ static int joinable(const Pass *p, int i)
         if (p->root[c] != r || (into_reduction && p->cpos[k] != 0))
             r = -1;
     }
-    return r >= 0 && spec_equal(&n->out[0], group_spec(p->g, r)) ? r : -1;
+    return r >= 0 && spec_equal(&n->out[0], group_spec(p->g, r)) && controls_within(p->g, i, r)
+               ? r : -1;
 }
 
 /* Assigns every node its group's root (one pass from the last node). */

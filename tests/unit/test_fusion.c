@@ -283,6 +283,59 @@ static void test_pass_groups(void **state)
     mf_graph_release(g);
 }
 
+/* A member may wait for what its group's last node waits for (nodes made
+ * under one control dependency, as AdamW's finite check: x * 0 into a Sum):
+ * a group of two, and its run gives the nodes' own bits after the control
+ * input has run. A member waiting for a node the root does not wait for
+ * stays out (test_pass_groups' m). */
+static void test_shared_control_inputs_fuse(void **state)
+{
+    (void)state;
+    MfGraph *g = mf_graph_new();
+    MfTensor *x, *before;
+    assert_int_equal(mf_graph_placeholder(g, MF_FLOAT32, 2, (int64_t[]){3, 5}, "x", &x), MF_OK);
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    before = un(MF_OP_NEG, x);
+    MfTensor *half = mf_tensor_scalar(MF_FLOAT32, 0.5), *m = bin(MF_OP_MUL, x, half), *sum = NULL;
+    MfAttrs a = mf_attrs_default();
+    a.all_axes = true;
+    assert_int_equal(mf_op1(MF_OP_SUM, 1, &m, &a, &sum), MF_OK);
+    mf_graph_pop_default();
+    assert_int_equal(mf_graph_add_control(m->node, before->node), MF_OK);
+    assert_int_equal(mf_graph_add_control(sum->node, before->node), MF_OK);
+    assert_true(group_of(g, m) >= 0);
+    assert_int_equal(group_of(g, m), group_of(g, sum));
+    const MfFusionPlan *plan;
+    assert_int_equal(mf_fusion_plan_any(g, &plan), MF_OK);
+    assert_int_equal(plan->ngroups, 1);
+    assert_string_equal(plan->groups[0].label, "Fused[Mul, Sum]");
+    MfTensor *xv = mf_tensor_new(MF_FLOAT32, 2, (int64_t[]){3, 5});
+    float *p = mf_tensor_data(xv);
+    for (int i = 0; i < 15; i++)
+        p[i] = (float)i - 4.5f;
+    MfTensor *out = NULL;
+    MfSchedule *sched = NULL;
+    MfExecOptions opt = {true, NULL, NULL};
+    assert_int_equal(mf_exec_run(g, 1, &sum, 0, NULL, 1, &x, &xv, &opt, &out, &sched), MF_OK);
+    assert_true(*(float *)mf_tensor_data(out) == 0.5f * (105 - 67.5f)); /* exact: halves */
+    /* the group runs as one step, after the control input */
+    int at_before = -1, at_group = -1, fused = 0;
+    for (int i = 0; i < sched->nsteps; i++) {
+        const MfSchedStep *st = &sched->steps[i];
+        at_before = st->node == ((const MfNode *)before->node)->index ? i : at_before;
+        at_group = st->node == ((const MfNode *)sum->node)->index ? i : at_group;
+        fused += st->op && strcmp(st->op, "Fused[Mul, Sum]") == 0;
+        assert_int_not_equal(st->node, ((const MfNode *)m->node)->index);
+    }
+    assert_int_equal(fused, 1);
+    assert_true(at_before >= 0 && at_group > at_before);
+    mf_schedule_free(sched);
+    MfTensor *all[] = {x, before, half, m, sum, xv, out};
+    for (size_t i = 0; i < MF_COUNTOF(all); i++)
+        mf_tensor_release(all[i]);
+    mf_graph_release(g);
+}
+
 /* ---- runs that cannot use blocks, and inner values fetched or fed ----------- */
 
 /* Placeholders of any shape: tanh(a) * b is a group, whose blocks need
@@ -368,6 +421,7 @@ int main(void)
         TEST(test_random_chains_reduced_float64),
         TEST(test_threads_same_bits),
         TEST(test_pass_groups),
+        TEST(test_shared_control_inputs_fuse),
         TEST(test_fallback_same_values_and_errors),
         TEST(test_inner_value_fetched_or_fed),
     };
