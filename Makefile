@@ -92,9 +92,11 @@ $(BUILD)/core/ops/conv_direct.o $(BUILD)/core/ops/winograd.o: CFLAGS_ALL += -ffp
 # and softmax's exp rows (1.4x faster at rows of 64).
 $(BUILD)/core/ops/lstm_cell.o $(BUILD)/core/ops/softmax.o: CFLAGS_ALL += -ffp-contract=fast
 # Attention's exp loops (fast_mathf.h) pick 0 for masked scores: both sides
-# computed (-fno-trapping-math) so they vectorise.
+# computed (-fno-trapping-math) so they vectorise; their multiply-adds, and
+# those of the tile products (attention_tile.c), are FMAs.
 $(BUILD)/core/ops/attention.o $(BUILD)/core/ops/attention_grad.o: CFLAGS_ALL += \
-    -fno-trapping-math
+    -fno-trapping-math -ffp-contract=fast
+$(BUILD)/core/ops/attention_tile.o: CFLAGS_ALL += -ffp-contract=fast -Wno-psabi
 
 # The unary kernels' floor and ceil: with -fno-trapping-math GCC vectorises
 # floorf/ceilf (vroundps) instead of one vroundss per element.
@@ -225,7 +227,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $< $(LIB) $(LDFLAGS_ALL) -o $@
 
-bench: all $(BUILD)/bench/bench_matmul
+bench: all $(BUILD)/bench/bench_matmul $(BUILD)/bench/attention_tiles
 	@sh tools/test_deps.sh bench
 	@CORES="$(CORES)" sh bench/run.sh $(BUILD)
 

@@ -16,8 +16,10 @@
  * tile of scores per thread, whatever T; causal tiles above the diagonal
  * are never computed. Blocks of rows (of every batch) are split over the
  * worker pool; a row's result does not depend on the thread count. The
- * products use OpenBLAS on the tiles (faster than vectorised loops from
- * d = 32 up), float32 exponentials mf_expf_fast (about 1 ulp), float64 libm.
+ * float32 products of tiles up to 256 keys are attention_tile.c's register
+ * blocks (only a causal tile's lower part; OpenBLAS's packing and call
+ * costs were half the op at T = 64), larger ones and float64 OpenBLAS's;
+ * float32 exponentials mf_expf_fast (about 1 ulp), float64 libm.
  * The output equals the composition matmul, scale, mask, softmax, matmul
  * to float32 rounding (tests/lua/test_attention.lua).
  *
@@ -254,11 +256,15 @@ MfStatus mf_attn_plan(const MfOpCall *c, MfTensor *const *in, MfTensor *mask, At
 
 void mf_attn_gemm(MfDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
                   const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C,
-                  int64_t ldc)
+                  int64_t ldc, AttnBand band)
 {
     enum CBLAS_TRANSPOSE a = ta ? CblasTrans : CblasNoTrans, b = tb ? CblasTrans : CblasNoTrans;
     if (M == 0 || N == 0)
         return;
+    if (dt == MF_FLOAT32 && mf_attn_tile_fits(tb, N, K)) {
+        mf_attn_tile_gemm(ta, tb, M, N, K, (float)alpha, A, lda, B, ldb, beta != 0, C, ldc, band);
+        return;
+    }
     if (beta == 0 && ldc == N) {   /* a memset: OpenBLAS's beta pass is slower on tiles */
         memset(C, 0, (size_t)(M * N) * mf_dtype_size(dt));
         beta = 1;
@@ -280,14 +286,14 @@ void mf_attn_gemm(MfDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
         const uint8_t *bm = (const uint8_t *)p->mask + (p->mask ? p->off[4 * b + 3] : 0); \
         for (int64_t r = 0; r < ni; r++) {                                                \
             T *s = S + r * nj;                                                            \
-            int64_t mrow = (i0 + r) * p->mrs;                                             \
+            int64_t mrow = (i0 + r) * p->mrs, n = mf_attn_row_keys(p, i0 + r, j0, nj);    \
             if (p->mask_kind == ATTN_ADD_MASK)                                            \
-                for (int64_t c = 0; c < nj; c++)                                          \
+                for (int64_t c = 0; c < n; c++)                                           \
                     s[c] += fm[mrow + (j0 + c) * p->mcs];                                 \
             else if (p->mask_kind == ATTN_BOOL_MASK)                                      \
-                for (int64_t c = 0; c < nj; c++)                                          \
+                for (int64_t c = 0; c < n; c++)                                           \
                     s[c] = bm[mrow + (j0 + c) * p->mcs] ? s[c] : -(T)INFINITY;            \
-            for (int64_t c = mf_attn_row_keys(p, i0 + r, j0, nj); c < nj; c++)            \
+            for (int64_t c = n; c < nj; c++) /* not computed past n (the band) */         \
                 s[c] = -(T)INFINITY;                                                      \
         }                                                                                 \
     }
@@ -301,7 +307,8 @@ void mf_attn_scores(const AttnPlan *p, int64_t b, int64_t i0, int64_t ni, int64_
     size_t es = mf_dtype_size(p->dtype);
     const char *q = p->q + (size_t)(p->off[4 * b] + i0 * p->d) * es;
     const char *k = p->k + (size_t)(p->off[4 * b + 1] + j0 * p->d) * es;
-    mf_attn_gemm(p->dtype, false, true, ni, nj, p->d, p->scale, q, p->d, k, p->d, 0, S, nj);
+    mf_attn_gemm(p->dtype, false, true, ni, nj, p->d, p->scale, q, p->d, k, p->d, 0, S, nj,
+                 mf_attn_band(p, ATTN_BAND_COLS, i0 - j0));
     if (p->dtype == MF_FLOAT32)
         mask_tile_f32(p, b, i0, ni, j0, nj, S);
     else
@@ -378,35 +385,60 @@ static double row_max_f64(const double *x, int64_t n, double m)
     return m;
 }
 
+/* A row's sum: 8 float lanes (the loop vectorises), then halves in
+ * double (not an 8-step chain: rows are short). */
+static double row_sum_f32(const float *x, int64_t n)
+{
+    float lanes[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++)
+            lanes[j] += x[i + j];
+    double s = 0, h[4];
+    for (; i < n; i++)
+        s += (double)x[i];
+    for (int j = 0; j < 4; j++)
+        h[j] = (double)lanes[j] + (double)lanes[j + 4];
+    return s + ((h[0] + h[2]) + (h[1] + h[3]));
+}
+
+static double row_sum_f64(const double *x, int64_t n)
+{
+    return mf_sum_row_f64(x, n);
+}
+
 /* One tile (rows i0.., keys j0..) folded into the row statistics m, l
  * (running max, running sum) and the output rows o (ni x dv, unnormalised):
  * S becomes exp(S - m), 0 where S is -inf (both sides computed: the loop
  * vectorises; a masked score takes exp(0), as exp(-inf) through
  * mf_expf_fast's clamp would be a slow subnormal). Past a row's causal
- * keys nothing is computed: zeros. */
+ * keys (rounded up to whole vectors, mf_attn_row_lanes) nothing is
+ * computed: zeros. */
 #define FOLD_TILE(T, SUF, EXPF)                                                           \
     static void fold_tile_##SUF(const AttnPlan *p, int64_t i0, int64_t j0, T *S,          \
                                 int64_t ni, int64_t nj, T *m, double *l, T *o)            \
     {                                                                                     \
         int64_t dv = p->dv;                                                               \
         for (int64_t r = 0; r < ni; r++) {                                                \
-            int64_t n = mf_attn_row_keys(p, i0 + r, j0, nj);                              \
+            int64_t n = mf_attn_row_lanes(mf_attn_row_keys(p, i0 + r, j0, nj), nj);       \
             T *s = S + r * nj, mx = (T)row_max_##SUF(s, n, m[r]);                         \
             memset(s + n, 0, (size_t)(nj - n) * sizeof *s);                               \
             if (mx == -(T)INFINITY) { /* nothing kept yet: adds nothing */                \
                 memset(s, 0, (size_t)n * sizeof *s);                                      \
                 continue;                                                                 \
             }                                                                             \
-            T alpha = m[r] == -(T)INFINITY ? 0 : EXPF(m[r] - mx);                         \
             for (int64_t c = 0; c < n; c++) {                                             \
                 bool out = s[c] == -(T)INFINITY; /* exp(0), not a subnormal: then 0 */  \
                 T e = EXPF(out ? 0 : s[c] - mx);                                          \
                 s[c] = out ? 0 : e;                                                       \
             }                                                                             \
-            if (alpha != 1)                                                               \
+            if (m[r] != -(T)INFINITY && m[r] != mx) { /* o is 0 before the first */     \
+                T alpha = EXPF(m[r] - mx);                                                \
                 for (int64_t c = 0; c < dv; c++)                                          \
                     o[r * dv + c] *= alpha;                                               \
-            l[r] = l[r] * (double)alpha + mf_sum_row_##SUF(s, n);                         \
+                l[r] *= (double)alpha;                                                    \
+            }                                                                             \
+            l[r] += row_sum_##SUF(s, n);                                                  \
             m[r] = mx;                                                                    \
         }                                                                                 \
     }
@@ -470,7 +502,8 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
         else if (p->rate > 0)
             drop_tile_f64(p, b, i0, ni, j0, nj, S);
         mf_attn_gemm(p->dtype, false, false, ni, p->dv, nj, 1, S, nj,
-                     v + (size_t)(j0 * p->dv) * es, p->dv, 1, o, p->dv);
+                     v + (size_t)(j0 * p->dv) * es, p->dv, 1, o, p->dv,
+                     mf_attn_band(p, ATTN_BAND_KEND, i0 - j0));
     }
     if (p->dtype == MF_FLOAT32)
         finish_rows_f32((float *)o, (float *)lse, m, l, ni, p->dv);

@@ -81,11 +81,48 @@ static inline int64_t mf_attn_row_keys(const AttnPlan *p, int64_t i, int64_t j0,
     return !p->causal ? nj : n < 0 ? 0 : n < nj ? n : nj;
 }
 
-/* C (M x N, ldc) = alpha op(A) op(B) + beta C through BLAS on the calling
- * thread (the ops split their blocks over the pool themselves). */
+/* A row's causal keys n rounded up to whole 8-lane vectors (at most nj):
+ * the row loops run to there, so they have no scalar tails; the scores
+ * between n and it are masked (-inf), their probabilities 0. */
+static inline int64_t mf_attn_row_lanes(int64_t n, int64_t nj)
+{
+    int64_t up = (n + 7) / 8 * 8;
+    return up < nj ? up : nj;
+}
+
+/* The part of a tile product a causal mask needs, for a block of rows
+ * [r, r + n) of C: ATTN_BAND_COLS, the columns [0, r + n + off) (scores:
+ * off = i0 - j0); ATTN_BAND_KEND, the sum over k in [0, r + n + off)
+ * (P v, dS k); ATTN_BAND_KSTART, over k from r + off (P^T dout, dS^T q:
+ * off = j0 - i0). The rest of the product is never read or is zero. */
+typedef enum { ATTN_BAND_FULL, ATTN_BAND_COLS, ATTN_BAND_KEND, ATTN_BAND_KSTART } AttnBandKind;
+typedef struct AttnBand {
+    AttnBandKind kind;
+    int64_t off;
+} AttnBand;
+
+/* The float32 tile products of attention_tile.c: K <= ATTN_TILE_K, and a
+ * transposed B of at most ATTN_TILE_MAX floats (copied on the stack). */
+#define ATTN_TILE_K 256
+#define ATTN_TILE_MAX 8192
+bool mf_attn_tile_fits(bool tb, int64_t N, int64_t K);
+/* C = alpha op(A) op(B) (+ C when acc), the band's part of it. */
+void mf_attn_tile_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, bool acc,
+                       float *C, int64_t ldc, AttnBand band);
+
+/* The band of a causal call (the full product otherwise). */
+static inline AttnBand mf_attn_band(const AttnPlan *p, AttnBandKind kind, int64_t off)
+{
+    return p->causal ? (AttnBand){kind, off} : (AttnBand){ATTN_BAND_FULL, 0};
+}
+
+/* C (M x N, ldc) = alpha op(A) op(B) + beta C (beta 0 or 1) on the calling
+ * thread (the ops split their blocks over the pool themselves): float32
+ * tiles by mf_attn_tile_gemm (only the band's part), the rest by BLAS. */
 void mf_attn_gemm(MfDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
                   const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C,
-                  int64_t ldc);
+                  int64_t ldc, AttnBand band);
 
 /* The forward op's gradient (attention_grad.c). */
 MfStatus mf_attn_backward(const MfGradCall *g, MfTensor **dinputs);

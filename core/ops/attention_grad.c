@@ -60,7 +60,7 @@ typedef struct GradJob {
                             const T *restrict lse, int64_t ni, int64_t nj)                \
     {                                                                                     \
         for (int64_t r = 0; r < ni; r++) {                                                \
-            int64_t n = mf_attn_row_keys(p, i0 + r, j0, nj); /* then zeros */             \
+            int64_t n = mf_attn_row_lanes(mf_attn_row_keys(p, i0 + r, j0, nj), nj);       \
             T *restrict s = S + r * nj, l = lse[r];                                       \
             for (int64_t c = 0; c < n; c++) { /* both sides computed: vectorises */      \
                 bool out = s[c] == -(T)INFINITY; /* exp(0), not a slow subnormal */       \
@@ -70,13 +70,16 @@ typedef struct GradJob {
             memset(s + n, 0, (size_t)(nj - n) * sizeof *s);                               \
         }                                                                                 \
     }                                                                                     \
-    static void dscores_##SUF(const T *restrict P, T *restrict dP, const T *restrict D,   \
+    static void dscores_##SUF(const AttnPlan *p, int64_t i0, int64_t j0,                  \
+                              const T *restrict P, T *restrict dP, const T *restrict D,   \
                               int64_t ni, int64_t nj)                                     \
     {                                                                                     \
         for (int64_t r = 0; r < ni; r++) {                                                \
+            int64_t n = mf_attn_row_lanes(mf_attn_row_keys(p, i0 + r, j0, nj), nj);       \
             T d = D[r];                                                                   \
-            for (int64_t c = 0; c < nj; c++)                                              \
+            for (int64_t c = 0; c < n; c++)                                               \
                 dP[r * nj + c] = P[r * nj + c] * (dP[r * nj + c] - d);                    \
+            memset(dP + r * nj + n, 0, (size_t)(nj - n) * sizeof *dP);                   \
         }                                                                                 \
     }                                                                                     \
     static void rowdots_##SUF(const T *restrict o, const T *restrict dout,                \
@@ -91,8 +94,9 @@ typedef struct GradJob {
                     lanes[k] += (double)a[c + k] * (double)b[c + k];                      \
             for (; c < dv; c++)                                                           \
                 s += (double)a[c] * (double)b[c];                                         \
-            for (int k = 0; k < 8; k++)                                                   \
-                s += lanes[k];                                                            \
+            for (int k = 0; k < 4; k++) /* halves, not an 8-step chain */               \
+                lanes[k] += lanes[k + 4];                                                 \
+            s += (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);                           \
             D[r] = (T)(s - (double)dlse[r]);                                              \
         }                                                                                 \
     }
@@ -115,12 +119,14 @@ PROBS(double, f64, exp)
         uint8_t keep[GRAD_KEY_BLOCK];                                                     \
         T scale = (T)p->keep_scale;                                                       \
         for (int64_t r = 0; r < ni; r++) {                                                \
-            mf_attn_keep_row(p, b, i0 + r, j0, nj, keep);                                 \
-            for (int64_t c = 0; c < nj; c++) {                                            \
+            int64_t n = mf_attn_row_keys(p, i0 + r, j0, nj); /* past n: P and dS are 0 */ \
+            mf_attn_keep_row(p, b, i0 + r, j0, n, keep);                                  \
+            for (int64_t c = 0; c < n; c++) {                                             \
                 T z = keep[c] ? scale : 0, pr = P[r * nj + c];                            \
                 dP[r * nj + c] = pr * (dP[r * nj + c] * z - D[r]);                        \
                 P[r * nj + c] = pr * z;                                                   \
             }                                                                             \
+            memset(dP + r * nj + n, 0, (size_t)(nj - n) * sizeof *dP);                    \
         }                                                                                 \
     }
 
@@ -145,25 +151,27 @@ static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64
         probs_f32(p, i0, j0, S, (const float *)lse, ni, nj);
     else
         probs_f64(p, i0, j0, S, (const double *)lse, ni, nj);
-    mf_attn_gemm(dt, false, true, ni, nj, p->dv, 1, dout, p->dv, v, p->dv, 0, dP, nj);
+    mf_attn_gemm(dt, false, true, ni, nj, p->dv, 1, dout, p->dv, v, p->dv, 0, dP, nj,
+                 mf_attn_band(p, ATTN_BAND_COLS, i0 - j0));
     if (p->rate > 0 && dt == MF_FLOAT32)
         drop_dscores_f32(p, b, i0, ni, j0, nj, S, dP, (const float *)Di);
     else if (p->rate > 0)
         drop_dscores_f64(p, b, i0, ni, j0, nj, S, dP, (const double *)Di);
     else if (dt == MF_FLOAT32)
-        dscores_f32(S, dP, (const float *)Di, ni, nj);
+        dscores_f32(p, i0, j0, S, dP, (const float *)Di, ni, nj);
     else
-        dscores_f64(S, dP, (const double *)Di, ni, nj);
+        dscores_f64(p, i0, j0, S, dP, (const double *)Di, ni, nj);
+    AttnBand keys = mf_attn_band(p, ATTN_BAND_KSTART, j0 - i0);
     mf_attn_gemm(dt, true, false, nj, p->dv, ni, 1, S, nj, dout, p->dv, 1,
-                 j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, p->dv);
+                 j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, p->dv, keys);
     if (j->dmask)
         for (int64_t r = 0; r < ni; r++)
             memcpy(j->dmask + (size_t)((b * p->tq + i0 + r) * p->tk + j0) * es,
                    (char *)dP + (size_t)(r * nj) * es, (size_t)nj * es);
     mf_attn_gemm(dt, true, false, nj, p->d, ni, p->scale, dP, nj, q, p->d, 1,
-                 j->dk + (size_t)((b * p->tk + j0) * p->d) * es, p->d);
+                 j->dk + (size_t)((b * p->tk + j0) * p->d) * es, p->d, keys);
     mf_attn_gemm(dt, false, false, ni, p->d, nj, p->scale, dP, nj, k, p->d, 1,
-                 dq + (size_t)(i0 * p->d) * es, p->d);
+                 dq + (size_t)(i0 * p->d) * es, p->d, mf_attn_band(p, ATTN_BAND_KEND, i0 - j0));
 }
 
 /* The share of batch b's work in keys [j0, j0 + GRAD_KEY_BLOCK): the query
