@@ -154,7 +154,7 @@ MORE_OP(mf_desc_erfc, "Erfc", "erfc", erfc_forward, mf_erfc_grad,
     .details =
         "Elementwise 1 - erf(x) without the cancellation of that difference (TensorFlow's "
         "Erfc, torch.erfc), float32 or float64: accurate where erfc(x) is tiny (x up to about "
-        "10 in float32). Gradient: -dy * 2 / sqrt(pi) * exp(-x^2)." MF_VEC_ACCURACY_FLOAT("5"),
+        "10 in float32). Gradient: -dy * 2 / sqrt(pi) * exp(-x^2)." MF_VEC_ACCURACY_FLOAT("4"),
     .example =
         "mf.erfc(mf.tensor{0, 5})             --> {1, 1.53746e-12}");
 MORE_OP(mf_desc_acosh, "Acosh", "acosh", acosh_forward, mf_acosh_grad,
