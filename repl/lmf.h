@@ -266,6 +266,12 @@ void lmf_open_shell(lua_State *L);
  * last one, so loops stay bounded without collectgarbage(). */
 void lmf_gc_pressure(lua_State *L);
 
+/* Called by the op bindings before an op runs, its inputs owned by stack
+ * slots: a young collection when a large result (1 MiB or more) was boxed
+ * since the last one here, so that results the script dropped free their
+ * blocks before the op allocates its output (lmf_tensor.c says why). */
+void lmf_gc_before_op(lua_State *L);
+
 /* Memory ran short (an allocation failed): returns the tensor cache to the
  * system, runs a full collection (finalizers free the tensors Lua no
  * longer holds) and trims again, before the caller retries once. The

@@ -32,6 +32,36 @@ void lmf_gc_pressure(lua_State *L)
     mf_alloc_collected();
 }
 
+/* Large results boxed since the last collection step before an op. A
+ * result dropped by the loop that made it ('y = f(x)' again) is garbage
+ * when the next op runs, but only a collection finds it: without one
+ * before that op's allocation, its block is not free and the op takes
+ * another; and the collection lmf_gc_pressure runs after pushing the new
+ * result ages that result (a full one makes it old), so the next young
+ * collection cannot free it either. A 4M-float loop rotated through three
+ * or four 16 MB blocks (input and outputs 64-80 MB, past a 32 MB L3; one
+ * output block and the input fit). So before an op, once a large result
+ * was boxed, a young collection (about a microsecond, against the
+ * milliseconds of an op on megabytes) frees the dropped ones, and the op's
+ * output takes a block just freed, still in cache. Small-tensor loops
+ * never get here. */
+#define LARGE_RESULT_BYTES ((size_t)1 << 20)
+static size_t large_boxed;
+
+static void note_large_result(const MfTensor *t)
+{
+    if (t->storage && t->storage->nbytes >= LARGE_RESULT_BYTES)
+        large_boxed += t->storage->nbytes;
+}
+
+void lmf_gc_before_op(lua_State *L)
+{
+    if (large_boxed < LARGE_RESULT_BYTES)
+        return;
+    large_boxed = 0;
+    lua_gc(L, LUA_GCSTEP, 0);
+}
+
 /* The engine allocator's reclaim hook (mf_alloc_set_reclaim): when the
  * system refuses memory, a full collection frees the tensors Lua no longer
  * holds (boxes of dropped tensors wait for a collection that the stale GC
@@ -96,6 +126,7 @@ void lmf_push_tensor(lua_State *L, MfTensor *t)
     push_box(L, t);
     if (t->node)
         lmf_graph_anchor(L, -1, mf_tensor_graph(t));
+    note_large_result(t);
     lmf_gc_pressure(L);
 }
 
@@ -219,6 +250,7 @@ int lmf_call_op(lua_State *L, MfOpId op, int ninputs, MfTensor *const *inputs,
     MfTensor *outs[MF_MAX_OUTPUTS];
     int n = 0;
     check_not_reclaiming(L);
+    lmf_gc_before_op(L);
     MfStatus st = mf_op_call(op, ninputs, inputs, attrs, outs, &n);
     if (st == MF_ENOMEM) {   /* collect what Lua no longer holds, then once more */
         mf_err_clear();
