@@ -95,4 +95,27 @@ T.test("a loop of large ops takes its output from the block it just dropped", fu
   end
 end)
 
+T.test("finalizers run by the collection before a large op: ops, assignments, closes", function()
+  -- the op's operands are boxes of the binding, so what a finalizer does to
+  -- the script's Variables and tensors does not reach the call under way
+  local n = 1048576
+  local x = mf.fill({n}, 4)
+  local v = mf.Variable(mf.fill({n}, 1))
+  local ran = 0
+  for i = 1, 6 do
+    local y <close> = mf.sqrt(x)   -- a large result: the next op collects first
+    setmetatable({}, {__gc = function()
+      ran = ran + 1
+      local z = x * 3              -- an op inside the finalizer (no nested collection)
+      v:assign(z)
+      if i == 3 then x:close() end
+    end})
+    local w = mf.add(v, y)         -- v as the call took it, y alive
+    local want = i == 1 and 3 or 14
+    T.eq(w[n], want, 0, "round " .. i)
+    if i >= 3 then break end
+  end
+  T.ok(ran >= 2, "the finalizers ran " .. ran .. " times")
+end)
+
 T.done()
