@@ -6,6 +6,7 @@
 #include "core/alloc.h"
 #include "core/clip.h"
 #include "core/ops/reduce.h"
+#include "core/ops/reduce_walk.h"
 
 static const int64_t S23[2] = {2, 3};
 static const double V23[6] = {1, 2, 3, 4, 5, 6};
@@ -117,6 +118,44 @@ static void test_float32_accuracy(void **state)
     mf_tensor_release(s);
     mf_tensor_release(m);
     mf_tensor_release(t);
+}
+
+/* Float32 sums along the last axis give every row the bits of that row
+ * summed alone (mf_sum_row_f32): short rows are summed two at a time, and
+ * an odd row, a row with a tail past the last 32 elements, a row longer
+ * than one block of 256 and rows of a sliced (strided) view must not tell. */
+static void test_float32_rows_match_one_row(void **state)
+{
+    (void)state;
+    uint64_t seed = 12345;
+    for (int64_t n = 1; n <= 300; n += (n < 40 || n > 250) ? 1 : 7) {
+        int64_t rows = 5, wide = n + 3;
+        MfTensor *t = mf_tensor_new(MF_FLOAT32, 2, (int64_t[]){rows, wide});
+        assert_non_null(t);
+        float *d = mf_tensor_data(t);
+        for (int64_t i = 0; i < rows * wide; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            d[i] = (float)((double)(seed >> 11) * 0x1p-53 * 8 - 4) * (i % 5 == 0 ? 1e4f : 1);
+        }
+        MfTensor *full = mf_tensor_view(t, 2, (int64_t[]){rows, n}, (int64_t[]){n, 1}, 0);
+        MfTensor *sliced = mf_tensor_view(t, 2, (int64_t[]){rows, n}, (int64_t[]){wide, 1}, 1);
+        assert_non_null(full);
+        assert_non_null(sliced);
+        for (int v = 0; v < 2; v++) {
+            MfTensor *r = reduce(MF_OP_SUM, v ? sliced : full, (int64_t[]){1}, 1, false);
+            const float *got = mf_tensor_data(r);
+            for (int64_t i = 0; i < rows; i++) {
+                float want = (float)mf_sum_row_f32(d + (v ? i * wide + 1 : i * n), n);
+                if (memcmp(&got[i], &want, sizeof want) != 0)
+                    fail_msg("row %lld of %lld (%s): %.9g, alone %.9g", (long long)i,
+                             (long long)n, v ? "sliced" : "contiguous", (double)got[i], (double)want);
+            }
+            mf_tensor_release(r);
+        }
+        mf_tensor_release(sliced);
+        mf_tensor_release(full);
+        mf_tensor_release(t);
+    }
 }
 
 static void test_int_dtypes(void **state)
@@ -485,6 +524,7 @@ int main(void)
         TEST(test_rank3_patterns),
         TEST(test_strided_input),
         TEST(test_float32_accuracy),
+        TEST(test_float32_rows_match_one_row),
         TEST(test_int_dtypes),
         TEST(test_nan_propagates),
         TEST(test_empty_reductions),
