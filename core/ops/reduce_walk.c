@@ -11,9 +11,10 @@
  *     block's rows in order into accumulators held in registers (the Dense
  *     bias gradient, a sum over leading axes);
  *   - otherwise each row is folded elementwise into a row of accumulators.
- * Partial results live in an 8-byte accumulator per output element: double
- * for floats, a wrapping unsigned 64-bit integer for integer sums and
- * products, int64 for integer max and min.
+ * Partial results live in an accumulator per output element: double for
+ * floats (float for float32 max and min: exact either way), a wrapping
+ * unsigned 64-bit integer for integer sums and products, int64 for integer
+ * max and min.
  *
  * The order of combination, fixed by the shapes alone: a row of n elements
  * is a binary tree whose leaves hold at most LEAF elements (256 for float64
@@ -360,36 +361,6 @@ DEFINE_VSTEPS(V8f, V8i, 8)
         }                                                                              \
     }
 
-/* A float32 leaf of max or min: 32 lanes in 4 vectors of 8 floats, combined
- * as a tree (the same lanes and tree as DEFINE_VEC_LEAF's), then the tail. */
-#define DEFINE_F32_LEAF(NAME, INIT, VSTEP8, STEP)                                      \
-    static double NAME##_leaf(const float *x, int64_t n, int64_t s)                    \
-    {                                                                                  \
-        V8f a[4];                                                                      \
-        UNROLL for (int j = 0; j < 4; j++)                                             \
-            a[j] = (V8f){INIT, INIT, INIT, INIT, INIT, INIT, INIT, INIT};              \
-        int64_t i = 0;                                                                 \
-        if (s == 1)                                                                    \
-            for (; i + COLS <= n; i += COLS)                                           \
-                UNROLL for (int j = 0; j < 4; j++) {                                   \
-                    V8f v;                                                             \
-                    memcpy(&v, x + i + 8 * j, sizeof v);                               \
-                    a[j] = VSTEP8(a[j], v);                                            \
-                }                                                                      \
-        a[0] = VSTEP8(a[0], a[2]);                                                     \
-        a[1] = VSTEP8(a[1], a[3]);                                                     \
-        a[0] = VSTEP8(a[0], a[1]);                                                     \
-        a[0] = VSTEP8(a[0], __builtin_shuffle(a[0], (V8i){4, 5, 6, 7, 0, 1, 2, 3}));    \
-        a[0] = VSTEP8(a[0], __builtin_shuffle(a[0], (V8i){2, 3, 0, 1, 6, 7, 4, 5}));    \
-        a[0] = VSTEP8(a[0], __builtin_shuffle(a[0], (V8i){1, 0, 3, 2, 5, 4, 7, 6}));    \
-        double r = (double)a[0][0];                                                    \
-        for (; i < n; i++) {                                                           \
-            double v = (double)x[i * s], rr = r;                                       \
-            r = STEP(rr, v);                                                           \
-        }                                                                              \
-        return r;                                                                      \
-    }
-
 /* 8 floats as two vectors of 4 doubles (one vcvtps2pd each with AVX). */
 static inline void convert8(V4d *lo, V4d *hi, V8f f)
 {
@@ -405,13 +376,12 @@ static inline void convert8(V4d *lo, V4d *hi, V8f f)
 #endif
 }
 
-/* Float32 columns (sum, max, min): each group of ROW_GROUP rows is folded
- * in float lanes from INIT, 32 columns at a time (the columns past the
- * last 32, or of a strided input, one by one in the same order), and the
- * group's lanes are then combined into the double accumulators: a column
- * gets the same bits whichever thread's block of columns it falls in. For max and min that is
- * exact, the same bits as a fold in double; a sum's element sees at most
- * ROW_GROUP - 1 float additions before it reaches double (a converting
+/* Float32 column sums: each group of ROW_GROUP rows is folded in float
+ * lanes from INIT, 32 columns at a time (the columns past the last 32, or
+ * of a strided input, one by one in the same order), and the group's lanes
+ * are then combined into the double accumulators: a column gets the same
+ * bits whichever thread's block of columns it falls in. An element sees at
+ * most ROW_GROUP - 1 float additions before it reaches double (a converting
  * fold in double ran at half the speed of memory: vcvtps2pd's throughput). */
 #define DEFINE_F32_COLS(NAME, INIT, VSTEP8, VSTEP, STEP)                               \
     static void NAME##_cols(void *accv, const void *xv, int64_t rows, int64_t rs,      \
@@ -574,11 +544,155 @@ static void sum_f32_rows(void *accv, int64_t ros, const void *xv, int64_t rows, 
     DEFINE_VEC_COLS(NAME, T, VSTEP, STEP)                                              \
     DEFINE_TREE(NAME, T, double, STEP, LEAF)
 
-/* Float32 max and min need no double: a leaf compares 8 floats a vector. */
-#define DEFINE_F32_EXTREMUM_KERNELS(NAME, INIT, VSTEP, VSTEP8, STEP)                     \
-    DEFINE_F32_LEAF(NAME, INIT, VSTEP8, STEP)                                          \
-    DEFINE_F32_COLS(NAME, INIT, VSTEP8, VSTEP, STEP)                                   \
-    DEFINE_TREE(NAME, float, double, STEP, FOLD_LEAF)
+/* Float32 max and min accumulate in float, in the output itself: a
+ * float's max is exact, so float lanes give the bits the double fold gave,
+ * without the conversions or the double accumulators' traffic. The vector
+ * loops take the plain max (vmaxps: one instruction where the NaN-
+ * propagating step takes four) and note whether any element was NaN; a
+ * piece that held one is folded again by the NaN-propagating step (FMAX,
+ * FMIN), so a NaN wins exactly as before: in each lane (a leaf) or column
+ * the last NaN in order, then the tree's. (A signalling NaN now comes out
+ * as it went in; the double fold quieted it.) */
+#ifdef __AVX__
+/* (v > r) ? v : r and (v < r) ? v : r: FMAX's and FMIN's bits when v is
+ * not NaN (vmaxps and vminps return their second operand on a NaN). */
+#define FAST_MAX8(r, v) ((V8f)_mm256_max_ps((__m256)(v), (__m256)(r)))
+#define FAST_MIN8(r, v) ((V8f)_mm256_min_ps((__m256)(v), (__m256)(r)))
+#else
+#define FAST_MAX8(r, v) vselect8((v) > (r), v, r)
+#define FAST_MIN8(r, v) vselect8((v) < (r), v, r)
+#endif
+
+/* Lanes where 'a' or 'b' is NaN, folded into '*m'. */
+static inline void note_nan8(V8i *m, V8f a, V8f b)
+{
+#ifdef __AVX__
+    *m |= (V8i)_mm256_cmp_ps((__m256)a, (__m256)b, _CMP_UNORD_Q);
+#else
+    *m |= (a != a) | (b != b);
+#endif
+}
+
+static inline bool any8(V8i m)
+{
+#ifdef __AVX__
+    return !_mm256_testz_si256((__m256i)m, (__m256i)m);
+#else
+    int32_t any = 0;
+    for (int j = 0; j < 8; j++)
+        any |= m[j];
+    return any != 0;
+#endif
+}
+
+/* NAME(a, x, i, n, s): the 32 lanes in 'a' combined as a tree by VSTEP8,
+ * then the tail x[i*s] .. x[(n-1)*s] by STEP. */
+#define DEFINE_F32_LANES(NAME, VSTEP8, STEP)                                           \
+    static inline float NAME(V8f a[4], const float *x, int64_t i, int64_t n, int64_t s) \
+    {                                                                                  \
+        a[0] = VSTEP8(a[0], a[2]);                                                     \
+        a[1] = VSTEP8(a[1], a[3]);                                                     \
+        a[0] = VSTEP8(a[0], a[1]);                                                     \
+        a[0] = VSTEP8(a[0], __builtin_shuffle(a[0], (V8i){4, 5, 6, 7, 0, 1, 2, 3}));    \
+        a[0] = VSTEP8(a[0], __builtin_shuffle(a[0], (V8i){2, 3, 0, 1, 6, 7, 4, 5}));    \
+        a[0] = VSTEP8(a[0], __builtin_shuffle(a[0], (V8i){1, 0, 3, 2, 5, 4, 7, 6}));    \
+        float r = a[0][0];                                                             \
+        for (; i < n; i++) {                                                           \
+            float v = x[i * s], rr = r;                                                \
+            r = STEP(rr, v);                                                           \
+        }                                                                              \
+        return r;                                                                      \
+    }
+
+/* NAME_leaf_exact: the NaN-propagating leaf (32 lanes in 4 vectors, a tree,
+ * then the tail); NAME_leaf: the same with the plain step (lanes without a
+ * NaN: the same bits), or the exact leaf when the vectors held a NaN;
+ * NAME_cols_exact: columns one by one. */
+#define DEFINE_F32_EXTREMUM_KERNELS(NAME, INIT, FAST8, VSTEP8, STEP)                   \
+    DEFINE_F32_LANES(NAME##_lanes, VSTEP8, STEP)                                       \
+    DEFINE_F32_LANES(NAME##_lanes_fast, FAST8, STEP)                                   \
+    static float NAME##_leaf_exact(const float *x, int64_t n, int64_t s)               \
+    {                                                                                  \
+        V8f a[4];                                                                      \
+        UNROLL for (int j = 0; j < 4; j++)                                             \
+            a[j] = (V8f){INIT, INIT, INIT, INIT, INIT, INIT, INIT, INIT};              \
+        int64_t i = 0;                                                                 \
+        if (s == 1)                                                                    \
+            for (; i + COLS <= n; i += COLS)                                           \
+                UNROLL for (int j = 0; j < 4; j++) {                                   \
+                    V8f v;                                                             \
+                    memcpy(&v, x + i + 8 * j, sizeof v);                               \
+                    a[j] = VSTEP8(a[j], v);                                            \
+                }                                                                      \
+        return NAME##_lanes(a, x, i, n, s);                                            \
+    }                                                                                  \
+    static float NAME##_leaf(const float *x, int64_t n, int64_t s)                     \
+    {                                                                                  \
+        V8f a[4];                                                                      \
+        V8i nan = {0, 0, 0, 0, 0, 0, 0, 0};                                            \
+        UNROLL for (int j = 0; j < 4; j++)                                             \
+            a[j] = (V8f){INIT, INIT, INIT, INIT, INIT, INIT, INIT, INIT};              \
+        int64_t i = 0;                                                                 \
+        if (s == 1)                                                                    \
+            for (; i + COLS <= n; i += COLS) {                                         \
+                V8f v[4];                                                              \
+                UNROLL for (int j = 0; j < 4; j++) {                                   \
+                    memcpy(&v[j], x + i + 8 * j, sizeof v[j]);                         \
+                    a[j] = FAST8(a[j], v[j]);                                          \
+                }                                                                      \
+                note_nan8(&nan, v[0], v[1]);                                           \
+                note_nan8(&nan, v[2], v[3]);                                           \
+            }                                                                          \
+        if (any8(nan))                                                                 \
+            return NAME##_leaf_exact(x, n, s);                                         \
+        return NAME##_lanes_fast(a, x, i, n, s);                                       \
+    }                                                                                  \
+    static void NAME##_cols_exact(float *acc, const float *x, int64_t rows, int64_t rs, \
+                                  int64_t n, int64_t s)                                \
+    {                                                                                  \
+        for (int64_t k = 0; k < n; k++) {                                              \
+            float f = acc[k];                                                          \
+            for (int64_t r = 0; r < rows; r++) {                                       \
+                float v = x[r * rs + k * s], ff = f;                                   \
+                f = STEP(ff, v);                                                       \
+            }                                                                          \
+            acc[k] = f;                                                                \
+        }                                                                              \
+    }                                                                                  \
+    static void NAME##_cols(void *accv, const void *xv, int64_t rows, int64_t rs,      \
+                            int64_t n, int64_t s)                                      \
+    {                                                                                  \
+        float *acc = accv;                                                             \
+        const float *x = xv;                                                           \
+        for (int64_t r0 = 0; r0 < rows; r0 += ROW_GROUP) {                             \
+            int64_t r1 = r0 + ROW_GROUP < rows ? r0 + ROW_GROUP : rows, k = 0;         \
+            if (s == 1)                                                                \
+                for (; k + COLS <= n; k += COLS) {                                     \
+                    V8f a[4];                                                          \
+                    V8i nan = {0, 0, 0, 0, 0, 0, 0, 0};                                \
+                    UNROLL for (int j = 0; j < 4; j++)                                 \
+                        memcpy(&a[j], acc + k + 8 * j, sizeof a[j]);                   \
+                    for (int64_t r = r0; r < r1; r++) {                                \
+                        if (r + ROW_GROUP < rows)                                      \
+                            prefetch_cols(x + (r + ROW_GROUP) * rs + k, sizeof(float)); \
+                        V8f v[4];                                                      \
+                        UNROLL for (int j = 0; j < 4; j++) {                           \
+                            memcpy(&v[j], x + r * rs + k + 8 * j, sizeof v[j]);        \
+                            a[j] = FAST8(a[j], v[j]);                                  \
+                        }                                                              \
+                        note_nan8(&nan, v[0], v[1]);                                   \
+                        note_nan8(&nan, v[2], v[3]);                                   \
+                    }                                                                  \
+                    if (any8(nan))                                                     \
+                        NAME##_cols_exact(acc + k, x + r0 * rs + k, r1 - r0, rs, COLS, 1); \
+                    else                                                               \
+                        UNROLL for (int j = 0; j < 4; j++)                             \
+                            memcpy(acc + k + 8 * j, &a[j], sizeof a[j]);               \
+                }                                                                      \
+            NAME##_cols_exact(acc + k, x + r0 * rs + k * s, r1 - r0, rs, n - k, s);    \
+        }                                                                              \
+    }                                                                                  \
+    DEFINE_TREE(NAME, float, float, STEP, FOLD_LEAF)
 
 DEFINE_F32_COLS(sum_f32, 0, VADD, VADD, ADD)
 DEFINE_VEC_KERNELS(sum_f64, double, 0, VADD, ADD, SUM_LEAF)
@@ -588,11 +702,11 @@ DEFINE_VEC_KERNELS(prod_f32, float, 1, VMUL, MUL, FOLD_LEAF)
 DEFINE_VEC_KERNELS(prod_f64, double, 1, VMUL, MUL, FOLD_LEAF)
 DEFINE_KERNELS(prod_i32, int32_t, uint64_t, 1, MUL, FOLD_LEAF)
 DEFINE_KERNELS(prod_i64, int64_t, uint64_t, 1, MUL, FOLD_LEAF)
-DEFINE_F32_EXTREMUM_KERNELS(max_f32, -HUGE_VALF, VMAX, VMAX8, FMAX)
+DEFINE_F32_EXTREMUM_KERNELS(max_f32, -HUGE_VALF, FAST_MAX8, VMAX8, FMAX)
 DEFINE_VEC_KERNELS(max_f64, double, -HUGE_VAL, VMAX, FMAX, FOLD_LEAF)
 DEFINE_KERNELS(max_i32, int32_t, int64_t, INT64_MIN, IMAX, FOLD_LEAF)
 DEFINE_KERNELS(max_i64, int64_t, int64_t, INT64_MIN, IMAX, FOLD_LEAF)
-DEFINE_F32_EXTREMUM_KERNELS(min_f32, HUGE_VALF, VMIN, VMIN8, FMIN)
+DEFINE_F32_EXTREMUM_KERNELS(min_f32, HUGE_VALF, FAST_MIN8, VMIN8, FMIN)
 DEFINE_VEC_KERNELS(min_f64, double, HUGE_VAL, VMIN, FMIN, FOLD_LEAF)
 DEFINE_KERNELS(min_i32, int32_t, int64_t, INT64_MAX, IMIN, FOLD_LEAF)
 DEFINE_KERNELS(min_i64, int64_t, int64_t, INT64_MAX, IMIN, FOLD_LEAF)
@@ -610,9 +724,11 @@ typedef struct Kernels {
     ValueFn value;
     CombineFn combine;
     int64_t leaf;
+    size_t acc_size; /* 8 bytes, or 4 for float32 max and min (in the output) */
 } Kernels;
 
-#define KERNELS(NAME, LEAF) {NAME##_rows, NAME##_cols, NAME##_value, NAME##_combine, LEAF}
+#define KERNELS(NAME, LEAF) {NAME##_rows, NAME##_cols, NAME##_value, NAME##_combine, LEAF, 8}
+#define F32_KERNELS(NAME) {NAME##_rows, NAME##_cols, NAME##_value, NAME##_combine, FOLD_LEAF, 4}
 
 /* Indexed [kind][dtype]; the mean runs as a sum. */
 _Static_assert(MF_FLOAT32 == 0 && MF_FLOAT64 == 1 && MF_INT32 == 2 && MF_INT64 == 3,
@@ -624,9 +740,9 @@ static const Kernels kernels[MF_REDUCE_MIN + 1][MF_INT64 + 1] = {
                        KERNELS(sum_i32, FOLD_LEAF), KERNELS(sum_i64, FOLD_LEAF)},
     [MF_REDUCE_PROD] = {KERNELS(prod_f32, FOLD_LEAF), KERNELS(prod_f64, FOLD_LEAF),
                         KERNELS(prod_i32, FOLD_LEAF), KERNELS(prod_i64, FOLD_LEAF)},
-    [MF_REDUCE_MAX] = {KERNELS(max_f32, FOLD_LEAF), KERNELS(max_f64, FOLD_LEAF),
+    [MF_REDUCE_MAX] = {F32_KERNELS(max_f32), KERNELS(max_f64, FOLD_LEAF),
                        KERNELS(max_i32, FOLD_LEAF), KERNELS(max_i64, FOLD_LEAF)},
-    [MF_REDUCE_MIN] = {KERNELS(min_f32, FOLD_LEAF), KERNELS(min_f64, FOLD_LEAF),
+    [MF_REDUCE_MIN] = {F32_KERNELS(min_f32), KERNELS(min_f64, FOLD_LEAF),
                        KERNELS(min_i32, FOLD_LEAF), KERNELS(min_i64, FOLD_LEAF)},
 };
 
@@ -636,7 +752,8 @@ typedef struct Walk {
     const Kernels *k;
     const char *x;
     char *acc;
-    size_t es; /* input element size; accumulators are 8 bytes */
+    size_t es; /* input element size */
+    size_t as; /* accumulator size */
 } Walk;
 
 /* The last two merged dims (or the only one) at input 'x', accumulators 'acc'. */
@@ -651,7 +768,7 @@ static void walk_block(const Walk *w, const Plan *p, const char *x, char *acc)
         w->k->cols(acc, x, rows, rxs, p->n[b], p->xs[b]);
     } else {
         for (int64_t i = 0; i < rows; i++)
-            w->k->cols(acc + (size_t)(i * ros) * 8, x + (size_t)(i * rxs) * w->es, 1, 0,
+            w->k->cols(acc + (size_t)(i * ros) * w->as, x + (size_t)(i * rxs) * w->es, 1, 0,
                        p->n[b], p->xs[b]);
     }
 }
@@ -664,7 +781,7 @@ static void walk_plan(const Walk *w, const Plan *p, const char *x, char *acc)
     for (int i = 0; i < outer; i++)
         blocks *= p->n[i];
     for (int64_t r = 0; r < blocks; r++) {
-        walk_block(w, p, x + (size_t)xo * w->es, acc + (size_t)ao * 8);
+        walk_block(w, p, x + (size_t)xo * w->es, acc + (size_t)ao * w->as);
         for (int i = outer - 1; i >= 0; i--) {
             xo += p->xs[i];
             ao += p->os[i];
@@ -697,7 +814,7 @@ static void walk_pieces(void *ctx, int64_t b, int64_t e)
     int64_t i0 = b * j->unit, i1 = e * j->unit < q.n[d] ? e * j->unit : q.n[d];
     q.n[d] = i1 - i0;
     walk_plan(j->w, &q, j->w->x + (size_t)(i0 * q.xs[d]) * j->w->es,
-              j->w->acc + (size_t)(i0 * q.os[d]) * 8);
+              j->w->acc + (size_t)(i0 * q.os[d]) * j->w->as);
 }
 
 /* The kept dim with the most pieces (the outermost on a tie), or -1. */
@@ -726,6 +843,7 @@ static int split_dim(const Plan *p, int64_t *unit)
 /* An accumulator of any of the kernels' types. */
 typedef union Acc {
     double f;
+    float f32;
     uint64_t u;
     int64_t i;
 } Acc;
@@ -803,17 +921,22 @@ static void walk(const Walk *w, const Plan *p, int64_t numel)
     }
 }
 
-/* Sets the 'n' accumulators to the identity of 'k' for dtype 'dt'. */
-static void acc_init(void *acc, int64_t n, MfReduceKind k, MfDType dt)
+/* Sets the 'n' accumulators of kernels 'k' to the identity of 'kind' for
+ * dtype 'dt'. */
+static void acc_init(void *acc, int64_t n, const Kernels *k, MfReduceKind kind, MfDType dt)
 {
-    if (mf_dtype_is_float(dt)) {
-        double v = k == MF_REDUCE_PROD ? 1.0 : k == MF_REDUCE_MAX ? -HUGE_VAL
-                 : k == MF_REDUCE_MIN ? HUGE_VAL : 0.0;
+    if (k->acc_size == 4) { /* float32 max and min, in the output */
+        float v = kind == MF_REDUCE_MAX ? -HUGE_VALF : HUGE_VALF;
+        for (int64_t i = 0; i < n; i++)
+            ((float *)acc)[i] = v;
+    } else if (mf_dtype_is_float(dt)) {
+        double v = kind == MF_REDUCE_PROD ? 1.0 : kind == MF_REDUCE_MAX ? -HUGE_VAL
+                 : kind == MF_REDUCE_MIN ? HUGE_VAL : 0.0;
         for (int64_t i = 0; i < n; i++)
             ((double *)acc)[i] = v;
     } else {
-        int64_t v = k == MF_REDUCE_PROD ? 1 : k == MF_REDUCE_MAX ? INT64_MIN
-                  : k == MF_REDUCE_MIN ? INT64_MAX : 0;
+        int64_t v = kind == MF_REDUCE_PROD ? 1 : kind == MF_REDUCE_MAX ? INT64_MIN
+                  : kind == MF_REDUCE_MIN ? INT64_MAX : 0;
         for (int64_t i = 0; i < n; i++)
             ((int64_t *)acc)[i] = v;
     }
@@ -879,19 +1002,22 @@ MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduce
         return reduce_copy(kind, x, reduced, out, who);
     Plan p;
     plan_build(&p, x, reduced);
+    MfReduceKind wk = kind == MF_REDUCE_MEAN ? MF_REDUCE_SUM : kind;
+    const Kernels *k = &kernels[wk][x->dtype];
     size_t nbytes = (size_t)n * 8;
-    bool in_place = out->dtype == MF_FLOAT64 || out->dtype == MF_INT64;
+    /* accumulators of the output's own size live in it */
+    bool in_place = k->acc_size == mf_dtype_size(out->dtype);
     void *acc = in_place ? mf_tensor_data(out) : mf_alloc(nbytes);
     if (!acc)
         return mf_err_nomem(who, nbytes);
-    MfReduceKind wk = kind == MF_REDUCE_MEAN ? MF_REDUCE_SUM : kind;
-    acc_init(acc, n, wk, x->dtype);
+    acc_init(acc, n, k, wk, x->dtype);
     int64_t numel = mf_tensor_numel(x);
     if (numel > 0) {
-        Walk w = {&kernels[wk][x->dtype], mf_tensor_data(x), acc, mf_dtype_size(x->dtype)};
+        Walk w = {k, mf_tensor_data(x), acc, mf_dtype_size(x->dtype), k->acc_size};
         walk(&w, &p, numel);
     }
-    acc_finish(acc, out, kind == MF_REDUCE_MEAN, p.count);
+    if (k->acc_size == 8) /* float32 max and min are already in place */
+        acc_finish(acc, out, kind == MF_REDUCE_MEAN, p.count);
     if (!in_place)
         mf_dealloc(acc, nbytes);
     return MF_OK;

@@ -183,6 +183,60 @@ static void test_nan_propagates(void **state)
     mf_tensor_release(t);
 }
 
+/* Float32 max and min take a plain vector max and fold a piece again
+ * NaN-propagating when it held a NaN: a NaN anywhere (first vector, middle,
+ * the tail past the last 32, a second leaf of 4096) makes its row's or
+ * column's result that NaN, payload and all, and leaves the others at the
+ * true extremum. */
+static void test_float32_extrema_nan_anywhere(void **state)
+{
+    (void)state;
+    const int64_t lengths[] = {32, 33, 64, 255, 256, 300, 4096, 5000};
+    const uint32_t payload = 0x7fc01234u;
+    float nan;
+    memcpy(&nan, &payload, sizeof nan);
+    uint64_t seed = 777;
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+        int64_t n = lengths[li], at[] = {0, 7, 31, n / 2, n - 1};
+        for (size_t ai = 0; ai < sizeof at / sizeof *at; ai++) {
+            for (int cols = 0; cols < 2; cols++) {
+                /* rows: (3, n) over axis 2, NaN in row 1; columns: (n, 40)
+                 * over axis 1 (32 in vectors, 8 one by one), NaN in column 1 */
+                int64_t m = cols ? 40 : 3, shape[2] = {cols ? n : 3, cols ? 40 : n};
+                MfTensor *t = mf_tensor_new(MF_FLOAT32, 2, shape);
+                assert_non_null(t);
+                float *d = mf_tensor_data(t), hi[40], lo[40];
+                for (int k = 0; k < m; k++)
+                    hi[k] = -INFINITY, lo[k] = INFINITY;
+                for (int64_t i = 0; i < m * n; i++) {
+                    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                    d[i] = (float)((double)(seed >> 11) * 0x1p-53 * 200 - 100);
+                    int64_t k = cols ? i % m : i / n;
+                    hi[k] = d[i] > hi[k] ? d[i] : hi[k];
+                    lo[k] = d[i] < lo[k] ? d[i] : lo[k];
+                }
+                d[cols ? at[ai] * m + 1 : n + at[ai]] = nan;
+                for (int op = 0; op < 2; op++) {
+                    MfTensor *r = reduce(op ? MF_OP_MIN : MF_OP_MAX, t, (int64_t[]){cols ? 0 : 1},
+                                         1, false);
+                    const float *got = mf_tensor_data(r);
+                    for (int64_t k = 0; k < m; k++) {
+                        uint32_t bits;
+                        memcpy(&bits, &got[k], sizeof bits);
+                        if (k == 1 ? bits != payload : got[k] != (op ? lo[k] : hi[k]))
+                            fail_msg("%s of %s of %lld, NaN at %lld: result %lld is %a",
+                                     op ? "min" : "max", cols ? "columns" : "rows",
+                                     (long long)n, (long long)at[ai], (long long)k,
+                                     (double)got[k]);
+                    }
+                    mf_tensor_release(r);
+                }
+                mf_tensor_release(t);
+            }
+        }
+    }
+}
+
 static void test_empty_reductions(void **state)
 {
     (void)state;
@@ -527,6 +581,7 @@ int main(void)
         TEST(test_float32_rows_match_one_row),
         TEST(test_int_dtypes),
         TEST(test_nan_propagates),
+        TEST(test_float32_extrema_nan_anywhere),
         TEST(test_empty_reductions),
         TEST(test_scalar_input),
         TEST(test_reduce_errors),
