@@ -130,19 +130,30 @@ static void copy_block(char *dst, const char *src, MfDType dt, Block *b)
         return;
     int64_t es = (int64_t)mf_dtype_size(dt);
     int r = b->rank;
-    int64_t rows = 1, idx[BLOCK_MAX_RANK] = {0};
+    int64_t rows = 1, idx[BLOCK_MAX_RANK] = {0}, n = b->shape[r - 1];
     for (int d = 0; d < r - 1; d++)
         rows *= b->shape[d];
+    /* the row's offsets follow the odometer (no per-row products), and a
+     * contiguous row is one memcpy of a size known once: the gradient of a
+     * split into heads copies rows of 32 floats, where the per-row work
+     * cost as much as the copies */
+    bool plain = b->dst[r - 1] == 1 && b->src[r - 1] == 1;
+    size_t bytes = (size_t)(n * es);
+    int64_t doff = 0, soff = 0;
     for (int64_t row = 0; row < rows; row++) {
-        int64_t doff = 0, soff = 0;
-        for (int d = 0; d < r - 1; d++) {
-            doff += idx[d] * b->dst[d];
-            soff += idx[d] * b->src[d];
-        }
-        copy_row(dst + doff * es, src + soff * es, dt, b->shape[r - 1], b->dst[r - 1],
-                 b->src[r - 1]);
-        for (int d = r - 2; d >= 0 && ++idx[d] == b->shape[d]; d--)
+        if (plain)
+            memcpy(dst + doff * es, src + soff * es, bytes);
+        else
+            copy_row(dst + doff * es, src + soff * es, dt, n, b->dst[r - 1], b->src[r - 1]);
+        for (int d = r - 2; d >= 0; d--) {
+            doff += b->dst[d];
+            soff += b->src[d];
+            if (++idx[d] < b->shape[d])
+                break;
+            doff -= b->dst[d] * b->shape[d];
+            soff -= b->src[d] * b->shape[d];
             idx[d] = 0;
+        }
     }
 }
 
