@@ -10,9 +10,11 @@
  * mapping yet.)
  *
  * Each row is read once from memory and written once: its mean (the row
- * sum of reduce_walk.h: at most 8 terms in float, then double), the squares of the
- * deviations written to the output and summed the same way, then the
- * output; the later passes find the row in cache. The roundings are the
+ * sum of reduce_walk.h: at most 8 terms in float, then double), the squares
+ * of the deviations summed the same way (float32: as they are made, with
+ * the bits of writing them out first; float64: written to the output), then
+ * the output; the later passes find the row in cache. LayerNormGrad sums a
+ * float32 row of x and of dy together (mf_sum_rows2_f32). The roundings are the
  * composition's (Mean, Sub, Square, Mean, Add, Rsqrt, Mul in float32), so
  * the two agree to float32 rounding. Rows are split over the worker pool; a
  * row's result does not depend on the thread count.
@@ -33,22 +35,57 @@
 
 /* ---- row kernels ---------------------------------------------------------------- */
 
-/* The mean and 1 / sqrt(var + eps) of a row, with 'tmp' a row of scratch. */
-#define ROW_STATS(T, SUF)                                                               \
-    static void stats_##SUF(const T *x, T *tmp, int64_t n, double eps, T *mean, T *rstd) \
-    {                                                                                   \
-        T m = (T)(mf_sum_row_##SUF(x, n) / (double)n);                                  \
-        for (int64_t i = 0; i < n; i++) {                                               \
-            T d = x[i] - m;                                                             \
-            tmp[i] = d * d;                                                             \
-        }                                                                               \
-        T var = (T)(mf_sum_row_##SUF(tmp, n) / (double)n);                              \
-        *mean = m;                                                                      \
-        *rstd = (T)(1 / sqrt((double)(var + (T)eps)));                                  \
-    }
+/* 1 / sqrt(var + eps), with var the row's mean square deviation. */
+#define RSTD(T, var, eps) ((T)(1 / sqrt((double)((var) + (T)(eps)))))
 
-ROW_STATS(float, f32)
-ROW_STATS(double, f64)
+/* The mean and 1 / sqrt(var + eps) of a row. A float32 row's squared
+ * deviations are summed as they are made (mf_sqdev_row_f32: the bits of
+ * writing them out and summing them); a float64 row's are written to 'tmp',
+ * a row of scratch. */
+static void stats_f32(const float *x, float *tmp, int64_t n, double eps, float *mean,
+                      float *rstd)
+{
+    (void)tmp;
+    float m = (float)(mf_sum_row_f32(x, n) / (double)n);
+    float var = (float)(mf_sqdev_row_f32(x, n, m) / (double)n);
+    *mean = m;
+    *rstd = RSTD(float, var, eps);
+}
+
+static void stats_f64(const double *x, double *tmp, int64_t n, double eps, double *mean,
+                      double *rstd)
+{
+    double m = mf_sum_row_f64(x, n) / (double)n;
+    for (int64_t i = 0; i < n; i++) {
+        double d = x[i] - m;
+        tmp[i] = d * d;
+    }
+    double var = mf_sum_row_f64(tmp, n) / (double)n;
+    *mean = m;
+    *rstd = RSTD(double, var, eps);
+}
+
+/* A gradient row's mean and rstd of x and mean of dy; a float32 row sums
+ * x and dy together (mf_sum_rows2_f32, the same bits). */
+static void grad_stats_f32(const float *x, const float *dy, float *tmp, int64_t n, double eps,
+                           float *mean, float *rstd, float *mean_dy)
+{
+    (void)tmp;
+    double sx, sdy;
+    mf_sum_rows2_f32(x, dy, n, &sx, &sdy);
+    float m = (float)(sx / (double)n);
+    float var = (float)(mf_sqdev_row_f32(x, n, m) / (double)n);
+    *mean = m;
+    *rstd = RSTD(float, var, eps);
+    *mean_dy = (float)(sdy / (double)n);
+}
+
+static void grad_stats_f64(const double *x, const double *dy, double *tmp, int64_t n,
+                           double eps, double *mean, double *rstd, double *mean_dy)
+{
+    stats_f64(x, tmp, n, eps, mean, rstd);
+    *mean_dy = mf_sum_row_f64(dy, n) / (double)n;
+}
 
 #define LN_ROWS(T, SUF)                                                                 \
     static void ln_row_##SUF(const T *x, T *y, int64_t n, double eps)                   \
@@ -60,9 +97,8 @@ ROW_STATS(double, f64)
     }                                                                                   \
     static void ln_grad_row_##SUF(const T *x, const T *dy, T *dx, int64_t n, double eps) \
     {                                                                                   \
-        T m, r;                                                                         \
-        stats_##SUF(x, dx, n, eps, &m, &r);                                             \
-        T mdy = (T)(mf_sum_row_##SUF(dy, n) / (double)n);                               \
+        T m, r, mdy;                                                                    \
+        grad_stats_##SUF(x, dy, dx, n, eps, &m, &r, &mdy);                              \
         for (int64_t i = 0; i < n; i++)                                                 \
             dx[i] = dy[i] * ((x[i] - m) * r);                                           \
         T mdx = (T)(mf_sum_row_##SUF(dx, n) / (double)n);                               \

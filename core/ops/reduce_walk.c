@@ -438,8 +438,31 @@ static inline void convert8(V4d *lo, V4d *hi, V8f f)
 #define F32_BLOCK 256
 #define F32_SUM_LEAF 2048
 
+/* An element as a float32 row sum sees it: x itself, or with 'sq' its
+ * squared deviation from 'c', (x - c) * (x - c) rounded as float (the bits
+ * of a row of such squares written out and then summed: a variance without
+ * the row of squares). Callers pass constants for 'sq': GCC makes a copy of
+ * each fold per case. */
+static inline V8f term8(V8f v, float c, bool sq)
+{
+    if (sq) {
+        v -= c;
+        v *= v;
+    }
+    return v;
+}
+
+static inline float term(float v, float c, bool sq)
+{
+    if (sq) {
+        v -= c;
+        v *= v;
+    }
+    return v;
+}
+
 /* x[i .. e) (whole vectors of COLS) folded in 32 float lanes from zero. */
-static inline void f32_block(V8f f[4], const float *x, int64_t i, int64_t e)
+static inline void f32_block(V8f f[4], const float *x, int64_t i, int64_t e, float c, bool sq)
 {
     UNROLL for (int j = 0; j < 4; j++)
         f[j] = (V8f){0, 0, 0, 0, 0, 0, 0, 0};
@@ -447,7 +470,7 @@ static inline void f32_block(V8f f[4], const float *x, int64_t i, int64_t e)
         UNROLL for (int j = 0; j < 4; j++) {
             V8f v;
             memcpy(&v, x + i + 8 * j, sizeof v);
-            f[j] += v;
+            f[j] += term8(v, c, sq);
         }
 }
 
@@ -469,7 +492,7 @@ static inline double lanes_total(V4d d[NV])
     return d[0][0];
 }
 
-static double sum_f32_leaf(const float *x, int64_t n, int64_t s)
+static inline double sum_f32_leaf_of(const float *x, int64_t n, int64_t s, float c, bool sq)
 {
     int64_t whole = s == 1 ? n - n % COLS : 0;
     double r = 0;
@@ -480,11 +503,11 @@ static double sum_f32_leaf(const float *x, int64_t n, int64_t s)
         V4d d[NV], t[NV];
         V8f f[4];
         int64_t e = whole < F32_BLOCK ? whole : F32_BLOCK;
-        f32_block(f, x, 0, e);
+        f32_block(f, x, 0, e, c, sq);
         widen_lanes(d, f);
         for (int64_t i = e; i < whole; i = e) {
             e = whole - i < F32_BLOCK ? whole : i + F32_BLOCK;
-            f32_block(f, x, i, e);
+            f32_block(f, x, i, e, c, sq);
             widen_lanes(t, f);
             UNROLL for (int j = 0; j < NV; j++)
                 d[j] += t[j];
@@ -492,46 +515,75 @@ static double sum_f32_leaf(const float *x, int64_t n, int64_t s)
         r = lanes_total(d);
     }
     for (int64_t i = whole; i < n; i++)
-        r += (double)x[i * s];
+        r += (double)term(x[i * s], c, sq);
     return r;
+}
+
+static double sum_f32_leaf(const float *x, int64_t n, int64_t s)
+{
+    return sum_f32_leaf_of(x, n, s, 0, false);
 }
 
 DEFINE_TREE_VALUE(sum_f32, float, double, ADD, F32_SUM_LEAF)
 
-/* Float32 sums along rows: rows of at most one block (a bias of 256, a
- * softmax row) go two at a time, their float lanes folded in one loop: a
- * row's lanes end in a chain of dependent additions that a lone short row
- * leaves the loads waiting on (1.1-1.3x faster at rows of 256 in L2). The
- * same lanes and order as sum_f32_leaf's: the same bits. */
+/* sum_f32_tree over the squared deviations of x from 'c'. */
+static double sqdev_f32_tree(const float *x, int64_t n, float c)
+{
+    if (n <= F32_SUM_LEAF)
+        return sum_f32_leaf_of(x, n, 1, c, true);
+    int64_t h = tree_half(n, F32_SUM_LEAF);
+    return sqdev_f32_tree(x, h, c) + sqdev_f32_tree(x + h, n - h, c);
+}
+
+/* Two float32 rows of 'n' elements summed together into ra and rb, the
+ * bits of sum_f32_tree for each: rows of at most one block fold their
+ * float lanes in one loop. A lone short row ends in a chain of dependent
+ * additions (the lanes widened to double and combined) that the next row's
+ * loads wait behind; two rows give the core independent work (rows of 256
+ * in L2: 1.25x faster). */
+static void sum_f32_pair(const float *a, const float *b, int64_t n, double *ra, double *rb)
+{
+    int64_t whole = n - n % COLS;
+    if (n > F32_BLOCK || whole == 0) {
+        *ra = sum_f32_tree(a, n, 1);
+        *rb = sum_f32_tree(b, n, 1);
+        return;
+    }
+    V8f f[4], g[4];
+    UNROLL for (int j = 0; j < 4; j++)
+        f[j] = g[j] = (V8f){0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t k = 0; k < whole; k += COLS)
+        UNROLL for (int j = 0; j < 4; j++) {
+            V8f v, w;
+            memcpy(&v, a + k + 8 * j, sizeof v);
+            memcpy(&w, b + k + 8 * j, sizeof w);
+            f[j] += v;
+            g[j] += w;
+        }
+    V4d d[NV];
+    widen_lanes(d, f);
+    double sa = lanes_total(d);
+    widen_lanes(d, g);
+    double sb = lanes_total(d);
+    for (int64_t k = whole; k < n; k++) {
+        sa += (double)a[k];
+        sb += (double)b[k];
+    }
+    *ra = sa;
+    *rb = sb;
+}
+
+/* Float32 sums along rows, contiguous rows two at a time. */
 static void sum_f32_rows(void *accv, int64_t ros, const void *xv, int64_t rows, int64_t rxs,
                          int64_t n, int64_t s)
 {
     double *acc = accv;
     const float *x = xv;
-    int64_t i = 0, whole = n - n % COLS;
-    if (s == 1 && n <= F32_BLOCK && whole > 0)
+    int64_t i = 0;
+    if (s == 1)
         for (; i + 2 <= rows; i += 2) {
-            const float *a = x + i * rxs, *b = a + rxs;
-            V8f f[4], g[4];
-            UNROLL for (int j = 0; j < 4; j++)
-                f[j] = g[j] = (V8f){0, 0, 0, 0, 0, 0, 0, 0};
-            for (int64_t k = 0; k < whole; k += COLS)
-                UNROLL for (int j = 0; j < 4; j++) {
-                    V8f v, w;
-                    memcpy(&v, a + k + 8 * j, sizeof v);
-                    memcpy(&w, b + k + 8 * j, sizeof w);
-                    f[j] += v;
-                    g[j] += w;
-                }
-            V4d d[NV];
-            widen_lanes(d, f);
-            double ra = lanes_total(d);
-            widen_lanes(d, g);
-            double rb = lanes_total(d);
-            for (int64_t k = whole; k < n; k++) {
-                ra += (double)a[k];
-                rb += (double)b[k];
-            }
+            double ra, rb;
+            sum_f32_pair(x + i * rxs, x + (i + 1) * rxs, n, &ra, &rb);
             acc[i * ros] += ra;
             acc[(i + 1) * ros] += rb;
         }
@@ -1026,6 +1078,16 @@ MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduce
 double mf_sum_row_f32(const float *x, int64_t n)
 {
     return sum_f32_tree(x, n, 1);
+}
+
+void mf_sum_rows2_f32(const float *a, const float *b, int64_t n, double *sa, double *sb)
+{
+    sum_f32_pair(a, b, n, sa, sb);
+}
+
+double mf_sqdev_row_f32(const float *x, int64_t n, float c)
+{
+    return sqdev_f32_tree(x, n, c);
 }
 
 double mf_sum_row_f64(const double *x, int64_t n)

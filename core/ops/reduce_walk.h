@@ -34,6 +34,16 @@ MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduce
 double mf_sum_row_f32(const float *x, int64_t n);
 double mf_sum_row_f64(const double *x, int64_t n);
 
+/* The sums of two float32 rows of 'n' elements, each with the bits of
+ * mf_sum_row_f32, computed together: the additions of two short rows
+ * overlap (LayerNormGrad sums a row of x and of dy at once). */
+void mf_sum_rows2_f32(const float *a, const float *b, int64_t n, double *sa, double *sb);
+
+/* The sum of (x[i] - c) * (x[i] - c) over a float32 row, each square
+ * rounded to float: the bits of mf_sum_row_f32 over a row of those squares,
+ * without writing it (a variance in one pass fewer). */
+double mf_sqdev_row_f32(const float *x, int64_t n, float c);
+
 /* The maximum of a contiguous float32 row of 'n' elements (-inf when n is
  * 0; NaN when the row holds one), in 8-float vectors. */
 double mf_max_row_f32(const float *x, int64_t n);

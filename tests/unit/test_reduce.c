@@ -158,6 +158,38 @@ static void test_float32_rows_match_one_row(void **state)
     }
 }
 
+/* The row helpers of the row kernels (layer_norm.c): two rows summed
+ * together, and a row's squared deviations summed as they are made, give
+ * the bits of mf_sum_row_f32 over the rows (over the squares written out),
+ * for rows of one block, several blocks, several leaves and with tails. */
+static void test_float32_row_helpers_match_row_sum(void **state)
+{
+    (void)state;
+    enum { MAX_N = 5000 };
+    static float a[MAX_N], b[MAX_N], sq[MAX_N];
+    uint64_t seed = 99;
+    for (int i = 0; i < MAX_N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        a[i] = (float)((double)(seed >> 11) * 0x1p-53 * 8 - 3);
+        b[i] = a[i] * 0.37f + (float)(i % 11);
+    }
+    for (int64_t n = 1; n <= MAX_N; n += n < 300 ? 1 : 397) {
+        double sa, sb, want_a = mf_sum_row_f32(a, n), want_b = mf_sum_row_f32(b, n);
+        mf_sum_rows2_f32(a, b, n, &sa, &sb);
+        if (memcmp(&sa, &want_a, sizeof sa) != 0 || memcmp(&sb, &want_b, sizeof sb) != 0)
+            fail_msg("two rows of %lld: %a %a, alone %a %a", (long long)n, sa, sb, want_a, want_b);
+        float ca = (float)(want_a / (double)n);
+        for (int64_t i = 0; i < n; i++) {
+            float d = a[i] - ca;
+            sq[i] = d * d;
+        }
+        double want_sq = mf_sum_row_f32(sq, n), got_sq = mf_sqdev_row_f32(a, n, ca);
+        if (memcmp(&got_sq, &want_sq, sizeof got_sq) != 0)
+            fail_msg("squared deviations of %lld: %a, written out %a", (long long)n, got_sq,
+                     want_sq);
+    }
+}
+
 static void test_int_dtypes(void **state)
 {
     (void)state;
@@ -579,6 +611,7 @@ int main(void)
         TEST(test_strided_input),
         TEST(test_float32_accuracy),
         TEST(test_float32_rows_match_one_row),
+        TEST(test_float32_row_helpers_match_row_sum),
         TEST(test_int_dtypes),
         TEST(test_nan_propagates),
         TEST(test_float32_extrema_nan_anywhere),
