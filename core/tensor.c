@@ -437,14 +437,19 @@ void mf_tensor_copy_into(MfTensor *dst, const MfTensor *src)
     int64_t inner = src->shape[r - 1], istride = src->strides[r - 1];
     int64_t idx[MF_MAX_RANK] = {0};
     const char *base = (const char *)src->storage->data;
+    /* the row's offset follows the odometer: recomputing it from the index
+     * cost more than copying a row of 32 floats (a head-transposed view) */
+    int64_t off = src->offset;
     for (int64_t done = 0; done < n; done += inner) {
-        int64_t off = src->offset;
-        for (int d = 0; d < r - 1; d++)
-            off += idx[d] * src->strides[d];
         copy_row(out, base + off * (int64_t)es, inner, istride, es);
         out += inner * (int64_t)es;
-        for (int d = r - 2; d >= 0 && ++idx[d] == src->shape[d]; d--)
+        for (int d = r - 2; d >= 0; d--) {
+            off += src->strides[d];
+            if (++idx[d] < src->shape[d])
+                break;
+            off -= src->strides[d] * src->shape[d];
             idx[d] = 0;
+        }
     }
 }
 

@@ -1,9 +1,11 @@
 -- test_copy_block.lua — the block copies of core/ops/shape_ops.c (ConcatV2,
--- Stack, Tile, Pad, ... all go through copy_block) on strided views: rows
--- contiguous on both sides (one memcpy each, the gradient of a split into
--- heads) and rows strided on one side, at ranks 1 to 5 where the row
--- offsets follow an odometer. Expected values are read element by element
--- from the sources' tables (Lua indexing, not copy_block).
+-- Stack, Tile, Pad, ... all go through copy_block) and the contiguous copy
+-- of a strided tensor (core/tensor.c mf_tensor_copy_into: Reshape of a
+-- view, the attention op's operands) on strided views: rows contiguous on
+-- both sides (one memcpy each, the gradient of a split into heads) and rows
+-- strided on one side, at ranks 1 to 5 where the row offsets follow an
+-- odometer. Expected values are read element by element from the sources'
+-- tables (Lua indexing, not these copies).
 local T = dofile("tests/lua/harness.lua")
 
 -- t[i1][i2]...[ik] of a nested Lua table, idx 1-based.
@@ -84,6 +86,23 @@ T.test("stack and tile of strided views", function()
     if at(tt, idx) ~= at(at_, src) then bad = bad + 1 end
   end)
   T.eq(bad, 0)
+end)
+
+T.test("reshape (a contiguous copy) of strided views, ranks 1 to 5", function()
+  local views = {noise({2, 9}, 3)[{{}, 4}], mf.transpose(noise({3, 4, 5, 32}, 4), {1, 3, 2, 4})}
+  for rank = 2, 5 do
+    local shape, perm = {}, {}
+    for d = 1, rank do shape[d], perm[d] = d + 1, rank - d + 1 end
+    views[#views + 1] = mf.transpose(noise(shape, rank + 20), perm)
+  end
+  for i, v in ipairs(views) do
+    local flat, vt, k, bad = mf.reshape(v, {-1}):totable(), v:totable(), 0, 0
+    each_index(v.shape, function(idx)
+      k = k + 1
+      if flat[k] ~= at(vt, idx) then bad = bad + 1 end
+    end)
+    T.eq(bad, 0, nil, "view " .. i)
+  end
 end)
 
 T.done()
