@@ -51,8 +51,66 @@ def show(name, lo, hi, deg):
         print("    %.9g" % c)
 
 
+# ---- gelu's forward (vmf_gelu_tail): Phi(-u) = erfc(u / sqrt 2) / 2 =
+# e^G(u), G(u) = -u^2/2 + L(u), L(u) = log(erfcx(u / sqrt 2) / 2), for
+# 0 <= u <= 4 sqrt 2, with L = C0 + C1 u + s(u): C0 and C1 have few bits
+# (C0 - k ln2_hi and C1 u go into the exponential's reduced argument with at
+# most one rounding, near its small result), s is small (|s| < 0.27) and a
+# polynomial in t = u - 2. Printed: s's coefficients (degree 11, rounded to
+# float from the top down, each lower one refitted after the rounding of
+# those above), a quadratic in t within 0.05 of G(u) / ln2 (for k), and the
+# polynomial p of e^r = 1 + r + r^2 p(r) on |r| <= 0.4 (degree 4).
+C0, C1 = -0.8125, -0.3515625
+
+
+def lawson(V, y, weight, iters=80):
+    """near-minimax fit of y by the columns of V, error weighted by 'weight'"""
+    w = np.ones(len(y))
+    for _ in range(iters):
+        W = np.sqrt(w) * weight
+        c = np.linalg.lstsq(V * W[:, None], y * W, rcond=None)[0]
+        e = np.abs(V @ c - y) * weight
+        w = w * (e + 1e-300)
+        w /= w.sum()
+    return c, e.max()
+
+
+def L_exact(u):
+    return float(mpmath.log(q_exact(u) / 2))
+
+
+def tail(deg=11):
+    hi = 4 * np.sqrt(2)
+    us = np.linspace(0, hi, 4000)
+    t = us - 2.0
+    s = np.array([L_exact(u) for u in us]) - C0 - C1 * us
+    fixed = {}
+    for k in range(deg, -1, -1):  # greedy rounding, top down
+        rest = s - sum(c * t ** j for j, c in fixed.items())
+        c, _ = lawson(np.vander(t / 2, k + 1, increasing=True), rest, np.ones(len(t)), 40)
+        fixed[k] = np.float32(c[k] / 2.0 ** k)
+    coef = [fixed[k] for k in range(deg + 1)]
+    p = np.zeros_like(t)
+    for c in coef[::-1]:
+        p = p * t + float(c)
+    print("/* s(u), degree %d in t = u - 2: max error %.2e (float coefficients) */"
+          % (deg, np.abs(p - s).max()))
+    print("    " + ", ".join("%.9g" % c for c in coef))
+    G = -us * us / 2 + C0 + C1 * us + s
+    quad, err = lawson(np.vander(t, 3, increasing=True), G / np.log(2), np.ones(len(t)))
+    print("/* G(u) / ln2 ~ quadratic in t (for k), max error %.3f */" % err)
+    print("    " + ", ".join("%.9g" % np.float32(c) for c in quad))
+    r = np.linspace(-0.4, 0.4, 8001)
+    r = r[np.abs(r) > 1e-6]
+    y = (np.expm1(r) - r) / r ** 2
+    pc, err = lawson(np.vander(r, 5, increasing=True), y, r ** 2 / np.exp(r))
+    print("/* e^r = 1 + r + r^2 p(r) on [-0.4, 0.4], relative error %.2e */" % err)
+    print("    " + ", ".join("%.10g" % np.float32(c) for c in pc))
+
+
 if __name__ == "__main__":
     d1 = int(sys.argv[1]) if len(sys.argv) > 1 else 14
     d2 = int(sys.argv[2]) if len(sys.argv) > 2 else 11
     show("q on [1/sqrt 2, 4 sqrt 2]", np.sqrt(0.5), 4 * np.sqrt(2), d1)
     show("q on [4 sqrt 2, 14.5]", 4 * np.sqrt(2), 14.5, d2)
+    tail()

@@ -466,7 +466,7 @@ MF_VEC_INLINE float vm_erfcf(float x)
  * without one) */
 MF_VEC_INLINE bool vm_gelu_far(float x)
 {
-    return x < -VM_GELU_FAR;
+    return !(x >= -VM_GELU_FAR); /* NaN too */
 }
 
 MF_VEC_INLINE float vmf_gelu_q_near(float u)
@@ -540,18 +540,81 @@ MF_VEC_INLINE VmPhi vmf_phi_parts(float x, bool far)
     return f;
 }
 
-/* x Phi(x): x (1 + erf(a) sign x) / 2 below u = 1/sqrt 2, x (1 - q e / 2)
- * above for x > 0 (x itself past 4 sqrt 2), x q e s / 2 for x < 0; no
- * cancellation anywhere */
+/* gelu's forward: Phi(-u) = erfc(u / sqrt 2) / 2 = e^G(u) for u = |x| <= 4 sqrt 2,
+ * G(u) = -u^2/2 + L(u), L(u) = log(erfcx(u / sqrt 2) / 2) = C0 + C1 u + s(u)
+ * (tools/gen_vecmath_gelu.py). One exponential of an argument assembled near
+ * its small reduced value: with G = k ln2 + r, r = (C0 - k ln2_hi) + zc
+ * (exact) + C1 u (one rounding, result below 0.7) + s + zlo - k ln2_lo, where
+ * -u^2/2 = zc + zlo with zc on a grid of 2^-20. C0 and C1 have few bits so
+ * that those steps are exact; s (|s| < 0.27) is a polynomial in t = u - 2 of
+ * degree 11, in three short chains (latency); k comes from a quadratic in t
+ * (within 0.06 of G / ln2, so |r| < 0.4), not from s, for the same reason. */
+#define VM_GELU_C0 -0.8125f
+#define VM_GELU_C1 -0.3515625f
+MF_VEC_INLINE float vmf_gelu_s(float t)
+{
+    float a = -0.00989252795f;
+    a = __builtin_fmaf(a, t, 0.0571397804f);
+    a = __builtin_fmaf(a, t, -0.0216530766f);
+    a = __builtin_fmaf(a, t, -0.26755935f);
+    float b = -1.79426445e-06f;
+    b = __builtin_fmaf(b, t, 2.88510309e-05f);
+    b = __builtin_fmaf(b, t, -0.000242536305f);
+    b = __builtin_fmaf(b, t, 0.00164218352f);
+    float c = 1.74288428e-09f;
+    c = __builtin_fmaf(c, t, -2.64901665e-08f);
+    c = __builtin_fmaf(c, t, 1.59128092e-07f);
+    c = __builtin_fmaf(c, t, -3.64673269e-07f);
+    float t2 = t * t, t4 = t2 * t2;
+    return __builtin_fmaf(__builtin_fmaf(c, t4, b), t4, a);
+}
+
+/* Phi(-u) = scale (1 + m) */
+typedef struct {
+    float m, scale;
+} VmGeluTail;
+
+MF_VEC_INLINE VmGeluTail vmf_gelu_tail(float u)
+{
+    float t = u - 2.0f;
+    float s = vmf_gelu_s(t);
+    float kq = __builtin_fmaf(__builtin_fmaf(-0.651232123f, t, -3.48651528f), t, -5.43029404f);
+    float kf = __builtin_rintf(kq);
+    float h = -0.5f * u, zc = __builtin_fmaf(h, u, 24.0f) - 24.0f; /* rounded to 2^-20 */
+    float zlo = __builtin_fmaf(h, u, -zc);
+    float kc = __builtin_fmaf(kf, -0.693359375f, VM_GELU_C0); /* exact: a multiple of 2^-9 */
+    float small = __builtin_fmaf(kf, 2.12194440e-4f, zlo);
+    float r = __builtin_fmaf(VM_GELU_C1, u, kc + zc) + (s + small);
+    float r2 = r * r; /* e^r = 1 + r + r^2 p(r), |r| < 0.4: 8e-9 relative */
+    float pb = __builtin_fmaf(0.001379039953f, r, 0.008380407467f);
+    float pc = __builtin_fmaf(0.1666640788f, r, 0.499999851f);
+    float p = __builtin_fmaf(__builtin_fmaf(pb, r, 0.04166970775f), r2, pc);
+    VmGeluTail g;
+    g.m = __builtin_fmaf(p, r2, r);
+    g.scale = vmf_from_bits((uint32_t)((int32_t)kf + 127) << 23);
+    return g;
+}
+
+/* x Phi(x): x - x Phi(-x) for x > 0 (x limited to 2^100 in the product, so
+ * that inf stays inf; past 4 sqrt 2 that is x), x Phi(x) with one rounding
+ * for x <= 0 (-0 kept); with 'far', lanes below -4 sqrt 2 take
+ * vmf_phi_parts's far pieces (the other lanes the same bits) and NaN goes
+ * through. No cancellation anywhere. */
 MF_VEC_INLINE float vm_geluf(float x, bool far)
 {
-    VmPhi f = vmf_phi_parts(x, far);
-    float xn = x > -14.5f ? x : -14.5f;
-    float small = x * __builtin_fmaf(0.5f, __builtin_copysignf(f.er, x), 0.5f);
-    float pos = x * __builtin_fmaf(-0.5f * f.q, f.e, 1.0f);
-    float neg = (((xn * 0.5f) * f.q) * f.e) * f.s;
-    float y = __builtin_fabsf(x) < 0.70710678f ? small : x > 0 ? pos : neg;
-    return vm_nan_through(x, y);
+    VmGeluTail g = vmf_gelu_tail(vmf_abs_min(x, VM_GELU_FAR));
+    int32_t xb = (int32_t)vmf_bits(x), big = 0x71800000; /* 2^100 */
+    float xm = vmf_from_bits((uint32_t)(xb < big ? xb : big));
+    float q = __builtin_fmaf(g.m, g.scale, g.scale), xs = x * g.scale;
+    float y = x > 0 ? __builtin_fmaf(-q, xm, x) : __builtin_fmaf(g.m, xs, xs);
+    y = vmf_from_bits(vmf_bits(y) | (vmf_bits(x) & 0x80000000u));
+    if (far) { /* a compile-time choice: the blocks without such x skip it */
+        VmPhi f = vmf_phi_parts(x, true);
+        float xn = x > -14.5f ? x : -14.5f;
+        float neg = (((xn * 0.5f) * f.q) * f.e) * f.s;
+        y = vm_nan_through(x, x < -VM_GELU_FAR ? neg : y);
+    }
+    return y;
 }
 
 /* dy (Phi(x) + x phi(x)), phi(x) = e^(-x^2/2) / sqrt(2 pi) */
@@ -933,6 +996,13 @@ MF_VEC_POW_LOOP(k_pow_scalar, 0)
         int slow = 0;                                                              \
         for (int64_t i = 0; i < m; i++)                                            \
             slow |= full(x[i]);                                                    \
+        if (!slow && m == VM_BLOCK) { /* two halves interleaved: more to overlap */ \
+            for (int64_t i = 0; i < VM_BLOCK / 2; i++) {                           \
+                y[i] = fn(x[i], false);                                            \
+                y[i + VM_BLOCK / 2] = fn(x[i + VM_BLOCK / 2], false);              \
+            }                                                                      \
+            return;                                                                \
+        }                                                                          \
         if (!slow) {                                                               \
             for (int64_t i = 0; i < m; i++)                                        \
                 y[i] = fn(x[i], false);                                            \
