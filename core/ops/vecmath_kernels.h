@@ -214,12 +214,19 @@ MF_VEC_INLINE float vmf_exp_parts(float x, float lo, int32_t shift)
     return y * s1 * s2;
 }
 
-/* e^(x + lo) for x in [-87.33, 88.37] (k in [-126, 127]: one scale factor) */
-MF_VEC_INLINE float vmf_exp_normal(float x, float lo)
+/* e^(x + lo) 2^shift where k + shift is in [-126, 127] (one scale factor;
+ * the bits of vmf_exp_parts wherever its result is normal) */
+MF_VEC_INLINE float vmf_exp_shifted(float x, float lo, int32_t shift)
 {
     int32_t ki;
     float y = vmf_exp_core(x, lo, &ki);
-    return y * vmf_from_bits((uint32_t)(ki + 127) << 23);
+    return y * vmf_from_bits((uint32_t)(ki + shift + 127) << 23);
+}
+
+/* e^(x + lo) for x in [-87.33, 88.37] (k in [-126, 127]: one scale factor) */
+MF_VEC_INLINE float vmf_exp_normal(float x, float lo)
+{
+    return vmf_exp_shifted(x, lo, 0);
 }
 
 /* (a low part of -0: r + -0 is r, and GCC drops the add) */
@@ -688,9 +695,23 @@ MF_VEC_INLINE float vm_gelu_tanhf(float x)
     return vmf_times_sigmoid(x, v < 0, vmf_sigmoid_parts(v));
 }
 
-MF_VEC_INLINE float vm_siluf(float x)
+/* the lanes silu's short body leaves out (NaN too) */
+MF_VEC_INLINE bool vm_silu_full(float x)
 {
-    return vmf_times_sigmoid(x, x < 0, vmf_sigmoid_partsf(x));
+    return !(__builtin_fabsf(x) <= 80.0f);
+}
+
+/* x sigmoid(x); without 'full' for |x| <= 80 only: e^-|x| 2^24 with one
+ * scale factor (k + 24 >= -92), no limits, no NaN; the same bits */
+MF_VEC_INLINE float vm_siluf(float x, bool full)
+{
+    if (full)
+        return vmf_times_sigmoid(x, x < 0, vmf_sigmoid_partsf(x));
+    VmSigmoid s;
+    s.e = vmf_exp_shifted(-__builtin_fabsf(x), -0.0f, 24);
+    s.d = 1.0f + s.e * 0x1p-24f;
+    float num = x < 0 ? x * s.e : x, den = x < 0 ? s.d * 0x1p24f : s.d;
+    return num / den;
 }
 
 /* f'(x) for f = x sigmoid(v(x)): s (1 + x (1 - s) v'), s = sigmoid(v);
@@ -1040,7 +1061,7 @@ MF_VEC_LOOP(k_erf, vm_erff)
 MF_VEC_LOOP(k_erfc, vm_erfcf)
 MF_VEC_LOOP(k_acosh, vm_acoshf)
 MF_VEC_LOOP(k_gelu_tanh, vm_gelu_tanhf)
-MF_VEC_LOOP(k_silu, vm_siluf)
+MF_VEC_LOOP_BLOCKS(k_silu, vm_siluf, vm_silu_full, vm_never, expf)
 
 #define MF_VEC_GRAD_LOOP(name, fn)                                                  \
     static void name(const float *dy, const float *x, float *dx, int64_t n)        \
