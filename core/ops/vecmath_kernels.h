@@ -11,7 +11,7 @@
  * float polynomials (S. L. Moshier, public domain) and explicit fmaf; a few
  * ulp (the bounds tests/unit/test_vecmath.c checks and help states:
  * exp 1.1, sigmoid 2.3, tanh 1.4, erf 2.5, log 0.8, log1p 1.5, expm1 1.5,
- * softplus 1.9, sin 1.1, cos 1.6, tan 2.2, atan 2.3, erfc 3.6, gelu 3.2,
+ * softplus 1.9, sin 0.9, cos 0.9, tan 2.2, atan 2.3, erfc 3.6, gelu 3.2,
  * silu 3.1 measured).
  * Double lanes (the others): the float argument converted to double,
  * polynomials accurate to about 1e-12 relative, one rounding to float at
@@ -822,21 +822,24 @@ MF_VEC_INLINE VmTrigArg vmf_trig_reduce(float x, uint32_t q)
 }
 
 /* the same for |x| < VM_TRIG_FLOAT in float: k (< 652) times pi/2 in
- * three floats, by FMAs: the first is exact (k P1 and x are multiples of
- * 2^-23 or finer, and the difference is below 2), the third is lo */
+ * three floats P1 + P2 + P3: r0 = x - k P1 is exact (k P1 and x are
+ * multiples of 2^-23 or finer, and the difference is below 2); -k P2 = m +
+ * mlo exactly (an FMA); r0 + m = r + e exactly (2Sum: near a zero of sin
+ * or cos r is far below r0 and m, and both roundings matter); lo = e + mlo
+ * - k P3 */
 #define VM_TRIG_FLOAT 1024.0f
 MF_VEC_INLINE VmTrigArg vmf_trig_reduce_float(float x, uint32_t q)
 {
-    const float shifter = 0x1.8p23f;
+    const float shifter = 0x1.8p23f, p2 = -0x1.777a5cp-25f;
     float k = __builtin_fmaf(x, 0x1.45f306p-1f, shifter); /* x 2/pi */
     VmTrigArg a;
     a.quadrant = vmf_bits(k) - 0x4b400000u + q;
     k -= shifter;
-    float r = __builtin_fmaf(-k, 0x1.921fb6p+0f, x); /* pi/2 in three parts */
-    a.r = __builtin_fmaf(-k, -0x1.777a5cp-25f, r);
-    /* what rounding a.r lost (r - a.r is exact but near sin's zeros) */
-    float e = __builtin_fmaf(-k, -0x1.777a5cp-25f, r - a.r);
-    a.lo = __builtin_fmaf(-k, -0x1.ee59dap-50f, e);
+    float r0 = __builtin_fmaf(-k, 0x1.921fb6p+0f, x);
+    float m = -k * p2, mlo = __builtin_fmaf(-k, p2, -m);
+    float r = r0 + m, bb = r - r0, e = (r0 - (r - bb)) + (m - bb);
+    a.r = r;
+    a.lo = __builtin_fmaf(-k, -0x1.ee59dap-50f, e + mlo);
     return a;
 }
 

@@ -55,7 +55,7 @@ static double silu_ref(double x)
  * tanh, erf, log and log1p compute in float lanes (max over every 97th
  * pattern, avx2: exp 1.003, sigmoid 2.280, tanh 1.309, erf 2.460, log
  * 0.778, log1p 1.437; erfc 3.540, gelu 3.207, gelu_tanh 3.095, silu 3.048;
- * expm1 1.425, softplus 1.884, atan 2.234; sin 1.052, cos 1.554, tan 2.197);
+ * expm1 1.425, softplus 1.884, atan 2.234; sin 0.878, cos 0.879, tan 2.195);
  * the others in double lanes (0.5). MF_VECMATH_ONLY=gelu,erfc sweeps only
  * the functions named (with MF_VECMATH_FULL=1: every pattern of those).
  * test_switch_points_every_pattern sweeps every pattern near the points
@@ -411,6 +411,38 @@ static void test_switch_points_every_pattern(void **state)
         }
 }
 
+/* sin, cos and tan at the floats nearest k pi/2 (and 3 neighbours each
+ * side), both signs, for every k below the float reduction's limit 1024:
+ * where the reduced argument is far below x's last place and the
+ * reduction's roundings matter most (they gave 144 ulp at 505.796417, near
+ * 322 pi/2, which the every-97th sweep stepped over) */
+static void test_trig_near_multiples_of_pi_2(void **state)
+{
+    (void)state;
+    enum { N = 652 * 7 * 2 };
+    static float x[N], y[N];
+    int n = 0;
+    for (int k = 1; k < 652; k++)
+        for (int d = -3; d <= 3; d++)
+            for (int sign = -1; sign <= 1; sign += 2) {
+                uint32_t b = bits_of((float)(k * M_PI_2)) + (uint32_t)d;
+                x[n++] = (float)sign * from_bits(b);
+            }
+    static const MfVecFn fns[] = {MF_VEC_SIN, MF_VEC_COS, MF_VEC_TAN};
+    best_level();
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++) {
+        const Case *c = case_of(fns[f]);
+        mf_vec_f32(c->fn, x, y, n);
+        for (int i = 0; i < n; i++) {
+            double e = ulp_error(x[i], y[i], c->ref((double)x[i]));
+            if (e < 0 || e > c->bound)
+                print_error("%s(%a) = %a (%.1f ulp), libm in double %a\n", c->name,
+                            (double)x[i], (double)y[i], e, c->ref((double)x[i]));
+            assert_true(e >= 0 && e <= c->bound);
+        }
+    }
+}
+
 /* y = x ^ (x reversed) with 'level's kernels */
 static void pow_on_level(MfSimd level, const float *x, float *y, int64_t n)
 {
@@ -594,6 +626,7 @@ int main(void)
         TEST(test_grad_kernels_accuracy),
         TEST(test_pow_sweep),
         TEST(test_switch_points_every_pattern),
+        TEST(test_trig_near_multiples_of_pi_2),
         TEST(test_paths_agree),
         TEST(test_blocks_bit_identical),
         TEST(test_threads_and_strides_bit_identical),
