@@ -11,7 +11,7 @@
  * float polynomials (S. L. Moshier, public domain) and explicit fmaf; a few
  * ulp (the bounds tests/unit/test_vecmath.c checks and help states:
  * exp 1.1, sigmoid 2.3, tanh 1.4, erf 2.5, log 0.8, log1p 1.5, expm1 1.5,
- * softplus 1.9, sin 0.9, cos 0.9, tan 2.2, atan 2.3, erfc 3.6, gelu 3.2,
+ * softplus 1.9, sin 0.9, cos 0.9, tan 2.2, atan 2.3, erfc 3.6, gelu 3.1,
  * silu 3.1 measured).
  * Double lanes (the others): the float argument converted to double,
  * polynomials accurate to about 1e-12 relative, one rounding to float at
