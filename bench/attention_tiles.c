@@ -152,11 +152,16 @@ int main(int argc, char **argv)
     printf("%-44s %9.1f us\n", "gradient op (all heads)", bwd * 1e6);
     /* The tiles each (batch, head) makes at T = 64: one 64 x 64 tile. */
     static Gemm g[] = {
-        {.what = "fwd  S = q k^T       NT 64x64x32", .ta = false, .tb = true, .m = T, .n = T, .k = D, .beta = 0, .band = ATTN_BAND_COLS},
-        {.what = "fwd  o += P v        NN 64x32x64", .ta = false, .tb = false, .m = T, .n = D, .k = T, .beta = 1, .band = ATTN_BAND_KEND},
-        {.what = "bwd  dP = dout v^T   NT 64x64x32", .ta = false, .tb = true, .m = T, .n = T, .k = D, .beta = 0, .band = ATTN_BAND_COLS},
-        {.what = "bwd  dv += P^T dout  TN 64x32x64", .ta = true, .tb = false, .m = T, .n = D, .k = T, .beta = 1, .band = ATTN_BAND_KSTART},
-        {.what = "bwd  dq += dS k      NN 64x32x64", .ta = false, .tb = false, .m = T, .n = D, .k = T, .beta = 1, .band = ATTN_BAND_KEND},
+        {.what = "fwd  S = q k^T       NT 64x64x32",
+         .ta = false, .tb = true, .m = T, .n = T, .k = D, .beta = 0, .band = ATTN_BAND_COLS},
+        {.what = "fwd  o += P v        NN 64x32x64",
+         .ta = false, .tb = false, .m = T, .n = D, .k = T, .beta = 1, .band = ATTN_BAND_KEND},
+        {.what = "bwd  dP = dout v^T   NT 64x64x32",
+         .ta = false, .tb = true, .m = T, .n = T, .k = D, .beta = 0, .band = ATTN_BAND_COLS},
+        {.what = "bwd  dv += P^T dout  TN 64x32x64",
+         .ta = true, .tb = false, .m = T, .n = D, .k = T, .beta = 1, .band = ATTN_BAND_KSTART},
+        {.what = "bwd  dq += dS k      NN 64x32x64",
+         .ta = false, .tb = false, .m = T, .n = D, .k = T, .beta = 1, .band = ATTN_BAND_KEND},
     };
     /* how many of each per head: forward S, P v; backward S, dP, dv, dk (as dv), dq */
     static const int fwd_uses[] = {1, 1, 0, 0, 0}, bwd_uses[] = {1, 0, 1, 2, 1};

@@ -178,34 +178,68 @@ static MfStatus attn_infer(MfOpCall *c)
 
 /* ---- the plan ------------------------------------------------------------------------ */
 
-/* The offsets of 't' (contiguous) read at the output's batch axes 'bshape'
- * with its own last two axes 'rows, cols', into off[4 * b + which]. */
-static void batch_offsets(AttnPlan *p, const MfTensor *t, int which, int nb,
-                          const int64_t *bshape, int64_t rows, int64_t cols)
+/* The offsets of 't' read at the output's batch axes with its own last
+ * two axes 'rows, cols', into off[ATTN_OPERANDS * b + which], and its row
+ * stride (the mask's row and column strides). */
+static void batch_offsets(AttnPlan *p, const MfTensor *t, int which, int64_t rows,
+                          int64_t cols)
 {
+    int nb = p->nb;
     int64_t shape[MF_MAX_RANK], strides[MF_MAX_RANK];
     for (int k = 0; k < nb; k++)
-        shape[k] = bshape[k];
+        shape[k] = p->bshape[k];
     shape[nb] = rows;
     shape[nb + 1] = cols;
     mf_broadcast_strides(t, nb + 2, shape, strides);
     for (int64_t b = 0; b < p->nbatch; b++) {
         int64_t rest = b, off = 0;
         for (int k = nb - 1; k >= 0; k--) {
-            off += (rest % bshape[k]) * strides[k];
-            rest /= bshape[k];
+            off += (rest % p->bshape[k]) * strides[k];
+            rest /= p->bshape[k];
         }
-        p->off[4 * b + which] = off;
+        p->off[ATTN_OPERANDS * b + which] = off;
     }
-    if (which == 3) {
+    /* one row: any stride reads it, but BLAS wants one of at least cols */
+    p->rs[which] = rows > 1 ? strides[nb] : cols;
+    if (which == ATTN_MASK) {
         p->mrs = strides[nb];
         p->mcs = strides[nb + 1];
     }
 }
 
+/* Rows the tile products read where they are: the last axis contiguous,
+ * rows apart by at least their length (BLAS's lda), no negative strides. */
+static bool rows_in_place(const MfTensor *t)
+{
+    int r = t->rank;
+    if (t->shape[r - 1] < 1 || (t->shape[r - 1] > 1 && t->strides[r - 1] != 1) ||
+        (t->shape[r - 2] > 1 && t->strides[r - 2] < t->shape[r - 1]))
+        return false;
+    for (int k = 0; k < r; k++)
+        if (t->strides[k] < 0)
+            return false;
+    return true;
+}
+
+/* Operand 'which' from 't': in place or a contiguous copy, laid out. */
+static MfStatus plan_operand(AttnPlan *p, MfTensor *t, int which, int64_t rows, int64_t cols)
+{
+    const char **data[ATTN_OPERANDS] = {&p->q, &p->k, &p->v, &p->mask, &p->dout};
+    if (which != ATTN_MASK && rows_in_place(t)) {
+        mf_tensor_retain(t);
+        p->hold[which] = t;
+    } else if (!(p->hold[which] = mf_tensor_contiguous(t))) {
+        return mf_err_nomem(p->op, (unsigned long long)mf_tensor_numel(t) *
+                                       mf_dtype_size(t->dtype));
+    }
+    *data[which] = mf_tensor_data(p->hold[which]);
+    batch_offsets(p, p->hold[which], which, rows, cols);
+    return MF_OK;
+}
+
 void mf_attn_plan_free(AttnPlan *p)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < ATTN_OPERANDS; i++)
         mf_tensor_release(p->hold[i]);
     mf_free(p->off);
     p->off = NULL;
@@ -213,16 +247,14 @@ void mf_attn_plan_free(AttnPlan *p)
 
 MfStatus mf_attn_plan(const MfOpCall *c, MfTensor *const *in, MfTensor *mask, AttnPlan *p)
 {
-    int nb = 0;
-    int64_t bshape[MF_MAX_RANK];
     *p = (AttnPlan){.op = op_api(c)};
-    MfStatus st = mf_attn_check(c, in, mask, &nb, bshape);
+    MfStatus st = mf_attn_check(c, in, mask, &p->nb, p->bshape);
     if (st != MF_OK)
         return st;
     p->dtype = in[0]->dtype;
     p->nbatch = 1;
-    for (int k = 0; k < nb; k++)
-        p->nbatch *= bshape[k];
+    for (int k = 0; k < p->nb; k++)
+        p->nbatch *= p->bshape[k];
     p->tq = in[0]->shape[in[0]->rank - 2];
     p->d = in[0]->shape[in[0]->rank - 1];
     p->tk = in[1]->shape[in[1]->rank - 2];
@@ -232,24 +264,22 @@ MfStatus mf_attn_plan(const MfOpCall *c, MfTensor *const *in, MfTensor *mask, At
     p->mask_kind = !mask ? ATTN_NO_MASK : mask->dtype == MF_BOOL ? ATTN_BOOL_MASK : ATTN_ADD_MASK;
     p->rate = c->attrs->scalar[1];
     p->keep_scale = p->rate < 1 ? 1 / (1 - p->rate) : 0;
-    p->off = mf_calloc((size_t)(p->nbatch > 0 ? p->nbatch : 1) * 4, sizeof *p->off);
-    if (!p->off)
-        return mf_err_nomem(p->op, (unsigned long long)p->nbatch * 4 * sizeof *p->off);
+    size_t n = (size_t)(p->nbatch > 0 ? p->nbatch : 1) * ATTN_OPERANDS;
+    if (!(p->off = mf_calloc(n, sizeof *p->off)))
+        return mf_err_nomem(p->op, (unsigned long long)(n * sizeof *p->off));
     MfTensor *src[4] = {in[0], in[1], in[2], mask};
-    for (int i = 0; i < 4; i++)
-        if (src[i] && !(p->hold[i] = mf_tensor_contiguous(src[i]))) {
-            mf_attn_plan_free(p);
-            return mf_err_nomem(p->op, (unsigned long long)mf_tensor_numel(src[i]) *
-                                           mf_dtype_size(src[i]->dtype));
-        }
-    const char **data[4] = {&p->q, &p->k, &p->v, &p->mask};
     int64_t rows[4] = {p->tq, p->tk, p->tk, p->tq}, cols[4] = {p->d, p->d, p->dv, p->tk};
-    for (int i = 0; i < 4; i++)
-        if (p->hold[i]) {
-            *data[i] = mf_tensor_data(p->hold[i]);
-            batch_offsets(p, p->hold[i], i, nb, bshape, rows[i], cols[i]);
-        }
-    return MF_OK;
+    for (int i = 0; i < 4 && st == MF_OK; i++)
+        if (src[i])
+            st = plan_operand(p, src[i], i, rows[i], cols[i]);
+    if (st != MF_OK)
+        mf_attn_plan_free(p);
+    return st;
+}
+
+MfStatus mf_attn_plan_dout(AttnPlan *p, MfTensor *dout)
+{
+    return plan_operand(p, dout, ATTN_DOUT, p->tq, p->dv);
 }
 
 /* ---- tiles ---------------------------------------------------------------------------- */
@@ -282,8 +312,9 @@ void mf_attn_gemm(MfDType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
     static void mask_tile_##SUF(const AttnPlan *p, int64_t b, int64_t i0, int64_t ni,     \
                                 int64_t j0, int64_t nj, T *S)                             \
     {                                                                                     \
-        const T *fm = (const T *)p->mask + (p->mask ? p->off[4 * b + 3] : 0);             \
-        const uint8_t *bm = (const uint8_t *)p->mask + (p->mask ? p->off[4 * b + 3] : 0); \
+        int64_t at = p->mask ? mf_attn_off(p, b, ATTN_MASK) : 0;                          \
+        const T *fm = (const T *)p->mask + at;                                            \
+        const uint8_t *bm = (const uint8_t *)p->mask + at;                                \
         for (int64_t r = 0; r < ni; r++) {                                                \
             T *s = S + r * nj;                                                            \
             int64_t mrow = (i0 + r) * p->mrs, n = mf_attn_row_keys(p, i0 + r, j0, nj);    \
@@ -305,9 +336,10 @@ void mf_attn_scores(const AttnPlan *p, int64_t b, int64_t i0, int64_t ni, int64_
                     int64_t nj, void *S)
 {
     size_t es = mf_dtype_size(p->dtype);
-    const char *q = p->q + (size_t)(p->off[4 * b] + i0 * p->d) * es;
-    const char *k = p->k + (size_t)(p->off[4 * b + 1] + j0 * p->d) * es;
-    mf_attn_gemm(p->dtype, false, true, ni, nj, p->d, p->scale, q, p->d, k, p->d, 0, S, nj,
+    const char *q = p->q + (size_t)(mf_attn_off(p, b, ATTN_Q) + i0 * p->rs[ATTN_Q]) * es;
+    const char *k = p->k + (size_t)(mf_attn_off(p, b, ATTN_K) + j0 * p->rs[ATTN_K]) * es;
+    mf_attn_gemm(p->dtype, false, true, ni, nj, p->d, p->scale, q, p->rs[ATTN_Q], k,
+                 p->rs[ATTN_K], 0, S, nj,
                  mf_attn_band(p, ATTN_BAND_COLS, i0 - j0));
     if (p->dtype == MF_FLOAT32)
         mask_tile_f32(p, b, i0, ni, j0, nj, S);
@@ -489,7 +521,7 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
     }
     memset(o, 0, (size_t)(ni * p->dv) * es);
     int64_t keys = mf_attn_keys(p, i0, ni);
-    const char *v = p->v + (size_t)p->off[4 * b + 2] * es;
+    const char *v = p->v + (size_t)mf_attn_off(p, b, ATTN_V) * es;
     for (int64_t j0 = 0; j0 < keys; j0 += KEY_BLOCK) {
         int64_t nj = keys - j0 < KEY_BLOCK ? keys - j0 : KEY_BLOCK;
         mf_attn_scores(p, b, i0, ni, j0, nj, S);
@@ -502,7 +534,7 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
         else if (p->rate > 0)
             drop_tile_f64(p, b, i0, ni, j0, nj, S);
         mf_attn_gemm(p->dtype, false, false, ni, p->dv, nj, 1, S, nj,
-                     v + (size_t)(j0 * p->dv) * es, p->dv, 1, o, p->dv,
+                     v + (size_t)(j0 * p->rs[ATTN_V]) * es, p->rs[ATTN_V], 1, o, p->dv,
                      mf_attn_band(p, ATTN_BAND_KEND, i0 - j0));
     }
     if (p->dtype == MF_FLOAT32)

@@ -14,8 +14,15 @@
  * attn_mask), or added to the scores (a float mask of q's dtype). */
 typedef enum { ATTN_NO_MASK, ATTN_BOOL_MASK, ATTN_ADD_MASK } AttnMaskKind;
 
+/* The operands a plan lays out by rows: q, k, v, the mask, and the
+ * gradient op's dout (at the output's shape). */
+enum { ATTN_Q, ATTN_K, ATTN_V, ATTN_MASK, ATTN_DOUT, ATTN_OPERANDS };
+
 /* One call: q (batch..., tq, d), k (batch..., tk, d), v (batch..., tk, dv),
- * their batch axes broadcast to the output's 'nbatch' batches. */
+ * their batch axes broadcast to the output's 'nbatch' batches. q, k, v and
+ * dout are read in place when their rows are (the last axis contiguous:
+ * the heads of a (B, T, H, hd) tensor transposed to (B, H, T, hd), say),
+ * else from a contiguous copy. */
 typedef struct AttnPlan {
     const char *op;             /* for messages */
     MfDType dtype;
@@ -26,11 +33,20 @@ typedef struct AttnPlan {
     double rate;                /* dropout on the weights (0: none) */
     double keep_scale;          /* 1 / (1 - rate) for a kept weight; 0 at rate 1 */
     uint64_t key;               /* the dropout mask's Philox key for this run */
-    MfTensor *hold[4];          /* contiguous q, k, v, mask (owned) */
-    const char *q, *k, *v, *mask;
-    int64_t *off;               /* per batch: the element offsets of q, k, v, mask */
+    int nb;                     /* the output's batch axes */
+    int64_t bshape[MF_MAX_RANK];
+    MfTensor *hold[ATTN_OPERANDS]; /* q, k, v, mask, dout or their copies (owned) */
+    const char *q, *k, *v, *mask, *dout;
+    int64_t *off;               /* off[ATTN_OPERANDS * b + operand]: batch b's element offset */
+    int64_t rs[ATTN_OPERANDS];  /* the row strides of q, k, v and dout */
     int64_t mrs, mcs;           /* the mask's row and column strides (0: broadcast) */
 } AttnPlan;
+
+/* Batch b's rows of an operand (element offset). */
+static inline int64_t mf_attn_off(const AttnPlan *p, int64_t b, int which)
+{
+    return p->off[ATTN_OPERANDS * b + which];
+}
 
 /* Score rows [i0, i0 + ni) against keys [j0, j0 + nj) per query block. */
 #define ATTN_BLOCK_ROWS 64
@@ -40,8 +56,11 @@ typedef struct AttnPlan {
 MfStatus mf_attn_check(const MfOpCall *c, MfTensor *const *in, const MfTensor *mask, int *nb,
                        int64_t *bshape);
 
-/* Lays out a concrete call (contiguous copies, batch offsets). */
+/* Lays out a concrete call (batch offsets, row strides, copies where the
+ * rows are not contiguous). */
 MfStatus mf_attn_plan(const MfOpCall *c, MfTensor *const *in, MfTensor *mask, AttnPlan *p);
+/* Adds the gradient op's dout (batch..., tq, dv) to a plan. */
+MfStatus mf_attn_plan_dout(AttnPlan *p, MfTensor *dout);
 void mf_attn_plan_free(AttnPlan *p);
 
 /* The scale in use: the attribute, or 1 / sqrt(d) when it is 0. */

@@ -43,7 +43,7 @@
 
 typedef struct GradJob {
     const AttnPlan *p;
-    const char *o, *lse, *dout, *dlse; /* contiguous, at the output's shape */
+    const char *o, *lse, *dlse;        /* contiguous, at the output's shape (dout: the plan's) */
     char *dq, *dk, *dv, *dmask;        /* outputs; dmask NULL: not wanted */
     int64_t groups;                    /* key groups per batch */
     int64_t bounds[MAX_GROUPS + 1];    /* group g: keys [bounds[g], bounds[g + 1]) */
@@ -82,11 +82,11 @@ typedef struct GradJob {
             memset(dP + r * nj + n, 0, (size_t)(nj - n) * sizeof *dP);                   \
         }                                                                                 \
     }                                                                                     \
-    static void rowdots_##SUF(const T *restrict o, const T *restrict dout,                \
+    static void rowdots_##SUF(const T *restrict o, const T *restrict dout, int64_t drs,   \
                               const T *restrict dlse, T *restrict D, int64_t n, int64_t dv) \
     {                                                                                     \
         for (int64_t r = 0; r < n; r++) {                                                 \
-            const T *a = o + r * dv, *b = dout + r * dv;                                  \
+            const T *a = o + r * dv, *b = dout + r * drs;                                 \
             double lanes[8] = {0}, s = 0;                                                 \
             int64_t c = 0;                                                                \
             for (; c + 8 <= dv; c += 8)                                                   \
@@ -140,10 +140,11 @@ static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64
     const AttnPlan *p = j->p;
     MfDType dt = p->dtype;
     size_t es = mf_dtype_size(dt);
-    const char *q = p->q + (size_t)(p->off[4 * b] + i0 * p->d) * es;
-    const char *k = p->k + (size_t)(p->off[4 * b + 1] + j0 * p->d) * es;
-    const char *v = p->v + (size_t)(p->off[4 * b + 2] + j0 * p->dv) * es;
-    const char *dout = j->dout + (size_t)((b * p->tq + i0) * p->dv) * es;
+    const int64_t *rs = p->rs;
+    const char *q = p->q + (size_t)(mf_attn_off(p, b, ATTN_Q) + i0 * rs[ATTN_Q]) * es;
+    const char *k = p->k + (size_t)(mf_attn_off(p, b, ATTN_K) + j0 * rs[ATTN_K]) * es;
+    const char *v = p->v + (size_t)(mf_attn_off(p, b, ATTN_V) + j0 * rs[ATTN_V]) * es;
+    const char *dout = p->dout + (size_t)(mf_attn_off(p, b, ATTN_DOUT) + i0 * rs[ATTN_DOUT]) * es;
     const char *lse = j->lse + (size_t)(b * p->tq + i0) * es;
     const char *Di = (const char *)D + (size_t)i0 * es;
     mf_attn_scores(p, b, i0, ni, j0, nj, S);
@@ -151,7 +152,7 @@ static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64
         probs_f32(p, i0, j0, S, (const float *)lse, ni, nj);
     else
         probs_f64(p, i0, j0, S, (const double *)lse, ni, nj);
-    mf_attn_gemm(dt, false, true, ni, nj, p->dv, 1, dout, p->dv, v, p->dv, 0, dP, nj,
+    mf_attn_gemm(dt, false, true, ni, nj, p->dv, 1, dout, rs[ATTN_DOUT], v, rs[ATTN_V], 0, dP, nj,
                  mf_attn_band(p, ATTN_BAND_COLS, i0 - j0));
     if (p->rate > 0 && dt == MF_FLOAT32)
         drop_dscores_f32(p, b, i0, ni, j0, nj, S, dP, (const float *)Di);
@@ -162,15 +163,15 @@ static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64
     else
         dscores_f64(p, i0, j0, S, dP, (const double *)Di, ni, nj);
     AttnBand keys = mf_attn_band(p, ATTN_BAND_KSTART, j0 - i0);
-    mf_attn_gemm(dt, true, false, nj, p->dv, ni, 1, S, nj, dout, p->dv, 1,
+    mf_attn_gemm(dt, true, false, nj, p->dv, ni, 1, S, nj, dout, rs[ATTN_DOUT], 1,
                  j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, p->dv, keys);
     if (j->dmask)
         for (int64_t r = 0; r < ni; r++)
             memcpy(j->dmask + (size_t)((b * p->tq + i0 + r) * p->tk + j0) * es,
                    (char *)dP + (size_t)(r * nj) * es, (size_t)nj * es);
-    mf_attn_gemm(dt, true, false, nj, p->d, ni, p->scale, dP, nj, q, p->d, 1,
+    mf_attn_gemm(dt, true, false, nj, p->d, ni, p->scale, dP, nj, q, rs[ATTN_Q], 1,
                  j->dk + (size_t)((b * p->tk + j0) * p->d) * es, p->d, keys);
-    mf_attn_gemm(dt, false, false, ni, p->d, nj, p->scale, dP, nj, k, p->d, 1,
+    mf_attn_gemm(dt, false, false, ni, p->d, nj, p->scale, dP, nj, k, rs[ATTN_K], 1,
                  dq + (size_t)(i0 * p->d) * es, p->d, mf_attn_band(p, ATTN_BAND_KEND, i0 - j0));
 }
 
@@ -220,11 +221,12 @@ static void grad_unit(const GradJob *j, int64_t u, char *scratch)
     for (int64_t r = 0; j->dmask && r < p->tq; r++)
         memset(j->dmask + (size_t)((b * p->tq + r) * p->tk + k0) * es, 0, (size_t)(k1 - k0) * es);
     size_t at = (size_t)(b * p->tq * p->dv) * es, row = (size_t)(b * p->tq) * es;
+    const char *dout = p->dout + (size_t)mf_attn_off(p, b, ATTN_DOUT) * es;
     if (p->dtype == MF_FLOAT32)
-        rowdots_f32((const float *)(j->o + at), (const float *)(j->dout + at),
+        rowdots_f32((const float *)(j->o + at), (const float *)dout, p->rs[ATTN_DOUT],
                     (const float *)(j->dlse + row), (float *)D, p->tq, p->dv);
     else
-        rowdots_f64((const double *)(j->o + at), (const double *)(j->dout + at),
+        rowdots_f64((const double *)(j->o + at), (const double *)dout, p->rs[ATTN_DOUT],
                     (const double *)(j->dlse + row), (double *)D, p->tq, p->dv);
     for (int64_t j0 = k0; j0 < k1; j0 += GRAD_KEY_BLOCK) {
         int64_t nj = k1 - j0 < GRAD_KEY_BLOCK ? k1 - j0 : GRAD_KEY_BLOCK;
@@ -364,15 +366,17 @@ static MfStatus grad_forward(const MfOpCall *c, MfTensor **outs)
         return st;
     if (has_dropout(c))
         p.key = (uint64_t)*(const int64_t *)mf_tensor_data(c->inputs[c->ninputs - 1]);
-    MfTensor *held[4] = {NULL};
+    MfTensor *held[4] = {NULL};   /* out, lse, (dout: the plan's), dlse */
     for (int i = 0; i < 4 && st == MF_OK; i++)
-        if (!(held[i] = mf_tensor_contiguous(c->inputs[3 + i])))
+        if (i != 2 && !(held[i] = mf_tensor_contiguous(c->inputs[3 + i])))
             st = mf_err_nomem(p.op, (unsigned long long)mf_tensor_numel(c->inputs[3 + i]) *
                                         mf_dtype_size(p.dtype));
+    if (st == MF_OK)
+        st = mf_attn_plan_dout(&p, c->inputs[5]);
     GradJob j = {.p = &p};
     if (st == MF_OK) {
         j = (GradJob){.p = &p, .o = mf_tensor_data(held[0]), .lse = mf_tensor_data(held[1]),
-                      .dout = mf_tensor_data(held[2]), .dlse = mf_tensor_data(held[3]),
+                      .dlse = mf_tensor_data(held[3]),
                       .dq = mf_tensor_data(outs[0]), .dk = mf_tensor_data(outs[1]),
                       .dv = mf_tensor_data(outs[2]),
                       .dmask = c->noutputs > 3 ? mf_tensor_data(outs[3]) : NULL};

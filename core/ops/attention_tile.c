@@ -63,14 +63,14 @@ typedef struct Operand {
 /* One MR x (8 NV) block at (0, 0): the sum over k in [k0, k1), then
  * C = alpha s (+ C). Written out row by row: GCC keeps an array of
  * accumulators in memory, named ones in registers. */
-#define ROW_FMA(i, NV)                                                                         \
+#define ROW_FMA(i, NV)                                                                     \
     {                                                                                      \
         float x = a.p[(i) * a.rs + k * a.cs];                                              \
         s##i##0 += x * b0;                                                                 \
         if (NV > 1)                                                                        \
             s##i##1 += x * b1;                                                             \
     }
-#define ROW_STORE(i, NV)                                                                       \
+#define ROW_STORE(i, NV)                                                                   \
     {                                                                                      \
         float *c = C + (i) * ldc;                                                          \
         store8(c, acc ? load8(c) + alpha * s##i##0 : alpha * s##i##0);                     \
@@ -86,9 +86,9 @@ typedef struct Operand {
         for (int64_t k = k0; k < k1; k++) {                                                \
             v8 b0 = load8(B + k * ldb), b1 = NV > 1 ? load8(B + k * ldb + 8) : b0;         \
             IN_REGISTERS(b0, b1);                                                          \
-            ROW_FMA(0, NV) ROW_FMA(1, NV) ROW_FMA(2, NV) ROW_FMA(3, NV)                                 \
+            ROW_FMA(0, NV) ROW_FMA(1, NV) ROW_FMA(2, NV) ROW_FMA(3, NV)                    \
         }                                                                                  \
-        ROW_STORE(0, NV) ROW_STORE(1, NV) ROW_STORE(2, NV) ROW_STORE(3, NV)                                \
+        ROW_STORE(0, NV) ROW_STORE(1, NV) ROW_STORE(2, NV) ROW_STORE(3, NV)                \
     }
 
 MICRO(2)

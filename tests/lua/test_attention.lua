@@ -4,7 +4,8 @@
 -- softmax path) in float32 and float64, for shapes that cross the tiles (64
 -- query rows, 256 keys forward, 64 backward) and the causal diagonal; bool
 -- and float masks, batch axes broadcast, gradients of q, k, v and a float
--- mask; graph mode with unknown dims and mf.trace; forward mode; errors.
+-- mask; graph mode with unknown dims and mf.trace; forward mode; heads cut
+-- from one product read in place; errors.
 local T = dofile("tests/lua/harness.lua")
 
 local sdpa = mf.nn.scaled_dot_product_attention
@@ -329,6 +330,42 @@ T.test("dropout: float64 gradcheck with the seed fixed", function()
     return sdpa(q, k, v, {dropout = 0.3, seed = 11, causal = true})
   end, {q, k, v})
   T.ok(ok, msg)
+end)
+
+T.test("heads cut from one product (strided views) give the bits of copies", function()
+  -- as scripts/models/gpt.lua: (B, T, 3H, hd) split into q, k, v (B, T, H, hd), each
+  -- transposed to (B, H, T, hd); the op reads their rows in place (and the gradient
+  -- op its dout, the transpose's gradient), the same arithmetic as on copies
+  for _, dt in ipairs{"float32", "float64"} do
+    local qkv = normal({2, 70, 9, 8}, 21, dt)
+    local w = normal({2, 70, 24}, 22, dt)
+    local heads = function(t) return mf.transpose(t, {1, 3, 2, 4}) end
+    for _, o in ipairs{{causal = true}, {}, {mask = normal({70, 70}, 23, dt)}} do
+      local f = function(x, copy)
+        local q, k, v = table.unpack(mf.split(x, 3, 3))
+        q, k, v = heads(q), heads(k), heads(v)
+        if copy then q, k, v = q * 1, k * 1, v * 1 end
+        local y = mf.transpose(sdpa(q, k, v, o), {1, 3, 2, 4})
+        return mf.reduce_sum(mf.reshape(y, {2, 70, 24}) * w)
+      end
+      local a, b = f(qkv), f(qkv, true)
+      T.ok(max_abs(a, b) == 0, dt .. " loss")
+      local ga = mf.grad(function(x) return f(x) end)(qkv)
+      local gb = mf.grad(function(x) return f(x, true) end)(qkv)
+      T.ok(max_abs(ga, gb) == 0, dt .. " gradient: " .. max_abs(ga, gb))
+      local want = mf.grad(function(x)
+        local q, k, v = table.unpack(mf.split(x, 3, 3))
+        local y = mf.transpose(composed(heads(q), heads(k), heads(v), o), {1, 3, 2, 4})
+        return mf.reduce_sum(mf.reshape(y, {2, 70, 24}) * w)
+      end)(qkv)
+      T.ok(max_abs(ga, want) < (dt == "float32" and 2e-5 or 1e-12),
+           dt .. " against the composition")
+    end
+  end
+  -- rows whose last axis is not contiguous are copied: the same values
+  local x = normal({3, 8, 70}, 24)
+  local q = mf.transpose(x, {1, 3, 2})
+  T.ok(max_abs(sdpa(q, q, q, {causal = true}), sdpa(q * 1, q * 1, q * 1, {causal = true})) == 0)
 end)
 
 T.test("errors name the function and what it got", function()

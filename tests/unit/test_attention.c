@@ -6,7 +6,8 @@
  * thread forward, two 64 x 64 tiles and a row of T backward), causal or
  * not, on one thread and on two. The figure is printed (bench/attention.sh
  * quotes this test). Values are checked by tests/lua/test_attention.lua.
- * Also: the gradients have the same bits on 1 and 2 threads. */
+ * Also: the gradients have the same bits on 1 and 2 threads; heads cut
+ * from one product are read in place. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -189,12 +190,92 @@ static void test_one_head_backward_uses_two_threads(void **state)
             mf_tensor_release(in[i]);
 }
 
+/* Heads of one (T, n * HEADS, D) product, as a model cuts q, k, v: the
+ * view (HEADS, T, D) of its columns [at * HEADS * D, ...), rows apart by
+ * n * HEADS * D. */
+static MfTensor *heads_of(MfTensor *product, int n, int at)
+{
+    int64_t shape[3] = {HEADS, T, D}, strides[3] = {D, n * HEADS * D, 1};
+    return mf_tensor_view(product, 3, shape, strides, (int64_t)at * HEADS * D);
+}
+
+static MfTensor *product_of(int n, double k)
+{
+    int64_t shape[3] = {T, n * HEADS, D};
+    return filled(3, shape, k);
+}
+
+/* The forward outputs and the gradients of q, k, v (the extra peaks in
+ * 'fwd', 'bwd'). */
+static void run_both(MfTensor **in, MfTensor *dy, MfTensor **outs, MfTensor **grads,
+                     size_t *fwd, size_t *bwd)
+{
+    MfAttrs a = mf_attrs_default();
+    a.causal = true;
+    int nout = 0;
+    size_t before = mf_alloc_in_use();
+    mf_alloc_reset_peak();
+    assert_int_equal(mf_op_call(MF_OP_ATTENTION, 3, in, &a, outs, &nout), MF_OK);
+    *fwd = mf_alloc_peak() - before - bytes(outs, nout);
+    MfTensor *dys[MF_MAX_OUTPUTS] = {dy, NULL};
+    MfOpCall call = {.op = MF_OP_ATTENTION, .ninputs = 3, .inputs = in, .attrs = &a,
+                     .noutputs = nout};
+    MfGradCall g = {.call = &call, .outputs = outs, .doutputs = dys};
+    before = mf_alloc_in_use();
+    mf_alloc_reset_peak();
+    assert_int_equal(mf_grad_call(&g, grads), MF_OK);
+    *bwd = mf_alloc_peak() - before - bytes(grads, 3);
+}
+
+/* q, k, v as heads of one product and dout as heads of the next layer's
+ * gradient are read where they are: no copy of them (each 512 KiB) in
+ * either pass, and the same bits as from contiguous copies. */
+static void test_heads_of_a_product_read_in_place(void **state)
+{
+    (void)state;
+    int threads = mf_parallel_threads();
+    assert_int_equal(mf_parallel_set_threads(1), MF_OK);
+    MfTensor *qkv = product_of(3, 1), *dy_all = product_of(1, 1.5);
+    MfTensor *views[4] = {heads_of(qkv, 3, 0), heads_of(qkv, 3, 1), heads_of(qkv, 3, 2),
+                          heads_of(dy_all, 1, 0)};
+    MfTensor *copies[4];
+    for (int i = 0; i < 4; i++)
+        copies[i] = mf_tensor_contiguous(views[i]);
+    MfTensor *out[2][MF_MAX_OUTPUTS] = {{NULL}}, *grads[2][MF_MAX_OUTPUTS] = {{NULL}};
+    size_t fwd, bwd, fwd_copies, bwd_copies, one_copy = (size_t)HEADS * T * D * 4;
+    run_both(views, views[3], out[0], grads[0], &fwd, &bwd);
+    run_both(copies, copies[3], out[1], grads[1], &fwd_copies, &bwd_copies);
+    printf("  heads of one product (T=%d, %d heads, d=%d): extra peak forward %.1f KiB, "
+           "backward %.1f KiB (a copy of q: %.0f KiB)\n", T, HEADS, D, fwd / 1024.0,
+           bwd / 1024.0, one_copy / 1024.0);
+    assert_true(fwd < one_copy && bwd < one_copy);
+    for (int i = 0; i < 3; i++) {
+        MfTensor *a = i == 0 ? out[0][0] : grads[0][i - 1];
+        MfTensor *b = i == 0 ? out[1][0] : grads[1][i - 1];
+        assert_memory_equal(mf_tensor_data(a), mf_tensor_data(b), one_copy);
+    }
+    assert_memory_equal(mf_tensor_data(grads[0][2]), mf_tensor_data(grads[1][2]), one_copy);
+    for (int i = 0; i < MF_MAX_OUTPUTS; i++)
+        for (int w = 0; w < 2; w++) {
+            mf_tensor_release(out[w][i]);
+            mf_tensor_release(grads[w][i]);
+        }
+    for (int i = 0; i < 4; i++) {
+        mf_tensor_release(views[i]);
+        mf_tensor_release(copies[i]);
+    }
+    mf_tensor_release(qkv);
+    mf_tensor_release(dy_all);
+    assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_extra_memory_is_tiles_not_scores),
         TEST(test_backward_same_bits_on_1_and_2_threads),
         TEST(test_one_head_backward_uses_two_threads),
+        TEST(test_heads_of_a_product_read_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
