@@ -519,8 +519,9 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
         else
             ((double *)m)[r] = -INFINITY;
     }
-    memset(o, 0, (size_t)(ni * p->dv) * es);
     int64_t keys = mf_attn_keys(p, i0, ni);
+    if (keys == 0)   /* else the first tile's P v writes o (no rescale reads it before) */
+        memset(o, 0, (size_t)(ni * p->dv) * es);
     const char *v = p->v + (size_t)mf_attn_off(p, b, ATTN_V) * es;
     for (int64_t j0 = 0; j0 < keys; j0 += KEY_BLOCK) {
         int64_t nj = keys - j0 < KEY_BLOCK ? keys - j0 : KEY_BLOCK;
@@ -534,7 +535,7 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
         else if (p->rate > 0)
             drop_tile_f64(p, b, i0, ni, j0, nj, S);
         mf_attn_gemm(p->dtype, false, false, ni, p->dv, nj, 1, S, nj,
-                     v + (size_t)(j0 * p->rs[ATTN_V]) * es, p->rs[ATTN_V], 1, o, p->dv,
+                     v + (size_t)(j0 * p->rs[ATTN_V]) * es, p->rs[ATTN_V], j0 > 0, o, p->dv,
                      mf_attn_band(p, ATTN_BAND_KEND, i0 - j0));
     }
     if (p->dtype == MF_FLOAT32)

@@ -133,9 +133,12 @@ PROBS(double, f64, exp)
 DROP_DSCORES(float, f32)
 DROP_DSCORES(double, f64)
 
-/* One tile (rows i0.., keys j0..) of batch b: P in S, dS in dP. */
+/* One tile (rows i0.., keys j0..) of batch b: P in S, dS in dP. The
+ * first tile to reach rows of dk and dv (first_keys) or of dq (first_rows)
+ * writes them, later ones add (no zeroing pass). */
 static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64_t j0,
-                      int64_t nj, void *S, void *dP, const void *D, char *dq)
+                      int64_t nj, void *S, void *dP, const void *D, char *dq, bool first_keys,
+                      bool first_rows)
 {
     const AttnPlan *p = j->p;
     MfDType dt = p->dtype;
@@ -163,15 +166,15 @@ static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64
     else
         dscores_f64(p, i0, j0, S, dP, (const double *)Di, ni, nj);
     AttnBand keys = mf_attn_band(p, ATTN_BAND_KSTART, j0 - i0);
-    mf_attn_gemm(dt, true, false, nj, p->dv, ni, 1, S, nj, dout, rs[ATTN_DOUT], 1,
+    mf_attn_gemm(dt, true, false, nj, p->dv, ni, 1, S, nj, dout, rs[ATTN_DOUT], !first_keys,
                  j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, p->dv, keys);
     if (j->dmask)
         for (int64_t r = 0; r < ni; r++)
             memcpy(j->dmask + (size_t)((b * p->tq + i0 + r) * p->tk + j0) * es,
                    (char *)dP + (size_t)(r * nj) * es, (size_t)nj * es);
-    mf_attn_gemm(dt, true, false, nj, p->d, ni, p->scale, dP, nj, q, rs[ATTN_Q], 1,
+    mf_attn_gemm(dt, true, false, nj, p->d, ni, p->scale, dP, nj, q, rs[ATTN_Q], !first_keys,
                  j->dk + (size_t)((b * p->tk + j0) * p->d) * es, p->d, keys);
-    mf_attn_gemm(dt, false, false, ni, p->d, nj, p->scale, dP, nj, k, rs[ATTN_K], 1,
+    mf_attn_gemm(dt, false, false, ni, p->d, nj, p->scale, dP, nj, k, rs[ATTN_K], !first_rows,
                  dq + (size_t)(i0 * p->d) * es, p->d, mf_attn_band(p, ATTN_BAND_KEND, i0 - j0));
 }
 
@@ -215,9 +218,11 @@ static void grad_unit(const GradJob *j, int64_t u, char *scratch)
     char *D = dP + (size_t)(ATTN_BLOCK_ROWS * GRAD_KEY_BLOCK) * es;
     char *dq = g == 0 ? j->dq + (size_t)(b * p->tq * p->d) * es
                       : j->dq_part + (size_t)((b * (j->groups - 1) + g - 1) * p->tq * p->d) * es;
-    memset(dq, 0, (size_t)(p->tq * p->d) * es);
-    memset(j->dk + (size_t)((b * p->tk + k0) * p->d) * es, 0, (size_t)((k1 - k0) * p->d) * es);
-    memset(j->dv + (size_t)((b * p->tk + k0) * p->dv) * es, 0, (size_t)((k1 - k0) * p->dv) * es);
+    /* dq's rows no tile reaches (before key k0 under a causal mask; all of
+     * them for no keys): zeros; the others the first tile writes */
+    int64_t unseen = k0 >= k1 || (p->causal && k0 >= p->tq) ? p->tq
+                     : p->causal ? k0 / ATTN_BLOCK_ROWS * ATTN_BLOCK_ROWS : 0;
+    memset(dq, 0, (size_t)(unseen * p->d) * es);
     for (int64_t r = 0; j->dmask && r < p->tq; r++)
         memset(j->dmask + (size_t)((b * p->tq + r) * p->tk + k0) * es, 0, (size_t)(k1 - k0) * es);
     size_t at = (size_t)(b * p->tq * p->dv) * es, row = (size_t)(b * p->tq) * es;
@@ -230,11 +235,17 @@ static void grad_unit(const GradJob *j, int64_t u, char *scratch)
                     (const double *)(j->dlse + row), (double *)D, p->tq, p->dv);
     for (int64_t j0 = k0; j0 < k1; j0 += GRAD_KEY_BLOCK) {
         int64_t nj = k1 - j0 < GRAD_KEY_BLOCK ? k1 - j0 : GRAD_KEY_BLOCK;
+        bool seen = false;
         for (int64_t i0 = 0; i0 < p->tq; i0 += ATTN_BLOCK_ROWS) {
             int64_t ni = p->tq - i0 < ATTN_BLOCK_ROWS ? p->tq - i0 : ATTN_BLOCK_ROWS;
             if (p->causal && i0 + ni <= j0)   /* every row of the tile is before key j0 */
                 continue;
-            grad_tile(j, b, i0, ni, j0, nj, S, dP, D, dq);
+            grad_tile(j, b, i0, ni, j0, nj, S, dP, D, dq, !seen, j0 == k0);
+            seen = true;
+        }
+        if (!seen) {   /* keys after every query (causal): zero gradients */
+            memset(j->dk + (size_t)((b * p->tk + j0) * p->d) * es, 0, (size_t)(nj * p->d) * es);
+            memset(j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, 0, (size_t)(nj * p->dv) * es);
         }
     }
 }

@@ -8,6 +8,7 @@
  * quotes this test). Values are checked by tests/lua/test_attention.lua.
  * Also: the gradients have the same bits on 1 and 2 threads; heads cut
  * from one product are read in place. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -269,6 +270,61 @@ static void test_heads_of_a_product_read_in_place(void **state)
     assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
 }
 
+/* Blocks of 'n' tensors of 'shape' filled with NaN and freed: the
+ * allocator's cache hands them to the next allocations of that size. */
+static void poison(int n, const int64_t *shape)
+{
+    MfTensor *t[4];
+    for (int i = 0; i < n; i++) {
+        t[i] = mf_tensor_new(MF_FLOAT32, 3, shape);
+        assert_non_null(t[i]);
+        float *p = mf_tensor_data(t[i]);
+        for (int64_t e = 0; e < mf_tensor_numel(t[i]); e++)
+            p[e] = NAN;
+    }
+    for (int i = 0; i < n; i++)
+        mf_tensor_release(t[i]);
+}
+
+/* The gradient op writes dq, dk, dv without zeroing them first: the first
+ * tile to reach a row writes it. Rows no tile reaches must still be zeros:
+ * keys after every query (causal, Tk > Tq), and dq's rows before a key
+ * group's first key (one head: two groups). Fresh blocks hold NaN. */
+static void test_rows_no_tile_reaches_are_zeros(void **state)
+{
+    (void)state;
+    int64_t tq = 100, tk = 200;
+    int64_t qs[3] = {1, tq, D}, ks[3] = {1, tk, D}, ls[2] = {1, tq};
+    MfTensor *in[7] = {filled(3, qs, 1), filled(3, ks, 2), filled(3, ks, 1), NULL, NULL,
+                       filled(3, qs, 1.5), filled(2, ls, 0)};
+    MfAttrs a = mf_attrs_default();
+    a.causal = true;
+    MfTensor *outs[MF_MAX_OUTPUTS] = {NULL}, *grads[MF_MAX_OUTPUTS] = {NULL};
+    assert_int_equal(mf_op_call(MF_OP_ATTENTION, 3, in, &a, outs, NULL), MF_OK);
+    in[3] = outs[0];
+    in[4] = outs[1];
+    poison(2, qs);   /* dq and the second group's partial */
+    poison(2, ks);   /* dk and dv */
+    assert_int_equal(mf_op_call(MF_OP_ATTENTION_GRAD, 7, in, &a, grads, NULL), MF_OK);
+    for (int g = 0; g < 3; g++) {
+        const float *x = mf_tensor_data(grads[g]);
+        int64_t rows = g == 0 ? tq : tk;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < D; c++) {
+                assert_true(isfinite(x[r * D + c]));
+                if (g > 0 && r >= tq)   /* no query sees key r */
+                    assert_true(x[r * D + c] == 0);
+            }
+    }
+    for (int i = 0; i < MF_MAX_OUTPUTS; i++) {
+        mf_tensor_release(outs[i]);
+        mf_tensor_release(grads[i]);
+    }
+    for (int i = 0; i < 7; i++)
+        if (i != 3 && i != 4)
+            mf_tensor_release(in[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +332,7 @@ int main(void)
         TEST(test_backward_same_bits_on_1_and_2_threads),
         TEST(test_one_head_backward_uses_two_threads),
         TEST(test_heads_of_a_product_read_in_place),
+        TEST(test_rows_no_tile_reaches_are_zeros),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
