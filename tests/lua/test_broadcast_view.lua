@@ -63,4 +63,30 @@ T.test("Session and mf.trace: the broadcast gradient is a view too", function()
   T.ok(grown < 64 * 1024, "mf.trace: the gradient held " .. grown .. " bytes")
 end)
 
+T.test("a Variable holding a broadcast view: updates write a copy, never the shared source", function()
+  local src = mf.tensor{{1}, {2}}
+  local v = mf.Variable(mf.zeros{2, 3})
+  v:assign(mf.broadcast_to(src, {2, 3}))
+  local opt = mf.train.AdamOptimizer(0.1)
+  local tape = mf.GradientTape()
+  local l = mf.reduce_sum(v * mf.tensor{{1, 2, 3}, {4, 5, 6}})
+  tape:stop()
+  opt:apply_gradients({{tape:gradient(l, {v})[1], v}})
+  T.eq(v:value(), mf.tensor{{0.9, 0.9, 0.9}, {1.9, 1.9, 1.9}}, 1e-6)
+  local w = mf.Variable(mf.broadcast_to(src, {2, 3}))
+  w:assign_add(mf.ones{2, 3})
+  w[{1, 1}] = 7
+  T.eq(w:value(), mf.tensor{{7, 2, 2}, {3, 3, 3}}, 0)
+  T.eq(src, mf.tensor{{1}, {2}}, 0)
+  -- a gradient that is a broadcast view, applied by each optimizer
+  for _, o in ipairs{mf.train.GradientDescentOptimizer(0.1), mf.train.MomentumOptimizer(0.1, 0.9)} do
+    local u = mf.Variable(mf.ones{2, 3})
+    local t2 = mf.GradientTape()
+    local s = mf.reduce_sum(u)
+    t2:stop()
+    o:apply_gradients({{t2:gradient(s, {u})[1], u}})
+    T.eq(u:value(), mf.fill({2, 3}, 0.9), 1e-6)
+  end
+end)
+
 T.done()
