@@ -266,10 +266,11 @@ void lmf_open_shell(lua_State *L);
  * last one, so loops stay bounded without collectgarbage(). */
 void lmf_gc_pressure(lua_State *L);
 
-/* Called by the op bindings before an op runs, its inputs owned by stack
- * slots: a young collection when a large result (1 MiB or more) was boxed
- * since the last one here, so that results the script dropped free their
- * blocks before the op allocates its output (lmf_tensor.c says why). */
+/* Called by the op bindings (and sess:run) before an op runs, its inputs
+ * owned by stack slots: a young collection when a large result (1 MiB or
+ * more) was boxed since the last one here, so that results the script
+ * dropped free their blocks before the op allocates its output
+ * (lmf_tensor.c says why). */
 void lmf_gc_before_op(lua_State *L);
 
 /* Memory ran short (an allocation failed): returns the tensor cache to the

@@ -494,6 +494,7 @@ static int s_run(lua_State *L)
     bool single = !lua_istable(L, 2);
     add_fetches(L, r, single);
     add_feeds(L, r);
+    lmf_gc_before_op(L);   /* the fed and fetched values are the request's */
     /* the request holds the session, borrowed: converting fetches and feeds
      * runs Lua code (finalizers, metamethods) that may free it, so it is
      * read again before each use (issue #35 M2) */

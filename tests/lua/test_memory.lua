@@ -118,4 +118,22 @@ T.test("finalizers run by the collection before a large op: ops, assignments, cl
   T.ok(ran >= 2, "the finalizers ran " .. ran .. " times")
 end)
 
+T.test("Session runs and traced calls take their output from the block just dropped", function()
+  -- lmf_gc_before_op before sess:run (before: 1 block waited in the cache); a
+  -- traced call (which collected in time already) as a guard
+  local g = mf.Graph()
+  local p, y = g:as_default(function()
+    local p = mf.placeholder("float32", {-1})
+    return p, mf.sqrt(p)
+  end)
+  local sess = mf.Session(g)
+  local held, left = steady_loop(2097152, function(x) return sess:run(y, {[p] = x}) end)
+  T.ok(left < 0.5, string.format("sess:run: %.2f blocks waited in the cache", left))
+  T.ok(held < 4.5, string.format("sess:run: held %.2f blocks (at most 4)", held))
+  local traced = mf.trace(function(x) return mf.sqrt(x) end)
+  held, left = steady_loop(2359296, traced)
+  T.ok(left < 0.5, string.format("mf.trace: %.2f blocks waited in the cache", left))
+  T.ok(held < 4.5, string.format("mf.trace: held %.2f blocks (at most 4)", held))
+end)
+
 T.done()
