@@ -15,9 +15,12 @@ peer_ok=0
 /usr/bin/python3 -c "import torch, numpy" 2>/dev/null && peer_ok=1
 [ $peer_ok = 1 ] || echo "(PyTorch or NumPy not found: apt-get install python3-torch)"
 printf "%-14s %8s %3s %10s %10s %10s %8s\n" "op" "n" "thr" "moonflow" "PyTorch" "NumPy" "mf/best"
+# Intermediate files of this run only: two runs at once must not mix tables.
+tmp=$(mktemp -d /tmp/mf_bench_elementwise.XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
 for threads in 1 2; do
-    mf=/tmp/mf_bench_elementwise_$threads.txt
-    peer=/tmp/mf_bench_elementwise_peer_$threads.txt
+    mf=$tmp/mf_$threads.txt
+    peer=$tmp/peer_$threads.txt
     : > "$peer"
     OPENBLAS_NUM_THREADS=$threads "$build/moonflow" bench/elementwise.lua "$threads" "$@" \
         > "$mf" || exit 1
@@ -41,7 +44,7 @@ for threads in 1 2; do
                 printf "%-14s %8s %3s %7s ms %7s ms %7s ms %8s\n", f[1], f[2], thr, ms[k], t, p, ratio
             }
         }' "$mf" "$peer"
-done | tee /tmp/mf_bench_elementwise_table.txt
+done | tee $tmp/table.txt
 awk '$NF != "-" && $NF + 0 > 0 {
         l = log($NF); all += l; na++
         if ($2 >= 131072) { big += l; nb++ }
@@ -52,6 +55,6 @@ awk '$NF != "-" && $NF + 0 > 0 {
         printf "geometric mean mf/best: %.2f over %d rows; %.2f over the %d rows of 131k and 4M " \
                "elements (target <= 0.7), %d of them slower than the faster peer\n",
                exp(all / na), na, (nb ? exp(big / nb) : 0), nb, slower
-    }' /tmp/mf_bench_elementwise_table.txt
+    }' $tmp/table.txt
 # the GELU-MLP block: eager, traced, traced with fusion, PyTorch (bench/fusion.sh)
 if [ $# -eq 0 ]; then sh bench/fusion.sh "$build"; fi
