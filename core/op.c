@@ -207,7 +207,9 @@ MfStatus mf_op_call(MfOpId op, int ninputs, MfTensor *const *inputs, const MfAtt
     const MfOpDesc *d = mf_op_table[op];
     for (int i = 0; i < MF_MAX_OUTPUTS; i++)
         outs[i] = NULL;
-    if (ninputs < d->arity || (ninputs != d->arity && !(d->flags & MF_OP_VARIADIC)))
+    /* a fixed arity may be followed by up to 'optional_inputs' more */
+    if (ninputs < d->arity ||
+        (ninputs > d->arity + d->optional_inputs && !(d->flags & MF_OP_VARIADIC)))
         return mf_err_set(MF_EARG, "%s: expected %d input(s), got %d", d->api, d->arity,
                           ninputs);
     for (int i = 0; i < ninputs; i++)

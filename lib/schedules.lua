@@ -522,65 +522,26 @@ function AdamW:decays(v)
   return true
 end
 
--- The nonfinite policy applied before any decay writes: eager gradients are
--- checked now (an error raises, "skip" returns false); with "skip",
--- symbolic ones give 'ok', a tensor that is 1 when every gradient is
--- finite, to gate the decay (Adam's Apply nodes then skip as for
--- AdamOptimizer). Symbolic gradients under "error" need no gate: the decay
--- runs after Adam's Apply nodes, one of which fails the run first (in a
--- session before any write is committed, in a trace before the first
--- write). Returns true or 'ok'.
+-- The nonfinite policy for eager gradients, checked before Adam's own check
+-- so that its error names AdamW: an error raises, "skip" returns false.
+-- Symbolic gradients (graphs, traces) are Adam's to check: the decay is part
+-- of each Apply node, which skips or fails as AdamOptimizer's do. Returns
+-- true, or false to skip the step.
 local function nonfinite_gate(gv, policy)
-  local ok = true
   for i, p in ipairs(gv) do
     local g = type(p) == "table" and p[1]
-    local symbolic = lib.is_tensor(g) and g.name ~= nil
-    if g ~= nil and g ~= false and policy ~= "apply" and not (symbolic and policy == "error") then
+    if lib.is_tensor(g) and g.name == nil and policy ~= "apply" then
       -- g * 0 is 0 where g is finite and NaN where it is not: the sum is
-      -- finite exactly when every element is (one pass in a graph's fused
-      -- reduction; no bool tensor, no float64 copy of g)
-      local finite = mf.is_finite(mf.reduce_sum(g * 0))
-      if finite.name == nil then   -- an eager gradient
-        if not finite:item() and policy == "skip" then return false end
-        if not finite:item() then
-          fail("apply_gradients", "AdamW: the gradient of variable '%s' (pair %d) holds NaN or " ..
-               "Inf; nothing was applied (nonfinite = \"error\"; \"skip\" skips such steps, " ..
-               "\"apply\" writes them)", p[2] and p[2].name or "?", i)
-        end
-      else
-        finite = mf.cast(finite, "float64")
-        ok = ok == true and finite or ok * finite
+      -- finite exactly when every element is (no bool tensor, no float64 copy)
+      if not mf.is_finite(mf.reduce_sum(g * 0)):item() then
+        if policy == "skip" then return false end
+        fail("apply_gradients", "AdamW: the gradient of variable '%s' (pair %d) holds NaN or " ..
+             "Inf; nothing was applied (nonfinite = \"error\"; \"skip\" skips such steps, " ..
+             "\"apply\" writes them)", p[2] and p[2].name or "?", i)
       end
     end
   end
-  return ok
-end
-
--- The values before the step of the Variables that get a gradient, by pair
--- index, when every one is eager; nil when any is symbolic (a graph or a
--- trace). Pairs that are not {grad, Variable} are left to Adam's checks.
-local function eager_values(gv)
-  local olds = {}
-  for i, p in ipairs(gv) do
-    local g, v = type(p) == "table" and p[1], type(p) == "table" and p[2]
-    if lib.is_tensor(g) and g.name then return nil end
-    if g and getmetatable(v) and getmetatable(v).__name == "mf.Variable" then
-      olds[i] = v:read_value()
-      if olds[i].name then return nil end
-    end
-  end
-  return olds
-end
-
--- rate * value, the decay of 'var' (rate: a number or a scalar tensor).
-local function decay_term(var, rate, value)
-  local r = type(rate) == "number" and rate or mf.cast(rate, var.dtype)
-  return r * value
-end
-
--- var <- var - rate * value; the op.
-local function decay(var, rate, value)
-  return var:assign_sub(decay_term(var, rate, value))
+  return true
 end
 
 -- Adam's apply_gradients; its errors are raised at the caller's line.
@@ -596,46 +557,19 @@ function AdamW:apply_gradients(gv, opts)
   end
   local policy = type(opts) == "table" and opts.nonfinite or "error"
   local rate = value_of(self.lr) * value_of(self.weight_decay)
-  local ok = nonfinite_gate(gv, policy)
-  if ok == false then return nil end
-  if ok ~= true then   -- the gate is float64; a tensor rate keeps its dtype
-    rate = lib.is_tensor(rate) and rate * mf.cast(ok, rate.dtype) or rate * ok
-  end
-  local olds = eager_values(gv)
-  if olds then
-    -- Eager: Adam first. It checks every pair, option and gradient before it
-    -- writes, so an error leaves the weights as they were (issue #35 W7).
-    -- Adam's step does not depend on the weights, so decaying the values
-    -- from before the step after it gives PyTorch's p - lr*wd*p - step.
-    adam_apply(self.adam, gv, opts)
-    for i, old in pairs(olds) do
-      if self:decays(gv[i][2]) then decay(gv[i][2], rate, old) end
-    end
-    return nil
-  end
-  -- A graph (or a trace): as eagerly, Adam's update, then the decay of the
-  -- values read before it (control dependencies order the three), so a
-  -- traced step rounds as the eager one, bit for bit; a build error of Adam
-  -- adds no decay node. The decay term (rate * value) is computed before
-  -- Adam's Apply node runs: the value read is then no longer held when the
-  -- Apply writes the variable in place, which would otherwise copy it first.
-  local terms = {}
+  if not nonfinite_gate(gv, policy) then return nil end
+  -- Each decayed pair carries its rate: Adam's Apply op subtracts rate times
+  -- the value from before the step after the step, in its one pass (PyTorch's
+  -- p - lr*wd*p - step, rounded as the two ops would be), eager, in graphs and
+  -- traced alike; Adam checks every pair before it writes, so a step it
+  -- refuses changes nothing.
+  local pairs = {}
   for i, p in ipairs(gv) do
-    if p[1] ~= nil and p[2] ~= nil and self:decays(p[2]) then
-      terms[i] = decay_term(p[2], rate, p[2]:read_value())
-    end
+    local decayed = type(p) == "table" and p[1] ~= nil and is_variable(p[2]) and
+                    self:decays(p[2])
+    pairs[i] = decayed and {p[1], p[2], rate} or p
   end
-  if next(terms) == nil then return adam_apply(self.adam, gv, opts) end
-  local before = {}
-  for _, t in pairs(terms) do before[#before + 1] = t end
-  local train = mf.control_dependencies(before, function()
-    return adam_apply(self.adam, gv, opts)
-  end)
-  return mf.control_dependencies({train}, function()
-    local decays = {}
-    for i, t in pairs(terms) do decays[#decays + 1] = gv[i][2]:assign_sub(t) end
-    return mf.group(decays)
-  end)
+  return adam_apply(self.adam, pairs, opts)
 end
 
 function AdamW:compute_gradients(...) return self.adam:compute_gradients(...) end

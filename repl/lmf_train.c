@@ -529,12 +529,17 @@ static int check_pairs(lua_State *L, int idx)
         if (!lmf_test_variable(L, -1))
             luaL_error(L, "apply_gradients: pair %d: the second element must be a Variable, "
                        "got %s", i, type_name(L, -1));
-        lua_pop(L, 3);
+        int t = lua_geti(L, -3, 3);
+        if (t != LUA_TNIL && t != LUA_TNUMBER && !lmf_test_tensor(L, -1))
+            luaL_error(L, "apply_gradients: pair %d: the third element (a weight decay) must "
+                       "be a number or a scalar tensor, got %s", i, type_name(L, -1));
+        lua_pop(L, 4);
     }
     return n;
 }
 
-/* The checked pairs at 'idx' with their own references (no Lua errors). */
+/* The checked pairs at 'idx' with their own references (no Lua errors but
+ * out of memory: a number given as a pair's decay becomes a tensor). */
 static MfGradVar *copy_pairs(lua_State *L, int idx, int n)
 {
     MfGradVar *p = mf_grad_vars_new(n);
@@ -546,7 +551,16 @@ static MfGradVar *copy_pairs(lua_State *L, int idx, int n)
         lua_geti(L, -2, 2);
         p[i].var = lmf_test_variable(L, -1);
         mf_variable_retain(p[i].var);
-        lua_pop(L, 3);
+        bool number = lua_geti(L, -3, 3) == LUA_TNUMBER;
+        if (number)
+            p[i].decay = mf_tensor_scalar(MF_FLOAT64, lua_tonumber(L, -1));
+        else if (!lua_isnil(L, -1) && (p[i].decay = lmf_test_tensor(L, -1)))
+            mf_tensor_retain(p[i].decay);
+        lua_pop(L, 4);
+        if (number && !p[i].decay) {
+            mf_grad_vars_free(p, n);
+            return NULL;
+        }
     }
     return p;
 }

@@ -478,7 +478,7 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfOpt
     st = mf_opt_lr_for(lr, p->var->value->dtype, &lr_v);
     if (st == MF_OK) {
         MfSlotEntry *e = mf_opt_find_entry(o, p->var);
-        MfUpdate u = {o, p->var, p->grad, lr_v, e->slot, &out, gt->policy};
+        MfUpdate u = {o, p->var, p->grad, lr_v, e->slot, &out, gt->policy, p->decay};
         st = mf_opt_update(&u);
     }
     if (st == MF_OK)
@@ -686,7 +686,7 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
     if (st == MF_OK)
         st = mf_opt_lr_for(lr, p->var->value->dtype, &lr_v);
     if (st == MF_OK) {
-        MfUpdate u = {tmp, h, p->grad, lr_v, hs, &out, gt->policy};
+        MfUpdate u = {tmp, h, p->grad, lr_v, hs, &out, gt->policy, p->decay};
         st = mf_opt_update(&u);
     }
     if (mark >= 0)

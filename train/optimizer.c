@@ -506,6 +506,7 @@ void mf_grad_vars_free(MfGradVar *pairs, int n)
     for (int i = 0; i < n; i++) {
         mf_tensor_release(pairs[i].grad);
         mf_variable_release(pairs[i].var);
+        mf_tensor_release(pairs[i].decay);
     }
     mf_dealloc(pairs, (size_t)(n ? n : 1) * sizeof *pairs);
 }

@@ -75,6 +75,7 @@ typedef struct MfUpdate {
     MfVariable *const *slot;
     MfTensor **out;
     MfApplyNonfinite nonfinite; /* the Apply op's attrs.nonfinite */
+    MfTensor *decay;            /* the pair's decoupled weight decay (MfGradVar), or NULL */
 } MfUpdate;
 
 /* The VARIABLE node (an MfNode) behind a graph Variable handle (one whose
@@ -144,7 +145,7 @@ typedef struct MfPrepared {
     MfOpId op;
     MfAttrs attrs;
     int nin;
-    MfTensor *in[10];
+    MfTensor *in[11];   /* ApplyAdam's 10 and AdamW's weight_decay */
 } MfPrepared;
 
 MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p);

@@ -141,6 +141,25 @@ static int hyper_inputs(Scratch *s, const MfUpdate *u, MfDType dt, MfTensor **in
     return d->ninputs;
 }
 
+/* The decoupled weight decay of one pair as ApplyAdam's 11th input, a scalar
+ * of 'dt'; MF_EARG for an optimizer whose Apply op takes none. */
+static MfTensor *decay_input(Scratch *s, const MfOptClass *d, MfTensor *decay, MfDType dt)
+{
+    if (d->apply != MF_OP_APPLY_ADAM) {
+        s->st = mf_err_set(MF_EARG, "apply_gradients: a weight decay (a pair's third element) "
+                           "is AdamOptimizer's (AdamW), not %s's", d->class_name);
+        return NULL;
+    }
+    if (decay->rank != 0 || !mf_dtype_is_float(decay->dtype)) {
+        char shape[96];
+        mf_shape_str(decay->rank, decay->shape, shape, sizeof shape);
+        s->st = mf_err_set(MF_EARG, "apply_gradients: a weight decay must be a float scalar, "
+                           "got %s of shape %s", mf_dtype_name(decay->dtype), shape);
+        return NULL;
+    }
+    return cast(s, decay, dt);
+}
+
 /* A contiguous gradient (a copy of a strided one, kept in the scratch), so
  * that the Apply op itself allocates nothing. Symbolic: as it is. */
 static MfTensor *contiguous_grad(Scratch *s, MfTensor *g)
@@ -176,6 +195,8 @@ MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p)
         p->in[1 + k] = u->slot[k]->value;
     p->nin = 1 + nslots + hyper_inputs(s, &v, dt, p->in + 1 + nslots);
     const MfOptClass *d = mf_opt_desc(u->o);
+    if (u->decay && s->st == MF_OK)
+        p->in[p->nin++] = decay_input(s, d, u->decay, dt);
     p->op = d->apply;
     p->attrs = mf_attrs_default();
     p->attrs.use_nesterov =

@@ -214,10 +214,14 @@ const char *mf_opt_kind_class(MfOptKind kind);
 MfStatus mf_optimizer_describe(const MfOptimizer *o, bool lr_callable, MfStrBuf *out);
 
 /* One (gradient, variable) pair: 'grad' NULL means no gradient (skipped by
- * apply). In arrays made by this module both are owned references. */
+ * apply). 'decay' (NULL: none; Adam only, AdamW's decoupled weight decay) is
+ * a scalar rate: the step also subtracts decay times the variable's value
+ * from before it, in the same Apply op (ApplyAdam's weight_decay input). In
+ * arrays made by this module all three are owned references. */
 typedef struct MfGradVar {
     MfTensor *grad;
     MfVariable *var;
+    MfTensor *decay;
 } MfGradVar;
 
 /* Sets and returns TensorFlow's "No gradients provided for any variable"

@@ -12,6 +12,10 @@
  *                    m += (grad - m) * (1 - beta1);  v += (grad^2 - v) * (1 - beta2)
  *                    var -= m * alpha / (sqrt(v) + epsilon)
  *                    (nesterov: (grad * (1 - beta1) + m * beta1) instead of m)
+ *                    optional 11th input weight_decay (AdamW's decoupled decay,
+ *                    not TensorFlow's): then var = (var - step) - weight_decay *
+ *                    var_before, rounded as Adam's op then var -= weight_decay * var
+ *                    with the value from before the step (one pass, not three)
  *   Lion             c = beta1 * m + (1 - beta1) * grad    (Chen et al. 2023,
  *                    var -= lr * (sign(c) + wd * var)       Algorithm 2; not a
  *                    m = beta2 * m + (1 - beta2) * grad     TensorFlow 1.x op)
@@ -42,7 +46,7 @@ typedef struct ApplyInputs {
     int nstate;
     int grad;
     double flops;
-    const char *names[10];
+    const char *names[11];
 } ApplyInputs;
 
 static const ApplyInputs sig_gd = {1, 2, 2, {"var", "alpha", "delta"}};
@@ -51,7 +55,8 @@ static const ApplyInputs sig_adagrad = {2, 3, 6, {"var", "accum", "lr", "grad"}}
 static const ApplyInputs sig_rmsprop = {3, 7, 10, {"var", "ms", "mom", "lr", "rho", "momentum",
                                                    "epsilon", "grad"}};
 static const ApplyInputs sig_adam = {3, 9, 13, {"var", "m", "v", "beta1_power", "beta2_power",
-                                                "lr", "beta1", "beta2", "epsilon", "grad"}};
+                                                "lr", "beta1", "beta2", "epsilon", "grad",
+                                                "weight_decay"}};
 static const ApplyInputs sig_lion = {2, 6, 10, {"var", "m", "lr", "beta1", "beta2",
                                                 "weight_decay", "grad"}};
 
@@ -161,6 +166,17 @@ static MfCost apply_cost(const MfOpCall *c, const ApplyInputs *s)
 /* Scalar input 'i' as a T. */
 #define SCALAR(T, i) (*(const T *)mf_tensor_data(c->inputs[i]))
 
+/* Adam's update of every element with direction DIR (m, or Nesterov's), then
+ * DECAY (AdamW's "- wd * w", w the value before the step; or nothing): the
+ * step is subtracted first and the decay after, as two ops would round. */
+#define ADAM_LOOP(T, SQRT, DIR, DECAY)                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+        const T w = var[i];                                                                 \
+        m[i] += (g[i] - m[i]) * one_b1;                                                     \
+        v[i] += (g[i] * g[i] - v[i]) * one_b2;                                              \
+        var[i] = (w - DIR * alpha / (SQRT(v[i]) + eps)) DECAY;                              \
+    }
+
 #define APPLY_KERNELS(T, SQRT, SUF)                                                         \
     static void gd_##SUF(const MfOpCall *c, int64_t n, const T *g)                         \
     {                                                                                       \
@@ -214,19 +230,17 @@ static MfCost apply_cost(const MfOpCall *c, const ApplyInputs *s)
         const T b1 = SCALAR(T, 6), b2 = SCALAR(T, 7), eps = SCALAR(T, 8);                   \
         const T alpha = lr * SQRT((T)1 - b2p) / ((T)1 - b1p);                               \
         const T one_b1 = (T)1 - b1, one_b2 = (T)1 - b2;                                     \
-        /* two loops rather than a test per element: both vectorize */                     \
-        if (c->attrs->use_nesterov) {                                                       \
-            for (int64_t i = 0; i < n; i++) {                                               \
-                m[i] += (g[i] - m[i]) * one_b1;                                             \
-                v[i] += (g[i] * g[i] - v[i]) * one_b2;                                      \
-                var[i] -= (g[i] * one_b1 + m[i] * b1) * alpha / (SQRT(v[i]) + eps);         \
-            }                                                                               \
+        const bool nesterov = c->attrs->use_nesterov;                                       \
+        /* a loop per case rather than a test per element: each vectorizes */              \
+        const T wd = c->ninputs > 10 ? SCALAR(T, 10) : (T)0;                                \
+        if (c->ninputs > 10 && nesterov) {                                                  \
+            ADAM_LOOP(T, SQRT, (g[i] * one_b1 + m[i] * b1), -wd * w);                       \
+        } else if (c->ninputs > 10) {                                                       \
+            ADAM_LOOP(T, SQRT, m[i], -wd * w);                                              \
+        } else if (nesterov) {                                                              \
+            ADAM_LOOP(T, SQRT, (g[i] * one_b1 + m[i] * b1), );                              \
         } else {                                                                            \
-            for (int64_t i = 0; i < n; i++) {                                               \
-                m[i] += (g[i] - m[i]) * one_b1;                                             \
-                v[i] += (g[i] * g[i] - v[i]) * one_b2;                                      \
-                var[i] -= m[i] * alpha / (SQRT(v[i]) + eps);                                \
-            }                                                                               \
+            ADAM_LOOP(T, SQRT, m[i], );                                                     \
         }                                                                                   \
     }
 
@@ -286,7 +300,7 @@ static MfStatus apply_forward(const MfOpCall *c, MfTensor **outs, const ApplyInp
 
 /* ---- the descriptors ----------------------------------------------------------------- */
 
-#define APPLY_OP(sym, tfname, apiname, nin, nstate, sig, kern)                             \
+#define APPLY_OP(sym, tfname, apiname, nin, nopt, nstate, sig, kern)                       \
     static MfStatus kern##_infer(MfOpCall *c)                                               \
     {                                                                                       \
         return apply_infer(c, &sig);                                                        \
@@ -303,14 +317,15 @@ static MfStatus apply_forward(const MfOpCall *c, MfTensor **outs, const ApplyInp
         .name = tfname, .api = apiname, .arity = nin,                                       \
         .flags = MF_OP_NONDIFF | MF_OP_VIEW, .infer = kern##_infer,                         \
         .forward = kern##_forward, .backward = NULL, .cost = kern##_cost,                   \
-        .inplace = (nstate),                                                                \
+        .inplace = (nstate), .optional_inputs = (nopt),                                     \
     }
 
-APPLY_OP(mf_desc_apply_gradient_descent, "ApplyGradientDescent", "apply_gradient_descent", 3, 1,
-         sig_gd, gd);
-APPLY_OP(mf_desc_apply_momentum, "ApplyMomentum", "apply_momentum", 5, 2, sig_momentum,
+APPLY_OP(mf_desc_apply_gradient_descent, "ApplyGradientDescent", "apply_gradient_descent", 3, 0,
+         1, sig_gd, gd);
+APPLY_OP(mf_desc_apply_momentum, "ApplyMomentum", "apply_momentum", 5, 0, 2, sig_momentum,
          momentum);
-APPLY_OP(mf_desc_apply_adagrad, "ApplyAdagrad", "apply_adagrad", 4, 2, sig_adagrad, adagrad);
-APPLY_OP(mf_desc_apply_rmsprop, "ApplyRMSProp", "apply_rms_prop", 8, 3, sig_rmsprop, rmsprop);
-APPLY_OP(mf_desc_apply_adam, "ApplyAdam", "apply_adam", 10, 3, sig_adam, adam);
-APPLY_OP(mf_desc_apply_lion, "ApplyLion", "apply_lion", 7, 2, sig_lion, lion);
+APPLY_OP(mf_desc_apply_adagrad, "ApplyAdagrad", "apply_adagrad", 4, 0, 2, sig_adagrad, adagrad);
+APPLY_OP(mf_desc_apply_rmsprop, "ApplyRMSProp", "apply_rms_prop", 8, 0, 3, sig_rmsprop, rmsprop);
+/* the 11th input, weight_decay, is AdamW's (optional; see the top) */
+APPLY_OP(mf_desc_apply_adam, "ApplyAdam", "apply_adam", 10, 1, 3, sig_adam, adam);
+APPLY_OP(mf_desc_apply_lion, "ApplyLion", "apply_lion", 7, 0, 2, sig_lion, lion);

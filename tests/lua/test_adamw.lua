@@ -87,4 +87,65 @@ T.test("a float32 Variable rate inside mf.trace: the step runs and equals eager"
   T.eq(run(true), run(false), 0)
 end)
 
+-- The decay is part of Adam's Apply op (ApplyAdam's weight_decay input, given as a pair's
+-- third element): a traced or graph AdamW step adds no decay nodes (before: a Mul, a Cast
+-- and a Sub per decayed weight, three more passes over it), with the same bits as the
+-- eager step and as Adam's step followed by w - lr*wd*w_before done by hand.
+T.test("the decay is ApplyAdam's input: no decay nodes, the bits of the two ops", function()
+  local function setup()
+    local a = mf.Variable(mf.tensor({{1.0, -2.0}, {0.5, 3.0}}), {name = "a"})
+    local b = mf.Variable(mf.tensor({0.25, -0.75}), {name = "b"})
+    local lr = mf.Variable(mf.tensor(0.01), {name = "lr"})
+    return a, b, lr, mf.train.AdamW(lr, {weight_decay = 0.1, exclude_from_weight_decay = {b}})
+  end
+  local ga, gb = mf.tensor({{0.3, -0.1}, {0.2, 0.7}}), mf.tensor({-0.2, 0.4})
+  local a, b, lr, opt = setup()
+  local step = mf.trace(function(x, y) opt:apply_gradients{{x, a}, {y, b}} end)
+  local g = step:graph(ga, gb)
+  local count, inputs = {}, {}
+  for _, n in ipairs(g:nodes()) do
+    local rank = n.outputs[1] and #n.outputs[1].shape or 0
+    local key = n.op .. (rank > 0 and " of a weight" or "")   -- not the powers' scalars
+    count[key] = (count[key] or 0) + 1
+    if n.op == "ApplyAdam" then inputs[n.name:match("update_(%a)")] = #n.inputs end
+  end
+  T.eq(count["ApplyAdam of a weight"], 2)
+  T.eq(inputs.a, 11)
+  T.eq(inputs.b, 10)   -- b is excluded: no decay input
+  T.eq(count["Sub of a weight"] or 0, 0, nil, "no Sub node: the decay is in the Apply op")
+  T.eq(count["Mul of a weight"] or 0, 2, nil, "the finite gate's g * 0 only")
+  local ea, eb, elr, eopt = setup()
+  local ha, hb, hlr = setup()
+  local hadam = mf.train.AdamOptimizer(hlr)
+  for i = 1, 3 do
+    lr:assign(0.01 / i); elr:assign(0.01 / i); hlr:assign(0.01 / i)
+    step(ga * i, gb)
+    eopt:apply_gradients{{ga * i, ea}, {gb, eb}}
+    local before = ha:value()
+    hadam:apply_gradients{{ga * i, ha}, {gb, hb}}
+    ha:assign_sub(hlr:value() * 0.1 * before)
+  end
+  T.eq(a, ea:totable(), 0)
+  T.eq(b, eb:totable(), 0)
+  T.eq(a, ha:totable(), 0)
+  T.eq(b, hb:totable(), 0)
+end)
+
+T.test("a pair's third element: AdamOptimizer's weight decay, checked", function()
+  local w = mf.Variable(mf.tensor({1.0, -2.0}))
+  local g = mf.tensor({0.5, 0.5})
+  T.raises(function() mf.train.GradientDescentOptimizer(0.1):apply_gradients{{g, w, 0.1}} end,
+           "apply_gradients: a weight decay (a pair's third element) is AdamOptimizer's " ..
+           "(AdamW), not GradientDescentOptimizer's")
+  local adam = mf.train.AdamOptimizer(0.1)
+  T.raises(function() adam:apply_gradients{{g, w, "x"}} end,
+           "apply_gradients: pair 1: the third element (a weight decay) must be a number or " ..
+           "a scalar tensor, got string")
+  T.raises(function() adam:apply_gradients{{g, w, mf.tensor({1, 2})}} end,
+           "apply_gradients: a weight decay must be a float scalar, got float32 of shape (2,)")
+  T.eq(w, {1.0, -2.0}, 0)
+  adam:apply_gradients{{g, w, 0.5}}   -- a number: w - step - 0.5 w
+  T.eq(w, {1.0 - 0.1 - 0.5, -2.0 - 0.1 + 1.0}, 1e-6)
+end)
+
 T.done()

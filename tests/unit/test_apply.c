@@ -186,6 +186,65 @@ static void test_nesterov(void **st)
     check_op(MF_OP_APPLY_ADAM, MF_FLOAT64, true);
 }
 
+/* AdamW's decoupled decay as ApplyAdam's optional 11th input: the bits of
+ * ApplyAdam without it followed by var -= wd * (the value before the step),
+ * computed here in the dtype, for both dtypes, with and without Nesterov;
+ * a 12th input is refused. */
+static void check_adam_decay(MfDType dt, bool nesterov)
+{
+    static const double zeros[N] = {0};
+    const double wd = 0.0123;
+    MfTensor *a[3] = {vec(dt, W0), vec(dt, zeros), vec(dt, zeros)};
+    MfTensor *b[3] = {vec(dt, W0), vec(dt, zeros), vec(dt, zeros)};
+    MfAttrs attrs = mf_attrs_default();
+    attrs.use_nesterov = nesterov;
+    for (int t = 0; t < STEPS; t++) {
+        double before[N];
+        for (int i = 0; i < N; i++)
+            before[i] = mf_tensor_get(b[0], i);
+        MfTensor *in[12], *out = NULL;
+        int ns, n = build_inputs(MF_OP_APPLY_ADAM, dt, t, a, in, &ns);
+        in[n] = mf_tensor_scalar(dt, wd);
+        assert_int_equal(mf_op1(MF_OP_APPLY_ADAM, n + 1, in, &attrs, &out), MF_OK);
+        assert_ptr_equal(out, a[0]);
+        mf_tensor_release(out);
+        release_from(in, ns, n + 1);
+        n = build_inputs(MF_OP_APPLY_ADAM, dt, t, b, in, &ns);
+        assert_int_equal(mf_op1(MF_OP_APPLY_ADAM, n, in, &attrs, &out), MF_OK);
+        mf_tensor_release(out);
+        release_from(in, ns, n);
+        for (int i = 0; i < N; i++) {   /* the decay as a second op would round it */
+            double w = mf_tensor_get(b[0], i);
+            double x = dt == MF_FLOAT32 ? (double)((float)w - (float)wd * (float)before[i])
+                                        : w - wd * before[i];
+            mf_tensor_set(b[0], i, x);
+        }
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < N; i++)
+                assert_true(mf_tensor_get(a[k], i) == mf_tensor_get(b[k], i));
+    }
+    MfTensor *in[12], *out = NULL;
+    int ns, n = build_inputs(MF_OP_APPLY_ADAM, dt, 0, a, in, &ns);
+    in[n] = mf_tensor_scalar(dt, wd);
+    in[n + 1] = mf_tensor_scalar(dt, wd);
+    assert_int_equal(mf_op1(MF_OP_APPLY_ADAM, n + 2, in, &attrs, &out), MF_EARG);
+    assert_error_contains("apply_adam: expected 10 input(s), got 12");
+    release_from(in, ns, n + 2);
+    for (int k = 0; k < 3; k++) {
+        mf_tensor_release(a[k]);
+        mf_tensor_release(b[k]);
+    }
+}
+
+static void test_adam_weight_decay(void **st)
+{
+    (void)st;
+    for (int d = 0; d < 2; d++) {
+        check_adam_decay(d ? MF_FLOAT64 : MF_FLOAT32, false);
+        check_adam_decay(d ? MF_FLOAT64 : MF_FLOAT32, true);
+    }
+}
+
 static void test_flags_and_names(void **st)
 {
     (void)st;
@@ -271,7 +330,7 @@ static void test_copy_on_write(void **st)
     MfVariable *v = mf_variable_new(x, "w", true);
     MfOptConfig cfg = mf_opt_config_default(MF_OPT_ADAM, 0.1);
     MfOptimizer *o = mf_optimizer_new(&cfg);
-    MfGradVar pair = {g, v};
+    MfGradVar pair = {g, v, NULL};
     assert_int_equal(mf_optimizer_apply(o, 1, &pair, NULL, NULL), MF_OK);
     assert_ptr_not_equal(v->value, x);   /* 'x' was shared: copied */
     assert_values(x, W0, N, 1e-7);
@@ -300,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_formulas),
         TEST(test_nesterov),
+        TEST(test_adam_weight_decay),
         TEST(test_flags_and_names),
         TEST(test_refuses_shared_buffers),
         TEST(test_checks),

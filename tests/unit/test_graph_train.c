@@ -256,7 +256,7 @@ static void test_errors(void **state)
     assert_int_equal(mf_train_compute_gradients_graph(c, 0, NULL, &pairs, &n), MF_EARG);
     assert_error_contains("compute_gradients: in graph mode the loss is a graph tensor");
     MfVariable *eager = mf_variable_new(c, "e", true);
-    MfGradVar bad = {c, eager};
+    MfGradVar bad = {c, eager, NULL};
     MfNode *op;
     assert_int_equal(mf_optimizer_apply_graph(m.opt, 1, &bad, NULL, NULL, &op), MF_EARG);
     assert_error_contains("apply_gradients: No gradients provided for any variable");

@@ -197,7 +197,7 @@ static void test_apply_gradients_where_it_belongs(void **state)
     MfVariable *v = mf_variable_new(init, "w", true);
     MfOptConfig cfg = mf_opt_config_default(MF_OPT_SGD, 0.1);
     MfOptimizer *o = mf_optimizer_new(&cfg);
-    MfGradVar pair = {grad, v};
+    MfGradVar pair = {grad, v, NULL};
     MfNode *op = NULL;
     assert_int_equal(mf_train_apply_gradients(o, 1, &pair, NULL, NULL, &op), MF_OK);
     assert_null(op);                                    /* eager: done */

@@ -101,7 +101,7 @@ static void run_case(const MfOptConfig *c, MfDType dt)
         double g[N];
         for (int i = 0; i < N; i++)
             g[i] = grad_at(t, i);
-        MfGradVar pair = {make_tensor(dt, 1, shape, g), w};
+        MfGradVar pair = {make_tensor(dt, 1, shape, g), w, NULL};
         assert_int_equal(mf_optimizer_apply(o, 1, &pair, NULL, NULL), MF_OK);
         mf_tensor_release(pair.grad);
         ref_step(&r, c, t);
@@ -203,7 +203,7 @@ static void test_slots_and_step(void **state)
     assert_null(slot);
     assert_null(mf_optimizer_nonslot(o, "beta1_power"));
     const int64_t shape[1] = {N};
-    MfGradVar pairs[2] = {{make_tensor(MF_FLOAT32, 1, shape, W0), w}, {NULL, u}};
+    MfGradVar pairs[2] = {{make_tensor(MF_FLOAT32, 1, shape, W0), w, NULL}, {NULL, u, NULL}};
     for (int t = 0; t < 3; t++)
         assert_int_equal(mf_optimizer_apply(o, 2, pairs, NULL, gs), MF_OK);
     assert_int_equal(mf_tensor_get_int(gs->value, 0), 3);
@@ -237,7 +237,7 @@ static void test_slots_and_step(void **state)
     MfOptConfig sc = mf_opt_config_default(MF_OPT_SGD, 1);
     MfOptimizer *sgd = mf_optimizer_new(&sc);
     MfTensor *lr = mf_tensor_scalar(MF_FLOAT64, 0.5);
-    MfGradVar p = {pairs[0].grad, u};
+    MfGradVar p = {pairs[0].grad, u, NULL};
     assert_int_equal(mf_optimizer_apply(sgd, 1, &p, lr, NULL), MF_OK);
     double want[N];
     for (int i = 0; i < N; i++)
@@ -485,7 +485,7 @@ static void test_apply_errors(void **state)
     const int64_t s2[1] = {2}, s3[1] = {N};
     MfTensor *bad = mf_tensor_zeros(MF_FLOAT32, 1, s2);
     MfTensor *good = make_tensor(MF_FLOAT32, 1, s3, W0);
-    MfGradVar pairs[2] = {{good, w}, {bad, w}};
+    MfGradVar pairs[2] = {{good, w, NULL}, {bad, w, NULL}};
     assert_int_equal(mf_optimizer_apply(o, 2, pairs, NULL, NULL), MF_ESHAPE);
     assert_error_contains("apply_gradients: pair 2: gradient (2,) float32 does not fit variable "
                           "'w' (3,) float32");
@@ -493,7 +493,7 @@ static void test_apply_errors(void **state)
     assert_int_equal(mf_optimizer_nvars(o), 0);              /* no slots made either */
     MfTensor *ival = mf_tensor_zeros(MF_INT32, 1, s3);
     MfVariable *iv = mf_variable_new(ival, "iv", true);
-    MfGradVar ip = {ival, iv};
+    MfGradVar ip = {ival, iv, NULL};
     assert_int_equal(mf_optimizer_apply(o, 1, &ip, NULL, NULL), MF_EDTYPE);
     assert_error_contains("variable 'iv' (pair 1) has dtype int32");
     assert_int_equal(mf_optimizer_apply(o, 1, pairs, NULL, w), MF_EARG);
@@ -501,7 +501,7 @@ static void test_apply_errors(void **state)
     MfTensor *neg = mf_tensor_scalar(MF_FLOAT32, -1);
     assert_int_equal(mf_optimizer_apply(o, 1, pairs, neg, NULL), MF_EARG);
     assert_error_contains("learning_rate must be finite and >= 0, got -1");
-    MfGradVar none = {good, NULL};
+    MfGradVar none = {good, NULL, NULL};
     assert_int_equal(mf_optimizer_apply(o, 1, &none, NULL, NULL), MF_EARG);
     assert_error_contains("pair 1 has no variable");
     mf_tensor_release(neg);
