@@ -35,7 +35,10 @@
  * output elements, or, when everything is reduced into one element, by the
  * subtrees of the row's tree, combined by the same tree afterwards. Either
  * way every output element is combined in the same order on any thread
- * count: the same bits. */
+ * count: the same bits. When the split dim is the outermost kept one (and
+ * on one thread), its indices go in tiles of about 2048 outputs whose
+ * accumulators are set, folded and written out in turn by the thread that
+ * owns them, so no serial pass over all of them comes before or after. */
 #include <math.h>
 #include <string.h>
 #ifdef __AVX__
@@ -806,6 +809,12 @@ typedef struct Walk {
     char *acc;
     size_t es; /* input element size */
     size_t as; /* accumulator size */
+    /* the accumulators' identity, and how they are written out */
+    MfReduceKind kind; /* the mean runs as a sum */
+    MfDType dt;
+    void *out;
+    bool mean;
+    int64_t count; /* input elements per output element */
 } Walk;
 
 /* The last two merged dims (or the only one) at input 'x', accumulators 'acc'. */
@@ -846,6 +855,93 @@ static void walk_plan(const Walk *w, const Plan *p, const char *x, char *acc)
     }
 }
 
+/* Sets accumulators [i, i + n) to the identity of the kind. */
+static void acc_init(const Walk *w, int64_t i, int64_t n)
+{
+    void *acc = w->acc + (size_t)i * w->as;
+    if (w->as == 4) { /* float32 max and min, in the output */
+        float v = w->kind == MF_REDUCE_MAX ? -HUGE_VALF : HUGE_VALF;
+        for (int64_t j = 0; j < n; j++)
+            ((float *)acc)[j] = v;
+    } else if (mf_dtype_is_float(w->dt)) {
+        double v = w->kind == MF_REDUCE_PROD ? 1.0 : w->kind == MF_REDUCE_MAX ? -HUGE_VAL
+                 : w->kind == MF_REDUCE_MIN ? HUGE_VAL : 0.0;
+        for (int64_t j = 0; j < n; j++)
+            ((double *)acc)[j] = v;
+    } else {
+        int64_t v = w->kind == MF_REDUCE_PROD ? 1 : w->kind == MF_REDUCE_MAX ? INT64_MIN
+                  : w->kind == MF_REDUCE_MIN ? INT64_MAX : 0;
+        for (int64_t j = 0; j < n; j++)
+            ((int64_t *)acc)[j] = v;
+    }
+}
+
+/* Writes accumulators [i, i + n) into the output (dividing by the count
+ * for a mean). One loop per case, so that GCC vectorises the float
+ * conversions. */
+static void acc_finish(const Walk *w, int64_t i, int64_t n)
+{
+    if (w->as == 4) /* float32 max and min are already in place */
+        return;
+    const double *ad = (const double *)w->acc + i, dc = (double)w->count;
+    const int64_t *ai = (const int64_t *)w->acc + i;
+    float *of = (float *)w->out + i;
+    double *od = (double *)w->out + i;
+    int32_t *oi = (int32_t *)w->out + i;
+    int64_t *ol = (int64_t *)w->out + i, count = w->count;
+    switch (w->dt * 2 + w->mean) {
+    case MF_FLOAT32 * 2: for (int64_t j = 0; j < n; j++) of[j] = (float)ad[j]; break;
+    case MF_FLOAT32 * 2 + 1: for (int64_t j = 0; j < n; j++) of[j] = (float)(ad[j] / dc); break;
+    case MF_FLOAT64 * 2: break; /* accumulated in place */
+    case MF_FLOAT64 * 2 + 1: for (int64_t j = 0; j < n; j++) od[j] = ad[j] / dc; break;
+    case MF_INT32 * 2: for (int64_t j = 0; j < n; j++) oi[j] = (int32_t)(uint32_t)ai[j]; break;
+    case MF_INT32 * 2 + 1:
+        for (int64_t j = 0; j < n; j++)
+            oi[j] = (int32_t)(uint32_t)(ai[j] / count);
+        break;
+    case MF_INT64 * 2: break; /* accumulated in place */
+    default: for (int64_t j = 0; j < n; j++) ol[j] = ai[j] / count; break;
+    }
+}
+
+/* ---- tiles of the outermost kept dim ---------------------------------------------- */
+
+/* Accumulators per tile: 16 KiB of doubles, in L1 while they are set,
+ * folded and written out. */
+#define TILE_OUT 2048
+
+/* The outermost kept merged dim, or -1 when every dim is reduced. Its
+ * indices [a, b) own accumulators [a * os, b * os): one range. */
+static int outer_kept_dim(const Plan *p)
+{
+    for (int d = 0; d < p->m; d++)
+        if (!p->red[d])
+            return d;
+    return -1;
+}
+
+/* Indices [i0, i1) of 'd', the outermost kept dim, a tile at a time: each
+ * tile's accumulators are set, folded and written out by the thread that
+ * owns them, while they sit in its cache (no serial pass over them before
+ * or after, no lines moving between cores). An output element sees the
+ * same steps in the same order as in one walk of the whole plan. Columns
+ * (d the last dim) are one tile: narrower tiles would read each row in
+ * short pieces. */
+static void walk_tiles(const Walk *w, const Plan *p, int d, int64_t i0, int64_t i1)
+{
+    int64_t os = p->os[d], tile = i1 - i0;
+    if (d < p->m - 1 && os * tile > TILE_OUT)
+        tile = os >= TILE_OUT ? 1 : TILE_OUT / os;
+    for (int64_t a = i0; a < i1; a += tile) {
+        int64_t b = a + tile < i1 ? a + tile : i1;
+        Plan q = *p;
+        q.n[d] = b - a;
+        acc_init(w, a * os, (b - a) * os);
+        walk_plan(w, &q, w->x + (size_t)(a * p->xs[d]) * w->es, w->acc + (size_t)(a * os) * w->as);
+        acc_finish(w, a * os, (b - a) * os);
+    }
+}
+
 /* ---- threads: disjoint output elements ------------------------------------------- */
 
 #define SPLIT_MIN (1 << 17)   /* input elements worth waking a worker */
@@ -856,6 +952,7 @@ typedef struct SplitJob {
     const Plan *p;
     int dim;      /* the kept merged dim cut into pieces */
     int64_t unit; /* its indices per piece */
+    bool tiles;   /* it is the outermost kept dim: pieces own their accumulators */
 } SplitJob;
 
 static void walk_pieces(void *ctx, int64_t b, int64_t e)
@@ -864,6 +961,10 @@ static void walk_pieces(void *ctx, int64_t b, int64_t e)
     Plan q = *j->p;
     int d = j->dim;
     int64_t i0 = b * j->unit, i1 = e * j->unit < q.n[d] ? e * j->unit : q.n[d];
+    if (j->tiles) {
+        walk_tiles(j->w, j->p, d, i0, i1);
+        return;
+    }
     q.n[d] = i1 - i0;
     walk_plan(j->w, &q, j->w->x + (size_t)(i0 * q.xs[d]) * j->w->es,
               j->w->acc + (size_t)(i0 * q.os[d]) * j->w->as);
@@ -955,69 +1056,31 @@ static void walk_long_row(const Walk *w, int64_t n, int64_t s)
 
 /* ---- entry ------------------------------------------------------------------------ */
 
-static void walk(const Walk *w, const Plan *p, int64_t numel)
+/* Sets the accumulators, walks the plan (split over the pool when it is
+ * large) and writes the output. */
+static void walk(const Walk *w, const Plan *p, int64_t numel, int64_t nout)
 {
     int64_t unit = 1;
-    int d = split_dim(p, &unit);
-    if (numel < SPLIT_MIN || mf_parallel_threads() < 2) {
-        walk_plan(w, p, w->x, w->acc);
-    } else if (d >= 0) {
-        SplitJob j = {w, p, d, unit};
+    int d = split_dim(p, &unit), d0 = outer_kept_dim(p);
+    bool split = numel >= SPLIT_MIN && mf_parallel_threads() >= 2;
+    if (split && d >= 0) {
+        SplitJob j = {w, p, d, unit, d == d0};
         int64_t pieces = (p->n[d] + unit - 1) / unit;
         int64_t per_piece = numel / pieces, min_pieces = SPLIT_MIN / 2 / (per_piece + 1) + 1;
+        if (!j.tiles)
+            acc_init(w, 0, nout);
         mf_parallel_for(pieces, min_pieces, walk_pieces, &j);
-    } else if (p->m == 1) {
-        walk_long_row(w, p->n[0], p->xs[0]);
+        if (!j.tiles)
+            acc_finish(w, 0, nout);
+    } else if (d0 >= 0) {
+        walk_tiles(w, p, d0, 0, p->n[d0]);
     } else {
-        walk_plan(w, p, w->x, w->acc);
-    }
-}
-
-/* Sets the 'n' accumulators of kernels 'k' to the identity of 'kind' for
- * dtype 'dt'. */
-static void acc_init(void *acc, int64_t n, const Kernels *k, MfReduceKind kind, MfDType dt)
-{
-    if (k->acc_size == 4) { /* float32 max and min, in the output */
-        float v = kind == MF_REDUCE_MAX ? -HUGE_VALF : HUGE_VALF;
-        for (int64_t i = 0; i < n; i++)
-            ((float *)acc)[i] = v;
-    } else if (mf_dtype_is_float(dt)) {
-        double v = kind == MF_REDUCE_PROD ? 1.0 : kind == MF_REDUCE_MAX ? -HUGE_VAL
-                 : kind == MF_REDUCE_MIN ? HUGE_VAL : 0.0;
-        for (int64_t i = 0; i < n; i++)
-            ((double *)acc)[i] = v;
-    } else {
-        int64_t v = kind == MF_REDUCE_PROD ? 1 : kind == MF_REDUCE_MAX ? INT64_MIN
-                  : kind == MF_REDUCE_MIN ? INT64_MAX : 0;
-        for (int64_t i = 0; i < n; i++)
-            ((int64_t *)acc)[i] = v;
-    }
-}
-
-/* Writes the accumulators into the output (dividing by 'count' for a mean).
- * One loop per case, so that GCC vectorises the float conversions. */
-static void acc_finish(const void *acc, MfTensor *out, bool mean, int64_t count)
-{
-    int64_t n = mf_tensor_numel(out);
-    void *o = mf_tensor_data(out);
-    const double *ad = acc, dc = (double)count;
-    const int64_t *ai = acc;
-    float *of = o;
-    double *od = o;
-    int32_t *oi = o;
-    int64_t *ol = o;
-    switch (out->dtype * 2 + mean) {
-    case MF_FLOAT32 * 2: for (int64_t i = 0; i < n; i++) of[i] = (float)ad[i]; break;
-    case MF_FLOAT32 * 2 + 1: for (int64_t i = 0; i < n; i++) of[i] = (float)(ad[i] / dc); break;
-    case MF_FLOAT64 * 2: break; /* accumulated in place */
-    case MF_FLOAT64 * 2 + 1: for (int64_t i = 0; i < n; i++) od[i] = ad[i] / dc; break;
-    case MF_INT32 * 2: for (int64_t i = 0; i < n; i++) oi[i] = (int32_t)(uint32_t)ai[i]; break;
-    case MF_INT32 * 2 + 1:
-        for (int64_t i = 0; i < n; i++)
-            oi[i] = (int32_t)(uint32_t)(ai[i] / count);
-        break;
-    case MF_INT64 * 2: break; /* accumulated in place */
-    default: for (int64_t i = 0; i < n; i++) ol[i] = ai[i] / count; break;
+        acc_init(w, 0, nout);
+        if (split && p->m == 1)
+            walk_long_row(w, p->n[0], p->xs[0]);
+        else
+            walk_plan(w, p, w->x, w->acc);
+        acc_finish(w, 0, nout);
     }
 }
 
@@ -1062,14 +1125,15 @@ MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduce
     void *acc = in_place ? mf_tensor_data(out) : mf_alloc(nbytes);
     if (!acc)
         return mf_err_nomem(who, nbytes);
-    acc_init(acc, n, k, wk, x->dtype);
+    Walk w = {k, mf_tensor_data(x), acc, mf_dtype_size(x->dtype), k->acc_size,
+              wk, x->dtype, mf_tensor_data(out), kind == MF_REDUCE_MEAN, p.count};
     int64_t numel = mf_tensor_numel(x);
     if (numel > 0) {
-        Walk w = {k, mf_tensor_data(x), acc, mf_dtype_size(x->dtype), k->acc_size};
-        walk(&w, &p, numel);
+        walk(&w, &p, numel, n);
+    } else { /* an empty reduction: the identity */
+        acc_init(&w, 0, n);
+        acc_finish(&w, 0, n);
     }
-    if (k->acc_size == 8) /* float32 max and min are already in place */
-        acc_finish(acc, out, kind == MF_REDUCE_MEAN, p.count);
     if (!in_place)
         mf_dealloc(acc, nbytes);
     return MF_OK;

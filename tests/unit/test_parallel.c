@@ -465,6 +465,40 @@ static void test_reductions_match_one_thread(void **state)
     mf_tensor_release(in[0]);
 }
 
+/* Reductions whose outputs are walked in tiles of the outermost kept axis
+ * (reduce_walk.c, walk_tiles: each piece sets, folds and writes out its own
+ * accumulators): tiles of several indices that end inside a piece (96 and
+ * 41 outputs an index), rows (one output an index), columns (the kept axis
+ * last: one tile a piece), and one index a tile (2100 outputs an index, on
+ * 1 thread; threads split that one by its columns). Sums, means, max and
+ * prod, float32, float64 and int32: 1, 2 and 3 threads give the same bits. */
+static void test_reduction_tiles_match_one_thread(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{70, 3, 2100}, {300, 7, 96}, {130, 41, 41},
+                                        {2000, 90, 1}, {45, 4000, 1}};
+    static const int64_t axes[] = {1, 1, 1, 1, 0};
+    static const MfOpId ops[] = {MF_OP_SUM, MF_OP_MEAN, MF_OP_MAX, MF_OP_PROD};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int rank = shapes[s][2] == 1 ? 2 : 3;
+        MfTensor *x = noise(rank, shapes[s], 8), *in[3] = {x, NULL, NULL};
+        assert_int_equal(mf_cast(x, MF_FLOAT64, &in[1]), MF_OK);
+        in[2] = mf_tensor_new(MF_INT32, x->rank, x->shape);
+        assert_non_null(in[2]);
+        for (int64_t i = 0; i < mf_tensor_numel(x); i++) /* -2 .. 2 */
+            ((int32_t *)mf_tensor_data(in[2]))[i] = (int32_t)(mf_tensor_get(x, i) * 3);
+        for (int t = 0; t < 3; t++)
+            for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+                red_op = ops[o];
+                red_naxes = 1;
+                red_axes[0] = axes[s];
+                check_split_123(reduction, &in[t]);
+            }
+        for (int t = 0; t < 3; t++)
+            mf_tensor_release(in[t]);
+    }
+}
+
 static MfStatus softmax_rows(MfTensor **in, MfTensor **out)
 {
     return mf_softmax(in[0], -1, out);
@@ -743,6 +777,7 @@ int main(void)
         TEST(test_worker_kept_off_callers_cpu),
         TEST(test_kernels_match_one_thread),
         TEST(test_reductions_match_one_thread),
+        TEST(test_reduction_tiles_match_one_thread),
         TEST(test_softmax_matches_one_thread),
         TEST(test_gemm_split_matches_one_thread),
         TEST(test_batch_norm_matches_one_thread),
