@@ -13,7 +13,10 @@
  * Large groups share their blocks over the worker pool (core/parallel.h),
  * each part with its own scratch blocks; a block's values do not depend on
  * who runs it. A reduction at the end reduces the whole elementwise result
- * with its own kernel, so its summation order is the unfused one.
+ * with its own kernel, so its summation order is the unfused one; a
+ * reduction of every element takes each block's values into the leaves of
+ * that kernel's tree while they are in cache (reduce_walk.h), so the
+ * elementwise result is never written out.
  *
  * The values must allow blocks: the group's float dtype everywhere, every
  * member's value of shape S (inputs broadcast to it), S not a scalar and
@@ -27,6 +30,8 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/ops/reduce.h"
+#include "core/ops/reduce_walk.h"
 #include "core/parallel.h"
 #include "core/profile/profile.h"
 #include "core/shape.h"
@@ -58,6 +63,7 @@ typedef struct Fused {
     int parts;                  /* the blocks are shared into 'parts' runs */
     MfTensor **scratch;         /* per part, per member but the last: a block */
     MfStatus *status;           /* per part */
+    struct Stream *stream;      /* a reduction of every element, or NULL */
 } Fused;
 
 static const MfNode *member(const Fused *f, int m)
@@ -190,7 +196,7 @@ static MfStatus fused_alloc(Fused *f)
     if (!f->scratch || !f->bstride || !f->status)
         return mf_err_nomem("run", (unsigned long long)f->parts * f->ne * sizeof(MfTensor *));
     for (int p = 0; p < f->parts; p++)
-        for (int m = 0; m < f->ne - 1; m++)
+        for (int m = 0; m < f->ne - !f->stream; m++)
             if (!(f->scratch[p * f->ne + m] = mf_tensor_new(f->dt, rank, shape)))
                 return MF_ENOMEM;
     for (int k = 0; k < f->fg->ninputs; k++)
@@ -244,10 +250,15 @@ static MfStatus member_kernel(const MfNode *n, int nin, MfTensor *const *ins, Mf
     return st == MF_OK ? d->forward(&c, outs) : st;
 }
 
-/* Block 'b' through every elementwise member, with the scratch blocks
- * 'scratch' (one per member but the last, which writes into 'f->dst'). */
-static MfStatus run_block(const Fused *f, int64_t b, MfTensor *const *scratch)
+static void stream_block(const Fused *f, int p, int64_t b, const MfTensor *vals);
+
+/* Block 'b' through every elementwise member, with part 'p''s scratch
+ * blocks (one per member but the last, which writes into 'f->dst'; when
+ * the reduction streams, one per member, the last one's values then go
+ * into the reduction). */
+static MfStatus run_block(const Fused *f, int64_t b, int p)
 {
+    MfTensor *const *scratch = f->scratch + p * f->ne;
     const MfFusedGroup *fg = f->fg;
     int64_t at[MF_MAX_RANK] = {0}, outer = b / f->chunks, shape[MF_MAX_RANK], offset = 0;
     at[f->axis] = b % f->chunks * f->len;
@@ -270,11 +281,13 @@ static MfStatus run_block(const Fused *f, int64_t b, MfTensor *const *scratch)
                                 : header(scratch[ref], rank, shape, scratch[ref]->strides, 0);
             args[nv] = &heads[nv];
         }
-        heads[nv] = m == f->ne - 1
+        heads[nv] = m == f->ne - 1 && !f->stream
                         ? header(f->dst, rank, shape, f->dst->strides + f->axis, offset)
                         : header(scratch[m], rank, shape, scratch[m]->strides, 0);
         st = member_kernel(member(f, m), nv, args, &heads[nv]);
     }
+    if (st == MF_OK && f->stream)
+        stream_block(f, p, b, scratch[f->ne - 1]);
     return st;
 }
 
@@ -285,8 +298,149 @@ static void run_parts(void *ctx, int64_t begin, int64_t end)
     for (int64_t p = begin; p < end; p++) {
         int64_t b0 = f->nblocks * p / f->parts, b1 = f->nblocks * (p + 1) / f->parts;
         for (int64_t b = b0; b < b1 && f->status[p] == MF_OK; b++)
-            f->status[p] = run_block(f, b, f->scratch + p * f->ne);
+            f->status[p] = run_block(f, b, (int)p);
     }
+}
+
+/* ---- a reduction of every element, streamed ------------------------------------- */
+
+/* The root reduces every element of S (a global norm's sum(g * g)): each
+ * block's values go into the leaves of the reduction's tree (reduce_walk.h:
+ * leaf k holds the elements [k L, k L + L) of S in order) while they are in
+ * cache, and the result is made from the leaves' values, with the bits of
+ * the root's kernel over the whole elementwise result. A leaf inside one
+ * block is reduced where it lies; one across blocks of a part is gathered
+ * in the part's stage; one across two parts (or more) in an edge buffer,
+ * reduced when the parts are done. */
+typedef struct Stream {
+    MfReduceKind kind;
+    int64_t n, leaf;
+    size_t es;                  /* element size */
+    MfReduceAcc *vals;          /* per leaf */
+    int64_t *part_at;           /* per part its first element of S, then n */
+    char *stage;                /* per part: a leaf */
+    char *edges;                /* per boundary between parts: a leaf */
+} Stream;
+
+/* The kind of the root when it reduces every element of S (dims of 1 aside;
+ * its output spec in '*spec'), else false: the root then runs on the
+ * written-out result (an error in its attributes is reported there). */
+static bool reduces_everything(const Fused *f, MfReduceKind *kind, MfTensorSpec *spec)
+{
+    const MfNode *root = member(f, f->fg->nmembers - 1);
+    switch (root->op) {
+    case MF_OP_SUM: *kind = MF_REDUCE_SUM; break;
+    case MF_OP_MEAN: *kind = MF_REDUCE_MEAN; break;
+    case MF_OP_MAX: *kind = MF_REDUCE_MAX; break;
+    case MF_OP_MIN: *kind = MF_REDUCE_MIN; break;
+    case MF_OP_PROD: *kind = MF_REDUCE_PROD; break;
+    default: return false;
+    }
+    MfTensor x; /* S's header: what 'infer' reads */
+    memset(&x, 0, sizeof x);
+    x.refcount = 1;
+    x.dtype = f->dt;
+    x.rank = f->rank;
+    memcpy(x.shape, f->shape, (size_t)f->rank * sizeof *f->shape);
+    mf_shape_strides(f->rank, f->shape, x.strides);
+    MfTensor *xp = &x;
+    MfOpCall c = {.op = root->op, .ninputs = 1, .inputs = &xp, .attrs = &root->attrs};
+    bool reduced[MF_MAX_RANK];
+    if (mf_op_table[root->op]->infer(&c) != MF_OK || mf_reduce_dims(&c, reduced) != MF_OK) {
+        mf_err_clear();
+        return false;
+    }
+    for (int d = 0; d < f->rank; d++)
+        if (!reduced[d] && f->shape[d] > 1)
+            return false;
+    *spec = c.out[0];
+    return true;
+}
+
+/* The first element of S in block 'b'. */
+static int64_t block_start(const Fused *f, int64_t b)
+{
+    return (b / f->chunks * f->shape[f->axis] + b % f->chunks * f->len) * f->inner;
+}
+
+/* The edge buffer of leaf [lo, hi), which crosses a boundary between parts:
+ * that of the first boundary inside it. */
+static char *edge_of(const Fused *f, int64_t lo, int64_t hi)
+{
+    const Stream *s = f->stream;
+    int j = 1;
+    while (j < f->parts - 1 && !(s->part_at[j] > lo && s->part_at[j] < hi))
+        j++;
+    return s->edges + (size_t)(j - 1) * (size_t)s->leaf * s->es;
+}
+
+/* Block 'b''s values (in 'vals', contiguous) into the leaves, in part 'p'. */
+static void stream_block(const Fused *f, int p, int64_t b, const MfTensor *vals)
+{
+    const Stream *s = f->stream;
+    int64_t at = block_start(f, b), len = f->shape[f->axis] - b % f->chunks * f->len;
+    int64_t m = (len < f->len ? len : f->len) * f->inner; /* the last along the axis: short */
+    int64_t p0 = s->part_at[p], p1 = s->part_at[p + 1];
+    const char *x = mf_tensor_data(vals);
+    char *stage = s->stage + (size_t)p * (size_t)s->leaf * s->es;
+    while (m > 0) {
+        int64_t k = at / s->leaf, lo = k * s->leaf, hi = lo + s->leaf < s->n ? lo + s->leaf : s->n;
+        int64_t take = hi - at < m ? hi - at : m;
+        if (lo < p0 || hi > p1) {
+            memcpy(edge_of(f, lo, hi) + (size_t)(at - lo) * s->es, x, (size_t)take * s->es);
+        } else if (at == lo && take == hi - lo) {
+            mf_reduce_leaf(s->kind, f->dt, x, take, &s->vals[k]);
+        } else {
+            memcpy(stage + (size_t)(at - lo) * s->es, x, (size_t)take * s->es);
+            if (at + take == hi)
+                mf_reduce_leaf(s->kind, f->dt, stage, hi - lo, &s->vals[k]);
+        }
+        at += take;
+        x += (size_t)take * s->es;
+        m -= take;
+    }
+}
+
+/* The stream's buffers, and each part's first element of S. */
+static MfStatus stream_alloc(Fused *f)
+{
+    Stream *s = f->stream;
+    s->leaf = mf_reduce_leaf_len(s->kind, f->dt);
+    s->es = mf_dtype_size(f->dt);
+    size_t nleaves = (size_t)((s->n + s->leaf - 1) / s->leaf);
+    size_t leaves = (size_t)f->parts * (size_t)s->leaf * s->es;
+    s->vals = mf_calloc(nleaves, sizeof *s->vals);
+    s->part_at = mf_calloc((size_t)f->parts + 1, sizeof *s->part_at);
+    s->stage = mf_malloc(leaves);
+    s->edges = mf_malloc(leaves);
+    if (!s->vals || !s->part_at || !s->stage || !s->edges)
+        return mf_err_nomem("run", (unsigned long long)(nleaves * sizeof *s->vals + 2 * leaves));
+    for (int p = 0; p < f->parts; p++)
+        s->part_at[p] = block_start(f, f->nblocks * p / f->parts);
+    s->part_at[f->parts] = s->n;
+    return MF_OK;
+}
+
+static void stream_free(Stream *s)
+{
+    mf_free(s->vals);
+    mf_free(s->part_at);
+    mf_free(s->stage);
+    mf_free(s->edges);
+}
+
+/* The leaves across parts, then the reduction from all leaves into 'out'. */
+static void stream_finish(const Fused *f, MfTensor *out)
+{
+    const Stream *s = f->stream;
+    for (int j = 1; j < f->parts; j++) {
+        int64_t at = s->part_at[j], lo = at / s->leaf * s->leaf;
+        if (at == lo || (j > 1 && s->part_at[j - 1] > lo))
+            continue; /* no leaf across it, or one reduced at the boundary before */
+        int64_t hi = lo + s->leaf < s->n ? lo + s->leaf : s->n;
+        mf_reduce_leaf(s->kind, f->dt, edge_of(f, lo, hi), hi - lo, &s->vals[lo / s->leaf]);
+    }
+    mf_reduce_leaves_into(s->kind, s->vals, s->n, out);
 }
 
 /* Every block of S: a block is a range of 'len' indices of the block axis
@@ -295,22 +449,34 @@ static MfStatus run_blocks(Fused *f, MfTensor *dst)
 {
     f->dst = dst;
     MfStatus st = fused_alloc(f);
+    if (st == MF_OK && f->stream)
+        st = stream_alloc(f);
     if (st == MF_OK)
         mf_parallel_for_threads(f->parts, f->parts, 1, run_parts, f);
     for (int p = 0; p < f->parts && st == MF_OK; p++)
         st = f->status[p];
+    if (st == MF_OK && f->stream)
+        stream_finish(f, dst);
+    if (f->stream)
+        stream_free(f->stream);
     fused_free(f);
     return st;
 }
 
-/* The blocked run: the elementwise result, then the reduction if any. */
+/* The blocked run: the elementwise result, then the reduction if any; a
+ * reduction of every element as the blocks come. */
 static MfStatus run_fused(Fused *f, MfTensor **out)
 {
     const MfNode *root = member(f, f->fg->nmembers - 1);
     choose_blocks(f);
-    MfTensor *dst = mf_tensor_new(f->dt, f->rank, f->shape);
+    Stream stream = {.n = mf_shape_numel(f->rank, f->shape)};
+    MfTensorSpec spec;
+    if (f->ne < f->fg->nmembers && reduces_everything(f, &stream.kind, &spec))
+        f->stream = &stream;
+    MfTensor *dst = f->stream ? mf_tensor_new(spec.dtype, spec.rank, spec.shape)
+                              : mf_tensor_new(f->dt, f->rank, f->shape);
     MfStatus st = dst ? run_blocks(f, dst) : MF_ENOMEM;
-    if (st == MF_OK && f->ne < f->fg->nmembers) {
+    if (st == MF_OK && !f->stream && f->ne < f->fg->nmembers) {
         MfTensor *outs[MF_MAX_OUTPUTS];
         int nout = 0;
         st = mf_op_call(root->op, 1, &dst, &root->attrs, outs, &nout);

@@ -39,6 +39,7 @@
  * on one thread), its indices go in tiles of about 2048 outputs whose
  * accumulators are set, folded and written out in turn by the thread that
  * owns them, so no serial pass over all of them comes before or after. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #ifdef __AVX__
@@ -993,13 +994,7 @@ static int split_dim(const Plan *p, int64_t *unit)
 #define MAX_PARTS 64
 #define ROW_SPLIT_DEPTH 5 /* up to 32 subtrees: even work on a few threads */
 
-/* An accumulator of any of the kernels' types. */
-typedef union Acc {
-    double f;
-    float f32;
-    uint64_t u;
-    int64_t i;
-} Acc;
+typedef MfReduceAcc Acc;
 
 typedef struct RowJob {
     const Walk *w;
@@ -1022,16 +1017,18 @@ static void collect_parts(RowJob *j, int64_t at, int64_t n, int depth)
     collect_parts(j, at + h, n - h, depth - 1);
 }
 
-/* The value of the tree over 'n' elements from the parts' values, taken in
- * order from '*next': the tree that collected them. */
-static Acc tree_of_parts(const RowJob *j, int64_t n, int depth, int *next)
+/* The value of the tree over 'n' elements from the values of its subtrees
+ * 'depth' levels down (or its leaves), taken in order from '*next': the
+ * tree that collect_parts cut. */
+static Acc tree_of_values(const Kernels *k, const Acc *vals, int64_t n, int depth,
+                          int64_t *next)
 {
-    if (depth == 0 || n <= j->w->k->leaf)
-        return j->vals[(*next)++];
-    int64_t h = tree_half(n, j->w->k->leaf);
-    Acc a = tree_of_parts(j, h, depth - 1, next);
-    Acc b = tree_of_parts(j, n - h, depth - 1, next);
-    j->w->k->combine(&a, &b);
+    if (depth == 0 || n <= k->leaf)
+        return vals[(*next)++];
+    int64_t h = tree_half(n, k->leaf);
+    Acc a = tree_of_values(k, vals, h, depth - 1, next);
+    Acc b = tree_of_values(k, vals, n - h, depth - 1, next);
+    k->combine(&a, &b);
     return a;
 }
 
@@ -1049,8 +1046,8 @@ static void walk_long_row(const Walk *w, int64_t n, int64_t s)
     RowJob *j = &(RowJob){.w = w, .s = s};
     collect_parts(j, 0, n, ROW_SPLIT_DEPTH);
     mf_parallel_for(j->nparts, 1, row_parts, j);
-    int next = 0;
-    Acc v = tree_of_parts(j, n, ROW_SPLIT_DEPTH, &next);
+    int64_t next = 0;
+    Acc v = tree_of_values(w->k, j->vals, n, ROW_SPLIT_DEPTH, &next);
     w->k->combine(w->acc, &v);
 }
 
@@ -1137,6 +1134,44 @@ MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduce
     if (!in_place)
         mf_dealloc(acc, nbytes);
     return MF_OK;
+}
+
+/* ---- a row that comes a piece at a time --------------------------------------------- */
+
+static const Kernels *kernels_of(MfReduceKind kind, MfDType dt)
+{
+    return &kernels[kind == MF_REDUCE_MEAN ? MF_REDUCE_SUM : kind][dt];
+}
+
+int64_t mf_reduce_leaf_len(MfReduceKind kind, MfDType dt)
+{
+    return kernels_of(kind, dt)->leaf;
+}
+
+void mf_reduce_leaf(MfReduceKind kind, MfDType dt, const void *x, int64_t n, MfReduceAcc *v)
+{
+    kernels_of(kind, dt)->value(v, x, n, 1);
+}
+
+/* What mf_reduce_into does with one row of 'n' (walk_long_row, or the
+ * serial walk's row): the identity, combined with the tree's value, then
+ * written out. */
+void mf_reduce_leaves_into(MfReduceKind kind, const MfReduceAcc *leaves, int64_t n,
+                           MfTensor *out)
+{
+    MfReduceKind wk = kind == MF_REDUCE_MEAN ? MF_REDUCE_SUM : kind;
+    const Kernels *k = kernels_of(kind, out->dtype);
+    Acc acc;
+    bool in_place = k->acc_size == mf_dtype_size(out->dtype);
+    Walk w = {k, NULL, in_place ? mf_tensor_data(out) : (char *)&acc, 0, k->acc_size,
+              wk, out->dtype, mf_tensor_data(out), kind == MF_REDUCE_MEAN, n};
+    acc_init(&w, 0, 1);
+    if (n > 0) {
+        int64_t next = 0;
+        Acc v = tree_of_values(k, leaves, n, INT_MAX, &next);
+        k->combine(w.acc, &v);
+    }
+    acc_finish(&w, 0, 1);
 }
 
 double mf_sum_row_f32(const float *x, int64_t n)

@@ -29,6 +29,28 @@ typedef enum MfReduceKind {
 MfStatus mf_reduce_into(MfReduceKind kind, const MfTensor *x, const bool *reduced,
                         MfTensor *out, const char *who);
 
+/* An accumulator of any kind and dtype: double for floats (float for
+ * float32 max and min), 64-bit integers for integers. */
+typedef union MfReduceAcc {
+    double f;
+    float f32;
+    uint64_t u;
+    int64_t i;
+} MfReduceAcc;
+
+/* The reduction of every element of a contiguous row made a piece at a
+ * time (a fused chain's blocks, graph/fusion_run.c), with the bits of
+ * mf_reduce_into over the whole row written out. The row's tree has leaves
+ * of L = mf_reduce_leaf_len elements, leaf k holding elements [k L, k L +
+ * L) (the last one the rest); mf_reduce_leaf gives the value of a leaf of
+ * 'n' elements, mf_reduce_leaves_into the reduction of a row of 'n'
+ * elements into the one element of 'out' (x's dtype) from the values of
+ * its leaves, in order. */
+int64_t mf_reduce_leaf_len(MfReduceKind kind, MfDType dt);
+void mf_reduce_leaf(MfReduceKind kind, MfDType dt, const void *x, int64_t n, MfReduceAcc *v);
+void mf_reduce_leaves_into(MfReduceKind kind, const MfReduceAcc *leaves, int64_t n,
+                           MfTensor *out);
+
 /* The sum of a contiguous row of 'n' elements, by the tree of
  * mf_reduce_into (blocked pairwise in double): for row kernels (softmax.c). */
 double mf_sum_row_f32(const float *x, int64_t n);

@@ -11,11 +11,13 @@
  *   - runs that cannot use blocks (shapes known only when fed) fall back to
  *     the nodes one by one, with the same values and the same errors;
  *   - fetching or feeding an inner value runs that group unfused. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "testutil.h"
 
+#include "core/alloc.h"
 #include "core/ops/reduce.h"
 #include "core/parallel.h"
 #include "core/shape.h"
@@ -336,6 +338,89 @@ static void test_shared_control_inputs_fuse(void **state)
     mf_graph_release(g);
 }
 
+/* ---- a reduction of every element, streamed ---------------------------------- */
+
+/* Runs y = op(exp(x * 0.001)) over every axis of x (how: 0 no axes, 1 every
+ * axis listed, 2 listed with keepdims) with fusion off, then on with 1, 2,
+ * 3 and 16 threads (one part each): the same bits. The fused run streams
+ * the blocks into the leaves of the reduction (graph/fusion_run.c), so its
+ * peak of engine memory stays under half the elementwise result's size
+ * (checked on up to 3 threads when that is 1 MiB or more: the result
+ * written out would be all of it). */
+static void check_streamed(MfDType dt, int rank, const int64_t *shape, MfOpId op, int how,
+                           bool nan)
+{
+    MfGraph *g = mf_graph_new();
+    MfTensor *x, *y = NULL;
+    assert_int_equal(mf_graph_placeholder(g, dt, rank, shape, "x", &x), MF_OK);
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    MfTensor *c = mf_tensor_scalar(dt, 0.001), *m = bin(MF_OP_MUL, x, c), *e = un(MF_OP_EXP, m);
+    MfAttrs a = mf_attrs_default();
+    a.all_axes = how == 0;
+    a.keepdims = how == 2;
+    a.naxes = how == 0 ? 0 : rank;
+    for (int d = 0; d < a.naxes; d++)
+        a.axes[d] = rank - 1 - d; /* listed last first */
+    assert_int_equal(mf_op1(op, 1, &e, &a, &y), MF_OK);
+    mf_graph_pop_default();
+    MfTensor *xv = random_tensor(dt, rank, shape), *without = NULL;
+    if (nan)
+        mf_tensor_set(xv, mf_tensor_numel(xv) / 3, (double)NAN);
+    assert_int_equal(mf_graph_set_fusion(g, false), MF_OK);
+    assert_int_equal(mf_exec_run(g, 1, &y, 0, NULL, 1, &x, &xv, NULL, &without, NULL), MF_OK);
+    assert_int_equal(mf_graph_set_fusion(g, true), MF_OK);
+    size_t bytes = (size_t)mf_tensor_numel(xv) * mf_dtype_size(dt);
+    int threads = mf_parallel_threads();
+    mf_parallel_set_one_chunk_each(true);
+    for (int t = 1; t <= 16; t = t == 3 ? 16 : t + 1) {
+        assert_int_equal(mf_parallel_set_threads(t), MF_OK);
+        MfTensor *with = NULL;
+        MfSchedule *sched = NULL;
+        MfExecOptions opt = {true, NULL, NULL};
+        size_t before = mf_alloc_in_use();
+        mf_alloc_reset_peak();
+        assert_int_equal(mf_exec_run(g, 1, &y, 0, NULL, 1, &x, &xv, &opt, &with, &sched),
+                         MF_OK);
+        size_t peak = mf_alloc_peak() - before;
+        int fused = 0;
+        for (int i = 0; i < sched->nsteps; i++)
+            fused += sched->steps[i].op && strncmp(sched->steps[i].op, "Fused[", 6) == 0;
+        mf_schedule_free(sched);
+        assert_int_equal(fused, 1);
+        if (bytes >= (1 << 20) && t <= 3) /* 16 parts' blocks take more */
+            assert_true(peak < bytes / 2);
+        assert_same_bits(with, without);
+        mf_tensor_release(with);
+    }
+    mf_parallel_set_one_chunk_each(false);
+    assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
+    MfTensor *all[] = {x, c, m, e, y, xv, without};
+    for (size_t i = 0; i < MF_COUNTOF(all); i++)
+        mf_tensor_release(all[i]);
+    mf_graph_release(g);
+}
+
+/* Every reduction kind, float32 and float64, on shapes whose blocks cut the
+ * leaves anywhere: blocks of 31 rows of 130 (16 x 33 x 130), of 4096 and of
+ * 1 element (9 x 1 x 4097, an axis of 1), of 4000 (300 x 1000, 2.4 MB in
+ * float64: the memory check), a row shorter than a leaf (1 x 700), and a
+ * NaN for max and min; with 16 threads a part is shorter than a leaf. */
+static void test_reduction_of_every_element_streams(void **state)
+{
+    (void)state;
+    static const MfOpId ops[] = {MF_OP_SUM, MF_OP_MEAN, MF_OP_MAX, MF_OP_MIN, MF_OP_PROD};
+    static const int64_t shapes[][3] = {{16, 33, 130}, {9, 1, 4097}, {300, 1000}, {1, 700}};
+    static const int ranks[] = {3, 3, 2, 2};
+    for (int dt = 0; dt < 2; dt++)
+        for (size_t s = 0; s < MF_COUNTOF(shapes); s++)
+            for (size_t o = 0; o < MF_COUNTOF(ops); o++)
+                check_streamed(dt ? MF_FLOAT64 : MF_FLOAT32, ranks[s], shapes[s], ops[o],
+                               (int)((s + o) % 3), false);
+    check_streamed(MF_FLOAT32, 3, shapes[0], MF_OP_MAX, 0, true);
+    check_streamed(MF_FLOAT32, 3, shapes[1], MF_OP_MIN, 1, true);
+    check_streamed(MF_FLOAT64, 2, shapes[2], MF_OP_MAX, 2, true);
+}
+
 /* ---- runs that cannot use blocks, and inner values fetched or fed ----------- */
 
 /* Placeholders of any shape: tanh(a) * b is a group, whose blocks need
@@ -418,6 +503,7 @@ int main(void)
         TEST(test_random_chains_float32),
         TEST(test_random_chains_float64),
         TEST(test_random_chains_reduced_float32),
+        TEST(test_reduction_of_every_element_streams),
         TEST(test_random_chains_reduced_float64),
         TEST(test_threads_same_bits),
         TEST(test_pass_groups),
