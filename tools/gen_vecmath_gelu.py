@@ -1,15 +1,14 @@
 # gen_vecmath_gelu.py — the polynomials of core/ops/vecmath_kernels.h's gelu
-# and its gradient: q(u) = erfcx(u / sqrt 2) = e^(u^2/2) erfc(u / sqrt 2) for
-# u = |x|, so that Phi(x) = q e^(-x^2/2) / 2 for x < 0 and 1 minus that for
-# x > 0 (no cancellation on either side), as polynomials in u itself (no
-# rounded u / sqrt 2, no division):
-#   1/sqrt 2 <= u <= 4 sqrt 2: q in t = u - c1 (c1 the middle of the range;
-#                            below it gelu uses erf's small polynomial),
-#   4 sqrt 2 <= u <= 14.5:   q in t = u - c2 (past 14.5 gelu is 0 or x).
-# t = u - c is exact (Sterbenz) or nearly, so the polynomial sees u's digits.
-# Interpolation at Chebyshev points (near-minimax), printed highest degree
-# first for Horner's rule; the error printed is that of the polynomial
-# evaluated in float32 with one rounding per multiply-add, relative to q.
+# and its gradient. The far tail (x < -4 sqrt 2, both kernels):
+# q(u) = erfcx(u / sqrt 2) = e^(u^2/2) erfc(u / sqrt 2) for u = |x|, so that
+# Phi(x) = q e^(-x^2/2) / 2, as a polynomial in u itself (no rounded
+# u / sqrt 2, no division), in t = u - c (c the middle of 4 sqrt 2 <= u <=
+# 14.5; past 14.5 gelu is 0 or x). t = u - c is exact (Sterbenz) or nearly,
+# so the polynomial sees u's digits. Interpolation at Chebyshev points
+# (near-minimax), printed highest degree first for Horner's rule; the error
+# printed is that of the polynomial evaluated in float32 with one rounding
+# per multiply-add, relative to q. Then the forward's tail() and the
+# gradient's grad_poly() (below).
 # Run by hand with /usr/bin/python3 (numpy, mpmath); the output is pasted
 # into the header. Reference: mpmath's erfc at 40 digits.
 import sys
@@ -108,9 +107,80 @@ def tail(deg=11):
     print("    " + ", ".join("%.10g" % np.float32(c) for c in pc))
 
 
+# ---- gelu's gradient (vm_gelu_gradf): f'(x) = Phi(x) + x phi(x) =
+# e^(-u^2/2) P(u) for x < 0 and 1 - e^(-u^2/2) P(u) for x >= 0, u = |x|,
+# P(u) = h(u) - u / sqrt(2 pi), h(u) = erfcx(u / sqrt 2) / 2 (one exponential,
+# one polynomial, no erf branch). h = 1/2 + u (-1/sqrt(2 pi) + u H(u)) so that
+# small u keep their digits (h's first two terms exact), with H a polynomial
+# in t = u - 3 on [0, 6] (past 6, 1 - e P is 1 in float; below -4 sqrt 2 the
+# far pieces above take over). Fitted with the error weighted as the test
+# measures it: relative to the larger term, max(h, u / sqrt(2 pi)) (times
+# e^(-u^2/2) on both sides), and for u > 4 sqrt 2 (x > 0 only) relative to 1.
+# Printed: H's coefficients (rounded to float from the top down), and the
+# largest weighted error of the float evaluation (chains of four by Horner's
+# rule joined by t^4, as the kernel evaluates them).
+S2PI = 1 / np.sqrt(2 * np.pi)
+
+
+def H_exact(u):
+    u = mpmath.mpf(u)
+    h = mpmath.exp(u * u / 2) * mpmath.erfc(u / mpmath.sqrt(2)) / 2
+    return float((h - mpmath.mpf(0.5) + u / mpmath.sqrt(2 * mpmath.pi)) / (u * u))
+
+
+def grad_weight(u, h):
+    far = 4 * np.sqrt(2)
+    return np.where(u <= far, 1 / np.maximum(h, u * S2PI), np.exp(-u * u / 2))
+
+
+def grad_eval(coef, mid, u):
+    f32 = np.float32
+
+    def fma(a, b, c):
+        return f32(float(a) * float(b) + float(c))
+
+    t = f32(u - f32(mid))
+    chains = []
+    for s in range(0, len(coef), 4):
+        p = coef[s:s + 4][-1]
+        for c in coef[s:s + 4][-2::-1]:
+            p = fma(p, t, c)
+        chains.append(p)
+    t2 = f32(t * t)
+    t4 = f32(t2 * t2)
+    p = chains[-1]
+    for ch in chains[-2::-1]:
+        p = fma(p, t4, ch)
+    s2 = f32(S2PI)
+    h = fma(fma(p, u, -s2), u, f32(0.5))
+    return fma(-u, s2, h)
+
+
+def grad_poly(deg=13, mid=3.0):
+    us = np.linspace(1e-3, 6.0, 4000)
+    hs = np.array([q_exact(u) / 2 for u in us])
+    H = np.array([H_exact(u) for u in us])
+    wt = grad_weight(us, hs) * us * us
+    t = us - mid
+    fixed = {}
+    for k in range(deg, -1, -1):  # greedy rounding, top down
+        rest = H - sum(c * t ** j for j, c in fixed.items())
+        c, _ = lawson(np.vander(t / 3, k + 1, increasing=True), rest, wt, 40)
+        fixed[k] = np.float32(c[k] / 3.0 ** k)
+    coef = [fixed[k] for k in range(deg + 1)]
+    worst = 0.0
+    for u in np.concatenate([np.linspace(0, 6, 12001), np.linspace(0, 1, 4001)]).astype(np.float32):
+        h = q_exact(float(u)) / 2
+        want = h - float(u) * S2PI
+        e = abs(float(grad_eval(coef, mid, u)) - want) * float(grad_weight(float(u), h))
+        worst = max(worst, e)
+    print("/* H(u), degree %d in t = u - %g: P(u) within %.2e of the larger term in float */"
+          % (deg, mid, worst))
+    print("    " + ", ".join("%.9g" % c for c in coef))
+
+
 if __name__ == "__main__":
-    d1 = int(sys.argv[1]) if len(sys.argv) > 1 else 14
-    d2 = int(sys.argv[2]) if len(sys.argv) > 2 else 11
-    show("q on [1/sqrt 2, 4 sqrt 2]", np.sqrt(0.5), 4 * np.sqrt(2), d1)
+    d2 = int(sys.argv[1]) if len(sys.argv) > 1 else 11
     show("q on [4 sqrt 2, 14.5]", 4 * np.sqrt(2), 14.5, d2)
     tail()
+    grad_poly()

@@ -462,11 +462,10 @@ MF_VEC_INLINE float vm_erfcf(float x)
     return vm_nan_through(x, y);
 }
 
-/* gelu's q(u) = erfcx(u / sqrt 2) = e^(u^2/2) erfc(u / sqrt 2) for u = |x|,
- * as polynomials in u itself (no rounded u / sqrt 2, no division;
- * tools/gen_vecmath_gelu.py, 1.6e-7 relative evaluated in float):
- * near, 1/sqrt 2 <= u <= 4 sqrt 2, degree 14; far, 4 sqrt 2 <= u <= 14.5,
- * degree 11 (only gelu's x < -4 sqrt 2 needs it: see vm_geluf) */
+/* gelu's far tail, x < -4 sqrt 2 (u = |x|): q(u) = erfcx(u / sqrt 2) =
+ * e^(u^2/2) erfc(u / sqrt 2) as a polynomial in u itself, degree 11 on
+ * 4 sqrt 2 <= u <= 14.5 (no rounded u / sqrt 2, no division;
+ * tools/gen_vecmath_gelu.py, 1.6e-7 relative evaluated in float) */
 #define VM_GELU_FAR 5.65685425f /* 4 sqrt 2 */
 
 /* the lanes that need the far polynomial (gelu's kernels skip it in blocks
@@ -474,26 +473,6 @@ MF_VEC_INLINE float vm_erfcf(float x)
 MF_VEC_INLINE bool vm_gelu_far(float x)
 {
     return !(x >= -VM_GELU_FAR); /* NaN too */
-}
-
-MF_VEC_INLINE float vmf_gelu_q_near(float u)
-{
-    float t = u - 3.18198061f;
-    float p = 1.43013393e-10f;
-    p = __builtin_fmaf(p, t, -8.44290082e-10f);
-    p = __builtin_fmaf(p, t, 1.60623215e-09f);
-    p = __builtin_fmaf(p, t, -8.39037106e-09f);
-    p = __builtin_fmaf(p, t, 7.24466247e-08f);
-    p = __builtin_fmaf(p, t, -3.82185135e-07f);
-    p = __builtin_fmaf(p, t, 1.82526821e-06f);
-    p = __builtin_fmaf(p, t, -9.02245392e-06f);
-    p = __builtin_fmaf(p, t, 4.35791226e-05f);
-    p = __builtin_fmaf(p, t, -0.000202259122f);
-    p = __builtin_fmaf(p, t, 0.000904741872f);
-    p = __builtin_fmaf(p, t, -0.00388977304f);
-    p = __builtin_fmaf(p, t, 0.0159963146f);
-    p = __builtin_fmaf(p, t, -0.0625694096f);
-    return __builtin_fmaf(p, t, 0.231087252f);
 }
 
 MF_VEC_INLINE float vmf_gelu_q_far(float u)
@@ -513,37 +492,22 @@ MF_VEC_INLINE float vmf_gelu_q_far(float u)
     return __builtin_fmaf(p, t, 0.0784101188f);
 }
 
-/* Phi(x) = P(N(0,1) <= x) in pieces: u = |x|, er = erf(u / sqrt 2) (used
- * below u = 1/sqrt 2), q = erfcx(u / sqrt 2) and e = e^(-x^2/2) (x^2 = z +
- * lo exactly), with s = 1: Phi(x) = q e s / 2 for x < 0, 1 - q e / 2 for
- * x > 0. u is limited to 4 sqrt 2 for q and to 10 for e (e^-50: no
- * subnormal), where Phi is 1 in float and x phi(x) below its last place.
- * With 'far', lanes of x below -4 sqrt 2 get the far polynomial and
- * e 2^24 with s = 2^-24 instead (x limited to -14.5, past which gelu is
- * -0), so that a caller multiplies before it rounds a subnormal; the other
- * lanes get the same bits either way. */
+/* Phi(x) = q e s / 2 for x < -4 sqrt 2, in pieces: u = |x| limited to
+ * 14.5 (past it gelu is -0 and its gradient 0), q = erfcx(u / sqrt 2) by
+ * the far polynomial and e = e^(-x^2/2) 2^24 (x^2 = z + lo exactly) with
+ * s = 2^-24, so that a caller multiplies before it rounds a subnormal */
 typedef struct {
-    float er, q, e, s;
-} VmPhi;
+    float q, e, s;
+} VmPhiFar;
 
-MF_VEC_INLINE VmPhi vmf_phi_parts(float x, bool far)
+MF_VEC_INLINE VmPhiFar vmf_phi_far(float x)
 {
-    VmPhi f;
-    float un = vmf_abs_min(x, VM_GELU_FAR), ue = vmf_abs_min(x, 10.0f);
-    float z = ue * ue, lo = __builtin_fmaf(ue, ue, -z);
-    float a = un * 0.70710678118654752f;
-    f.er = vmf_erf_small(a, a * a);
-    f.q = vmf_gelu_q_near(un);
-    f.e = vmf_exp_normal(-0.5f * z, -0.5f * lo);
-    f.s = 1.0f;
-    if (far) { /* a compile-time choice: the kernels' blocks without such x skip it */
-        bool is_far = x < -VM_GELU_FAR;
-        float uf = vmf_abs_min(x, 14.5f);
-        float zf = uf * uf, lof = __builtin_fmaf(uf, uf, -zf);
-        f.q = is_far ? vmf_gelu_q_far(uf) : f.q;
-        f.e = is_far ? vmf_exp_parts(-0.5f * zf, -0.5f * lof, 24) : f.e;
-        f.s = is_far ? 0x1p-24f : 1.0f;
-    }
+    VmPhiFar f;
+    float uf = vmf_abs_min(x, 14.5f);
+    float zf = uf * uf, lof = __builtin_fmaf(uf, uf, -zf);
+    f.q = vmf_gelu_q_far(uf);
+    f.e = vmf_exp_parts(-0.5f * zf, -0.5f * lof, 24);
+    f.s = 0x1p-24f;
     return f;
 }
 
@@ -605,7 +569,7 @@ MF_VEC_INLINE VmGeluTail vmf_gelu_tail(float u)
 /* x Phi(x): x - x Phi(-x) for x > 0 (x limited to 2^100 in the product, so
  * that inf stays inf; past 4 sqrt 2 that is x), x Phi(x) with one rounding
  * for x <= 0 (-0 kept); with 'far', lanes below -4 sqrt 2 take
- * vmf_phi_parts's far pieces (the other lanes the same bits) and NaN goes
+ * vmf_phi_far's pieces (the other lanes the same bits) and NaN goes
  * through. No cancellation anywhere. */
 MF_VEC_INLINE float vm_geluf(float x, bool far)
 {
@@ -616,7 +580,7 @@ MF_VEC_INLINE float vm_geluf(float x, bool far)
     float y = x > 0 ? __builtin_fmaf(-q, xm, x) : __builtin_fmaf(g.m, xs, xs);
     y = vmf_from_bits(vmf_bits(y) | (vmf_bits(x) & 0x80000000u));
     if (far) { /* a compile-time choice: the blocks without such x skip it */
-        VmPhi f = vmf_phi_parts(x, true);
+        VmPhiFar f = vmf_phi_far(x);
         float xn = x > -14.5f ? x : -14.5f;
         float neg = (((xn * 0.5f) * f.q) * f.e) * f.s;
         y = vm_nan_through(x, x < -VM_GELU_FAR ? neg : y);
@@ -624,18 +588,52 @@ MF_VEC_INLINE float vm_geluf(float x, bool far)
     return y;
 }
 
-/* dy (Phi(x) + x phi(x)), phi(x) = e^(-x^2/2) / sqrt(2 pi) */
+/* gelu's gradient's polynomial H in t = u - 3 on [0, 6]
+ * (tools/gen_vecmath_gelu.py grad_poly), in four short chains joined by
+ * t^4 (latency, as vmf_gelu_s) */
+MF_VEC_INLINE float vmf_gelu_grad_h(float t)
+{
+    float a = -0.000904057117f;
+    a = __builtin_fmaf(a, t, 0.00432317285f);
+    a = __builtin_fmaf(a, t, -0.020113185f);
+    a = __builtin_fmaf(a, t, 0.0909267589f);
+    float b = -1.34588799e-06f;
+    b = __builtin_fmaf(b, t, 7.06083483e-06f);
+    b = __builtin_fmaf(b, t, -3.65692285e-05f);
+    b = __builtin_fmaf(b, t, 0.000184181554f);
+    float c = -1.15583576e-09f;
+    c = __builtin_fmaf(c, t, 5.3621183e-09f);
+    c = __builtin_fmaf(c, t, -4.56948221e-08f);
+    c = __builtin_fmaf(c, t, 2.62341956e-07f);
+    float d = __builtin_fmaf(-7.27668689e-11f, t, 4.89952579e-10f);
+    float t2 = t * t, t4 = t2 * t2;
+    return __builtin_fmaf(__builtin_fmaf(__builtin_fmaf(d, t4, c), t4, b), t4, a);
+}
+
+/* dy (Phi(x) + x phi(x)), phi(x) = e^(-x^2/2) / sqrt(2 pi), with one
+ * exponential and one polynomial: for u = |x| (limited to 6),
+ * Phi(x) + x phi(x) = e P(u) for x < 0 and 1 - e P(u) for x >= 0, where
+ * e = e^(-u^2/2) (u^2 = z + lo exactly) and P(u) = h(u) - u / sqrt(2 pi),
+ * h(u) = erfcx(u / sqrt 2) / 2 = 1/2 + u (-1/sqrt(2 pi) + u H(u)) (small u
+ * keep their digits; no erf branch). Past 6, 1 - e P is 1 in float. With
+ * 'far', lanes below -4 sqrt 2 take vmf_phi_far's pieces (the other lanes
+ * the same bits). */
 MF_VEC_INLINE float vm_gelu_gradf(float dy, float x, bool far)
 {
     const float inv_sqrt_2pi = 0.398942280401432678f;
-    VmPhi f = vmf_phi_parts(x, far);
-    float xc = vmf_clamp(x, -14.5f, 10.0f);
-    float es = f.e * f.s, phi = es * inv_sqrt_2pi;
-    float small = __builtin_fmaf(xc, phi, __builtin_fmaf(0.5f, __builtin_copysignf(f.er, xc), 0.5f));
-    float pos = __builtin_fmaf(xc, phi, __builtin_fmaf(-0.5f * f.q, f.e, 1.0f));
-    float neg = __builtin_fmaf(xc, inv_sqrt_2pi, 0.5f * f.q) * es;
-    float d = __builtin_fabsf(x) < 0.70710678f ? small : x > 0 ? pos : neg;
-    return dy * vm_nan_through(x, d);
+    float u = vmf_abs_min(x, 6.0f);
+    float z = u * u, lo = __builtin_fmaf(u, u, -z);
+    float e = vmf_exp_normal(-0.5f * z, -0.5f * lo);
+    float hu = __builtin_fmaf(vmf_gelu_grad_h(u - 3.0f), u, -inv_sqrt_2pi);
+    float p = __builtin_fmaf(-u, inv_sqrt_2pi, __builtin_fmaf(hu, u, 0.5f));
+    float d = x < 0 ? e * p : __builtin_fmaf(-e, p, 1.0f);
+    if (far) { /* a compile-time choice: the blocks without such x skip it */
+        VmPhiFar f = vmf_phi_far(x);
+        float xn = x > -14.5f ? x : -14.5f;
+        float neg = __builtin_fmaf(xn, inv_sqrt_2pi, 0.5f * f.q) * (f.e * f.s);
+        d = vm_nan_through(x, x < -VM_GELU_FAR ? neg : d);
+    }
+    return dy * d;
 }
 
 /* sigmoid(v) in pieces: e = e^-|v| 2^24 (|v| = hi + lo <= 115 in two
