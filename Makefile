@@ -97,6 +97,8 @@ $(BUILD)/core/ops/lstm_cell.o $(BUILD)/core/ops/softmax.o: CFLAGS_ALL += -ffp-co
 $(BUILD)/core/ops/attention.o $(BUILD)/core/ops/attention_grad.o: CFLAGS_ALL += \
     -fno-trapping-math -ffp-contract=fast
 $(BUILD)/core/ops/attention_tile.o: CFLAGS_ALL += -ffp-contract=fast -Wno-psabi
+# The float32 GEMM kernel (core/gemm_f32.c): its multiply-adds are FMAs.
+$(BUILD)/core/gemm_f32.o: CFLAGS_ALL += -ffp-contract=fast -Wno-psabi
 
 # The unary kernels' floor and ceil: with -fno-trapping-math GCC vectorises
 # floorf/ceilf (vroundps) instead of one vroundss per element.

@@ -1,4 +1,5 @@
-/* gemm.c — checked, profiled GEMM through OpenBLAS (see gemm.h).
+/* gemm.c — checked, profiled GEMM: moonflow's own float32 kernel
+ * (gemm_f32.c) where it is measured faster, OpenBLAS elsewhere (see gemm.h).
  *
  * With more than one thread, OpenBLAS's own pool and ours (core/parallel.c,
  * which shares im2col, pooling, ReLU gradient, ... around the GEMMs) would
@@ -6,15 +7,21 @@
  * threaded GEMM, exactly when our workers want the core for the
  * memory-bound loop that follows. So there is one set of threads: mf_gemm
  * runs OpenBLAS single-threaded and splits a large GEMM among our workers
- * itself, by rows of C (or by columns when C is wide and short). Each
- * element of C is still one dot product over all of K, in the order of the
- * unsplit call, so the result does not depend on the thread count. */
+ * itself, by rows of C (or by columns when C is wide and short). With the
+ * own kernel each element of C is one sum over k in order wherever its
+ * share starts, so the result does not depend on the thread count. An
+ * OpenBLAS share rounds as its own call: OpenBLAS (0.3.21, Zen kernels)
+ * splits K differently for a share than for the unsplit call, so the
+ * last bits of a split OpenBLAS GEMM may differ from one thread's. */
 #include "gemm.h"
 
 #include <cblas.h>
 #include <limits.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gemm_f32.h"
 #include "parallel.h"
 #include "profile/profile.h"
 
@@ -69,10 +76,49 @@ static void blas(const MfGemm *g, int64_t M, int64_t N, const void *A, const voi
                     B, (int)g->ldb, beta, C, (int)g->ldc);
 }
 
+static int kernel_choice = -1; /* MfGemmKernel; -1: MF_GEMM not read yet */
+
+MfGemmKernel mf_gemm_kernel(void)
+{
+    if (kernel_choice < 0) {
+        const char *env = getenv("MF_GEMM");
+        kernel_choice = env && strcmp(env, "blas") == 0  ? MF_GEMM_BLAS
+                        : env && strcmp(env, "own") == 0 ? MF_GEMM_OWN
+                                                         : MF_GEMM_AUTO;
+    }
+    return (MfGemmKernel)kernel_choice;
+}
+
+void mf_gemm_set_kernel(MfGemmKernel k)
+{
+    kernel_choice = k;
+}
+
+/* The float32 products the own kernel computes faster than OpenBLAS
+ * (bench/bench_matmul.c, Zen 3): A read in place (not transposed: with
+ * A^T packed it lost 5-20% on the char-GPT's dW = dY^T X), C at most 512
+ * columns wide and K at most 1024 (conv's 8x14x14x256 layer, K = 2304,
+ * was slower), and at most 1/8 of its last panel of 16 columns wasted on
+ * padding (the head's N = 65 computes 80 columns and was 1.4x slower). */
+static bool own_kernel(const MfGemm *g)
+{
+    if (g->dtype != MF_FLOAT32)
+        return false;
+    switch (mf_gemm_kernel()) {
+    case MF_GEMM_BLAS: return false;
+    case MF_GEMM_OWN: return true;
+    default: break;
+    }
+    int64_t padded = (g->N + 15) / 16 * 16;
+    return !g->trans_a && g->N <= 512 && g->K <= 1024 && padded * 7 <= g->N * 8;
+}
+
 typedef struct GemmShare {
     const MfGemm *g;
-    bool by_rows; /* split M (rows of A and C), else N (columns of B and C) */
-    int64_t n;    /* M or N */
+    const MfGemmF32 *own; /* the own kernel's call, B packed; NULL: OpenBLAS */
+    bool by_rows;         /* split M (rows of A and C), else N (columns of B and C) */
+    int64_t n;            /* M or N */
+    atomic_bool failed;   /* the own kernel could not allocate */
 } GemmShare;
 
 /* Blocks [bb, eb) of SPLIT_ALIGN rows (or columns) of C: the matching
@@ -80,9 +126,16 @@ typedef struct GemmShare {
  * operand are its columns (rows). */
 static void gemm_share(void *ctx, int64_t bb, int64_t eb)
 {
-    const GemmShare *s = ctx;
+    GemmShare *s = ctx;
     const MfGemm *g = s->g;
     int64_t b = bb * SPLIT_ALIGN, e = eb * SPLIT_ALIGN < s->n ? eb * SPLIT_ALIGN : s->n;
+    if (s->own) {
+        bool ok = s->by_rows ? mf_gemm_f32(s->own, b, e, 0, g->N)
+                             : mf_gemm_f32(s->own, 0, g->M, b, e);
+        if (!ok)
+            atomic_store(&s->failed, true);
+        return;
+    }
     size_t es = mf_dtype_size(g->dtype);
     const char *A = g->A, *B = g->B;
     char *C = g->C;
@@ -110,23 +163,39 @@ static int shares(int threads, int64_t n, double line)
     return 1;
 }
 
-/* Runs 'g' on our threads (OpenBLAS itself is single-threaded: see
- * parallel.h). */
-static void run(const MfGemm *g)
+/* Runs 'g' on our threads, through 'own' (B packed) or OpenBLAS (itself
+ * single-threaded: see parallel.h). */
+static MfStatus run(const MfGemm *g, const MfGemmF32 *own)
 {
-    int threads = mf_parallel_threads();
-    if (threads <= 1) {
-        blas(g, g->M, g->N, g->A, g->B, g->C);
-        return;
-    }
     bool by_rows = g->M >= g->N || g->N < 2 * SPLIT_MIN_WIDTH;
     int64_t n = by_rows ? g->M : g->N;
-    GemmShare s = {g, by_rows, n};
-    int use = shares(threads, n, (double)(by_rows ? g->N : g->M) * (double)g->K);
+    GemmShare s = {g, own, by_rows, n, false};
+    double line = (double)(by_rows ? g->N : g->M) * (double)g->K;
+    int threads = mf_parallel_threads();
+    int use = threads <= 1 ? 1 : shares(threads, n, line);
     if (use <= 1)
-        blas(g, g->M, g->N, g->A, g->B, g->C);
+        gemm_share(&s, 0, (n + SPLIT_ALIGN - 1) / SPLIT_ALIGN);
     else
         mf_parallel_for_threads(use, (n + SPLIT_ALIGN - 1) / SPLIT_ALIGN, 1, gemm_share, &s);
+    if (atomic_load(&s.failed))
+        return mf_err_set(MF_ENOMEM, "%s: out of memory for a GEMM of M=%lld N=%lld K=%lld",
+                          g->op, (long long)g->M, (long long)g->N, (long long)g->K);
+    return MF_OK;
+}
+
+/* Packs op(B) for the own kernel, then runs it. */
+static MfStatus run_own(const MfGemm *g)
+{
+    size_t bytes = (mf_gemm_f32_packed_floats(g->N, g->K) * sizeof(float) + 31) / 32 * 32;
+    float *packed = aligned_alloc(32, bytes);
+    if (!packed)
+        return mf_err_set(MF_ENOMEM, "%s: out of memory (%zu bytes) for a GEMM", g->op, bytes);
+    mf_gemm_f32_pack_b(g->trans_b, g->N, g->K, g->B, g->ldb, packed);
+    MfGemmF32 own = {g->trans_a, g->M, g->N, g->K, (float)g->alpha, (float)g->beta,
+                     g->A, g->lda, packed, g->C, g->ldc};
+    MfStatus st = run(g, &own);
+    free(packed);
+    return st;
 }
 
 MfStatus mf_gemm(const MfGemm *g)
@@ -145,7 +214,7 @@ MfStatus mf_gemm(const MfGemm *g)
         return st;
     MfProfSpan span;
     mf_prof_begin(&span);
-    run(g);
+    st = own_kernel(g) ? run_own(g) : run(g, NULL);
     mf_prof_end_gemm(&span, g);
-    return MF_OK;
+    return st;
 }

@@ -1,4 +1,5 @@
-/* gemm.h — the engine's one door to OpenBLAS GEMM.
+/* gemm.h — the engine's one door to GEMM: OpenBLAS, or for float32 the
+ * own kernel (gemm_f32.h) where it is faster.
  *
  * Every float GEMM (MatMul, BatchMatMulV2, Conv2D and its backprops) goes
  * through 'mf_gemm', so sizes are checked once before BLAS sees them and the
@@ -29,7 +30,14 @@ typedef struct MfGemm {
 } MfGemm;
 
 /* C = alpha * op(A) op(B) + beta * C. Fails with MF_EARG when a size does
- * not fit BLAS's int, or MF_EDTYPE for a non-float dtype. */
+ * not fit BLAS's int, MF_EDTYPE for a non-float dtype, or MF_ENOMEM. */
 MfStatus mf_gemm(const MfGemm *g);
+
+/* Which kernel computes float32 GEMMs: the own kernel where it is measured
+ * faster (AUTO), always OpenBLAS, or always the own kernel. Chosen once
+ * from MF_GEMM=blas|own (otherwise AUTO); tests and benchmarks set it. */
+typedef enum MfGemmKernel { MF_GEMM_AUTO, MF_GEMM_BLAS, MF_GEMM_OWN } MfGemmKernel;
+MfGemmKernel mf_gemm_kernel(void);
+void mf_gemm_set_kernel(MfGemmKernel k);
 
 #endif

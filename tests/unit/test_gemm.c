@@ -1,7 +1,17 @@
-/* test_gemm.c — mf_gemm's beta = 0 (a fresh output): core/gemm.c zeroes C
- * itself (memset) and lets BLAS add with beta = 1. The result must be
- * OpenBLAS's own beta = 0 result bit for bit on one thread, whatever C held
- * before (NaN, Inf); split over two threads (by rows, or by columns: a
+/* test_gemm.c — mf_gemm's two float32 kernels.
+ *
+ * The own kernel (core/gemm_f32.c) against a float64 reference: every M, N
+ * and K from 1 to 40 and some larger odd shapes, the four transposes,
+ * leading dimensions wider than the rows, alpha and beta, beta = 0 over
+ * NaN, K = 0; the error bound is the classic one for a sum of K products,
+ * |C - ref| <= (K + 2) u (|alpha| sum_k |A(i,k) B(k,j)| + |beta C|) with
+ * u = 2^-24. Its result split over two threads, by rows or by columns, is
+ * the one-thread result bit for bit.
+ *
+ * OpenBLAS (MF_GEMM=blas) with beta = 0 (a fresh output): core/gemm.c
+ * zeroes C itself (memset) and lets BLAS add with beta = 1. The result must
+ * be OpenBLAS's own beta = 0 result bit for bit on one thread, whatever C
+ * held before (NaN, Inf); split over two threads (by rows, or by columns: a
  * column share is a block of C with ldc > its width) every share is zeroed
  * (the split itself is not bitwise: each share is its own BLAS call, see
  * test_parallel.c); the columns of C outside the block (ldc > N) are left as
@@ -41,11 +51,13 @@ static void check(int threads, bool ta, bool tb, int64_t M, int64_t N, int64_t K
                 (int)M, (int)N, (int)K, 1.0f, A, ta ? (int)M : (int)K, B, tb ? (int)K : (int)N,
                 0.0f, E, (int)ldc);
     assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
+    mf_gemm_set_kernel(MF_GEMM_BLAS);
     MfGemm g = {.op = "test", .dtype = MF_FLOAT32, .trans_a = ta, .trans_b = tb, .M = M, .N = N,
                 .K = K, .alpha = 1.0, .beta = 0.0, .A = A, .lda = ta ? M : K, .B = B,
                 .ldb = tb ? K : N, .C = C, .ldc = ldc};
     assert_int_equal(mf_gemm(&g), MF_OK);
     assert_int_equal(mf_parallel_set_threads(1), MF_OK);
+    mf_gemm_set_kernel(MF_GEMM_AUTO);
     int64_t differ = 0;
     for (int64_t i = 0; i < M * ldc; i++) {
         bool pad_col = i % ldc >= N; /* left as it was: compare bits (NaN included) */
@@ -72,10 +84,209 @@ static void test_fresh_output_is_blas_beta_zero(void **state)
     }
 }
 
+/* One product for the own kernel: op(A) is M x K, op(B) K x N, each
+ * matrix with 'pad' more columns than it needs. */
+typedef struct Case {
+    bool ta, tb;
+    int64_t M, N, K, pad;
+    double alpha, beta;
+} Case;
+
+typedef struct Operands {
+    float *A, *B, *C;
+    int64_t lda, ldb, ldc;
+} Operands;
+
+static Operands operands(const Case *c, uint32_t seed)
+{
+    Operands o;
+    int64_t arows = c->ta ? c->K : c->M, brows = c->tb ? c->N : c->K;
+    o.lda = (c->ta ? c->M : c->K) + c->pad;
+    o.ldb = (c->tb ? c->K : c->N) + c->pad;
+    o.ldc = c->N + c->pad;
+    o.A = malloc(sizeof(float) * (size_t)(arows * o.lda + 1));
+    o.B = malloc(sizeof(float) * (size_t)(brows * o.ldb + 1));
+    o.C = malloc(sizeof(float) * (size_t)(c->M * o.ldc + 1));
+    assert_true(o.A && o.B && o.C);
+    fill(o.A, arows * o.lda, seed);
+    fill(o.B, brows * o.ldb, seed + 1);
+    fill(o.C, c->M * o.ldc, seed + 2);
+    if (c->beta == 0) /* never read: NaN in C must not come through */
+        for (int64_t i = 0; i < c->M * o.ldc; i++)
+            o.C[i] = i % 2 ? NAN : INFINITY;
+    return o;
+}
+
+static void release(Operands *o)
+{
+    free(o->A);
+    free(o->B);
+    free(o->C);
+}
+
+static MfGemm gemm_of(const Case *c, const Operands *o)
+{
+    return (MfGemm){.op = "test", .dtype = MF_FLOAT32, .trans_a = c->ta, .trans_b = c->tb,
+                    .M = c->M, .N = c->N, .K = c->K, .alpha = c->alpha, .beta = c->beta,
+                    .A = o->A, .lda = o->lda, .B = o->B, .ldb = o->ldb, .C = o->C,
+                    .ldc = o->ldc};
+}
+
+/* The elements of C (before: C0) outside the bound against the float64
+ * reference, and padding columns that changed. */
+static int64_t wrong(const Case *c, const Operands *o, const float *C0)
+{
+    int64_t bad = 0;
+    const double u = 0x1p-24;
+    for (int64_t i = 0; i < c->M; i++)
+        for (int64_t j = 0; j < o->ldc; j++) {
+            float got = o->C[i * o->ldc + j], before = C0[i * o->ldc + j];
+            if (j >= c->N) {
+                bad += memcmp(&got, &before, sizeof got) != 0;
+                continue;
+            }
+            double sum = 0, mag = 0;
+            for (int64_t k = 0; k < c->K; k++) {
+                double a = c->ta ? o->A[k * o->lda + i] : o->A[i * o->lda + k];
+                double b = c->tb ? o->B[j * o->ldb + k] : o->B[k * o->ldb + j];
+                sum += a * b;
+                mag += fabs(a * b);
+            }
+            double cb = c->beta == 0 ? 0 : c->beta * (double)before;
+            double ref = c->alpha * sum + cb;
+            double bound = (double)(c->K + 2) * u * (fabs(c->alpha) * mag + fabs(cb)) + 1e-30;
+            bad += !(fabs((double)got - ref) <= bound);
+        }
+    return bad;
+}
+
+static void check_own(const Case *c, uint32_t seed)
+{
+    Operands o = operands(c, seed);
+    size_t bytes = sizeof(float) * (size_t)(c->M * o.ldc);
+    float *C0 = malloc(bytes + sizeof(float));
+    assert_non_null(C0);
+    memcpy(C0, o.C, bytes);
+    MfGemm g = gemm_of(c, &o);
+    assert_int_equal(mf_gemm(&g), MF_OK);
+    int64_t bad = wrong(c, &o, C0);
+    if (bad)
+        print_error("%c%c M=%lld N=%lld K=%lld pad=%lld alpha=%g beta=%g: %lld wrong\n",
+                    c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', (long long)c->M, (long long)c->N,
+                    (long long)c->K, (long long)c->pad, c->alpha, c->beta, (long long)bad);
+    assert_int_equal(bad, 0);
+    free(C0);
+    release(&o);
+}
+
+/* Every M, N and K from 1 to 40 (the other two from a cycle of sizes
+ * around the tile's 6 rows and 16 columns), in the four transposes, with
+ * and without padding, over a few alpha and beta. */
+static void test_own_kernel_small_shapes(void **state)
+{
+    (void)state;
+    static const int64_t other[] = {1, 5, 6, 7, 15, 16, 17, 33, 40};
+    static const double ab[][2] = {{1, 0}, {-0.5, 0}, {1, 1}, {2, -0.75}};
+    mf_gemm_set_kernel(MF_GEMM_OWN);
+    uint32_t seed = 11;
+    for (int64_t n = 1; n <= 40; n++)
+        for (int t = 0; t < 4; t++) {
+            int64_t x = other[(n + t) % 9], y = other[(2 * n + 3 * t) % 9];
+            const double *s = ab[(n + t) % 4];
+            bool ta = t & 1, tb = t & 2;
+            int64_t pad = n % 3 == 0 ? 0 : n % 5;
+            check_own(&(Case){ta, tb, n, x, y, pad, s[0], s[1]}, seed++);
+            check_own(&(Case){ta, tb, x, n, y, pad, s[0], s[1]}, seed++);
+            check_own(&(Case){ta, tb, x, y, n, pad, s[0], s[1]}, seed++);
+        }
+    mf_gemm_set_kernel(MF_GEMM_AUTO);
+}
+
+/* Larger odd shapes: several row blocks and panels, K past one block of
+ * k (256), tall and wide. */
+static void test_own_kernel_large_shapes(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{97, 131, 300}, {301, 17, 513}, {107, 147, 257},
+                                        {5, 300, 65}, {200, 3, 1000}, {768, 65, 128}};
+    mf_gemm_set_kernel(MF_GEMM_OWN);
+    for (int s = 0; s < 6; s++)
+        for (int t = 0; t < 4; t++)
+            check_own(&(Case){t & 1, t & 2, shapes[s][0], shapes[s][1], shapes[s][2], s % 3,
+                              s % 2 ? 1.0 : 0.5, t == 3 ? 0.25 : 0.0},
+                      (uint32_t)(100 + 4 * s + t));
+    mf_gemm_set_kernel(MF_GEMM_AUTO);
+}
+
+/* K = 0: C = beta C, and beta = 0 writes zeros over NaN. */
+static void test_own_kernel_empty_sum(void **state)
+{
+    (void)state;
+    mf_gemm_set_kernel(MF_GEMM_OWN);
+    for (int b = 0; b < 2; b++) {
+        float C[3 * 20];
+        for (int i = 0; i < 60; i++)
+            C[i] = b ? (float)i : NAN;
+        float A[1] = {1}, B[1] = {1};
+        MfGemm g = {.op = "test", .dtype = MF_FLOAT32, .M = 3, .N = 17, .K = 0, .alpha = 1,
+                    .beta = b ? 0.5 : 0.0, .A = A, .lda = 1, .B = B, .ldb = 17, .C = C,
+                    .ldc = 20};
+        assert_int_equal(mf_gemm(&g), MF_OK);
+        for (int i = 0; i < 60; i++) {
+            float want = i % 20 >= 17 ? (b ? (float)i : NAN) : b ? 0.5f * (float)i : 0.0f;
+            if (isnan(want))
+                assert_true(isnan(C[i]));
+            else
+                assert_true(C[i] == want);
+        }
+    }
+    mf_gemm_set_kernel(MF_GEMM_AUTO);
+}
+
+/* The own kernel's result on two threads (rows split at multiples of 16,
+ * which are not multiples of its 6-row tiles; or columns) is the
+ * one-thread result bit for bit. */
+static void check_split(const Case *c)
+{
+    Operands o = operands(c, 7);
+    size_t bytes = sizeof(float) * (size_t)(c->M * o.ldc);
+    float *one = malloc(bytes), *C0 = malloc(bytes);
+    assert_true(one && C0);
+    memcpy(C0, o.C, bytes);
+    MfGemm g = gemm_of(c, &o);
+    assert_int_equal(mf_gemm(&g), MF_OK);
+    memcpy(one, o.C, bytes);
+    memcpy(o.C, C0, bytes);
+    assert_int_equal(mf_parallel_set_threads(2), MF_OK);
+    assert_int_equal(mf_gemm(&g), MF_OK);
+    assert_int_equal(mf_parallel_set_threads(1), MF_OK);
+    assert_memory_equal(one, o.C, bytes);
+    free(one);
+    free(C0);
+    release(&o);
+}
+
+static void test_own_kernel_split_is_bitwise(void **state)
+{
+    (void)state;
+    mf_gemm_set_kernel(MF_GEMM_OWN);
+    for (int t = 0; t < 4; t++) {
+        check_split(&(Case){t & 1, t & 2, 300, 128, 200, 3, 1, 0});   /* by rows */
+        check_split(&(Case){t & 1, t & 2, 301, 97, 300, 0, 1, 0.5});  /* rows, beta */
+        check_split(&(Case){t & 1, t & 2, 40, 700, 512, 5, -1, 0});   /* by columns */
+        check_split(&(Case){t & 1, t & 2, 47, 333, 777, 1, 0.5, 1});  /* columns, edges */
+    }
+    mf_gemm_set_kernel(MF_GEMM_AUTO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TEST(test_fresh_output_is_blas_beta_zero),
+        TEST(test_own_kernel_small_shapes),
+        TEST(test_own_kernel_large_shapes),
+        TEST(test_own_kernel_empty_sum),
+        TEST(test_own_kernel_split_is_bitwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

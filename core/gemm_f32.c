@@ -1,0 +1,266 @@
+/* gemm_f32.c — moonflow's own float32 GEMM (see gemm_f32.h).
+ *
+ * C is computed by tiles of MR rows and NR columns held in registers
+ * (GCC/clang vector extensions: 8-float vectors, AVX2 FMAs under
+ * -march=native, two SSE halves elsewhere). op(B) is packed once per call
+ * into column panels of K x NR floats (zero-padded past N; B^T is
+ * transposed there); op(A) is read in place, A(i, k) broadcast from A's
+ * rows or, for A^T, from its columns. A tile's sums run over all of K in k
+ * order, each element its own chain of multiply-adds started at 0, then
+ * C = alpha s (beta = 0: C is never read) or alpha s + beta C. Tiles at
+ * the edges use kernels of fewer rows and a zero-padded panel, the same
+ * chains: so no element's value depends on where the tile or a thread's
+ * share of C starts, and a split result is the unsplit one bit for bit. */
+#include "gemm_f32.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MR 6
+#define NR 16
+
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v8u __attribute__((vector_size(32), aligned(4))); /* unaligned rows */
+
+static inline v8 load8(const float *p)
+{
+    return *(const v8u *)p;
+}
+
+static inline void store8(float *p, v8 x)
+{
+    *(v8u *)p = x;
+}
+
+/* B's row in registers once, not read again by each FMA (GCC folds the
+ * loads into the FMAs: then the loads, not the FMAs, limit the speed). */
+#ifdef __AVX__
+#define IN_REGISTERS(x, y) __asm__("" : "+x"(x), "+x"(y))
+#else
+#define IN_REGISTERS(x, y) (void)0
+#endif
+
+/* A(i, k) of row-major A (rows at stride lda) or of A^T (A's columns). */
+#define A_ROWS(i) a[(i) * lda + k]
+#define A_COLS(i) a[k * lda + (i)]
+
+#define TILE_FMA(i, AT)                                                                    \
+    if ((i) < NROWS) {                                                                      \
+        float x = AT(i);                                                                   \
+        s##i##0 += x * b0;                                                                 \
+        s##i##1 += x * b1;                                                                 \
+    }
+#define TILE_LOAD(i)                                                                       \
+    if ((i) < NROWS && !first) {                                                           \
+        s##i##0 = *(const v8 *)(p + (i) * NR);                                             \
+        s##i##1 = *(const v8 *)(p + (i) * NR + 8);                                         \
+    }
+#define TILE_PREFETCH(i)                                                                   \
+    if ((i) < NROWS) {                                                                     \
+        __builtin_prefetch(C + (i) * ldc, 1);                                              \
+        __builtin_prefetch(C + (i) * ldc + NR - 1, 1);                                     \
+    }
+#define TILE_KEEP(i)                                                                       \
+    if ((i) < NROWS) {                                                                     \
+        *(v8 *)(p + (i) * NR) = s##i##0;                                                   \
+        *(v8 *)(p + (i) * NR + 8) = s##i##1;                                               \
+    }
+#define TILE_STORE(i)                                                                      \
+    if ((i) < NROWS) {                                                                     \
+        float *c = C + (i) * ldc;                                                          \
+        if (beta == 0) {                                                                   \
+            store8(c, alpha * s##i##0);                                                    \
+            store8(c + 8, alpha * s##i##1);                                                \
+        } else {                                                                           \
+            store8(c, alpha * s##i##0 + beta * load8(c));                                  \
+            store8(c + 8, alpha * s##i##1 + beta * load8(c + 8));                         \
+        }                                                                                  \
+    }
+#define ALL_ROWS(M) M(0) M(1) M(2) M(3) M(4) M(5)
+/* ROWS x NR of C from ROWS rows of op(A) and a packed panel bp (K x NR):
+ * the sums start at 0 (first) or at the partial sums p (ROWS x NR), and
+ * end in C (last) or back in p, so a sum split over blocks of k is the
+ * same chain as one pass. */
+#define TILE(NAME, ROWS, AT)                                                               \
+    static void NAME(const float *a, int64_t lda, const float *bp, int64_t K, float *p,    \
+                     bool first, bool last, float alpha, float beta, float *C, int64_t ldc) \
+    {                                                                                      \
+        enum { NROWS = ROWS };                                                             \
+        v8 s00 = {0}, s01 = {0}, s10 = {0}, s11 = {0}, s20 = {0}, s21 = {0};               \
+        v8 s30 = {0}, s31 = {0}, s40 = {0}, s41 = {0}, s50 = {0}, s51 = {0};               \
+        ALL_ROWS(TILE_LOAD)                                                                \
+        if (last) {                                                                        \
+            ALL_ROWS(TILE_PREFETCH)                                                        \
+        }                                                                                  \
+        for (int64_t k = 0; k < K; k++) {                                                  \
+            v8 b0 = *(const v8 *)(bp + k * NR), b1 = *(const v8 *)(bp + k * NR + 8);       \
+            IN_REGISTERS(b0, b1);                                                          \
+            TILE_FMA(0, AT) TILE_FMA(1, AT) TILE_FMA(2, AT)                                \
+            TILE_FMA(3, AT) TILE_FMA(4, AT) TILE_FMA(5, AT)                                \
+        }                                                                                  \
+        if (!last) {                                                                       \
+            ALL_ROWS(TILE_KEEP)                                                            \
+        } else {                                                                           \
+            ALL_ROWS(TILE_STORE)                                                           \
+        }                                                                                  \
+    }
+
+typedef void TileFn(const float *a, int64_t lda, const float *bp, int64_t K, float *p, bool first,
+                    bool last, float alpha, float beta, float *C, int64_t ldc);
+
+TILE(rows1, 1, A_ROWS)
+TILE(rows2, 2, A_ROWS)
+TILE(rows3, 3, A_ROWS)
+TILE(rows4, 4, A_ROWS)
+TILE(rows5, 5, A_ROWS)
+TILE(rows6, 6, A_ROWS)
+TILE(cols1, 1, A_COLS)
+TILE(cols2, 2, A_COLS)
+TILE(cols3, 3, A_COLS)
+TILE(cols4, 4, A_COLS)
+TILE(cols5, 5, A_COLS)
+TILE(cols6, 6, A_COLS)
+
+/* [trans_a][rows - 1] */
+static TileFn *const tiles[2][MR] = {{rows1, rows2, rows3, rows4, rows5, rows6},
+                                     {cols1, cols2, cols3, cols4, cols5, cols6}};
+
+#define SHUF(x, y, ...) __builtin_shufflevector(x, y, __VA_ARGS__)
+
+/* The 8 x 8 block at src (row stride ls) transposed to dst (row stride ld):
+ * pairs interleaved, then quadruples, then the 128-bit halves. */
+static void transpose8(const float *src, int64_t ls, float *dst, int64_t ld)
+{
+    v8 r[8], t[8], u[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = load8(src + i * ls);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = SHUF(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        t[i + 1] = SHUF(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int h = 0; h < 2; h++) {
+            u[i + 2 * h] = SHUF(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+            u[i + 2 * h + 1] = SHUF(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+    for (int i = 0; i < 4; i++) {
+        store8(dst + i * ld, SHUF(u[i], u[i + 4], 0, 1, 2, 3, 8, 9, 10, 11));
+        store8(dst + (i + 4) * ld, SHUF(u[i], u[i + 4], 4, 5, 6, 7, 12, 13, 14, 15));
+    }
+}
+
+/* Panel p's columns [j0, j0 + n) of op(B) = B^T (B is N x K, row stride
+ * ldb) into dst (K x NR): 8 x 8 blocks, then the edges one at a time. */
+static void pack_transposed(const float *B, int64_t ldb, int64_t j0, int64_t n, int64_t K,
+                            float *dst)
+{
+    int64_t n8 = n / 8 * 8, k8 = K / 8 * 8;
+    for (int64_t j = 0; j < n8; j += 8)
+        for (int64_t k = 0; k < k8; k += 8)
+            transpose8(B + (j0 + j) * ldb + k, ldb, dst + k * NR + j, NR);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t k = j < n8 ? k8 : 0; k < K; k++)
+            dst[k * NR + j] = B[(j0 + j) * ldb + k];
+}
+
+size_t mf_gemm_f32_packed_floats(int64_t N, int64_t K)
+{
+    return (size_t)((N + NR - 1) / NR * NR) * (size_t)(K > 0 ? K : 1);
+}
+
+void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
+                        float *packed)
+{
+    for (int64_t j0 = 0; j0 < N; j0 += NR) {
+        int64_t n = N - j0 < NR ? N - j0 : NR;
+        float *dst = packed + j0 * K;
+        if (n < NR)
+            memset(dst, 0, sizeof(float) * (size_t)(K * NR));
+        if (trans_b)
+            pack_transposed(B, ldb, j0, n, K, dst);
+        else if (n == NR) /* a fixed size: copied in registers, not by memcpy calls */
+            for (int64_t k = 0; k < K; k++)
+                memcpy(dst + k * NR, B + k * ldb + j0, sizeof(float) * NR);
+        else
+            for (int64_t k = 0; k < K; k++)
+                memcpy(dst + k * NR, B + k * ldb + j0, sizeof(float) * (size_t)n);
+    }
+}
+
+/* Blocks of k: a panel's KC x NR floats stay in L1 while MC rows of A
+ * pass over it. */
+#define KC 256
+#define MC 96
+
+/* The tiles of rows [r0, r1) (at most MC) and the panel's columns
+ * [j, j + cols), the sum over k in [k0, k0 + kn). A tile narrower than
+ * NR ends in a full-width tile on the stack (holding C's values when beta
+ * reads them), copied out. */
+static void block(const MfGemmF32 *g, const float *a, int64_t lda, int64_t r0, int64_t r1,
+                  int64_t j, int64_t cols, int64_t k0, int64_t kn, float *partial)
+{
+    bool first = k0 == 0, last = k0 + kn >= g->K;
+    const float *bp = g->packed + j * g->K + k0 * NR;
+    for (int64_t r = r0; r < r1; r += MR) {
+        int64_t rows = r1 - r < MR ? r1 - r : MR;
+        TileFn *fn = tiles[g->trans_a][rows - 1];
+        const float *ar = g->trans_a ? a + (r - r0) * g->K + k0 * MR : a + (r - r0) * lda + k0;
+        float *p = partial + (r - r0) * NR, *c = g->C + r * g->ldc + j;
+        if (!last || cols == NR) {
+            fn(ar, lda, bp, kn, p, first, last, g->alpha, g->beta, c, g->ldc);
+            continue;
+        }
+        float t[MR * NR] = {0};
+        for (int64_t i = 0; i < rows && g->beta != 0; i++)
+            memcpy(t + i * NR, c + i * g->ldc, sizeof(float) * (size_t)cols);
+        fn(ar, lda, bp, kn, p, first, last, g->alpha, g->beta, t, NR);
+        for (int64_t i = 0; i < rows; i++)
+            memcpy(c + i * g->ldc, t + i * NR, sizeof(float) * (size_t)cols);
+    }
+}
+
+/* A^T's rows [r0, r1) (columns of A, K x M) packed by MR rows: each block
+ * K x MR, read by the A_COLS tiles with lda = MR. */
+static void pack_a_transposed(const MfGemmF32 *g, int64_t r0, int64_t r1, float *dst)
+{
+    for (int64_t r = r0; r < r1; r += MR) {
+        int64_t rows = r1 - r < MR ? r1 - r : MR;
+        float *d = dst + (r - r0) * g->K;
+        const float *src = g->A + r;
+        if (rows == MR) /* a fixed size: copied in registers, not by memcpy calls */
+            for (int64_t k = 0; k < g->K; k++)
+                memcpy(d + k * MR, src + k * g->lda, sizeof(float) * MR);
+        else
+            for (int64_t k = 0; k < g->K; k++)
+                for (int64_t i = 0; i < rows; i++)
+                    d[k * MR + i] = src[k * g->lda + i];
+    }
+}
+
+bool mf_gemm_f32(const MfGemmF32 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
+{
+    float partial[MC * NR] __attribute__((aligned(32)));
+    float *packed_a = NULL;
+    if (g->trans_a) {
+        packed_a = aligned_alloc(32, sizeof(float) * (size_t)(MC * (g->K > 0 ? g->K : 1)));
+        if (!packed_a)
+            return false;
+    }
+    for (int64_t m = r0; m < r1; m += MC) {
+        int64_t m1 = r1 - m < MC ? r1 : m + MC;
+        const float *a = g->A + m * g->lda;
+        int64_t lda = g->lda;
+        if (g->trans_a) {
+            pack_a_transposed(g, m, m1, packed_a);
+            a = packed_a;
+            lda = MR;
+        }
+        for (int64_t j = c0; j < c1; j += NR) {
+            int64_t cols = c1 - j < NR ? c1 - j : NR;
+            for (int64_t k = 0; k == 0 || k < g->K; k += KC)
+                block(g, a, lda, m, m1, j, cols, k, g->K - k < KC ? g->K - k : KC, partial);
+        }
+    }
+    free(packed_a);
+    return true;
+}

@@ -1,0 +1,39 @@
+/* gemm_f32.h — moonflow's own float32 GEMM kernel, used by mf_gemm
+ * (core/gemm.c) for the products where it is faster than OpenBLAS.
+ *
+ * Row-major C = alpha op(A) op(B) + beta C, in two steps: op(B) packed once
+ * (mf_gemm_f32_pack_b), then any block of C's rows and columns computed
+ * from the packed B (mf_gemm_f32), so threads can share one packing. Each
+ * element of C is one sum over k in order, whatever the block: results do
+ * not depend on how C is split. beta = 0 never reads C. */
+#ifndef MF_GEMM_F32_H
+#define MF_GEMM_F32_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct MfGemmF32 {
+    bool trans_a;
+    int64_t M, N, K;
+    float alpha, beta;
+    const float *A; /* M x K (lda), or K x M when trans_a */
+    int64_t lda;
+    const float *packed; /* op(B) by mf_gemm_f32_pack_b */
+    float *C;
+    int64_t ldc;
+} MfGemmF32;
+
+/* Floats mf_gemm_f32_pack_b writes for an op(B) of K x N. */
+size_t mf_gemm_f32_packed_floats(int64_t N, int64_t K);
+
+/* op(B) (K x N: B row-major K x N, or N x K when trans_b) into 'packed':
+ * 32-byte aligned, mf_gemm_f32_packed_floats(N, K) floats. */
+void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
+                        float *packed);
+
+/* Rows [r0, r1) and columns [c0, c1) of C; c0 a multiple of 16. False
+ * when the buffer for a transposed A could not be allocated (C unchanged). */
+bool mf_gemm_f32(const MfGemmF32 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
+#endif
