@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "gemm_f32.h"
 #include "parallel.h"
 #include "profile/profile.h"
@@ -116,9 +117,10 @@ static bool own_kernel(const MfGemm *g)
 typedef struct GemmShare {
     const MfGemm *g;
     const MfGemmF32 *own; /* the own kernel's call, B packed; NULL: OpenBLAS */
+    float *scratch;       /* the own kernel's: one mf_gemm_f32_scratch_floats per share */
     bool by_rows;         /* split M (rows of A and C), else N (columns of B and C) */
     int64_t n;            /* M or N */
-    atomic_bool failed;   /* the own kernel could not allocate */
+    atomic_int shares;    /* shares started: each takes the next scratch */
 } GemmShare;
 
 /* Blocks [bb, eb) of SPLIT_ALIGN rows (or columns) of C: the matching
@@ -130,10 +132,12 @@ static void gemm_share(void *ctx, int64_t bb, int64_t eb)
     const MfGemm *g = s->g;
     int64_t b = bb * SPLIT_ALIGN, e = eb * SPLIT_ALIGN < s->n ? eb * SPLIT_ALIGN : s->n;
     if (s->own) {
-        bool ok = s->by_rows ? mf_gemm_f32(s->own, b, e, 0, g->N)
-                             : mf_gemm_f32(s->own, 0, g->M, b, e);
-        if (!ok)
-            atomic_store(&s->failed, true);
+        int slot = atomic_fetch_add(&s->shares, 1);
+        float *scratch = s->scratch + (size_t)slot * mf_gemm_f32_scratch_floats(g->K);
+        if (s->by_rows)
+            mf_gemm_f32(s->own, b, e, 0, g->N, scratch);
+        else
+            mf_gemm_f32(s->own, 0, g->M, b, e, scratch);
         return;
     }
     size_t es = mf_dtype_size(g->dtype);
@@ -163,39 +167,43 @@ static int shares(int threads, int64_t n, double line)
     return 1;
 }
 
-/* Runs 'g' on our threads, through 'own' (B packed) or OpenBLAS (itself
- * single-threaded: see parallel.h). */
-static MfStatus run(const MfGemm *g, const MfGemmF32 *own)
+/* How many shares 'g' is cut into on our threads. */
+static int split(const MfGemm *g, bool *by_rows)
 {
-    bool by_rows = g->M >= g->N || g->N < 2 * SPLIT_MIN_WIDTH;
-    int64_t n = by_rows ? g->M : g->N;
-    GemmShare s = {g, own, by_rows, n, false};
-    double line = (double)(by_rows ? g->N : g->M) * (double)g->K;
+    *by_rows = g->M >= g->N || g->N < 2 * SPLIT_MIN_WIDTH;
+    double line = (double)(*by_rows ? g->N : g->M) * (double)g->K;
     int threads = mf_parallel_threads();
-    int use = threads <= 1 ? 1 : shares(threads, n, line);
+    return threads <= 1 ? 1 : shares(threads, *by_rows ? g->M : g->N, line);
+}
+
+/* Runs 'g' on 'use' shares, through 'own' (B packed; 'scratch' for each
+ * share) or OpenBLAS (itself single-threaded: see parallel.h). */
+static void run(const MfGemm *g, int use, bool by_rows, const MfGemmF32 *own, float *scratch)
+{
+    int64_t n = by_rows ? g->M : g->N;
+    GemmShare s = {g, own, scratch, by_rows, n, 0};
     if (use <= 1)
         gemm_share(&s, 0, (n + SPLIT_ALIGN - 1) / SPLIT_ALIGN);
     else
         mf_parallel_for_threads(use, (n + SPLIT_ALIGN - 1) / SPLIT_ALIGN, 1, gemm_share, &s);
-    if (atomic_load(&s.failed))
-        return mf_err_set(MF_ENOMEM, "%s: out of memory for a GEMM of M=%lld N=%lld K=%lld",
-                          g->op, (long long)g->M, (long long)g->N, (long long)g->K);
-    return MF_OK;
 }
 
-/* Packs op(B) for the own kernel, then runs it. */
-static MfStatus run_own(const MfGemm *g)
+/* Packs op(B) for the own kernel, then runs it. Its buffers come from the
+ * engine's caching allocator: reused, not fresh pages each call. */
+static MfStatus run_own(const MfGemm *g, int use, bool by_rows)
 {
-    size_t bytes = (mf_gemm_f32_packed_floats(g->N, g->K) * sizeof(float) + 31) / 32 * 32;
-    float *packed = aligned_alloc(32, bytes);
-    if (!packed)
+    size_t packed = (mf_gemm_f32_packed_floats(g->N, g->K) + 7) / 8 * 8;
+    size_t floats = packed + (g->trans_a ? (size_t)use * mf_gemm_f32_scratch_floats(g->K) : 0);
+    size_t bytes = floats * sizeof(float);
+    float *buf = mf_alloc(bytes);
+    if (!buf)
         return mf_err_set(MF_ENOMEM, "%s: out of memory (%zu bytes) for a GEMM", g->op, bytes);
-    mf_gemm_f32_pack_b(g->trans_b, g->N, g->K, g->B, g->ldb, packed);
+    mf_gemm_f32_pack_b(g->trans_b, g->N, g->K, g->B, g->ldb, buf);
     MfGemmF32 own = {g->trans_a, g->M, g->N, g->K, (float)g->alpha, (float)g->beta,
-                     g->A, g->lda, packed, g->C, g->ldc};
-    MfStatus st = run(g, &own);
-    free(packed);
-    return st;
+                     g->A, g->lda, buf, g->C, g->ldc};
+    run(g, use, by_rows, &own, buf + packed);
+    mf_dealloc(buf, bytes);
+    return MF_OK;
 }
 
 MfStatus mf_gemm(const MfGemm *g)
@@ -214,7 +222,12 @@ MfStatus mf_gemm(const MfGemm *g)
         return st;
     MfProfSpan span;
     mf_prof_begin(&span);
-    st = own_kernel(g) ? run_own(g) : run(g, NULL);
+    bool by_rows;
+    int use = split(g, &by_rows);
+    if (own_kernel(g))
+        st = run_own(g, use, by_rows);
+    else
+        run(g, use, by_rows, NULL, NULL);
     mf_prof_end_gemm(&span, g);
     return st;
 }

@@ -13,7 +13,6 @@
  * share of C starts, and a split result is the unsplit one bit for bit. */
 #include "gemm_f32.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define MR 6
@@ -237,22 +236,22 @@ static void pack_a_transposed(const MfGemmF32 *g, int64_t r0, int64_t r1, float 
     }
 }
 
-bool mf_gemm_f32(const MfGemmF32 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
+size_t mf_gemm_f32_scratch_floats(int64_t K)
+{
+    return (size_t)MC * (size_t)(K > 0 ? K : 1);
+}
+
+void mf_gemm_f32(const MfGemmF32 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                 float *scratch)
 {
     float partial[MC * NR] __attribute__((aligned(32)));
-    float *packed_a = NULL;
-    if (g->trans_a) {
-        packed_a = aligned_alloc(32, sizeof(float) * (size_t)(MC * (g->K > 0 ? g->K : 1)));
-        if (!packed_a)
-            return false;
-    }
     for (int64_t m = r0; m < r1; m += MC) {
         int64_t m1 = r1 - m < MC ? r1 : m + MC;
         const float *a = g->A + m * g->lda;
         int64_t lda = g->lda;
         if (g->trans_a) {
-            pack_a_transposed(g, m, m1, packed_a);
-            a = packed_a;
+            pack_a_transposed(g, m, m1, scratch);
+            a = scratch;
             lda = MR;
         }
         for (int64_t j = c0; j < c1; j += NR) {
@@ -261,6 +260,4 @@ bool mf_gemm_f32(const MfGemmF32 *g, int64_t r0, int64_t r1, int64_t c0, int64_t
                 block(g, a, lda, m, m1, j, cols, k, g->K - k < KC ? g->K - k : KC, partial);
         }
     }
-    free(packed_a);
-    return true;
 }

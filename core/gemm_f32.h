@@ -32,8 +32,14 @@ size_t mf_gemm_f32_packed_floats(int64_t N, int64_t K);
 void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
                         float *packed);
 
-/* Rows [r0, r1) and columns [c0, c1) of C; c0 a multiple of 16. False
- * when the buffer for a transposed A could not be allocated (C unchanged). */
-bool mf_gemm_f32(const MfGemmF32 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+/* Floats of the scratch each concurrent mf_gemm_f32 call needs when
+ * trans_a (A^T's rows are packed there). */
+size_t mf_gemm_f32_scratch_floats(int64_t K);
+
+/* Rows [r0, r1) and columns [c0, c1) of C; c0 a multiple of 16. 'scratch':
+ * mf_gemm_f32_scratch_floats(K) floats, 32-byte aligned, when trans_a
+ * (else unused). */
+void mf_gemm_f32(const MfGemmF32 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                 float *scratch);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "testutil.h"
 
+#include "core/alloc.h"
 #include "core/gemm.h"
 #include "core/parallel.h"
 
@@ -279,6 +280,30 @@ static void test_own_kernel_split_is_bitwise(void **state)
     mf_gemm_set_kernel(MF_GEMM_AUTO);
 }
 
+/* The own kernel's packing buffer refused: a clear out-of-memory error
+ * naming the op, and C left as it was. */
+static void test_own_kernel_out_of_memory(void **state)
+{
+    (void)state;
+    Case c = {false, true, 50, 40, 30, 0, 1, 0};
+    Operands o = operands(&c, 5);
+    size_t bytes = sizeof(float) * (size_t)(c.M * o.ldc);
+    float *C0 = malloc(bytes);
+    assert_non_null(C0);
+    memcpy(C0, o.C, bytes);
+    MfGemm g = gemm_of(&c, &o);
+    g.op = "MatMul";
+    mf_gemm_set_kernel(MF_GEMM_OWN);
+    mf_alloc_fail_at(1);
+    assert_int_equal(mf_gemm(&g), MF_ENOMEM);
+    mf_alloc_fail_at(0);
+    mf_gemm_set_kernel(MF_GEMM_AUTO);
+    assert_non_null(strstr(mf_err_msg(), "MatMul: out of memory"));
+    assert_memory_equal(C0, o.C, bytes);
+    free(C0);
+    release(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +312,7 @@ int main(void)
         TEST(test_own_kernel_large_shapes),
         TEST(test_own_kernel_empty_sum),
         TEST(test_own_kernel_split_is_bitwise),
+        TEST(test_own_kernel_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
