@@ -224,7 +224,7 @@ static bool rows_in_place(const MfTensor *t)
 /* Operand 'which' from 't': in place or a contiguous copy, laid out. */
 static MfStatus plan_operand(AttnPlan *p, MfTensor *t, int which, int64_t rows, int64_t cols)
 {
-    const char **data[ATTN_OPERANDS] = {&p->q, &p->k, &p->v, &p->mask, &p->dout};
+    const char **data[ATTN_HELD] = {&p->q, &p->k, &p->v, &p->mask, &p->dout, &p->o};
     if (which != ATTN_MASK && rows_in_place(t)) {
         mf_tensor_retain(t);
         p->hold[which] = t;
@@ -239,7 +239,7 @@ static MfStatus plan_operand(AttnPlan *p, MfTensor *t, int which, int64_t rows, 
 
 void mf_attn_plan_free(AttnPlan *p)
 {
-    for (int i = 0; i < ATTN_OPERANDS; i++)
+    for (int i = 0; i < ATTN_HELD; i++)
         mf_tensor_release(p->hold[i]);
     mf_free(p->off);
     p->off = NULL;
@@ -277,9 +277,88 @@ MfStatus mf_attn_plan(const MfOpCall *c, MfTensor *const *in, MfTensor *mask, At
     return st;
 }
 
-MfStatus mf_attn_plan_dout(AttnPlan *p, MfTensor *dout)
+MfStatus mf_attn_plan_dout(AttnPlan *p, MfTensor *out, MfTensor *dout)
 {
-    return plan_operand(p, dout, ATTN_DOUT, p->tq, p->dv);
+    MfStatus st = plan_operand(p, out, ATTN_O, p->tq, p->dv);
+    return st == MF_OK ? plan_operand(p, dout, ATTN_DOUT, p->tq, p->dv) : st;
+}
+
+void mf_attn_plan_output(AttnPlan *p, const MfTensor *t, int which)
+{
+    bool queries = which == ATTN_O || which == ATTN_DQ;
+    batch_offsets(p, t, which, queries ? p->tq : p->tk,
+                  which == ATTN_O || which == ATTN_DV ? p->dv : p->d);
+}
+
+/* ---- the outputs --------------------------------------------------------------------- */
+
+/* Whether q's heads are interleaved: q (..., H, T, d) is the transpose of
+ * a (..., T, H, d) tensor, as the heads a model cuts from one product (its
+ * head axis steps less than its rows), and spec 's' has q's batch axes. */
+static bool heads_interleaved(const MfTensor *q, const MfTensorSpec *s)
+{
+    int r = q->rank;
+    if (r < 3 || s->rank != r)
+        return false;
+    for (int k = 0; k < r - 2; k++)
+        if (q->shape[k] != s->shape[k] || q->strides[k] < 0)
+            return false;
+    return q->shape[r - 3] > 1 && q->shape[r - 2] > 1 && q->strides[r - 3] < q->strides[r - 2];
+}
+
+/* A new tensor of spec 's' whose last batch axis and rows are stored the
+ * other way round: (..., T, H, dv) in memory, seen as (..., H, T, dv). */
+static MfTensor *new_interleaved(const MfTensorSpec *s)
+{
+    int r = s->rank;
+    int64_t shape[MF_MAX_RANK], strides[MF_MAX_RANK], st;
+    for (int k = 0; k < r; k++)
+        shape[k] = s->shape[k];
+    shape[r - 3] = s->shape[r - 2];
+    shape[r - 2] = s->shape[r - 3];
+    MfTensor *base = mf_tensor_new(s->dtype, r, shape), *view = NULL;
+    if (!base)
+        return NULL;
+    for (int k = 0; k < r; k++)
+        strides[k] = base->strides[k];
+    st = strides[r - 3];
+    strides[r - 3] = strides[r - 2];
+    strides[r - 2] = st;
+    view = mf_tensor_view(base, r, s->shape, strides, 0);
+    mf_tensor_release(base);
+    return view;
+}
+
+MfStatus mf_attn_new_outputs(const MfOpCall *c, MfTensor **outs, int first)
+{
+    for (int i = first; i < c->noutputs; i++) {
+        const MfTensorSpec *s = &c->out[i];
+        if (!(outs[i] = mf_tensor_new(s->dtype, s->rank, s->shape))) {
+            for (int k = 0; k < i; k++) {
+                mf_tensor_release(outs[k]);
+                outs[k] = NULL;
+            }
+            mf_err_prefix("%s", op_api(c));
+            return MF_ENOMEM;
+        }
+    }
+    return MF_OK;
+}
+
+/* The forward op's outputs: out in q's layout when q's heads are
+ * interleaved (then the transpose a model makes back to (B, T, H, dv) is
+ * contiguous and merging the heads is a view, not a copy, as PyTorch's
+ * flash attention returns its output), else contiguous; lse and the
+ * dropout key contiguous. */
+static MfStatus attn_outputs(const MfOpCall *c, MfTensor **outs)
+{
+    if (!heads_interleaved(c->inputs[0], &c->out[0]))
+        return mf_attn_new_outputs(c, outs, 0);
+    if (!(outs[0] = new_interleaved(&c->out[0]))) {
+        mf_err_prefix("%s", op_api(c));
+        return MF_ENOMEM;
+    }
+    return mf_attn_new_outputs(c, outs, 1);
 }
 
 /* ---- tiles ---------------------------------------------------------------------------- */
@@ -450,7 +529,7 @@ static double row_sum_f64(const double *x, int64_t n)
     static void fold_tile_##SUF(const AttnPlan *p, int64_t i0, int64_t j0, T *S,          \
                                 int64_t ni, int64_t nj, T *m, double *l, T *o)            \
     {                                                                                     \
-        int64_t dv = p->dv;                                                               \
+        int64_t dv = p->dv, ldo = p->rs[ATTN_O];                                          \
         for (int64_t r = 0; r < ni; r++) {                                                \
             int64_t n = mf_attn_row_lanes(mf_attn_row_keys(p, i0 + r, j0, nj), nj);       \
             T *s = S + r * nj, mx = (T)row_max_##SUF(s, n, m[r]);                         \
@@ -467,7 +546,7 @@ static double row_sum_f64(const double *x, int64_t n)
             if (m[r] != -(T)INFINITY && m[r] != mx) { /* o is 0 before the first */     \
                 T alpha = EXPF(m[r] - mx);                                                \
                 for (int64_t c = 0; c < dv; c++)                                          \
-                    o[r * dv + c] *= alpha;                                               \
+                    o[r * ldo + c] *= alpha;                                              \
                 l[r] *= (double)alpha;                                                    \
             }                                                                             \
             l[r] += row_sum_##SUF(s, n);                                                  \
@@ -479,15 +558,15 @@ FOLD_TILE(float, f32, exp_f32)
 FOLD_TILE(double, f64, exp)
 
 /* o /= l and lse = m + log(l); a row with no kept score divides 0 by 0
- * (NaN, as softmax of a row of -inf). */
+ * (NaN, as softmax of a row of -inf). o's rows are ldo apart. */
 #define FINISH_ROWS(T, SUF)                                                               \
-    static void finish_rows_##SUF(T *o, T *lse, const T *m, const double *l, int64_t ni,  \
-                                  int64_t dv)                                             \
+    static void finish_rows_##SUF(T *o, int64_t ldo, T *lse, const T *m, const double *l, \
+                                  int64_t ni, int64_t dv)                                 \
     {                                                                                     \
         for (int64_t r = 0; r < ni; r++) {                                                \
             T inv = (T)(1 / l[r]);                                                        \
             for (int64_t c = 0; c < dv; c++)                                              \
-                o[r * dv + c] = l[r] > 0 ? o[r * dv + c] * inv : (T)NAN;                  \
+                o[r * ldo + c] = l[r] > 0 ? o[r * ldo + c] * inv : (T)NAN;                \
             lse[r] = (T)((double)m[r] + log(l[r]));                                       \
         }                                                                                 \
     }
@@ -510,7 +589,8 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
     size_t es = mf_dtype_size(p->dtype);
     int64_t b = u / j->blocks, i0 = (u % j->blocks) * ATTN_BLOCK_ROWS;
     int64_t ni = p->tq - i0 < ATTN_BLOCK_ROWS ? p->tq - i0 : ATTN_BLOCK_ROWS;
-    char *o = j->out + (size_t)((b * p->tq + i0) * p->dv) * es;
+    int64_t ldo = p->rs[ATTN_O];
+    char *o = j->out + (size_t)(mf_attn_off(p, b, ATTN_O) + i0 * ldo) * es;
     char *lse = j->lse + (size_t)(b * p->tq + i0) * es;
     for (int64_t r = 0; r < ni; r++) {
         l[r] = 0;
@@ -520,8 +600,8 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
             ((double *)m)[r] = -INFINITY;
     }
     int64_t keys = mf_attn_keys(p, i0, ni);
-    if (keys == 0)   /* else the first tile's P v writes o (no rescale reads it before) */
-        memset(o, 0, (size_t)(ni * p->dv) * es);
+    for (int64_t r = 0; keys == 0 && r < ni; r++)   /* else the first tile's P v writes o */
+        memset(o + (size_t)(r * ldo) * es, 0, (size_t)p->dv * es);
     const char *v = p->v + (size_t)mf_attn_off(p, b, ATTN_V) * es;
     for (int64_t j0 = 0; j0 < keys; j0 += KEY_BLOCK) {
         int64_t nj = keys - j0 < KEY_BLOCK ? keys - j0 : KEY_BLOCK;
@@ -535,13 +615,13 @@ static void fwd_block(FwdJob *j, int64_t u, void *S, void *m, double *l)
         else if (p->rate > 0)
             drop_tile_f64(p, b, i0, ni, j0, nj, S);
         mf_attn_gemm(p->dtype, false, false, ni, p->dv, nj, 1, S, nj,
-                     v + (size_t)(j0 * p->rs[ATTN_V]) * es, p->rs[ATTN_V], j0 > 0, o, p->dv,
+                     v + (size_t)(j0 * p->rs[ATTN_V]) * es, p->rs[ATTN_V], j0 > 0, o, ldo,
                      mf_attn_band(p, ATTN_BAND_KEND, i0 - j0));
     }
     if (p->dtype == MF_FLOAT32)
-        finish_rows_f32((float *)o, (float *)lse, m, l, ni, p->dv);
+        finish_rows_f32((float *)o, ldo, (float *)lse, m, l, ni, p->dv);
     else
-        finish_rows_f64((double *)o, (double *)lse, m, l, ni, p->dv);
+        finish_rows_f64((double *)o, ldo, (double *)lse, m, l, ni, p->dv);
 }
 
 static void fwd_blocks(void *ctx, int64_t begin, int64_t end)
@@ -568,6 +648,11 @@ static MfStatus attn_forward(const MfOpCall *c, MfTensor **outs)
     MfStatus st = mf_attn_plan(c, c->inputs, c->ninputs > 3 ? c->inputs[3] : NULL, &p);
     if (st != MF_OK)
         return st;
+    if ((st = attn_outputs(c, outs)) != MF_OK) {
+        mf_attn_plan_free(&p);
+        return st;
+    }
+    mf_attn_plan_output(&p, outs[0], ATTN_O);
     if (p.rate > 0) {   /* a fresh key per graph run (core/rng.h), output for the gradient */
         st = mf_rng_run_seed(p.op, c->attrs->seed, c->attrs->runs, &p.key);
         if (st == MF_OK)
@@ -583,6 +668,10 @@ static MfStatus attn_forward(const MfOpCall *c, MfTensor **outs)
     mf_attn_plan_free(&p);
     if (st == MF_OK && atomic_load(&j.nomem))
         st = mf_err_nomem(p.op, (unsigned long long)ATTN_BLOCK_ROWS * KEY_BLOCK * 8);
+    for (int i = 0; st != MF_OK && i < c->noutputs; i++) {
+        mf_tensor_release(outs[i]);
+        outs[i] = NULL;
+    }
     return st;
 }
 
@@ -631,7 +720,8 @@ static const MfAttrDef attn_attrs[] = {
 
 const MfOpDesc mf_desc_attention = {
     .name = "ScaledDotProductAttention", .api = "scaled_dot_product_attention", .arity = 3,
-    .flags = MF_OP_VARIADIC | MF_OP_RANDOM, .infer = attn_infer, .forward = attn_forward,
+    .flags = MF_OP_VARIADIC | MF_OP_RANDOM | MF_OP_VIEW, .infer = attn_infer,
+    .forward = attn_forward,
     .backward = mf_attn_backward, .cost = attn_cost, .attrs = attn_attrs,
     .nattrs = MF_NATTRS(attn_attrs), .lua = "nn.scaled_dot_product_attention",
     .inputs = "q, k, v [, mask]", .optional_inputs = 1, .entry = attn_entry,
@@ -650,6 +740,11 @@ const MfOpDesc mf_desc_attention = {
         "masked gives NaN, as softmax of -inf does. The scores are computed in tiles of 64 "
         "query rows and 256 keys with an online softmax (FlashAttention), so no (Tq, Tk) "
         "matrix is made; the tiles above the diagonal of a causal mask are skipped. "
+        "When q holds the heads of a (..., T, H, d) tensor transposed (as a model cuts "
+        "them from one product), the output is stored as (..., T, H, dv), so transposing "
+        "it back and merging the heads is a view, and the gradients of q, k and v cut from "
+        "one product are written as thirds of one block laid out as that product, so its "
+        "gradient (their concat) is a view too. "
         "Equal to mf.matmul, scale, mask, mf.nn.softmax, mf.matmul to float32 rounding. "
         "dropout (a rate in [0, 1], default 0) drops attention weights after the softmax "
         "and scales the kept ones by 1 / (1 - rate), as torch's dropout_p and Keras's "

@@ -14,9 +14,12 @@
  * attn_mask), or added to the scores (a float mask of q's dtype). */
 typedef enum { ATTN_NO_MASK, ATTN_BOOL_MASK, ATTN_ADD_MASK } AttnMaskKind;
 
-/* The operands a plan lays out by rows: q, k, v, the mask, and the
- * gradient op's dout (at the output's shape). */
-enum { ATTN_Q, ATTN_K, ATTN_V, ATTN_MASK, ATTN_DOUT, ATTN_OPERANDS };
+/* The operands a plan lays out by rows: q, k, v, the mask, the gradient
+ * op's dout and the output o (the forward op writes it, the gradient op
+ * reads it), then what the gradient op writes, dq, dk, dv. Each has its
+ * batch offsets and row stride; the first ATTN_HELD are read (held). */
+enum { ATTN_Q, ATTN_K, ATTN_V, ATTN_MASK, ATTN_DOUT, ATTN_O, ATTN_HELD,
+       ATTN_DQ = ATTN_HELD, ATTN_DK, ATTN_DV, ATTN_OPERANDS };
 
 /* One call: q (batch..., tq, d), k (batch..., tk, d), v (batch..., tk, dv),
  * their batch axes broadcast to the output's 'nbatch' batches. q, k, v and
@@ -35,10 +38,10 @@ typedef struct AttnPlan {
     uint64_t key;               /* the dropout mask's Philox key for this run */
     int nb;                     /* the output's batch axes */
     int64_t bshape[MF_MAX_RANK];
-    MfTensor *hold[ATTN_OPERANDS]; /* q, k, v, mask, dout or their copies (owned) */
-    const char *q, *k, *v, *mask, *dout;
+    MfTensor *hold[ATTN_HELD];  /* q, k, v, mask, dout, o or their copies (owned) */
+    const char *q, *k, *v, *mask, *dout, *o;
     int64_t *off;               /* off[ATTN_OPERANDS * b + operand]: batch b's element offset */
-    int64_t rs[ATTN_OPERANDS];  /* the row strides of q, k, v and dout */
+    int64_t rs[ATTN_OPERANDS];  /* the row strides of q, k, v, dout, o, dq, dk, dv */
     int64_t mrs, mcs;           /* the mask's row and column strides (0: broadcast) */
 } AttnPlan;
 
@@ -59,8 +62,15 @@ MfStatus mf_attn_check(const MfOpCall *c, MfTensor *const *in, const MfTensor *m
 /* Lays out a concrete call (batch offsets, row strides, copies where the
  * rows are not contiguous). */
 MfStatus mf_attn_plan(const MfOpCall *c, MfTensor *const *in, MfTensor *mask, AttnPlan *p);
-/* Adds the gradient op's dout (batch..., tq, dv) to a plan. */
-MfStatus mf_attn_plan_dout(AttnPlan *p, MfTensor *dout);
+/* Adds the gradient op's out and dout (batch..., tq, dv) to a plan. */
+MfStatus mf_attn_plan_dout(AttnPlan *p, MfTensor *out, MfTensor *dout);
+/* Lays out an output the op writes where its rows are ('which': ATTN_O,
+ * ATTN_DQ, ATTN_DK or ATTN_DV, at the output's batch axes). */
+void mf_attn_plan_output(AttnPlan *p, const MfTensor *t, int which);
+/* The outputs of a call (MF_OP_VIEW: the ops make their own), from its
+ * specs; first[0..n) when given are made by the caller. Releases what it
+ * made on failure. */
+MfStatus mf_attn_new_outputs(const MfOpCall *c, MfTensor **outs, int first);
 void mf_attn_plan_free(AttnPlan *p);
 
 /* The scale in use: the attribute, or 1 / sqrt(d) when it is 0. */

@@ -43,8 +43,8 @@
 
 typedef struct GradJob {
     const AttnPlan *p;
-    const char *o, *lse, *dlse;        /* contiguous, at the output's shape (dout: the plan's) */
-    char *dq, *dk, *dv, *dmask;        /* outputs; dmask NULL: not wanted */
+    const char *lse, *dlse;            /* contiguous, at the output's shape (o, dout: the plan's) */
+    char *dq, *dk, *dv, *dmask;        /* outputs (laid out by the plan); dmask NULL: not wanted */
     int64_t groups;                    /* key groups per batch */
     int64_t bounds[MAX_GROUPS + 1];    /* group g: keys [bounds[g], bounds[g + 1]) */
     char *dq_part;                     /* (nbatch, groups - 1, tq, d): groups 1.. */
@@ -82,11 +82,12 @@ typedef struct GradJob {
             memset(dP + r * nj + n, 0, (size_t)(nj - n) * sizeof *dP);                   \
         }                                                                                 \
     }                                                                                     \
-    static void rowdots_##SUF(const T *restrict o, const T *restrict dout, int64_t drs,   \
-                              const T *restrict dlse, T *restrict D, int64_t n, int64_t dv) \
+    static void rowdots_##SUF(const T *restrict o, int64_t ors, const T *restrict dout,   \
+                              int64_t drs, const T *restrict dlse, T *restrict D,         \
+                              int64_t n, int64_t dv)                                      \
     {                                                                                     \
         for (int64_t r = 0; r < n; r++) {                                                 \
-            const T *a = o + r * dv, *b = dout + r * drs;                                 \
+            const T *a = o + r * ors, *b = dout + r * drs;                                \
             double lanes[8] = {0}, s = 0;                                                 \
             int64_t c = 0;                                                                \
             for (; c + 8 <= dv; c += 8)                                                   \
@@ -137,8 +138,8 @@ DROP_DSCORES(double, f64)
  * first tile to reach rows of dk and dv (first_keys) or of dq (first_rows)
  * writes them, later ones add (no zeroing pass). */
 static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64_t j0,
-                      int64_t nj, void *S, void *dP, const void *D, char *dq, bool first_keys,
-                      bool first_rows)
+                      int64_t nj, void *S, void *dP, const void *D, char *dq, int64_t ldq,
+                      bool first_keys, bool first_rows)
 {
     const AttnPlan *p = j->p;
     MfDType dt = p->dtype;
@@ -167,15 +168,17 @@ static void grad_tile(const GradJob *j, int64_t b, int64_t i0, int64_t ni, int64
         dscores_f64(p, i0, j0, S, dP, (const double *)Di, ni, nj);
     AttnBand keys = mf_attn_band(p, ATTN_BAND_KSTART, j0 - i0);
     mf_attn_gemm(dt, true, false, nj, p->dv, ni, 1, S, nj, dout, rs[ATTN_DOUT], !first_keys,
-                 j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, p->dv, keys);
+                 j->dv + (size_t)(mf_attn_off(p, b, ATTN_DV) + j0 * rs[ATTN_DV]) * es,
+                 rs[ATTN_DV], keys);
     if (j->dmask)
         for (int64_t r = 0; r < ni; r++)
             memcpy(j->dmask + (size_t)((b * p->tq + i0 + r) * p->tk + j0) * es,
                    (char *)dP + (size_t)(r * nj) * es, (size_t)nj * es);
     mf_attn_gemm(dt, true, false, nj, p->d, ni, p->scale, dP, nj, q, rs[ATTN_Q], !first_keys,
-                 j->dk + (size_t)((b * p->tk + j0) * p->d) * es, p->d, keys);
+                 j->dk + (size_t)(mf_attn_off(p, b, ATTN_DK) + j0 * rs[ATTN_DK]) * es,
+                 rs[ATTN_DK], keys);
     mf_attn_gemm(dt, false, false, ni, p->d, nj, p->scale, dP, nj, k, rs[ATTN_K], !first_rows,
-                 dq + (size_t)(i0 * p->d) * es, p->d, mf_attn_band(p, ATTN_BAND_KEND, i0 - j0));
+                 dq + (size_t)(i0 * ldq) * es, ldq, mf_attn_band(p, ATTN_BAND_KEND, i0 - j0));
 }
 
 /* The share of batch b's work in keys [j0, j0 + GRAD_KEY_BLOCK): the query
@@ -207,6 +210,13 @@ static void key_groups(GradJob *j)
         j->bounds[g] = p->tk;
 }
 
+/* Rows [r0, r1) of an output at 'x' (rows 'ld' apart, 'cols' wide): zeros. */
+static void zero_rows(char *x, int64_t r0, int64_t r1, int64_t ld, int64_t cols, size_t es)
+{
+    for (int64_t r = r0; r < r1; r++)
+        memset(x + (size_t)(r * ld) * es, 0, (size_t)cols * es);
+}
+
 /* Unit u: group u % groups of batch u / groups, every query tile that
  * sees its keys; its dq share into dq (group 0) or its partial. */
 static void grad_unit(const GradJob *j, int64_t u, char *scratch)
@@ -216,22 +226,24 @@ static void grad_unit(const GradJob *j, int64_t u, char *scratch)
     int64_t b = u / j->groups, g = u % j->groups, k0 = j->bounds[g], k1 = j->bounds[g + 1];
     char *S = scratch, *dP = S + (size_t)(ATTN_BLOCK_ROWS * GRAD_KEY_BLOCK) * es;
     char *D = dP + (size_t)(ATTN_BLOCK_ROWS * GRAD_KEY_BLOCK) * es;
-    char *dq = g == 0 ? j->dq + (size_t)(b * p->tq * p->d) * es
+    char *dq = g == 0 ? j->dq + (size_t)mf_attn_off(p, b, ATTN_DQ) * es
                       : j->dq_part + (size_t)((b * (j->groups - 1) + g - 1) * p->tq * p->d) * es;
+    int64_t ldq = g == 0 ? p->rs[ATTN_DQ] : p->d;
     /* dq's rows no tile reaches (before key k0 under a causal mask; all of
      * them for no keys): zeros; the others the first tile writes */
     int64_t unseen = k0 >= k1 || (p->causal && k0 >= p->tq) ? p->tq
                      : p->causal ? k0 / ATTN_BLOCK_ROWS * ATTN_BLOCK_ROWS : 0;
-    memset(dq, 0, (size_t)(unseen * p->d) * es);
+    zero_rows(dq, 0, unseen, ldq, p->d, es);
     for (int64_t r = 0; j->dmask && r < p->tq; r++)
         memset(j->dmask + (size_t)((b * p->tq + r) * p->tk + k0) * es, 0, (size_t)(k1 - k0) * es);
-    size_t at = (size_t)(b * p->tq * p->dv) * es, row = (size_t)(b * p->tq) * es;
+    size_t row = (size_t)(b * p->tq) * es;
     const char *dout = p->dout + (size_t)mf_attn_off(p, b, ATTN_DOUT) * es;
+    const char *o = p->o + (size_t)mf_attn_off(p, b, ATTN_O) * es;
     if (p->dtype == MF_FLOAT32)
-        rowdots_f32((const float *)(j->o + at), (const float *)dout, p->rs[ATTN_DOUT],
+        rowdots_f32((const float *)o, p->rs[ATTN_O], (const float *)dout, p->rs[ATTN_DOUT],
                     (const float *)(j->dlse + row), (float *)D, p->tq, p->dv);
     else
-        rowdots_f64((const double *)(j->o + at), (const double *)dout, p->rs[ATTN_DOUT],
+        rowdots_f64((const double *)o, p->rs[ATTN_O], (const double *)dout, p->rs[ATTN_DOUT],
                     (const double *)(j->dlse + row), (double *)D, p->tq, p->dv);
     for (int64_t j0 = k0; j0 < k1; j0 += GRAD_KEY_BLOCK) {
         int64_t nj = k1 - j0 < GRAD_KEY_BLOCK ? k1 - j0 : GRAD_KEY_BLOCK;
@@ -240,12 +252,14 @@ static void grad_unit(const GradJob *j, int64_t u, char *scratch)
             int64_t ni = p->tq - i0 < ATTN_BLOCK_ROWS ? p->tq - i0 : ATTN_BLOCK_ROWS;
             if (p->causal && i0 + ni <= j0)   /* every row of the tile is before key j0 */
                 continue;
-            grad_tile(j, b, i0, ni, j0, nj, S, dP, D, dq, !seen, j0 == k0);
+            grad_tile(j, b, i0, ni, j0, nj, S, dP, D, dq, ldq, !seen, j0 == k0);
             seen = true;
         }
         if (!seen) {   /* keys after every query (causal): zero gradients */
-            memset(j->dk + (size_t)((b * p->tk + j0) * p->d) * es, 0, (size_t)(nj * p->d) * es);
-            memset(j->dv + (size_t)((b * p->tk + j0) * p->dv) * es, 0, (size_t)(nj * p->dv) * es);
+            zero_rows(j->dk + (size_t)mf_attn_off(p, b, ATTN_DK) * es, j0, j0 + nj,
+                      p->rs[ATTN_DK], p->d, es);
+            zero_rows(j->dv + (size_t)mf_attn_off(p, b, ATTN_DV) * es, j0, j0 + nj,
+                      p->rs[ATTN_DV], p->dv, es);
         }
     }
 }
@@ -274,12 +288,14 @@ static void grad_units(void *ctx, int64_t begin, int64_t end)
     static void add_parts_##SUF(const GradJob *j, int64_t b, int64_t i0, int64_t ni)      \
     {                                                                                     \
         const AttnPlan *p = j->p;                                                         \
-        T *dq = (T *)j->dq + (b * p->tq + i0) * p->d;                                     \
+        int64_t ldq = p->rs[ATTN_DQ];                                                     \
+        T *dq = (T *)j->dq + mf_attn_off(p, b, ATTN_DQ) + i0 * ldq;                       \
         for (int64_t g = 1; g < j->groups; g++) {                                         \
             const T *part = (const T *)j->dq_part +                                       \
                             ((b * (j->groups - 1) + g - 1) * p->tq + i0) * p->d;          \
-            for (int64_t k = 0; k < ni * p->d; k++)                                       \
-                dq[k] += part[k];                                                         \
+            for (int64_t r = 0; r < ni; r++)                                              \
+                for (int64_t k = 0; k < p->d; k++)                                        \
+                    dq[r * ldq + k] += part[r * p->d + k];                                \
         }                                                                                 \
     }
 
@@ -369,6 +385,73 @@ static MfStatus grad_infer(MfOpCall *c)
     return MF_OK;
 }
 
+/* Whether q, k and v are the three thirds of one dense block, in order
+ * (the heads of q, k and v a model cuts from one (B, T, 3H, d) product):
+ * one shape and strides, each 'step' elements after the last, 'step' one
+ * axis's extent, and the three together without gaps. */
+static bool thirds(const MfTensor *q, const MfTensor *k, const MfTensor *v, int64_t *step)
+{
+    int r = q->rank, axis = -1;
+    *step = k->offset - q->offset;
+    if (!q->storage || k->storage != q->storage || v->storage != q->storage || *step <= 0 ||
+        v->offset - k->offset != *step || k->rank != r || v->rank != r)
+        return false;
+    for (int a = 0; a < r; a++) {
+        if (k->shape[a] != q->shape[a] || v->shape[a] != q->shape[a] ||
+            k->strides[a] != q->strides[a] || v->strides[a] != q->strides[a] || q->strides[a] < 0)
+            return false;
+        if (axis < 0 && q->shape[a] > 1 && q->shape[a] * q->strides[a] == *step)
+            axis = a;
+    }
+    if (axis < 0)
+        return false;
+    int64_t expect = 1, done = 0;   /* dense: each axis steps over all the smaller ones */
+    for (int n = 0; n < r; n++) {
+        int next = -1;
+        for (int a = 0; a < r; a++)
+            if (!(done >> a & 1) && q->shape[a] > 1 &&
+                (next < 0 || q->strides[a] < q->strides[next]))
+                next = a;
+        if (next < 0)
+            break;
+        if (q->strides[next] != expect)
+            return false;
+        expect *= q->shape[next] * (next == axis ? 3 : 1);
+        done |= (int64_t)1 << next;
+    }
+    return true;
+}
+
+/* dq, dk, dv: when q, k and v are thirds of one block, thirds of one new
+ * block laid out as theirs, so the gradient of the product they were cut
+ * from is that block (ConcatV2 of adjacent views is a view, shape_ops.c),
+ * no copy; else contiguous. dmask contiguous. */
+static MfStatus grad_outputs(const MfOpCall *c, MfTensor **outs)
+{
+    MfTensor *const *in = c->inputs;
+    const MfTensor *q = in[0];
+    int64_t step = 0;
+    bool same = q->rank == c->out[0].rank;
+    for (int a = 0; same && a < q->rank; a++)
+        same = q->shape[a] == c->out[0].shape[a];
+    if (!same || !thirds(q, in[1], in[2], &step))
+        return mf_attn_new_outputs(c, outs, 0);
+    int64_t n = 3 * mf_tensor_numel(q);
+    MfTensor *block = mf_tensor_new(q->dtype, 1, &n);
+    for (int i = 0; block && i < 3; i++)
+        outs[i] = mf_tensor_view(block, q->rank, q->shape, q->strides, i * step);
+    mf_tensor_release(block);
+    if (!block || !outs[0] || !outs[1] || !outs[2]) {
+        for (int i = 0; i < 3; i++) {
+            mf_tensor_release(outs[i]);
+            outs[i] = NULL;
+        }
+        mf_err_prefix("%s", op_api(c));
+        return MF_ENOMEM;
+    }
+    return mf_attn_new_outputs(c, outs, 3);
+}
+
 static MfStatus grad_forward(const MfOpCall *c, MfTensor **outs)
 {
     AttnPlan p;
@@ -377,17 +460,20 @@ static MfStatus grad_forward(const MfOpCall *c, MfTensor **outs)
         return st;
     if (has_dropout(c))
         p.key = (uint64_t)*(const int64_t *)mf_tensor_data(c->inputs[c->ninputs - 1]);
-    MfTensor *held[4] = {NULL};   /* out, lse, (dout: the plan's), dlse */
-    for (int i = 0; i < 4 && st == MF_OK; i++)
-        if (i != 2 && !(held[i] = mf_tensor_contiguous(c->inputs[3 + i])))
-            st = mf_err_nomem(p.op, (unsigned long long)mf_tensor_numel(c->inputs[3 + i]) *
+    MfTensor *held[2] = {NULL};   /* lse, dlse (out and dout: the plan's) */
+    for (int i = 0; i < 2 && st == MF_OK; i++)
+        if (!(held[i] = mf_tensor_contiguous(c->inputs[4 + 2 * i])))
+            st = mf_err_nomem(p.op, (unsigned long long)mf_tensor_numel(c->inputs[4 + 2 * i]) *
                                         mf_dtype_size(p.dtype));
     if (st == MF_OK)
-        st = mf_attn_plan_dout(&p, c->inputs[5]);
+        st = mf_attn_plan_dout(&p, c->inputs[3], c->inputs[5]);
+    if (st == MF_OK)
+        st = grad_outputs(c, outs);
     GradJob j = {.p = &p};
     if (st == MF_OK) {
-        j = (GradJob){.p = &p, .o = mf_tensor_data(held[0]), .lse = mf_tensor_data(held[1]),
-                      .dlse = mf_tensor_data(held[3]),
+        for (int i = 0; i < 3; i++)
+            mf_attn_plan_output(&p, outs[i], ATTN_DQ + i);
+        j = (GradJob){.p = &p, .lse = mf_tensor_data(held[0]), .dlse = mf_tensor_data(held[1]),
                       .dq = mf_tensor_data(outs[0]), .dk = mf_tensor_data(outs[1]),
                       .dv = mf_tensor_data(outs[2]),
                       .dmask = c->noutputs > 3 ? mf_tensor_data(outs[3]) : NULL};
@@ -395,9 +481,13 @@ static MfStatus grad_forward(const MfOpCall *c, MfTensor **outs)
     }
     if (st == MF_OK)
         st = grad_run(&j);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 2; i++)
         mf_tensor_release(held[i]);
     mf_attn_plan_free(&p);
+    for (int i = 0; st != MF_OK && i < c->noutputs; i++) {
+        mf_tensor_release(outs[i]);
+        outs[i] = NULL;
+    }
     return st;
 }
 
@@ -457,6 +547,6 @@ static MfCost grad_cost(const MfOpCall *c)
 
 const MfOpDesc mf_desc_attention_grad = {
     .name = "ScaledDotProductAttentionGrad", .api = "scaled_dot_product_attention_grad",
-    .arity = 7, .flags = MF_OP_NONDIFF | MF_OP_VARIADIC, .infer = grad_infer,
+    .arity = 7, .flags = MF_OP_NONDIFF | MF_OP_VARIADIC | MF_OP_VIEW, .infer = grad_infer,
     .forward = grad_forward, .cost = grad_cost,
 };

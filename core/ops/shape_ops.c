@@ -8,7 +8,8 @@
  * contiguous on both sides, so contiguous blocks are one memcpy and strided
  * (view) inputs need no contiguous copy first. Rows are copied with a typed
  * loop per dtype. Slice, BroadcastTo (stride 0 along the stretched axes),
- * Identity and StopGradient make views (MF_OP_VIEW).
+ * Identity and StopGradient make views (MF_OP_VIEW); so does ConcatV2 when
+ * its entries are adjacent blocks of one buffer (concat_as_view).
  *
  * Attributes are 0-based; axes may be negative (counted from the end).
  * Indices (GatherV2, OneHot) are 0-based in the ops; the bindings convert the
@@ -306,10 +307,43 @@ static MfStatus concat_infer(MfOpCall *c)
     return st;
 }
 
+/* The entries as a view when they are adjacent blocks of one buffer, each
+ * laid out as its part of the contiguous result (the gradients of q, k and
+ * v that ScaledDotProductAttentionGrad writes as thirds of one block): the
+ * result is then that buffer, not a copy. Tensors never change in place (an
+ * Apply op copies a shared buffer first), so sharing it is safe. NULL:
+ * not such entries. */
+static MfTensor *concat_as_view(const MfOpCall *c, int64_t axis)
+{
+    const MfTensorSpec *s = &c->out[0];
+    const MfTensor *first = c->inputs[0];
+    int64_t strides[MF_MAX_RANK], at = 0;
+    if (!first->storage || mf_shape_numel(s->rank, s->shape) == 0)
+        return NULL;
+    mf_shape_strides(s->rank, s->shape, strides);
+    for (int i = 0; i < c->ninputs; i++) {
+        const MfTensor *t = c->inputs[i];
+        if (t->storage != first->storage || t->offset != first->offset + at * strides[axis])
+            return NULL;
+        for (int d = 0; d < t->rank; d++)
+            if (t->shape[d] > 1 && t->strides[d] != strides[d])
+                return NULL;
+        at += t->shape[axis];
+    }
+    return mf_tensor_view(first, s->rank, s->shape, strides, first->offset);
+}
+
 static MfStatus concat_forward(const MfOpCall *c, MfTensor **outs)
 {
-    MfTensor *out = outs[0];
-    int64_t axis = c->attrs->axis < 0 ? c->attrs->axis + out->rank : c->attrs->axis;
+    const MfTensorSpec *s = &c->out[0];
+    int64_t axis = c->attrs->axis < 0 ? c->attrs->axis + s->rank : c->attrs->axis;
+    if ((outs[0] = concat_as_view(c, axis)))
+        return MF_OK;
+    MfTensor *out = outs[0] = mf_tensor_new(s->dtype, s->rank, s->shape);
+    if (!out) {
+        mf_err_prefix("%s", op_api(c));
+        return MF_ENOMEM;
+    }
     int64_t es = (int64_t)mf_dtype_size(out->dtype);
     char *dst = mf_tensor_data(out);
     for (int i = 0; i < c->ninputs; i++) {
@@ -845,7 +879,7 @@ static const MfAttrDef one_hot_attrs[] = {
     {"dtype", MF_ATTR_DTYPE, 0, MF_ATTR_AT(dtype), 0, MF_FLOAT32, NULL, NULL},
 };
 
-SHAPE_OP(mf_desc_concat, "ConcatV2", "concat", 1, MF_OP_VARIADIC | MF_OP_NO_METHOD,
+SHAPE_OP(mf_desc_concat, "ConcatV2", "concat", 1, MF_OP_VARIADIC | MF_OP_NO_METHOD | MF_OP_VIEW,
          concat_infer, concat_forward, mf_concat_grad, cost_copy, axis_1, "list",
          "tensors joined along an existing axis",
     .topic = "shape",

@@ -7,7 +7,8 @@
  * not, on one thread and on two. The figure is printed (bench/attention.sh
  * quotes this test). Values are checked by tests/lua/test_attention.lua.
  * Also: the gradients have the same bits on 1 and 2 threads; heads cut
- * from one product are read in place. */
+ * from one product are read in place, and the output and the gradients are
+ * written in the product's layout. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,25 @@ static MfTensor *heads_of(MfTensor *product, int n, int at)
     return mf_tensor_view(product, 3, shape, strides, (int64_t)at * HEADS * D);
 }
 
+/* (HEADS, T, D) heads back to (T, HEADS, D): a view. */
+static MfTensor *unheads(MfTensor *h)
+{
+    int64_t shape[3] = {h->shape[1], h->shape[0], h->shape[2]};
+    int64_t strides[3] = {h->strides[1], h->strides[0], h->strides[2]};
+    return mf_tensor_view(h, 3, shape, strides, h->offset);
+}
+
+/* 'a' and 'b' hold the same values bit for bit ('n' bytes), whatever their layouts. */
+static void assert_same_values(MfTensor *a, MfTensor *b, size_t n)
+{
+    MfTensor *ca = mf_tensor_contiguous(a), *cb = mf_tensor_contiguous(b);
+    assert_non_null(ca);
+    assert_non_null(cb);
+    assert_memory_equal(mf_tensor_data(ca), mf_tensor_data(cb), n);
+    mf_tensor_release(ca);
+    mf_tensor_release(cb);
+}
+
 static MfTensor *product_of(int n, double k)
 {
     int64_t shape[3] = {T, n * HEADS, D};
@@ -230,7 +250,10 @@ static void run_both(MfTensor **in, MfTensor *dy, MfTensor **outs, MfTensor **gr
 
 /* q, k, v as heads of one product and dout as heads of the next layer's
  * gradient are read where they are: no copy of them (each 512 KiB) in
- * either pass, and the same bits as from contiguous copies. */
+ * either pass, and the same bits as from contiguous copies. The output is
+ * written in the product's layout (T, HEADS, D) and dq, dk, dv as thirds of
+ * one block laid out as the product, whose concat is then a view of it: no
+ * transposed copy of the output, no ConcatV2 copy of the gradients. */
 static void test_heads_of_a_product_read_in_place(void **state)
 {
     (void)state;
@@ -250,12 +273,44 @@ static void test_heads_of_a_product_read_in_place(void **state)
            "backward %.1f KiB (a copy of q: %.0f KiB)\n", T, HEADS, D, fwd / 1024.0,
            bwd / 1024.0, one_copy / 1024.0);
     assert_true(fwd < one_copy && bwd < one_copy);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         MfTensor *a = i == 0 ? out[0][0] : grads[0][i - 1];
         MfTensor *b = i == 0 ? out[1][0] : grads[1][i - 1];
-        assert_memory_equal(mf_tensor_data(a), mf_tensor_data(b), one_copy);
+        assert_same_values(a, b, one_copy);
     }
-    assert_memory_equal(mf_tensor_data(grads[0][2]), mf_tensor_data(grads[1][2]), one_copy);
+    /* the output in the product's layout: its transpose (T, HEADS, D) is
+     * contiguous, so merging the heads after it is a view */
+    MfTensor *o = out[0][0];
+    assert_true(o->strides[0] == D && o->strides[1] == HEADS * D && o->strides[2] == 1);
+    /* dq, dk, dv the thirds of one block laid out as the product */
+    for (int i = 0; i < 3; i++) {
+        MfTensor *g = grads[0][i];
+        assert_ptr_equal(g->storage, grads[0][0]->storage);
+        assert_true(g->offset - grads[0][0]->offset == (int64_t)i * HEADS * D);
+        assert_true(g->strides[0] == D && g->strides[1] == 3 * HEADS * D && g->strides[2] == 1);
+    }
+    /* so their concat, as the product's gradient, is that block: no copy */
+    MfTensor *back[3], *joined = NULL, *expect = NULL;
+    for (int i = 0; i < 3; i++)
+        back[i] = unheads(grads[1][i]);
+    MfAttrs cat = mf_attrs_default();
+    cat.axis = 1;
+    assert_int_equal(mf_op1(MF_OP_CONCAT, 3, back, &cat, &expect), MF_OK);
+    for (int i = 0; i < 3; i++) {
+        mf_tensor_release(back[i]);
+        back[i] = unheads(grads[0][i]);
+    }
+    size_t before = mf_alloc_in_use();
+    mf_alloc_reset_peak();
+    assert_int_equal(mf_op1(MF_OP_CONCAT, 3, back, &cat, &joined), MF_OK);
+    assert_true(mf_alloc_peak() - before < 4096);   /* a header, no data */
+    assert_ptr_equal(joined->storage, grads[0][0]->storage);
+    assert_true(mf_tensor_is_contiguous(joined));
+    assert_same_values(joined, expect, 3 * one_copy);
+    for (int i = 0; i < 3; i++)
+        mf_tensor_release(back[i]);
+    mf_tensor_release(joined);
+    mf_tensor_release(expect);
     for (int i = 0; i < MF_MAX_OUTPUTS; i++)
         for (int w = 0; w < 2; w++) {
             mf_tensor_release(out[w][i]);
