@@ -14,7 +14,8 @@
  * of the deviations summed the same way (float32: as they are made, with
  * the bits of writing them out first; float64: written to the output), then
  * the output; the later passes find the row in cache. LayerNormGrad sums a
- * float32 row of x and of dy together (mf_sum_rows2_f32). The roundings are the
+ * float32 row of x and of dy together (mf_sum_rows2_f32), and sums its first
+ * dx as it writes it (mf_scaled_dev_row_f32). The roundings are the
  * composition's (Mean, Sub, Square, Mean, Add, Rsqrt, Mul in float32), so
  * the two agree to float32 rounding. Rows are split over the worker pool; a
  * row's result does not depend on the thread count.
@@ -87,6 +88,22 @@ static void grad_stats_f64(const double *x, const double *dy, double *tmp, int64
     *mean_dy = mf_sum_row_f64(dy, n) / (double)n;
 }
 
+/* dx = dy * ((x - m) * r) and its sum: a float32 row makes and sums it in
+ * one pass (mf_scaled_dev_row_f32, the bits of writing it and summing). */
+static double scaled_dev_sum_f32(const float *x, const float *dy, float *dx, int64_t n, float m,
+                                 float r)
+{
+    return mf_scaled_dev_row_f32(x, dy, dx, n, m, r);
+}
+
+static double scaled_dev_sum_f64(const double *x, const double *dy, double *dx, int64_t n,
+                                 double m, double r)
+{
+    for (int64_t i = 0; i < n; i++)
+        dx[i] = dy[i] * ((x[i] - m) * r);
+    return mf_sum_row_f64(dx, n);
+}
+
 #define LN_ROWS(T, SUF)                                                                 \
     static void ln_row_##SUF(const T *x, T *y, int64_t n, double eps)                   \
     {                                                                                   \
@@ -99,9 +116,7 @@ static void grad_stats_f64(const double *x, const double *dy, double *tmp, int64
     {                                                                                   \
         T m, r, mdy;                                                                    \
         grad_stats_##SUF(x, dy, dx, n, eps, &m, &r, &mdy);                              \
-        for (int64_t i = 0; i < n; i++)                                                 \
-            dx[i] = dy[i] * ((x[i] - m) * r);                                           \
-        T mdx = (T)(mf_sum_row_##SUF(dx, n) / (double)n);                               \
+        T mdx = (T)(scaled_dev_sum_##SUF(x, dy, dx, n, m, r) / (double)n);              \
         for (int64_t i = 0; i < n; i++)                                                 \
             dx[i] = r * (dy[i] - mdy - (x[i] - m) * r * mdx);                           \
     }

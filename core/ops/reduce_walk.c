@@ -442,31 +442,49 @@ static inline void convert8(V4d *lo, V4d *hi, V8f f)
 #define F32_BLOCK 256
 #define F32_SUM_LEAF 2048
 
-/* An element as a float32 row sum sees it: x itself, or with 'sq' its
- * squared deviation from 'c', (x - c) * (x - c) rounded as float (the bits
- * of a row of such squares written out and then summed: a variance without
- * the row of squares). Callers pass constants for 'sq': GCC makes a copy of
- * each fold per case. */
-static inline V8f term8(V8f v, float c, bool sq)
+/* An element as a float32 row sum sees it, rounded as float: x itself
+ * (TERM_X), its squared deviation (x - c) * (x - c) (TERM_SQDEV: a variance
+ * without the row of squares), or dy * ((x - c) * r) also stored to 'out'
+ * (TERM_SCALED: LayerNormGrad's first dx and its sum in one pass). The
+ * bits of a row of those values written out and then summed. Callers pass
+ * a constant kind: GCC makes a copy of each fold per kind. */
+typedef enum TermKind { TERM_X, TERM_SQDEV, TERM_SCALED } TermKind;
+
+typedef struct Term {
+    float c, r;
+    const float *dy;
+    float *out;
+} Term;
+
+static inline V8f term8(V8f v, TermKind kind, const Term *t, int64_t i)
 {
-    if (sq) {
-        v -= c;
+    if (kind == TERM_SQDEV) {
+        v -= t->c;
         v *= v;
+    } else if (kind == TERM_SCALED) {
+        V8f d;
+        memcpy(&d, t->dy + i, sizeof d);
+        v = d * ((v - t->c) * t->r);
+        memcpy(t->out + i, &v, sizeof v);
     }
     return v;
 }
 
-static inline float term(float v, float c, bool sq)
+static inline float term(float v, TermKind kind, const Term *t, int64_t i)
 {
-    if (sq) {
-        v -= c;
+    if (kind == TERM_SQDEV) {
+        v -= t->c;
         v *= v;
+    } else if (kind == TERM_SCALED) {
+        v = t->dy[i] * ((v - t->c) * t->r);
+        t->out[i] = v;
     }
     return v;
 }
 
 /* x[i .. e) (whole vectors of COLS) folded in 32 float lanes from zero. */
-static inline void f32_block(V8f f[4], const float *x, int64_t i, int64_t e, float c, bool sq)
+static inline void f32_block(V8f f[4], const float *x, int64_t i, int64_t e, TermKind kind,
+                             const Term *t)
 {
     UNROLL for (int j = 0; j < 4; j++)
         f[j] = (V8f){0, 0, 0, 0, 0, 0, 0, 0};
@@ -474,7 +492,7 @@ static inline void f32_block(V8f f[4], const float *x, int64_t i, int64_t e, flo
         UNROLL for (int j = 0; j < 4; j++) {
             V8f v;
             memcpy(&v, x + i + 8 * j, sizeof v);
-            f[j] += term8(v, c, sq);
+            f[j] += term8(v, kind, t, i + 8 * j);
         }
 }
 
@@ -496,7 +514,11 @@ static inline double lanes_total(V4d d[NV])
     return d[0][0];
 }
 
-static inline double sum_f32_leaf_of(const float *x, int64_t n, int64_t s, float c, bool sq)
+/* A leaf of terms (TERM_X with any stride 's'; the others contiguous).
+ * Always inlined: each caller's constant kind then costs nothing in the
+ * loop (GCC stopped inlining it on its own at three callers). */
+static inline __attribute__((always_inline)) double sum_f32_leaf_of(const float *x, int64_t n, int64_t s, TermKind kind,
+                                     const Term *t)
 {
     int64_t whole = s == 1 ? n - n % COLS : 0;
     double r = 0;
@@ -504,28 +526,28 @@ static inline double sum_f32_leaf_of(const float *x, int64_t n, int64_t s, float
         /* The double lanes start as the first block's float lanes: the
          * same bits as adding them to zero (a float lane from zero is
          * never -0), without the additions (a row of 256 is one block). */
-        V4d d[NV], t[NV];
+        V4d d[NV], tl[NV];
         V8f f[4];
         int64_t e = whole < F32_BLOCK ? whole : F32_BLOCK;
-        f32_block(f, x, 0, e, c, sq);
+        f32_block(f, x, 0, e, kind, t);
         widen_lanes(d, f);
         for (int64_t i = e; i < whole; i = e) {
             e = whole - i < F32_BLOCK ? whole : i + F32_BLOCK;
-            f32_block(f, x, i, e, c, sq);
-            widen_lanes(t, f);
+            f32_block(f, x, i, e, kind, t);
+            widen_lanes(tl, f);
             UNROLL for (int j = 0; j < NV; j++)
-                d[j] += t[j];
+                d[j] += tl[j];
         }
         r = lanes_total(d);
     }
     for (int64_t i = whole; i < n; i++)
-        r += (double)term(x[i * s], c, sq);
+        r += (double)term(x[i * s], kind, t, i);
     return r;
 }
 
 static double sum_f32_leaf(const float *x, int64_t n, int64_t s)
 {
-    return sum_f32_leaf_of(x, n, s, 0, false);
+    return sum_f32_leaf_of(x, n, s, TERM_X, &(Term){0});
 }
 
 DEFINE_TREE_VALUE(sum_f32, float, double, ADD, F32_SUM_LEAF)
@@ -534,9 +556,20 @@ DEFINE_TREE_VALUE(sum_f32, float, double, ADD, F32_SUM_LEAF)
 static double sqdev_f32_tree(const float *x, int64_t n, float c)
 {
     if (n <= F32_SUM_LEAF)
-        return sum_f32_leaf_of(x, n, 1, c, true);
+        return sum_f32_leaf_of(x, n, 1, TERM_SQDEV, &(Term){.c = c});
     int64_t h = tree_half(n, F32_SUM_LEAF);
     return sqdev_f32_tree(x, h, c) + sqdev_f32_tree(x + h, n - h, c);
+}
+
+/* sum_f32_tree over out[i] = dy[i] * ((x[i] - c) * r), which it writes. */
+static double scaled_f32_tree(const float *x, const float *dy, float *out, int64_t n, float c,
+                              float r)
+{
+    if (n <= F32_SUM_LEAF)
+        return sum_f32_leaf_of(x, n, 1, TERM_SCALED, &(Term){c, r, dy, out});
+    int64_t h = tree_half(n, F32_SUM_LEAF);
+    return scaled_f32_tree(x, dy, out, h, c, r) +
+           scaled_f32_tree(x + h, dy + h, out + h, n - h, c, r);
 }
 
 /* Two float32 rows of 'n' elements summed together into ra and rb, the
@@ -1187,6 +1220,12 @@ void mf_sum_rows2_f32(const float *a, const float *b, int64_t n, double *sa, dou
 double mf_sqdev_row_f32(const float *x, int64_t n, float c)
 {
     return sqdev_f32_tree(x, n, c);
+}
+
+double mf_scaled_dev_row_f32(const float *x, const float *dy, float *out, int64_t n, float c,
+                             float r)
+{
+    return scaled_f32_tree(x, dy, out, n, c, r);
 }
 
 double mf_sum_row_f64(const double *x, int64_t n)

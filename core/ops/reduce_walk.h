@@ -66,6 +66,12 @@ void mf_sum_rows2_f32(const float *a, const float *b, int64_t n, double *sa, dou
  * without writing it (a variance in one pass fewer). */
 double mf_sqdev_row_f32(const float *x, int64_t n, float c);
 
+/* out[i] = dy[i] * ((x[i] - c) * r) over a float32 row (LayerNormGrad's
+ * first dx), written, and their sum: the bits of mf_sum_row_f32 over 'out'
+ * afterwards, in one pass fewer. */
+double mf_scaled_dev_row_f32(const float *x, const float *dy, float *out, int64_t n, float c,
+                             float r);
+
 /* The maximum of a contiguous float32 row of 'n' elements (-inf when n is
  * 0; NaN when the row holds one), in 8-float vectors. */
 double mf_max_row_f32(const float *x, int64_t n);

@@ -166,7 +166,7 @@ static void test_float32_row_helpers_match_row_sum(void **state)
 {
     (void)state;
     enum { MAX_N = 5000 };
-    static float a[MAX_N], b[MAX_N], sq[MAX_N];
+    static float a[MAX_N], b[MAX_N], sq[MAX_N], scaled[MAX_N + 1];
     uint64_t seed = 99;
     for (int i = 0; i < MAX_N; i++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -187,6 +187,18 @@ static void test_float32_row_helpers_match_row_sum(void **state)
         if (memcmp(&got_sq, &want_sq, sizeof got_sq) != 0)
             fail_msg("squared deviations of %lld: %a, written out %a", (long long)n, got_sq,
                      want_sq);
+        /* LayerNormGrad's dy * ((x - m) * r): written as the plain loop writes
+         * it, summed as mf_sum_row_f32 sums it afterwards */
+        float r = 0.731f;
+        for (int64_t i = 0; i < n; i++)
+            sq[i] = b[i] * ((a[i] - ca) * r);
+        double want_sc = mf_sum_row_f32(sq, n);
+        memset(scaled, 0xff, sizeof scaled);
+        double got_sc = mf_scaled_dev_row_f32(a, b, scaled, n, ca, r);
+        if (memcmp(&got_sc, &want_sc, sizeof got_sc) != 0 ||
+            memcmp(scaled, sq, (size_t)n * sizeof *sq) != 0 || scaled[n] == scaled[n])
+            fail_msg("scaled deviations of %lld: %a, written out %a", (long long)n, got_sc,
+                     want_sc);
     }
 }
 
