@@ -269,7 +269,7 @@ static MfStatus run_block(const Fused *f, int64_t b, int p)
     int64_t len = f->shape[f->axis] - at[f->axis];
     len = len < f->len ? len : f->len;
     int rank = block_shape(f, len, shape);
-    for (int d = 0; d <= f->axis; d++)
+    for (int d = 0; !f->stream && d <= f->axis; d++) /* streaming: 'dst' is the reduction's */
         offset += at[d] * f->dst->strides[d];
     MfStatus st = MF_OK;
     for (int m = 0; m < f->ne && st == MF_OK; m++) {
