@@ -309,30 +309,35 @@ MF_VEC_INLINE float vm_tanhf(float x)
     return vm_nan_through(x, y);
 }
 
-/* log of a finite x > 0, subnormals too (scaled by 2^23 first): x = 2^e m
- * with m in [sqrt(1/2), sqrt(2)), f = m - 1, log(1 + f) by Cephes's logf
- * polynomial, e ln2 in two parts */
-MF_VEC_INLINE float vmf_log(float x)
+/* log of a finite x > 0, subnormals too (scaled by 2^23 first: vmf_log;
+ * vmf_log_scaled takes a normal x, times 2^scaled): x = 2^e m with m in
+ * [sqrt(1/2), sqrt(2)), f = m - 1, log(1 + f) by Cephes's logf polynomial,
+ * e ln2 in two parts */
+MF_VEC_INLINE float vmf_log_scaled(float x, float scaled)
 {
-    bool sub = x < 0x1p-126f;
-    x = sub ? x * 0x1p23f : x;
     uint32_t u = vmf_bits(x) - 0x3f3504f3u; /* the exponent relative to sqrt(1/2)'s */
-    float e = (float)((int32_t)u >> 23) - (sub ? 23.0f : 0.0f);
+    float e = (float)((int32_t)u >> 23) - scaled;
     float f = vmf_from_bits((u & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
-    float z = f * f;
-    float p = 7.0376836292e-2f;
-    p = __builtin_fmaf(p, f, -1.1514610310e-1f);
-    p = __builtin_fmaf(p, f, 1.1676998740e-1f);
-    p = __builtin_fmaf(p, f, -1.2420140846e-1f);
-    p = __builtin_fmaf(p, f, 1.4249322787e-1f);
-    p = __builtin_fmaf(p, f, -1.6668057665e-1f);
-    p = __builtin_fmaf(p, f, 2.0000714765e-1f);
-    p = __builtin_fmaf(p, f, -2.4999993993e-1f);
-    p = __builtin_fmaf(p, f, 3.3333331174e-1f);
+    float z = f * f, z2 = z * z;
+    /* the polynomial by Estrin's scheme: depth 4 multiply-adds, not 8 (the
+     * kernel is bound by its dependency chain; p's roundings are scaled by
+     * f^3 below) */
+    float p01 = __builtin_fmaf(-2.4999993993e-1f, f, 3.3333331174e-1f);
+    float p23 = __builtin_fmaf(-1.6668057665e-1f, f, 2.0000714765e-1f);
+    float p45 = __builtin_fmaf(-1.2420140846e-1f, f, 1.4249322787e-1f);
+    float p67 = __builtin_fmaf(-1.1514610310e-1f, f, 1.1676998740e-1f);
+    float p03 = __builtin_fmaf(p23, z, p01), p47 = __builtin_fmaf(p67, z, p45);
+    float p = __builtin_fmaf(__builtin_fmaf(7.0376836292e-2f, z2, p47), z2, p03);
     float y = f * z * p;
     y = __builtin_fmaf(e, -2.12194440e-4f, y);
     y = __builtin_fmaf(-0.5f, z, y);
     return __builtin_fmaf(e, 0.693359375f, f + y);
+}
+
+MF_VEC_INLINE float vmf_log(float x)
+{
+    bool sub = x < 0x1p-126f;
+    return vmf_log_scaled(sub ? x * 0x1p23f : x, sub ? 23.0f : 0.0f);
 }
 
 /* 'y' (log of x where x is finite and > 0) with libm's values elsewhere */
@@ -354,9 +359,9 @@ MF_VEC_INLINE float vm_logf(float x)
  * quotient puts back what the rounding of u lost (x itself when u is 1) */
 MF_VEC_INLINE float vm_log1pf(float x)
 {
-    float u = 1.0f + x;
+    float u = 1.0f + x; /* 0 or at least 2^-24: never subnormal */
     float safe = u > 0 && u < __builtin_inff() ? u : 1.0f;
-    float y = vmf_log(safe) + (x - (safe - 1.0f)) / safe;
+    float y = vmf_log_scaled(safe, 0.0f) + (x - (safe - 1.0f)) / safe;
     y = vmf_log_special(u, y);
     return x == 0 ? x : vm_nan_through(x, y); /* -0 stays -0 */
 }
@@ -771,8 +776,8 @@ MF_VEC_INLINE float vm_expm1f(float x)
 MF_VEC_INLINE float vm_softplusf(float x)
 {
     float e = vmf_exp(-vmf_clamp(__builtin_fabsf(x), 0.0f, 104.0f));
-    float u = 1.0f + e;
-    float l = vmf_log(u) + (e - (u - 1.0f)) / u;
+    float u = 1.0f + e; /* in [1, 2] */
+    float l = vmf_log_scaled(u, 0.0f) + (e - (u - 1.0f)) / u;
     return vm_nan_through(x, (x > 0 ? x : 0.0f) + l);
 }
 
