@@ -283,10 +283,23 @@ MF_VEC_INLINE bool vm_never(float x)
     return false;
 }
 
-/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e = e^-|x| never
- * overflows, and a tiny result keeps its digits */
-MF_VEC_INLINE float vm_sigmoidf(float x)
+/* the lanes sigmoid's short body leaves out (NaN too) */
+MF_VEC_INLINE bool vm_sigmoid_full(float x)
 {
+    return !(__builtin_fabsf(x) <= 87.33f);
+}
+
+/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e = e^-|x| never
+ * overflows, and a tiny result keeps its digits; without 'full' for
+ * |x| <= 87.33 only (not NaN): e with one scale factor, no limits, the same
+ * bits (as exp's short body) */
+MF_VEC_INLINE float vm_sigmoidf(float x, bool full)
+{
+    if (!full) {
+        float e = vmf_exp_normal(-__builtin_fabsf(x), -0.0f);
+        float d = 1.0f + e;
+        return x >= 0 ? 1.0f / d : e / d;
+    }
     float e = vmf_exp(-vmf_clamp(__builtin_fabsf(x), 0.0f, 104.0f));
     float d = 1.0f + e;
     float y = x >= 0 ? 1.0f / d : e / d;
@@ -1061,7 +1074,7 @@ MF_VEC_LOOP(k_expm1, vm_expm1f)
 MF_VEC_LOOP(k_log, vm_logf)
 MF_VEC_LOOP(k_log1p, vm_log1pf)
 MF_VEC_LOOP(k_tanh, vm_tanhf)
-MF_VEC_LOOP(k_sigmoid, vm_sigmoidf)
+MF_VEC_LOOP_BLOCKS(k_sigmoid, vm_sigmoidf, vm_sigmoid_full, vm_never, expf)
 MF_VEC_LOOP(k_softplus, vm_softplusf)
 MF_VEC_LOOP(k_erf, vm_erff)
 MF_VEC_LOOP(k_erfc, vm_erfcf)
