@@ -55,6 +55,11 @@ void mf_err_prefix(const char *fmt, ...)
     size_t n = strlen(head);
     if (n > MSG_CAP - 3)
         n = MSG_CAP - 3;
+    /* A message that already begins with this head keeps it once: an
+     * error raised inside apply_gradients and named by it would otherwise
+     * read "apply_gradients: apply_gradients: ...". */
+    if (pending && strncmp(msg, head, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+        return;
     memcpy(joined, head, n);
     memcpy(joined + n, ": ", 2);
     const char *rest = pending ? msg : "failed";

@@ -143,6 +143,9 @@ T.test("a pair's third element: AdamOptimizer's weight decay, checked", function
            "a scalar tensor, got string")
   T.raises(function() adam:apply_gradients{{g, w, mf.tensor({1, 2})}} end,
            "apply_gradients: a weight decay must be a float scalar, got float32 of shape (2,)")
+  -- named once: the eager step's prefix is not added to a message that has it
+  local _, err = pcall(function() adam:apply_gradients{{g, w, mf.tensor({1, 2})}} end)
+  T.ok(not tostring(err):find("apply_gradients: apply_gradients", 1, true), tostring(err))
   T.eq(w, {1.0, -2.0}, 0)
   adam:apply_gradients{{g, w, 0.5}}   -- a number: w - step - 0.5 w
   T.eq(w, {1.0 - 0.1 - 0.5, -2.0 - 0.1 + 1.0}, 1e-6)

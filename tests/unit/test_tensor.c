@@ -136,6 +136,11 @@ static void test_first_error_message_wins_and_prefix(void **state)
     mf_err_set(MF_EARG, "outer");
     mf_err_prefix("node %s", "add_1");
     assert_string_equal(mf_err_msg(), "node add_1: inner: 1");
+    /* a message that already begins with the head keeps one */
+    mf_err_prefix("node %s", "add_1");
+    assert_string_equal(mf_err_msg(), "node add_1: inner: 1");
+    mf_err_prefix("node");
+    assert_string_equal(mf_err_msg(), "node: node add_1: inner: 1");
     mf_err_clear();
     assert_string_equal(mf_err_msg(), "");
 }
