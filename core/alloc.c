@@ -14,7 +14,16 @@
  * aligned, so without this every buffer of an elementwise op starts at the
  * same offset within a 4 KiB page, and the CPU mistakes a load from one
  * buffer for a dependency on a store to another (4K aliasing): an Adam step
- * over four 1M-float buffers took 0.45 ms instead of 0.29 ms. */
+ * over four 1M-float buffers took 0.45 ms instead of 0.29 ms.
+ *
+ * Blocks of HUGE_MIN_BYTES and more are also asked to be backed by 2 MiB
+ * pages (madvise MADV_HUGEPAGE, as NumPy does for its arrays of 4 MiB and
+ * up): with 4 KiB pages an op over 4M floats walks 8192 pages of its input
+ * and output, a TLB miss and a page walk every 4 KiB. Measured here (AMD
+ * EPYC, Zen 3, THP "madvise"): abs and add over 4M floats 10-20% faster,
+ * on 1 thread and on 2. Where the kernel has no transparent huge pages the
+ * advice fails and the block is used as it is. */
+#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "alloc.h"
 
 #include <pthread.h>
@@ -23,12 +32,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define MIN_SHIFT 6            /* smallest class: 64 bytes */
 #define NCLASSES 240           /* enough for blocks up to 2^65 */
 #define ALIGNMENT 64
 #define COLOUR_MIN_BYTES ((size_t)64 << 10) /* smaller blocks: too short to alias */
 #define COLOURS 64                          /* offsets of 64, 128, ..., 4096 bytes */
+#define HUGE_PAGE ((size_t)2 << 20)
+#define HUGE_MIN_BYTES ((size_t)4 << 20) /* smaller ones: a huge page would be mostly slack */
 
 /* Sanitizer builds define MF_ALLOC_NO_CACHE so that every block really goes
  * back to the system and a use after free is caught. */
@@ -112,7 +124,16 @@ static void *system_alloc(size_t class_bytes)
     /* 17 is odd, so the 64 colours all come up before one repeats; consecutive
      * blocks land about a quarter page apart */
     size_t shift = ALIGNMENT * (1 + next_colour++ * 17 % COLOURS);
-    char *start = aligned_alloc(ALIGNMENT, class_bytes + shift);
+    char *start;
+    if (class_bytes >= HUGE_MIN_BYTES) {
+        /* the advice covers the whole huge pages from the start: the last
+         * few KiB stay in small pages, so a slack never costs a 2 MiB page */
+        start = aligned_alloc(HUGE_PAGE, class_bytes + shift);
+        if (start) /* advice: a refusal changes nothing */
+            madvise(start, (class_bytes + shift) & ~(HUGE_PAGE - 1), MADV_HUGEPAGE);
+    } else {
+        start = aligned_alloc(ALIGNMENT, class_bytes + shift);
+    }
     if (!start)
         return NULL;
     void **block = (void **)(start + shift);

@@ -4,6 +4,8 @@
 #include "testutil.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 #include "core/alloc.h"
 #include "core/parallel.h"
@@ -39,6 +41,53 @@ static void test_large_blocks_start_at_different_page_offsets(void **state)
     }
     for (int i = 0; i < 4; i++)
         mf_dealloc(p[i], LARGE + (size_t)i * 1000 * 1000);
+}
+
+/* The VmFlags line of the mapping that holds 'p' (/proc/self/smaps), or ""
+ * when there is none. */
+static void mapping_flags(const void *p, char *flags, size_t size)
+{
+    flags[0] = '\0';
+    FILE *f = fopen("/proc/self/smaps", "r");
+    assert_non_null(f);
+    char line[512];
+    bool inside = false;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(flags, size, "%s", line + 8);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* A block of 4 MiB or more is advised to the kernel for 2 MiB pages (core/
+ * alloc.c: TLB misses of 4M-float ops): its mapping carries the "hg" flag,
+ * from its first byte to its last page (which may be a small one). Skipped
+ * where the kernel has no transparent huge pages. */
+static void test_large_blocks_are_advised_for_huge_pages(void **state)
+{
+    (void)state;
+    struct stat st;
+    if (stat("/sys/kernel/mm/transparent_hugepage/enabled", &st) != 0)
+        skip();
+    size_t sizes[] = {LARGE, (size_t)16 << 20, ((size_t)16 << 20) + 300};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        char *p = mf_alloc(sizes[i]);
+        assert_non_null(p);
+        char first[512], last[512];
+        mapping_flags(p, first, sizeof first);
+        mapping_flags(p + sizes[i] - 4096 - 1, last, sizeof last);
+        mf_dealloc(p, sizes[i]); /* before a failure, which would leave it in use */
+        if (!strstr(first, " hg") || !strstr(last, " hg"))
+            fail_msg("block of %zu bytes: VmFlags %s, last page's %s (expected hg)", sizes[i],
+                     first, last);
+    }
+    mf_alloc_trim();
 }
 
 static void test_freed_block_is_reused_and_counted(void **state)
@@ -144,6 +193,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_blocks_are_aligned_and_writable),
         TEST(test_large_blocks_start_at_different_page_offsets),
+        TEST(test_large_blocks_are_advised_for_huge_pages),
         TEST(test_freed_block_is_reused_and_counted),
         TEST(test_failure_hook_fails_the_nth_allocation),
         TEST(test_collect_due),
