@@ -127,6 +127,39 @@ static int64_t tree_half(int64_t n, int64_t leaf)
     return (n / leaf + 1) / 2 * leaf;
 }
 
+/* Short contiguous rows reduced one after another (a sum or max over the
+ * last axis): each row ends in a chain of dependent steps (its lanes'
+ * tree), and the loads of the rows after it wait behind that chain; the
+ * hardware prefetcher did not keep up either. So when the rows come from
+ * beyond L2, the lines of the row about ROW_PREFETCH bytes ahead are
+ * requested as each row starts: (16384, 256) float32 rows in L3 took 0.75x
+ * the time. Rows in L2 do not need it (max over them took 1.2x with it). */
+#define ROW_PREFETCH 8192
+#define ROW_PREFETCH_MAX 4096          /* longer rows: the prefetcher follows them */
+#define ROW_PREFETCH_FROM (1 << 20)    /* bytes of rows that do not fit in L2 */
+
+/* How many rows ahead to request, or 0 for rows that need no help. */
+static int64_t rows_ahead(int64_t rows, int64_t rxs, int64_t n, int64_t s, size_t size)
+{
+    int64_t bytes = n * (int64_t)size;
+    if (s != 1 || bytes == 0 || bytes > ROW_PREFETCH_MAX ||
+        rows * rxs * (int64_t)size < ROW_PREFETCH_FROM)
+        return 0;
+    return ROW_PREFETCH / bytes + 1;
+}
+
+/* Requests the lines of row i + ahead of 'x' (elements of 'size' bytes,
+ * rows 'rxs' elements apart, 'n' contiguous elements), if there is one. */
+static inline void prefetch_row_ahead(const void *x, size_t size, int64_t i, int64_t rows,
+                                      int64_t rxs, int64_t ahead, int64_t n)
+{
+    if (ahead == 0 || i + ahead >= rows)
+        return;
+    const char *p = (const char *)x + (size_t)((i + ahead) * rxs) * size;
+    for (size_t b = 0; b < (size_t)n * size; b += 64)
+        __builtin_prefetch(p + b);
+}
+
 /* For each (kind, dtype) NAME:
  *   NAME_leaf(x, n, s): at most a leaf of 'x[i*s]' folded in LANES lanes;
  *   NAME_tree(x, n, s): a row folded by the tree of leaves;
@@ -216,7 +249,9 @@ static int64_t tree_half(int64_t n, int64_t leaf)
     {                                                                                  \
         A *acc = accv;                                                                 \
         const T *x = xv;                                                               \
+        int64_t ahead = rows_ahead(rows, rxs, n, s, sizeof *x);                         \
         for (int64_t i = 0; i < rows; i++) {                                           \
+            prefetch_row_ahead(x, sizeof *x, i, rows, rxs, ahead, n);                  \
             A v = NAME##_tree(x + i * rxs, n, s), a = acc[i * ros];                    \
             acc[i * ros] = STEP(a, v);                                                 \
         }                                                                              \
@@ -616,10 +651,12 @@ static void sum_f32_rows(void *accv, int64_t ros, const void *xv, int64_t rows, 
 {
     double *acc = accv;
     const float *x = xv;
-    int64_t i = 0;
+    int64_t i = 0, ahead = rows_ahead(rows, rxs, n, s, sizeof *x);
     if (s == 1)
         for (; i + 2 <= rows; i += 2) {
             double ra, rb;
+            prefetch_row_ahead(x, sizeof *x, i, rows, rxs, ahead, n);
+            prefetch_row_ahead(x, sizeof *x, i + 1, rows, rxs, ahead, n);
             sum_f32_pair(x + i * rxs, x + (i + 1) * rxs, n, &ra, &rb);
             acc[i * ros] += ra;
             acc[(i + 1) * ros] += rb;

@@ -158,6 +158,50 @@ static void test_float32_rows_match_one_row(void **state)
     }
 }
 
+/* Rows read from beyond L2 (more than 1 MiB of them: reduce_walk.c
+ * requests the rows ahead, two tiles of 2048 rows and a part of one)
+ * give each row's sum and max as that row alone, contiguous or sliced,
+ * for rows of one line, a block, a block and one, and the longest that
+ * are prefetched (4 KiB) and one more. */
+static void test_float32_rows_beyond_l2_match_one_row(void **state)
+{
+    (void)state;
+    const int64_t lengths[] = {16, 256, 257, 1024, 1025};
+    uint64_t seed = 4242;
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+        int64_t n = lengths[li], wide = n + 3, rows = (1 << 20) / (n * 4) + 4100;
+        MfTensor *t = mf_tensor_new(MF_FLOAT32, 2, (int64_t[]){rows, wide});
+        assert_non_null(t);
+        float *d = mf_tensor_data(t);
+        for (int64_t i = 0; i < rows * wide; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            d[i] = (float)((double)(seed >> 11) * 0x1p-53 * 8 - 4);
+        }
+        MfTensor *full = mf_tensor_view(t, 2, (int64_t[]){rows, n}, (int64_t[]){n, 1}, 0);
+        MfTensor *sliced = mf_tensor_view(t, 2, (int64_t[]){rows, n}, (int64_t[]){wide, 1}, 1);
+        assert_non_null(full);
+        assert_non_null(sliced);
+        for (int v = 0; v < 4; v++) {
+            bool max = v & 1;
+            MfTensor *r = reduce(max ? MF_OP_MAX : MF_OP_SUM, v & 2 ? sliced : full,
+                                 (int64_t[]){1}, 1, false);
+            const float *got = mf_tensor_data(r);
+            for (int64_t i = 0; i < rows; i++) {
+                const float *row = d + (v & 2 ? i * wide + 1 : i * n);
+                float want = (float)(max ? mf_max_row_f32(row, n) : mf_sum_row_f32(row, n));
+                if (memcmp(&got[i], &want, sizeof want) != 0)
+                    fail_msg("%s of row %lld of %lld x %lld (%s): %.9g, alone %.9g",
+                             max ? "max" : "sum", (long long)i, (long long)rows, (long long)n,
+                             v & 2 ? "sliced" : "contiguous", (double)got[i], (double)want);
+            }
+            mf_tensor_release(r);
+        }
+        mf_tensor_release(sliced);
+        mf_tensor_release(full);
+        mf_tensor_release(t);
+    }
+}
+
 /* The row helpers of the row kernels (layer_norm.c): two rows summed
  * together, and a row's squared deviations summed as they are made, give
  * the bits of mf_sum_row_f32 over the rows (over the squares written out),
@@ -623,6 +667,7 @@ int main(void)
         TEST(test_strided_input),
         TEST(test_float32_accuracy),
         TEST(test_float32_rows_match_one_row),
+        TEST(test_float32_rows_beyond_l2_match_one_row),
         TEST(test_float32_row_helpers_match_row_sum),
         TEST(test_int_dtypes),
         TEST(test_nan_propagates),
