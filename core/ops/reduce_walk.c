@@ -7,9 +7,10 @@
  * two form a block:
  *   - last dim reduced: each row is folded into its output's accumulator by
  *     a tree (below);
- *   - last dim kept, the one before reduced: columns, 32 at a time, fold the
- *     block's rows in order into accumulators held in registers (the Dense
- *     bias gradient, a sum over leading axes);
+ *   - last dim kept, the one before reduced: columns, in tiles of 1024 and
+ *     32 at a time within a tile, fold the block's rows in order into
+ *     accumulators held in registers (the Dense bias gradient, a sum over
+ *     leading axes);
  *   - otherwise each row is folded elementwise into a row of accumulators.
  * Partial results live in an accumulator per output element: double for
  * floats (float for float32 max and min: exact either way), a wrapping
@@ -888,6 +889,14 @@ typedef struct Walk {
     int64_t count; /* input elements per output element */
 } Walk;
 
+/* Columns are folded a tile of COL_TILE at a time over all the rows: the
+ * tile's double accumulators (8 KiB) stay in L1 and each group of rows
+ * reads 8 pieces of 4 KiB, where whole rows of (256, 16384) float32 moved
+ * 128 KiB of accumulators through L2 per group of 8 rows (sum and max over
+ * the first axis: 0.8x time at 4M elements, 0.67x at 131k). A column's
+ * steps and their order do not change. */
+#define COL_TILE 1024
+
 /* The last two merged dims (or the only one) at input 'x', accumulators 'acc'. */
 static void walk_block(const Walk *w, const Plan *p, const char *x, char *acc)
 {
@@ -897,7 +906,11 @@ static void walk_block(const Walk *w, const Plan *p, const char *x, char *acc)
     if (p->red[b]) {
         w->k->rows(acc, ros, x, rows, rxs, p->n[b], p->xs[b]);
     } else if (a >= 0 && p->red[a]) {
-        w->k->cols(acc, x, rows, rxs, p->n[b], p->xs[b]);
+        for (int64_t c = 0; c < p->n[b]; c += COL_TILE) {
+            int64_t m = p->n[b] - c < COL_TILE ? p->n[b] - c : COL_TILE;
+            w->k->cols(acc + (size_t)c * w->as, x + (size_t)(c * p->xs[b]) * w->es, rows, rxs,
+                       m, p->xs[b]);
+        }
     } else {
         for (int64_t i = 0; i < rows; i++)
             w->k->cols(acc + (size_t)(i * ros) * w->as, x + (size_t)(i * rxs) * w->es, 1, 0,

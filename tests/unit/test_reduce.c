@@ -202,6 +202,53 @@ static void test_float32_rows_beyond_l2_match_one_row(void **state)
     }
 }
 
+/* Columns of wide rows (reduce_walk.c folds them a tile of columns at a
+ * time): a column's float32 sum follows the documented order (groups of 8
+ * rows summed in float from zero, each added into a double), its max is
+ * the plain max; tiles, vectors of 32 columns and the columns past them,
+ * contiguous and sliced rows. */
+static void test_float32_wide_columns_follow_the_order(void **state)
+{
+    (void)state;
+    int64_t rows = 19, n = 2 * 1024 + 37, wide = n + 5;
+    MfTensor *t = mf_tensor_new(MF_FLOAT32, 2, (int64_t[]){rows, wide});
+    assert_non_null(t);
+    float *d = mf_tensor_data(t);
+    uint64_t seed = 99;
+    for (int64_t i = 0; i < rows * wide; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        d[i] = (float)((double)(seed >> 11) * 0x1p-53 * 8 - 4) * (i % 3 == 0 ? 1e3f : 1);
+    }
+    for (int v = 0; v < 4; v++) {
+        bool max = v & 1;
+        int64_t rs = v & 2 ? wide : n;
+        MfTensor *x = mf_tensor_view(t, 2, (int64_t[]){rows, n}, (int64_t[]){rs, 1}, 0);
+        assert_non_null(x);
+        MfTensor *r = reduce(max ? MF_OP_MAX : MF_OP_SUM, x, (int64_t[]){0}, 1, false);
+        const float *got = mf_tensor_data(r);
+        for (int64_t k = 0; k < n; k++) {
+            double acc = 0;
+            float hi = -INFINITY;
+            for (int64_t r0 = 0; r0 < rows; r0 += 8) {
+                float f = 0;
+                for (int64_t i = r0; i < rows && i < r0 + 8; i++) {
+                    f += d[i * rs + k];
+                    hi = d[i * rs + k] > hi ? d[i * rs + k] : hi;
+                }
+                acc += (double)f;
+            }
+            float want = max ? hi : (float)acc;
+            if (memcmp(&got[k], &want, sizeof want) != 0)
+                fail_msg("%s of column %lld of (%lld, %lld), rows %lld apart: %.9g, want %.9g",
+                         max ? "max" : "sum", (long long)k, (long long)rows, (long long)n,
+                         (long long)rs, (double)got[k], (double)want);
+        }
+        mf_tensor_release(r);
+        mf_tensor_release(x);
+    }
+    mf_tensor_release(t);
+}
+
 /* The row helpers of the row kernels (layer_norm.c): two rows summed
  * together, and a row's squared deviations summed as they are made, give
  * the bits of mf_sum_row_f32 over the rows (over the squares written out),
@@ -668,6 +715,7 @@ int main(void)
         TEST(test_float32_accuracy),
         TEST(test_float32_rows_match_one_row),
         TEST(test_float32_rows_beyond_l2_match_one_row),
+        TEST(test_float32_wide_columns_follow_the_order),
         TEST(test_float32_row_helpers_match_row_sum),
         TEST(test_int_dtypes),
         TEST(test_nan_propagates),
