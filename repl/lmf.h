@@ -267,7 +267,7 @@ void lmf_open_shell(lua_State *L);
 void lmf_gc_pressure(lua_State *L);
 
 /* Called by the op bindings (and sess:run) before an op runs, its inputs
- * owned by stack slots: a young collection when a large result (1 MiB or
+ * owned by stack slots: a young collection when a large result (256 KiB or
  * more) was boxed since the last one here, so that results the script
  * dropped free their blocks before the op allocates its output
  * (lmf_tensor.c says why). */

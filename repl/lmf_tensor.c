@@ -40,12 +40,14 @@ void lmf_gc_pressure(lua_State *L)
  * result ages that result (a full one makes it old), so the next young
  * collection cannot free it either. A 4M-float loop rotated through three
  * or four 16 MB blocks (input and outputs 64-80 MB, past a 32 MB L3; one
- * output block and the input fit). So before an op, once a large result
- * was boxed, a young collection (about a microsecond, against the
- * milliseconds of an op on megabytes) frees the dropped ones, and the op's
- * output takes a block just freed, still in cache. Small-tensor loops
- * never get here. */
-#define LARGE_RESULT_BYTES ((size_t)1 << 20)
+ * output block and the input fit); a 131k-float loop (512 KiB) through
+ * four, past a core's 1 MiB L2, so that most of an op's time went to
+ * fetching output lines from L3 (perf: the store of floor's loop). So
+ * before an op, once a result of 256 KiB or more was boxed, a young
+ * collection (about 0.5 us, against 8 us or more for an op on 64k floats)
+ * frees the dropped ones, and the op's output takes a block just freed,
+ * still in cache. Small-tensor loops never get here. */
+#define LARGE_RESULT_BYTES ((size_t)256 << 10)
 static size_t large_boxed;
 
 static void note_large_result(const MfTensor *t)

@@ -86,6 +86,11 @@ T.test("a loop of large ops takes its output from the block it just dropped", fu
     {1310720, function(x) return x + x end, "x + x"},
     {1572864, function(x) return mf.exp(x) * 2 end, "exp(x) * 2"},
     {1835008, mf.grad(function(v) return mf.reduce_sum(mf.exp(v)) end), "grad of sum(exp)"},
+    -- 131k floats (512 KiB, a transformer's activation): rotating through
+    -- four such blocks put the outputs past a 1 MiB L2 (#29: 131k rows)
+    {131072, mf.floor, "floor at 131k"},
+    {98304, function(x) return x * x end, "x * x at 96k"},
+    {65536, mf.exp, "exp at 64k"},
   }
   for _, c in ipairs(cases) do
     local held, left_cached = steady_loop(c[1], c[2])
