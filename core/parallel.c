@@ -65,6 +65,13 @@ static struct {
  * "counted" cannot be a flag of one run_claims call. */
 static _Thread_local uint64_t counted_job;
 
+/* True while this thread runs a chunk: a call from inside it (an
+ * elementwise piece whose kernel splits again, elementwise_split.c) runs
+ * inline at once. It would find 'running' set anyway, but only under the
+ * mutex, which both threads of a 2-thread job then take within a
+ * microsecond of each other; a contended glibc mutex sleeps in futex. */
+static _Thread_local bool in_chunk;
+
 /* Where the workers may run (under 'lock'): the caller's cpu they were kept
  * off (-1: not yet), the set they were given, jobs since it was checked. */
 static int kept_off = -1;
@@ -216,8 +223,11 @@ static void run_claims(void)
             counted_job = job.id;
         }
         int64_t b = (int64_t)chunk * job.chunk, e = b + job.chunk < job.n ? b + job.chunk : job.n;
-        if (b < e)
+        if (b < e) {
+            in_chunk = true;
             job.fn(job.ctx, b, e);
+            in_chunk = false;
+        }
         if (atomic_fetch_sub_explicit(&pending, 1, memory_order_acq_rel) == 1) {
             pthread_mutex_lock(&lock); /* the caller may be about to sleep */
             pthread_cond_signal(&finished);
@@ -332,7 +342,7 @@ void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParall
         min_chunk = 1;
     if (n / min_chunk < threads)
         threads = (int)(n / min_chunk);
-    if (threads <= 1) { /* the common small case: no lock, no wake-up */
+    if (threads <= 1 || in_chunk) { /* one thread, or a call from a chunk: no lock */
         if (n > 0)
             fn(ctx, 0, n);
         return;
