@@ -145,7 +145,7 @@ static MfStatus plan_step(MfOptimizer *o, int n, const MfGradVar *pairs, MfVaria
             MfSlotEntry *e = mf_opt_find_entry(o, pairs[i].var);
             MfUpdate u = {o, pairs[i].var, pairs[i].grad, lr, e->slot, NULL,
                           MF_APPLY_NONFINITE_APPLY,    /* checked before the plan */
-                          pairs[i].decay};
+                          pairs[i].decay, NULL};
             st = mf_opt_prepare(&u, &ps->p);
             ps->ready = true;
         }

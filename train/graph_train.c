@@ -465,6 +465,46 @@ static MfStatus assign_var(MfGraph *g, MfVariable *v, bool traced, MfAssignKind 
 }
 
 /* One Apply node for pair 'p' under "<opt>/update_<var>/". */
+/* A gradient made as Mul(x, scale), 'scale' a scalar (a clipped gradient,
+ * g * coef, as clip_by_global_norm and torch's clip_grad_norm_ make it),
+ * updated by Adam: ApplyAdam reads x and scale and multiplies as it goes,
+ * rounding as Mul does (core/ops/apply.c), so the product is never
+ * written; the Mul node runs only when something else reads it (the
+ * finite gate's sum, which it then joins as a fused member). Sets u->grad
+ * and u->grad_scale to owned tensors kept in 'held' (both NULL otherwise). */
+static MfStatus unscale_grad(MfUpdate *u, MfTensor *held[2])
+{
+    const MfNode *n = u->grad->node;
+    held[0] = held[1] = NULL;
+    if (!n || n->kind != MF_NODE_OP || n->op != MF_OP_MUL || n->ninputs != 2 ||
+        mf_opt_desc(u->o)->apply != MF_OP_APPLY_ADAM)
+        return MF_OK;
+    MfNode *x = mf_graph_node(n->graph, n->inputs[0].node);
+    MfNode *sc = mf_graph_node(n->graph, n->inputs[1].node);
+    const MfTensorSpec *xs = &x->out[n->inputs[0].output], *ss = &sc->out[n->inputs[1].output];
+    if (ss->rank != 0 || ss->dtype != u->grad->dtype || xs->dtype != u->grad->dtype)
+        return MF_OK;
+    held[0] = mf_graph_output(x, n->inputs[0].output);
+    held[1] = mf_graph_output(sc, n->inputs[1].output);
+    if (!held[0] || !held[1])
+        return MF_ENOMEM;
+    u->grad = held[0];
+    u->grad_scale = held[1];
+    return MF_OK;
+}
+
+/* The update of 'u', with a scaled gradient's factors when it has them. */
+static MfStatus update_unscaled(MfUpdate u)
+{
+    MfTensor *held[2];
+    MfStatus st = unscale_grad(&u, held);
+    if (st == MF_OK)
+        st = mf_opt_update(&u);
+    mf_tensor_release(held[0]);
+    mf_tensor_release(held[1]);
+    return st;
+}
+
 static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfOptRates *lr,
                            const Gate *gt, Deps *deps)
 {
@@ -478,8 +518,8 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfOpt
     st = mf_opt_lr_for(lr, p->var->value->dtype, &lr_v);
     if (st == MF_OK) {
         MfSlotEntry *e = mf_opt_find_entry(o, p->var);
-        MfUpdate u = {o, p->var, p->grad, lr_v, e->slot, &out, gt->policy, p->decay};
-        st = mf_opt_update(&u);
+        st = update_unscaled((MfUpdate){o, p->var, p->grad, lr_v, e->slot, &out, gt->policy,
+                                        p->decay, NULL});
     }
     if (st == MF_OK)
         st = deps_push(deps, out);
@@ -686,8 +726,8 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
     if (st == MF_OK)
         st = mf_opt_lr_for(lr, p->var->value->dtype, &lr_v);
     if (st == MF_OK) {
-        MfUpdate u = {tmp, h, p->grad, lr_v, hs, &out, gt->policy, p->decay};
-        st = mf_opt_update(&u);
+        st = update_unscaled((MfUpdate){tmp, h, p->grad, lr_v, hs, &out, gt->policy, p->decay,
+                                        NULL});
     }
     if (mark >= 0)
         mf_graph_pop_scope(g, mark);

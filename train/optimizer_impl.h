@@ -76,6 +76,7 @@ typedef struct MfUpdate {
     MfTensor **out;
     MfApplyNonfinite nonfinite; /* the Apply op's attrs.nonfinite */
     MfTensor *decay;            /* the pair's decoupled weight decay (MfGradVar), or NULL */
+    MfTensor *grad_scale;       /* ApplyAdam: a scalar the gradient is multiplied by, or NULL */
 } MfUpdate;
 
 /* The VARIABLE node (an MfNode) behind a graph Variable handle (one whose
@@ -145,7 +146,7 @@ typedef struct MfPrepared {
     MfOpId op;
     MfAttrs attrs;
     int nin;
-    MfTensor *in[11];   /* ApplyAdam's 10 and AdamW's weight_decay */
+    MfTensor *in[12];   /* ApplyAdam's 10, AdamW's weight_decay, grad_scale */
 } MfPrepared;
 
 MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p);

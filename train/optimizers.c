@@ -197,8 +197,11 @@ MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p)
     const MfOptClass *d = mf_opt_desc(u->o);
     if (u->decay && s->st == MF_OK)
         p->in[p->nin++] = decay_input(s, d, u->decay, dt);
+    if (u->grad_scale && s->st == MF_OK)   /* graph_train.c: ApplyAdam's, of dtype dt */
+        p->in[p->nin++] = u->grad_scale;
     p->op = d->apply;
     p->attrs = mf_attrs_default();
+    p->attrs.grad_scaled = u->grad_scale != NULL;
     p->attrs.use_nesterov =
         d->nesterov >= 0 && mf_opt_hyper_get(&u->o->cfg, &d->hypers[d->nesterov]) != 0;
     p->attrs.nonfinite = (int)u->nonfinite;

@@ -16,6 +16,10 @@
  *                    not TensorFlow's): then var = (var - step) - weight_decay *
  *                    var_before, rounded as Adam's op then var -= weight_decay * var
  *                    with the value from before the step (one pass, not three)
+ *                    attrs.grad_scaled: a last input grad_scale, and the update uses
+ *                    grad * grad_scale, each product rounded as Mul(grad, grad_scale)
+ *                    rounds it (the optimizers read a clipped gradient g * coef
+ *                    so, train/optimizers.c: the product is never written)
  *   Lion             c = beta1 * m + (1 - beta1) * grad    (Chen et al. 2023,
  *                    var -= lr * (sign(c) + wd * var)       Algorithm 2; not a
  *                    m = beta2 * m + (1 - beta2) * grad     TensorFlow 1.x op)
@@ -35,6 +39,7 @@
  * (copy-on-write, train/). Output 0 is 'var' itself, retained (TensorFlow's
  * "out"); holding it makes the buffer shared, so the next step copies.
  * The ops have no gradient (MF_OP_NONDIFF). */
+#include <float.h>
 #include <math.h>
 
 #include "common.h"
@@ -60,6 +65,18 @@ static const ApplyInputs sig_adam = {3, 9, 13, {"var", "m", "v", "beta1_power", 
 static const ApplyInputs sig_lion = {2, 6, 10, {"var", "m", "lr", "beta1", "beta2",
                                                 "weight_decay", "grad"}};
 
+/* The index of ApplyAdam's gradient scale input (the last, with
+ * attrs.grad_scaled), or -1. */
+static int scale_input(const MfOpCall *c, const ApplyInputs *s)
+{
+    return s == &sig_adam && c->attrs->grad_scaled ? c->ninputs - 1 : -1;
+}
+
+static const char *input_name(const MfOpCall *c, const ApplyInputs *s, int i)
+{
+    return i == scale_input(c, s) ? "grad_scale" : s->names[i];
+}
+
 /* ---- shape and dtype checks (symbolic inputs too) --------------------------------- */
 
 /* Same shape, an unknown dim (-1) matching anything. */
@@ -79,17 +96,17 @@ static MfStatus check_input(const MfOpCall *c, const ApplyInputs *s, int i)
     char vs[96], xs[96];
     mf_shape_str(var->rank, var->shape, vs, sizeof vs);
     mf_shape_str(x->rank, x->shape, xs, sizeof xs);
+    const char *name = input_name(c, s, i);
     if (x->dtype != var->dtype)
         return mf_err_set(MF_EDTYPE, "%s: %s has dtype %s, expected the variable's %s",
-                          op_api(c), s->names[i], mf_dtype_name(x->dtype),
-                          mf_dtype_name(var->dtype));
+                          op_api(c), name, mf_dtype_name(x->dtype), mf_dtype_name(var->dtype));
     if (i < s->nstate || i == s->grad) {
         if (!fits(var, x))
             return mf_err_set(MF_ESHAPE, "%s: %s has shape %s, expected the variable's shape %s",
-                              op_api(c), s->names[i], xs, vs);
+                              op_api(c), name, xs, vs);
     } else if (x->rank != 0) {
-        return mf_err_set(MF_ESHAPE, "%s: %s must be a scalar, got shape %s", op_api(c),
-                          s->names[i], xs);
+        return mf_err_set(MF_ESHAPE, "%s: %s must be a scalar, got shape %s", op_api(c), name,
+                          xs);
     }
     return MF_OK;
 }
@@ -103,29 +120,83 @@ static MfStatus check_input(const MfOpCall *c, const ApplyInputs *s, int i)
 static int nonfinite_scalar(const MfOpCall *c, const ApplyInputs *s)
 {
     for (int i = s->nstate; i < c->ninputs; i++)
-        if (i != s->grad && !mf_tensor_all_finite(c->inputs[i]))
+        if (i != s->grad && i != scale_input(c, s) && !mf_tensor_all_finite(c->inputs[i]))
             return i;
     return -1;
+}
+
+/* Whether every product x[i] * scale, rounded in the dtype, is finite
+ * (compare and OR, no early exit: the loop vectorizes). */
+#define SCALED_FINITE(T, SUF, ABS, MAXV)                                                    \
+    static bool scaled_finite_##SUF(const T *x, int64_t n, T scale)                        \
+    {                                                                                       \
+        int bad = 0;                                                                        \
+        for (int64_t i = 0; i < n; i++)                                                     \
+            bad |= !(ABS(x[i] * scale) <= MAXV);                                            \
+        return !bad;                                                                        \
+    }
+
+SCALED_FINITE(float, f32, fabsf, FLT_MAX)
+SCALED_FINITE(double, f64, fabs, DBL_MAX)
+
+/* Whether the gradient the update uses (grad, or grad * grad_scale) is
+ * finite: the scaled one is checked as the product Mul would have written. */
+static bool grad_finite(const MfOpCall *c, const ApplyInputs *s)
+{
+    int k = scale_input(c, s);
+    const MfTensor *g = c->inputs[s->grad];
+    if (k < 0 || !g->storage || !c->inputs[k]->storage)
+        return mf_tensor_all_finite(g);
+    MfTensor *x = mf_tensor_contiguous((MfTensor *)g);
+    if (!x)   /* out of memory: element by element */
+        return mf_tensor_all_finite(g) && mf_tensor_all_finite(c->inputs[k]);
+    int64_t n = mf_tensor_numel(x);
+    const void *scale = mf_tensor_data(c->inputs[k]);
+    bool ok = x->dtype == MF_FLOAT32
+                  ? scaled_finite_f32(mf_tensor_data(x), n, *(const float *)scale)
+                  : scaled_finite_f64(mf_tensor_data(x), n, *(const double *)scale);
+    mf_tensor_release(x);
+    return ok;
+}
+
+/* ApplyAdam's inputs: 10, weight_decay (11), and grad_scale last with
+ * attrs.grad_scaled; no other op takes a gradient scale. */
+static MfStatus check_optional(const MfOpCall *c, const ApplyInputs *s)
+{
+    bool scaled = c->attrs->grad_scaled;
+    if (scaled && s != &sig_adam)
+        return mf_err_set(MF_EARG, "%s: grad_scaled is ApplyAdam's attribute, not this op's",
+                          op_api(c));
+    if (!scaled && c->ninputs > 11)
+        return mf_err_set(MF_EARG, "%s: expected 10 input(s), got %d (weight_decay may be an "
+                          "11th; a grad_scale input needs attrs.grad_scaled)", op_api(c),
+                          c->ninputs);
+    if (scaled && c->ninputs < 11)
+        return mf_err_set(MF_EARG, "%s: expected 10 input(s), weight_decay if any, then "
+                          "grad_scale (attrs.grad_scaled), got %d", op_api(c), c->ninputs);
+    return MF_OK;
 }
 
 static MfStatus apply_infer(MfOpCall *c, const ApplyInputs *s)
 {
     const MfTensor *var = c->inputs[0];
     MfStatus st = mf_check_dtype(c, var, MF_FLOATS, "a float32 or float64 variable");
+    if (st == MF_OK && (s == &sig_adam || c->attrs->grad_scaled))
+        st = check_optional(c, s);
     for (int i = 1; i < c->ninputs && st == MF_OK; i++)
         st = check_input(c, s, i);
     /* here, not in the kernel: a session stages a write after its infer,
      * so a refused gradient fails the run before any variable changes */
     bool check = st == MF_OK && c->attrs->nonfinite == MF_APPLY_NONFINITE_ERROR;
     int bad = -1;
-    if (check && !mf_tensor_all_finite(c->inputs[s->grad]))
+    if (check && !grad_finite(c, s))
         st = mf_err_set(MF_EARG, "%s: the gradient holds NaN or Inf and nonfinite = \"error\" "
                         "(nothing was written)", op_api(c));
     else if (check && (bad = nonfinite_scalar(c, s)) >= 0)
         st = mf_err_set(MF_EARG, "%s: %s is NaN or Inf: the gradient holds NaN or Inf "
                         "(another variable's of the step), or the value given is not finite; "
                         "nonfinite = \"error\" (nothing was written)", op_api(c),
-                        s->names[bad]);
+                        input_name(c, s, bad));
     if (st == MF_OK)
         mf_spec_like(c, var, var->dtype);
     return st;
@@ -168,12 +239,13 @@ static MfCost apply_cost(const MfOpCall *c, const ApplyInputs *s)
 
 /* Adam's update of every element with direction DIR (m, or Nesterov's), then
  * DECAY (AdamW's "- wd * w", w the value before the step; or nothing): the
- * step is subtracted first and the decay after, as two ops would round. */
+ * step is subtracted first and the decay after, as two ops would round.
+ * gi is the gradient times gs (grad_scale, or 1: exact, the same bits). */
 #define ADAM_LOOP(T, SQRT, DIR, DECAY)                                                      \
     for (int64_t i = 0; i < n; i++) {                                                       \
-        const T w = var[i];                                                                 \
-        m[i] += (g[i] - m[i]) * one_b1;                                                     \
-        v[i] += (g[i] * g[i] - v[i]) * one_b2;                                              \
+        const T w = var[i], gi = g[i] * gs;                                                 \
+        m[i] += (gi - m[i]) * one_b1;                                                       \
+        v[i] += (gi * gi - v[i]) * one_b2;                                                  \
         var[i] = (w - DIR * alpha / (SQRT(v[i]) + eps)) DECAY;                              \
     }
 
@@ -232,13 +304,15 @@ static MfCost apply_cost(const MfOpCall *c, const ApplyInputs *s)
         const T one_b1 = (T)1 - b1, one_b2 = (T)1 - b2;                                     \
         const bool nesterov = c->attrs->use_nesterov;                                       \
         /* a loop per case rather than a test per element: each vectorizes */              \
-        const T wd = c->ninputs > 10 ? SCALAR(T, 10) : (T)0;                                \
-        if (c->ninputs > 10 && nesterov) {                                                  \
-            ADAM_LOOP(T, SQRT, (g[i] * one_b1 + m[i] * b1), -wd * w);                       \
-        } else if (c->ninputs > 10) {                                                       \
+        const bool scaled = c->attrs->grad_scaled, decay = c->ninputs - scaled > 10;        \
+        const T wd = decay ? SCALAR(T, 10) : (T)0;                                          \
+        const T gs = scaled ? SCALAR(T, c->ninputs - 1) : (T)1;                             \
+        if (decay && nesterov) {                                                            \
+            ADAM_LOOP(T, SQRT, (gi * one_b1 + m[i] * b1), -wd * w);                         \
+        } else if (decay) {                                                                 \
             ADAM_LOOP(T, SQRT, m[i], -wd * w);                                              \
         } else if (nesterov) {                                                              \
-            ADAM_LOOP(T, SQRT, (g[i] * one_b1 + m[i] * b1), );                              \
+            ADAM_LOOP(T, SQRT, (gi * one_b1 + m[i] * b1), );                                \
         } else {                                                                            \
             ADAM_LOOP(T, SQRT, m[i], );                                                     \
         }                                                                                   \
@@ -273,7 +347,7 @@ static MfStatus apply_forward(const MfOpCall *c, MfTensor **outs, const ApplyInp
                               KernelF32 k32, KernelF64 k64)
 {
     if (c->attrs->nonfinite == MF_APPLY_NONFINITE_SKIP &&
-        (!mf_tensor_all_finite(c->inputs[s->grad]) || nonfinite_scalar(c, s) >= 0)) {
+        (!grad_finite(c, s) || nonfinite_scalar(c, s) >= 0)) {
         mf_tensor_retain(c->inputs[0]);   /* the step is skipped: nothing written */
         outs[0] = c->inputs[0];
         return MF_OK;
@@ -326,6 +400,6 @@ APPLY_OP(mf_desc_apply_momentum, "ApplyMomentum", "apply_momentum", 5, 0, 2, sig
          momentum);
 APPLY_OP(mf_desc_apply_adagrad, "ApplyAdagrad", "apply_adagrad", 4, 0, 2, sig_adagrad, adagrad);
 APPLY_OP(mf_desc_apply_rmsprop, "ApplyRMSProp", "apply_rms_prop", 8, 0, 3, sig_rmsprop, rmsprop);
-/* the 11th input, weight_decay, is AdamW's (optional; see the top) */
-APPLY_OP(mf_desc_apply_adam, "ApplyAdam", "apply_adam", 10, 1, 3, sig_adam, adam);
+/* optional: weight_decay (AdamW's), grad_scale (attrs.grad_scaled); see the top */
+APPLY_OP(mf_desc_apply_adam, "ApplyAdam", "apply_adam", 10, 2, 3, sig_adam, adam);
 APPLY_OP(mf_desc_apply_lion, "ApplyLion", "apply_lion", 7, 0, 2, sig_lion, lion);

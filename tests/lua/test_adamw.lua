@@ -131,6 +131,58 @@ T.test("the decay is ApplyAdam's input: no decay nodes, the bits of the two ops"
   T.eq(b, hb:totable(), 0)
 end)
 
+T.test("a clipped gradient's factors go to ApplyAdam: the product is not written, same bits",
+       function()
+  local function setup()
+    local a = mf.Variable(mf.tensor({{1.0, -2.0}, {0.5, 3.0}}), {name = "a"})
+    local b = mf.Variable(mf.tensor({0.25, -0.75}), {name = "b"})
+    return a, b, mf.train.AdamW(0.01, {weight_decay = 0.1, exclude_from_weight_decay = {b}})
+  end
+  -- mf.clip_by_global_norm's g * scale, and torch's clip_grad_norm_ as gpt.lua writes it
+  local clips = {
+    function(x, y) return mf.clip_by_global_norm({x, y}, 1.0) end,
+    function(x, y)
+      local coef = mf.minimum(1.0 / (mf.global_norm({x, y}) + 1e-6), 1.0)
+      return {x * coef, y * coef}
+    end,
+  }
+  local ga, gb = mf.tensor({{0.3, -0.1}, {0.2, 0.7}}), mf.tensor({-0.2, 0.4})
+  for _, clip in ipairs(clips) do
+    local a, b, opt = setup()
+    local step = mf.trace(function(x, y)
+      local c = clip(x, y)
+      opt:apply_gradients{{c[1], a}, {c[2], b}}
+    end)
+    local g, inputs, products = step:graph(ga, gb), {}, {}
+    for _, n in ipairs(g:nodes()) do
+      if n.op == "ApplyAdam" then inputs[n.name:match("update_(%a)")] = n.inputs end
+      if n.op == "Mul" and (n.inputs[1] == "arg1:0" or n.inputs[1] == "arg2:0") and
+          n.inputs[2] ~= n.inputs[1] then
+        products[n.name] = true
+      end
+    end
+    T.eq(#inputs.a, 12, nil, "a: 10 inputs, the decay, the scale")
+    T.eq(#inputs.b, 11, nil, "b: 10 inputs, the scale")
+    T.eq(inputs.a[10], "arg1:0", nil, "the gradient before the product")
+    T.eq(inputs.b[10], "arg2:0")
+    T.eq(inputs.a[12], inputs.b[11], nil, "one scale")
+    local ran = {}
+    for _, r in ipairs(mf.profile(function() step(ga, gb) end):rows()) do
+      T.ok(not (r.type == "Mul" and products[r.op]), "the product " .. r.op .. " ran")
+      ran[r.label or r.type] = (ran[r.label or r.type] or 0) + 1
+    end
+    T.eq(ran["Fused[Mul, Mul, Sum]"], 2, nil, "the finite gate reads the product fused")
+    local ea, eb, eopt = setup()
+    for i = 1, 4 do   -- the eager step writes the product, then applies it
+      if i > 1 then step(ga * i, gb) end   -- the first: the profiled run
+      local c = clip(ga * i, gb)
+      eopt:apply_gradients{{c[1], ea}, {c[2], eb}}
+    end
+    T.eq(a, ea:totable(), 0)
+    T.eq(b, eb:totable(), 0)
+  end
+end)
+
 T.test("a pair's third element: AdamOptimizer's weight decay, checked", function()
   local w = mf.Variable(mf.tensor({1.0, -2.0}))
   local g = mf.tensor({0.5, 0.5})

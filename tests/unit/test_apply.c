@@ -245,6 +245,111 @@ static void test_adam_weight_decay(void **st)
     }
 }
 
+/* ApplyAdam on (grad, grad_scale) with attrs.grad_scaled against ApplyAdam
+ * on the product Mul(grad, grad_scale) (what a clipped gradient was before
+ * the optimizers passed its factors): the same bits of var, m and v over
+ * STEPS steps, with and without weight_decay and Nesterov. */
+static void check_adam_scaled(MfDType dt, bool nesterov, bool decay)
+{
+    static const double zeros[N] = {0};
+    MfTensor *a[3] = {vec(dt, W0), vec(dt, zeros), vec(dt, zeros)};
+    MfTensor *b[3] = {vec(dt, W0), vec(dt, zeros), vec(dt, zeros)};
+    MfAttrs plain = mf_attrs_default(), scaled = mf_attrs_default();
+    plain.use_nesterov = scaled.use_nesterov = nesterov;
+    scaled.grad_scaled = true;
+    for (int t = 0; t < STEPS; t++) {
+        MfTensor *in[12], *out = NULL, *prod = NULL;
+        MfTensor *scale = mf_tensor_scalar(dt, 0.3711 / (t + 1));   /* rounds in the product */
+        int ns, n = build_inputs(MF_OP_APPLY_ADAM, dt, t, a, in, &ns);
+        if (decay)
+            in[n++] = mf_tensor_scalar(dt, 0.0123);
+        in[n++] = scale;
+        assert_int_equal(mf_op1(MF_OP_APPLY_ADAM, n, in, &scaled, &out), MF_OK);
+        assert_ptr_equal(out, a[0]);
+        mf_tensor_release(out);
+        release_from(in, ns, n);
+        n = build_inputs(MF_OP_APPLY_ADAM, dt, t, b, in, &ns);
+        scale = mf_tensor_scalar(dt, 0.3711 / (t + 1));
+        assert_int_equal(mf_binary(MF_OP_MUL, in[9], scale, &prod), MF_OK);
+        mf_tensor_release(in[9]);
+        mf_tensor_release(scale);
+        in[9] = prod;
+        if (decay)
+            in[n++] = mf_tensor_scalar(dt, 0.0123);
+        assert_int_equal(mf_op1(MF_OP_APPLY_ADAM, n, in, &plain, &out), MF_OK);
+        mf_tensor_release(out);
+        release_from(in, ns, n);
+        size_t bytes = N * mf_dtype_size(dt);
+        for (int k = 0; k < 3; k++)
+            assert_memory_equal(mf_tensor_data(a[k]), mf_tensor_data(b[k]), bytes);
+    }
+    for (int k = 0; k < 3; k++) {
+        mf_tensor_release(a[k]);
+        mf_tensor_release(b[k]);
+    }
+}
+
+/* Runs ApplyAdam on W0 with gradient 'g' times 'scale' (float32) under
+ * 'policy'; returns its status and checks that nothing was written
+ * unless it ran. */
+static MfStatus adam_scaled_policy(double g, double scale, MfApplyNonfinite policy)
+{
+    static const double zeros[N] = {0};
+    MfTensor *state[3] = {vec(MF_FLOAT32, W0), vec(MF_FLOAT32, zeros), vec(MF_FLOAT32, zeros)};
+    MfTensor *in[12], *out = NULL;
+    MfAttrs attrs = mf_attrs_default();
+    attrs.grad_scaled = true;
+    attrs.nonfinite = (int)policy;
+    int ns, n = build_inputs(MF_OP_APPLY_ADAM, MF_FLOAT32, 0, state, in, &ns);
+    mf_tensor_set(in[9], 2, g);
+    in[n++] = mf_tensor_scalar(MF_FLOAT32, scale);
+    MfStatus st = mf_op1(MF_OP_APPLY_ADAM, n, in, &attrs, &out);
+    if (st != MF_OK || policy == MF_APPLY_NONFINITE_SKIP)
+        assert_values(state[0], W0, N, 1e-7);
+    mf_tensor_release(out);
+    release_from(in, ns, n);
+    for (int k = 0; k < 3; k++)
+        mf_tensor_release(state[k]);
+    return st;
+}
+
+static void test_adam_grad_scale(void **st)
+{
+    (void)st;
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 4; k++)
+            check_adam_scaled(d ? MF_FLOAT64 : MF_FLOAT32, k & 1, k & 2);
+    /* the product's overflow is a non-finite gradient (finite factors) */
+    assert_int_equal(adam_scaled_policy(1e30, 1e10, MF_APPLY_NONFINITE_ERROR), MF_EARG);
+    assert_error_contains("apply_adam: the gradient holds NaN or Inf and nonfinite = \"error\"");
+    assert_int_equal(adam_scaled_policy(1e30, 1e-10, MF_APPLY_NONFINITE_ERROR), MF_OK);
+    assert_int_equal(adam_scaled_policy(2.0, NAN, MF_APPLY_NONFINITE_ERROR), MF_EARG);
+    assert_error_contains("apply_adam: the gradient holds NaN or Inf");
+    assert_int_equal(adam_scaled_policy(1e30, 1e10, MF_APPLY_NONFINITE_SKIP), MF_OK);
+    /* grad_scaled: ApplyAdam's, with its input */
+    static const double zeros[N] = {0};
+    MfTensor *state[3] = {vec(MF_FLOAT32, W0), vec(MF_FLOAT32, zeros), vec(MF_FLOAT32, zeros)};
+    MfTensor *in[12], *out = NULL;
+    MfAttrs attrs = mf_attrs_default();
+    attrs.grad_scaled = true;
+    int ns, n = build_inputs(MF_OP_APPLY_ADAM, MF_FLOAT32, 0, state, in, &ns);
+    assert_int_equal(mf_op1(MF_OP_APPLY_ADAM, n, in, &attrs, &out), MF_EARG);
+    assert_error_contains("apply_adam: expected 10 input(s), weight_decay if any, then "
+                          "grad_scale (attrs.grad_scaled), got 10");
+    in[n] = mf_tensor_scalar(MF_FLOAT64, 0.5);
+    assert_int_equal(mf_op1(MF_OP_APPLY_ADAM, n + 1, in, &attrs, &out), MF_EDTYPE);
+    assert_error_contains("apply_adam: grad_scale has dtype float64, expected the variable's "
+                          "float32");
+    release_from(in, ns, n + 1);
+    MfTensor *gd_in[3] = {state[0], mf_tensor_scalar(MF_FLOAT32, 1), vec(MF_FLOAT32, G)};
+    assert_int_equal(mf_op1(MF_OP_APPLY_GRADIENT_DESCENT, 3, gd_in, &attrs, &out), MF_EARG);
+    assert_error_contains("apply_gradient_descent: grad_scaled is ApplyAdam's attribute");
+    release_from(gd_in, 1, 3);
+    assert_values(state[0], W0, N, 1e-7);
+    for (int k = 0; k < 3; k++)
+        mf_tensor_release(state[k]);
+}
+
 static void test_flags_and_names(void **st)
 {
     (void)st;
@@ -360,6 +465,7 @@ int main(void)
         TEST(test_formulas),
         TEST(test_nesterov),
         TEST(test_adam_weight_decay),
+        TEST(test_adam_grad_scale),
         TEST(test_flags_and_names),
         TEST(test_refuses_shared_buffers),
         TEST(test_checks),
