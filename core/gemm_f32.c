@@ -119,27 +119,51 @@ static void pack_transposed(const float *B, int64_t ldb, int64_t j0, int64_t n, 
             dst[k * NR + j] = B[(j0 + j) * ldb + k];
 }
 
+/* Floats from one packed panel (K x NR) to the next: one cache line more
+ * than the panel, so that row k of every panel does not fall in the same
+ * cache sets (K * NR floats is a multiple of 4 KiB for K = 64, 128, ...)
+ * and B's rows can be packed into all panels at once. */
+static int64_t panel_stride(int64_t K)
+{
+    return (K > 0 ? K : 1) * NR + 16;
+}
+
 size_t mf_gemm_f32_packed_floats(int64_t N, int64_t K)
 {
-    return (size_t)((N + NR - 1) / NR * NR) * (size_t)(K > 0 ? K : 1);
+    return (size_t)((N + NR - 1) / NR) * (size_t)panel_stride(K);
+}
+
+/* B (K x N, not transposed) into the panels: row by row, each row read
+ * once from start to end (reading panel by panel walks B down its
+ * columns, a page per row: 1.8x slower from L3 for 768 x 512). */
+static void pack_rows(const float *B, int64_t ldb, int64_t N, int64_t K, float *packed)
+{
+    int64_t full = N / NR * NR, ps = panel_stride(K);
+    if (full < N)
+        memset(packed + full / NR * ps, 0, sizeof(float) * (size_t)(K * NR));
+    for (int64_t k = 0; k < K; k++) {
+        const float *src = B + k * ldb;
+        float *dst = packed + k * NR;
+        for (int64_t j = 0; j < full; j += NR) /* a fixed size: copied in registers */
+            memcpy(dst + j / NR * ps, src + j, sizeof(float) * NR);
+        if (full < N)
+            memcpy(dst + full / NR * ps, src + full, sizeof(float) * (size_t)(N - full));
+    }
 }
 
 void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
                         float *packed)
 {
+    if (!trans_b) {
+        pack_rows(B, ldb, N, K, packed);
+        return;
+    }
     for (int64_t j0 = 0; j0 < N; j0 += NR) {
         int64_t n = N - j0 < NR ? N - j0 : NR;
-        float *dst = packed + j0 * K;
+        float *dst = packed + j0 / NR * panel_stride(K);
         if (n < NR)
             memset(dst, 0, sizeof(float) * (size_t)(K * NR));
-        if (trans_b)
-            pack_transposed(B, ldb, j0, n, K, dst);
-        else if (n == NR) /* a fixed size: copied in registers, not by memcpy calls */
-            for (int64_t k = 0; k < K; k++)
-                memcpy(dst + k * NR, B + k * ldb + j0, sizeof(float) * NR);
-        else
-            for (int64_t k = 0; k < K; k++)
-                memcpy(dst + k * NR, B + k * ldb + j0, sizeof(float) * (size_t)n);
+        pack_transposed(B, ldb, j0, n, K, dst);
     }
 }
 
@@ -156,7 +180,7 @@ static void block(const MfGemmF32 *g, const float *a, int64_t lda, int64_t r0, i
                   int64_t j, int64_t cols, int64_t k0, int64_t kn, float *partial)
 {
     bool first = k0 == 0, last = k0 + kn >= g->K;
-    const float *bp = g->packed + j * g->K + k0 * NR;
+    const float *bp = g->packed + j / NR * panel_stride(g->K) + k0 * NR;
     for (int64_t r = r0; r < r1; r += MR) {
         int64_t rows = r1 - r < MR ? r1 - r : MR;
         TileFn *fn = tiles[g->trans_a][rows - 1];
