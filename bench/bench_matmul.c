@@ -4,7 +4,8 @@
  * Then the float32 GEMMs of one char-GPT training step (bench/char_gpt.lua)
  * through mf_gemm, with the own kernel (core/gemm_f32.c) and with OpenBLAS
  * (MF_GEMM_BLAS: memset, then cblas_sgemm with beta = 1), alternating in
- * rounds so both see the same load: medians per shape and of the step's
+ * rounds so both see the same load, each going first (on the colder
+ * operands) in every other round: medians per shape and of the step's
  * sum (each product on its own buffers, as in the step). */
 #include <cblas.h>
 #include <stdio.h>
@@ -66,7 +67,7 @@ static const Shape step_shapes[] = {
     {true, false, 384, 128, 768, 4},
 };
 #define NSHAPES (int)(sizeof step_shapes / sizeof *step_shapes)
-#define STEP_ROUNDS 15
+#define STEP_ROUNDS 16
 
 static float *random_floats(int64_t n)
 {
@@ -108,8 +109,12 @@ static void step_gemms(void)
         }
     for (int r = 0; r < STEP_ROUNDS; r++)
         for (int s = 0; s < NSHAPES; s++) {
-            own[s][r] = time_shape(&step_shapes[s], a[s], b[s], c[s], MF_GEMM_OWN);
+            /* the first of the two finds colder operands: each goes first in turn */
+            if (r % 2 == 0)
+                own[s][r] = time_shape(&step_shapes[s], a[s], b[s], c[s], MF_GEMM_OWN);
             blas[s][r] = time_shape(&step_shapes[s], a[s], b[s], c[s], MF_GEMM_BLAS);
+            if (r % 2 == 1)
+                own[s][r] = time_shape(&step_shapes[s], a[s], b[s], c[s], MF_GEMM_OWN);
             own_sum[r] += own[s][r];
             blas_sum[r] += blas[s][r];
         }
