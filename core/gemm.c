@@ -96,14 +96,16 @@ void mf_gemm_set_kernel(MfGemmKernel k)
 }
 
 /* The float32 products the own kernel computes faster than OpenBLAS
- * (bench/bench_matmul.c, Zen 3): A read in place (not transposed: with
- * A^T packed it lost 5-20% on the char-GPT's dW = dY^T X), C at most 512
- * columns wide and K at most 1024 (conv's 8x14x14x256 layer, K = 2304,
- * was slower), A of at most 2^20 floats (read in place, a larger one
- * comes from memory by six strided rows: conv's 32x28x28x32 -> 64 forward,
- * A of 25088 x 288, was 1.3-1.8x slower), and at most 1/8 of its last
- * panel of 16 columns wasted on padding (the head's N = 65 computes 80
- * columns and was 1.4x slower). */
+ * (bench/bench_matmul.c, Zen 3): C at most 512 columns wide and K at most
+ * 1024 (conv's 8x14x14x256 layer, K = 2304, was slower), A of at most
+ * 2^20 floats (read in place, a larger one comes from memory by six
+ * strided rows: conv's 32x28x28x32 -> 64 forward, A of 25088 x 288, was
+ * 1.3-1.8x slower), and at most 1/8 of its last panel of 16 columns wasted
+ * on padding (the head's N = 65 computes 80 columns: 1.05x). A transposed
+ * A (dW = dY^T X) is packed, and that packing makes it 1.00-1.05x
+ * OpenBLAS's time on the char-GPT's dW; except when all of A^T is one
+ * packed block (M <= MF_GEMM_F32_ROW_BLOCK), which passes over the packed
+ * B once: the head's dW, 65x128x768, 0.91-0.96x. */
 static bool own_kernel(const MfGemm *g)
 {
     if (g->dtype != MF_FLOAT32)
@@ -114,8 +116,8 @@ static bool own_kernel(const MfGemm *g)
     default: break;
     }
     int64_t padded = (g->N + 15) / 16 * 16;
-    return !g->trans_a && g->N <= 512 && g->K <= 1024 && g->M * g->K <= (1 << 20) &&
-           padded * 7 <= g->N * 8;
+    return (!g->trans_a || g->M <= MF_GEMM_F32_ROW_BLOCK) && g->N <= 512 && g->K <= 1024 &&
+           g->M * g->K <= (1 << 20) && padded * 7 <= g->N * 8;
 }
 
 typedef struct GemmShare {

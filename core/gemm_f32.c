@@ -170,7 +170,7 @@ void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int6
 /* Blocks of k: a panel's KC x NR floats stay in L1 while MC rows of A
  * pass over it. */
 #define KC 256
-#define MC 96
+#define MC MF_GEMM_F32_ROW_BLOCK
 
 /* The tiles of rows [r0, r1) (at most MC) and the panel's columns
  * [j, j + cols), the sum over k in [k0, k0 + kn). A tile narrower than

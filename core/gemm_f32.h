@@ -32,6 +32,10 @@ size_t mf_gemm_f32_packed_floats(int64_t N, int64_t K);
 void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
                         float *packed);
 
+/* Rows of C (of op(A)) one pass over the packed B serves: with A^T, those
+ * rows of A^T are packed together. */
+#define MF_GEMM_F32_ROW_BLOCK 96
+
 /* Floats of the scratch each concurrent mf_gemm_f32 call needs when
  * trans_a (A^T's rows are packed there). */
 size_t mf_gemm_f32_scratch_floats(int64_t K);
