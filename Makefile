@@ -97,8 +97,12 @@ $(BUILD)/core/ops/lstm_cell.o $(BUILD)/core/ops/softmax.o: CFLAGS_ALL += -ffp-co
 $(BUILD)/core/ops/attention.o $(BUILD)/core/ops/attention_grad.o: CFLAGS_ALL += \
     -fno-trapping-math -ffp-contract=fast
 $(BUILD)/core/ops/attention_tile.o: CFLAGS_ALL += -ffp-contract=fast -Wno-psabi
-# The float32 GEMM kernel (core/gemm_f32.c): its multiply-adds are FMAs.
-$(BUILD)/core/gemm_f32.o: CFLAGS_ALL += -ffp-contract=fast -Wno-psabi
+# The float32 GEMM kernel (core/gemm_f32.c): its multiply-adds are FMAs,
+# in every tile: GCC's Zen tuning (avoid-fma-max-bits) leaves a loop of a
+# single FMA chain (the 1 x 8 edge tile) as multiply then add, which would
+# round its elements differently from the other tiles'.
+$(BUILD)/core/gemm_f32.o: CFLAGS_ALL += -ffp-contract=fast -Wno-psabi \
+    $(if $(findstring clang,$(CC)),,--param=avoid-fma-max-bits=0)
 
 # The unary kernels' floor and ceil: with -fno-trapping-math GCC vectorises
 # floorf/ceilf (vroundps) instead of one vroundss per element.

@@ -100,8 +100,8 @@ void mf_gemm_set_kernel(MfGemmKernel k)
  * 1024 (conv's 8x14x14x256 layer, K = 2304, was slower), A of at most
  * 2^20 floats (read in place, a larger one comes from memory by six
  * strided rows: conv's 32x28x28x32 -> 64 forward, A of 25088 x 288, was
- * 1.3-1.8x slower), and at most 1/8 of its last panel of 16 columns wasted
- * on padding (the head's N = 65 computes 80 columns: 1.05x). A transposed
+ * 1.3-1.8x slower), and at most 1/8 of the columns computed wasted on
+ * padding (the head's N = 65 computes 72). A transposed
  * A (dW = dY^T X) is packed, and that packing makes it 1.00-1.05x
  * OpenBLAS's time on the char-GPT's dW; except when all of A^T is one
  * packed block (M <= MF_GEMM_F32_ROW_BLOCK), which passes over the packed
@@ -115,7 +115,7 @@ static bool own_kernel(const MfGemm *g)
     case MF_GEMM_OWN: return true;
     default: break;
     }
-    int64_t padded = (g->N + 15) / 16 * 16;
+    int64_t padded = mf_gemm_f32_padded_columns(g->N);
     return (!g->trans_a || g->M <= MF_GEMM_F32_ROW_BLOCK) && g->N <= 512 && g->K <= 1024 &&
            g->M * g->K <= (1 << 20) && padded * 7 <= g->N * 8;
 }

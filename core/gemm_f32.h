@@ -24,6 +24,10 @@ typedef struct MfGemmF32 {
     int64_t ldc;
 } MfGemmF32;
 
+/* The columns computed for an op(B) of N columns: N rounded up to the
+ * panels (16 wide; a last one of at most 8 columns is 8 wide). */
+int64_t mf_gemm_f32_padded_columns(int64_t N);
+
 /* Floats mf_gemm_f32_pack_b writes for an op(B) of K x N. */
 size_t mf_gemm_f32_packed_floats(int64_t N, int64_t K);
 
