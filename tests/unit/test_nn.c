@@ -11,6 +11,7 @@
 
 #include "core/ops/nn.h"
 #include "core/ops/pool.h"
+#include "core/ops/reduce_walk.h"
 #include "core/ops/view.h"
 
 static MfTensor *mat(MfDType dt, int64_t r, int64_t c, const double *v)
@@ -193,6 +194,58 @@ static void test_softmax_grad_ops_float32(void **state)
     free(yv);
     free(dv);
     assert_int_equal(bad, 0);
+}
+
+/* SoftmaxGrad in float32 has the bits of its composition: p = dy * y
+ * (Mul), dot = the row sum of p (Sum over the last axis, mf_sum_row_f32),
+ * dx = (dy - dot) * y (softmax.c sums p as it writes it), for rows of one
+ * element, a part of a vector, a block, several leaves and with tails,
+ * with -0, infinities and NaN among them. */
+static void test_softmax_grad_float32_bits_of_composition(void **state)
+{
+    (void)state;
+    const int64_t lengths[] = {1, 31, 256, 300, 2049, 5000};
+    uint64_t seed = 31337;
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+        int64_t n = lengths[li], rows = 3;
+        MfTensor *y = mf_tensor_new(MF_FLOAT32, 2, (int64_t[]){rows, n});
+        MfTensor *dy = mf_tensor_new(MF_FLOAT32, 2, (int64_t[]){rows, n});
+        assert_non_null(y);
+        assert_non_null(dy);
+        float *yv = mf_tensor_data(y), *dv = mf_tensor_data(dy);
+        for (int64_t i = 0; i < rows * n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            yv[i] = (float)((double)(seed >> 11) * 0x1p-53) / (float)n;
+            dv[i] = (float)((double)(seed >> 11) * 0x1p-53 * 2 - 1) * (i % 7 == 0 ? 1e3f : 1);
+        }
+        yv[n / 2] = -0.0f;                        /* row 0 */
+        dv[n + n / 3] = INFINITY;                 /* row 1 */
+        dv[2 * n + n - 1] = NAN;                  /* row 2 */
+        MfAttrs a = mf_attrs_default();
+        a.axis = -1;
+        MfTensor *dx = NULL, *in[2] = {y, dy};
+        assert_int_equal(mf_op1(MF_OP_SOFTMAX_GRAD, 2, in, &a, &dx), MF_OK);
+        const float *got = mf_tensor_data(dx);
+        float *p = malloc((size_t)n * sizeof *p);
+        assert_non_null(p);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *yr = yv + r * n, *dr = dv + r * n;
+            for (int64_t i = 0; i < n; i++)
+                p[i] = dr[i] * yr[i];
+            float dot = (float)mf_sum_row_f32(p, n);
+            for (int64_t i = 0; i < n; i++) {
+                float want = (dr[i] - dot) * yr[i];
+                if (memcmp(&got[r * n + i], &want, sizeof want) != 0)
+                    fail_msg("SoftmaxGrad of rows of %lld, row %lld, element %lld: %a, "
+                             "composition %a", (long long)n, (long long)r, (long long)i,
+                             (double)got[r * n + i], (double)want);
+            }
+        }
+        free(p);
+        mf_tensor_release(dx);
+        mf_tensor_release(y);
+        mf_tensor_release(dy);
+    }
 }
 
 /* LayerNorm and LayerNormGrad in float32 (layer_norm.c) against their
@@ -743,6 +796,7 @@ int main(void)
         TEST(test_softmax_stable_float32_strided),
         TEST(test_softmax_float32_matches_formula),
         TEST(test_softmax_grad_ops_float32),
+        TEST(test_softmax_grad_float32_bits_of_composition),
         TEST(test_layer_norm_float32),
         TEST(test_softmax_errors),
         TEST(test_softmax_cross_entropy),
