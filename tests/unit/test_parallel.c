@@ -469,15 +469,18 @@ static void test_reductions_match_one_thread(void **state)
  * (reduce_walk.c, walk_tiles: each piece sets, folds and writes out its own
  * accumulators): tiles of several indices that end inside a piece (96 and
  * 41 outputs an index), rows (one output an index), columns (the kept axis
- * last: one tile a piece), and one index a tile (2100 outputs an index, on
- * 1 thread; threads split that one by its columns). Sums, means, max and
- * prod, float32, float64 and int32: 1, 2 and 3 threads give the same bits. */
+ * last: one tile a piece), and one index a tile (2100 outputs an index);
+ * (8, 64, 256) over its middle axis is split by the first axis on 2
+ * threads (4 indices a thread) and by its columns on 3. Sums, means, max
+ * and prod, float32, float64 and int32: 1, 2 and 3 threads give the same
+ * bits. */
 static void test_reduction_tiles_match_one_thread(void **state)
 {
     (void)state;
     static const int64_t shapes[][3] = {{70, 3, 2100}, {300, 7, 96}, {130, 41, 41},
-                                        {2000, 90, 1}, {45, 4000, 1}};
-    static const int64_t axes[] = {1, 1, 1, 1, 0};
+                                        {2000, 90, 1}, {45, 4000, 1}, {8, 64, 256},
+                                        {12, 50, 300}};
+    static const int64_t axes[] = {1, 1, 1, 1, 0, 1, 1};
     static const MfOpId ops[] = {MF_OP_SUM, MF_OP_MEAN, MF_OP_MAX, MF_OP_PROD};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int rank = shapes[s][2] == 1 ? 2 : 3;
