@@ -15,8 +15,10 @@
  * who runs it. A reduction at the end reduces the whole elementwise result
  * with its own kernel, so its summation order is the unfused one; a
  * reduction of every element takes each block's values into the leaves of
- * that kernel's tree while they are in cache (reduce_walk.h), so the
- * elementwise result is never written out.
+ * that kernel's tree while they are in cache (reduce_walk.h), and one over
+ * the leading dims (S as rows of columns, the blocks whole rows) into that
+ * kernel's column accumulators, so the elementwise result is never written
+ * out.
  *
  * The values must allow blocks: the group's float dtype everywhere, every
  * member's value of shape S (inputs broadcast to it), S not a scalar and
@@ -64,11 +66,18 @@ typedef struct Fused {
     MfTensor **scratch;         /* per part, per member but the last: a block */
     MfStatus *status;           /* per part */
     struct Stream *stream;      /* a reduction of every element, or NULL */
+    struct Cols *cols;          /* a reduction over the leading dims, or NULL */
 } Fused;
 
 static const MfNode *member(const Fused *f, int m)
 {
     return mf_graph_node(f->g, f->fg->members[m]);
+}
+
+/* The root reduction takes the blocks as they come: no elementwise result. */
+static bool streams(const Fused *f)
+{
+    return f->stream || f->cols;
 }
 
 /* ---- may the values run in blocks? ----------------------------------------- */
@@ -188,7 +197,8 @@ static MfStatus fused_alloc(Fused *f)
     int rank = block_shape(f, f->len, shape);
     f->chunks = (f->shape[f->axis] + f->len - 1) / f->len;
     f->nblocks = n / f->shape[f->axis] / f->inner * f->chunks;
-    int threads = n >= MIN_PARALLEL ? mf_parallel_threads() : 1;
+    /* columns: one part, so each column's groups of rows combine in order */
+    int threads = n >= MIN_PARALLEL && !f->cols ? mf_parallel_threads() : 1;
     f->parts = f->nblocks < threads ? (int)f->nblocks : threads;
     f->scratch = mf_calloc((size_t)f->parts * (size_t)f->ne, sizeof *f->scratch);
     f->bstride = mf_calloc((size_t)f->fg->ninputs + 1, sizeof *f->bstride);
@@ -196,7 +206,7 @@ static MfStatus fused_alloc(Fused *f)
     if (!f->scratch || !f->bstride || !f->status)
         return mf_err_nomem("run", (unsigned long long)f->parts * f->ne * sizeof(MfTensor *));
     for (int p = 0; p < f->parts; p++)
-        for (int m = 0; m < f->ne - !f->stream; m++)
+        for (int m = 0; m < f->ne - !streams(f); m++)
             if (!(f->scratch[p * f->ne + m] = mf_tensor_new(f->dt, rank, shape)))
                 return MF_ENOMEM;
     for (int k = 0; k < f->fg->ninputs; k++)
@@ -251,6 +261,7 @@ static MfStatus member_kernel(const MfNode *n, int nin, MfTensor *const *ins, Mf
 }
 
 static void stream_block(const Fused *f, int p, int64_t b, const MfTensor *vals);
+static void cols_block(const Fused *f, const MfTensor *vals, int64_t elems);
 
 /* Block 'b' through every elementwise member, with part 'p''s scratch
  * blocks (one per member but the last, which writes into 'f->dst'; when
@@ -269,7 +280,7 @@ static MfStatus run_block(const Fused *f, int64_t b, int p)
     int64_t len = f->shape[f->axis] - at[f->axis];
     len = len < f->len ? len : f->len;
     int rank = block_shape(f, len, shape);
-    for (int d = 0; !f->stream && d <= f->axis; d++) /* streaming: 'dst' is the reduction's */
+    for (int d = 0; !streams(f) && d <= f->axis; d++) /* streaming: 'dst' is the reduction's */
         offset += at[d] * f->dst->strides[d];
     MfStatus st = MF_OK;
     for (int m = 0; m < f->ne && st == MF_OK; m++) {
@@ -281,13 +292,15 @@ static MfStatus run_block(const Fused *f, int64_t b, int p)
                                 : header(scratch[ref], rank, shape, scratch[ref]->strides, 0);
             args[nv] = &heads[nv];
         }
-        heads[nv] = m == f->ne - 1 && !f->stream
+        heads[nv] = m == f->ne - 1 && !streams(f)
                         ? header(f->dst, rank, shape, f->dst->strides + f->axis, offset)
                         : header(scratch[m], rank, shape, scratch[m]->strides, 0);
         st = member_kernel(member(f, m), nv, args, &heads[nv]);
     }
     if (st == MF_OK && f->stream)
         stream_block(f, p, b, scratch[f->ne - 1]);
+    else if (st == MF_OK && f->cols)
+        cols_block(f, scratch[f->ne - 1], len * f->inner);
     return st;
 }
 
@@ -322,10 +335,11 @@ typedef struct Stream {
     char *edges;                /* per boundary between parts: a leaf */
 } Stream;
 
-/* The kind of the root when it reduces every element of S (dims of 1 aside;
- * its output spec in '*spec'), else false: the root then runs on the
- * written-out result (an error in its attributes is reported there). */
-static bool reduces_everything(const Fused *f, MfReduceKind *kind, MfTensorSpec *spec)
+/* The root's kind, its output spec and the dims of S it reduces, or false:
+ * the root then runs on the written-out result (an error in its attributes
+ * is reported there). */
+static bool root_reduction(const Fused *f, MfReduceKind *kind, MfTensorSpec *spec,
+                           bool *reduced)
 {
     const MfNode *root = member(f, f->fg->nmembers - 1);
     switch (root->op) {
@@ -345,15 +359,20 @@ static bool reduces_everything(const Fused *f, MfReduceKind *kind, MfTensorSpec 
     mf_shape_strides(f->rank, f->shape, x.strides);
     MfTensor *xp = &x;
     MfOpCall c = {.op = root->op, .ninputs = 1, .inputs = &xp, .attrs = &root->attrs};
-    bool reduced[MF_MAX_RANK];
     if (mf_op_table[root->op]->infer(&c) != MF_OK || mf_reduce_dims(&c, reduced) != MF_OK) {
         mf_err_clear();
         return false;
     }
+    *spec = c.out[0];
+    return true;
+}
+
+/* Every element of S (dims of 1 aside). */
+static bool reduces_everything(const Fused *f, const bool *reduced)
+{
     for (int d = 0; d < f->rank; d++)
         if (!reduced[d] && f->shape[d] > 1)
             return false;
-    *spec = c.out[0];
     return true;
 }
 
@@ -443,6 +462,99 @@ static void stream_finish(const Fused *f, MfTensor *out)
     mf_reduce_leaves_into(s->kind, s->vals, s->n, out);
 }
 
+/* ---- a reduction over the leading dims, streamed ---------------------------------- */
+
+/* The root reduces S's leading dims and keeps the rest (dims of 1 aside: a
+ * layer-norm weight's gradient, sum(dy * x_hat) over batch and time), so
+ * mf_reduce_into walks S as (rows, n) columns, each column folding groups
+ * of MF_REDUCE_ROW_GROUP rows counted from row 0 in order. The blocks,
+ * whole rows in row order, go into the same column kernel as they come
+ * (reduce_walk.h); a group cut by a block's end is gathered in 'stage'.
+ * One part takes every block (a column combines its groups in order). */
+typedef struct Cols {
+    MfReduceKind kind;
+    int64_t n;                  /* columns */
+    size_t es, acc_bytes;
+    char *acc;                  /* per column */
+    char *stage;                /* MF_REDUCE_ROW_GROUP rows */
+    int64_t staged;             /* rows in it */
+} Cols;
+
+/* The columns when every dim of S the root reduces (of more than 1) comes
+ * before every one it keeps and the blocks are whole rows, else 0. */
+static int64_t leading_columns(const Fused *f, const bool *reduced)
+{
+    int first = f->rank; /* the columns' first dim: none reduced from there */
+    while (first > 0 && !(reduced[first - 1] && f->shape[first - 1] > 1))
+        first--;
+    for (int d = 0; d < first; d++)
+        if (!reduced[d] && f->shape[d] > 1)
+            return 0;
+    int64_t n = mf_shape_numel(f->rank - first, f->shape + first);
+    return first > 0 && f->axis < first && n > 1 ? n : 0;
+}
+
+/* 'rows' rows at 'x' into the accumulators, groups counted from the first. */
+static void cols_fold(const Fused *f, const char *x, int64_t rows)
+{
+    mf_reduce_cols(f->cols->kind, f->dt, f->cols->acc, x, rows, f->cols->n);
+}
+
+/* A block's values ('elems' of them, whole rows, contiguous) into the
+ * columns: the staged group first, then whole groups, the rest staged. */
+static void cols_block(const Fused *f, const MfTensor *vals, int64_t elems)
+{
+    Cols *c = f->cols;
+    const char *x = mf_tensor_data(vals);
+    int64_t m = elems / c->n, g = MF_REDUCE_ROW_GROUP;
+    size_t row = (size_t)c->n * c->es;
+    if (c->staged > 0) {
+        int64_t take = g - c->staged < m ? g - c->staged : m;
+        memcpy(c->stage + (size_t)c->staged * row, x, (size_t)take * row);
+        c->staged += take;
+        if (c->staged < g)
+            return;
+        cols_fold(f, c->stage, g);
+        c->staged = 0;
+        x += (size_t)take * row;
+        m -= take;
+    }
+    int64_t whole = m / g * g;
+    if (whole > 0)
+        cols_fold(f, x, whole);
+    memcpy(c->stage, x + (size_t)whole * row, (size_t)(m - whole) * row);
+    c->staged = m - whole;
+}
+
+static MfStatus cols_alloc(Fused *f)
+{
+    Cols *c = f->cols;
+    c->es = mf_dtype_size(f->dt);
+    c->acc_bytes = (size_t)c->n * mf_reduce_acc_size(c->kind, f->dt);
+    c->acc = mf_malloc(c->acc_bytes);
+    c->stage = mf_malloc((size_t)MF_REDUCE_ROW_GROUP * (size_t)c->n * c->es);
+    if (!c->acc || !c->stage)
+        return mf_err_nomem("run", (unsigned long long)(c->acc_bytes + MF_REDUCE_ROW_GROUP *
+                                                        (size_t)c->n * c->es));
+    mf_reduce_cols_init(c->kind, f->dt, c->acc, c->n);
+    return MF_OK;
+}
+
+/* The last group, then the accumulators into 'out'. */
+static void cols_finish(const Fused *f, MfTensor *out)
+{
+    Cols *c = f->cols;
+    if (c->staged > 0)
+        cols_fold(f, c->stage, c->staged);
+    mf_reduce_cols_finish(c->kind, c->acc, c->n, mf_shape_numel(f->rank, f->shape) / c->n, out);
+}
+
+static void cols_free(Cols *c)
+{
+    mf_free(c->acc);
+    mf_free(c->stage);
+}
+
 /* Every block of S: a block is a range of 'len' indices of the block axis
  * at one index of the axes before it; the parts share them in order. */
 static MfStatus run_blocks(Fused *f, MfTensor *dst)
@@ -451,32 +563,45 @@ static MfStatus run_blocks(Fused *f, MfTensor *dst)
     MfStatus st = fused_alloc(f);
     if (st == MF_OK && f->stream)
         st = stream_alloc(f);
+    if (st == MF_OK && f->cols)
+        st = cols_alloc(f);
     if (st == MF_OK)
         mf_parallel_for_threads(f->parts, f->parts, 1, run_parts, f);
     for (int p = 0; p < f->parts && st == MF_OK; p++)
         st = f->status[p];
     if (st == MF_OK && f->stream)
         stream_finish(f, dst);
+    if (st == MF_OK && f->cols)
+        cols_finish(f, dst);
     if (f->stream)
         stream_free(f->stream);
+    if (f->cols)
+        cols_free(f->cols);
     fused_free(f);
     return st;
 }
 
 /* The blocked run: the elementwise result, then the reduction if any; a
- * reduction of every element as the blocks come. */
+ * reduction of every element, or of the leading dims, as the blocks come. */
 static MfStatus run_fused(Fused *f, MfTensor **out)
 {
     const MfNode *root = member(f, f->fg->nmembers - 1);
     choose_blocks(f);
     Stream stream = {.n = mf_shape_numel(f->rank, f->shape)};
+    Cols cols = {0};
     MfTensorSpec spec;
-    if (f->ne < f->fg->nmembers && reduces_everything(f, &stream.kind, &spec))
-        f->stream = &stream;
-    MfTensor *dst = f->stream ? mf_tensor_new(spec.dtype, spec.rank, spec.shape)
-                              : mf_tensor_new(f->dt, f->rank, f->shape);
+    bool reduced[MF_MAX_RANK];
+    if (f->ne < f->fg->nmembers && root_reduction(f, &stream.kind, &spec, reduced)) {
+        cols.kind = stream.kind;
+        if (reduces_everything(f, reduced))
+            f->stream = &stream;
+        else if ((cols.n = leading_columns(f, reduced)) > 0)
+            f->cols = &cols;
+    }
+    MfTensor *dst = streams(f) ? mf_tensor_new(spec.dtype, spec.rank, spec.shape)
+                               : mf_tensor_new(f->dt, f->rank, f->shape);
     MfStatus st = dst ? run_blocks(f, dst) : MF_ENOMEM;
-    if (st == MF_OK && !f->stream && f->ne < f->fg->nmembers) {
+    if (st == MF_OK && !streams(f) && f->ne < f->fg->nmembers) {
         MfTensor *outs[MF_MAX_OUTPUTS];
         int nout = 0;
         st = mf_op_call(root->op, 1, &dst, &root->attrs, outs, &nout);

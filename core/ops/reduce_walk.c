@@ -1267,6 +1267,45 @@ void mf_reduce_leaves_into(MfReduceKind kind, const MfReduceAcc *leaves, int64_t
     acc_finish(&w, 0, 1);
 }
 
+/* ---- columns a piece at a time (reduce_walk.h) ----------------------------------------- */
+
+_Static_assert(MF_REDUCE_ROW_GROUP == ROW_GROUP, "the header's row group is the kernels'");
+
+size_t mf_reduce_acc_size(MfReduceKind kind, MfDType dt)
+{
+    return kernels_of(kind, dt)->acc_size;
+}
+
+/* A walk of the accumulators 'acc' into 'out' (NULL: none), as mf_reduce_into's. */
+static Walk cols_walk(MfReduceKind kind, MfDType dt, void *acc, void *out, int64_t count)
+{
+    const Kernels *k = kernels_of(kind, dt);
+    MfReduceKind wk = kind == MF_REDUCE_MEAN ? MF_REDUCE_SUM : kind;
+    return (Walk){k, NULL, acc, mf_dtype_size(dt), k->acc_size,
+                  wk, dt, out, kind == MF_REDUCE_MEAN, count};
+}
+
+void mf_reduce_cols_init(MfReduceKind kind, MfDType dt, void *acc, int64_t n)
+{
+    Walk w = cols_walk(kind, dt, acc, NULL, 0);
+    acc_init(&w, 0, n);
+}
+
+void mf_reduce_cols(MfReduceKind kind, MfDType dt, void *acc, const void *x, int64_t rows,
+                    int64_t n)
+{
+    kernels_of(kind, dt)->cols(acc, x, rows, n, n, 1);
+}
+
+void mf_reduce_cols_finish(MfReduceKind kind, const void *acc, int64_t n, int64_t count,
+                           MfTensor *out)
+{
+    Walk w = cols_walk(kind, out->dtype, (void *)acc, mf_tensor_data(out), count);
+    if (w.as == mf_dtype_size(out->dtype)) /* mf_reduce_into keeps these in the output */
+        memcpy(w.out, acc, (size_t)n * w.as);
+    acc_finish(&w, 0, n);
+}
+
 double mf_sum_row_f32(const float *x, int64_t n)
 {
     return sum_f32_tree(x, n, 1);

@@ -51,6 +51,24 @@ void mf_reduce_leaf(MfReduceKind kind, MfDType dt, const void *x, int64_t n, MfR
 void mf_reduce_leaves_into(MfReduceKind kind, const MfReduceAcc *leaves, int64_t n,
                            MfTensor *out);
 
+/* Columns reduced a piece at a time (a fused chain's blocks ending in a
+ * reduction over its leading dims, graph/fusion_run.c), with the bits of
+ * mf_reduce_into over a contiguous (rows, n) tensor reduced over its rows:
+ * mf_reduce_cols folds 'rows' rows of 'x' (contiguous, n wide) into the n
+ * accumulators 'acc' (mf_reduce_acc_size bytes each, set by
+ * mf_reduce_cols_init) in row order, by groups of MF_REDUCE_ROW_GROUP rows
+ * counted from its first row, as mf_reduce_into counts them from row 0: so
+ * every call but the last passes a multiple of MF_REDUCE_ROW_GROUP rows.
+ * mf_reduce_cols_finish writes the accumulators into 'out' (the rows'
+ * dtype; 'count' rows in all, for a mean). */
+#define MF_REDUCE_ROW_GROUP 8
+size_t mf_reduce_acc_size(MfReduceKind kind, MfDType dt);
+void mf_reduce_cols_init(MfReduceKind kind, MfDType dt, void *acc, int64_t n);
+void mf_reduce_cols(MfReduceKind kind, MfDType dt, void *acc, const void *x, int64_t rows,
+                    int64_t n);
+void mf_reduce_cols_finish(MfReduceKind kind, const void *acc, int64_t n, int64_t count,
+                           MfTensor *out);
+
 /* The sum of a contiguous row of 'n' elements, by the tree of
  * mf_reduce_into (blocked pairwise in double): for row kernels (softmax.c). */
 double mf_sum_row_f32(const float *x, int64_t n);

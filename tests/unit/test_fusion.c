@@ -421,6 +421,85 @@ static void test_reduction_of_every_element_streams(void **state)
     check_streamed(MF_FLOAT64, 2, shapes[2], MF_OP_MAX, 2, true);
 }
 
+/* ---- a reduction over the leading dims, streamed ------------------------------ */
+
+/* Runs y = op(exp(x * 0.001) * w) over x's first 'nred' dims ('w' the last
+ * dim's weights, broadcast: the layer-norm weight's gradient is such a sum)
+ * with fusion off, then on with 1, 2, 3 and 16 threads: the same bits. The
+ * fused run folds the blocks into the column accumulators as they come
+ * (graph/fusion_run.c), so, when 'streamed', its peak of engine memory stays
+ * under half the elementwise result's size (it is 1 MiB or more). */
+static void check_columns(MfDType dt, int rank, const int64_t *shape, int nred, MfOpId op,
+                          bool keepdims, bool streamed)
+{
+    MfGraph *g = mf_graph_new();
+    MfTensor *x, *y = NULL;
+    assert_int_equal(mf_graph_placeholder(g, dt, rank, shape, "x", &x), MF_OK);
+    assert_int_equal(mf_graph_push_default(g), MF_OK);
+    MfTensor *w = random_tensor(dt, 1, shape + rank - 1), *c = mf_tensor_scalar(dt, 0.001);
+    MfTensor *m = bin(MF_OP_MUL, x, c), *e = un(MF_OP_EXP, m), *p = bin(MF_OP_MUL, e, w);
+    MfAttrs a = mf_attrs_default();
+    a.keepdims = keepdims;
+    a.naxes = nred;
+    for (int d = 0; d < nred; d++)
+        a.axes[d] = d;
+    assert_int_equal(mf_op1(op, 1, &p, &a, &y), MF_OK);
+    mf_graph_pop_default();
+    MfTensor *xv = random_tensor(dt, rank, shape), *without = NULL;
+    assert_int_equal(mf_graph_set_fusion(g, false), MF_OK);
+    assert_int_equal(mf_exec_run(g, 1, &y, 0, NULL, 1, &x, &xv, NULL, &without, NULL), MF_OK);
+    assert_int_equal(mf_graph_set_fusion(g, true), MF_OK);
+    size_t bytes = (size_t)mf_tensor_numel(xv) * mf_dtype_size(dt);
+    int threads = mf_parallel_threads();
+    for (int t = 1; t <= 16; t = t == 3 ? 16 : t + 1) {
+        assert_int_equal(mf_parallel_set_threads(t), MF_OK);
+        MfTensor *with = NULL;
+        size_t before = mf_alloc_in_use();
+        mf_alloc_reset_peak();
+        assert_int_equal(mf_exec_run(g, 1, &y, 0, NULL, 1, &x, &xv, NULL, &with, NULL), MF_OK);
+        size_t peak = mf_alloc_peak() - before;
+        if (streamed)
+            assert_true(peak < bytes / 2);
+        assert_same_bits(with, without);
+        mf_tensor_release(with);
+    }
+    assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
+    MfTensor *all[] = {x, w, c, m, e, p, y, xv, without};
+    for (size_t i = 0; i < MF_COUNTOF(all); i++)
+        mf_tensor_release(all[i]);
+    mf_graph_release(g);
+}
+
+/* Sum over the leading dims of (B, T, C) as the layer-norm weight's
+ * gradient is (12 x 64 x 128: blocks of 32 whole rows); blocks of 111 rows
+ * of 33 columns (5 x 37 x 33: the groups of 8 rows cut by every block, 32
+ * columns in vectors and one alone); a dim of 1 among the reduced ones; 7
+ * rows (one short group); blocks of 2 rows of 1500 (40 x 30 x 50 over the
+ * first); 2 MiB of float64 and 1 MiB of float32 (the memory check); every
+ * kind, keepdims; and blocks that cut a row (3 x 5000), which the columns
+ * cannot take: the result is written, with the same bits. */
+static void test_reduction_over_leading_dims_streams(void **state)
+{
+    (void)state;
+    static const MfOpId ops[] = {MF_OP_SUM, MF_OP_MEAN, MF_OP_MAX, MF_OP_MIN, MF_OP_PROD};
+    static const int64_t s1[] = {12, 64, 128}, s2[] = {5, 37, 33}, s3[] = {6, 1, 50, 70};
+    static const int64_t s4[] = {7, 300}, s5[] = {512, 512}, s6[] = {40, 30, 50};
+    static const int64_t s7[] = {3, 5000};
+    for (int dt = 0; dt < 2; dt++)
+        for (size_t o = 0; o < MF_COUNTOF(ops); o++) {
+            MfDType t = dt ? MF_FLOAT64 : MF_FLOAT32;
+            check_columns(t, 3, s1, 2, ops[o], o % 2, false);
+            check_columns(t, 3, s2, 2, ops[o], o % 2 == 0, false);
+            check_columns(t, 4, s3, 3, ops[o], false, false);
+            check_columns(t, 2, s4, 1, ops[o], true, false);
+        }
+    check_columns(MF_FLOAT32, 3, s1, 2, MF_OP_SUM, false, false);
+    check_columns(MF_FLOAT64, 2, s5, 1, MF_OP_SUM, false, true);
+    check_columns(MF_FLOAT32, 2, s5, 1, MF_OP_MEAN, true, true);
+    check_columns(MF_FLOAT32, 3, s6, 1, MF_OP_SUM, false, false);
+    check_columns(MF_FLOAT32, 2, s7, 1, MF_OP_SUM, false, false);
+}
+
 /* ---- runs that cannot use blocks, and inner values fetched or fed ----------- */
 
 /* Placeholders of any shape: tanh(a) * b is a group, whose blocks need
@@ -504,6 +583,7 @@ int main(void)
         TEST(test_random_chains_float64),
         TEST(test_random_chains_reduced_float32),
         TEST(test_reduction_of_every_element_streams),
+        TEST(test_reduction_over_leading_dims_streams),
         TEST(test_random_chains_reduced_float64),
         TEST(test_threads_same_bits),
         TEST(test_pass_groups),
