@@ -127,8 +127,10 @@ static void *system_alloc(size_t class_bytes)
     char *start;
     if (class_bytes >= HUGE_MIN_BYTES) {
         /* the advice covers the whole huge pages from the start: the last
-         * few KiB stay in small pages, so a slack never costs a 2 MiB page */
-        start = aligned_alloc(HUGE_PAGE, class_bytes + shift);
+         * few KiB stay in small pages, so a slack never costs a 2 MiB page
+         * (posix_memalign: aligned_alloc wants a multiple of the alignment) */
+        void *p;
+        start = posix_memalign(&p, HUGE_PAGE, class_bytes + shift) == 0 ? p : NULL;
         if (start) /* advice: a refusal changes nothing */
             madvise(start, (class_bytes + shift) & ~(HUGE_PAGE - 1), MADV_HUGEPAGE);
     } else {
