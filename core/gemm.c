@@ -122,7 +122,8 @@ static bool own_kernel(const MfGemm *g)
 
 typedef struct GemmShare {
     const MfGemm *g;
-    const MfGemmF32 *own; /* the own kernel's call, B packed; NULL: OpenBLAS */
+    const MfGemmF32 *own; /* the own kernel's call; NULL: OpenBLAS */
+    float *packed;        /* its op(B): each column share packs its own panels */
     float *scratch;       /* the own kernel's: one mf_gemm_f32_scratch_floats per share */
     bool by_rows;         /* split M (rows of A and C), else N (columns of B and C) */
     int64_t n;            /* M or N */
@@ -140,10 +141,12 @@ static void gemm_share(void *ctx, int64_t bb, int64_t eb)
     if (s->own) {
         int slot = atomic_fetch_add(&s->shares, 1);
         float *scratch = s->scratch + (size_t)slot * mf_gemm_f32_scratch_floats(g->K);
-        if (s->by_rows)
+        if (s->by_rows) {
             mf_gemm_f32(s->own, b, e, 0, g->N, scratch);
-        else
+        } else {
+            mf_gemm_f32_pack_b(g->trans_b, g->N, g->K, g->B, g->ldb, b, e, s->packed);
             mf_gemm_f32(s->own, 0, g->M, b, e, scratch);
+        }
         return;
     }
     size_t es = mf_dtype_size(g->dtype);
@@ -182,20 +185,35 @@ static int split(const MfGemm *g, bool *by_rows)
     return threads <= 1 ? 1 : shares(threads, *by_rows ? g->M : g->N, line);
 }
 
-/* Runs 'g' on 'use' shares, through 'own' (B packed; 'scratch' for each
- * share) or OpenBLAS (itself single-threaded: see parallel.h). */
-static void run(const MfGemm *g, int use, bool by_rows, const MfGemmF32 *own, float *scratch)
+/* Panels [pb, pe) of the own kernel's op(B), 16 columns each. */
+static void pack_share(void *ctx, int64_t pb, int64_t pe)
+{
+    const GemmShare *s = ctx;
+    const MfGemm *g = s->g;
+    int64_t e = pe * SPLIT_ALIGN < g->N ? pe * SPLIT_ALIGN : g->N;
+    mf_gemm_f32_pack_b(g->trans_b, g->N, g->K, g->B, g->ldb, pb * SPLIT_ALIGN, e, s->packed);
+}
+
+/* Runs 'g' on 'use' shares, through 'own' (op(B) packed into 'packed' by
+ * the shares of columns, or before the shares of rows, which all read
+ * all of it; 'scratch' for each share) or OpenBLAS (itself
+ * single-threaded: see parallel.h). */
+static void run(const MfGemm *g, int use, bool by_rows, const MfGemmF32 *own, float *packed,
+                float *scratch)
 {
     int64_t n = by_rows ? g->M : g->N;
-    GemmShare s = {g, own, scratch, by_rows, n, 0};
+    GemmShare s = {g, own, packed, scratch, by_rows, n, 0};
+    int64_t panels = (g->N + SPLIT_ALIGN - 1) / SPLIT_ALIGN;
+    if (own && by_rows)
+        pack_share(&s, 0, panels);
     if (use <= 1)
         gemm_share(&s, 0, (n + SPLIT_ALIGN - 1) / SPLIT_ALIGN);
     else
         mf_parallel_for_threads(use, (n + SPLIT_ALIGN - 1) / SPLIT_ALIGN, 1, gemm_share, &s);
 }
 
-/* Packs op(B) for the own kernel, then runs it. Its buffers come from the
- * engine's caching allocator: reused, not fresh pages each call. */
+/* The own kernel's call. Its buffers come from the engine's caching
+ * allocator: reused, not fresh pages each call. */
 static MfStatus run_own(const MfGemm *g, int use, bool by_rows)
 {
     size_t packed = (mf_gemm_f32_packed_floats(g->N, g->K) + 7) / 8 * 8;
@@ -204,10 +222,9 @@ static MfStatus run_own(const MfGemm *g, int use, bool by_rows)
     float *buf = mf_alloc(bytes);
     if (!buf)
         return mf_err_set(MF_ENOMEM, "%s: out of memory (%zu bytes) for a GEMM", g->op, bytes);
-    mf_gemm_f32_pack_b(g->trans_b, g->N, g->K, g->B, g->ldb, buf);
     MfGemmF32 own = {g->trans_a, g->M, g->N, g->K, (float)g->alpha, (float)g->beta,
                      g->A, g->lda, buf, g->C, g->ldc};
-    run(g, use, by_rows, &own, buf + packed);
+    run(g, use, by_rows, &own, buf, buf + packed);
     mf_dealloc(buf, bytes);
     return MF_OK;
 }
@@ -233,7 +250,7 @@ MfStatus mf_gemm(const MfGemm *g)
     if (own_kernel(g))
         st = run_own(g, use, by_rows);
     else
-        run(g, use, by_rows, NULL, NULL);
+        run(g, use, by_rows, NULL, NULL, NULL);
     mf_prof_end_gemm(&span, g);
     return st;
 }

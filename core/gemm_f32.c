@@ -168,38 +168,39 @@ size_t mf_gemm_f32_packed_floats(int64_t N, int64_t K)
     return (size_t)((N + NR - 1) / NR) * (size_t)panel_stride(K);
 }
 
-/* B (K x N, not transposed) into the panels: row by row, each row read
- * once from start to end (reading panel by panel walks B down its
- * columns, a page per row: 1.8x slower from L3 for 768 x 512). */
-static void pack_rows(const float *B, int64_t ldb, int64_t N, int64_t K, float *packed)
+/* Columns [j0, j1) of B (K x N, not transposed) into their panels: row
+ * by row, each row read from start to end (reading panel by panel walks B
+ * down its columns, a page per row: 1.8x slower from L3 for 768 x 512). */
+static void pack_rows(const float *B, int64_t ldb, int64_t N, int64_t K, int64_t j0, int64_t j1,
+                      float *packed)
 {
-    int64_t full = N / NR * NR, ps = panel_stride(K), w = panel_width(N, full);
+    int64_t full = j1 / NR * NR, ps = panel_stride(K), w = panel_width(N, full);
     float *edge = packed + full / NR * ps;
-    if (full < N)
+    if (full < j1)
         memset(edge, 0, sizeof(float) * (size_t)(K * w));
     for (int64_t k = 0; k < K; k++) {
         const float *src = B + k * ldb;
         float *dst = packed + k * NR;
-        for (int64_t j = 0; j < full; j += NR) /* a fixed size: copied in registers */
+        for (int64_t j = j0; j < full; j += NR) /* a fixed size: copied in registers */
             memcpy(dst + j / NR * ps, src + j, sizeof(float) * NR);
-        if (full < N)
-            memcpy(edge + k * w, src + full, sizeof(float) * (size_t)(N - full));
+        if (full < j1)
+            memcpy(edge + k * w, src + full, sizeof(float) * (size_t)(j1 - full));
     }
 }
 
 void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
-                        float *packed)
+                        int64_t j0, int64_t j1, float *packed)
 {
     if (!trans_b) {
-        pack_rows(B, ldb, N, K, packed);
+        pack_rows(B, ldb, N, K, j0, j1, packed);
         return;
     }
-    for (int64_t j0 = 0; j0 < N; j0 += NR) {
-        int64_t n = N - j0 < NR ? N - j0 : NR, w = panel_width(N, j0);
-        float *dst = packed + j0 / NR * panel_stride(K);
+    for (int64_t j = j0; j < j1; j += NR) {
+        int64_t n = j1 - j < NR ? j1 - j : NR, w = panel_width(N, j);
+        float *dst = packed + j / NR * panel_stride(K);
         if (n < w)
             memset(dst, 0, sizeof(float) * (size_t)(K * w));
-        pack_transposed(B, ldb, j0, n, K, dst, w);
+        pack_transposed(B, ldb, j, n, K, dst, w);
     }
 }
 

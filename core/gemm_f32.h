@@ -31,10 +31,12 @@ int64_t mf_gemm_f32_padded_columns(int64_t N);
 /* Floats mf_gemm_f32_pack_b writes for an op(B) of K x N. */
 size_t mf_gemm_f32_packed_floats(int64_t N, int64_t K);
 
-/* op(B) (K x N: B row-major K x N, or N x K when trans_b) into 'packed':
- * 32-byte aligned, mf_gemm_f32_packed_floats(N, K) floats. */
+/* Columns [j0, j1) of op(B) (K x N: B row-major K x N, or N x K when
+ * trans_b) into their panels of 'packed': 32-byte aligned,
+ * mf_gemm_f32_packed_floats(N, K) floats. j0 and j1 multiples of 16 (or
+ * j1 = N), so threads can pack disjoint ranges of one buffer. */
 void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
-                        float *packed);
+                        int64_t j0, int64_t j1, float *packed);
 
 /* Rows of C (of op(A)) one pass over the packed B serves: with A^T, those
  * rows of A^T are packed together. */
