@@ -161,8 +161,8 @@ static void test_float32_rows_match_one_row(void **state)
 /* Rows read from beyond L2 (more than 1 MiB of them: reduce_walk.c
  * requests the rows ahead, two tiles of 2048 rows and a part of one)
  * give each row's sum and max as that row alone, contiguous or sliced,
- * for rows of one line, a block, a block and one, and the longest that
- * are prefetched (4 KiB) and one more. */
+ * for rows of one line, a block (the longest that are prefetched, 1 KiB),
+ * a block and one, and rows of 4 KiB and one more. */
 static void test_float32_rows_beyond_l2_match_one_row(void **state)
 {
     (void)state;
