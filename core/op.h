@@ -68,6 +68,7 @@ typedef struct MfAttrs {
     int64_t strides[4], ksize[4], dilations[4];
     int nonfinite;                /* Apply ops: MfApplyNonfinite */
     bool grad_scaled;             /* ApplyAdam: its last input scales the gradient */
+    bool gated;                   /* Apply ops: a finite gate covers the gradient (apply.c) */
     int mode;                     /* pad: 0 = CONSTANT (the one mode supported) */
     int64_t num_lower, num_upper; /* MatrixBandPart: diagonals kept below / above (-1: all) */
     int64_t diagonal;             /* Trilu (tril, triu): the first or last diagonal kept */

@@ -145,7 +145,7 @@ static MfStatus plan_step(MfOptimizer *o, int n, const MfGradVar *pairs, MfVaria
             MfSlotEntry *e = mf_opt_find_entry(o, pairs[i].var);
             MfUpdate u = {o, pairs[i].var, pairs[i].grad, lr, e->slot, NULL,
                           MF_APPLY_NONFINITE_APPLY,    /* checked before the plan */
-                          pairs[i].decay, NULL};
+                          pairs[i].decay, NULL, false};
             st = mf_opt_prepare(&u, &ps->p);
             ps->ready = true;
         }

@@ -519,7 +519,7 @@ static MfStatus update_one(MfOptimizer *o, MfGraph *g, const MfGradVar *p, MfOpt
     if (st == MF_OK) {
         MfSlotEntry *e = mf_opt_find_entry(o, p->var);
         st = update_unscaled((MfUpdate){o, p->var, p->grad, lr_v, e->slot, &out, gt->policy,
-                                        p->decay, NULL});
+                                        p->decay, NULL, gt->ok != NULL});
     }
     if (st == MF_OK)
         st = deps_push(deps, out);
@@ -727,7 +727,7 @@ static MfStatus traced_one(MfGraph *g, const MfOptimizer *tmp, MfOptimizer *o,
         st = mf_opt_lr_for(lr, p->var->value->dtype, &lr_v);
     if (st == MF_OK) {
         st = update_unscaled((MfUpdate){tmp, h, p->grad, lr_v, hs, &out, gt->policy, p->decay,
-                                        NULL});
+                                        NULL, gt->ok != NULL});
     }
     if (mark >= 0)
         mf_graph_pop_scope(g, mark);

@@ -77,6 +77,7 @@ typedef struct MfUpdate {
     MfApplyNonfinite nonfinite; /* the Apply op's attrs.nonfinite */
     MfTensor *decay;            /* the pair's decoupled weight decay (MfGradVar), or NULL */
     MfTensor *grad_scale;       /* ApplyAdam: a scalar the gradient is multiplied by, or NULL */
+    bool gated;                 /* the step's finite gate covers the gradient (attrs.gated) */
 } MfUpdate;
 
 /* The VARIABLE node (an MfNode) behind a graph Variable handle (one whose

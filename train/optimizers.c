@@ -202,6 +202,7 @@ MfStatus mf_opt_prepare(const MfUpdate *u, MfPrepared *p)
     p->op = d->apply;
     p->attrs = mf_attrs_default();
     p->attrs.grad_scaled = u->grad_scale != NULL;
+    p->attrs.gated = u->gated;
     p->attrs.use_nesterov =
         d->nesterov >= 0 && mf_opt_hyper_get(&u->o->cfg, &d->hypers[d->nesterov]) != 0;
     p->attrs.nonfinite = (int)u->nonfinite;

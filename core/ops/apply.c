@@ -29,6 +29,10 @@
  * holding NaN or Inf does: written as any other (the default, TensorFlow's),
  * an error before anything is written, or a skip (nothing written); under
  * the last two a scalar input (the rate) holding NaN or Inf does the same.
+ * 'attrs.gated' says the step's finite gate covers the gradient (its rate
+ * is made NaN or Inf when any gradient of the step is not finite,
+ * train/graph_train.c): the gradient is then scanned only when a scalar is
+ * not finite, to name the fault as an ungated op would.
  *
  * In place, yet tensors stay immutable: an Apply op writes only into
  * buffers that nobody else can see. Each updated input (var and its slots)
@@ -159,6 +163,14 @@ static bool grad_finite(const MfOpCall *c, const ApplyInputs *s)
     return ok;
 }
 
+/* Whether the gradient the update uses holds NaN or Inf, given the first
+ * non-finite scalar input 'bad' (-1: none): under a finite gate every
+ * scalar finite means every gradient of the step is, without a scan. */
+static bool grad_nonfinite(const MfOpCall *c, const ApplyInputs *s, int bad)
+{
+    return !(c->attrs->gated && bad < 0) && !grad_finite(c, s);
+}
+
 /* ApplyAdam's inputs: 10, weight_decay (11), and grad_scale last with
  * attrs.grad_scaled; no other op takes a gradient scale. */
 static MfStatus check_optional(const MfOpCall *c, const ApplyInputs *s)
@@ -188,11 +200,11 @@ static MfStatus apply_infer(MfOpCall *c, const ApplyInputs *s)
     /* here, not in the kernel: a session stages a write after its infer,
      * so a refused gradient fails the run before any variable changes */
     bool check = st == MF_OK && c->attrs->nonfinite == MF_APPLY_NONFINITE_ERROR;
-    int bad = -1;
-    if (check && !grad_finite(c, s))
+    int bad = check ? nonfinite_scalar(c, s) : -1;
+    if (check && grad_nonfinite(c, s, bad))
         st = mf_err_set(MF_EARG, "%s: the gradient holds NaN or Inf and nonfinite = \"error\" "
                         "(nothing was written)", op_api(c));
-    else if (check && (bad = nonfinite_scalar(c, s)) >= 0)
+    else if (check && bad >= 0)
         st = mf_err_set(MF_EARG, "%s: %s is NaN or Inf: the gradient holds NaN or Inf "
                         "(another variable's of the step), or the value given is not finite; "
                         "nonfinite = \"error\" (nothing was written)", op_api(c),
@@ -346,8 +358,8 @@ typedef void (*KernelF64)(const MfOpCall *c, int64_t n, const double *g);
 static MfStatus apply_forward(const MfOpCall *c, MfTensor **outs, const ApplyInputs *s,
                               KernelF32 k32, KernelF64 k64)
 {
-    if (c->attrs->nonfinite == MF_APPLY_NONFINITE_SKIP &&
-        (!grad_finite(c, s) || nonfinite_scalar(c, s) >= 0)) {
+    int bad = c->attrs->nonfinite == MF_APPLY_NONFINITE_SKIP ? nonfinite_scalar(c, s) : -1;
+    if (c->attrs->nonfinite == MF_APPLY_NONFINITE_SKIP && (bad >= 0 || grad_nonfinite(c, s, bad))) {
         mf_tensor_retain(c->inputs[0]);   /* the step is skipped: nothing written */
         outs[0] = c->inputs[0];
         return MF_OK;

@@ -350,6 +350,45 @@ static void test_adam_grad_scale(void **st)
         mf_tensor_release(state[k]);
 }
 
+/* ApplyGradientDescent(W0, alpha, G with g at element 1) under 'policy'
+ * and attrs.gated; the status, and whether var changed. */
+static MfStatus gd_gated(double alpha, double g, MfApplyNonfinite policy, bool *wrote)
+{
+    MfTensor *var = vec(MF_FLOAT32, W0), *grad = vec(MF_FLOAT32, G), *out = NULL;
+    mf_tensor_set(grad, 1, g);
+    MfTensor *in[3] = {var, mf_tensor_scalar(MF_FLOAT32, alpha), grad};
+    MfAttrs attrs = mf_attrs_default();
+    attrs.gated = true;
+    attrs.nonfinite = (int)policy;
+    MfStatus s = mf_op1(MF_OP_APPLY_GRADIENT_DESCENT, 3, in, &attrs, &out);
+    *wrote = mf_tensor_get(var, 0) != (double)(float)W0[0];
+    mf_tensor_release(out);
+    release_from(in, 0, 3);
+    return s;
+}
+
+/* attrs.gated (a finite gate covers the gradient: train/graph_train.c):
+ * with every scalar finite the gradient is not scanned (the gate vouches
+ * for it), with one not finite it is, and the message names the gradient
+ * or the scalar as without the gate; "skip" likewise. */
+static void test_gated_scans_after_a_bad_scalar(void **st)
+{
+    (void)st;
+    bool wrote = false;
+    assert_int_equal(gd_gated(0.5, NAN, MF_APPLY_NONFINITE_ERROR, &wrote), MF_OK);
+    assert_true(wrote);
+    assert_int_equal(gd_gated(INFINITY, NAN, MF_APPLY_NONFINITE_ERROR, &wrote), MF_EARG);
+    assert_error_contains("apply_gradient_descent: the gradient holds NaN or Inf");
+    assert_false(wrote);
+    assert_int_equal(gd_gated(INFINITY, 1.0, MF_APPLY_NONFINITE_ERROR, &wrote), MF_EARG);
+    assert_error_contains("apply_gradient_descent: alpha is NaN or Inf");
+    assert_false(wrote);
+    assert_int_equal(gd_gated(INFINITY, 1.0, MF_APPLY_NONFINITE_SKIP, &wrote), MF_OK);
+    assert_false(wrote);
+    assert_int_equal(gd_gated(0.5, 1.0, MF_APPLY_NONFINITE_SKIP, &wrote), MF_OK);
+    assert_true(wrote);
+}
+
 static void test_flags_and_names(void **st)
 {
     (void)st;
@@ -466,6 +505,7 @@ int main(void)
         TEST(test_nesterov),
         TEST(test_adam_weight_decay),
         TEST(test_adam_grad_scale),
+        TEST(test_gated_scans_after_a_bad_scalar),
         TEST(test_flags_and_names),
         TEST(test_refuses_shared_buffers),
         TEST(test_checks),
