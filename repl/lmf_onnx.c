@@ -150,10 +150,12 @@ static int l_export(lua_State *L)
     if (lua_istable(L, 3)) {
         o.input_names = opt_names(L, 3, "input_names");
         o.output_names = opt_names(L, 3, "output_names");
-        lua_getfield(L, 3, "outputs");   /* a function's outputs are names */
-        if (lmf_is_function(L, 1) && !lua_isnil(L, -1))
-            o.output_names = opt_names(L, 3, "outputs");
+        /* a function's outputs are names; popped before opt_names pushes the
+         * userdata that holds them, which must stay on the stack for the call */
+        bool named_outputs = lua_getfield(L, 3, "outputs") != LUA_TNIL;
         lua_pop(L, 1);
+        if (lmf_is_function(L, 1) && named_outputs)
+            o.output_names = opt_names(L, 3, "outputs");
     }
     if (lmf_is_function(L, 1))
         return export_function(L, path, 3, &o);

@@ -46,6 +46,27 @@ T.test("mf.onnx.export of a function: example inputs, output names, opset", func
   T.eq(mlp:trace_count(), 2)   -- the {5, 4} signature was traced for the export
 end)
 
+-- The names live in a userdata on the binding's stack; it was popped by
+-- mistake, so a collection while the export traced the function (a new
+-- signature runs f) freed them and the export read freed memory ("9 names
+-- for 1 outputs" in make interop). f collects and churns memory while traced.
+T.test("output names survive a collection while the export traces", function()
+  local path = dir .. "/mlp_gc.onnx"
+  local churned = mf.trace(function(x)
+    collectgarbage("collect")
+    local junk = {}
+    for i = 1, 2000 do junk[i] = ("%031d"):format(i) end
+    return mf.nn.log_softmax(mf.matmul(x, W) + b)
+  end)
+  mf.onnx.export(churned, path, {inputs = {mf.ones({3, 4})}, outputs = {"kept_name"}})
+  local f = assert(io.open(path, "rb"))
+  local bytes = f:read("a")
+  f:close()
+  T.ok(has(bytes, "kept_name"), "the output is named kept_name")
+  local ok, out = check(path)
+  T.ok(ok, out)
+end)
+
 T.test("a graph with an unknown batch, graph variables from a session", function()
   local g = mf.Graph()
   local x, y, v
