@@ -202,6 +202,121 @@ static void test_float32_rows_beyond_l2_match_one_row(void **state)
     }
 }
 
+/* The documented order of a float32 row sum, written plainly: leaves of at
+ * most 2048 elements split at whole leaves, half on each side; in a leaf,
+ * blocks of 256 folded in 32 float lanes from zero, each block's lanes
+ * added into 32 double lanes; lanes l and l + 16, l and l + 8, l and l + 4
+ * combined, then (0 + 1) + (2 + 3); then the tail past the last 32, in
+ * double. */
+static double row_sum_in_order(const float *x, int64_t n)
+{
+    if (n > 2048) {
+        int64_t h = (n / 2048 + 1) / 2 * 2048;
+        return row_sum_in_order(x, h) + row_sum_in_order(x + h, n - h);
+    }
+    int64_t whole = n - n % 32;
+    double d[32] = {0}, r = 0;
+    if (whole > 0) {
+        for (int64_t b = 0; b < whole; b += 256) {
+            float f[32] = {0};
+            for (int64_t i = b; i < whole && i < b + 256; i += 32)
+                for (int l = 0; l < 32; l++)
+                    f[l] += x[i + l];
+            for (int l = 0; l < 32; l++)
+                d[l] = b == 0 ? (double)f[l] : d[l] + (double)f[l];
+        }
+        for (int w = 16; w >= 4; w /= 2)
+            for (int l = 0; l < w; l++)
+                d[l] += d[l + w];
+        r = (d[0] + d[1]) + (d[2] + d[3]);
+    }
+    for (int64_t i = whole; i < n; i++)
+        r += (double)x[i];
+    return r;
+}
+
+/* Values whose sum depends on the order of every addition, in float and
+ * in double: +-2^60 (sums of them are exact, and they cancel) among values
+ * of a few units, which each addition to a 2^60 drops. */
+static float order_sensitive(uint64_t seed, int64_t i)
+{
+    if (i % 11 == 0)
+        return seed >> 63 ? 0x1p60f : -0x1p60f;
+    return (float)((double)(seed >> 11) * 0x1p-53 * 8 - 4) * (i % 7 == 0 ? 1e3f : 1);
+}
+
+/* Float32 sums along the last axis of many rows follow the documented
+ * order on every instruction-set path (reduce_walk.c sums 8 short rows at
+ * once with AVX-512, 2 with AVX2, one by one otherwise): rows of every
+ * length up to a block and past it, with and without a tail, groups of 8
+ * rows and the rows left over, contiguous and sliced; and a row alone
+ * (mf_sum_row_f32), up to several leaves. */
+static void test_float32_rows_follow_the_order(void **state)
+{
+    (void)state;
+    uint64_t seed = 777;
+    for (int64_t n = 1; n <= 300; n++) {
+        int64_t rows = 19, wide = n + 3;
+        MfTensor *t = mf_tensor_new(MF_FLOAT32, 2, (int64_t[]){rows, wide});
+        assert_non_null(t);
+        float *d = mf_tensor_data(t);
+        for (int64_t i = 0; i < rows * wide; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            d[i] = order_sensitive(seed, i);
+        }
+        for (int v = 0; v < 2; v++) {
+            int64_t rs = v ? wide : n;
+            MfTensor *x = mf_tensor_view(t, 2, (int64_t[]){rows, n}, (int64_t[]){rs, 1}, 0);
+            assert_non_null(x);
+            MfTensor *r = reduce(MF_OP_SUM, x, (int64_t[]){1}, 1, false);
+            const float *got = mf_tensor_data(r);
+            for (int64_t i = 0; i < rows; i++) {
+                float want = (float)row_sum_in_order(d + i * rs, n);
+                if (memcmp(&got[i], &want, sizeof want) != 0)
+                    fail_msg("row %lld of %lld x %lld, rows %lld apart: %.9g, want %.9g",
+                             (long long)i, (long long)rows, (long long)n, (long long)rs,
+                             (double)got[i], (double)want);
+            }
+            mf_tensor_release(r);
+            mf_tensor_release(x);
+        }
+        mf_tensor_release(t);
+    }
+    /* the max of rows of signed zeros and negative values, which a zero
+     * tops: which zero depends on the order of the steps */
+    for (int64_t n = 1; n <= 300; n += n < 40 ? 1 : 9) {
+        int64_t rows = 19;
+        MfTensor *t = mf_tensor_new(MF_FLOAT32, 2, (int64_t[]){rows, n});
+        assert_non_null(t);
+        float *d = mf_tensor_data(t);
+        for (int64_t i = 0; i < rows * n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            d[i] = i % 3 ? -(float)(seed >> 40) : seed >> 63 ? 0.0f : -0.0f;
+        }
+        MfTensor *r = reduce(MF_OP_MAX, t, (int64_t[]){1}, 1, false);
+        const float *got = mf_tensor_data(r);
+        for (int64_t i = 0; i < rows; i++) {
+            float want = (float)mf_max_row_f32(d + i * n, n);
+            if (memcmp(&got[i], &want, sizeof want) != 0)
+                fail_msg("max of row %lld of %lld x %lld: %a, alone %a", (long long)i,
+                         (long long)rows, (long long)n, (double)got[i], (double)want);
+        }
+        mf_tensor_release(r);
+        mf_tensor_release(t);
+    }
+    enum { LONG = 9000 };
+    static float a[LONG];
+    for (int i = 0; i < LONG; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        a[i] = order_sensitive(seed, i);
+    }
+    for (int64_t n = 1; n <= LONG; n += n < 600 ? 13 : 1031) {
+        double got = mf_sum_row_f32(a, n), want = row_sum_in_order(a, n);
+        if (memcmp(&got, &want, sizeof got) != 0)
+            fail_msg("a row of %lld alone: %a, want %a", (long long)n, got, want);
+    }
+}
+
 /* Columns of wide rows (reduce_walk.c folds them a tile of columns at a
  * time): a column's float32 sum follows the documented order (groups of 8
  * rows summed in float from zero, each added into a double), its max is
@@ -335,9 +450,10 @@ static void test_float32_extrema_nan_anywhere(void **state)
         int64_t n = lengths[li], at[] = {0, 7, 31, n / 2, n - 1};
         for (size_t ai = 0; ai < sizeof at / sizeof *at; ai++) {
             for (int cols = 0; cols < 2; cols++) {
-                /* rows: (3, n) over axis 2, NaN in row 1; columns: (n, 40)
+                /* rows: (11, n) over axis 2, NaN in row 1 (a group of 8 rows
+                 * and 3 more); columns: (n, 40)
                  * over axis 1 (32 in vectors, 8 one by one), NaN in column 1 */
-                int64_t m = cols ? 40 : 3, shape[2] = {cols ? n : 3, cols ? 40 : n};
+                int64_t m = cols ? 40 : 11, shape[2] = {cols ? n : 11, cols ? 40 : n};
                 MfTensor *t = mf_tensor_new(MF_FLOAT32, 2, shape);
                 assert_non_null(t);
                 float *d = mf_tensor_data(t), hi[40], lo[40];
@@ -715,6 +831,7 @@ int main(void)
         TEST(test_float32_accuracy),
         TEST(test_float32_rows_match_one_row),
         TEST(test_float32_rows_beyond_l2_match_one_row),
+        TEST(test_float32_rows_follow_the_order),
         TEST(test_float32_wide_columns_follow_the_order),
         TEST(test_float32_row_helpers_match_row_sum),
         TEST(test_int_dtypes),
