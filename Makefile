@@ -97,12 +97,19 @@ $(BUILD)/core/ops/lstm_cell.o $(BUILD)/core/ops/softmax.o: CFLAGS_ALL += -ffp-co
 $(BUILD)/core/ops/attention.o $(BUILD)/core/ops/attention_grad.o: CFLAGS_ALL += \
     -fno-trapping-math -ffp-contract=fast
 $(BUILD)/core/ops/attention_tile.o: CFLAGS_ALL += -ffp-contract=fast -Wno-psabi
-# The float32 GEMM kernel (core/gemm_f32.c): its multiply-adds are FMAs,
+# The float32 GEMM's tiles (core/gemm_f32_kernels.h), once per instruction
+# set (gemm_f32.c picks a table at run time): their multiply-adds are FMAs,
 # in every tile: GCC's Zen tuning (avoid-fma-max-bits) leaves a loop of a
 # single FMA chain (the 1 x 8 edge tile) as multiply then add, which would
-# round its elements differently from the other tiles'.
-$(BUILD)/core/gemm_f32.o: CFLAGS_ALL += -ffp-contract=fast -Wno-psabi \
+# round its elements differently from the other tiles'. -Wno-psabi as for
+# the conv kernels (gemm_f32.c's 8 x 8 transpose too).
+GEMM_TILE_FLAGS := -ffp-contract=fast -Wno-psabi \
     $(if $(findstring clang,$(CC)),,--param=avoid-fma-max-bits=0)
+$(BUILD)/core/gemm_f32_avx512.o: CFLAGS_ALL += -march=x86-64-v4 -mprefer-vector-width=512 \
+    $(GEMM_TILE_FLAGS)
+$(BUILD)/core/gemm_f32_avx2.o: CFLAGS_ALL += -march=haswell $(GEMM_TILE_FLAGS)
+$(BUILD)/core/gemm_f32_generic.o: CFLAGS_ALL += $(GEMM_TILE_FLAGS)
+$(BUILD)/core/gemm_f32.o: CFLAGS_ALL += -Wno-psabi
 
 # The unary kernels' floor and ceil: with -fno-trapping-math GCC vectorises
 # floorf/ceilf (vroundps) instead of one vroundss per element.

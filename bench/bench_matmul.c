@@ -2,11 +2,12 @@
  * cblas_sgemm called directly on the same buffers. Prints the median of
  * several runs of each and the ratio, and which OpenBLAS kernels run.
  * Then the float32 GEMMs of one char-GPT training step (bench/char_gpt.lua)
- * through mf_gemm, with the own kernel (core/gemm_f32.c) and with OpenBLAS
+ * through mf_gemm, with the own kernel (core/gemm_f32.c; on a CPU with
+ * AVX-512 also with its AVX2 tiles, MF_SIMD=avx2) and with OpenBLAS
  * (MF_GEMM_BLAS: memset, then cblas_sgemm with beta = 1), alternating in
- * rounds so both see the same load, each going first (on the colder
- * operands) in every other round: medians per shape and of the step's
- * sum (each product on its own buffers, as in the step). */
+ * rounds so all see the same load, each going first (on the colder
+ * operands) in turn: medians per shape and of the step's sum (each
+ * product on its own buffers, as in the step). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "core/gemm.h"
 #include "core/op.h"
+#include "core/ops/vecmath.h"
 #include "core/parallel.h"
 
 #define SIZE 1024
@@ -77,10 +79,15 @@ static float *random_floats(int64_t n)
     return p;
 }
 
-/* Seconds for the 'count' products of shape 's' through 'kernel'. */
-static double time_shape(const Shape *s, float **a, float **b, float **c, MfGemmKernel kernel)
+/* The kernels compared: the own kernel at the best instruction set, its
+ * AVX2 tiles, OpenBLAS. */
+enum { OWN, OWN_AVX2, BLAS, NVARIANTS };
+
+/* Seconds for the 'count' products of shape 's' through variant 'v'. */
+static double time_shape(const Shape *s, float **a, float **b, float **c, int v, MfSimd best)
 {
-    mf_gemm_set_kernel(kernel);
+    mf_gemm_set_kernel(v == BLAS ? MF_GEMM_BLAS : MF_GEMM_OWN);
+    mf_simd_set_level(v == OWN_AVX2 ? MF_SIMD_AVX2 : best);
     double t0 = now();
     for (int i = 0; i < s->count; i++) {
         MfGemm g = {.op = "bench", .dtype = MF_FLOAT32, .trans_a = s->ta, .trans_b = s->tb,
@@ -98,8 +105,11 @@ static double time_shape(const Shape *s, float **a, float **b, float **c, MfGemm
 static void step_gemms(void)
 {
     static float *a[NSHAPES][4], *b[NSHAPES][4], *c[NSHAPES][4];
-    static double own[NSHAPES][STEP_ROUNDS], blas[NSHAPES][STEP_ROUNDS];
-    double own_sum[STEP_ROUNDS] = {0}, blas_sum[STEP_ROUNDS] = {0};
+    static double t[NVARIANTS][NSHAPES][STEP_ROUNDS];
+    double sum[NVARIANTS][STEP_ROUNDS] = {{0}};
+    MfSimd best = mf_simd_level();
+    /* the AVX2 tiles apart only when the CPU has more */
+    int nv = best == MF_SIMD_AVX512 ? NVARIANTS : 2, order[NVARIANTS] = {OWN, BLAS, OWN_AVX2};
     for (int s = 0; s < NSHAPES; s++)
         for (int i = 0; i < step_shapes[s].count; i++) {
             const Shape *sh = &step_shapes[s];
@@ -108,32 +118,38 @@ static void step_gemms(void)
             c[s][i] = random_floats((int64_t)sh->m * sh->n);
         }
     for (int r = 0; r < STEP_ROUNDS; r++)
-        for (int s = 0; s < NSHAPES; s++) {
-            /* the first of the two finds colder operands: each goes first in turn */
-            if (r % 2 == 0)
-                own[s][r] = time_shape(&step_shapes[s], a[s], b[s], c[s], MF_GEMM_OWN);
-            blas[s][r] = time_shape(&step_shapes[s], a[s], b[s], c[s], MF_GEMM_BLAS);
-            if (r % 2 == 1)
-                own[s][r] = time_shape(&step_shapes[s], a[s], b[s], c[s], MF_GEMM_OWN);
-            own_sum[r] += own[s][r];
-            blas_sum[r] += blas[s][r];
-        }
+        for (int s = 0; s < NSHAPES; s++)
+            /* the first finds colder operands: each goes first in turn */
+            for (int i = 0; i < nv; i++) {
+                int v = order[(r + i) % nv];
+                t[v][s][r] = time_shape(&step_shapes[s], a[s], b[s], c[s], v, best);
+                sum[v][r] += t[v][s][r];
+            }
     mf_gemm_set_kernel(MF_GEMM_AUTO);
-    printf("char-GPT step GEMMs (ms per product, median of %d rounds; threads %d):\n",
-           STEP_ROUNDS, mf_parallel_threads());
+    mf_simd_set_level(best);
+    printf("char-GPT step GEMMs (ms per product, median of %d rounds; threads %d; own: %s):\n",
+           STEP_ROUNDS, mf_parallel_threads(), mf_simd_name(best));
     for (int s = 0; s < NSHAPES; s++) {
         const Shape *sh = &step_shapes[s];
-        double o = median(own[s], STEP_ROUNDS) / sh->count,
-               bl = median(blas[s], STEP_ROUNDS) / sh->count,
+        double o = median(t[OWN][s], STEP_ROUNDS) / sh->count,
+               bl = median(t[BLAS][s], STEP_ROUNDS) / sh->count,
                gflop = 2e-9 * sh->m * sh->n * sh->k;
         printf("  %c%c M=%3d N=%3d K=%3d x%d: own %.3f ms (%.1f GFLOP/s), OpenBLAS %.3f ms "
-               "(%.1f GFLOP/s), own/blas = %.3f\n",
+               "(%.1f GFLOP/s), own/blas = %.3f",
                sh->ta ? 'T' : 'N', sh->tb ? 'T' : 'N', sh->m, sh->n, sh->k, sh->count, o * 1e3,
                gflop / o, bl * 1e3, gflop / bl, o / bl);
+        if (nv == NVARIANTS) {
+            double o2 = median(t[OWN_AVX2][s], STEP_ROUNDS) / sh->count;
+            printf("; own avx2 %.3f ms, own/avx2 = %.3f", o2 * 1e3, o / o2);
+        }
+        printf("\n");
     }
-    double o = median(own_sum, STEP_ROUNDS), bl = median(blas_sum, STEP_ROUNDS);
-    printf("  step sum: own %.2f ms, OpenBLAS %.2f ms, own/blas = %.3f\n", o * 1e3, bl * 1e3,
+    double o = median(sum[OWN], STEP_ROUNDS), bl = median(sum[BLAS], STEP_ROUNDS);
+    printf("  step sum: own %.2f ms, OpenBLAS %.2f ms, own/blas = %.3f", o * 1e3, bl * 1e3,
            o / bl);
+    if (nv == NVARIANTS)
+        printf("; own avx2 %.2f ms", median(sum[OWN_AVX2], STEP_ROUNDS) * 1e3);
+    printf("\n");
 }
 
 int main(void)

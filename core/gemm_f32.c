@@ -1,132 +1,27 @@
 /* gemm_f32.c — moonflow's own float32 GEMM (see gemm_f32.h).
  *
- * C is computed by tiles of MR rows and NR columns held in registers
- * (GCC/clang vector extensions: 8-float vectors, AVX2 FMAs under
- * -march=native, two SSE halves elsewhere). op(B) is packed once per call
+ * C is computed by tiles of MR rows and 16 or 32 columns held in registers
+ * (gemm_f32_tiles.h: 8-float vectors under AVX2, 16-float under AVX-512,
+ * the table chosen at run time by MF_SIMD). op(B) is packed once per call
  * into column panels of K x NR floats (zero-padded past N; B^T is
  * transposed there); op(A) is read in place, A(i, k) broadcast from A's
  * rows or, for A^T, from its columns. A tile's sums run over all of K in k
  * order, each element its own chain of multiply-adds started at 0, then
  * C = alpha s (beta = 0: C is never read) or alpha s + beta C. Tiles at
- * the edges use kernels of fewer rows and a zero-padded panel, the same
- * chains: so no element's value depends on where the tile or a thread's
- * share of C starts, and a split result is the unsplit one bit for bit. */
+ * the edges use kernels of fewer rows or columns and a zero-padded panel,
+ * the same chains: so no element's value depends on where the tile or a
+ * thread's share of C starts, nor on the table (AVX-512 or AVX2), and a
+ * split result is the unsplit one bit for bit. */
 #include "gemm_f32.h"
 
 #include <string.h>
 
+#include "gemm_f32_tiles.h"
+#include "ops/vecmath.h"
 #include "v8.h"
 
-#define MR 6
-#define NR 16
-
-/* A(i, k) of row-major A (rows at stride lda) or of A^T (A's columns). */
-#define A_ROWS(i) a[(i) * lda + k]
-#define A_COLS(i) a[k * lda + (i)]
-
-/* Each macro's second vector (columns 8..15) exists in tiles of WIDTH 16. */
-#define TILE_FMA(i, AT)                                                                    \
-    if ((i) < NROWS) {                                                                      \
-        float x = AT(i);                                                                   \
-        s##i##0 += x * b0;                                                                 \
-        if (WIDTH > 8)                                                                     \
-            s##i##1 += x * b1;                                                             \
-    }
-#define TILE_LOAD(i)                                                                       \
-    if ((i) < NROWS && !first) {                                                           \
-        s##i##0 = *(const v8 *)(p + (i) * NR);                                             \
-        if (WIDTH > 8)                                                                     \
-            s##i##1 = *(const v8 *)(p + (i) * NR + 8);                                     \
-    }
-#define TILE_PREFETCH(i)                                                                   \
-    if ((i) < NROWS) {                                                                     \
-        __builtin_prefetch(C + (i) * ldc, 1);                                              \
-        __builtin_prefetch(C + (i) * ldc + WIDTH - 1, 1);                                  \
-    }
-#define TILE_KEEP(i)                                                                       \
-    if ((i) < NROWS) {                                                                     \
-        *(v8 *)(p + (i) * NR) = s##i##0;                                                   \
-        if (WIDTH > 8)                                                                     \
-            *(v8 *)(p + (i) * NR + 8) = s##i##1;                                           \
-    }
-#define TILE_STORE(i)                                                                      \
-    if ((i) < NROWS) {                                                                     \
-        float *c = C + (i) * ldc;                                                          \
-        if (beta == 0) {                                                                   \
-            store8(c, alpha * s##i##0);                                                    \
-            if (WIDTH > 8)                                                                 \
-                store8(c + 8, alpha * s##i##1);                                            \
-        } else {                                                                           \
-            store8(c, alpha * s##i##0 + beta * load8(c));                                  \
-            if (WIDTH > 8)                                                                 \
-                store8(c + 8, alpha * s##i##1 + beta * load8(c + 8));                     \
-        }                                                                                  \
-    }
-#define ALL_ROWS(M) M(0) M(1) M(2) M(3) M(4) M(5)
-/* ROWS x COLS of C from ROWS rows of op(A) and a packed panel bp (K x
- * COLS, COLS = 16 or 8): the sums start at 0 (first) or at the partial
- * sums p (ROWS x NR), and end in C (last) or back in p, so a sum split
- * over blocks of k is the same chain as one pass. */
-#define TILE(NAME, ROWS, COLS, AT)                                                         \
-    static void NAME(const float *a, int64_t lda, const float *bp, int64_t K, float *p,    \
-                     bool first, bool last, float alpha, float beta, float *C, int64_t ldc) \
-    {                                                                                      \
-        enum { NROWS = ROWS, WIDTH = COLS };                                               \
-        v8 s00 = {0}, s01 = {0}, s10 = {0}, s11 = {0}, s20 = {0}, s21 = {0};               \
-        v8 s30 = {0}, s31 = {0}, s40 = {0}, s41 = {0}, s50 = {0}, s51 = {0};               \
-        ALL_ROWS(TILE_LOAD)                                                                \
-        if (last) {                                                                        \
-            ALL_ROWS(TILE_PREFETCH)                                                        \
-        }                                                                                  \
-        for (int64_t k = 0; k < K; k++) {                                                  \
-            v8 b0 = *(const v8 *)(bp + k * WIDTH), b1 = {0};                               \
-            if (WIDTH > 8) {                                                               \
-                b1 = *(const v8 *)(bp + k * WIDTH + 8);                                    \
-                IN_REGISTERS(b0, b1);                                                      \
-            }                                                                              \
-            TILE_FMA(0, AT) TILE_FMA(1, AT) TILE_FMA(2, AT)                                \
-            TILE_FMA(3, AT) TILE_FMA(4, AT) TILE_FMA(5, AT)                                \
-        }                                                                                  \
-        if (!last) {                                                                       \
-            ALL_ROWS(TILE_KEEP)                                                            \
-        } else {                                                                           \
-            ALL_ROWS(TILE_STORE)                                                           \
-        }                                                                                  \
-    }
-
-typedef void TileFn(const float *a, int64_t lda, const float *bp, int64_t K, float *p, bool first,
-                    bool last, float alpha, float beta, float *C, int64_t ldc);
-
-TILE(rows1, 1, 16, A_ROWS)
-TILE(rows2, 2, 16, A_ROWS)
-TILE(rows3, 3, 16, A_ROWS)
-TILE(rows4, 4, 16, A_ROWS)
-TILE(rows5, 5, 16, A_ROWS)
-TILE(rows6, 6, 16, A_ROWS)
-TILE(cols1, 1, 16, A_COLS)
-TILE(cols2, 2, 16, A_COLS)
-TILE(cols3, 3, 16, A_COLS)
-TILE(cols4, 4, 16, A_COLS)
-TILE(cols5, 5, 16, A_COLS)
-TILE(cols6, 6, 16, A_COLS)
-TILE(rows1_8, 1, 8, A_ROWS)
-TILE(rows2_8, 2, 8, A_ROWS)
-TILE(rows3_8, 3, 8, A_ROWS)
-TILE(rows4_8, 4, 8, A_ROWS)
-TILE(rows5_8, 5, 8, A_ROWS)
-TILE(rows6_8, 6, 8, A_ROWS)
-TILE(cols1_8, 1, 8, A_COLS)
-TILE(cols2_8, 2, 8, A_COLS)
-TILE(cols3_8, 3, 8, A_COLS)
-TILE(cols4_8, 4, 8, A_COLS)
-TILE(cols5_8, 5, 8, A_COLS)
-TILE(cols6_8, 6, 8, A_COLS)
-
-/* [narrow panel][trans_a][rows - 1] */
-static TileFn *const tiles[2][2][MR] = {
-    {{rows1, rows2, rows3, rows4, rows5, rows6}, {cols1, cols2, cols3, cols4, cols5, cols6}},
-    {{rows1_8, rows2_8, rows3_8, rows4_8, rows5_8, rows6_8},
-     {cols1_8, cols2_8, cols3_8, cols4_8, cols5_8, cols6_8}}};
+#define MR MF_GEMM_F32_MR
+#define NR MF_GEMM_F32_NR
 
 /* Columns [j0, j0 + n) of op(B) = B^T (B is N x K, row stride ldb) into
  * a panel dst (K x w): 8 x 8 blocks, then the edges one at a time. */
@@ -209,31 +104,57 @@ void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int6
 #define KC 256
 #define MC MF_GEMM_F32_ROW_BLOCK
 
+/* The table of tiles in use: MF_SIMD's instruction set (core/ops/vecmath.h). */
+static const MfGemmF32Tiles *tiles(void)
+{
+    switch (mf_simd_level()) {
+    case MF_SIMD_AVX512: return &mf_gemm_f32_tiles_avx512;
+    case MF_SIMD_AVX2: return &mf_gemm_f32_tiles_avx2;
+    default: return &mf_gemm_f32_tiles_generic;
+    }
+}
+
 /* The tiles of rows [r0, r1) (at most MC) and the panel's columns
  * [j, j + cols), the sum over k in [k0, k0 + kn). A tile narrower than
  * NR ends in a full-width tile on the stack (holding C's values when beta
  * reads them), copied out. */
-static void block(const MfGemmF32 *g, const float *a, int64_t lda, int64_t r0, int64_t r1,
-                  int64_t j, int64_t cols, int64_t k0, int64_t kn, float *partial)
+static void block(const MfGemmF32 *g, const MfGemmF32Tiles *t, const float *a, int64_t lda,
+                  int64_t r0, int64_t r1, int64_t j, int64_t cols, int64_t k0, int64_t kn,
+                  float *partial)
 {
     bool first = k0 == 0, last = k0 + kn >= g->K;
     int64_t w = panel_width(g->N, j);
     const float *bp = g->packed + j / NR * panel_stride(g->K) + k0 * w;
     for (int64_t r = r0; r < r1; r += MR) {
         int64_t rows = r1 - r < MR ? r1 - r : MR;
-        TileFn *fn = tiles[w < NR][g->trans_a][rows - 1];
+        MfGemmF32Tile *fn = t->tile[w < NR][g->trans_a][rows - 1];
         const float *ar = g->trans_a ? a + (r - r0) * g->K + k0 * MR : a + (r - r0) * lda + k0;
         float *p = partial + (r - r0) * NR, *c = g->C + r * g->ldc + j;
         if (!last || cols == w) {
             fn(ar, lda, bp, kn, p, first, last, g->alpha, g->beta, c, g->ldc);
             continue;
         }
-        float t[MR * NR] = {0};
+        float tmp[MR * NR] = {0};
         for (int64_t i = 0; i < rows && g->beta != 0; i++)
-            memcpy(t + i * NR, c + i * g->ldc, sizeof(float) * (size_t)cols);
-        fn(ar, lda, bp, kn, p, first, last, g->alpha, g->beta, t, NR);
+            memcpy(tmp + i * NR, c + i * g->ldc, sizeof(float) * (size_t)cols);
+        fn(ar, lda, bp, kn, p, first, last, g->alpha, g->beta, tmp, NR);
         for (int64_t i = 0; i < rows; i++)
-            memcpy(c + i * g->ldc, t + i * NR, sizeof(float) * (size_t)cols);
+            memcpy(c + i * g->ldc, tmp + i * NR, sizeof(float) * (size_t)cols);
+    }
+}
+
+/* block() for the 32 columns [j, j + 32) of two full panels, by wide tiles. */
+static void wide_block(const MfGemmF32 *g, const MfGemmF32Tiles *t, const float *a, int64_t lda,
+                       int64_t r0, int64_t r1, int64_t j, int64_t k0, int64_t kn, float *partial)
+{
+    bool first = k0 == 0, last = k0 + kn >= g->K;
+    int64_t ps = panel_stride(g->K);
+    const float *bp = g->packed + j / NR * ps + k0 * NR;
+    for (int64_t r = r0; r < r1; r += MR) {
+        int64_t rows = r1 - r < MR ? r1 - r : MR;
+        const float *ar = g->trans_a ? a + (r - r0) * g->K + k0 * MR : a + (r - r0) * lda + k0;
+        t->wide[g->trans_a][rows - 1](ar, lda, bp, ps, kn, partial + (r - r0) * 2 * NR, first,
+                                      last, g->alpha, g->beta, g->C + r * g->ldc + j, g->ldc);
     }
 }
 
@@ -263,7 +184,8 @@ size_t mf_gemm_f32_scratch_floats(int64_t K)
 void mf_gemm_f32(const MfGemmF32 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
                  float *scratch)
 {
-    float partial[MC * NR] __attribute__((aligned(32)));
+    float partial[MC * 2 * NR] __attribute__((aligned(64)));
+    const MfGemmF32Tiles *t = tiles();
     for (int64_t m = r0; m < r1; m += MC) {
         int64_t m1 = r1 - m < MC ? r1 : m + MC;
         const float *a = g->A + m * g->lda;
@@ -273,10 +195,18 @@ void mf_gemm_f32(const MfGemmF32 *g, int64_t r0, int64_t r1, int64_t c0, int64_t
             a = scratch;
             lda = MR;
         }
-        for (int64_t j = c0; j < c1; j += NR) {
-            int64_t cols = c1 - j < NR ? c1 - j : NR;
-            for (int64_t k = 0; k == 0 || k < g->K; k += KC)
-                block(g, a, lda, m, m1, j, cols, k, g->K - k < KC ? g->K - k : KC, partial);
+        for (int64_t j = c0; j < c1;) {
+            /* two whole panels in one wide tile where the table has them */
+            bool wide = t->wide[0][0] && c1 - j >= 2 * NR;
+            int64_t cols = wide ? 2 * NR : c1 - j < NR ? c1 - j : NR;
+            for (int64_t k = 0; k == 0 || k < g->K; k += KC) {
+                int64_t kn = g->K - k < KC ? g->K - k : KC;
+                if (wide)
+                    wide_block(g, t, a, lda, m, m1, j, k, kn, partial);
+                else
+                    block(g, t, a, lda, m, m1, j, cols, k, kn, partial);
+            }
+            j += wide ? 2 * NR : NR;
         }
     }
 }

@@ -6,7 +6,8 @@
  * NaN, K = 0; the error bound is the classic one for a sum of K products,
  * |C - ref| <= (K + 2) u (|alpha| sum_k |A(i,k) B(k,j)| + |beta C|) with
  * u = 2^-24. Its result split over two threads, by rows or by columns, is
- * the one-thread result bit for bit.
+ * the one-thread result bit for bit, and so is its AVX-512 path (32-column
+ * tiles of zmm vectors) to its AVX2 path (MF_SIMD, mf_simd_set_level).
  *
  * OpenBLAS (MF_GEMM=blas) with beta = 0 (a fresh output): core/gemm.c
  * zeroes C itself (memset) and lets BLAS add with beta = 1. The result must
@@ -23,6 +24,7 @@
 
 #include "core/alloc.h"
 #include "core/gemm.h"
+#include "core/ops/vecmath.h"
 #include "core/parallel.h"
 
 static void fill(float *p, int64_t n, uint32_t seed)
@@ -280,6 +282,67 @@ static void test_own_kernel_split_is_bitwise(void **state)
     mf_gemm_set_kernel(MF_GEMM_AUTO);
 }
 
+/* C from 'level''s tiles (C restored from C0 first). */
+static void run_at(MfSimd level, const MfGemm *g, float *C, const float *C0, size_t bytes)
+{
+    assert_true(mf_simd_set_level(level));
+    memcpy(C, C0, bytes);
+    assert_int_equal(mf_gemm(g), MF_OK);
+}
+
+/* The AVX-512 tiles' result is the AVX2 tiles' bit for bit: the wide
+ * tiles, the 16-column and 8-column tiles beside them and every edge. */
+static void check_paths(const Case *c, uint32_t seed)
+{
+    Operands o = operands(c, seed);
+    size_t bytes = sizeof(float) * (size_t)(c->M * o.ldc);
+    float *avx2 = malloc(bytes + sizeof(float)), *C0 = malloc(bytes + sizeof(float));
+    assert_true(avx2 && C0);
+    memcpy(C0, o.C, bytes);
+    MfGemm g = gemm_of(c, &o);
+    run_at(MF_SIMD_AVX2, &g, o.C, C0, bytes);
+    memcpy(avx2, o.C, bytes);
+    run_at(MF_SIMD_AVX512, &g, o.C, C0, bytes);
+    if (memcmp(avx2, o.C, bytes) != 0)
+        print_error("%c%c M=%lld N=%lld K=%lld alpha=%g beta=%g: AVX-512 != AVX2\n",
+                    c->ta ? 'T' : 'N', c->tb ? 'T' : 'N', (long long)c->M, (long long)c->N,
+                    (long long)c->K, c->alpha, c->beta);
+    assert_memory_equal(avx2, o.C, bytes);
+    free(avx2);
+    free(C0);
+    release(&o);
+}
+
+static void test_own_kernel_avx512_is_avx2_bitwise(void **state)
+{
+    (void)state;
+    MfSimd level = mf_simd_level();
+    if (!mf_simd_set_level(MF_SIMD_AVX512) || !mf_simd_set_level(MF_SIMD_AVX2))
+        skip(); /* a CPU without both: nothing to compare */
+    static const int64_t other[] = {1, 7, 16, 31, 32, 33, 48, 65, 97};
+    static const double ab[][2] = {{1, 0}, {-0.5, 0}, {1, 1}, {2, -0.75}};
+    mf_gemm_set_kernel(MF_GEMM_OWN);
+    uint32_t seed = 21;
+    for (int64_t n = 1; n <= 70; n += 3)
+        for (int t = 0; t < 4; t++) {
+            int64_t x = other[(n + t) % 9], y = other[(2 * n + 3 * t) % 9];
+            const double *s = ab[(n + t) % 4];
+            int64_t pad = n % 2 ? 0 : 3;
+            check_paths(&(Case){t & 1, t & 2, n, x, y, pad, s[0], s[1]}, seed++);
+            check_paths(&(Case){t & 1, t & 2, x, n, y, pad, s[0], s[1]}, seed++);
+            check_paths(&(Case){t & 1, t & 2, x, y, n, pad, s[0], s[1]}, seed++);
+        }
+    /* several row blocks (96) and blocks of k (256); two threads by columns */
+    for (int t = 0; t < 4; t++) {
+        check_paths(&(Case){t & 1, t & 2, 200, 130, 600, 1, 1, t == 2 ? 0.5 : 0}, seed++);
+        assert_int_equal(mf_parallel_set_threads(2), MF_OK);
+        check_paths(&(Case){t & 1, t & 2, 40, 700, 300, 0, 1, 0}, seed++);
+        assert_int_equal(mf_parallel_set_threads(1), MF_OK);
+    }
+    mf_gemm_set_kernel(MF_GEMM_AUTO);
+    assert_true(mf_simd_set_level(level));
+}
+
 /* The own kernel's packing buffer refused: a clear out-of-memory error
  * naming the op, and C left as it was. */
 static void test_own_kernel_out_of_memory(void **state)
@@ -312,6 +375,7 @@ int main(void)
         TEST(test_own_kernel_large_shapes),
         TEST(test_own_kernel_empty_sum),
         TEST(test_own_kernel_split_is_bitwise),
+        TEST(test_own_kernel_avx512_is_avx2_bitwise),
         TEST(test_own_kernel_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
