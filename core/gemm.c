@@ -96,16 +96,30 @@ void mf_gemm_set_kernel(MfGemmKernel k)
 }
 
 /* The float32 products the own kernel computes faster than OpenBLAS
- * (bench/bench_matmul.c, Zen 3): C at most 512 columns wide and K at most
- * 1024 (conv's 8x14x14x256 layer, K = 2304, was slower), A of at most
- * 2^20 floats (read in place, a larger one comes from memory by six
- * strided rows: conv's 32x28x28x32 -> 64 forward, A of 25088 x 288, was
- * 1.3-1.8x slower), and at most 1/8 of the columns computed wasted on
- * padding (the head's N = 65 computes 72). A transposed
- * A (dW = dY^T X) is packed, and that packing makes it 1.00-1.05x
- * OpenBLAS's time on the char-GPT's dW; except when all of A^T is one
- * packed block (M <= MF_GEMM_F32_ROW_BLOCK), which passes over the packed
- * B once: the head's dW, 65x128x768, 0.91-0.96x. */
+ * (bench/bench_matmul.c; medians of alternating runs, one thread).
+ *
+ * With its AVX-512 tiles (Zen 5, where OpenBLAS 0.3.21 runs its AVX2
+ * Haswell kernels): nearly all, at 0.45-0.60x OpenBLAS's time: the
+ * char-GPT's dW = dY^T X (TN, K = 768, M = 128/384/512) 0.56-0.60x, C
+ * wider than 512 (768x1024x128) 0.50x, K past 1024 (1568x256x2304) 0.50x,
+ * A of more than 2^20 floats (25088x64x288) 0.45x, 1024^3 0.52x. Except a
+ * transposed A with a long K: A^T's packed blocks of 96 rows outgrow L2
+ * (288x64x8192 1.1-1.9x, 96x96x25088 1.24x; K = 2048 and 4096 0.61x and
+ * 0.73x), so K <= 4096 there. op(B)'s packed copy is kept to 16 MiB (2^22
+ * floats, beyond every shape measured).
+ *
+ * With AVX2 tiles (measured on Zen 3 against OpenBLAS's Zen kernels): C at
+ * most 512 columns wide and K at most 1024 (conv's 8x14x14x256 layer, K =
+ * 2304, was slower), A of at most 2^20 floats (read in place, a larger one
+ * comes from memory by six strided rows: conv's 32x28x28x32 -> 64 forward,
+ * A of 25088 x 288, was 1.3-1.8x slower). A transposed A (dW = dY^T X) is
+ * packed, and that packing makes it 1.00-1.05x OpenBLAS's time on the
+ * char-GPT's dW; except when all of A^T is one packed block (M <=
+ * MF_GEMM_F32_ROW_BLOCK), which passes over the packed B once: the head's
+ * dW, 65x128x768, 0.91-0.96x.
+ *
+ * Either way at most 1/8 of the columns computed are wasted on padding
+ * (the head's N = 65 computes 72). */
 static bool own_kernel(const MfGemm *g)
 {
     if (g->dtype != MF_FLOAT32)
@@ -115,9 +129,12 @@ static bool own_kernel(const MfGemm *g)
     case MF_GEMM_OWN: return true;
     default: break;
     }
-    int64_t padded = mf_gemm_f32_padded_columns(g->N);
+    if (mf_gemm_f32_padded_columns(g->N) * 7 > g->N * 8)
+        return false;
+    if (mf_gemm_f32_avx512())
+        return (!g->trans_a || g->K <= 4096) && g->N * g->K <= (1 << 22);
     return (!g->trans_a || g->M <= MF_GEMM_F32_ROW_BLOCK) && g->N <= 512 && g->K <= 1024 &&
-           g->M * g->K <= (1 << 20) && padded * 7 <= g->N * 8;
+           g->M * g->K <= (1 << 20);
 }
 
 typedef struct GemmShare {

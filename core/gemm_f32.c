@@ -114,6 +114,11 @@ static const MfGemmF32Tiles *tiles(void)
     }
 }
 
+bool mf_gemm_f32_avx512(void)
+{
+    return tiles() == &mf_gemm_f32_tiles_avx512;
+}
+
 /* The tiles of rows [r0, r1) (at most MC) and the panel's columns
  * [j, j + cols), the sum over k in [k0, k0 + kn). A tile narrower than
  * NR ends in a full-width tile on the stack (holding C's values when beta

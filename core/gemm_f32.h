@@ -38,6 +38,10 @@ size_t mf_gemm_f32_packed_floats(int64_t N, int64_t K);
 void mf_gemm_f32_pack_b(bool trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
                         int64_t j0, int64_t j1, float *packed);
 
+/* True when the tiles in use are the AVX-512 ones (MF_SIMD and the CPU
+ * allow): mf_gemm gives the own kernel more products then. */
+bool mf_gemm_f32_avx512(void);
+
 /* Rows of C (of op(A)) one pass over the packed B serves: with A^T, those
  * rows of A^T are packed together. */
 #define MF_GEMM_F32_ROW_BLOCK 96
