@@ -40,7 +40,7 @@ const MfOpDesc mf_desc_asinh = {
     .topic = "math",
     .details =
         "Elementwise the inverse hyperbolic sine (TensorFlow's Asinh), float32 or float64. "
-        "Gradient: dy / sqrt(x^2 + 1)." MF_VEC_ACCURACY,
+        "Gradient: dy / sqrt(x^2 + 1)." MF_VEC_ACCURACY_FLOAT("2"),
     .example =
         "mf.asinh(mf.tensor{0})               --> {0}",
 };

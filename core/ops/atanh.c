@@ -39,7 +39,7 @@ const MfOpDesc mf_desc_atanh = {
     .topic = "math",
     .details =
         "Elementwise the inverse hyperbolic tangent (TensorFlow's Atanh), float32 or float64, "
-        "x in (-1, 1). Gradient: dy / (1 - x^2)." MF_VEC_ACCURACY,
+        "x in (-1, 1). Gradient: dy / (1 - x^2)." MF_VEC_ACCURACY_FLOAT("1.5"),
     .example =
         "mf.atanh(mf.tensor{0})               --> {0}",
 };

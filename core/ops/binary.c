@@ -270,7 +270,8 @@ BINARY_OP(mf_desc_pow, "Pow", "pow", pow_forward, mf_pow_grad,
     .topic = "math",
     .grad_note = "dx = dy * p x^(p-1), dp = dy * x^p log(x)",
     .details =
-        "Elementwise a raised to the power b, with broadcasting; the ^ operator.",
+        "Elementwise a raised to the power b, with broadcasting; the ^ operator."
+        MF_VEC_ACCURACY_FLOAT("2"),
     .example =
         "mf.pow(mf.tensor{2, 3}, 2)           --> {4, 9}\n"
         "2 ^ mf.tensor{1, 3}                  --> {2, 8}");

@@ -162,7 +162,7 @@ MORE_OP(mf_desc_acosh, "Acosh", "acosh", acosh_forward, mf_acosh_grad,
     .topic = "math",
     .details =
         "Elementwise the inverse hyperbolic cosine (TensorFlow's Acosh), float32 or float64; "
-        "NaN below 1, as libm. Gradient: dy / sqrt(x^2 - 1)." MF_VEC_ACCURACY,
+        "NaN below 1, as libm. Gradient: dy / sqrt(x^2 - 1)." MF_VEC_ACCURACY_FLOAT("2.5"),
     .example =
         "mf.acosh(mf.tensor{1, 2})            --> {0, 1.31696}");
 MORE_OP(mf_desc_reciprocal, "Reciprocal", "reciprocal", reciprocal_forward,

@@ -3,14 +3,13 @@
  * atanh, gelu, silu, pow; the gradients of gelu and silu) for the ops, with
  * the instruction set chosen at run time.
  *
- * exp, expm1, sigmoid, softplus, tanh, erf, erfc, log, log1p, atan, gelu
- * and silu are computed in float lanes within a few ulp (at most 4); the
- * others in double precision from the float input,
- * rounded once to float at the end, within 1 ulp (vecmath_kernels.h; the
- * bounds are checked by tests/unit/test_vecmath.c over every 97th float bit
- * pattern, and all of them with MF_VECMATH_FULL=1). Overflow, underflow
- * into subnormals, infinities, NaN and signed zeros come out as libm's. Only IEEE operations and explicit fused multiply-adds
- * are used, with no reassociation, so every code path (AVX-512, AVX2,
+ * Every one is computed in float lanes within a few ulp (at most 4;
+ * vecmath_kernels.h; the bounds are checked by tests/unit/test_vecmath.c
+ * over every 97th float bit pattern, and all of them with
+ * MF_VECMATH_FULL=1). Overflow, underflow into subnormals, infinities, NaN
+ * and signed zeros come out as libm's. Only IEEE operations and explicit
+ * fused multiply-adds are used, with no reassociation, so every code path
+ * (AVX-512, AVX2,
  * scalar, the vector body or its tail, any thread's chunk) gives the same
  * bits for the same element.
  *
@@ -27,13 +26,9 @@
 
 #include "../tensor.h"
 
-/* The sentence the ops' help adds (their .details): MF_VEC_ACCURACY for
- * the kernels computed in double lanes, MF_VEC_ACCURACY_FLOAT("n") for
- * those computed in float lanes, n their ulp bound (tests/unit/test_vecmath.c
- * checks it over every 97th float bit pattern and the special values). */
-#define MF_VEC_ACCURACY                                                            \
-    " float32 runs vectorised (AVX-512 or AVX2, chosen at run time) within 1 ulp of "  \
-    "the exact value, with libm's inf, NaN and signed zeros; float64 uses libm."
+/* The sentence the ops' help adds (their .details): MF_VEC_ACCURACY_FLOAT("n"),
+ * n the kernel's ulp bound (tests/unit/test_vecmath.c checks it over every
+ * 97th float bit pattern and the special values). */
 #define MF_VEC_ACCURACY_FLOAT(ulp)                                                 \
     " float32 runs vectorised in float lanes (16 per AVX-512 vector or 8 per AVX2, "   \
     "chosen at run time) within " ulp " ulp of the exact value, with libm's inf, NaN " \

@@ -4,19 +4,14 @@
  * with their own -march (Makefile) and -fno-trapping-math (so that GCC may
  * evaluate both sides of a choice and vectorise the loops).
  *
- * Two kinds of kernel. Float lanes (exp, expm1, sigmoid, softplus, tanh,
- * erf, erfc, log, log1p, sin, cos, tan, atan, gelu, silu and the gradients
- * of the last two):
- * computed in float, 8 per AVX2 vector and 16 per AVX-512, with Cephes's
- * float polynomials (S. L. Moshier, public domain) and explicit fmaf; a few
- * ulp (the bounds tests/unit/test_vecmath.c checks and help states:
- * exp 1.1, sigmoid 2.3, tanh 1.4, erf 2.5, log 0.8, log1p 1.5, expm1 1.5,
- * softplus 1.9, sin 0.9, cos 0.9, tan 2.2, atan 2.3, erfc 3.6, gelu 3.1,
- * silu 3.1 measured).
- * Double lanes (the others): the float argument converted to double,
- * polynomials accurate to about 1e-12 relative, one rounding to float at
- * the end: within 1 ulp, and the double range covers float's overflow and
- * subnormal edges, so the final rounding gives inf and subnormals as libm.
+ * Every kernel computes in float lanes, 8 per AVX2 vector and 16 per
+ * AVX-512, with Cephes's float polynomials (S. L. Moshier, public domain)
+ * or polynomials of their own, and explicit fmaf; a few ulp (the bounds
+ * tests/unit/test_vecmath.c checks and help states: exp 1.1, sigmoid 2.3,
+ * tanh 1.4, erf 2.5, log 0.8, log1p 1.5, expm1 1.5, softplus 1.9, sin 0.9,
+ * cos 0.9, tan 2.2, atan 2.3, erfc 3.6, gelu 3.1, silu 3.1, asinh 1.6,
+ * acosh 2.1, atanh 1.3, pow 1.4 measured). Double precision appears only
+ * in trig's reduction of large arguments and gelu's tanh form's argument.
  *
  * Float lanes:
  *   exp: x = k ln2 + r, |r| <= ln2 / 2, e^r by Cephes's expf polynomial,
@@ -42,21 +37,18 @@
  *       cosf polynomials, chosen and signed by k mod 4; tan = sin / cos
  *       or -cos / sin (one division). |x| >= 2^20, inf and NaN go to libm
  *       (blocks with such lanes, after the vector loop).
+ *   asinh: log1p(a + a^2 / (1 + sqrt(1 + a^2))) for a = |x| (the sum's
+ *       rounding carried into log1p), log(2a) from 2^12, a - a^3/6 below
+ *       2^-12; acosh: log1p(t + sqrt(t (t + 2))), t = x - 1, log(2x) from
+ *       2^12; atanh: log1p(2a / (1 - a)) / 2, the quotient in two floats;
+ *       a + a^3/3 below 2^-12.
+ *   pow(a, b): e^(b log|a|) with log|a| in two floats (about 2^-33
+ *       relative: vmf_log_ext) and the product b log|a| in two floats into
+ *       exp's kernel, for finite a > 0 and finite b, and for finite a < 0
+ *       with an integer b, the sign by b's parity; every other pair (zeros,
+ *       infinities, NaN, a negative base to a fraction) goes to libm's
+ *       powf in a fix-up pass (blocks with such pairs).
  *   erfc, gelu, silu: see their functions.
- *
- * Double lanes:
- *   exp (inside pow): x = k ln2 + r with |r| <= ln2 / 2, expm1(r) by its
- *       Taylor series to r^8 (truncation 2e-10 relative).
- *   log (inside asinh, acosh, atanh, pow): x = 2^e m with m in
- *       [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with s = (m - 1) / (m + 1),
- *       the atanh series to s^13 (1e-12 relative).
- *   asinh: log(|x| + sqrt(x^2 + 1)); x - x^3/6 below 2^-12.
- *   atanh: log((1 + x) / (1 - x)) / 2; x + x^3/3 below 2^-12.
- *   pow(a, b): e^(b log a) for finite a > 0 and finite b (the product's
- *       error, under 200 * 2^-52, is far below a float's), and for finite
- *       a < 0 with an integer b, the sign by b's parity; every other pair
- *       (zeros, infinities, NaN, a negative base to a fraction) goes to
- *       libm's powf in a fix-up pass (blocks with such pairs).
  *
  * No branches inside a vector: both sides of a choice are computed and one
  * is selected, so that GCC vectorises the loops. Where a rare range costs
@@ -85,79 +77,9 @@ MF_VEC_INLINE uint64_t vm_bits(double d)
     return u;
 }
 
-/* 'x' limited to [-lim, lim] (NaN becomes lim: callers put NaN back) */
-MF_VEC_INLINE float vm_clampf(float x, float lim)
-{
-    x = x < lim ? x : lim;
-    return x > -lim ? x : -lim;
-}
-
-/* expm1(r) for x = k ln2 + r, and 2^k in *scale; |x| <= 700; the Taylor
- * series to r^8: 2e-10 relative, far below a float's ulp (pow's exp) */
-MF_VEC_INLINE double vm_expm1_reduced(double x, double *scale)
-{
-    const double shifter = 0x1.8p52; /* adding it rounds to an integer in the low bits */
-    double k = __builtin_fma(x, 0x1.71547652b82fep0, shifter);
-    uint64_t kbits = vm_bits(k);
-    k -= shifter;
-    double r = __builtin_fma(k, -0x1.62e42fefa3800p-1, x); /* exact: ln2's top bits */
-    r = __builtin_fma(k, -0x1.ef35793c76730p-45, r);
-    double p = 1.0 / 40320;
-    p = __builtin_fma(p, r, 1.0 / 5040);
-    p = __builtin_fma(p, r, 1.0 / 720);
-    p = __builtin_fma(p, r, 1.0 / 120);
-    p = __builtin_fma(p, r, 1.0 / 24);
-    p = __builtin_fma(p, r, 1.0 / 6);
-    p = __builtin_fma(p, r, 0.5);
-    /* the low 12 bits of kbits are k mod 2^12; shifted into the exponent */
-    *scale = vm_from_bits((kbits + 1023) << 52);
-    return __builtin_fma(p * r, r, r);
-}
-
-MF_VEC_INLINE double vm_exp(double x)
-{
-    double s, p = vm_expm1_reduced(x, &s);
-    return __builtin_fma(p, s, s);
-}
-
-/* log(x) for finite x > 0 (a normal double) */
-MF_VEC_INLINE double vm_log(double x)
-{
-    const uint64_t sqrt_half = 0x3fe6a09e667f3bcdu;
-    /* m = x / 2^e in [sqrt(1/2), sqrt(2)): exponent taken relative to sqrt(1/2) */
-    uint64_t u = vm_bits(x) - sqrt_half;
-    double m = vm_from_bits((u & 0x000fffffffffffffu) + sqrt_half);
-    /* e as a double without an int64 conversion (AVX2 has none): the
-     * exponent field (u >> 52, with sign wrap for x < sqrt(1/2)) as the low
-     * bits of 2^52 */
-    double e = vm_from_bits(0x4330000000000000u | ((u >> 52) ^ 0x800u)) - (0x1p52 + 2048.0);
-    double f = m - 1.0, s = f / (2.0 + f), z = s * s;
-    double p = 1.0 / 13; /* the series to s^13: 1e-12 relative */
-    p = __builtin_fma(p, z, 1.0 / 11);
-    p = __builtin_fma(p, z, 1.0 / 9);
-    p = __builtin_fma(p, z, 1.0 / 7);
-    p = __builtin_fma(p, z, 1.0 / 5);
-    p = __builtin_fma(p, z, 1.0 / 3);
-    double lm = __builtin_fma(2.0 * s * z, p, 2.0 * s);
-    return __builtin_fma(e, 0x1.62e42fefa39efp-1, lm);
-}
-
 MF_VEC_INLINE float vm_nan_through(float x, float y)
 {
     return x != x ? x : y;
-}
-
-/* log of a float's value 'd' (converted: float subnormals are normal
- * doubles), with libm's special values */
-MF_VEC_INLINE float vm_log_special(double d)
-{
-    const float inf = __builtin_inff();
-    double safe = d > 0 && d < (double)inf ? d : 1.0;
-    float y = (float)vm_log(safe);
-    y = d < 0 ? __builtin_nanf("") : y;
-    y = d == 0 ? -inf : y;
-    y = d == (double)inf ? inf : y;
-    return d != d ? (float)d : y;
 }
 
 /* ---- float lanes: exp, sigmoid and tanh computed in float (8 lanes per
@@ -942,31 +864,71 @@ MF_VEC_INLINE bool vm_trig_big(float x)
     return !(__builtin_fabsf(x) < VM_TRIG_FLOAT);
 }
 
+/* log1p(v + vlo) for v >= 0 (vlo a small correction, |vlo| below v's
+ * last place): log(u) + ((v - (u - 1)) + vlo) / u with u = 1 + v rounded,
+ * as vm_log1pf; when 'big' instead log(2 w) (the lanes where asinh and
+ * acosh are log(2 |x|) in float; w normal and finite) */
+MF_VEC_INLINE float vmf_log1p_or_log2x(float v, float vlo, bool big, float w)
+{
+    float u = 1.0f + v;
+    float c = (v - (u - 1.0f)) + vlo;
+    float arg = big ? w : u;
+    return vmf_log_scaled(arg, big ? -1.0f : 0.0f) + (big ? 0.0f : c / arg);
+}
+
+/* asinh in float lanes: log1p(a + a^2 / (1 + sqrt(1 + a^2))) for a = |x|
+ * below 2^12 (no cancellation: the sum's rounding kept in 'lo'), log(2a)
+ * above (asinh(a) - log(2a) = 1 / (4 a^2) is below 2^-26 there); the sign
+ * of x */
+#define VM_ASINH_BIG 0x1p12f
+/* below it asinh and atanh are x -+ x^3 / 6 or 3 (the next terms are
+ * below 2^-26 of x), where log1p's roundings near 1 would cost 2 ulp */
+#define VM_TINY 0x1p-12f
 MF_VEC_INLINE float vm_asinhf(float x)
 {
-    double a = __builtin_fabsf(x);
-    float big = vm_log_special(a + __builtin_sqrt(__builtin_fma(a, a, 1.0)));
-    float small = (float)(a - a * a * a * (1.0 / 6));
-    float y = a < 0x1p-12 ? small : big;
+    float a = __builtin_fabsf(x);
+    bool big = !(a < VM_ASINH_BIG);
+    float am = big ? 1.0f : a; /* no overflow in a^2 */
+    float z = am * am;
+    float w = z / (1.0f + __builtin_sqrtf(1.0f + z));
+    float v = am + w, lo = w - (v - am); /* w <= am: exact */
+    float y = vmf_log1p_or_log2x(v, lo, big, vmf_abs_min(a, 0x1.fffffep127f));
+    y = a < VM_TINY ? __builtin_fmaf(a * a, a * (-1.0f / 6), a) : y;
+    y = a == __builtin_inff() ? a : y;
     return vm_nan_through(x, __builtin_copysignf(y, x));
 }
 
-/* log(x + sqrt(x^2 - 1)) for x >= 1 (x^2 - 1 by an FMA: exact enough near
- * 1), NaN below 1 */
+/* acosh in float lanes: with t = x - 1 (exact below 2^12),
+ * log1p(t + sqrt(t (t + 2))) (t (t + 2) by one FMA, the sum's rounding kept)
+ * below 2^12, log(2x) above (the difference is below 2^-26); NaN below 1 */
 MF_VEC_INLINE float vm_acoshf(float x)
 {
-    double a = x >= 1.0f ? (double)x : 1.0;
-    float y = vm_log_special(a + __builtin_sqrt(__builtin_fma(a, a, -1.0)));
+    bool big = !(x < VM_ASINH_BIG);
+    float t = x > 1.0f && !big ? x - 1.0f : 0.0f;
+    float s = __builtin_sqrtf(__builtin_fmaf(t, t, 2.0f * t));
+    float v = t + s, lo = t - (v - s); /* t <= s: exact */
+    float y = vmf_log1p_or_log2x(v, lo, big, vmf_abs_min(x, 0x1.fffffep127f));
+    y = x == __builtin_inff() ? x : y;
     y = x < 1.0f ? __builtin_nanf("") : y;
     return vm_nan_through(x, y);
 }
 
+/* atanh in float lanes: log1p(2a / (1 - a)) / 2 for a = |x| < 1, the
+ * quotient carried as q + qlo: 1 - a = d + dlo exactly, q = 2a (1 / d)
+ * (the remainder 2a - q d exact by an FMA), qlo = (2a - q (d + dlo)) / d;
+ * 1 at a = 1 makes inf, NaN above; the sign of x */
 MF_VEC_INLINE float vm_atanhf(float x)
 {
-    double a = __builtin_fabsf(x);
-    float big = 0.5f * vm_log_special((1.0 + a) / (1.0 - a)); /* * 0.5 is exact */
-    float small = (float)(a + a * a * a * (1.0 / 3));
-    float y = a < 0x1p-12 ? small : big;
+    float a = __builtin_fabsf(x);
+    float ac = a < 1.0f ? a : 0.0f;
+    float d = 1.0f - ac, dlo = (1.0f - d) - ac;
+    float n = 2.0f * ac, r = 1.0f / d;
+    float q = n * r;
+    float qlo = __builtin_fmaf(-q, dlo, __builtin_fmaf(-q, d, n)) * r;
+    float y = 0.5f * vmf_log1p_or_log2x(q, qlo, false, 1.0f);
+    y = a < VM_TINY ? __builtin_fmaf(a * a, a * (1.0f / 3), a) : y;
+    y = a == 1.0f ? __builtin_inff() : y;
+    y = a > 1.0f ? __builtin_nanf("") : y;
     return vm_nan_through(x, __builtin_copysignf(y, x));
 }
 
@@ -989,34 +951,95 @@ MF_VEC_INLINE bool vm_pow_fixup(float a, float b)
              (a > 0 || integer));
 }
 
-MF_VEC_INLINE float vm_powf(float a, float b)
+/* a float pair hi + lo */
+typedef struct {
+    float hi, lo;
+} VmF2;
+
+/* log(x) as hi + lo within about 2^-33 relative for a finite x > 0 (pow's
+ * logarithm in float lanes; subnormals scaled by 2^23 first): x = 2^e m with
+ * m in [2^-1/8, 2^7/8), c the nearest of 1, 2^(1/4), 2^(1/2), 2^(3/4) cut
+ * to 10 bits (so m - c and 2c are exact), log(m) = log(c) + 2 atanh(s) with
+ * s = (m - c) / (m + c), |s| < 0.044, carried as sh + sl (the quotient's
+ * remainder by an FMA), 2 atanh(s) = 2s + s^3 (2/3 + 2/5 s^2 + 2/7 s^4)
+ * (truncation 1e-12 relative); e ln2_hi + log(c)_hi is exact (on a grid of
+ * 2^-17, below 2^7), log(c)'s low parts are below 2^-18 */
+MF_VEC_INLINE VmF2 vmf_log_ext(float x)
 {
-    bool fix = vm_pow_fixup(a, b);
-    double m = fix ? 1.0 : (double)__builtin_fabsf(a);
-    double t = (double)b * vm_log(m);
-    t = t < 300.0 ? t : 300.0; /* overflows or underflows a float all the same */
-    t = t > -300.0 ? t : -300.0;
-    float y = (float)vm_exp(t);
+    const uint32_t off = 0x3f6ac0c7u; /* 2^(-1/8) */
+    bool sub = x < 0x1p-126f;
+    uint32_t u = vmf_bits(sub ? x * 0x1p23f : x) - off;
+    float e = (float)((int32_t)u >> 23) - (sub ? 23.0f : 0.0f);
+    float m = vmf_from_bits((u & 0x007fffffu) + off);
+    bool k1 = m >= 0x1.172b84p+0f, k2 = m >= 0x1.4bfdaep+0f, k3 = m >= 0x1.8ace54p+0f;
+    float c = k3 ? 0x1.ae8p+0f : k2 ? 0x1.6ap+0f : k1 ? 0x1.308p+0f : 1.0f;
+    float lch = k3 ? 0x1.0a1fp-1f : k2 ? 0x1.62c8p-2f : k1 ? 0x1.635p-3f : 0.0f;
+    float lcl = k3 ? 2.11815775e-6f : k2 ? 7.02893084e-7f : k1 ? 1.21102976e-6f : 0.0f;
+    float n = m - c;                                   /* exact */
+    float dh = 2.0f * c + n, dl = n - (dh - 2.0f * c); /* m + c = dh + dl exactly */
+    float r = 1.0f / dh;
+    float sh = n * r;
+    float sl = __builtin_fmaf(-sh, dl, __builtin_fmaf(-sh, dh, n)) * r;
+    float z = sh * sh;
+    float t = sh * z * __builtin_fmaf(__builtin_fmaf(2.0f / 7, z, 0.4f), z, 2.0f / 3);
+    float p = __builtin_fmaf(e, 0.693359375f, lch); /* exact */
+    float q = __builtin_fmaf(e, -2.12194442e-4f, lcl) + __builtin_fmaf(2.0f, sl, t);
+    /* |p| > 0.17 > |2 sh| unless p is 0: the sum's error is exact; then
+     * the low terms (below |h| again) joined: lo below hi's last place */
+    float h = p + 2.0f * sh, hl = (2.0f * sh - (h - p)) + q;
+    VmF2 l;
+    l.hi = h + hl;
+    l.lo = hl - (l.hi - h);
+    return l;
+}
+
+/* pow's exponent b log|a| = th + tl in float lanes (the product's rounding
+ * by an FMA); th limited to [-104, 89], past which a float overflows or
+ * underflows all the same, with tl 0 there (tl is below 2^-16 elsewhere).
+ * Lanes vm_pow_fixup picks get some finite value (libm redoes them). */
+MF_VEC_INLINE void vm_pow_exponent(float a, float b, float *th, float *tl)
+{
+    VmF2 l = vmf_log_ext(__builtin_fabsf(a));
+    float h = b * l.hi, lo = __builtin_fmaf(b, l.hi, -h) + b * l.lo;
+    bool in = h > -104.0f && h < 89.0f;
+    *th = in ? h : (h > 0 ? 89.0f : -104.0f);
+    *tl = in ? lo : 0.0f;
+}
+
+/* e^(th + tl) as exp's float kernel computes it; for a < 0 (b an integer
+ * then) the sign by b's parity */
+MF_VEC_INLINE float vm_pow_finish(float th, float tl, float a, float b)
+{
+    float y = vmf_exp_parts(th, tl, 0);
     float half = 0.5f * b;
-    bool odd = __builtin_rintf(half) != half; /* b is an integer when a < 0 */
+    bool odd = __builtin_rintf(half) != half;
     return a < 0 && odd ? -y : y;
 }
 
-/* y[i] = a[i]^b[i * sb] ('sb' 1: b contiguous; 0: one exponent) */
+/* y[i] = a[i]^b[i * sb] ('sb' 1: b contiguous; 0: one exponent) by blocks
+ * of VM_POW_BLOCK: the exponents of a block first, then their
+ * exponentials (two short dependency chains overlap better than one long
+ * one), then libm's powf for the pairs vm_pow_fixup picks */
+enum { VM_POW_BLOCK = 64 };
 #define MF_VEC_POW_LOOP(name, SB)                                                   \
     static void name(const float *restrict a, const float *restrict b, float *restrict y, \
                      int64_t n)                                                    \
     {                                                                              \
-        for (int64_t i = 0; i < n; i++)                                            \
-            y[i] = vm_powf(a[i], b[i * SB]);                                       \
-        for (int64_t c = 0; c < n; c += VM_BLOCK) { /* the check vectorised */     \
-            int64_t m = n - c < VM_BLOCK ? n - c : VM_BLOCK;                       \
+        float th[VM_POW_BLOCK], tl[VM_POW_BLOCK];                                  \
+        for (int64_t c = 0; c < n; c += VM_POW_BLOCK) {                            \
+            int64_t m = n - c < VM_POW_BLOCK ? n - c : VM_POW_BLOCK;               \
+            const float *ac = a + c, *bc = b + c * SB;                             \
+            float *yc = y + c;                                                     \
             int any = 0;                                                           \
-            for (int64_t i = c; i < c + m; i++)                                    \
-                any |= vm_pow_fixup(a[i], b[i * SB]);                              \
-            for (int64_t i = c; any && i < c + m; i++)                             \
-                if (vm_pow_fixup(a[i], b[i * SB]))                                 \
-                    y[i] = powf(a[i], b[i * SB]);                                  \
+            for (int64_t i = 0; i < m; i++) {                                      \
+                any |= vm_pow_fixup(ac[i], bc[i * SB]);                            \
+                vm_pow_exponent(ac[i], bc[i * SB], &th[i], &tl[i]);                \
+            }                                                                      \
+            for (int64_t i = 0; i < m; i++)                                        \
+                yc[i] = vm_pow_finish(th[i], tl[i], ac[i], bc[i * SB]);            \
+            for (int64_t i = 0; any && i < m; i++)                                 \
+                if (vm_pow_fixup(ac[i], bc[i * SB]))                               \
+                    yc[i] = powf(ac[i], bc[i * SB]);                               \
         }                                                                          \
     }
 
