@@ -239,7 +239,9 @@ MF_VEC_INLINE float vm_tanhf(float x)
     p = __builtin_fmaf(p, z, 1.33314422036e-1f);
     p = __builtin_fmaf(p, z, -3.33332819422e-1f);
     float small = __builtin_fmaf(p * z, a, a);
-    float big = 1.0f - 2.0f / (vmf_exp(vmf_clamp(2.0f * a, 0.0f, 20.0f)) + 1.0f);
+    /* e^(2|x|) <= e^20: one scale factor, no limit below (the bits of
+     * vmf_exp, whose two factors matter only for subnormals and inf) */
+    float big = 1.0f - 2.0f / (vmf_exp_normal(vmf_abs_min(2.0f * a, 20.0f), -0.0f) + 1.0f);
     float y = __builtin_copysignf(a < 0.625f ? small : big, x);
     return vm_nan_through(x, y);
 }
@@ -837,21 +839,27 @@ MF_VEC_INLINE bool vm_trig_fixup(float x)
     return !(__builtin_fabsf(x) < 0x1p20f);
 }
 
+/* x, or 0 in the lanes libm redoes (only blocks with 'big' have them) */
+MF_VEC_INLINE float vm_trig_safe(float x, bool big)
+{
+    return big && vm_trig_fixup(x) ? 0.0f : x;
+}
+
 MF_VEC_INLINE float vm_sinf(float x, bool big)
 {
-    float y = vmf_sin_cos(vm_trig_fixup(x) ? 0.0f : x, 0, big);
+    float y = vmf_sin_cos(vm_trig_safe(x, big), 0, big);
     return x == 0 ? x : y; /* -0 stays -0 */
 }
 
 MF_VEC_INLINE float vm_cosf(float x, bool big)
 {
-    return vmf_sin_cos(vm_trig_fixup(x) ? 0.0f : x, 1, big);
+    return vmf_sin_cos(vm_trig_safe(x, big), 1, big);
 }
 
 /* sin / cos, or -cos / sin in the odd quadrants: one division */
 MF_VEC_INLINE float vm_tanf(float x, bool big)
 {
-    VmTrigArg a = vmf_trig_arg(vm_trig_fixup(x) ? 0.0f : x, 0, big);
+    VmTrigArg a = vmf_trig_arg(vm_trig_safe(x, big), 0, big);
     VmSinCos v = vmf_sincos_poly(a);
     bool odd = (a.quadrant & 1) != 0;
     float y = (odd ? -v.c : v.s) / (odd ? v.s : v.c);
