@@ -955,8 +955,14 @@ MF_VEC_INLINE bool vm_pow_fixup(float a, float b)
 {
     float m = __builtin_fabsf(a);
     bool integer = __builtin_rintf(b) == b;
-    return !(m > 0 && m < __builtin_inff() && __builtin_fabsf(b) < __builtin_inff() &&
+    return !(m >= 0x1p-126f && m < __builtin_inff() && __builtin_fabsf(b) < __builtin_inff() &&
              (a > 0 || integer));
+}
+
+/* the exponents b log|a| whose e^ is not a normal float (NaN too): libm's */
+MF_VEC_INLINE bool vm_pow_edge(float th)
+{
+    return !(th >= -87.33f && th <= 88.37f);
 }
 
 /* a float pair hi + lo */
@@ -964,8 +970,8 @@ typedef struct {
     float hi, lo;
 } VmF2;
 
-/* log(x) as hi + lo within about 2^-33 relative for a finite x > 0 (pow's
- * logarithm in float lanes; subnormals scaled by 2^23 first): x = 2^e m with
+/* log(x) as hi + lo within about 2^-33 relative for a normal finite x > 0
+ * (pow's logarithm in float lanes): x = 2^e m with
  * m in [2^-1/8, 2^7/8), c the nearest of 1, 2^(1/4), 2^(1/2), 2^(3/4) cut
  * to 10 bits (so m - c and 2c are exact), log(m) = log(c) + 2 atanh(s) with
  * s = (m - c) / (m + c), |s| < 0.044, carried as sh + sl (the quotient's
@@ -975,9 +981,8 @@ typedef struct {
 MF_VEC_INLINE VmF2 vmf_log_ext(float x)
 {
     const uint32_t off = 0x3f6ac0c7u; /* 2^(-1/8) */
-    bool sub = x < 0x1p-126f;
-    uint32_t u = vmf_bits(sub ? x * 0x1p23f : x) - off;
-    float e = (float)((int32_t)u >> 23) - (sub ? 23.0f : 0.0f);
+    uint32_t u = vmf_bits(x) - off;
+    float e = (float)((int32_t)u >> 23);
     float m = vmf_from_bits((u & 0x007fffffu) + off);
     bool k1 = m >= 0x1.172b84p+0f, k2 = m >= 0x1.4bfdaep+0f, k3 = m >= 0x1.8ace54p+0f;
     float c = k3 ? 0x1.ae8p+0f : k2 ? 0x1.6ap+0f : k1 ? 0x1.308p+0f : 1.0f;
@@ -1002,23 +1007,20 @@ MF_VEC_INLINE VmF2 vmf_log_ext(float x)
 }
 
 /* pow's exponent b log|a| = th + tl in float lanes (the product's rounding
- * by an FMA); th limited to [-104, 89], past which a float overflows or
- * underflows all the same, with tl 0 there (tl is below 2^-16 elsewhere).
- * Lanes vm_pow_fixup picks get some finite value (libm redoes them). */
+ * by an FMA). The lanes vm_pow_fixup or vm_pow_edge pick get some value
+ * (libm redoes them). */
 MF_VEC_INLINE void vm_pow_exponent(float a, float b, float *th, float *tl)
 {
     VmF2 l = vmf_log_ext(__builtin_fabsf(a));
-    float h = b * l.hi, lo = __builtin_fmaf(b, l.hi, -h) + b * l.lo;
-    bool in = h > -104.0f && h < 89.0f;
-    *th = in ? h : (h > 0 ? 89.0f : -104.0f);
-    *tl = in ? lo : 0.0f;
+    *th = b * l.hi;
+    *tl = __builtin_fmaf(b, l.hi, -*th) + b * l.lo;
 }
 
-/* e^(th + tl) as exp's float kernel computes it; for a < 0 (b an integer
- * then) the sign by b's parity */
+/* e^(th + tl) as exp's float kernel computes it, for a normal result (one
+ * scale factor); for a < 0 (b an integer then) the sign by b's parity */
 MF_VEC_INLINE float vm_pow_finish(float th, float tl, float a, float b)
 {
-    float y = vmf_exp_parts(th, tl, 0);
+    float y = vmf_exp_normal(th, tl);
     float half = 0.5f * b;
     bool odd = __builtin_rintf(half) != half;
     return a < 0 && odd ? -y : y;
@@ -1027,7 +1029,9 @@ MF_VEC_INLINE float vm_pow_finish(float th, float tl, float a, float b)
 /* y[i] = a[i]^b[i * sb] ('sb' 1: b contiguous; 0: one exponent) by blocks
  * of VM_POW_BLOCK: the exponents of a block first, then their
  * exponentials (two short dependency chains overlap better than one long
- * one), then libm's powf for the pairs vm_pow_fixup picks */
+ * one), then libm's powf for the pairs vm_pow_fixup picks (zeros,
+ * subnormal bases, inf, NaN, negative bases to fractions) and those whose
+ * result is not a normal float (vm_pow_edge) */
 enum { VM_POW_BLOCK = 64 };
 #define MF_VEC_POW_LOOP(name, SB)                                                   \
     static void name(const float *restrict a, const float *restrict b, float *restrict y, \
@@ -1040,13 +1044,13 @@ enum { VM_POW_BLOCK = 64 };
             float *yc = y + c;                                                     \
             int any = 0;                                                           \
             for (int64_t i = 0; i < m; i++) {                                      \
-                any |= vm_pow_fixup(ac[i], bc[i * SB]);                            \
                 vm_pow_exponent(ac[i], bc[i * SB], &th[i], &tl[i]);                \
+                any |= vm_pow_fixup(ac[i], bc[i * SB]) | vm_pow_edge(th[i]);       \
             }                                                                      \
             for (int64_t i = 0; i < m; i++)                                        \
                 yc[i] = vm_pow_finish(th[i], tl[i], ac[i], bc[i * SB]);            \
             for (int64_t i = 0; any && i < m; i++)                                 \
-                if (vm_pow_fixup(ac[i], bc[i * SB]))                               \
+                if (vm_pow_fixup(ac[i], bc[i * SB]) || vm_pow_edge(th[i]))         \
                     yc[i] = powf(ac[i], bc[i * SB]);                               \
         }                                                                          \
     }
