@@ -887,57 +887,85 @@ MF_VEC_INLINE float vmf_log1p_or_log2x(float v, float vlo, bool big, float w)
 /* asinh in float lanes: log1p(a + a^2 / (1 + sqrt(1 + a^2))) for a = |x|
  * below 2^12 (no cancellation: the sum's rounding kept in 'lo'), log(2a)
  * above (asinh(a) - log(2a) = 1 / (4 a^2) is below 2^-26 there); the sign
- * of x */
+ * of x. Without 'full' for 2^-12 <= |x| < 2^12 only (the kernels' blocks
+ * without other lanes): the selects for the other ranges left out, the
+ * same bits. */
 #define VM_ASINH_BIG 0x1p12f
 /* below it asinh and atanh are x -+ x^3 / 6 or 3 (the next terms are
  * below 2^-26 of x), where log1p's roundings near 1 would cost 2 ulp */
 #define VM_TINY 0x1p-12f
-MF_VEC_INLINE float vm_asinhf(float x)
+MF_VEC_INLINE float vm_asinhf(float x, bool full)
 {
     float a = __builtin_fabsf(x);
-    bool big = !(a < VM_ASINH_BIG);
+    bool big = full && !(a < VM_ASINH_BIG);
     float am = big ? 1.0f : a; /* no overflow in a^2 */
     float z = am * am;
     float w = z / (1.0f + __builtin_sqrtf(1.0f + z));
     float v = am + w, lo = w - (v - am); /* w <= am: exact */
     float y = vmf_log1p_or_log2x(v, lo, big, vmf_abs_min(a, 0x1.fffffep127f));
+    if (!full)
+        return __builtin_copysignf(y, x);
     y = a < VM_TINY ? __builtin_fmaf(a * a, a * (-1.0f / 6), a) : y;
     y = a == __builtin_inff() ? a : y;
     return vm_nan_through(x, __builtin_copysignf(y, x));
 }
 
+/* the lanes asinh's short body leaves out (NaN too) */
+MF_VEC_INLINE bool vm_asinh_full(float x)
+{
+    float a = __builtin_fabsf(x);
+    return !(a >= VM_TINY && a < VM_ASINH_BIG);
+}
+
 /* acosh in float lanes: with t = x - 1 (exact below 2^12),
  * log1p(t + sqrt(t (t + 2))) (t (t + 2) by one FMA, the sum's rounding kept)
- * below 2^12, log(2x) above (the difference is below 2^-26); NaN below 1 */
-MF_VEC_INLINE float vm_acoshf(float x)
+ * below 2^12, log(2x) above (the difference is below 2^-26); NaN below 1.
+ * Without 'full' for 1 <= x < 2^12 only (as asinh) */
+MF_VEC_INLINE float vm_acoshf(float x, bool full)
 {
-    bool big = !(x < VM_ASINH_BIG);
-    float t = x > 1.0f && !big ? x - 1.0f : 0.0f;
+    bool big = full && !(x < VM_ASINH_BIG);
+    float t = !full || (x > 1.0f && !big) ? x - 1.0f : 0.0f;
     float s = __builtin_sqrtf(__builtin_fmaf(t, t, 2.0f * t));
     float v = t + s, lo = t - (v - s); /* t <= s: exact */
     float y = vmf_log1p_or_log2x(v, lo, big, vmf_abs_min(x, 0x1.fffffep127f));
+    if (!full)
+        return y;
     y = x == __builtin_inff() ? x : y;
     y = x < 1.0f ? __builtin_nanf("") : y;
     return vm_nan_through(x, y);
 }
 
+MF_VEC_INLINE bool vm_acosh_full(float x)
+{
+    return !(x >= 1.0f && x < VM_ASINH_BIG);
+}
+
 /* atanh in float lanes: log1p(2a / (1 - a)) / 2 for a = |x| < 1, the
  * quotient carried as q + qlo: 1 - a = d + dlo exactly, q = 2a (1 / d)
  * (the remainder 2a - q d exact by an FMA), qlo = (2a - q (d + dlo)) / d;
- * 1 at a = 1 makes inf, NaN above; the sign of x */
-MF_VEC_INLINE float vm_atanhf(float x)
+ * 1 at a = 1 makes inf, NaN above; the sign of x. Without 'full' for
+ * 2^-12 <= |x| < 1 only (as asinh) */
+MF_VEC_INLINE float vm_atanhf(float x, bool full)
 {
     float a = __builtin_fabsf(x);
-    float ac = a < 1.0f ? a : 0.0f;
+    float ac = !full || a < 1.0f ? a : 0.0f;
     float d = 1.0f - ac, dlo = (1.0f - d) - ac;
     float n = 2.0f * ac, r = 1.0f / d;
     float q = n * r;
     float qlo = __builtin_fmaf(-q, dlo, __builtin_fmaf(-q, d, n)) * r;
     float y = 0.5f * vmf_log1p_or_log2x(q, qlo, false, 1.0f);
+    if (!full)
+        return __builtin_copysignf(y, x);
     y = a < VM_TINY ? __builtin_fmaf(a * a, a * (1.0f / 3), a) : y;
     y = a == 1.0f ? __builtin_inff() : y;
     y = a > 1.0f ? __builtin_nanf("") : y;
     return vm_nan_through(x, __builtin_copysignf(y, x));
+}
+
+MF_VEC_INLINE bool vm_atanh_full(float x)
+{
+    float a = __builtin_fabsf(x);
+    return !(a >= VM_TINY && a < 1.0f);
 }
 
 #define MF_VEC_LOOP(name, fn)                                                       \
@@ -1102,8 +1130,8 @@ MF_VEC_LOOP_BLOCKS(k_cos, vm_cosf, vm_trig_big, vm_trig_fixup, cosf)
 MF_VEC_LOOP_BLOCKS(k_tan, vm_tanf, vm_trig_big, vm_trig_fixup, tanf)
 MF_VEC_LOOP_BLOCKS(k_gelu, vm_geluf, vm_gelu_far, vm_never, expf)
 MF_VEC_LOOP(k_atan, vm_atanf)
-MF_VEC_LOOP(k_asinh, vm_asinhf)
-MF_VEC_LOOP(k_atanh, vm_atanhf)
+MF_VEC_LOOP_BLOCKS(k_asinh, vm_asinhf, vm_asinh_full, vm_never, asinhf)
+MF_VEC_LOOP_BLOCKS(k_atanh, vm_atanhf, vm_atanh_full, vm_never, atanhf)
 MF_VEC_LOOP_BLOCKS(k_exp, vm_expf, vm_exp_full, vm_never, expf)
 MF_VEC_LOOP(k_expm1, vm_expm1f)
 MF_VEC_LOOP(k_log, vm_logf)
@@ -1113,7 +1141,7 @@ MF_VEC_LOOP_BLOCKS(k_sigmoid, vm_sigmoidf, vm_sigmoid_full, vm_never, expf)
 MF_VEC_LOOP(k_softplus, vm_softplusf)
 MF_VEC_LOOP(k_erf, vm_erff)
 MF_VEC_LOOP(k_erfc, vm_erfcf)
-MF_VEC_LOOP(k_acosh, vm_acoshf)
+MF_VEC_LOOP_BLOCKS(k_acosh, vm_acoshf, vm_acosh_full, vm_never, acoshf)
 MF_VEC_LOOP(k_gelu_tanh, vm_gelu_tanhf)
 MF_VEC_LOOP_BLOCKS(k_silu, vm_siluf, vm_silu_full, vm_never, expf)
 
