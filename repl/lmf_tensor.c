@@ -46,13 +46,21 @@ void lmf_gc_pressure(lua_State *L)
  * before an op, once a result of 256 KiB or more was boxed, a young
  * collection (about 0.5 us, against 8 us or more for an op on 64k floats)
  * frees the dropped ones, and the op's output takes a block just freed,
- * still in cache. Small-tensor loops never get here. */
+ * still in cache. Results of 16 KiB and more count too, a collection once
+ * 256 KiB of them were boxed: a loop of 16k-float results (a reduction of
+ * 4M floats to 64 KiB, an add) cycled through 2 MiB of blocks or the live
+ * set's size (core/alloc.c's collection), fresh pages until the first
+ * collection (a page fault per 4 KiB: a sum over the last axis of 4M floats
+ * took 0.5-1.5 ms a call in bench/elementwise.lua instead of 0.3), now
+ * through about 256 KiB; adds of 4k-16k floats took 0.65-0.8x the time.
+ * Smaller results never get here. */
 #define LARGE_RESULT_BYTES ((size_t)256 << 10)
+#define COUNTED_RESULT_BYTES ((size_t)16 << 10)
 static size_t large_boxed;
 
 static void note_large_result(const MfTensor *t)
 {
-    if (t->storage && t->storage->nbytes >= LARGE_RESULT_BYTES)
+    if (t->storage && t->storage->nbytes >= COUNTED_RESULT_BYTES)
         large_boxed += t->storage->nbytes;
 }
 

@@ -100,6 +100,31 @@ T.test("a loop of large ops takes its output from the block it just dropped", fu
   end
 end)
 
+T.test("a loop of mid-size ops cycles its outputs within about 256 KiB", function()
+  -- results of 16 KiB and more count toward lmf_gc_before_op's young
+  -- collection once 256 KiB of them were made. Before, a loop's 16-64 KiB
+  -- outputs rotated through 2 MiB of blocks (or the live set's size), fresh
+  -- pages until the first collection. Sizes of their own (see steady_loop).
+  local cases = {
+    {{5000}, function(x) return x * x end, "x * x at 5000 (20 KB)"},
+    {{16000}, mf.exp, "exp at 16000 (64 KB)"},
+    {{12000, 8}, function(x) return mf.reduce_sum(x, 2) end, "a sum of 12000 rows (48 KB)"},
+  }
+  for _, c in ipairs(cases) do
+    local x = mf.random.uniform(c[1], {minval = 0.5, maxval = 4, seed = 3})
+    collectgarbage()
+    collectgarbage()
+    local m0 = mf.memory()
+    local held = 0
+    for i = 1, 300 do
+      local y = c[2](x)
+      if i > 5 then held = math.max(held, mf.memory().in_use - m0.in_use) end
+    end
+    T.ok(held <= 512 * 1024, string.format("%s: results held %d KiB (at most 512)", c[3],
+                                           held // 1024))
+  end
+end)
+
 T.test("finalizers run by the collection before a large op: ops, assignments, closes", function()
   -- the op's operands are boxes of the binding, so what a finalizer does to
   -- the script's Variables and tensors does not reach the call under way
