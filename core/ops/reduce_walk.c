@@ -420,6 +420,50 @@ static inline void convert8(V4d *lo, V4d *hi, V8f f)
 #endif
 }
 
+#ifdef __AVX512F__
+/* sum_f32_cols64(acc, x, r0, r1, rows, rs, n, s): the rows [r0, r1) of a
+ * group folded into the columns as DEFINE_F32_COLS folds them 32 at a time,
+ * 64 at a time in 16-float vectors (the same steps per column: the same
+ * bits); returns the columns done. Sums over the first axis of (8, 16384)
+ * and (256, 16384), and over the middle of (8, 64, 256): 0.8-0.9x time. */
+static int64_t sum_f32_cols64(double *acc, const float *x, int64_t r0, int64_t r1,
+                              int64_t rows, int64_t rs, int64_t n, int64_t s)
+{
+    int64_t k = 0;
+    if (s != 1)
+        return 0;
+    for (; k + 64 <= n; k += 64) {
+        __m512 f[4];
+        UNROLL for (int j = 0; j < 4; j++)
+            f[j] = _mm512_setzero_ps();
+        for (int64_t r = r0; r < r1; r++) {
+            if (r + ROW_GROUP < rows) {
+                prefetch_cols(x + (r + ROW_GROUP) * rs + k, sizeof(float));
+                prefetch_cols(x + (r + ROW_GROUP) * rs + k + COLS, sizeof(float));
+            }
+            UNROLL for (int j = 0; j < 4; j++)
+                f[j] = _mm512_add_ps(f[j], _mm512_loadu_ps(x + r * rs + k + 16 * j));
+        }
+        UNROLL for (int j = 0; j < 4; j++) {
+            __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(f[j]));
+            __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(
+                _mm512_extractf64x4_pd(_mm512_castps_pd(f[j]), 1)));
+            double *a = acc + k + 16 * j;
+            _mm512_storeu_pd(a, _mm512_add_pd(_mm512_loadu_pd(a), lo));
+            _mm512_storeu_pd(a + 8, _mm512_add_pd(_mm512_loadu_pd(a + 8), hi));
+        }
+    }
+    return k;
+}
+#else
+static int64_t sum_f32_cols64(double *acc, const float *x, int64_t r0, int64_t r1,
+                              int64_t rows, int64_t rs, int64_t n, int64_t s)
+{
+    (void)acc, (void)x, (void)r0, (void)r1, (void)rows, (void)rs, (void)n, (void)s;
+    return 0;
+}
+#endif
+
 /* Float32 column sums: each group of ROW_GROUP rows is folded in float
  * lanes from INIT, 32 columns at a time (the columns past the last 32, or
  * of a strided input, one by one in the same order), and the group's lanes
@@ -434,7 +478,8 @@ static inline void convert8(V4d *lo, V4d *hi, V8f f)
         double *acc = accv;                                                            \
         const float *x = xv;                                                           \
         for (int64_t r0 = 0; r0 < rows; r0 += ROW_GROUP) {                             \
-            int64_t r1 = r0 + ROW_GROUP < rows ? r0 + ROW_GROUP : rows, k = 0;         \
+            int64_t r1 = r0 + ROW_GROUP < rows ? r0 + ROW_GROUP : rows;                \
+            int64_t k = NAME##_cols64(acc, x, r0, r1, rows, rs, n, s);                 \
             if (s == 1)                                                                \
                 for (; k + COLS <= n; k += COLS) {                                     \
                     V8f f[4];                                                          \
