@@ -93,10 +93,10 @@ $(BUILD)/core/ops/conv_direct.o $(BUILD)/core/ops/winograd.o: CFLAGS_ALL += -ffp
 $(BUILD)/core/ops/lstm_cell.o $(BUILD)/core/ops/softmax.o: CFLAGS_ALL += -ffp-contract=fast
 # Attention's exp loops (fast_mathf.h) pick 0 for masked scores: both sides
 # computed (-fno-trapping-math) so they vectorise; their multiply-adds, and
-# those of the tile products (attention_tile.c), are FMAs.
+# those of the tile products (attention_tile_kernels.h, below), are FMAs.
 $(BUILD)/core/ops/attention.o $(BUILD)/core/ops/attention_grad.o: CFLAGS_ALL += \
     -fno-trapping-math -ffp-contract=fast
-$(BUILD)/core/ops/attention_tile.o: CFLAGS_ALL += -ffp-contract=fast -Wno-psabi
+$(BUILD)/core/ops/attention_tile.o: CFLAGS_ALL += -Wno-psabi
 # The float32 GEMM's tiles (core/gemm_f32_kernels.h), once per instruction
 # set (gemm_f32.c picks a table at run time): their multiply-adds are FMAs,
 # in every tile: GCC's Zen tuning (avoid-fma-max-bits) leaves a loop of a
@@ -110,6 +110,13 @@ $(BUILD)/core/gemm_f32_avx512.o: CFLAGS_ALL += -march=x86-64-v4 -mprefer-vector-
 $(BUILD)/core/gemm_f32_avx2.o: CFLAGS_ALL += -march=haswell $(GEMM_TILE_FLAGS)
 $(BUILD)/core/gemm_f32_generic.o: CFLAGS_ALL += $(GEMM_TILE_FLAGS)
 $(BUILD)/core/gemm_f32.o: CFLAGS_ALL += -Wno-psabi
+# The attention tile products' register blocks (attention_tile_kernels.h)
+# likewise, per instruction set, with the same flags: every element one FMA
+# chain on each path.
+$(BUILD)/core/ops/attention_tile_avx512.o: CFLAGS_ALL += -march=x86-64-v4 \
+    -mprefer-vector-width=512 $(GEMM_TILE_FLAGS)
+$(BUILD)/core/ops/attention_tile_avx2.o: CFLAGS_ALL += -march=haswell $(GEMM_TILE_FLAGS)
+$(BUILD)/core/ops/attention_tile_generic.o: CFLAGS_ALL += $(GEMM_TILE_FLAGS)
 
 # The unary kernels' floor and ceil: with -fno-trapping-math GCC vectorises
 # floorf/ceilf (vroundps) instead of one vroundss per element.

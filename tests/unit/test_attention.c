@@ -8,7 +8,8 @@
  * quotes this test). Values are checked by tests/lua/test_attention.lua.
  * Also: the gradients have the same bits on 1 and 2 threads; heads cut
  * from one product are read in place, and the output and the gradients are
- * written in the product's layout. */
+ * written in the product's layout; the tile products and the op's results
+ * have the same bits on the AVX-512 and the AVX2 register blocks. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@
 
 #include "core/alloc.h"
 #include "core/grad.h"
+#include "core/ops/attention.h"
+#include "core/ops/vecmath.h"
 #include "core/parallel.h"
 
 #define T 2048
@@ -156,6 +159,80 @@ static void test_backward_same_bits_on_1_and_2_threads(void **state)
                 mf_tensor_release(two[i]);
             }
         }
+    assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
+}
+
+/* mf_attn_tile_gemm's C on the current MF_SIMD level: every shape of
+ * rows and columns around the register blocks (4 rows; 8, 16 and 32
+ * columns), both layouts of A and B, with and without C, each band. */
+static float *tile_products(int64_t *n)
+{
+    static const int64_t ms[] = {1, 3, 4, 7, 8, 64, 67}, ns[] = {8, 13, 16, 32, 40, 48, 64, 72};
+    static const int64_t ks[] = {1, 5, 32, 64};
+    enum { PER = 72 * 72 };
+    const size_t count = 7 * 8 * 4 * 4 * 2 * 4;
+    float *out = malloc(count * PER * sizeof(float)), *a = malloc(72 * 72 * sizeof(float));
+    float *b = malloc(72 * 72 * sizeof(float));
+    assert_non_null(out);
+    for (int i = 0; i < 72 * 72; i++) {
+        a[i] = (float)(((i * 37 + 11) % 101) / 101.0 - 0.5);
+        b[i] = (float)(((i * 53 + 7) % 89) / 89.0 - 0.5);
+    }
+    const AttnBand bands[] = {{ATTN_BAND_FULL, 0}, {ATTN_BAND_COLS, 3},
+                              {ATTN_BAND_KEND, 1}, {ATTN_BAND_KSTART, -2}};
+    float *c = out;
+    for (int im = 0; im < 7; im++)
+        for (int in = 0; in < 8; in++)
+            for (int ik = 0; ik < 4; ik++)
+                for (int t = 0; t < 4; t++)
+                    for (int acc = 0; acc <= 1; acc++)
+                        for (int bd = 0; bd < 4; bd++, c += PER) {
+                            int64_t M = ms[im], N = ns[in], K = ks[ik];
+                            bool ta = t & 1, tb = t & 2;
+                            for (int i = 0; i < PER; i++)
+                                c[i] = (float)(i % 7) * 0.25f;
+                            mf_attn_tile_gemm(ta, tb, M, N, K, 0.5f, a, ta ? M : K, b,
+                                              tb ? K : N, acc, c, N, bands[bd]);
+                        }
+    free(a);
+    free(b);
+    *n = (int64_t)(count * PER);
+    return out;
+}
+
+/* The register blocks of 4 x 32 (AVX-512) and 4 x 16 (AVX2) give the same
+ * bits: each element one FMA chain in k order on both paths, the tile
+ * products directly and through the op and its gradient. */
+static void test_tiles_same_bits_avx512_and_avx2(void **state)
+{
+    (void)state;
+    MfSimd level = mf_simd_level();
+    if (!mf_simd_set_level(MF_SIMD_AVX512) || !mf_simd_set_level(MF_SIMD_AVX2))
+        skip(); /* a CPU without both: nothing to compare */
+    int64_t n = 0;
+    assert_true(mf_simd_set_level(MF_SIMD_AVX512));
+    float *wide = tile_products(&n);
+    assert_true(mf_simd_set_level(MF_SIMD_AVX2));
+    float *narrow = tile_products(&n);
+    assert_memory_equal(wide, narrow, (size_t)n * sizeof(float));
+    free(wide);
+    free(narrow);
+    int threads = mf_parallel_threads();
+    for (int causal = 0; causal <= 1; causal++) {
+        MfTensor *w[MF_MAX_OUTPUTS] = {NULL}, *v[MF_MAX_OUTPUTS] = {NULL};
+        assert_true(mf_simd_set_level(MF_SIMD_AVX512));
+        gradients(1, 2, 203, causal, 0, w);
+        assert_true(mf_simd_set_level(MF_SIMD_AVX2));
+        gradients(1, 2, 203, causal, 0, v);
+        for (int i = 0; i < 3; i++)
+            assert_memory_equal(mf_tensor_data(w[i]), mf_tensor_data(v[i]),
+                                (size_t)mf_tensor_numel(w[i]) * 4);
+        for (int i = 0; i < MF_MAX_OUTPUTS; i++) {
+            mf_tensor_release(w[i]);
+            mf_tensor_release(v[i]);
+        }
+    }
+    assert_true(mf_simd_set_level(level));
     assert_int_equal(mf_parallel_set_threads(threads), MF_OK);
 }
 
@@ -388,6 +465,7 @@ int main(void)
         TEST(test_one_head_backward_uses_two_threads),
         TEST(test_heads_of_a_product_read_in_place),
         TEST(test_rows_no_tile_reaches_are_zeros),
+        TEST(test_tiles_same_bits_avx512_and_avx2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
