@@ -152,6 +152,7 @@ local ROWS = {
   {"minimum", binary(mf.minimum)},
   {"add_row", binary_row(mf.add)},
   {"mul_row", binary_row(mf.multiply)},
+  {"mul_scalar", unary(function(x) return x * 1.5 end)},
   {"exp_grad", gradient(mf.exp)},
   {"tanh_grad", gradient(mf.tanh)},
   {"sigmoid_grad", gradient(mf.sigmoid)},

@@ -159,6 +159,7 @@ ROWS = [
     ("minimum", binary(torch.minimum, np.minimum)),
     ("add_row", binary_row(torch.add, np.add)),
     ("mul_row", binary_row(torch.mul, np.multiply)),
+    ("mul_scalar", unary(lambda x: x * 1.5, lambda x: x * np.float32(1.5))),
     ("exp_grad", gradient(torch.exp)),
     ("tanh_grad", gradient(torch.tanh)),
     ("sigmoid_grad", gradient(torch.sigmoid)),

@@ -54,6 +54,28 @@ static inline int mf_binary_row_layout(const MfOpCall *c, const MfTensor *out, i
     return 0;
 }
 
+/* When one input holds one value for every element of the output (a single
+ * element, or a view whose strides are all 0, as BroadcastTo's of a
+ * scalar) and the other is contiguous with the output's shape: which input
+ * is that value (1 or 2, else 0). Such a call runs as one flat loop with the
+ * value in a register: through the row walk, x * 2 over 262,144 floats took
+ * 1.8x the time of x * y. */
+static inline int mf_binary_scalar_layout(const MfOpCall *c, const MfTensor *out)
+{
+    if (!mf_tensor_is_contiguous(out) || mf_tensor_numel(out) == 0)
+        return 0;
+    for (int side = 1; side <= 2; side++) {
+        const MfTensor *full = c->inputs[2 - side], *value = c->inputs[side - 1];
+        bool one_value = true;
+        for (int i = 0; i < value->rank && one_value; i++)
+            one_value = value->shape[i] == 1 || value->strides[i] == 0;
+        if (one_value && mf_shape_equal(full->rank, full->shape, out->rank, out->shape) &&
+            mf_tensor_is_contiguous(full))
+            return side;
+    }
+    return 0;
+}
+
 /* The first element of 't' as a T pointer: mf_tensor_data inlined with the
  * element size known (two out-of-line calls per operand otherwise, a few
  * percent of a 1-element op). */
@@ -72,6 +94,27 @@ static inline int mf_binary_row_layout(const MfOpCall *c, const MfTensor *out, i
             for (int64_t i = 0; i < n; i++) {                                      \
                 T a = x[i], b = y[i];                                              \
                 o[i] = (TO)(EXPR);                                                 \
+            }                                                                      \
+            break;                                                                 \
+        }                                                                          \
+        int scalar_side_ = mf_binary_scalar_layout(c, out);                        \
+        if (scalar_side_ != 0) {                                                   \
+            TO *o = MF_DATA_AS(TO, out);                                           \
+            const T *x = MF_DATA_AS(const T, c->inputs[0]);                        \
+            const T *y = MF_DATA_AS(const T, c->inputs[1]);                        \
+            int64_t n = mf_tensor_numel(out);                                      \
+            if (scalar_side_ == 2) {                                               \
+                const T b = *y;                                                    \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T a = x[i];                                                    \
+                    o[i] = (TO)(EXPR);                                             \
+                }                                                                  \
+            } else {                                                               \
+                const T a = *x;                                                    \
+                for (int64_t i = 0; i < n; i++) {                                  \
+                    T b = y[i];                                                    \
+                    o[i] = (TO)(EXPR);                                             \
+                }                                                                  \
             }                                                                      \
             break;                                                                 \
         }                                                                          \

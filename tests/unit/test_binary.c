@@ -128,6 +128,66 @@ static void test_row_broadcast_matches_written_out(void **state)
                 }
 }
 
+/* 'value' (one element) stretched to 'shape' as BroadcastTo does it: a
+ * view with every stride 0. */
+static MfTensor *stride0_view(MfTensor *value, int rank, const int64_t *shape)
+{
+    MfAttrs a = mf_attrs_default();
+    a.nints = rank;
+    for (int i = 0; i < rank; i++)
+        a.ints[i] = shape[i];
+    MfTensor *out[MF_MAX_OUTPUTS] = {NULL};
+    int nout = 0;
+    assert_int_equal(mf_op_call(MF_OP_BROADCAST_TO, 1, &value, &a, out, &nout), MF_OK);
+    for (int i = 0; i < rank; i++)
+        assert_int_equal(out[0]->strides[i], 0);
+    return out[0];
+}
+
+/* One value against a contiguous tensor takes a loop of its own
+ * (binary_rows.h): as a rank-0 tensor, a (1), a (1, 1, 1) or a stride-0
+ * view of the full shape, on either side (the operand order of sub, div,
+ * pow and less shows a swap), its bits are those of the same op on the
+ * value written out. */
+static void test_scalar_broadcast_matches_written_out(void **state)
+{
+    (void)state;
+    static const int64_t full_shape[3] = {5, 3, 7}, one[3] = {1, 1, 1};
+    static const int value_ranks[] = {0, 1, 3};
+    static const MfOpId ops[] = {MF_OP_SUB, MF_OP_DIV, MF_OP_POW, MF_OP_MINIMUM, MF_OP_LESS};
+    static const MfDType dtypes[] = {MF_FLOAT32, MF_FLOAT64, MF_INT32};
+    double fv[105];
+    for (int i = 0; i < 105; i++)
+        fv[i] = (i * 37 % 101) / 10.0 - 5;
+    for (int d = 0; d < 3; d++)
+        for (int r = 0; r < 4; r++)
+            for (int o = 0; o < 5; o++)
+                for (int side = 0; side < 2; side++) {
+                    if (dtypes[d] == MF_INT32 && (ops[o] == MF_OP_DIV || ops[o] == MF_OP_POW))
+                        continue; /* integer division by zero, negative powers */
+                    MfTensor *full = make_tensor(dtypes[d], 3, full_shape, fv);
+                    MfTensor *value = make_tensor(dtypes[d], r < 3 ? value_ranks[r] : 0, one,
+                                                  (double[]){2.5});
+                    MfTensor *wide = expand_row(value, 3, full_shape);
+                    if (r == 3) { /* the stride-0 view of the full shape */
+                        MfTensor *view = stride0_view(value, 3, full_shape);
+                        mf_tensor_release(value);
+                        value = view;
+                    }
+                    MfTensor *got = side ? run2(ops[o], value, full) : run2(ops[o], full, value);
+                    MfTensor *want = side ? run2(ops[o], wide, full) : run2(ops[o], full, wide);
+                    assert_int_equal(got->dtype, want->dtype);
+                    assert_int_equal(mf_tensor_numel(got), 105);
+                    assert_memory_equal(mf_tensor_data(got), mf_tensor_data(want),
+                                        105 * mf_dtype_size(got->dtype));
+                    mf_tensor_release(full);
+                    mf_tensor_release(value);
+                    mf_tensor_release(wide);
+                    mf_tensor_release(got);
+                    mf_tensor_release(want);
+                }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +196,7 @@ int main(void)
         TEST(test_int_floor_division_and_mod),
         TEST(test_errors),
         TEST(test_row_broadcast_matches_written_out),
+        TEST(test_scalar_broadcast_matches_written_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
