@@ -88,6 +88,47 @@ static MfTensor *expand_row(const MfTensor *row, int rank, const int64_t *shape)
     return t;
 }
 
+/* The ops and dtypes the broadcast layouts are checked in: the operand
+ * order of sub, div, pow and less shows a swap. */
+static const MfOpId layout_ops[] = {MF_OP_SUB, MF_OP_DIV, MF_OP_POW, MF_OP_MAXIMUM,
+                                    MF_OP_MINIMUM, MF_OP_LESS};
+static const MfDType layout_dtypes[] = {MF_FLOAT32, MF_FLOAT64, MF_INT32};
+enum { NLAYOUT_OPS = 6, NLAYOUT_DTYPES = 3 };
+
+static bool layout_case_skipped(MfDType dt, MfOpId op)
+{
+    /* integer division by zero, negative powers */
+    return dt == MF_INT32 && (op == MF_OP_DIV || op == MF_OP_POW);
+}
+
+/* op(full, part) (op(part, full) when 'part_first') has the bits of the same
+ * op on 'wide', part written out to full's shape. Releases all three. */
+static void assert_same_as_written_out(MfOpId op, MfTensor *full, MfTensor *part, MfTensor *wide,
+                                       bool part_first)
+{
+    MfTensor *got = part_first ? run2(op, part, full) : run2(op, full, part);
+    MfTensor *want = part_first ? run2(op, wide, full) : run2(op, full, wide);
+    int64_t n = mf_tensor_numel(full);
+    assert_int_equal(got->dtype, want->dtype);
+    assert_int_equal(mf_tensor_numel(got), n);
+    assert_memory_equal(mf_tensor_data(got), mf_tensor_data(want),
+                        (size_t)n * mf_dtype_size(got->dtype));
+    mf_tensor_release(full);
+    mf_tensor_release(part);
+    mf_tensor_release(wide);
+    mf_tensor_release(got);
+    mf_tensor_release(want);
+}
+
+static const int64_t layout_shape[3] = {5, 3, 7};
+
+/* 105 values of both signs for a tensor of layout_shape */
+static void layout_values(double *v)
+{
+    for (int i = 0; i < 105; i++)
+        v[i] = (i * 37 % 101) / 10.0 - 5;
+}
+
 /* A contiguous row broadcast over the leading dims takes a loop of its own
  * (binary_rows.h): on either side, with or without leading dims of 1, for
  * arithmetic and comparisons in several dtypes, its bits are those of the
@@ -95,41 +136,27 @@ static MfTensor *expand_row(const MfTensor *row, int rank, const int64_t *shape)
 static void test_row_broadcast_matches_written_out(void **state)
 {
     (void)state;
-    static const int64_t full_shape[3] = {5, 3, 7};
     static const int64_t row_shapes[][3] = {{7}, {3, 7}, {1, 3, 7}, {1, 1, 7}};
     static const int row_ranks[] = {1, 2, 3, 3};
-    static const MfOpId ops[] = {MF_OP_SUB, MF_OP_DIV, MF_OP_POW, MF_OP_MAXIMUM, MF_OP_LESS};
-    static const MfDType dtypes[] = {MF_FLOAT32, MF_FLOAT64, MF_INT32};
     double fv[105], rv[21];
-    for (int i = 0; i < 105; i++)
-        fv[i] = (i * 37 % 101) / 10.0 - 5;
+    layout_values(fv);
     for (int i = 0; i < 21; i++)
         rv[i] = (i * 13 % 23) / 4.0 + 0.5;
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < NLAYOUT_DTYPES; d++)
         for (int r = 0; r < 4; r++)
-            for (int o = 0; o < 5; o++)
+            for (int o = 0; o < NLAYOUT_OPS; o++)
                 for (int side = 0; side < 2; side++) {
-                    if (dtypes[d] == MF_INT32 && (ops[o] == MF_OP_DIV || ops[o] == MF_OP_POW))
-                        continue; /* integer division by zero, negative powers */
-                    MfTensor *full = make_tensor(dtypes[d], 3, full_shape, fv);
-                    MfTensor *row = make_tensor(dtypes[d], row_ranks[r], row_shapes[r], rv);
-                    MfTensor *wide = expand_row(row, 3, full_shape);
-                    MfTensor *got = side ? run2(ops[o], row, full) : run2(ops[o], full, row);
-                    MfTensor *want = side ? run2(ops[o], wide, full) : run2(ops[o], full, wide);
-                    assert_int_equal(got->dtype, want->dtype);
-                    assert_int_equal(mf_tensor_numel(got), 105);
-                    assert_memory_equal(mf_tensor_data(got), mf_tensor_data(want),
-                                        105 * mf_dtype_size(got->dtype));
-                    mf_tensor_release(full);
-                    mf_tensor_release(row);
-                    mf_tensor_release(wide);
-                    mf_tensor_release(got);
-                    mf_tensor_release(want);
+                    if (layout_case_skipped(layout_dtypes[d], layout_ops[o]))
+                        continue;
+                    MfTensor *full = make_tensor(layout_dtypes[d], 3, layout_shape, fv);
+                    MfTensor *row = make_tensor(layout_dtypes[d], row_ranks[r], row_shapes[r], rv);
+                    MfTensor *wide = expand_row(row, 3, layout_shape);
+                    assert_same_as_written_out(layout_ops[o], full, row, wide, side);
                 }
 }
 
 /* 'value' (one element) stretched to 'shape' as BroadcastTo does it: a
- * view with every stride 0. */
+ * view with every stride 0. Releases 'value' (the view holds its storage). */
 static MfTensor *stride0_view(MfTensor *value, int rank, const int64_t *shape)
 {
     MfAttrs a = mf_attrs_default();
@@ -141,50 +168,34 @@ static MfTensor *stride0_view(MfTensor *value, int rank, const int64_t *shape)
     assert_int_equal(mf_op_call(MF_OP_BROADCAST_TO, 1, &value, &a, out, &nout), MF_OK);
     for (int i = 0; i < rank; i++)
         assert_int_equal(out[0]->strides[i], 0);
+    mf_tensor_release(value);
     return out[0];
 }
 
 /* One value against a contiguous tensor takes a loop of its own
  * (binary_rows.h): as a rank-0 tensor, a (1), a (1, 1, 1) or a stride-0
- * view of the full shape, on either side (the operand order of sub, div,
- * pow and less shows a swap), its bits are those of the same op on the
- * value written out. */
+ * view of the full shape, on either side, its bits are those of the same
+ * op on the value written out. */
 static void test_scalar_broadcast_matches_written_out(void **state)
 {
     (void)state;
-    static const int64_t full_shape[3] = {5, 3, 7}, one[3] = {1, 1, 1};
-    static const int value_ranks[] = {0, 1, 3};
-    static const MfOpId ops[] = {MF_OP_SUB, MF_OP_DIV, MF_OP_POW, MF_OP_MINIMUM, MF_OP_LESS};
-    static const MfDType dtypes[] = {MF_FLOAT32, MF_FLOAT64, MF_INT32};
+    static const int64_t ones[3] = {1, 1, 1};
+    static const int value_ranks[] = {0, 1, 3, 0};
     double fv[105];
-    for (int i = 0; i < 105; i++)
-        fv[i] = (i * 37 % 101) / 10.0 - 5;
-    for (int d = 0; d < 3; d++)
+    layout_values(fv);
+    for (int d = 0; d < NLAYOUT_DTYPES; d++)
         for (int r = 0; r < 4; r++)
-            for (int o = 0; o < 5; o++)
+            for (int o = 0; o < NLAYOUT_OPS; o++)
                 for (int side = 0; side < 2; side++) {
-                    if (dtypes[d] == MF_INT32 && (ops[o] == MF_OP_DIV || ops[o] == MF_OP_POW))
-                        continue; /* integer division by zero, negative powers */
-                    MfTensor *full = make_tensor(dtypes[d], 3, full_shape, fv);
-                    MfTensor *value = make_tensor(dtypes[d], r < 3 ? value_ranks[r] : 0, one,
-                                                  (double[]){2.5});
-                    MfTensor *wide = expand_row(value, 3, full_shape);
-                    if (r == 3) { /* the stride-0 view of the full shape */
-                        MfTensor *view = stride0_view(value, 3, full_shape);
-                        mf_tensor_release(value);
-                        value = view;
-                    }
-                    MfTensor *got = side ? run2(ops[o], value, full) : run2(ops[o], full, value);
-                    MfTensor *want = side ? run2(ops[o], wide, full) : run2(ops[o], full, wide);
-                    assert_int_equal(got->dtype, want->dtype);
-                    assert_int_equal(mf_tensor_numel(got), 105);
-                    assert_memory_equal(mf_tensor_data(got), mf_tensor_data(want),
-                                        105 * mf_dtype_size(got->dtype));
-                    mf_tensor_release(full);
-                    mf_tensor_release(value);
-                    mf_tensor_release(wide);
-                    mf_tensor_release(got);
-                    mf_tensor_release(want);
+                    if (layout_case_skipped(layout_dtypes[d], layout_ops[o]))
+                        continue;
+                    MfTensor *full = make_tensor(layout_dtypes[d], 3, layout_shape, fv);
+                    MfTensor *value =
+                        make_tensor(layout_dtypes[d], value_ranks[r], ones, (double[]){2.5});
+                    MfTensor *wide = expand_row(value, 3, layout_shape);
+                    if (r == 3) /* the stride-0 view of the full shape */
+                        value = stride0_view(value, 3, layout_shape);
+                    assert_same_as_written_out(layout_ops[o], full, value, wide, side);
                 }
 }
 
