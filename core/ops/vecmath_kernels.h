@@ -10,7 +10,7 @@
  * tests/unit/test_vecmath.c checks and help states: exp 1.1, sigmoid 2.3,
  * tanh 1.4, erf 2.5, log 0.8, log1p 1.5, expm1 1.5, softplus 1.9, sin 0.9,
  * cos 0.9, tan 2.2, atan 2.3, erfc 3.6, gelu 3.1, silu 3.1, asinh 1.6,
- * acosh 2.1, atanh 1.3, pow 1.4 measured). Double precision appears only
+ * acosh 2.1, atanh 1.3, pow 1.2 measured). Double precision appears only
  * in trig's reduction of large arguments and gelu's tanh form's argument.
  *
  * Float lanes:
@@ -42,10 +42,12 @@
  *       2^-12; acosh: log1p(t + sqrt(t (t + 2))), t = x - 1, log(2x) from
  *       2^12; atanh: log1p(2a / (1 - a)) / 2, the quotient in two floats;
  *       a + a^3/3 below 2^-12.
- *   pow(a, b): e^(b log|a|) with log|a| in two floats (about 2^-33
- *       relative: vmf_log_ext) and the product b log|a| in two floats into
- *       exp's kernel, for finite a > 0 and finite b, and for finite a < 0
- *       with an integer b, the sign by b's parity; every other pair (zeros,
+ *   pow(a, b): e^(b log|a|) with log|a| in two floats (about 2^-34
+ *       relative: vmf_log_ext, a 16-entry table of log(c) and a two-term
+ *       series; the AVX-512 path looks the table up with permutes of
+ *       registers) and the product b log|a| in two floats into exp's
+ *       kernel, for finite a > 0 and finite b, and for finite a < 0 with
+ *       an integer b, the sign by b's parity; every other pair (zeros,
  *       infinities, NaN, a negative base to a fraction) goes to libm's
  *       powf in a fix-up pass (blocks with such pairs).
  *   erfc, gelu, silu: see their functions.
@@ -998,39 +1000,68 @@ typedef struct {
     float hi, lo;
 } VmF2;
 
-/* log(x) as hi + lo within about 2^-33 relative for a normal finite x > 0
- * (pow's logarithm in float lanes): x = 2^e m with
- * m in [2^-1/8, 2^7/8), c the nearest of 1, 2^(1/4), 2^(1/2), 2^(3/4) cut
- * to 10 bits (so m - c and 2c are exact), log(m) = log(c) + 2 atanh(s) with
- * s = (m - c) / (m + c), |s| < 0.044, carried as sh + sl (the quotient's
- * remainder by an FMA), 2 atanh(s) = 2s + s^3 (2/3 + 2/5 s^2 + 2/7 s^4)
- * (truncation 1e-12 relative); e ln2_hi + log(c)_hi is exact (on a grid of
- * 2^-17, below 2^7), log(c)'s low parts are below 2^-18 */
+/* pow's logarithm: x = 2^e m with m in [1 - 2^-6, 2 - 2^-5), cut by the
+ * top four bits of m's offset field into 16 intervals around
+ * c = 1 + i/16 (i = 0: [1 - 2^-6, 1 + 2^-5), around 1, so that log x near 1
+ * keeps its relative accuracy), and log(c) = hi + lo, hi on a grid of
+ * 2^-17 (tools/gen_vecmath_powlog.py) */
+#define VM_LOG_OFF 0x3f7c0000u /* 1 - 2^-6 */
+/* ln2 = hi + lo, hi on a grid of 2^-17 (e hi + log(c)_hi is exact), so
+ * that lo is below 2^-19 and its rounding (2^-43) is far below what the
+ * sum e ln2 + log(m) keeps where it nearly cancels (x just below 1) */
+#define VM_LN2_HI17 0x1.62e4p-1f
+#define VM_LN2_LO17 0x1.7f7d1cp-20f
+static const float vm_log_c[16] = {
+    0x1p+0f, 0x1.1p+0f, 0x1.2p+0f, 0x1.3p+0f,
+    0x1.4p+0f, 0x1.5p+0f, 0x1.6p+0f, 0x1.7p+0f,
+    0x1.8p+0f, 0x1.9p+0f, 0x1.ap+0f, 0x1.bp+0f,
+    0x1.cp+0f, 0x1.dp+0f, 0x1.ep+0f, 0x1.fp+0f,
+};
+static const float vm_log_c_hi[16] = {
+    0.0f, 0x1.f0ap-5f, 0x1.e27p-4f, 0x1.5ff4p-3f,
+    0x1.c9p-3f, 0x1.1676p-2f, 0x1.4618p-2f, 0x1.739ep-2f,
+    0x1.9f32p-2f, 0x1.c9p-2f, 0x1.f128p-2f, 0x1.0be7p-1f,
+    0x1.1e86p-1f, 0x1.307dp-1f, 0x1.41d9p-1f, 0x1.52a3p-1f,
+};
+static const float vm_log_c_lo[16] = {
+    0.0f, 0x1.86008cp-20f, 0x1.db8abcp-22f, -0x1.f1eb0ep-20f,
+    -0x1.070cacp-20f, -0x1.aa2a2cp-21f, 0x1.78438cp-19f, -0x1.012886p-19f,
+    0x1.f65fccp-21f, -0x1.070cacp-19f, 0x1.ebf5ep-19f, 0x1.721296p-20f,
+    -0x1.431f7ep-22f, 0x1.ccd3c4p-19f, -0x1.7b98d6p-25f, -0x1.6cd21ep-20f,
+};
+
+/* log(x) as hi + lo within about 2^-34 relative (2^-34.6 over all normal
+ * floats) for a normal finite x > 0
+ * (pow's logarithm in float lanes): with the interval's c (m - c and 2c
+ * exact), log(m) = log(c) + 2 atanh(s) with s = (m - c) / (m + c),
+ * |s| < 0.0154, carried as sh + sl (the quotient's remainder by an FMA),
+ * 2 atanh(s) = 2s + s^3 (2/3 + 2/5 s^2) (truncation 2^-38 relative);
+ * e ln2_hi + log(c)_hi is exact (on a grid of 2^-17, below 2^7), the low
+ * parts are below 2^-18. vm_pow_exponents16 computes the same with
+ * AVX-512 permutes for the table look-ups: keep the two in step. */
 MF_VEC_INLINE VmF2 vmf_log_ext(float x)
 {
-    const uint32_t off = 0x3f6ac0c7u; /* 2^(-1/8) */
-    uint32_t u = vmf_bits(x) - off;
+    uint32_t u = vmf_bits(x) - VM_LOG_OFF;
     float e = (float)((int32_t)u >> 23);
-    float m = vmf_from_bits((u & 0x007fffffu) + off);
-    bool k1 = m >= 0x1.172b84p+0f, k2 = m >= 0x1.4bfdaep+0f, k3 = m >= 0x1.8ace54p+0f;
-    float c = k3 ? 0x1.ae8p+0f : k2 ? 0x1.6ap+0f : k1 ? 0x1.308p+0f : 1.0f;
-    float lch = k3 ? 0x1.0a1fp-1f : k2 ? 0x1.62c8p-2f : k1 ? 0x1.635p-3f : 0.0f;
-    float lcl = k3 ? 2.11815775e-6f : k2 ? 7.02893084e-7f : k1 ? 1.21102976e-6f : 0.0f;
+    float m = vmf_from_bits((u & 0x007fffffu) + VM_LOG_OFF);
+    uint32_t i = (u >> 19) & 15;
+    float c = vm_log_c[i], lch = vm_log_c_hi[i], lcl = vm_log_c_lo[i];
     float n = m - c;                                   /* exact */
     float dh = 2.0f * c + n, dl = n - (dh - 2.0f * c); /* m + c = dh + dl exactly */
     float r = 1.0f / dh;
     float sh = n * r;
     float sl = __builtin_fmaf(-sh, dl, __builtin_fmaf(-sh, dh, n)) * r;
     float z = sh * sh;
-    float t = sh * z * __builtin_fmaf(__builtin_fmaf(2.0f / 7, z, 0.4f), z, 2.0f / 3);
-    float p = __builtin_fmaf(e, 0.693359375f, lch); /* exact */
-    float q = __builtin_fmaf(e, -2.12194442e-4f, lcl) + __builtin_fmaf(2.0f, sl, t);
-    /* |p| > 0.17 > |2 sh| unless p is 0: the sum's error is exact; then
-     * the low terms (below |h| again) joined: lo below hi's last place */
-    float h = p + 2.0f * sh, hl = (2.0f * sh - (h - p)) + q;
+    float t = sh * z * __builtin_fmaf(0.4f, z, 2.0f / 3);
+    float p = __builtin_fmaf(e, VM_LN2_HI17, lch); /* exact */
+    float q = __builtin_fmaf(e, VM_LN2_LO17, lcl) + __builtin_fmaf(2.0f, sl, t);
+    /* |p| > 0.058 > |2 sh| unless p is 0 (and |p| > 0.031 > 0.017 where
+     * e is -1 and c near 2): the sum's error is exact; lo is that error
+     * plus the low terms (a few units of hi's last place at most, which
+     * pow's b lo keeps) */
     VmF2 l;
-    l.hi = h + hl;
-    l.lo = hl - (l.hi - h);
+    l.hi = p + 2.0f * sh;
+    l.lo = (2.0f * sh - (l.hi - p)) + q;
     return l;
 }
 
@@ -1044,43 +1075,138 @@ MF_VEC_INLINE void vm_pow_exponent(float a, float b, float *th, float *tl)
     *tl = __builtin_fmaf(b, l.hi, -*th) + b * l.lo;
 }
 
+/* vm_pow_exponents' flags */
+enum { VM_POW_ANY = 1, VM_POW_NEG = 2 };
+
+#if defined(MF_VEC_AVX512) && defined(__AVX512F__)
+#include <immintrin.h>
+
+/* vm_pow_exponent on 16 lanes (the first 'm' of them: masked loads and
+ * stores) with the table look-ups as permutes of registers (GCC makes
+ * gathers of vmf_log_ext's): the same operations in the same order, or
+ * ones that round the same (2c + n as one FMA: 2c is exact; dh - 2c is
+ * exact), so the bits are those of the other paths */
+MF_VEC_INLINE uint32_t vm_pow_exponents16(const float *a, const float *b, int sb, int64_t m,
+                                          float *th, float *tl)
+{
+    __mmask16 k = m >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << m) - 1);
+    __m512 va = _mm512_maskz_loadu_ps(k, a);
+    __m512 vb = sb ? _mm512_maskz_loadu_ps(k, b) : _mm512_set1_ps(b[0]);
+    const __m512i off = _mm512_set1_epi32((int)VM_LOG_OFF);
+    const __m512 two = _mm512_set1_ps(2.0f);
+    __m512i u = _mm512_sub_epi32(_mm512_castps_si512(_mm512_abs_ps(va)), off);
+    __m512 e = _mm512_cvtepi32_ps(_mm512_srai_epi32(u, 23));
+    __m512 mm = _mm512_castsi512_ps(
+        _mm512_add_epi32(_mm512_and_si512(u, _mm512_set1_epi32(0x007fffff)), off));
+    __m512i i = _mm512_srli_epi32(u, 19); /* the permutes read the low 4 bits */
+    __m512 c = _mm512_permutexvar_ps(i, _mm512_loadu_ps(vm_log_c));
+    __m512 lch = _mm512_permutexvar_ps(i, _mm512_loadu_ps(vm_log_c_hi));
+    __m512 lcl = _mm512_permutexvar_ps(i, _mm512_loadu_ps(vm_log_c_lo));
+    __m512 n = _mm512_sub_ps(mm, c);
+    __m512 dh = _mm512_fmadd_ps(two, c, n);
+    __m512 dl = _mm512_sub_ps(n, _mm512_fnmadd_ps(two, c, dh));
+    __m512 r = _mm512_div_ps(_mm512_set1_ps(1.0f), dh);
+    __m512 sh = _mm512_mul_ps(n, r);
+    __m512 sl = _mm512_mul_ps(_mm512_fnmadd_ps(sh, dl, _mm512_fnmadd_ps(sh, dh, n)), r);
+    __m512 z = _mm512_mul_ps(sh, sh);
+    __m512 t = _mm512_mul_ps(_mm512_mul_ps(sh, z),
+                             _mm512_fmadd_ps(_mm512_set1_ps(0.4f), z,
+                                             _mm512_set1_ps(2.0f / 3)));
+    __m512 p = _mm512_fmadd_ps(e, _mm512_set1_ps(VM_LN2_HI17), lch);
+    __m512 q = _mm512_add_ps(_mm512_fmadd_ps(e, _mm512_set1_ps(VM_LN2_LO17), lcl),
+                             _mm512_fmadd_ps(two, sl, t));
+    __m512 s2 = _mm512_add_ps(sh, sh);
+    __m512 hi = _mm512_add_ps(p, s2);
+    __m512 lo = _mm512_add_ps(_mm512_sub_ps(s2, _mm512_sub_ps(hi, p)), q);
+    __m512 vth = _mm512_mul_ps(vb, hi);
+    __m512 vtl = _mm512_add_ps(_mm512_fmsub_ps(vb, hi, vth), _mm512_mul_ps(vb, lo));
+    _mm512_mask_storeu_ps(th, k, vth);
+    _mm512_mask_storeu_ps(tl, k, vtl);
+    /* vm_pow_fixup by classes: a NaN, zero, inf or subnormal (0xbf), b NaN
+     * or inf (0x99), a negative (0x40: finite, nonzero) and b not an
+     * integer; vm_pow_edge; a's sign bits for VM_POW_NEG */
+    __mmask16 fix = _mm512_fpclass_ps_mask(va, 0xbf) | _mm512_fpclass_ps_mask(vb, 0x99) |
+                    (_mm512_fpclass_ps_mask(va, 0x40) &
+                     _mm512_cmp_ps_mask(_mm512_roundscale_ps(vb, _MM_FROUND_TO_NEAREST_INT), vb,
+                                        _CMP_NEQ_UQ));
+    __mmask16 edge = _mm512_cmp_ps_mask(vth, _mm512_set1_ps(-87.33f), _CMP_NGE_UQ) |
+                     _mm512_cmp_ps_mask(vth, _mm512_set1_ps(88.37f), _CMP_NLE_UQ);
+    __mmask16 neg = _mm512_movepi32_mask(_mm512_castps_si512(va));
+    return (uint32_t)((fix | edge) & k) | (uint32_t)(neg & k) << 16;
+}
+#endif
+
+/* th[i] + tl[i] = b[i * sb] log|a[i]| for i < m (m <= VM_POW_BLOCK);
+ * returns VM_POW_ANY when some pair is vm_pow_fixup's or vm_pow_edge's,
+ * VM_POW_NEG when some a has its sign bit set */
+MF_VEC_INLINE int vm_pow_exponents(const float *restrict a, const float *restrict b, int sb,
+                                   int64_t m, float *restrict th, float *restrict tl)
+{
+    int flags = 0;
+#if defined(MF_VEC_AVX512) && defined(__AVX512F__)
+    uint32_t masks = 0;
+    for (int64_t i = 0; i < m; i += 16)
+        masks |= vm_pow_exponents16(a + i, b + i * sb, sb, m - i, th + i, tl + i);
+    flags = (masks & 0xffff ? VM_POW_ANY : 0) | (masks >> 16 ? VM_POW_NEG : 0);
+#else
+    int any = 0;
+    uint32_t neg = 0;
+    for (int64_t i = 0; i < m; i++) {
+        vm_pow_exponent(a[i], b[i * sb], &th[i], &tl[i]);
+        any |= vm_pow_fixup(a[i], b[i * sb]) | vm_pow_edge(th[i]);
+        neg |= vmf_bits(a[i]);
+    }
+    flags = (any ? VM_POW_ANY : 0) | (neg >> 31 ? VM_POW_NEG : 0);
+#endif
+    return flags;
+}
+
 /* e^(th + tl) as exp's float kernel computes it, for a normal result (one
- * scale factor); for a < 0 (b an integer then) the sign by b's parity */
-MF_VEC_INLINE float vm_pow_finish(float th, float tl, float a, float b)
+ * scale factor); with 'neg' (the block has bases below 0; b is an integer
+ * there) the sign by b's parity for a < 0 */
+MF_VEC_INLINE float vm_pow_finish(float th, float tl, float a, float b, bool neg)
 {
     float y = vmf_exp_normal(th, tl);
+    if (!neg)
+        return y;
     float half = 0.5f * b;
     bool odd = __builtin_rintf(half) != half;
     return a < 0 && odd ? -y : y;
 }
 
-/* y[i] = a[i]^b[i * sb] ('sb' 1: b contiguous; 0: one exponent) by blocks
- * of VM_POW_BLOCK: the exponents of a block first, then their
- * exponentials (two short dependency chains overlap better than one long
- * one), then libm's powf for the pairs vm_pow_fixup picks (zeros,
- * subnormal bases, inf, NaN, negative bases to fractions) and those whose
- * result is not a normal float (vm_pow_edge) */
+/* y[i] = a[i]^b[i * sb] for i < m (m <= VM_POW_BLOCK): the exponents
+ * first, then their exponentials (two short dependency chains overlap
+ * better than one long one), then libm's powf for the pairs vm_pow_fixup
+ * picks (zeros, subnormal bases, inf, NaN, negative bases to fractions)
+ * and those whose result is not a normal float (vm_pow_edge) */
 enum { VM_POW_BLOCK = 64 };
+MF_VEC_INLINE void vm_pow_block(const float *restrict a, const float *restrict b, int sb,
+                                float *restrict y, int64_t m)
+{
+    float th[VM_POW_BLOCK], tl[VM_POW_BLOCK];
+    int flags = vm_pow_exponents(a, b, sb, m, th, tl);
+    if (flags & VM_POW_NEG)
+        for (int64_t i = 0; i < m; i++)
+            y[i] = vm_pow_finish(th[i], tl[i], a[i], b[i * sb], true);
+    else
+        for (int64_t i = 0; i < m; i++)
+            y[i] = vm_pow_finish(th[i], tl[i], a[i], b[i * sb], false);
+    for (int64_t i = 0; (flags & VM_POW_ANY) && i < m; i++)
+        if (vm_pow_fixup(a[i], b[i * sb]) || vm_pow_edge(th[i]))
+            y[i] = powf(a[i], b[i * sb]);
+}
+
+/* y[i] = a[i]^b[i * SB] ('SB' 1: b contiguous; 0: one exponent) by blocks
+ * of VM_POW_BLOCK (whole blocks with a constant length: no loop tails) */
 #define MF_VEC_POW_LOOP(name, SB)                                                   \
     static void name(const float *restrict a, const float *restrict b, float *restrict y, \
                      int64_t n)                                                    \
     {                                                                              \
-        float th[VM_POW_BLOCK], tl[VM_POW_BLOCK];                                  \
-        for (int64_t c = 0; c < n; c += VM_POW_BLOCK) {                            \
-            int64_t m = n - c < VM_POW_BLOCK ? n - c : VM_POW_BLOCK;               \
-            const float *ac = a + c, *bc = b + c * SB;                             \
-            float *yc = y + c;                                                     \
-            int any = 0;                                                           \
-            for (int64_t i = 0; i < m; i++) {                                      \
-                vm_pow_exponent(ac[i], bc[i * SB], &th[i], &tl[i]);                \
-                any |= vm_pow_fixup(ac[i], bc[i * SB]) | vm_pow_edge(th[i]);       \
-            }                                                                      \
-            for (int64_t i = 0; i < m; i++)                                        \
-                yc[i] = vm_pow_finish(th[i], tl[i], ac[i], bc[i * SB]);            \
-            for (int64_t i = 0; any && i < m; i++)                                 \
-                if (vm_pow_fixup(ac[i], bc[i * SB]) || vm_pow_edge(th[i]))         \
-                    yc[i] = powf(ac[i], bc[i * SB]);                               \
-        }                                                                          \
+        int64_t c = 0;                                                             \
+        for (; c + VM_POW_BLOCK <= n; c += VM_POW_BLOCK)                           \
+            vm_pow_block(a + c, b + c * SB, SB, y + c, VM_POW_BLOCK);              \
+        if (c < n)                                                                 \
+            vm_pow_block(a + c, b + c * SB, SB, y + c, n - c);                     \
     }
 
 MF_VEC_POW_LOOP(k_pow, 1)
