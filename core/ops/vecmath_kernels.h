@@ -288,21 +288,41 @@ MF_VEC_INLINE float vmf_log_special(float x, float y)
     return vm_nan_through(x, y);
 }
 
-MF_VEC_INLINE float vm_logf(float x)
+/* log x; without 'full' for normal finite x > 0 only (the bits of the full
+ * body: no subnormal scaling, no special values) */
+MF_VEC_INLINE float vm_logf(float x, bool full)
 {
+    if (!full)
+        return vmf_log_scaled(x, 0.0f);
     float safe = x > 0 && x < __builtin_inff() ? x : 1.0f;
     return vmf_log_special(x, vmf_log(safe));
 }
 
+/* the lanes log's short body leaves out (NaN too) */
+MF_VEC_INLINE bool vm_log_full(float x)
+{
+    return !(x >= 0x1p-126f && x < __builtin_inff());
+}
+
 /* log(1 + x) = log(u) + (x - (u - 1)) / u with u = 1 + x rounded: the
  * quotient puts back what the rounding of u lost (x itself when u is 1) */
-MF_VEC_INLINE float vm_log1pf(float x)
+MF_VEC_INLINE float vm_log1pf(float x, bool full)
 {
     float u = 1.0f + x; /* 0 or at least 2^-24: never subnormal */
+    if (!full) { /* -1 < x < inf: u is normal and finite */
+        float y = vmf_log_scaled(u, 0.0f) + (x - (u - 1.0f)) / u;
+        return x == 0 ? x : y;
+    }
     float safe = u > 0 && u < __builtin_inff() ? u : 1.0f;
     float y = vmf_log_scaled(safe, 0.0f) + (x - (safe - 1.0f)) / safe;
     y = vmf_log_special(u, y);
     return x == 0 ? x : vm_nan_through(x, y); /* -0 stays -0 */
+}
+
+/* the lanes log1p's short body leaves out (NaN too) */
+MF_VEC_INLINE bool vm_log1p_full(float x)
+{
+    return !(x > -1.0f && x < __builtin_inff());
 }
 
 /* |x| < 1: x P(x^2) (Cephes erff); 1 <= |x| < 4: 1 - e^(-x^2) erfcx(|x|),
@@ -1260,8 +1280,8 @@ MF_VEC_LOOP_BLOCKS(k_asinh, vm_asinhf, vm_asinh_full, vm_never, asinhf)
 MF_VEC_LOOP_BLOCKS(k_atanh, vm_atanhf, vm_atanh_full, vm_never, atanhf)
 MF_VEC_LOOP_BLOCKS(k_exp, vm_expf, vm_exp_full, vm_never, expf)
 MF_VEC_LOOP(k_expm1, vm_expm1f)
-MF_VEC_LOOP(k_log, vm_logf)
-MF_VEC_LOOP(k_log1p, vm_log1pf)
+MF_VEC_LOOP_BLOCKS(k_log, vm_logf, vm_log_full, vm_never, logf)
+MF_VEC_LOOP_BLOCKS(k_log1p, vm_log1pf, vm_log1p_full, vm_never, log1pf)
 MF_VEC_LOOP(k_tanh, vm_tanhf)
 MF_VEC_LOOP_BLOCKS(k_sigmoid, vm_sigmoidf, vm_sigmoid_full, vm_never, expf)
 MF_VEC_LOOP(k_softplus, vm_softplusf)

@@ -609,7 +609,8 @@ static void test_paths_agree(void **state)
  * a block without a rare input (gelu below -4 sqrt 2, exp outside [-87.33,
  * 88.37], trig at |x| >= 1024 or 2^20, silu past |x| = 80, sigmoid past
  * 87.33, asinh and atanh below |x| = 2^-12, asinh and acosh from 2^12,
- * atanh from 1, acosh below 1, NaN): an element
+ * atanh from 1, acosh below 1, log's zeros, negatives, subnormals and
+ * inf, log1p's x <= -1 and inf, NaN): an element
  * gets the same bits whether or not its block holds such an input, and the
  * same as alone (a tail). 'typical' spans the usual range; 'rare' are
  * planted in some blocks. */
@@ -630,6 +631,8 @@ static const BlockCase block_cases[] = {
     {MF_VEC_ASINH, -4000.0f, 4000.0f, {1e-5f, -5000.0f, NAN}},
     {MF_VEC_ATANH, -0.99f, 0.99f, {2e-5f, -1.0f, NAN}},
     {MF_VEC_ACOSH, 1.0f, 4000.0f, {5000.0f, 0.5f, NAN}},
+    {MF_VEC_LOG, 1e-3f, 100.0f, {0x1p-130f, -1.0f, INFINITY}},
+    {MF_VEC_LOG1P, -0.99f, 100.0f, {-1.0f, -3.0f, NAN}},
 };
 
 static void test_blocks_bit_identical(void **state)
