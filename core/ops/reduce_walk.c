@@ -731,30 +731,42 @@ static inline void lanes_total8(double t[8], const __m512 f[16])
     _mm512_storeu_pd(t, r);
 }
 
+/* The loops of the 8-row kernels: STEP(ARGS, k, i) folds the 32 floats at
+ * x + k * rxs + i into row k's lanes, for the 'whole' floats of each of
+ * the 8 rows. Rows of a whole block are read one after another (memory in
+ * order; the 8 rows' chains overlap), shorter ones 32 floats of each row in
+ * turn: rows of 256 took 0.65x the time of two rows at a time in 8-float
+ * vectors in L2, 0.8x beyond it. (A macro: with the step as an inline
+ * function GCC kept the 64 row addresses in vector registers, 1.06-1.18x
+ * the time.) */
+#define FOR_8_ROWS(whole, STEP, ...)                                                   \
+    do {                                                                               \
+        if ((whole) == F32_BLOCK)                                                      \
+            UNROLL for (int k = 0; k < 8; k++)                                         \
+                UNROLL for (int64_t i = 0; i < F32_BLOCK; i += COLS)                   \
+                    STEP(__VA_ARGS__, k, i);                                           \
+        else                                                                           \
+            for (int64_t i = 0; i < (whole); i += COLS)                                \
+                UNROLL for (int k = 0; k < 8; k++)                                     \
+                    STEP(__VA_ARGS__, k, i);                                           \
+    } while (0)
+
+#define SUM_STEP8(f, x, rxs, k, i)                                                     \
+    do {                                                                               \
+        f[2 * k] = _mm512_add_ps(f[2 * k], _mm512_loadu_ps(x + k * rxs + i));          \
+        f[2 * k + 1] = _mm512_add_ps(f[2 * k + 1], _mm512_loadu_ps(x + k * rxs + i + 16)); \
+    } while (0)
+
 /* Eight contiguous float32 rows of n elements, 32 <= n <= F32_BLOCK, rows
  * 'rxs' apart, summed into t[0..7] with the bits of sum_f32_tree: one
- * block of 32 float lanes from zero per row, in two 16-float vectors.
- * Rows of a whole block are read one after another (memory in order; the
- * 8 rows' chains of additions overlap): rows of 256 took 0.65x the time
- * of two rows at a time in 8-float vectors in L2, 0.8x beyond it. */
+ * block of 32 float lanes from zero per row, in two 16-float vectors. */
 static void sum_f32_rows8(double t[8], const float *x, int64_t rxs, int64_t n)
 {
     int64_t whole = n - n % COLS;
     __m512 f[16];
     UNROLL for (int j = 0; j < 16; j++)
         f[j] = _mm512_setzero_ps();
-    if (whole == F32_BLOCK)
-        UNROLL for (int k = 0; k < 8; k++)
-            UNROLL for (int64_t i = 0; i < F32_BLOCK; i += COLS) {
-                f[2 * k] = _mm512_add_ps(f[2 * k], _mm512_loadu_ps(x + k * rxs + i));
-                f[2 * k + 1] = _mm512_add_ps(f[2 * k + 1], _mm512_loadu_ps(x + k * rxs + i + 16));
-            }
-    else
-        for (int64_t i = 0; i < whole; i += COLS)
-            UNROLL for (int k = 0; k < 8; k++) {
-                f[2 * k] = _mm512_add_ps(f[2 * k], _mm512_loadu_ps(x + k * rxs + i));
-                f[2 * k + 1] = _mm512_add_ps(f[2 * k + 1], _mm512_loadu_ps(x + k * rxs + i + 16));
-            }
+    FOR_8_ROWS(whole, SUM_STEP8, f, x, rxs);
     lanes_total8(t, f);
     for (int k = 0; k < 8; k++)
         for (int64_t i = whole; i < n; i++)
@@ -864,12 +876,21 @@ static inline bool any8(V8i m)
 #define FAST_MAX16(r, v) _mm512_max_ps(v, r)
 #define FAST_MIN16(r, v) _mm512_min_ps(v, r)
 
+/* FOR_8_ROWS's step for max and min: the plain step, noting NaNs in 'nan'. */
+#define EXTREMUM_STEP8(FAST16, a, nan, x, rxs, k, i)                                 \
+    do {                                                                               \
+        __m512 v0 = _mm512_loadu_ps(x + k * rxs + i);                                  \
+        __m512 v1 = _mm512_loadu_ps(x + k * rxs + i + 16);                             \
+        a[2 * k] = FAST16(a[2 * k], v0);                                               \
+        a[2 * k + 1] = FAST16(a[2 * k + 1], v1);                                       \
+        nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);                               \
+    } while (0)
+
 /* NAME_rows8(acc, ros, x, rows, rxs, n, s, ahead): contiguous rows of 32 <=
  * n <= F32_BLOCK, 8 at a time, each combined into acc[i*ros] with the bits
  * of NAME_tree (the plain step in the lanes 0-15 and 16-31 of two 16-float
  * vectors, then NAME_lanes_fast's tree; a group of rows that held a NaN
- * again by NAME_tree); returns the rows done. Rows of a whole block are
- * read one after another, as sum_f32_rows8's. */
+ * again by NAME_tree); returns the rows done. */
 #define DEFINE_F32_EXTREMUM_ROWS8(NAME, INIT, FAST16, STEP)                            \
     static void NAME##_group8(float t[8], const float *x, int64_t rxs, int64_t n)      \
     {                                                                                  \
@@ -878,24 +899,7 @@ static inline bool any8(V8i m)
         __mmask16 nan = 0;                                                             \
         UNROLL for (int j = 0; j < 16; j++)                                            \
             a[j] = _mm512_set1_ps(INIT);                                               \
-        if (whole == F32_BLOCK)                                                        \
-            UNROLL for (int k = 0; k < 8; k++)                                         \
-                UNROLL for (int64_t i = 0; i < F32_BLOCK; i += COLS) {                 \
-                    __m512 v0 = _mm512_loadu_ps(x + k * rxs + i);                      \
-                    __m512 v1 = _mm512_loadu_ps(x + k * rxs + i + 16);                 \
-                    a[2 * k] = FAST16(a[2 * k], v0);                                   \
-                    a[2 * k + 1] = FAST16(a[2 * k + 1], v1);                           \
-                    nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);                   \
-                }                                                                      \
-        else                                                                           \
-            for (int64_t i = 0; i < whole; i += COLS)                                  \
-                UNROLL for (int k = 0; k < 8; k++) {                                   \
-                    __m512 v0 = _mm512_loadu_ps(x + k * rxs + i);                      \
-                    __m512 v1 = _mm512_loadu_ps(x + k * rxs + i + 16);                 \
-                    a[2 * k] = FAST16(a[2 * k], v0);                                   \
-                    a[2 * k + 1] = FAST16(a[2 * k + 1], v1);                           \
-                    nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);                   \
-                }                                                                      \
+        FOR_8_ROWS(whole, EXTREMUM_STEP8, FAST16, a, nan, x, rxs);                     \
         for (int k = 0; k < 8; k++) {                                                  \
             if (nan) {                                                                 \
                 t[k] = NAME##_tree(x + k * rxs, n, 1);                                 \
