@@ -31,6 +31,7 @@
  * column), the rest is double. Converting every element to double (as
  * before) cost half the speed of memory (vcvtps2pd's throughput). With
  * AVX-512, short rows (at most a block) go 8 at a time in 16-float
+ * vectors, and leaves fold their 32 lanes in 16-float and 8-double
  * vectors: the same lanes, the same steps, the same bits.
  *
  * Threads: a large reduction is split over the worker pool by its kept dim
@@ -567,20 +568,6 @@ static inline float term(float v, TermKind kind, const Term *t, int64_t i)
     return v;
 }
 
-/* x[i .. e) (whole vectors of COLS) folded in 32 float lanes from zero. */
-static inline void f32_block(V8f f[4], const float *x, int64_t i, int64_t e, TermKind kind,
-                             const Term *t)
-{
-    UNROLL for (int j = 0; j < 4; j++)
-        f[j] = (V8f){0, 0, 0, 0, 0, 0, 0, 0};
-    for (; i < e; i += COLS)
-        UNROLL for (int j = 0; j < 4; j++) {
-            V8f v;
-            memcpy(&v, x + i + 8 * j, sizeof v);
-            f[j] += term8(v, kind, t, i + 8 * j);
-        }
-}
-
 /* The 32 float lanes as 32 double lanes. */
 static inline void widen_lanes(V4d d[NV], const V8f f[4])
 {
@@ -599,6 +586,91 @@ static inline double lanes_total(V4d d[NV])
     return d[0][0];
 }
 
+/* A leaf's lanes: the 32 float lanes of a block (Lanes32f) and the 32
+ * double lanes they are added into (Lanes64d), in lane order. With
+ * AVX-512 they are 16-float and 8-double vectors: the same lanes, the same
+ * steps, the same bits as in 8-float and 4-double ones, in half the
+ * instructions (sums along rows of 16384 floats: 0.7-0.85x the time in
+ * L2, 0.9x beyond it). lanes_block(f, x, i, e, kind, t) folds the terms of
+ * x[i .. e) (whole vectors of COLS) into f from zero. */
+#ifdef __AVX512F__
+typedef struct Lanes32f {
+    __m512 v[2];
+} Lanes32f;
+typedef struct Lanes64d {
+    __m512d v[4];
+} Lanes64d;
+
+static inline __m512 term16(__m512 v, TermKind kind, const Term *t, int64_t i)
+{
+    if (kind == TERM_SQDEV) {
+        v = _mm512_sub_ps(v, _mm512_set1_ps(t->c));
+        v = _mm512_mul_ps(v, v);
+    } else if (kind == TERM_SCALED) {
+        __m512 dev = _mm512_sub_ps(v, _mm512_set1_ps(t->c));
+        v = _mm512_mul_ps(_mm512_loadu_ps(t->dy + i), _mm512_mul_ps(dev, _mm512_set1_ps(t->r)));
+        _mm512_storeu_ps(t->out + i, v);
+    }
+    return v;
+}
+
+static inline void lanes_block(Lanes32f *f, const float *x, int64_t i, int64_t e, TermKind kind,
+                               const Term *t)
+{
+    f->v[0] = f->v[1] = _mm512_setzero_ps();
+    for (; i < e; i += COLS)
+        UNROLL for (int j = 0; j < 2; j++)
+            f->v[j] = _mm512_add_ps(f->v[j], term16(_mm512_loadu_ps(x + i + 16 * j), kind, t,
+                                                    i + 16 * j));
+}
+
+static inline void lanes_widen(Lanes64d *d, const Lanes32f *f)
+{
+    UNROLL for (int j = 0; j < 2; j++) {
+        d->v[2 * j] = _mm512_cvtps_pd(_mm512_castps512_ps256(f->v[j]));
+        d->v[2 * j + 1] = _mm512_cvtps_pd(_mm256_castpd_ps(
+            _mm512_extractf64x4_pd(_mm512_castps_pd(f->v[j]), 1)));
+    }
+}
+
+static inline void lanes_add(Lanes64d *d, const Lanes64d *b)
+{
+    UNROLL for (int j = 0; j < 4; j++)
+        d->v[j] = _mm512_add_pd(d->v[j], b->v[j]);
+}
+#else
+typedef struct Lanes32f {
+    V8f v[4];
+} Lanes32f;
+typedef struct Lanes64d {
+    V4d v[NV];
+} Lanes64d;
+
+static inline void lanes_block(Lanes32f *f, const float *x, int64_t i, int64_t e, TermKind kind,
+                               const Term *t)
+{
+    UNROLL for (int j = 0; j < 4; j++)
+        f->v[j] = (V8f){0, 0, 0, 0, 0, 0, 0, 0};
+    for (; i < e; i += COLS)
+        UNROLL for (int j = 0; j < 4; j++) {
+            V8f v;
+            memcpy(&v, x + i + 8 * j, sizeof v);
+            f->v[j] += term8(v, kind, t, i + 8 * j);
+        }
+}
+
+static inline void lanes_widen(Lanes64d *d, const Lanes32f *f)
+{
+    widen_lanes(d->v, f->v);
+}
+
+static inline void lanes_add(Lanes64d *d, const Lanes64d *b)
+{
+    UNROLL for (int j = 0; j < NV; j++)
+        d->v[j] += b->v[j];
+}
+#endif
+
 /* A leaf of terms (TERM_X with any stride 's'; the others contiguous).
  * Always inlined: each caller's constant kind then costs nothing in the
  * loop (GCC stopped inlining it on its own at three callers). */
@@ -611,19 +683,20 @@ static inline __attribute__((always_inline)) double sum_f32_leaf_of(const float 
         /* The double lanes start as the first block's float lanes: the
          * same bits as adding them to zero (a float lane from zero is
          * never -0), without the additions (a row of 256 is one block). */
-        V4d d[NV], tl[NV];
-        V8f f[4];
+        Lanes64d d, tl;
+        Lanes32f f;
         int64_t e = whole < F32_BLOCK ? whole : F32_BLOCK;
-        f32_block(f, x, 0, e, kind, t);
-        widen_lanes(d, f);
+        lanes_block(&f, x, 0, e, kind, t);
+        lanes_widen(&d, &f);
         for (int64_t i = e; i < whole; i = e) {
             e = whole - i < F32_BLOCK ? whole : i + F32_BLOCK;
-            f32_block(f, x, i, e, kind, t);
-            widen_lanes(tl, f);
-            UNROLL for (int j = 0; j < NV; j++)
-                d[j] += tl[j];
+            lanes_block(&f, x, i, e, kind, t);
+            lanes_widen(&tl, &f);
+            lanes_add(&d, &tl);
         }
-        r = lanes_total(d);
+        V4d v[NV];
+        memcpy(v, d.v, sizeof v);
+        r = lanes_total(v);
     }
     for (int64_t i = whole; i < n; i++)
         r += (double)term(x[i * s], kind, t, i);
