@@ -61,9 +61,14 @@ static MfStatus abs_forward(const MfOpCall *c, MfTensor **outs)
 static MfStatus sign_forward(const MfOpCall *c, MfTensor **outs)
 {
     /* sign(NaN) is NaN, as in NumPy, PyTorch and TensorFlow; sign(-0) is +0.
-     * Selects, no int conversion: GCC vectorises them. */
-    UNARY_FORWARD(a > 0 ? 1.0f : a < 0 ? -1.0f : a == 0 ? 0.0f : a,
-                  a > 0 ? 1.0 : a < 0 ? -1.0 : a == 0 ? 0.0 : a, (a > 0) - (a < 0));
+     * Selects, no int conversion: GCC vectorises them. 'a > 0 || a < 0' is
+     * one ordered not-equal compare and copysign one bitwise select: 5
+     * vector instructions per 16 floats where a > 0 ? 1 : a < 0 ? -1 : ...
+     * took 9 (three compares, three blends), 1.45x the time at 131k floats
+     * in L2 (C loop: 26.9 -> 18.4 us; abs 17.1). Same bits, NaN payloads
+     * included. */
+    UNARY_FORWARD(a > 0 || a < 0 ? copysignf(1.0f, a) : a == 0 ? 0.0f : a,
+                  a > 0 || a < 0 ? copysign(1.0, a) : a == 0 ? 0.0 : a, (a > 0) - (a < 0));
 }
 
 static MfStatus square_forward(const MfOpCall *c, MfTensor **outs)
