@@ -14,6 +14,7 @@
 #include "../op.h"
 #include "../shape.h"
 #include "loop.h"
+#include "stream_store.h"
 
 /* True when both inputs are contiguous with the output's shape: one flat loop
  * does it, without setting up a row walk. */
@@ -83,18 +84,25 @@ static inline int mf_binary_scalar_layout(const MfOpCall *c, const MfTensor *out
 
 /* Runs EXPR (in terms of 'a' and 'b' of type T, inputs 0 and 1 of the call
  * 'c') over every element of 'out', stored as TO. Needs 'c' and 'out' in
- * scope; 'break' inside it leaves only its own loop. */
+ * scope; 'break' inside it leaves only its own loop. A large output is
+ * written with non-temporal stores (stream_store.h). */
 #define BINARY_ROWS_TO(T, TO, EXPR)                                                \
+    do {                                                                           \
+        bool stream_ = mf_stream_output(out);                                      \
+        BINARY_ROWS_WALK_(T, TO, EXPR);                                            \
+        if (stream_)                                                               \
+            mf_stream_fence();                                                     \
+    } while (0)
+
+/* BINARY_ROWS_TO's loops, storing through MF_STORE_RUN ('stream_'). */
+#define BINARY_ROWS_WALK_(T, TO, EXPR)                                             \
     do {                                                                           \
         if (mf_binary_same_layout(c, out)) {                                       \
             TO *o = MF_DATA_AS(TO, out);                                           \
             const T *x = MF_DATA_AS(const T, c->inputs[0]);                        \
             const T *y = MF_DATA_AS(const T, c->inputs[1]);                        \
-            int64_t n = mf_tensor_numel(out);                                      \
-            for (int64_t i = 0; i < n; i++) {                                      \
-                T a = x[i], b = y[i];                                              \
-                o[i] = (TO)(EXPR);                                                 \
-            }                                                                      \
+            MF_STORE_RUN(TO, o, mf_tensor_numel(out), stream_,                     \
+                         T a = x[i], b = y[i]; v_ = (TO)(EXPR));                   \
             break;                                                                 \
         }                                                                          \
         int scalar_side_ = mf_binary_scalar_layout(c, out);                        \
@@ -105,16 +113,10 @@ static inline int mf_binary_scalar_layout(const MfOpCall *c, const MfTensor *out
             int64_t n = mf_tensor_numel(out);                                      \
             if (scalar_side_ == 2) {                                               \
                 const T b = *y;                                                    \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i];                                                    \
-                    o[i] = (TO)(EXPR);                                             \
-                }                                                                  \
+                MF_STORE_RUN(TO, o, n, stream_, T a = x[i]; v_ = (TO)(EXPR));      \
             } else {                                                               \
                 const T a = *x;                                                    \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T b = y[i];                                                    \
-                    o[i] = (TO)(EXPR);                                             \
-                }                                                                  \
+                MF_STORE_RUN(TO, o, n, stream_, T b = y[i]; v_ = (TO)(EXPR));      \
             }                                                                      \
             break;                                                                 \
         }                                                                          \
@@ -126,10 +128,8 @@ static inline int mf_binary_scalar_layout(const MfOpCall *c, const MfTensor *out
             const T *y = MF_DATA_AS(const T, c->inputs[1]);                        \
             int64_t n = row_len_, sx = row_side_ == 2 ? n : 0, sy = n - sx;        \
             for (int64_t r_ = 0; r_ < row_count_; r_++, x += sx, y += sy, o += n)  \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i], b = y[i];                                          \
-                    o[i] = (TO)(EXPR);                                             \
-                }                                                                  \
+                MF_STORE_RUN(TO, o, n, stream_, T a = x[i], b = y[i];              \
+                             v_ = (TO)(EXPR));                                     \
             break;                                                                 \
         }                                                                          \
         MfLoop l;                                                                  \
@@ -141,27 +141,17 @@ static inline int mf_binary_scalar_layout(const MfOpCall *c, const MfTensor *out
             const T *x = (const T *)p[1], *y = (const T *)p[2];                    \
             int64_t n = l.n, sx = l.step[1], sy = l.step[2];                       \
             if (sx == 1 && sy == 1) {                                              \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i], b = y[i];                                          \
-                    o[i] = (TO)(EXPR);                                             \
-                }                                                                  \
+                MF_STORE_RUN(TO, o, n, stream_, T a = x[i], b = y[i];              \
+                             v_ = (TO)(EXPR));                                     \
             } else if (sy == 0) {                                                  \
                 const T b = *y;                                                    \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i * sx];                                               \
-                    o[i] = (TO)(EXPR);                                             \
-                }                                                                  \
+                MF_STORE_RUN(TO, o, n, stream_, T a = x[i * sx]; v_ = (TO)(EXPR)); \
             } else if (sx == 0) {                                                  \
                 const T a = *x;                                                    \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T b = y[i * sy];                                               \
-                    o[i] = (TO)(EXPR);                                             \
-                }                                                                  \
+                MF_STORE_RUN(TO, o, n, stream_, T b = y[i * sy]; v_ = (TO)(EXPR)); \
             } else {                                                               \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i * sx], b = y[i * sy];                                \
-                    o[i] = (TO)(EXPR);                                             \
-                }                                                                  \
+                MF_STORE_RUN(TO, o, n, stream_, T a = x[i * sx], b = y[i * sy];    \
+                             v_ = (TO)(EXPR));                                     \
             }                                                                      \
         }                                                                          \
     } while (0)

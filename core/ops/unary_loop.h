@@ -8,29 +8,26 @@
 
 #include "common.h"
 #include "loop.h"
+#include "stream_store.h"
 
 #define UNARY_ROWS(T, EXPR)                                                        \
     do {                                                                           \
         MfLoop l;                                                                  \
         MfTensor *ts[2] = {out, c->inputs[0]};                                     \
         mf_loop_init(&l, 2, ts, out->rank, out->shape);                            \
+        bool stream_ = mf_stream_output(out);                                      \
         char *p[2];                                                                \
         while (mf_loop_next(&l, p)) {                                              \
             T *o = (T *)p[0];                                                      \
             const T *x = (const T *)p[1];                                          \
             int64_t n = l.n, sx = l.step[1];                                       \
-            if (sx == 1) {                                                         \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i];                                                    \
-                    o[i] = (EXPR);                                                 \
-                }                                                                  \
-            } else {                                                               \
-                for (int64_t i = 0; i < n; i++) {                                  \
-                    T a = x[i * sx];                                               \
-                    o[i] = (EXPR);                                                 \
-                }                                                                  \
-            }                                                                      \
+            if (sx == 1)                                                           \
+                MF_STORE_RUN(T, o, n, stream_, T a = x[i]; v_ = (EXPR));           \
+            else                                                                   \
+                MF_STORE_RUN(T, o, n, stream_, T a = x[i * sx]; v_ = (EXPR));      \
         }                                                                          \
+        if (stream_)                                                               \
+            mf_stream_fence();                                                     \
     } while (0)
 
 /* F32 and F64 are the float expressions; IEXPR the integer one (NULL-like
