@@ -679,6 +679,7 @@ static int l_op(lua_State *L)
         check_keys(&c);
     MfTensor *fixed[16], **in = fixed; /* room for every fixed arity */
     int n = c.nin;
+    lmf_gc_before_op(L);   /* before the inputs' anchor boxes (lmf.h) */
     if (variadic)
         n = read_list(&c, 1, &in);
     else
@@ -692,7 +693,6 @@ static int l_op(lua_State *L)
         in[n++] = lmf_test_tensor(L, c.by_tensor);
     MfTensor *outs[MF_MAX_OUTPUTS];
     int nout = 0;
-    lmf_gc_before_op(L);
     MfStatus st = c.d->entry ? c.d->entry(n, in, &a, outs, &nout)
                              : mf_op_call(c.op, n, in, &a, outs, &nout);
     lmf_check_status(L, st);

@@ -211,6 +211,7 @@ static int t_tostring(lua_State *L)
  * tensor's dtype); errors name the op's function ("multiply" for x * y). */
 static int arith(lua_State *L, MfOpId op, const char *fname)
 {
+    lmf_gc_before_op(L);   /* before the operands' anchor boxes (lmf.h) */
     MfTensor *in[2] = {lmf_test_tensor(L, 1), lmf_test_tensor(L, 2)};
     if (!in[0] || !in[1]) {
         int like = in[0] ? (int)in[0]->dtype : in[1] ? (int)in[1]->dtype : -1;
@@ -229,6 +230,7 @@ static int t_mod(lua_State *L) { return arith(L, MF_OP_MOD, "mod"); }
  * its gradient is two ops instead of Pow's general formula. */
 static int t_pow(lua_State *L)
 {
+    lmf_gc_before_op(L);
     MfTensor *x = lmf_test_tensor(L, 1);
     if (x && lua_type(L, 2) == LUA_TNUMBER && lua_tonumber(L, 2) == 2 &&
         mf_dtype_is_float(x->dtype))
@@ -238,6 +240,7 @@ static int t_pow(lua_State *L)
 
 static int t_unm(lua_State *L)
 {
+    lmf_gc_before_op(L);
     MfTensor *x = lmf_check_tensor(L, 1);
     return lmf_call_op(L, MF_OP_NEG, 1, &x, NULL);
 }
