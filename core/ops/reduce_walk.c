@@ -963,8 +963,34 @@ static inline bool any8(V8i m)
  * n <= F32_BLOCK, 8 at a time, each combined into acc[i*ros] with the bits
  * of NAME_tree (the plain step in the lanes 0-15 and 16-31 of two 16-float
  * vectors, then NAME_lanes_fast's tree; a group of rows that held a NaN
- * again by NAME_tree); returns the rows done. */
+ * again by NAME_tree); returns the rows done. NAME_lanes_total8 takes the
+ * 8 rows' trees side by side: the same pairs of lanes, each with the same
+ * operand as the accumulator (the lower lane: FAST16(r, v) keeps r on a
+ * tie, so a +0 and a -0 come out as in NAME_lanes_fast), in about a third
+ * of the instructions of 8 trees one by one (max over the last axis of
+ * (512, 256): 0.83-0.89x the time; of (16384, 256): 0.94-0.97x). */
 #define DEFINE_F32_EXTREMUM_ROWS8(NAME, INIT, FAST16, STEP)                            \
+    static inline void NAME##_lanes_total8(float t[8], const __m512 a[16])             \
+    {                                                                                  \
+        __m512 c[8], d[4], e[2];                                                       \
+        UNROLL for (int k = 0; k < 8; k++) /* lane l and l + 16 */                     \
+            c[k] = FAST16(a[2 * k], a[2 * k + 1]);                                     \
+        UNROLL for (int j = 0; j < 4; j++) /* l and l + 8: rows 2j, 2j + 1 */          \
+            d[j] = FAST16(                                                             \
+                _mm512_shuffle_f32x4(c[2 * j], c[2 * j + 1], _MM_SHUFFLE(1, 0, 1, 0)), \
+                _mm512_shuffle_f32x4(c[2 * j], c[2 * j + 1], _MM_SHUFFLE(3, 2, 3, 2))); \
+        UNROLL for (int j = 0; j < 2; j++) /* l and l + 4: rows 4j .. 4j + 3 */        \
+            e[j] = FAST16(                                                             \
+                _mm512_shuffle_f32x4(d[2 * j], d[2 * j + 1], _MM_SHUFFLE(2, 0, 2, 0)), \
+                _mm512_shuffle_f32x4(d[2 * j], d[2 * j + 1], _MM_SHUFFLE(3, 1, 3, 1))); \
+        /* l and l + 2, then l and l + 1: 128-bit lane q holds rows q and 4 + q */     \
+        __m512 f = FAST16(_mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(1, 0, 1, 0)),       \
+                          _mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(3, 2, 3, 2)));      \
+        __m512 g = FAST16(f, _mm512_shuffle_ps(f, f, _MM_SHUFFLE(3, 3, 1, 1)));        \
+        __m512 r = _mm512_permutexvar_ps(                                              \
+            _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0), g);  \
+        _mm256_storeu_ps(t, _mm512_castps512_ps256(r));                                \
+    }                                                                                  \
     static void NAME##_group8(float t[8], const float *x, int64_t rxs, int64_t n)      \
     {                                                                                  \
         int64_t whole = n - n % COLS;                                                  \
@@ -973,19 +999,17 @@ static inline bool any8(V8i m)
         UNROLL for (int j = 0; j < 16; j++)                                            \
             a[j] = _mm512_set1_ps(INIT);                                               \
         FOR_8_ROWS(whole, EXTREMUM_STEP8, FAST16, a, nan, x, rxs);                     \
-        for (int k = 0; k < 8; k++) {                                                  \
-            if (nan) {                                                                 \
+        if (nan) {                                                                     \
+            for (int k = 0; k < 8; k++)                                                \
                 t[k] = NAME##_tree(x + k * rxs, n, 1);                                 \
-                continue;                                                              \
-            }                                                                          \
-            V8f l[4] = {(V8f)_mm512_castps512_ps256(a[2 * k]),                         \
-                        (V8f)_mm256_castpd_ps(_mm512_extractf64x4_pd(                  \
-                            _mm512_castps_pd(a[2 * k]), 1)),                           \
-                        (V8f)_mm512_castps512_ps256(a[2 * k + 1]),                     \
-                        (V8f)_mm256_castpd_ps(_mm512_extractf64x4_pd(                  \
-                            _mm512_castps_pd(a[2 * k + 1]), 1))};                      \
-            t[k] = NAME##_lanes_fast(l, x + k * rxs, whole, n, 1);                     \
+            return;                                                                    \
         }                                                                              \
+        NAME##_lanes_total8(t, a);                                                     \
+        for (int k = 0; k < 8; k++)                                                    \
+            for (int64_t i = whole; i < n; i++) {                                      \
+                float r = t[k], v = x[k * rxs + i];                                    \
+                t[k] = STEP(r, v);                                                     \
+            }                                                                          \
     }                                                                                  \
     static int64_t NAME##_rows8(float *acc, int64_t ros, const float *x, int64_t rows,  \
                                 int64_t rxs, int64_t n, int64_t s, int64_t ahead)      \
