@@ -1330,13 +1330,17 @@ static int outer_kept_dim(const Plan *p)
  * owns them, while they sit in its cache (no serial pass over them before
  * or after, no lines moving between cores). An output element sees the
  * same steps in the same order as in one walk of the whole plan. Columns
- * (d the last dim) are one tile: narrower tiles would read each row in
- * short pieces. */
+ * (d the last dim) go COL_TILE at a time, the pieces walk_block reads the
+ * rows in anyway: their accumulators stay in L1 from acc_init to
+ * acc_finish, where a pass over all of them before and after the fold went
+ * through L2. */
 static void walk_tiles(const Walk *w, const Plan *p, int d, int64_t i0, int64_t i1)
 {
     int64_t os = p->os[d], tile = i1 - i0;
     if (d < p->m - 1 && os * tile > TILE_OUT)
         tile = os >= TILE_OUT ? 1 : TILE_OUT / os;
+    else if (d == p->m - 1 && tile > COL_TILE)
+        tile = COL_TILE;
     for (int64_t a = i0; a < i1; a += tile) {
         int64_t b = a + tile < i1 ? a + tile : i1;
         Plan q = *p;
