@@ -949,14 +949,18 @@ static inline bool any8(V8i m)
 #define FAST_MAX16(r, v) _mm512_max_ps(v, r)
 #define FAST_MIN16(r, v) _mm512_min_ps(v, r)
 
-/* FOR_8_ROWS's step for max and min: the plain step, noting NaNs in 'nan'. */
-#define EXTREMUM_STEP8(FAST16, a, nan, x, rxs, k, i)                                 \
+/* FOR_8_ROWS's step for max and min: the plain step, clearing in ok[k % 4]
+ * the lanes where v0 or v1 is NaN. A masked compare is one instruction
+ * where a compare and an or of masks took two (max over the last axis of
+ * (512, 256): 0.86-0.89x the time; of (16384, 256): 0.95-0.99x); four
+ * masks make four short chains of compares instead of one long one. */
+#define EXTREMUM_STEP8(FAST16, a, ok, x, rxs, k, i)                                  \
     do {                                                                               \
         __m512 v0 = _mm512_loadu_ps(x + k * rxs + i);                                  \
         __m512 v1 = _mm512_loadu_ps(x + k * rxs + i + 16);                             \
         a[2 * k] = FAST16(a[2 * k], v0);                                               \
         a[2 * k + 1] = FAST16(a[2 * k + 1], v1);                                       \
-        nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);                               \
+        ok[k % 4] = _mm512_mask_cmp_ps_mask(ok[k % 4], v0, v1, _CMP_ORD_Q);            \
     } while (0)
 
 /* NAME_rows8(acc, ros, x, rows, rxs, n, s, ahead): contiguous rows of 32 <=
@@ -995,11 +999,11 @@ static inline bool any8(V8i m)
     {                                                                                  \
         int64_t whole = n - n % COLS;                                                  \
         __m512 a[16];                                                                  \
-        __mmask16 nan = 0;                                                             \
+        __mmask16 ok[4] = {0xffff, 0xffff, 0xffff, 0xffff};                           \
         UNROLL for (int j = 0; j < 16; j++)                                            \
             a[j] = _mm512_set1_ps(INIT);                                               \
-        FOR_8_ROWS(whole, EXTREMUM_STEP8, FAST16, a, nan, x, rxs);                     \
-        if (nan) {                                                                     \
+        FOR_8_ROWS(whole, EXTREMUM_STEP8, FAST16, a, ok, x, rxs);                      \
+        if ((ok[0] & ok[1] & ok[2] & ok[3]) != 0xffff) { /* a NaN */                   \
             for (int k = 0; k < 8; k++)                                                \
                 t[k] = NAME##_tree(x + k * rxs, n, 1);                                 \
             return;                                                                    \
