@@ -239,7 +239,7 @@ $(BUILD)/kernel/unavailable.o: CFLAGS_ALL += -DMF_KERNEL_MISSING='"$(KERNEL_MISS
 
 # CHECK_BUILD: the sanitizer build directory (built with MODE=asan).
 CHECK_BUILD ?= build/asan
-check: test-deps
+check: test-deps module
 	@$(MAKE) --no-print-directory BUILD=$(CHECK_BUILD) MODE=asan unit-tests
 	@ASAN_OPTIONS=detect_leaks=1 OPENBLAS_NUM_THREADS=1 sh tests/run.sh $(CHECK_BUILD)
 
