@@ -88,7 +88,7 @@ static inline int mf_binary_scalar_layout(const MfOpCall *c, const MfTensor *out
  * written with non-temporal stores (stream_store.h). */
 #define BINARY_ROWS_TO(T, TO, EXPR)                                                \
     do {                                                                           \
-        bool stream_ = mf_stream_output(out);                                      \
+        bool stream_ = mf_stream_output(out, 2, c->inputs);                        \
         BINARY_ROWS_WALK_(T, TO, EXPR);                                            \
         if (stream_)                                                               \
             mf_stream_fence();                                                     \

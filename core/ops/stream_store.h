@@ -5,17 +5,22 @@
  * operands past a 32 MB L3) a quarter to a third of the traffic. A
  * non-temporal store writes whole lines to memory without reading them and
  * leaves the cache to the inputs. The result is then not in cache for the
- * next op, so only outputs of MF_STREAM_MIN_BYTES and more stream: a loop
- * of binary ops over them evicts its own results from L3 before the next
- * op reads them anyway. Measured (AMD EPYC Zen 5, 1 thread, C loops): an
+ * next op, so only calls that touch MF_STREAM_MIN_BYTES and more stream: a
+ * loop of such ops evicts its own results from L3 before the next op reads
+ * them anyway. Measured (AMD EPYC Zen 5, 1 thread, C loops): an
  * add of 2M/4M floats alone 371/1034 -> 294/809 us, followed by a multiply
  * reading its result 897/2377 -> 857/2232 us; at 1M floats (4 MiB) even
  * (395/387 us), at 131k the pair is 10% slower (33.4 -> 36.5 us: the next
  * op reads the result from memory instead of L2/L3).
  *
- * The decision reads the output's storage, not the piece a thread writes,
- * so a call split over the worker pool streams the same way on any number
- * of threads; the values stored are the same either way. */
+ * The decision counts what the call (or the one thread's piece of a split
+ * call) touches: its output and each input as large, MF_STREAM_MIN_BYTES
+ * and more streams. What stays below it stays in L3 from call to call,
+ * where streaming would send it to memory: 4M floats split over 2 threads
+ * (each core 8 MiB in, 8 MiB out) ran abs, reciprocal and a row multiply
+ * at 0.26-0.28 ms with plain stores and 0.36-0.40 ms streamed (the table
+ * of 19:00, session 18), while binary ops (24 MiB per core) gained, 0.52
+ * -> 0.39 ms. The values stored are the same either way. */
 #ifndef MF_OPS_STREAM_STORE_H
 #define MF_OPS_STREAM_STORE_H
 
@@ -29,15 +34,21 @@
 
 #include "../tensor.h"
 
-#define MF_STREAM_MIN_BYTES ((size_t)8 << 20)
+#define MF_STREAM_MIN_BYTES ((size_t)20 << 20)
 #define MF_STREAM_LINE 64
 /* elements of type T in one line */
 #define MF_STREAM_W(T) ((int64_t)(MF_STREAM_LINE / sizeof(T)))
 
-/* True when an elementwise kernel should stream its output 'out'. */
-static inline bool mf_stream_output(const MfTensor *out)
+/* True when an elementwise kernel should stream its output 'out' (the
+ * whole result or one thread's piece), reading the 'ninputs' tensors of
+ * 'inputs': those as large as 'out' count, a broadcast row or value does
+ * not (it is read from cache). */
+static inline bool mf_stream_output(const MfTensor *out, int ninputs, MfTensor *const *inputs)
 {
-    return out->storage && out->storage->nbytes >= MF_STREAM_MIN_BYTES;
+    int64_t n = mf_tensor_numel(out), operands = 1;
+    for (int i = 0; i < ninputs; i++)
+        operands += mf_tensor_numel(inputs[i]) == n;
+    return (size_t)(n * operands) * mf_dtype_size(out->dtype) >= MF_STREAM_MIN_BYTES;
 }
 
 /* Elements of 'esize' bytes from 'o' to its first line boundary (at most n):

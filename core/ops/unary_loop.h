@@ -15,7 +15,7 @@
         MfLoop l;                                                                  \
         MfTensor *ts[2] = {out, c->inputs[0]};                                     \
         mf_loop_init(&l, 2, ts, out->rank, out->shape);                            \
-        bool stream_ = mf_stream_output(out);                                      \
+        bool stream_ = mf_stream_output(out, 1, c->inputs);                        \
         char *p[2];                                                                \
         while (mf_loop_next(&l, p)) {                                              \
             T *o = (T *)p[0];                                                      \

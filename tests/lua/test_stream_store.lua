@@ -1,5 +1,7 @@
--- test_stream_store.lua — elementwise results of 8 MiB and more are written
--- with non-temporal stores (core/ops/stream_store.h): the first elements up
+-- test_stream_store.lua — elementwise calls that touch 20 MiB and more write
+-- their results with non-temporal stores (core/ops/stream_store.h; a unary
+-- op on 16 MiB on one thread, a binary op's 8 MiB pieces on two threads
+-- stream, a unary op's 8 MiB pieces do not): the first elements up
 -- to a 64-byte boundary and the last partial line with plain stores, the
 -- lines between streamed. Every element must be what the same op gives on
 -- pieces small enough to be stored as usual, on 1 and 2 threads (a piece of
@@ -8,9 +10,9 @@
 -- unary_loop.h, float32 and float64.
 local T = dofile("tests/lua/harness.lua")
 
--- 2^21 + 37 floats: 8 MiB and a partial line at the end
-local N = 2097189
-local PIECES = 5   -- each under 2 MiB: stored the usual way
+-- 2^22 + 37 floats: 16 MiB and a partial line at the end
+local N = 4194341
+local PIECES = 5   -- each under 4 MiB: stored the usual way
 
 local function same(got, want)
   return got.dtype == want.dtype and mf.reduce_all(mf.equal(got, want)):item()
@@ -41,7 +43,7 @@ local function check(name, f, inputs)
 end
 
 for _, dtype in ipairs{"float32", "float64"} do
-  local n = dtype == "float32" and N or N // 2 + 3   -- 8 MiB and a little in both
+  local n = dtype == "float32" and N or N // 2 + 3   -- 16 MiB and a little in both
   local x = mf.cast(mf.random.uniform({n}, {minval = -4, maxval = 4, seed = 1}), dtype)
   local y = mf.cast(mf.random.uniform({n}, {minval = 0.5, maxval = 4, seed = 2}), dtype)
   T.test(dtype .. ": large binary and unary results equal their pieces', 1 and 2 threads",
