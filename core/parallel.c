@@ -57,7 +57,7 @@ static struct {
     MfParallelFn fn;
     void *ctx;
     int64_t n, chunk;
-    uint64_t id; /* this job's number, for job_threads' count */
+    uint64_t id; /* its generation, for job_threads' count */
 } job;
 
 /* The last job this thread counted itself in (job_threads). A worker still
@@ -263,6 +263,11 @@ static void *worker(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     for (;;) {
         seen = next_job(seen);
+        /* With one chunk each, a worker late out of the job before may
+         * have run a chunk of this one already (run_claims' first claim
+         * fell in it): a second would leave a thread of the split idle. */
+        if (atomic_load_explicit(&one_chunk_each, memory_order_relaxed) && counted_job == seen)
+            continue;
         run_claims(); /* nothing, if the job was done without us */
     }
     return NULL;
@@ -365,7 +370,7 @@ void mf_parallel_for_threads(int threads, int64_t n, int64_t min_chunk, MfParall
     job.ctx = ctx;
     job.n = n;
     job.chunk = (n + threads - 1) / threads;
-    job.id++;
+    job.id = atomic_load(&generation) + 1; /* the generation it is published as */
     int chunks = (int)((n + job.chunk - 1) / job.chunk);
     atomic_store(&pending, chunks);
     atomic_store(&job_threads, 0);
