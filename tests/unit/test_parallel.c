@@ -121,6 +121,34 @@ static void test_each_job_counts_its_threads(void **state)
     mf_parallel_set_threads(1);
 }
 
+/* With one chunk each, a worker that woke for a 2-chunk job and found none
+ * left may claim its first chunk in the next job; it must not then take a
+ * second (a 3-chunk job ran on 2 threads in CI). 2- and 3-chunk jobs in
+ * turn: each 3-chunk job counts 3. */
+static void spin_a_little(void *ctx, int64_t b, int64_t e)
+{
+    (void)ctx;
+    volatile double s = 0;
+    for (int64_t i = b * 1000; i < e * 1000; i++)
+        s += (double)i;
+}
+
+static void test_one_chunk_each_after_a_smaller_job(void **state)
+{
+    (void)state;
+    mf_parallel_set_threads(3);
+    mf_parallel_set_one_chunk_each(true);
+    int miscounted = 0;
+    for (int rep = 0; rep < 20000; rep++) {
+        mf_parallel_for(2, 1, spin_a_little, NULL);
+        mf_parallel_for(3, 1, spin_a_little, NULL);
+        miscounted += mf_parallel_last_threads() != 3;
+    }
+    mf_parallel_set_one_chunk_each(false);
+    mf_parallel_set_threads(1);
+    assert_int_equal(miscounted, 0);
+}
+
 static void test_every_index_once(void **state)
 {
     (void)state;
@@ -777,6 +805,7 @@ int main(void)
         TEST(test_set_threads_range),
         TEST(test_two_threads_run_at_once),
         TEST(test_each_job_counts_its_threads),
+        TEST(test_one_chunk_each_after_a_smaller_job),
         TEST(test_worker_kept_off_callers_cpu),
         TEST(test_kernels_match_one_thread),
         TEST(test_reductions_match_one_thread),
