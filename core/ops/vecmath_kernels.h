@@ -231,7 +231,8 @@ MF_VEC_INLINE float vm_sigmoidf(float x, bool full)
 }
 
 /* |x| < 0.625: x + x^3 P(x^2) (Cephes tanhf); above, 1 - 2 / (e^(2|x|) + 1)
- * (e^20 makes it 1 in float); the sign of x */
+ * (e^20 makes it 1 in float); the sign of x. NaN takes the small side (the
+ * comparison is false), whose polynomial carries it through. */
 MF_VEC_INLINE float vm_tanhf(float x)
 {
     float a = __builtin_fabsf(x), z = a * a;
@@ -241,11 +242,14 @@ MF_VEC_INLINE float vm_tanhf(float x)
     p = __builtin_fmaf(p, z, 1.33314422036e-1f);
     p = __builtin_fmaf(p, z, -3.33332819422e-1f);
     float small = __builtin_fmaf(p * z, a, a);
-    /* e^(2|x|) <= e^20: one scale factor, no limit below (the bits of
-     * vmf_exp, whose two factors matter only for subnormals and inf) */
-    float big = 1.0f - 2.0f / (vmf_exp_normal(vmf_abs_min(2.0f * a, 20.0f), -0.0f) + 1.0f);
-    float y = __builtin_copysignf(a < 0.625f ? small : big, x);
-    return vm_nan_through(x, y);
+    /* min(2|x|, 20) on the bits (nonnegative: no sign to clear); e^ of it
+     * with one scale factor, no limit below, the + 1 in the same FMA */
+    int32_t t = (int32_t)vmf_bits(2.0f * a), lim = (int32_t)vmf_bits(20.0f);
+    int32_t k;
+    float e = vmf_exp_core(vmf_from_bits((uint32_t)(t < lim ? t : lim)), -0.0f, &k);
+    float d = __builtin_fmaf(e, vmf_from_bits((uint32_t)(k + 127) << 23), 1.0f);
+    float big = 1.0f - 2.0f / d;
+    return __builtin_copysignf(a >= 0.625f ? big : small, x);
 }
 
 /* log of a finite x > 0, subnormals too (scaled by 2^23 first: vmf_log;
