@@ -59,8 +59,9 @@ MfStatus mf_parallel_set_threads(int64_t threads);
  * pool (the caller counts as one). */
 int mf_parallel_last_threads(void);
 
-/* For tests: each thread runs at most one chunk of a job (normally a thread
- * runs whatever chunks are left), so a job of k chunks runs on k threads. */
+/* For tests: the caller runs only its own chunk of a job (normally it also
+ * runs any chunk a worker has not taken yet; a worker only ever runs its
+ * own), so a job of k chunks runs on k threads. */
 void mf_parallel_set_one_chunk_each(bool on);
 
 /* OpenBLAS's own threads for a threaded BLAS or LAPACK call (true: as many
