@@ -8,8 +8,8 @@
  * AVX-512, with Cephes's float polynomials (S. L. Moshier, public domain)
  * or polynomials of their own, and explicit fmaf; a few ulp (the bounds
  * tests/unit/test_vecmath.c checks and help states: exp 1.1, sigmoid 2.3,
- * tanh 1.4, erf 2.5, log 0.8, log1p 1.5, expm1 1.5, softplus 1.9, sin 0.9,
- * cos 0.9, tan 2.0, atan 2.3, erfc 3.6, gelu 3.1, silu 3.1, asinh 1.6,
+ * tanh 2.6, erf 2.5, log 0.8, log1p 1.5, expm1 1.5, softplus 1.9, sin 1.9,
+ * cos 1.9, tan 2.0, atan 2.3, erfc 3.6, gelu 3.1, silu 3.1, asinh 1.6,
  * acosh 2.1, atanh 1.3, pow 1.2 measured). Double precision appears only
  * in trig's reduction of large arguments and gelu's tanh form's argument.
  *
@@ -18,8 +18,8 @@
  *       2^k as two factors (subnormal results rounded once, inf past
  *       FLT_MAX); blocks of x in [-87.33, 88.37] with one factor, no limits.
  *   sigmoid: 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = e^-|x|.
- *   tanh: |x| < 0.625: x + x^3 P(x^2) (Cephes tanhf); else
- *       1 - 2 / (e^(2|x|) + 1); the sign of x.
+ *   tanh: w / (w + 1) with w = expm1(2|x|) / 2 (exp's reduction, a
+ *       shorter polynomial); the sign of x.
  *   log: x = 2^e m with m in [sqrt(1/2), sqrt(2)), log(m) by Cephes's logf
  *       polynomial in m - 1 (subnormals scaled by 2^23 first).
  *   log1p: log(u) + (x - (u - 1)) / u with u = 1 + x rounded.
@@ -31,12 +31,14 @@
  *   softplus: max(x, 0) + log1p(e^-|x|), log1p as above.
  *   atan: Cephes atanf (pi/2 - atan(1/|x|), pi/4 + atan((|x|-1)/(|x|+1))
  *       by range, pi/2 and pi/4 in two parts).
- *   sin, cos, tan: x = k pi/2 + r, |r| <= pi/4, in float (pi/2 in three
- *       floats, FMAs, the rounding of r kept) below |x| = 1024 and in
- *       double above (both giving r as float r + lo); Cephes's sinf and
- *       cosf polynomials, chosen and signed by k mod 4; tan by Cephes's
- *       tanf polynomial, -1 / it in odd quadrants. |x| >= 2^20, inf and NaN go to libm
- *       (blocks with such lanes, after the vector loop).
+ *   sin, cos: x = (n + h) pi + r, |r| <= pi/2 (h = 0 for sin, 1/2 for
+ *       cos), in float (pi in three floats, FMAs) below |x| = 1024 and in
+ *       double above; one polynomial of degree 9 for sin r
+ *       (tools/gen_vecmath_sin.py), signed by n's parity.
+ *   tan: x = k pi/2 + r, |r| <= pi/4, the same way (the rounding of r kept
+ *       as r + lo); Cephes's tanf polynomial, -1 / it in odd quadrants.
+ *   sin, cos, tan: |x| >= 2^20, inf and NaN go to libm (blocks with such
+ *       lanes, after the vector loop).
  *   asinh: log1p(a + a^2 / (1 + sqrt(1 + a^2))) for a = |x| (the sum's
  *       rounding carried into log1p), log(2a) from 2^12, a - a^3/6 below
  *       2^-12; acosh: log1p(t + sqrt(t (t + 2))), t = x - 1, log(2x) from
@@ -235,35 +237,29 @@ MF_VEC_INLINE float vm_sigmoidf(float x, bool full)
     return vm_nan_through(x, y);
 }
 
-/* |x| < 0.625: x + x^3 P(x^2) (Cephes tanhf); above, 1 - 2 / (e^(2|x|) + 1)
- * (e^20 makes it 1 in float); the sign of x. NaN takes the small side (the
- * comparison is false), whose polynomial carries it through. */
+/* tanh |x| = w / (w + 1) with w = expm1(2|x|) / 2, the sign of x (NaN
+ * carried through by the arithmetic). 2|x| limited to 20 (e^20 makes it 1
+ * in float; the comparison lets NaN through); 2|x| = k ln2 + r, expm1(r) =
+ * r + r^2 q(r) with q one degree shorter than exp's (2^-27.4 relative,
+ * tools/gen_vecmath_tanh.py), then w = s expm1(r) + (s - 1/2) with s =
+ * 2^(k-1) in one FMA (exact for k = 0). One exponential and one division
+ * in every lane, where a polynomial below 0.625 and 1 - 2 / (e^2x + 1)
+ * above took both and a select: 1.25x faster, 2.6 ulp where that had 1.3
+ * (the rounding of w + 1 counts in full for small x). */
 MF_VEC_INLINE float vm_tanhf(float x)
 {
-    float a = __builtin_fabsf(x), z = a * a;
-    float p = -5.70498872745e-3f;
-    p = __builtin_fmaf(p, z, 2.06390887954e-2f);
-    p = __builtin_fmaf(p, z, -5.37397155531e-2f);
-    p = __builtin_fmaf(p, z, 1.33314422036e-1f);
-    p = __builtin_fmaf(p, z, -3.33332819422e-1f);
-    float small = __builtin_fmaf(p * z, a, a);
-    /* min(2|x|, 20) on the bits (nonnegative: no sign to clear); e^ of it
-     * with one scale factor, no limit below, the + 1 in the same FMA. e^r
-     * by a polynomial one degree shorter than exp's (2^-27.4 relative,
-     * tools/gen_vecmath_tanh.py): tanh's error stays 1.33 ulp, at x near
-     * 0.63 where the big side starts. */
-    int32_t t = (int32_t)vmf_bits(2.0f * a), lim = (int32_t)vmf_bits(20.0f);
+    float a2 = 2.0f * __builtin_fabsf(x);
     int32_t k;
-    float r = vmf_exp_reduce(vmf_from_bits((uint32_t)(t < lim ? t : lim)), -0.0f, &k);
+    float r = vmf_exp_reduce(a2 > 20.0f ? 20.0f : a2, -0.0f, &k);
     float q = 1.382197835e-03f;
     q = __builtin_fmaf(q, r, 8.368704468e-03f);
     q = __builtin_fmaf(q, r, 4.166825488e-02f);
     q = __builtin_fmaf(q, r, 1.666652113e-01f);
     q = __builtin_fmaf(q, r, 4.999999404e-01f);
-    float e = __builtin_fmaf(q, r * r, r) + 1.0f;
-    float d = __builtin_fmaf(e, vmf_from_bits((uint32_t)(k + 127) << 23), 1.0f);
-    float big = 1.0f - 2.0f / d;
-    return __builtin_copysignf(a >= 0.625f ? big : small, x);
+    float em = __builtin_fmaf(q, r * r, r);
+    float s = vmf_from_bits((uint32_t)(k - 1 + 127) << 23);
+    float w = __builtin_fmaf(em, s, s - 0.5f);
+    return __builtin_copysignf(w / (w + 1.0f), x);
 }
 
 /* log of a finite x > 0, subnormals too (scaled by 2^23 first: vmf_log;
@@ -777,22 +773,21 @@ MF_VEC_INLINE float vm_atanf(float x)
     return vm_nan_through(x, __builtin_copysignf(y, x));
 }
 
-/* x = k pi/2 + r for |x| < 2^20: the reduction in double (pi/2 in two
- * parts, FMAs), so that r keeps its digits near the zeros of sin and cos,
- * then r as floats r + lo; the quadrant k mod 4 (plus 'q': 1 makes sin's
- * pieces cos's). */
+/* tan's reduction: x = k pi/2 + r for |x| < 2^20 in double (pi/2 in two
+ * parts, FMAs), so that r keeps its digits near the zeros of tan, then r
+ * as floats r + lo; the quadrant k mod 4. */
 typedef struct {
     float r, lo;
     uint32_t quadrant;
 } VmTrigArg;
 
-MF_VEC_INLINE VmTrigArg vmf_trig_reduce(float x, uint32_t q)
+MF_VEC_INLINE VmTrigArg vmf_trig_reduce(float x)
 {
     const double shifter = 0x1.8p52;
     double d = x;
     double k = __builtin_fma(d, 0x1.45f306dc9c883p-1, shifter); /* x 2/pi */
     VmTrigArg a;
-    a.quadrant = (uint32_t)vm_bits(k) + q;
+    a.quadrant = (uint32_t)vm_bits(k);
     k -= shifter;
     double r = __builtin_fma(-k, 0x1.921fb54442d18p+0, d); /* pi/2 in two parts */
     r = __builtin_fma(-k, 0x1.1a62633145c07p-54, r);
@@ -808,12 +803,12 @@ MF_VEC_INLINE VmTrigArg vmf_trig_reduce(float x, uint32_t q)
  * or cos r is far below r0 and m, and both roundings matter); lo = e + mlo
  * - k P3 */
 #define VM_TRIG_FLOAT 1024.0f
-MF_VEC_INLINE VmTrigArg vmf_trig_reduce_float(float x, uint32_t q)
+MF_VEC_INLINE VmTrigArg vmf_trig_reduce_float(float x)
 {
     const float shifter = 0x1.8p23f, p2 = -0x1.777a5cp-25f;
     float k = __builtin_fmaf(x, 0x1.45f306p-1f, shifter); /* x 2/pi */
     VmTrigArg a;
-    a.quadrant = vmf_bits(k) - 0x4b400000u + q;
+    a.quadrant = vmf_bits(k) - 0x4b400000u;
     k -= shifter;
     float r0 = __builtin_fmaf(-k, 0x1.921fb6p+0f, x);
     float m = -k * p2, mlo = __builtin_fmaf(-k, p2, -m);
@@ -823,39 +818,13 @@ MF_VEC_INLINE VmTrigArg vmf_trig_reduce_float(float x, uint32_t q)
     return a;
 }
 
-/* sin(r + lo) and cos(r + lo) for |r| <= pi/4 by Cephes's sinf and cosf
- * polynomials: r + (lo + r z P(z)) and (1 - z/2) + z^2 Q(z) - r lo, with
- * z = r^2 (its rounding put back in the cosine: 1 - z/2 is where cos's
- * digits are) */
-typedef struct {
-    float s, c;
-} VmSinCos;
-
-MF_VEC_INLINE VmSinCos vmf_sincos_poly(VmTrigArg a)
-{
-    VmSinCos v;
-    float z = a.r * a.r, zlo = __builtin_fmaf(a.r, a.r, -z);
-    float ps = -1.9515295891e-4f;
-    ps = __builtin_fmaf(ps, z, 8.3321608736e-3f);
-    ps = __builtin_fmaf(ps, z, -1.6666654611e-1f);
-    v.s = a.r + __builtin_fmaf(a.r * z, ps, a.lo);
-    float pc = 2.443315711809948e-5f;
-    pc = __builtin_fmaf(pc, z, -1.388731625493765e-3f);
-    pc = __builtin_fmaf(pc, z, 4.166664568298827e-2f);
-    float hz = 0.5f * z, w = 1.0f - hz;
-    /* (1 - w) - hz: what the rounding of w lost */
-    float tail = __builtin_fmaf(z * z, pc, __builtin_fmaf(-0.5f, zlo, ((1.0f - w) - hz)));
-    v.c = w + __builtin_fmaf(-a.r, a.lo, tail);
-    return v;
-}
-
 /* x's reduction: in float below VM_TRIG_FLOAT; with 'big' (a compile-time
  * choice: blocks without such x skip it) in double above */
-MF_VEC_INLINE VmTrigArg vmf_trig_arg(float x, uint32_t q, bool big)
+MF_VEC_INLINE VmTrigArg vmf_trig_arg(float x, bool big)
 {
-    VmTrigArg a = vmf_trig_reduce_float(x, q);
+    VmTrigArg a = vmf_trig_reduce_float(x);
     if (big) {
-        VmTrigArg d = vmf_trig_reduce(x, q);
+        VmTrigArg d = vmf_trig_reduce(x);
         bool is_big = !(__builtin_fabsf(x) < VM_TRIG_FLOAT);
         a.r = is_big ? d.r : a.r;
         a.lo = is_big ? d.lo : a.lo;
@@ -864,13 +833,71 @@ MF_VEC_INLINE VmTrigArg vmf_trig_arg(float x, uint32_t q, bool big)
     return a;
 }
 
-/* sin (q = 0) or cos (q = 1) of x for |x| < 2^20 */
-MF_VEC_INLINE float vmf_sin_cos(float x, uint32_t q, bool big)
+/* sin(r) for |r| <= pi/2 (a little past: the reductions round x / pi
+ * first): r + r z P(z) with z = r^2, P of degree 3 fitted to sin's
+ * relative error (2^-26; tools/gen_vecmath_sin.py) */
+MF_VEC_INLINE float vmf_sin_poly(float r)
 {
-    VmTrigArg a = vmf_trig_arg(x, q, big);
-    VmSinCos v = vmf_sincos_poly(a);
-    float y = (a.quadrant & 1) != 0 ? v.c : v.s;
-    return (a.quadrant & 2) != 0 ? -y : y;
+    float z = r * r;
+    float p = 2.605736199e-06f;
+    p = __builtin_fmaf(p, z, -1.980958332e-04f);
+    p = __builtin_fmaf(p, z, 8.333065547e-03f);
+    p = __builtin_fmaf(p, z, -1.666665971e-01f);
+    return __builtin_fmaf(r * z, p, r);
+}
+
+/* x = (n + h) pi + r with n an integer and |r| <= pi/2 (h = 0 for sin,
+ * 1/2 for cos); 'sign' is n's parity in bit 31 */
+typedef struct {
+    float r;
+    uint32_t sign;
+} VmHalfTurns;
+
+/* for |x| < VM_TRIG_FLOAT in float, pi in three floats P1 + P2 + P3:
+ * x - (n + h) P1 is exact (an FMA; both are multiples of 2^-23 wherever
+ * n + h is not +-1/2, and the difference is below 2), the next two FMAs
+ * round once each: r is within about 1 ulp of its own */
+MF_VEC_INLINE VmHalfTurns vmf_half_turns_float(float x, float h)
+{
+    const float shifter = 0x1.8p23f, inv_pi = 0x1.45f306p-2f;
+    float k = h == 0 ? __builtin_fmaf(x, inv_pi, shifter) : __builtin_fmaf(x, inv_pi, -h) + shifter;
+    VmHalfTurns a = {.sign = vmf_bits(k) << 31};
+    k = (k - shifter) + h;
+    float r = __builtin_fmaf(-k, 0x1.921fb6p+1f, x);
+    r = __builtin_fmaf(-k, -0x1.777a5cp-24f, r);
+    a.r = __builtin_fmaf(-k, -0x1.ee59dap-49f, r);
+    return a;
+}
+
+/* the same for |x| < 2^20 in double, pi in two doubles (r rounded once) */
+MF_VEC_INLINE VmHalfTurns vmf_half_turns(float x, double h)
+{
+    const double shifter = 0x1.8p52, inv_pi = 0x1.45f306dc9c883p-2;
+    double d = x;
+    double k = __builtin_fma(d, inv_pi, -h) + shifter;
+    VmHalfTurns a = {.sign = (uint32_t)vm_bits(k) << 31};
+    k = (k - shifter) + h;
+    double r = __builtin_fma(-k, 0x1.921fb54442d18p+1, d);
+    a.r = (float)__builtin_fma(-k, 0x1.1a62633145c07p-53, r);
+    return a;
+}
+
+/* sin x (h = 0) or cos x = -sin(x - pi/2) (h = 1/2) for |x| < 2^20:
+ * (-1)^n sin(r), for cos the sign flipped once more. One polynomial in
+ * every lane, where a quarter-turn reduction needs sin's and cos's and a
+ * select. With 'big' (a compile-time choice: blocks without such x skip
+ * it) the double reduction from VM_TRIG_FLOAT up. */
+MF_VEC_INLINE float vmf_sin_half_turns(float x, float h, bool big)
+{
+    VmHalfTurns a = vmf_half_turns_float(x, h);
+    if (big) {
+        VmHalfTurns d = vmf_half_turns(x, h);
+        bool is_big = !(__builtin_fabsf(x) < VM_TRIG_FLOAT);
+        a.r = is_big ? d.r : a.r;
+        a.sign = is_big ? d.sign : a.sign;
+    }
+    uint32_t sign = h == 0 ? a.sign : a.sign ^ 0x80000000u;
+    return vmf_from_bits(vmf_bits(vmf_sin_poly(a.r)) ^ sign);
 }
 
 /* the lanes the vector code leaves to libm */
@@ -887,13 +914,13 @@ MF_VEC_INLINE float vm_trig_safe(float x, bool big)
 
 MF_VEC_INLINE float vm_sinf(float x, bool big)
 {
-    float y = vmf_sin_cos(vm_trig_safe(x, big), 0, big);
+    float y = vmf_sin_half_turns(vm_trig_safe(x, big), 0.0f, big);
     return x == 0 ? x : y; /* -0 stays -0 */
 }
 
 MF_VEC_INLINE float vm_cosf(float x, bool big)
 {
-    return vmf_sin_cos(vm_trig_safe(x, big), 1, big);
+    return vmf_sin_half_turns(vm_trig_safe(x, big), 0.5f, big);
 }
 
 /* Cephes's tanf polynomial on r (|r| <= pi/4): t = r + r z P(z) with
@@ -903,7 +930,7 @@ MF_VEC_INLINE float vm_cosf(float x, bool big)
  * Ice Lake Xeon; 1.95 ulp where that was 2.2). */
 MF_VEC_INLINE float vm_tanf(float x, bool big)
 {
-    VmTrigArg a = vmf_trig_arg(vm_trig_safe(x, big), 0, big);
+    VmTrigArg a = vmf_trig_arg(vm_trig_safe(x, big), big);
     float r = a.r, z = r * r;
     float p = 9.38540185543e-3f;
     p = __builtin_fmaf(p, z, 3.11992232697e-3f);

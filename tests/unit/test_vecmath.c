@@ -53,10 +53,11 @@ static double silu_ref(double x)
 /* 'bound': the ulp error allowed, the measured maximum of the function's
  * kernel rounded up (the issue allows 4; help states these). exp, sigmoid,
  * tanh, erf, log and log1p compute in float lanes (max over every 97th
- * pattern, avx2: exp 1.003, sigmoid 2.280, tanh 1.309, erf 2.460, log
- * 0.792, log1p 1.437; erfc 3.540, gelu 3.115, gelu_tanh 3.095, silu 3.048;
- * expm1 1.425, softplus 1.884, atan 2.234; sin 0.878, cos 0.879, tan 1.946
- * (2.021 over every pattern);
+ * pattern, avx2: exp 1.003, sigmoid 2.280, tanh 2.558 (2.606 over every
+ * pattern), erf 2.460, log 0.792, log1p 1.437; erfc 3.540, gelu 3.115,
+ * gelu_tanh 3.095, silu 3.048; expm1 1.425, softplus 1.884, atan 2.234;
+ * sin 1.820, cos 1.852, tan 1.946 (1.888, 1.895 and 2.021 over every
+ * pattern);
  * avx512: asinh 1.474, atanh 1.234, acosh 1.854, and over every pattern
  * 1.595, 1.290 and 2.119). MF_VECMATH_ONLY=gelu,erfc sweeps only
  * the functions named (with MF_VECMATH_FULL=1: every pattern of those).
@@ -72,9 +73,9 @@ typedef struct {
 static const Case cases[] = {
     {MF_VEC_EXP, "exp", exp, 1.5},              {MF_VEC_EXPM1, "expm1", expm1, 2},
     {MF_VEC_LOG, "log", log, 1},                {MF_VEC_LOG1P, "log1p", log1p, 2},
-    {MF_VEC_TANH, "tanh", tanh, 1.5},           {MF_VEC_SIGMOID, "sigmoid", sigmoid_ref, 2.5},
+    {MF_VEC_TANH, "tanh", tanh, 3},             {MF_VEC_SIGMOID, "sigmoid", sigmoid_ref, 2.5},
     {MF_VEC_SOFTPLUS, "softplus", softplus_ref, 2.5}, {MF_VEC_ERF, "erf", erf, 3},
-    {MF_VEC_SIN, "sin", sin, 1.5},              {MF_VEC_COS, "cos", cos, 2},
+    {MF_VEC_SIN, "sin", sin, 2.5},              {MF_VEC_COS, "cos", cos, 2.5},
     {MF_VEC_TAN, "tan", tan, 3},                {MF_VEC_ATAN, "atan", atan, 2.5},
     {MF_VEC_ASINH, "asinh", asinh, 2},          {MF_VEC_ATANH, "atanh", atanh, 1.5},
     {MF_VEC_ERFC, "erfc", erfc, 4},               {MF_VEC_ACOSH, "acosh", acosh, 2.5},
