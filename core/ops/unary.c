@@ -285,7 +285,7 @@ UNARY_OP(mf_desc_sin, "Sin", "sin", mf_infer_float_like, sin_forward, 0,
          "elementwise sine",
     .topic = "math",
     .details =
-        "Elementwise sine (radians)." MF_VEC_ACCURACY_FLOAT("1.5"),
+        "Elementwise sine (radians)." MF_VEC_ACCURACY_FLOAT("2.5"),
     .example =
         "mf.sin(mf.tensor{0, math.pi / 2})    --> {0, 1}");
 UNARY_OP(mf_desc_cos, "Cos", "cos", mf_infer_float_like, cos_forward, 0,
@@ -293,7 +293,7 @@ UNARY_OP(mf_desc_cos, "Cos", "cos", mf_infer_float_like, cos_forward, 0,
          "elementwise cosine",
     .topic = "math",
     .details =
-        "Elementwise cosine (radians)." MF_VEC_ACCURACY_FLOAT("2"),
+        "Elementwise cosine (radians)." MF_VEC_ACCURACY_FLOAT("2.5"),
     .example =
         "mf.cos(mf.tensor{0, math.pi})        --> {1, -1}");
 UNARY_OP(mf_desc_tanh, "Tanh", "tanh", mf_infer_float_like, tanh_forward, 0,
@@ -302,7 +302,7 @@ UNARY_OP(mf_desc_tanh, "Tanh", "tanh", mf_infer_float_like, tanh_forward, 0,
     .topic = "math",
     .grad_note = "dx = dy * (1 - tanh(x)^2) (from the output)",
     .details =
-        "Elementwise hyperbolic tangent, in (-1, 1)." MF_VEC_ACCURACY_BOTH("1.5", "2.5"),
+        "Elementwise hyperbolic tangent, in (-1, 1)." MF_VEC_ACCURACY_BOTH("3", "2.5"),
     .example =
         "mf.tanh(mf.tensor{0, 1})             --> {0, 0.7616}");
 UNARY_OP(mf_desc_sigmoid, "Sigmoid", "sigmoid", mf_infer_float_like, sigmoid_forward, 0,

@@ -488,6 +488,37 @@ static void test_accuracy_sweep(void **state)
             assert_true(sweep(&cases[i], step) <= cases[i].bound);
 }
 
+/* help states each kernel's bound (MF_VEC_ACCURACY_FLOAT or _BOTH in the
+ * op's details): the number 'cases' checks, so that a kernel that trades
+ * accuracy for speed cannot leave help promising the old figure */
+static void test_help_states_the_bounds(void **state)
+{
+    (void)state;
+    static const struct {
+        MfVecFn fn;
+        const char *op;
+    } ops[] = {
+        {MF_VEC_EXP, "Exp"},       {MF_VEC_EXPM1, "Expm1"},     {MF_VEC_LOG, "Log"},
+        {MF_VEC_LOG1P, "Log1p"},   {MF_VEC_TANH, "Tanh"},       {MF_VEC_SIGMOID, "Sigmoid"},
+        {MF_VEC_SOFTPLUS, "Softplus"}, {MF_VEC_ERF, "Erf"},     {MF_VEC_SIN, "Sin"},
+        {MF_VEC_COS, "Cos"},       {MF_VEC_TAN, "Tan"},         {MF_VEC_ATAN, "Atan"},
+        {MF_VEC_ASINH, "Asinh"},   {MF_VEC_ATANH, "Atanh"},     {MF_VEC_ERFC, "Erfc"},
+        {MF_VEC_ACOSH, "Acosh"},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        MfOpId id = mf_op_find(ops[i].op);
+        assert_int_not_equal(id, MF_NOPS);
+        char want[128];
+        snprintf(want, sizeof want, "float lanes (16 per AVX-512 vector or 8 per AVX2, "
+                 "chosen at run time) within %g ulp", case_of(ops[i].fn)->bound);
+        const char *details = mf_op_table[id]->details;
+        if (!details || !strstr(details, want))
+            print_error("%s's help does not say \"%s\"\n", ops[i].op, want);
+        assert_non_null(details);
+        assert_non_null(strstr(details, want));
+    }
+}
+
 /* Every pattern within 2^20 of a point where a kernel switches formulas
  * (either sign): the every-97th sweep steps over narrow peaks there. erfc
  * had 4.6 ulp at 0x1.11e142p-1, 0.6e6 patterns past erfcx's edge at 1/2,
@@ -733,6 +764,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(test_env_caps_level),
         TEST(test_accuracy_sweep),
+        TEST(test_help_states_the_bounds),
         TEST(test_grad_kernels_accuracy),
         TEST(test_gelu_grad_every_pattern_near_switches),
         TEST(test_pow_sweep),
