@@ -854,9 +854,10 @@ typedef struct {
 } VmHalfTurns;
 
 /* for |x| < VM_TRIG_FLOAT in float, pi in three floats P1 + P2 + P3:
- * x - (n + h) P1 is exact (an FMA; both are multiples of 2^-23 wherever
- * n + h is not +-1/2, and the difference is below 2), the next two FMAs
- * round once each: r is within about 1 ulp of its own */
+ * x - (n + h) P1 is exact (an FMA; both are multiples of 2^-23 from
+ * |x| = 1 up, and the difference is below 2; below, only cos's n + h =
+ * +-1/2 can round it, where r is near -+pi/2, far from a zero), the next
+ * two FMAs round once each: r is within about 1 ulp of its own */
 MF_VEC_INLINE VmHalfTurns vmf_half_turns_float(float x, float h)
 {
     const float shifter = 0x1.8p23f, inv_pi = 0x1.45f306p-2f;
@@ -950,8 +951,8 @@ MF_VEC_INLINE bool vm_trig_big(float x)
     return !(__builtin_fabsf(x) < VM_TRIG_FLOAT);
 }
 
-/* log1p(v + vlo) for v >= 0 (vlo a small correction, |vlo| at most a
- * few units of v's 2^-22): log(u) + ((v - (u - 1)) + vlo) inv_u with u =
+/* log1p(v + vlo) for v >= 0 (vlo a small correction, |vlo| about v's
+ * last place): log(u) + ((v - (u - 1)) + vlo) inv_u with u =
  * 1 + v rounded, as vm_log1pf, but with 'inv_u' (1 / (1 + v) to about
  * 2^-20, which is all the correction needs) from the caller: asinh and
  * acosh have it without a division (asinh 1.13x faster). When 'big'
